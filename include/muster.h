@@ -1,0 +1,319 @@
+/*
+ * muster.h - the one public header of the muster runtime.
+ *
+ * muster lets N participants (threads of one process, or processes of one
+ * node), one per device, meet at a named group, publish what they hold, and
+ * run a dense solver once, from the leader, with every participant's shard.
+ *
+ * Conventions (libuv style):
+ *   - every function returns 0 (MUSTER_OK) or a negative MUSTER_E* code;
+ *   - muster_strerror(code) gives the short meaning of a code;
+ *   - muster_last_error() gives the detailed, thread-local message of the
+ *     last failure of a call made by this thread ("who, what, where");
+ *   - public symbols are muster_*, macros MUSTER_*; nothing else is exported.
+ *   - the library never exits, aborts or writes to stdout.  Diagnostics go
+ *     to stderr only when MUSTER_LOG asks for them.
+ *
+ * Environment (read at each join/solve unless stated):
+ *   MUSTER_PROVIDER_PATH  ':'-separated folders searched for providers
+ *                         (default: <dir of libmuster.so>/muster/providers)
+ *   MUSTER_PROVIDER       force a backend: "lapack", or per routine
+ *                         "potrs=cusolvermg,syevd=lapack"
+ *   MUSTER_TIMEOUT        rendezvous deadline in seconds (default 60)
+ *   MUSTER_JOB            job key that isolates groups of one job from those
+ *                         of another on the same node (default: "default")
+ *   MUSTER_LOG            error|warn|info|debug (default: silent)
+ */
+#ifndef MUSTER_H
+#define MUSTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define MUSTER_EXTERN __attribute__((visibility("default")))
+#else
+#define MUSTER_EXTERN
+#endif
+
+#define MUSTER_VERSION_MAJOR 0
+#define MUSTER_VERSION_MINOR 1
+#define MUSTER_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------ */
+
+#define MUSTER_OK            0
+#define MUSTER_EINVAL      (-1)  /* bad argument (null, out of range, ...)      */
+#define MUSTER_ENOMEM      (-2)  /* out of host memory                          */
+#define MUSTER_ENOSPC      (-3)  /* /dev/shm full or too small                  */
+#define MUSTER_EACCES      (-4)  /* permission: /dev/shm unwritable, other uid  */
+#define MUSTER_EEXIST      (-5)  /* a live group of that name already exists    */
+#define MUSTER_ENOENT      (-6)  /* no such group / file / provider             */
+#define MUSTER_ECORRUPT    (-7)  /* segment header/magic/size invalid           */
+#define MUSTER_EVERSION    (-8)  /* segment layout or provider ABI version      */
+#define MUSTER_ETIMEDOUT   (-9)  /* deadline passed, peers missing              */
+#define MUSTER_EPEERDEAD  (-10)  /* a participant died                          */
+#define MUSTER_EPOISONED  (-11)  /* group was aborted earlier; do not wait on it */
+#define MUSTER_EMISMATCH  (-12)  /* participants disagree (ranks, N, dtype, ...) */
+#define MUSTER_ENOPROVIDER (-13) /* no provider implements the routine/dtype    */
+#define MUSTER_EPROVIDER  (-14)  /* the provider failed (message says how)      */
+#define MUSTER_EUNSUPPORTED (-15)/* routine/dtype/memory kind not supported     */
+#define MUSTER_ECUDA      (-16)  /* a CUDA or cuSOLVER call failed              */
+#define MUSTER_ESYS       (-17)  /* an unexpected system call failure           */
+#define MUSTER_ETILE      (-18)  /* tile size invalid for N and ranks           */
+#define MUSTER_ENONFINITE (-19)  /* NaN/Inf in the input or the result          */
+#define MUSTER_EBUSY      (-20)  /* rank already taken in this generation       */
+#define MUSTER_ENOTPD     (-21)  /* matrix not positive definite (info > 0)     */
+
+/* Short, static description of a code ("peer died"). Never NULL. */
+MUSTER_EXTERN const char *muster_strerror(int code);
+
+/* Detailed message of the last failure in this thread, e.g.
+ * "rank 2 (pid 4242, device 1) died while group potrs.17 waited at barrier 3".
+ * Valid until the next muster call in this thread. Never NULL ("" if none). */
+MUSTER_EXTERN const char *muster_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Groups: named rendezvous of N participants                               */
+/* ------------------------------------------------------------------------ */
+
+#define MUSTER_MAX_RANKS        64   /* participants in one group            */
+#define MUSTER_MAX_NAME         96   /* group name length, bytes, without NUL */
+#define MUSTER_MAX_JOB          64   /* job key length                        */
+#define MUSTER_MAX_PAYLOAD    1024   /* bytes one rank publishes per exchange */
+
+typedef struct muster_group muster_group_t;   /* one participant's handle */
+
+typedef struct muster_group_opts {
+  const char *job;     /* NULL: $MUSTER_JOB, else "default"                  */
+  double timeout_s;    /* <= 0: $MUSTER_TIMEOUT, else 60 s                    */
+  int device;          /* this participant's device ordinal, -1 for host; shown
+                          by shmdump and in error messages                     */
+} muster_group_opts_t;
+
+/* Join group `name` as `rank` of `nranks`.  The segment
+ * /dev/shm/muster.<uid>.<job>.<name> is created by whoever comes first
+ * (O_EXCL, mode 0600), attached by the others; a stale segment whose
+ * creator and members are dead is reclaimed.  Every participant must pass
+ * the same nranks (else MUSTER_EMISMATCH for all).  name: 1..MUSTER_MAX_NAME
+ * bytes, no '/'.  opts may be NULL.  Joining a group this process already
+ * has mapped costs no system call (the mapping is cached and the group
+ * advanced by a generation).  Returns with *out set; does not wait for the
+ * others (the first exchange/barrier does). */
+MUSTER_EXTERN int muster_group_join(const char *name, int rank, int nranks,
+                                    const muster_group_opts_t *opts,
+                                    muster_group_t **out);
+
+/* Publish `len` (<= MUSTER_MAX_PAYLOAD) bytes and wait until every rank has
+ * published in this round.  After it returns 0 every rank's payload of this
+ * round is readable with muster_group_payload() until this participant's
+ * next exchange/barrier.  On a dead or missing peer returns
+ * MUSTER_EPEERDEAD / MUSTER_ETIMEDOUT and poisons the group. */
+MUSTER_EXTERN int muster_group_exchange(muster_group_t *g, const void *payload,
+                                        size_t len);
+
+/* Payload that `rank` published in the last completed exchange. */
+MUSTER_EXTERN int muster_group_payload(muster_group_t *g, int rank,
+                                       const void **data, size_t *len);
+
+/* Wait until every rank reaches this barrier. Same failure semantics. */
+MUSTER_EXTERN int muster_group_barrier(muster_group_t *g);
+
+/* Leader (rank 0) only: publish a status code and up to MUSTER_MAX_PAYLOAD
+ * bytes; then everybody's next barrier makes it visible through
+ * muster_group_status(). */
+MUSTER_EXTERN int muster_group_set_status(muster_group_t *g, int status,
+                                          const void *data, size_t len);
+MUSTER_EXTERN int muster_group_status(muster_group_t *g, int *status,
+                                      const void **data, size_t *len);
+
+/* Poison the group: every participant waiting or arriving later gets
+ * `code` (a MUSTER_E* value) and `why` in its message.  Idempotent. */
+MUSTER_EXTERN int muster_group_abort(muster_group_t *g, int code, const char *why);
+
+/* Leave the group and free the handle.  The last participant out removes
+ * the segment's name; the mapping is kept in a per-process cache only while
+ * the group is healthy, so a later join of the same group costs nothing.
+ * Always frees `g`; returns the first error seen, if any. */
+MUSTER_EXTERN int muster_group_leave(muster_group_t *g);
+
+/* Drop every cached group mapping of this process (also done at exit). */
+MUSTER_EXTERN void muster_group_cache_flush(void);
+
+MUSTER_EXTERN int muster_group_rank(const muster_group_t *g);
+MUSTER_EXTERN int muster_group_size(const muster_group_t *g);
+MUSTER_EXTERN const char *muster_group_name(const muster_group_t *g);
+MUSTER_EXTERN uint64_t muster_group_generation(const muster_group_t *g);
+
+/* ------------------------------------------------------------------------ */
+/* Solves                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef enum muster_routine {
+  MUSTER_POTRS = 1,  /* A X = B, A SPD/HPD: A overwritten by its Cholesky
+                        factor, B (replicated, n x nrhs) overwritten by X  */
+  MUSTER_POTRI = 2,  /* A overwritten by the full Hermitian inverse        */
+  MUSTER_SYEVD = 3   /* A overwritten by eigenvectors (unless
+                        MUSTER_NO_VECTORS), W (replicated) by eigenvalues,
+                        ascending                                          */
+} muster_routine_t;
+
+typedef enum muster_dtype {
+  MUSTER_F32 = 1, MUSTER_F64 = 2, MUSTER_C64 = 3, MUSTER_C128 = 4
+} muster_dtype_t;
+
+typedef enum muster_mem {
+  MUSTER_MEM_HOST = 1,   /* host memory (threads: any; processes: see
+                            muster_shard_alloc)                          */
+  MUSTER_MEM_CUDA = 2    /* CUDA device memory of shard.device             */
+} muster_mem_t;
+
+typedef enum muster_layout {
+  MUSTER_LAYOUT_BLOCK = 0,  /* contiguous column blocks, as frameworks hold
+                               them: rank r holds columns [col0, col0+ncols) */
+  MUSTER_LAYOUT_CYCLIC = 1  /* already 1-D column block-cyclic with `tile`  */
+} muster_layout_t;
+
+#define MUSTER_NO_VECTORS   0x1u   /* syevd: eigenvalues only */
+
+typedef struct muster_solve_args {
+  muster_routine_t routine;
+  muster_dtype_t dtype;
+  int64_t n;             /* global order of A, > 0                          */
+  int64_t nrhs;          /* potrs: columns of B, >= 1; else ignored         */
+  int64_t tile;          /* T_A; 0: the provider's choice                   */
+  muster_layout_t layout;
+  unsigned flags;        /* MUSTER_NO_VECTORS                               */
+  const char *provider;  /* backend name, or NULL: $MUSTER_PROVIDER, else the
+                            best available by priority and probe            */
+} muster_solve_args_t;
+
+typedef struct muster_shard {
+  muster_mem_t mem;
+  int device;            /* CUDA ordinal for MEM_CUDA, -1 for host          */
+  void *a;               /* this rank's columns of A, column-major          */
+  int64_t lda;           /* leading dimension of a, >= n                    */
+  int64_t col0;          /* LAYOUT_BLOCK: first global column held          */
+  int64_t ncols;         /* columns held (LAYOUT_CYCLIC: local padded width) */
+  void *b;               /* potrs: n x nrhs, ldb; every rank holds all of B
+                            and every rank gets all of X back               */
+  int64_t ldb;
+  void *w;               /* syevd: n eigenvalues (float for f32/c64, double
+                            for f64/c128), written on every rank            */
+  void *stream;          /* cudaStream_t the caller's data is ordered on;
+                            NULL: the legacy default stream                 */
+} muster_shard_t;
+
+typedef struct muster_solve_result {
+  int64_t info;          /* LAPACK-style: 0 ok; k > 0 e.g. leading minor k not
+                            positive definite                               */
+  int64_t tile;          /* tile actually used                              */
+  double seconds;        /* leader's provider time (wall)                   */
+  char provider[32];     /* backend that ran                                */
+} muster_solve_result_t;
+
+/* Collective solve: every rank of `g` calls it with its own shard.  All must
+ * agree on args (routine, dtype, n, nrhs, tile, layout, provider) or all get
+ * MUSTER_EMISMATCH.  The leader runs the provider with every shard; status
+ * and info reach everyone.  info > 0 is returned as MUSTER_ENOTPD with
+ * res->info = k (message "not positive definite (leading minor k)"). */
+MUSTER_EXTERN int muster_solve(muster_group_t *g, const muster_solve_args_t *args,
+                               const muster_shard_t *mine,
+                               muster_solve_result_t *res);
+
+/* Single-caller solve: one thread holds every shard (PyTorch, CuPy, C).
+ * shards[r] is rank r's shard. */
+MUSTER_EXTERN int muster_solve_all(const muster_solve_args_t *args, int nshards,
+                                   const muster_shard_t *shards,
+                                   muster_solve_result_t *res);
+
+/* Process mode on the CPU: host shards must live in memory the leader can
+ * map.  Allocate them here (a shared segment owned by this process, freed by
+ * muster_shard_free or at exit; nothing remains in /dev/shm after). */
+MUSTER_EXTERN int muster_shard_alloc(size_t bytes, void **out);
+MUSTER_EXTERN void muster_shard_free(void *p);
+
+/* Parse/print names: "potrs" <-> MUSTER_POTRS, "f64" <-> MUSTER_F64. */
+MUSTER_EXTERN int muster_routine_from_name(const char *s, muster_routine_t *out);
+MUSTER_EXTERN const char *muster_routine_name(muster_routine_t r);
+MUSTER_EXTERN int muster_dtype_from_name(const char *s, muster_dtype_t *out);
+MUSTER_EXTERN const char *muster_dtype_name(muster_dtype_t t);
+MUSTER_EXTERN size_t muster_dtype_size(muster_dtype_t t);
+
+/* ------------------------------------------------------------------------ */
+/* 1-D column block-cyclic layout (cuSolverMg's)                            */
+/* ------------------------------------------------------------------------ */
+/* Column tile j (columns [j*T, (j+1)*T)) lives on rank j % R at local tile
+ * j / R.  Every rank stores ceil(ceil(N/T)/R) tiles (padded); see
+ * docs/layout.md for a drawn example. */
+
+/* Local padded column count of each rank for (n, tile, nranks). */
+MUSTER_EXTERN int64_t muster_layout_local_cols(int64_t n, int64_t tile, int nranks);
+
+/* Check `tile` for (n, nranks) as block shards of (n/nranks rounded up)
+ * columns.  MUSTER_ETILE with a message naming the nearest valid smaller and
+ * larger tiles when it is not valid. */
+MUSTER_EXTERN int muster_layout_check_tile(int64_t n, int64_t tile, int nranks);
+
+/* All valid tiles for (n, nranks), ascending; returns the count (may exceed
+ * cap; only cap are written) or a negative code. */
+MUSTER_EXTERN int64_t muster_layout_valid_tiles(int64_t n, int nranks,
+                                                int64_t *tiles, int64_t cap);
+
+/* Host relayout of one full matrix: block shards <-> cyclic shards.
+ * block[r]: rank r's contiguous columns (lda >= n each, layout by equal
+ * blocks of ceil(n/R) columns, the last possibly shorter); cyc[r]: rank r's
+ * cyclic buffer of muster_layout_local_cols() columns, same lda. */
+MUSTER_EXTERN int muster_layout_block_to_cyclic(muster_dtype_t t, int64_t n,
+                                                int64_t lda, int64_t tile, int nranks,
+                                                void *const *block, void *const *cyc);
+MUSTER_EXTERN int muster_layout_cyclic_to_block(muster_dtype_t t, int64_t n,
+                                                int64_t lda, int64_t tile, int nranks,
+                                                void *const *cyc, void *const *block);
+
+/* ------------------------------------------------------------------------ */
+/* Providers                                                                 */
+/* ------------------------------------------------------------------------ */
+
+typedef struct muster_provider_info {
+  char name[32];         /* backend                                          */
+  char path[512];        /* file                                             */
+  unsigned routines;     /* bit (1u << MUSTER_POTRS) ...                      */
+  unsigned dtypes;       /* bit (1u << MUSTER_F32) ...                        */
+  unsigned mem_kinds;    /* bit (1u << MUSTER_MEM_HOST) ...                   */
+  int priority;
+  int available;         /* probe said usable here                           */
+  char why[256];         /* why not available, or load error                 */
+} muster_provider_info_t;
+
+/* Rescan MUSTER_PROVIDER_PATH; new files are indexed, replaced files are
+ * reloaded, and a replaced provider is unloaded only once no call uses it. */
+MUSTER_EXTERN int muster_providers_rescan(void);
+
+/* Fill up to cap entries (loading every provider found to probe it); returns
+ * the number found or a negative code. */
+MUSTER_EXTERN int muster_providers_list(muster_provider_info_t *out, int cap);
+
+/* ------------------------------------------------------------------------ */
+/* Running one thread per device                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Start one thread per entry of devices[] (ndevices >= 1), with that CUDA
+ * device current for the whole thread (host: pass -1 entries), and call
+ * fn(rank, device, arg) in each; waits for all and returns the first
+ * non-zero return of fn (or an error of its own).  What ICICLE's RunOnDevice
+ * is for Go: the way a plain C program drives muster in threads mode. */
+typedef int (*muster_device_fn)(int rank, int device, void *arg);
+MUSTER_EXTERN int muster_run_on_devices(int ndevices, const int *devices,
+                                        muster_device_fn fn, void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MUSTER_H */

@@ -1,0 +1,1 @@
+/* layout, registry, solve, lapack tests: TEST_ENTRY(name, timeout_s) */

@@ -1,0 +1,152 @@
+/*
+ * tests/runner.c - runs every test of tests/test-list.h in its own process.
+ *
+ *   run-tests [--list] [-j N] [SUBSTRING...]
+ *
+ * Each test: fork, setpgid (so a test's own forked ranks die with it),
+ * MUSTER_JOB=t<runner pid>_<index>, a deadline of TIMEOUT * $MUSTER_TEST_SCALE
+ * (sanitizers and valgrind set it), SIGKILL of the whole group at the
+ * deadline.  After the test, a segment of its job left in /dev/shm fails it.
+ * Prints "ok"/"not ok" per test and ends with "N passed, N failed".
+ */
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "task.h"
+
+#define TEST_ENTRY(name, timeout) int run_test_##name(void);
+#include "test-list.h"
+#undef TEST_ENTRY
+
+struct entry {
+  const char *name;
+  int (*fn)(void);
+  double timeout;
+};
+
+static const struct entry tests[] = {
+#define TEST_ENTRY(name, timeout) {#name, run_test_##name, timeout},
+#include "test-list.h"
+#undef TEST_ENTRY
+    {NULL, NULL, 0}};
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int selected(const char *name, int argc, char **argv) {
+  int any = 0;
+  for (int i = 1; i < argc; i++) {
+    if (argv[i][0] == '-') continue;
+    any = 1;
+    if (strstr(name, argv[i])) return 1;
+  }
+  return !any;
+}
+
+/* Remove (and count) segments a test left behind, so one leak fails one test. */
+static int sweep_job(const char *job) {
+  char prefix[160];
+  snprintf(prefix, sizeof prefix, "muster.%u.%s.", (unsigned)getuid(), job);
+  DIR *d = opendir("/dev/shm");
+  if (!d) return 0;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+      char path[512];
+      snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+      fprintf(stderr, "  leaked segment: %s\n", path);
+      unlink(path);
+      n++;
+    }
+  }
+  closedir(d);
+  return n;
+}
+
+static int run_one(const struct entry *t, int index, double scale) {
+  char job[64];
+  snprintf(job, sizeof job, "t%d_%d", (int)getpid(), index);
+  fflush(stdout);
+  fflush(stderr);
+  double t0 = now();
+  pid_t pid = fork();
+  if (pid < 0) {
+    perror("fork");
+    return 1;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    setenv("MUSTER_JOB", job, 1);
+    int rc = t->fn();
+    fflush(stdout);
+    fflush(stderr);
+    _exit(rc == 0 ? 0 : (rc & 0x7f) | 1);
+  }
+  setpgid(pid, pid);
+  double limit = t->timeout * scale;
+  int status = 0, timed_out = 0;
+  for (;;) {
+    pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (now() - t0 > limit) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      timed_out = 1;
+      break;
+    }
+    usleep(2000);
+  }
+  /* Kill stragglers the test forked (ranks) before judging /dev/shm. */
+  kill(-pid, SIGKILL);
+  usleep(1000);
+  double dt = now() - t0;
+  int leaked = sweep_job(job);
+  int ok = !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0 && !leaked;
+  if (ok) {
+    printf("ok %d - %s (%.2fs)\n", index + 1, t->name, dt);
+  } else {
+    const char *why = timed_out ? "timed out" : leaked ? "leaked /dev/shm segment"
+                      : WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "failed";
+    printf("not ok %d - %s (%.2fs): %s (exit %d)\n", index + 1, t->name, dt, why,
+           WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  }
+  fflush(stdout);
+  return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  const char *s = getenv("MUSTER_TEST_SCALE");
+  double scale = s ? atof(s) : 1.0;
+  if (scale <= 0) scale = 1.0;
+  int list = 0;
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--list") == 0) list = 1;
+  int passed = 0, failed = 0, n = 0;
+  for (int i = 0; tests[i].name; i++) {
+    if (!selected(tests[i].name, argc, argv)) continue;
+    if (list) {
+      printf("%s\n", tests[i].name);
+      continue;
+    }
+    n++;
+    if (run_one(&tests[i], i, scale) == 0) passed++;
+    else failed++;
+  }
+  if (list) return 0;
+  if (n == 0) {
+    fprintf(stderr, "run-tests: no test matched\n");
+    return 2;
+  }
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,82 @@
+/*
+ * tests/task.h - the test harness (libuv style).
+ *
+ * Every test is a function `int run_test_NAME(void)` defined with TEST_IMPL
+ * and listed with TEST_ENTRY(NAME, TIMEOUT_S) in one of tests/list-*.h.  The
+ * runner (tests/runner.c) forks each test into its own process group with a
+ * time limit, gives it a private MUSTER_JOB, and after it ends fails the test
+ * if any /dev/shm segment of that job is left.  A test passes when it
+ * returns 0; ASSERT failures print where and exit non-zero.
+ */
+#ifndef MUSTER_TEST_TASK_H
+#define MUSTER_TEST_TASK_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+#include <inttypes.h>
+
+#define TEST_IMPL(name) int run_test_##name(void)
+
+#define ASSERT(expr)                                                           \
+  do {                                                                         \
+    if (!(expr)) {                                                             \
+      fprintf(stderr, "assertion failed %s:%d: %s\n", __FILE__, __LINE__,      \
+              #expr);                                                          \
+      fflush(stderr);                                                          \
+      _exit(3);                                                                \
+    }                                                                          \
+  } while (0)
+
+#define ASSERT_OP(a, op, b, fmt, cast)                                         \
+  do {                                                                         \
+    cast a_ = (cast)(a), b_ = (cast)(b);                                       \
+    if (!(a_ op b_)) {                                                         \
+      fprintf(stderr, "assertion failed %s:%d: %s %s %s (" fmt " vs " fmt     \
+              ")\n", __FILE__, __LINE__, #a, #op, #b, a_, b_);                 \
+      fflush(stderr);                                                          \
+      _exit(3);                                                                \
+    }                                                                          \
+  } while (0)
+
+#define ASSERT_EQ(a, b) ASSERT_OP(a, ==, b, "%" PRId64, int64_t)
+#define ASSERT_NE(a, b) ASSERT_OP(a, !=, b, "%" PRId64, int64_t)
+#define ASSERT_LT(a, b) ASSERT_OP(a, <, b, "%" PRId64, int64_t)
+#define ASSERT_LE(a, b) ASSERT_OP(a, <=, b, "%" PRId64, int64_t)
+#define ASSERT_GT(a, b) ASSERT_OP(a, >, b, "%" PRId64, int64_t)
+#define ASSERT_GE(a, b) ASSERT_OP(a, >=, b, "%" PRId64, int64_t)
+#define ASSERT_DBL_LT(a, b) ASSERT_OP(a, <, b, "%g", double)
+#define ASSERT_STR_CONTAINS(hay, needle)                                       \
+  do {                                                                         \
+    const char *h_ = (hay), *n_ = (needle);                                    \
+    if (!h_ || !strstr(h_, n_)) {                                              \
+      fprintf(stderr, "assertion failed %s:%d: \"%s\" does not contain "       \
+              "\"%s\"\n", __FILE__, __LINE__, h_ ? h_ : "(null)", n_);         \
+      fflush(stderr);                                                          \
+      _exit(3);                                                                \
+    }                                                                          \
+  } while (0)
+/* A muster call that must succeed; prints muster_last_error() if not. */
+#define ASSERT_OK(call)                                                        \
+  do {                                                                         \
+    int rc_ = (call);                                                          \
+    if (rc_ != 0) {                                                            \
+      fprintf(stderr, "%s:%d: %s failed: %d (%s): %s\n", __FILE__, __LINE__,   \
+              #call, rc_, muster_strerror(rc_), muster_last_error());          \
+      fflush(stderr);                                                          \
+      _exit(3);                                                                \
+    }                                                                          \
+  } while (0)
+
+#include <unistd.h>
+
+/* Helpers shared by tests (tests/util.c). */
+double test_now(void);                 /* monotonic seconds */
+int test_count_fds(void);              /* open fds of this process */
+int test_count_muster_maps(void);      /* mappings of /dev/shm/muster.* */
+int test_count_job_segments(const char *job); /* /dev/shm/muster.<uid>.<job>.* */
+const char *test_job(void);            /* this test's MUSTER_JOB */
+
+#endif

@@ -1,0 +1,54 @@
+/* tests/util.c - helpers shared by tests (see task.h). */
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "task.h"
+
+double test_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int test_count_fds(void) {
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) return -1;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL)
+    if (e->d_name[0] != '.') n++;
+  closedir(d);
+  return n - 1; /* the DIR's own fd */
+}
+
+int test_count_muster_maps(void) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  if (!f) return -1;
+  char line[1024];
+  int n = 0;
+  while (fgets(line, sizeof line, f))
+    if (strstr(line, "/dev/shm/muster.")) n++;
+  fclose(f);
+  return n;
+}
+
+int test_count_job_segments(const char *job) {
+  char prefix[160];
+  snprintf(prefix, sizeof prefix, "muster.%u.%s.", (unsigned)getuid(), job);
+  DIR *d = opendir("/dev/shm");
+  if (!d) return -1;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL)
+    if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) n++;
+  closedir(d);
+  return n;
+}
+
+const char *test_job(void) {
+  const char *j = getenv("MUSTER_JOB");
+  return j ? j : "default";
+}

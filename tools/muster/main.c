@@ -1,0 +1,53 @@
+/* tools/muster/main.c - `muster SUBCOMMAND ...` dispatcher and --help. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "muster.h"
+
+static const struct {
+  const char *name;
+  int (*fn)(int, char **);
+  const char *usage;
+} cmds[] = {
+    {"solve", cmd_solve,
+     "solve ROUTINE --n N --ranks R --mode threads|processes --dtype f32|f64|c64|c128\n"
+     "        [--tile T] [--nrhs K] [--provider NAME] [--seed S] [--json]\n"
+     "        run one collective solve on a random SPD/Hermitian matrix and check it"},
+    {"providers", cmd_providers, "providers [--json]\n        list providers found, their routines, dtypes, availability"},
+    {"bench", cmd_bench, "bench [--help]\n        benchmarks (see `muster bench --help`)"},
+    {"rendezvous", cmd_rendezvous,
+     "rendezvous --ranks R --mode threads|processes --rounds K [--json]\n"
+     "        R participants run K rounds of publish + barrier + read; prints median/p99"},
+};
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: muster SUBCOMMAND [options]   (muster %d.%d.%d)\n\nsubcommands:\n",
+          MUSTER_VERSION_MAJOR, MUSTER_VERSION_MINOR, MUSTER_VERSION_PATCH);
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) fprintf(f, "  %s\n", cmds[i].usage);
+  fprintf(f,
+          "\nenvironment:\n"
+          "  MUSTER_PROVIDER_PATH  ':'-separated provider folders (default: <lib>/muster/providers)\n"
+          "  MUSTER_PROVIDER       force a backend: NAME, or per routine potrs=NAME,syevd=NAME\n"
+          "  MUSTER_TIMEOUT        rendezvous deadline in seconds (default 60)\n"
+          "  MUSTER_JOB            job key isolating this job's groups (default \"default\")\n"
+          "  MUSTER_LOG            stderr log level: error|warn|info|debug (default silent)\n"
+          "\nexit status: 0 on success; 1 on a failed check or runtime error; 2 on bad usage.\n"
+          "docs: docs/cli.md, docs/runtime.md, docs/troubleshooting.md\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("muster %d.%d.%d\n", MUSTER_VERSION_MAJOR, MUSTER_VERSION_MINOR, MUSTER_VERSION_PATCH);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+    if (!strcmp(argv[1], cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);
+  fprintf(stderr, "muster: unknown subcommand '%s'\n", argv[1]);
+  usage(stderr);
+  return 2;
+}
