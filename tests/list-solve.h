@@ -1,1 +1,1 @@
-/* layout, registry, solve, lapack tests: TEST_ENTRY(name, timeout_s) */
+/* registry, solve and muster solve tests: TEST_ENTRY(name, timeout_s) */

@@ -1,0 +1,1 @@
+/* layout and lapack provider tests: TEST_ENTRY(name, timeout_s) */

@@ -1,0 +1,1 @@
+/* shmdump and CLI tests: TEST_ENTRY(name, timeout_s) */
