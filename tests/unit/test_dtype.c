@@ -1,0 +1,44 @@
+/* Names and sizes of routines and dtypes. */
+#include "task.h"
+#include "muster.h"
+
+TEST_IMPL(dtype_names_round_trip) {
+  const char *routines[] = {"potrs", "potri", "syevd"};
+  for (int i = 0; i < 3; i++) {
+    muster_routine_t r = 0;
+    ASSERT_OK(muster_routine_from_name(routines[i], &r));
+    ASSERT_EQ(r, i + 1);
+    ASSERT(strcmp(muster_routine_name(r), routines[i]) == 0);
+  }
+  const char *dtypes[] = {"f32", "f64", "c64", "c128"};
+  const size_t sizes[] = {4, 8, 8, 16};
+  for (int i = 0; i < 4; i++) {
+    muster_dtype_t t = 0;
+    ASSERT_OK(muster_dtype_from_name(dtypes[i], &t));
+    ASSERT_EQ(t, i + 1);
+    ASSERT(strcmp(muster_dtype_name(t), dtypes[i]) == 0);
+    ASSERT_EQ(muster_dtype_size(t), sizes[i]);
+  }
+  return 0;
+}
+
+TEST_IMPL(dtype_unknown_names) {
+  muster_routine_t r = MUSTER_POTRS;
+  ASSERT_EQ(muster_routine_from_name("getrf", &r), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(muster_last_error(), "getrf");
+  ASSERT_EQ(r, MUSTER_POTRS); /* untouched on failure */
+  ASSERT_EQ(muster_routine_from_name(NULL, &r), MUSTER_EINVAL);
+  ASSERT_EQ(muster_routine_from_name("", &r), MUSTER_EINVAL);
+  muster_dtype_t t = MUSTER_F64;
+  ASSERT_EQ(muster_dtype_from_name("F64", &t), MUSTER_EINVAL); /* case matters */
+  ASSERT_STR_CONTAINS(muster_last_error(), "F64");
+  ASSERT_EQ(muster_dtype_from_name("f16", &t), MUSTER_EINVAL);
+  ASSERT_EQ(muster_dtype_from_name("f64", NULL), MUSTER_EINVAL);
+  ASSERT_EQ(t, MUSTER_F64);
+  ASSERT(strcmp(muster_routine_name((muster_routine_t)0), "unknown") == 0);
+  ASSERT(strcmp(muster_routine_name((muster_routine_t)99), "unknown") == 0);
+  ASSERT(strcmp(muster_dtype_name((muster_dtype_t)5), "unknown") == 0);
+  ASSERT_EQ(muster_dtype_size((muster_dtype_t)0), 0);
+  ASSERT_EQ(muster_dtype_size((muster_dtype_t)7), 0);
+  return 0;
+}
