@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# tests/run-all.sh - every test of muster on a CPU machine, as CI runs it.
+#
+#   bash tests/run-all.sh            install what is missing, build, run all
+#   QUICK=1 bash tests/run-all.sh    skip the sanitizer and valgrind passes
+#
+# Stages: (1) dependencies (tools/ci/install-deps.sh --python); (2) the
+# default build; (3) the C suite (build/tests/run-tests: every test in its own
+# process with a time limit); (4) the same suite under ASan+UBSan and (5) under
+# TSan; (6) valgrind memcheck on the single-process tests; (7) the Python
+# adapters' tests (pytest: JAX on 4 host devices, TensorFlow on logical CPU
+# devices); (8) the README's main job.  Ends with one line
+# "total: N passed, N failed"; exits non-zero if any stage failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+JOBS=${JOBS:-2}
+LOG=${LOG:-build/test-logs}
+failed_stages=()
+total_pass=0
+total_fail=0
+
+stage() { echo; echo "=== $*"; }
+count() {  # add the counts of a log's closing "N passed, N failed" line
+  local line p f
+  line=$(grep -E '^[a-z]*:? ?[0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
+  p=$(sed -nE 's/.*[^0-9]?([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
+  total_pass=$((total_pass + ${p:-0})); total_fail=$((total_fail + ${f:-0}))
+}
+count_pytest() {
+  local line p f
+  line=$(grep -E '=+ .*(passed|failed|error).* in [0-9.]+s' "$1" | tail -1)
+  p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+'); f=$(grep -oE '[0-9]+ (failed|error)' <<<"$line" | grep -oE '[0-9]+' | paste -sd+ | bc 2>/dev/null)
+  total_pass=$((total_pass + ${p:-0})); total_fail=$((total_fail + ${f:-0}))
+}
+run_stage() {  # run_stage NAME LOGFILE CMD... : tee to log, record failure
+  local name=$1 log=$2; shift 2
+  "$@" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  if [ "$rc" != 0 ]; then failed_stages+=("$name (exit $rc)"); fi
+  return 0
+}
+
+stage "dependencies"
+bash tools/ci/install-deps.sh --python || { echo "dependency install failed"; exit 1; }
+export PATH="$ROOT/build/venv/bin:$PATH"
+mkdir -p "$LOG"
+
+stage "build"
+scons -Q -j"$JOBS" || { echo "build failed"; exit 1; }
+
+stage "C suite"
+run_stage "C suite" "$LOG/c.log" build/tests/run-tests
+count "$LOG/c.log"
+
+if [ -z "${QUICK:-}" ]; then
+  stage "C suite under ASan+UBSan"
+  if scons -Q -j"$JOBS" san=address >"$LOG/build-asan.log" 2>&1; then
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      MUSTER_TEST_SCALE=4 run_stage "ASan" "$LOG/asan.log" build-address/tests/run-tests
+    count "$LOG/asan.log"
+  else
+    cat "$LOG/build-asan.log"; failed_stages+=("ASan build")
+  fi
+
+  stage "C suite under TSan"
+  if scons -Q -j"$JOBS" san=thread >"$LOG/build-tsan.log" 2>&1; then
+    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$ROOT/tests/tsan.supp" \
+      MUSTER_TEST_SCALE=6 run_stage "TSan" "$LOG/tsan.log" build-thread/tests/run-tests ${TSAN_TESTS:-}
+    count "$LOG/tsan.log"
+  else
+    cat "$LOG/build-tsan.log"; failed_stages+=("TSan build")
+  fi
+
+  stage "valgrind memcheck"
+  VG_TESTS=$(build/tests/run-tests --list | grep -E "${VALGRIND_TESTS:-^(error|segment|layout|dtype|registry|lapack_provider)}" | tr '\n' ' ')
+  if [ -n "$VG_TESTS" ]; then
+    MUSTER_TEST_SCALE=20 run_stage "valgrind" "$LOG/valgrind.log" \
+      valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
+      --suppressions="$ROOT/tests/valgrind.supp" build/tests/run-tests $VG_TESTS
+    count "$LOG/valgrind.log"
+  fi
+fi
+
+stage "Python adapters"
+export MUSTER_BUILD="$ROOT/build"
+pyt=()
+[ -d tests/python/jax ] && pyt+=(tests/python/jax)
+[ -d tests/python/tf ] && pyt+=(tests/python/tf)
+if [ ${#pyt[@]} -gt 0 ]; then
+  XLA_FLAGS=--xla_force_host_platform_device_count=4 MUSTER_TIMEOUT=${MUSTER_TIMEOUT:-30} \
+    run_stage "pytest" "$LOG/pytest.log" python -m pytest -q -p no:cacheprovider --timeout=600 "${pyt[@]}"
+  # pytest exits 5 when it collected nothing: that is a failure here.
+  count_pytest "$LOG/pytest.log"
+fi
+
+stage "main job (README quick start)"
+run_stage "main job" "$LOG/main.log" build/bin/muster solve potrs --n 1024 --ranks 2 --mode threads --dtype f64
+grep -q '"ok": *true\|check: ok\|ok' "$LOG/main.log" || failed_stages+=("main job output")
+
+echo
+if [ ${#failed_stages[@]} -gt 0 ]; then
+  echo "failed stages: ${failed_stages[*]}"
+fi
+echo "total: $total_pass passed, $total_fail failed"
+[ ${#failed_stages[@]} -eq 0 ] && [ "$total_fail" = 0 ]
