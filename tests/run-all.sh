@@ -30,7 +30,8 @@ count() {  # add the counts of a log's closing "N passed, N failed" line
 count_pytest() {
   local line p f
   line=$(grep -E '=+ .*(passed|failed|error).* in [0-9.]+s' "$1" | tail -1)
-  p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+'); f=$(grep -oE '[0-9]+ (failed|error)' <<<"$line" | grep -oE '[0-9]+' | paste -sd+ | bc 2>/dev/null)
+  p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+')
+  f=$(grep -oE '[0-9]+ (failed|errors?)' <<<"$line" | awk '{s+=$1} END {print s+0}')
   total_pass=$((total_pass + ${p:-0})); total_fail=$((total_fail + ${f:-0}))
 }
 run_stage() {  # run_stage NAME LOGFILE CMD... : tee to log, record failure
