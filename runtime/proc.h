@@ -1,0 +1,39 @@
+/*
+ * runtime/proc.h - process identity and liveness.
+ *
+ * A process is identified by (pid, start time), the start time being field
+ * 22 of /proc/PID/stat (clock ticks after boot).  A pid that the kernel
+ * reused for another process has another start time, so it is not taken for
+ * the original one.
+ */
+#ifndef MUSTER_PROC_H
+#define MUSTER_PROC_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* Start time of pid (field 22 of /proc/PID/stat); 0 when the process does
+ * not exist or its stat cannot be read/parsed. */
+MUSTER_HIDDEN uint64_t muster__proc_start_time(pid_t pid);
+
+/* Liveness of (pid, start_time): 1 alive, 0 dead (no such pid, a zombie, or
+ * the pid now belongs to a process with another start time).  start_time 0
+ * means "unknown": then only the pid's existence is checked. */
+MUSTER_HIDDEN int muster__proc_alive(pid_t pid, uint64_t start_time);
+
+/* 1 if thread tid of this process still exists (tgkill(getpid(), tid, 0)). */
+MUSTER_HIDDEN int muster__proc_thread_alive(pid_t tid);
+
+/* This process's pid and start time, and this thread's tid, cached (no
+ * system call after the first use; refreshed in a fork child). */
+MUSTER_HIDDEN pid_t muster__proc_self_pid(void);
+MUSTER_HIDDEN uint64_t muster__proc_self_start(void);
+MUSTER_HIDDEN pid_t muster__proc_self_tid(void);
+
+/* Wall clock (CLOCK_REALTIME) and monotonic clock in ns. */
+MUSTER_HIDDEN uint64_t muster__now_real_ns(void);
+MUSTER_HIDDEN uint64_t muster__now_mono_ns(void);
+
+#endif
