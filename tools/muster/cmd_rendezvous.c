@@ -1,4 +1,198 @@
-/* placeholder until the rendezvous subcommand lands (replaced by its owner) */
+/*
+ * tools/muster/cmd_rendezvous.c - `muster rendezvous`: rendezvous latency.
+ *
+ *   muster rendezvous --ranks R --mode threads|processes --rounds K
+ *                     [--warmup W] [--cycles C] [--payload B] [--baseline] [--json]
+ *
+ * R participants (threads, or processes this command forks before any group
+ * call) join one group named rendezvous.<pid>, run W untimed and K timed
+ * rounds of publish + barrier + read (every peer's payload is verified), then
+ * C full cycles on the reused group (join of the cached group, exchange,
+ * read, leave).  Prints median and p99 in microseconds, measured by rank 0.
+ * --baseline runs the same rounds with glibc's pthread_barrier (process-
+ * shared in processes mode) and prints the ratio muster / pthread.
+ *
+ * Exit status: 0 on success, 1 on a runtime error or a wrong read (the
+ * runtime's message on stderr), 2 on bad usage.
+ */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cli.h"
-int cmd_rendezvous(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "muster rendezvous: not built yet\n"); return 2; }
+#include "rendezvous.h"
+
+static const char usage_text[] =
+    "usage: muster rendezvous [--ranks R] [--mode threads|processes] [--rounds K]\n"
+    "                         [--warmup W] [--cycles C] [--payload B] [--baseline] [--json]\n"
+    "\n"
+    "R participants (threads, or processes forked by this command) join one group\n"
+    "and run W untimed then K timed rounds of publish + barrier + read, verifying\n"
+    "every peer's payload; then C full cycles on the reused group (join of the\n"
+    "cached group, exchange, read, leave).  Latencies are rank 0's, in microseconds.\n"
+    "\n"
+    "  --ranks R      participants, 1..%d (default 2; the runtime accepts up to %d)\n"
+    "  --mode M       threads (default) or processes\n"
+    "  --rounds K     timed rounds, 1..%d (default 1000)\n"
+    "  --warmup W     untimed rounds first (default 20)\n"
+    "  --cycles C     timed join+exchange+read+leave cycles (default K)\n"
+    "  --payload B    bytes each rank publishes per round, 1..%d (default 64)\n"
+    "  --baseline     also run the rounds with glibc pthread_barrier and print the ratio\n"
+    "  --json         one JSON object on stdout\n"
+    "\n"
+    "environment: MUSTER_TIMEOUT (s), MUSTER_JOB, MUSTER_LOG (see muster --help)\n"
+    "exit status: 0 ok; 1 runtime error or wrong payload read (message on stderr); 2 usage\n";
+
+static void usage(FILE *f) {
+  fprintf(f, usage_text, RV_MAX_SPAWN, MUSTER_MAX_RANKS, RV_MAX_ROUNDS, MUSTER_MAX_PAYLOAD);
+}
+
+static int bad_usage(const char *fmt, const char *arg) {
+  fprintf(stderr, "muster rendezvous: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n(see muster rendezvous --help)\n");
+  return 2;
+}
+
+/* Parse a whole decimal integer in [lo, hi]. */
+static int parse_long(const char *s, long lo, long hi, long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+/* Accepts "--name value" and "--name=value"; returns the value or NULL. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, int *matched) {
+  size_t n = strlen(name);
+  *matched = 0;
+  if (strncmp(argv[*i], name, n) != 0) return NULL;
+  if (argv[*i][n] == '=') {
+    *matched = 1;
+    return argv[*i] + n + 1;
+  }
+  if (argv[*i][n] != '\0') return NULL;
+  *matched = 1;
+  if (*i + 1 >= argc) return NULL;
+  return argv[++*i];
+}
+
+static int parse_args(int argc, char **argv, struct rv_config *c) {
+  long cycles = -1;
+  *c = (struct rv_config){.ranks = 2, .mode = RV_THREADS, .rounds = 1000, .warmup = 20,
+                          .payload = 64};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v;
+    int m;
+    long x;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      return 1;
+    } else if (!strcmp(a, "--json")) {
+      c->json = 1;
+    } else if (!strcmp(a, "--baseline")) {
+      c->baseline = 1;
+    } else if ((v = opt_value(argc, argv, &i, "--ranks", &m)) || m) {
+      if (!v || parse_long(v, 1, RV_MAX_SPAWN, &x)) return bad_usage("--ranks needs an integer 1..1024, got '%s'", v ? v : "");
+      c->ranks = (int)x;
+    } else if ((v = opt_value(argc, argv, &i, "--mode", &m)) || m) {
+      if (v && !strcmp(v, "threads")) c->mode = RV_THREADS;
+      else if (v && !strcmp(v, "processes")) c->mode = RV_PROCESSES;
+      else return bad_usage("--mode must be threads or processes, got '%s'", v ? v : "");
+    } else if ((v = opt_value(argc, argv, &i, "--rounds", &m)) || m) {
+      if (!v || parse_long(v, 1, RV_MAX_ROUNDS, &x)) return bad_usage("--rounds needs an integer 1..10000000, got '%s'", v ? v : "");
+      c->rounds = x;
+    } else if ((v = opt_value(argc, argv, &i, "--warmup", &m)) || m) {
+      if (!v || parse_long(v, 0, RV_MAX_ROUNDS, &x)) return bad_usage("--warmup needs an integer 0..10000000, got '%s'", v ? v : "");
+      c->warmup = x;
+    } else if ((v = opt_value(argc, argv, &i, "--cycles", &m)) || m) {
+      if (!v || parse_long(v, 0, RV_MAX_ROUNDS, &x)) return bad_usage("--cycles needs an integer 0..10000000, got '%s'", v ? v : "");
+      cycles = x;
+    } else if ((v = opt_value(argc, argv, &i, "--payload", &m)) || m) {
+      if (!v || parse_long(v, 1, MUSTER_MAX_PAYLOAD, &x)) return bad_usage("--payload needs an integer 1..1024, got '%s'", v ? v : "");
+      c->payload = (size_t)x;
+    } else {
+      return bad_usage("unknown argument '%s'", a);
+    }
+  }
+  c->cycles = cycles >= 0 ? cycles : c->rounds;
+  snprintf(c->group, sizeof c->group, "rendezvous.%d", (int)getpid());
+  return 0;
+}
+
+static void print_stats_json(const char *key, const struct rv_stats *st) {
+  printf("\"%s\":{\"n\":%ld,\"median\":%.3f,\"p99\":%.3f,\"mean\":%.3f,\"min\":%.3f,\"max\":%.3f}",
+         key, st->n, st->median_us, st->p99_us, st->mean_us, st->min_us, st->max_us);
+}
+
+static void print_json(const struct rv_config *c, const struct rv_stats *round,
+                       const struct rv_stats *cycle, const struct rv_stats *base) {
+  printf("{\"ranks\":%d,\"mode\":\"%s\",\"rounds\":%ld,\"warmup\":%ld,\"cycles\":%ld,"
+         "\"payload_bytes\":%zu,\"group\":\"%s\",\"unit\":\"us\",",
+         c->ranks, c->mode == RV_THREADS ? "threads" : "processes", c->rounds, c->warmup,
+         c->cycles, c->payload, c->group);
+  print_stats_json("round_us", round);
+  printf(",");
+  print_stats_json("cycle_us", cycle);
+  if (base) {
+    printf(",\"baseline\":{\"kind\":\"pthread_barrier\",");
+    print_stats_json("round_us", base);
+    printf("},\"ratio_median\":%.3f,\"ratio_p99\":%.3f",
+           base->median_us > 0 ? round->median_us / base->median_us : 0.0,
+           base->p99_us > 0 ? round->p99_us / base->p99_us : 0.0);
+  }
+  printf("}\n");
+}
+
+static void print_text(const struct rv_config *c, const struct rv_stats *round,
+                       const struct rv_stats *cycle, const struct rv_stats *base) {
+  printf("muster rendezvous: %d rank%s, %s, %ld rounds (+%ld warmup), %ld cycles, "
+         "payload %zu B, group %s\n",
+         c->ranks, c->ranks == 1 ? "" : "s", c->mode == RV_THREADS ? "threads" : "processes",
+         c->rounds, c->warmup, c->cycles, c->payload, c->group);
+  printf("  %-28s median %9.2f us   p99 %9.2f us\n", "muster round", round->median_us,
+         round->p99_us);
+  if (cycle->n > 0)
+    printf("  %-28s median %9.2f us   p99 %9.2f us\n", "muster cycle (reused group)",
+           cycle->median_us, cycle->p99_us);
+  if (base) {
+    printf("  %-28s median %9.2f us   p99 %9.2f us\n", "pthread_barrier round",
+           base->median_us, base->p99_us);
+    printf("  %-28s median %9.2fx   p99 %9.2fx\n", "ratio muster / pthread",
+           base->median_us > 0 ? round->median_us / base->median_us : 0.0,
+           base->p99_us > 0 ? round->p99_us / base->p99_us : 0.0);
+  }
+}
+
+int cmd_rendezvous(int argc, char **argv) {
+  struct rv_config c;
+  struct rv_shared *s = NULL;
+  struct rv_stats round = {0}, cycle = {0}, base = {0};
+  int rc = parse_args(argc, argv, &c);
+  if (rc == 1) return 0; /* --help */
+  if (rc != 0) return rc;
+  int e = rv_shared_map(&c, &s);
+  if (e != 0) {
+    fprintf(stderr, "muster rendezvous: cannot map %ld samples: %s\n", c.rounds + c.cycles,
+            strerror(-e));
+    return 1;
+  }
+  rc = 1;
+  if (rv_run(&c, RV_MUSTER, s) != 0) goto out;
+  rv_stats(s->round_s, c.rounds, &round);
+  rv_stats(s->cycle_s, c.cycles, &cycle);
+  if (c.baseline) {
+    if (rv_run(&c, RV_PTHREAD, s) != 0) goto out;
+    rv_stats(s->round_s, c.rounds, &base);
+  }
+  if (c.json) print_json(&c, &round, &cycle, c.baseline ? &base : NULL);
+  else print_text(&c, &round, &cycle, c.baseline ? &base : NULL);
+  rc = fflush(stdout) == 0 ? 0 : 1;
+out:
+  rv_shared_unmap(s);
+  return rc;
+}

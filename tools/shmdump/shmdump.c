@@ -1,3 +1,108 @@
-/* placeholder until shmdump lands (replaced by its owner) */
+/*
+ * tools/shmdump/shmdump.c - list, decode and clean muster segments.
+ *
+ *   shmdump [--json] [--clean] [--job JOB] [--dir DIR]
+ *
+ * Lists every muster segment: by name in /dev/shm (forming, stuck at join,
+ * stale, foreign) and, through /proc/PID/fd, the formed groups whose name
+ * the runtime has already removed.  For each: job, group, generation, ranks
+ * expected/joined/arrived, and per rank pid, alive or dead (pid + start
+ * time), device, phase, how long it has waited and a preview of what it
+ * published; ranks that hold the group up are printed as MISSING.  A
+ * truncated, corrupt, foreign or other-version segment is reported with the
+ * reason.  --clean unlinks by-name segments whose creator and members are
+ * all dead and that no process holds open (never a live one).
+ *
+ * Exit status: 0 (whatever was found), 1 when the folder cannot be read,
+ * 2 on bad usage.
+ */
+#include <errno.h>
 #include <stdio.h>
-int main(void) { fprintf(stderr, "shmdump: not built yet\n"); return 2; }
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shmdump.h"
+
+static const char usage_text[] =
+    "usage: shmdump [--json] [--clean] [--job JOB] [--dir DIR]\n"
+    "\n"
+    "List and decode every muster segment of this machine: by name in DIR (groups\n"
+    "forming, stuck at join, stale) and through /proc/PID/fd (formed groups, whose\n"
+    "name is already removed).  Ranks holding a group up are shown as MISSING.\n"
+    "\n"
+    "  --json     one JSON object: {\"uid\",\"dir\",\"job\",\"count\",\"segments\":[...],\"removed\":[...]}\n"
+    "  --clean    unlink by-name segments whose creator and members are all dead and\n"
+    "             that no process holds open; never a live one; prints what it removed\n"
+    "  --job JOB  only segments of job JOB (the MUSTER_JOB of the processes)\n"
+    "  --dir DIR  look in DIR instead of /dev/shm\n"
+    "\n"
+    "states: live, forming, stuck (a rank waited > 1 s), poisoned (aborted), stale\n"
+    "(everyone dead), dead-ranks, truncated, corrupt, other-version, foreign, unreadable.\n"
+    "exit status: 0 ok (whatever was found); 1 DIR unreadable; 2 bad usage.\n"
+    "docs: docs/troubleshooting.md\n";
+
+static double now_real(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int parse_args(int argc, char **argv, struct sd_opts *o) {
+  *o = (struct sd_opts){.dir = "/dev/shm"};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      fputs(usage_text, stdout);
+      return 1;
+    } else if (!strcmp(a, "--json")) {
+      o->json = 1;
+    } else if (!strcmp(a, "--clean")) {
+      o->clean = 1;
+    } else if (!strcmp(a, "--job") || !strcmp(a, "--dir")) {
+      if (i + 1 >= argc || !argv[i + 1][0]) {
+        fprintf(stderr, "shmdump: %s needs a value\n(see shmdump --help)\n", a);
+        return 2;
+      }
+      if (!strcmp(a, "--job")) o->job = argv[++i];
+      else o->dir = argv[++i];
+    } else if (!strncmp(a, "--job=", 6) && a[6]) {
+      o->job = a + 6;
+    } else if (!strncmp(a, "--dir=", 6) && a[6]) {
+      o->dir = a + 6;
+    } else {
+      fprintf(stderr, "shmdump: unknown argument '%s'\n(see shmdump --help)\n", a);
+      return 2;
+    }
+  }
+  return 0;
+}
+
+/* Unlink a stale by-name segment, provided its name still refers to the
+ * file we judged (a new group of that name would be another inode). */
+static void clean_one(struct sd_seg *s) {
+  if (!s->by_name || s->state != SD_STALE || s->nholders > 0) return;
+  struct stat st;
+  if (lstat(s->path, &st) != 0 || st.st_dev != s->dev || st.st_ino != s->ino) return;
+  if (unlink(s->path) == 0) s->removed = 1;
+  else fprintf(stderr, "shmdump: cannot remove %s: %s\n", s->path, strerror(errno));
+}
+
+int main(int argc, char **argv) {
+  struct sd_opts o;
+  struct sd_list l = {0};
+  int rc = parse_args(argc, argv, &o);
+  if (rc == 1) return 0; /* --help */
+  if (rc != 0) return rc;
+  if (sd_scan(&o, &l) != 0) return 1;
+  double now = now_real();
+  for (int i = 0; i < l.n; i++) sd_decode(&l.v[i], now);
+  if (o.clean)
+    for (int i = 0; i < l.n; i++) clean_one(&l.v[i]);
+  if (o.json) sd_print_json(&o, &l, now);
+  else sd_print_text(&o, &l, now);
+  sd_list_free(&l);
+  return fflush(stdout) == 0 ? 0 : 1;
+}

@@ -1,0 +1,483 @@
+/*
+ * tools/muster/rendezvous_run.c - the participants of `muster rendezvous`.
+ *
+ * One rank's loop is the same code in threads and in processes mode; the
+ * difference is only how the R participants are started (pthread_create or
+ * fork) and reaped.  Participants are started behind a gate so that either
+ * all of them run or none does (a failed fork or pthread_create must not
+ * leave the others waiting for a peer that will never come).
+ *
+ * A round is: write this round's payload, exchange (publish + wait for all),
+ * read and verify every peer's payload of this round.  The payload encodes
+ * (rank, round) in every byte, so a stale or torn read is caught, not timed.
+ * The pthread baseline does the same through payload slots in shared memory
+ * and one pthread_barrier_wait per round; slots alternate by round parity,
+ * which is enough because no one can be more than one round ahead of a
+ * reader (it would have to pass the next barrier, which the reader has not
+ * reached).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rendezvous.h"
+
+/* check-and-goto with one cleanup label, as in the runtime */
+#define RV_CHECK(call)                                                         \
+  do {                                                                         \
+    rc = (call);                                                               \
+    if (rc != 0) goto out;                                                     \
+  } while (0)
+
+#define RV_GRACE_S 5.0        /* after a first failure, time the others get to
+                                 notice it themselves before they are killed */
+#define RV_MAX_REPORTED 8     /* failure lines printed before summarising      */
+#define RV_NOT_STARTED 3      /* exit status of a child whose gate was closed  */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
+
+int rv_shared_map(const struct rv_config *c, struct rv_shared **out) {
+  size_t r = (size_t)c->ranks;
+  size_t off_rc = align64(sizeof(struct rv_shared));
+  size_t off_msg = align64(off_rc + r * sizeof(int));
+  size_t off_round = align64(off_msg + r * RV_MSG);
+  size_t off_cycle = align64(off_round + (size_t)c->rounds * sizeof(double));
+  size_t off_slots = align64(off_cycle + (size_t)c->cycles * sizeof(double));
+  size_t total = align64(off_slots + 2 * r * c->payload);
+  unsigned char *base = mmap(NULL, total, PROT_READ | PROT_WRITE,
+                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) return -errno;
+  struct rv_shared *s = (struct rv_shared *)base;
+  s->rc = (int *)(base + off_rc);
+  s->msg = (char (*)[RV_MSG])(base + off_msg);
+  s->round_s = (double *)(base + off_round);
+  s->cycle_s = (double *)(base + off_cycle);
+  s->slots = base + off_slots;
+  s->map_bytes = total;
+  *out = s;
+  return 0;
+}
+
+void rv_shared_unmap(struct rv_shared *s) {
+  if (s) munmap(s, s->map_bytes);
+}
+
+static void rv_reset(const struct rv_config *c, struct rv_shared *s) {
+  for (int r = 0; r < c->ranks; r++) {
+    s->rc[r] = 0;
+    s->msg[r][0] = '\0';
+  }
+}
+
+/* Record rank's failure (the first one only: later ones are consequences). */
+static int rv_fail(struct rv_shared *s, int rank, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int rv_fail(struct rv_shared *s, int rank, int code, const char *fmt, ...) {
+  if (s->rc[rank] != 0) return code;
+  int n = snprintf(s->msg[rank], RV_MSG, "rank %d (pid %d): ", rank, (int)getpid());
+  va_list ap;
+  va_start(ap, fmt);
+  if (n > 0 && n < RV_MSG) vsnprintf(s->msg[rank] + n, RV_MSG - (size_t)n, fmt, ap);
+  va_end(ap);
+  s->rc[rank] = code ? code : -1;
+  return s->rc[rank];
+}
+
+/* ---- payloads ------------------------------------------------------------ */
+
+/* Every byte depends on (rank, round): a payload of another rank or of an
+ * earlier round never matches. */
+static void payload_fill(unsigned char *p, size_t len, int rank, long round) {
+  uint64_t x = ((uint64_t)(uint32_t)rank << 40) ^ (uint64_t)round ^ 0x9E3779B97F4A7C15ull;
+  for (size_t i = 0; i < len; i++) {
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    p[i] = (unsigned char)((x * 0x2545F4914F6CDD1Dull) >> 56);
+  }
+  if (len >= 12) { /* readable header for error messages */
+    uint32_t r32 = (uint32_t)rank, rd = (uint32_t)round;
+    memcpy(p, &r32, 4);
+    memcpy(p + 4, &rd, 4);
+  }
+}
+
+/* "" when p is (rank, round)'s payload; otherwise what it looks like. */
+static const char *payload_check(const unsigned char *p, size_t len, size_t want,
+                                 int rank, long round, char *why, size_t cap) {
+  unsigned char exp[MUSTER_MAX_PAYLOAD];
+  if (len != want) {
+    snprintf(why, cap, "length %zu, expected %zu", len, want);
+    return why;
+  }
+  payload_fill(exp, want, rank, round);
+  if (memcmp(p, exp, want) == 0) return "";
+  if (want >= 12) {
+    uint32_t r32, rd;
+    memcpy(&r32, p, 4);
+    memcpy(&rd, p + 4, 4);
+    snprintf(why, cap, "it holds rank %u round %u's bytes (or garbage)", r32, rd);
+  } else {
+    snprintf(why, cap, "wrong bytes");
+  }
+  return why;
+}
+
+/* ---- muster participant ------------------------------------------------- */
+
+static int muster_round(const struct rv_config *c, struct rv_shared *s,
+                        muster_group_t *g, int rank, long round) {
+  unsigned char mine[MUSTER_MAX_PAYLOAD];
+  char why[160];
+  payload_fill(mine, c->payload, rank, round);
+  int rc = muster_group_exchange(g, mine, c->payload);
+  if (rc != 0)
+    return rv_fail(s, rank, rc, "muster_group_exchange failed in round %ld: %s: %s", round,
+                   muster_strerror(rc), muster_last_error());
+  for (int p = 0; p < c->ranks; p++) {
+    const void *data = NULL;
+    size_t len = 0;
+    rc = muster_group_payload(g, p, &data, &len);
+    if (rc != 0)
+      return rv_fail(s, rank, rc, "muster_group_payload(rank %d) failed in round %ld: %s: %s", p,
+                     round, muster_strerror(rc), muster_last_error());
+    const char *bad = payload_check(data, len, c->payload, p, round, why, sizeof why);
+    if (*bad) {
+      rv_fail(s, rank, MUSTER_EMISMATCH, "read a wrong payload of rank %d in round %ld: %s", p,
+              round, bad);
+      /* so that the others stop at once instead of waiting for us */
+      muster_group_abort(g, MUSTER_EMISMATCH, s->msg[rank]);
+      return MUSTER_EMISMATCH;
+    }
+  }
+  return 0;
+}
+
+static int muster_join(const struct rv_config *c, struct rv_shared *s, int rank,
+                       muster_group_t **g) {
+  muster_group_opts_t o = {.job = NULL, .timeout_s = 0, .device = -1};
+  int rc = muster_group_join(c->group, rank, c->ranks, &o, g);
+  if (rc != 0)
+    return rv_fail(s, rank, rc, "muster_group_join(\"%s\", rank %d of %d) failed: %s: %s",
+                   c->group, rank, c->ranks, muster_strerror(rc), muster_last_error());
+  return 0;
+}
+
+static int muster_leave(struct rv_shared *s, int rank, muster_group_t **g) {
+  int rc = muster_group_leave(*g);
+  *g = NULL;
+  if (rc != 0)
+    return rv_fail(s, rank, rc, "muster_group_leave failed: %s: %s", muster_strerror(rc),
+                   muster_last_error());
+  return 0;
+}
+
+static int muster_rank(const struct rv_config *c, struct rv_shared *s, int rank) {
+  muster_group_t *g = NULL;
+  long total = c->warmup + c->rounds;
+  int rc;
+  RV_CHECK(muster_join(c, s, rank, &g));
+  for (long i = 0; i < total; i++) {
+    double t0 = now_s();
+    RV_CHECK(muster_round(c, s, g, rank, i));
+    if (rank == 0 && i >= c->warmup) s->round_s[i - c->warmup] = now_s() - t0;
+  }
+  RV_CHECK(muster_leave(s, rank, &g));
+  /* The full collective cycle on a reused group: the join finds the cached
+   * mapping, so this is what a solver call pays for its rendezvous. */
+  for (long k = 0; k < c->cycles; k++) {
+    double t0 = now_s();
+    RV_CHECK(muster_join(c, s, rank, &g));
+    RV_CHECK(muster_round(c, s, g, rank, total + k));
+    RV_CHECK(muster_leave(s, rank, &g));
+    if (rank == 0) s->cycle_s[k] = now_s() - t0;
+  }
+out:
+  if (g) {
+    muster_group_abort(g, rc, s->msg[rank]);
+    muster_group_leave(g);
+  }
+  return rc;
+}
+
+/* ---- pthread_barrier participant ---------------------------------------- */
+
+static int pthread_rank(const struct rv_config *c, struct rv_shared *s, int rank) {
+  long total = c->warmup + c->rounds;
+  char why[160];
+  int failed = 0;
+  for (long i = 0; i < total; i++) {
+    double t0 = now_s();
+    unsigned char *slot = s->slots + (size_t)(i & 1) * (size_t)c->ranks * c->payload;
+    payload_fill(slot + (size_t)rank * c->payload, c->payload, rank, i);
+    int e = pthread_barrier_wait(&s->bar);
+    if (e != 0 && e != PTHREAD_BARRIER_SERIAL_THREAD)
+      return rv_fail(s, rank, -1, "pthread_barrier_wait failed in round %ld: %s", i, strerror(e));
+    /* After a wrong read keep arriving at the barrier (it cannot be aborted:
+     * leaving would hang the others forever) but stop checking. */
+    for (int p = 0; p < c->ranks && !failed; p++) {
+      const char *bad = payload_check(slot + (size_t)p * c->payload, c->payload, c->payload, p,
+                                      i, why, sizeof why);
+      if (*bad) {
+        rv_fail(s, rank, MUSTER_EMISMATCH, "pthread baseline read a wrong payload of rank %d "
+                "in round %ld: %s", p, i, bad);
+        failed = 1;
+      }
+    }
+    if (rank == 0 && i >= c->warmup) s->round_s[i - c->warmup] = now_s() - t0;
+  }
+  return failed ? MUSTER_EMISMATCH : 0;
+}
+
+static int rank_main(const struct rv_config *c, enum rv_kind kind, struct rv_shared *s,
+                     int rank) {
+  return kind == RV_MUSTER ? muster_rank(c, s, rank) : pthread_rank(c, s, rank);
+}
+
+/* ---- reporting ---------------------------------------------------------- */
+
+static int report_failures(const struct rv_config *c, const struct rv_shared *s) {
+  int failed = 0;
+  for (int r = 0; r < c->ranks; r++) {
+    if (s->rc[r] == 0) continue;
+    if (failed < RV_MAX_REPORTED)
+      fprintf(stderr, "muster rendezvous: %s\n", s->msg[r][0] ? s->msg[r] : "failed");
+    failed++;
+  }
+  if (failed > RV_MAX_REPORTED)
+    fprintf(stderr, "muster rendezvous: ... and %d more ranks failed\n", failed - RV_MAX_REPORTED);
+  return failed ? -1 : 0;
+}
+
+/* ---- threads ------------------------------------------------------------ */
+
+struct rv_gate {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int state; /* 0 closed, 1 go, -1 abandoned */
+};
+
+struct rv_thread {
+  const struct rv_config *c;
+  struct rv_shared *s;
+  struct rv_gate *gate;
+  enum rv_kind kind;
+  int rank;
+};
+
+static void *thread_main(void *arg) {
+  struct rv_thread *t = arg;
+  pthread_mutex_lock(&t->gate->mu);
+  while (t->gate->state == 0) pthread_cond_wait(&t->gate->cv, &t->gate->mu);
+  int go = t->gate->state == 1;
+  pthread_mutex_unlock(&t->gate->mu);
+  if (go) rank_main(t->c, t->kind, t->s, t->rank);
+  return NULL;
+}
+
+static void gate_open(struct rv_gate *gate, int state) {
+  pthread_mutex_lock(&gate->mu);
+  gate->state = state;
+  pthread_cond_broadcast(&gate->cv);
+  pthread_mutex_unlock(&gate->mu);
+}
+
+static int run_threads(const struct rv_config *c, enum rv_kind kind, struct rv_shared *s) {
+  struct rv_gate gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+  struct rv_thread *ts = calloc((size_t)c->ranks, sizeof *ts);
+  pthread_t *tid = calloc((size_t)c->ranks, sizeof *tid);
+  pthread_attr_t attr;
+  int started = 0, rc = 0;
+  if (!ts || !tid) {
+    fprintf(stderr, "muster rendezvous: out of memory\n");
+    rc = -1;
+    goto out;
+  }
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 * 1024); /* many ranks, shallow stacks */
+  for (; started < c->ranks; started++) {
+    ts[started] = (struct rv_thread){c, s, &gate, kind, started};
+    int e = pthread_create(&tid[started], &attr, thread_main, &ts[started]);
+    if (e != 0) {
+      fprintf(stderr, "muster rendezvous: cannot start the thread of rank %d: %s\n", started,
+              strerror(e));
+      rc = -1;
+      break;
+    }
+  }
+  pthread_attr_destroy(&attr);
+  gate_open(&gate, rc == 0 ? 1 : -1);
+  for (int r = 0; r < started; r++) pthread_join(tid[r], NULL);
+  if (kind == RV_MUSTER) muster_group_cache_flush();
+  if (rc == 0) rc = report_failures(c, s);
+out:
+  free(ts);
+  free(tid);
+  return rc;
+}
+
+/* ---- processes ---------------------------------------------------------- */
+
+static void child_main(const struct rv_config *c, enum rv_kind kind, struct rv_shared *s,
+                       int rank, int gate_fd, pid_t parent) {
+  /* Die with the command: nothing may outlive it. */
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(RV_NOT_STARTED);
+  char go;
+  ssize_t n;
+  do n = read(gate_fd, &go, 1);
+  while (n < 0 && errno == EINTR);
+  close(gate_fd);
+  if (n != 1) _exit(RV_NOT_STARTED); /* the parent gave up before the start */
+  int rc = rank_main(c, kind, s, rank);
+  if (kind == RV_MUSTER) muster_group_cache_flush();
+  /* _exit: the parent's stdio buffers and atexit handlers are not ours */
+  _exit(rc == 0 ? 0 : 1);
+}
+
+static int rank_of(const pid_t *pids, int n, pid_t pid) {
+  for (int r = 0; r < n; r++)
+    if (pids[r] == pid) return r;
+  return -1;
+}
+
+/* Wait for every child; after the first failure the others get RV_GRACE_S
+ * to return on their own (a poisoned group, a dead peer) and are then
+ * killed, so a rank blocked forever (pthread_barrier) cannot hang us. */
+static int reap_children(const struct rv_config *c, struct rv_shared *s, pid_t *pids,
+                         int *killed) {
+  int left = 0, failed = 0;
+  double deadline = 0;
+  for (int r = 0; r < c->ranks; r++) left += pids[r] > 0;
+  while (left > 0) {
+    int status;
+    pid_t w = waitpid(-1, &status, failed ? WNOHANG : 0);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) break; /* ECHILD: nothing left */
+    if (w == 0) {
+      if (now_s() < deadline) {
+        usleep(2000);
+        continue;
+      }
+      for (int r = 0; r < c->ranks; r++)
+        if (pids[r] > 0) {
+          kill(pids[r], SIGKILL);
+          if (s->rc[r] == 0)
+            snprintf(s->msg[r], RV_MSG, "rank %d (pid %d): still running %.0f s after the first "
+                     "failure; killed", r, (int)pids[r], RV_GRACE_S);
+          s->rc[r] = s->rc[r] ? s->rc[r] : -1;
+          *killed = 1;
+        }
+      failed = 0; /* block until the killed ones are reaped */
+      deadline = 1e300;
+      continue;
+    }
+    int r = rank_of(pids, c->ranks, w);
+    if (r < 0) continue;
+    pids[r] = 0;
+    left--;
+    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!ok && s->rc[r] == 0) {
+      if (WIFSIGNALED(status))
+        snprintf(s->msg[r], RV_MSG, "rank %d (pid %d) was killed by signal %d (%s)", r, (int)w,
+                 WTERMSIG(status), strsignal(WTERMSIG(status)));
+      else
+        snprintf(s->msg[r], RV_MSG, "rank %d (pid %d) exited with status %d", r, (int)w,
+                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+      s->rc[r] = -1;
+    }
+    if (!ok && deadline == 0) {
+      failed = 1;
+      deadline = now_s() + RV_GRACE_S;
+    }
+  }
+  return 0;
+}
+
+/* A rank killed mid-join may leave the group's name behind; the name is
+ * unique to this invocation, so removing it cannot hurt anyone else. */
+static void unlink_group_name(const struct rv_config *c) {
+  const char *job = getenv("MUSTER_JOB");
+  char name[256];
+  snprintf(name, sizeof name, "/muster.%u.%s.%s", (unsigned)getuid(),
+           job && *job ? job : "default", c->group);
+  shm_unlink(name);
+}
+
+static int run_processes(const struct rv_config *c, enum rv_kind kind, struct rv_shared *s) {
+  pid_t *pids = calloc((size_t)c->ranks, sizeof *pids);
+  int gate[2] = {-1, -1}, rc = 0, killed = 0, forked = 0;
+  pid_t parent = getpid();
+  if (!pids || pipe(gate) != 0) {
+    fprintf(stderr, "muster rendezvous: cannot prepare the ranks: %s\n", strerror(errno));
+    rc = -1;
+    goto out;
+  }
+  fflush(NULL); /* children must not inherit unflushed output */
+  for (; forked < c->ranks; forked++) {
+    pid_t p = fork();
+    if (p < 0) {
+      fprintf(stderr, "muster rendezvous: cannot fork rank %d: %s\n", forked, strerror(errno));
+      rc = -1;
+      break;
+    }
+    if (p == 0) {
+      close(gate[1]);
+      child_main(c, kind, s, forked, gate[0], parent);
+    }
+    pids[forked] = p;
+  }
+  close(gate[0]);
+  gate[0] = -1;
+  if (rc == 0) {
+    /* one byte per rank opens the gate; closing it unwritten sends them home */
+    char go[RV_MAX_SPAWN];
+    memset(go, 'g', sizeof go);
+    ssize_t n = write(gate[1], go, (size_t)c->ranks);
+    if (n != c->ranks) rc = -1;
+  }
+  close(gate[1]);
+  gate[1] = -1;
+  reap_children(c, s, pids, &killed);
+  if (killed && kind == RV_MUSTER) unlink_group_name(c);
+  if (rc == 0) rc = report_failures(c, s);
+out:
+  if (gate[0] >= 0) close(gate[0]);
+  if (gate[1] >= 0) close(gate[1]);
+  free(pids);
+  return rc;
+}
+
+int rv_run(const struct rv_config *c, enum rv_kind kind, struct rv_shared *s) {
+  int rc;
+  rv_reset(c, s);
+  if (kind == RV_PTHREAD) {
+    pthread_barrierattr_t a;
+    pthread_barrierattr_init(&a);
+    pthread_barrierattr_setpshared(&a, c->mode == RV_PROCESSES ? PTHREAD_PROCESS_SHARED
+                                                               : PTHREAD_PROCESS_PRIVATE);
+    int e = pthread_barrier_init(&s->bar, &a, (unsigned)c->ranks);
+    pthread_barrierattr_destroy(&a);
+    if (e != 0) {
+      fprintf(stderr, "muster rendezvous: pthread_barrier_init: %s\n", strerror(e));
+      return -1;
+    }
+  }
+  rc = c->mode == RV_THREADS ? run_threads(c, kind, s) : run_processes(c, kind, s);
+  if (kind == RV_PTHREAD) pthread_barrier_destroy(&s->bar);
+  return rc;
+}

@@ -1,0 +1,194 @@
+/*
+ * tools/shmdump/decode.c - read one segment and judge it.
+ *
+ * The file is read with pread into a private, 64-byte aligned snapshot
+ * rather than mapped: a segment that another process truncates while we
+ * look cannot SIGBUS us, and the fields we validate are the fields we print
+ * (a live group keeps changing under a mapping).  Only what fstat reports is
+ * read, capped at the largest valid segment; the snapshot is validated by
+ * the runtime's own muster__segment_validate() before any field is used.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proc.h"
+#include "shmdump.h"
+
+const char *sd_state_name(enum sd_state st) {
+  static const char *names[SD_STATE_COUNT_] = {
+      [SD_LIVE] = "live",           [SD_FORMING] = "forming",   [SD_STUCK] = "stuck",
+      [SD_POISONED] = "poisoned",   [SD_STALE] = "stale",       [SD_DEAD_RANKS] = "dead-ranks",
+      [SD_UNREADABLE] = "unreadable", [SD_TRUNCATED] = "truncated", [SD_CORRUPT] = "corrupt",
+      [SD_VERSION] = "other-version", [SD_FOREIGN] = "foreign"};
+  return (unsigned)st < SD_STATE_COUNT_ ? names[st] : "?";
+}
+
+const char *sd_phase_name(uint32_t phase) {
+  switch (phase) {
+  case MUSTER_PHASE_FREE: return "never joined";
+  case MUSTER_PHASE_JOINED: return "joined";
+  case MUSTER_PHASE_PUBLISHED: return "published";
+  case MUSTER_PHASE_WAITING: return "waiting";
+  case MUSTER_PHASE_PASSED: return "passed";
+  case MUSTER_PHASE_LEFT: return "left";
+  default: return "?";
+  }
+}
+
+const uint8_t *sd_latest_payload(const struct muster_seg_slot *sl, uint32_t *len,
+                                 uint32_t *gen) {
+  int b = (int32_t)(sl->payload_gen[1] - sl->payload_gen[0]) > 0 ? 1 : 0;
+  if (sl->payload_len[b] == 0 && sl->payload_len[!b] != 0) b = !b;
+  *len = sl->payload_len[b];
+  *gen = sl->payload_gen[b];
+  if (*len > MUSTER_MAX_PAYLOAD) *len = MUSTER_MAX_PAYLOAD; /* validated; belt and braces */
+  return *len ? sl->payload[b] : NULL;
+}
+
+static int seated(uint32_t phase) {
+  return phase >= MUSTER_PHASE_JOINED && phase <= MUSTER_PHASE_PASSED;
+}
+
+static void set_state(struct sd_seg *s, enum sd_state st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_state(struct sd_seg *s, enum sd_state st, const char *fmt, ...) {
+  va_list ap;
+  s->state = st;
+  va_start(ap, fmt);
+  vsnprintf(s->reason, sizeof s->reason, fmt, ap);
+  va_end(ap);
+}
+
+/* Read the whole file into s->hdr (aligned snapshot); -1 with the state set. */
+static int snapshot(struct sd_seg *s, int fd) {
+  size_t cap = muster__segment_size(MUSTER_MAX_RANKS);
+  size_t len = (size_t)s->file_size < cap ? (size_t)s->file_size : cap;
+  size_t alloc = (len + 63) & ~(size_t)63;
+  unsigned char *buf = aligned_alloc(64, alloc ? alloc : 64);
+  if (!buf) {
+    set_state(s, SD_UNREADABLE, "out of memory reading %zu bytes", len);
+    return -1;
+  }
+  memset(buf, 0, alloc ? alloc : 64);
+  size_t got = 0;
+  while (got < len) {
+    ssize_t n = pread(fd, buf + got, len - got, (off_t)got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += (size_t)n;
+  }
+  if (got < len) {
+    free(buf);
+    set_state(s, SD_TRUNCATED, "file shrank while being read (%zu of %zu bytes)", got, len);
+    return -1;
+  }
+  s->hdr = (struct muster_seg_header *)buf;
+  s->snap_len = len;
+  return 0;
+}
+
+static int open_checked(struct sd_seg *s) {
+  int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (s->by_name ? O_NOFOLLOW : 0);
+  int fd = open(s->open_path, flags);
+  if (fd < 0) {
+    set_state(s, SD_UNREADABLE, "cannot open %s: %s", s->open_path, strerror(errno));
+    return -1;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != s->dev ||
+      st.st_ino != s->ino) {
+    close(fd);
+    set_state(s, SD_UNREADABLE, "replaced or removed while being read");
+    return -1;
+  }
+  s->file_size = st.st_size; /* the size we read is the size we now see */
+  return fd;
+}
+
+static void judge_valid(struct sd_seg *s, double now) {
+  const struct muster_seg_header *h = s->hdr;
+  int any_alive = s->nholders > 0, dead_seated = -1, stuck_rank = -1;
+  double longest_wait = 0;
+  s->creator_alive = muster__proc_alive(h->creator_pid, h->creator_start);
+  any_alive |= s->creator_alive;
+  for (int r = 0; r < h->nranks; r++) {
+    const struct muster_seg_slot *sl = muster__segment_slot((struct muster_seg_header *)h, r);
+    s->alive[r] = sl->pid > 0 && muster__proc_alive(sl->pid, sl->start_time);
+    any_alive |= s->alive[r];
+    if (seated(sl->phase) && sl->pid > 0 && !s->alive[r] && dead_seated < 0) dead_seated = r;
+    if (sl->phase == MUSTER_PHASE_WAITING && sl->wait_start_ns) {
+      double waited = now - (double)sl->wait_start_ns * 1e-9;
+      if (waited > longest_wait) {
+        longest_wait = waited;
+        stuck_rank = r;
+      }
+    }
+  }
+  if (!any_alive) {
+    set_state(s, SD_STALE, "creator pid %d and every member are dead; no process has it open%s",
+              h->creator_pid, h->abort_state == MUSTER_ABORT_SET ? " (it was aborted)" : "");
+  } else if (h->abort_state == MUSTER_ABORT_SET) {
+    set_state(s, SD_POISONED, "aborted with %d (%s), blaming rank %d (pid %d): %.*s",
+              h->abort_code, muster_strerror(h->abort_code), h->abort_rank, h->abort_pid,
+              (int)sizeof h->abort_reason, h->abort_reason);
+  } else if (dead_seated >= 0) {
+    const struct muster_seg_slot *sl =
+        muster__segment_slot((struct muster_seg_header *)h, dead_seated);
+    set_state(s, SD_DEAD_RANKS, "rank %d (pid %d) died while %s", dead_seated, sl->pid,
+              sd_phase_name(sl->phase));
+  } else if (stuck_rank >= 0 && longest_wait >= SD_STUCK_S) {
+    set_state(s, SD_STUCK, "rank %d has waited %.1f s at barrier %u", stuck_rank, longest_wait,
+              h->generation);
+  } else if (!h->formed) {
+    set_state(s, SD_FORMING, "%d of %d ranks have joined", __builtin_popcountll(h->seen_mask),
+              h->nranks);
+  } else {
+    set_state(s, SD_LIVE, "%s", "");
+  }
+}
+
+void sd_decode(struct sd_seg *s, double now_real_s) {
+  if (s->state == SD_UNREADABLE) return; /* set by the scan */
+  if (s->owner != getuid()) {
+    set_state(s, SD_FOREIGN, "owned by uid %u, not by us (uid %u): not opened",
+              (unsigned)s->owner, (unsigned)getuid());
+    return;
+  }
+  int fd = open_checked(s);
+  if (fd < 0) return;
+  if (s->file_size < 16) { /* not even magic + version: nothing to validate */
+    set_state(s, SD_TRUNCATED, "%lld bytes, shorter than the %u-byte header%s",
+              (long long)s->file_size, MUSTER_SEG_HEADER_SIZE,
+              s->file_size == 0 ? " (its creator died before sizing it?)" : "");
+    goto out;
+  }
+  if (snapshot(s, fd) != 0) goto out;
+  char why[256] = "";
+  int rc = muster__segment_validate(s->hdr, s->snap_len, why, sizeof why);
+  if (rc == MUSTER_EVERSION || rc == MUSTER_ECORRUPT) {
+    int truncated = strstr(why, "truncat") || strstr(why, "short");
+    set_state(s, rc == MUSTER_EVERSION ? SD_VERSION : truncated ? SD_TRUNCATED : SD_CORRUPT,
+              "%s", why[0] ? why : muster_strerror(rc));
+  } else if (rc != 0) {
+    set_state(s, SD_CORRUPT, "validation failed: %s", muster_strerror(rc));
+  } else if ((size_t)s->file_size > s->snap_len) {
+    set_state(s, SD_CORRUPT, "%lld bytes, larger than any segment (%zu)",
+              (long long)s->file_size, s->snap_len);
+  } else if (s->hdr->uid != (uint32_t)s->owner) {
+    set_state(s, SD_CORRUPT, "header says uid %u, the file is owned by uid %u", s->hdr->uid,
+              (unsigned)s->owner);
+  } else {
+    judge_valid(s, now_real_s);
+    goto out;
+  }
+  free(s->hdr); /* only a validated snapshot is kept for printing */
+  s->hdr = NULL;
+out:
+  close(fd);
+}

@@ -1,0 +1,255 @@
+/* tools/shmdump/print.c - shmdump's text and JSON output. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shmdump.h"
+
+#define SD_PREVIEW 16 /* payload bytes shown in hex */
+
+static const struct muster_seg_slot *slot_of(const struct sd_seg *s, int r) {
+  return muster__segment_slot(s->hdr, r);
+}
+
+static int at_open_barrier(const struct muster_seg_header *h, const struct muster_seg_slot *sl) {
+  return sl->phase == MUSTER_PHASE_WAITING && sl->barrier_gen == h->generation;
+}
+
+/* Why rank r holds the group up, or NULL when it does not.  While someone
+ * waits at the open barrier, everyone not waiting there is missing; before
+ * the group formed, the ranks that never joined are. */
+static const char *missing_why(const struct sd_seg *s, int r, char *buf, size_t cap) {
+  const struct muster_seg_header *h = s->hdr;
+  const struct muster_seg_slot *sl = slot_of(s, r);
+  int waiting = 0;
+  for (int i = 0; i < h->nranks; i++) waiting |= at_open_barrier(h, slot_of(s, i));
+  if (sl->pid > 0 && !s->alive[r] && sl->phase != MUSTER_PHASE_LEFT &&
+      sl->phase != MUSTER_PHASE_FREE) {
+    snprintf(buf, cap, "dead: pid %d is gone (or its pid was reused)", sl->pid);
+    return buf;
+  }
+  if (waiting && !at_open_barrier(h, sl)) {
+    if (sl->phase == MUSTER_PHASE_FREE) snprintf(buf, cap, "never joined");
+    else if (sl->phase == MUSTER_PHASE_LEFT) snprintf(buf, cap, "left the group (pid %d)", sl->pid);
+    else snprintf(buf, cap, "pid %d is %s, not at barrier %u", sl->pid, sd_phase_name(sl->phase),
+                  h->generation);
+    return buf;
+  }
+  if (!waiting && !h->formed && sl->phase == MUSTER_PHASE_FREE) {
+    snprintf(buf, cap, "never joined");
+    return buf;
+  }
+  return NULL;
+}
+
+static void hex_preview(const uint8_t *p, uint32_t len, char *out, size_t cap) {
+  size_t o = 0;
+  out[0] = '\0';
+  for (uint32_t i = 0; i < len && i < SD_PREVIEW && o + 3 < cap; i++)
+    o += (size_t)snprintf(out + o, cap - o, "%s%02x", i ? " " : "", p[i]);
+  if (len > SD_PREVIEW && o + 4 < cap) snprintf(out + o, cap - o, " ...");
+}
+
+static double secs_since(double now, uint64_t ns) {
+  return ns ? now - (double)ns * 1e-9 : -1;
+}
+
+/* ---- text ---------------------------------------------------------------- */
+
+static void print_holders(const struct sd_seg *s) {
+  if (s->nholders == 0) {
+    printf("nobody");
+    return;
+  }
+  printf("pid%s ", s->nholders > 1 ? "s" : "");
+  for (int i = 0; i < s->nholders; i++) printf("%s%d", i ? "," : "", (int)s->holders[i]);
+}
+
+static void print_ranks_text(const struct sd_seg *s, double now) {
+  const struct muster_seg_header *h = s->hdr;
+  char why[160], hex[SD_PREVIEW * 3 + 8];
+  for (int r = 0; r < h->nranks; r++)
+    if (missing_why(s, r, why, sizeof why)) printf("   MISSING: rank %d (%s)\n", r, why);
+  printf("   %-4s %-8s %-6s %-6s %-13s %-7s %-9s %s\n", "rank", "pid", "alive", "device", "phase",
+         "barrier", "waited", "payload (latest round)");
+  for (int r = 0; r < h->nranks; r++) {
+    const struct muster_seg_slot *sl = slot_of(s, r);
+    if (sl->phase == MUSTER_PHASE_FREE) {
+      printf("   %-4d %-8s %-6s %-6s %-13s %-7s %-9s %s\n", r, "-", "-", "-", "never joined", "-",
+             "-", "-");
+      continue;
+    }
+    uint32_t len, gen;
+    const uint8_t *p = sd_latest_payload(sl, &len, &gen);
+    double waited = sl->phase == MUSTER_PHASE_WAITING ? secs_since(now, sl->wait_start_ns) : -1;
+    char wbuf[32] = "-", pbuf[SD_PREVIEW * 3 + 40] = "-";
+    if (waited >= 0) snprintf(wbuf, sizeof wbuf, "%.2f s", waited);
+    if (p) {
+      hex_preview(p, len, hex, sizeof hex);
+      snprintf(pbuf, sizeof pbuf, "%u B (round %u): %s", len, gen, hex);
+    }
+    printf("   %-4d %-8d %-6s %-6d %-13s %-7u %-9s %s\n", r, sl->pid,
+           s->alive[r] ? "alive" : "DEAD", sl->device, sd_phase_name(sl->phase), sl->barrier_gen,
+           wbuf, pbuf);
+  }
+}
+
+static void print_seg_text(const struct sd_seg *s, double now) {
+  printf("== %s  [%s]%s%s\n", s->name, sd_state_name(s->state), s->reason[0] ? " " : "",
+         s->reason);
+  printf("   path %s (%s), %lld bytes, owner uid %u, held open by ", s->path,
+         s->by_name ? "by name" : "name removed: found through /proc",
+         (long long)s->file_size, (unsigned)s->owner);
+  print_holders(s);
+  printf("\n");
+  if (s->removed) printf("   REMOVED by --clean\n");
+  const struct muster_seg_header *h = s->hdr;
+  if (!h) return;
+  printf("   job %.*s  group %.*s  layout v%u  ranks %d expected, %d joined, %u seated, "
+         "%u arrived at barrier %u\n",
+         (int)sizeof h->job, h->job, (int)sizeof h->group, h->group, h->version, h->nranks,
+         __builtin_popcountll(h->seen_mask), MUSTER_SEATS_COUNT(h->seats), h->arrived,
+         h->generation);
+  printf("   creator pid %d (%s), created %.1f s ago; formed %s; generation %u\n",
+         h->creator_pid, s->creator_alive ? "alive" : "DEAD", secs_since(now, h->created_ns),
+         h->formed ? "yes" : "no", h->generation);
+  if (h->status[0].valid || h->status[1].valid) {
+    int b = (int32_t)(h->status[1].gen - h->status[0].gen) > 0 && h->status[1].valid ? 1 : 0;
+    printf("   leader status %d (round %u, %u bytes)\n", h->status[b].status, h->status[b].gen,
+           h->status[b].len);
+  }
+  print_ranks_text(s, now);
+}
+
+void sd_print_text(const struct sd_opts *o, const struct sd_list *l, double now) {
+  int removed = 0;
+  printf("shmdump: %d muster segment%s (uid %u, %s and /proc/*/fd%s%s)\n", l->n,
+         l->n == 1 ? "" : "s", (unsigned)getuid(), o->dir, o->job ? ", job " : "",
+         o->job ? o->job : "");
+  for (int i = 0; i < l->n; i++) {
+    printf("\n");
+    print_seg_text(&l->v[i], now);
+    removed += l->v[i].removed;
+  }
+  if (o->clean) {
+    printf("\nclean: removed %d stale segment%s", removed, removed == 1 ? "" : "s");
+    for (int i = 0; i < l->n; i++)
+      if (l->v[i].removed) printf("%s%s", i ? "\n  " : "\n  ", l->v[i].path);
+    printf("\n");
+  }
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+/* A JSON string of at most `max` bytes of s (names and reasons come from
+ * files anyone of our uid could have written: escape everything odd). */
+static void json_str(const char *s, size_t max) {
+  putchar('"');
+  for (size_t i = 0; i < max && s[i]; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '"' || c == '\\') printf("\\%c", c);
+    else if (c < 0x20 || c >= 0x7f) printf("\\u%04x", c);
+    else putchar(c);
+  }
+  putchar('"');
+}
+
+static void json_key_str(const char *key, const char *s, size_t max) {
+  printf("\"%s\":", key);
+  json_str(s, max);
+}
+
+static void json_num(const char *key, double v) {
+  if (v < 0) printf("\"%s\":null", key);
+  else printf("\"%s\":%.3f", key, v);
+}
+
+static void print_ranks_json(const struct sd_seg *s, double now) {
+  const struct muster_seg_header *h = s->hdr;
+  char why[160], hex[MUSTER_MAX_PAYLOAD * 2 + 1];
+  printf(",\"missing\":[");
+  for (int r = 0, first = 1; r < h->nranks; r++)
+    if (missing_why(s, r, why, sizeof why)) {
+      printf("%s{\"rank\":%d,", first ? "" : ",", r);
+      json_key_str("why", why, sizeof why);
+      printf("}");
+      first = 0;
+    }
+  printf("],\"ranks\":[");
+  for (int r = 0; r < h->nranks; r++) {
+    const struct muster_seg_slot *sl = slot_of(s, r);
+    uint32_t len, gen;
+    const uint8_t *p = sd_latest_payload(sl, &len, &gen);
+    for (uint32_t i = 0; i < len && p; i++) snprintf(hex + 2 * i, 3, "%02x", p[i]);
+    if (!p) hex[0] = '\0';
+    printf("%s{\"rank\":%d,\"pid\":%d,\"alive\":%s,\"device\":%d,", r ? "," : "", r, sl->pid,
+           s->alive[r] ? "true" : "false", sl->device);
+    json_key_str("phase", sd_phase_name(sl->phase), 32);
+    printf(",\"barrier\":%u,\"sessions\":%llu,\"barriers\":%llu,", sl->barrier_gen,
+           (unsigned long long)sl->sessions, (unsigned long long)sl->barriers);
+    json_num("waited_s", sl->phase == MUSTER_PHASE_WAITING ? secs_since(now, sl->wait_start_ns) : -1);
+    printf(",\"payload_len\":%u,\"payload_round\":%u,", len, gen);
+    json_key_str("payload_hex", hex, sizeof hex);
+    printf("}");
+  }
+  printf("]");
+}
+
+static void print_seg_json(const struct sd_seg *s, double now) {
+  printf("{");
+  json_key_str("name", s->name, sizeof s->name);
+  printf(",");
+  json_key_str("path", s->path, sizeof s->path);
+  printf(",\"by_name\":%s,\"size\":%lld,\"owner_uid\":%u,", s->by_name ? "true" : "false",
+         (long long)s->file_size, (unsigned)s->owner);
+  json_key_str("state", sd_state_name(s->state), 32);
+  printf(",");
+  json_key_str("reason", s->reason, sizeof s->reason);
+  printf(",\"removed\":%s,\"holders\":[", s->removed ? "true" : "false");
+  for (int i = 0; i < s->nholders; i++) printf("%s%d", i ? "," : "", (int)s->holders[i]);
+  printf("]");
+  const struct muster_seg_header *h = s->hdr;
+  if (h) {
+    printf(",");
+    json_key_str("job", h->job, sizeof h->job);
+    printf(",");
+    json_key_str("group", h->group, sizeof h->group);
+    printf(",\"version\":%u,\"nranks\":%d,\"joined\":%d,\"seated\":%u,\"arrived\":%u,"
+           "\"generation\":%u,\"formed\":%s,\"creator\":{\"pid\":%d,\"alive\":%s},",
+           h->version, h->nranks, __builtin_popcountll(h->seen_mask),
+           MUSTER_SEATS_COUNT(h->seats), h->arrived, h->generation, h->formed ? "true" : "false",
+           h->creator_pid, s->creator_alive ? "true" : "false");
+    json_num("age_s", secs_since(now, h->created_ns));
+    if (h->abort_state == MUSTER_ABORT_SET) {
+      printf(",\"abort\":{\"code\":%d,\"rank\":%d,\"pid\":%d,", h->abort_code, h->abort_rank,
+             h->abort_pid);
+      json_key_str("reason", h->abort_reason, sizeof h->abort_reason);
+      printf("}");
+    } else {
+      printf(",\"abort\":null");
+    }
+    print_ranks_json(s, now);
+  }
+  printf("}");
+}
+
+void sd_print_json(const struct sd_opts *o, const struct sd_list *l, double now) {
+  printf("{\"uid\":%u,", (unsigned)getuid());
+  json_key_str("dir", o->dir, SD_PATH);
+  printf(",\"job\":");
+  if (o->job) json_str(o->job, 256);
+  else printf("null");
+  printf(",\"count\":%d,\"segments\":[", l->n);
+  for (int i = 0; i < l->n; i++) {
+    if (i) printf(",");
+    print_seg_json(&l->v[i], now);
+  }
+  printf("],\"removed\":[");
+  for (int i = 0, first = 1; i < l->n; i++)
+    if (l->v[i].removed) {
+      if (!first) printf(",");
+      json_str(l->v[i].path, SD_PATH);
+      first = 0;
+    }
+  printf("]}\n");
+}

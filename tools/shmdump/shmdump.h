@@ -1,0 +1,92 @@
+/*
+ * tools/shmdump/shmdump.h - shmdump's parts: finding segments (scan.c),
+ * reading and judging them (decode.c), printing them (print.c), and the
+ * command itself (shmdump.c).
+ *
+ * A segment is found two ways:
+ *   - by name in /dev/shm (groups forming, stuck at join, stale, or foreign),
+ *   - through /proc/PID/fd/N of every process of ours, for formed groups whose
+ *     name the runtime already removed ("/dev/shm/muster.... (deleted)").
+ * Both are deduplicated by (dev, inode); every pid holding one open is kept.
+ */
+#ifndef MUSTER_SHMDUMP_H
+#define MUSTER_SHMDUMP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "muster.h"
+#include "segment.h"
+
+#define SD_PATH 512
+
+/* How a segment was judged (worst first for the eye). */
+enum sd_state {
+  SD_LIVE = 0,   /* valid, formed, its members alive                         */
+  SD_FORMING,    /* valid, not every rank has joined yet, not waiting long   */
+  SD_STUCK,      /* some rank waits for at least SD_STUCK_S for others        */
+  SD_POISONED,   /* aborted: every participant got the abort code            */
+  SD_STALE,      /* creator and every member dead, nobody holds it open      */
+  SD_DEAD_RANKS, /* some seated member dead, others alive                     */
+  SD_UNREADABLE, /* cannot be opened or read (reason says why)               */
+  SD_TRUNCATED,  /* shorter than a header or than its header says            */
+  SD_CORRUPT,    /* a field fails validation                                 */
+  SD_VERSION,    /* magic right, another layout version                      */
+  SD_FOREIGN,    /* owned by another uid: not opened                          */
+  SD_STATE_COUNT_
+};
+
+#define SD_STUCK_S 1.0 /* a wait longer than this is shown as stuck */
+
+struct sd_seg {
+  char path[SD_PATH];      /* /dev/shm/NAME, or the link target (deleted)    */
+  char open_path[SD_PATH]; /* what we open: /dev/shm/NAME or /proc/P/fd/N    */
+  char name[256];          /* basename: muster.<uid>.<job>.<group>           */
+  int by_name;             /* found in the folder (so --clean may unlink it) */
+  dev_t dev;
+  ino_t ino;
+  uid_t owner;
+  off_t file_size;
+  pid_t *holders;          /* processes with it open (sorted, unique)        */
+  int nholders, cap_holders;
+
+  /* set by sd_decode */
+  enum sd_state state;
+  char reason[512];        /* why it is unreadable/corrupt/stuck/...         */
+  struct muster_seg_header *hdr; /* validated private snapshot, or NULL       */
+  size_t snap_len;
+  int creator_alive;
+  int alive[MUSTER_MAX_RANKS];
+  int removed;             /* --clean unlinked it                            */
+};
+
+struct sd_list {
+  struct sd_seg *v;
+  int n, cap;
+};
+
+struct sd_opts {
+  const char *dir;   /* "/dev/shm" unless --dir */
+  const char *job;   /* --job filter or NULL   */
+  int json, clean, all_uids;
+};
+
+/* scan.c: fill `l` with every muster segment in opts->dir and behind
+ * /proc/PID/fd.  0, or -1 with a message on stderr when dir cannot be read. */
+int sd_scan(const struct sd_opts *o, struct sd_list *l);
+void sd_list_free(struct sd_list *l);
+
+/* decode.c */
+void sd_decode(struct sd_seg *s, double now_real_s);
+const char *sd_state_name(enum sd_state st);
+const char *sd_phase_name(uint32_t phase);
+/* the rank's payload of the latest round it published (NULL if none) */
+const uint8_t *sd_latest_payload(const struct muster_seg_slot *sl, uint32_t *len,
+                                 uint32_t *gen);
+
+/* print.c */
+void sd_print_text(const struct sd_opts *o, const struct sd_list *l, double now_real_s);
+void sd_print_json(const struct sd_opts *o, const struct sd_list *l, double now_real_s);
+
+#endif
