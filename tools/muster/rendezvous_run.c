@@ -30,6 +30,15 @@
 
 #include "rendezvous.h"
 
+/* TEMPORARY (helper A2): weak until runtime/group.c lands, so the tree links
+ * meanwhile; removed as soon as it does. */
+#pragma weak muster_group_join
+#pragma weak muster_group_exchange
+#pragma weak muster_group_payload
+#pragma weak muster_group_abort
+#pragma weak muster_group_leave
+#pragma weak muster_group_cache_flush
+
 /* check-and-goto with one cleanup label, as in the runtime */
 #define RV_CHECK(call)                                                         \
   do {                                                                         \
