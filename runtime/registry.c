@@ -1,0 +1,636 @@
+/*
+ * runtime/registry.c - the provider registry.
+ *
+ * Index: an RCU lock-free hash table (liburcu rculfhash) whose key is the
+ * routine name; one node per (routine, backend file), duplicates allowed, so
+ * the providers of "potrs" are the duplicates of key "potrs".  Readers
+ * (every solve) walk the duplicates under rcu_read_lock() and take a
+ * reference on the chosen provider; they never lock.  Writers (first use of
+ * a routine, rescan) serialize on one mutex.
+ *
+ * Why urcu-bp: the threads that call muster_solve belong to the host
+ * framework (JAX's, TensorFlow's, a Go runtime's); we cannot make them call
+ * rcu_register_thread() before their first read nor unregister them before
+ * they exit.  The "bulletproof" flavour registers a reader lazily on its
+ * first rcu_read_lock() and reclaims the slot of an exited thread itself;
+ * its read side costs a little more than memb's, which does not matter at
+ * one lookup per solve.
+ *
+ * Lifetime: a provider (one loaded file) has a reference count: one per
+ * table node that points to it plus one per call running it.  A rescan that
+ * replaces or removes a file deletes its nodes, waits for a grace period
+ * (synchronize_rcu: after it no reader can still take a new reference through
+ * those nodes), then drops the nodes' references.  Whoever drops the last
+ * reference (the rescan, or the last call still running it) runs fini and
+ * dlclose()s it.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <urcu-bp.h>
+#include <urcu/rculfhash.h>
+
+#include "registry.h"
+
+/* TSan cannot see the ordering urcu provides (uninstrumented library), so
+ * tell it: a writer publishes after RELEASE(&publish) and readers ACQUIRE
+ * before reading a node; readers RELEASE(&readers_done) when they unlock and
+ * the writer ACQUIREs after synchronize_rcu before freeing nodes. */
+#if defined(__SANITIZE_THREAD__)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define TSAN_ACQUIRE(a) __tsan_acquire(a)
+#define TSAN_RELEASE(a) __tsan_release(a)
+#else
+#define TSAN_ACQUIRE(a) ((void)0)
+#define TSAN_RELEASE(a) ((void)0)
+#endif
+static char tsan_publish __attribute__((unused)), tsan_readers_done __attribute__((unused));
+
+#define NROUTINES 4 /* routine ids 1..3 */
+
+typedef struct prov {
+  muster__provider_t pub;       /* first: callers see this part          */
+  _Atomic long refs;            /* nodes + calls                          */
+  void *handle;                 /* dlopen handle; NULL when refused       */
+  dev_t dev;                    /* identity of the file when loaded       */
+  ino_t ino;
+  struct timespec mtime;
+  off_t size;
+  int available;                /* probe said yes                         */
+  char why[256];                /* load/probe error                       */
+} prov_t;
+
+typedef struct node {
+  struct cds_lfht_node lfht;
+  char routine[16];             /* key                                    */
+  char backend[32];             /* <backend>.so in <dir>/<routine>/       */
+  prov_t *prov;                 /* holds one reference                    */
+} node_t;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static struct cds_lfht *table;
+static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int scanned[NROUTINES];
+
+static const char *routine_str(int r) {
+  switch (r) {
+  case MUSTER_POTRS: return "potrs";
+  case MUSTER_POTRI: return "potri";
+  case MUSTER_SYEVD: return "syevd";
+  default: return NULL;
+  }
+}
+
+static const char *dtype_str(int t) {
+  switch (t) {
+  case MUSTER_F32: return "f32";
+  case MUSTER_F64: return "f64";
+  case MUSTER_C64: return "c64";
+  case MUSTER_C128: return "c128";
+  default: return "?";
+  }
+}
+
+/* strncpy that always terminates (and does not warn about truncation) */
+static void copy_str(char *dst, size_t cap, const char *src) {
+  size_t len = strnlen(src, cap - 1);
+  memcpy(dst, src, len);
+  dst[len] = '\0';
+}
+
+static unsigned long hash_str(const char *s) {
+  unsigned long h = 1469598103934665603ul; /* FNV-1a */
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ul;
+  return h;
+}
+
+static int match_routine(struct cds_lfht_node *n, const void *key) {
+  TSAN_ACQUIRE(&tsan_publish);
+  node_t *nd = caa_container_of(n, node_t, lfht);
+  return strcmp(nd->routine, (const char *)key) == 0;
+}
+
+/* fork: a child must not inherit our writer mutex locked by another thread,
+ * nor urcu-bp's registry of the parent's threads (urcu-bp asks its users to
+ * call these around fork). Order: ours, then urcu's; reverse after. */
+static void atfork_prepare(void) { pthread_mutex_lock(&writer); }
+static void atfork_parent(void) { pthread_mutex_unlock(&writer); }
+static void atfork_child(void) { pthread_mutex_init(&writer, NULL); }
+
+static void init_once(void) {
+  table = cds_lfht_new(8, 8, 0, 0, NULL);
+  pthread_atfork(urcu_bp_before_fork, urcu_bp_after_fork_parent, urcu_bp_after_fork_child);
+  pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+static int ensure_table(void) {
+  pthread_once(&once, init_once);
+  if (!table) return muster__err(MUSTER_ENOMEM, "provider registry: cannot create the hash table");
+  return 0;
+}
+
+/* ---- provider files --------------------------------------------------- */
+
+static void prov_unload(prov_t *p) {
+  if (p->handle) {
+    if (p->pub.v && p->pub.v->fini && p->available >= 0) p->pub.v->fini(p->pub.ctx);
+    muster__log(MUSTER_LOG_DEBUG, "provider %s: unloading %s", p->pub.name, p->pub.path);
+    dlclose(p->handle);
+  }
+  free(p);
+}
+
+void muster__provider_ref(muster__provider_t *pp) {
+  prov_t *p = (prov_t *)pp;
+  atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+}
+
+void muster__provider_release(muster__provider_t *pp) {
+  prov_t *p = (prov_t *)pp;
+  if (!p) return;
+  if (atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1) prov_unload(p);
+}
+
+/* Known ABI symbols, newest first. */
+static const struct { const char *sym; uint32_t version; size_t min_size; } abis[] = {
+    {MUSTER_PROVIDER_SYMBOL_V1, 1, sizeof(muster_provider_v1_t)},
+};
+
+/* Check the exported struct; on refusal writes why. */
+static int check_v1(const muster_provider_v1_t *v, const char *backend, char *why, size_t cap) {
+  if (v->abi_version != MUSTER_PROVIDER_ABI_VERSION) {
+    snprintf(why, cap, "ABI version %u, runtime supports %d", v->abi_version,
+             MUSTER_PROVIDER_ABI_VERSION);
+    return MUSTER_EVERSION;
+  }
+  if (v->struct_size < sizeof(muster_provider_v1_t)) {
+    snprintf(why, cap, "struct_size %u too small (runtime needs %zu)", v->struct_size,
+             sizeof(muster_provider_v1_t));
+    return MUSTER_EVERSION;
+  }
+  if (!v->name || strcmp(v->name, backend) != 0) {
+    snprintf(why, cap, "provider name '%s' does not match the file name '%s.so'",
+             v->name ? v->name : "(null)", backend);
+    return MUSTER_EINVAL;
+  }
+  if (!v->solve) {
+    snprintf(why, cap, "no solve hook");
+    return MUSTER_EINVAL;
+  }
+  return 0;
+}
+
+/* Load one file. Never fails as a whole: a refused file gives a prov with
+ * handle NULL and `why`, so listings and errors can show it. */
+static prov_t *prov_load(const char *path, const char *backend, const struct stat *st) {
+  prov_t *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  atomic_init(&p->refs, 0);
+  p->dev = st->st_dev;
+  p->ino = st->st_ino;
+  p->mtime = st->st_mtim;
+  p->size = st->st_size;
+  copy_str(p->pub.name, sizeof p->pub.name, backend);
+  if (!realpath(path, p->pub.path)) copy_str(p->pub.path, sizeof p->pub.path, path);
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *e = dlerror();
+    snprintf(p->why, sizeof p->why, "dlopen failed: %s", e ? e : "unknown error");
+    goto refused;
+  }
+  const muster_provider_v1_t *v = NULL;
+  for (size_t i = 0; i < sizeof abis / sizeof abis[0] && !v; i++) v = dlsym(h, abis[i].sym);
+  if (!v) {
+    snprintf(p->why, sizeof p->why, "no symbol %s (not a muster provider, or built for an "
+             "unknown ABI)", MUSTER_PROVIDER_SYMBOL_V1);
+    dlclose(h);
+    goto refused;
+  }
+  if (check_v1(v, backend, p->why, sizeof p->why) < 0) {
+    dlclose(h);
+    goto refused;
+  }
+  p->handle = h;
+  p->pub.v = v;
+  char err[256] = "";
+  if (v->init && v->init(&p->pub.ctx, err, sizeof err) < 0) {
+    snprintf(p->why, sizeof p->why, "init failed: %s", err);
+    p->available = -1; /* fini must not run */
+    p->pub.v = NULL;
+    dlclose(h);
+    p->handle = NULL;
+    goto refused;
+  }
+  p->available = 1;
+  if (v->probe && v->probe(err, sizeof err) < 0) {
+    p->available = 0;
+    snprintf(p->why, sizeof p->why, "probe: %s", err);
+  }
+  muster__log(MUSTER_LOG_INFO, "provider %s loaded from %s (%s)", backend, p->pub.path,
+              p->available ? "available" : p->why);
+  return p;
+refused:
+  muster__log(MUSTER_LOG_WARN, "provider file %s refused: %s", path, p->why);
+  return p;
+}
+
+/* ---- search path ------------------------------------------------------ */
+
+#define MAX_DIRS 16
+
+static int add_dir(char dirs[][PATH_MAX], int n, const char *d) {
+  char real[PATH_MAX];
+  if (n >= MAX_DIRS || !realpath(d, real)) return n;
+  struct stat st;
+  if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) return n;
+  for (int i = 0; i < n; i++)
+    if (!strcmp(dirs[i], real)) return n;
+  snprintf(dirs[n], PATH_MAX, "%s", real);
+  return n + 1;
+}
+
+static int add_beside(char dirs[][PATH_MAX], int n, const char *file) {
+  char d[PATH_MAX], cand[PATH_MAX + 64];
+  snprintf(d, sizeof d, "%s", file);
+  char *slash = strrchr(d, '/');
+  if (!slash) return n;
+  *slash = '\0';
+  snprintf(cand, sizeof cand, "%s/muster/providers", d);
+  n = add_dir(dirs, n, cand);
+  snprintf(cand, sizeof cand, "%s/../lib/muster/providers", d);
+  return add_dir(dirs, n, cand);
+}
+
+/* MUSTER_PROVIDER_PATH, else beside libmuster.so (dladdr on one of our
+ * symbols; in a statically linked program that is the executable) and
+ * beside the executable. */
+static int search_dirs(char dirs[][PATH_MAX]) {
+  int n = 0;
+  const char *env = getenv("MUSTER_PROVIDER_PATH");
+  if (env && *env) {
+    char *copy = strdup(env), *save = NULL;
+    if (!copy) return 0;
+    for (char *t = strtok_r(copy, ":", &save); t; t = strtok_r(NULL, ":", &save))
+      n = add_dir(dirs, n, t);
+    free(copy);
+    return n;
+  }
+  Dl_info info;
+  if (dladdr((void *)&muster_providers_rescan, &info) && info.dli_fname)
+    n = add_beside(dirs, n, info.dli_fname);
+  char exe[PATH_MAX];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len > 0) {
+    exe[len] = '\0';
+    n = add_beside(dirs, n, exe);
+  }
+  return n;
+}
+
+/* ---- writer side (mutex held) ----------------------------------------- */
+
+/* A loaded provider of the same file already in the table (shared between
+ * routines: potrs/lapack.so and syevd/lapack.so are one file). */
+static prov_t *find_loaded(const struct stat *st) {
+  struct cds_lfht_iter it;
+  node_t *nd;
+  prov_t *found = NULL;
+  rcu_read_lock();
+  cds_lfht_for_each_entry(table, &it, nd, lfht) {
+    prov_t *p = nd->prov;
+    if (p->dev == st->st_dev && p->ino == st->st_ino && p->size == st->st_size &&
+        p->mtime.tv_sec == st->st_mtim.tv_sec && p->mtime.tv_nsec == st->st_mtim.tv_nsec) {
+      found = p;
+      break;
+    }
+  }
+  TSAN_RELEASE(&tsan_readers_done);
+  rcu_read_unlock();
+  return found;
+}
+
+static node_t *find_node(const char *routine, const char *backend) {
+  struct cds_lfht_iter it;
+  node_t *nd, *found = NULL;
+  rcu_read_lock();
+  cds_lfht_for_each_entry_duplicate(table, hash_str(routine), match_routine, routine, &it, nd, lfht) {
+    if (!strcmp(nd->backend, backend)) {
+      found = nd;
+      break;
+    }
+  }
+  TSAN_RELEASE(&tsan_readers_done);
+  rcu_read_unlock();
+  return found;
+}
+
+static int same_file(const prov_t *p, const struct stat *st) {
+  return p->dev == st->st_dev && p->ino == st->st_ino && p->size == st->st_size &&
+         p->mtime.tv_sec == st->st_mtim.tv_sec && p->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+static int backend_of(const char *fname, char *out, size_t cap) {
+  size_t len = strlen(fname);
+  if (len < 4 || strcmp(fname + len - 3, ".so") != 0 || len - 3 >= cap) return 0;
+  memcpy(out, fname, len - 3);
+  out[len - 3] = '\0';
+  return out[0] != '.';
+}
+
+struct found { char backend[32]; char path[PATH_MAX + 320]; struct stat st; };
+
+/* The files of one routine, first folder on the path wins per backend. */
+static int list_routine(char dirs[][PATH_MAX], int ndirs, const char *routine,
+                        struct found *f, int cap) {
+  int n = 0;
+  for (int d = 0; d < ndirs; d++) {
+    char sub[PATH_MAX + 32];
+    snprintf(sub, sizeof sub, "%s/%s", dirs[d], routine);
+    DIR *dir = opendir(sub);
+    if (!dir) continue;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL && n < cap) {
+      char backend[32];
+      if (!backend_of(e->d_name, backend, sizeof backend)) continue;
+      int dup = 0;
+      for (int i = 0; i < n; i++) dup |= !strcmp(f[i].backend, backend);
+      if (dup) continue;
+      snprintf(f[n].path, sizeof f[n].path, "%s/%s", sub, e->d_name);
+      if (stat(f[n].path, &f[n].st) != 0) continue; /* dangling link */
+      copy_str(f[n].backend, sizeof f[n].backend, backend);
+      n++;
+    }
+    closedir(dir);
+  }
+  return n;
+}
+
+#define MAX_FILES 64
+
+/* Bring the nodes of `routine` in line with the files on the path.  A
+ * changed file's new node is added before the old one is deleted, so a
+ * concurrent lookup always finds one of the two.  Deleted nodes go to
+ * dead[]; the caller drops their references after a grace period. */
+static int add_node(const char *routine, const struct found *f) {
+  prov_t *p = find_loaded(&f->st);
+  if (!p) p = prov_load(f->path, f->backend, &f->st);
+  if (!p) return muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
+  node_t *n = calloc(1, sizeof *n);
+  if (!n) {
+    if (atomic_load(&p->refs) == 0) prov_unload(p);
+    return muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
+  }
+  snprintf(n->routine, sizeof n->routine, "%s", routine);
+  snprintf(n->backend, sizeof n->backend, "%s", f->backend);
+  atomic_fetch_add(&p->refs, 1);
+  n->prov = p;
+  cds_lfht_node_init(&n->lfht);
+  TSAN_RELEASE(&tsan_publish);
+  rcu_read_lock();
+  cds_lfht_add(table, hash_str(routine), &n->lfht);
+  rcu_read_unlock();
+  return 0;
+}
+
+static void del_node(node_t *nd, node_t **dead, int *ndead, int deadcap) {
+  if (*ndead < deadcap && cds_lfht_del(table, &nd->lfht) == 0) dead[(*ndead)++] = nd;
+}
+
+static int sync_routine(char dirs[][PATH_MAX], int ndirs, const char *routine,
+                        node_t **dead, int *ndead, int deadcap) {
+  struct found *files = malloc(MAX_FILES * sizeof *files); /* ~280 KB: not on a foreign stack */
+  if (!files) return muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
+  int nf = list_routine(dirs, ndirs, routine, files, MAX_FILES);
+  for (int i = 0; i < nf; i++) {
+    node_t *have = find_node(routine, files[i].backend);
+    if (have && same_file(have->prov, &files[i].st)) continue;
+    int rc = add_node(routine, &files[i]);
+    if (rc < 0) {
+      free(files);
+      return rc;
+    }
+    if (have) {
+      rcu_read_lock();
+      del_node(have, dead, ndead, deadcap);
+      rcu_read_unlock();
+    }
+  }
+  /* files gone from the path */
+  struct cds_lfht_iter it;
+  node_t *nd;
+  rcu_read_lock();
+  cds_lfht_for_each_entry_duplicate(table, hash_str(routine), match_routine, routine, &it, nd, lfht) {
+    int keep = 0;
+    for (int i = 0; i < nf; i++) keep |= !strcmp(files[i].backend, nd->backend);
+    if (!keep) del_node(nd, dead, ndead, deadcap);
+  }
+  TSAN_RELEASE(&tsan_readers_done);
+  rcu_read_unlock();
+  free(files);
+  return 0;
+}
+
+/* Scan the given routines (ids); mutex held. */
+static int sync_routines(const int *ids, int nids) {
+  char (*dirs)[PATH_MAX] = calloc(MAX_DIRS, PATH_MAX);
+  if (!dirs) return muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
+  node_t *dead[MAX_FILES * NROUTINES];
+  int ndead = 0, rc = 0;
+  int ndirs = search_dirs(dirs);
+  for (int i = 0; i < nids && rc == 0; i++) {
+    rc = sync_routine(dirs, ndirs, routine_str(ids[i]), dead, &ndead, MAX_FILES * NROUTINES);
+    if (rc == 0) atomic_store(&scanned[ids[i]], 1);
+  }
+  if (ndead) {
+    /* after this no reader can reach the dead nodes any more */
+    synchronize_rcu();
+    TSAN_ACQUIRE(&tsan_readers_done);
+    for (int k = 0; k < ndead; k++) {
+      muster__provider_release(&dead[k]->prov->pub);
+      free(dead[k]);
+    }
+  }
+  free(dirs);
+  return rc;
+}
+
+static int ensure_scanned(int r) {
+  if (atomic_load_explicit(&scanned[r], memory_order_acquire)) return 0;
+  pthread_mutex_lock(&writer);
+  int rc = atomic_load(&scanned[r]) ? 0 : sync_routines(&r, 1);
+  pthread_mutex_unlock(&writer);
+  return rc;
+}
+
+int muster_providers_rescan(void) {
+  int rc = ensure_table();
+  if (rc < 0) return rc;
+  int ids[NROUTINES], n = 0;
+  pthread_mutex_lock(&writer);
+  /* routines never used stay lazy: their first use scans the path anyway */
+  for (int r = 1; r < NROUTINES; r++)
+    if (atomic_load(&scanned[r])) ids[n++] = r;
+  rc = sync_routines(ids, n);
+  pthread_mutex_unlock(&writer);
+  return rc;
+}
+
+/* ---- reader side ------------------------------------------------------- */
+
+void muster__provider_env_choice(const char *routine, char *out, size_t cap) {
+  out[0] = '\0';
+  const char *env = getenv("MUSTER_PROVIDER");
+  if (!env || !*env || cap == 0) return;
+  size_t rlen = strlen(routine);
+  const char *s = env;
+  while (*s) {
+    const char *end = strchr(s, ',');
+    size_t len = end ? (size_t)(end - s) : strlen(s);
+    const char *eq = memchr(s, '=', len);
+    if (!eq) { /* "lapack": every routine, unless a routine= entry says otherwise */
+      if (!out[0] && len < cap) {
+        memcpy(out, s, len);
+        out[len] = '\0';
+      }
+    } else if ((size_t)(eq - s) == rlen && !strncmp(s, routine, rlen)) {
+      size_t vlen = len - rlen - 1;
+      if (vlen >= cap) vlen = cap - 1;
+      memcpy(out, eq + 1, vlen);
+      out[vlen] = '\0';
+      return;
+    }
+    if (!end) break;
+    s = end + 1;
+  }
+}
+
+/* Why p cannot run (dtype, mem) here; NULL if it can. */
+static const char *unfit(const prov_t *p, muster_routine_t r, muster_dtype_t t, muster_mem_t mem,
+                         char *buf, size_t cap) {
+  if (!p->handle) return p->why;
+  if (!p->available) return p->why;
+  const muster_provider_v1_t *v = p->pub.v;
+  if (!(v->routines & (1u << r))) return "does not implement the routine";
+  if (!(v->dtypes & (1u << t))) {
+    snprintf(buf, cap, "no dtype %s", dtype_str(t));
+    return buf;
+  }
+  if (!(v->mem_kinds & (1u << mem))) {
+    snprintf(buf, cap, "no %s memory", mem == MUSTER_MEM_CUDA ? "cuda" : "host");
+    return buf;
+  }
+  return NULL;
+}
+
+int muster__provider_acquire(muster_routine_t routine, muster_dtype_t dtype, muster_mem_t mem,
+                             const char *want, muster__provider_t **out) {
+  *out = NULL;
+  const char *rname = routine_str(routine);
+  if (!rname) return muster__err(MUSTER_EINVAL, "unknown routine %d", (int)routine);
+  int rc = ensure_table();
+  if (rc < 0) return rc;
+  if ((rc = ensure_scanned(routine)) < 0) return rc;
+  char forced[32];
+  if (want && *want) snprintf(forced, sizeof forced, "%s", want);
+  else muster__provider_env_choice(rname, forced, sizeof forced);
+
+  prov_t *best = NULL;
+  char reasons[768] = "";
+  size_t used = 0;
+  int named_found = 0, any = 0;
+  struct cds_lfht_iter it;
+  node_t *nd;
+  rcu_read_lock();
+  cds_lfht_for_each_entry_duplicate(table, hash_str(rname), match_routine, rname, &it, nd, lfht) {
+    prov_t *p = nd->prov;
+    any = 1;
+    if (forced[0] && strcmp(nd->backend, forced) != 0) continue;
+    named_found = 1;
+    char buf[64];
+    const char *why = unfit(p, routine, dtype, mem, buf, sizeof buf);
+    if (why) {
+      if (used < sizeof reasons)
+        used += snprintf(reasons + used, sizeof reasons - used, "%s%s (%s): %s", used ? "; " : "",
+                         nd->backend, p->pub.path, why);
+      continue;
+    }
+    if (!best || p->pub.v->priority > best->pub.v->priority ||
+        (p->pub.v->priority == best->pub.v->priority && strcmp(p->pub.name, best->pub.name) < 0))
+      best = p;
+  }
+  if (best) atomic_fetch_add_explicit(&best->refs, 1, memory_order_relaxed);
+  TSAN_RELEASE(&tsan_readers_done);
+  rcu_read_unlock();
+  if (best) {
+    *out = &best->pub;
+    return 0;
+  }
+  if (!any)
+    return muster__err(MUSTER_ENOPROVIDER, "no provider of %s found on the provider path "
+                       "(MUSTER_PROVIDER_PATH=%s)", rname,
+                       getenv("MUSTER_PROVIDER_PATH") ? getenv("MUSTER_PROVIDER_PATH") : "(default)");
+  if (forced[0] && !named_found)
+    return muster__err(MUSTER_ENOPROVIDER, "provider '%s' (%s) does not provide %s",
+                       forced, (want && *want) ? "requested" : "from MUSTER_PROVIDER", rname);
+  return muster__err(forced[0] ? MUSTER_EUNSUPPORTED : MUSTER_ENOPROVIDER,
+                     "no usable provider for %s %s on %s memory: %s", rname, dtype_str(dtype),
+                     mem == MUSTER_MEM_CUDA ? "cuda" : "host", reasons);
+}
+
+/* ---- listing ------------------------------------------------------------ */
+
+int muster_providers_list(muster_provider_info_t *out, int cap) {
+  if (cap < 0 || (cap > 0 && !out)) return muster__err(MUSTER_EINVAL, "muster_providers_list: bad buffer");
+  int rc = ensure_table();
+  if (rc < 0) return rc;
+  for (int r = 1; r < NROUTINES; r++)
+    if ((rc = ensure_scanned(r)) < 0) return rc;
+  /* one entry per distinct file; listing holds the writer lock so the set
+   * is stable (a listing is rare). */
+  pthread_mutex_lock(&writer);
+  const prov_t *seen[MAX_FILES * NROUTINES];
+  int n = 0;
+  struct cds_lfht_iter it;
+  node_t *nd;
+  rcu_read_lock();
+  cds_lfht_for_each_entry(table, &it, nd, lfht) {
+    prov_t *p = nd->prov;
+    int k;
+    for (k = 0; k < n; k++)
+      if (seen[k] == p) break;
+    if (k == n) {
+      if (n == MAX_FILES * NROUTINES) continue;
+      seen[n++] = p;
+      if (k < cap) {
+        muster_provider_info_t *i = &out[k];
+        memset(i, 0, sizeof *i);
+        snprintf(i->name, sizeof i->name, "%s", p->pub.name);
+        snprintf(i->path, sizeof i->path, "%s", p->pub.path);
+        if (p->pub.v) {
+          i->routines = p->pub.v->routines;
+          i->dtypes = p->pub.v->dtypes;
+          i->mem_kinds = p->pub.v->mem_kinds;
+          i->priority = p->pub.v->priority;
+        }
+        i->available = p->handle && p->available;
+        snprintf(i->why, sizeof i->why, "%s", p->why);
+      }
+    }
+    /* a refused file: say which routine folders named it */
+    for (int r = 1; r < NROUTINES && k < cap; r++)
+      if (!p->pub.v && !strcmp(nd->routine, routine_str(r))) out[k].routines |= 1u << r;
+  }
+  TSAN_RELEASE(&tsan_readers_done);
+  rcu_read_unlock();
+  pthread_mutex_unlock(&writer);
+  return n;
+}
