@@ -1,0 +1,113 @@
+/*
+ * tests/providers/testprov.c - a provider for registry and solve tests,
+ * built in several variants (tests/providers/SConscript):
+ *   TP_NAME      backend name (default "testprov")
+ *   TP_VERSION   marker: solve writes it into every element (real part) of
+ *                every shard's b (potrs), w (syevd) or a (potri)
+ *   TP_PRIORITY  priority
+ *   TP_DTYPES    dtype bits
+ *   TP_ABI       abi_version it claims (999: a provider of a future ABI)
+ *   TP_NOSYM     export no muster_provider_v1 at all
+ *   TP_SMALL     claim a struct_size smaller than v1's
+ * Behaviour at run time (environment of the leader process):
+ *   TESTPROV_GATE=PATH   solve waits while PATH exists (a long solve)
+ *   TESTPROV_CRASH=kill|segv   solve raises SIGKILL / dereferences NULL
+ *   TESTPROV_INFO=K      solve returns info K
+ * It does no linear algebra: it only proves which provider ran, and that
+ * the leader reached every shard's memory.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "muster/provider.h"
+
+#ifndef TP_NAME
+#define TP_NAME "testprov"
+#endif
+#ifndef TP_VERSION
+#define TP_VERSION 1
+#endif
+#ifndef TP_PRIORITY
+#define TP_PRIORITY 10
+#endif
+#ifdef TP_ONLY_F64
+#define TP_DTYPES (1u << MUSTER_F64)
+#endif
+#ifndef TP_DTYPES
+#define TP_DTYPES ((1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128))
+#endif
+#ifndef TP_ABI
+#define TP_ABI MUSTER_PROVIDER_ABI_VERSION
+#endif
+
+static void put(muster_dtype_t t, void *base, int64_t idx, double v) {
+  switch (t) {
+  case MUSTER_F32: ((float *)base)[idx] = (float)v; break;
+  case MUSTER_F64: ((double *)base)[idx] = v; break;
+  case MUSTER_C64: ((float *)base)[2 * idx] = (float)v; ((float *)base)[2 * idx + 1] = 0; break;
+  default: ((double *)base)[2 * idx] = v; ((double *)base)[2 * idx + 1] = 0; break;
+  }
+}
+
+static void fill(muster_dtype_t t, void *base, int64_t ld, int64_t rows, int64_t cols, double v) {
+  for (int64_t j = 0; j < cols; j++)
+    for (int64_t i = 0; i < rows; i++) put(t, base, j * ld + i, v);
+}
+
+__attribute__((unused)) static int tp_probe(char *why, size_t len) { (void)why; (void)len; return 0; }
+
+__attribute__((unused)) static int tp_solve(void *ctx, const muster_provider_call_t *c) {
+  (void)ctx;
+  const char *gate = getenv("TESTPROV_GATE");
+  if (gate)
+    while (access(gate, F_OK) == 0) {
+      struct timespec ts = {0, 1000000};
+      nanosleep(&ts, NULL);
+    }
+  const char *crash = getenv("TESTPROV_CRASH");
+  if (crash && !strcmp(crash, "kill")) raise(SIGKILL);
+  if (crash && !strcmp(crash, "segv")) {
+    int *volatile nowhere = NULL;
+    *nowhere = 1;
+  }
+  const muster_solve_args_t *a = &c->args;
+  for (int r = 0; r < c->nshards; r++) {
+    const muster_shard_t *s = &c->shards[r];
+    if (a->routine == MUSTER_POTRS) fill(a->dtype, s->b, s->ldb, a->n, a->nrhs, TP_VERSION);
+    if (a->routine == MUSTER_SYEVD) {
+      for (int64_t i = 0; i < a->n; i++) {
+        if (a->dtype == MUSTER_F32 || a->dtype == MUSTER_C64) ((float *)s->w)[i] = TP_VERSION;
+        else ((double *)s->w)[i] = TP_VERSION;
+      }
+    }
+    if (a->routine == MUSTER_POTRI) fill(a->dtype, s->a, s->lda, a->n, s->ncols, TP_VERSION);
+  }
+  const char *info = getenv("TESTPROV_INFO");
+  *c->info = info ? atoll(info) : 0;
+  return 0;
+}
+
+#ifndef TP_NOSYM
+__attribute__((visibility("default"))) const muster_provider_v1_t muster_provider_v1 = {
+    .abi_version = TP_ABI,
+#ifdef TP_SMALL
+    .struct_size = 16,
+#else
+    .struct_size = sizeof(muster_provider_v1_t),
+#endif
+    .name = TP_NAME,
+    .description = "test provider",
+    .priority = TP_PRIORITY,
+    .routines = (1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD),
+    .dtypes = TP_DTYPES,
+    .mem_kinds = 1u << MUSTER_MEM_HOST,
+    .max_shards = MUSTER_MAX_RANKS,
+    .probe = tp_probe,
+    .solve = tp_solve,
+};
+#else
+__attribute__((visibility("default"))) int muster_provider_other = 1;
+#endif
