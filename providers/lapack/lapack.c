@@ -1,0 +1,297 @@
+/*
+ * providers/lapack/lapack.c - the CPU reference provider: OpenBLAS + LAPACKE.
+ *
+ * solve() gathers every rank's host shard into one packed n x n matrix,
+ * runs LAPACK on it (lower triangle, like cuSolverMg), and writes back:
+ *   potrs  potrf + potrs: X into EVERY shard's b; A's shards get the factor
+ *          (lower triangle L, A = L L^H; the strictly upper part unchanged).
+ *   potri  potrf + potri, then the upper triangle mirrored (conjugated) from
+ *          the lower: A's shards get the full Hermitian inverse.
+ *   syevd  syevd/heevd: eigenvalues ascending into EVERY shard's w;
+ *          eigenvectors (columns) into A's shards, unless MUSTER_NO_VECTORS,
+ *          in which case A's shards are left untouched.
+ * On any error nothing is written to the shards.  Only the lower triangle
+ * of A is read; NaN/Inf there (or in B) is refused before LAPACK runs, and a
+ * NaN/Inf result is refused rather than returned as success.
+ *
+ * Threading: no mutable static state; every call works on its own buffers,
+ * so groups may call concurrently.  OpenBLAS threads inside each call.
+ * The .so is built with -fvisibility=hidden: muster_provider_v1 is its only
+ * exported symbol.
+ */
+#include <inttypes.h>
+#include <lapacke.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lapackInt.h"
+
+#define ALL_DTYPES \
+  ((1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128))
+#define ALL_ROUTINES ((1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD))
+#define LAYOUT LAPACK_COL_MAJOR
+
+/* LAPACK routine prefix of a dtype: s, d, c, z. */
+static char prefix(muster_dtype_t t) { return "?sdcz"[t]; }
+
+/* ---- typed LAPACKE calls on the packed matrix (lda = n) -------------------- */
+
+static lapack_int do_potrf(muster_dtype_t t, lapack_int n, void *a) {
+  switch (t) {
+  case MUSTER_F32: return LAPACKE_spotrf(LAYOUT, 'L', n, a, n);
+  case MUSTER_F64: return LAPACKE_dpotrf(LAYOUT, 'L', n, a, n);
+  case MUSTER_C64: return LAPACKE_cpotrf(LAYOUT, 'L', n, a, n);
+  default: return LAPACKE_zpotrf(LAYOUT, 'L', n, a, n);
+  }
+}
+
+static lapack_int do_potrs(muster_dtype_t t, lapack_int n, lapack_int nrhs, const void *a,
+                           void *b) {
+  switch (t) {
+  case MUSTER_F32: return LAPACKE_spotrs(LAYOUT, 'L', n, nrhs, a, n, b, n);
+  case MUSTER_F64: return LAPACKE_dpotrs(LAYOUT, 'L', n, nrhs, a, n, b, n);
+  case MUSTER_C64: return LAPACKE_cpotrs(LAYOUT, 'L', n, nrhs, a, n, b, n);
+  default: return LAPACKE_zpotrs(LAYOUT, 'L', n, nrhs, a, n, b, n);
+  }
+}
+
+static lapack_int do_potri(muster_dtype_t t, lapack_int n, void *a) {
+  switch (t) {
+  case MUSTER_F32: return LAPACKE_spotri(LAYOUT, 'L', n, a, n);
+  case MUSTER_F64: return LAPACKE_dpotri(LAYOUT, 'L', n, a, n);
+  case MUSTER_C64: return LAPACKE_cpotri(LAYOUT, 'L', n, a, n);
+  default: return LAPACKE_zpotri(LAYOUT, 'L', n, a, n);
+  }
+}
+
+static lapack_int do_syevd(muster_dtype_t t, char jobz, lapack_int n, void *a, void *w) {
+  switch (t) {
+  case MUSTER_F32: return LAPACKE_ssyevd(LAYOUT, jobz, 'L', n, a, n, w);
+  case MUSTER_F64: return LAPACKE_dsyevd(LAYOUT, jobz, 'L', n, a, n, w);
+  case MUSTER_C64: return LAPACKE_cheevd(LAYOUT, jobz, 'L', n, a, n, w);
+  default: return LAPACKE_zheevd(LAYOUT, jobz, 'L', n, a, n, w);
+  }
+}
+
+/* A LAPACKE failure that is not a matrix property: an argument error
+ * (info < 0) or LAPACKE's own workspace allocation failing. */
+static int lapacke_failed(const muster_provider_call_t *call, const char *what, lapack_int info) {
+  if (info == LAPACK_WORK_MEMORY_ERROR || info == LAPACK_TRANSPOSE_MEMORY_ERROR)
+    return lp_err(call, MUSTER_ENOMEM, "LAPACKE_%c%s: out of memory for workspace",
+                  prefix(call->args.dtype), what);
+  return lp_err(call, MUSTER_EPROVIDER, "LAPACKE_%c%s: argument %d had an illegal value (info %d)",
+                prefix(call->args.dtype), what, (int)-info, (int)info);
+}
+
+/* potrf on the packed matrix: 0, MUSTER_ENOTPD with *info = k, or a failure. */
+static int factor(const muster_provider_call_t *call, void *full) {
+  lapack_int info = do_potrf(call->args.dtype, (lapack_int)call->args.n, full);
+  if (info > 0) {
+    if (call->info) *call->info = info;
+    return lp_err(call, MUSTER_ENOTPD, "LAPACKE_%cpotrf: not positive definite (leading minor %d)",
+                  prefix(call->args.dtype), (int)info);
+  }
+  return info < 0 ? lapacke_failed(call, "potrf", info) : 0;
+}
+
+/* A result with NaN/Inf is an error, never a success. */
+static int check_result(const muster_provider_call_t *call, const char *what, const void *m,
+                        int64_t rows, int64_t cols) {
+  int64_t i, j;
+  if (!lp_find_nonfinite(call->args.dtype, m, rows, rows, cols, 0, &i, &j)) return 0;
+  return lp_err(call, MUSTER_ENONFINITE, "NaN/Inf in the result %s at row %" PRId64
+                ", column %" PRId64 " (input too ill-conditioned?)", what, i, j);
+}
+
+static int run_potrs(const muster_provider_call_t *call, void *full, size_t esz) {
+  const muster_solve_args_t *a = &call->args;
+  int64_t n = a->n, nrhs = a->nrhs, i, j;
+  /* B is replicated on every rank: rank 0's copy is the input. */
+  const muster_shard_t *s0 = &call->shards[0];
+  if (lp_find_nonfinite(a->dtype, s0->b, s0->ldb, n, nrhs, 0, &i, &j))
+    return lp_err(call, MUSTER_ENONFINITE, "NaN/Inf in B at row %" PRId64 ", column %" PRId64
+                  " (rank 0)", i, j);
+  void *x = malloc((size_t)(n * nrhs) * esz);
+  if (!x) return lp_err(call, MUSTER_ENOMEM, "cannot allocate %" PRId64 " x %" PRId64 " for B", n, nrhs);
+  muster__copy_cols(x, n, s0->b, s0->ldb, n, nrhs, esz);
+  int rc = factor(call, full);
+  if (rc == 0) {
+    lapack_int info = do_potrs(a->dtype, (lapack_int)n, (lapack_int)nrhs, full, x);
+    rc = info ? lapacke_failed(call, "potrs", info) : check_result(call, "X", x, n, nrhs);
+  }
+  if (rc == 0) {
+    for (int r = 0; r < call->nshards; r++)
+      muster__copy_cols(call->shards[r].b, call->shards[r].ldb, x, n, n, nrhs, esz);
+    lp_scatter(call, full, esz);
+  }
+  free(x);
+  return rc;
+}
+
+/* Upper triangle := conjugate transpose of the lower (potri fills only L). */
+static void mirror_lower(muster_dtype_t t, void *full, int64_t n) {
+  for (int64_t j = 0; j < n; j++) {
+    for (int64_t i = 0; i < j; i++) {
+      size_t up = (size_t)(j * n + i), lo = (size_t)(i * n + j);
+      switch (t) {
+      case MUSTER_F32: ((float *)full)[up] = ((float *)full)[lo]; break;
+      case MUSTER_F64: ((double *)full)[up] = ((double *)full)[lo]; break;
+      case MUSTER_C64:
+        ((float *)full)[2 * up] = ((float *)full)[2 * lo];
+        ((float *)full)[2 * up + 1] = -((float *)full)[2 * lo + 1];
+        break;
+      default:
+        ((double *)full)[2 * up] = ((double *)full)[2 * lo];
+        ((double *)full)[2 * up + 1] = -((double *)full)[2 * lo + 1];
+        break;
+      }
+    }
+  }
+}
+
+static int run_potri(const muster_provider_call_t *call, void *full, size_t esz) {
+  int64_t n = call->args.n;
+  int rc = factor(call, full);
+  if (rc < 0) return rc;
+  lapack_int info = do_potri(call->args.dtype, (lapack_int)n, full);
+  if (info > 0) {
+    if (call->info) *call->info = info;
+    return lp_err(call, MUSTER_EPROVIDER, "LAPACKE_%cpotri: factor singular at diagonal %d",
+                  prefix(call->args.dtype), (int)info);
+  }
+  if (info < 0) return lapacke_failed(call, "potri", info);
+  mirror_lower(call->args.dtype, full, n);
+  rc = check_result(call, "inverse", full, n, n);
+  if (rc == 0) lp_scatter(call, full, esz);
+  return rc;
+}
+
+static int run_syevd(const muster_provider_call_t *call, void *full, size_t esz) {
+  const muster_solve_args_t *a = &call->args;
+  int64_t n = a->n;
+  int vectors = !(a->flags & MUSTER_NO_VECTORS);
+  /* Eigenvalues are real: float for f32/c64, double for f64/c128. */
+  muster_dtype_t wt = (a->dtype == MUSTER_F32 || a->dtype == MUSTER_C64) ? MUSTER_F32 : MUSTER_F64;
+  size_t wsz = lp_esz(wt);
+  void *w = malloc((size_t)n * wsz);
+  if (!w) return lp_err(call, MUSTER_ENOMEM, "cannot allocate %" PRId64 " eigenvalues", n);
+  const char *name = (a->dtype == MUSTER_C64 || a->dtype == MUSTER_C128) ? "heevd" : "syevd";
+  lapack_int info = do_syevd(a->dtype, vectors ? 'V' : 'N', (lapack_int)n, full, w);
+  int rc = 0;
+  if (info > 0) {
+    if (call->info) *call->info = info;
+    rc = lp_err(call, MUSTER_EPROVIDER, "LAPACKE_%c%s: failed to converge (info %d)",
+                prefix(a->dtype), name, (int)info);
+  } else if (info < 0) {
+    rc = lapacke_failed(call, name, info);
+  } else {
+    rc = check_result(call, "eigenvalues", w, n, 1);
+    if (rc == 0 && vectors) rc = check_result(call, "eigenvectors", full, n, n);
+  }
+  if (rc == 0) {
+    for (int r = 0; r < call->nshards; r++) memcpy(call->shards[r].w, w, (size_t)n * wsz);
+    if (vectors) lp_scatter(call, full, esz);
+  }
+  free(w);
+  return rc;
+}
+
+/* ---- hooks ----------------------------------------------------------------- */
+
+static int check_args(const muster_provider_call_t *call) {
+  const muster_solve_args_t *a = &call->args;
+  if (a->routine < MUSTER_POTRS || a->routine > MUSTER_SYEVD)
+    return lp_err(call, MUSTER_EUNSUPPORTED, "routine %d not implemented", (int)a->routine);
+  if (a->dtype < MUSTER_F32 || a->dtype > MUSTER_C128)
+    return lp_err(call, MUSTER_EUNSUPPORTED, "dtype %d not implemented", (int)a->dtype);
+  if (call->nshards < 1 || call->nshards > MUSTER_MAX_RANKS || !call->shards)
+    return lp_err(call, MUSTER_EINVAL, "%d shards (1..%d)", call->nshards, MUSTER_MAX_RANKS);
+  /* LAPACKE here takes 32-bit sizes, and the packed copy needs n*n elements. */
+  if (a->n < 1 || a->n > INT_MAX || (uint64_t)a->n * (uint64_t)a->n > SIZE_MAX / 16)
+    return lp_err(call, MUSTER_EINVAL, "n=%" PRId64 " out of range", a->n);
+  if (a->routine == MUSTER_POTRS && (a->nrhs < 1 || a->nrhs > INT_MAX))
+    return lp_err(call, MUSTER_EINVAL, "nrhs=%" PRId64 " out of range", a->nrhs);
+  if (a->layout == MUSTER_LAYOUT_CYCLIC && (a->tile < 1 || a->tile > a->n))
+    return lp_err(call, MUSTER_ETILE, "tile %" PRId64 " out of range", a->tile);
+  return lp_check_shards(call);
+}
+
+static int lp_solve(void *ctx, const muster_provider_call_t *call) {
+  if (!call) return MUSTER_EINVAL;
+  if (call->info) *call->info = 0;
+  int rc = check_args(call);
+  if (rc < 0) return rc;
+  const muster_solve_args_t *a = &call->args;
+  size_t esz = lp_esz(a->dtype);
+  int64_t n = a->n, i, j;
+  void *full = malloc((size_t)(n * n) * esz);
+  if (!full)
+    return lp_err(call, MUSTER_ENOMEM, "cannot allocate the %" PRId64 " x %" PRId64 " matrix", n, n);
+  lp_gather(call, full, esz);
+  if (lp_find_nonfinite(a->dtype, full, n, n, n, 1, &i, &j)) {
+    rc = lp_err(call, MUSTER_ENONFINITE, "NaN/Inf in A at row %" PRId64 ", column %" PRId64
+                " (rank %d's shard)", i, j, lp_owner(call, j));
+  } else if (a->routine == MUSTER_POTRS) {
+    rc = run_potrs(call, full, esz);
+  } else if (a->routine == MUSTER_POTRI) {
+    rc = run_potri(call, full, esz);
+  } else {
+    rc = run_syevd(call, full, esz);
+  }
+  free(full);
+  return rc;
+}
+
+static int lp_probe(char *why, size_t whylen) {
+  /* OpenBLAS and LAPACKE are linked in: if this .so loaded, they did. */
+  if (why && whylen) why[0] = '\0';
+  return 0;
+}
+
+struct lp_ctx {
+  int unused; /* no caches: LAPACK needs no per-device state */
+};
+
+static int lp_init(void **ctx, char *err, size_t errlen) {
+  struct lp_ctx *c = calloc(1, sizeof *c);
+  if (!c) {
+    if (err && errlen) snprintf(err, errlen, "lapack: cannot allocate context");
+    return MUSTER_ENOMEM;
+  }
+  *ctx = c;
+  return 0;
+}
+
+static void lp_fini(void *ctx) { free(ctx); }
+
+/* LAPACK ignores the tile, but a caller that goes cyclic needs a valid one:
+ * the largest valid tile <= 256 (cuSolverMg's recommended minimum). */
+static int64_t lp_choose_tile(void *ctx, muster_routine_t routine, muster_dtype_t dtype, int64_t n,
+                              int nshards) {
+  if (n < 1 || nshards < 1 || nshards > MUSTER_MAX_RANKS) return 0;
+  for (int64_t t = 256; t >= 1; t--)
+    if (muster__layout_tile_valid(n, t, nshards)) return t;
+  return 0;
+}
+
+__attribute__((visibility("default"))) const muster_provider_v1_t muster_provider_v1 = {
+    .abi_version = MUSTER_PROVIDER_ABI_VERSION,
+    .struct_size = sizeof(muster_provider_v1_t),
+    .name = "lapack",
+    .description = "CPU reference: OpenBLAS + LAPACKE on host shards (gathered on the leader)",
+    .priority = 10,
+    .routines = ALL_ROUTINES,
+    .dtypes = ALL_DTYPES,
+    .mem_kinds = 1u << MUSTER_MEM_HOST,
+    .max_shards = MUSTER_MAX_RANKS,
+    .probe = lp_probe,
+    .init = lp_init,
+    .fini = lp_fini,
+    .choose_tile = lp_choose_tile,
+    .solve = lp_solve,
+    .local_export = NULL,
+    .leader_import = NULL,
+    .forget_peer = NULL,
+};

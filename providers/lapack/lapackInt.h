@@ -1,0 +1,47 @@
+/*
+ * providers/lapack/lapackInt.h - private to the lapack provider.
+ *
+ * The provider gathers every rank's host shard into one packed column-major
+ * n x n matrix (lda = n), runs LAPACKE on it, and scatters the result back.
+ * shards.c moves columns (block or cyclic, via runtime/layout.h's inline
+ * helpers) and checks inputs; lapack.c holds the hooks and the routines.
+ */
+#ifndef MUSTER_LAPACK_INT_H
+#define MUSTER_LAPACK_INT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "muster/provider.h"
+#include "layout.h"
+
+#define LP_HIDDEN __attribute__((visibility("hidden")))
+
+/* Bytes of one element (the provider does not link the runtime). */
+static inline size_t lp_esz(muster_dtype_t t) {
+  return t == MUSTER_F32 ? 4 : t == MUSTER_C128 ? 16 : 8;
+}
+
+/* Write the provider's message into call->err (when there is one) and
+ * return code. */
+LP_HIDDEN int lp_err(const muster_provider_call_t *call, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Check the shards against args (memory kind, pointers, lda/ldb, columns
+ * covering [0, n) exactly once, cyclic widths).  0 or a code + message. */
+LP_HIDDEN int lp_check_shards(const muster_provider_call_t *call);
+
+/* full (n x n, lda n) <- every shard's A, and back. */
+LP_HIDDEN void lp_gather(const muster_provider_call_t *call, void *full, size_t esz);
+LP_HIDDEN void lp_scatter(const muster_provider_call_t *call, const void *full, size_t esz);
+
+/* Rank whose shard holds global column gcol (for messages). */
+LP_HIDDEN int lp_owner(const muster_provider_call_t *call, int64_t gcol);
+
+/* First NaN/Inf of a column-major rows x cols matrix (only the lower
+ * triangle, row >= col, when lower_only): 1 and its place, or 0. */
+LP_HIDDEN int lp_find_nonfinite(muster_dtype_t t, const void *a, int64_t ld, int64_t rows,
+                                int64_t cols, int lower_only, int64_t *row, int64_t *col);
+
+#endif

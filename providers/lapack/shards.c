@@ -1,0 +1,163 @@
+/* providers/lapack/shards.c - moving columns between the ranks' host shards
+ * and one packed matrix, and checking what the shards claim. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "lapackInt.h"
+
+int lp_err(const muster_provider_call_t *call, int code, const char *fmt, ...) {
+  if (call && call->err && call->errlen > 0) {
+    static const char *const routines[] = {"?", "potrs", "potri", "syevd"};
+    static const char *const dtypes[] = {"?", "f32", "f64", "c64", "c128"};
+    unsigned r = (unsigned)call->args.routine, t = (unsigned)call->args.dtype;
+    int k = snprintf(call->err, call->errlen, "lapack (host, %s %s n=%" PRId64 "): ",
+                     routines[r < 4 ? r : 0], dtypes[t < 5 ? t : 0], call->args.n);
+    if (k < 0) k = 0;
+    if ((size_t)k < call->errlen) {
+      va_list ap;
+      va_start(ap, fmt);
+      vsnprintf(call->err + k, call->errlen - (size_t)k, fmt, ap);
+      va_end(ap);
+    }
+  }
+  return code;
+}
+
+/* LAYOUT_BLOCK: any partition of [0, n) into contiguous column ranges, one
+ * per shard (frameworks use ceil(n/R)-wide blocks, but nothing here needs
+ * that), each column held exactly once. */
+static int check_block_cover(const muster_provider_call_t *call) {
+  int64_t n = call->args.n, total = 0;
+  for (int r = 0; r < call->nshards; r++) {
+    const muster_shard_t *s = &call->shards[r];
+    if (s->col0 < 0 || s->ncols < 0 || s->col0 > n - s->ncols)
+      return lp_err(call, MUSTER_EINVAL,
+                    "rank %d holds columns [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", r,
+                    s->col0, s->col0 + s->ncols, n);
+    total += s->ncols;
+    for (int q = 0; q < r; q++) {
+      const muster_shard_t *p = &call->shards[q];
+      if (p->ncols && s->ncols && p->col0 < s->col0 + s->ncols && s->col0 < p->col0 + p->ncols)
+        return lp_err(call, MUSTER_EINVAL, "ranks %d and %d both hold column %" PRId64, q, r,
+                      p->col0 > s->col0 ? p->col0 : s->col0);
+    }
+  }
+  if (total != n)
+    return lp_err(call, MUSTER_EINVAL,
+                  "shards hold %" PRId64 " columns in all, the matrix has %" PRId64, total, n);
+  return 0;
+}
+
+static int check_cyclic_shape(const muster_provider_call_t *call) {
+  const muster_solve_args_t *a = &call->args;
+  if (!muster__layout_tile_valid(a->n, a->tile, call->nshards))
+    return lp_err(call, MUSTER_ETILE, "tile %" PRId64 " invalid for n=%" PRId64 ", ranks=%d",
+                  a->tile, a->n, call->nshards);
+  muster__layout_t L;
+  if (muster__layout_init(&L, a->n, a->tile, call->nshards) < 0)
+    return lp_err(call, MUSTER_ETILE, "tile %" PRId64 " out of range", a->tile);
+  for (int r = 0; r < call->nshards; r++)
+    if (call->shards[r].ncols < L.local_cols)
+      return lp_err(call, MUSTER_EINVAL,
+                    "rank %d cyclic shard has %" PRId64 " columns, tile %" PRId64
+                    " needs %" PRId64,
+                    r, call->shards[r].ncols, a->tile, L.local_cols);
+  return 0;
+}
+
+int lp_check_shards(const muster_provider_call_t *call) {
+  const muster_solve_args_t *a = &call->args;
+  for (int r = 0; r < call->nshards; r++) {
+    const muster_shard_t *s = &call->shards[r];
+    if (s->mem != MUSTER_MEM_HOST)
+      return lp_err(call, MUSTER_EUNSUPPORTED, "rank %d shard is not host memory (mem %d)", r,
+                    (int)s->mem);
+    int holds = a->layout == MUSTER_LAYOUT_CYCLIC || s->ncols > 0;
+    if (holds && !s->a) return lp_err(call, MUSTER_EINVAL, "rank %d: A is null", r);
+    if (holds && s->lda < a->n)
+      return lp_err(call, MUSTER_EINVAL, "rank %d: lda %" PRId64 " < n", r, s->lda);
+    if (a->routine == MUSTER_POTRS && (!s->b || s->ldb < a->n))
+      return lp_err(call, MUSTER_EINVAL, "rank %d: B is null or ldb %" PRId64 " < n", r, s->ldb);
+    if (a->routine == MUSTER_SYEVD && !s->w)
+      return lp_err(call, MUSTER_EINVAL, "rank %d: W (eigenvalues) is null", r);
+  }
+  if (a->layout == MUSTER_LAYOUT_BLOCK) return check_block_cover(call);
+  if (a->layout == MUSTER_LAYOUT_CYCLIC) return check_cyclic_shape(call);
+  return lp_err(call, MUSTER_EINVAL, "unknown layout %d", (int)a->layout);
+}
+
+static char *col_at(void *base, int64_t col, int64_t ld, size_t esz) {
+  return (char *)base + (size_t)(col * ld) * esz;
+}
+
+/* Copy between shards and full in direction to_full; cyclic padding
+ * columns are neither read nor written. */
+static void move_columns(const muster_provider_call_t *call, void *full, size_t esz, int to_full) {
+  int64_t n = call->args.n;
+  if (call->args.layout == MUSTER_LAYOUT_BLOCK) {
+    for (int r = 0; r < call->nshards; r++) {
+      const muster_shard_t *s = &call->shards[r];
+      char *f = col_at(full, s->col0, n, esz);
+      if (to_full) muster__copy_cols(f, n, s->a, s->lda, n, s->ncols, esz);
+      else muster__copy_cols(s->a, s->lda, f, n, n, s->ncols, esz);
+    }
+    return;
+  }
+  muster__layout_t L;
+  if (muster__layout_init(&L, n, call->args.tile, call->nshards) < 0) return; /* checked before */
+  muster__layout_iter_t it;
+  muster__layout_run_t run;
+  for (muster__layout_iter_start(&it, &L); muster__layout_iter_next(&it, &run);) {
+    const muster_shard_t *s = &call->shards[run.cyc_rank];
+    char *f = col_at(full, run.gcol, n, esz), *c = col_at(s->a, run.cyc_col, s->lda, esz);
+    if (to_full) muster__copy_cols(f, n, c, s->lda, n, run.ncols, esz);
+    else muster__copy_cols(c, s->lda, f, n, n, run.ncols, esz);
+  }
+}
+
+void lp_gather(const muster_provider_call_t *call, void *full, size_t esz) {
+  move_columns(call, full, esz, 1);
+}
+
+void lp_scatter(const muster_provider_call_t *call, const void *full, size_t esz) {
+  move_columns(call, (void *)full, esz, 0);
+}
+
+int lp_owner(const muster_provider_call_t *call, int64_t gcol) {
+  if (call->args.layout == MUSTER_LAYOUT_CYCLIC) {
+    muster__layout_t L;
+    int rank;
+    int64_t lcol;
+    if (muster__layout_init(&L, call->args.n, call->args.tile, call->nshards) < 0) return -1;
+    muster__layout_cyclic_owner(&L, gcol, &rank, &lcol);
+    return rank;
+  }
+  for (int r = 0; r < call->nshards; r++) {
+    const muster_shard_t *s = &call->shards[r];
+    if (gcol >= s->col0 && gcol < s->col0 + s->ncols) return r;
+  }
+  return -1;
+}
+
+int lp_find_nonfinite(muster_dtype_t t, const void *a, int64_t ld, int64_t rows, int64_t cols,
+                      int lower_only, int64_t *row, int64_t *col) {
+  /* Complex numbers are checked as two reals: parts = 2. */
+  int parts = (t == MUSTER_C64 || t == MUSTER_C128) ? 2 : 1;
+  int single = (t == MUSTER_F32 || t == MUSTER_C64);
+  for (int64_t j = 0; j < cols; j++) {
+    for (int64_t i = lower_only ? j : 0; i < rows; i++) {
+      size_t at = (size_t)(j * ld + i) * (size_t)parts;
+      for (int p = 0; p < parts; p++) {
+        int bad = single ? !isfinite(((const float *)a)[at + p])
+                         : !isfinite(((const double *)a)[at + p]);
+        if (bad) {
+          *row = i;
+          *col = j;
+          return 1;
+        }
+      }
+    }
+  }
+  return 0;
+}
