@@ -97,10 +97,10 @@ static int factor(const muster_provider_call_t *call, void *full) {
 }
 
 /* A result with NaN/Inf is an error, never a success. */
-static int check_result(const muster_provider_call_t *call, const char *what, const void *m,
-                        int64_t rows, int64_t cols) {
+static int check_result(const muster_provider_call_t *call, muster_dtype_t t, const char *what,
+                        const void *m, int64_t rows, int64_t cols) {
   int64_t i, j;
-  if (!lp_find_nonfinite(call->args.dtype, m, rows, rows, cols, 0, &i, &j)) return 0;
+  if (!lp_find_nonfinite(t, m, rows, rows, cols, 0, &i, &j)) return 0;
   return lp_err(call, MUSTER_ENONFINITE, "NaN/Inf in the result %s at row %" PRId64
                 ", column %" PRId64 " (input too ill-conditioned?)", what, i, j);
 }
@@ -119,7 +119,7 @@ static int run_potrs(const muster_provider_call_t *call, void *full, size_t esz)
   int rc = factor(call, full);
   if (rc == 0) {
     lapack_int info = do_potrs(a->dtype, (lapack_int)n, (lapack_int)nrhs, full, x);
-    rc = info ? lapacke_failed(call, "potrs", info) : check_result(call, "X", x, n, nrhs);
+    rc = info ? lapacke_failed(call, "potrs", info) : check_result(call, a->dtype, "X", x, n, nrhs);
   }
   if (rc == 0) {
     for (int r = 0; r < call->nshards; r++)
@@ -163,7 +163,7 @@ static int run_potri(const muster_provider_call_t *call, void *full, size_t esz)
   }
   if (info < 0) return lapacke_failed(call, "potri", info);
   mirror_lower(call->args.dtype, full, n);
-  rc = check_result(call, "inverse", full, n, n);
+  rc = check_result(call, call->args.dtype, "inverse", full, n, n);
   if (rc == 0) lp_scatter(call, full, esz);
   return rc;
 }
@@ -187,8 +187,8 @@ static int run_syevd(const muster_provider_call_t *call, void *full, size_t esz)
   } else if (info < 0) {
     rc = lapacke_failed(call, name, info);
   } else {
-    rc = check_result(call, "eigenvalues", w, n, 1);
-    if (rc == 0 && vectors) rc = check_result(call, "eigenvectors", full, n, n);
+    rc = check_result(call, wt, "eigenvalues", w, n, 1);
+    if (rc == 0 && vectors) rc = check_result(call, a->dtype, "eigenvectors", full, n, n);
   }
   if (rc == 0) {
     for (int r = 0; r < call->nshards; r++) memcpy(call->shards[r].w, w, (size_t)n * wsz);

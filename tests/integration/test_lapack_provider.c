@@ -283,6 +283,27 @@ TEST_IMPL(lapack_provider_nonfinite_input) {
   return 0;
 }
 
+/* A finite input whose solution overflows: refused, not returned as success. */
+TEST_IMPL(lapack_provider_nonfinite_result) {
+  void *ctx = NULL;
+  const muster_provider_v1_t *p = lfx_provider(&ctx);
+  lfx_seed(31337);
+  lfx_t fx = {.routine = MUSTER_POTRS, .t = MUSTER_F32, .n = 6, .nrhs = 1, .R = 2,
+              .layout = MUSTER_LAYOUT_BLOCK, .tile = 3};
+  lfx_setup(&fx);
+  for (int64_t k = 0; k < 36; k++) fx.A[k] = (k % 7 == 0) ? 1e-37 : 0; /* tiny diagonal */
+  for (int64_t i = 0; i < 6; i++) fx.B[i] = 1e3;                     /* X = 1e40 > FLT_MAX */
+  lfx_reshard(&fx);
+  snap_t s;
+  snap_take(&fx, &s);
+  ASSERT_EQ(lfx_solve(p, ctx, &fx), MUSTER_ENONFINITE);
+  ASSERT_STR_CONTAINS(fx.err, "NaN/Inf in the result X");
+  snap_same(&fx, &s);
+  lfx_free(&fx);
+  p->fini(ctx);
+  return 0;
+}
+
 TEST_IMPL(lapack_provider_bad_shards) {
   void *ctx = NULL;
   const muster_provider_v1_t *p = lfx_provider(&ctx);
