@@ -172,7 +172,11 @@ void sd_decode(struct sd_seg *s, double now_real_s) {
   char why[256] = "";
   int rc = muster__segment_validate(s->hdr, s->snap_len, why, sizeof why);
   if (rc == MUSTER_EVERSION || rc == MUSTER_ECORRUPT) {
-    int truncated = strstr(why, "truncat") || strstr(why, "short");
+    /* "truncated: N bytes", or "file is N bytes, header says M (truncated or
+     * padded)": only a file shorter than its header says is truncated */
+    int truncated = strncmp(why, "truncated", 9) == 0 ||
+                    (strstr(why, "truncated or padded") &&
+                     (uint64_t)s->file_size < s->hdr->total_size);
     set_state(s, rc == MUSTER_EVERSION ? SD_VERSION : truncated ? SD_TRUNCATED : SD_CORRUPT,
               "%s", why[0] ? why : muster_strerror(rc));
   } else if (rc != 0) {

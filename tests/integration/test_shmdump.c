@@ -1,0 +1,280 @@
+/*
+ * tests/integration/test_shmdump.c - build/bin/shmdump on segments crafted
+ * by hand: every state it reports (stale, stuck, reused pid, truncated,
+ * corrupt, other version, foreign), --clean removing only the stale ones,
+ * --json parsing, and a fuzz run over a few hundred random/mutated files.
+ * Live groups made by the runtime itself: test_shmdump_live.c.
+ */
+#include <fcntl.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proc.h"
+#include "segment.h"
+#include "task.h"
+#include "test_shmdump_util.h"
+
+#define RUN_TIMEOUT 30.0
+
+static int seg_exists(const char *group) {
+  char path[512];
+  segment_path(path, sizeof path, test_job(), group);
+  return access(path, F_OK) == 0;
+}
+
+static void seg_remove(const char *group) {
+  char path[512];
+  segment_path(path, sizeof path, test_job(), group);
+  unlink(path);
+}
+
+/* "== muster.<uid>.<job>.<group>  [state]" is in the text output */
+static void expect_state(const char *out, const char *group, const char *state) {
+  char line[512];
+  snprintf(line, sizeof line, "== muster.%u.%s.%s  [%s]", (unsigned)getuid(), test_job(), group,
+           state);
+  ASSERT_STR_CONTAINS(out, line);
+}
+
+static void run_shmdump(struct tool_result *r, const char *a1, const char *a2, const char *a3) {
+  const char *argv[] = {a1, a2, a3, NULL};
+  ASSERT_EQ(tool_run(r, RUN_TIMEOUT, NULL, "shmdump", argv), 0);
+  if (r->signal || r->exit_code != 0)
+    fprintf(stderr, "shmdump %s %s %s: exit %d signal %d\nstdout:\n%s\nstderr:\n%s\n",
+            a1 ? a1 : "", a2 ? a2 : "", a3 ? a3 : "", r->exit_code, r->signal, r->out, r->err);
+  ASSERT_EQ(r->signal, 0);
+  ASSERT_EQ(r->timed_out, 0);
+}
+
+TEST_IMPL(shmdump_usage_and_empty) {
+  struct tool_result r;
+  const char *help[] = {"--help", NULL};
+  ASSERT_EQ(tool_run(&r, RUN_TIMEOUT, NULL, "shmdump", help), 0);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_STR_CONTAINS(r.out, "usage: shmdump");
+  tool_result_free(&r);
+
+  const char *bad[][3] = {{"--bogus", NULL, NULL}, {"--job", NULL, NULL}, {"--dir", "", NULL},
+                          {"extra", NULL, NULL}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ASSERT_EQ(tool_run(&r, RUN_TIMEOUT, NULL, "shmdump", bad[i]), 0);
+    ASSERT_EQ(r.exit_code, 2);
+    ASSERT_STR_CONTAINS(r.err, "shmdump: ");
+    ASSERT_EQ(r.out_len, 0);
+    tool_result_free(&r);
+  }
+
+  const char *nodir[] = {"--dir", "/nonexistent/muster-test", NULL};
+  ASSERT_EQ(tool_run(&r, RUN_TIMEOUT, NULL, "shmdump", nodir), 0);
+  ASSERT_EQ(r.exit_code, 1);
+  ASSERT_STR_CONTAINS(r.err, "cannot read /nonexistent/muster-test");
+  tool_result_free(&r);
+
+  /* this test's job has no segment */
+  run_shmdump(&r, "--job", test_job(), NULL);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_STR_CONTAINS(r.out, "shmdump: 0 muster segments");
+  tool_result_free(&r);
+  run_shmdump(&r, "--json", "--job", test_job());
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT(json_valid(r.out));
+  ASSERT_EQ(json_number(r.out, "count"), 0);
+  ASSERT_STR_CONTAINS(r.out, "\"segments\":[]");
+  tool_result_free(&r);
+  return 0;
+}
+
+/* ---- crafted segments ------------------------------------------------------ */
+
+static void set_version_2(unsigned char *b, size_t len, void *arg) {
+  ((struct muster_seg_header *)b)->version = 2;
+}
+static void clear_magic(unsigned char *b, size_t len, void *arg) {
+  ((struct muster_seg_header *)b)->magic = 0;
+}
+static void other_uid(unsigned char *b, size_t len, void *arg) {
+  ((struct muster_seg_header *)b)->uid += 1;
+}
+static void bad_phase(unsigned char *b, size_t len, void *arg) {
+  muster__segment_slot((struct muster_seg_header *)b, 1)->phase = 9;
+}
+static void random_bytes(unsigned char *b, size_t len, void *arg) {
+  unsigned *seed = arg;
+  for (size_t i = 0; i < len; i++) b[i] = (unsigned char)rand_r(seed);
+}
+
+TEST_IMPL(shmdump_crafted_segments) {
+  pid_t me = getpid(), gone = dead_pid();
+  uint64_t my_start = muster__proc_start_time(me);
+  unsigned seed = 7;
+  ASSERT(gone > 0);
+  ASSERT(my_start > 0);
+  /* stale: creator and both seated ranks dead; rank 2 never came */
+  ASSERT_EQ(craft_segment(test_job(), "stale", 3, gone, 12345, 0x3, NULL, NULL, 0), 0);
+  /* stuck: alive (this process), ranks 0 and 1 waiting 2 s, rank 2 missing */
+  ASSERT_EQ(craft_segment(test_job(), "stuck", 3, me, my_start, 0x3, NULL, NULL, 0), 0);
+  /* our pid but another start time: the pid was reused, so it is dead */
+  ASSERT_EQ(craft_segment(test_job(), "reused", 2, me, my_start + 1, 0x1, NULL, NULL, 0), 0);
+  ASSERT_EQ(craft_segment(test_job(), "version", 2, me, my_start, 0x1, set_version_2, NULL, 0), 0);
+  ASSERT_EQ(craft_segment(test_job(), "nomagic", 2, gone, 1, 0x1, clear_magic, NULL, 0), 0);
+  ASSERT_EQ(craft_segment(test_job(), "garbage", 2, gone, 1, 0x1, random_bytes, &seed, 0), 0);
+  ASSERT_EQ(craft_segment(test_job(), "uid", 2, gone, 1, 0x1, other_uid, NULL, 0), 0);
+  ASSERT_EQ(craft_segment(test_job(), "phase", 2, gone, 1, 0x3, bad_phase, NULL, 0), 0);
+  ASSERT_EQ(craft_segment(test_job(), "trunc", 2, gone, 1, 0x1, NULL, NULL, 1000), 0);
+  ASSERT_EQ(craft_segment(test_job(), "short", 2, gone, 1, 0x1, NULL, NULL, 5000), 0);
+  char path[512];
+  segment_path(path, sizeof path, test_job(), "empty");
+  int fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0600);
+  ASSERT(fd >= 0);
+  close(fd);
+  int foreign = geteuid() == 0; /* only root can give a file to someone else */
+  if (foreign) {
+    ASSERT_EQ(craft_segment(test_job(), "foreign", 2, gone, 1, 0x1, NULL, NULL, 0), 0);
+    segment_path(path, sizeof path, test_job(), "foreign");
+    ASSERT_EQ(chown(path, 65534, 65534), 0);
+  }
+
+  struct tool_result r;
+  run_shmdump(&r, "--job", test_job(), NULL);
+  ASSERT_EQ(r.exit_code, 0);
+  expect_state(r.out, "stale", "stale");
+  expect_state(r.out, "stuck", "stuck");
+  expect_state(r.out, "reused", "stale");
+  expect_state(r.out, "version", "other-version");
+  expect_state(r.out, "nomagic", "corrupt");
+  expect_state(r.out, "garbage", "corrupt");
+  expect_state(r.out, "uid", "corrupt");
+  expect_state(r.out, "phase", "corrupt");
+  expect_state(r.out, "trunc", "truncated");
+  expect_state(r.out, "short", "truncated");
+  expect_state(r.out, "empty", "truncated");
+  if (foreign) expect_state(r.out, "foreign", "foreign");
+  ASSERT_STR_CONTAINS(r.out, "layout version 2");
+  ASSERT_STR_CONTAINS(r.out, "no magic");
+  ASSERT_STR_CONTAINS(r.out, "header says uid");
+  ASSERT_STR_CONTAINS(r.out, "phase 9 out of range");
+  ASSERT_STR_CONTAINS(r.out, "MISSING: rank 2 (never joined)");
+  /* the stuck group names its live ranks with their pid and payload */
+  char row[128];
+  snprintf(row, sizeof row, "%-4d %-8d %-6s", 1, (int)me, "alive");
+  ASSERT_STR_CONTAINS(r.out, row);
+  ASSERT_STR_CONTAINS(r.out, "6 B (round 0): 68 65 6c 6c 6f 21"); /* "hello!" */
+  snprintf(row, sizeof row, "%-4d %-8d %-6s", 0, (int)gone, "DEAD");
+  ASSERT_STR_CONTAINS(r.out, row);
+  ASSERT_EQ(count_substr(r.out, "\n== "), foreign ? 12 : 11);
+  tool_result_free(&r);
+
+  run_shmdump(&r, "--json", "--job", test_job());
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT(json_valid(r.out));
+  ASSERT_EQ(json_number(r.out, "count"), foreign ? 12 : 11);
+  ASSERT_STR_CONTAINS(r.out, "\"missing\":[{\"rank\":2,\"why\":\"never joined\"}]");
+  ASSERT_STR_CONTAINS(r.out, "\"payload_hex\":\"68656c6c6f21\"");
+  ASSERT_STR_CONTAINS(r.out, "\"state\":\"other-version\"");
+  tool_result_free(&r);
+
+  /* --clean: only the two whose creator and members are dead */
+  run_shmdump(&r, "--clean", "--job", test_job());
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_STR_CONTAINS(r.out, "clean: removed 2 stale segments");
+  ASSERT_STR_CONTAINS(r.out, "REMOVED by --clean");
+  ASSERT(!seg_exists("stale"));
+  ASSERT(!seg_exists("reused"));
+  const char *kept[] = {"stuck", "version", "nomagic", "garbage", "uid", "phase", "trunc",
+                        "short", "empty", foreign ? "foreign" : "stuck"};
+  for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) ASSERT(seg_exists(kept[i]));
+  tool_result_free(&r);
+  const char *clean_json[] = {"--clean", "--json", "--job", test_job(), NULL};
+  ASSERT_EQ(tool_run(&r, RUN_TIMEOUT, NULL, "shmdump", clean_json), 0);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_STR_CONTAINS(r.out, "\"removed\":[]");
+  ASSERT(json_valid(r.out));
+  ASSERT(seg_exists("stuck")); /* still alive: never removed */
+  tool_result_free(&r);
+  for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) seg_remove(kept[i]);
+  return 0;
+}
+
+/* ---- fuzz ------------------------------------------------------------------- */
+
+struct fuzz {
+  unsigned seed;
+  int kind;
+};
+
+/* Flip a few bytes anywhere, or overwrite a few 32-bit fields of the header
+ * and first slot with random values (hits ranges, sizes, phases, lengths). */
+static void fuzz_mutate(unsigned char *b, size_t len, void *arg) {
+  struct fuzz *f = arg;
+  int n = 1 + rand_r(&f->seed) % 6;
+  for (int i = 0; i < n; i++) {
+    if (f->kind == 1) {
+      b[(size_t)rand_r(&f->seed) % len] ^= (unsigned char)(1 + rand_r(&f->seed) % 255);
+    } else {
+      size_t off = ((size_t)rand_r(&f->seed) % (MUSTER_SEG_HEADER_SIZE + 256)) & ~(size_t)3;
+      uint32_t v = (uint32_t)rand_r(&f->seed) * 2654435761u;
+      if (off + 4 <= len) memcpy(b + off, &v, 4);
+    }
+  }
+}
+
+#define FUZZ_FILES 300
+
+TEST_IMPL(shmdump_fuzz_random_segments) {
+  unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+  fprintf(stderr, "shmdump fuzz seed %u\n", seed);
+  pid_t gone = dead_pid();
+  char group[32], path[512];
+  for (int i = 0; i < FUZZ_FILES; i++) {
+    snprintf(group, sizeof group, "f%03d", i);
+    int nranks = 1 + rand_r(&seed) % 4;
+    struct fuzz f = {rand_r(&seed), i % 3};
+    if (f.kind == 0) { /* random bytes of a random length, some tiny */
+      size_t len = (size_t)(i % 10 == 0 ? rand_r(&seed) % 24 : rand_r(&seed) % 12000);
+      unsigned char *b = malloc(len + 1);
+      ASSERT(b != NULL);
+      for (size_t k = 0; k < len; k++) b[k] = (unsigned char)rand_r(&seed);
+      segment_path(path, sizeof path, test_job(), group);
+      int fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0600);
+      ASSERT(fd >= 0);
+      ASSERT_EQ(write(fd, b, len), (ssize_t)len);
+      close(fd);
+      free(b);
+    } else {
+      size_t cut = rand_r(&seed) % 4 == 0 ? (size_t)rand_r(&seed) % muster__segment_size(nranks) : 0;
+      ASSERT_EQ(craft_segment(test_job(), group, nranks, gone, 1, (uint64_t)rand_r(&seed) & 0xf,
+                              fuzz_mutate, &f, cut), 0);
+    }
+  }
+  struct tool_result r;
+  run_shmdump(&r, "--job", test_job(), NULL);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_EQ(count_substr(r.out, "\n== "), FUZZ_FILES);
+  /* the mutations reach every judgement, including fully decoded ones */
+  int stale = count_substr(r.out, "  [stale]");
+  fprintf(stderr, "fuzz: %d stale, %d corrupt, %d truncated, %d other-version\n",
+          count_substr(r.out, "  [stale]"), count_substr(r.out, "  [corrupt]"),
+          count_substr(r.out, "  [truncated]"), count_substr(r.out, "  [other-version]"));
+  ASSERT_GT(stale, 0);
+  ASSERT_GT(count_substr(r.out, "  [corrupt]"), 0);
+  ASSERT_GT(count_substr(r.out, "  [truncated]"), 0);
+  tool_result_free(&r);
+  run_shmdump(&r, "--json", "--job", test_job());
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT(json_valid(r.out));
+  ASSERT_EQ(json_number(r.out, "count"), FUZZ_FILES);
+  tool_result_free(&r);
+  const char *clean[] = {"--json", "--clean", "--job", test_job(), NULL};
+  ASSERT_EQ(tool_run(&r, RUN_TIMEOUT, NULL, "shmdump", clean), 0);
+  ASSERT_EQ(r.signal, 0);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT(json_valid(r.out));
+  tool_result_free(&r);
+  for (int i = 0; i < FUZZ_FILES; i++) {
+    snprintf(group, sizeof group, "f%03d", i);
+    seg_remove(group);
+  }
+  return 0;
+}

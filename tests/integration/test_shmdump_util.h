@@ -1,0 +1,56 @@
+/*
+ * tests/integration/test_shmdump_util.h - helpers for the tests that run the
+ * built tools (shmdump, muster): find them next to this test binary, run
+ * them with a time limit capturing stdout/stderr, check JSON, and craft
+ * segments by hand.
+ */
+#ifndef MUSTER_TEST_TOOLS_UTIL_H
+#define MUSTER_TEST_TOOLS_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct tool_result {
+  int exit_code;  /* exit status, or -1 when killed by a signal */
+  int signal;     /* the signal that killed it, or 0           */
+  int timed_out;
+  char *out, *err; /* NUL-terminated captures                 */
+  size_t out_len, err_len;
+  double seconds;
+};
+
+/* <dir of /proc/self/exe>/../bin/<name>, i.e. build-X/bin/NAME for
+ * build-X/tests/run-tests. */
+void tool_path(const char *name, char *buf, size_t cap);
+
+/* Run build tool `name` with argv (NULL-terminated, argv[0] excluded) and
+ * extra environment entries env ("K=V", NULL-terminated, may be NULL).
+ * Killed after timeout_s.  Returns 0, or -1 if it could not be started. */
+int tool_run(struct tool_result *r, double timeout_s, const char *const *env, const char *name,
+             const char *const *argv);
+void tool_result_free(struct tool_result *r);
+
+/* 1 if s is exactly one JSON value (surrounding whitespace allowed). */
+int json_valid(const char *s);
+/* The number after the first occurrence of "\"key\":" at or after `from`;
+ * NAN when absent. */
+double json_number(const char *s, const char *key);
+/* occurrences of needle in hay */
+int count_substr(const char *hay, const char *needle);
+
+/* A pid that existed and is now reaped (a dead process). */
+pid_t dead_pid(void);
+
+/* Write a version-1 segment file /dev/shm/muster.<uid>.<job>.<group> by hand:
+ * nranks ranks, creator (pid, start), slots of `seated` ranks (bit r) with
+ * pid/start of the creator and phase WAITING; returns 0 or -errno.
+ * `mutate` (may be NULL) is called on the bytes before they are written;
+ * write_len (0: all) writes only the first write_len bytes (truncation). */
+int craft_segment(const char *job, const char *group, int nranks, pid_t creator,
+                  uint64_t creator_start, uint64_t seated,
+                  void (*mutate)(unsigned char *bytes, size_t len, void *arg), void *arg,
+                  size_t write_len);
+void segment_path(char *buf, size_t cap, const char *job, const char *group);
+
+#endif
