@@ -201,7 +201,10 @@ static prov_t *prov_load(const char *path, const char *backend, const struct sta
   p->size = st->st_size;
   copy_str(p->pub.name, sizeof p->pub.name, backend);
   if (!realpath(path, p->pub.path)) copy_str(p->pub.path, sizeof p->pub.path, path);
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  /* open the real file, not the routine folder's link: ld.so returns an
+   * already loaded object whose name matches, so the link's path would keep
+   * giving the old file after the link was re-pointed */
+  void *h = dlopen(p->pub.path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char *e = dlerror();
     snprintf(p->why, sizeof p->why, "dlopen failed: %s", e ? e : "unknown error");
@@ -300,15 +303,17 @@ static int search_dirs(char dirs[][PATH_MAX]) {
 
 /* A loaded provider of the same file already in the table (shared between
  * routines: potrs/lapack.so and syevd/lapack.so are one file). */
-static prov_t *find_loaded(const struct stat *st) {
+static prov_t *find_loaded(const struct stat *st, const char *backend) {
   struct cds_lfht_iter it;
   node_t *nd;
   prov_t *found = NULL;
   rcu_read_lock();
   cds_lfht_for_each_entry(table, &it, nd, lfht) {
     prov_t *p = nd->prov;
-    if (p->dev == st->st_dev && p->ino == st->st_ino && p->size == st->st_size &&
-        p->mtime.tv_sec == st->st_mtim.tv_sec && p->mtime.tv_nsec == st->st_mtim.tv_nsec) {
+    /* same file under another backend name is refused under that name */
+    if (!strcmp(nd->backend, backend) && p->dev == st->st_dev && p->ino == st->st_ino &&
+        p->size == st->st_size && p->mtime.tv_sec == st->st_mtim.tv_sec &&
+        p->mtime.tv_nsec == st->st_mtim.tv_nsec) {
       found = p;
       break;
     }
@@ -381,7 +386,7 @@ static int list_routine(char dirs[][PATH_MAX], int ndirs, const char *routine,
  * concurrent lookup always finds one of the two.  Deleted nodes go to
  * dead[]; the caller drops their references after a grace period. */
 static int add_node(const char *routine, const struct found *f) {
-  prov_t *p = find_loaded(&f->st);
+  prov_t *p = find_loaded(&f->st, f->backend);
   if (!p) p = prov_load(f->path, f->backend, &f->st);
   if (!p) return muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
   node_t *n = calloc(1, sizeof *n);

@@ -1,0 +1,42 @@
+/*
+ * tests/providers/tp_util.h - helpers for tests that use the test
+ * providers (tests/unit/test_registry_util.c): private provider folders
+ * assembled with symlinks, the build's provider folders, /proc/self/maps.
+ */
+#ifndef MUSTER_TP_UTIL_H
+#define MUSTER_TP_UTIL_H
+
+#include <stddef.h>
+#include "muster.h"
+
+/* <build>/tests/providers (the test providers) and <build>/lib/muster/providers. */
+const char *tp_build_dir(void);
+const char *tp_lapack_dir(void);
+
+/* A fresh private folder /tmp/muster-tp.XXXXXX (path in out). */
+void tp_dir_make(char *out, size_t cap);
+/* dir/routine/linkname -> <tp_build_dir>/target, replaced atomically (rename). */
+void tp_link(const char *dir, const char *routine, const char *linkname, const char *target);
+/* Like tp_link with an absolute target. */
+void tp_link_abs(const char *dir, const char *routine, const char *linkname, const char *target);
+/* rm -rf dir */
+void tp_dir_remove(const char *dir);
+/* 1 if a mapping of this process names a file whose path contains s. */
+int tp_maps_has(const char *s);
+
+/* Plain potrs f64 problem on nshards shards of an n x n matrix (contents
+ * irrelevant for the test provider): fills args and shards, allocating with
+ * malloc (or muster_shard_alloc when shm != 0). */
+typedef struct tp_problem {
+  muster_solve_args_t args;
+  int nshards;
+  muster_shard_t shards[8];
+  int shm;
+} tp_problem_t;
+void tp_problem_init(tp_problem_t *p, muster_routine_t r, muster_dtype_t t, int64_t n, int nshards, int shm);
+void tp_problem_free(tp_problem_t *p);
+/* The marker the test provider wrote into shard s: the value every element
+ * of its output has, or -1 when they differ. */
+double tp_marker(const tp_problem_t *p, int s);
+
+#endif

@@ -1,0 +1,302 @@
+/*
+ * tests/unit/test_registry.c - the provider registry: lazy loading, listing,
+ * refusal of broken files, MUSTER_PROVIDER, rescan while calls run.
+ * Each test builds its own MUSTER_PROVIDER_PATH folder of symlinks to the
+ * test providers (tests/providers).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "task.h"
+#include "muster.h"
+#include "providers/tp_util.h"
+
+static char dir[256];
+
+static void setup(void) {
+  tp_dir_make(dir, sizeof dir);
+  setenv("MUSTER_PROVIDER_PATH", dir, 1);
+  unsetenv("MUSTER_PROVIDER");
+}
+
+static int solve_potrs(tp_problem_t *p, const char *provider, muster_solve_result_t *res) {
+  p->args.provider = provider;
+  return muster_solve_all(&p->args, p->nshards, p->shards, res);
+}
+
+TEST_IMPL(registry_lazy_load_and_list) {
+  setup();
+  tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
+  tp_link(dir, "syevd", "testprov.so", "testprov_v1.so");
+  /* nothing is loaded before the first use of a routine */
+  ASSERT(!tp_maps_has("testprov_v1.so"));
+  tp_problem_t p;
+  tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 12, 3, 0);
+  muster_solve_result_t res;
+  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT(tp_maps_has("testprov_v1.so"));
+  ASSERT(strcmp(res.provider, "testprov") == 0);
+  ASSERT_GT(res.tile, 0);
+  for (int s = 0; s < 3; s++) ASSERT(tp_marker(&p, s) == 1.0);
+  /* one file behind two routine folders is one provider */
+  muster_provider_info_t info[8];
+  int n = muster_providers_list(info, 8);
+  ASSERT_EQ(n, 1);
+  ASSERT(strcmp(info[0].name, "testprov") == 0);
+  ASSERT_STR_CONTAINS(info[0].path, "testprov_v1.so");
+  ASSERT(info[0].available);
+  ASSERT(info[0].routines & (1u << MUSTER_POTRS));
+  ASSERT(info[0].dtypes & (1u << MUSTER_C128));
+  ASSERT(info[0].mem_kinds & (1u << MUSTER_MEM_HOST));
+  ASSERT_EQ(info[0].priority, 10);
+  tp_problem_free(&p);
+  tp_dir_remove(dir);
+  return 0;
+}
+
+static const muster_provider_info_t *find_info(const muster_provider_info_t *info, int n,
+                                               const char *name) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(info[i].name, name)) return &info[i];
+  return NULL;
+}
+
+TEST_IMPL(registry_refuses_broken_files) {
+  setup();
+  tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
+  tp_link(dir, "potrs", "abi.so", "testprov_abi999.so");
+  tp_link(dir, "potrs", "nosym.so", "testprov_nosym.so");
+  tp_link(dir, "potrs", "notelf.so", "notelf.so");
+  tp_link(dir, "potrs", "small.so", "testprov_small.so");
+  tp_link(dir, "potrs", "wrongname.so", "testprov_v1.so");
+  muster_provider_info_t info[16];
+  int n = muster_providers_list(info, 16);
+  ASSERT_EQ(n, 6);
+  const muster_provider_info_t *i;
+  ASSERT((i = find_info(info, n, "abi")) && !i->available);
+  ASSERT_STR_CONTAINS(i->why, "ABI version 999, runtime supports 1");
+  ASSERT_STR_CONTAINS(i->path, "testprov_abi999.so");
+  ASSERT((i = find_info(info, n, "nosym")) && !i->available);
+  ASSERT_STR_CONTAINS(i->why, "no symbol muster_provider_v1");
+  ASSERT((i = find_info(info, n, "notelf")) && !i->available);
+  ASSERT_STR_CONTAINS(i->why, "dlopen failed");
+  ASSERT_STR_CONTAINS(i->why, "notelf.so"); /* dlerror names the file */
+  ASSERT((i = find_info(info, n, "small")) && !i->available);
+  ASSERT_STR_CONTAINS(i->why, "struct_size 16 too small");
+  ASSERT((i = find_info(info, n, "wrongname")) && !i->available);
+  ASSERT_STR_CONTAINS(i->why, "provider name 'testprov' does not match the file name 'wrongname.so'");
+  ASSERT((i = find_info(info, n, "testprov")) && i->available);
+  ASSERT(i->routines & (1u << MUSTER_POTRS));
+
+  /* asking for a refused one names the file and the reason */
+  tp_problem_t p;
+  tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 8, 2, 0);
+  muster_solve_result_t res;
+  int rc = solve_potrs(&p, "abi", &res);
+  ASSERT_EQ(rc, MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(muster_last_error(), "testprov_abi999.so");
+  ASSERT_STR_CONTAINS(muster_last_error(), "ABI version 999, runtime supports 1");
+  rc = solve_potrs(&p, "notelf", &res);
+  ASSERT_EQ(rc, MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(muster_last_error(), "notelf.so");
+  /* the good one still works next to them */
+  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT(strcmp(res.provider, "testprov") == 0);
+  ASSERT(tp_marker(&p, 1) == 1.0);
+  tp_problem_free(&p);
+  tp_dir_remove(dir);
+  return 0;
+}
+
+TEST_IMPL(registry_provider_choice) {
+  setup();
+  tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");   /* priority 10, marker 1 */
+  tp_link(dir, "potrs", "otherprov.so", "testprov_other.so"); /* priority 20, marker 7, f64 only */
+  tp_link(dir, "potri", "otherprov.so", "testprov_other.so");
+  tp_problem_t p;
+  tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 8, 2, 0);
+  muster_solve_result_t res;
+  /* highest priority */
+  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT(strcmp(res.provider, "otherprov") == 0 && tp_marker(&p, 0) == 7.0);
+  /* MUSTER_PROVIDER for every routine */
+  setenv("MUSTER_PROVIDER", "testprov", 1);
+  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT(strcmp(res.provider, "testprov") == 0 && tp_marker(&p, 0) == 1.0);
+  /* per routine */
+  setenv("MUSTER_PROVIDER", "potri=otherprov,potrs=testprov", 1);
+  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT(strcmp(res.provider, "testprov") == 0);
+  setenv("MUSTER_PROVIDER", "potri=testprov", 1); /* says nothing about potrs */
+  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT(strcmp(res.provider, "otherprov") == 0);
+  /* the call's own choice wins over the environment */
+  setenv("MUSTER_PROVIDER", "testprov", 1);
+  ASSERT_OK(solve_potrs(&p, "otherprov", &res));
+  ASSERT(strcmp(res.provider, "otherprov") == 0);
+  /* a name nobody provides */
+  setenv("MUSTER_PROVIDER", "nosuch", 1);
+  ASSERT_EQ(solve_potrs(&p, NULL, &res), MUSTER_ENOPROVIDER);
+  ASSERT_STR_CONTAINS(muster_last_error(), "'nosuch'");
+  unsetenv("MUSTER_PROVIDER");
+  tp_problem_free(&p);
+  /* a dtype the forced provider lacks; unforced, the other one takes it */
+  tp_problem_init(&p, MUSTER_POTRS, MUSTER_C64, 8, 2, 0);
+  ASSERT_EQ(solve_potrs(&p, "otherprov", &res), MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(muster_last_error(), "no dtype c64");
+  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT(strcmp(res.provider, "testprov") == 0);
+  tp_problem_free(&p);
+  tp_dir_remove(dir);
+  return 0;
+}
+
+TEST_IMPL(registry_unknown_routine) {
+  setup();
+  tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
+  tp_problem_t p;
+  tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 8, 2, 0);
+  muster_solve_result_t res;
+  p.args.routine = (muster_routine_t)9;
+  ASSERT_EQ(muster_solve_all(&p.args, 2, p.shards, &res), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(muster_last_error(), "unknown routine 9");
+  /* a known routine no folder provides */
+  p.args.routine = MUSTER_SYEVD;
+  ASSERT_EQ(muster_solve_all(&p.args, 2, p.shards, &res), MUSTER_ENOPROVIDER);
+  ASSERT_STR_CONTAINS(muster_last_error(), "no provider of syevd");
+  tp_problem_free(&p);
+  tp_dir_remove(dir);
+  return 0;
+}
+
+/* ---- rescan while calls run ------------------------------------------------ */
+
+static atomic_int phase;   /* 1 once the rescan to v2 has returned */
+static atomic_int stop;
+static atomic_long calls_v1, calls_v2, calls_after;
+
+static void *caller(void *arg) {
+  (void)arg;
+  tp_problem_t p;
+  tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 16, 2, 0);
+  while (!atomic_load(&stop)) {
+    int after = atomic_load(&phase);
+    muster_solve_result_t res;
+    ASSERT_OK(muster_solve_all(&p.args, p.nshards, p.shards, &res));
+    double m0 = tp_marker(&p, 0), m1 = tp_marker(&p, 1);
+    ASSERT(m0 == m1);             /* one provider wrote the whole call */
+    ASSERT(m0 == 1.0 || m0 == 2.0);
+    if (after) {
+      ASSERT(m0 == 2.0);          /* after the swap: only v2 */
+      atomic_fetch_add(&calls_after, 1);
+    }
+    atomic_fetch_add(m0 == 1.0 ? &calls_v1 : &calls_v2, 1);
+  }
+  tp_problem_free(&p);
+  return NULL;
+}
+
+TEST_IMPL(registry_rescan_swap_under_load) {
+  setup();
+  tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++) ASSERT(pthread_create(&t[i], NULL, caller, NULL) == 0);
+  while (atomic_load(&calls_v1) < 200) usleep(1000);
+  /* replace the file behind the name (atomic rename of the link) */
+  tp_link(dir, "potrs", "testprov.so", "testprov_v2.so");
+  ASSERT_OK(muster_providers_rescan());
+  atomic_store(&phase, 1);
+  while (atomic_load(&calls_after) < 200) usleep(1000);
+  atomic_store(&stop, 1);
+  for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+  ASSERT_GT(atomic_load(&calls_v1), 0);
+  ASSERT_GT(atomic_load(&calls_v2), 0);
+  /* v1 is unloaded once no call holds it; v2 stays */
+  ASSERT(!tp_maps_has("testprov_v1.so"));
+  ASSERT(tp_maps_has("testprov_v2.so"));
+  muster_provider_info_t info[4];
+  ASSERT_EQ(muster_providers_list(info, 4), 1);
+  ASSERT_STR_CONTAINS(info[0].path, "testprov_v2.so");
+  tp_dir_remove(dir);
+  return 0;
+}
+
+static char gate[300];
+static atomic_int gated_started;
+static double gated_marker;
+
+static void *gated_caller(void *arg) {
+  (void)arg;
+  tp_problem_t p;
+  tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 8, 2, 0);
+  muster_solve_result_t res;
+  atomic_store(&gated_started, 1);
+  ASSERT_OK(muster_solve_all(&p.args, p.nshards, p.shards, &res));
+  gated_marker = tp_marker(&p, 0);
+  tp_problem_free(&p);
+  return NULL;
+}
+
+TEST_IMPL(registry_unload_waits_for_running_call) {
+  setup();
+  tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
+  snprintf(gate, sizeof gate, "%s/gate", dir);
+  FILE *f = fopen(gate, "w");
+  ASSERT(f != NULL);
+  fclose(f);
+  setenv("TESTPROV_GATE", gate, 1);
+  pthread_t t;
+  ASSERT(pthread_create(&t, NULL, gated_caller, NULL) == 0);
+  while (!atomic_load(&gated_started)) usleep(1000);
+  while (!tp_maps_has("testprov_v1.so")) usleep(1000);
+  usleep(50000); /* inside v1's solve, waiting on the gate */
+  tp_link(dir, "potrs", "testprov.so", "testprov_v2.so");
+  ASSERT_OK(muster_providers_rescan());
+  /* the running call still holds v1: it must stay mapped */
+  ASSERT(tp_maps_has("testprov_v1.so"));
+  ASSERT(tp_maps_has("testprov_v2.so"));
+  unlink(gate);
+  pthread_join(t, NULL);
+  ASSERT(gated_marker == 1.0);
+  /* its release was the last reference */
+  ASSERT(!tp_maps_has("testprov_v1.so"));
+  tp_problem_t p;
+  tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 8, 2, 0);
+  muster_solve_result_t res;
+  ASSERT_OK(muster_solve_all(&p.args, p.nshards, p.shards, &res));
+  ASSERT(tp_marker(&p, 0) == 2.0);
+  tp_problem_free(&p);
+  unsetenv("TESTPROV_GATE");
+  tp_dir_remove(dir);
+  return 0;
+}
+
+TEST_IMPL(registry_rescan_picks_up_new_and_removed) {
+  setup();
+  tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
+  tp_problem_t p;
+  tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 8, 2, 0);
+  muster_solve_result_t res;
+  ASSERT_OK(muster_solve_all(&p.args, p.nshards, p.shards, &res));
+  ASSERT(strcmp(res.provider, "testprov") == 0);
+  /* dropped in later: unseen until a rescan */
+  tp_link(dir, "potrs", "otherprov.so", "testprov_other.so");
+  ASSERT_OK(muster_solve_all(&p.args, p.nshards, p.shards, &res));
+  ASSERT(strcmp(res.provider, "testprov") == 0);
+  ASSERT_OK(muster_providers_rescan());
+  ASSERT_OK(muster_solve_all(&p.args, p.nshards, p.shards, &res));
+  ASSERT(strcmp(res.provider, "otherprov") == 0);
+  /* removed: gone after a rescan, and unloaded */
+  char link[400];
+  snprintf(link, sizeof link, "%s/potrs/otherprov.so", dir);
+  ASSERT(unlink(link) == 0);
+  ASSERT_OK(muster_providers_rescan());
+  ASSERT(!tp_maps_has("testprov_other.so"));
+  ASSERT_OK(muster_solve_all(&p.args, p.nshards, p.shards, &res));
+  ASSERT(strcmp(res.provider, "testprov") == 0);
+  tp_problem_free(&p);
+  tp_dir_remove(dir);
+  return 0;
+}

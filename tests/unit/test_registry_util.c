@@ -1,0 +1,148 @@
+/* tests/unit/test_registry_util.c - see tests/providers/tp_util.h. */
+#define _XOPEN_SOURCE 700
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "task.h"
+#include "providers/tp_util.h"
+
+static char build_dir[PATH_MAX + 64], lapack_dir[PATH_MAX + 64];
+
+static void init_dirs(void) {
+  if (build_dir[0]) return;
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  ASSERT(n > 0);
+  exe[n] = '\0';
+  *strrchr(exe, '/') = '\0'; /* <build>/tests */
+  snprintf(build_dir, sizeof build_dir, "%s/providers", exe);
+  snprintf(lapack_dir, sizeof lapack_dir, "%s/../lib/muster/providers", exe);
+}
+
+const char *tp_build_dir(void) { init_dirs(); return build_dir; }
+const char *tp_lapack_dir(void) { init_dirs(); return lapack_dir; }
+
+void tp_dir_make(char *out, size_t cap) {
+  ASSERT(cap > 32);
+  snprintf(out, cap, "/tmp/muster-tp.XXXXXX");
+  ASSERT(mkdtemp(out) != NULL);
+}
+
+void tp_link_abs(const char *dir, const char *routine, const char *linkname, const char *target) {
+  char sub[PATH_MAX], tmp[PATH_MAX + 64], dst[PATH_MAX + 64];
+  snprintf(sub, sizeof sub, "%s/%s", dir, routine);
+  mkdir(sub, 0700);
+  snprintf(tmp, sizeof tmp, "%s/.%s.tmp", sub, linkname);
+  snprintf(dst, sizeof dst, "%s/%s", sub, linkname);
+  unlink(tmp);
+  ASSERT(symlink(target, tmp) == 0);
+  ASSERT(rename(tmp, dst) == 0);
+}
+
+void tp_link(const char *dir, const char *routine, const char *linkname, const char *target) {
+  char abs[PATH_MAX];
+  snprintf(abs, sizeof abs, "%s/%s", tp_build_dir(), target);
+  tp_link_abs(dir, routine, linkname, abs);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st; (void)flag; (void)ftw;
+  return remove(path);
+}
+
+void tp_dir_remove(const char *dir) { nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS); }
+
+int tp_maps_has(const char *s) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  ASSERT(f != NULL);
+  char line[1024];
+  int found = 0;
+  while (fgets(line, sizeof line, f))
+    if (strstr(line, s)) found = 1;
+  fclose(f);
+  return found;
+}
+
+void tp_problem_init(tp_problem_t *p, muster_routine_t r, muster_dtype_t t, int64_t n, int nshards,
+                     int shm) {
+  memset(p, 0, sizeof *p);
+  ASSERT(nshards >= 1 && nshards <= 8);
+  p->args.routine = r;
+  p->args.dtype = t;
+  p->args.n = n;
+  p->args.nrhs = 2;
+  p->nshards = nshards;
+  p->shm = shm;
+  size_t esz = muster_dtype_size(t);
+  int64_t S = (n + nshards - 1) / nshards;
+  for (int s = 0; s < nshards; s++) {
+    muster_shard_t *sh = &p->shards[s];
+    int64_t c0 = s * S < n ? s * S : n;
+    int64_t nc = n - c0 < S ? n - c0 : S;
+    sh->mem = MUSTER_MEM_HOST;
+    sh->device = -1;
+    sh->col0 = c0;
+    sh->ncols = nc;
+    sh->lda = n;
+    sh->ldb = n;
+    size_t abytes = (size_t)(n * (nc > 0 ? nc : 1)) * esz, bbytes = (size_t)(n * 2) * esz,
+           wbytes = (size_t)n * 8;
+    if (shm) {
+      ASSERT_OK(muster_shard_alloc(abytes, &sh->a));
+      ASSERT_OK(muster_shard_alloc(bbytes, &sh->b));
+      ASSERT_OK(muster_shard_alloc(wbytes, &sh->w));
+    } else {
+      sh->a = calloc(1, abytes);
+      sh->b = calloc(1, bbytes);
+      sh->w = calloc(1, wbytes);
+      ASSERT(sh->a && sh->b && sh->w);
+    }
+  }
+}
+
+void tp_problem_free(tp_problem_t *p) {
+  for (int s = 0; s < p->nshards; s++) {
+    muster_shard_t *sh = &p->shards[s];
+    if (p->shm) {
+      muster_shard_free(sh->a);
+      muster_shard_free(sh->b);
+      muster_shard_free(sh->w);
+    } else {
+      free(sh->a);
+      free(sh->b);
+      free(sh->w);
+    }
+  }
+}
+
+static double real_at(muster_dtype_t t, const void *base, int64_t idx) {
+  switch (t) {
+  case MUSTER_F32: return ((const float *)base)[idx];
+  case MUSTER_F64: return ((const double *)base)[idx];
+  case MUSTER_C64: return ((const float *)base)[2 * idx];
+  default: return ((const double *)base)[2 * idx];
+  }
+}
+
+double tp_marker(const tp_problem_t *p, int s) {
+  const muster_shard_t *sh = &p->shards[s];
+  const muster_solve_args_t *a = &p->args;
+  double v = -2;
+  int64_t rows = a->n, cols = a->routine == MUSTER_POTRS ? a->nrhs : a->routine == MUSTER_POTRI ? sh->ncols : 1;
+  for (int64_t j = 0; j < cols; j++)
+    for (int64_t i = 0; i < rows; i++) {
+      double x;
+      if (a->routine == MUSTER_POTRS) x = real_at(a->dtype, sh->b, j * sh->ldb + i);
+      else if (a->routine == MUSTER_POTRI) x = real_at(a->dtype, sh->a, j * sh->lda + i);
+      else x = (a->dtype == MUSTER_F32 || a->dtype == MUSTER_C64) ? ((const float *)sh->w)[i]
+                                                                  : ((const double *)sh->w)[i];
+      if (v == -2) v = x;
+      else if (x != v) return -1;
+    }
+  return v;
+}
