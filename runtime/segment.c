@@ -205,3 +205,247 @@ void muster__segment_test_set_dir(const char *dir) { test_dir = dir; }
 void muster__segment_test_fail_alloc(int err) { test_alloc_errno = err; }
 
 const char *muster__segment_dir(void) { return test_dir ? test_dir : "/dev/shm"; }
+
+/* ---------------------------------------------------------------------- */
+/* Create / attach                                                         */
+/* ---------------------------------------------------------------------- */
+
+#define ATTACH_WAIT_NS (1000ull * 1000 * 1000)    /* for a creator to finish */
+#define ABANDONED_AGE_S 2                         /* a creation never takes this long */
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {0, ms * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+static int sys_err(int err, const char *what, const char *path) {
+  int code = MUSTER_ESYS;
+  if (err == EACCES || err == EPERM || err == EROFS) code = MUSTER_EACCES;
+  else if (err == ENOSPC || err == EFBIG || err == EDQUOT) code = MUSTER_ENOSPC;
+  else if (err == ENOMEM) code = MUSTER_ENOMEM;
+  else if (err == ENAMETOOLONG || err == ENOENT) code = err == ENOENT ? MUSTER_ENOENT : MUSTER_EINVAL;
+  return muster__err(code, "%s %s: %s", what, path, strerror(err));
+}
+
+static void fill_header(struct muster_seg_header *h, const char *job, const char *group,
+                        int nranks) {
+  h->version = MUSTER_SEG_VERSION;
+  h->header_size = MUSTER_SEG_HEADER_SIZE;
+  h->total_size = muster__segment_size(nranks);
+  h->slot_size = MUSTER_SEG_SLOT_SIZE;
+  h->max_payload = MUSTER_MAX_PAYLOAD;
+  h->uid = (uint32_t)getuid();
+  h->nranks = nranks;
+  h->creator_pid = muster__proc_self_pid();
+  h->creator_start = muster__proc_self_start();
+  h->created_ns = muster__now_real_ns();
+  snprintf(h->job, sizeof h->job, "%s", job);
+  snprintf(h->group, sizeof h->group, "%s", group);
+  h->abort_rank = -1;
+  for (int r = 0; r < nranks; r++) muster__segment_slot(h, r)->device = -1;
+  /* publish last: an attacher that sees the magic sees every field above */
+  __atomic_store_n(&h->magic, MUSTER_SEG_MAGIC, __ATOMIC_RELEASE);
+}
+
+static int map_fd(struct muster_segment *seg, size_t size) {
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, seg->fd, 0);
+  if (p == MAP_FAILED) return sys_err(errno, "mmap", seg->path);
+  seg->hdr = p;
+  seg->size = size;
+  return MUSTER_OK;
+}
+
+/* fd is ours (O_EXCL succeeded): size, allocate, map, write the header. */
+static int create_new(struct muster_segment *seg, const char *job, const char *group,
+                      int nranks) {
+  size_t size = muster__segment_size(nranks);
+  int rc = MUSTER_OK, err;
+  struct stat st;
+  if (fstat(seg->fd, &st) < 0) {
+    rc = sys_err(errno, "fstat", seg->path);
+    goto out;
+  }
+  seg->dev = st.st_dev;
+  seg->ino = st.st_ino;
+  if (ftruncate(seg->fd, (off_t)size) < 0) {
+    rc = sys_err(errno, "ftruncate", seg->path);
+    goto out;
+  }
+  /* Reserve every page now: a full /dev/shm fails here with ENOSPC instead
+   * of a SIGBUS at the first touch of an unbacked page later. */
+  err = test_alloc_errno ? test_alloc_errno : posix_fallocate(seg->fd, 0, (off_t)size);
+  if (err) {
+    rc = sys_err(err, "allocating segment", seg->path);
+    if (err == ENOSPC)
+      rc = muster__err(MUSTER_ENOSPC, "no space for group %s (%zu bytes) in %s: %s", group, size,
+                       muster__segment_dir(), strerror(err));
+    goto out;
+  }
+  MUSTER_CHECK(map_fd(seg, size));
+  fill_header(seg->hdr, job, group, nranks);
+out:
+  if (rc < 0) {
+    unlink(seg->path);
+    close(seg->fd);
+    seg->fd = -1;
+  }
+  return rc;
+}
+
+/* Remove path only if it still names (dev, ino).  flock on the old inode
+ * serialises concurrent removers: the second one, once it holds the lock,
+ * sees that the name now refers to a new inode (or nothing) and keeps it. */
+static void unlink_if_same(int fd, const char *path, dev_t dev, ino_t ino) {
+  int locked = flock(fd, LOCK_EX) == 0;
+  struct stat st;
+  if (stat(path, &st) == 0 && st.st_dev == dev && st.st_ino == ino) unlink(path);
+  if (locked) flock(fd, LOCK_UN);
+}
+
+void muster__segment_unlink(const struct muster_segment *seg) {
+  if (seg->fd >= 0) unlink_if_same(seg->fd, seg->path, seg->dev, seg->ino);
+}
+
+void muster__segment_close(struct muster_segment *seg) {
+  if (seg->hdr) munmap(seg->hdr, seg->size);
+  if (seg->fd >= 0) close(seg->fd);
+  seg->hdr = NULL;
+  seg->fd = -1;
+}
+
+/* Everyone who could still use the segment is gone: its creator and every
+ * rank seated in it. */
+static int all_dead(const struct muster_seg_header *h) {
+  if (muster__proc_alive(h->creator_pid, h->creator_start)) return 0;
+  for (int r = 0; r < h->nranks; r++) {
+    const struct muster_seg_slot *s = muster__segment_slot((struct muster_seg_header *)h, r);
+    if (LD(&s->owner_tid) == 0) continue;
+    if (muster__proc_alive(LD(&s->pid), LD(&s->start_time))) return 0;
+  }
+  return 1;
+}
+
+enum verdict { V_ATTACH, V_RETRY, V_RECLAIM };
+
+/* Decide what to do with an invalid segment (rc from validate). */
+static int judge_invalid(struct muster_segment *seg, const struct stat *st, int vrc,
+                         const char *why, enum verdict *v) {
+  const struct muster_seg_header *h = seg->hdr;
+  int age = (int)(time(NULL) - st->st_mtime);
+  uint64_t magic = h ? __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) : 0;
+  if (vrc == MUSTER_EVERSION)
+    return muster__err(MUSTER_EVERSION, "segment %s has another layout: %s (remove it with "
+                       "shmdump --clean once its users are gone)", seg->path, why);
+  if (magic == MUSTER_SEG_MAGIC && seg->size >= 56 && h->creator_pid > 0 &&
+      !muster__proc_alive(h->creator_pid, h->creator_start)) {
+    *v = V_RECLAIM; /* corrupt, and whoever made it is gone */
+    return MUSTER_OK;
+  }
+  if (magic == 0 && age >= ABANDONED_AGE_S &&
+      (seg->size < 56 || h->creator_pid <= 0 ||
+       !muster__proc_alive(h->creator_pid, h->creator_start))) {
+    *v = V_RECLAIM; /* a creation that never finished */
+    return MUSTER_OK;
+  }
+  return muster__err(vrc, "segment %s is invalid: %s (creator %s; remove it or run "
+                     "shmdump --clean)", seg->path, why,
+                     magic == MUSTER_SEG_MAGIC ? "still alive" : "unknown");
+}
+
+/* The existing segment is mapped (or too small to map); wait for a creator
+ * in progress, validate, and decide. */
+static int judge_existing(struct muster_segment *seg, int nranks, enum verdict *v) {
+  char why[256];
+  struct stat st;
+  int rc = MUSTER_OK, vrc = MUSTER_ECORRUPT;
+  uint64_t t0 = muster__now_mono_ns();
+  for (;;) {
+    if (fstat(seg->fd, &st) < 0) return sys_err(errno, "fstat", seg->path);
+    if (st.st_uid != getuid())
+      return muster__err(MUSTER_EACCES, "segment %s belongs to uid %u, not to uid %u",
+                         seg->path, (unsigned)st.st_uid, (unsigned)getuid());
+    if (!S_ISREG(st.st_mode))
+      return muster__err(MUSTER_ECORRUPT, "segment %s is not a regular file", seg->path);
+    seg->dev = st.st_dev;
+    seg->ino = st.st_ino;
+    if (seg->hdr) munmap(seg->hdr, seg->size);
+    seg->hdr = NULL;
+    seg->size = (size_t)st.st_size;
+    if (seg->size > 0) MUSTER_CHECK(map_fd(seg, seg->size));
+    vrc = muster__segment_validate(seg->hdr, seg->size, why, sizeof why);
+    if (vrc == MUSTER_OK) break;
+    /* a creator between open and publishing the magic: give it a moment */
+    uint64_t magic = seg->hdr && seg->size >= 8 ? __atomic_load_n(&seg->hdr->magic,
+                                                                  __ATOMIC_ACQUIRE) : 0;
+    if (magic != 0 || muster__now_mono_ns() - t0 > ATTACH_WAIT_NS) break;
+    sleep_ms(2);
+  }
+  if (vrc < 0) return judge_invalid(seg, &st, vrc, why, v);
+  struct muster_seg_header *h = seg->hdr;
+  if (h->uid != (uint32_t)getuid())
+    return muster__err(MUSTER_EACCES, "segment %s was made by uid %u, not uid %u", seg->path,
+                       (unsigned)h->uid, (unsigned)getuid());
+  if (LD(&h->abort_state) != MUSTER_ABORT_NONE || LD(&h->retired)) {
+    /* poisoned/retired: whoever did it removes the name; help, then retry */
+    *v = V_RECLAIM;
+    return MUSTER_OK;
+  }
+  if (LD(&h->seats) & MUSTER_SEATS_CLOSING) {
+    *v = V_RETRY; /* the last one out is removing it right now */
+    return MUSTER_OK;
+  }
+  if (all_dead(h)) {
+    *v = V_RECLAIM;
+    return MUSTER_OK;
+  }
+  if (h->nranks != nranks) {
+    *v = V_ATTACH; /* caller reports EMISMATCH and poisons it for everyone */
+    return MUSTER_OK;
+  }
+  *v = V_ATTACH;
+out:
+  return rc;
+}
+
+int muster__segment_open(struct muster_segment *seg, const char *job, const char *group,
+                         int nranks, int *created) {
+  int rc = MUSTER_OK;
+  memset(seg, 0, sizeof *seg);
+  seg->fd = -1;
+  char name[256];
+  rc = muster__segment_name(name, sizeof name, job, group);
+  if (rc < 0) return rc;
+  if ((size_t)snprintf(seg->path, sizeof seg->path, "%s/%s", muster__segment_dir(), name) >=
+      sizeof seg->path)
+    return muster__err(MUSTER_EINVAL, "segment path for %s too long", name);
+  for (int attempt = 0; attempt < 200; attempt++) {
+    seg->fd = open(seg->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (seg->fd >= 0) {
+      *created = 1;
+      return create_new(seg, job, group, nranks);
+    }
+    if (errno != EEXIST) return sys_err(errno, "cannot create group segment", seg->path);
+    seg->fd = open(seg->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (seg->fd < 0) {
+      if (errno == ENOENT) continue; /* removed between our two opens */
+      if (errno == ELOOP)
+        return muster__err(MUSTER_ECORRUPT, "segment %s is a symbolic link", seg->path);
+      return sys_err(errno, "cannot open group segment", seg->path);
+    }
+    enum verdict v = V_ATTACH;
+    rc = judge_existing(seg, nranks, &v);
+    if (rc == MUSTER_OK && v == V_ATTACH) {
+      *created = 0;
+      return MUSTER_OK;
+    }
+    if (rc == MUSTER_OK && v == V_RECLAIM) {
+      muster__log(MUSTER_LOG_INFO, "reclaiming stale segment %s", seg->path);
+      unlink_if_same(seg->fd, seg->path, seg->dev, seg->ino);
+    }
+    muster__segment_close(seg);
+    if (rc < 0) return rc;
+    if (v == V_RETRY) sleep_ms(1);
+  }
+  return muster__err(MUSTER_EBUSY, "segment %s: gave up after 200 attempts to create or attach "
+                     "(it keeps being removed and re-created)", seg->path);
+}

@@ -1,0 +1,246 @@
+/*
+ * runtime/barrier.c - futex barrier in a shared segment, with deadline,
+ * abort word and peer liveness.  See barrier.h for the protocol.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "barrier.h"
+#include "proc.h"
+
+#define LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define LDA(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define STR(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+static long futex(uint32_t *addr, int op, uint32_t val, const struct timespec *ts) {
+  /* not FUTEX_PRIVATE_FLAG: the word is shared between processes */
+  return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+const char *muster__phase_name(uint32_t phase) {
+  switch (phase) {
+  case MUSTER_PHASE_FREE: return "never joined";
+  case MUSTER_PHASE_JOINED: return "joined";
+  case MUSTER_PHASE_PUBLISHED: return "publishing its payload";
+  case MUSTER_PHASE_WAITING: return "waiting at a barrier";
+  case MUSTER_PHASE_PASSED: return "past its last barrier";
+  case MUSTER_PHASE_LEFT: return "between calls (had left)";
+  default: return "in an unknown phase";
+  }
+}
+
+int muster__barrier_poison(struct muster_seg_header *h, int code, int rank, int pid,
+                           const char *reason) {
+  uint32_t none = MUSTER_ABORT_NONE;
+  if (!__atomic_compare_exchange_n(&h->abort_state, &none, MUSTER_ABORT_WRITING, 0,
+                                   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+    return 0;
+  ST(&h->abort_code, code);
+  ST(&h->abort_rank, rank);
+  ST(&h->abort_pid, pid);
+  ST(&h->abort_ns, muster__now_real_ns());
+  snprintf(h->abort_reason, sizeof h->abort_reason, "%s", reason);
+  STR(&h->abort_state, MUSTER_ABORT_SET);
+  futex(&h->generation, FUTEX_WAKE, INT_MAX, NULL);
+  return 1;
+}
+
+int muster__barrier_check_abort(const struct muster_seg_header *h) {
+  uint32_t st = LDA(&h->abort_state);
+  if (st == MUSTER_ABORT_NONE) return MUSTER_OK;
+  /* the poisoner is writing the reason: it takes microseconds, unless it
+   * died in between; do not wait for it more than 100 ms */
+  for (int i = 0; st == MUSTER_ABORT_WRITING && i < 1000; i++) {
+    struct timespec ts = {0, 100000};
+    nanosleep(&ts, NULL);
+    st = LDA(&h->abort_state);
+  }
+  if (st != MUSTER_ABORT_SET)
+    return muster__err(MUSTER_EPOISONED, "group %s was poisoned (its poisoner died before "
+                       "saying why)", h->group);
+  int code = LD(&h->abort_code);
+  char reason[MUSTER_SEG_REASON_MAX];
+  memcpy(reason, h->abort_reason, sizeof reason);
+  reason[sizeof reason - 1] = '\0';
+  if (code >= 0) code = MUSTER_EPOISONED;
+  return muster__err(code, "%s", reason);
+}
+
+/* Is rank's occupant gone?  Seated: its process (pid + start time) or, when
+ * it is a thread of this process, its thread.  Not seated: in a formed group
+ * only the processes mapping the segment can ever take a seat again, so a
+ * dead last occupant means the rank can never arrive. */
+int muster__barrier_rank_dead(const struct muster_seg_header *h, int rank, char *buf,
+                              size_t cap) {
+  const struct muster_seg_slot *s = muster__segment_slot((struct muster_seg_header *)h, rank);
+  uint32_t owner = LDA(&s->owner_tid);
+  int pid = LD(&s->pid), tid = LDA(&s->tid), dev = LD(&s->device);
+  uint64_t start = LD(&s->start_time);
+  uint32_t phase = LD(&s->phase);
+  int dead;
+  if (owner != 0) {
+    if ((uint32_t)tid != owner) return 0; /* being seated right now */
+    if (pid == muster__proc_self_pid()) dead = !muster__proc_thread_alive(tid);
+    else dead = !muster__proc_alive(pid, start);
+  } else {
+    if (!LD(&h->formed) || pid <= 0 || pid == muster__proc_self_pid()) return 0;
+    dead = !muster__proc_alive(pid, start);
+  }
+  if (dead)
+    snprintf(buf, cap, "rank %d (pid %d, device %d) %s; it was %s", rank, pid, dev,
+             pid == muster__proc_self_pid() ? "exited its thread" : "died",
+             muster__phase_name(phase));
+  return dead;
+}
+
+static int arrived_at(const struct muster_seg_header *h, int r, uint32_t g) {
+  const struct muster_seg_slot *s = muster__segment_slot((struct muster_seg_header *)h, r);
+  return LD(&s->owner_tid) != 0 && LD(&s->phase) == MUSTER_PHASE_WAITING &&
+         LD(&s->barrier_gen) == g;
+}
+
+/* A missing rank is dead: poison with EPEERDEAD and return it. */
+static int check_missing(struct muster_seg_header *h, int me, uint32_t g, uint64_t barrier_no) {
+  char who[256], reason[MUSTER_SEG_REASON_MAX];
+  for (int r = 0; r < h->nranks; r++) {
+    if (r == me || arrived_at(h, r, g)) continue;
+    if (!muster__barrier_rank_dead(h, r, who, sizeof who)) continue;
+    if (LD(&h->generation) != g) return MUSTER_OK; /* completed meanwhile */
+    const struct muster_seg_slot *s = muster__segment_slot(h, r);
+    snprintf(reason, sizeof reason, "%.200s while group %s waited at barrier %" PRIu64
+             " (generation %" PRIu32 ")", who, h->group, barrier_no, g);
+    muster__barrier_poison(h, MUSTER_EPEERDEAD, r, LD(&s->pid), reason);
+    return muster__barrier_check_abort(h);
+  }
+  return MUSTER_OK;
+}
+
+static int timeout_error(struct muster_seg_header *h, int me, uint32_t g, uint64_t barrier_no,
+                         double waited) {
+  char list[256] = "", detail[MUSTER_SEG_REASON_MAX] = "", reason[MUSTER_SEG_REASON_MAX];
+  int first = -1, nmiss = 0;
+  size_t ll = 0, dl = 0;
+  for (int r = 0; r < h->nranks; r++) {
+    if (r == me || arrived_at(h, r, g)) continue;
+    const struct muster_seg_slot *s = muster__segment_slot(h, r);
+    if (first < 0) first = r;
+    nmiss++;
+    if (ll < sizeof list)
+      ll += snprintf(list + ll, sizeof list - ll, "%s%d", nmiss > 1 ? "," : "", r);
+    if (dl < sizeof detail) {
+      if (LD(&s->owner_tid))
+        dl += snprintf(detail + dl, sizeof detail - dl, "%srank %d pid %d device %d %s",
+                       nmiss > 1 ? "; " : "", r, (int)LD(&s->pid), (int)LD(&s->device),
+                       muster__phase_name(LD(&s->phase)));
+      else
+        dl += snprintf(detail + dl, sizeof detail - dl, "%srank %d not joined", nmiss > 1 ? "; " : "",
+                       r);
+    }
+  }
+  if (nmiss == 0) return MUSTER_OK; /* everyone arrived at the last moment */
+  snprintf(reason, sizeof reason, "rank%s %s missing after %.1f s at barrier %" PRIu64
+           " of group %s (generation %" PRIu32 "): %s", nmiss > 1 ? "s" : "", list, waited,
+           barrier_no, h->group, g, detail);
+  const struct muster_seg_slot *fs = muster__segment_slot(h, first);
+  muster__barrier_poison(h, MUSTER_ETIMEDOUT, first, LD(&fs->pid), reason);
+  return muster__barrier_check_abort(h);
+}
+
+static int ncpus(void) {
+  static int n;
+  if (!n) {
+    long v = sysconf(_SC_NPROCESSORS_ONLN);
+    n = v > 0 ? (int)v : 1;
+  }
+  return n;
+}
+
+/* Spin, then yield, while the generation is still g.  Returns 1 once it moved. */
+static int spin_phase(struct muster_seg_header *h, uint32_t g) {
+  /* Spinning only pays when every rank can run at once. */
+  int spins = h->nranks <= ncpus() ? 4000 : 50;
+  for (int i = 0; i < spins; i++) {
+    if (LDA(&h->generation) != g) return 1;
+    if ((i & 63) == 63 && LD(&h->abort_state)) return 0;
+    cpu_relax();
+  }
+  for (int i = 0; i < 20; i++) {
+    if (LDA(&h->generation) != g) return 1;
+    if (LD(&h->abort_state)) return 0;
+    sched_yield();
+  }
+  return LDA(&h->generation) != g;
+}
+
+static int sleep_phase(struct muster_seg_header *h, int me, uint32_t g, double timeout_s,
+                       uint64_t barrier_no, uint64_t t0) {
+  uint64_t deadline = timeout_s > 0 ? t0 + (uint64_t)(timeout_s * 1e9) : UINT64_MAX;
+  int rc;
+  for (;;) {
+    if ((rc = muster__barrier_check_abort(h)) < 0) return rc;
+    uint64_t now = muster__now_mono_ns();
+    if (now >= deadline) {
+      rc = timeout_error(h, me, g, barrier_no, (now - t0) * 1e-9);
+      if (rc < 0 || LDA(&h->generation) != g) return rc;
+    }
+    if ((rc = check_missing(h, me, g, barrier_no)) < 0) return rc;
+    uint64_t slice = MUSTER_LIVENESS_TICK_NS;
+    if (deadline != UINT64_MAX && deadline - now < slice) slice = deadline > now ? deadline - now : 1;
+    struct timespec ts = {(time_t)(slice / 1000000000u), (long)(slice % 1000000000u)};
+    /* sleepers++ before re-checking the word; the waker bumps the word
+     * before reading sleepers (both seq_cst), so one of us sees the other */
+    __atomic_add_fetch(&h->sleepers, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&h->generation, __ATOMIC_SEQ_CST) == g)
+      futex(&h->generation, FUTEX_WAIT, g, &ts);
+    __atomic_sub_fetch(&h->sleepers, 1, __ATOMIC_SEQ_CST);
+    if (LDA(&h->generation) != g) return MUSTER_OK;
+  }
+}
+
+int muster__barrier_wait(struct muster_seg_header *h, int rank, double timeout_s,
+                         uint64_t barrier_no, uint32_t *gen) {
+  struct muster_seg_slot *s = muster__segment_slot(h, rank);
+  int rc = muster__barrier_check_abort(h);
+  if (rc < 0) return rc;
+  uint32_t g = LDA(&h->generation);
+  uint64_t now_real = muster__now_real_ns();
+  ST(&s->barrier_gen, g);
+  ST(&s->arrive_ns, now_real);
+  ST(&s->wait_start_ns, now_real);
+  ST(&s->phase, MUSTER_PHASE_WAITING);
+  uint64_t t0 = muster__now_mono_ns();
+  uint32_t n = __atomic_add_fetch(&h->arrived, 1, __ATOMIC_ACQ_REL);
+  if (n == (uint32_t)h->nranks) {
+    /* last one in: nobody can arrive at the next barrier before the word
+     * moves, so resetting the counter first is safe */
+    ST(&h->arrived, 0);
+    __atomic_store_n(&h->generation, g + 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&h->sleepers, __ATOMIC_SEQ_CST))
+      futex(&h->generation, FUTEX_WAKE, INT_MAX, NULL);
+  } else if (!spin_phase(h, g)) {
+    rc = sleep_phase(h, rank, g, timeout_s, barrier_no, t0);
+  }
+  ST(&s->wait_start_ns, 0);
+  if (rc < 0) return rc;
+  ST(&s->phase, MUSTER_PHASE_PASSED);
+  ST(&s->barriers, LD(&s->barriers) + 1);
+  *gen = g;
+  return MUSTER_OK;
+}

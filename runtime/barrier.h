@@ -1,0 +1,49 @@
+/*
+ * runtime/barrier.h - the process-shared barrier that lives in a segment.
+ *
+ * A central counter barrier: each arriving rank records the generation word
+ * it saw in its slot, adds itself to `arrived`; the last one resets
+ * `arrived` and bumps `generation` (the futex word), waking sleepers only
+ * if there are any.  Waiters spin briefly, then sleep on the futex in
+ * slices of LIVENESS_TICK so they can check the abort word, the deadline
+ * and the liveness (pid + start time) of the ranks that have not arrived.
+ * A failure poisons the segment (abort word + code + reason) and wakes
+ * everyone, so every participant returns the same error.
+ */
+#ifndef MUSTER_BARRIER_H
+#define MUSTER_BARRIER_H
+
+#include <stdint.h>
+
+#include "segment.h"
+
+/* How often a sleeping waiter checks peers' liveness (ns). */
+#define MUSTER_LIVENESS_TICK_NS (100ull * 1000 * 1000)
+
+/* Wait at the barrier as `rank`.  timeout_s <= 0: no deadline (liveness is
+ * still checked).  barrier_no is the 1-based index of this barrier within
+ * the caller's session, used in messages only.  On success *gen is the
+ * generation value of the barrier that completed (the round).  Errors:
+ * MUSTER_EPEERDEAD, MUSTER_ETIMEDOUT (the group is poisoned by us), or the
+ * code stored by whoever poisoned the group first. */
+MUSTER_HIDDEN int muster__barrier_wait(struct muster_seg_header *h, int rank, double timeout_s,
+                                       uint64_t barrier_no, uint32_t *gen);
+
+/* Poison: first caller wins and stores code/rank/pid/reason; everyone
+ * waiting is woken.  Returns 1 if this call set it, 0 if it was set. */
+MUSTER_HIDDEN int muster__barrier_poison(struct muster_seg_header *h, int code, int rank,
+                                         int pid, const char *reason);
+
+/* 0 if healthy, else the stored code with muster_last_error() set to the
+ * stored reason. */
+MUSTER_HIDDEN int muster__barrier_check_abort(const struct muster_seg_header *h);
+
+/* Is the occupant (or, in a formed group, the last occupant) of `rank`
+ * known dead?  Writes "rank r (pid p, device d) died ..." prefix into buf. */
+MUSTER_HIDDEN int muster__barrier_rank_dead(const struct muster_seg_header *h, int rank,
+                                            char *buf, size_t cap);
+
+/* Human name of a slot phase ("waiting at the barrier"). */
+MUSTER_HIDDEN const char *muster__phase_name(uint32_t phase);
+
+#endif

@@ -1,0 +1,557 @@
+/*
+ * runtime/group.c - muster_group_*: join/leave, exchange, status, abort, and
+ * the per-process cache of mapped group segments.
+ *
+ * Cache: one entry per (job, name, nranks) with the segment mapped and its
+ * fd open, shared (refcounted) by every handle of this process.  A join of a
+ * cached, healthy group takes the seat with a few atomics and no system
+ * call.  Entries are dropped when the group is poisoned, retired or closed
+ * (at leave, once unused), when over CACHE_MAX (least recently used idle
+ * one), and by muster_group_cache_flush() (also run at exit).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "barrier.h"
+#include "group.h"
+#include "proc.h"
+#include "segment.h"
+
+#define LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define LDA(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define STR(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+#define CACHE_MAX 64
+#define DEFAULT_TIMEOUT_S 60.0
+#define SEAT_RETRY 1 /* internal: the segment is closing, go by name again */
+
+struct gentry {
+  struct muster_segment seg;
+  char job[MUSTER_MAX_JOB + 1];
+  char name[MUSTER_MAX_NAME + 1];
+  int nranks;
+  int refs;         /* handles using it; under cache_mu */
+  int listed;       /* findable in the cache list */
+  uint64_t lru;
+  struct gentry *next;
+};
+
+struct muster_group {
+  struct gentry *e;
+  struct muster_seg_header *h;
+  struct muster_seg_slot *slot;
+  int rank, nranks, device;
+  double timeout_s;
+  uint32_t join_gen;   /* generation word when we joined */
+  uint32_t last_gen;   /* round of the last barrier passed */
+  uint32_t exch_gen;   /* round of the last exchange passed */
+  int passed, has_exch;
+  int first_err;
+  int saw_abort;
+  int has_status;      /* a leader status has been seen in this session */
+  int status;          /* ... its code, and its data (private copy: the
+                          segment's buffer is reused two rounds later) */
+  uint32_t status_len;
+  uint8_t status_data[MUSTER_MAX_PAYLOAD];       /* reported the poison once; EPOISONED from now on */
+  uint64_t session;
+};
+
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct gentry *cache_head;
+static int cache_len;
+static uint64_t cache_clock;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void) { pthread_mutex_lock(&cache_mu); }
+static void fork_parent(void) { pthread_mutex_unlock(&cache_mu); }
+static void fork_child(void) { pthread_mutex_init(&cache_mu, NULL); }
+static void install_atfork(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+
+/* ---------------------------------------------------------------------- */
+/* Cache                                                                   */
+/* ---------------------------------------------------------------------- */
+
+static int entry_healthy(const struct gentry *e) {
+  const struct muster_seg_header *h = e->seg.hdr;
+  if (LD(&h->abort_state) != MUSTER_ABORT_NONE || LD(&h->retired)) return 0;
+  if (!LD(&h->formed) && (LD(&h->seats) & MUSTER_SEATS_CLOSING)) return 0;
+  return 1;
+}
+
+static void entry_unlist(struct gentry *e) {
+  for (struct gentry **p = &cache_head; *p; p = &(*p)->next) {
+    if (*p == e) {
+      *p = e->next;
+      e->listed = 0;
+      cache_len--;
+      return;
+    }
+  }
+}
+
+static void entry_free(struct gentry *e) {
+  muster__segment_close(&e->seg);
+  free(e);
+}
+
+/* Drop a formed, healthy group from our cache: other processes may still
+ * hold it cached, so mark it retired; their next join then goes by name and
+ * meets ours there instead of waiting for us in the old segment. */
+static void entry_drop(struct gentry *e) {
+  if (e->listed) entry_unlist(e);
+  if (LD(&e->seg.hdr->formed) && entry_healthy(e)) STR(&e->seg.hdr->retired, 1);
+  if (e->refs == 0) entry_free(e);
+}
+
+static void cache_trim(void) {
+  while (cache_len > CACHE_MAX) {
+    struct gentry *old = NULL;
+    for (struct gentry *e = cache_head; e; e = e->next)
+      if (e->refs == 0 && (!old || e->lru < old->lru)) old = e;
+    if (!old) return; /* all in use: allow more */
+    entry_drop(old);
+  }
+}
+
+static struct gentry *cache_find(const char *job, const char *name, int nranks) {
+  for (struct gentry *e = cache_head; e; e = e->next)
+    if (e->nranks == nranks && !strcmp(e->name, name) && !strcmp(e->job, job)) return e;
+  return NULL;
+}
+
+/* nranks disagrees with an existing group: everyone gets EMISMATCH. */
+static int mismatch(struct muster_segment *seg, const char *name, int rank, int nranks) {
+  char reason[MUSTER_SEG_REASON_MAX];
+  snprintf(reason, sizeof reason, "participants disagree on the size of group %s: rank %d "
+           "(pid %d) joined with nranks %d, the group was created with nranks %d by pid %d",
+           name, rank, (int)muster__proc_self_pid(), nranks, (int)seg->hdr->nranks,
+           (int)seg->hdr->creator_pid);
+  muster__barrier_poison(seg->hdr, MUSTER_EMISMATCH, rank, muster__proc_self_pid(), reason);
+  muster__segment_unlink(seg);
+  muster__segment_close(seg);
+  return muster__err(MUSTER_EMISMATCH, "%s", reason);
+}
+
+/* Find or open (job, name, nranks); returns it with a reference taken.
+ * Caller holds cache_mu. */
+static int cache_get(const char *job, const char *name, int rank, int nranks,
+                     struct gentry **out) {
+  struct gentry *e = cache_find(job, name, nranks);
+  if (e && !entry_healthy(e)) {
+    entry_unlist(e);
+    if (e->refs == 0) entry_free(e);
+    e = NULL;
+  }
+  if (!e) {
+    struct muster_segment seg;
+    int created = 0;
+    int rc = muster__segment_open(&seg, job, name, nranks, &created);
+    if (rc < 0) return rc;
+    if (seg.hdr->nranks != nranks) return mismatch(&seg, name, rank, nranks);
+    e = calloc(1, sizeof *e);
+    if (!e) {
+      if (created) muster__segment_unlink(&seg);
+      muster__segment_close(&seg);
+      return muster__err(MUSTER_ENOMEM, "joining group %s: out of memory", name);
+    }
+    e->seg = seg;
+    snprintf(e->job, sizeof e->job, "%s", job);
+    snprintf(e->name, sizeof e->name, "%s", name);
+    e->nranks = nranks;
+    e->listed = 1;
+    e->next = cache_head;
+    cache_head = e;
+    cache_len++;
+  }
+  e->refs++;
+  e->lru = ++cache_clock;
+  cache_trim();
+  *out = e;
+  return MUSTER_OK;
+}
+
+static void entry_release(struct gentry *e) {
+  pthread_mutex_lock(&cache_mu);
+  e->refs--;
+  if (e->listed && !entry_healthy(e)) entry_unlist(e);
+  if (!e->listed && e->refs == 0) entry_free(e);
+  pthread_mutex_unlock(&cache_mu);
+}
+
+void muster_group_cache_flush(void) {
+  pthread_mutex_lock(&cache_mu);
+  while (cache_head) entry_drop(cache_head);
+  pthread_mutex_unlock(&cache_mu);
+}
+
+int muster__group_cache_count(void) {
+  pthread_mutex_lock(&cache_mu);
+  int n = cache_len;
+  pthread_mutex_unlock(&cache_mu);
+  return n;
+}
+
+__attribute__((destructor)) static void cache_at_exit(void) { muster_group_cache_flush(); }
+
+/* ---------------------------------------------------------------------- */
+/* Seats                                                                   */
+/* ---------------------------------------------------------------------- */
+
+/* seats -1; the last one out of a group that never formed closes it (sets
+ * the closing bit in the same CAS, so no attacher can slip in) and removes
+ * the name. */
+static void seats_release(struct gentry *e) {
+  struct muster_seg_header *h = e->seg.hdr;
+  uint32_t w = LD(&h->seats), nw;
+  int closing;
+  do {
+    uint32_t count = MUSTER_SEATS_COUNT(w);
+    nw = (w & MUSTER_SEATS_CLOSING) | (count ? count - 1 : 0);
+    closing = MUSTER_SEATS_COUNT(nw) == 0 && !LDA(&h->formed) && !(w & MUSTER_SEATS_CLOSING);
+    if (closing) nw |= MUSTER_SEATS_CLOSING;
+  } while (!__atomic_compare_exchange_n(&h->seats, &w, nw, 1, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED));
+  if (closing || (!LD(&h->formed) && LD(&h->abort_state))) muster__segment_unlink(&e->seg);
+}
+
+static int seats_take(struct muster_seg_header *h) {
+  uint32_t w = LD(&h->seats);
+  do {
+    if (w & MUSTER_SEATS_CLOSING) return SEAT_RETRY;
+  } while (!__atomic_compare_exchange_n(&h->seats, &w, w + 1, 1, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED));
+  return MUSTER_OK;
+}
+
+static int seat_taken(struct gentry *e, int rank, uint32_t owner) {
+  struct muster_seg_header *h = e->seg.hdr;
+  char who[256], reason[MUSTER_SEG_REASON_MAX];
+  if (owner == (uint32_t)muster__proc_self_tid())
+    return muster__err(MUSTER_EBUSY, "rank %d of group %s: this thread has already joined it "
+                       "(leave first)", rank, e->name);
+  if (muster__barrier_rank_dead(h, rank, who, sizeof who)) {
+    snprintf(reason, sizeof reason, "%.200s while holding its seat in group %s", who, e->name);
+    muster__barrier_poison(h, MUSTER_EPEERDEAD, rank, LD(&muster__segment_slot(h, rank)->pid),
+                           reason);
+    if (!LD(&h->formed)) muster__segment_unlink(&e->seg);
+    return muster__barrier_check_abort(h);
+  }
+  const struct muster_seg_slot *s = muster__segment_slot(h, rank);
+  return muster__err(MUSTER_EBUSY, "rank %d of group %s is already taken by pid %d (thread %d)",
+                     rank, e->name, (int)LD(&s->pid), (int)owner);
+}
+
+static void mark_formed(struct gentry *e, int rank) {
+  struct muster_seg_header *h = e->seg.hdr;
+  uint64_t bit = UINT64_C(1) << rank;
+  if (LD(&h->seen_mask) & bit) return;
+  uint64_t full = e->nranks == 64 ? ~UINT64_C(0) : (UINT64_C(1) << e->nranks) - 1;
+  uint64_t old = __atomic_fetch_or(&h->seen_mask, bit, __ATOMIC_ACQ_REL);
+  if ((old | bit) == full && old != full) {
+    /* everyone has attached: from now on only mappings keep it alive */
+    STR(&h->formed, 1);
+    muster__segment_unlink(&e->seg);
+  }
+}
+
+static int seat(muster_group_t *g, struct gentry *e) {
+  struct muster_seg_header *h = e->seg.hdr;
+  struct muster_seg_slot *s = muster__segment_slot(h, g->rank);
+  int rc = seats_take(h);
+  if (rc != MUSTER_OK) return rc;
+  uint32_t owner = 0;
+  pid_t tid = muster__proc_self_tid();
+  if (!__atomic_compare_exchange_n(&s->owner_tid, &owner, (uint32_t)tid, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE)) {
+    rc = seat_taken(e, g->rank, owner);
+    seats_release(e);
+    return rc;
+  }
+  ST(&s->pid, muster__proc_self_pid());
+  ST(&s->start_time, muster__proc_self_start());
+  ST(&s->device, g->device);
+  ST(&s->join_ns, muster__now_real_ns());
+  ST(&s->wait_start_ns, 0);
+  ST(&s->barriers, 0);
+  ST(&s->phase, MUSTER_PHASE_JOINED);
+  g->session = LD(&s->sessions) + 1;
+  ST(&s->sessions, g->session);
+  STR(&s->tid, tid); /* last: the seat is complete (see barrier_rank_dead) */
+  mark_formed(e, g->rank);
+  g->e = e;
+  g->h = h;
+  g->slot = s;
+  g->join_gen = LDA(&h->generation);
+  return MUSTER_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Join / leave                                                            */
+/* ---------------------------------------------------------------------- */
+
+static double env_timeout(void) {
+  const char *s = getenv("MUSTER_TIMEOUT");
+  if (!s || !*s) return DEFAULT_TIMEOUT_S;
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s || *end || !(v > 0)) {
+    muster__log(MUSTER_LOG_WARN, "MUSTER_TIMEOUT=\"%s\" is not a positive number; using %.0f s",
+                s, DEFAULT_TIMEOUT_S);
+    return DEFAULT_TIMEOUT_S;
+  }
+  return v;
+}
+
+static const char *pick_job(const muster_group_opts_t *opts) {
+  if (opts && opts->job) return opts->job;
+  const char *s = getenv("MUSTER_JOB");
+  return s && *s ? s : "default";
+}
+
+static int check_join_args(const char *name, int rank, int nranks,
+                           const muster_group_opts_t *opts, muster_group_t **out) {
+  if (!out) return muster__err(MUSTER_EINVAL, "muster_group_join: out is NULL");
+  int rc = muster__segment_check_group(name);
+  if (rc < 0) return rc;
+  if (nranks <= 0 || nranks > MUSTER_MAX_RANKS)
+    return muster__err(MUSTER_EINVAL, "group %s: nranks %d out of range 1..%d", name, nranks,
+                       MUSTER_MAX_RANKS);
+  if (rank < 0 || rank >= nranks)
+    return muster__err(MUSTER_EINVAL, "group %s: rank %d out of range 0..%d", name, rank,
+                       nranks - 1);
+  if (opts && opts->device < -1)
+    return muster__err(MUSTER_EINVAL, "group %s: device %d (use -1 for host)", name,
+                       opts->device);
+  return muster__segment_check_job(pick_job(opts));
+}
+
+int muster_group_join(const char *name, int rank, int nranks, const muster_group_opts_t *opts,
+                      muster_group_t **out) {
+  int rc = check_join_args(name, rank, nranks, opts, out);
+  if (rc < 0) return rc;
+  *out = NULL;
+  pthread_once(&atfork_once, install_atfork);
+  muster_group_t *g = calloc(1, sizeof *g);
+  if (!g) return muster__err(MUSTER_ENOMEM, "joining group %s: out of memory", name);
+  g->rank = rank;
+  g->nranks = nranks;
+  g->device = opts ? opts->device : -1;
+  g->timeout_s = opts && opts->timeout_s > 0 ? opts->timeout_s : env_timeout();
+  const char *job = pick_job(opts);
+  for (int attempt = 0; attempt < 100; attempt++) {
+    struct gentry *e;
+    pthread_mutex_lock(&cache_mu);
+    rc = cache_get(job, name, rank, nranks, &e);
+    pthread_mutex_unlock(&cache_mu);
+    if (rc < 0) break;
+    rc = seat(g, e);
+    if (rc == MUSTER_OK) {
+      *out = g;
+      return MUSTER_OK;
+    }
+    entry_release(e); /* a closing entry is unhealthy: it leaves the cache */
+    if (rc < 0) break;
+  }
+  if (rc == SEAT_RETRY)
+    rc = muster__err(MUSTER_EBUSY, "group %s keeps closing under us; gave up joining", name);
+  free(g);
+  return rc;
+}
+
+int muster_group_leave(muster_group_t *g) {
+  if (!g) return muster__err(MUSTER_EINVAL, "muster_group_leave: NULL group");
+  int rc = g->first_err;
+  struct muster_seg_slot *s = g->slot;
+  ST(&s->wait_start_ns, 0);
+  ST(&s->phase, MUSTER_PHASE_LEFT);
+  STR(&s->owner_tid, 0); /* pid/start_time stay: they name the last occupant */
+  seats_release(g->e);
+  entry_release(g->e);
+  free(g);
+  return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Rounds                                                                  */
+/* ---------------------------------------------------------------------- */
+
+static int note_error(muster_group_t *g, int rc) {
+  if (LD(&g->h->abort_state) != MUSTER_ABORT_NONE) {
+    g->saw_abort = 1;
+    if (!LD(&g->h->formed)) muster__segment_unlink(&g->e->seg);
+  }
+  if (!g->first_err) g->first_err = rc;
+  return rc;
+}
+
+static int poisoned_before(muster_group_t *g) {
+  char reason[MUSTER_SEG_REASON_MAX];
+  snprintf(reason, sizeof reason, "%s", g->h->abort_reason);
+  return muster__err(MUSTER_EPOISONED, "group %s was poisoned earlier: %s", g->e->name, reason);
+}
+
+static int wait_round(muster_group_t *g, double timeout_s) {
+  if (g->saw_abort) return poisoned_before(g);
+  uint32_t gen;
+  g->has_exch = 0; /* the previous exchange's payloads may now be overwritten */
+  int rc = muster__barrier_wait(g->h, g->rank, timeout_s, LD(&g->slot->barriers) + 1, &gen);
+  if (rc < 0) return note_error(g, rc);
+  g->last_gen = gen;
+  g->passed = 1;
+  /* a status the leader set in this round becomes ours now */
+  const struct muster_seg_status *st = &g->h->status[gen & 1];
+  if (LD(&st->valid) && LD(&st->gen) == gen && (int32_t)(gen - g->join_gen) >= 0) {
+    g->status = LD(&st->status);
+    g->status_len = LD(&st->len);
+    if (g->status_len > MUSTER_MAX_PAYLOAD) g->status_len = MUSTER_MAX_PAYLOAD;
+    memcpy(g->status_data, st->data, g->status_len);
+    g->has_status = 1;
+  }
+  return MUSTER_OK;
+}
+
+int muster_group_exchange(muster_group_t *g, const void *payload, size_t len) {
+  if (!g) return muster__err(MUSTER_EINVAL, "muster_group_exchange: NULL group");
+  if (len > MUSTER_MAX_PAYLOAD || (len && !payload)) {
+    int rc = muster__group_abortf(g, MUSTER_EINVAL, "rank %d of group %s passed a bad payload "
+                                  "(%zu bytes, max %d%s)", g->rank, g->e->name, len,
+                                  MUSTER_MAX_PAYLOAD, payload ? "" : ", NULL pointer");
+    (void)rc;
+    return note_error(g, muster__barrier_check_abort(g->h));
+  }
+  if (g->saw_abort) return poisoned_before(g);
+  struct muster_seg_slot *s = g->slot;
+  uint32_t gen = LD(&g->h->generation); /* cannot move before we arrive */
+  int b = gen & 1;
+  if (len) memcpy(s->payload[b], payload, len);
+  ST(&s->payload_len[b], (uint32_t)len);
+  ST(&s->payload_gen[b], gen);
+  ST(&s->phase, MUSTER_PHASE_PUBLISHED);
+  int rc = wait_round(g, g->timeout_s);
+  if (rc < 0) return rc;
+  g->exch_gen = gen;
+  g->has_exch = 1;
+  return MUSTER_OK;
+}
+
+int muster_group_payload(muster_group_t *g, int rank, const void **data, size_t *len) {
+  if (!g || !data || !len) return muster__err(MUSTER_EINVAL, "muster_group_payload: NULL argument");
+  if (rank < 0 || rank >= g->nranks)
+    return muster__err(MUSTER_EINVAL, "group %s: rank %d out of range 0..%d", g->e->name, rank,
+                       g->nranks - 1);
+  if (!g->has_exch)
+    return muster__err(MUSTER_EINVAL, "group %s: no exchange completed since the last "
+                       "barrier/join of rank %d", g->e->name, g->rank);
+  const struct muster_seg_slot *s = muster__segment_slot(g->h, rank);
+  int b = g->exch_gen & 1;
+  if (LD(&s->payload_gen[b]) != g->exch_gen)
+    return muster__err(MUSTER_EMISMATCH, "group %s: rank %d published nothing in round %" PRIu32
+                       " (it called a barrier where rank %d called an exchange)", g->e->name,
+                       rank, g->exch_gen, g->rank);
+  *data = s->payload[b];
+  *len = LD(&s->payload_len[b]);
+  return MUSTER_OK;
+}
+
+int muster_group_barrier(muster_group_t *g) {
+  if (!g) return muster__err(MUSTER_EINVAL, "muster_group_barrier: NULL group");
+  return wait_round(g, g->timeout_s);
+}
+
+int muster__group_barrier_ex(muster_group_t *g, double timeout_s) {
+  if (!g) return muster__err(MUSTER_EINVAL, "muster__group_barrier_ex: NULL group");
+  return wait_round(g, timeout_s);
+}
+
+int muster_group_set_status(muster_group_t *g, int status, const void *data, size_t len) {
+  if (!g) return muster__err(MUSTER_EINVAL, "muster_group_set_status: NULL group");
+  if (g->rank != 0)
+    return muster__err(MUSTER_EINVAL, "group %s: rank %d set a status; only the leader (rank 0) "
+                       "may", g->e->name, g->rank);
+  if (len > MUSTER_MAX_PAYLOAD || (len && !data))
+    return muster__err(MUSTER_EINVAL, "group %s: status data of %zu bytes (max %d)",
+                       g->e->name, len, MUSTER_MAX_PAYLOAD);
+  uint32_t gen = LD(&g->h->generation);
+  struct muster_seg_status *st = &g->h->status[gen & 1];
+  if (len) memcpy(st->data, data, len);
+  ST(&st->len, (uint32_t)len);
+  ST(&st->status, status);
+  ST(&st->gen, gen);
+  ST(&st->valid, 1);
+  return MUSTER_OK;
+}
+
+int muster_group_status(muster_group_t *g, int *status, const void **data, size_t *len) {
+  if (!g || !status) return muster__err(MUSTER_EINVAL, "muster_group_status: NULL argument");
+  *status = 0;
+  if (data) *data = NULL;
+  if (len) *len = 0;
+  if (!g->has_status) return MUSTER_OK;
+  *status = g->status;
+  if (data) *data = g->status_data;
+  if (len) *len = g->status_len;
+  return MUSTER_OK;
+}
+
+static int abort_v(muster_group_t *g, int code, const char *fmt, va_list ap) {
+  char why[MUSTER_SEG_REASON_MAX - 128], reason[MUSTER_SEG_REASON_MAX];
+  vsnprintf(why, sizeof why, fmt, ap);
+  snprintf(reason, sizeof reason, "rank %d (pid %d, device %d) aborted group %s: %.300s", g->rank,
+           (int)muster__proc_self_pid(), g->device, g->e->name, why);
+  muster__barrier_poison(g->h, code, g->rank, muster__proc_self_pid(), reason);
+  if (!LD(&g->h->formed)) muster__segment_unlink(&g->e->seg);
+  return MUSTER_OK;
+}
+
+int muster__group_abortf(muster_group_t *g, int code, const char *fmt, ...) {
+  if (!g || code >= 0)
+    return muster__err(MUSTER_EINVAL, "muster_group_abort: %s", g ? "code must be a negative "
+                       "MUSTER_E* value" : "NULL group");
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = abort_v(g, code, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+int muster_group_abort(muster_group_t *g, int code, const char *why) {
+  return muster__group_abortf(g, code, "%s", why ? why : "(no reason given)");
+}
+
+/* ---------------------------------------------------------------------- */
+/* Accessors                                                               */
+/* ---------------------------------------------------------------------- */
+
+int muster_group_rank(const muster_group_t *g) { return g ? g->rank : MUSTER_EINVAL; }
+int muster_group_size(const muster_group_t *g) { return g ? g->nranks : MUSTER_EINVAL; }
+const char *muster_group_name(const muster_group_t *g) { return g ? g->e->name : ""; }
+uint64_t muster_group_generation(const muster_group_t *g) { return g ? g->session : 0; }
+
+pid_t muster__group_peer_pid(const muster_group_t *g, int rank) {
+  if (!g || rank < 0 || rank >= g->nranks) return 0;
+  const struct muster_seg_slot *s = muster__segment_slot(g->h, rank);
+  return LD(&s->owner_tid) ? LD(&s->pid) : 0;
+}
+
+int muster__group_all_local(const muster_group_t *g) {
+  if (!g) return 0;
+  pid_t me = muster__proc_self_pid();
+  for (int r = 0; r < g->nranks; r++) {
+    const struct muster_seg_slot *s = muster__segment_slot(g->h, r);
+    if (!LD(&s->owner_tid) || LD(&s->pid) != me) return 0;
+  }
+  return 1;
+}
+
+int muster__group_device(const muster_group_t *g, int rank) {
+  if (!g || rank < 0 || rank >= g->nranks) return -1;
+  return LD(&muster__segment_slot(g->h, rank)->device);
+}
+
+double muster__group_timeout(const muster_group_t *g) { return g ? g->timeout_s : 0; }

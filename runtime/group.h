@@ -1,0 +1,51 @@
+/*
+ * runtime/group.h - what other runtime modules (solve, providers) may use of
+ * a group beyond the public muster_group_* API.
+ *
+ * Semantics the solve code relies on (docs/runtime.md has the full story):
+ *   - muster_group_join does not wait; the first exchange/barrier does.
+ *   - Every participant must make the same sequence of exchange/barrier
+ *     calls between join and leave; each such call is one round.
+ *   - Payloads of the last exchange stay readable until the caller's next
+ *     exchange/barrier; the leader's status set before a barrier is read
+ *     back after it by everybody.
+ *   - Any failure poisons the group: every participant's current or next
+ *     exchange/barrier returns the same code and message; later calls on
+ *     the same handle return MUSTER_EPOISONED.  Leave always frees.
+ */
+#ifndef MUSTER_GROUP_H
+#define MUSTER_GROUP_H
+
+#include <sys/types.h>
+
+#include "error.h"
+#include "muster.h"
+
+/* pid of the process sitting at `rank` (0 if the seat is empty). */
+MUSTER_HIDDEN pid_t muster__group_peer_pid(const muster_group_t *g, int rank);
+
+/* 1 if every rank's seat is held by a thread of this process (threads
+ * mode), else 0.  Meaningful once a barrier/exchange has passed (before,
+ * some seats may still be empty). */
+MUSTER_HIDDEN int muster__group_all_local(const muster_group_t *g);
+
+/* device the participant at `rank` passed in its opts (-1 host). */
+MUSTER_HIDDEN int muster__group_device(const muster_group_t *g, int rank);
+
+/* the rendezvous timeout of this handle, seconds */
+MUSTER_HIDDEN double muster__group_timeout(const muster_group_t *g);
+
+/* Barrier with its own deadline: timeout_s <= 0 waits without a deadline
+ * (for "wait while the leader computes", which may take minutes), still
+ * checking every ~100 ms that the ranks not yet arrived are alive and that
+ * the group is not poisoned. */
+MUSTER_HIDDEN int muster__group_barrier_ex(muster_group_t *g, double timeout_s);
+
+/* Poison with a formatted reason (like muster_group_abort, printf style). */
+MUSTER_HIDDEN int muster__group_abortf(muster_group_t *g, int code, const char *fmt, ...)
+    MUSTER_PRINTF(3, 4);
+
+/* Number of group segments this process has cached (tests). */
+MUSTER_HIDDEN int muster__group_cache_count(void);
+
+#endif
