@@ -30,14 +30,6 @@
 
 #include "rendezvous.h"
 
-/* TEMPORARY (helper A2): weak until runtime/group.c lands, so the tree links
- * meanwhile; removed as soon as it does. */
-#pragma weak muster_group_join
-#pragma weak muster_group_exchange
-#pragma weak muster_group_payload
-#pragma weak muster_group_abort
-#pragma weak muster_group_leave
-#pragma weak muster_group_cache_flush
 
 /* check-and-goto with one cleanup label, as in the runtime */
 #define RV_CHECK(call)                                                         \
@@ -179,8 +171,6 @@ static int muster_round(const struct rv_config *c, struct rv_shared *s,
 static int muster_join(const struct rv_config *c, struct rv_shared *s, int rank,
                        muster_group_t **g) {
   muster_group_opts_t o = {.job = NULL, .timeout_s = 0, .device = -1};
-  if (!muster_group_join) /* TEMPORARY, see the weak refs above */
-    return rv_fail(s, rank, MUSTER_EUNSUPPORTED, "this build has no group runtime yet");
   int rc = muster_group_join(c->group, rank, c->ranks, &o, g);
   if (rc != 0)
     return rv_fail(s, rank, rc, "muster_group_join(\"%s\", rank %d of %d) failed: %s: %s",
@@ -333,7 +323,7 @@ static int run_threads(const struct rv_config *c, enum rv_kind kind, struct rv_s
   pthread_attr_destroy(&attr);
   gate_open(&gate, rc == 0 ? 1 : -1);
   for (int r = 0; r < started; r++) pthread_join(tid[r], NULL);
-  if (kind == RV_MUSTER && muster_group_cache_flush) muster_group_cache_flush();
+  if (kind == RV_MUSTER) muster_group_cache_flush();
   if (rc == 0) rc = report_failures(c, s);
 out:
   free(ts);
@@ -355,7 +345,7 @@ static void child_main(const struct rv_config *c, enum rv_kind kind, struct rv_s
   close(gate_fd);
   if (n != 1) _exit(RV_NOT_STARTED); /* the parent gave up before the start */
   int rc = rank_main(c, kind, s, rank);
-  if (kind == RV_MUSTER && muster_group_cache_flush) muster_group_cache_flush();
+  if (kind == RV_MUSTER) muster_group_cache_flush();
   /* _exit: the parent's stdio buffers and atexit handlers are not ours */
   _exit(rc == 0 ? 0 : 1);
 }
