@@ -1,0 +1,178 @@
+/*
+ * adapters/tensorflow/tf_ops.c - the op definitions MusterPotrs, MusterPotri,
+ * MusterSyevd and their shape functions, registered when TensorFlow loads
+ * the library (tf.load_op_library dlopens it; our constructor runs then and
+ * TF's op watcher turns what it registers into Python wrappers).
+ *
+ * Every op takes this participant's shard: `a` is its column block of the
+ * global n x n matrix A (shape [n, ncols], the columns
+ * [rank*ceil(n/nranks), ...) of A), potrs also takes the replicated
+ * right-hand sides b [n, nrhs].  Attributes say who meets whom:
+ *   rank, nranks   this participant and how many meet
+ *   key            group key: the op's group is "<routine>.<key>"; callers
+ *                  make it unique per op in flight (muster_tf does)
+ *   tile           T_A of the block-cyclic layout, 0: the provider's choice
+ *   provider       backend name, "": $MUSTER_PROVIDER or the best available
+ *   shared_memory  participants are separate processes: work buffers come
+ *                  from muster_shard_alloc so the leader can map them
+ *   timeout        rendezvous deadline in seconds, 0: $MUSTER_TIMEOUT / 60
+ * The ops are stateful: they meet other participants, so they must never be
+ * constant-folded, deduplicated or pruned.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tfInt.h"
+
+#define T_ATTR "T: {float, double, complex64, complex128}"
+
+static const char *const common_attrs[] = {
+    T_ATTR,
+    "rank: int >= 0",
+    "nranks: int >= 1",
+    "key: string",
+    "tile: int = 0",
+    "provider: string = ''",
+    "shared_memory: bool = false",
+    "timeout: float = 0",
+};
+
+const char *muster__tf_op_name(muster_routine_t r) {
+  switch (r) {
+  case MUSTER_POTRS: return "MusterPotrs";
+  case MUSTER_POTRI: return "MusterPotri";
+  case MUSTER_SYEVD: return "MusterSyevd";
+  }
+  return "Muster?";
+}
+
+/* ---- shape functions ----------------------------------------------------- */
+
+/* Shape handles of one shape function, freed together. */
+typedef struct shapes {
+  TF_ShapeHandle *a, *a2, *b, *b2, *w;
+  TF_DimensionHandle *an, *bn;
+} shapes_t;
+
+static void shapes_free(shapes_t *s) {
+  TF_ShapeHandle *h[] = {s->a, s->a2, s->b, s->b2, s->w};
+  for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
+    if (h[i]) TF_DeleteShapeHandle(h[i]);
+  if (s->an) TF_DeleteDimensionHandle(s->an);
+  if (s->bn) TF_DeleteDimensionHandle(s->bn);
+}
+
+/* Input i as a matrix (rank 2) into *out; false with status set if not. */
+static bool input_matrix(TF_ShapeInferenceContext *ctx, int i, const char *what,
+                         TF_ShapeHandle *in, TF_ShapeHandle *out, TF_Status *st) {
+  TF_ShapeInferenceContextGetInput(ctx, i, in, st);
+  if (TF_GetCode(st) != TF_OK) return false;
+  TF_ShapeInferenceContextWithRank(ctx, in, 2, out, st);
+  if (TF_GetCode(st) != TF_OK) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s must be a matrix (rank 2): %s", what, TF_Message(st));
+    TF_SetStatus(st, TF_INVALID_ARGUMENT, msg);
+    return false;
+  }
+  return true;
+}
+
+static void potrs_shape(TF_ShapeInferenceContext *ctx, TF_Status *st) {
+  shapes_t s = {TF_NewShapeHandle(), TF_NewShapeHandle(), TF_NewShapeHandle(),
+                TF_NewShapeHandle(), NULL, TF_NewDimensionHandle(), TF_NewDimensionHandle()};
+  if (!input_matrix(ctx, 0, "MusterPotrs: a (this participant's column block of A, n x ncols)",
+                    s.a, s.a2, st))
+    goto out;
+  if (!input_matrix(ctx, 1, "MusterPotrs: b (the right-hand sides, n x nrhs)", s.b, s.b2, st))
+    goto out;
+  TF_ShapeInferenceContextDim(ctx, s.a2, 0, s.an);
+  TF_ShapeInferenceContextDim(ctx, s.b2, 0, s.bn);
+  if (TF_DimensionHandleValueKnown(s.an) && TF_DimensionHandleValueKnown(s.bn) &&
+      TF_DimensionHandleValue(s.an) != TF_DimensionHandleValue(s.bn)) {
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "MusterPotrs: a has %lld rows but b has %lld: both must have n rows",
+             (long long)TF_DimensionHandleValue(s.an), (long long)TF_DimensionHandleValue(s.bn));
+    TF_SetStatus(st, TF_INVALID_ARGUMENT, msg);
+    goto out;
+  }
+  TF_ShapeInferenceContextSetOutput(ctx, 0, s.b2, st);
+out:
+  shapes_free(&s);
+}
+
+static void potri_shape(TF_ShapeInferenceContext *ctx, TF_Status *st) {
+  shapes_t s = {TF_NewShapeHandle(), TF_NewShapeHandle(), NULL, NULL, NULL, NULL, NULL};
+  if (input_matrix(ctx, 0, "MusterPotri: a (this participant's column block of A, n x ncols)",
+                   s.a, s.a2, st))
+    TF_ShapeInferenceContextSetOutput(ctx, 0, s.a2, st);
+  shapes_free(&s);
+}
+
+static void syevd_shape(TF_ShapeInferenceContext *ctx, TF_Status *st) {
+  shapes_t s = {TF_NewShapeHandle(), TF_NewShapeHandle(), NULL, NULL, TF_NewShapeHandle(),
+                NULL, NULL};
+  if (!input_matrix(ctx, 0, "MusterSyevd: a (this participant's column block of A, n x ncols)",
+                    s.a, s.a2, st))
+    goto out;
+  /* w: the n eigenvalues, [n] = a's first dimension */
+  TF_ShapeInferenceContextSubshape(ctx, s.a2, 0, 1, s.w, st);
+  if (TF_GetCode(st) != TF_OK) goto out;
+  TF_ShapeInferenceContextSetOutput(ctx, 0, s.w, st);
+  if (TF_GetCode(st) != TF_OK) goto out;
+  TF_ShapeInferenceContextSetOutput(ctx, 1, s.a2, st);
+out:
+  shapes_free(&s);
+}
+
+/* ---- registration -------------------------------------------------------- */
+
+static int register_op(muster_routine_t r, char *why, size_t whylen) {
+  TF_Status *st = TF_NewStatus();
+  TF_OpDefinitionBuilder *b = TF_NewOpDefinitionBuilder(muster__tf_op_name(r));
+  int rc = 0;
+  for (size_t i = 0; i < sizeof common_attrs / sizeof common_attrs[0]; i++)
+    TF_OpDefinitionBuilderAddAttr(b, common_attrs[i]);
+  TF_OpDefinitionBuilderAddInput(b, "a: T");
+  switch (r) {
+  case MUSTER_POTRS:
+    TF_OpDefinitionBuilderAddInput(b, "b: T");
+    TF_OpDefinitionBuilderAddOutput(b, "x: T");
+    TF_OpDefinitionBuilderSetShapeInferenceFunction(b, potrs_shape);
+    break;
+  case MUSTER_POTRI:
+    TF_OpDefinitionBuilderAddOutput(b, "inv: T");
+    TF_OpDefinitionBuilderSetShapeInferenceFunction(b, potri_shape);
+    break;
+  case MUSTER_SYEVD:
+    /* eigenvalues are real: float for float/complex64, double otherwise;
+     * the kernel checks that Tw matches T (muster_tf passes it). */
+    TF_OpDefinitionBuilderAddAttr(b, "Tw: {float, double}");
+    TF_OpDefinitionBuilderAddOutput(b, "w: Tw");
+    TF_OpDefinitionBuilderAddOutput(b, "v: T");
+    TF_OpDefinitionBuilderSetShapeInferenceFunction(b, syevd_shape);
+    break;
+  }
+  TF_OpDefinitionBuilderSetIsStateful(b, true);
+  TF_RegisterOpDefinition(b, st); /* frees b either way */
+  if (TF_GetCode(st) != TF_OK) {
+    snprintf(why, whylen, "registering op %s: %s", muster__tf_op_name(r), TF_Message(st));
+    rc = -1;
+  }
+  TF_DeleteStatus(st);
+  return rc;
+}
+
+/* Runs when TensorFlow dlopens us.  A constructor cannot return an error;
+ * a failure here (an op of that name already registered by another copy of
+ * this library) is reported on stderr and TensorFlow's own "op not found"
+ * follows at use. */
+__attribute__((constructor)) static void muster_tf_init(void) {
+  static const muster_routine_t routines[] = {MUSTER_POTRS, MUSTER_POTRI, MUSTER_SYEVD};
+  char why[512];
+  for (size_t i = 0; i < sizeof routines / sizeof routines[0]; i++) {
+    if (register_op(routines[i], why, sizeof why) < 0 ||
+        muster__tf_register_kernels(routines[i], why, sizeof why) < 0)
+      fprintf(stderr, "libmuster_tf: %s\n", why);
+  }
+}
