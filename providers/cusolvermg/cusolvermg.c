@@ -1,0 +1,619 @@
+/*
+ * providers/cusolvermg/cusolvermg.c - the GPU provider: potrs, potri, syevd
+ * for f32, f64, c64, c128 through cuSolverMg on 1..16 GPUs of one node.
+ *
+ * solve() runs on the leader with every rank's shard (device pointers: the
+ * ranks' own in threads mode, CUDA IPC mappings in process mode):
+ *   1. validate (distinct devices, one lda, block/cyclic geometry);
+ *   2. fetch the cached handle/grid of the device set, enable peer access;
+ *   3. block layout: move A into cuSolverMg's 1-D block-cyclic layout on the
+ *      GPUs (plan.h: nothing when the layouts coincide, an in-place
+ *      permutation when every rank's cyclic part fits its own buffer, else a
+ *      copy into cached work buffers);
+ *   4. run the routine (lower triangle):
+ *        potrs  potrf, then potrs on rank 0's B (chunks of <= tile columns,
+ *               all on rank 0's device), then X copied to every rank's b;
+ *        potri  potrf + potri, then the lower triangle mirrored into the
+ *               upper (kernels.cu): A gets the full Hermitian inverse;
+ *        syevd  syevd (vectors unless MUSTER_NO_VECTORS); eigenvalues (host,
+ *               pinned) copied to every rank's w;
+ *   5. move A back to the block layout (also after a failure, so the
+ *      caller's buffers are never left permuted); synchronize every device.
+ * A's shards receive what the lapack provider gives: potrs the factor L
+ * (lower; the strictly upper part unchanged), potri the inverse, syevd the
+ * eigenvectors (with MUSTER_NO_VECTORS their content is unspecified).
+ *
+ * Every CUDA/cuSOLVER status is checked and reported as MUSTER_ECUDA naming
+ * the device, the call and the status; potrf info k > 0 is MUSTER_ENOTPD
+ * with *info = k.  The calling thread's current device is restored.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmgInt.h"
+#include "layout.h"
+
+#define ALL_DTYPES \
+  ((1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128))
+#define ALL_ROUTINES ((1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD))
+#define SYEVD_MAX_TILE 1024 /* cuSolverMg's syevd refuses larger tiles */
+
+static cudaDataType cuda_type(muster_dtype_t t) {
+  switch (t) {
+  case MUSTER_F32: return CUDA_R_32F;
+  case MUSTER_F64: return CUDA_R_64F;
+  case MUSTER_C64: return CUDA_C_32F;
+  default: return CUDA_C_64F;
+  }
+}
+
+static cudaDataType real_type(muster_dtype_t t) {
+  return (t == MUSTER_F32 || t == MUSTER_C64) ? CUDA_R_32F : CUDA_R_64F;
+}
+
+static size_t elem_size(muster_dtype_t t) {
+  switch (t) {
+  case MUSTER_F32: return 4;
+  case MUSTER_F64: case MUSTER_C64: return 8;
+  case MUSTER_C128: return 16;
+  default: return 0;
+  }
+}
+
+static size_t real_size(muster_dtype_t t) { return (t == MUSTER_F32 || t == MUSTER_C64) ? 4 : 8; }
+
+/* ---- probe: never initializes CUDA in a process that may fork ranks later ---- */
+
+static int driver_loaded(void) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  char line[1024];
+  int found = 0;
+  if (!f) return 0;
+  while (!found && fgets(line, sizeof line, f))
+    if (strstr(line, "libcuda.so")) found = 1;
+  fclose(f);
+  return found;
+}
+
+typedef struct probe_res {
+  int st;     /* cudaError_t */
+  int count;
+} probe_res_t;
+
+static probe_res_t count_devices_here(void) {
+  probe_res_t r = {0, 0};
+  r.st = (int)cudaGetDeviceCount(&r.count);
+  return r;
+}
+
+/* CUDA must not be initialized in a process that forks rank processes
+ * afterwards (the CLI probes, then forks), so unless the driver is already
+ * loaded here, ask a short-lived child. */
+static probe_res_t count_devices(void) {
+  probe_res_t r = {(int)cudaErrorUnknown, 0};
+  if (driver_loaded()) return count_devices_here();
+  int fd[2];
+  if (pipe(fd) < 0) return count_devices_here();
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fd[0]);
+    close(fd[1]);
+    return count_devices_here();
+  }
+  if (pid == 0) {
+    close(fd[0]);
+    probe_res_t c = count_devices_here();
+    ssize_t w = write(fd[1], &c, sizeof c);
+    (void)w;
+    _exit(0);
+  }
+  close(fd[1]);
+  ssize_t got = read(fd[0], &r, sizeof r);
+  close(fd[0]);
+  int status;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (got != (ssize_t)sizeof r) r = (probe_res_t){(int)cudaErrorUnknown, -1};
+  return r;
+}
+
+static int probe(char *why, size_t whylen) {
+  static int cached; /* 1: ok, -1: not, 0: unknown */
+  static char cached_why[256];
+  if (cached == 0) {
+    probe_res_t r = count_devices();
+    if (r.count < 0) {
+      snprintf(cached_why, sizeof cached_why, "probe child died before reporting the device count");
+      cached = -1;
+    } else if (r.st != (int)cudaSuccess) {
+      snprintf(cached_why, sizeof cached_why, "no usable CUDA driver: cudaGetDeviceCount returned %s (%d): %s",
+               cudaGetErrorName((cudaError_t)r.st), r.st, cudaGetErrorString((cudaError_t)r.st));
+      cached = -1;
+    } else if (r.count == 0) {
+      snprintf(cached_why, sizeof cached_why, "no CUDA device: cudaGetDeviceCount found 0");
+      cached = -1;
+    } else {
+      cached = 1;
+    }
+  }
+  if (cached > 0) return 0;
+  if (why && whylen) snprintf(why, whylen, "%s", cached_why);
+  return MUSTER_ECUDA;
+}
+
+/* ---- context ------------------------------------------------------------------ */
+
+static int init(void **out, char *err, size_t errlen) {
+  cmg_ctx_t *c = calloc(1, sizeof *c);
+  if (!c) {
+    snprintf(err, errlen, "cusolvermg: out of host memory");
+    return MUSTER_ENOMEM;
+  }
+  pthread_mutex_init(&c->mu, NULL);
+  *out = c;
+  return 0;
+}
+
+static void fini(void *vc) {
+  cmg_ctx_t *c = vc;
+  if (!c) return;
+  int saved = -1;
+  if (cudaGetDevice(&saved) != cudaSuccess) saved = -1;
+  pthread_mutex_lock(&c->mu);
+  cmg_ipc_free(c);
+  cmg_cache_free(c);
+  pthread_mutex_unlock(&c->mu);
+  pthread_mutex_destroy(&c->mu);
+  if (saved >= 0) cudaSetDevice(saved);
+  (void)cudaGetLastError();
+  free(c);
+}
+
+/* ---- tile choice ---------------------------------------------------------------- */
+
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* The preferred tile by routine, n and GPU count, from the measurements in
+ * docs/tiles.md (2 x H200, CUDA 13.0). */
+static int64_t table_tile(muster_routine_t routine, int64_t n, int nshards) {
+  if (routine == MUSTER_SYEVD) return n <= 4096 ? 256 : SYEVD_MAX_TILE;
+  if (nshards == 1) return n <= 8192 ? 512 : 1024;
+  if (n <= 4096) return 256;
+  if (n <= 12288) return 1024;
+  return 2048;
+}
+
+/* The table's tile, moved to one that is valid for the block layout and that
+ * divides the block width S (whole tiles move as single copies); T == S
+ * (no relayout at all) when the table asks for that much. */
+CMG_HIDDEN int64_t cmg_fit_tile(muster_routine_t routine, int64_t want, int64_t n, int nshards) {
+  int64_t S = muster__ceil_div(n, nshards);
+  int64_t cap = routine == MUSTER_SYEVD ? SYEVD_MAX_TILE : S;
+  if (cap > S) cap = S;
+  if (want > cap) want = cap;
+  if (want < 1) want = 1;
+  if (want == S) return S;
+  int64_t best = 0, best_score = -1;
+  for (int64_t t = want / 2 > 0 ? want / 2 : 1; t <= 2 * want && t <= cap; t++) {
+    if (!muster__layout_tile_valid(n, t, nshards)) continue;
+    /* prefer big common units with S, then closeness to the wanted tile */
+    int64_t g = gcd64(t, S), dist = t > want ? t - want : want - t;
+    int64_t score = g * 4 * (want + 1) - dist;
+    if (score > best_score) {
+      best = t;
+      best_score = score;
+    }
+  }
+  if (best) return best;
+  for (int64_t t = cap; t >= 1; t--)
+    if (muster__layout_tile_valid(n, t, nshards)) return t;
+  return S;
+}
+
+static int64_t choose_tile(void *ctx, muster_routine_t routine, muster_dtype_t dtype, int64_t n,
+                           int nshards) {
+  (void)ctx;
+  (void)dtype;
+  if (n < 1 || nshards < 1) return 0;
+  const char *env = getenv("MUSTER_CMG_TILE"); /* measurement runs override the table */
+  int64_t want = env && *env ? strtoll(env, NULL, 10) : table_tile(routine, n, nshards);
+  return cmg_fit_tile(routine, want, n, nshards);
+}
+
+/* ---- solve ------------------------------------------------------------------------ */
+
+typedef struct job {
+  cmg_ctx_t *c;
+  const muster_provider_call_t *call;
+  const muster_solve_args_t *a;
+  cmg_err_t *E;
+  int R;
+  int ids[CMG_MAX_DEV];
+  size_t esz;
+  int64_t lda;
+  muster__layout_t L;
+  cmg_devset_t *set;
+  cmg_plan_t to_cyc, to_blk;
+  void *user[CMG_MAX_DEV];   /* the ranks' A                        */
+  void *work[CMG_MAX_DEV];   /* copy plans: the work buffers         */
+  void *mats[CMG_MAX_DEV];   /* what cuSolverMg works on             */
+  cudaLibMgMatrixDesc_t descA;
+} job_t;
+
+static int validate(job_t *j) {
+  const muster_provider_call_t *call = j->call;
+  const muster_solve_args_t *a = j->a;
+  cmg_err_t *E = j->E;
+  int R = call->nshards;
+  if (R < 1 || R > CMG_MAX_DEV)
+    return cmg_fail(E, MUSTER_EINVAL, "%d ranks: cuSolverMg takes 1 to %d GPUs", R, CMG_MAX_DEV);
+  if (a->n < 1 || a->n > INT_MAX)
+    return cmg_fail(E, MUSTER_EINVAL, "n=%" PRId64 " out of range 1..%d (cuSolverMg takes int)", a->n, INT_MAX);
+  if (a->routine == MUSTER_POTRS && (a->nrhs < 1 || a->nrhs > INT_MAX))
+    return cmg_fail(E, MUSTER_EINVAL, "potrs: nrhs=%" PRId64 " out of range", a->nrhs);
+  if (a->tile < 1 || a->tile > a->n)
+    return cmg_fail(E, MUSTER_ETILE, "tile %" PRId64 " out of range 1..n=%" PRId64, a->tile, a->n);
+  if (a->routine == MUSTER_SYEVD && a->tile > SYEVD_MAX_TILE)
+    return cmg_fail(E, MUSTER_ETILE, "syevd: tile %" PRId64 " > %d, the largest cuSolverMg's syevd takes",
+                    a->tile, SYEVD_MAX_TILE);
+  j->esz = elem_size(a->dtype);
+  if (!j->esz) return cmg_fail(E, MUSTER_EINVAL, "unknown dtype %d", (int)a->dtype);
+  muster__layout_init(&j->L, a->n, a->tile, R);
+  j->lda = call->shards[0].lda;
+  for (int r = 0; r < R; r++) {
+    const muster_shard_t *s = &call->shards[r];
+    if (s->mem != MUSTER_MEM_CUDA)
+      return cmg_fail(E, MUSTER_EUNSUPPORTED, "rank %d: shard memory kind %d is not CUDA device memory", r,
+                      (int)s->mem);
+    if (s->device < 0 || s->device >= CMG_MAX_ORDINAL)
+      return cmg_fail(E, MUSTER_EINVAL, "rank %d: device %d out of range", r, s->device);
+    for (int q = 0; q < r; q++)
+      if (j->ids[q] == s->device)
+        return cmg_fail(E, MUSTER_EINVAL, "ranks %d and %d both on device %d: cuSolverMg needs one GPU per rank",
+                        q, r, s->device);
+    j->ids[r] = s->device;
+    if (!s->a) return cmg_fail(E, MUSTER_EINVAL, "rank %d (device %d): a is NULL", r, s->device);
+    if (s->lda != j->lda || s->lda < a->n)
+      return cmg_fail(E, MUSTER_EINVAL, "rank %d (device %d): lda=%" PRId64 "; every rank needs the same lda >= n=%"
+                      PRId64 " (rank 0 has %" PRId64 ")", r, s->device, s->lda, a->n, j->lda);
+    if (a->routine == MUSTER_POTRS && (!s->b || s->ldb < a->n))
+      return cmg_fail(E, MUSTER_EINVAL, "rank %d (device %d): potrs needs b with ldb >= n (b=%p ldb=%" PRId64 ")",
+                      r, s->device, s->b, s->ldb);
+    if (a->routine == MUSTER_SYEVD && !s->w)
+      return cmg_fail(E, MUSTER_EINVAL, "rank %d (device %d): syevd needs w", r, s->device);
+    if (a->layout == MUSTER_LAYOUT_BLOCK) {
+      int64_t c0 = muster__layout_block_col0(&j->L, r), nc = muster__layout_block_ncols(&j->L, r);
+      if (s->col0 != c0 || s->ncols < nc)
+        return cmg_fail(E, MUSTER_EINVAL, "rank %d (device %d): block shard holds columns [%" PRId64 ", +%" PRId64
+                        "), the block layout of n=%" PRId64 " over %d ranks puts [%" PRId64 ", +%" PRId64 ") there",
+                        r, s->device, s->col0, s->ncols, a->n, R, c0, nc);
+    } else if (s->ncols < muster__layout_cyclic_real_cols(&j->L, r)) {
+      return cmg_fail(E, MUSTER_EINVAL, "rank %d (device %d): cyclic shard of %" PRId64 " columns, tile %" PRId64
+                      " needs %" PRId64, r, s->device, s->ncols, a->tile, muster__layout_cyclic_real_cols(&j->L, r));
+    }
+    j->user[r] = s->a;
+  }
+  j->R = R;
+  return 0;
+}
+
+static int plan_force(void) {
+  const char *s = getenv("MUSTER_CMG_RELAYOUT"); /* tests: inplace | copy */
+  if (s && !strcmp(s, "copy")) return CMG_PLAN_COPY;
+  if (s && !strcmp(s, "inplace")) return CMG_PLAN_INPLACE;
+  return 0;
+}
+
+static int prepare_layout(job_t *j) {
+  int rc = 0;
+  cmg_err_t *E = j->E;
+  for (int r = 0; r < j->R; r++) j->mats[r] = j->user[r];
+  if (j->a->layout != MUSTER_LAYOUT_BLOCK) return 0;
+  int64_t cap[CMG_MAX_DEV];
+  for (int r = 0; r < j->R; r++) cap[r] = j->call->shards[r].ncols;
+  cmg_plan_req_t req = {j->a->n, j->lda, j->a->tile, j->R, j->esz, cap, CMG_TO_CYCLIC, plan_force(),
+                        CMG_STAGE_CAP};
+  char why[160];
+  if (cmg_plan_build(&j->to_cyc, &req, why, sizeof why) < 0) return cmg_fail(E, MUSTER_ENOMEM, "%s", why);
+  req.direction = CMG_TO_BLOCK;
+  req.force = j->to_cyc.kind == CMG_PLAN_COPY ? CMG_PLAN_COPY : req.force;
+  if (cmg_plan_build(&j->to_blk, &req, why, sizeof why) < 0) return cmg_fail(E, MUSTER_ENOMEM, "%s", why);
+  if (j->to_cyc.kind == CMG_PLAN_COPY)
+    for (int r = 0; r < j->R; r++) {
+      cmg_dev_t *d = &j->c->dev[j->ids[r]];
+      CMG_CHECK(cmg_grow(j->ids[r], &d->work, &d->work_bytes, (size_t)j->to_cyc.work_bytes, E));
+      j->work[r] = j->mats[r] = d->work;
+    }
+  CMG_CHECK(cmg_plan_run(j->c, &j->to_cyc, j->ids, j->user, j->work, E));
+out:
+  return rc;
+}
+
+static int grow_ws(job_t *j, int64_t lwork) {
+  int rc = 0;
+  for (int r = 0; r < j->R; r++) {
+    cmg_dev_t *d = &j->c->dev[j->ids[r]];
+    CMG_CHECK(cmg_grow(j->ids[r], &d->ws, &d->ws_bytes, (size_t)lwork * j->esz, j->E));
+  }
+out:
+  return rc;
+}
+
+static void ws_ptrs(job_t *j, void **ws) {
+  for (int r = 0; r < j->R; r++) ws[r] = j->c->dev[j->ids[r]].ws;
+}
+
+static int check_info(job_t *j, const char *what, int info) {
+  *j->call->info = info;
+  if (info == 0) return 0;
+  if (info > 0 && strstr(what, "potrf"))
+    return cmg_fail(j->E, MUSTER_ENOTPD, "%s on devices %d..: not positive definite (leading minor %d)", what,
+                    j->ids[0], info);
+  if (info > 0)
+    return cmg_fail(j->E, MUSTER_EPROVIDER, "%s: did not converge (info=%d)", what, info);
+  return cmg_fail(j->E, MUSTER_EPROVIDER, "%s: parameter %d was refused (info=%d)", what, -info, info);
+}
+
+static int do_potrf(job_t *j) {
+  int rc = 0, info = 0, n = (int)j->a->n;
+  int64_t lwork = 0;
+  cmg_err_t *E = j->E;
+  void *ws[CMG_MAX_DEV];
+  cudaDataType t = cuda_type(j->a->dtype);
+  CMG_SO(j->ids[0], cusolverMgPotrf_bufferSize(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1, j->descA,
+                                               t, &lwork));
+  CMG_CHECK(grow_ws(j, lwork));
+  ws_ptrs(j, ws);
+  CMG_CU(j->ids[0], cudaSetDevice(j->ids[0]));
+  CMG_SO(j->ids[0], cusolverMgPotrf(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1, j->descA, t, ws,
+                                    lwork, &info));
+  rc = check_info(j, "cusolverMgPotrf", info);
+out:
+  return rc;
+}
+
+static int sync_all(job_t *j) {
+  int rc = 0;
+  cmg_err_t *E = j->E;
+  for (int r = 0; r < j->R; r++) {
+    CMG_CU(j->ids[r], cudaSetDevice(j->ids[r]));
+    CMG_CU(j->ids[r], cudaDeviceSynchronize());
+  }
+out:
+  return rc;
+}
+
+static int do_potrs(job_t *j) {
+  int rc = 0, info = 0, n = (int)j->a->n;
+  cmg_err_t *E = j->E;
+  const muster_shard_t *sh = j->call->shards;
+  cudaDataType t = cuda_type(j->a->dtype);
+  void *ws[CMG_MAX_DEV], *bp[CMG_MAX_DEV];
+  CMG_CHECK(do_potrf(j));
+  /* B lives on rank 0's device: chunks of at most one tile of columns keep
+   * every chunk in grid column 0; the other entries are never touched */
+  int64_t ldb = sh[0].ldb, chunk = j->a->tile;
+  for (int64_t c0 = 0; c0 < j->a->nrhs; c0 += chunk) {
+    int64_t cols = j->a->nrhs - c0 < chunk ? j->a->nrhs - c0 : chunk;
+    cudaLibMgMatrixDesc_t descB;
+    int64_t lwork = 0;
+    CMG_CHECK(cmg_desc_get(j->set, ldb, cols, j->a->tile, t, &descB, E));
+    bp[0] = (char *)sh[0].b + (size_t)(c0 * ldb) * j->esz;
+    for (int r = 1; r < j->R; r++) bp[r] = sh[r].b;
+    CMG_SO(j->ids[0], cusolverMgPotrs_bufferSize(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, (int)cols, j->mats, 1,
+                                                 1, j->descA, bp, 1, 1, descB, t, &lwork));
+    CMG_CHECK(grow_ws(j, lwork));
+    ws_ptrs(j, ws);
+    CMG_CU(j->ids[0], cudaSetDevice(j->ids[0]));
+    CMG_SO(j->ids[0], cusolverMgPotrs(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, (int)cols, j->mats, 1, 1,
+                                      j->descA, bp, 1, 1, descB, t, ws, lwork, &info));
+    CMG_CHECK(check_info(j, "cusolverMgPotrs", info));
+  }
+  CMG_CHECK(sync_all(j));
+  for (int r = 1; r < j->R; r++) { /* X to every rank */
+    cudaStream_t s = j->c->dev[j->ids[r]].streams[0];
+    CMG_CU(j->ids[r], cudaSetDevice(j->ids[r]));
+    CMG_CU(j->ids[r], cudaMemcpy2DAsync(sh[r].b, (size_t)sh[r].ldb * j->esz, sh[0].b, (size_t)ldb * j->esz,
+                                        (size_t)j->a->n * j->esz, (size_t)j->a->nrhs, cudaMemcpyDefault, s));
+  }
+out:
+  return rc;
+}
+
+static int do_potri(job_t *j) {
+  int rc = 0, info = 0, n = (int)j->a->n;
+  int64_t lwork = 0;
+  cmg_err_t *E = j->E;
+  void *ws[CMG_MAX_DEV];
+  cudaDataType t = cuda_type(j->a->dtype);
+  CMG_CHECK(do_potrf(j));
+  CMG_SO(j->ids[0], cusolverMgPotri_bufferSize(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1, j->descA,
+                                               t, &lwork));
+  CMG_CHECK(grow_ws(j, lwork));
+  ws_ptrs(j, ws);
+  CMG_CU(j->ids[0], cudaSetDevice(j->ids[0]));
+  CMG_SO(j->ids[0], cusolverMgPotri(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1, j->descA, t, ws,
+                                    lwork, &info));
+  CMG_CHECK(check_info(j, "cusolverMgPotri", info));
+  CMG_CHECK(sync_all(j));
+  /* the full inverse: mirror lower -> upper, in the cyclic layout */
+  cmg_cols_t cols = {1, j->R, j->a->tile, j->lda, {0}};
+  for (int r = 0; r < j->R; r++) {
+    cols.ptr[r] = j->mats[r];
+    for (int q = 0; q < j->R; q++)
+      if (q != r && j->c->peer[j->ids[r]][j->ids[q]] != 1)
+        return cmg_fail(E, MUSTER_EUNSUPPORTED, "potri: device %d cannot access device %d (no peer access), "
+                        "needed to mirror the inverse", j->ids[r], j->ids[q]);
+  }
+  for (int r = 0; r < j->R; r++) {
+    CMG_CU(j->ids[r], cudaSetDevice(j->ids[r]));
+    CMG_CU(j->ids[r], cmg_symmetrize((int)j->a->dtype, j->a->n, &cols, r, j->c->dev[j->ids[r]].streams[0]));
+  }
+  CMG_CHECK(sync_all(j));
+out:
+  return rc;
+}
+
+static int do_syevd(job_t *j) {
+  int rc = 0, info = 0, n = (int)j->a->n;
+  int64_t lwork = 0;
+  cmg_err_t *E = j->E;
+  void *ws[CMG_MAX_DEV];
+  cudaDataType t = cuda_type(j->a->dtype), rt = real_type(j->a->dtype);
+  cusolverEigMode_t jobz =
+      (j->a->flags & MUSTER_NO_VECTORS) ? CUSOLVER_EIG_MODE_NOVECTOR : CUSOLVER_EIG_MODE_VECTOR;
+  size_t wbytes = (size_t)n * real_size(j->a->dtype);
+  CMG_CHECK(cmg_grow(-1, &j->c->host_w, &j->c->host_w_bytes, wbytes, E));
+  CMG_SO(j->ids[0], cusolverMgSyevd_bufferSize(j->set->handle, jobz, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1,
+                                               j->descA, j->c->host_w, rt, t, &lwork));
+  CMG_CHECK(grow_ws(j, lwork));
+  ws_ptrs(j, ws);
+  CMG_CU(j->ids[0], cudaSetDevice(j->ids[0]));
+  CMG_SO(j->ids[0], cusolverMgSyevd(j->set->handle, jobz, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1, j->descA,
+                                    j->c->host_w, rt, t, ws, lwork, &info));
+  CMG_CHECK(check_info(j, "cusolverMgSyevd", info));
+  CMG_CHECK(sync_all(j));
+  for (int r = 0; r < j->R; r++) {
+    CMG_CU(j->ids[r], cudaSetDevice(j->ids[r]));
+    CMG_CU(j->ids[r], cudaMemcpyAsync(j->call->shards[r].w, j->c->host_w, wbytes, cudaMemcpyDefault,
+                                      j->c->dev[j->ids[r]].streams[0]));
+  }
+out:
+  return rc;
+}
+
+static int solve(void *vc, const muster_provider_call_t *call) {
+  cmg_ctx_t *c = vc;
+  cmg_err_t err = {call->err, call->errlen}, *E = &err;
+  job_t *j = calloc(1, sizeof *j);
+  int rc = 0, saved = -1;
+  if (call->err && call->errlen) call->err[0] = '\0';
+  if (!j) return cmg_fail(&err, MUSTER_ENOMEM, "out of host memory");
+  if (cudaGetDevice(&saved) != cudaSuccess) saved = -1;
+  *call->info = 0;
+  j->c = c;
+  j->call = call;
+  j->a = &call->args;
+  j->E = &err;
+  pthread_mutex_lock(&c->mu);
+  c->calls++;
+  cmg_stat_add(CMG_STAT_SOLVES, 1);
+  CMG_CHECK(validate(j));
+  CMG_CHECK(cmg_devset_get(c, j->R, j->ids, &j->set, E));
+  CMG_CHECK(cmg_peer_enable(c, j->R, j->ids, E));
+  for (int r = 0; r < j->R; r++) CMG_CHECK(cmg_dev_ready(c, j->ids[r], E));
+  CMG_CHECK(prepare_layout(j));
+  CMG_CHECK(cmg_desc_get(j->set, j->lda, j->a->n, j->a->tile, cuda_type(j->a->dtype), &j->descA, E));
+  switch (j->a->routine) {
+  case MUSTER_POTRS: rc = do_potrs(j); break;
+  case MUSTER_POTRI: rc = do_potri(j); break;
+  case MUSTER_SYEVD: rc = do_syevd(j); break;
+  default: rc = cmg_fail(E, MUSTER_EUNSUPPORTED, "routine %d", (int)j->a->routine);
+  }
+out:
+  if (j->to_blk.nchains > 0) { /* never leave the caller's A permuted */
+    char keep[512] = "";
+    if (rc < 0 && call->err) snprintf(keep, sizeof keep, "%s", call->err);
+    int rc2 = sync_all(j);
+    if (rc2 == 0) rc2 = cmg_plan_run(c, &j->to_blk, j->ids, j->user, j->work, E);
+    if (rc < 0 && call->err) snprintf(call->err, call->errlen, "%s", keep);
+    if (rc == 0) rc = rc2;
+  }
+  if (j->R > 0) {
+    int rc2 = sync_all(j);
+    if (rc == 0) rc = rc2;
+  }
+  pthread_mutex_unlock(&c->mu);
+  cmg_plan_free(&j->to_cyc);
+  cmg_plan_free(&j->to_blk);
+  free(j);
+  if (saved >= 0) cudaSetDevice(saved);
+  return rc;
+}
+
+/* ---- every participant ---------------------------------------------------------------- */
+
+static int local_export(void *vc, const muster_shard_t *mine, int process_mode, void *blob, size_t cap,
+                        size_t *len, char *errbuf, size_t errlen) {
+  (void)vc;
+  cmg_err_t err = {errbuf, errlen}, *E = &err;
+  int rc = 0, saved = -1;
+  *len = 0;
+  if (!mine || mine->mem != MUSTER_MEM_CUDA)
+    return cmg_fail(E, MUSTER_EUNSUPPORTED, "shard memory kind %d is not CUDA device memory",
+                    mine ? (int)mine->mem : -1);
+  if (cudaGetDevice(&saved) != cudaSuccess) saved = -1;
+  int dev = mine->device;
+  CMG_CU(dev, cudaSetDevice(dev));
+  /* the leader reads our data next: it must be complete (NULL = legacy
+   * default stream, which orders after all blocking streams of the device) */
+  CMG_CU(dev, cudaStreamSynchronize((cudaStream_t)mine->stream));
+  if (process_mode) CMG_CHECK(cmg_ipc_export(mine, blob, cap, len, E));
+out:
+  if (saved >= 0) cudaSetDevice(saved);
+  return rc;
+}
+
+static int leader_import(void *vc, int rank, int64_t peer_pid, const void *blob, size_t len,
+                         muster_shard_t *shard, char *errbuf, size_t errlen) {
+  cmg_ctx_t *c = vc;
+  cmg_err_t err = {errbuf, errlen};
+  int saved = -1;
+  if (cudaGetDevice(&saved) != cudaSuccess) saved = -1;
+  pthread_mutex_lock(&c->mu);
+  int rc = cmg_ipc_import(c, rank, peer_pid, blob, len, shard, &err);
+  pthread_mutex_unlock(&c->mu);
+  if (saved >= 0) cudaSetDevice(saved);
+  return rc;
+}
+
+static void forget_peer(void *vc, int64_t peer_pid) {
+  cmg_ctx_t *c = vc;
+  int saved = -1;
+  if (cudaGetDevice(&saved) != cudaSuccess) saved = -1;
+  pthread_mutex_lock(&c->mu);
+  cmg_ipc_forget(c, peer_pid);
+  pthread_mutex_unlock(&c->mu);
+  if (saved >= 0) cudaSetDevice(saved);
+}
+
+/* Counters for tests: fills up to cap of them (CMG_STAT_* order: handles,
+ * descriptors, allocations, peer enables, IPC opens, IPC closes, solves,
+ * relayout ops); returns how many exist. */
+__attribute__((visibility("default"))) int muster_cusolvermg_stats(uint64_t *out, int cap) {
+  for (int i = 0; i < cap && i < CMG_NSTATS; i++) out[i] = __atomic_load_n(&cmg_stats[i], __ATOMIC_RELAXED);
+  return CMG_NSTATS;
+}
+
+__attribute__((visibility("default"))) const muster_provider_v1_t muster_provider_v1 = {
+    .abi_version = MUSTER_PROVIDER_ABI_VERSION,
+    .struct_size = sizeof(muster_provider_v1_t),
+    .name = "cusolvermg",
+    .description = "cuSolverMg on 1-16 GPUs of one node (threads: device pointers; processes: CUDA IPC)",
+    .priority = 100,
+    .routines = ALL_ROUTINES,
+    .dtypes = ALL_DTYPES,
+    .mem_kinds = 1u << MUSTER_MEM_CUDA,
+    .max_shards = CMG_MAX_DEV,
+    .probe = probe,
+    .init = init,
+    .fini = fini,
+    .choose_tile = choose_tile,
+    .solve = solve,
+    .local_export = local_export,
+    .leader_import = leader_import,
+    .forget_peer = forget_peer,
+};
