@@ -1,0 +1,175 @@
+/*
+ * tests/integration/test_cli_rendezvous.c - build/bin/muster rendezvous:
+ * both modes with 1, 2 and 4 ranks (exit 0, JSON fields present and sane,
+ * payloads verified by the command itself), the text output, bad usage
+ * (exit 2 with a message), and runtime errors (exit 1 with the runtime's
+ * message, nothing left behind).
+ */
+#include <dirent.h>
+#include <math.h>
+#include <unistd.h>
+
+#include "muster.h"
+#include "task.h"
+#include "test_shmdump_util.h"
+
+#define RUN_TIMEOUT 60.0
+
+static void run_muster(struct tool_result *r, const char *const *argv, const char *const *env) {
+  ASSERT_EQ(tool_run(r, RUN_TIMEOUT, env, "muster", argv), 0);
+  ASSERT_EQ(r->timed_out, 0);
+  ASSERT_EQ(r->signal, 0);
+}
+
+/* children of this process that are still around (zombies included) */
+static int count_children(void) {
+  DIR *d = opendir("/proc");
+  int n = 0;
+  struct dirent *e;
+  char path[300], buf[512];
+  while (d && (e = readdir(d)) != NULL) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    size_t k = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[k] = '\0';
+    char *p = strrchr(buf, ')');
+    int ppid = 0;
+    if (p && sscanf(p + 2, "%*c %d", &ppid) == 1 && ppid == getpid()) n++;
+  }
+  if (d) closedir(d);
+  return n;
+}
+
+static void check_stats(const char *json, const char *key) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\":{", key);
+  const char *p = strstr(json, pat);
+  ASSERT(p != NULL);
+  double med = json_number(p, "median"), p99 = json_number(p, "p99");
+  double mn = json_number(p, "min"), mx = json_number(p, "max");
+  ASSERT(!isnan(med) && !isnan(p99) && !isnan(mn) && !isnan(mx));
+  ASSERT(mn > 0);
+  ASSERT(mn <= med && med <= p99 && p99 <= mx);
+  ASSERT(mx < 10e6); /* no round of a tiny run takes 10 s */
+}
+
+static void rendezvous_ok(const char *mode, const char *ranks) {
+  struct tool_result r;
+  const char *argv[] = {"rendezvous", "--ranks", ranks, "--mode", mode, "--rounds", "50",
+                        "--cycles", "20", "--baseline", "--json", NULL};
+  run_muster(&r, argv, NULL);
+  if (r.exit_code != 0) fprintf(stderr, "stderr: %s\n", r.err);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT(json_valid(r.out));
+  ASSERT_EQ(json_number(r.out, "ranks"), atoi(ranks));
+  ASSERT_EQ(json_number(r.out, "rounds"), 50);
+  ASSERT_EQ(json_number(r.out, "cycles"), 20);
+  char m[64];
+  snprintf(m, sizeof m, "\"mode\":\"%s\"", mode);
+  ASSERT_STR_CONTAINS(r.out, m);
+  check_stats(r.out, "round_us");
+  check_stats(r.out, "cycle_us");
+  const char *b = strstr(r.out, "\"baseline\":");
+  ASSERT(b != NULL);
+  check_stats(b, "round_us");
+  ASSERT(json_number(r.out, "ratio_median") > 0);
+  ASSERT_EQ(strstr(r.out, "\"n\":50") != NULL, 1);
+  ASSERT_EQ(r.err_len, 0);
+  tool_result_free(&r);
+  ASSERT_EQ(count_children(), 0);
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+}
+
+TEST_IMPL(cli_rendezvous_threads) {
+  rendezvous_ok("threads", "1");
+  rendezvous_ok("threads", "2");
+  rendezvous_ok("threads", "4");
+  return 0;
+}
+
+TEST_IMPL(cli_rendezvous_processes) {
+  rendezvous_ok("processes", "1");
+  rendezvous_ok("processes", "2");
+  rendezvous_ok("processes", "4");
+  return 0;
+}
+
+TEST_IMPL(cli_rendezvous_text_output) {
+  struct tool_result r;
+  const char *argv[] = {"rendezvous", "--ranks", "2", "--rounds", "20", "--baseline", NULL};
+  run_muster(&r, argv, NULL);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_STR_CONTAINS(r.out, "muster rendezvous: 2 ranks, threads, 20 rounds");
+  ASSERT_STR_CONTAINS(r.out, "muster round");
+  ASSERT_STR_CONTAINS(r.out, "muster cycle (reused group)");
+  ASSERT_STR_CONTAINS(r.out, "pthread_barrier round");
+  ASSERT_STR_CONTAINS(r.out, "ratio muster / pthread");
+  ASSERT_STR_CONTAINS(r.out, "p99");
+  tool_result_free(&r);
+  const char *help[] = {"rendezvous", "--help", NULL};
+  run_muster(&r, help, NULL);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_STR_CONTAINS(r.out, "usage: muster rendezvous");
+  tool_result_free(&r);
+  return 0;
+}
+
+TEST_IMPL(cli_rendezvous_bad_usage) {
+  const char *bad[][4] = {
+      {"--ranks", "0", NULL},        {"--ranks", "abc", NULL},     {"--ranks", "-3", NULL},
+      {"--ranks", "5000", NULL},     {"--ranks", NULL},            {"--mode", "bogus", NULL},
+      {"--mode", NULL},              {"--rounds", "0", NULL},      {"--rounds", "1x", NULL},
+      {"--payload", "2000", NULL},   {"--cycles", "-1", NULL},     {"--frobnicate", NULL},
+      {"--ranks=", NULL},            {"extra", NULL}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    const char *argv[6] = {"rendezvous", bad[i][0], bad[i][1], bad[i][2], NULL, NULL};
+    struct tool_result r;
+    run_muster(&r, argv, NULL);
+    if (r.exit_code != 2) fprintf(stderr, "case %zu (%s): exit %d\n", i, bad[i][0], r.exit_code);
+    ASSERT_EQ(r.exit_code, 2);
+    ASSERT_STR_CONTAINS(r.err, "muster rendezvous: ");
+    ASSERT_STR_CONTAINS(r.err, "--help");
+    ASSERT_EQ(r.out_len, 0);
+    tool_result_free(&r);
+  }
+  return 0;
+}
+
+/* Real runtime failures: more ranks than a group holds, and a job key the
+ * runtime refuses.  Exit 1, the runtime's message on stderr, no stdout,
+ * no child and no segment left. */
+TEST_IMPL(cli_rendezvous_runtime_errors) {
+  const char *modes[] = {"threads", "processes"};
+  char toomany[16];
+  snprintf(toomany, sizeof toomany, "%d", MUSTER_MAX_RANKS + 1);
+  for (int m = 0; m < 2; m++) {
+    struct tool_result r;
+    const char *argv[] = {"rendezvous", "--ranks", toomany, "--mode", modes[m],
+                          "--rounds", "5", NULL};
+    double t0 = test_now();
+    run_muster(&r, argv, NULL);
+    ASSERT_EQ(r.exit_code, 1);
+    ASSERT_DBL_LT(test_now() - t0, 20.0); /* refused at join, no waiting */
+    ASSERT_STR_CONTAINS(r.err, "muster_group_join(");
+    ASSERT_STR_CONTAINS(r.err, "invalid argument");
+    ASSERT_STR_CONTAINS(r.err, "... and");   /* 65 failures summarised */
+    ASSERT_EQ(r.out_len, 0);
+    tool_result_free(&r);
+
+    const char *env[] = {"MUSTER_JOB=bad/job", NULL};
+    const char *argv2[] = {"rendezvous", "--ranks", "2", "--mode", modes[m], "--rounds", "5",
+                           NULL};
+    run_muster(&r, argv2, env);
+    ASSERT_EQ(r.exit_code, 1);
+    ASSERT_STR_CONTAINS(r.err, "rank 0 (pid ");
+    ASSERT_STR_CONTAINS(r.err, "job name");
+    ASSERT_EQ(r.out_len, 0);
+    tool_result_free(&r);
+    ASSERT_EQ(count_children(), 0);
+    ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  }
+  return 0;
+}
