@@ -88,7 +88,7 @@ int muster__barrier_check_abort(const struct muster_seg_header *h) {
  * only the processes mapping the segment can ever take a seat again, so a
  * dead last occupant means the rank can never arrive. */
 int muster__barrier_rank_dead(const struct muster_seg_header *h, int rank, char *buf,
-                              size_t cap) {
+                              size_t cap, uint32_t *phase_out) {
   const struct muster_seg_slot *s = muster__segment_slot((struct muster_seg_header *)h, rank);
   uint32_t owner = LDA(&s->owner_tid);
   int pid = LD(&s->pid), tid = LDA(&s->tid), dev = LD(&s->device);
@@ -103,10 +103,11 @@ int muster__barrier_rank_dead(const struct muster_seg_header *h, int rank, char 
     if (!LD(&h->formed) || pid <= 0 || pid == muster__proc_self_pid()) return 0;
     dead = !muster__proc_alive(pid, start);
   }
-  if (dead)
-    snprintf(buf, cap, "rank %d (pid %d, device %d) %s; it was %s", rank, pid, dev,
-             pid == muster__proc_self_pid() ? "exited its thread" : "died",
-             muster__phase_name(phase));
+  if (dead) {
+    snprintf(buf, cap, "rank %d (pid %d, device %d) %s", rank, pid, dev,
+             pid == muster__proc_self_pid() ? "ended its thread" : "died");
+    if (phase_out) *phase_out = phase;
+  }
   return dead;
 }
 
@@ -119,13 +120,15 @@ static int arrived_at(const struct muster_seg_header *h, int r, uint32_t g) {
 /* A missing rank is dead: poison with EPEERDEAD and return it. */
 static int check_missing(struct muster_seg_header *h, int me, uint32_t g, uint64_t barrier_no) {
   char who[256], reason[MUSTER_SEG_REASON_MAX];
+  uint32_t phase = 0;
   for (int r = 0; r < h->nranks; r++) {
     if (r == me || arrived_at(h, r, g)) continue;
-    if (!muster__barrier_rank_dead(h, r, who, sizeof who)) continue;
+    if (!muster__barrier_rank_dead(h, r, who, sizeof who, &phase)) continue;
     if (LD(&h->generation) != g) return MUSTER_OK; /* completed meanwhile */
     const struct muster_seg_slot *s = muster__segment_slot(h, r);
     snprintf(reason, sizeof reason, "%.200s while group %s waited at barrier %" PRIu64
-             " (generation %" PRIu32 ")", who, h->group, barrier_no, g);
+             " (generation %" PRIu32 "); it was %s", who, h->group, barrier_no, g,
+             muster__phase_name(phase));
     muster__barrier_poison(h, MUSTER_EPEERDEAD, r, LD(&s->pid), reason);
     return muster__barrier_check_abort(h);
   }
@@ -146,11 +149,11 @@ static int timeout_error(struct muster_seg_header *h, int me, uint32_t g, uint64
       ll += snprintf(list + ll, sizeof list - ll, "%s%d", nmiss > 1 ? "," : "", r);
     if (dl < sizeof detail) {
       if (LD(&s->owner_tid))
-        dl += snprintf(detail + dl, sizeof detail - dl, "%srank %d pid %d device %d %s",
+        dl += snprintf(detail + dl, sizeof detail - dl, "%srank %d (pid %d, device %d) %s",
                        nmiss > 1 ? "; " : "", r, (int)LD(&s->pid), (int)LD(&s->device),
                        muster__phase_name(LD(&s->phase)));
       else
-        dl += snprintf(detail + dl, sizeof detail - dl, "%srank %d not joined", nmiss > 1 ? "; " : "",
+        dl += snprintf(detail + dl, sizeof detail - dl, "%srank %d never joined", nmiss > 1 ? "; " : "",
                        r);
     }
   }
@@ -172,21 +175,27 @@ static int ncpus(void) {
   return n;
 }
 
-/* Spin, then yield, while the generation is still g.  Returns 1 once it moved. */
-static int spin_phase(struct muster_seg_header *h, uint32_t g) {
-  /* Spinning only pays when every rank can run at once. */
-  int spins = h->nranks <= ncpus() ? 4000 : 50;
-  for (int i = 0; i < spins; i++) {
+#define SPIN_NS 5000u     /* busy-wait this long: a peer on another core */
+#define YIELD_NS 100000u  /* then yield this long: a peer sharing our core */
+
+/* Spin, then yield, while the generation is still g.  Returns 1 once it
+ * moved.  Spinning only pays when every rank can run at once; when ranks
+ * outnumber cores (or the machine is busy) yielding lets the late rank run. */
+static int spin_phase(struct muster_seg_header *h, uint32_t g, uint64_t t0) {
+  uint64_t spin_ns = h->nranks <= ncpus() ? SPIN_NS : 0;
+  for (unsigned i = 1;; i++) {
     if (LDA(&h->generation) != g) return 1;
-    if ((i & 63) == 63 && LD(&h->abort_state)) return 0;
+    if ((i & 31) == 0) {
+      if (LD(&h->abort_state)) return 0;
+      if (muster__now_mono_ns() - t0 >= spin_ns) break;
+    }
     cpu_relax();
   }
-  for (int i = 0; i < 20; i++) {
+  for (;;) {
     if (LDA(&h->generation) != g) return 1;
-    if (LD(&h->abort_state)) return 0;
+    if (LD(&h->abort_state) || muster__now_mono_ns() - t0 >= YIELD_NS) return 0;
     sched_yield();
   }
-  return LDA(&h->generation) != g;
 }
 
 static int sleep_phase(struct muster_seg_header *h, int me, uint32_t g, double timeout_s,
@@ -234,7 +243,7 @@ int muster__barrier_wait(struct muster_seg_header *h, int rank, double timeout_s
     __atomic_store_n(&h->generation, g + 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&h->sleepers, __ATOMIC_SEQ_CST))
       futex(&h->generation, FUTEX_WAKE, INT_MAX, NULL);
-  } else if (!spin_phase(h, g)) {
+  } else if (!spin_phase(h, g, t0)) {
     rc = sleep_phase(h, rank, g, timeout_s, barrier_no, t0);
   }
   ST(&s->wait_start_ns, 0);

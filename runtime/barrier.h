@@ -39,9 +39,10 @@ MUSTER_HIDDEN int muster__barrier_poison(struct muster_seg_header *h, int code, 
 MUSTER_HIDDEN int muster__barrier_check_abort(const struct muster_seg_header *h);
 
 /* Is the occupant (or, in a formed group, the last occupant) of `rank`
- * known dead?  Writes "rank r (pid p, device d) died ..." prefix into buf. */
+ * known dead?  If so writes "rank r (pid p, device d) died" into buf and its
+ * last phase into *phase (may be NULL). */
 MUSTER_HIDDEN int muster__barrier_rank_dead(const struct muster_seg_header *h, int rank,
-                                            char *buf, size_t cap);
+                                            char *buf, size_t cap, uint32_t *phase);
 
 /* Human name of a slot phase ("waiting at the barrier"). */
 MUSTER_HIDDEN const char *muster__phase_name(uint32_t phase);

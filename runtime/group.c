@@ -235,8 +235,9 @@ static int seat_taken(struct gentry *e, int rank, uint32_t owner) {
   if (owner == (uint32_t)muster__proc_self_tid())
     return muster__err(MUSTER_EBUSY, "rank %d of group %s: this thread has already joined it "
                        "(leave first)", rank, e->name);
-  if (muster__barrier_rank_dead(h, rank, who, sizeof who)) {
-    snprintf(reason, sizeof reason, "%.200s while holding its seat in group %s", who, e->name);
+  if (muster__barrier_rank_dead(h, rank, who, sizeof who, NULL)) {
+    snprintf(reason, sizeof reason, "%.200s while holding its seat in group %s (found by pid %d "
+             "joining as that rank)", who, e->name, (int)muster__proc_self_pid());
     muster__barrier_poison(h, MUSTER_EPEERDEAD, rank, LD(&muster__segment_slot(h, rank)->pid),
                            reason);
     if (!LD(&h->formed)) muster__segment_unlink(&e->seg);

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "group.h"
 #include "layout.h"
 #include "proc.h"
 #include "registry.h"
@@ -384,7 +385,7 @@ static void fill_result(muster_solve_result_t *res, const outcome_t *o) {
 
 /* The wait after the leader's compute: liveness checks, no rendezvous
  * deadline (a solve may take minutes). */
-static int final_wait(muster_group_t *g) { return muster_group_barrier(g); }
+static int final_wait(muster_group_t *g) { return muster__group_barrier_ex(g, 0); }
 
 int muster_solve(muster_group_t *g, const muster_solve_args_t *args, const muster_shard_t *mine,
                  muster_solve_result_t *res) {
@@ -405,9 +406,11 @@ int muster_solve(muster_group_t *g, const muster_solve_args_t *args, const muste
   int rc = 0;
 
   describe(args, mine, &pub.d, &prov);
-  /* process mode is unknown before the exchange; a provider needing it to
-   * export (CUDA IPC) is told by the group whether all ranks are local */
-  export_blob(prov, mine, 1, &pub.d, pub.bytes + sizeof(desc_t));
+  /* Before the first exchange of a new group some seats may be empty, so
+   * all_local can only say "not known to be all local": the provider then
+   * exports (IPC handles) for nothing, which is harmless; the leader imports
+   * only what comes from another process. */
+  export_blob(prov, mine, !muster__group_all_local(g), &pub.d, pub.bytes + sizeof(desc_t));
   MUSTER_CHECK(muster_group_exchange(g, pub.bytes, sizeof(desc_t) + pub.d.bloblen));
   for (int r = 0; r < R; r++) {
     const void *data;
