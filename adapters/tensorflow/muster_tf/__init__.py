@@ -1,0 +1,237 @@
+"""muster_tf: multi-device dense solvers for TensorFlow through the muster runtime.
+
+Every participant passes its shard and gets its part of the solution back:
+
+* a replica of a ``tf.distribute.MirroredStrategy`` over several (logical)
+  CPU devices, inside ``tf.function`` (rank and count come from the replica
+  context), or
+* a worker process (``rank=`` and ``nranks=`` given explicitly; its buffers
+  then live in shared memory the leader can map).
+
+The shard of the global n x n matrix A is a column block ``A[:, c0:c0+k]``
+with ``c0, k = block_columns(n, nranks, rank)`` (blocks of ceil(n/nranks)
+columns, the last ones possibly shorter or empty).
+
+    x    = potrs(a, b)   # A X = B, A SPD/HPD; b (n x nrhs) replicated, X replicated
+    inv  = potri(a)      # this participant's column block of A^-1
+    w, v = syevd(a)      # all eigenvalues (ascending), this participant's
+                         # column block of the eigenvectors
+
+dtypes: float32, float64, complex64, complex128.  Inputs are never modified.
+Errors are TensorFlow errors carrying the runtime's message (who, what, where).
+
+Replicas meet at a barrier, so they must run concurrently: inside
+``tf.function`` (in eager mode MirroredStrategy runs replicas one after another
+and muster_tf refuses with a clear error), and with at least one TensorFlow
+inter-op thread per replica (each blocks one while it waits).
+``configure_cpu_devices(n)`` sets both up for n logical CPU devices.
+"""
+import itertools
+import os
+import threading
+import weakref
+
+import tensorflow as tf
+
+from ._lib import lib_path, ops
+
+__all__ = ["potrs", "potri", "syevd", "block_columns", "configure_cpu_devices",
+           "shard_columns", "gather_columns", "lib_path", "ops"]
+
+DTYPES = (tf.float32, tf.float64, tf.complex64, tf.complex128)
+
+_lock = threading.Lock()
+_graphs = weakref.WeakKeyDictionary()  # graph -> {"seq": int, "calls": {rank: int}}
+_graph_seq = itertools.count()
+
+
+def block_columns(n, nranks, rank):
+    """(first column, column count) of `rank`'s block of an n-column matrix
+    split over `nranks`: blocks of ceil(n/nranks) columns."""
+    n, nranks, rank = int(n), int(nranks), int(rank)
+    if nranks < 1 or not 0 <= rank < nranks:
+        raise ValueError("block_columns: need 0 <= rank < nranks, got rank=%d nranks=%d"
+                         % (rank, nranks))
+    width = -(-n // nranks)
+    c0 = min(rank * width, n)
+    return c0, min(width, n - c0)
+
+
+def configure_cpu_devices(n, inter_op_threads=None):
+    """Split the host CPU into `n` logical devices and give TensorFlow enough
+    inter-op threads for n replicas to wait at a rendezvous together (two
+    per replica plus two, so two muster ops may be in flight at once).  Call
+    it before TensorFlow initializes its runtime (before any op runs).
+    Returns the logical device names, e.g. for MirroredStrategy(devices)."""
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    try:
+        tf.config.set_logical_device_configuration(
+            cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(int(n))])
+        want = inter_op_threads or max(2 * int(n) + 2, _inter_op_threads())
+        tf.config.threading.set_inter_op_parallelism_threads(int(want))
+    except RuntimeError as e:
+        raise RuntimeError("muster_tf.configure_cpu_devices must run before TensorFlow "
+                           "initializes its runtime (before the first op): %s" % e) from e
+    return [d.name for d in tf.config.list_logical_devices("CPU")]
+
+
+def _inter_op_threads():
+    """Inter-op threads TensorFlow uses (0 in its config means: the env
+    TF_NUM_INTEROP_THREADS, else one per schedulable CPU)."""
+    n = tf.config.threading.get_inter_op_parallelism_threads()
+    if n > 0:
+        return n
+    env = os.environ.get("TF_NUM_INTEROP_THREADS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return len(os.sched_getaffinity(0))
+
+
+def shard_columns(strategy, a):
+    """A PerReplica value: replica r holds its column block of `a` (n x n)."""
+    a = tf.convert_to_tensor(a)
+    n, nranks = int(a.shape[1]), strategy.num_replicas_in_sync
+
+    def value_fn(ctx):
+        c0, k = block_columns(n, nranks, ctx.replica_id_in_sync_group)
+        return tf.identity(a[:, c0:c0 + k])
+    return strategy.experimental_distribute_values_from_function(value_fn)
+
+
+def gather_columns(strategy, per_replica):
+    """Concatenate the replicas' column blocks back into one matrix."""
+    return tf.concat(strategy.experimental_local_results(per_replica), axis=1)
+
+
+# ---- who is calling ----------------------------------------------------------
+
+def _participant(opname, rank, nranks, shared_memory):
+    """(rank, nranks, shared_memory, threads) of this call.  threads: the
+    participants are threads of this process (replicas)."""
+    if (rank is None) != (nranks is None):
+        raise ValueError("muster_tf.%s: pass both rank= and nranks=, or neither" % opname)
+    if rank is not None:
+        rank, nranks = int(rank), int(nranks)
+        if not 0 <= rank < nranks:
+            raise ValueError("muster_tf.%s: need 0 <= rank < nranks, got rank=%d nranks=%d"
+                             % (opname, rank, nranks))
+        shared = True if shared_memory is None else bool(shared_memory)
+        return rank, nranks, shared, not shared
+    ctx = tf.distribute.get_replica_context()
+    if ctx is None:
+        raise RuntimeError("muster_tf.%s: called in a cross-replica context; call it inside "
+                           "strategy.run(...), or pass rank= and nranks=" % opname)
+    nranks = ctx.num_replicas_in_sync
+    local = len(getattr(ctx.strategy.extended, "worker_devices", ())) or nranks
+    if local > 1 and tf.executing_eagerly():
+        raise RuntimeError(
+            "muster_tf.%s: called eagerly inside strategy.run with %d replicas. In eager mode "
+            "MirroredStrategy runs the replicas one after another, so the first would wait "
+            "forever at the rendezvous for the others. Call strategy.run inside a tf.function "
+            "(replicas then run concurrently)." % (opname, local))
+    rid = tf.get_static_value(ctx.replica_id_in_sync_group)
+    if rid is None:
+        raise RuntimeError("muster_tf.%s: the replica id is not known at trace time; pass "
+                           "rank= and nranks=" % opname)
+    if local > 1 and _inter_op_threads() < local:
+        raise RuntimeError(
+            "muster_tf.%s: %d replicas each block one TensorFlow inter-op thread while they "
+            "meet, but TensorFlow has %d; call "
+            "tf.config.threading.set_inter_op_parallelism_threads(%d or more) (or "
+            "muster_tf.configure_cpu_devices) before TensorFlow starts"
+            % (opname, local, _inter_op_threads(), 2 * local + 2))
+    shared = (local < nranks) if shared_memory is None else bool(shared_memory)
+    return int(rid), nranks, shared, local > 1
+
+
+def _auto_key(rank, nranks, threads):
+    """A group key that every participant of this call computes alike and no
+    other muster op in flight shares.  Eager: calls of one process are
+    sequential, one key per size reuses one group.  Traced: the k-th muster
+    op that replica r adds to a graph meets the k-th of every other replica
+    (they trace the same function); the graph's sequence number keeps
+    different traces apart, the pid keeps other processes' replicas apart."""
+    if tf.executing_eagerly():
+        return "e%d" % nranks
+    g = tf.compat.v1.get_default_graph()
+    with _lock:
+        st = _graphs.get(g)
+        if st is None:
+            st = _graphs[g] = {"seq": next(_graph_seq), "calls": {}}
+        k = st["calls"].get(rank, 0)
+        st["calls"][rank] = k + 1
+    return "%sg%d.%d.n%d" % ("p%d" % os.getpid() if threads else "", st["seq"], k, nranks)
+
+
+def _run_independently(t):
+    """Inside tf.function, stateful ops run in program order: replica 1's op
+    would wait for replica 0's, which waits for replica 1 at the barrier.
+    Mark ours independent (they still must run) so replicas run together."""
+    if tf.executing_eagerly():
+        return
+    mgr = getattr(t.graph, "experimental_acd_manager", None)
+    if mgr is not None:
+        mgr.run_independently(t.op)
+
+
+def _matrix(opname, x, what, dtype=None):
+    x = tf.convert_to_tensor(x, dtype=dtype)
+    if x.dtype not in DTYPES:
+        raise TypeError("muster_tf.%s: %s has dtype %s; supported: float32, float64, "
+                        "complex64, complex128" % (opname, what, x.dtype.name))
+    if x.shape.rank is not None and x.shape.rank != 2:
+        raise ValueError("muster_tf.%s: %s must be a matrix (rank 2), got shape %s"
+                         % (opname, what, x.shape))
+    return x
+
+
+def _attrs(opname, rank, nranks, key, tile, provider, timeout, shared_memory):
+    rank, nranks, shared, threads = _participant(opname, rank, nranks, shared_memory)
+    return dict(rank=rank, nranks=nranks,
+                key=str(key) if key is not None else _auto_key(rank, nranks, threads),
+                tile=int(tile), provider=provider or "", shared_memory=shared,
+                timeout=float(timeout or 0))
+
+
+# ---- the ops -------------------------------------------------------------------
+
+def potrs(a, b, *, rank=None, nranks=None, key=None, tile=0, provider=None, timeout=None,
+          shared_memory=None, name=None):
+    """Solve A X = B (A Hermitian positive definite) from this participant's
+    column block `a` of A and the replicated right-hand sides `b` (n x nrhs,
+    or a vector of n).  Returns X, shaped like b, on every participant."""
+    a = _matrix("potrs", a, "a")
+    b = tf.convert_to_tensor(b, dtype=a.dtype)
+    vector = b.shape.rank == 1
+    if vector:
+        b = b[:, None]
+    b = _matrix("potrs", b, "b")
+    x = ops().muster_potrs(a, b, name=name,
+                           **_attrs("potrs", rank, nranks, key, tile, provider, timeout,
+                                    shared_memory))
+    _run_independently(x)
+    return x[:, 0] if vector else x
+
+
+def potri(a, *, rank=None, nranks=None, key=None, tile=0, provider=None, timeout=None,
+          shared_memory=None, name=None):
+    """This participant's column block of A^-1 (A Hermitian positive definite)."""
+    a = _matrix("potri", a, "a")
+    inv = ops().muster_potri(a, name=name,
+                             **_attrs("potri", rank, nranks, key, tile, provider, timeout,
+                                      shared_memory))
+    _run_independently(inv)
+    return inv
+
+
+def syevd(a, *, rank=None, nranks=None, key=None, tile=0, provider=None, timeout=None,
+          shared_memory=None, name=None):
+    """Eigen-decomposition of Hermitian A: (w, v) with all n eigenvalues w
+    (ascending, real) and this participant's column block v of the
+    eigenvectors (A V = V diag(w))."""
+    a = _matrix("syevd", a, "a")
+    w, v = ops().muster_syevd(a, Tw=a.dtype.real_dtype, name=name,
+                              **_attrs("syevd", rank, nranks, key, tile, provider, timeout,
+                                       shared_memory))
+    _run_independently(w)
+    return w, v
