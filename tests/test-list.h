@@ -9,3 +9,4 @@
 #include "list-tools.h"     /* shmdump, muster rendezvous                    */
 #include "list-layout.h"    /* block-cyclic layout, lapack provider          */
 #include "list-solve.h"     /* registry, collective solve, muster solve      */
+#include "list-devices.h"   /* run_on_devices, cusolvermg host-side logic     */
