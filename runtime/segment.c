@@ -377,7 +377,9 @@ static int judge_existing(struct muster_segment *seg, int nranks, enum verdict *
     /* a creator between open and publishing the magic: give it a moment */
     uint64_t magic = seg->hdr && seg->size >= 8 ? __atomic_load_n(&seg->hdr->magic,
                                                                   __ATOMIC_ACQUIRE) : 0;
-    if (magic != 0 || muster__now_mono_ns() - t0 > ATTACH_WAIT_NS) break;
+    if (magic != 0 || muster__now_mono_ns() - t0 > ATTACH_WAIT_NS ||
+        time(NULL) - st.st_mtime >= ABANDONED_AGE_S)
+      break;
     sleep_ms(2);
   }
   if (vrc < 0) return judge_invalid(seg, &st, vrc, why, v);
