@@ -137,12 +137,13 @@ TEST_IMPL(shmdump_live_formed_group_via_proc) {
   struct tool_result r;
   char line[256];
   /* rank 0 waits at the barrier after the exchange; rank 1 is held back */
-  dump_until(&r, NULL, "is passed, not at barrier");
+  dump_until(&r, NULL, "has not reached the barrier of generation");
   ASSERT_STR_CONTAINS(r.out, "(deleted) (name removed: found through /proc)");
   snprintf(line, sizeof line, "held open by pids %d,%d", (int)(p0 < p1 ? p0 : p1),
            (int)(p0 < p1 ? p1 : p0));
   ASSERT_STR_CONTAINS(r.out, line);
-  snprintf(line, sizeof line, "MISSING: rank 1 (pid %d is passed, not at barrier", (int)p1);
+  snprintf(line, sizeof line, "MISSING: rank 1 (pid %d has not reached the barrier of generation 1; "
+           "it is passed)", (int)p1);
   ASSERT_STR_CONTAINS(r.out, line);
   ASSERT_STR_CONTAINS(r.out, "formed yes");
   row(line, sizeof line, 0, p0, "alive");

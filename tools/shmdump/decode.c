@@ -143,8 +143,8 @@ static void judge_valid(struct sd_seg *s, double now) {
     set_state(s, SD_DEAD_RANKS, "rank %d (pid %d) died while %s", dead_seated, sl->pid,
               sd_phase_name(sl->phase));
   } else if (stuck_rank >= 0 && longest_wait >= SD_STUCK_S) {
-    set_state(s, SD_STUCK, "rank %d has waited %.1f s at barrier %u", stuck_rank, longest_wait,
-              h->generation);
+    set_state(s, SD_STUCK, "rank %d has waited %.1f s at the barrier of generation %u",
+              stuck_rank, longest_wait, h->generation);
   } else if (!h->formed) {
     set_state(s, SD_FORMING, "%d of %d ranks have joined", __builtin_popcountll(h->seen_mask),
               h->nranks);

@@ -25,14 +25,14 @@ static const char *missing_why(const struct sd_seg *s, int r, char *buf, size_t 
   for (int i = 0; i < h->nranks; i++) waiting |= at_open_barrier(h, slot_of(s, i));
   if (sl->pid > 0 && !s->alive[r] && sl->phase != MUSTER_PHASE_LEFT &&
       sl->phase != MUSTER_PHASE_FREE) {
-    snprintf(buf, cap, "dead: pid %d is gone (or its pid was reused)", sl->pid);
+    snprintf(buf, cap, "dead: pid %d is gone, or reused by another process", sl->pid);
     return buf;
   }
   if (waiting && !at_open_barrier(h, sl)) {
     if (sl->phase == MUSTER_PHASE_FREE) snprintf(buf, cap, "never joined");
     else if (sl->phase == MUSTER_PHASE_LEFT) snprintf(buf, cap, "left the group (pid %d)", sl->pid);
-    else snprintf(buf, cap, "pid %d is %s, not at barrier %u", sl->pid, sd_phase_name(sl->phase),
-                  h->generation);
+    else snprintf(buf, cap, "pid %d has not reached the barrier of generation %u; it is %s",
+                  sl->pid, h->generation, sd_phase_name(sl->phase));
     return buf;
   }
   if (!waiting && !h->formed && sl->phase == MUSTER_PHASE_FREE) {
@@ -47,7 +47,16 @@ static void hex_preview(const uint8_t *p, uint32_t len, char *out, size_t cap) {
   out[0] = '\0';
   for (uint32_t i = 0; i < len && i < SD_PREVIEW && o + 3 < cap; i++)
     o += (size_t)snprintf(out + o, cap - o, "%s%02x", i ? " " : "", p[i]);
-  if (len > SD_PREVIEW && o + 4 < cap) snprintf(out + o, cap - o, " ...");
+  if (len > SD_PREVIEW && o + 4 < cap) o += (size_t)snprintf(out + o, cap - o, " ...");
+  /* and as text, for the common case of names and handles */
+  if (o + SD_PREVIEW + 4 < cap) {
+    out[o++] = ' ';
+    out[o++] = '|';
+    for (uint32_t i = 0; i < len && i < SD_PREVIEW; i++)
+      out[o++] = p[i] >= 0x20 && p[i] < 0x7f ? (char)p[i] : '.';
+    out[o++] = '|';
+    out[o] = '\0';
+  }
 }
 
 static double secs_since(double now, uint64_t ns) {
@@ -67,11 +76,11 @@ static void print_holders(const struct sd_seg *s) {
 
 static void print_ranks_text(const struct sd_seg *s, double now) {
   const struct muster_seg_header *h = s->hdr;
-  char why[160], hex[SD_PREVIEW * 3 + 8];
+  char why[160], hex[SD_PREVIEW * 4 + 16];
   for (int r = 0; r < h->nranks; r++)
     if (missing_why(s, r, why, sizeof why)) printf("   MISSING: rank %d (%s)\n", r, why);
   printf("   %-4s %-8s %-6s %-6s %-13s %-7s %-9s %s\n", "rank", "pid", "alive", "device", "phase",
-         "barrier", "waited", "payload (latest round)");
+         "gen", "waited", "payload (latest round)");
   for (int r = 0; r < h->nranks; r++) {
     const struct muster_seg_slot *sl = slot_of(s, r);
     if (sl->phase == MUSTER_PHASE_FREE) {
@@ -82,7 +91,7 @@ static void print_ranks_text(const struct sd_seg *s, double now) {
     uint32_t len, gen;
     const uint8_t *p = sd_latest_payload(sl, &len, &gen);
     double waited = sl->phase == MUSTER_PHASE_WAITING ? secs_since(now, sl->wait_start_ns) : -1;
-    char wbuf[32] = "-", pbuf[SD_PREVIEW * 3 + 40] = "-";
+    char wbuf[32] = "-", pbuf[SD_PREVIEW * 4 + 64] = "-";
     if (waited >= 0) snprintf(wbuf, sizeof wbuf, "%.2f s", waited);
     if (p) {
       hex_preview(p, len, hex, sizeof hex);
@@ -106,7 +115,7 @@ static void print_seg_text(const struct sd_seg *s, double now) {
   const struct muster_seg_header *h = s->hdr;
   if (!h) return;
   printf("   job %.*s  group %.*s  layout v%u  ranks %d expected, %d joined, %u seated, "
-         "%u arrived at barrier %u\n",
+         "%u arrived at the open barrier (generation %u)\n",
          (int)sizeof h->job, h->job, (int)sizeof h->group, h->group, h->version, h->nranks,
          __builtin_popcountll(h->seen_mask), MUSTER_SEATS_COUNT(h->seats), h->arrived,
          h->generation);
@@ -185,7 +194,7 @@ static void print_ranks_json(const struct sd_seg *s, double now) {
     printf("%s{\"rank\":%d,\"pid\":%d,\"alive\":%s,\"device\":%d,", r ? "," : "", r, sl->pid,
            s->alive[r] ? "true" : "false", sl->device);
     json_key_str("phase", sd_phase_name(sl->phase), 32);
-    printf(",\"barrier\":%u,\"sessions\":%llu,\"barriers\":%llu,", sl->barrier_gen,
+    printf(",\"barrier_gen\":%u,\"sessions\":%llu,\"barriers\":%llu,", sl->barrier_gen,
            (unsigned long long)sl->sessions, (unsigned long long)sl->barriers);
     json_num("waited_s", sl->phase == MUSTER_PHASE_WAITING ? secs_since(now, sl->wait_start_ns) : -1);
     printf(",\"payload_len\":%u,\"payload_round\":%u,", len, gen);
