@@ -6,6 +6,7 @@
  * message, nothing left behind).
  */
 #include <dirent.h>
+#include <signal.h>
 #include <math.h>
 #include <unistd.h>
 
@@ -21,8 +22,8 @@ static void run_muster(struct tool_result *r, const char *const *argv, const cha
   ASSERT_EQ(r->signal, 0);
 }
 
-/* children of this process that are still around (zombies included) */
-static int count_children(void) {
+/* children of `parent` (zombies included) into out[cap]; returns the count */
+static int children_of(pid_t parent, pid_t *out, int cap) {
   DIR *d = opendir("/proc");
   int n = 0;
   struct dirent *e;
@@ -37,10 +38,18 @@ static int count_children(void) {
     buf[k] = '\0';
     char *p = strrchr(buf, ')');
     int ppid = 0;
-    if (p && sscanf(p + 2, "%*c %d", &ppid) == 1 && ppid == getpid()) n++;
+    if (p && sscanf(p + 2, "%*c %d", &ppid) == 1 && ppid == parent) {
+      if (n < cap) out[n] = (pid_t)atoi(e->d_name);
+      n++;
+    }
   }
   if (d) closedir(d);
   return n;
+}
+
+static int count_children(void) {
+  pid_t dummy[1];
+  return children_of(getpid(), dummy, 0);
 }
 
 static void check_stats(const char *json, const char *key) {
@@ -171,5 +180,38 @@ TEST_IMPL(cli_rendezvous_runtime_errors) {
     ASSERT_EQ(count_children(), 0);
     ASSERT_EQ(test_count_job_segments(test_job()), 0);
   }
+  return 0;
+}
+
+/* SIGKILL one rank of a running `muster rendezvous --mode processes`: the
+ * command must notice, let the survivors fail with the runtime's "peer
+ * died", exit 1 within seconds, reap everyone and leave no segment. */
+TEST_IMPL(cli_rendezvous_rank_killed) {
+  const char *argv[] = {"rendezvous", "--ranks", "3", "--mode", "processes", "--rounds",
+                        "10000000", "--cycles", "0", NULL};
+  pid_t pid, kids[8];
+  int out_fd, err_fd, n = 0;
+  ASSERT_EQ(tool_spawn("muster", argv, NULL, &pid, &out_fd, &err_fd), 0);
+  double t0 = test_now();
+  while ((n = children_of(pid, kids, 8)) < 3 && test_now() - t0 < 10) usleep(10000);
+  ASSERT_EQ(n, 3);
+  usleep(300000); /* well into the rounds */
+  ASSERT_EQ(kill(kids[1], SIGKILL), 0);
+  double t1 = test_now();
+  struct tool_result r;
+  ASSERT_EQ(tool_collect(&r, pid, out_fd, err_fd, 30), 0);
+  double took = test_now() - t1;
+  fprintf(stderr, "muster rendezvous ended %.2f s after the kill:\n%s", took, r.err);
+  ASSERT_EQ(r.timed_out, 0);
+  ASSERT_EQ(r.exit_code, 1);
+  ASSERT_DBL_LT(took, 8.0);
+  char line[128];
+  snprintf(line, sizeof line, "(pid %d) was killed by signal 9", (int)kids[1]);
+  ASSERT_STR_CONTAINS(r.err, line);
+  ASSERT_STR_CONTAINS(r.err, "peer died");
+  ASSERT_EQ(r.out_len, 0);
+  for (int i = 0; i < 3; i++) ASSERT(kill(kids[i], 0) != 0); /* reaped: gone */
+  tool_result_free(&r);
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
   return 0;
 }

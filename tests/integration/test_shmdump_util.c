@@ -39,12 +39,11 @@ static void append(char **buf, size_t *len, size_t *cap, const char *data, size_
   (*buf)[*len] = '\0';
 }
 
-int tool_run(struct tool_result *r, double timeout_s, const char *const *env, const char *name,
-             const char *const *argv) {
+int tool_spawn(const char *name, const char *const *argv, const char *const *env, pid_t *pid,
+               int *out_fd, int *err_fd) {
   char path[1200];
   const char *args[64];
   int out[2], err[2], nargs = 0;
-  memset(r, 0, sizeof *r);
   tool_path(name, path, sizeof path);
   args[nargs++] = path;
   for (int i = 0; argv && argv[i] && nargs < 63; i++) args[nargs++] = argv[i];
@@ -56,10 +55,9 @@ int tool_run(struct tool_result *r, double timeout_s, const char *const *env, co
     return -1;
   }
   fflush(NULL);
-  double t0 = test_now();
-  pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
+  pid_t p = fork();
+  if (p < 0) return -1;
+  if (p == 0) {
     dup2(out[1], 1);
     dup2(err[1], 2);
     close(out[0]);
@@ -73,10 +71,19 @@ int tool_run(struct tool_result *r, double timeout_s, const char *const *env, co
   }
   close(out[1]);
   close(err[1]);
+  *pid = p;
+  *out_fd = out[0];
+  *err_fd = err[0];
+  return 0;
+}
+
+int tool_collect(struct tool_result *r, pid_t pid, int out_fd, int err_fd, double timeout_s) {
+  memset(r, 0, sizeof *r);
+  double t0 = test_now();
   size_t ocap = 0, ecap = 0;
   append(&r->out, &r->out_len, &ocap, "", 0);
   append(&r->err, &r->err_len, &ecap, "", 0);
-  struct pollfd pf[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  struct pollfd pf[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
   int open_fds = 2;
   while (open_fds > 0) {
     double left = timeout_s - (test_now() - t0);
@@ -111,6 +118,15 @@ int tool_run(struct tool_result *r, double timeout_s, const char *const *env, co
   r->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   return 0;
+}
+
+int tool_run(struct tool_result *r, double timeout_s, const char *const *env, const char *name,
+             const char *const *argv) {
+  pid_t pid;
+  int out_fd, err_fd;
+  memset(r, 0, sizeof *r);
+  if (tool_spawn(name, argv, env, &pid, &out_fd, &err_fd) != 0) return -1;
+  return tool_collect(r, pid, out_fd, err_fd, timeout_s);
 }
 
 void tool_result_free(struct tool_result *r) {

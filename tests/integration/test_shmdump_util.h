@@ -30,6 +30,12 @@ void tool_path(const char *name, char *buf, size_t cap);
 int tool_run(struct tool_result *r, double timeout_s, const char *const *env, const char *name,
              const char *const *argv);
 void tool_result_free(struct tool_result *r);
+/* The same in two steps, to act on the tool while it runs: start it
+ * (stdout/stderr on out_fd/err_fd), then read both until it exits and reap
+ * it (killed after timeout_s). */
+int tool_spawn(const char *name, const char *const *argv, const char *const *env, pid_t *pid,
+               int *out_fd, int *err_fd);
+int tool_collect(struct tool_result *r, pid_t pid, int out_fd, int err_fd, double timeout_s);
 
 /* 1 if s is exactly one JSON value (surrounding whitespace allowed). */
 int json_valid(const char *s);
