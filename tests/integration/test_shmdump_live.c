@@ -143,7 +143,7 @@ TEST_IMPL(shmdump_live_formed_group_via_proc) {
            (int)(p0 < p1 ? p1 : p0));
   ASSERT_STR_CONTAINS(r.out, line);
   snprintf(line, sizeof line, "MISSING: rank 1 (pid %d has not reached the barrier of generation 1; "
-           "it is passed)", (int)p1);
+           "it is past its last barrier (reading or computing))", (int)p1);
   ASSERT_STR_CONTAINS(r.out, line);
   ASSERT_STR_CONTAINS(r.out, "formed yes");
   row(line, sizeof line, 0, p0, "alive");

@@ -15,6 +15,17 @@ static int at_open_barrier(const struct muster_seg_header *h, const struct muste
   return sl->phase == MUSTER_PHASE_WAITING && sl->barrier_gen == h->generation;
 }
 
+/* what a rank in `phase` is doing, for a MISSING line */
+static const char *phase_story(uint32_t phase) {
+  switch (phase) {
+  case MUSTER_PHASE_JOINED: return "it joined and has not come to a barrier yet";
+  case MUSTER_PHASE_PUBLISHED: return "it published and is about to arrive";
+  case MUSTER_PHASE_WAITING: return "it waits at an older barrier";
+  case MUSTER_PHASE_PASSED: return "it is past its last barrier (reading or computing)";
+  default: return "?";
+  }
+}
+
 /* Why rank r holds the group up, or NULL when it does not.  While someone
  * waits at the open barrier, everyone not waiting there is missing; before
  * the group formed, the ranks that never joined are. */
@@ -31,8 +42,8 @@ static const char *missing_why(const struct sd_seg *s, int r, char *buf, size_t 
   if (waiting && !at_open_barrier(h, sl)) {
     if (sl->phase == MUSTER_PHASE_FREE) snprintf(buf, cap, "never joined");
     else if (sl->phase == MUSTER_PHASE_LEFT) snprintf(buf, cap, "left the group (pid %d)", sl->pid);
-    else snprintf(buf, cap, "pid %d has not reached the barrier of generation %u; it is %s",
-                  sl->pid, h->generation, sd_phase_name(sl->phase));
+    else snprintf(buf, cap, "pid %d has not reached the barrier of generation %u; %s", sl->pid,
+                  h->generation, phase_story(sl->phase));
     return buf;
   }
   if (!waiting && !h->formed && sl->phase == MUSTER_PHASE_FREE) {
