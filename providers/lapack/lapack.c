@@ -14,14 +14,16 @@
  * of A is read; NaN/Inf there (or in B) is refused before LAPACK runs, and a
  * NaN/Inf result is refused rather than returned as success.
  *
- * Threading: no mutable static state; every call works on its own buffers,
- * so groups may call concurrently.  OpenBLAS threads inside each call.
+ * Threading: no mutable static state; the context's one cached buffer is
+ * handed out under a lock (a call owns it exclusively until it gives it
+ * back), so groups may call concurrently.  OpenBLAS threads inside each call.
  * The .so is built with -fvisibility=hidden: muster_provider_v1 is its only
  * exported symbol.
  */
 #include <inttypes.h>
 #include <lapacke.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,32 +39,36 @@
 static char prefix(muster_dtype_t t) { return "?sdcz"[t]; }
 
 /* ---- typed LAPACKE calls on the packed matrix (lda = n) -------------------- */
+/* The _work variants skip LAPACKE's own NaN scan: the gather already checked
+ * every element LAPACK reads (and Inf too, which that scan misses), so a
+ * second O(n^2) pass would only cost time.  syevd keeps the plain call: its
+ * workspace query is LAPACKE's job, and the scan is noise next to O(n^3). */
 
 static lapack_int do_potrf(muster_dtype_t t, lapack_int n, void *a) {
   switch (t) {
-  case MUSTER_F32: return LAPACKE_spotrf(LAYOUT, 'L', n, a, n);
-  case MUSTER_F64: return LAPACKE_dpotrf(LAYOUT, 'L', n, a, n);
-  case MUSTER_C64: return LAPACKE_cpotrf(LAYOUT, 'L', n, a, n);
-  default: return LAPACKE_zpotrf(LAYOUT, 'L', n, a, n);
+  case MUSTER_F32: return LAPACKE_spotrf_work(LAYOUT, 'L', n, a, n);
+  case MUSTER_F64: return LAPACKE_dpotrf_work(LAYOUT, 'L', n, a, n);
+  case MUSTER_C64: return LAPACKE_cpotrf_work(LAYOUT, 'L', n, a, n);
+  default: return LAPACKE_zpotrf_work(LAYOUT, 'L', n, a, n);
   }
 }
 
 static lapack_int do_potrs(muster_dtype_t t, lapack_int n, lapack_int nrhs, const void *a,
                            void *b) {
   switch (t) {
-  case MUSTER_F32: return LAPACKE_spotrs(LAYOUT, 'L', n, nrhs, a, n, b, n);
-  case MUSTER_F64: return LAPACKE_dpotrs(LAYOUT, 'L', n, nrhs, a, n, b, n);
-  case MUSTER_C64: return LAPACKE_cpotrs(LAYOUT, 'L', n, nrhs, a, n, b, n);
-  default: return LAPACKE_zpotrs(LAYOUT, 'L', n, nrhs, a, n, b, n);
+  case MUSTER_F32: return LAPACKE_spotrs_work(LAYOUT, 'L', n, nrhs, a, n, b, n);
+  case MUSTER_F64: return LAPACKE_dpotrs_work(LAYOUT, 'L', n, nrhs, a, n, b, n);
+  case MUSTER_C64: return LAPACKE_cpotrs_work(LAYOUT, 'L', n, nrhs, a, n, b, n);
+  default: return LAPACKE_zpotrs_work(LAYOUT, 'L', n, nrhs, a, n, b, n);
   }
 }
 
 static lapack_int do_potri(muster_dtype_t t, lapack_int n, void *a) {
   switch (t) {
-  case MUSTER_F32: return LAPACKE_spotri(LAYOUT, 'L', n, a, n);
-  case MUSTER_F64: return LAPACKE_dpotri(LAYOUT, 'L', n, a, n);
-  case MUSTER_C64: return LAPACKE_cpotri(LAYOUT, 'L', n, a, n);
-  default: return LAPACKE_zpotri(LAYOUT, 'L', n, a, n);
+  case MUSTER_F32: return LAPACKE_spotri_work(LAYOUT, 'L', n, a, n);
+  case MUSTER_F64: return LAPACKE_dpotri_work(LAYOUT, 'L', n, a, n);
+  case MUSTER_C64: return LAPACKE_cpotri_work(LAYOUT, 'L', n, a, n);
+  default: return LAPACKE_zpotri_work(LAYOUT, 'L', n, a, n);
   }
 }
 
@@ -124,7 +130,7 @@ static int run_potrs(const muster_provider_call_t *call, void *full, size_t esz)
   if (rc == 0) {
     for (int r = 0; r < call->nshards; r++)
       muster__copy_cols(call->shards[r].b, call->shards[r].ldb, x, n, n, nrhs, esz);
-    lp_scatter(call, full, esz);
+    lp_scatter(call, full, esz, 1); /* the factor; the upper triangle is untouched */
   }
   free(x);
   return rc;
@@ -164,7 +170,7 @@ static int run_potri(const muster_provider_call_t *call, void *full, size_t esz)
   if (info < 0) return lapacke_failed(call, "potri", info);
   mirror_lower(call->args.dtype, full, n);
   rc = check_result(call, call->args.dtype, "inverse", full, n, n);
-  if (rc == 0) lp_scatter(call, full, esz);
+  if (rc == 0) lp_scatter(call, full, esz, 0);
   return rc;
 }
 
@@ -192,10 +198,58 @@ static int run_syevd(const muster_provider_call_t *call, void *full, size_t esz)
   }
   if (rc == 0) {
     for (int r = 0; r < call->nshards; r++) memcpy(call->shards[r].w, w, (size_t)n * wsz);
-    if (vectors) lp_scatter(call, full, esz);
+    if (vectors) lp_scatter(call, full, esz, 0);
   }
   free(w);
   return rc;
+}
+
+/* ---- the gathered matrix: one cached buffer ---------------------------------- */
+
+/* Fresh memory costs a page fault per page on first touch: for n = 4096
+ * f64 that was 40-380 ms on a 2-core VM, against 7 ms to fill memory that
+ * is already mapped.  So the context keeps the largest buffer it has seen
+ * (up to KEEP_MAX bytes) for the next call.  Concurrent calls do not wait
+ * for it: whoever finds the slot empty mallocs its own. */
+#define KEEP_MAX ((size_t)1 << 30)
+
+struct lp_ctx {
+  pthread_mutex_t lock; /* guards buf/cap */
+  void *buf;
+  size_t cap;
+};
+
+static void *work_take(struct lp_ctx *c, size_t bytes, size_t *cap) {
+  void *p = NULL;
+  if (c) {
+    pthread_mutex_lock(&c->lock);
+    if (c->buf && c->cap >= bytes) {
+      p = c->buf;
+      *cap = c->cap;
+      c->buf = NULL;
+      c->cap = 0;
+    }
+    pthread_mutex_unlock(&c->lock);
+  }
+  if (!p) {
+    p = malloc(bytes);
+    *cap = bytes;
+  }
+  return p;
+}
+
+static void work_give(struct lp_ctx *c, void *p, size_t cap) {
+  if (c && cap <= KEEP_MAX) {
+    pthread_mutex_lock(&c->lock);
+    if (!c->buf || c->cap < cap) { /* keep the larger one */
+      void *old = c->buf;
+      c->buf = p;
+      c->cap = cap;
+      p = old;
+    }
+    pthread_mutex_unlock(&c->lock);
+  }
+  free(p);
 }
 
 /* ---- hooks ----------------------------------------------------------------- */
@@ -226,11 +280,11 @@ static int lp_solve(void *ctx, const muster_provider_call_t *call) {
   const muster_solve_args_t *a = &call->args;
   size_t esz = lp_esz(a->dtype);
   int64_t n = a->n, i, j;
-  void *full = malloc((size_t)(n * n) * esz);
+  size_t cap = 0;
+  void *full = work_take(ctx, (size_t)(n * n) * esz, &cap);
   if (!full)
     return lp_err(call, MUSTER_ENOMEM, "cannot allocate the %" PRId64 " x %" PRId64 " matrix", n, n);
-  lp_gather(call, full, esz);
-  if (lp_find_nonfinite(a->dtype, full, n, n, n, 1, &i, &j)) {
+  if (lp_gather_lower(call, full, esz, &i, &j)) {
     rc = lp_err(call, MUSTER_ENONFINITE, "NaN/Inf in A at row %" PRId64 ", column %" PRId64
                 " (rank %d's shard)", i, j, lp_owner(call, j));
   } else if (a->routine == MUSTER_POTRS) {
@@ -240,7 +294,7 @@ static int lp_solve(void *ctx, const muster_provider_call_t *call) {
   } else {
     rc = run_syevd(call, full, esz);
   }
-  free(full);
+  work_give(ctx, full, cap);
   return rc;
 }
 
@@ -250,21 +304,29 @@ static int lp_probe(char *why, size_t whylen) {
   return 0;
 }
 
-struct lp_ctx {
-  int unused; /* no caches: LAPACK needs no per-device state */
-};
-
 static int lp_init(void **ctx, char *err, size_t errlen) {
   struct lp_ctx *c = calloc(1, sizeof *c);
   if (!c) {
     if (err && errlen) snprintf(err, errlen, "lapack: cannot allocate context");
     return MUSTER_ENOMEM;
   }
+  int rc = pthread_mutex_init(&c->lock, NULL);
+  if (rc) {
+    free(c);
+    if (err && errlen) snprintf(err, errlen, "lapack: pthread_mutex_init: %s", strerror(rc));
+    return MUSTER_ESYS;
+  }
   *ctx = c;
   return 0;
 }
 
-static void lp_fini(void *ctx) { free(ctx); }
+static void lp_fini(void *ctx) {
+  struct lp_ctx *c = ctx;
+  if (!c) return;
+  free(c->buf);
+  pthread_mutex_destroy(&c->lock);
+  free(c);
+}
 
 /* LAPACK ignores the tile, but a caller that goes cyclic needs a valid one:
  * the largest valid tile <= 256 (cuSolverMg's recommended minimum). */

@@ -32,9 +32,15 @@ LP_HIDDEN int lp_err(const muster_provider_call_t *call, int code, const char *f
  * covering [0, n) exactly once, cyclic widths).  0 or a code + message. */
 LP_HIDDEN int lp_check_shards(const muster_provider_call_t *call);
 
-/* full (n x n, lda n) <- every shard's A, and back. */
-LP_HIDDEN void lp_gather(const muster_provider_call_t *call, void *full, size_t esz);
-LP_HIDDEN void lp_scatter(const muster_provider_call_t *call, const void *full, size_t esz);
+/* full (n x n, lda n) <- the lower triangle of every shard's A (all LAPACK
+ * reads with uplo = 'L'; the upper triangle of full is left as it was),
+ * checking each column as it lands: 1 and the first NaN/Inf's global
+ * (row, col) (the gather stops there), or 0. */
+LP_HIDDEN int lp_gather_lower(const muster_provider_call_t *call, void *full, size_t esz,
+                              int64_t *row, int64_t *col);
+/* Every shard's A <- full: the lower triangle only, or everything. */
+LP_HIDDEN void lp_scatter(const muster_provider_call_t *call, const void *full, size_t esz,
+                          int lower);
 
 /* Rank whose shard holds global column gcol (for messages). */
 LP_HIDDEN int lp_owner(const muster_provider_call_t *call, int64_t gcol);

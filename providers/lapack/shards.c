@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "lapackInt.h"
 
@@ -91,37 +92,85 @@ static char *col_at(void *base, int64_t col, int64_t ld, size_t esz) {
   return (char *)base + (size_t)(col * ld) * esz;
 }
 
+/* One direction of one move; `check` set: look for NaN/Inf in each column
+ * right after copying it (still in cache), stop at the first one. */
+typedef struct move {
+  int64_t n;
+  size_t esz;
+  int lower;              /* only rows [g, n) of global column g          */
+  muster_dtype_t check;   /* 0: no check                                  */
+  int64_t bad_row, bad_col; /* first NaN/Inf found, bad_col -1 if none    */
+} move_t;
+
+static int col_bad(muster_dtype_t t, const void *col, int64_t rows);
+
+/* Copy `cols` columns whose first is global column g0: whole columns (one
+ * memcpy per run when packed), or with m->lower the part LAPACK reads or
+ * writes with uplo = 'L' (one memcpy per column).  0, or 1 when the check
+ * found a NaN/Inf. */
+static int copy_range(move_t *m, void *dst, int64_t ldd, const void *src, int64_t lds, int64_t g0,
+                      int64_t cols) {
+  if (!m->lower) {
+    muster__copy_cols(dst, ldd, src, lds, m->n, cols, m->esz);
+    return 0;
+  }
+  for (int64_t c = 0; c < cols && g0 + c < m->n; c++) {
+    int64_t first = g0 + c;
+    char *d = (char *)dst + (size_t)(c * ldd + first) * m->esz;
+    memcpy(d, (const char *)src + (size_t)(c * lds + first) * m->esz,
+           (size_t)(m->n - first) * m->esz);
+    if (m->check && col_bad(m->check, d, m->n - first)) {
+      lp_find_nonfinite(m->check, d, m->n, m->n - first, 1, 0, &m->bad_row, &m->bad_col);
+      m->bad_row += first;
+      m->bad_col = first;
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* Copy between shards and full in direction to_full; cyclic padding
  * columns are neither read nor written. */
-static void move_columns(const muster_provider_call_t *call, void *full, size_t esz, int to_full) {
+static int move_columns(const muster_provider_call_t *call, void *full, int to_full, move_t *m) {
   int64_t n = call->args.n;
+  size_t esz = m->esz;
+  m->bad_col = -1;
   if (call->args.layout == MUSTER_LAYOUT_BLOCK) {
     for (int r = 0; r < call->nshards; r++) {
       const muster_shard_t *s = &call->shards[r];
       char *f = col_at(full, s->col0, n, esz);
-      if (to_full) muster__copy_cols(f, n, s->a, s->lda, n, s->ncols, esz);
-      else muster__copy_cols(s->a, s->lda, f, n, n, s->ncols, esz);
+      if (to_full ? copy_range(m, f, n, s->a, s->lda, s->col0, s->ncols)
+                  : copy_range(m, s->a, s->lda, f, n, s->col0, s->ncols))
+        return 1;
     }
-    return;
+    return 0;
   }
   muster__layout_t L;
-  if (muster__layout_init(&L, n, call->args.tile, call->nshards) < 0) return; /* checked before */
+  if (muster__layout_init(&L, n, call->args.tile, call->nshards) < 0) return 0; /* checked before */
   muster__layout_iter_t it;
   muster__layout_run_t run;
   for (muster__layout_iter_start(&it, &L); muster__layout_iter_next(&it, &run);) {
     const muster_shard_t *s = &call->shards[run.cyc_rank];
     char *f = col_at(full, run.gcol, n, esz), *c = col_at(s->a, run.cyc_col, s->lda, esz);
-    if (to_full) muster__copy_cols(f, n, c, s->lda, n, run.ncols, esz);
-    else muster__copy_cols(c, s->lda, f, n, n, run.ncols, esz);
+    if (to_full ? copy_range(m, f, n, c, s->lda, run.gcol, run.ncols)
+                : copy_range(m, c, s->lda, f, n, run.gcol, run.ncols))
+      return 1;
   }
+  return 0;
 }
 
-void lp_gather(const muster_provider_call_t *call, void *full, size_t esz) {
-  move_columns(call, full, esz, 1);
+int lp_gather_lower(const muster_provider_call_t *call, void *full, size_t esz, int64_t *row,
+                    int64_t *col) {
+  move_t m = {.n = call->args.n, .esz = esz, .lower = 1, .check = call->args.dtype};
+  int bad = move_columns(call, full, 1, &m);
+  *row = m.bad_row;
+  *col = m.bad_col;
+  return bad;
 }
 
-void lp_scatter(const muster_provider_call_t *call, const void *full, size_t esz) {
-  move_columns(call, (void *)full, esz, 0);
+void lp_scatter(const muster_provider_call_t *call, const void *full, size_t esz, int lower) {
+  move_t m = {.n = call->args.n, .esz = esz, .lower = lower};
+  move_columns(call, (void *)full, 0, &m);
 }
 
 int lp_owner(const muster_provider_call_t *call, int64_t gcol) {
@@ -140,22 +189,53 @@ int lp_owner(const muster_provider_call_t *call, int64_t gcol) {
   return -1;
 }
 
+/* Inf and NaN are the values whose exponent bits are all ones.  Testing
+ * bits with an OR over a whole column has no branch per element, so the
+ * compiler vectorizes it; only a bad column is searched element by element. */
+static int bad_f32(const float *x, int64_t k) {
+  uint32_t any = 0;
+  for (int64_t i = 0; i < k; i++) {
+    uint32_t b;
+    memcpy(&b, &x[i], 4);
+    any |= (uint32_t)((b & 0x7f800000u) == 0x7f800000u);
+  }
+  return any != 0;
+}
+
+static int bad_f64(const double *x, int64_t k) {
+  uint64_t any = 0;
+  for (int64_t i = 0; i < k; i++) {
+    uint64_t b;
+    memcpy(&b, &x[i], 8);
+    any |= (uint64_t)((b & 0x7ff0000000000000ull) == 0x7ff0000000000000ull);
+  }
+  return any != 0;
+}
+
+static int col_bad(muster_dtype_t t, const void *col, int64_t rows) {
+  int64_t parts = (t == MUSTER_C64 || t == MUSTER_C128) ? 2 : 1;
+  return (t == MUSTER_F32 || t == MUSTER_C64) ? bad_f32(col, rows * parts)
+                                              : bad_f64(col, rows * parts);
+}
+
 int lp_find_nonfinite(muster_dtype_t t, const void *a, int64_t ld, int64_t rows, int64_t cols,
                       int lower_only, int64_t *row, int64_t *col) {
-  /* Complex numbers are checked as two reals: parts = 2. */
-  int parts = (t == MUSTER_C64 || t == MUSTER_C128) ? 2 : 1;
+  /* Complex numbers are checked as two reals. */
+  int64_t parts = (t == MUSTER_C64 || t == MUSTER_C128) ? 2 : 1;
   int single = (t == MUSTER_F32 || t == MUSTER_C64);
   for (int64_t j = 0; j < cols; j++) {
-    for (int64_t i = lower_only ? j : 0; i < rows; i++) {
-      size_t at = (size_t)(j * ld + i) * (size_t)parts;
-      for (int p = 0; p < parts; p++) {
-        int bad = single ? !isfinite(((const float *)a)[at + p])
-                         : !isfinite(((const double *)a)[at + p]);
-        if (bad) {
-          *row = i;
-          *col = j;
-          return 1;
-        }
+    int64_t first = lower_only ? j : 0;
+    if (first >= rows) break;
+    size_t at = (size_t)((j * ld + first) * parts), k = (size_t)((rows - first) * parts);
+    int bad = single ? bad_f32((const float *)a + at, (int64_t)k)
+                     : bad_f64((const double *)a + at, (int64_t)k);
+    if (!bad) continue;
+    for (size_t e = 0; e < k; e++) {
+      int finite = single ? isfinite(((const float *)a)[at + e]) : isfinite(((const double *)a)[at + e]);
+      if (!finite) {
+        *row = first + (int64_t)(e / (size_t)parts);
+        *col = j;
+        return 1;
       }
     }
   }
