@@ -117,7 +117,7 @@ static void print_ranks_text(const struct sd_seg *s, double now) {
 static void print_seg_text(const struct sd_seg *s, double now) {
   printf("== %s  [%s]%s%s\n", s->name, sd_state_name(s->state), s->reason[0] ? " " : "",
          s->reason);
-  printf("   path %s (%s), %lld bytes, owner uid %u, held open by ", s->path,
+  printf("   path %s (%s), %lld bytes, owner uid %u, held by ", s->path,
          s->by_name ? "by name" : "name removed: found through /proc",
          (long long)s->file_size, (unsigned)s->owner);
   print_holders(s);
@@ -152,7 +152,7 @@ void sd_print_text(const struct sd_opts *o, const struct sd_list *l, double now)
     removed += l->v[i].removed;
   }
   if (o->clean) {
-    printf("\nclean: removed %d stale segment%s", removed, removed == 1 ? "" : "s");
+    printf("\nclean: removed %d segment%s", removed, removed == 1 ? "" : "s");
     for (int i = 0; i < l->n; i++)
       if (l->v[i].removed) printf("%s%s", i ? "\n  " : "\n  ", l->v[i].path);
     printf("\n");

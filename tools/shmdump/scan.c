@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "shmdump.h"
@@ -71,6 +72,7 @@ static void fill_stat(struct sd_seg *s, const struct stat *st) {
   s->ino = st->st_ino;
   s->owner = st->st_uid;
   s->file_size = st->st_size;
+  s->mtime = (double)st->st_mtim.tv_sec + (double)st->st_mtim.tv_nsec * 1e-9;
 }
 
 static int scan_dir(const struct sd_opts *o, struct sd_list *l) {
@@ -151,6 +153,31 @@ static void scan_process(const struct sd_opts *o, struct sd_list *l, pid_t pid) 
   closedir(d);
 }
 
+/* Mappings count as holders too: a process may map a segment without
+ * keeping its fd (another runtime version could), and --clean must never
+ * pull a segment from under a process that still uses it. */
+static void scan_maps(const struct sd_opts *o, struct sd_list *l, pid_t pid) {
+  char path[64], line[1024];
+  snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return;
+  size_t dl = strlen(o->dir);
+  while (fgets(line, sizeof line, f)) {
+    unsigned maj, min;
+    unsigned long long ino;
+    int pos = 0;
+    if (sscanf(line, "%*s %*s %*s %x:%x %llu %n", &maj, &min, &ino, &pos) != 3 || pos <= 0)
+      continue;
+    const char *file = line + pos;
+    if (strncmp(file, o->dir, dl) != 0 || file[dl] != '/' ||
+        strncmp(file + dl + 1, MUSTER_SEG_PREFIX, strlen(MUSTER_SEG_PREFIX)) != 0)
+      continue;
+    struct sd_seg *s = find_inode(l, makedev(maj, min), (ino_t)ino);
+    if (s) add_holder(s, pid);
+  }
+  fclose(f);
+}
+
 static int cmp_pid(const void *a, const void *b) {
   pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
   return (x > y) - (x < y);
@@ -173,6 +200,13 @@ int sd_scan(const struct sd_opts *o, struct sd_list *l) {
       long pid = strtol(e->d_name, &end, 10);
       if (*end || pid <= 0 || pid == self) continue;
       scan_process(o, l, (pid_t)pid);
+    }
+    rewinddir(d);
+    while ((e = readdir(d)) != NULL) {
+      char *end;
+      long pid = strtol(e->d_name, &end, 10);
+      if (*end || pid <= 0 || pid == self) continue;
+      scan_maps(o, l, (pid_t)pid);
     }
     closedir(d);
   }

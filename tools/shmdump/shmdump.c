@@ -10,8 +10,10 @@
  * time), device, phase, how long it has waited and a preview of what it
  * published; ranks that hold the group up are printed as MISSING.  A
  * truncated, corrupt, foreign or other-version segment is reported with the
- * reason.  --clean unlinks by-name segments whose creator and members are
- * all dead and that no process holds open (never a live one).
+ * reason.  --clean unlinks by-name segments that no process holds (open or
+ * mapped) and whose creator and members are all dead, or that cannot be
+ * read as a group (corrupt, truncated, other layout version) and have not
+ * changed for 2 s; never a live or foreign one.
  *
  * Exit status: 0 (whatever was found), 1 when the folder cannot be read,
  * 2 on bad usage.
@@ -34,8 +36,10 @@ static const char usage_text[] =
     "name is already removed).  Ranks holding a group up are shown as MISSING.\n"
     "\n"
     "  --json     one JSON object: {\"uid\",\"dir\",\"job\",\"count\",\"segments\":[...],\"removed\":[...]}\n"
-    "  --clean    unlink by-name segments whose creator and members are all dead and\n"
-    "             that no process holds open; never a live one; prints what it removed\n"
+    "  --clean    unlink by-name segments that no process holds (open or mapped) and\n"
+    "             whose creator and members are all dead, or that are corrupt,\n"
+    "             truncated or of another layout version and unchanged for 2 s;\n"
+    "             never a live or foreign one; prints what it removed\n"
     "  --job JOB  only segments of job JOB (the MUSTER_JOB of the processes)\n"
     "  --dir DIR  look in DIR instead of /dev/shm\n"
     "\n"
@@ -80,10 +84,26 @@ static int parse_args(int argc, char **argv, struct sd_opts *o) {
   return 0;
 }
 
-/* Unlink a stale by-name segment, provided its name still refers to the
- * file we judged (a new group of that name would be another inode). */
-static void clean_one(struct sd_seg *s) {
-  if (!s->by_name || s->state != SD_STALE || s->nholders > 0) return;
+/* May --clean remove s?  Only a by-name segment of ours that no process
+ * holds (fd or mapping): a stale one (creator and members dead), or one that
+ * cannot be read as a group (corrupt, truncated, another layout version)
+ * and has not changed for SD_CLEAN_MIN_AGE_S (a creator is never without
+ * its fd, so this is only a second belt).  Never a live or foreign one. */
+static int removable(const struct sd_seg *s, double now) {
+  if (!s->by_name || s->nholders > 0 || s->owner != getuid()) return 0;
+  switch (s->state) {
+  case SD_STALE: return 1;
+  case SD_CORRUPT:
+  case SD_TRUNCATED:
+  case SD_VERSION: return now - s->mtime >= SD_CLEAN_MIN_AGE_S;
+  default: return 0;
+  }
+}
+
+/* Unlink it, provided its name still refers to the file we judged (a new
+ * group of that name would be another inode). */
+static void clean_one(struct sd_seg *s, double now) {
+  if (!removable(s, now)) return;
   struct stat st;
   if (lstat(s->path, &st) != 0 || st.st_dev != s->dev || st.st_ino != s->ino) return;
   if (unlink(s->path) == 0) s->removed = 1;
@@ -100,7 +120,7 @@ int main(int argc, char **argv) {
   double now = now_real();
   for (int i = 0; i < l.n; i++) sd_decode(&l.v[i], now);
   if (o.clean)
-    for (int i = 0; i < l.n; i++) clean_one(&l.v[i]);
+    for (int i = 0; i < l.n; i++) clean_one(&l.v[i], now);
   if (o.json) sd_print_json(&o, &l, now);
   else sd_print_text(&o, &l, now);
   sd_list_free(&l);

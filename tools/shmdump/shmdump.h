@@ -38,6 +38,9 @@ enum sd_state {
 };
 
 #define SD_STUCK_S 1.0 /* a wait longer than this is shown as stuck */
+/* --clean removes an unreadable (corrupt, truncated, other-version) by-name
+ * segment only when nobody holds it and it has not changed for this long */
+#define SD_CLEAN_MIN_AGE_S 2.0
 
 struct sd_seg {
   char path[SD_PATH];      /* /dev/shm/NAME, or the link target (deleted)    */
@@ -48,7 +51,8 @@ struct sd_seg {
   ino_t ino;
   uid_t owner;
   off_t file_size;
-  pid_t *holders;          /* processes with it open (sorted, unique)        */
+  double mtime;            /* last modification, CLOCK_REALTIME seconds      */
+  pid_t *holders;          /* processes with it open or mapped (sorted)      */
   int nholders, cap_holders;
 
   /* set by sd_decode */
