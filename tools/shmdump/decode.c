@@ -131,7 +131,7 @@ static void judge_valid(struct sd_seg *s, double now) {
     }
   }
   if (!any_alive) {
-    set_state(s, SD_STALE, "creator pid %d and every member are dead; no process has it open%s",
+    set_state(s, SD_STALE, "creator pid %d and every member are dead; no process holds it%s",
               h->creator_pid, h->abort_state == MUSTER_ABORT_SET ? " (it was aborted)" : "");
   } else if (h->abort_state == MUSTER_ABORT_SET) {
     set_state(s, SD_POISONED, "aborted with %d (%s), blaming rank %d (pid %d): %.*s",
