@@ -280,6 +280,12 @@ static int seat(muster_group_t *g, struct gentry *e) {
   ST(&s->join_ns, muster__now_real_ns());
   ST(&s->wait_start_ns, 0);
   ST(&s->barriers, 0);
+  /* tag the buffer of the open round as "nothing published", so a rank
+   * that never publishes is told apart from one that did.  Only that one:
+   * the other buffer may still be read by a rank finishing the last round
+   * of our previous session. */
+  uint32_t now_gen = LDA(&h->generation);
+  ST(&s->payload_gen[now_gen & 1], ~now_gen);
   ST(&s->phase, MUSTER_PHASE_JOINED);
   g->session = LD(&s->sessions) + 1;
   ST(&s->sessions, g->session);
@@ -460,13 +466,23 @@ int muster_group_payload(muster_group_t *g, int rank, const void **data, size_t 
   return MUSTER_OK;
 }
 
+/* A barrier publishes nothing: tag our buffer of this round as empty so a
+ * rank that exchanged in this round sees the mismatch. */
+static void publish_nothing(muster_group_t *g) {
+  uint32_t gen = LD(&g->h->generation);
+  ST(&g->slot->payload_len[gen & 1], 0);
+  ST(&g->slot->payload_gen[gen & 1], ~gen);
+}
+
 int muster_group_barrier(muster_group_t *g) {
   if (!g) return muster__err(MUSTER_EINVAL, "muster_group_barrier: NULL group");
+  publish_nothing(g);
   return wait_round(g, g->timeout_s);
 }
 
 int muster__group_barrier_ex(muster_group_t *g, double timeout_s) {
   if (!g) return muster__err(MUSTER_EINVAL, "muster__group_barrier_ex: NULL group");
+  publish_nothing(g);
   return wait_round(g, timeout_s);
 }
 
