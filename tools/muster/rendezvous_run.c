@@ -409,8 +409,9 @@ static int reap_children(const struct rv_config *c, struct rv_shared *s, pid_t *
   return 0;
 }
 
-/* A rank killed mid-join may leave the group's name behind; the name is
- * unique to this invocation, so removing it cannot hurt anyone else. */
+/* A rank that died (or was killed) before the group formed leaves its name
+ * behind; the name is unique to this invocation, so removing it once every
+ * rank is reaped cannot hurt anyone else. */
 static void unlink_group_name(const struct rv_config *c) {
   const char *job = getenv("MUSTER_JOB");
   char name[256];
@@ -454,7 +455,9 @@ static int run_processes(const struct rv_config *c, enum rv_kind kind, struct rv
   close(gate[1]);
   gate[1] = -1;
   reap_children(c, s, pids, &killed);
-  if (killed && kind == RV_MUSTER) unlink_group_name(c);
+  int any_failed = killed;
+  for (int r = 0; r < c->ranks; r++) any_failed |= s->rc[r] != 0;
+  if (any_failed && kind == RV_MUSTER) unlink_group_name(c);
   if (rc == 0) rc = report_failures(c, s);
 out:
   if (gate[0] >= 0) close(gate[0]);
