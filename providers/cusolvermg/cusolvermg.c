@@ -558,9 +558,13 @@ static int local_export(void *vc, const muster_shard_t *mine, int process_mode, 
   if (cudaGetDevice(&saved) != cudaSuccess) saved = -1;
   int dev = mine->device;
   CMG_CU(dev, cudaSetDevice(dev));
-  /* the leader reads our data next: it must be complete (NULL = legacy
-   * default stream, which orders after all blocking streams of the device) */
-  CMG_CU(dev, cudaStreamSynchronize((cudaStream_t)mine->stream));
+  /* the leader reads our data next: it must be complete.  NULL (the legacy
+   * default stream) is synchronized as the whole device: work the caller
+   * ordered on it may sit behind other blocking streams. */
+  if (mine->stream)
+    CMG_CU(dev, cudaStreamSynchronize((cudaStream_t)mine->stream));
+  else
+    CMG_CU(dev, cudaDeviceSynchronize());
   if (process_mode) CMG_CHECK(cmg_ipc_export(mine, blob, cap, len, E));
 out:
   if (saved >= 0) cudaSetDevice(saved);

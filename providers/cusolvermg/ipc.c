@@ -36,8 +36,9 @@ typedef struct blob {
   uint32_t magic, version;
   int64_t pid;
   uint64_t start_time;
-  char busid[32];
+  char busid[16];    /* "0000:00:00.0" */
   blob_mem_t mem[3]; /* a, b, w */
+  char why[128];     /* why nothing could be exported ("" when it could) */
 } blob_t;
 
 static uint64_t self_start_time(void) {
@@ -105,6 +106,8 @@ int cmg_ipc_export(const muster_shard_t *mine, void *out, size_t cap, size_t *le
   int rc = 0;
   blob_t b;
   int dev = mine->device;
+  char why[256] = "";
+  cmg_err_t inner = {why, sizeof why};
   if (cap < sizeof b)
     return cmg_fail(E, MUSTER_EINVAL, "export blob needs %zu bytes, the runtime gave %zu", sizeof b, cap);
   memset(&b, 0, sizeof b);
@@ -113,9 +116,15 @@ int cmg_ipc_export(const muster_shard_t *mine, void *out, size_t cap, size_t *le
   b.pid = (int64_t)getpid();
   b.start_time = self_start_time();
   CMG_CU(dev, cudaDeviceGetPCIBusId(b.busid, (int)sizeof b.busid, dev));
-  CMG_CHECK(export_one(dev, mine->a, "a", &b.mem[0], E));
-  CMG_CHECK(export_one(dev, mine->b, "b", &b.mem[1], E));
-  CMG_CHECK(export_one(dev, mine->w, "w", &b.mem[2], E));
+  /* The runtime may ask for an export it will not use (threads mode before
+   * it knows every rank is local): a failure here is reported by the leader
+   * only if it really needs this rank's memory (leader_import). */
+  if (export_one(dev, mine->a, "a", &b.mem[0], &inner) < 0 ||
+      export_one(dev, mine->b, "b", &b.mem[1], &inner) < 0 ||
+      export_one(dev, mine->w, "w", &b.mem[2], &inner) < 0) {
+    memset(b.mem, 0, sizeof b.mem);
+    snprintf(b.why, sizeof b.why, "%s", why);
+  }
   memcpy(out, &b, sizeof b);
   *len = sizeof b;
 out:
@@ -206,6 +215,10 @@ int cmg_ipc_import(cmg_ctx_t *c, int rank, int64_t peer_pid, const void *data, s
     return cmg_fail(E, MUSTER_EMISMATCH, "rank %d: IPC blob from pid %" PRId64 " published by pid %" PRId64,
                     rank, b.pid, peer_pid);
   b.busid[sizeof b.busid - 1] = '\0';
+  b.why[sizeof b.why - 1] = '\0';
+  if (b.why[0])
+    return cmg_fail(E, MUSTER_EUNSUPPORTED, "rank %d (pid %" PRId64 ") could not export its memory: %s", rank,
+                    peer_pid, b.why);
   cudaError_t st = cudaDeviceGetByPCIBusId(&dev, b.busid);
   if (st != cudaSuccess)
     return cmg_fail(E, MUSTER_ECUDA, "rank %d (pid %" PRId64 "): its device %s is not visible to the "

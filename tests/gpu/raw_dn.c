@@ -1,0 +1,40 @@
+/* tests/gpu/raw_dn.c - raw cusolverDn baseline on GPU 0, no muster:
+ *   raw-dn ROUTINE DTYPE N [REPS] [NRHS]
+ * e.g. raw-dn potrs f64 32768 3 */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "raw.h"
+
+static int parse(const char *s, const char *const *names, int count) {
+  for (int i = 0; i < count; i++)
+    if (!strcmp(s, names[i])) return i + 1;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  static const char *const routines[] = {"potrs", "potri", "syevd"};
+  static const char *const dtypes[] = {"f32", "f64", "c64", "c128"};
+  if (argc < 4) {
+    fprintf(stderr, "usage: raw-dn potrs|potri|syevd f32|f64|c64|c128 N [REPS] [NRHS]\n");
+    return 2;
+  }
+  raw_run_t r;
+  memset(&r, 0, sizeof r);
+  r.routine = parse(argv[1], routines, 3);
+  r.dtype = parse(argv[2], dtypes, 4);
+  r.n = atoll(argv[3]);
+  r.reps = argc > 4 ? atoi(argv[4]) : 3;
+  r.nrhs = argc > 5 ? atoll(argv[5]) : 1;
+  r.ngpu = 1;
+  r.seed = 12345;
+  if (!r.routine || !r.dtype || r.n < 1 || r.reps < 1) return 2;
+  if (raw_dn(&r) < 0) {
+    fprintf(stderr, "raw-dn: %s\n", r.err);
+    return 1;
+  }
+  printf("raw-dn %s %s n=%lld: median %.4f s (potrf %.4f s) min %.4f s info %d resid %.3g\n", argv[1], argv[2],
+         (long long)r.n, r.t_med, r.t_fact_med, r.t_min, r.info, r.resid);
+  return r.info == 0 ? 0 : 1;
+}

@@ -1,0 +1,136 @@
+/* tests/unit/test_cmg_provider.c - the cusolvermg provider, loaded with
+ * dlopen like the registry does, on a machine with or without a GPU:
+ * probe() answers without crashing and without initializing CUDA in this
+ * process, choose_tile() gives valid tiles, and solve() refuses what it
+ * cannot do with a message naming the rank and the reason. */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include "layout.h"
+#include "muster/provider.h"
+#include "task.h"
+
+static void *load(const muster_provider_v1_t **v) {
+  char exe[PATH_MAX], path[PATH_MAX + 64];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  ASSERT(n > 0);
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  ASSERT(slash);
+  *slash = '\0'; /* <build>/tests */
+  snprintf(path, sizeof path, "%s/../lib/muster/providers/cusolvermg.so", exe);
+  if (access(path, F_OK) != 0) {
+    /* built without CUDA (no nvcc): nothing to load, and nothing claims it */
+    fprintf(stderr, "  (no %s: built without nvcc)\n", path);
+    *v = NULL;
+    return NULL;
+  }
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    /* a build folder copied to a machine without the CUDA toolkit */
+    fprintf(stderr, "  dlopen: %s\n", dlerror());
+    ASSERT(getenv("MUSTER_TEST_NO_CUDA_LIBS") != NULL);
+    *v = NULL;
+    return NULL;
+  }
+  *v = dlsym(h, MUSTER_PROVIDER_SYMBOL_V1);
+  ASSERT(*v);
+  ASSERT_EQ((*v)->abi_version, MUSTER_PROVIDER_ABI_VERSION);
+  ASSERT_EQ((*v)->struct_size, sizeof(muster_provider_v1_t));
+  ASSERT(!strcmp((*v)->name, "cusolvermg"));
+  return h;
+}
+
+static int libcuda_mapped(void) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  char line[1024];
+  int found = 0;
+  ASSERT(f);
+  while (fgets(line, sizeof line, f))
+    if (strstr(line, "libcuda.so")) found = 1;
+  fclose(f);
+  return found;
+}
+
+TEST_IMPL(cmg_provider_probe) {
+  const muster_provider_v1_t *v;
+  void *h = load(&v);
+  if (!h) return 0;
+  char why[256] = "";
+  int before = libcuda_mapped();
+  int rc = v->probe(why, sizeof why);
+  if (rc < 0) {
+    ASSERT_EQ(rc, MUSTER_ECUDA);
+    ASSERT_STR_CONTAINS(why, "cudaGetDeviceCount");
+  }
+  /* CUDA must not start in a process that may fork ranks afterwards */
+  if (!before) ASSERT(!libcuda_mapped());
+  char why2[256] = "";
+  ASSERT_EQ(v->probe(why2, sizeof why2), rc); /* cached, same answer */
+  ASSERT(!strcmp(why, why2));
+  dlclose(h);
+  return 0;
+}
+
+TEST_IMPL(cmg_provider_choose_tile) {
+  const muster_provider_v1_t *v;
+  void *h = load(&v);
+  if (!h) return 0;
+  void *ctx = NULL;
+  char err[256];
+  ASSERT_OK(v->init(&ctx, err, sizeof err));
+  static const int64_t ns[] = {1, 7, 100, 1000, 1007, 4096, 8192, 10000, 16384, 32768, 65536, 131072};
+  for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+    for (int R = 1; R <= 16; R++)
+      for (int rt = MUSTER_POTRS; rt <= MUSTER_SYEVD; rt++) {
+        int64_t t = v->choose_tile(ctx, (muster_routine_t)rt, MUSTER_F64, ns[i], R);
+        ASSERT_GE(t, 1);
+        ASSERT(muster__layout_tile_valid(ns[i], t, R));
+        if (rt == MUSTER_SYEVD) ASSERT_LE(t, 1024);
+      }
+  /* big matrices on 2 GPUs get big tiles that divide the block width */
+  int64_t t = v->choose_tile(ctx, MUSTER_POTRS, MUSTER_F64, 32768, 2);
+  ASSERT_GE(t, 1024);
+  ASSERT_EQ(16384 % t, 0);
+  v->fini(ctx);
+  dlclose(h);
+  return 0;
+}
+
+TEST_IMPL(cmg_provider_refuses_host_memory) {
+  const muster_provider_v1_t *v;
+  void *h = load(&v);
+  if (!h) return 0;
+  void *ctx = NULL;
+  char err[256] = "";
+  ASSERT_OK(v->init(&ctx, err, sizeof err));
+  double a[16], b[4];
+  muster_shard_t s = {MUSTER_MEM_HOST, -1, a, 4, 0, 4, b, 4, NULL, NULL};
+  int64_t info = -5;
+  muster_provider_call_t call;
+  memset(&call, 0, sizeof call);
+  call.args.routine = MUSTER_POTRS;
+  call.args.dtype = MUSTER_F64;
+  call.args.n = 4;
+  call.args.nrhs = 1;
+  call.args.tile = 4;
+  call.nshards = 1;
+  call.shards = &s;
+  call.info = &info;
+  call.err = err;
+  call.errlen = sizeof err;
+  int rc = v->solve(ctx, &call);
+  ASSERT_EQ(rc, MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(err, "rank 0");
+  ASSERT_STR_CONTAINS(err, "not CUDA device memory");
+  call.nshards = 17; /* cuSolverMg's limit is 16 */
+  ASSERT_EQ(v->solve(ctx, &call), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(err, "1 to 16 GPUs");
+  size_t len = 99;
+  ASSERT_EQ(v->local_export(ctx, &s, 1, err, sizeof err, &len, err, sizeof err), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(len, 0);
+  v->fini(ctx);
+  dlclose(h);
+  return 0;
+}
