@@ -14,7 +14,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 muster="$here/../build/bin/muster"
 rounds=20000
-repeat=3
+repeat=5
 ranks_list="2 4 8"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -36,7 +36,7 @@ median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else prin
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
 echo "machine: ${cpu:-unknown CPU}, $(nproc) cores online, $(uname -sr)"
-echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "command: muster rendezvous --ranks R --mode M --rounds $rounds --baseline --json (median of $repeat runs per cell)"
 echo
 echo "| mode | ranks | muster round median | muster round p99 | pthread_barrier median | pthread_barrier p99 | ratio (median) | ratio (p99) | cycle on reused group, median | cycle p99 |"
