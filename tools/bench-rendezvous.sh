@@ -64,3 +64,5 @@ for mode in threads processes; do
              mode, r, mr, mp, br, bp, (br > 0 ? mr / br : 0), (bp > 0 ? mp / bp : 0), cr, cp }'
   done
 done
+echo
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
