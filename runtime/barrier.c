@@ -167,10 +167,12 @@ static int timeout_error(struct muster_seg_header *h, int me, uint32_t g, uint64
 }
 
 static int ncpus(void) {
-  static int n;
+  static int cached;
+  int n = LD(&cached);
   if (!n) {
     long v = sysconf(_SC_NPROCESSORS_ONLN);
     n = v > 0 ? (int)v : 1;
+    ST(&cached, n);
   }
   return n;
 }

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,9 +54,13 @@ static int name_chars_ok(const char *s, int allow_dot) {
 }
 
 static int validate_slots(const char *map, int nranks, char *why, size_t whylen) {
+  /* copy each slot's fixed part: the map may be misaligned (a buffer from a
+   * tool) and is changing under us (a live group) */
+  struct muster_seg_slot copy;
+  const struct muster_seg_slot *s = &copy;
   for (int r = 0; r < nranks; r++) {
-    const struct muster_seg_slot *s =
-        (const void *)(map + MUSTER_SEG_HEADER_SIZE + (size_t)r * MUSTER_SEG_SLOT_SIZE);
+    memcpy(&copy, map + MUSTER_SEG_HEADER_SIZE + (size_t)r * MUSTER_SEG_SLOT_SIZE,
+           offsetof(struct muster_seg_slot, payload));
     uint32_t phase = LD(&s->phase);
     if (phase > MUSTER_PHASE_MAX_)
       return why_set(why, whylen, MUSTER_ECORRUPT, "rank %d: phase %" PRIu32 " out of range", r,
@@ -110,8 +115,17 @@ int muster__segment_validate(const void *map, size_t maplen, char *why, size_t w
   if (!map || maplen < 16)
     return why_set(why, whylen, MUSTER_ECORRUPT, "truncated: %zu bytes, the header needs %u",
                    maplen, MUSTER_SEG_HEADER_SIZE);
-  const struct muster_seg_header *h = map;
-  uint64_t magic = __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE);
+  /* work on an aligned snapshot of the header (see validate_slots) */
+  struct muster_seg_header copy;
+  const struct muster_seg_header *h = &copy;
+  uint64_t magic;
+  if (((uintptr_t)map & 7) == 0) /* the magic is published last (release) */
+    magic = __atomic_load_n((const uint64_t *)map, __ATOMIC_ACQUIRE);
+  else
+    memcpy(&magic, map, sizeof magic);
+  memset(&copy, 0, sizeof copy);
+  memcpy(&copy, map, maplen < sizeof copy ? maplen : sizeof copy);
+  copy.magic = magic;
   if (magic == 0)
     return why_set(why, whylen, MUSTER_ECORRUPT,
                    "no magic (being created, or its creator died while creating it)");
@@ -372,11 +386,12 @@ static int judge_existing(struct muster_segment *seg, int nranks, enum verdict *
     seg->hdr = NULL;
     seg->size = (size_t)st.st_size;
     if (seg->size > 0) MUSTER_CHECK(map_fd(seg, seg->size));
-    vrc = muster__segment_validate(seg->hdr, seg->size, why, sizeof why);
-    if (vrc == MUSTER_OK) break;
-    /* a creator between open and publishing the magic: give it a moment */
+    /* magic first: if it was already there, a failed validation is final */
     uint64_t magic = seg->hdr && seg->size >= 8 ? __atomic_load_n(&seg->hdr->magic,
                                                                   __ATOMIC_ACQUIRE) : 0;
+    vrc = muster__segment_validate(seg->hdr, seg->size, why, sizeof why);
+    if (vrc == MUSTER_OK) break;
+    /* else a creator between open and publishing the magic: give it a moment */
     if (magic != 0 || muster__now_mono_ns() - t0 > ATTACH_WAIT_NS ||
         time(NULL) - st.st_mtime >= ABANDONED_AGE_S)
       break;

@@ -52,3 +52,4 @@ TEST_ENTRY(group_payload_mismatch, 10)
 /* soak: fds and mappings unchanged */
 TEST_ENTRY(group_soak_threads, 30)
 TEST_ENTRY(group_soak_processes, 30)
+TEST_ENTRY(group_create_race, 30)

@@ -68,9 +68,11 @@ static int fault_rank(int rank, int nranks, void *p) {
   double t0 = test_now();
   RCHECK(muster_group_join("flt", rank, nranks, NULL, &g) == 0);
   if ((a->phase == KILL_JOINED || a->phase == STOP_JOINED) && victim) fault_now(a);
+  pthread_t th;
+  int have_killer = 0;
   if (a->phase == KILL_WAITING || a->phase == STOP_WAITING) {
-    pthread_t th;
     if (victim) RCHECK(pthread_create(&th, NULL, killer_thread, a) == 0);
+    have_killer = victim;
     if (rank == (a->victim + 1) % nranks) nap_ms(400); /* the late one */
   }
   int rc = muster_group_exchange(g, &v, sizeof v);
@@ -81,6 +83,7 @@ static int fault_rank(int rank, int nranks, void *p) {
     rc = muster_group_barrier(g);
   }
   report_fill(rep, rc, t0);
+  if (have_killer) pthread_join(th, NULL); /* a stopped victim was woken up */
   if (rc) RCHECK(muster_group_barrier(g) == MUSTER_EPOISONED); /* never waits again */
   RCHECK(muster_group_leave(g) == rc);
   return 0;

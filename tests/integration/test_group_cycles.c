@@ -123,3 +123,29 @@ TEST_IMPL(group_two_groups_processes) {
   ASSERT_EQ(run_procs(3, two_groups_rank, NULL), 0);
   return 0;
 }
+
+/* Many processes race to create/attach fresh groups (one new name per
+ * round): exactly one creates, the rest attach, none sees a half-built
+ * header, nothing is left. */
+static int race_rank(int rank, int nranks, void *p) {
+  for (int k = 0; k < 150; k++) {
+    char name[32];
+    snprintf(name, sizeof name, "race.%d", k);
+    muster_group_t *g;
+    RCHECK(muster_group_join(name, rank, nranks, NULL, &g) == 0);
+    int v = rank + k;
+    RCHECK(muster_group_exchange(g, &v, sizeof v) == 0);
+    const void *d;
+    size_t len;
+    RCHECK(muster_group_payload(g, (rank + 1) % nranks, &d, &len) == 0);
+    RCHECK(*(const int *)d == (rank + 1) % nranks + k);
+    RCHECK(muster_group_leave(g) == 0);
+  }
+  return 0;
+}
+
+TEST_IMPL(group_create_race) {
+  ASSERT_EQ(run_procs(6, race_rank, NULL), 0);
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  return 0;
+}
