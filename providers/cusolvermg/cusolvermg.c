@@ -206,15 +206,16 @@ CMG_HIDDEN int64_t cmg_fit_tile(muster_routine_t routine, int64_t want, int64_t 
   if (want > cap) want = cap;
   if (want < 1) want = 1;
   if (want == S) return S;
-  int64_t best = 0, best_score = -1;
+  int64_t best = 0, best_g = 0, best_d = 0;
   for (int64_t t = want / 2 > 0 ? want / 2 : 1; t <= 2 * want && t <= cap; t++) {
     if (!muster__layout_tile_valid(n, t, nshards)) continue;
-    /* prefer big common units with S, then closeness to the wanted tile */
-    int64_t g = gcd64(t, S), dist = t > want ? t - want : want - t;
-    int64_t score = g * 4 * (want + 1) - dist;
-    if (score > best_score) {
+    /* prefer tiles dividing S (whole tiles move as single copies), then
+     * the largest common unit with S, then closeness to the wanted tile */
+    int64_t g = S % t == 0 ? S : gcd64(t, S), d = t > want ? t - want : want - t;
+    if (!best || g > best_g || (g == best_g && d < best_d)) {
       best = t;
-      best_score = score;
+      best_g = g;
+      best_d = d;
     }
   }
   if (best) return best;
