@@ -129,6 +129,8 @@ TEST_IMPL(shmdump_crafted_segments) {
   int fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0600);
   ASSERT(fd >= 0);
   close(fd);
+  /* a name with a newline and an escape must not break the text output */
+  ASSERT_EQ(craft_segment(test_job(), "evil\n== x\033[2J", 2, gone, 1, 0x1, NULL, NULL, 100), 0);
   int foreign = geteuid() == 0; /* only root can give a file to someone else */
   if (foreign) {
     ASSERT_EQ(craft_segment(test_job(), "foreign", 2, gone, 1, 0x1, NULL, NULL, 0), 0);
@@ -163,13 +165,16 @@ TEST_IMPL(shmdump_crafted_segments) {
   ASSERT_STR_CONTAINS(r.out, "6 B (round 0): 68 65 6c 6c 6f 21"); /* "hello!" */
   snprintf(row, sizeof row, "%-4d %-8d %-6s", 0, (int)gone, "DEAD");
   ASSERT_STR_CONTAINS(r.out, row);
-  ASSERT_EQ(count_substr(r.out, "\n== "), foreign ? 12 : 11);
+  ASSERT_EQ(count_substr(r.out, "\n== "), foreign ? 13 : 12);
+  ASSERT_STR_CONTAINS(r.out, ".evil?== x?[2J  [truncated]");
+  ASSERT(strchr(r.out, '\033') == NULL);
   tool_result_free(&r);
 
   run_shmdump(&r, "--json", "--job", test_job());
   ASSERT_EQ(r.exit_code, 0);
   ASSERT(json_valid(r.out));
-  ASSERT_EQ(json_number(r.out, "count"), foreign ? 12 : 11);
+  ASSERT_EQ(json_number(r.out, "count"), foreign ? 13 : 12);
+  ASSERT_STR_CONTAINS(r.out, "evil\\u000a== x\\u001b[2J");
   ASSERT_STR_CONTAINS(r.out, "\"missing\":[{\"rank\":2,\"why\":\"never joined\"}]");
   ASSERT_STR_CONTAINS(r.out, "\"payload_hex\":\"68656c6c6f21\"");
   ASSERT_STR_CONTAINS(r.out, "\"state\":\"other-version\"");
@@ -184,7 +189,7 @@ TEST_IMPL(shmdump_crafted_segments) {
   ASSERT(!seg_exists("stale"));
   ASSERT(!seg_exists("reused"));
   const char *kept[] = {"stuck", "version", "nomagic", "garbage", "uid", "phase", "trunc",
-                        "short", "empty", foreign ? "foreign" : "stuck"};
+                        "short", "empty", "evil\n== x\033[2J", foreign ? "foreign" : "stuck"};
   for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) ASSERT(seg_exists(kept[i]));
   tool_result_free(&r);
 
@@ -207,7 +212,8 @@ TEST_IMPL(shmdump_crafted_segments) {
   ASSERT_STR_CONTAINS(r.out, holder);
   tool_result_free(&r);
   close(held);
-  const char *gone_now[] = {"version", "nomagic", "uid", "phase", "trunc", "short", "empty"};
+  const char *gone_now[] = {"version", "nomagic", "uid", "phase", "trunc", "short", "empty",
+                            "evil\n== x\033[2J"};
   for (size_t i = 0; i < sizeof gone_now / sizeof gone_now[0]; i++) ASSERT(!seg_exists(gone_now[i]));
   ASSERT(seg_exists("stuck")); /* alive: never removed */
   ASSERT(seg_exists("garbage"));

@@ -76,6 +76,15 @@ static double secs_since(double now, uint64_t ns) {
 
 /* ---- text ---------------------------------------------------------------- */
 
+/* File names and abort reasons come from files anyone of our uid could have
+ * written: never let them put a newline or a terminal escape into the text. */
+static void put_safe(const char *str, size_t max) {
+  for (size_t i = 0; i < max && str[i]; i++) {
+    unsigned char c = (unsigned char)str[i];
+    putchar(c >= 0x20 && c < 0x7f ? c : '?');
+  }
+}
+
 static void print_holders(const struct sd_seg *s) {
   if (s->nholders == 0) {
     printf("nobody");
@@ -115,9 +124,13 @@ static void print_ranks_text(const struct sd_seg *s, double now) {
 }
 
 static void print_seg_text(const struct sd_seg *s, double now) {
-  printf("== %s  [%s]%s%s\n", s->name, sd_state_name(s->state), s->reason[0] ? " " : "",
-         s->reason);
-  printf("   path %s (%s), %lld bytes, owner uid %u, held by ", s->path,
+  printf("== ");
+  put_safe(s->name, sizeof s->name);
+  printf("  [%s]%s", sd_state_name(s->state), s->reason[0] ? " " : "");
+  put_safe(s->reason, sizeof s->reason);
+  printf("\n   path ");
+  put_safe(s->path, sizeof s->path);
+  printf(" (%s), %lld bytes, owner uid %u, held by ",
          s->by_name ? "by name" : "name removed: found through /proc",
          (long long)s->file_size, (unsigned)s->owner);
   print_holders(s);
@@ -154,7 +167,10 @@ void sd_print_text(const struct sd_opts *o, const struct sd_list *l, double now)
   if (o->clean) {
     printf("\nclean: removed %d segment%s", removed, removed == 1 ? "" : "s");
     for (int i = 0; i < l->n; i++)
-      if (l->v[i].removed) printf("%s%s", i ? "\n  " : "\n  ", l->v[i].path);
+      if (l->v[i].removed) {
+        printf("\n  ");
+        put_safe(l->v[i].path, sizeof l->v[i].path);
+      }
     printf("\n");
   }
 }
