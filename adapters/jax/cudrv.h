@@ -1,0 +1,24 @@
+/*
+ * adapters/jax/cudrv.h - the few CUDA driver calls the JAX handler needs on
+ * the cuda platform, loaded lazily with dlopen("libcuda.so.1").
+ *
+ * The handler links nothing of CUDA so one libmuster_jax.so serves the cpu
+ * and cuda platforms and loads on a machine without a driver.  It needs the
+ * driver only to read the 4-byte rank operand that XLA keeps in device
+ * memory, and to write the status / NaN-fill outputs when the caller asked
+ * for return_status=True.  Every call orders itself on XLA's stream.
+ */
+#ifndef MUSTER_JAX_CUDRV_H
+#define MUSTER_JAX_CUDRV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* 0, or a negative MUSTER_E* code with a message in err. */
+int mj_cuda_read(void *stream, const void *dev_src, void *host_dst, size_t bytes,
+                 char *err, size_t errlen);
+int mj_cuda_write(void *stream, void *dev_dst, const void *host_src, size_t bytes,
+                  char *err, size_t errlen);
+int mj_cuda_fill_ff(void *stream, void *dev_dst, size_t bytes, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,607 @@
+/*
+ * adapters/jax/handler.c - the XLA FFI handler of muster_jax, in plain C.
+ *
+ * Written against xla/ffi/api/c_api.h only: every XLA service is reached
+ * through call_frame->api, nothing of XLA or jaxlib is linked, and the
+ * handler answers XLA's registration metadata call with FFI API 0.1, the
+ * oldest version XLA still accepts (jaxlib 0.10.2 speaks 0.3 and 0.11.2
+ * speaks 0.4; both accept 0.1).  The newer API entries it uses (RunId_Get,
+ * DeviceOrdinal_Get) are called only when api->struct_size shows that the
+ * running XLA has them, so one build serves every jaxlib that registers it.
+ *
+ * One instance runs per device (XLA runs them concurrently, one thread per
+ * device, on the cpu and cuda platforms).  Each joins the muster group of
+ * its launch, "jx.<key>.<op>.<site>.<replica>.<run id>", as the rank its
+ * shard_map axis_index gave it, calls muster_solve with its shard, and
+ * leaves:
+ *   key     "p<pid>" in one process, else a key shared by the processes of
+ *           one jax.distributed job (set by the Python side);
+ *   site    the Python call site (two solves in one program never mix);
+ *   replica the index over the mesh axes the matrix is not sharded on (a
+ *           2-D mesh runs one independent solve per row);
+ *   run id  XLA's per-launch id (the same in every process of a
+ *           jax.distributed launch), so two launches never mix.
+ *
+ * Operands / results (all 2-D buffers column-major: the Python side asks
+ * for layout (0, 1)):
+ *   potrs  args [rank s32[2] = (rank, replica), a (ld x w), b (ld x nrhs)]
+ *          rets [a (aliased), b (aliased, X on return), status s32[1]]
+ *   potri  args [rank, a]  rets [a (aliased, inverse), status]
+ *   syevd  args [rank, a]  rets [a (aliased, vectors), w (ld), status]
+ * Attributes: routine, dtype-free (the buffers say it), n, nrhs, tile,
+ * layout, flags, nranks, provider, group_key, site, return_status,
+ * process_mode.
+ *
+ * Failure: an XLA error carrying muster_last_error() (Python sees it as an
+ * exception), or, with return_status=1, the status output (0 ok, k > 0 the
+ * leading minor that is not positive definite, < 0 a MUSTER_E* code) and
+ * outputs filled with NaN.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "cudrv.h"
+#include "muster.h"
+#include "xla/ffi/api/c_api.h"
+
+#define MJ_EXPORT __attribute__((visibility("default")))
+
+/* The FFI API version we need: the oldest one XLA accepts. */
+#define MJ_FFI_MAJOR 0
+#define MJ_FFI_MINOR 1
+
+/* api has entry `field` (struct_size tells how much of XLA_FFI_Api the
+ * running XLA knows). */
+#define MJ_API_HAS(api, field)                                                 \
+  ((api)->struct_size >= offsetof(XLA_FFI_Api, field) + sizeof((api)->field) && \
+   (api)->field != NULL)
+
+enum { MJ_ERRLEN = 1536 };
+
+typedef struct mj_attrs {
+  int routine;
+  int64_t n, nrhs, tile, site;
+  int layout, flags, nranks, return_status, process_mode;
+  char provider[32];
+  char key[48];
+} mj_attrs_t;
+
+typedef struct mj_call {
+  const XLA_FFI_Api *api;
+  int cuda;
+  mj_attrs_t at;
+  muster_dtype_t dtype;
+  XLA_FFI_Buffer *rank_in, *a_in, *b_in;
+  XLA_FFI_Buffer *a_out, *b_out, *w_out, *status_out;
+  void *stream;
+  int device;      /* XLA's device ordinal, -1 if unknown */
+  int64_t run_id;
+  int rank;
+  int replica;     /* which copy of the group, when the mesh has other axes */
+  char err[MJ_ERRLEN];
+} mj_call_t;
+
+static const char *routine_name(int r) {
+  return r == MUSTER_POTRS ? "potrs" : r == MUSTER_POTRI ? "potri" : r == MUSTER_SYEVD ? "syevd" : "?";
+}
+
+/* ---- XLA errors --------------------------------------------------------- */
+
+static XLA_FFI_Error *xla_error(const XLA_FFI_Api *api, XLA_FFI_Error_Code code,
+                                const char *msg) {
+  XLA_FFI_Error_Create_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_Error_Create_Args_STRUCT_SIZE;
+  a.message = msg;
+  a.errc = code;
+  return api->XLA_FFI_Error_Create(&a);
+}
+
+static int set_err(mj_call_t *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int set_err(mj_call_t *c, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->err, sizeof c->err, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+/* ---- attributes --------------------------------------------------------- */
+
+static int scalar_int(const XLA_FFI_Scalar *s, int64_t *out) {
+  switch (s->dtype) {
+    case XLA_FFI_DataType_S8: *out = *(const int8_t *)s->value; return 0;
+    case XLA_FFI_DataType_S16: *out = *(const int16_t *)s->value; return 0;
+    case XLA_FFI_DataType_S32: *out = *(const int32_t *)s->value; return 0;
+    case XLA_FFI_DataType_S64: *out = *(const int64_t *)s->value; return 0;
+    case XLA_FFI_DataType_U8: *out = *(const uint8_t *)s->value; return 0;
+    case XLA_FFI_DataType_U16: *out = *(const uint16_t *)s->value; return 0;
+    case XLA_FFI_DataType_U32: *out = *(const uint32_t *)s->value; return 0;
+    case XLA_FFI_DataType_U64: *out = (int64_t) * (const uint64_t *)s->value; return 0;
+    case XLA_FFI_DataType_PRED: *out = *(const uint8_t *)s->value != 0; return 0;
+    default: return -1;
+  }
+}
+
+static int name_is(const XLA_FFI_ByteSpan *name, const char *s) {
+  size_t len = strlen(s);
+  return name->len == len && memcmp(name->ptr, s, len) == 0;
+}
+
+static int attr_string(mj_call_t *c, const XLA_FFI_ByteSpan *name, XLA_FFI_AttrType type,
+                       const void *value, char *dst, size_t cap) {
+  if (type != XLA_FFI_AttrType_STRING)
+    return set_err(c, MUSTER_EINVAL, "attribute %.*s must be a string", (int)name->len, name->ptr);
+  const XLA_FFI_ByteSpan *s = value;
+  if (s->len >= cap)
+    return set_err(c, MUSTER_EINVAL, "attribute %.*s is %zu bytes (at most %zu)", (int)name->len,
+                   name->ptr, s->len, cap - 1);
+  memcpy(dst, s->ptr, s->len);
+  dst[s->len] = '\0';
+  return 0;
+}
+
+static int attr_int(mj_call_t *c, const XLA_FFI_ByteSpan *name, XLA_FFI_AttrType type,
+                    const void *value, int64_t *out) {
+  if (type != XLA_FFI_AttrType_SCALAR || scalar_int(value, out) < 0)
+    return set_err(c, MUSTER_EINVAL, "attribute %.*s must be an integer scalar", (int)name->len,
+                   name->ptr);
+  return 0;
+}
+
+/* The integer attributes, by name, and where each one goes. */
+static int64_t *int_slot(int64_t *v, const XLA_FFI_ByteSpan *name) {
+  static const char *names[] = {"routine", "n", "nrhs", "tile", "site", "layout",
+                                "flags", "nranks", "return_status", "process_mode"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (name_is(name, names[i])) return &v[i];
+  return NULL;
+}
+
+static int decode_attrs(mj_call_t *c, const XLA_FFI_Attrs *attrs) {
+  int64_t v[10];
+  int seen[10] = {0};
+  mj_attrs_t *at = &c->at;
+  memset(at, 0, sizeof *at);
+  for (int i = 0; i < 10; i++) v[i] = -1;
+  for (int64_t i = 0; i < attrs->size; i++) {
+    const XLA_FFI_ByteSpan *name = attrs->names[i];
+    int64_t *slot = int_slot(v, name);
+    int rc = 0;
+    if (slot) {
+      rc = attr_int(c, name, attrs->types[i], attrs->attrs[i], slot);
+      seen[slot - v] = 1;
+    } else if (name_is(name, "provider")) {
+      rc = attr_string(c, name, attrs->types[i], attrs->attrs[i], at->provider, sizeof at->provider);
+    } else if (name_is(name, "group_key")) {
+      rc = attr_string(c, name, attrs->types[i], attrs->attrs[i], at->key, sizeof at->key);
+    } else {
+      rc = set_err(c, MUSTER_EINVAL, "unknown attribute %.*s", (int)name->len, name->ptr);
+    }
+    if (rc < 0) return rc;
+  }
+  static const char *required[] = {"routine", "n", "nrhs", "tile", "site", "layout",
+                                   "flags", "nranks", "return_status", "process_mode"};
+  for (int i = 0; i < 10; i++)
+    if (!seen[i]) return set_err(c, MUSTER_EINVAL, "missing attribute %s", required[i]);
+  at->routine = (int)v[0];
+  at->n = v[1];
+  at->nrhs = v[2];
+  at->tile = v[3];
+  at->site = v[4];
+  at->layout = (int)v[5];
+  at->flags = (int)v[6];
+  at->nranks = (int)v[7];
+  at->return_status = v[8] != 0;
+  at->process_mode = v[9] != 0;
+  if (at->routine < MUSTER_POTRS || at->routine > MUSTER_SYEVD)
+    return set_err(c, MUSTER_EINVAL, "routine %d unknown", at->routine);
+  if (at->nranks < 1 || at->nranks > MUSTER_MAX_RANKS)
+    return set_err(c, MUSTER_EINVAL, "nranks %d out of 1..%d", at->nranks, MUSTER_MAX_RANKS);
+  if (at->n < 1 || at->tile < 0 || (at->layout != MUSTER_LAYOUT_BLOCK && at->layout != MUSTER_LAYOUT_CYCLIC))
+    return set_err(c, MUSTER_EINVAL, "bad n=%" PRId64 " tile=%" PRId64 " layout=%d", at->n, at->tile,
+                   at->layout);
+  if (at->key[0] == '\0') snprintf(at->key, sizeof at->key, "p%ld", (long)getpid());
+  return 0;
+}
+
+/* ---- buffers ------------------------------------------------------------ */
+
+static int dtype_of(XLA_FFI_DataType t, muster_dtype_t *out) {
+  switch (t) {
+    case XLA_FFI_DataType_F32: *out = MUSTER_F32; return 0;
+    case XLA_FFI_DataType_F64: *out = MUSTER_F64; return 0;
+    case XLA_FFI_DataType_C64: *out = MUSTER_C64; return 0;
+    case XLA_FFI_DataType_C128: *out = MUSTER_C128; return 0;
+    default: return -1;
+  }
+}
+
+static int64_t elems(const XLA_FFI_Buffer *b) {
+  int64_t n = 1;
+  for (int64_t i = 0; i < b->rank; i++) n *= b->dims[i];
+  return n;
+}
+
+static size_t bytes_of(const mj_call_t *c, const XLA_FFI_Buffer *b) {
+  size_t es = b == c->w_out ? (c->dtype == MUSTER_F32 || c->dtype == MUSTER_C64 ? 4 : 8)
+            : b == c->status_out || b == c->rank_in ? 4
+                                                    : muster_dtype_size(c->dtype);
+  return (size_t)elems(b) * es;
+}
+
+static int want_args(mj_call_t *c, const XLA_FFI_CallFrame *cf, int nargs, int nrets) {
+  if (cf->args.size != nargs || cf->rets.size != nrets)
+    return set_err(c, MUSTER_EINVAL, "%s takes %d operands and %d results, got %" PRId64 " and %" PRId64,
+                   routine_name(c->at.routine), nargs, nrets, cf->args.size, cf->rets.size);
+  for (int i = 0; i < nargs; i++)
+    if (cf->args.types[i] != XLA_FFI_ArgType_BUFFER)
+      return set_err(c, MUSTER_EINVAL, "operand %d is not a buffer", i);
+  for (int i = 0; i < nrets; i++)
+    if (cf->rets.types[i] != XLA_FFI_RetType_BUFFER)
+      return set_err(c, MUSTER_EINVAL, "result %d is not a buffer", i);
+  return 0;
+}
+
+static int bind_buffers(mj_call_t *c, const XLA_FFI_CallFrame *cf) {
+  int r = c->at.routine;
+  int rc = want_args(c, cf, r == MUSTER_POTRS ? 3 : 2, r == MUSTER_POTRI ? 2 : 3);
+  if (rc < 0) return rc;
+  XLA_FFI_Buffer **in = (XLA_FFI_Buffer **)cf->args.args;
+  XLA_FFI_Buffer **out = (XLA_FFI_Buffer **)cf->rets.rets;
+  c->rank_in = in[0];
+  c->a_in = in[1];
+  c->a_out = out[0];
+  if (r == MUSTER_POTRS) {
+    c->b_in = in[2];
+    c->b_out = out[1];
+  } else if (r == MUSTER_SYEVD) {
+    c->w_out = out[1];
+  }
+  c->status_out = out[r == MUSTER_POTRI ? 1 : 2];
+  return 0;
+}
+
+/* Shapes and dtypes against the attributes; fills c->dtype. */
+static int check_buffers(mj_call_t *c) {
+  const mj_attrs_t *at = &c->at;
+  if (c->rank_in->dtype != XLA_FFI_DataType_S32 || elems(c->rank_in) != 2)
+    return set_err(c, MUSTER_EINVAL, "operand 0 must be int32[2] (rank, replica)");
+  if (c->status_out->dtype != XLA_FFI_DataType_S32 || elems(c->status_out) != 1)
+    return set_err(c, MUSTER_EINVAL, "the status result must be one int32");
+  if (dtype_of(c->a_in->dtype, &c->dtype) < 0)
+    return set_err(c, MUSTER_EUNSUPPORTED, "A has XLA dtype %d; muster takes float32, float64, complex64, complex128",
+                   (int)c->a_in->dtype);
+  if (c->a_in->rank != 2 || c->a_in->dims[0] < at->n || c->a_out->dtype != c->a_in->dtype ||
+      elems(c->a_out) != elems(c->a_in))
+    return set_err(c, MUSTER_EINVAL, "A shard must be 2-D with at least n=%" PRId64 " rows", at->n);
+  if (c->b_in) {
+    if (c->b_in->dtype != c->a_in->dtype || c->b_in->rank != 2 || c->b_in->dims[0] != c->a_in->dims[0] ||
+        c->b_in->dims[1] != at->nrhs || elems(c->b_out) != elems(c->b_in))
+      return set_err(c, MUSTER_EINVAL, "B must be %" PRId64 " x %" PRId64 " of A's dtype",
+                     c->a_in->dims[0], at->nrhs);
+  }
+  if (c->w_out) {
+    XLA_FFI_DataType wt = (c->dtype == MUSTER_F32 || c->dtype == MUSTER_C64) ? XLA_FFI_DataType_F32
+                                                                           : XLA_FFI_DataType_F64;
+    if (c->w_out->dtype != wt || elems(c->w_out) < at->n)
+      return set_err(c, MUSTER_EINVAL, "W must hold n=%" PRId64 " reals of A's precision", at->n);
+  }
+  return 0;
+}
+
+/* ---- execution context --------------------------------------------------- */
+
+static int read_context(mj_call_t *c, XLA_FFI_CallFrame *cf) {
+  const XLA_FFI_Api *api = c->api;
+  XLA_FFI_Error *e;
+  c->device = -1;
+  c->stream = NULL;
+  c->run_id = 0;
+  if (MJ_API_HAS(api, XLA_FFI_DeviceOrdinal_Get)) {
+    XLA_FFI_DeviceOrdinal_Get_Args d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE;
+    d.ctx = cf->ctx;
+    if ((e = api->XLA_FFI_DeviceOrdinal_Get(&d)) == NULL)
+      c->device = d.device_ordinal;
+    else
+      c->api->XLA_FFI_Error_Destroy(&(XLA_FFI_Error_Destroy_Args){XLA_FFI_Error_Destroy_Args_STRUCT_SIZE, NULL, e});
+  }
+  if (MJ_API_HAS(api, XLA_FFI_RunId_Get)) {
+    XLA_FFI_RunId_Get_Args r;
+    memset(&r, 0, sizeof r);
+    r.struct_size = XLA_FFI_RunId_Get_Args_STRUCT_SIZE;
+    r.ctx = cf->ctx;
+    if ((e = api->XLA_FFI_RunId_Get(&r)) == NULL)
+      c->run_id = r.run_id;
+    else
+      c->api->XLA_FFI_Error_Destroy(&(XLA_FFI_Error_Destroy_Args){XLA_FFI_Error_Destroy_Args_STRUCT_SIZE, NULL, e});
+  }
+  if (c->cuda) {
+    XLA_FFI_Stream_Get_Args s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = XLA_FFI_Stream_Get_Args_STRUCT_SIZE;
+    s.ctx = cf->ctx;
+    if ((e = api->XLA_FFI_Stream_Get(&s)) != NULL) {
+      api->XLA_FFI_Error_Destroy(&(XLA_FFI_Error_Destroy_Args){XLA_FFI_Error_Destroy_Args_STRUCT_SIZE, NULL, e});
+      return set_err(c, MUSTER_ECUDA, "XLA_FFI_Stream_Get failed");
+    }
+    c->stream = s.stream;
+  }
+  return 0;
+}
+
+/* ---- device-or-host memory helpers ----------------------------------------- */
+
+static int mem_read(mj_call_t *c, const void *src, void *dst, size_t n) {
+  if (!c->cuda) {
+    memcpy(dst, src, n);
+    return 0;
+  }
+  return mj_cuda_read(c->stream, src, dst, n, c->err, sizeof c->err);
+}
+
+static int mem_write(mj_call_t *c, void *dst, const void *src, size_t n) {
+  if (!c->cuda) {
+    memcpy(dst, src, n);
+    return 0;
+  }
+  return mj_cuda_write(c->stream, dst, src, n, c->err, sizeof c->err);
+}
+
+static void mem_fill_nan(mj_call_t *c, XLA_FFI_Buffer *b) {
+  char ignored[256];
+  if (!b) return;
+  /* all-ones bytes are a NaN in every float format we handle */
+  if (!c->cuda)
+    memset(b->data, 0xff, bytes_of(c, b));
+  else
+    (void)mj_cuda_fill_ff(c->stream, b->data, bytes_of(c, b), ignored, sizeof ignored);
+}
+
+static int copy_alias(mj_call_t *c, XLA_FFI_Buffer *in, XLA_FFI_Buffer *out) {
+  if (!in || in->data == out->data) return 0;
+  /* XLA honours input_output_aliases; a copy keeps us correct if not */
+  if (!c->cuda) {
+    memcpy(out->data, in->data, bytes_of(c, in));
+    return 0;
+  }
+  return set_err(c, MUSTER_EINVAL, "XLA did not alias the in-place operand (declare input_output_aliases)");
+}
+
+/* ---- process-mode staging (cpu) ------------------------------------------------ */
+
+/* In process mode on the cpu the leader must map every rank's shard, and
+ * XLA's buffers are private memory: stage them through muster_shard_alloc
+ * regions, kept per process and reused (one region per concurrent call). */
+typedef struct stage {
+  void *p;
+  size_t size;
+  int busy;
+} stage_t;
+static stage_t stages[16];
+static pthread_mutex_t stage_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int stage_get(size_t bytes, stage_t **out) {
+  int rc;
+  stage_t *pick = NULL;
+  pthread_mutex_lock(&stage_lock);
+  for (int i = 0; i < 16 && !pick; i++)
+    if (!stages[i].busy && stages[i].size >= bytes) pick = &stages[i];
+  for (int i = 0; i < 16 && !pick; i++)
+    if (!stages[i].busy) pick = &stages[i];
+  if (pick) pick->busy = 1;
+  pthread_mutex_unlock(&stage_lock);
+  if (!pick) return MUSTER_EBUSY; /* more concurrent staged calls than slots */
+  if (pick->size < bytes) {
+    if (pick->p) muster_shard_free(pick->p);
+    pick->p = NULL;
+    pick->size = 0;
+    rc = muster_shard_alloc(bytes, &pick->p);
+    if (rc < 0) {
+      pthread_mutex_lock(&stage_lock);
+      pick->busy = 0;
+      pthread_mutex_unlock(&stage_lock);
+      return rc;
+    }
+    pick->size = bytes;
+  }
+  *out = pick;
+  return 0;
+}
+
+static void stage_put(stage_t *s) {
+  pthread_mutex_lock(&stage_lock);
+  s->busy = 0;
+  pthread_mutex_unlock(&stage_lock);
+}
+
+static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
+
+/* ---- the solve ------------------------------------------------------------- */
+
+static void fill_shard(mj_call_t *c, muster_shard_t *s, char *base) {
+  const mj_attrs_t *at = &c->at;
+  size_t abytes = bytes_of(c, c->a_out), bbytes = c->b_out ? bytes_of(c, c->b_out) : 0;
+  memset(s, 0, sizeof *s);
+  s->mem = c->cuda ? MUSTER_MEM_CUDA : MUSTER_MEM_HOST;
+  s->device = c->cuda ? c->device : -1;
+  s->lda = c->a_out->dims[0];
+  s->ncols = c->a_out->dims[1];
+  if (at->layout == MUSTER_LAYOUT_BLOCK) {
+    /* block shards of S = ceil(n/R) columns; the last ones may be short
+     * (their buffers keep S columns, the padding is not touched) */
+    int64_t S = (at->n + at->nranks - 1) / at->nranks;
+    int64_t c0 = (int64_t)c->rank * S;
+    s->col0 = c0 < at->n ? c0 : at->n;
+    s->ncols = at->n - s->col0 < S ? at->n - s->col0 : S;
+  }
+  s->a = base ? base : c->a_out->data;
+  if (c->b_out) {
+    s->b = base ? base + align64(abytes) : c->b_out->data;
+    s->ldb = c->b_out->dims[0];
+  }
+  if (c->w_out) s->w = base ? base + align64(abytes) + align64(bbytes) : c->w_out->data;
+  s->stream = c->stream;
+}
+
+static void group_name(const mj_call_t *c, char *name, size_t cap) {
+  snprintf(name, cap, "jx.%s.%s.%" PRId64 ".%d.%" PRIx64, c->at.key, routine_name(c->at.routine),
+           c->at.site, c->replica, (uint64_t)c->run_id);
+}
+
+static int run_solve(mj_call_t *c, const muster_shard_t *mine, muster_solve_result_t *res) {
+  char name[MUSTER_MAX_NAME + 1];
+  muster_group_opts_t opts = {NULL, 0.0, c->device};
+  muster_group_t *g = NULL;
+  muster_solve_args_t args;
+  memset(&args, 0, sizeof args);
+  args.routine = (muster_routine_t)c->at.routine;
+  args.dtype = c->dtype;
+  args.n = c->at.n;
+  args.nrhs = c->at.nrhs;
+  args.tile = c->at.tile;
+  args.layout = (muster_layout_t)c->at.layout;
+  args.flags = (unsigned)c->at.flags;
+  args.provider = c->at.provider[0] ? c->at.provider : NULL;
+  group_name(c, name, sizeof name);
+  int rc = muster_group_join(name, c->rank, c->at.nranks, &opts, &g);
+  if (rc < 0)
+    return set_err(c, rc, "muster_jax %s rank %d/%d (device %d): joining group %s: %s",
+                   routine_name(c->at.routine), c->rank, c->at.nranks, c->device, name,
+                   muster_last_error());
+  rc = muster_solve(g, &args, mine, res);
+  if (rc < 0)
+    set_err(c, rc, "muster_jax %s rank %d/%d (device %d, group %s): %s", routine_name(c->at.routine),
+            c->rank, c->at.nranks, c->device, name, muster_last_error());
+  int lrc = muster_group_leave(g);
+  if (rc == 0 && lrc < 0) {
+    rc = lrc;
+    set_err(c, rc, "muster_jax %s rank %d/%d: leaving group %s: %s", routine_name(c->at.routine), c->rank,
+            c->at.nranks, name, muster_last_error());
+  }
+  return rc;
+}
+
+/* Stage (process mode, cpu) around run_solve. */
+static int solve(mj_call_t *c, muster_solve_result_t *res) {
+  muster_shard_t mine;
+  stage_t *st = NULL;
+  size_t abytes = bytes_of(c, c->a_out), bbytes = c->b_out ? bytes_of(c, c->b_out) : 0;
+  size_t wbytes = c->w_out ? bytes_of(c, c->w_out) : 0;
+  int staged = c->at.process_mode && !c->cuda;
+  if (staged) {
+    int rc = stage_get(align64(abytes) + align64(bbytes) + wbytes, &st);
+    if (rc < 0)
+      return set_err(c, rc, "muster_jax: staging buffer of %zu bytes: %s", abytes + bbytes + wbytes,
+                     rc == MUSTER_EBUSY ? "more than 16 calls at once in this process" : muster_last_error());
+  }
+  fill_shard(c, &mine, staged ? st->p : NULL);
+  if (staged) {
+    memcpy(mine.a, c->a_out->data, abytes);
+    if (bbytes) memcpy(mine.b, c->b_out->data, bbytes);
+  }
+  int rc = run_solve(c, &mine, res);
+  if (staged) {
+    if (rc == 0) {
+      memcpy(c->a_out->data, mine.a, abytes);
+      if (bbytes) memcpy(c->b_out->data, mine.b, bbytes);
+      if (wbytes) memcpy(c->w_out->data, mine.w, wbytes);
+    }
+    stage_put(st);
+  }
+  return rc;
+}
+
+static int read_rank(mj_call_t *c) {
+  int32_t rr[2] = {-1, -1};
+  int rc = mem_read(c, c->rank_in->data, rr, sizeof rr);
+  if (rc < 0) return set_err(c, rc, "muster_jax: reading the rank operand: %s", c->err);
+  if (rr[0] < 0 || rr[0] >= c->at.nranks || rr[1] < 0)
+    return set_err(c, MUSTER_EINVAL, "muster_jax: rank %d out of 0..%d (replica %d)", (int)rr[0],
+                   c->at.nranks - 1, (int)rr[1]);
+  c->rank = rr[0];
+  c->replica = rr[1];
+  return 0;
+}
+
+static int32_t status_of(int rc, const muster_solve_result_t *res) {
+  if (rc == MUSTER_ENOTPD && res->info > 0) return (int32_t)res->info;
+  return rc;
+}
+
+static XLA_FFI_Error *metadata(XLA_FFI_CallFrame *cf) {
+  /* XLA passes no api here: nothing can be reported but success */
+  XLA_FFI_Metadata_Extension *ext = (XLA_FFI_Metadata_Extension *)cf->extension_start;
+  ext->metadata->api_version.major_version = MJ_FFI_MAJOR;
+  ext->metadata->api_version.minor_version = MJ_FFI_MINOR;
+  ext->metadata->traits = 0; /* not command-buffer (CUDA graph) compatible */
+  return NULL;
+}
+
+static XLA_FFI_Error *handle(XLA_FFI_CallFrame *cf, int cuda) {
+  if (cf->extension_start && cf->extension_start->type == XLA_FFI_Extension_Metadata)
+    return metadata(cf);
+  mj_call_t *c = calloc(1, sizeof *c);
+  if (!c) return xla_error(cf->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "muster_jax: out of memory");
+  c->api = cf->api;
+  c->cuda = cuda;
+  muster_solve_result_t res;
+  memset(&res, 0, sizeof res);
+  XLA_FFI_Error *out = NULL;
+  int rc = 0;
+  if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE) {
+    out = xla_error(cf->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "muster_jax: called at a stage other than execute");
+    goto done;
+  }
+  /* Malformed calls (attributes, operands) are programming errors of the
+   * Python side: always an XLA error, whatever return_status says. */
+  if ((rc = decode_attrs(c, &cf->attrs)) < 0 || (rc = bind_buffers(c, cf)) < 0 ||
+      (rc = check_buffers(c)) < 0 || (rc = read_context(c, cf)) < 0) {
+    char msg[MJ_ERRLEN + 32];
+    snprintf(msg, sizeof msg, "muster_jax: %s", c->err);
+    out = xla_error(cf->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, msg);
+    goto done;
+  }
+  if ((rc = read_rank(c)) == 0 && (rc = copy_alias(c, c->a_in, c->a_out)) == 0 &&
+      (rc = copy_alias(c, c->b_in, c->b_out)) == 0)
+    rc = solve(c, &res);
+  int32_t status = status_of(rc, &res);
+  if (mem_write(c, c->status_out->data, &status, sizeof status) < 0 && rc == 0) {
+    out = xla_error(cf->api, XLA_FFI_Error_Code_INTERNAL, c->err);
+    goto done;
+  }
+  if (rc < 0) {
+    if (c->at.return_status) {
+      mem_fill_nan(c, c->a_out);
+      mem_fill_nan(c, c->b_out);
+      mem_fill_nan(c, c->w_out);
+    } else {
+      out = xla_error(cf->api, rc == MUSTER_ETIMEDOUT ? XLA_FFI_Error_Code_DEADLINE_EXCEEDED
+                               : rc == MUSTER_EINVAL || rc == MUSTER_ETILE ? XLA_FFI_Error_Code_INVALID_ARGUMENT
+                                                                         : XLA_FFI_Error_Code_INTERNAL,
+                      c->err);
+    }
+  }
+done:
+  free(c);
+  return out;
+}
+
+/* The handlers registered with jax.ffi.register_ffi_target. */
+MJ_EXPORT XLA_FFI_Error *muster_jax_cpu(XLA_FFI_CallFrame *cf) { return handle(cf, 0); }
+MJ_EXPORT XLA_FFI_Error *muster_jax_cuda(XLA_FFI_CallFrame *cf) { return handle(cf, 1); }
+
+/* Version of this adapter and the FFI API it reports, for tests. */
+MJ_EXPORT int muster_jax_ffi_api_version(int *major, int *minor) {
+  if (major) *major = MJ_FFI_MAJOR;
+  if (minor) *minor = MJ_FFI_MINOR;
+  return 0;
+}

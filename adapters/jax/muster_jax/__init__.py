@@ -1,0 +1,40 @@
+"""muster_jax: multi-device dense solvers (potrs, potri, syevd) for JAX.
+
+Every device of a mesh holds one column block of A; the muster runtime
+gathers the shards at one call and runs a provider (cuSolverMg on GPUs,
+LAPACK on the CPU) once.  The API follows jaxmg: potrs / potri / syevd with
+mesh= and in_specs=, the *_shardmap_ctx variants (jaxmg's *_no_shardmap
+names too) for use inside your own shard_map, cyclic_1d_layout and
+calculate_all_valid_T_A.  See docs/jax.md.
+"""
+from . import _lib
+from ._lib import ffi_api_version, lib_dir, strerror
+from ._ops import (
+    MusterError,
+    calculate_all_valid_T_A,
+    check_T_A,
+    cyclic_1d_layout,
+    cyclic_1d_to_block,
+    local_cols,
+    potri,
+    potri_no_shardmap,
+    potri_shardmap_ctx,
+    potrs,
+    potrs_no_shardmap,
+    potrs_shardmap_ctx,
+    syevd,
+    syevd_no_shardmap,
+    syevd_shardmap_ctx,
+)
+
+__version__ = "0.1.0"
+
+_lib.load()
+
+__all__ = [
+    "potrs", "potri", "syevd",
+    "potrs_shardmap_ctx", "potri_shardmap_ctx", "syevd_shardmap_ctx",
+    "potrs_no_shardmap", "potri_no_shardmap", "syevd_no_shardmap",
+    "cyclic_1d_layout", "cyclic_1d_to_block", "calculate_all_valid_T_A", "check_T_A",
+    "local_cols", "strerror", "ffi_api_version", "lib_dir", "MusterError",
+]
