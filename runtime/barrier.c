@@ -105,7 +105,7 @@ int muster__barrier_rank_dead(const struct muster_seg_header *h, int rank, char 
   }
   if (dead) {
     snprintf(buf, cap, "rank %d (pid %d, device %d) %s", rank, pid, dev,
-             pid == muster__proc_self_pid() ? "ended its thread" : "died");
+             pid == muster__proc_self_pid() ? "ended its thread" : owner ? "died" : "died or exited");
     if (phase_out) *phase_out = phase;
   }
   return dead;

@@ -103,9 +103,9 @@ static void entry_free(struct gentry *e) {
 /* Drop a formed, healthy group from our cache: other processes may still
  * hold it cached, so mark it retired; their next join then goes by name and
  * meets ours there instead of waiting for us in the old segment. */
-static void entry_drop(struct gentry *e) {
+static void entry_drop(struct gentry *e, int retire) {
   if (e->listed) entry_unlist(e);
-  if (LD(&e->seg.hdr->formed) && entry_healthy(e)) STR(&e->seg.hdr->retired, 1);
+  if (retire && LD(&e->seg.hdr->formed) && entry_healthy(e)) STR(&e->seg.hdr->retired, 1);
   if (e->refs == 0) entry_free(e);
 }
 
@@ -115,7 +115,7 @@ static void cache_trim(void) {
     for (struct gentry *e = cache_head; e; e = e->next)
       if (e->refs == 0 && (!old || e->lru < old->lru)) old = e;
     if (!old) return; /* all in use: allow more */
-    entry_drop(old);
+    entry_drop(old, 1);
   }
 }
 
@@ -184,11 +184,13 @@ static void entry_release(struct gentry *e) {
   pthread_mutex_unlock(&cache_mu);
 }
 
-void muster_group_cache_flush(void) {
+static void cache_flush(int retire) {
   pthread_mutex_lock(&cache_mu);
-  while (cache_head) entry_drop(cache_head);
+  while (cache_head) entry_drop(cache_head, retire);
   pthread_mutex_unlock(&cache_mu);
 }
+
+void muster_group_cache_flush(void) { cache_flush(1); }
 
 int muster__group_cache_count(void) {
   pthread_mutex_lock(&cache_mu);
@@ -197,7 +199,10 @@ int muster__group_cache_count(void) {
   return n;
 }
 
-__attribute__((destructor)) static void cache_at_exit(void) { muster_group_cache_flush(); }
+/* At exit: unmap without retiring.  Peers still using a group then see this
+ * process gone (MUSTER_EPEERDEAD at once) instead of going by name and
+ * waiting for a rank that will never come. */
+__attribute__((destructor)) static void cache_at_exit(void) { cache_flush(0); }
 
 /* ---------------------------------------------------------------------- */
 /* Seats                                                                   */

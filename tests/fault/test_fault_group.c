@@ -9,6 +9,7 @@
 
 enum phase {
   KILL_BETWEEN_CALLS,   /* after leaving call 1, before joining call 2 */
+  EXIT_BETWEEN_CALLS,   /* same, but a normal exit() (library destructor runs) */
   KILL_BEFORE_FIRST_JOIN, /* never joined: nobody knows its pid -> timeout */
   KILL_JOINED,          /* seated, before publishing */
   KILL_WAITING,         /* arrived at the barrier, waiting for a late rank */
@@ -64,6 +65,10 @@ static int fault_rank(int rank, int nranks, void *p) {
     RCHECK(muster_group_barrier(g) == 0); /* nobody still reads call 1 */
     RCHECK(muster_group_leave(g) == 0);
     if (a->phase == KILL_BETWEEN_CALLS && victim) fault_now(a);
+    if (a->phase == EXIT_BETWEEN_CALLS && victim) {
+      a->sh->t_fault = test_now();
+      exit(0);
+    }
   }
   double t0 = test_now();
   RCHECK(muster_group_join("flt", rank, nranks, NULL, &g) == 0);
@@ -142,6 +147,9 @@ static int fault_test(enum phase ph, int n, int victim, int code, int named, dou
 
 TEST_IMPL(fault_kill_between_calls) {
   return fault_test(KILL_BETWEEN_CALLS, 3, 1, MUSTER_EPEERDEAD, 1, 0, 2.0);
+}
+TEST_IMPL(fault_exit_between_calls) {
+  return fault_test(EXIT_BETWEEN_CALLS, 3, 2, MUSTER_EPEERDEAD, 1, 0, 2.0);
 }
 TEST_IMPL(fault_kill_joined) { return fault_test(KILL_JOINED, 3, 2, MUSTER_EPEERDEAD, 1, 0, 2.0); }
 TEST_IMPL(fault_kill_waiting) { return fault_test(KILL_WAITING, 3, 1, MUSTER_EPEERDEAD, 1, 0, 2.0); }
