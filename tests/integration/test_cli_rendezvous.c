@@ -215,3 +215,37 @@ TEST_IMPL(cli_rendezvous_rank_killed) {
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
   return 0;
 }
+
+/* A wrong read is an error, not a timing: with a byte of one rank's payload
+ * corrupted in one round (the command's own fault injection), every reader
+ * reports it and the command exits 1; for muster and for the baseline. */
+TEST_IMPL(cli_rendezvous_wrong_read_caught) {
+  const char *modes[] = {"threads", "processes"};
+  for (int m = 0; m < 2; m++) {
+    for (int base = 0; base < 2; base++) {
+      struct tool_result r;
+      const char *env[] = {base ? "MUSTER_RENDEZVOUS_TEST_CORRUPT=2,30,baseline"
+                                : "MUSTER_RENDEZVOUS_TEST_CORRUPT=1,30",
+                           NULL};
+      const char *argv[] = {"rendezvous", "--ranks", "3", "--mode", modes[m], "--rounds", "100",
+                            "--cycles", "5", base ? "--baseline" : NULL, NULL};
+      run_muster(&r, argv, env);
+      ASSERT_EQ(r.exit_code, 1);
+      ASSERT_EQ(r.out_len, 0);
+      ASSERT_STR_CONTAINS(r.err, base ? "pthread baseline read a wrong payload of rank 2 in round 30"
+                                      : "read a wrong payload of rank 1 in round 30");
+      ASSERT_STR_CONTAINS(r.err, "byte 63 is 0x");
+      ASSERT_STR_CONTAINS(r.err, "rank 0 (pid ");
+      tool_result_free(&r);
+      ASSERT_EQ(count_children(), 0);
+      ASSERT_EQ(test_count_job_segments(test_job()), 0);
+    }
+  }
+  struct tool_result r;
+  const char *env[] = {"MUSTER_RENDEZVOUS_TEST_CORRUPT=oops", NULL};
+  const char *argv[] = {"rendezvous", NULL};
+  run_muster(&r, argv, env);
+  ASSERT_EQ(r.exit_code, 2);
+  tool_result_free(&r);
+  return 0;
+}

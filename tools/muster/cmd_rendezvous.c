@@ -120,6 +120,16 @@ static int parse_args(int argc, char **argv, struct rv_config *c) {
     }
   }
   c->cycles = cycles >= 0 ? cycles : c->rounds;
+  /* tests prove that a wrong read is caught (docs/cli.md) */
+  const char *inj = getenv("MUSTER_RENDEZVOUS_TEST_CORRUPT");
+  if (inj && *inj) {
+    char kind[16] = "";
+    if (sscanf(inj, "%d,%ld,%15s", &c->corrupt_rank, &c->corrupt_round, kind) < 2 ||
+        (kind[0] && strcmp(kind, "baseline") != 0))
+      return bad_usage("MUSTER_RENDEZVOUS_TEST_CORRUPT must be RANK,ROUND[,baseline], got '%s'",
+                       inj);
+    c->corrupt_kind = kind[0] ? RV_PTHREAD : RV_MUSTER;
+  }
   snprintf(c->group, sizeof c->group, "rendezvous.%d", (int)getpid());
   return 0;
 }

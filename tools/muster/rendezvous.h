@@ -27,6 +27,11 @@ struct rv_config {
   int json;
   int baseline;
   char group[MUSTER_MAX_NAME + 1];
+  /* fault injection for tests ($MUSTER_RENDEZVOUS_TEST_CORRUPT=RANK,ROUND
+   * or RANK,ROUND,baseline): that rank publishes a wrong byte in that
+   * round; 0 kind: off */
+  int corrupt_kind, corrupt_rank;
+  long corrupt_round;
 };
 
 /* Everything the participants share: one anonymous MAP_SHARED mapping made

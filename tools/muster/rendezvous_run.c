@@ -127,13 +127,14 @@ static const char *payload_check(const unsigned char *p, size_t len, size_t want
   }
   payload_fill(exp, want, rank, round);
   if (memcmp(p, exp, want) == 0) return "";
-  if (want >= 12) {
+  size_t k = 0;
+  while (p[k] == exp[k]) k++;
+  int n = snprintf(why, cap, "byte %zu is 0x%02x, expected 0x%02x", k, p[k], exp[k]);
+  if (want >= 12 && n > 0 && (size_t)n < cap) {
     uint32_t r32, rd;
     memcpy(&r32, p, 4);
     memcpy(&rd, p + 4, 4);
-    snprintf(why, cap, "it holds rank %u round %u's bytes (or garbage)", r32, rd);
-  } else {
-    snprintf(why, cap, "wrong bytes");
+    snprintf(why + n, cap - (size_t)n, " (its header says rank %u, round %u)", r32, rd);
   }
   return why;
 }
@@ -145,6 +146,8 @@ static int muster_round(const struct rv_config *c, struct rv_shared *s,
   unsigned char mine[MUSTER_MAX_PAYLOAD];
   char why[160];
   payload_fill(mine, c->payload, rank, round);
+  if (c->corrupt_kind == RV_MUSTER && rank == c->corrupt_rank && round == c->corrupt_round)
+    mine[c->payload - 1] ^= 0x5a; /* fault injection: the readers must notice */
   int rc = muster_group_exchange(g, mine, c->payload);
   if (rc != 0)
     return rv_fail(s, rank, rc, "muster_group_exchange failed in round %ld: %s: %s", round,
@@ -225,6 +228,8 @@ static int pthread_rank(const struct rv_config *c, struct rv_shared *s, int rank
     double t0 = now_s();
     unsigned char *slot = s->slots + (size_t)(i & 1) * (size_t)c->ranks * c->payload;
     payload_fill(slot + (size_t)rank * c->payload, c->payload, rank, i);
+    if (c->corrupt_kind == RV_PTHREAD && rank == c->corrupt_rank && i == c->corrupt_round)
+      slot[(size_t)rank * c->payload + c->payload - 1] ^= 0x5a;
     int e = pthread_barrier_wait(&s->bar);
     if (e != 0 && e != PTHREAD_BARRIER_SERIAL_THREAD)
       return rv_fail(s, rank, -1, "pthread_barrier_wait failed in round %ld: %s", i, strerror(e));
