@@ -78,7 +78,9 @@ typedef struct node {
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct cds_lfht *table;
-static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
+/* recursive: a provider's probe/init runs under it and may fork (our
+ * atfork prepare handler then takes it again in the same thread) */
+static pthread_mutex_t writer = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static _Atomic int scanned[NROUTINES];
 
 static const char *routine_str(int r) {
@@ -124,7 +126,13 @@ static int match_routine(struct cds_lfht_node *n, const void *key) {
  * call these around fork). Order: ours, then urcu's; reverse after. */
 static void atfork_prepare(void) { pthread_mutex_lock(&writer); }
 static void atfork_parent(void) { pthread_mutex_unlock(&writer); }
-static void atfork_child(void) { pthread_mutex_init(&writer, NULL); }
+static void atfork_child(void) {
+  pthread_mutexattr_t at;
+  pthread_mutexattr_init(&at);
+  pthread_mutexattr_settype(&at, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&writer, &at);
+  pthread_mutexattr_destroy(&at);
+}
 
 static void init_once(void) {
   table = cds_lfht_new(8, 8, 0, 0, NULL);

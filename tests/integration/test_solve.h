@@ -1,0 +1,63 @@
+/*
+ * tests/integration/test_solve.h - a harness that runs one collective solve
+ * the way a framework would: R ranks (threads of this process, or forked
+ * processes with muster_shard_alloc shards), each holding a contiguous
+ * column block of a random SPD/Hermitian matrix, each calling muster_solve.
+ * Results come back through a MAP_SHARED area so the test process checks
+ * them (residuals with tools/muster/check.c) in both modes.
+ */
+#ifndef MUSTER_TEST_SOLVE_H
+#define MUSTER_TEST_SOLVE_H
+
+#include "muster.h"
+#include "../../tools/muster/check.h"
+
+typedef struct sv_rank_out {
+  int rc;
+  char msg[600];
+  muster_solve_result_t res;
+  double t_return;    /* test_now() when muster_solve returned */
+  int done;
+} sv_rank_out_t;
+
+typedef struct sv_run sv_run_t;
+/* Change what one rank passes (bad-input tests). */
+typedef void (*sv_tweak_fn)(sv_run_t *run, int rank, muster_solve_args_t *args,
+                            muster_shard_t *shard);
+
+struct sv_run {
+  /* inputs */
+  muster_solve_args_t args;
+  int R;
+  int processes;
+  uint64_t seed;
+  int64_t pad;          /* extra rows in lda/ldb */
+  int make_nan;         /* put a NaN in A(n-1, n-1) (lower triangle) */
+  int not_spd;          /* make A indefinite at a known leading minor */
+  int64_t bad_minor;    /* out: the leading minor that fails */
+  sv_tweak_fn tweak;
+  double kill_leader_after_s; /* processes: SIGKILL rank 0 this long after start */
+  const char *env_leader;     /* "NAME=VALUE" set in rank 0 only (processes) */
+  /* generated: the original matrices (n x n, n x nrhs), column-major, ld n */
+  void *A, *B;
+  /* shared with the ranks */
+  sv_rank_out_t *out;   /* R entries */
+  void *full;           /* n x n: A's shards after the solve, reassembled */
+  void *X;              /* R blocks of n x nrhs: each rank's b after */
+  void *W;              /* R blocks of n doubles: each rank's w after */
+  size_t shared_bytes;
+  double t_kill;
+};
+
+/* Generate, run, wait.  Returns 0 (the ranks' codes are in run->out). */
+int sv_run(sv_run_t *run);
+/* 0 if every rank got the same rc and message (prints the first difference). */
+int sv_same_outcome(const sv_run_t *run);
+/* Residual of a successful run (every rank's b/w checked equal to rank 0's). */
+double sv_residual(const sv_run_t *run);
+void sv_free(sv_run_t *run);
+/* One full case: run + same outcome + residual under tolerance. */
+void sv_expect_ok(muster_routine_t r, muster_dtype_t t, int64_t n, int R, int processes,
+                  int64_t tile, uint64_t seed);
+
+#endif

@@ -1,0 +1,255 @@
+/* tests/integration/test_solve_util.c - the solve harness (test_solve.h). */
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "task.h"
+#include "test_solve.h"
+
+/* one source for the CLI and the tests */
+#include "../../tools/muster/check.c"
+
+static atomic_int run_counter;
+
+static size_t esz_of(const sv_run_t *run) { return muster_dtype_size(run->args.dtype); }
+static int64_t nrhs_of(const sv_run_t *run) {
+  return run->args.routine == MUSTER_POTRS ? run->args.nrhs : 1;
+}
+
+static void generate(sv_run_t *run) {
+  muster_dtype_t t = run->args.dtype;
+  int64_t n = run->args.n, nrhs = nrhs_of(run);
+  size_t esz = esz_of(run);
+  run->A = calloc((size_t)(n * n), esz);
+  run->B = calloc((size_t)(n * nrhs), esz);
+  ASSERT(run->A && run->B);
+  chk_rng_t rng;
+  chk_seed(&rng, run->seed);
+  chk_random_hermitian(t, n, run->args.routine != MUSTER_SYEVD, &rng, run->A, n);
+  chk_random_dense(t, n, nrhs, &rng, run->B, n);
+  if (run->not_spd) {
+    run->bad_minor = n / 2 + 1;
+    chk_set(t, run->A, n, run->bad_minor - 1, run->bad_minor - 1, -10.0 * (double)n);
+  }
+  if (run->make_nan) chk_set(t, run->A, n, n - 1, n - 1, NAN);
+}
+
+static void alloc_shared(sv_run_t *run) {
+  int64_t n = run->args.n, nrhs = nrhs_of(run);
+  size_t esz = esz_of(run);
+  size_t outb = sizeof(sv_rank_out_t) * (size_t)run->R;
+  size_t fullb = (size_t)(n * n) * esz, xb = (size_t)(run->R * n * nrhs) * esz,
+         wb = (size_t)(run->R * n) * sizeof(double);
+  run->shared_bytes = outb + fullb + xb + wb;
+  char *m = mmap(NULL, run->shared_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT(m != MAP_FAILED);
+  run->out = (sv_rank_out_t *)m;
+  run->full = m + outb;
+  run->X = m + outb + fullb;
+  run->W = m + outb + fullb + xb;
+}
+
+typedef struct rank_arg {
+  sv_run_t *run;
+  int rank;
+  char group[64];
+} rank_arg_t;
+
+static void *shard_mem(const sv_run_t *run, size_t bytes) {
+  void *p = NULL;
+  if (run->processes) {
+    ASSERT_OK(muster_shard_alloc(bytes, &p));
+    memset(p, 0, bytes);
+  } else {
+    p = calloc(1, bytes);
+    ASSERT(p);
+  }
+  return p;
+}
+
+static void shard_release(const sv_run_t *run, void *p) {
+  if (run->processes) muster_shard_free(p);
+  else free(p);
+}
+
+/* What one participant does. */
+static void rank_main(rank_arg_t *ra) {
+  sv_run_t *run = ra->run;
+  int rank = ra->rank, R = run->R;
+  int64_t n = run->args.n, nrhs = nrhs_of(run), ld = n + run->pad;
+  size_t esz = esz_of(run);
+  int64_t S = (n + R - 1) / R;
+  int64_t col0 = (int64_t)rank * S < n ? (int64_t)rank * S : n;
+  int64_t ncols = n - col0 < S ? n - col0 : S;
+  muster_shard_t sh;
+  memset(&sh, 0, sizeof sh);
+  sh.mem = MUSTER_MEM_HOST;
+  sh.device = -1;
+  sh.col0 = col0;
+  sh.ncols = ncols;
+  sh.lda = ld;
+  sh.ldb = ld;
+  sh.a = shard_mem(run, (size_t)(ld * (ncols > 0 ? ncols : 1)) * esz);
+  sh.b = shard_mem(run, (size_t)(ld * nrhs) * esz);
+  sh.w = shard_mem(run, (size_t)n * sizeof(double));
+  for (int64_t j = 0; j < ncols; j++)
+    memcpy((char *)sh.a + (size_t)(j * ld) * esz, (char *)run->A + (size_t)((col0 + j) * n) * esz,
+           (size_t)n * esz);
+  for (int64_t j = 0; j < nrhs; j++)
+    memcpy((char *)sh.b + (size_t)(j * ld) * esz, (char *)run->B + (size_t)(j * n) * esz,
+           (size_t)n * esz);
+  muster_solve_args_t args = run->args;
+  void *a0 = sh.a, *b0 = sh.b, *w0 = sh.w;
+  if (run->tweak) run->tweak(run, rank, &args, &sh);
+
+  sv_rank_out_t *o = &run->out[rank];
+  muster_group_t *g = NULL;
+  muster_group_opts_t opts = {.job = NULL, .timeout_s = 10, .device = -1};
+  int rc = muster_group_join(ra->group, rank, R, &opts, &g);
+  if (rc == 0) rc = muster_solve(g, &args, &sh, &o->res);
+  o->t_return = test_now();
+  o->rc = rc;
+  snprintf(o->msg, sizeof o->msg, "%s", rc ? muster_last_error() : "");
+  if (g) muster_group_leave(g);
+  /* hand back what this rank holds */
+  for (int64_t j = 0; j < ncols; j++)
+    memcpy((char *)run->full + (size_t)((col0 + j) * n) * esz, (char *)a0 + (size_t)(j * ld) * esz,
+           (size_t)n * esz);
+  for (int64_t j = 0; j < nrhs; j++)
+    memcpy((char *)run->X + (size_t)((rank * nrhs + j) * n) * esz,
+           (char *)b0 + (size_t)(j * ld) * esz, (size_t)n * esz);
+  memcpy((char *)run->W + (size_t)(rank * n) * sizeof(double), w0, (size_t)n * sizeof(double));
+  __atomic_store_n(&o->done, 1, __ATOMIC_RELEASE);
+  shard_release(run, a0);
+  shard_release(run, b0);
+  shard_release(run, w0);
+}
+
+static void *rank_thread(void *p) {
+  rank_main(p);
+  return NULL;
+}
+
+int sv_run(sv_run_t *run) {
+  if (run->args.routine == MUSTER_POTRS && run->args.nrhs < 1) run->args.nrhs = 2;
+  generate(run);
+  alloc_shared(run);
+  rank_arg_t ra[MUSTER_MAX_RANKS];
+  char group[64];
+  snprintf(group, sizeof group, "sv%d_%d", (int)getpid(), atomic_fetch_add(&run_counter, 1));
+  for (int r = 0; r < run->R; r++) {
+    ra[r].run = run;
+    ra[r].rank = r;
+    snprintf(ra[r].group, sizeof ra[r].group, "%s", group);
+  }
+  if (!run->processes) {
+    pthread_t t[MUSTER_MAX_RANKS];
+    for (int r = 0; r < run->R; r++) ASSERT(pthread_create(&t[r], NULL, rank_thread, &ra[r]) == 0);
+    for (int r = 0; r < run->R; r++) pthread_join(t[r], NULL);
+    return 0;
+  }
+  pid_t pids[MUSTER_MAX_RANKS];
+  fflush(stdout);
+  fflush(stderr);
+  for (int r = 0; r < run->R; r++) {
+    pids[r] = fork();
+    ASSERT(pids[r] >= 0);
+    if (pids[r] == 0) {
+      if (r == 0 && run->env_leader) putenv((char *)run->env_leader);
+      rank_main(&ra[r]);
+      _exit(0);
+    }
+  }
+  if (run->kill_leader_after_s > 0) {
+    usleep((useconds_t)(run->kill_leader_after_s * 1e6));
+    run->t_kill = test_now();
+    kill(pids[0], SIGKILL);
+  }
+  for (int r = 0; r < run->R; r++) {
+    int st;
+    ASSERT(waitpid(pids[r], &st, 0) == pids[r]);
+  }
+  return 0;
+}
+
+int sv_same_outcome(const sv_run_t *run) {
+  int first = run->kill_leader_after_s > 0 ? 1 : 0; /* a killed leader said nothing */
+  for (int r = first; r < run->R; r++) {
+    if (!run->out[r].done) {
+      fprintf(stderr, "rank %d never returned\n", r);
+      return -1;
+    }
+    if (run->out[r].rc != run->out[first].rc || strcmp(run->out[r].msg, run->out[first].msg)) {
+      fprintf(stderr, "rank %d: %d \"%s\"; rank %d: %d \"%s\"\n", first, run->out[first].rc,
+              run->out[first].msg, r, run->out[r].rc, run->out[r].msg);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+double sv_residual(const sv_run_t *run) {
+  muster_dtype_t t = run->args.dtype;
+  int64_t n = run->args.n, nrhs = nrhs_of(run);
+  size_t esz = esz_of(run);
+  /* every rank got the same X / W */
+  for (int r = 1; r < run->R; r++) {
+    if (run->args.routine == MUSTER_POTRS &&
+        memcmp(run->X, (char *)run->X + (size_t)(r * n * nrhs) * esz, (size_t)(n * nrhs) * esz))
+      return INFINITY;
+    size_t wsz = (t == MUSTER_F32 || t == MUSTER_C64) ? 4 : 8;
+    if (run->args.routine == MUSTER_SYEVD &&
+        memcmp(run->W, (char *)run->W + (size_t)(r * n) * sizeof(double), (size_t)n * wsz))
+      return INFINITY;
+  }
+  switch (run->args.routine) {
+  case MUSTER_POTRS: return chk_potrs(t, n, nrhs, run->A, n, run->X, n, run->B, n);
+  case MUSTER_POTRI: return chk_potri(t, n, run->A, n, run->full, n);
+  default:
+    return chk_syevd(t, n, run->A, n, (run->args.flags & MUSTER_NO_VECTORS) ? NULL : run->full, n,
+                     run->W);
+  }
+}
+
+void sv_free(sv_run_t *run) {
+  free(run->A);
+  free(run->B);
+  if (run->out) munmap(run->out, run->shared_bytes);
+  run->A = run->B = NULL;
+  run->out = NULL;
+}
+
+void sv_expect_ok(muster_routine_t r, muster_dtype_t t, int64_t n, int R, int processes,
+                  int64_t tile, uint64_t seed) {
+  sv_run_t run;
+  memset(&run, 0, sizeof run);
+  run.args.routine = r;
+  run.args.dtype = t;
+  run.args.n = n;
+  run.args.nrhs = 3;
+  run.args.tile = tile;
+  run.R = R;
+  run.processes = processes;
+  run.seed = seed;
+  run.pad = (n % 3 == 0) ? 2 : 0; /* sometimes lda > n */
+  sv_run(&run);
+  if (sv_same_outcome(&run) != 0 || run.out[0].rc != 0) {
+    fprintf(stderr, "%s %s n=%" PRId64 " R=%d %s tile=%" PRId64 ": rc %d: %s\n",
+            muster_routine_name(r), muster_dtype_name(t), n, R, processes ? "processes" : "threads",
+            tile, run.out[0].rc, run.out[0].msg);
+    ASSERT(0);
+  }
+  double res = sv_residual(&run), tol = chk_tolerance(t, n);
+  if (!(res < tol)) {
+    fprintf(stderr, "%s %s n=%" PRId64 " R=%d %s: residual %g >= tol %g\n", muster_routine_name(r),
+            muster_dtype_name(t), n, R, processes ? "processes" : "threads", res, tol);
+    ASSERT(0);
+  }
+  ASSERT(strcmp(run.out[0].res.provider, "lapack") == 0);
+  ASSERT_GT(run.out[0].res.tile, 0);
+  sv_free(&run);
+}

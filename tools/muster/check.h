@@ -1,0 +1,51 @@
+/*
+ * tools/muster/check.h - random test matrices and residual checks in plain
+ * C (no BLAS), shared by `muster solve`, `muster bench` and the solve tests
+ * (tests/integration/test_solve_check.c compiles check.c in).
+ *
+ * Matrices are column-major, any of the four dtypes; arithmetic is done in
+ * double complex.  Generation is O(n^2) (N=4096 in well under a second);
+ * checks of potri/syevd sample columns when n is large so they stay O(n^2).
+ */
+#ifndef MUSTER_CHECK_H
+#define MUSTER_CHECK_H
+
+#include <complex.h>
+#include <stdint.h>
+
+#include "muster.h"
+
+typedef struct chk_rng { uint64_t s; } chk_rng_t;
+void chk_seed(chk_rng_t *r, uint64_t seed);
+
+/* Hermitian n x n with entries in [-1,1) (+ i[-1,1) off the diagonal for
+ * complex dtypes); spd != 0 adds n to the diagonal, which makes it
+ * diagonally dominant, hence positive definite and well conditioned. */
+void chk_random_hermitian(muster_dtype_t t, int64_t n, int spd, chk_rng_t *r, void *a, int64_t lda);
+/* n x nrhs with entries in [-1,1). */
+void chk_random_dense(muster_dtype_t t, int64_t n, int64_t nrhs, chk_rng_t *r, void *b, int64_t ldb);
+
+/* Element access in double complex. */
+double complex chk_get(muster_dtype_t t, const void *base, int64_t ld, int64_t i, int64_t j);
+void chk_set(muster_dtype_t t, void *base, int64_t ld, int64_t i, int64_t j, double complex v);
+double chk_get_real(muster_dtype_t t, const void *w, int64_t i); /* eigenvalue i */
+
+/* Unit roundoff of the dtype, and the tolerance the checks use:
+ * 64 * n * eps (f32: at least 1e-4 absolute floor for tiny n). */
+double chk_eps(muster_dtype_t t);
+double chk_tolerance(muster_dtype_t t, int64_t n);
+
+/* potrs: ||A X - B||_F / (||A||_F ||X||_F) */
+double chk_potrs(muster_dtype_t t, int64_t n, int64_t nrhs, const void *a, int64_t lda,
+                 const void *x, int64_t ldx, const void *b, int64_t ldb);
+/* potri: max over sampled columns j of ||A inv_j - e_j|| / (||A||_F ||inv_j||)  (all
+ * columns when n <= 512) */
+double chk_potri(muster_dtype_t t, int64_t n, const void *a, int64_t lda, const void *inv,
+                 int64_t ldi);
+/* syevd: max(||A v_j - l_j v_j|| / ||A||_F, |v_i^H v_j - d_ij|) over sampled j
+ * (all when n <= 256), and w ascending; vectors NULL: only the eigenvalue
+ * sum against trace(A) and ordering. */
+double chk_syevd(muster_dtype_t t, int64_t n, const void *a, int64_t lda, const void *v,
+                 int64_t ldv, const void *w);
+
+#endif
