@@ -62,7 +62,9 @@ struct muster_group {
   uint64_t session;
 };
 
-static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+/* adaptive: the critical sections are a few loads and stores; spinning a
+ * little beats a futex sleep when two ranks join at once */
+static pthread_mutex_t cache_mu = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
 static struct gentry *cache_head;
 static int cache_len;
 static uint64_t cache_clock;
@@ -70,7 +72,13 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static void fork_prepare(void) { pthread_mutex_lock(&cache_mu); }
 static void fork_parent(void) { pthread_mutex_unlock(&cache_mu); }
-static void fork_child(void) { pthread_mutex_init(&cache_mu, NULL); }
+static void fork_child(void) {
+  pthread_mutexattr_t a;
+  pthread_mutexattr_init(&a);
+  pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+  pthread_mutex_init(&cache_mu, &a);
+  pthread_mutexattr_destroy(&a);
+}
 static void install_atfork(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
 
 /* ---------------------------------------------------------------------- */
