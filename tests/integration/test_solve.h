@@ -38,6 +38,7 @@ struct sv_run {
   sv_tweak_fn tweak;
   double kill_leader_after_s; /* processes: SIGKILL rank 0 this long after start */
   const char *env_leader;     /* "NAME=VALUE" set in rank 0 only (processes) */
+  int leader_dies;            /* rank 0 is expected not to return */
   /* generated: the original matrices (n x n, n x nrhs), column-major, ld n */
   void *A, *B;
   /* shared with the ranks */

@@ -177,7 +177,7 @@ int sv_run(sv_run_t *run) {
 }
 
 int sv_same_outcome(const sv_run_t *run) {
-  int first = run->kill_leader_after_s > 0 ? 1 : 0; /* a killed leader said nothing */
+  int first = (run->kill_leader_after_s > 0 || run->leader_dies) ? 1 : 0; /* a dead leader said nothing */
   for (int r = first; r < run->R; r++) {
     if (!run->out[r].done) {
       fprintf(stderr, "rank %d never returned\n", r);
