@@ -29,10 +29,6 @@ _DTYPES = (jnp.float32, jnp.float64, jnp.complex64, jnp.complex128)
 _trace_sites = itertools.count(1)
 
 
-class MusterError(RuntimeError):
-    """A solve the runtime refused or that failed (message from the runtime)."""
-
-
 # ---- tiles ---------------------------------------------------------------------
 
 
@@ -252,7 +248,8 @@ def _constrain(x, mesh, spec):
     constraint over Auto ones (jax refuses the other pairings)."""
     used = {p for part in spec if part is not None
             for p in (part if isinstance(part, (tuple, list)) else (part,))}
-    if used & _explicit_axes(mesh):
+    explicit = _explicit_axes(mesh)
+    if explicit and used <= explicit:
         return jax.sharding.reshard(x, NamedSharding(mesh, spec))
     return jax.lax.with_sharding_constraint(x, NamedSharding(mesh, spec))
 
@@ -502,12 +499,9 @@ def cyclic_1d_layout(a, T_A, mesh=None, axis_name=None):
     mesh = _mesh_or_context(mesh)
     axis = axis_name or mesh.axis_names[0]
     R = int(mesh.shape[axis])
-    N = a.shape[0]
-    idx, _ = _cyclic_index(N, T_A, R)
-    cols = jnp.asarray(np.where(idx >= 0, idx, 0))
-    mask = jnp.asarray(idx >= 0)
-    out = jnp.where(mask[None, :], jnp.take(a, cols, axis=1), jnp.zeros((), a.dtype))
-    return _constrain(out, mesh, P(None, axis))
+    idx, _ = _cyclic_index(a.shape[0], T_A, R)
+    with _in_mesh(mesh, _is_traced(a)):
+        return _gather_cols(a, idx=tuple(int(i) for i in idx), mesh=mesh, axis=axis, shard=True)
 
 
 def cyclic_1d_to_block(a_cyc, N, T_A, mesh=None, axis_name=None):
@@ -519,5 +513,18 @@ def cyclic_1d_to_block(a_cyc, N, T_A, mesh=None, axis_name=None):
     idx, _ = _cyclic_index(N, T_A, R)
     pos = np.empty(N, dtype=np.int64)
     pos[idx[idx >= 0]] = np.nonzero(idx >= 0)[0]
-    out = jnp.take(a_cyc, jnp.asarray(pos), axis=1)
-    return _constrain(out, mesh, P(None, axis) if N % R == 0 else P(None, None))
+    with _in_mesh(mesh, _is_traced(a_cyc)):
+        return _gather_cols(a_cyc, idx=tuple(int(i) for i in pos), mesh=mesh, axis=axis,
+                            shard=N % R == 0)
+
+
+@partial(jax.jit, static_argnames=("idx", "mesh", "axis", "shard"))
+def _gather_cols(a, *, idx, mesh, axis, shard):
+    """Columns idx of a (-1: a zero column), gathered from a replicated copy
+    (simple, and unambiguous for jax's sharding rules; a utility, not the
+    solve path: the solves relayout inside the runtime)."""
+    idx = np.asarray(idx)
+    a = _constrain(a, mesh, P(None, None))
+    cols = jnp.asarray(np.where(idx >= 0, idx, 0))
+    out = jnp.where(jnp.asarray(idx >= 0)[None, :], jnp.take(a, cols, axis=1), jnp.zeros((), a.dtype))
+    return _constrain(out, mesh, P(None, axis) if shard else P(None, None))

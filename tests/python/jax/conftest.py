@@ -1,0 +1,60 @@
+"""pytest setup for the muster_jax tests (CPU: 4 host devices, lapack).
+
+MUSTER_BUILD: the build folder to test (default <repo>/build); its lib/
+holds libmuster.so, libmuster_jax.so and the providers.  Every session gets
+its own MUSTER_JOB, and after each test no segment of that job may be left
+in /dev/shm.
+"""
+import glob
+import os
+import pathlib
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+BUILD = pathlib.Path(os.environ.get("MUSTER_BUILD", REPO / "build"))
+if not BUILD.is_absolute():
+    BUILD = REPO / BUILD
+os.environ["MUSTER_BUILD"] = str(BUILD)
+os.environ.setdefault("MUSTER_LIB_DIR", str(BUILD / "lib"))
+os.environ.setdefault("MUSTER_TIMEOUT", "20")
+os.environ.setdefault("MUSTER_JOB", "pyjax%d" % os.getpid())
+if "--xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                               " --xla_force_host_platform_device_count=4").strip()
+sys.path.insert(0, str(REPO / "adapters" / "jax"))
+
+import jax  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import muster_jax  # noqa: E402,F401
+
+
+def job_segments():
+    return glob.glob("/dev/shm/muster.%d.%s.*" % (os.getuid(), os.environ["MUSTER_JOB"]))
+
+
+@pytest.fixture(autouse=True)
+def no_segment_left():
+    yield
+    left = job_segments()
+    assert not left, "segments left in /dev/shm: %s" % left
+
+
+@pytest.fixture
+def rng(request):
+    # fresh random inputs per run; the seed is printed on failure
+    seed = int.from_bytes(os.urandom(4), "little")
+    print("seed", seed)
+    return np.random.default_rng(seed)
+
+
+def platform():
+    return jax.devices()[0].platform
+
+
+def ndevices():
+    return len(jax.devices())

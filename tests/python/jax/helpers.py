@@ -1,0 +1,59 @@
+"""Random inputs and residual checks shared by the muster_jax tests."""
+import numpy as np
+
+DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
+
+
+def eps(dt):
+    return float(np.finfo(np.dtype(dt)).eps)
+
+
+def hpd(rng, n, dt):
+    """Hermitian positive definite, condition number below ~10."""
+    m = rng.standard_normal((n, n))
+    if np.iscomplexobj(np.zeros(1, dt)):
+        m = m + 1j * rng.standard_normal((n, n))
+    return (m @ m.conj().T / n + np.eye(n)).astype(dt)
+
+
+def hermitian(rng, n, dt):
+    m = rng.standard_normal((n, n))
+    if np.iscomplexobj(np.zeros(1, dt)):
+        m = m + 1j * rng.standard_normal((n, n))
+    return ((m + m.conj().T) / 2).astype(dt)
+
+
+def rhs(rng, n, nrhs, dt):
+    b = rng.standard_normal((n, nrhs))
+    if np.iscomplexobj(np.zeros(1, dt)):
+        b = b + 1j * rng.standard_normal((n, nrhs))
+    return b.astype(dt)
+
+
+def check_potrs(a, b, x):
+    """Scaled residual ||A x - b|| / ((||A|| ||x|| + ||b||) n eps): O(1) when right."""
+    e = eps(np.asarray(x).dtype)
+    a, b, x = (np.asarray(v, dtype=np.complex128) for v in (a, b, x))
+    n = a.shape[0]
+    r = np.linalg.norm(a @ x - b) / (np.linalg.norm(a) * np.linalg.norm(x) + np.linalg.norm(b))
+    return r / (n * e)
+
+
+def check_potri(a, inv):
+    a64, inv64 = np.asarray(a, np.complex128), np.asarray(inv, np.complex128)
+    n = a.shape[0]
+    r = np.linalg.norm(a64 @ inv64 - np.eye(n)) / (np.linalg.norm(a64) * np.linalg.norm(inv64))
+    return r / (n * eps(np.asarray(inv).dtype))
+
+
+def check_syevd(a, w, v):
+    a64 = np.asarray(a, np.complex128)
+    w = np.asarray(w)
+    v64 = np.asarray(v, np.complex128)
+    n = a.shape[0]
+    e = eps(np.asarray(v).dtype)
+    res = np.linalg.norm(a64 @ v64 - v64 * w[None, :]) / (np.linalg.norm(a64) * n * e)
+    orth = np.linalg.norm(v64.conj().T @ v64 - np.eye(n)) / (n * e)
+    ref = np.linalg.eigvalsh(a64)
+    werr = np.abs(np.sort(w) - ref).max() / (np.abs(ref).max() * n * e)
+    return max(res, orth, werr), bool(np.all(np.diff(w) >= 0))
