@@ -175,3 +175,39 @@ TEST_IMPL(shmdump_live_formed_group_via_proc) {
   tool_result_free(&r);
   return 0;
 }
+
+/* A group running flat out changes under every read: shmdump must still
+ * judge it a healthy group each time (its private snapshot validated),
+ * never corrupt or truncated, and name nobody MISSING. */
+TEST_IMPL(shmdump_live_busy_group) {
+  const char *argv[] = {"rendezvous", "--ranks", "3", "--mode", "processes", "--rounds",
+                        "10000000", "--cycles", "0", NULL};
+  pid_t pid;
+  int out_fd, err_fd, seen = 0;
+  ASSERT_EQ(tool_spawn("muster", argv, NULL, &pid, &out_fd, &err_fd), 0);
+  double t0 = test_now();
+  struct tool_result r;
+  for (int i = 0; i < 40 && test_now() - t0 < 20; i++) {
+    const char *dump[] = {"--job", test_job(), NULL};
+    ASSERT_EQ(tool_run(&r, RUN_TIMEOUT, NULL, "shmdump", dump), 0);
+    ASSERT_EQ(r.signal, 0);
+    ASSERT_EQ(r.exit_code, 0);
+    if (strstr(r.out, "group rendezvous.")) {
+      seen++;
+      if (!strstr(r.out, "  [live]") && !strstr(r.out, "  [forming]"))
+        fprintf(stderr, "unexpected:\n%s\n", r.out);
+      ASSERT(strstr(r.out, "  [live]") || strstr(r.out, "  [forming]"));
+      ASSERT(!strstr(r.out, "MISSING"));
+    }
+    ASSERT(!strstr(r.out, "[corrupt]") && !strstr(r.out, "[truncated]"));
+    tool_result_free(&r);
+  }
+  ASSERT_GT(seen, 10);
+  kill(pid, SIGKILL); /* its ranks die with it (PR_SET_PDEATHSIG) */
+  ASSERT_EQ(tool_collect(&r, pid, out_fd, err_fd, RUN_TIMEOUT), 0);
+  tool_result_free(&r);
+  /* the ranks are gone and, the group having formed, so is its name */
+  dump_until(&r, NULL, "shmdump: 0 muster segments");
+  tool_result_free(&r);
+  return 0;
+}

@@ -33,6 +33,9 @@ static const char *missing_why(const struct sd_seg *s, int r, char *buf, size_t 
   const struct muster_seg_header *h = s->hdr;
   const struct muster_seg_slot *sl = slot_of(s, r);
   int waiting = 0;
+  /* A busy healthy group always has someone "behind" at the instant of the
+   * snapshot: only name ranks when the group is in trouble. */
+  if (s->state == SD_LIVE) return NULL;
   for (int i = 0; i < h->nranks; i++) waiting |= at_open_barrier(h, slot_of(s, i));
   if (sl->pid > 0 && !s->alive[r] && sl->phase != MUSTER_PHASE_LEFT &&
       sl->phase != MUSTER_PHASE_FREE) {
