@@ -1,0 +1,60 @@
+"""One process of an MPMD run (jax.distributed, one device per process).
+
+usage: mpmd_worker.py PROC_ID NUM_PROCS PORT SEED
+Solves potrs, potri and syevd on a mesh spanning every process and checks
+the residuals of its own copy; exits 0 when all are right.
+"""
+import os
+import sys
+
+proc_id, nproc, port, seed = (int(v) for v in sys.argv[1:5])
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+
+import jax  # noqa: E402
+
+jax.config.update("jax_platforms", os.environ.get("MUSTER_JAX_PLATFORM", "cpu"))
+jax.config.update("jax_enable_x64", True)
+local = None
+if os.environ.get("MUSTER_JAX_PLATFORM") == "cuda":
+    local = [proc_id]
+jax.distributed.initialize(f"localhost:{port}", nproc, proc_id, local_device_ids=local)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
+
+import muster_jax as mj  # noqa: E402
+from helpers import check_potri, check_potrs, check_syevd, hermitian, hpd, rhs  # noqa: E402
+
+n = int(os.environ.get("MPMD_N", "24"))
+rng = np.random.default_rng(seed)  # same seed: every process builds the same A
+a, b, h = hpd(rng, n, np.float64), rhs(rng, n, 2, np.float64), hermitian(rng, n, np.float64)
+mesh = jax.make_mesh((nproc,), ("x",))
+
+
+def put(x, spec):
+    return jax.make_array_from_callback(x.shape, NamedSharding(mesh, spec), lambda idx: x[idx])
+
+
+def local_copy(x):
+    return np.asarray(x.addressable_data(0))
+
+
+specs = (P(None, "x"), P(None, None))
+x = mj.potrs(put(a, P(None, "x")), put(b, P(None, None)), mesh=mesh, in_specs=specs)
+r1 = check_potrs(a, b, local_copy(x))
+inv = mj.potri(put(a, P(None, "x")), mesh=mesh, in_specs=P(None, "x"))
+# column-sharded results: this process holds the column block `cols`
+w_blk = n // nproc
+cols = slice(proc_id * w_blk, (proc_id + 1) * w_blk)
+eps = np.finfo(np.float64).eps
+inv_loc = local_copy(inv)
+r2 = np.abs(a @ inv_loc - np.eye(n)[:, cols]).max() / (n * eps * np.linalg.cond(a))
+w, v = mj.syevd(put(h, P(None, "x")), mesh=mesh, in_specs=P(None, "x"))
+w_loc, v_loc = local_copy(w), local_copy(v)
+r3 = np.abs(h @ v_loc - v_loc * w_loc[cols][None, :]).max() / (np.abs(h).max() * n * eps)
+print(f"proc {proc_id}: potrs {r1:.2f} potri {r2:.2f} syevd {r3:.2f}", flush=True)
+ok = r1 < 30 and r2 < 30 and r3 < 30
+jax.distributed.shutdown()
+sys.exit(0 if ok else 1)
