@@ -1,4 +1,110 @@
-/* placeholder until the providers subcommand lands (replaced by its owner) */
+/*
+ * tools/muster/cmd_providers.c - `muster providers [--json]`: every
+ * provider file found on MUSTER_PROVIDER_PATH (or the default folders), its
+ * routines, dtypes and memory kinds, priority, and whether it can run here
+ * (or why not: the probe's reason, or why the file was refused).
+ * Exit 0 when at least one provider is available, 1 otherwise.
+ */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
-int cmd_providers(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "muster providers: not built yet\n"); return 2; }
+#include "muster.h"
+
+static void bits(char *out, size_t cap, unsigned mask, int lo, int hi, const char *(*name)(int)) {
+  size_t used = 0;
+  out[0] = '\0';
+  for (int i = lo; i <= hi; i++)
+    if (mask & (1u << i)) used += snprintf(out + used, used < cap ? cap - used : 0, "%s%s", used ? "," : "", name(i));
+  if (!used) snprintf(out, cap, "-");
+}
+
+static const char *routine_n(int i) { return muster_routine_name((muster_routine_t)i); }
+static const char *dtype_n(int i) { return muster_dtype_name((muster_dtype_t)i); }
+static const char *mem_n(int i) { return i == MUSTER_MEM_HOST ? "host" : i == MUSTER_MEM_CUDA ? "cuda" : "?"; }
+
+static void json_str(const char *s) {
+  putchar('"');
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') printf("\\%c", *s);
+    else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
+    else putchar(*s);
+  }
+  putchar('"');
+}
+
+static void json_list(unsigned mask, int lo, int hi, const char *(*name)(int)) {
+  putchar('[');
+  int first = 1;
+  for (int i = lo; i <= hi; i++)
+    if (mask & (1u << i)) {
+      printf("%s\"%s\"", first ? "" : ",", name(i));
+      first = 0;
+    }
+  putchar(']');
+}
+
+int cmd_providers(int argc, char **argv) {
+  int json = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--json")) json = 1;
+    else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      printf("usage: muster providers [--json]\n"
+             "  lists the providers on MUSTER_PROVIDER_PATH (default: <lib>/muster/providers),\n"
+             "  loading each to ask whether it can run here.\n");
+      return 0;
+    } else {
+      fprintf(stderr, "muster providers: unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  muster_provider_info_t info[64];
+  int n = muster_providers_list(info, 64);
+  if (n < 0) {
+    fprintf(stderr, "muster providers: %s\n", muster_last_error());
+    return 1;
+  }
+  if (n > 64) n = 64;
+  int usable = 0;
+  for (int i = 0; i < n; i++) usable += info[i].available;
+  if (json) {
+    printf("{\"providers\":[");
+    for (int i = 0; i < n; i++) {
+      const muster_provider_info_t *p = &info[i];
+      printf("%s{\"name\":", i ? "," : "");
+      json_str(p->name);
+      printf(",\"path\":");
+      json_str(p->path);
+      printf(",\"routines\":");
+      json_list(p->routines, MUSTER_POTRS, MUSTER_SYEVD, routine_n);
+      printf(",\"dtypes\":");
+      json_list(p->dtypes, MUSTER_F32, MUSTER_C128, dtype_n);
+      printf(",\"memory\":");
+      json_list(p->mem_kinds, MUSTER_MEM_HOST, MUSTER_MEM_CUDA, mem_n);
+      printf(",\"priority\":%d,\"available\":%s,\"why\":", p->priority, p->available ? "true" : "false");
+      json_str(p->available ? "" : p->why);
+      printf("}");
+    }
+    printf("],\"available\":%d}\n", usable);
+    return usable ? 0 : 1;
+  }
+  if (n == 0) {
+    printf("no providers found (MUSTER_PROVIDER_PATH=%s)\n",
+           getenv("MUSTER_PROVIDER_PATH") ? getenv("MUSTER_PROVIDER_PATH") : "(default)");
+    return 1;
+  }
+  printf("%-12s %-9s %-19s %-16s %-9s %s\n", "PROVIDER", "PRIORITY", "ROUTINES", "DTYPES", "MEMORY",
+         "STATUS");
+  for (int i = 0; i < n; i++) {
+    const muster_provider_info_t *p = &info[i];
+    char r[64], d[64], m[32];
+    bits(r, sizeof r, p->routines, MUSTER_POTRS, MUSTER_SYEVD, routine_n);
+    bits(d, sizeof d, p->dtypes, MUSTER_F32, MUSTER_C128, dtype_n);
+    bits(m, sizeof m, p->mem_kinds, MUSTER_MEM_HOST, MUSTER_MEM_CUDA, mem_n);
+    printf("%-12s %-9d %-19s %-16s %-9s %s%s\n", p->name, p->priority, r, d, m,
+           p->available ? "available" : "unavailable: ", p->available ? "" : p->why);
+    printf("%-12s %s\n", "", p->path);
+  }
+  return usable ? 0 : 1;
+}

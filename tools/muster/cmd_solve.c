@@ -1,4 +1,193 @@
-/* placeholder until the solve subcommand lands (replaced by its owner) */
+/*
+ * tools/muster/cmd_solve.c - `muster solve ROUTINE --n N --ranks R
+ *   --mode threads|processes --dtype f32|f64|c64|c128 [--tile T] [--nrhs K]
+ *   [--provider NAME] [--seed S] [--reps K] [--no-vectors] [--json]`
+ *
+ * A random SPD (potrs, potri) or Hermitian (syevd) matrix, sharded in
+ * contiguous column blocks over R ranks, one collective solve (or --reps),
+ * then the check: potrs ||AX-B||/(||A|| ||X||); potri ||A inv_j - e_j|| /
+ * (||A|| ||inv_j||) over (sampled) columns; syevd ||A v_j - l_j v_j||/||A||
+ * and |V^H V - I| over (sampled) columns.  Tolerance 64 n eps(dtype).
+ * Exit 0 when the check passes, 1 when it fails or the solve errs, 2 on
+ * bad usage.
+ */
+#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
 #include "cli.h"
-int cmd_solve(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "muster solve: not built yet\n"); return 2; }
+#include "solve_run.h"
+
+static int usage(void) {
+  fprintf(stderr,
+          "usage: muster solve ROUTINE --n N --ranks R --mode threads|processes\n"
+          "                    --dtype f32|f64|c64|c128 [--tile T] [--nrhs K] [--provider NAME]\n"
+          "                    [--seed S] [--reps K] [--no-vectors] [--json]\n"
+          "  ROUTINE: potrs, potri or syevd.  Defaults: --n 1024 --ranks 2 --mode threads\n"
+          "  --dtype f64 --nrhs 1 --tile 0 (the provider's choice) --seed from the clock.\n");
+  return 2;
+}
+
+static int parse_i64(const char *s, int64_t *out) {
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  if (!*s || *end) return -1;
+  *out = v;
+  return 0;
+}
+
+static void json_str(const char *s) {
+  putchar('"');
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') printf("\\%c", *s);
+    else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
+    else putchar(*s);
+  }
+  putchar('"');
+}
+
+int cmd_solve(int argc, char **argv) {
+  sr_spec_t spec = {.routine = 0, .dtype = MUSTER_F64, .n = 1024, .nrhs = 1, .ranks = 2, .reps = 1};
+  uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+  int json = 0;
+  const char *mode = "threads";
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int64_t x;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage();
+      return 0;
+    } else if (!strcmp(a, "--json")) {
+      json = 1;
+    } else if (!strcmp(a, "--no-vectors")) {
+      spec.flags |= MUSTER_NO_VECTORS;
+    } else if (a[0] != '-') {
+      if (spec.routine || muster_routine_from_name(a, &spec.routine) != 0) {
+        fprintf(stderr, "muster solve: %s\n", spec.routine ? "one ROUTINE only" : muster_last_error());
+        return usage();
+      }
+    } else if (!v) {
+      fprintf(stderr, "muster solve: %s needs a value\n", a);
+      return usage();
+    } else if (!strcmp(a, "--n") || !strcmp(a, "--nrhs") || !strcmp(a, "--tile") ||
+               !strcmp(a, "--ranks") || !strcmp(a, "--seed") || !strcmp(a, "--reps")) {
+      if (parse_i64(v, &x) != 0) {
+        fprintf(stderr, "muster solve: %s wants an integer, got '%s'\n", a, v);
+        return usage();
+      }
+      if (!strcmp(a, "--n")) spec.n = x;
+      else if (!strcmp(a, "--nrhs")) spec.nrhs = x;
+      else if (!strcmp(a, "--tile")) spec.tile = x;
+      else if (!strcmp(a, "--ranks")) spec.ranks = (int)x;
+      else if (!strcmp(a, "--reps")) spec.reps = (int)x;
+      else seed = (uint64_t)x;
+      i++;
+    } else if (!strcmp(a, "--mode")) {
+      mode = v;
+      i++;
+    } else if (!strcmp(a, "--dtype")) {
+      if (muster_dtype_from_name(v, &spec.dtype) != 0) {
+        fprintf(stderr, "muster solve: %s\n", muster_last_error());
+        return usage();
+      }
+      i++;
+    } else if (!strcmp(a, "--provider")) {
+      spec.provider = v;
+      i++;
+    } else {
+      fprintf(stderr, "muster solve: unknown option %s\n", a);
+      return usage();
+    }
+  }
+  if (!spec.routine) {
+    fprintf(stderr, "muster solve: which ROUTINE (potrs, potri, syevd)?\n");
+    return usage();
+  }
+  if (!strcmp(mode, "threads")) spec.processes = 0;
+  else if (!strcmp(mode, "processes")) spec.processes = 1;
+  else {
+    fprintf(stderr, "muster solve: --mode threads or processes, not '%s'\n", mode);
+    return usage();
+  }
+  if (spec.n < 1 || spec.n > 65536 || spec.ranks < 1 || spec.ranks > MUSTER_MAX_RANKS ||
+      spec.reps < 1 || spec.reps > SR_MAX_REPS || (spec.routine == MUSTER_POTRS && spec.nrhs < 1)) {
+    fprintf(stderr, "muster solve: need 1 <= n <= 65536, 1 <= ranks <= %d, 1 <= reps <= %d, nrhs >= 1\n",
+            MUSTER_MAX_RANKS, SR_MAX_REPS);
+    return usage();
+  }
+  /* the matrix, and room for the results */
+  muster_dtype_t t = spec.dtype;
+  int64_t n = spec.n, nrhs = spec.routine == MUSTER_POTRS ? spec.nrhs : 1;
+  size_t esz = muster_dtype_size(t);
+  void *A = malloc((size_t)(n * n) * esz), *B = malloc((size_t)(n * nrhs) * esz);
+  void *full = malloc((size_t)(n * n) * esz), *X = malloc((size_t)(n * nrhs) * esz);
+  void *W = malloc((size_t)n * sizeof(double));
+  if (!A || !B || !full || !X || !W) {
+    fprintf(stderr, "muster solve: out of memory for n=%" PRId64 "\n", n);
+    return 1;
+  }
+  chk_rng_t rng;
+  chk_seed(&rng, seed);
+  chk_random_hermitian(t, n, spec.routine != MUSTER_SYEVD, &rng, A, n);
+  chk_random_dense(t, n, nrhs, &rng, B, n);
+
+  sr_out_t out;
+  int xsame = 0;
+  int started = sr_run(&spec, A, B, &out, full, X, W, &xsame);
+  double residual = INFINITY, tol = chk_tolerance(t, n);
+  int ok = 0;
+  if (started == 0 && out.rc == 0) {
+    switch (spec.routine) {
+    case MUSTER_POTRS: residual = chk_potrs(t, n, nrhs, A, n, X, n, B, n); break;
+    case MUSTER_POTRI: residual = chk_potri(t, n, A, n, full, n); break;
+    default:
+      residual = chk_syevd(t, n, A, n, (spec.flags & MUSTER_NO_VECTORS) ? NULL : full, n, W);
+      break;
+    }
+    ok = xsame && residual < tol;
+  }
+  double secs = sr_median(out.seconds, out.rc == 0 ? spec.reps : 0);
+  double psecs = sr_median(out.provider_seconds, out.rc == 0 ? spec.reps : 0);
+  const char *routine = muster_routine_name(spec.routine);
+  if (json) {
+    printf("{\"routine\":\"%s\",\"n\":%" PRId64 ",\"nrhs\":%" PRId64 ",\"ranks\":%d,\"mode\":\"%s\","
+           "\"dtype\":\"%s\",\"tile\":%" PRId64 ",\"provider\":",
+           routine, n, nrhs, spec.ranks, mode, muster_dtype_name(t), out.res.tile);
+    json_str(out.res.provider[0] ? out.res.provider : (spec.provider ? spec.provider : ""));
+    printf(",\"seed\":%" PRIu64 ",\"reps\":%d,\"seconds\":%.6f,\"provider_seconds\":%.6f,"
+           "\"residual\":%s%.3e%s,\"tolerance\":%.3e,\"ranks_agree\":%s,\"ok\":%s",
+           seed, spec.reps, secs, psecs, isfinite(residual) ? "" : "\"", isfinite(residual) ? residual : 0.0,
+           isfinite(residual) ? "" : "\"", tol, (xsame && !out.disagree) ? "true" : "false",
+           ok ? "true" : "false");
+    if (out.rc != 0) {
+      printf(",\"error\":");
+      json_str(muster_strerror(out.rc));
+      printf(",\"message\":");
+      json_str(out.msg);
+    }
+    printf("}\n");
+  } else if (out.rc == 0) {
+    printf("%s %s n=%" PRId64 " nrhs=%" PRId64 " ranks=%d mode=%s provider=%s tile=%" PRId64
+           " seed=%" PRIu64 "\n", routine, muster_dtype_name(t), n, nrhs, spec.ranks, mode,
+           out.res.provider, out.res.tile, seed);
+    printf("  time      %.6f s (provider %.6f s)%s\n", secs, psecs, spec.reps > 1 ? ", median" : "");
+    printf("  residual  %.3e (tolerance %.3e)%s\n", residual, tol,
+           xsame ? "" : "  -- ranks got different results");
+    printf("  check     %s\n", ok ? "ok" : "FAILED");
+  }
+  if (out.rc != 0)
+    fprintf(stderr, "muster solve: %s %s n=%" PRId64 " ranks=%d mode=%s: %s: %s\n", routine,
+            muster_dtype_name(t), n, spec.ranks, mode, muster_strerror(out.rc), out.msg);
+  free(A);
+  free(B);
+  free(full);
+  free(X);
+  free(W);
+  return ok ? 0 : 1;
+}

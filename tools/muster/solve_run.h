@@ -1,0 +1,49 @@
+/*
+ * tools/muster/solve_run.h - run one collective solve the way a framework
+ * would, for `muster solve` and `muster bench`: R ranks as threads
+ * (muster_run_on_devices with host "devices" -1) or as forked processes
+ * (shards from muster_shard_alloc), each holding a contiguous column block
+ * of A and a copy of B, each calling muster_solve; `reps` times in one
+ * group, each rep timed on rank 0 from a barrier to muster_solve's return
+ * (refilling the shards is not timed).
+ */
+#ifndef MUSTER_SOLVE_RUN_H
+#define MUSTER_SOLVE_RUN_H
+
+#include <stddef.h>
+#include "muster.h"
+
+#define SR_MAX_REPS 64
+
+typedef struct sr_spec {
+  muster_routine_t routine;
+  muster_dtype_t dtype;
+  int64_t n, nrhs, tile;
+  unsigned flags;
+  int ranks;
+  int processes;        /* 0 threads, 1 processes */
+  const char *provider; /* NULL: default choice */
+  int reps;             /* 1..SR_MAX_REPS */
+} sr_spec_t;
+
+typedef struct sr_out {
+  int rc;                   /* rank 0's (all ranks agree, or rc says why not) */
+  char msg[600];
+  muster_solve_result_t res; /* of the last rep */
+  double seconds[SR_MAX_REPS]; /* rank 0's wall time per rep */
+  double provider_seconds[SR_MAX_REPS];
+  int disagree;             /* ranks returned different codes */
+} sr_out_t;
+
+/* Run spec on the full matrices A (n x n) and B (n x nrhs), column-major,
+ * ld n.  After the last rep: full (n x n, may be NULL) gets A's shards
+ * reassembled, X (n x nrhs, may be NULL) rank 0's b, W (n reals, may be
+ * NULL) rank 0's w; xsame is set to 1 when every rank's b/w equals rank 0's.
+ * Returns 0, or -1 when the ranks could not be started (message in out). */
+int sr_run(const sr_spec_t *spec, const void *A, const void *B, sr_out_t *out, void *full,
+           void *X, void *W, int *xsame);
+
+/* median of v[0..n) (sorts v) */
+double sr_median(double *v, int n);
+
+#endif
