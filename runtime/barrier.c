@@ -206,6 +206,18 @@ static int sleep_phase(struct muster_seg_header *h, int me, uint32_t g, double t
   int rc;
   for (;;) {
     if ((rc = muster__barrier_check_abort(h)) < 0) return rc;
+    if (barrier_no == 1 && LD(&h->retired)) {
+      /* A process dropped this group from its cache while we waited in the
+       * first round of our session: the others will meet by name in a new
+       * segment.  Poison this one the recognisable way (EPOISONED, no rank
+       * blamed) so everyone in it moves there (group.c, relocate). */
+      char reason[MUSTER_SEG_REASON_MAX];
+      snprintf(reason, sizeof reason, "group %s was retired (a process dropped it from its "
+               "cache) while its ranks waited", h->group);
+      muster__barrier_poison(h, MUSTER_EPOISONED, -1, 0, reason);
+      if (LDA(&h->generation) != g) return MUSTER_OK; /* completed meanwhile */
+      return muster__barrier_check_abort(h);
+    }
     uint64_t now = muster__now_mono_ns();
     if (now >= deadline) {
       rc = timeout_error(h, me, g, barrier_no, (now - t0) * 1e-9);

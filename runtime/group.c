@@ -43,7 +43,9 @@ struct gentry {
 };
 
 struct muster_group {
-  struct gentry *e;
+  struct gentry *e;    /* NULL only if a relocation failed to re-join */
+  char job[MUSTER_MAX_JOB + 1];
+  char name[MUSTER_MAX_NAME + 1];
   struct muster_seg_header *h;
   struct muster_seg_slot *slot;
   int rank, nranks, device;
@@ -351,6 +353,23 @@ static int check_join_args(const char *name, int rank, int nranks,
   return muster__segment_check_job(pick_job(opts));
 }
 
+/* Find or open the group of g (job, name, nranks) and take g's seat. */
+static int attach(muster_group_t *g) {
+  int rc = MUSTER_OK;
+  for (int attempt = 0; attempt < 100; attempt++) {
+    struct gentry *e;
+    pthread_mutex_lock(&cache_mu);
+    rc = cache_get(g->job, g->name, g->rank, g->nranks, &e);
+    pthread_mutex_unlock(&cache_mu);
+    if (rc < 0) return rc;
+    rc = seat(g, e);
+    if (rc == MUSTER_OK) return MUSTER_OK;
+    entry_release(e); /* a closing entry is unhealthy: it leaves the cache */
+    if (rc < 0) return rc;
+  }
+  return muster__err(MUSTER_EBUSY, "group %s keeps closing under us; gave up joining", g->name);
+}
+
 int muster_group_join(const char *name, int rank, int nranks, const muster_group_opts_t *opts,
                       muster_group_t **out) {
   int rc = check_join_args(name, rank, nranks, opts, out);
@@ -363,36 +382,35 @@ int muster_group_join(const char *name, int rank, int nranks, const muster_group
   g->nranks = nranks;
   g->device = opts ? opts->device : -1;
   g->timeout_s = opts && opts->timeout_s > 0 ? opts->timeout_s : env_timeout();
-  const char *job = pick_job(opts);
-  for (int attempt = 0; attempt < 100; attempt++) {
-    struct gentry *e;
-    pthread_mutex_lock(&cache_mu);
-    rc = cache_get(job, name, rank, nranks, &e);
-    pthread_mutex_unlock(&cache_mu);
-    if (rc < 0) break;
-    rc = seat(g, e);
-    if (rc == MUSTER_OK) {
-      *out = g;
-      return MUSTER_OK;
-    }
-    entry_release(e); /* a closing entry is unhealthy: it leaves the cache */
-    if (rc < 0) break;
+  snprintf(g->job, sizeof g->job, "%s", pick_job(opts));
+  snprintf(g->name, sizeof g->name, "%s", name);
+  rc = attach(g);
+  if (rc < 0) {
+    free(g);
+    return rc;
   }
-  if (rc == SEAT_RETRY)
-    rc = muster__err(MUSTER_EBUSY, "group %s keeps closing under us; gave up joining", name);
-  free(g);
-  return rc;
+  *out = g;
+  return MUSTER_OK;
 }
 
-int muster_group_leave(muster_group_t *g) {
-  if (!g) return muster__err(MUSTER_EINVAL, "muster_group_leave: NULL group");
-  int rc = g->first_err;
+/* Give the seat back and drop our reference on the segment. */
+static void vacate(muster_group_t *g) {
+  if (!g->e) return;
   struct muster_seg_slot *s = g->slot;
   ST(&s->wait_start_ns, 0);
   ST(&s->phase, MUSTER_PHASE_LEFT);
   STR(&s->owner_tid, 0); /* pid/start_time stay: they name the last occupant */
   seats_release(g->e);
   entry_release(g->e);
+  g->e = NULL;
+  g->h = NULL;
+  g->slot = NULL;
+}
+
+int muster_group_leave(muster_group_t *g) {
+  if (!g) return muster__err(MUSTER_EINVAL, "muster_group_leave: NULL group");
+  int rc = g->first_err;
+  vacate(g);
   free(g);
   return rc;
 }
@@ -402,7 +420,7 @@ int muster_group_leave(muster_group_t *g) {
 /* ---------------------------------------------------------------------- */
 
 static int note_error(muster_group_t *g, int rc) {
-  if (LD(&g->h->abort_state) != MUSTER_ABORT_NONE) {
+  if (g->h && LD(&g->h->abort_state) != MUSTER_ABORT_NONE) {
     g->saw_abort = 1;
     if (!LD(&g->h->formed)) muster__segment_unlink(&g->e->seg);
   }
@@ -411,19 +429,33 @@ static int note_error(muster_group_t *g, int rc) {
 }
 
 static int poisoned_before(muster_group_t *g) {
+  if (!g->h)
+    return muster__err(MUSTER_EPOISONED, "group %s: this handle lost its group (an earlier "
+                       "error); leave it", g->name);
   char reason[MUSTER_SEG_REASON_MAX];
   snprintf(reason, sizeof reason, "%s", g->h->abort_reason);
-  return muster__err(MUSTER_EPOISONED, "group %s was poisoned earlier: %s", g->e->name, reason);
+  return muster__err(MUSTER_EPOISONED, "group %s was poisoned earlier: %s", g->name, reason);
 }
 
-static int wait_round(muster_group_t *g, double timeout_s) {
-  if (g->saw_abort) return poisoned_before(g);
-  uint32_t gen;
-  g->has_exch = 0; /* the previous exchange's payloads may now be overwritten */
-  int rc = muster__barrier_wait(g->h, g->rank, timeout_s, LD(&g->slot->barriers) + 1, &gen);
-  if (rc < 0) return note_error(g, rc);
-  g->last_gen = gen;
-  g->passed = 1;
+/* The group was retired by a process that dropped it from its cache while
+ * we waited in our first round: the others meet in a new segment by name.
+ * (barrier.c poisons it this way: EPOISONED, no rank blamed.) */
+static int retired_under_us(const muster_group_t *g) {
+  const struct muster_seg_header *h = g->h;
+  return LD(&g->slot->barriers) == 0 && LD(&h->retired) &&
+         LDA(&h->abort_state) == MUSTER_ABORT_SET && LD(&h->abort_code) == MUSTER_EPOISONED &&
+         LD(&h->abort_rank) == -1;
+}
+
+/* Move g to the group's new segment: leave the old seat, join by name. */
+static int relocate(muster_group_t *g) {
+  muster__log(MUSTER_LOG_INFO, "rank %d of group %s: the group was retired; joining it again "
+              "by name", g->rank, g->name);
+  vacate(g);
+  return attach(g);
+}
+
+static void take_status(muster_group_t *g, uint32_t gen) {
   /* a status the leader set in this round becomes ours now */
   const struct muster_seg_status *st = &g->h->status[gen & 1];
   if (LD(&st->valid) && LD(&st->gen) == gen && (int32_t)(gen - g->join_gen) >= 0) {
@@ -433,80 +465,98 @@ static int wait_round(muster_group_t *g, double timeout_s) {
     memcpy(g->status_data, st->data, g->status_len);
     g->has_status = 1;
   }
-  return MUSTER_OK;
+}
+
+/* Publish into our buffer of the open round: the payload, or for a plain
+ * barrier "nothing" (so a rank that exchanged in this round sees the
+ * mismatch).  The round cannot end before we arrive, so gen is stable. */
+static void publish(muster_group_t *g, uint32_t gen, const void *payload, size_t len, int exch) {
+  struct muster_seg_slot *s = g->slot;
+  int b = gen & 1;
+  if (len) memcpy(s->payload[b], payload, len);
+  ST(&s->payload_len[b], (uint32_t)len);
+  ST(&s->payload_gen[b], exch ? gen : ~gen);
+  if (exch) ST(&s->phase, MUSTER_PHASE_PUBLISHED);
+}
+
+/* One round: publish (or not), wait for everyone. */
+static int do_round(muster_group_t *g, const void *payload, size_t len, int exch,
+                    double timeout_s) {
+  for (int moves = 0;; moves++) {
+    if (g->saw_abort || !g->h) return poisoned_before(g);
+    g->has_exch = 0; /* the previous exchange's payloads may now be overwritten */
+    uint32_t gen = LD(&g->h->generation), passed;
+    publish(g, gen, payload, len, exch);
+    int rc = muster__barrier_wait(g->h, g->rank, timeout_s, LD(&g->slot->barriers) + 1, &passed);
+    if (rc == MUSTER_OK) {
+      g->last_gen = passed;
+      g->passed = 1;
+      take_status(g, passed);
+      if (exch) {
+        g->exch_gen = passed;
+        g->has_exch = 1;
+      }
+      return MUSTER_OK;
+    }
+    if (moves < 3 && retired_under_us(g)) {
+      if ((rc = relocate(g)) == MUSTER_OK) continue;
+      g->first_err = g->first_err ? g->first_err : rc;
+      return rc;
+    }
+    return note_error(g, rc);
+  }
 }
 
 int muster_group_exchange(muster_group_t *g, const void *payload, size_t len) {
   if (!g) return muster__err(MUSTER_EINVAL, "muster_group_exchange: NULL group");
+  if (!g->h) return poisoned_before(g);
   if (len > MUSTER_MAX_PAYLOAD || (len && !payload)) {
-    int rc = muster__group_abortf(g, MUSTER_EINVAL, "rank %d of group %s passed a bad payload "
-                                  "(%zu bytes, max %d%s)", g->rank, g->e->name, len,
-                                  MUSTER_MAX_PAYLOAD, payload ? "" : ", NULL pointer");
-    (void)rc;
+    muster__group_abortf(g, MUSTER_EINVAL, "rank %d of group %s passed a bad payload (%zu bytes, "
+                         "max %d%s)", g->rank, g->name, len, MUSTER_MAX_PAYLOAD,
+                         payload ? "" : ", NULL pointer");
     return note_error(g, muster__barrier_check_abort(g->h));
   }
-  if (g->saw_abort) return poisoned_before(g);
-  struct muster_seg_slot *s = g->slot;
-  uint32_t gen = LD(&g->h->generation); /* cannot move before we arrive */
-  int b = gen & 1;
-  if (len) memcpy(s->payload[b], payload, len);
-  ST(&s->payload_len[b], (uint32_t)len);
-  ST(&s->payload_gen[b], gen);
-  ST(&s->phase, MUSTER_PHASE_PUBLISHED);
-  int rc = wait_round(g, g->timeout_s);
-  if (rc < 0) return rc;
-  g->exch_gen = gen;
-  g->has_exch = 1;
-  return MUSTER_OK;
+  return do_round(g, payload, len, 1, g->timeout_s);
 }
 
 int muster_group_payload(muster_group_t *g, int rank, const void **data, size_t *len) {
   if (!g || !data || !len) return muster__err(MUSTER_EINVAL, "muster_group_payload: NULL argument");
   if (rank < 0 || rank >= g->nranks)
-    return muster__err(MUSTER_EINVAL, "group %s: rank %d out of range 0..%d", g->e->name, rank,
+    return muster__err(MUSTER_EINVAL, "group %s: rank %d out of range 0..%d", g->name, rank,
                        g->nranks - 1);
   if (!g->has_exch)
     return muster__err(MUSTER_EINVAL, "group %s: no exchange completed since the last "
-                       "barrier/join of rank %d", g->e->name, g->rank);
+                       "barrier/join of rank %d", g->name, g->rank);
   const struct muster_seg_slot *s = muster__segment_slot(g->h, rank);
   int b = g->exch_gen & 1;
   if (LD(&s->payload_gen[b]) != g->exch_gen)
     return muster__err(MUSTER_EMISMATCH, "group %s: rank %d published nothing in round %" PRIu32
-                       " (it called a barrier where rank %d called an exchange)", g->e->name,
+                       " (it called a barrier where rank %d called an exchange)", g->name,
                        rank, g->exch_gen, g->rank);
   *data = s->payload[b];
   *len = LD(&s->payload_len[b]);
   return MUSTER_OK;
 }
 
-/* A barrier publishes nothing: tag our buffer of this round as empty so a
- * rank that exchanged in this round sees the mismatch. */
-static void publish_nothing(muster_group_t *g) {
-  uint32_t gen = LD(&g->h->generation);
-  ST(&g->slot->payload_len[gen & 1], 0);
-  ST(&g->slot->payload_gen[gen & 1], ~gen);
-}
-
 int muster_group_barrier(muster_group_t *g) {
   if (!g) return muster__err(MUSTER_EINVAL, "muster_group_barrier: NULL group");
-  publish_nothing(g);
-  return wait_round(g, g->timeout_s);
+  return do_round(g, NULL, 0, 0, g->timeout_s);
 }
 
 int muster__group_barrier_ex(muster_group_t *g, double timeout_s) {
   if (!g) return muster__err(MUSTER_EINVAL, "muster__group_barrier_ex: NULL group");
-  publish_nothing(g);
-  return wait_round(g, timeout_s);
+  return do_round(g, NULL, 0, 0, timeout_s);
 }
 
 int muster_group_set_status(muster_group_t *g, int status, const void *data, size_t len) {
   if (!g) return muster__err(MUSTER_EINVAL, "muster_group_set_status: NULL group");
   if (g->rank != 0)
     return muster__err(MUSTER_EINVAL, "group %s: rank %d set a status; only the leader (rank 0) "
-                       "may", g->e->name, g->rank);
+                       "may", g->name, g->rank);
   if (len > MUSTER_MAX_PAYLOAD || (len && !data))
     return muster__err(MUSTER_EINVAL, "group %s: status data of %zu bytes (max %d)",
-                       g->e->name, len, MUSTER_MAX_PAYLOAD);
+                       g->name, len, MUSTER_MAX_PAYLOAD);
+  if (!g->h) return poisoned_before(g);
   uint32_t gen = LD(&g->h->generation);
   struct muster_seg_status *st = &g->h->status[gen & 1];
   if (len) memcpy(st->data, data, len);
@@ -533,7 +583,7 @@ static int abort_v(muster_group_t *g, int code, const char *fmt, va_list ap) {
   char why[MUSTER_SEG_REASON_MAX - 128], reason[MUSTER_SEG_REASON_MAX];
   vsnprintf(why, sizeof why, fmt, ap);
   snprintf(reason, sizeof reason, "rank %d (pid %d, device %d) aborted group %s: %.300s", g->rank,
-           (int)muster__proc_self_pid(), g->device, g->e->name, why);
+           (int)muster__proc_self_pid(), g->device, g->name, why);
   muster__barrier_poison(g->h, code, g->rank, muster__proc_self_pid(), reason);
   if (!LD(&g->h->formed)) muster__segment_unlink(&g->e->seg);
   return MUSTER_OK;
@@ -543,6 +593,7 @@ int muster__group_abortf(muster_group_t *g, int code, const char *fmt, ...) {
   if (!g || code >= 0)
     return muster__err(MUSTER_EINVAL, "muster_group_abort: %s", g ? "code must be a negative "
                        "MUSTER_E* value" : "NULL group");
+  if (!g->h) return MUSTER_OK; /* lost its group already: nothing to poison */
   va_list ap;
   va_start(ap, fmt);
   int rc = abort_v(g, code, fmt, ap);
@@ -560,17 +611,17 @@ int muster_group_abort(muster_group_t *g, int code, const char *why) {
 
 int muster_group_rank(const muster_group_t *g) { return g ? g->rank : MUSTER_EINVAL; }
 int muster_group_size(const muster_group_t *g) { return g ? g->nranks : MUSTER_EINVAL; }
-const char *muster_group_name(const muster_group_t *g) { return g ? g->e->name : ""; }
+const char *muster_group_name(const muster_group_t *g) { return g ? g->name : ""; }
 uint64_t muster_group_generation(const muster_group_t *g) { return g ? g->session : 0; }
 
 pid_t muster__group_peer_pid(const muster_group_t *g, int rank) {
-  if (!g || rank < 0 || rank >= g->nranks) return 0;
+  if (!g || !g->h || rank < 0 || rank >= g->nranks) return 0;
   const struct muster_seg_slot *s = muster__segment_slot(g->h, rank);
   return LD(&s->owner_tid) ? LD(&s->pid) : 0;
 }
 
 int muster__group_all_local(const muster_group_t *g) {
-  if (!g) return 0;
+  if (!g || !g->h) return 0;
   pid_t me = muster__proc_self_pid();
   for (int r = 0; r < g->nranks; r++) {
     const struct muster_seg_slot *s = muster__segment_slot(g->h, r);
@@ -580,7 +631,7 @@ int muster__group_all_local(const muster_group_t *g) {
 }
 
 int muster__group_device(const muster_group_t *g, int rank) {
-  if (!g || rank < 0 || rank >= g->nranks) return -1;
+  if (!g || !g->h || rank < 0 || rank >= g->nranks) return -1;
   return LD(&muster__segment_slot(g->h, rank)->device);
 }
 

@@ -149,3 +149,39 @@ TEST_IMPL(group_create_race) {
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
   return 0;
 }
+
+/* One process drops the group from its cache (flush) between calls while
+ * its peer has already re-joined the old, cached segment and waits there:
+ * the peer notices the group was retired and moves to the new segment, and
+ * the call succeeds for both. */
+static int retire_rank(int rank, int nranks, void *p) {
+  muster_group_t *g;
+  const void *d;
+  size_t len;
+  for (int call = 0; call < 3; call++) {
+    if (rank == 1 && call > 0) {
+      struct timespec ts = {0, 300 * 1000000L}; /* rank 0 is waiting in the old one */
+      nanosleep(&ts, NULL);
+      muster_group_cache_flush();
+    }
+    RCHECK(muster_group_join("retire", rank, nranks, NULL, &g) == 0);
+    int v = rank * 10 + call;
+    RCHECK(muster_group_exchange(g, &v, sizeof v) == 0);
+    RCHECK(muster_group_payload(g, 1 - rank, &d, &len) == 0);
+    RCHECK(*(const int *)d == (1 - rank) * 10 + call);
+    RCHECK(muster_group_generation(g) == 1); /* a new segment each call */
+    RCHECK(muster_group_leave(g) == 0);
+  }
+  return 0;
+}
+
+TEST_IMPL(group_retired_relocates) {
+  double t0 = test_now();
+  ASSERT_EQ(run_procs(2, retire_rank, NULL), 0);
+  ASSERT_DBL_LT(test_now() - t0, 5.0); /* nobody sat out a timeout */
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  ASSERT_EQ(run_threads(2, retire_rank, NULL), 0);
+  muster_group_cache_flush();
+  ASSERT_EQ(test_count_muster_maps(), 0);
+  return 0;
+}
