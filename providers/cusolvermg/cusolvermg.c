@@ -189,10 +189,12 @@ static int64_t gcd64(int64_t a, int64_t b) {
 /* The preferred tile by routine, n and GPU count, from the measurements in
  * docs/tiles.md (2 x H200, CUDA 13.0). */
 static int64_t table_tile(muster_routine_t routine, int64_t n, int nshards) {
-  if (routine == MUSTER_SYEVD) return n <= 4096 ? 256 : SYEVD_MAX_TILE;
-  if (nshards == 1) return n <= 8192 ? 512 : 1024;
-  if (n <= 4096) return 256;
-  if (n <= 12288) return 1024;
+  int64_t S = (n + nshards - 1) / nshards;
+  if (routine == MUSTER_SYEVD) return 512;  /* 256 ~ 512 < 1024 (-6%) at n = 8192 */
+  /* potrf/potrs/potri: 2048 is best or within 1% from n = 8192 to 32768
+   * (256 is 1.8-2.6x slower); while the block width S <= 8192, T = S costs
+   * at most 11% in cuSolverMg and needs no relayout at all */
+  if (nshards > 1 && S <= 8192) return S;
   return 2048;
 }
 
@@ -368,6 +370,35 @@ static int check_info(job_t *j, const char *what, int info) {
   return cmg_fail(j->E, MUSTER_EPROVIDER, "%s: parameter %d was refused (info=%d)", what, -info, info);
 }
 
+/* First diagonal entry (0-based) whose real part is not positive (or NaN),
+ * or -1: read tile by tile with strided copies (one per tile). */
+static int diag_scan(job_t *j, int64_t *first) {
+  int64_t n = j->a->n, T = j->a->tile, lda = j->lda;
+  size_t esz = j->esz;
+  char *h = malloc((size_t)n * esz);
+  *first = -1;
+  if (!h) return -1;
+  for (int64_t C = 0; C * T < n; C++) {
+    int r = (int)(C % j->R);
+    int64_t w = n - C * T < T ? n - C * T : T;
+    const char *src = (const char *)j->mats[r] + (size_t)(((C / j->R) * T) * lda + C * T) * esz;
+    if (cudaSetDevice(j->ids[r]) != cudaSuccess ||
+        cudaMemcpy2D(h + (size_t)(C * T) * esz, esz, src, (size_t)(lda + 1) * esz, esz, (size_t)w,
+                     cudaMemcpyDefault) != cudaSuccess) {
+      (void)cudaGetLastError();
+      free(h);
+      return -1;
+    }
+  }
+  for (int64_t k = 0; k < n && *first < 0; k++) {
+    double re = (j->a->dtype == MUSTER_F32 || j->a->dtype == MUSTER_C64) ? (double)*(float *)(h + (size_t)k * esz)
+                                                                          : *(double *)(h + (size_t)k * esz);
+    if (!(re > 0.0)) *first = k;
+  }
+  free(h);
+  return 0;
+}
+
 static int do_potrf(job_t *j) {
   int rc = 0, info = 0, n = (int)j->a->n;
   int64_t lwork = 0;
@@ -379,8 +410,25 @@ static int do_potrf(job_t *j) {
   CMG_CHECK(grow_ws(j, lwork));
   ws_ptrs(j, ws);
   CMG_CU(j->ids[0], cudaSetDevice(j->ids[0]));
-  CMG_SO(j->ids[0], cusolverMgPotrf(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1, j->descA, t, ws,
-                                    lwork, &info));
+  cusolverStatus_t st = cusolverMgPotrf(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1, j->descA, t, ws,
+                                        lwork, &info);
+  if (st != CUSOLVER_STATUS_SUCCESS && info <= 0) {
+    /* On several GPUs cuSolverMg reports a matrix that is not positive
+     * definite as CUSOLVER_STATUS_INTERNAL_ERROR without setting info; the
+     * factorization stops with the failing pivot on the diagonal (earlier
+     * pivots are L's, positive), so find it there. */
+    int64_t k = -1;
+    for (int r = 0; r < j->R; r++)
+      if (cudaSetDevice(j->ids[r]) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) (void)cudaGetLastError();
+    if (st == CUSOLVER_STATUS_INTERNAL_ERROR && diag_scan(j, &k) == 0 && k >= 0) {
+      *j->call->info = k + 1;
+      return cmg_fail(E, MUSTER_ENOTPD, "cusolverMgPotrf on devices %d..: %s with pivot %lld not positive: "
+                      "not positive definite (leading minor %lld)", j->ids[0], cmg_solver_status_name(st),
+                      (long long)(k + 1), (long long)(k + 1));
+    }
+    return cmg_fail(E, MUSTER_ECUDA, "device %d: cusolverMgPotrf failed: %s (%d), info=%d", j->ids[0],
+                    cmg_solver_status_name(st), (int)st, info);
+  }
   rc = check_info(j, "cusolverMgPotrf", info);
 out:
   return rc;
@@ -434,6 +482,43 @@ out:
   return rc;
 }
 
+/* The full inverse: for every column tile C (cyclic layout, on GPU C % R),
+ * gather rows [C*T, C*T+wC) of every column left of the tile's end (the
+ * lower triangle, from every GPU) into the GPU's staging buffer with 2-D
+ * copies, then mirror them into the tile's upper triangle with a local
+ * kernel.  Tiles of one GPU run in turn on its stream 0 (one staging
+ * buffer), GPUs in parallel; nobody writes the lower triangle. */
+static int mirror_inverse(job_t *j) {
+  int rc = 0;
+  cmg_err_t *E = j->E;
+  int64_t n = j->a->n, T = j->a->tile, lda = j->lda, ntiles = (n + T - 1) / T;
+  size_t esz = j->esz;
+  for (int r = 0; r < j->R; r++) {
+    int dev = j->ids[r];
+    cmg_dev_t *d = &j->c->dev[dev];
+    CMG_CHECK(cmg_grow(dev, &d->stage[0], &d->stage_bytes[0], (size_t)(T * n) * esz, E));
+  }
+  for (int64_t C = 0; C < ntiles; C++) {
+    int r = (int)(C % j->R), dev = j->ids[r];
+    cmg_dev_t *d = &j->c->dev[dev];
+    cudaStream_t s = d->streams[0];
+    int64_t row0 = C * T, wc = n - row0 < T ? n - row0 : T;
+    CMG_CU(dev, cudaSetDevice(dev));
+    for (int64_t I = 0; I <= C; I++) { /* stage(c, i) = A(row0 + c, i) for columns i of tile I */
+      int64_t wi = n - I * T < T ? n - I * T : T;
+      const char *src = (const char *)j->mats[I % j->R] + (size_t)(((I / j->R) * T) * lda + row0) * esz;
+      char *dst = (char *)d->stage[0] + (size_t)(I * T * wc) * esz;
+      CMG_CU(dev, cudaMemcpy2DAsync(dst, (size_t)wc * esz, src, (size_t)lda * esz, (size_t)wc * esz, (size_t)wi,
+                                    cudaMemcpyDefault, s));
+    }
+    char *tile0 = (char *)j->mats[r] + (size_t)((C / j->R) * T * lda) * esz;
+    CMG_CU(dev, cmg_mirror_tile((int)j->a->dtype, d->stage[0], wc, row0, tile0, lda, s));
+  }
+  CMG_CHECK(sync_all(j));
+out:
+  return rc;
+}
+
 static int do_potri(job_t *j) {
   int rc = 0, info = 0, n = (int)j->a->n;
   int64_t lwork = 0;
@@ -450,20 +535,7 @@ static int do_potri(job_t *j) {
                                     lwork, &info));
   CMG_CHECK(check_info(j, "cusolverMgPotri", info));
   CMG_CHECK(sync_all(j));
-  /* the full inverse: mirror lower -> upper, in the cyclic layout */
-  cmg_cols_t cols = {1, j->R, j->a->tile, j->lda, {0}};
-  for (int r = 0; r < j->R; r++) {
-    cols.ptr[r] = j->mats[r];
-    for (int q = 0; q < j->R; q++)
-      if (q != r && j->c->peer[j->ids[r]][j->ids[q]] != 1)
-        return cmg_fail(E, MUSTER_EUNSUPPORTED, "potri: device %d cannot access device %d (no peer access), "
-                        "needed to mirror the inverse", j->ids[r], j->ids[q]);
-  }
-  for (int r = 0; r < j->R; r++) {
-    CMG_CU(j->ids[r], cudaSetDevice(j->ids[r]));
-    CMG_CU(j->ids[r], cmg_symmetrize((int)j->a->dtype, j->a->n, &cols, r, j->c->dev[j->ids[r]].streams[0]));
-  }
-  CMG_CHECK(sync_all(j));
+  CMG_CHECK(mirror_inverse(j));
 out:
   return rc;
 }
@@ -496,6 +568,15 @@ out:
   return rc;
 }
 
+/* MUSTER_CMG_POTRS_FACTOR=0: after a successful potrs, leave A (the
+ * factor) in cuSolverMg's cyclic layout instead of moving it back: saves
+ * the second relayout when the caller only wants X.  A's content is then
+ * unspecified.  Default 1 (A receives L, as with every provider). */
+static int skip_factor_writeback(const job_t *j, int rc) {
+  const char *s = getenv("MUSTER_CMG_POTRS_FACTOR");
+  return rc == 0 && j->a->routine == MUSTER_POTRS && j->to_cyc.kind == CMG_PLAN_INPLACE && s && !strcmp(s, "0");
+}
+
 static int solve(void *vc, const muster_provider_call_t *call) {
   cmg_ctx_t *c = vc;
   cmg_err_t err = {call->err, call->errlen}, *E = &err;
@@ -525,7 +606,7 @@ static int solve(void *vc, const muster_provider_call_t *call) {
   default: rc = cmg_fail(E, MUSTER_EUNSUPPORTED, "routine %d", (int)j->a->routine);
   }
 out:
-  if (j->to_blk.nchains > 0) { /* never leave the caller's A permuted */
+  if (j->to_blk.nchains > 0 && !skip_factor_writeback(j, rc)) { /* never leave the caller's A permuted */
     char keep[512] = "";
     if (rc < 0 && call->err) snprintf(keep, sizeof keep, "%s", call->err);
     int rc2 = sync_all(j);

@@ -154,6 +154,39 @@ static void trim(cmg_ctx_t *c) {
   }
 }
 
+static uint64_t start_time_of(int64_t pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  char *p = strrchr(buf, ')');
+  unsigned long long st = 0;
+  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                   &st) != 1)
+    return 0;
+  return st;
+}
+
+/* Close the mappings of peers that are gone (the runtime may not call
+ * forget_peer for a rank that died): once per call. */
+static void sweep_dead(cmg_ctx_t *c) {
+  static uint64_t swept_at = UINT64_MAX;
+  if (swept_at == c->calls) return;
+  swept_at = c->calls;
+  for (cmg_ipc_entry_t **pp = &c->ipc; *pp;) {
+    cmg_ipc_entry_t *e = *pp;
+    if (e->start_time != 0 && start_time_of(e->pid) != e->start_time) {
+      *pp = e->next;
+      close_entry(e);
+    } else {
+      pp = &e->next;
+    }
+  }
+}
+
 static int import_one(cmg_ctx_t *c, const blob_t *b, int dev, const blob_mem_t *m, void **ptr,
                       cmg_err_t *E) {
   int rc = 0;
@@ -225,6 +258,7 @@ int cmg_ipc_import(cmg_ctx_t *c, int rank, int64_t peer_pid, const void *data, s
                     "leader (pid %d): cudaDeviceGetByPCIBusId: %s; every process must see every GPU "
                     "(do not narrow CUDA_VISIBLE_DEVICES per process)", rank, peer_pid, b.busid,
                     (int)getpid(), cudaGetErrorName(st));
+  sweep_dead(c);
   CMG_CHECK(import_one(c, &b, dev, &b.mem[0], &shard->a, E));
   CMG_CHECK(import_one(c, &b, dev, &b.mem[1], &shard->b, E));
   CMG_CHECK(import_one(c, &b, dev, &b.mem[2], &shard->w, E));

@@ -13,20 +13,16 @@ extern "C" {
 
 #define CMG_MAX_DEV 16 /* cuSolverMg's limit */
 
-/* Column placement of a distributed matrix, as the mirror kernel sees it. */
-typedef struct cmg_cols {
-  int cyclic;          /* 0: blocks of `width` columns per rank; 1: cyclic tiles of `width` */
-  int nranks;
-  int64_t width;
-  int64_t lda;
-  void *ptr[CMG_MAX_DEV];
-} cmg_cols_t;
-
-/* Mirror the strictly lower triangle (conjugated) into the upper one, for
- * the columns rank `rank` owns; reads peers' memory (peer access on). */
-__attribute__((visibility("hidden"))) cudaError_t cmg_symmetrize(int dtype, int64_t n,
-                                                                 const cmg_cols_t *cols, int rank,
-                                                                 cudaStream_t stream);
+/* Upper triangle of one column tile from its gathered lower counterpart:
+ * dst(i, c) = conj(stage(c, i)) for 0 <= c < wc, 0 <= i < row0 + c, where
+ * stage is wc x (row0 + wc) with leading dimension wc (stage(c, i) =
+ * A(row0 + c, i), the tile's rows of the lower triangle, gathered from
+ * every GPU by copies) and dst points at the tile's first column (rows
+ * from 0, leading dimension lda).  Only local memory: works for IPC
+ * mappings, which a kernel of another GPU may not reach. */
+__attribute__((visibility("hidden"))) cudaError_t cmg_mirror_tile(int dtype, const void *stage, int64_t wc,
+                                                                  int64_t row0, void *dst, int64_t lda,
+                                                                  cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -147,8 +147,12 @@ static cmg_place_t shifted(cmg_place_t pl, int64_t by) {
 
 /* Copy [lo, lo+len) of every unit along a path that starts at an empty slot:
  * fill the hole from the unit's source slot, which becomes the next hole. */
+/* In-place chains go round robin over the ranks' devices (any stream can
+ * run any copy), so every GPU's copy engines take part. */
+static int chain_rank(const cmg_plan_t *p) { return (int)(p->nchains % p->nranks); }
+
 static int emit_path(cmg_plan_t *p, const perm_t *m, int64_t start, char *seen) {
-  if (open_chain(p, (int)(start / m->per_rank), 0) < 0) return -1;
+  if (open_chain(p, chain_rank(p), 0) < 0) return -1;
   for (int64_t hole = start; hole >= 0 && m->wanted[hole] >= 0;) {
     int64_t unit = m->wanted[hole], from = m->src_slot[unit];
     seen[hole] = 1;
@@ -175,7 +179,7 @@ static int emit_cycle(cmg_plan_t *p, const perm_t *m, int64_t start, char *seen,
   }
   int64_t piece = longest < stage_cap ? longest : stage_cap;
   if (piece > p->stage_bytes) p->stage_bytes = piece;
-  if (open_chain(p, (int)(start / m->per_rank), 1) < 0) return -1;
+  if (open_chain(p, chain_rank(p), 1) < 0) return -1;
   cmg_place_t stage = {CMG_STAGE, 0, 0};
   for (int64_t lo = 0; lo < longest; lo += piece) {
     int64_t parked = m->occupant[start];
