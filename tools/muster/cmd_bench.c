@@ -1,4 +1,224 @@
-/* placeholder until the bench subcommand lands (replaced by its owner) */
+/*
+ * tools/muster/cmd_bench.c - `muster bench [--routine R] [--dtype T]
+ *   [--n 1024,2048,4096] [--ranks R] [--nrhs K] [--reps K] [--warmup K]
+ *   [--modes a,b] [--seed S] [--json]`
+ *
+ * Every mode (bench.h; bench_modes.c has LAPACKE directly and muster in
+ * threads and processes mode) solves the same random SPD/Hermitian matrix
+ * of each size; reported: median/min/max of the timed reps, and the ratio
+ * of each mode's median to the baseline's ("overhead" = ratio - 1).
+ * potrs results are residual-checked so nobody times a failed solve.
+ */
+#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "check.h"
 #include "cli.h"
-int cmd_bench(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "muster bench: not built yet\n"); return 2; }
+#include "solve_run.h"
+
+static bench_mode_t *modes;
+
+void bench_register(bench_mode_t *m) {
+  bench_mode_t **pp = &modes;
+  while (*pp && (*pp)->order <= m->order) pp = &(*pp)->next;
+  m->next = *pp;
+  *pp = m;
+}
+
+const bench_mode_t *bench_modes(void) { return modes; }
+
+static int usage(FILE *f) {
+  fprintf(f,
+          "usage: muster bench [--routine potrs|potri|syevd] [--dtype f32|f64|c64|c128]\n"
+          "                    [--n 1024,2048,4096] [--ranks 2] [--nrhs 1] [--reps 5] [--warmup 1]\n"
+          "                    [--modes NAME,NAME] [--seed 42] [--json]\n"
+          "modes:\n");
+  for (const bench_mode_t *m = modes; m; m = m->next)
+    fprintf(f, "  %-20s %s%s\n", m->name, m->what, m->baseline ? " [baseline]" : "");
+  return f == stderr ? 2 : 0;
+}
+
+static int in_list(const char *list, const char *name) {
+  if (!list) return 1;
+  size_t len = strlen(name);
+  for (const char *s = list; *s;) {
+    const char *e = strchr(s, ',');
+    size_t l = e ? (size_t)(e - s) : strlen(s);
+    if (l == len && !strncmp(s, name, len)) return 1;
+    if (!e) break;
+    s = e + 1;
+  }
+  return 0;
+}
+
+static void machine(char *out, size_t cap) {
+  char model[160] = "unknown cpu";
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (f) {
+    char line[256];
+    while (fgets(line, sizeof line, f))
+      if (!strncmp(line, "model name", 10)) {
+        char *c = strchr(line, ':');
+        if (c) {
+          snprintf(model, sizeof model, "%s", c + 2);
+          model[strcspn(model, "\n")] = '\0';
+        }
+        break;
+      }
+    fclose(f);
+  }
+  snprintf(out, cap, "%s, %ld cpus", model, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+typedef struct row {
+  int64_t n;
+  const bench_mode_t *mode;
+  double median, min, max, ratio, residual;
+  int ok;
+  char err[300];
+} row_t;
+
+int cmd_bench(int argc, char **argv) {
+  bench_problem_t p = {.routine = MUSTER_POTRS, .dtype = MUSTER_F64, .nrhs = 1, .ranks = 2,
+                       .reps = 5, .warmup = 1};
+  const char *nlist = "1024,2048,4096", *mlist = NULL;
+  uint64_t seed = 42;
+  int json = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(stdout);
+    if (!strcmp(a, "--json")) {
+      json = 1;
+      continue;
+    }
+    if (!v) {
+      fprintf(stderr, "muster bench: %s needs a value\n", a);
+      return usage(stderr);
+    }
+    i++;
+    if (!strcmp(a, "--routine")) {
+      if (muster_routine_from_name(v, &p.routine) != 0) return usage(stderr);
+    } else if (!strcmp(a, "--dtype")) {
+      if (muster_dtype_from_name(v, &p.dtype) != 0) return usage(stderr);
+    } else if (!strcmp(a, "--n")) nlist = v;
+    else if (!strcmp(a, "--modes")) mlist = v;
+    else if (!strcmp(a, "--ranks")) p.ranks = atoi(v);
+    else if (!strcmp(a, "--nrhs")) p.nrhs = atoll(v);
+    else if (!strcmp(a, "--reps")) p.reps = atoi(v);
+    else if (!strcmp(a, "--warmup")) p.warmup = atoi(v);
+    else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
+    else {
+      fprintf(stderr, "muster bench: unknown option %s\n", a);
+      return usage(stderr);
+    }
+  }
+  if (p.ranks < 1 || p.ranks > MUSTER_MAX_RANKS || p.reps < 1 || p.reps > BENCH_MAX_REPS ||
+      p.warmup < 0 || p.nrhs < 1) {
+    fprintf(stderr, "muster bench: need 1 <= ranks <= %d, 1 <= reps <= %d, warmup >= 0, nrhs >= 1\n",
+            MUSTER_MAX_RANKS, BENCH_MAX_REPS);
+    return 2;
+  }
+  row_t rows[256];
+  int nrows = 0, failed = 0;
+  char mach[256];
+  machine(mach, sizeof mach);
+  if (!json)
+    printf("muster bench: %s %s nrhs=%" PRId64 " ranks=%d, median of %d reps (+%d warmup); %s\n"
+           "%6s  %-18s %10s %10s %10s %9s %10s\n",
+           muster_routine_name(p.routine), muster_dtype_name(p.dtype), p.nrhs, p.ranks, p.reps,
+           p.warmup, mach, "n", "mode", "median_s", "min_s", "max_s", "overhead", "residual");
+  for (const char *s = nlist; *s && nrows < 256;) {
+    int64_t n = atoll(s);
+    const char *e = strchr(s, ',');
+    s = e ? e + 1 : s + strlen(s);
+    if (n < 1) continue;
+    size_t esz = muster_dtype_size(p.dtype);
+    void *A = malloc((size_t)(n * n) * esz), *B = malloc((size_t)(n * p.nrhs) * esz),
+         *X = malloc((size_t)(n * p.nrhs) * esz);
+    if (!A || !B || !X) {
+      fprintf(stderr, "muster bench: out of memory for n=%" PRId64 "\n", n);
+      return 1;
+    }
+    chk_rng_t rng;
+    chk_seed(&rng, seed + (uint64_t)n);
+    chk_random_hermitian(p.dtype, n, p.routine != MUSTER_SYEVD, &rng, A, n);
+    chk_random_dense(p.dtype, n, p.nrhs, &rng, B, n);
+    p.n = n;
+    p.A = A;
+    p.B = B;
+    double base = 0;
+    for (const bench_mode_t *m = modes; m && nrows < 256; m = m->next) {
+      if (!in_list(mlist, m->name)) continue;
+      row_t *r = &rows[nrows++];
+      memset(r, 0, sizeof *r);
+      r->n = n;
+      r->mode = m;
+      r->residual = NAN;
+      double secs[BENCH_MAX_REPS];
+      if (m->available && m->available(&p, r->err, sizeof r->err) < 0) {
+        if (!json) printf("%6" PRId64 "  %-18s unavailable: %s\n", n, m->name, r->err);
+        continue;
+      }
+      if (m->run(&p, secs, X, r->err, sizeof r->err) < 0) {
+        failed = 1;
+        if (!json) printf("%6" PRId64 "  %-18s FAILED: %s\n", n, m->name, r->err);
+        continue;
+      }
+      r->ok = 1;
+      r->min = r->max = secs[0];
+      for (int k = 0; k < p.reps; k++) {
+        if (secs[k] < r->min) r->min = secs[k];
+        if (secs[k] > r->max) r->max = secs[k];
+      }
+      r->median = sr_median(secs, p.reps);
+      if (p.routine == MUSTER_POTRS) {
+        r->residual = chk_potrs(p.dtype, n, p.nrhs, A, n, X, n, B, n);
+        if (!(r->residual < chk_tolerance(p.dtype, n))) {
+          r->ok = 0;
+          failed = 1;
+          snprintf(r->err, sizeof r->err, "residual %.3e over tolerance", r->residual);
+        }
+      }
+      if (m->baseline) base = r->median;
+      r->ratio = base > 0 ? r->median / base : NAN;
+      if (!json) {
+        char ov[16] = "-";
+        if (!m->baseline && base > 0) snprintf(ov, sizeof ov, "%+.1f%%", (r->ratio - 1) * 100);
+        printf("%6" PRId64 "  %-18s %10.4f %10.4f %10.4f %9s %10.2e%s\n", n, m->name, r->median,
+               r->min, r->max, ov, r->residual, r->ok ? "" : "  CHECK FAILED");
+        fflush(stdout);
+      }
+    }
+    free(A);
+    free(B);
+    free(X);
+  }
+  if (json) {
+    time_t now = time(NULL);
+    char date[32];
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    printf("{\"routine\":\"%s\",\"dtype\":\"%s\",\"nrhs\":%" PRId64 ",\"ranks\":%d,\"reps\":%d,"
+           "\"warmup\":%d,\"machine\":\"%s\",\"date\":\"%s\",\"results\":[",
+           muster_routine_name(p.routine), muster_dtype_name(p.dtype), p.nrhs, p.ranks, p.reps,
+           p.warmup, mach, date);
+    for (int i = 0; i < nrows; i++) {
+      const row_t *r = &rows[i];
+      printf("%s{\"n\":%" PRId64 ",\"mode\":\"%s\",\"baseline\":%s,\"ok\":%s", i ? "," : "", r->n,
+             r->mode->name, r->mode->baseline ? "true" : "false", r->ok ? "true" : "false");
+      if (r->ok || r->median > 0)
+        printf(",\"median_s\":%.6f,\"min_s\":%.6f,\"max_s\":%.6f", r->median, r->min, r->max);
+      if (isfinite(r->ratio)) printf(",\"ratio\":%.4f", r->ratio);
+      if (isfinite(r->residual)) printf(",\"residual\":%.3e", r->residual);
+      if (r->err[0]) printf(",\"error\":\"%s\"", r->err);
+      printf("}");
+    }
+    printf("]}\n");
+  }
+  return failed ? 1 : 0;
+}

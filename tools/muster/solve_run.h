@@ -23,7 +23,8 @@ typedef struct sr_spec {
   int ranks;
   int processes;        /* 0 threads, 1 processes */
   const char *provider; /* NULL: default choice */
-  int reps;             /* 1..SR_MAX_REPS */
+  int reps;             /* timed repetitions, 1..SR_MAX_REPS */
+  int warmup;           /* untimed repetitions before them   */
 } sr_spec_t;
 
 typedef struct sr_out {
