@@ -11,9 +11,9 @@
  *
  * One instance runs per device (XLA runs them concurrently, one thread per
  * device, on the cpu and cuda platforms).  Each joins the muster group of
- * its launch, "jx.<key>.<op>.<site>.<replica>.<run id>", as the rank its
- * shard_map axis_index gave it, calls muster_solve with its shard, and
- * leaves:
+ * its launch, "jx.<key>.<op>.<site>.<replica>.<run id>" (or a pooled name,
+ * see group_name), as the rank its shard_map axis_index gave it, calls
+ * muster_solve with its shard, and leaves:
  *   key     "p<pid>" in one process, else a key shared by the processes of
  *           one jax.distributed job (set by the Python side);
  *   site    the Python call site (two solves in one program never mix);
@@ -30,7 +30,7 @@
  *   syevd  args [rank, a]  rets [a (aliased, vectors), w (ld), status]
  * Attributes: routine, dtype-free (the buffers say it), n, nrhs, tile,
  * layout, flags, nranks, provider, group_key, site, return_status,
- * process_mode.
+ * process_mode, and optionally local_ranks (ranks in this process).
  *
  * Failure: an XLA error carrying muster_last_error() (Python sees it as an
  * exception), or, with return_status=1, the status output (0 ok, k > 0 the
@@ -67,7 +67,7 @@ enum { MJ_ERRLEN = 1536 };
 typedef struct mj_attrs {
   int routine;
   int64_t n, nrhs, tile, site;
-  int layout, flags, nranks, return_status, process_mode;
+  int layout, flags, nranks, local_ranks, return_status, process_mode;
   char provider[32];
   char key[48];
 } mj_attrs_t;
@@ -158,18 +158,20 @@ static int attr_int(mj_call_t *c, const XLA_FFI_ByteSpan *name, XLA_FFI_AttrType
 /* The integer attributes, by name, and where each one goes. */
 static int64_t *int_slot(int64_t *v, const XLA_FFI_ByteSpan *name) {
   static const char *names[] = {"routine", "n", "nrhs", "tile", "site", "layout",
-                                "flags", "nranks", "return_status", "process_mode"};
+                                "flags", "nranks", "return_status", "process_mode",
+                                "local_ranks"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (name_is(name, names[i])) return &v[i];
   return NULL;
 }
 
 static int decode_attrs(mj_call_t *c, const XLA_FFI_Attrs *attrs) {
-  int64_t v[10];
-  int seen[10] = {0};
+  enum { NINT = 11 };
+  int64_t v[NINT];
+  int seen[NINT] = {0};
   mj_attrs_t *at = &c->at;
   memset(at, 0, sizeof *at);
-  for (int i = 0; i < 10; i++) v[i] = -1;
+  for (int i = 0; i < NINT; i++) v[i] = -1;
   for (int64_t i = 0; i < attrs->size; i++) {
     const XLA_FFI_ByteSpan *name = attrs->names[i];
     int64_t *slot = int_slot(v, name);
@@ -188,7 +190,7 @@ static int decode_attrs(mj_call_t *c, const XLA_FFI_Attrs *attrs) {
   }
   static const char *required[] = {"routine", "n", "nrhs", "tile", "site", "layout",
                                    "flags", "nranks", "return_status", "process_mode"};
-  for (int i = 0; i < 10; i++)
+  for (int i = 0; i < 10; i++) /* local_ranks is optional */
     if (!seen[i]) return set_err(c, MUSTER_EINVAL, "missing attribute %s", required[i]);
   at->routine = (int)v[0];
   at->n = v[1];
@@ -200,6 +202,9 @@ static int decode_attrs(mj_call_t *c, const XLA_FFI_Attrs *attrs) {
   at->nranks = (int)v[7];
   at->return_status = v[8] != 0;
   at->process_mode = v[9] != 0;
+  /* ranks of this group in this process; absent: all of them unless the
+   * ranks are processes */
+  at->local_ranks = seen[10] ? (int)v[10] : (at->process_mode ? 1 : at->nranks);
   if (at->routine < MUSTER_POTRS || at->routine > MUSTER_SYEVD)
     return set_err(c, MUSTER_EINVAL, "routine %d unknown", at->routine);
   if (at->nranks < 1 || at->nranks > MUSTER_MAX_RANKS)
@@ -452,9 +457,90 @@ static void fill_shard(mj_call_t *c, muster_shard_t *s, char *base) {
   s->stream = c->stream;
 }
 
-static void group_name(const mj_call_t *c, char *name, size_t cap) {
-  snprintf(name, cap, "jx.%s.%s.%" PRId64 ".%d.%" PRIx64, c->at.key, routine_name(c->at.routine),
-           c->at.site, c->replica, (uint64_t)c->run_id);
+/* ---- group names -------------------------------------------------------------
+ *
+ * A group per launch: the run id in the name keeps launches apart.  A new
+ * name per launch costs a segment (shm_open, ftruncate, mmap, unlink: about
+ * 50 us on a 2-core VM, docs/performance/jax.md); a reused name costs
+ * nothing (the runtime keeps the mapping and advances a generation).  So
+ * when every rank of the group lives in this process (SPMD), launches share
+ * a small pool of names, "<base>.s<k>": the first instance of a launch to
+ * arrive takes the lowest k no running launch of that base holds, the
+ * others of the same run id find it, and k is free again once all local
+ * instances have left.  Across processes (MPMD) the processes could not
+ * agree on k without talking, so the name carries the run id instead (it is
+ * the same in every process of a jax.distributed launch). */
+enum { MJ_SLOTS = 64 };
+typedef struct slot {
+  char base[MUSTER_MAX_NAME + 1];
+  int64_t run_id;
+  int k, arrived, left, failed, used;
+} slot_t;
+static slot_t slots[MJ_SLOTS];
+static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int slot_taken(const char *base, int k) {
+  for (int i = 0; i < MJ_SLOTS; i++)
+    if (slots[i].used && slots[i].k == k && strcmp(slots[i].base, base) == 0) return 1;
+  return 0;
+}
+
+/* Index of this launch's slot (k in *k), or -1 when the pool is full. */
+static int slot_acquire(const char *base, int64_t run_id, int *k) {
+  int idx = -1;
+  pthread_mutex_lock(&slot_lock);
+  for (int i = 0; i < MJ_SLOTS && idx < 0; i++)
+    if (slots[i].used && slots[i].run_id == run_id && strcmp(slots[i].base, base) == 0) idx = i;
+  if (idx < 0) {
+    for (int i = 0; i < MJ_SLOTS && idx < 0; i++)
+      if (!slots[i].used) idx = i;
+    if (idx >= 0) {
+      int kk = 0;
+      while (slot_taken(base, kk)) kk++;
+      slot_t *s = &slots[idx];
+      snprintf(s->base, sizeof s->base, "%s", base);
+      s->run_id = run_id;
+      s->k = kk;
+      s->arrived = s->left = s->failed = 0;
+      s->used = 1;
+    }
+  }
+  if (idx >= 0) {
+    slots[idx].arrived++;
+    *k = slots[idx].k;
+  }
+  pthread_mutex_unlock(&slot_lock);
+  return idx;
+}
+
+static void slot_release(int idx, int failed, int local_ranks) {
+  if (idx < 0) return;
+  pthread_mutex_lock(&slot_lock);
+  slot_t *s = &slots[idx];
+  s->left++;
+  s->failed |= failed;
+  /* after a failure, instances that never arrived may never come */
+  if (s->left >= local_ranks || (s->failed && s->left == s->arrived)) s->used = 0;
+  pthread_mutex_unlock(&slot_lock);
+}
+
+/* Name of this launch's group; *slot set when it came from the pool.
+ * MUSTER_EINVAL when the name would not fit MUSTER_MAX_NAME. */
+static int group_name(mj_call_t *c, char *name, size_t cap, int *slot) {
+  char base[MUSTER_MAX_NAME + 1];
+  int k = 0, len;
+  *slot = -1;
+  len = snprintf(base, sizeof base, "jx.%s.%s.%" PRId64 ".%d", c->at.key, routine_name(c->at.routine),
+                 c->at.site, c->replica);
+  if (len < 0 || (size_t)len + 18 > cap)
+    return set_err(c, MUSTER_EINVAL, "muster_jax: group name %s... too long (group_key %s)", base, c->at.key);
+  if (c->at.local_ranks == c->at.nranks && c->run_id != 0)
+    *slot = slot_acquire(base, c->run_id, &k);
+  if (*slot >= 0)
+    snprintf(name, cap, "%.*s.s%d", (int)len, base, k);
+  else
+    snprintf(name, cap, "%.*s.%" PRIx64, (int)len, base, (uint64_t)c->run_id);
+  return 0;
 }
 
 static int run_solve(mj_call_t *c, const muster_shard_t *mine, muster_solve_result_t *res) {
@@ -471,12 +557,16 @@ static int run_solve(mj_call_t *c, const muster_shard_t *mine, muster_solve_resu
   args.layout = (muster_layout_t)c->at.layout;
   args.flags = (unsigned)c->at.flags;
   args.provider = c->at.provider[0] ? c->at.provider : NULL;
-  group_name(c, name, sizeof name);
-  int rc = muster_group_join(name, c->rank, c->at.nranks, &opts, &g);
-  if (rc < 0)
-    return set_err(c, rc, "muster_jax %s rank %d/%d (device %d): joining group %s: %s",
-                   routine_name(c->at.routine), c->rank, c->at.nranks, c->device, name,
-                   muster_last_error());
+  int slot;
+  int rc = group_name(c, name, sizeof name, &slot);
+  if (rc < 0) return rc;
+  rc = muster_group_join(name, c->rank, c->at.nranks, &opts, &g);
+  if (rc < 0) {
+    set_err(c, rc, "muster_jax %s rank %d/%d (device %d): joining group %s: %s",
+            routine_name(c->at.routine), c->rank, c->at.nranks, c->device, name, muster_last_error());
+    slot_release(slot, 1, c->at.local_ranks);
+    return rc;
+  }
   rc = muster_solve(g, &args, mine, res);
   if (rc < 0)
     set_err(c, rc, "muster_jax %s rank %d/%d (device %d, group %s): %s", routine_name(c->at.routine),
@@ -487,6 +577,7 @@ static int run_solve(mj_call_t *c, const muster_shard_t *mine, muster_solve_resu
     set_err(c, rc, "muster_jax %s rank %d/%d: leaving group %s: %s", routine_name(c->at.routine), c->rank,
             c->at.nranks, name, muster_last_error());
   }
+  slot_release(slot, rc < 0, c->at.local_ranks);
   return rc;
 }
 

@@ -8,6 +8,7 @@ the leader, with every shard.  See docs/jax.md.
 import ctypes
 import hashlib
 import itertools
+import threading
 import os
 import zlib
 from functools import partial
@@ -138,12 +139,14 @@ def _local_solve(routine, a, b=None, *, axis_name, n, tile=0, layout=LAYOUT_BLOC
     outs.append(jax.ShapeDtypeStruct((1,), jnp.int32))
     out_layouts.append(None)
     call = jax.ffi.ffi_call(_lib.TARGET, outs, input_layouts=in_layouts, output_layouts=out_layouts,
-                            input_output_aliases=aliases, has_side_effect=True)
+                            input_output_aliases=aliases, has_side_effect=False)
     res = call(*ins, routine=np.int32(routine), n=np.int64(n),
                nrhs=np.int64(b.shape[1] if routine == POTRS else 0), tile=np.int64(tile or 0),
                layout=np.int32(layout), flags=np.int32(flags), nranks=np.int32(nranks),
                provider=str(provider or ""), group_key=_group_key(), site=np.int64(site),
-               return_status=np.int32(bool(return_status)), process_mode=np.int32(bool(process_mode)))
+               return_status=np.int32(bool(return_status)), process_mode=np.int32(bool(process_mode)),
+               # every rank in this process: the handler may reuse group names
+               local_ranks=np.int32(1 if process_mode else nranks))
     if routine == POTRI:
         return res[0], None, res[1]
     return res[0], res[1], res[2]
@@ -303,6 +306,21 @@ def _prepare(routine, a, T_A, mesh, a_spec, cyclic_1d, what):
     return dim, axis, R, N
 
 
+_jitted = {}
+_jitted_lock = threading.Lock()
+
+
+def _compiled(impl, **static):
+    """jax.jit of impl with its static configuration bound, one per
+    configuration: calls with arrays only take jax's C++ dispatch path."""
+    key = (impl.__name__,) + tuple(sorted(static.items()))
+    fn = _jitted.get(key)
+    if fn is None:
+        with _jitted_lock:
+            fn = _jitted.setdefault(key, jax.jit(partial(impl, **static)))
+    return fn
+
+
 def _pad_square(a, Np):
     N = a.shape[0]
     return a if Np == N else jnp.pad(a, ((0, Np - N), (0, Np - N)))
@@ -344,17 +362,16 @@ def potrs(a, b, T_A=None, mesh=None, in_specs=None, return_status=False, cyclic_
               bool(return_status), bool(cyclic_1d), provider)
     traced = _is_traced(a, b)
     site = _site_for(config, traced)
+    fn = _compiled(_potrs_impl, T_A=T_A, mesh=mesh, dim=dim, axis=axis, R=R, N=N,
+                   return_status=bool(return_status), cyclic_1d=bool(cyclic_1d), provider=provider,
+                   site=site)
     with _in_mesh(mesh, traced):
-        x, status = _potrs_impl(a, b, T_A=T_A, mesh=mesh, dim=dim, axis=axis, R=R, N=N,
-                                return_status=bool(return_status), cyclic_1d=bool(cyclic_1d),
-                                provider=provider, site=site)
+        x, status = fn(a, b)
     if vec:
         x = x[:, 0]
     return (x, status) if return_status else x
 
 
-@partial(jax.jit, static_argnames=("T_A", "mesh", "dim", "axis", "R", "N", "return_status",
-                                   "cyclic_1d", "provider", "site"))
 def _potrs_impl(a, b, *, T_A, mesh, dim, axis, R, N, return_status, cyclic_1d, provider, site):
     Np = N if cyclic_1d else R * -(-N // R)
     if not cyclic_1d:
@@ -389,10 +406,11 @@ def potri(a, T_A=None, mesh=None, in_specs=None, return_status=False, cyclic_1d=
               bool(cyclic_1d), provider)
     traced = _is_traced(a)
     site = _site_for(config, traced)
+    fn = _compiled(_potri_impl, T_A=T_A, mesh=mesh, dim=dim, axis=axis, R=R, N=N,
+                   return_status=bool(return_status), cyclic_1d=bool(cyclic_1d), provider=provider,
+                   site=site)
     with _in_mesh(mesh, traced):
-        inv, status = _potri_impl(a, T_A=T_A, mesh=mesh, dim=dim, axis=axis, R=R, N=N,
-                                  return_status=bool(return_status), cyclic_1d=bool(cyclic_1d),
-                                  provider=provider, site=site)
+        inv, status = fn(a)
     return (inv, status) if return_status else inv
 
 
@@ -406,8 +424,6 @@ def _single_spec(in_specs, mesh):
     raise ValueError(f"in_specs must be the PartitionSpec of a (or a 1-tuple of it), got {in_specs}")
 
 
-@partial(jax.jit, static_argnames=("T_A", "mesh", "dim", "axis", "R", "N", "return_status",
-                                   "cyclic_1d", "provider", "site"))
 def _potri_impl(a, *, T_A, mesh, dim, axis, R, N, return_status, cyclic_1d, provider, site):
     Np = N if cyclic_1d else R * -(-N // R)
     if not cyclic_1d:
@@ -444,18 +460,17 @@ def syevd(a, T_A=None, mesh=None, in_specs=None, return_eigenvectors=True, retur
               bool(return_status), bool(cyclic_1d), provider)
     traced = _is_traced(a)
     site = _site_for(config, traced)
+    fn = _compiled(_syevd_impl, T_A=T_A, mesh=mesh, dim=dim, axis=axis, R=R, N=N,
+                   vectors=bool(return_eigenvectors), return_status=bool(return_status),
+                   cyclic_1d=bool(cyclic_1d), provider=provider, site=site)
     with _in_mesh(mesh, traced):
-        w, v, status = _syevd_impl(a, T_A=T_A, mesh=mesh, dim=dim, axis=axis, R=R, N=N,
-                                   vectors=bool(return_eigenvectors), return_status=bool(return_status),
-                                   cyclic_1d=bool(cyclic_1d), provider=provider, site=site)
+        w, v, status = fn(a)
     out = (w, v) if return_eigenvectors else (w,)
     if return_status:
         return out + (status,)
     return out if return_eigenvectors else w
 
 
-@partial(jax.jit, static_argnames=("T_A", "mesh", "dim", "axis", "R", "N", "vectors", "return_status",
-                                   "cyclic_1d", "provider", "site"))
 def _syevd_impl(a, *, T_A, mesh, dim, axis, R, N, vectors, return_status, cyclic_1d, provider, site):
     Np = N if cyclic_1d else R * -(-N // R)
     if not cyclic_1d:

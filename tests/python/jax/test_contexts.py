@@ -176,3 +176,29 @@ def test_repeated_calls_reuse(rng, mesh4):
     for _ in range(50):
         x = mj.potrs(aj, jnp.asarray(b), mesh=mesh4, in_specs=(P(None, "x"), P(None, None)))
     assert check_potrs(a, b, x) < TOL
+
+
+def test_many_threads_share_the_name_pool(rng, mesh4):
+    """Four threads, twenty solves each, on the same devices: launches share a
+    pool of group names in this process, never one group between two
+    launches; each thread checks its own answers."""
+    n = 8
+    errors = []
+
+    def run(seed):
+        try:
+            r = np.random.default_rng(seed)
+            for _ in range(20):
+                a, b = hpd(r, n, np.float64), rhs(r, n, 1, np.float64)
+                x = mj.potrs(jnp.asarray(a), jnp.asarray(b), mesh=mesh4, in_specs=(P(None, "x"), P(None, None)))
+                assert check_potrs(a, b, x) < TOL
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(int(rng.integers(1 << 30)),)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(180)
+    assert not any(t.is_alive() for t in threads), "a solve hung"
+    assert not errors, errors
