@@ -524,6 +524,19 @@ static void slot_release(int idx, int failed, int local_ranks) {
   pthread_mutex_unlock(&slot_lock);
 }
 
+/* MUSTER_JAX_GROUP_POOL=0 turns the pool off (a name per launch), for
+ * measuring it and as a way out; read once per process. */
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+static int pool_on = 1;
+static void pool_read_env(void) {
+  const char *v = getenv("MUSTER_JAX_GROUP_POOL");
+  pool_on = !(v && strcmp(v, "0") == 0);
+}
+static int pool_enabled(void) {
+  pthread_once(&pool_once, pool_read_env);
+  return pool_on;
+}
+
 /* Name of this launch's group; *slot set when it came from the pool.
  * MUSTER_EINVAL when the name would not fit MUSTER_MAX_NAME. */
 static int group_name(mj_call_t *c, char *name, size_t cap, int *slot) {
@@ -534,7 +547,7 @@ static int group_name(mj_call_t *c, char *name, size_t cap, int *slot) {
                  c->at.site, c->replica);
   if (len < 0 || (size_t)len + 18 > cap)
     return set_err(c, MUSTER_EINVAL, "muster_jax: group name %s... too long (group_key %s)", base, c->at.key);
-  if (c->at.local_ranks == c->at.nranks && c->run_id != 0)
+  if (c->at.local_ranks == c->at.nranks && c->run_id != 0 && pool_enabled())
     *slot = slot_acquire(base, c->run_id, &k);
   if (*slot >= 0)
     snprintf(name, cap, "%.*s.s%d", (int)len, base, k);
