@@ -356,8 +356,9 @@ static int rendezvous(const kernel_t *k, const work_t *w, const char **phase, ch
       .routine = k->routine, .dtype = w->dtype, .n = w->n, .nrhs = w->nrhs, .tile = k->tile,
       .layout = MUSTER_LAYOUT_BLOCK, .flags = 0, .provider = k->provider[0] ? k->provider : NULL};
   int64_t block = (w->n + k->nranks - 1) / k->nranks;
+  int64_t col0 = block * k->rank < w->n ? block * k->rank : w->n; /* trailing ranks may be empty */
   muster_shard_t mine = {.mem = MUSTER_MEM_HOST, .device = -1, .a = w->a, .lda = w->n,
-                         .col0 = block * k->rank, .ncols = w->ncols, .b = w->b, .ldb = w->n,
+                         .col0 = col0, .ncols = w->ncols, .b = w->b, .ldb = w->n,
                          .w = w->w, .stream = NULL};
   muster_solve_result_t res;
   muster_group_t *g = NULL;
