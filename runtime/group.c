@@ -87,12 +87,18 @@ static void install_atfork(void) { pthread_atfork(fork_prepare, fork_parent, for
 /* Cache                                                                   */
 /* ---------------------------------------------------------------------- */
 
-static int entry_healthy(const struct gentry *e) {
+/* Retired (dropped by some process) or closed (never formed, now empty):
+ * nobody will ever meet in it again. */
+static int entry_dead(const struct gentry *e) {
   const struct muster_seg_header *h = e->seg.hdr;
-  if (LD(&h->abort_state) != MUSTER_ABORT_NONE || LD(&h->retired)) return 0;
-  if (!LD(&h->formed) && (LD(&h->seats) & MUSTER_SEATS_CLOSING)) return 0;
-  return 1;
+  return LD(&h->retired) || (!LD(&h->formed) && (LD(&h->seats) & MUSTER_SEATS_CLOSING));
 }
+
+static int entry_poisoned(const struct gentry *e) {
+  return LD(&e->seg.hdr->abort_state) != MUSTER_ABORT_NONE;
+}
+
+static int entry_healthy(const struct gentry *e) { return !entry_dead(e) && !entry_poisoned(e); }
 
 static void entry_unlist(struct gentry *e) {
   for (struct gentry **p = &cache_head; *p; p = &(*p)->next) {
@@ -153,6 +159,18 @@ static int mismatch(struct muster_segment *seg, const char *name, int rank, int 
 static int cache_get(const char *job, const char *name, int rank, int nranks,
                      struct gentry **out) {
   struct gentry *e = cache_find(job, name, nranks);
+  if (e && !entry_dead(e) && entry_poisoned(e)) {
+    /* A rank that has not been told yet (it was between calls, or late)
+     * gets the group's error now, like the ranks that waited; one that was
+     * told starts afresh. */
+    struct muster_seg_slot *s = muster__segment_slot(e->seg.hdr, rank);
+    uint32_t unseen = 0;
+    if (__atomic_compare_exchange_n(&s->abort_seen, &unseen, 1, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_RELAXED)) {
+      int rc = muster__barrier_check_abort(e->seg.hdr);
+      return muster__err_prefix(rc, "joining group %s as rank %d", name, rank);
+    }
+  }
   if (e && !entry_healthy(e)) {
     entry_unlist(e);
     if (e->refs == 0) entry_free(e);
@@ -189,7 +207,9 @@ static int cache_get(const char *job, const char *name, int rank, int nranks,
 static void entry_release(struct gentry *e) {
   pthread_mutex_lock(&cache_mu);
   e->refs--;
-  if (e->listed && !entry_healthy(e)) entry_unlist(e);
+  /* a poisoned entry stays listed: ranks of this process that were not in
+   * the failing round get its error at their next join (cache_get) */
+  if (e->listed && entry_dead(e)) entry_unlist(e);
   if (!e->listed && e->refs == 0) entry_free(e);
   pthread_mutex_unlock(&cache_mu);
 }
@@ -422,6 +442,7 @@ int muster_group_leave(muster_group_t *g) {
 static int note_error(muster_group_t *g, int rc) {
   if (g->h && LD(&g->h->abort_state) != MUSTER_ABORT_NONE) {
     g->saw_abort = 1;
+    ST(&g->slot->abort_seen, 1);
     if (!LD(&g->h->formed)) muster__segment_unlink(&g->e->seg);
   }
   if (!g->first_err) g->first_err = rc;

@@ -6,7 +6,9 @@
  *   layout version 1, frozen at its first commit.  Later changes are
  *   additive only (new fields go into the reserved bytes, never move or
  *   resize a field) and are listed here:
- *     - (none yet)
+ *     - slot.abort_seen at offset 88 (was reserved, zero): 1 once the rank
+ *       sitting there has been given the group's abort error.  Decoders
+ *       may show it; old segments have 0 there.
  *
  * A segment is /dev/shm/muster.<uid>.<job>.<group>, mode 0600, size
  * header_size + nranks * slot_size bytes, all of it allocated at creation
@@ -95,7 +97,12 @@ struct muster_seg_slot {
   uint32_t payload_gen[2];/* 80   [atomic] generation word value of the round
                                   payload[i] was published for; the round of
                                   generation G uses buffer G & 1            */
-  uint8_t reserved[40];   /* 88   zero                                     */
+  uint32_t abort_seen;    /* 88   [atomic] (added 2026-11-21, additive) 1 once
+                                  the occupant of this seat was given the
+                                  group's abort error; a later join of this
+                                  rank through the cache then starts a fresh
+                                  group instead of reporting it again      */
+  uint8_t reserved[36];   /* 92   zero                                     */
   uint8_t payload[2][MUSTER_MAX_PAYLOAD]; /* 128 double-buffered payloads  */
 };
 

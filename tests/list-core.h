@@ -20,6 +20,7 @@ TEST_ENTRY(group_two_groups_processes, 20)
 /* faults: SIGKILL / SIGSTOP one forked rank at each phase */
 TEST_ENTRY(fault_kill_between_calls, 20)
 TEST_ENTRY(fault_exit_between_calls, 20)
+TEST_ENTRY(fault_kill_between_calls_late_joiner, 20)
 TEST_ENTRY(fault_kill_joined, 20)
 TEST_ENTRY(fault_kill_waiting, 20)
 TEST_ENTRY(fault_kill_after_publish, 20)

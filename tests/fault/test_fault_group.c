@@ -10,6 +10,9 @@
 enum phase {
   KILL_BETWEEN_CALLS,   /* after leaving call 1, before joining call 2 */
   EXIT_BETWEEN_CALLS,   /* same, but a normal exit() (library destructor runs) */
+  KILL_BETWEEN_LATE,    /* KILL_BETWEEN_CALLS, and one survivor joins call 2
+                           only after the others found the death: its join
+                           reports it */
   KILL_BEFORE_FIRST_JOIN, /* never joined: nobody knows its pid -> timeout */
   KILL_JOINED,          /* seated, before publishing */
   KILL_WAITING,         /* arrived at the barrier, waiting for a late rank */
@@ -64,14 +67,24 @@ static int fault_rank(int rank, int nranks, void *p) {
     RCHECK(muster_group_exchange(g, &v, sizeof v) == 0);
     RCHECK(muster_group_barrier(g) == 0); /* nobody still reads call 1 */
     RCHECK(muster_group_leave(g) == 0);
-    if (a->phase == KILL_BETWEEN_CALLS && victim) fault_now(a);
+    if ((a->phase == KILL_BETWEEN_CALLS || a->phase == KILL_BETWEEN_LATE) && victim) fault_now(a);
+    if (a->phase == KILL_BETWEEN_LATE && rank == (a->victim + 1) % nranks) {
+      nap_ms(600);
+    }
     if (a->phase == EXIT_BETWEEN_CALLS && victim) {
       a->sh->t_fault = test_now();
       exit(0);
     }
   }
   double t0 = test_now();
-  RCHECK(muster_group_join("flt", rank, nranks, NULL, &g) == 0);
+  int rc = muster_group_join("flt", rank, nranks, NULL, &g);
+  if (rc) {
+    /* late to a call whose group a survivor already poisoned: the join
+     * itself reports the same error */
+    report_fill(rep, rc, t0);
+    RCHECK(rc == MUSTER_EPEERDEAD && !victim);
+    return 0;
+  }
   if ((a->phase == KILL_JOINED || a->phase == STOP_JOINED) && victim) fault_now(a);
   pthread_t th;
   int have_killer = 0;
@@ -80,7 +93,7 @@ static int fault_rank(int rank, int nranks, void *p) {
     have_killer = victim;
     if (rank == (a->victim + 1) % nranks) nap_ms(400); /* the late one */
   }
-  int rc = muster_group_exchange(g, &v, sizeof v);
+  rc = muster_group_exchange(g, &v, sizeof v);
   if (rc == 0) {
     if (a->phase == KILL_AFTER_PUBLISH && victim) fault_now(a);
     RCHECK(muster_group_payload(g, (rank + 1) % nranks, &d, &len) == 0);
@@ -140,6 +153,8 @@ static int fault_test(enum phase ph, int n, int victim, int code, int named, dou
     ASSERT_DBL_LT(dt, max_s);
     ASSERT_DBL_LT(min_s, dt);
   }
+  if (ph == KILL_BETWEEN_LATE) /* told by its join, not by a barrier */
+    ASSERT_STR_CONTAINS(sh->rep[(victim + 1) % n].msg, "joining group flt as rank");
   check_clean();
   munmap(sh, sizeof *sh);
   return 0;
@@ -147,6 +162,9 @@ static int fault_test(enum phase ph, int n, int victim, int code, int named, dou
 
 TEST_IMPL(fault_kill_between_calls) {
   return fault_test(KILL_BETWEEN_CALLS, 3, 1, MUSTER_EPEERDEAD, 1, 0, 2.0);
+}
+TEST_IMPL(fault_kill_between_calls_late_joiner) {
+  return fault_test(KILL_BETWEEN_LATE, 3, 0, MUSTER_EPEERDEAD, 1, 0, 2.0);
 }
 TEST_IMPL(fault_exit_between_calls) {
   return fault_test(EXIT_BETWEEN_CALLS, 3, 2, MUSTER_EPEERDEAD, 1, 0, 2.0);
