@@ -190,12 +190,19 @@ static int64_t gcd64(int64_t a, int64_t b) {
  * docs/tiles.md (2 x H200, CUDA 13.0). */
 static int64_t table_tile(muster_routine_t routine, int64_t n, int nshards) {
   int64_t S = (n + nshards - 1) / nshards;
-  if (routine == MUSTER_SYEVD) return 512;  /* 256 ~ 512 < 1024 (-6%) at n = 8192 */
-  /* potrf/potrs/potri: 2048 is best or within 1% from n = 8192 to 32768
-   * (256 is 1.8-2.6x slower); while the block width S <= 8192, T = S costs
-   * at most 11% in cuSolverMg and needs no relayout at all */
-  if (nshards > 1 && S <= 8192) return S;
-  return 2048;
+  /* syevd: 256 beats 512 by 1.5-2.5% and 1024 by 6% (n = 8192, 16384) */
+  if (routine == MUSTER_SYEVD) return 256;
+  /* one GPU: one tile (cuSolverMg then runs like cusolverDn) was fastest
+   * at n = 16384 (4096: +6%, 2048: +14%); no relayout on one GPU anyway */
+  if (nshards == 1) return n;
+  /* potrs (potrf + potrs): 2048 is best from n = 8192 to 65536 (256 is 2-4x
+   * slower); while S <= 8192, T = S costs at most 11% in cuSolverMg and
+   * needs no relayout, which costs more than that */
+  if (routine == MUSTER_POTRS) return S <= 8192 ? S : 2048;
+  /* potri: its solve part gains more from smaller tiles (n = 16384: 4096
+   * 0.290 s, 2048 0.291 s, 8192 0.323 s) */
+  if (S <= 4096) return S;
+  return S <= 8192 ? 4096 : 2048;
 }
 
 /* The table's tile, moved to one that is valid for the block layout and that
@@ -362,7 +369,7 @@ static void ws_ptrs(job_t *j, void **ws) {
 static int check_info(job_t *j, const char *what, int info) {
   *j->call->info = info;
   if (info == 0) return 0;
-  if (info > 0 && strstr(what, "potrf"))
+  if (info > 0 && strstr(what, "Potrf"))
     return cmg_fail(j->E, MUSTER_ENOTPD, "%s on devices %d..: not positive definite (leading minor %d)", what,
                     j->ids[0], info);
   if (info > 0)

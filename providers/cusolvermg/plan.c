@@ -145,28 +145,42 @@ static cmg_place_t shifted(cmg_place_t pl, int64_t by) {
   return pl;
 }
 
-/* Copy [lo, lo+len) of every unit along a path that starts at an empty slot:
- * fill the hole from the unit's source slot, which becomes the next hole. */
 /* In-place chains go round robin over the ranks' devices (any stream can
  * run any copy), so every GPU's copy engines take part. */
 static int chain_rank(const cmg_plan_t *p) { return (int)(p->nchains % p->nranks); }
 
-static int emit_path(cmg_plan_t *p, const perm_t *m, int64_t start, char *seen) {
-  if (open_chain(p, chain_rank(p), 0) < 0) return -1;
+/* Copy every unit along a path that starts at an empty slot: fill the hole
+ * from the unit's source slot, which becomes the next hole.  The same path
+ * applied to different byte ranges of the units is independent work, so
+ * each range of `piece` bytes is its own chain (parallel streams). */
+static int emit_path(cmg_plan_t *p, const perm_t *m, int64_t start, char *seen, int64_t piece) {
+  int64_t longest = 0;
   for (int64_t hole = start; hole >= 0 && m->wanted[hole] >= 0;) {
-    int64_t unit = m->wanted[hole], from = m->src_slot[unit];
+    int64_t unit = m->wanted[hole];
     seen[hole] = 1;
-    if (push_op(p, slot_place(m, p, from), slot_place(m, p, hole), unit_bytes(m, p, unit)))
-      return -1;
-    hole = from;
+    if (unit_bytes(m, p, unit) > longest) longest = unit_bytes(m, p, unit);
+    hole = m->src_slot[unit];
     if (seen[hole]) break;
   }
-  close_chain(p);
+  for (int64_t lo = 0; lo < longest; lo += piece) {
+    if (open_chain(p, chain_rank(p), 0) < 0) return -1;
+    /* start is empty, so no unit comes from it: the walk ends at a slot
+     * that only gives (wanted < 0) */
+    for (int64_t hole = start; m->wanted[hole] >= 0;) {
+      int64_t unit = m->wanted[hole], from = m->src_slot[unit];
+      int64_t n = unit_bytes(m, p, unit) - lo;
+      if (n > piece) n = piece;
+      if (push_op(p, shifted(slot_place(m, p, from), lo), shifted(slot_place(m, p, hole), lo), n)) return -1;
+      hole = from;
+    }
+    close_chain(p);
+  }
   return 0;
 }
 
 /* A cycle: park the first slot's unit (one piece at a time) in staging,
- * shift the others along, put the parked piece at the end. */
+ * shift the others along, put the parked piece at the end.  Each piece is
+ * its own chain, with the staging buffer of the stream it runs on. */
 static int emit_cycle(cmg_plan_t *p, const perm_t *m, int64_t start, char *seen,
                       int64_t stage_cap) {
   int64_t longest = 0;
@@ -179,9 +193,9 @@ static int emit_cycle(cmg_plan_t *p, const perm_t *m, int64_t start, char *seen,
   }
   int64_t piece = longest < stage_cap ? longest : stage_cap;
   if (piece > p->stage_bytes) p->stage_bytes = piece;
-  if (open_chain(p, chain_rank(p), 1) < 0) return -1;
   cmg_place_t stage = {CMG_STAGE, 0, 0};
   for (int64_t lo = 0; lo < longest; lo += piece) {
+    if (open_chain(p, chain_rank(p), 1) < 0) return -1;
     int64_t parked = m->occupant[start];
     int64_t len = unit_bytes(m, p, parked) - lo;
     if (len > piece) len = piece;
@@ -198,8 +212,8 @@ static int emit_cycle(cmg_plan_t *p, const perm_t *m, int64_t start, char *seen,
       if (push_op(p, shifted(slot_place(m, p, from), lo), dst, n)) return -1;
       hole = from;
     }
+    close_chain(p);
   }
-  close_chain(p);
   return 0;
 }
 
@@ -213,7 +227,7 @@ static int build_inplace(cmg_plan_t *p, const muster__layout_t *L, int dir, int6
   if (!seen) goto out;
   p->kind = CMG_PLAN_INPLACE;
   for (int64_t s = 0; s < nslots; s++) /* paths: start at slots empty now */
-    if (m.occupant[s] < 0 && m.wanted[s] >= 0 && emit_path(p, &m, s, seen) < 0) goto out;
+    if (m.occupant[s] < 0 && m.wanted[s] >= 0 && emit_path(p, &m, s, seen, stage_cap) < 0) goto out;
   for (int64_t s = 0; s < nslots; s++) {
     if (seen[s] || m.wanted[s] < 0 || m.wanted[s] == m.occupant[s]) continue;
     if (emit_cycle(p, &m, s, seen, stage_cap) < 0) goto out;
