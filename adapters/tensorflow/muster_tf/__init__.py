@@ -122,7 +122,7 @@ def _participant(opname, rank, nranks, shared_memory):
         raise RuntimeError("muster_tf.%s: called in a cross-replica context; call it inside "
                            "strategy.run(...), or pass rank= and nranks=" % opname)
     nranks = ctx.num_replicas_in_sync
-    local = len(getattr(ctx.strategy.extended, "worker_devices", ())) or nranks
+    local = _local_replicas(ctx, nranks)
     if local > 1 and tf.executing_eagerly():
         raise RuntimeError(
             "muster_tf.%s: called eagerly inside strategy.run with %d replicas. In eager mode "
@@ -142,6 +142,14 @@ def _participant(opname, rank, nranks, shared_memory):
             % (opname, local, _inter_op_threads(), 2 * local + 2))
     shared = (local < nranks) if shared_memory is None else bool(shared_memory)
     return int(rid), nranks, shared, local > 1
+
+
+def _local_replicas(ctx, nranks):
+    """Replicas of this process (a multi-worker strategy spans processes)."""
+    try:
+        return len(ctx.strategy.extended.worker_devices) or nranks
+    except (AttributeError, RuntimeError):  # the default strategy has none
+        return nranks
 
 
 def _auto_key(rank, nranks, threads):
