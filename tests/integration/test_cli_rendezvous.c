@@ -249,3 +249,42 @@ TEST_IMPL(cli_rendezvous_wrong_read_caught) {
   tool_result_free(&r);
   return 0;
 }
+
+/* pthread_barrier cannot time out: a rank SIGKILLed during the --baseline
+ * rounds leaves the others blocked forever.  The command must kill them
+ * after its grace period, reap everyone and exit 1 saying so. */
+TEST_IMPL(cli_rendezvous_baseline_rank_killed) {
+  const char *argv[] = {"rendezvous", "--ranks", "3", "--mode", "processes", "--rounds",
+                        "200000", "--cycles", "0", "--baseline", NULL};
+  pid_t pid, first[8], kids[8];
+  int out_fd, err_fd, n = 0;
+  ASSERT_EQ(tool_spawn("muster", argv, NULL, &pid, &out_fd, &err_fd), 0);
+  double t0 = test_now();
+  while ((n = children_of(pid, first, 8)) < 3 && test_now() - t0 < 10) usleep(5000);
+  ASSERT_EQ(n, 3);
+  /* the baseline runs in a second set of children: wait for it */
+  int phase2 = 0;
+  while (!phase2 && test_now() - t0 < 40) {
+    usleep(5000);
+    n = children_of(pid, kids, 8);
+    phase2 = n == 3;
+    for (int i = 0; i < n && phase2; i++)
+      for (int j = 0; j < 3; j++) phase2 &= kids[i] != first[j];
+  }
+  ASSERT(phase2);
+  usleep(100000);
+  ASSERT_EQ(kill(kids[0], SIGKILL), 0);
+  double t1 = test_now();
+  struct tool_result r;
+  ASSERT_EQ(tool_collect(&r, pid, out_fd, err_fd, 30), 0);
+  double took = test_now() - t1;
+  fprintf(stderr, "ended %.2f s after the kill:\n%s", took, r.err);
+  ASSERT_EQ(r.exit_code, 1);
+  ASSERT(took >= 4.0 && took < 15.0); /* the 5 s grace, then kill */
+  ASSERT_STR_CONTAINS(r.err, "was killed by signal 9");
+  ASSERT_STR_CONTAINS(r.err, "still running 5 s after the first failure; killed");
+  for (int i = 0; i < 3; i++) ASSERT(kill(kids[i], 0) != 0);
+  tool_result_free(&r);
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  return 0;
+}

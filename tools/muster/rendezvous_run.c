@@ -361,6 +361,19 @@ static int rank_of(const pid_t *pids, int n, pid_t pid) {
   return -1;
 }
 
+/* SIGKILL every rank not reaped yet (pids[r] > 0), saying why. */
+static void kill_stragglers(const struct rv_config *c, struct rv_shared *s, const pid_t *pids) {
+  for (int r = 0; r < c->ranks; r++) {
+    if (pids[r] <= 0) continue;
+    kill(pids[r], SIGKILL);
+    if (s->rc[r] == 0) {
+      snprintf(s->msg[r], RV_MSG, "rank %d (pid %d): still running %.0f s after the first "
+               "failure; killed", r, (int)pids[r], RV_GRACE_S);
+      s->rc[r] = -1;
+    }
+  }
+}
+
 /* Wait for every child; after the first failure the others get RV_GRACE_S
  * to return on their own (a poisoned group, a dead peer) and are then
  * killed, so a rank blocked forever (pthread_barrier) cannot hang us. */
@@ -379,15 +392,8 @@ static int reap_children(const struct rv_config *c, struct rv_shared *s, pid_t *
         usleep(2000);
         continue;
       }
-      for (int r = 0; r < c->ranks; r++)
-        if (pids[r] > 0) {
-          kill(pids[r], SIGKILL);
-          if (s->rc[r] == 0)
-            snprintf(s->msg[r], RV_MSG, "rank %d (pid %d): still running %.0f s after the first "
-                     "failure; killed", r, (int)pids[r], RV_GRACE_S);
-          s->rc[r] = s->rc[r] ? s->rc[r] : -1;
-          *killed = 1;
-        }
+      kill_stragglers(c, s, pids);
+      *killed = 1;
       failed = 0; /* block until the killed ones are reaped */
       deadline = 1e300;
       continue;
@@ -487,6 +493,8 @@ int rv_run(const struct rv_config *c, enum rv_kind kind, struct rv_shared *s) {
     }
   }
   rc = c->mode == RV_THREADS ? run_threads(c, kind, s) : run_processes(c, kind, s);
-  if (kind == RV_PTHREAD) pthread_barrier_destroy(&s->bar);
+  /* not after a failure: glibc's destroy waits for the waiters to leave,
+   * and a rank killed inside the barrier never does */
+  if (kind == RV_PTHREAD && rc == 0) pthread_barrier_destroy(&s->bar);
   return rc;
 }
