@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cudrv.h"
@@ -556,6 +557,33 @@ static int group_name(mj_call_t *c, char *name, size_t cap, int *slot) {
   return 0;
 }
 
+/* ---- what the last solve of rank 0 took (benchmarks read it) ----------------- */
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  double solve_s;    /* muster_solve on rank 0: rendezvous + provider + results */
+  double provider_s; /* the provider alone (muster_solve_result.seconds)        */
+  int64_t tile;
+  char provider[32];
+  uint64_t calls;
+} stats;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void stats_record(const mj_call_t *c, double t, const muster_solve_result_t *res) {
+  if (c->rank != 0) return;
+  pthread_mutex_lock(&stats_lock);
+  stats.solve_s = t;
+  stats.provider_s = res->seconds;
+  stats.tile = res->tile;
+  snprintf(stats.provider, sizeof stats.provider, "%s", res->provider);
+  stats.calls++;
+  pthread_mutex_unlock(&stats_lock);
+}
+
 static int run_solve(mj_call_t *c, const muster_shard_t *mine, muster_solve_result_t *res) {
   char name[MUSTER_MAX_NAME + 1];
   muster_group_opts_t opts = {NULL, 0.0, c->device};
@@ -580,7 +608,9 @@ static int run_solve(mj_call_t *c, const muster_shard_t *mine, muster_solve_resu
     slot_release(slot, 1, c->at.local_ranks);
     return rc;
   }
+  double t0 = now_s();
   rc = muster_solve(g, &args, mine, res);
+  if (rc == 0) stats_record(c, now_s() - t0, res);
   if (rc < 0)
     set_err(c, rc, "muster_jax %s rank %d/%d (device %d, group %s): %s", routine_name(c->at.routine),
             c->rank, c->at.nranks, c->device, name, muster_last_error());
@@ -702,6 +732,21 @@ done:
 /* The handlers registered with jax.ffi.register_ffi_target. */
 MJ_EXPORT XLA_FFI_Error *muster_jax_cpu(XLA_FFI_CallFrame *cf) { return handle(cf, 0); }
 MJ_EXPORT XLA_FFI_Error *muster_jax_cuda(XLA_FFI_CallFrame *cf) { return handle(cf, 1); }
+
+/* The last successful solve seen by a rank 0 of this process: seconds in
+ * muster_solve (what the C path of the same call costs), seconds in the
+ * provider, the tile and provider used, and how many solves so far. */
+MJ_EXPORT int muster_jax_last_solve(double *solve_s, double *provider_s, int64_t *tile,
+                                    char *provider, size_t cap, uint64_t *calls) {
+  pthread_mutex_lock(&stats_lock);
+  if (solve_s) *solve_s = stats.solve_s;
+  if (provider_s) *provider_s = stats.provider_s;
+  if (tile) *tile = stats.tile;
+  if (provider && cap) snprintf(provider, cap, "%s", stats.provider);
+  if (calls) *calls = stats.calls;
+  pthread_mutex_unlock(&stats_lock);
+  return 0;
+}
 
 /* Version of this adapter and the FFI API it reports, for tests. */
 MJ_EXPORT int muster_jax_ffi_api_version(int *major, int *minor) {

@@ -8,7 +8,7 @@ names too) for use inside your own shard_map, cyclic_1d_layout and
 calculate_all_valid_T_A.  See docs/jax.md.
 """
 from . import _lib
-from ._lib import ffi_api_version, lib_dir, strerror
+from ._lib import ffi_api_version, last_solve, lib_dir, strerror
 from ._ops import (
     calculate_all_valid_T_A,
     check_T_A,
@@ -35,5 +35,5 @@ __all__ = [
     "potrs_shardmap_ctx", "potri_shardmap_ctx", "syevd_shardmap_ctx",
     "potrs_no_shardmap", "potri_no_shardmap", "syevd_no_shardmap",
     "cyclic_1d_layout", "cyclic_1d_to_block", "calculate_all_valid_T_A", "check_T_A",
-    "local_cols", "strerror", "ffi_api_version", "lib_dir",
+    "local_cols", "strerror", "ffi_api_version", "lib_dir", "last_solve",
 ]

@@ -95,3 +95,17 @@ def ffi_api_version():
     major, minor = ctypes.c_int(), ctypes.c_int()
     h.muster_jax_ffi_api_version(ctypes.byref(major), ctypes.byref(minor))
     return major.value, minor.value
+
+
+def last_solve():
+    """What the last solve of a rank 0 in this process took, as measured by
+    the handler around muster_solve: dict(solve_s, provider_s, tile,
+    provider, calls).  solve_s is the cost of the C path of the same call."""
+    h = load()["handler"]
+    solve_s, prov_s = ctypes.c_double(), ctypes.c_double()
+    tile, calls = ctypes.c_int64(), ctypes.c_uint64()
+    name = ctypes.create_string_buffer(32)
+    h.muster_jax_last_solve(ctypes.byref(solve_s), ctypes.byref(prov_s), ctypes.byref(tile), name,
+                            ctypes.c_size_t(32), ctypes.byref(calls))
+    return dict(solve_s=solve_s.value, provider_s=prov_s.value, tile=tile.value,
+                provider=name.value.decode(), calls=calls.value)

@@ -58,3 +58,22 @@ def platform():
 
 def ndevices():
     return len(jax.devices())
+
+
+# The default backend's devices (GPUs on the GPU machine, 4 host devices in
+# CI); tests that want "4" get min(4, what there is).
+ND = min(4, ndevices())
+
+
+@pytest.fixture
+def mesh4():
+    return jax.make_mesh((ND,), ("x",), devices=jax.devices()[:ND])
+
+
+@pytest.fixture
+def cpu_mesh4():
+    """4 host devices, for checks made in Python before anything runs."""
+    cpus = jax.devices("cpu")
+    if len(cpus) < 4:
+        pytest.skip("needs 4 host devices (XLA_FLAGS)")
+    return jax.make_mesh((4,), ("x",), devices=cpus[:4])

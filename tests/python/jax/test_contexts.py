@@ -12,14 +12,10 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 
 import muster_jax as mj
 from muster_jax import _lib
+from conftest import ND
 from helpers import check_potri, check_potrs, check_syevd, hermitian, hpd, rhs
 
 TOL = 30.0
-
-
-@pytest.fixture
-def mesh4():
-    return jax.make_mesh((4,), ("x",))
 
 
 def test_inside_jit(rng, mesh4):
@@ -115,19 +111,21 @@ def runtime_cyclic(a, T, R):
     return np.concatenate(cyc, axis=1)
 
 
-@pytest.mark.parametrize("n,T", [(24, 2), (22, 6), (40, 3), (100, 7)])
-def test_cyclic_layout_matches_runtime(rng, mesh4, n, T):
-    assert T in mj.calculate_all_valid_T_A(n, 4)
+@pytest.mark.parametrize("n,pick", [(24, 1), (22, -2), (40, 1), (100, 3)])
+def test_cyclic_layout_matches_runtime(rng, mesh4, n, pick):
+    tiles = mj.calculate_all_valid_T_A(n, ND)
+    T = tiles[pick % len(tiles)]
     a = rng.standard_normal((n, n))
     ac = mj.cyclic_1d_layout(jnp.asarray(a), T, mesh=mesh4)
-    assert ac.shape == (n, 4 * mj.local_cols(n, T, 4))
-    np.testing.assert_array_equal(np.asarray(ac), runtime_cyclic(a, T, 4))
+    assert ac.shape == (n, ND * mj.local_cols(n, T, ND))
+    np.testing.assert_array_equal(np.asarray(ac), runtime_cyclic(a, T, ND))
     np.testing.assert_array_equal(np.asarray(mj.cyclic_1d_to_block(ac, n, T, mesh=mesh4)), a)
 
 
 @pytest.mark.parametrize("dt", [np.float64, np.complex64], ids=lambda d: np.dtype(d).name)
 def test_pre_cyclic_input(rng, mesh4, dt):
-    n, T = 22, 2
+    n = 22
+    T = mj.calculate_all_valid_T_A(n, ND)[1]
     a, b = hpd(rng, n, dt), rhs(rng, n, 2, dt)
     ac = mj.cyclic_1d_layout(jnp.asarray(a), T, mesh=mesh4)
     x = mj.potrs(ac, jnp.asarray(b), T_A=T, mesh=mesh4, in_specs=(P(None, "x"), P(None, None)),

@@ -15,11 +15,6 @@ from helpers import hpd, rhs
 RuntimeErr = jax.errors.JaxRuntimeError
 
 
-@pytest.fixture
-def mesh4():
-    return jax.make_mesh((4,), ("x",))
-
-
 def not_pd(n, dt, k):
     """Hermitian, leading minor k+1 not positive definite."""
     a = np.eye(n).astype(dt) * 2
@@ -31,45 +26,45 @@ def not_pd(n, dt, k):
 
 
 @pytest.mark.parametrize("spec", [P(None, None), P("x", "x"), P(("x", "y"), None)])
-def test_bad_a_spec(mesh4, spec):
+def test_bad_a_spec(cpu_mesh4, spec):
     a = jnp.eye(8)
     with pytest.raises(ValueError, match="sharded"):
-        mj.potrs(a, jnp.ones((8, 1)), mesh=mesh4, in_specs=(spec, P(None, None)))
+        mj.potrs(a, jnp.ones((8, 1)), mesh=cpu_mesh4, in_specs=(spec, P(None, None)))
 
 
-def test_bad_b_spec(mesh4):
+def test_bad_b_spec(cpu_mesh4):
     with pytest.raises(ValueError, match="b must be replicated"):
-        mj.potrs(jnp.eye(8), jnp.ones((8, 4)), mesh=mesh4, in_specs=(P(None, "x"), P(None, "x")))
+        mj.potrs(jnp.eye(8), jnp.ones((8, 4)), mesh=cpu_mesh4, in_specs=(P(None, "x"), P(None, "x")))
 
 
-def test_unknown_axis(mesh4):
+def test_unknown_axis(cpu_mesh4):
     with pytest.raises(ValueError, match="no axis 'y'"):
-        mj.potri(jnp.eye(8), mesh=mesh4, in_specs=P(None, "y"))
+        mj.potri(jnp.eye(8), mesh=cpu_mesh4, in_specs=P(None, "y"))
 
 
-def test_in_specs_shape(mesh4):
+def test_in_specs_shape(cpu_mesh4):
     with pytest.raises(ValueError, match="in_specs"):
-        mj.potrs(jnp.eye(8), jnp.ones((8, 1)), mesh=mesh4, in_specs=P(None, "x"))
+        mj.potrs(jnp.eye(8), jnp.ones((8, 1)), mesh=cpu_mesh4, in_specs=P(None, "x"))
 
 
-def test_not_square_and_shapes(mesh4):
+def test_not_square_and_shapes(cpu_mesh4):
     with pytest.raises(ValueError, match="square"):
-        mj.syevd(jnp.ones((8, 4)), mesh=mesh4, in_specs=P(None, "x"))
+        mj.syevd(jnp.ones((8, 4)), mesh=cpu_mesh4, in_specs=P(None, "x"))
     with pytest.raises(ValueError, match="b must be"):
-        mj.potrs(jnp.eye(8), jnp.ones((7, 1)), mesh=mesh4, in_specs=(P(None, "x"), P(None, None)))
+        mj.potrs(jnp.eye(8), jnp.ones((7, 1)), mesh=cpu_mesh4, in_specs=(P(None, "x"), P(None, None)))
 
 
-def test_bad_dtype(mesh4):
+def test_bad_dtype(cpu_mesh4):
     with pytest.raises(TypeError, match="not supported"):
-        mj.potri(jnp.eye(8, dtype=jnp.int32), mesh=mesh4, in_specs=P(None, "x"))
+        mj.potri(jnp.eye(8, dtype=jnp.int32), mesh=cpu_mesh4, in_specs=P(None, "x"))
     with pytest.raises(TypeError, match="dtype"):
-        mj.potrs(jnp.eye(8), jnp.ones((8, 1), jnp.float32), mesh=mesh4,
+        mj.potrs(jnp.eye(8), jnp.ones((8, 1), jnp.float32), mesh=cpu_mesh4,
                  in_specs=(P(None, "x"), P(None, None)))
 
 
-def test_invalid_tile_names_neighbours(mesh4):
+def test_invalid_tile_names_neighbours(cpu_mesh4):
     with pytest.raises(ValueError, match=r"tile 4 invalid for n=32, ranks=4: nearest valid 2 or 8"):
-        mj.potrs(jnp.eye(32), jnp.ones((32, 1)), T_A=4, mesh=mesh4,
+        mj.potrs(jnp.eye(32), jnp.ones((32, 1)), T_A=4, mesh=cpu_mesh4,
                  in_specs=(P(None, "x"), P(None, None)))
     with pytest.raises(ValueError):
         mj.check_T_A(32, 0, 4)
@@ -88,12 +83,12 @@ def test_valid_tiles_are_the_runtime_rule():
     assert mj.calculate_all_valid_T_A(100, 4, T_A_max=7) == [t for t in mj.calculate_all_valid_T_A(100, 4) if t <= 7]
 
 
-def test_cyclic_input_needs_its_width(mesh4):
+def test_cyclic_input_needs_its_width(cpu_mesh4):
     with pytest.raises(ValueError, match="cyclic_1d_layout"):
-        mj.potrs(jnp.eye(22), jnp.ones((22, 1)), T_A=2, mesh=mesh4,
+        mj.potrs(jnp.eye(22), jnp.ones((22, 1)), T_A=2, mesh=cpu_mesh4,
                  in_specs=(P(None, "x"), P(None, None)), cyclic_1d=True)
     with pytest.raises(ValueError, match="T_A"):
-        mj.potri(jnp.eye(24), mesh=mesh4, in_specs=P(None, "x"), cyclic_1d=True)
+        mj.potri(jnp.eye(24), mesh=cpu_mesh4, in_specs=P(None, "x"), cyclic_1d=True)
 
 
 # ---- failures in the runtime ----------------------------------------------------------------

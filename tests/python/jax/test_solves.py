@@ -7,7 +7,7 @@ import pytest
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 import muster_jax as mj
-from conftest import ndevices
+from conftest import ND, ndevices
 from helpers import DTYPES, check_potri, check_potrs, check_syevd, hermitian, hpd, rhs
 
 TOL = 30.0  # scaled residuals are O(1) when right; a wrong answer is ~1/eps
@@ -64,7 +64,7 @@ def test_syevd(rng, dt, ndev, n):
 
 @pytest.mark.parametrize("dt", [np.float64, np.complex64], ids=lambda d: np.dtype(d).name)
 def test_syevd_values_only(rng, dt):
-    mesh = mesh_of(4)
+    mesh = mesh_of(ND)
     a = hermitian(rng, 16, dt)
     w = mj.syevd(jnp.asarray(a), mesh=mesh, in_specs=P(None, "x"), return_eigenvectors=False)
     ref = np.linalg.eigvalsh(np.asarray(a, np.complex128))
@@ -75,7 +75,7 @@ def test_syevd_values_only(rng, dt):
 def test_row_sharded(rng, dt):
     """A sharded P('x', None): each device's row block is the conjugate
     transpose of its column block (A is Hermitian); no data moves."""
-    mesh = mesh_of(4)
+    mesh = mesh_of(ND)
     n = 20
     a, b = hpd(rng, n, dt), rhs(rng, n, 2, dt)
     aj = place(a, mesh, P("x", None))
@@ -88,7 +88,7 @@ def test_row_sharded(rng, dt):
 
 
 def test_b_sharded_and_vector(rng):
-    mesh = mesh_of(4)
+    mesh = mesh_of(ND)
     n = 16
     a, b = hpd(rng, n, np.float64), rhs(rng, n, 4, np.float64)
     bj = place(b, mesh, P("x", None))
@@ -103,7 +103,7 @@ def test_b_sharded_and_vector(rng):
 def test_tiles(rng, T_A):
     """Any valid tile gives the same answer (lapack ignores it; cusolvermg
     uses it)."""
-    mesh = mesh_of(4)
+    mesh = mesh_of(ND)
     n = 32
     a, b = hpd(rng, n, np.float64), rhs(rng, n, 1, np.float64)
     x, status = mj.potrs(jnp.asarray(a), jnp.asarray(b), T_A=T_A, mesh=mesh,
