@@ -100,6 +100,15 @@ static void other_uid(unsigned char *b, size_t len, void *arg) {
 static void bad_phase(unsigned char *b, size_t len, void *arg) {
   muster__segment_slot((struct muster_seg_header *)b, 1)->phase = 9;
 }
+static void poison(unsigned char *b, size_t len, void *arg) {
+  struct muster_seg_header *h = (struct muster_seg_header *)b;
+  h->abort_state = MUSTER_ABORT_SET;
+  h->abort_code = MUSTER_EPEERDEAD;
+  h->abort_rank = 1;
+  h->abort_pid = 4242;
+  snprintf(h->abort_reason, sizeof h->abort_reason, "rank 1 (pid 4242) died at barrier 3");
+  muster__segment_slot(h, 0)->abort_seen = 1;
+}
 static void random_bytes(unsigned char *b, size_t len, void *arg) {
   unsigned *seed = arg;
   for (size_t i = 0; i < len; i++) b[i] = (unsigned char)rand_r(seed);
@@ -115,6 +124,8 @@ TEST_IMPL(shmdump_crafted_segments) {
   ASSERT_EQ(craft_segment(test_job(), "stale", 3, gone, 12345, 0x3, NULL, NULL, 0), 0);
   /* stuck: alive (this process), ranks 0 and 1 waiting 2 s, rank 2 missing */
   ASSERT_EQ(craft_segment(test_job(), "stuck", 3, me, my_start, 0x3, NULL, NULL, 0), 0);
+  /* aborted, rank 0 told already; its creator (this process) alive */
+  ASSERT_EQ(craft_segment(test_job(), "poisoned", 2, me, my_start, 0x3, poison, NULL, 0), 0);
   /* our pid but another start time: the pid was reused, so it is dead */
   ASSERT_EQ(craft_segment(test_job(), "reused", 2, me, my_start + 1, 0x1, NULL, NULL, 0), 0);
   ASSERT_EQ(craft_segment(test_job(), "version", 2, me, my_start, 0x1, set_version_2, NULL, 0), 0);
@@ -145,6 +156,9 @@ TEST_IMPL(shmdump_crafted_segments) {
   expect_state(r.out, "stuck", "stuck");
   expect_state(r.out, "reused", "stale");
   expect_state(r.out, "version", "other-version");
+  expect_state(r.out, "poisoned", "poisoned");
+  ASSERT_STR_CONTAINS(r.out, "rank 1 (pid 4242) died at barrier 3");
+  ASSERT_STR_CONTAINS(r.out, "(peer died), blaming rank 1 (pid 4242); error given to ranks 0\n");
   expect_state(r.out, "nomagic", "corrupt");
   expect_state(r.out, "garbage", "corrupt");
   expect_state(r.out, "uid", "corrupt");
@@ -165,7 +179,7 @@ TEST_IMPL(shmdump_crafted_segments) {
   ASSERT_STR_CONTAINS(r.out, "6 B (round 0): 68 65 6c 6c 6f 21"); /* "hello!" */
   snprintf(row, sizeof row, "%-4d %-8d %-6s", 0, (int)gone, "DEAD");
   ASSERT_STR_CONTAINS(r.out, row);
-  ASSERT_EQ(count_substr(r.out, "\n== "), foreign ? 13 : 12);
+  ASSERT_EQ(count_substr(r.out, "\n== "), foreign ? 14 : 13);
   ASSERT_STR_CONTAINS(r.out, ".evil?== x?[2J  [truncated]");
   ASSERT(strchr(r.out, '\033') == NULL);
   tool_result_free(&r);
@@ -173,7 +187,9 @@ TEST_IMPL(shmdump_crafted_segments) {
   run_shmdump(&r, "--json", "--job", test_job());
   ASSERT_EQ(r.exit_code, 0);
   ASSERT(json_valid(r.out));
-  ASSERT_EQ(json_number(r.out, "count"), foreign ? 13 : 12);
+  ASSERT_EQ(json_number(r.out, "count"), foreign ? 14 : 13);
+  ASSERT_STR_CONTAINS(r.out, "\"abort\":{\"code\":-10,\"rank\":1,\"pid\":4242,");
+  ASSERT_STR_CONTAINS(r.out, "\"abort_seen\":true");
   ASSERT_STR_CONTAINS(r.out, "evil\\u000a== x\\u001b[2J");
   ASSERT_STR_CONTAINS(r.out, "\"missing\":[{\"rank\":2,\"why\":\"never joined\"}]");
   ASSERT_STR_CONTAINS(r.out, "\"payload_hex\":\"68656c6c6f21\"");
@@ -216,9 +232,10 @@ TEST_IMPL(shmdump_crafted_segments) {
                             "evil\n== x\033[2J"};
   for (size_t i = 0; i < sizeof gone_now / sizeof gone_now[0]; i++) ASSERT(!seg_exists(gone_now[i]));
   ASSERT(seg_exists("stuck")); /* alive: never removed */
+  ASSERT(seg_exists("poisoned"));
   ASSERT(seg_exists("garbage"));
   if (foreign) ASSERT(seg_exists("foreign"));
-  const char *rest[] = {"stuck", "garbage", "foreign"};
+  const char *rest[] = {"stuck", "poisoned", "garbage", "foreign"};
   for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) seg_remove(rest[i]);
   return 0;
 }

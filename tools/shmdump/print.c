@@ -154,6 +154,16 @@ static void print_seg_text(const struct sd_seg *s, double now) {
     printf("   leader status %d (round %u, %u bytes)\n", h->status[b].status, h->status[b].gen,
            h->status[b].len);
   }
+  if (h->abort_state == MUSTER_ABORT_SET) {
+    char ago[32] = "";
+    if (h->abort_ns) snprintf(ago, sizeof ago, " %.1f s ago", secs_since(now, h->abort_ns));
+    printf("   aborted%s with %d (%s), blaming rank %d (pid %d); error given to ranks", ago,
+           h->abort_code, muster_strerror(h->abort_code), h->abort_rank, h->abort_pid);
+    int any = 0;
+    for (int r = 0; r < h->nranks; r++)
+      if (slot_of(s, r)->abort_seen) printf("%s%d", any++ ? "," : " ", r);
+    printf("%s\n", any ? "" : " (none yet)");
+  }
   print_ranks_text(s, now);
 }
 
@@ -227,7 +237,8 @@ static void print_ranks_json(const struct sd_seg *s, double now) {
     printf(",\"barrier_gen\":%u,\"sessions\":%llu,\"barriers\":%llu,", sl->barrier_gen,
            (unsigned long long)sl->sessions, (unsigned long long)sl->barriers);
     json_num("waited_s", sl->phase == MUSTER_PHASE_WAITING ? secs_since(now, sl->wait_start_ns) : -1);
-    printf(",\"payload_len\":%u,\"payload_round\":%u,", len, gen);
+    printf(",\"abort_seen\":%s,\"payload_len\":%u,\"payload_round\":%u,",
+           sl->abort_seen ? "true" : "false", len, gen);
     json_key_str("payload_hex", hex, sizeof hex);
     printf("}");
   }
