@@ -81,6 +81,11 @@ static int parse_args(int argc, char **argv, struct sd_opts *o) {
       return 2;
     }
   }
+  /* "/dev/shm/" and "/dev/shm" must match the same /proc link targets */
+  static char dir[4096];
+  snprintf(dir, sizeof dir, "%s", o->dir);
+  for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/'; n--) dir[n - 1] = '\0';
+  o->dir = dir;
   return 0;
 }
 
