@@ -12,6 +12,8 @@
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 typedef void *CUstream;
+typedef void *CUcontext;
+#define MJ_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL 9
 
 static struct {
   pthread_once_t once;
@@ -22,7 +24,11 @@ static struct {
   CUresult (*memset_d8)(CUdeviceptr, unsigned char, size_t, CUstream);
   CUresult (*sync)(CUstream);
   CUresult (*err_string)(CUresult, const char **);
-} drv = {PTHREAD_ONCE_INIT, 0, "", 0, 0, 0, 0, 0};
+  CUresult (*stream_ctx)(CUstream, CUcontext *);
+  CUresult (*ctx_push)(CUcontext);
+  CUresult (*ctx_pop)(CUcontext *);
+  CUresult (*ptr_attr)(void *, int, CUdeviceptr);
+} drv = {PTHREAD_ONCE_INIT, 0, "", 0, 0, 0, 0, 0, 0, 0, 0, 0};
 
 static void *sym(void *h, const char *name) {
   void *p = dlsym(h, name);
@@ -47,6 +53,10 @@ static void load(void) {
   drv.memset_d8 = (CUresult(*)(CUdeviceptr, unsigned char, size_t, CUstream))sym(h, "cuMemsetD8Async");
   drv.sync = (CUresult(*)(CUstream))sym(h, "cuStreamSynchronize");
   drv.err_string = (CUresult(*)(CUresult, const char **))sym(h, "cuGetErrorString");
+  drv.stream_ctx = (CUresult(*)(CUstream, CUcontext *))sym(h, "cuStreamGetCtx");
+  drv.ctx_push = (CUresult(*)(CUcontext))sym(h, "cuCtxPushCurrent_v2");
+  drv.ctx_pop = (CUresult(*)(CUcontext *))sym(h, "cuCtxPopCurrent_v2");
+  drv.ptr_attr = (CUresult(*)(void *, int, CUdeviceptr))sym(h, "cuPointerGetAttribute");
 }
 
 static int ready(char *err, size_t errlen) {
@@ -63,30 +73,59 @@ static int check(CUresult r, const char *what, char *err, size_t errlen) {
   return MUSTER_ECUDA;
 }
 
+/* Make the stream's context current for one operation: XLA's thread may
+ * have another (or none) current, and the driver API works on the current
+ * one. */
+static int enter(void *stream, char *err, size_t errlen) {
+  CUcontext ctx = NULL;
+  int rc = check(drv.stream_ctx(stream, &ctx), "cuStreamGetCtx", err, errlen);
+  if (rc < 0) return rc;
+  return check(drv.ctx_push(ctx), "cuCtxPushCurrent", err, errlen);
+}
+
+static void leave(void) {
+  CUcontext ignored;
+  (void)drv.ctx_pop(&ignored);
+}
+
 int mj_cuda_read(void *stream, const void *dev_src, void *host_dst, size_t bytes,
                  char *err, size_t errlen) {
   int rc = ready(err, errlen);
-  if (rc < 0) return rc;
+  if (rc < 0 || (rc = enter(stream, err, errlen)) < 0) return rc;
   rc = check(drv.memcpy_dtoh(host_dst, (CUdeviceptr)(uintptr_t)dev_src, bytes, stream),
              "cuMemcpyDtoHAsync", err, errlen);
-  if (rc < 0) return rc;
-  return check(drv.sync(stream), "cuStreamSynchronize", err, errlen);
+  if (rc == 0) rc = check(drv.sync(stream), "cuStreamSynchronize", err, errlen);
+  leave();
+  return rc;
 }
 
 int mj_cuda_write(void *stream, void *dev_dst, const void *host_src, size_t bytes,
                   char *err, size_t errlen) {
   int rc = ready(err, errlen);
-  if (rc < 0) return rc;
+  if (rc < 0 || (rc = enter(stream, err, errlen)) < 0) return rc;
   rc = check(drv.memcpy_htod((CUdeviceptr)(uintptr_t)dev_dst, host_src, bytes, stream),
              "cuMemcpyHtoDAsync", err, errlen);
-  if (rc < 0) return rc;
   /* host_src is the caller's stack: wait until the copy has read it */
-  return check(drv.sync(stream), "cuStreamSynchronize", err, errlen);
+  if (rc == 0) rc = check(drv.sync(stream), "cuStreamSynchronize", err, errlen);
+  leave();
+  return rc;
 }
 
 int mj_cuda_fill_ff(void *stream, void *dev_dst, size_t bytes, char *err, size_t errlen) {
   int rc = ready(err, errlen);
+  if (rc < 0 || (rc = enter(stream, err, errlen)) < 0) return rc;
+  rc = check(drv.memset_d8((CUdeviceptr)(uintptr_t)dev_dst, 0xff, bytes, stream),
+             "cuMemsetD8Async", err, errlen);
+  leave();
+  return rc;
+}
+
+int mj_cuda_device_of(const void *dev_ptr, int *device, char *err, size_t errlen) {
+  int rc = ready(err, errlen);
   if (rc < 0) return rc;
-  return check(drv.memset_d8((CUdeviceptr)(uintptr_t)dev_dst, 0xff, bytes, stream),
-               "cuMemsetD8Async", err, errlen);
+  int ord = -1;
+  rc = check(drv.ptr_attr(&ord, MJ_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)(uintptr_t)dev_ptr),
+             "cuPointerGetAttribute(DEVICE_ORDINAL)", err, errlen);
+  if (rc == 0) *device = ord;
+  return rc;
 }

@@ -20,5 +20,8 @@ int mj_cuda_read(void *stream, const void *dev_src, void *host_dst, size_t bytes
 int mj_cuda_write(void *stream, void *dev_dst, const void *host_src, size_t bytes,
                   char *err, size_t errlen);
 int mj_cuda_fill_ff(void *stream, void *dev_dst, size_t bytes, char *err, size_t errlen);
+/* CUDA ordinal of the device that holds dev_ptr (XLA's device ordinal is
+ * the client's, which differs from CUDA's when a process sees a subset). */
+int mj_cuda_device_of(const void *dev_ptr, int *device, char *err, size_t errlen);
 
 #endif

@@ -340,6 +340,10 @@ static int read_context(mj_call_t *c, XLA_FFI_CallFrame *cf) {
       return set_err(c, MUSTER_ECUDA, "XLA_FFI_Stream_Get failed");
     }
     c->stream = s.stream;
+    int dev = -1;
+    int rc = mj_cuda_device_of(c->a_in->data, &dev, c->err, sizeof c->err);
+    if (rc < 0) return rc;
+    c->device = dev;
   }
   return 0;
 }

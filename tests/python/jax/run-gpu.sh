@@ -1,0 +1,65 @@
+#!/bin/sh
+# The muster_jax suite on a machine with >= 2 GPUs (cusolvermg provider),
+# one MPMD run of 2 processes (one GPU each), and optionally the benchmark.
+#
+#   tests/python/jax/run-gpu.sh [BUILD_DIR] [--bench]      (from the repo root)
+#
+# BUILD_DIR (default build) holds lib/libmuster_jax.so, lib/libmuster.so and
+# lib/muster/providers/cusolvermg.so.  $PYTHON (default python3) needs jax
+# with CUDA and pytest; set PYTEST_WHEELS to a folder of wheels to install
+# pytest from when it is missing (the GPU machine has no network).
+# Logs and results go to $OUT if set, else the current folder.
+set -u
+build=build
+bench=0
+for a in "$@"; do
+  case "$a" in
+    --bench) bench=1 ;;
+    *) build=$a ;;
+  esac
+done
+repo=$(pwd)
+out=${OUT:-$repo}
+PY=${PYTHON:-python3}
+export MUSTER_BUILD="$repo/$build" MUSTER_LIB_DIR="$repo/$build/lib"
+export PYTHONPATH="$repo/adapters/jax${PYTHONPATH:+:$PYTHONPATH}"
+export NCCL_NVLS_ENABLE=0 MUSTER_TIMEOUT=${MUSTER_TIMEOUT:-60}
+export MUSTER_JOB=jaxgpu$$
+if ! $PY -c "import pytest" 2>/dev/null; then
+  if [ -n "${PYTEST_WHEELS:-}" ]; then
+    $PY -m pip install -q --no-index --find-links "$PYTEST_WHEELS" --target "$out/pydeps" pytest \
+      && export PYTHONPATH="$PYTHONPATH:$out/pydeps"
+  fi
+fi
+rc=0
+nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader 2>/dev/null
+$PY -c "import jax; print('jax', jax.__version__, jax.devices())"
+
+echo "# 1. the suite on the GPUs (docs examples and the CPU MPMD test on the CPU)"
+$PY -m pytest -q -p no:cacheprovider tests/python/jax --deselect tests/python/jax/test_docs.py \
+    --deselect tests/python/jax/test_mpmd.py > "$out/jax-gpu-tests.log" 2>&1 || rc=1
+tail -5 "$out/jax-gpu-tests.log"
+grep -E "^(FAILED|ERROR)" "$out/jax-gpu-tests.log" | head -20
+
+echo "# 2. MPMD: 2 processes, one GPU each (jax.distributed)"
+port=$((20000 + $$ % 20000))
+seed=$$
+MUSTER_JAX_PLATFORM=cuda MPMD_N=4096 $PY tests/python/jax/mpmd_worker.py 0 2 $port $seed > "$out/jax-mpmd0.log" 2>&1 &
+p0=$!
+MUSTER_JAX_PLATFORM=cuda MPMD_N=4096 $PY tests/python/jax/mpmd_worker.py 1 2 $port $seed > "$out/jax-mpmd1.log" 2>&1
+r1=$?
+wait $p0
+r0=$?
+grep "^proc" "$out/jax-mpmd0.log" "$out/jax-mpmd1.log"
+if [ $r0 -ne 0 ] || [ $r1 -ne 0 ]; then
+  echo "MPMD FAILED (rc $r0, $r1)"; tail -20 "$out/jax-mpmd0.log" "$out/jax-mpmd1.log"; rc=1
+else
+  echo "MPMD ok"
+fi
+
+if [ $bench -eq 1 ]; then
+  echo "# 3. benchmark"
+  $PY tests/python/jax/bench_gpu.py --json "$out/jax-bench.json" 2>&1 | grep -v "^WARNING" || rc=1
+fi
+echo "segments left: $(ls /dev/shm | grep -c "muster.*$MUSTER_JOB" || true)"
+exit $rc
