@@ -36,8 +36,8 @@ def job_segments(job):
 @pytest.fixture(autouse=True)
 def private_job(request, monkeypatch):
     """A job key of this test alone; fails the test if it leaves segments."""
-    job = "tfpy%d_%s" % (os.getpid(), request.node.name.replace("[", "_").replace("]", "")
-                         .replace("-", "_"))[:40]
+    name = "".join(c if c.isalnum() else "_" for c in request.node.name)
+    job = ("tfpy%d_%s" % (os.getpid(), name))[:64]  # MUSTER_JOB: no '.', '/', space
     monkeypatch.setenv("MUSTER_JOB", job)
     yield job
     left = job_segments(job)
