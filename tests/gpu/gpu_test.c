@@ -64,26 +64,30 @@ static double now_s(void) {
 
 /* ---- provider counters (the provider exports muster_cusolvermg_stats) ---- */
 
+/* The registry may load the provider under any name (it uses
+ * /proc/self/fd/N): find the loaded object that exports the counters. */
+typedef struct stats_find {
+  int (*fn)(uint64_t *, int);
+} stats_find_t;
+
 static int find_cb(struct dl_phdr_info *info, size_t size, void *data) {
+  stats_find_t *f = data;
   (void)size;
-  if (info->dlpi_name && strstr(info->dlpi_name, "cusolvermg.so")) {
-    snprintf((char *)data, 1024, "%s", info->dlpi_name);
-    return 1;
-  }
-  return 0;
+  if (!info->dlpi_name || !info->dlpi_name[0]) return 0;
+  void *h = dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD);
+  if (!h) return 0;
+  f->fn = (int (*)(uint64_t *, int))dlsym(h, "muster_cusolvermg_stats");
+  dlclose(h); /* NOLOAD took a reference of its own: give it back */
+  return f->fn != NULL;
 }
 
 static int stats(uint64_t out[8]) {
-  char path[1024] = "";
+  stats_find_t f = {NULL};
   memset(out, 0, 8 * sizeof out[0]);
-  dl_iterate_phdr(find_cb, path);
-  if (!path[0]) return -1;
-  void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-  if (!h) return -1;
-  int (*fn)(uint64_t *, int) = (int (*)(uint64_t *, int))dlsym(h, "muster_cusolvermg_stats");
-  int rc = fn ? (fn(out, 8), 0) : -1;
-  dlclose(h);
-  return rc;
+  dl_iterate_phdr(find_cb, &f);
+  if (!f.fn) return -1;
+  f.fn(out, 8);
+  return 0;
 }
 static const char *stat_names[8] = {"handles", "descs", "allocs", "peer", "ipc_opens", "ipc_closes", "solves", "ops"};
 
