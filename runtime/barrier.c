@@ -95,6 +95,9 @@ int muster__barrier_rank_dead(const struct muster_seg_header *h, int rank, char 
   uint64_t start = LD(&s->start_time);
   uint32_t phase = LD(&s->phase);
   int dead;
+  /* a pid from another pid namespace means nothing here: only the deadline
+   * can judge that rank */
+  if (!muster__proc_same_pidns(LD(&s->pidns))) return 0;
   if (owner != 0) {
     if ((uint32_t)tid != owner) return 0; /* being seated right now */
     if (pid == muster__proc_self_pid()) dead = !muster__proc_thread_alive(tid);

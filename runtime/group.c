@@ -311,6 +311,7 @@ static int seat(muster_group_t *g, struct gentry *e) {
   }
   ST(&s->pid, muster__proc_self_pid());
   ST(&s->start_time, muster__proc_self_start());
+  ST(&s->pidns, muster__proc_self_pidns());
   ST(&s->device, g->device);
   ST(&s->join_ns, muster__now_real_ns());
   ST(&s->wait_start_ns, 0);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,6 +68,7 @@ int muster__proc_thread_alive(pid_t tid) {
  * new thread, so it is invalidated by comparing the generation. */
 static pid_t self_pid;
 static uint64_t self_start;
+static uint64_t self_pidns; /* a fork child may be in a new one (CLONE_NEWPID) */
 static unsigned fork_gen = 1;
 static __thread pid_t self_tid;
 static __thread unsigned self_tid_gen;
@@ -75,6 +77,7 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static void after_fork_child(void) {
   __atomic_store_n(&self_pid, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&self_start, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&self_pidns, 0, __ATOMIC_RELAXED);
   __atomic_add_fetch(&fork_gen, 1, __ATOMIC_RELAXED);
 }
 
@@ -116,4 +119,19 @@ uint64_t muster__now_mono_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+
+uint64_t muster__proc_self_pidns(void) {
+  uint64_t ns = __atomic_load_n(&self_pidns, __ATOMIC_RELAXED);
+  if (ns) return ns;
+  struct stat st;
+  ns = stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
+  __atomic_store_n(&self_pidns, ns, __ATOMIC_RELAXED);
+  return ns;
+}
+
+int muster__proc_same_pidns(uint64_t ns) {
+  uint64_t mine = muster__proc_self_pidns();
+  return ns == 0 || mine == 0 || ns == mine;
 }

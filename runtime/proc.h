@@ -32,6 +32,14 @@ MUSTER_HIDDEN pid_t muster__proc_self_pid(void);
 MUSTER_HIDDEN uint64_t muster__proc_self_start(void);
 MUSTER_HIDDEN pid_t muster__proc_self_tid(void);
 
+/* Inode of this process's pid namespace (/proc/self/ns/pid), cached; 0 if
+ * unknown. */
+MUSTER_HIDDEN uint64_t muster__proc_self_pidns(void);
+
+/* 1 unless ns names a pid namespace known to differ from ours (0 means
+ * unknown: assume the same, as before the field existed). */
+MUSTER_HIDDEN int muster__proc_same_pidns(uint64_t ns);
+
 /* Wall clock (CLOCK_REALTIME) and monotonic clock in ns. */
 MUSTER_HIDDEN uint64_t muster__now_real_ns(void);
 MUSTER_HIDDEN uint64_t muster__now_mono_ns(void);

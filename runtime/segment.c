@@ -252,6 +252,7 @@ static void fill_header(struct muster_seg_header *h, const char *job, const char
   h->nranks = nranks;
   h->creator_pid = muster__proc_self_pid();
   h->creator_start = muster__proc_self_start();
+  h->creator_pidns = muster__proc_self_pidns();
   h->created_ns = muster__now_real_ns();
   snprintf(h->job, sizeof h->job, "%s", job);
   snprintf(h->group, sizeof h->group, "%s", group);
@@ -330,11 +331,16 @@ void muster__segment_close(struct muster_segment *seg) {
 /* Everyone who could still use the segment is gone: its creator and every
  * rank seated in it. */
 static int all_dead(const struct muster_seg_header *h) {
-  if (muster__proc_alive(h->creator_pid, h->creator_start)) return 0;
+  /* someone in another pid namespace cannot be judged: count as alive */
+  if (!muster__proc_same_pidns(h->creator_pidns) ||
+      muster__proc_alive(h->creator_pid, h->creator_start))
+    return 0;
   for (int r = 0; r < h->nranks; r++) {
     const struct muster_seg_slot *s = muster__segment_slot((struct muster_seg_header *)h, r);
     if (LD(&s->owner_tid) == 0) continue;
-    if (muster__proc_alive(LD(&s->pid), LD(&s->start_time))) return 0;
+    if (!muster__proc_same_pidns(LD(&s->pidns)) ||
+        muster__proc_alive(LD(&s->pid), LD(&s->start_time)))
+      return 0;
   }
   return 1;
 }
@@ -350,7 +356,8 @@ static int judge_invalid(struct muster_segment *seg, const struct stat *st, int 
   if (vrc == MUSTER_EVERSION)
     return muster__err(MUSTER_EVERSION, "segment %s has another layout: %s (remove it with "
                        "shmdump --clean once its users are gone)", seg->path, why);
-  if (magic == MUSTER_SEG_MAGIC && seg->size >= 56 && h->creator_pid > 0 &&
+  if (magic == MUSTER_SEG_MAGIC && seg->size >= 248 && h->creator_pid > 0 &&
+      muster__proc_same_pidns(h->creator_pidns) &&
       !muster__proc_alive(h->creator_pid, h->creator_start)) {
     *v = V_RECLAIM; /* corrupt, and whoever made it is gone */
     return MUSTER_OK;

@@ -9,6 +9,11 @@
  *     - slot.abort_seen at offset 88 (was reserved, zero): 1 once the rank
  *       sitting there has been given the group's abort error.  Decoders
  *       may show it; old segments have 0 there.
+ *     - slot.pidns at offset 96 and header.creator_pidns at offset 240 (were
+ *       reserved, zero): the pid namespace (inode of /proc/self/ns/pid) of
+ *       the occupant / creator.  When it is non-zero and differs from the
+ *       reader's, its pid is not meaningful to the reader: report liveness
+ *       as unknown, never as dead (muster__proc_same_pidns()).
  *
  * A segment is /dev/shm/muster.<uid>.<job>.<group>, mode 0600, size
  * header_size + nranks * slot_size bytes, all of it allocated at creation
@@ -102,7 +107,13 @@ struct muster_seg_slot {
                                   group's abort error; a later join of this
                                   rank through the cache then starts a fresh
                                   group instead of reporting it again      */
-  uint8_t reserved[36];   /* 92   zero                                     */
+  uint32_t reserved_a;    /* 92   zero                                     */
+  uint64_t pidns;         /* 96   [atomic] (added 2026-11-21, additive) inode
+                                  of the occupant's /proc/self/ns/pid, 0 if
+                                  unknown.  pid + start_time mean something
+                                  only to readers in the same pid namespace:
+                                  others must not judge liveness by them    */
+  uint8_t reserved[24];   /* 104  zero                                     */
   uint8_t payload[2][MUSTER_MAX_PAYLOAD]; /* 128 double-buffered payloads  */
 };
 
@@ -133,7 +144,9 @@ struct muster_seg_header {
   uint64_t created_ns;     /* 56   CLOCK_REALTIME ns                          */
   char job[72];            /* 64   NUL-terminated, <= MUSTER_MAX_JOB bytes   */
   char group[104];         /* 136  NUL-terminated, <= MUSTER_MAX_NAME bytes  */
-  uint8_t reserved1[16];   /* 240                                           */
+  uint64_t creator_pidns;  /* 240  (added 2026-11-21, additive) inode of the
+                                   creator's /proc/self/ns/pid, 0 unknown   */
+  uint8_t reserved1[8];    /* 248                                           */
 
   /* ---- barrier (own cache lines: spinners read, arrivers write) ---- */
   _Alignas(64) uint32_t generation; /* 256 [atomic] futex word: +1 each time
