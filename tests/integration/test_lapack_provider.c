@@ -188,6 +188,34 @@ TEST_IMPL(lapack_provider_larger_n) {
   return 0;
 }
 
+/* Matrices smaller than the rank count: most ranks hold no column at all. */
+TEST_IMPL(lapack_provider_tiny) {
+  void *ctx = NULL;
+  const muster_provider_v1_t *p = lfx_provider(&ctx);
+  int runs = 0;
+  for (int64_t n = 1; n <= 3; n++) {
+    for (int R = 1; R <= 4; R++) {
+      for (int r = MUSTER_POTRS; r <= MUSTER_SYEVD; r++) {
+        for (int k = 0; k < 4; k++, runs++) {
+          lfx_seed((uint64_t)(3000 + runs));
+          lfx_t fx = {.routine = (muster_routine_t)r, .t = dtypes[k], .n = n, .nrhs = 2, .R = R,
+                      .layout = (k & 1) ? MUSTER_LAYOUT_CYCLIC : MUSTER_LAYOUT_BLOCK};
+          fx.tile = p->choose_tile(ctx, fx.routine, fx.t, n, R);
+          ASSERT_GE(fx.tile, 1);
+          lfx_setup(&fx);
+          if (r == MUSTER_POTRS) check_potrs(&fx, p, ctx);
+          if (r == MUSTER_POTRI) check_potri(&fx, p, ctx);
+          if (r == MUSTER_SYEVD) check_syevd(&fx, p, ctx);
+          lfx_free(&fx);
+        }
+      }
+    }
+  }
+  ASSERT_EQ(runs, 3 * 4 * 3 * 4);
+  p->fini(ctx);
+  return 0;
+}
+
 /* Snapshot of every shard's bytes, to prove an error wrote nothing. */
 typedef struct snap {
   void *a[MUSTER_MAX_RANKS], *b[MUSTER_MAX_RANKS];
