@@ -52,17 +52,7 @@ def rng(request):
     return np.random.default_rng(seed)
 
 
-def platform():
-    return jax.devices()[0].platform
-
-
-def ndevices():
-    return len(jax.devices())
-
-
-# The default backend's devices (GPUs on the GPU machine, 4 host devices in
-# CI); tests that want "4" get min(4, what there is).
-ND = min(4, ndevices())
+from jaxtest_util import ND  # noqa: E402
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
 
 import muster_jax as mj  # noqa: E402
-from helpers import check_potri, check_potrs, check_syevd, hermitian, hpd, rhs  # noqa: E402
+from jaxtest_util import check_potri, check_potrs, check_syevd, hermitian, hpd, rhs  # noqa: E402
 
 n = int(os.environ.get("MPMD_N", "24"))
 rng = np.random.default_rng(seed)  # same seed: every process builds the same A

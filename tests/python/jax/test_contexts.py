@@ -12,8 +12,7 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 
 import muster_jax as mj
 from muster_jax import _lib
-from conftest import ND
-from helpers import check_potri, check_potrs, check_syevd, hermitian, hpd, rhs
+from jaxtest_util import ND, check_potri, check_potrs, check_syevd, hermitian, hpd, rhs
 
 TOL = 30.0
 

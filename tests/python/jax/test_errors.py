@@ -10,7 +10,7 @@ from jax.sharding import PartitionSpec as P
 
 import muster_jax as mj
 from muster_jax import _lib
-from helpers import hpd, rhs
+from jaxtest_util import hpd, rhs
 
 RuntimeErr = jax.errors.JaxRuntimeError
 

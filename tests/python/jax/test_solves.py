@@ -7,8 +7,7 @@ import pytest
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 import muster_jax as mj
-from conftest import ND, ndevices
-from helpers import DTYPES, check_potri, check_potrs, check_syevd, hermitian, hpd, rhs
+from jaxtest_util import ND, ndevices, DTYPES, check_potri, check_potrs, check_syevd, hermitian, hpd, rhs
 
 TOL = 30.0  # scaled residuals are O(1) when right; a wrong answer is ~1/eps
 

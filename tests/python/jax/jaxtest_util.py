@@ -1,5 +1,17 @@
-"""Random inputs and residual checks shared by the muster_jax tests."""
+"""Random inputs, residual checks and device counts shared by the
+muster_jax tests (a name of its own: pytest may collect other adapters'
+tests in the same process)."""
+import jax
 import numpy as np
+
+
+def ndevices():
+    return len(jax.devices())
+
+
+# The default backend's devices (GPUs on the GPU machine, 4 host devices in
+# CI); tests that want "4" get min(4, what there is).
+ND = min(4, ndevices())
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 
