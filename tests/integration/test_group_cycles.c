@@ -140,7 +140,9 @@ static int race_rank(int rank, int nranks, void *p) {
     RCHECK(muster_group_payload(g, (rank + 1) % nranks, &d, &len) == 0);
     RCHECK(*(const int *)d == (rank + 1) % nranks + k);
     RCHECK(muster_group_leave(g) == 0);
+    RCHECK(muster__group_cache_count() <= 64); /* bounded: LRU drops idle ones */
   }
+  RCHECK(test_count_muster_maps() <= 64);
   return 0;
 }
 
