@@ -17,10 +17,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize("nproc", [2])
-def test_mpmd_processes(nproc):
+@pytest.mark.parametrize("nproc,per_proc", [(2, 1), (2, 2)], ids=["2x1", "2x2-mixed"])
+def test_mpmd_processes(nproc, per_proc):
+    """2 processes of 1 device (MPMD), and 2 processes of 2 devices: a group
+    of 4 ranks that are partly threads, partly processes."""
     env = dict(os.environ)
-    env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=1"
+    env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=%d" % per_proc
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(HERE, "..", "..", "..", "adapters", "jax"),
                                          env.get("PYTHONPATH", "")])
     port, seed = free_port(), int.from_bytes(os.urandom(3), "little")
