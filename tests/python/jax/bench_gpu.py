@@ -32,14 +32,18 @@ import muster_jax as mj  # noqa: E402
 
 def make_spd(n, sharding, seed):
     """sym(U[0,1)) + n*I, diagonally dominant hence SPD, built in place."""
-    @jax.jit
     def gen(key):
         u = jax.random.uniform(key, (n, n), jnp.float64)
-        return jax.lax.with_sharding_constraint((u + u.T) * 0.5 + n * jnp.eye(n, dtype=jnp.float64), sharding)
-    return gen(jax.random.key(seed))
+        return (u + u.T) * 0.5 + n * jnp.eye(n, dtype=jnp.float64)
+    return jax.jit(gen, out_shardings=sharding)(jax.random.key(seed))
 
 
 def residual(a, x, b):
+    """||A x - b|| / (||A|| ||x||), computed where A lives (x, b brought to it)."""
+    dev = a.sharding
+    x = jax.device_put(x, dev if not hasattr(dev, "spec") else jax.NamedSharding(dev.mesh, P(None, None)))
+    b = jax.device_put(b, x.sharding)
+
     @jax.jit
     def r(a, x, b):
         return jnp.linalg.norm(a @ x - b) / (jnp.linalg.norm(a) * jnp.linalg.norm(x))
@@ -85,10 +89,11 @@ def main():
     ap.add_argument("--n", default="16384,32768")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--json")
+    ap.add_argument("--platform", default="gpu", help="cpu: try the script on host devices")
     args = ap.parse_args()
-    gpus = jax.devices("gpu")
+    gpus = jax.devices(args.platform)
     if len(gpus) < 2:
-        print("bench_gpu: needs 2 GPUs", file=sys.stderr)
+        print(f"bench_gpu: needs 2 {args.platform} devices", file=sys.stderr)
         return 1
     mesh = jax.make_mesh((2,), ("x",), devices=gpus[:2])
     date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

@@ -4,6 +4,9 @@
 #
 #   tests/python/jax/run-gpu.sh [BUILD_DIR] [--bench]      (from the repo root)
 #
+# Order: a smoke solve, the benchmark (with --bench), the suite, the MPMD
+# run; each step has its own time limit so one stuck step cannot eat the
+# others' time.
 # BUILD_DIR (default build) holds lib/libmuster_jax.so, lib/libmuster.so and
 # lib/muster/providers/cusolvermg.so.  $PYTHON (default python3) needs jax
 # with CUDA and pytest; set PYTEST_WHEELS to a folder of wheels to install
@@ -35,31 +38,45 @@ rc=0
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader 2>/dev/null
 $PY -c "import jax; print('jax', jax.__version__, jax.devices())"
 
-echo "# 1. the suite on the GPUs (docs examples and the CPU MPMD test on the CPU)"
-$PY -m pytest -q -p no:cacheprovider tests/python/jax --deselect tests/python/jax/test_docs.py \
-    --deselect tests/python/jax/test_mpmd.py > "$out/jax-gpu-tests.log" 2>&1 || rc=1
+echo "# 0. smoke: one potrs on 2 GPUs"
+timeout 120 $PY -c "
+import jax, jax.numpy as jnp, muster_jax as mj
+from jax.sharding import PartitionSpec as P
+jax.config.update('jax_enable_x64', True)
+m = jax.make_mesh((2,), ('x',), devices=jax.devices()[:2])
+x = mj.potrs(jnp.eye(1024) * 2.0, jnp.ones((1024, 1)), mesh=m, in_specs=(P(None, 'x'), P(None, None)))
+print('smoke', float(abs(x - 0.5).max()), mj.last_solve())
+" 2>&1 | grep -v "^WARNING" | tail -5 || rc=1
+
+if [ $bench -eq 1 ]; then
+  echo "# 1. benchmark"
+  timeout ${BENCH_TIMEOUT:-240} $PY tests/python/jax/bench_gpu.py --json "$out/jax-bench.json" 2>&1 \
+    | grep -v "^WARNING" | tee "$out/jax-bench.log" || rc=1
+fi
+
+echo "# 2. the suite on the GPUs (docs examples and the CPU MPMD test are CPU-only)"
+timeout ${SUITE_TIMEOUT:-300} $PY -m pytest -q -p no:cacheprovider tests/python/jax \
+    --deselect tests/python/jax/test_docs.py --deselect tests/python/jax/test_mpmd.py \
+    > "$out/jax-gpu-tests.log" 2>&1 || rc=1
 tail -5 "$out/jax-gpu-tests.log"
 grep -E "^(FAILED|ERROR)" "$out/jax-gpu-tests.log" | head -20
 
-echo "# 2. MPMD: 2 processes, one GPU each (jax.distributed)"
+echo "# 3. MPMD: 2 processes, one GPU each (jax.distributed)"
 port=$((20000 + $$ % 20000))
 seed=$$
-MUSTER_JAX_PLATFORM=cuda MPMD_N=4096 $PY tests/python/jax/mpmd_worker.py 0 2 $port $seed > "$out/jax-mpmd0.log" 2>&1 &
+MUSTER_JAX_PLATFORM=cuda MPMD_N=4096 timeout 120 $PY tests/python/jax/mpmd_worker.py 0 2 $port $seed \
+    > "$out/jax-mpmd0.log" 2>&1 &
 p0=$!
-MUSTER_JAX_PLATFORM=cuda MPMD_N=4096 $PY tests/python/jax/mpmd_worker.py 1 2 $port $seed > "$out/jax-mpmd1.log" 2>&1
+MUSTER_JAX_PLATFORM=cuda MPMD_N=4096 timeout 120 $PY tests/python/jax/mpmd_worker.py 1 2 $port $seed \
+    > "$out/jax-mpmd1.log" 2>&1
 r1=$?
 wait $p0
 r0=$?
-grep "^proc" "$out/jax-mpmd0.log" "$out/jax-mpmd1.log"
+grep -h "^proc" "$out/jax-mpmd0.log" "$out/jax-mpmd1.log"
 if [ $r0 -ne 0 ] || [ $r1 -ne 0 ]; then
   echo "MPMD FAILED (rc $r0, $r1)"; tail -20 "$out/jax-mpmd0.log" "$out/jax-mpmd1.log"; rc=1
 else
   echo "MPMD ok"
 fi
-
-if [ $bench -eq 1 ]; then
-  echo "# 3. benchmark"
-  $PY tests/python/jax/bench_gpu.py --json "$out/jax-bench.json" 2>&1 | grep -v "^WARNING" || rc=1
-fi
-echo "segments left: $(ls /dev/shm | grep -c "muster.*$MUSTER_JOB" || true)"
+echo "segments left: $(ls /dev/shm | grep -c "$MUSTER_JOB" || true)"
 exit $rc

@@ -29,11 +29,13 @@ def test_potrs(rng, dt, ndev, n):
     mesh = mesh_of(ndev)
     a, b = hpd(rng, n, dt), rhs(rng, n, 3, dt)
     spec = P(None, "x") if n % ndev == 0 else P(None, None)
-    aj = place(a, mesh, spec)
-    x = mj.potrs(aj, jnp.asarray(b), mesh=mesh, in_specs=(P(None, "x"), P(None, None)))
+    aj, bj = place(a, mesh, spec), jnp.asarray(b)
+    x = mj.potrs(aj, bj, mesh=mesh, in_specs=(P(None, "x"), P(None, None)))
     assert x.shape == (n, 3) and x.dtype == dt
     assert check_potrs(a, b, x) < TOL
-    np.testing.assert_array_equal(np.asarray(aj), a)  # the caller's A is untouched
+    # the routine overwrites A and B in place: the caller's arrays are untouched
+    np.testing.assert_array_equal(np.asarray(aj), a)
+    np.testing.assert_array_equal(np.asarray(bj), b)
 
 
 @pytest.mark.parametrize("dt", DTYPES, ids=lambda d: np.dtype(d).name)
@@ -42,9 +44,11 @@ def test_potrs(rng, dt, ndev, n):
 def test_potri(rng, dt, ndev, n):
     mesh = mesh_of(ndev)
     a = hpd(rng, n, dt)
-    inv = mj.potri(jnp.asarray(a), mesh=mesh, in_specs=P(None, "x"))
+    aj = jnp.asarray(a)
+    inv = mj.potri(aj, mesh=mesh, in_specs=P(None, "x"))
     assert inv.shape == (n, n) and inv.dtype == dt
     assert check_potri(a, inv) < TOL
+    np.testing.assert_array_equal(np.asarray(aj), a)
 
 
 @pytest.mark.parametrize("dt", DTYPES, ids=lambda d: np.dtype(d).name)
@@ -53,7 +57,9 @@ def test_potri(rng, dt, ndev, n):
 def test_syevd(rng, dt, ndev, n):
     mesh = mesh_of(ndev)
     a = hermitian(rng, n, dt)
-    w, v = mj.syevd(jnp.asarray(a), mesh=mesh, in_specs=P(None, "x"))
+    aj = jnp.asarray(a)
+    w, v = mj.syevd(aj, mesh=mesh, in_specs=P(None, "x"))
+    np.testing.assert_array_equal(np.asarray(aj), a)
     assert w.shape == (n,) and v.shape == (n, n)
     assert w.dtype == np.finfo(np.dtype(dt)).dtype and v.dtype == dt
     err, ascending = check_syevd(a, w, v)
