@@ -26,6 +26,7 @@
  */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -61,6 +62,9 @@ typedef struct prov {
   muster__provider_t pub;       /* first: callers see this part          */
   _Atomic long refs;            /* nodes + calls                          */
   void *handle;                 /* dlopen handle; NULL when refused       */
+  int fd;                       /* the file, open while loaded (see load) */
+  char alias[64];               /* "/proc/self/fd/N" it was loaded as     */
+  struct prov *live_next;       /* every provider not yet unloaded        */
   dev_t dev;                    /* identity of the file when loaded       */
   ino_t ino;
   struct timespec mtime;
@@ -126,13 +130,9 @@ static int match_routine(struct cds_lfht_node *n, const void *key) {
  * call these around fork). Order: ours, then urcu's; reverse after. */
 static void atfork_prepare(void) { pthread_mutex_lock(&writer); }
 static void atfork_parent(void) { pthread_mutex_unlock(&writer); }
-static void atfork_child(void) {
-  pthread_mutexattr_t at;
-  pthread_mutexattr_init(&at);
-  pthread_mutexattr_settype(&at, PTHREAD_MUTEX_RECURSIVE);
-  pthread_mutex_init(&writer, &at);
-  pthread_mutexattr_destroy(&at);
-}
+/* the child's only thread is the one that forked, which holds the lock
+ * (taken in prepare): unlocking is valid, and keeps TSan's view consistent */
+static void atfork_child(void) { pthread_mutex_unlock(&writer); }
 
 static void init_once(void) {
   table = cds_lfht_new(8, 8, 0, 0, NULL);
@@ -148,12 +148,34 @@ static int ensure_table(void) {
 
 /* ---- provider files --------------------------------------------------- */
 
+static prov_t *live_head; /* writer mutex */
+
+/* Close the fd a provider was loaded through, unless ld.so still has an
+ * object by that alias name (an object marked NODELETE, or shared with
+ * another load): closing would let a later file get the same fd number and
+ * hence the same name, and ld.so would hand back the old object.  Such an
+ * fd is kept for the life of the process. */
+static void release_fd(prov_t *p) {
+  if (p->fd < 0) return;
+  if (p->alias[0]) {
+    void *still = dlopen(p->alias, RTLD_NOW | RTLD_NOLOAD);
+    if (still) {
+      dlclose(still);
+      p->fd = -1;
+      return;
+    }
+  }
+  close(p->fd);
+  p->fd = -1;
+}
+
 static void prov_unload(prov_t *p) {
   if (p->handle) {
     if (p->pub.v && p->pub.v->fini && p->available >= 0) p->pub.v->fini(p->pub.ctx);
     muster__log(MUSTER_LOG_DEBUG, "provider %s: unloading %s", p->pub.name, p->pub.path);
     dlclose(p->handle);
   }
+  release_fd(p);
   free(p);
 }
 
@@ -165,7 +187,17 @@ void muster__provider_ref(muster__provider_t *pp) {
 void muster__provider_release(muster__provider_t *pp) {
   prov_t *p = (prov_t *)pp;
   if (!p) return;
-  if (atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1) prov_unload(p);
+  if (atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1) return;
+  /* last reference: nobody can take a new one (lookups only reach providers
+   * in the table, which hold a reference; find_live skips a zero count) */
+  pthread_mutex_lock(&writer);
+  for (prov_t **pp2 = &live_head; *pp2; pp2 = &(*pp2)->live_next)
+    if (*pp2 == p) {
+      *pp2 = p->live_next;
+      break;
+    }
+  pthread_mutex_unlock(&writer);
+  prov_unload(p);
 }
 
 /* Known ABI symbols, newest first. */
@@ -202,20 +234,37 @@ static int check_v1(const muster_provider_v1_t *v, const char *backend, char *wh
 static prov_t *prov_load(const char *path, const char *backend, const struct stat *st) {
   prov_t *p = calloc(1, sizeof *p);
   if (!p) return NULL;
-  atomic_init(&p->refs, 0);
+  atomic_init(&p->refs, 1); /* the caller's */
+  p->fd = -1;
   p->dev = st->st_dev;
   p->ino = st->st_ino;
   p->mtime = st->st_mtim;
   p->size = st->st_size;
   copy_str(p->pub.name, sizeof p->pub.name, backend);
   if (!realpath(path, p->pub.path)) copy_str(p->pub.path, sizeof p->pub.path, path);
-  /* open the real file, not the routine folder's link: ld.so returns an
-   * already loaded object whose name matches, so the link's path would keep
-   * giving the old file after the link was re-pointed */
-  void *h = dlopen(p->pub.path, RTLD_NOW | RTLD_LOCAL);
+  /* ld.so hands back an already loaded object whose NAME matches, so
+   * dlopen()ing the path again after the file behind it was replaced would
+   * give the old code.  Load through /proc/self/fd/N of an fd kept open
+   * while the provider is loaded: no loaded object can have that name, and
+   * ld.so still shares an object whose inode is the same. */
+  const char *load = p->pub.path;
+  p->fd = open(p->pub.path, O_RDONLY | O_CLOEXEC);
+  struct stat now;
+  if (p->fd >= 0 && fstat(p->fd, &now) == 0) { /* the file we load, if it changed since the listing */
+    p->dev = now.st_dev;
+    p->ino = now.st_ino;
+    p->mtime = now.st_mtim;
+    p->size = now.st_size;
+  }
+  if (p->fd >= 0) {
+    snprintf(p->alias, sizeof p->alias, "/proc/self/fd/%d", p->fd);
+    if (access(p->alias, R_OK) == 0) load = p->alias;
+    else p->alias[0] = '\0';
+  }
+  void *h = dlopen(load, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char *e = dlerror();
-    snprintf(p->why, sizeof p->why, "dlopen failed: %s", e ? e : "unknown error");
+    snprintf(p->why, sizeof p->why, "dlopen of %.200s failed: %s", p->pub.path, e ? e : "unknown error");
     goto refused;
   }
   const muster_provider_v1_t *v = NULL;
@@ -248,9 +297,14 @@ static prov_t *prov_load(const char *path, const char *backend, const struct sta
   }
   muster__log(MUSTER_LOG_INFO, "provider %s loaded from %s (%s)", backend, p->pub.path,
               p->available ? "available" : p->why);
+  p->live_next = live_head;
+  live_head = p;
   return p;
 refused:
   muster__log(MUSTER_LOG_WARN, "provider file %s refused: %s", path, p->why);
+  release_fd(p);
+  p->live_next = live_head;
+  live_head = p;
   return p;
 }
 
@@ -309,26 +363,23 @@ static int search_dirs(char dirs[][PATH_MAX]) {
 
 /* ---- writer side (mutex held) ----------------------------------------- */
 
-/* A loaded provider of the same file already in the table (shared between
- * routines: potrs/lapack.so and syevd/lapack.so are one file). */
-static prov_t *find_loaded(const struct stat *st, const char *backend) {
-  struct cds_lfht_iter it;
-  node_t *nd;
-  prov_t *found = NULL;
-  rcu_read_lock();
-  cds_lfht_for_each_entry(table, &it, nd, lfht) {
-    prov_t *p = nd->prov;
-    /* same file under another backend name is refused under that name */
-    if (!strcmp(nd->backend, backend) && p->dev == st->st_dev && p->ino == st->st_ino &&
-        p->size == st->st_size && p->mtime.tv_sec == st->st_mtim.tv_sec &&
-        p->mtime.tv_nsec == st->st_mtim.tv_nsec) {
-      found = p;
-      break;
+/* A provider of the same file and backend that is still loaded (in the
+ * table for another routine, or replaced but still running a call), with a
+ * new reference; NULL if none.  Sharing it matters beyond saving a load:
+ * one file must be one provider, so that the ld.so object and the fd it
+ * was loaded through live and die together. */
+static prov_t *find_live(const struct stat *st, const char *backend) {
+  for (prov_t *p = live_head; p; p = p->live_next) {
+    if (strcmp(p->pub.name, backend) || p->dev != st->st_dev || p->ino != st->st_ino ||
+        p->size != st->st_size || p->mtime.tv_sec != st->st_mtim.tv_sec ||
+        p->mtime.tv_nsec != st->st_mtim.tv_nsec)
+      continue;
+    long r = atomic_load(&p->refs);
+    while (r > 0 && !atomic_compare_exchange_weak(&p->refs, &r, r + 1)) {
     }
+    if (r > 0) return p;
   }
-  TSAN_RELEASE(&tsan_readers_done);
-  rcu_read_unlock();
-  return found;
+  return NULL;
 }
 
 static node_t *find_node(const char *routine, const char *backend) {
@@ -394,17 +445,16 @@ static int list_routine(char dirs[][PATH_MAX], int ndirs, const char *routine,
  * concurrent lookup always finds one of the two.  Deleted nodes go to
  * dead[]; the caller drops their references after a grace period. */
 static int add_node(const char *routine, const struct found *f) {
-  prov_t *p = find_loaded(&f->st, f->backend);
+  prov_t *p = find_live(&f->st, f->backend); /* both return with a reference for the node */
   if (!p) p = prov_load(f->path, f->backend, &f->st);
   if (!p) return muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
   node_t *n = calloc(1, sizeof *n);
   if (!n) {
-    if (atomic_load(&p->refs) == 0) prov_unload(p);
+    muster__provider_release(&p->pub);
     return muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
   }
   snprintf(n->routine, sizeof n->routine, "%s", routine);
   snprintf(n->backend, sizeof n->backend, "%s", f->backend);
-  atomic_fetch_add(&p->refs, 1);
   n->prov = p;
   cds_lfht_node_init(&n->lfht);
   TSAN_RELEASE(&tsan_publish);

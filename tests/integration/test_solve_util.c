@@ -135,6 +135,12 @@ static void *rank_thread(void *p) {
 }
 
 int sv_run(sv_run_t *run) {
+#ifdef __SANITIZE_THREAD__
+  /* OpenBLAS is not instrumented: its own thread pool's hand-offs look like
+   * races to TSan.  Keep it in the calling thread (read when lapack.so is
+   * first loaded, in this process); our own threads are still checked. */
+  setenv("OPENBLAS_NUM_THREADS", "1", 0);
+#endif
   if (run->args.routine == MUSTER_POTRS && run->args.nrhs < 1) run->args.nrhs = 2;
   generate(run);
   alloc_shared(run);

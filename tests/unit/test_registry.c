@@ -81,7 +81,7 @@ TEST_IMPL(registry_refuses_broken_files) {
   ASSERT((i = find_info(info, n, "nosym")) && !i->available);
   ASSERT_STR_CONTAINS(i->why, "no symbol muster_provider_v1");
   ASSERT((i = find_info(info, n, "notelf")) && !i->available);
-  ASSERT_STR_CONTAINS(i->why, "dlopen failed");
+  ASSERT_STR_CONTAINS(i->why, "dlopen of");
   ASSERT_STR_CONTAINS(i->why, "notelf.so"); /* dlerror names the file */
   ASSERT((i = find_info(info, n, "small")) && !i->available);
   ASSERT_STR_CONTAINS(i->why, "struct_size 16 too small");
@@ -306,6 +306,21 @@ TEST_IMPL(registry_rescan_picks_up_new_and_removed) {
   ASSERT(!tp_maps_has("testprov_other.so"));
   ASSERT_OK(muster_solve_all(&p.args, p.nshards, p.shards, &res));
   ASSERT(strcmp(res.provider, "testprov") == 0);
+  /* a file renamed over the same path (no link change) is reloaded too */
+  char real[400], tmp[400], cmd[2400];
+  snprintf(real, sizeof real, "%s/real.so", dir);
+  snprintf(tmp, sizeof tmp, "%s/real.so.tmp", dir);
+  snprintf(cmd, sizeof cmd, "cp %s/testprov_v1.so %s", tp_build_dir(), real);
+  ASSERT(system(cmd) == 0);
+  tp_link_abs(dir, "potrs", "testprov.so", real);
+  ASSERT_OK(muster_providers_rescan());
+  ASSERT_OK(muster_solve_all(&p.args, p.nshards, p.shards, &res));
+  ASSERT(tp_marker(&p, 0) == 1.0);
+  snprintf(cmd, sizeof cmd, "cp %s/testprov_v2.so %s && mv %s %s", tp_build_dir(), tmp, tmp, real);
+  ASSERT(system(cmd) == 0);
+  ASSERT_OK(muster_providers_rescan());
+  ASSERT_OK(muster_solve_all(&p.args, p.nshards, p.shards, &res));
+  ASSERT(tp_marker(&p, 0) == 2.0);
   tp_problem_free(&p);
   tp_dir_remove(dir);
   return 0;
