@@ -521,15 +521,19 @@ static void build_cases(int maxR) {
         for (int rt = 0; rt < 4; rt++) {
           muster_routine_t r = rt == 0 ? MUSTER_POTRS : rt == 1 ? MUSTER_POTRI : MUSTER_SYEVD;
           unsigned fl = rt == 3 ? MUSTER_NO_VECTORS : 0;
-          /* aligned: n multiple of tile*R, in-place relayout */
-          add(r, fl, dts[d], mode, R, 256 * 2 * R, 0, 256, "aligned");
+          /* aligned: the block width a multiple of tile*R (the runtime's
+           * tile rule, jaxmg's, wants that), in-place relayout */
+          int64_t T = R <= 2 ? 256 : 128;
+          add(r, fl, dts[d], mode, R, R <= 2 ? 2 * T * R : T * R * R, 0, T, "aligned");
           /* not aligned: odd n, lda > n, the provider's tile (copy or in place) */
           add(r, fl, dts[d], mode, R, 1000 + 7 * R, 5, 0, "unaligned");
         }
-        if (R > 1) /* n = 1000: tile 128 needs the copy plan, tile 100 the in-place one */
-          add(MUSTER_POTRS, 0, dts[d], mode, R, 1000, 0, 128, "copy-plan");
+        /* n = 1000: a rank's cyclic columns exceed its block (R=2, T=128:
+         * 512 > 500; R=4, T=83: 253 > 250): the copy plan */
+        if (R > 1) add(MUSTER_POTRS, 0, dts[d], mode, R, 1000, 0, R == 2 ? 128 : 83, "copy-plan");
       }
-    if (R > 1) add(MUSTER_POTRS, 0, MUSTER_F64, M_THREADS, R, 1000, 0, 100, "inplace-plan");
+    /* n = 1000 / 2000: tiles that fill every block exactly, moved in place */
+    if (R > 1) add(MUSTER_POTRS, 0, MUSTER_F64, M_THREADS, R, R == 2 ? 1000 : 2000, 0, R == 2 ? 100 : 125, "inplace-plan");
   }
   /* not positive definite */
   for (int mode = 0; mode < 3; mode++)
