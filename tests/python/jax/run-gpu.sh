@@ -74,7 +74,7 @@ wait $p0
 r0=$?
 grep -h "^proc" "$out/jax-mpmd0.log" "$out/jax-mpmd1.log"
 if [ $r0 -ne 0 ] || [ $r1 -ne 0 ]; then
-  echo "MPMD FAILED (rc $r0, $r1)"; tail -20 "$out/jax-mpmd0.log" "$out/jax-mpmd1.log"; rc=1
+  echo "MPMD FAILED (rc $r0, $r1)"; tail -n 20 "$out/jax-mpmd0.log" "$out/jax-mpmd1.log"; rc=1
 else
   echo "MPMD ok"
 fi
