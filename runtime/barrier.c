@@ -186,19 +186,32 @@ static int ncpus(void) {
 /* Spin, then yield, while the generation is still g.  Returns 1 once it
  * moved.  Spinning only pays when every rank can run at once; when ranks
  * outnumber cores (or the machine is busy) yielding lets the late rank run. */
+/* Adaptive spin (per thread): every time spinning did not see the round
+ * end, the next spin is halved (a busy machine, or the peer shares our
+ * core); a success restores it, and every 16th wait probes the full spin. */
+static __thread unsigned spin_misses, spin_waits;
+
 static int spin_phase(struct muster_seg_header *h, uint32_t g, uint64_t t0) {
   uint64_t spin_ns = h->nranks <= ncpus() ? SPIN_NS : 0;
+  if ((++spin_waits & 15) != 0) spin_ns >>= spin_misses;
   for (unsigned i = 1;; i++) {
-    if (LDA(&h->generation) != g) return 1;
+    if (LDA(&h->generation) != g) {
+      spin_misses = 0;
+      return 1;
+    }
     if ((i & 31) == 0) {
       if (LD(&h->abort_state)) return 0;
       if (muster__now_mono_ns() - t0 >= spin_ns) break;
     }
     cpu_relax();
   }
+  if (spin_ns && spin_misses < 8) spin_misses++;
+  /* more ranks than cores: yielding waiters crowd out the late ones, so
+   * only briefly before sleeping */
+  uint64_t yield_ns = h->nranks <= ncpus() ? YIELD_NS : YIELD_NS / 8;
   for (;;) {
     if (LDA(&h->generation) != g) return 1;
-    if (LD(&h->abort_state) || muster__now_mono_ns() - t0 >= YIELD_NS) return 0;
+    if (LD(&h->abort_state) || muster__now_mono_ns() - t0 >= yield_ns) return 0;
     sched_yield();
   }
 }
@@ -206,6 +219,9 @@ static int spin_phase(struct muster_seg_header *h, uint32_t g, uint64_t t0) {
 static int sleep_phase(struct muster_seg_header *h, int me, uint32_t g, double timeout_s,
                        uint64_t barrier_no, uint64_t t0) {
   uint64_t deadline = timeout_s > 0 ? t0 + (uint64_t)(timeout_s * 1e9) : UINT64_MAX;
+  /* Liveness reads /proc (tens of us): not in the common short wait, only
+   * once the wait has lasted a while, then every tick. */
+  uint64_t next_check = t0 + MUSTER_LIVENESS_FIRST_NS;
   int rc;
   for (;;) {
     if ((rc = muster__barrier_check_abort(h)) < 0) return rc;
@@ -226,9 +242,12 @@ static int sleep_phase(struct muster_seg_header *h, int me, uint32_t g, double t
       rc = timeout_error(h, me, g, barrier_no, (now - t0) * 1e-9);
       if (rc < 0 || LDA(&h->generation) != g) return rc;
     }
-    if ((rc = check_missing(h, me, g, barrier_no)) < 0) return rc;
-    uint64_t slice = MUSTER_LIVENESS_TICK_NS;
-    if (deadline != UINT64_MAX && deadline - now < slice) slice = deadline > now ? deadline - now : 1;
+    if (now >= next_check) {
+      if ((rc = check_missing(h, me, g, barrier_no)) < 0) return rc;
+      next_check = now + MUSTER_LIVENESS_TICK_NS;
+    }
+    uint64_t wake = next_check < deadline ? next_check : deadline;
+    uint64_t slice = wake > now ? wake - now : 1000;
     struct timespec ts = {(time_t)(slice / 1000000000u), (long)(slice % 1000000000u)};
     /* sleepers++ before re-checking the word; the waker bumps the word
      * before reading sleepers (both seq_cst), so one of us sees the other */

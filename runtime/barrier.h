@@ -17,8 +17,10 @@
 
 #include "segment.h"
 
-/* How often a sleeping waiter checks peers' liveness (ns). */
+/* How often a sleeping waiter checks peers' liveness (ns), and when the
+ * first check comes after its arrival. */
 #define MUSTER_LIVENESS_TICK_NS (100ull * 1000 * 1000)
+#define MUSTER_LIVENESS_FIRST_NS (20ull * 1000 * 1000)
 
 /* Wait at the barrier as `rank`.  timeout_s <= 0: no deadline (liveness is
  * still checked).  barrier_no is the 1-based index of this barrier within
