@@ -39,6 +39,7 @@ typedef struct kernel {
   int rank, nranks;
   int64_t tile;
   bool shared;              /* participants are processes: shard memory */
+  bool same_step;           /* participants share a TF step id: check it  */
   double timeout_s;
   char provider[32];        /* "" : default choice                        */
   char group[MUSTER_MAX_NAME + 1];
@@ -189,7 +190,7 @@ static void *kernel_create(TF_OpKernelConstruction *c, muster_routine_t routine)
   kernel_t *k = calloc(1, sizeof *k);
   char key[MUSTER_MAX_NAME + 1];
   int64_t rank = 0, nranks = 0;
-  TF_Bool shared = 0;
+  TF_Bool shared = 0, same_step = 0;
   float timeout = 0;
   if (!k) {
     construction_fail(c, st, "%s: out of memory", muster__tf_op_name(routine));
@@ -204,6 +205,8 @@ static void *kernel_create(TF_OpKernelConstruction *c, muster_routine_t routine)
   TF_OpKernelConstruction_GetAttrInt64(c, "tile", &k->tile, st);
   if (!attr_ok(c, st)) goto bad;
   TF_OpKernelConstruction_GetAttrBool(c, "shared_memory", &shared, st);
+  if (!attr_ok(c, st)) goto bad;
+  TF_OpKernelConstruction_GetAttrBool(c, "same_step", &same_step, st);
   if (!attr_ok(c, st)) goto bad;
   TF_OpKernelConstruction_GetAttrFloat(c, "timeout", &timeout, st);
   if (!attr_ok(c, st)) goto bad;
@@ -230,6 +233,7 @@ static void *kernel_create(TF_OpKernelConstruction *c, muster_routine_t routine)
   k->rank = (int)rank;
   k->nranks = (int)nranks;
   k->shared = shared != 0;
+  k->same_step = same_step != 0;
   k->timeout_s = timeout;
   TF_DeleteStatus(st);
   return k;
@@ -348,9 +352,45 @@ static bool check_inputs(const kernel_t *k, TF_Tensor *a, TF_Tensor *b, work_t *
   return true;
 }
 
-/* Join, solve, leave.  0 or a MUSTER_E* code with *phase and detail set. */
-static int rendezvous(const kernel_t *k, const work_t *w, const char **phase, char *detail,
-                      size_t len) {
+/* Replicas of one function call share its step id.  Two overlapping runs of
+ * one traced function use the same groups; without this check rank 0 of one
+ * run could solve with rank 1 of the other.  Every rank sees every id, so
+ * all detect a mismatch alike and abort.  0 or a MUSTER_E* code (detail
+ * says why). */
+static int check_step(const kernel_t *k, muster_group_t *g, int64_t step, char *detail,
+                      size_t dlen) {
+  int rc = muster_group_exchange(g, &step, sizeof step);
+  if (rc < 0) {
+    snprintf(detail, dlen, "%s", muster_last_error());
+    return rc;
+  }
+  for (int r = 0; r < k->nranks; r++) {
+    const void *p = NULL;
+    size_t len = 0;
+    int64_t theirs;
+    if ((rc = muster_group_payload(g, r, &p, &len)) < 0) {
+      snprintf(detail, dlen, "%s", muster_last_error());
+      return rc;
+    }
+    if (len != sizeof theirs) continue;
+    memcpy(&theirs, p, sizeof theirs);
+    if (theirs != step) {
+      char why[400];
+      snprintf(why, sizeof why, "rank %d is in TensorFlow step %" PRId64 " but rank %d in step %"
+               PRId64 ": two runs of one traced function overlap (one trace's muster ops "
+               "cannot run concurrently with themselves)", k->rank, step, r, theirs);
+      (void)muster_group_abort(g, MUSTER_EMISMATCH, why);
+      snprintf(detail, dlen, "%s", why);
+      return MUSTER_EMISMATCH;
+    }
+  }
+  return 0;
+}
+
+/* Join, (check the step,) solve, leave.  0 or a MUSTER_E* code with *phase
+ * and detail set. */
+static int rendezvous(const kernel_t *k, const work_t *w, int64_t step, const char **phase,
+                      char *detail, size_t len) {
   muster_group_opts_t o = {.job = NULL, .timeout_s = k->timeout_s, .device = -1};
   muster_solve_args_t args = {
       .routine = k->routine, .dtype = w->dtype, .n = w->n, .nrhs = w->nrhs, .tile = k->tile,
@@ -368,9 +408,15 @@ static int rendezvous(const kernel_t *k, const work_t *w, const char **phase, ch
     snprintf(detail, len, "%s", muster_last_error());
     return rc;
   }
-  *phase = "solving";
-  rc = muster_solve(g, &args, &mine, &res);
-  if (rc < 0) snprintf(detail, len, "%s", muster_last_error());
+  if (k->same_step) {
+    *phase = "checking the step";
+    rc = check_step(k, g, step, detail, len);
+  }
+  if (rc == 0) {
+    *phase = "solving";
+    rc = muster_solve(g, &args, &mine, &res);
+    if (rc < 0) snprintf(detail, len, "%s", muster_last_error());
+  }
   int lrc = muster_group_leave(g);
   if (rc == 0 && lrc < 0) {
     *phase = "leaving the group";
@@ -457,7 +503,7 @@ static void kernel_compute(void *p, TF_OpKernelContext *ctx) {
   /* inputs stay untouched: the solve runs in place on these copies */
   transpose(w.esz, w.n, w.ncols, TF_TensorData(a), w.a);
   if (b) transpose(w.esz, w.n, w.nrhs, TF_TensorData(b), w.b);
-  rc = rendezvous(k, &w, &phase, detail, sizeof detail);
+  rc = rendezvous(k, &w, TF_GetStepId(ctx), &phase, detail, sizeof detail);
   if (rc < 0) {
     fail_muster(ctx, k, phase, rc, detail);
     goto out;

@@ -16,6 +16,10 @@
  *   shared_memory  participants are separate processes: work buffers come
  *                  from muster_shard_alloc so the leader can map them
  *   timeout        rendezvous deadline in seconds, 0: $MUSTER_TIMEOUT / 60
+ *   same_step      participants are the replicas of one function call (one
+ *                  TensorFlow step id): they check they share it before
+ *                  solving, so two runs of one traced function that overlap
+ *                  fail instead of mixing their shards
  * The ops are stateful: they meet other participants, so they must never be
  * constant-folded, deduplicated or pruned.
  */
@@ -35,6 +39,7 @@ static const char *const common_attrs[] = {
     "provider: string = ''",
     "shared_memory: bool = false",
     "timeout: float = 0",
+    "same_step: bool = false",
 };
 
 const char *muster__tf_op_name(muster_routine_t r) {

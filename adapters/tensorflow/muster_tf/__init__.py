@@ -107,7 +107,8 @@ def gather_columns(strategy, per_replica):
 
 def _participant(opname, rank, nranks, shared_memory):
     """(rank, nranks, shared_memory, threads) of this call.  threads: the
-    participants are threads of this process (replicas)."""
+    participants are threads of this process: replicas of one function call
+    (they share its step id) or, with explicit ranks, the caller's threads."""
     if (rank is None) != (nranks is None):
         raise ValueError("muster_tf.%s: pass both rank= and nranks=, or neither" % opname)
     if rank is not None:
@@ -194,8 +195,9 @@ def _matrix(opname, x, what, dtype=None):
 
 
 def _attrs(opname, rank, nranks, key, tile, provider, timeout, shared_memory):
+    explicit = rank is not None
     rank, nranks, shared, threads = _participant(opname, rank, nranks, shared_memory)
-    return dict(rank=rank, nranks=nranks,
+    return dict(rank=rank, nranks=nranks, same_step=threads and not explicit and nranks > 1,
                 key=str(key) if key is not None else _auto_key(rank, nranks, threads),
                 tile=int(tile), provider=provider or "", shared_memory=shared,
                 timeout=float(timeout or 0))

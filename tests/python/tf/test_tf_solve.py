@@ -160,3 +160,45 @@ def test_two_functions_from_two_threads(strategy_of):
     for (a, b), x in zip(data, results):
         for t in st.experimental_local_results(x):
             H.check_potrs(a, b, t.numpy(), dtype)
+
+
+def test_one_trace_run_from_two_threads_never_mixes(strategy_of):
+    """The same traced function run concurrently from two threads shares its
+    groups.  Each run must give its own correct answer or fail with a clear
+    error (already running / runs overlap / a timeout of the short
+    deadline); never an answer computed from the other run's shards."""
+    st = strategy_of(2)
+    n, dtype = 12, tf.float64
+    r = H.rng()
+    data = [(H.spd(r, n, dtype), H.random(r, (n, 1), dtype)) for _ in range(2)]
+    args = [(muster_tf.shard_columns(st, a), tf.constant(b)) for a, b in data]
+
+    @tf.function
+    def step(ash, b):
+        return st.run(lambda a, b: muster_tf.potrs(a, b, timeout=2.0), args=(ash, b))
+
+    step.get_concrete_function(*args[0])
+    outcomes = []
+
+    def worker(i):
+        for _ in range(4):
+            try:
+                x = step(*args[i])
+                outcomes.append((i, [t.numpy() for t in st.experimental_local_results(x)]))
+            except tf.errors.OpError as e:
+                outcomes.append((i, e))
+
+    ts = [threading.Thread(target=worker, args=(i,)) for i in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(120)
+    assert len(outcomes) == 8
+    expected = ("already running", "two runs of one traced function overlap", "timed out",
+                "aborted")
+    for i, out in outcomes:
+        if isinstance(out, Exception):
+            assert any(s in str(out) for s in expected), str(out)
+        else:
+            for x in out:
+                H.check_potrs(data[i][0], data[i][1], x, dtype)
