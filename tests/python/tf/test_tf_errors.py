@@ -31,7 +31,8 @@ def test_op_registered_with_dtype_constraint(name):
     t = {a.name: a for a in od.attr}["T"]
     allowed = {tf.dtypes.as_dtype(v).name for v in t.allowed_values.list.type}
     assert allowed == {"float32", "float64", "complex64", "complex128"}
-    for attr in ("rank", "nranks", "key", "tile", "provider", "shared_memory", "timeout"):
+    for attr in ("rank", "nranks", "key", "tile", "provider", "shared_memory", "timeout",
+                 "same_step"):
         assert attr in {a.name for a in od.attr}
 
 
