@@ -77,8 +77,13 @@ typedef struct node {
   struct cds_lfht_node lfht;
   char routine[16];             /* key                                    */
   char backend[32];             /* <backend>.so in <dir>/<routine>/       */
-  prov_t *prov;                 /* holds one reference                    */
+  char *path;                   /* that file                              */
+  struct stat st;               /* its identity when listed               */
+  prov_t *prov;                 /* NULL until loaded (set once, atomic);
+                                   holds one reference                    */
 } node_t;
+
+static prov_t *node_prov(const node_t *nd) { return __atomic_load_n(&nd->prov, __ATOMIC_ACQUIRE); }
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct cds_lfht *table;
@@ -397,9 +402,9 @@ static node_t *find_node(const char *routine, const char *backend) {
   return found;
 }
 
-static int same_file(const prov_t *p, const struct stat *st) {
-  return p->dev == st->st_dev && p->ino == st->st_ino && p->size == st->st_size &&
-         p->mtime.tv_sec == st->st_mtim.tv_sec && p->mtime.tv_nsec == st->st_mtim.tv_nsec;
+static int same_file(const struct stat *a, const struct stat *st) {
+  return a->st_dev == st->st_dev && a->st_ino == st->st_ino && a->st_size == st->st_size &&
+         a->st_mtim.tv_sec == st->st_mtim.tv_sec && a->st_mtim.tv_nsec == st->st_mtim.tv_nsec;
 }
 
 static int backend_of(const char *fname, char *out, size_t cap) {
@@ -445,23 +450,50 @@ static int list_routine(char dirs[][PATH_MAX], int ndirs, const char *routine,
  * concurrent lookup always finds one of the two.  Deleted nodes go to
  * dead[]; the caller drops their references after a grace period. */
 static int add_node(const char *routine, const struct found *f) {
-  prov_t *p = find_live(&f->st, f->backend); /* both return with a reference for the node */
-  if (!p) p = prov_load(f->path, f->backend, &f->st);
-  if (!p) return muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
   node_t *n = calloc(1, sizeof *n);
-  if (!n) {
-    muster__provider_release(&p->pub);
+  char *path = strdup(f->path);
+  if (!n || !path) {
+    free(n);
+    free(path);
     return muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
   }
   snprintf(n->routine, sizeof n->routine, "%s", routine);
   snprintf(n->backend, sizeof n->backend, "%s", f->backend);
-  n->prov = p;
+  n->path = path;
+  n->st = f->st;
+  /* not loaded yet (lazy), unless that very file is loaded already */
+  n->prov = find_live(&f->st, f->backend);
   cds_lfht_node_init(&n->lfht);
   TSAN_RELEASE(&tsan_publish);
   rcu_read_lock();
   cds_lfht_add(table, hash_str(routine), &n->lfht);
   rcu_read_unlock();
   return 0;
+}
+
+/* Load the not yet loaded providers of `routine` (only backend `only`
+ * when given).  Writer mutex held.  Loading is where the cost is (a GPU
+ * provider's dlopen pulls in its CUDA libraries: ~100 ms), so a forced
+ * provider is the only one loaded. */
+static void load_nodes(const char *routine, const char *only) {
+  struct cds_lfht_iter it;
+  node_t *nd;
+  rcu_read_lock();
+  cds_lfht_for_each_entry_duplicate(table, hash_str(routine), match_routine, routine, &it, nd, lfht) {
+    if (node_prov(nd) || (only && only[0] && strcmp(nd->backend, only))) continue;
+    prov_t *p = find_live(&nd->st, nd->backend);
+    if (!p) p = prov_load(nd->path, nd->backend, &nd->st);
+    if (p) __atomic_store_n(&nd->prov, p, __ATOMIC_RELEASE);
+  }
+  TSAN_RELEASE(&tsan_readers_done);
+  rcu_read_unlock();
+}
+
+static void node_free(node_t *nd) {
+  prov_t *p = node_prov(nd);
+  if (p) muster__provider_release(&p->pub);
+  free(nd->path);
+  free(nd);
 }
 
 static void del_node(node_t *nd, node_t **dead, int *ndead, int deadcap) {
@@ -475,7 +507,7 @@ static int sync_routine(char dirs[][PATH_MAX], int ndirs, const char *routine,
   int nf = list_routine(dirs, ndirs, routine, files, MAX_FILES);
   for (int i = 0; i < nf; i++) {
     node_t *have = find_node(routine, files[i].backend);
-    if (have && same_file(have->prov, &files[i].st)) continue;
+    if (have && same_file(&have->st, &files[i].st)) continue;
     int rc = add_node(routine, &files[i]);
     if (rc < 0) {
       free(files);
@@ -517,10 +549,7 @@ static int sync_routines(const int *ids, int nids) {
     /* after this no reader can reach the dead nodes any more */
     synchronize_rcu();
     TSAN_ACQUIRE(&tsan_readers_done);
-    for (int k = 0; k < ndead; k++) {
-      muster__provider_release(&dead[k]->prov->pub);
-      free(dead[k]);
-    }
+    for (int k = 0; k < ndead; k++) node_free(dead[k]);
   }
   free(dirs);
   return rc;
@@ -609,15 +638,24 @@ int muster__provider_acquire(muster_routine_t routine, muster_dtype_t dtype, mus
   prov_t *best = NULL;
   char reasons[768] = "";
   size_t used = 0;
-  int named_found = 0, any = 0;
+  int named_found = 0, any = 0, unloaded = 0, tries = 0;
   struct cds_lfht_iter it;
   node_t *nd;
+again:
+  best = NULL;
+  reasons[0] = '\0';
+  used = 0;
+  named_found = any = unloaded = 0;
   rcu_read_lock();
   cds_lfht_for_each_entry_duplicate(table, hash_str(rname), match_routine, rname, &it, nd, lfht) {
-    prov_t *p = nd->prov;
+    prov_t *p = node_prov(nd);
     any = 1;
     if (forced[0] && strcmp(nd->backend, forced) != 0) continue;
     named_found = 1;
+    if (!p) { /* first use of this file: load it (slow path, below) */
+      unloaded = 1;
+      continue;
+    }
     char buf[64];
     const char *why = unfit(p, routine, dtype, mem, buf, sizeof buf);
     if (why) {
@@ -630,9 +668,16 @@ int muster__provider_acquire(muster_routine_t routine, muster_dtype_t dtype, mus
         (p->pub.v->priority == best->pub.v->priority && strcmp(p->pub.name, best->pub.name) < 0))
       best = p;
   }
-  if (best) atomic_fetch_add_explicit(&best->refs, 1, memory_order_relaxed);
+  if (best && !unloaded) atomic_fetch_add_explicit(&best->refs, 1, memory_order_relaxed);
   TSAN_RELEASE(&tsan_readers_done);
   rcu_read_unlock();
+  if (unloaded && tries++ < 3) {
+    pthread_mutex_lock(&writer);
+    load_nodes(rname, forced);
+    pthread_mutex_unlock(&writer);
+    goto again;
+  }
+  if (best && unloaded) best = NULL; /* still not loadable after retries: cannot happen */
   if (best) {
     *out = &best->pub;
     return 0;
@@ -660,13 +705,15 @@ int muster_providers_list(muster_provider_info_t *out, int cap) {
   /* one entry per distinct file; listing holds the writer lock so the set
    * is stable (a listing is rare). */
   pthread_mutex_lock(&writer);
+  for (int r = 1; r < NROUTINES; r++) load_nodes(routine_str(r), NULL);
   const prov_t *seen[MAX_FILES * NROUTINES];
   int n = 0;
   struct cds_lfht_iter it;
   node_t *nd;
   rcu_read_lock();
   cds_lfht_for_each_entry(table, &it, nd, lfht) {
-    prov_t *p = nd->prov;
+    prov_t *p = node_prov(nd);
+    if (!p) continue; /* out of memory while loading */
     int k;
     for (k = 0; k < n; k++)
       if (seen[k] == p) break;

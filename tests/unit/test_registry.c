@@ -264,9 +264,10 @@ TEST_IMPL(registry_unload_waits_for_running_call) {
   usleep(50000); /* inside v1's solve, waiting on the gate */
   tp_link(dir, "potrs", "testprov.so", "testprov_v2.so");
   ASSERT_OK(muster_providers_rescan());
-  /* the running call still holds v1: it must stay mapped */
+  /* the running call still holds v1: it must stay mapped; v2 is loaded on
+   * its first use only */
   ASSERT(tp_maps_has("testprov_v1.so"));
-  ASSERT(tp_maps_has("testprov_v2.so"));
+  ASSERT(!tp_maps_has("testprov_v2.so"));
   unlink(gate);
   pthread_join(t, NULL);
   ASSERT(gated_marker == 1.0);
@@ -277,6 +278,7 @@ TEST_IMPL(registry_unload_waits_for_running_call) {
   muster_solve_result_t res;
   ASSERT_OK(muster_solve_all(&p.args, p.nshards, p.shards, &res));
   ASSERT(tp_marker(&p, 0) == 2.0);
+  ASSERT(tp_maps_has("testprov_v2.so"));
   tp_problem_free(&p);
   unsetenv("TESTPROV_GATE");
   tp_dir_remove(dir);
@@ -321,6 +323,29 @@ TEST_IMPL(registry_rescan_picks_up_new_and_removed) {
   ASSERT_OK(muster_providers_rescan());
   ASSERT_OK(muster_solve_all(&p.args, p.nshards, p.shards, &res));
   ASSERT(tp_marker(&p, 0) == 2.0);
+  tp_problem_free(&p);
+  tp_dir_remove(dir);
+  return 0;
+}
+
+/* A forced provider is the only one loaded; the default choice loads all. */
+TEST_IMPL(registry_forced_loads_only_that_one) {
+  setup();
+  tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
+  tp_link(dir, "potrs", "otherprov.so", "testprov_other.so");
+  tp_problem_t p;
+  tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 8, 2, 0);
+  muster_solve_result_t res;
+  ASSERT_OK(solve_potrs(&p, "testprov", &res));
+  ASSERT(tp_maps_has("testprov_v1.so"));
+  ASSERT(!tp_maps_has("testprov_other.so"));
+  setenv("MUSTER_PROVIDER", "potrs=testprov", 1);
+  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT(!tp_maps_has("testprov_other.so"));
+  unsetenv("MUSTER_PROVIDER");
+  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT(strcmp(res.provider, "otherprov") == 0);
+  ASSERT(tp_maps_has("testprov_other.so"));
   tp_problem_free(&p);
   tp_dir_remove(dir);
   return 0;
