@@ -1,0 +1,31 @@
+"""The FFI handler driven by a fake XLA in C (adapters/jax/test/handler_test.c):
+metadata, attribute decoding, collective solves from threads, an older XLA
+api without RunId_Get/DeviceOrdinal_Get, return_status, concurrent launches,
+a missing peer.  The same binary is built under san=address / san=thread:
+set MUSTER_SAN_BUILDS to those build folders (':'-separated) to run them."""
+import os
+import subprocess
+
+import pytest
+
+BUILD = os.environ["MUSTER_BUILD"]
+
+
+def builds():
+    out = [BUILD]
+    out += [b for b in os.environ.get("MUSTER_SAN_BUILDS", "").split(":") if b]
+    return out
+
+
+@pytest.mark.parametrize("build", builds())
+def test_handler_with_fake_xla(build):
+    prog = os.path.join(build, "tests", "jax-handler-test")
+    assert os.path.exists(prog), f"{prog} not built (scons builds it when jax is importable)"
+    env = dict(os.environ)
+    env.pop("MUSTER_TIMEOUT", None)
+    env.pop("MUSTER_LIB_DIR", None)
+    env["OPENBLAS_NUM_THREADS"] = "1"  # OpenBLAS's own threads are not TSan-instrumented
+    env["MUSTER_PROVIDER_PATH"] = os.path.join(build, "lib", "muster", "providers")
+    r = subprocess.run([prog], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr[-4000:]
+    assert "all checks passed" in r.stdout
