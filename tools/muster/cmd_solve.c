@@ -160,11 +160,12 @@ int cmd_solve(int argc, char **argv) {
            "\"dtype\":\"%s\",\"tile\":%" PRId64 ",\"provider\":",
            routine, n, nrhs, spec.ranks, mode, muster_dtype_name(t), out.res.tile);
     json_str(out.res.provider[0] ? out.res.provider : (spec.provider ? spec.provider : ""));
-    printf(",\"seed\":%" PRIu64 ",\"reps\":%d,\"seconds\":%.6f,\"provider_seconds\":%.6f,"
-           "\"residual\":%s%.3e%s,\"tolerance\":%.3e,\"ranks_agree\":%s,\"ok\":%s",
-           seed, spec.reps, secs, psecs, isfinite(residual) ? "" : "\"", isfinite(residual) ? residual : 0.0,
-           isfinite(residual) ? "" : "\"", tol, (xsame && !out.disagree) ? "true" : "false",
-           ok ? "true" : "false");
+    printf(",\"seed\":%" PRIu64 ",\"reps\":%d,\"seconds\":%.6f,\"provider_seconds\":%.6f,",
+           seed, spec.reps, secs, psecs);
+    if (isfinite(residual)) printf("\"residual\":%.3e", residual);
+    else printf("\"residual\":null");
+    printf(",\"tolerance\":%.3e,\"ranks_agree\":%s,\"ok\":%s", tol,
+           (out.rc == 0 && xsame && !out.disagree) ? "true" : "false", ok ? "true" : "false");
     if (out.rc != 0) {
       printf(",\"error\":");
       json_str(muster_strerror(out.rc));
