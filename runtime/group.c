@@ -469,12 +469,22 @@ static int retired_under_us(const muster_group_t *g) {
          LD(&h->abort_rank) == -1;
 }
 
-/* Move g to the group's new segment: leave the old seat, join by name. */
-static int relocate(muster_group_t *g) {
+/* Move g to the group's new segment: leave the old seat, join by name.
+ * A status the leader set for the round being moved goes along. */
+static int relocate(muster_group_t *g, uint32_t round) {
   muster__log(MUSTER_LOG_INFO, "rank %d of group %s: the group was retired; joining it again "
               "by name", g->rank, g->name);
+  uint8_t data[MUSTER_MAX_PAYLOAD];
+  const struct muster_seg_status *old = &g->h->status[round & 1];
+  int carry = g->rank == 0 && LD(&old->valid) && LD(&old->gen) == round;
+  int status = LD(&old->status);
+  uint32_t len = LD(&old->len);
+  if (len > MUSTER_MAX_PAYLOAD) len = MUSTER_MAX_PAYLOAD;
+  if (carry) memcpy(data, old->data, len);
   vacate(g);
-  return attach(g);
+  int rc = attach(g);
+  if (rc == MUSTER_OK && carry) rc = muster_group_set_status(g, status, data, len);
+  return rc;
 }
 
 static void take_status(muster_group_t *g, uint32_t gen) {
@@ -521,7 +531,7 @@ static int do_round(muster_group_t *g, const void *payload, size_t len, int exch
       return MUSTER_OK;
     }
     if (moves < 3 && retired_under_us(g)) {
-      if ((rc = relocate(g)) == MUSTER_OK) continue;
+      if ((rc = relocate(g, gen)) == MUSTER_OK) continue;
       g->first_err = g->first_err ? g->first_err : rc;
       return rc;
     }
