@@ -6,7 +6,7 @@ usage: python3 tests/python/jax/bench_gpu.py [--n 16384,32768] [--reps 3] [--jso
 For each N (f64, one right-hand side, A = sym(U[0,1)) + N*I, made on the GPUs):
   jax       wall time of muster_jax.potrs(A, b) to block_until_ready, A on 2
             GPUs (column-sharded, and row-sharded: a row block of a symmetric
-            A needs no transpose), median of the repetitions;
+            A needs no all-to-all), median of the repetitions;
   C path    rank 0's muster_solve time inside the same calls (the handler
             measures it: rendezvous + relayout + cuSolverMg + X to every
             rank), i.e. what a C program calling muster_solve pays;

@@ -79,7 +79,7 @@ def test_syevd_values_only(rng, dt):
 @pytest.mark.parametrize("dt", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_row_sharded(rng, dt):
     """A sharded P('x', None): each device's row block is the conjugate
-    transpose of its column block (A is Hermitian); no data moves."""
+    transpose of its column block (A is Hermitian); nothing moves between devices."""
     mesh = mesh_of(ND)
     n = 20
     a, b = hpd(rng, n, dt), rhs(rng, n, 2, dt)
