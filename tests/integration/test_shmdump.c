@@ -109,6 +109,13 @@ static void poison(unsigned char *b, size_t len, void *arg) {
   snprintf(h->abort_reason, sizeof h->abort_reason, "rank 1 (pid 4242) died at barrier 3");
   muster__segment_slot(h, 0)->abort_seen = 1;
 }
+/* creator and ranks recorded in another pid namespace */
+static void other_pidns(unsigned char *b, size_t len, void *arg) {
+  struct muster_seg_header *h = (struct muster_seg_header *)b;
+  uint64_t ns = muster__proc_self_pidns() + 1;
+  h->creator_pidns = ns;
+  for (int r = 0; r < h->nranks; r++) muster__segment_slot(h, r)->pidns = ns;
+}
 static void random_bytes(unsigned char *b, size_t len, void *arg) {
   unsigned *seed = arg;
   for (size_t i = 0; i < len; i++) b[i] = (unsigned char)rand_r(seed);
@@ -126,6 +133,9 @@ TEST_IMPL(shmdump_crafted_segments) {
   ASSERT_EQ(craft_segment(test_job(), "stuck", 3, me, my_start, 0x3, NULL, NULL, 0), 0);
   /* aborted, rank 0 told already; its creator (this process) alive */
   ASSERT_EQ(craft_segment(test_job(), "poisoned", 2, me, my_start, 0x3, poison, NULL, 0), 0);
+  /* dead pids, but of another pid namespace: liveness unknown, kept */
+  ASSERT(muster__proc_self_pidns() != 0);
+  ASSERT_EQ(craft_segment(test_job(), "otherns", 2, gone, 12345, 0x1, other_pidns, NULL, 0), 0);
   /* our pid but another start time: the pid was reused, so it is dead */
   ASSERT_EQ(craft_segment(test_job(), "reused", 2, me, my_start + 1, 0x1, NULL, NULL, 0), 0);
   ASSERT_EQ(craft_segment(test_job(), "version", 2, me, my_start, 0x1, set_version_2, NULL, 0), 0);
@@ -150,6 +160,7 @@ TEST_IMPL(shmdump_crafted_segments) {
   }
 
   struct tool_result r;
+  char row[128];
   run_shmdump(&r, "--job", test_job(), NULL);
   ASSERT_EQ(r.exit_code, 0);
   expect_state(r.out, "stale", "stale");
@@ -157,6 +168,9 @@ TEST_IMPL(shmdump_crafted_segments) {
   expect_state(r.out, "reused", "stale");
   expect_state(r.out, "version", "other-version");
   expect_state(r.out, "poisoned", "poisoned");
+  expect_state(r.out, "otherns", "stuck");
+  snprintf(row, sizeof row, "%-4d %-8d %-6s", 0, (int)gone, "other-ns");
+  ASSERT_STR_CONTAINS(r.out, row);
   ASSERT_STR_CONTAINS(r.out, "rank 1 (pid 4242) died at barrier 3");
   ASSERT_STR_CONTAINS(r.out, "(peer died), blaming rank 1 (pid 4242); error given to ranks 0\n");
   expect_state(r.out, "nomagic", "corrupt");
@@ -173,13 +187,12 @@ TEST_IMPL(shmdump_crafted_segments) {
   ASSERT_STR_CONTAINS(r.out, "phase 9 out of range");
   ASSERT_STR_CONTAINS(r.out, "MISSING: rank 2 (never joined)");
   /* the stuck group names its live ranks with their pid and payload */
-  char row[128];
   snprintf(row, sizeof row, "%-4d %-8d %-6s", 1, (int)me, "alive");
   ASSERT_STR_CONTAINS(r.out, row);
   ASSERT_STR_CONTAINS(r.out, "6 B (round 0): 68 65 6c 6c 6f 21"); /* "hello!" */
   snprintf(row, sizeof row, "%-4d %-8d %-6s", 0, (int)gone, "DEAD");
   ASSERT_STR_CONTAINS(r.out, row);
-  ASSERT_EQ(count_substr(r.out, "\n== "), foreign ? 14 : 13);
+  ASSERT_EQ(count_substr(r.out, "\n== "), foreign ? 15 : 14);
   ASSERT_STR_CONTAINS(r.out, ".evil?== x?[2J  [truncated]");
   ASSERT(strchr(r.out, '\033') == NULL);
   tool_result_free(&r);
@@ -187,7 +200,8 @@ TEST_IMPL(shmdump_crafted_segments) {
   run_shmdump(&r, "--json", "--job", test_job());
   ASSERT_EQ(r.exit_code, 0);
   ASSERT(json_valid(r.out));
-  ASSERT_EQ(json_number(r.out, "count"), foreign ? 14 : 13);
+  ASSERT_EQ(json_number(r.out, "count"), foreign ? 15 : 14);
+  ASSERT_STR_CONTAINS(r.out, "\"alive\":null,\"pidns\":");
   ASSERT_STR_CONTAINS(r.out, "\"abort\":{\"code\":-10,\"rank\":1,\"pid\":4242,");
   ASSERT_STR_CONTAINS(r.out, "\"abort_seen\":true");
   ASSERT_STR_CONTAINS(r.out, "evil\\u000a== x\\u001b[2J");
@@ -233,9 +247,10 @@ TEST_IMPL(shmdump_crafted_segments) {
   for (size_t i = 0; i < sizeof gone_now / sizeof gone_now[0]; i++) ASSERT(!seg_exists(gone_now[i]));
   ASSERT(seg_exists("stuck")); /* alive: never removed */
   ASSERT(seg_exists("poisoned"));
+  ASSERT(seg_exists("otherns")); /* cannot tell: never removed */
   ASSERT(seg_exists("garbage"));
   if (foreign) ASSERT(seg_exists("foreign"));
-  const char *rest[] = {"stuck", "poisoned", "garbage", "foreign"};
+  const char *rest[] = {"stuck", "poisoned", "otherns", "garbage", "foreign"};
   for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) seg_remove(rest[i]);
   return 0;
 }

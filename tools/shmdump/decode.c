@@ -111,17 +111,29 @@ static int open_checked(struct sd_seg *s) {
   return fd;
 }
 
+/* pid + start time mean something only in the pid namespace they were
+ * recorded in (slot.pidns / creator_pidns, 0 = unknown: assume ours). */
+static int liveness(pid_t pid, uint64_t start, uint64_t pidns) {
+  if (!muster__proc_same_pidns(pidns)) return SD_UNKNOWN;
+  return muster__proc_alive(pid, start) ? SD_ALIVE : SD_DEAD;
+}
+
+const char *sd_alive_name(int alive) {
+  return alive == SD_ALIVE ? "alive" : alive == SD_DEAD ? "DEAD" : "other-ns";
+}
+
 static void judge_valid(struct sd_seg *s, double now) {
   const struct muster_seg_header *h = s->hdr;
   int any_alive = s->nholders > 0, dead_seated = -1, stuck_rank = -1;
   double longest_wait = 0;
-  s->creator_alive = muster__proc_alive(h->creator_pid, h->creator_start);
-  any_alive |= s->creator_alive;
+  s->creator_alive = liveness(h->creator_pid, h->creator_start, h->creator_pidns);
+  any_alive |= s->creator_alive != SD_DEAD;
   for (int r = 0; r < h->nranks; r++) {
     const struct muster_seg_slot *sl = muster__segment_slot((struct muster_seg_header *)h, r);
-    s->alive[r] = sl->pid > 0 && muster__proc_alive(sl->pid, sl->start_time);
-    any_alive |= s->alive[r];
-    if (seated(sl->phase) && sl->pid > 0 && !s->alive[r] && dead_seated < 0) dead_seated = r;
+    s->alive[r] = sl->pid > 0 ? liveness(sl->pid, sl->start_time, sl->pidns) : SD_DEAD;
+    any_alive |= s->alive[r] != SD_DEAD;
+    if (seated(sl->phase) && sl->pid > 0 && s->alive[r] == SD_DEAD && dead_seated < 0)
+      dead_seated = r;
     if (sl->phase == MUSTER_PHASE_WAITING && sl->wait_start_ns) {
       double waited = now - (double)sl->wait_start_ns * 1e-9;
       if (waited > longest_wait) {

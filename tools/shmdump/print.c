@@ -37,7 +37,7 @@ static const char *missing_why(const struct sd_seg *s, int r, char *buf, size_t 
    * snapshot: only name ranks when the group is in trouble. */
   if (s->state == SD_LIVE) return NULL;
   for (int i = 0; i < h->nranks; i++) waiting |= at_open_barrier(h, slot_of(s, i));
-  if (sl->pid > 0 && !s->alive[r] && sl->phase != MUSTER_PHASE_LEFT &&
+  if (sl->pid > 0 && s->alive[r] == SD_DEAD && sl->phase != MUSTER_PHASE_LEFT &&
       sl->phase != MUSTER_PHASE_FREE) {
     snprintf(buf, cap, "dead: pid %d is gone, or reused by another process", sl->pid);
     return buf;
@@ -121,7 +121,7 @@ static void print_ranks_text(const struct sd_seg *s, double now) {
       snprintf(pbuf, sizeof pbuf, "%u B (round %u): %s", len, gen, hex);
     }
     printf("   %-4d %-8d %-6s %-6d %-13s %-7u %-9s %s\n", r, sl->pid,
-           s->alive[r] ? "alive" : "DEAD", sl->device, sd_phase_name(sl->phase), sl->barrier_gen,
+           sd_alive_name(s->alive[r]), sl->device, sd_phase_name(sl->phase), sl->barrier_gen,
            wbuf, pbuf);
   }
 }
@@ -147,7 +147,7 @@ static void print_seg_text(const struct sd_seg *s, double now) {
          __builtin_popcountll(h->seen_mask), MUSTER_SEATS_COUNT(h->seats), h->arrived,
          h->generation);
   printf("   creator pid %d (%s), created %.1f s ago; formed %s; generation %u\n",
-         h->creator_pid, s->creator_alive ? "alive" : "DEAD", secs_since(now, h->created_ns),
+         h->creator_pid, sd_alive_name(s->creator_alive), secs_since(now, h->created_ns),
          h->formed ? "yes" : "no", h->generation);
   if (h->status[0].valid || h->status[1].valid) {
     int b = (int32_t)(h->status[1].gen - h->status[0].gen) > 0 && h->status[1].valid ? 1 : 0;
@@ -203,6 +203,11 @@ static void json_str(const char *s, size_t max) {
   putchar('"');
 }
 
+/* true / false, or null when it cannot be told (another pid namespace) */
+static const char *json_alive(int alive) {
+  return alive == SD_ALIVE ? "true" : alive == SD_DEAD ? "false" : "null";
+}
+
 static void json_key_str(const char *key, const char *s, size_t max) {
   printf("\"%s\":", key);
   json_str(s, max);
@@ -231,8 +236,9 @@ static void print_ranks_json(const struct sd_seg *s, double now) {
     const uint8_t *p = sd_latest_payload(sl, &len, &gen);
     for (uint32_t i = 0; i < len && p; i++) snprintf(hex + 2 * i, 3, "%02x", p[i]);
     if (!p) hex[0] = '\0';
-    printf("%s{\"rank\":%d,\"pid\":%d,\"alive\":%s,\"device\":%d,", r ? "," : "", r, sl->pid,
-           s->alive[r] ? "true" : "false", sl->device);
+    printf("%s{\"rank\":%d,\"pid\":%d,\"alive\":%s,\"pidns\":%llu,\"device\":%d,",
+           r ? "," : "", r, sl->pid, json_alive(s->alive[r]), (unsigned long long)sl->pidns,
+           sl->device);
     json_key_str("phase", sd_phase_name(sl->phase), 32);
     printf(",\"barrier_gen\":%u,\"sessions\":%llu,\"barriers\":%llu,", sl->barrier_gen,
            (unsigned long long)sl->sessions, (unsigned long long)sl->barriers);
@@ -265,10 +271,11 @@ static void print_seg_json(const struct sd_seg *s, double now) {
     printf(",");
     json_key_str("group", h->group, sizeof h->group);
     printf(",\"version\":%u,\"nranks\":%d,\"joined\":%d,\"seated\":%u,\"arrived\":%u,"
-           "\"generation\":%u,\"formed\":%s,\"creator\":{\"pid\":%d,\"alive\":%s},",
+           "\"generation\":%u,\"formed\":%s,\"creator\":{\"pid\":%d,\"alive\":%s,"
+           "\"pidns\":%llu},",
            h->version, h->nranks, __builtin_popcountll(h->seen_mask),
            MUSTER_SEATS_COUNT(h->seats), h->arrived, h->generation, h->formed ? "true" : "false",
-           h->creator_pid, s->creator_alive ? "true" : "false");
+           h->creator_pid, json_alive(s->creator_alive), (unsigned long long)h->creator_pidns);
     json_num("age_s", secs_since(now, h->created_ns));
     if (h->abort_state == MUSTER_ABORT_SET) {
       printf(",\"abort\":{\"code\":%d,\"rank\":%d,\"pid\":%d,", h->abort_code, h->abort_rank,

@@ -37,6 +37,11 @@ enum sd_state {
   SD_STATE_COUNT_
 };
 
+/* Liveness of a pid recorded in a segment.  UNKNOWN: it was recorded in
+ * another pid namespace, where our /proc says nothing about it; it is then
+ * treated as possibly alive (never stale, never cleaned). */
+enum { SD_DEAD = 0, SD_ALIVE = 1, SD_UNKNOWN = -1 };
+
 #define SD_STUCK_S 1.0 /* a wait longer than this is shown as stuck */
 /* --clean removes an unreadable (corrupt, truncated, other-version) by-name
  * segment only when nobody holds it and it has not changed for this long */
@@ -60,7 +65,7 @@ struct sd_seg {
   char reason[512];        /* why it is unreadable/corrupt/stuck/...         */
   struct muster_seg_header *hdr; /* validated private snapshot, or NULL       */
   size_t snap_len;
-  int creator_alive;
+  int creator_alive;        /* SD_ALIVE, SD_DEAD or SD_UNKNOWN               */
   int alive[MUSTER_MAX_RANKS];
   int removed;             /* --clean unlinked it                            */
 };
@@ -85,6 +90,7 @@ void sd_list_free(struct sd_list *l);
 void sd_decode(struct sd_seg *s, double now_real_s);
 const char *sd_state_name(enum sd_state st);
 const char *sd_phase_name(uint32_t phase);
+const char *sd_alive_name(int alive); /* "alive", "DEAD", "other-ns" */
 /* the rank's payload of the latest round it published (NULL if none) */
 const uint8_t *sd_latest_payload(const struct muster_seg_slot *sl, uint32_t *len,
                                  uint32_t *gen);
