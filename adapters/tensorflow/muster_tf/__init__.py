@@ -29,6 +29,7 @@ inter-op thread per replica (each blocks one while it waits).
 import itertools
 import os
 import threading
+import warnings
 import weakref
 
 import tensorflow as tf
@@ -106,9 +107,10 @@ def gather_columns(strategy, per_replica):
 # ---- who is calling ----------------------------------------------------------
 
 def _participant(opname, rank, nranks, shared_memory):
-    """(rank, nranks, shared_memory, threads) of this call.  threads: the
-    participants are threads of this process: replicas of one function call
-    (they share its step id) or, with explicit ranks, the caller's threads."""
+    """(rank, nranks, shared_memory, threads, replicas) of this call.
+    threads: the participants are threads of this process.  replicas: how
+    many of them are replicas of this process's strategy (0: explicit
+    ranks, the caller's own threads or processes)."""
     if (rank is None) != (nranks is None):
         raise ValueError("muster_tf.%s: pass both rank= and nranks=, or neither" % opname)
     if rank is not None:
@@ -117,7 +119,7 @@ def _participant(opname, rank, nranks, shared_memory):
             raise ValueError("muster_tf.%s: need 0 <= rank < nranks, got rank=%d nranks=%d"
                              % (opname, rank, nranks))
         shared = True if shared_memory is None else bool(shared_memory)
-        return rank, nranks, shared, not shared
+        return rank, nranks, shared, not shared, 0
     ctx = tf.distribute.get_replica_context()
     if ctx is None:
         raise RuntimeError("muster_tf.%s: called in a cross-replica context; call it inside "
@@ -142,7 +144,21 @@ def _participant(opname, rank, nranks, shared_memory):
             "muster_tf.configure_cpu_devices) before TensorFlow starts"
             % (opname, local, _inter_op_threads(), 2 * local + 2))
     shared = (local < nranks) if shared_memory is None else bool(shared_memory)
-    return int(rid), nranks, shared, local > 1
+    return int(rid), nranks, shared, local > 1, local
+
+
+def _warn_threads(opname, local, nops):
+    """With k independent muster ops per replica in flight, T inter-op
+    threads guarantee progress only if T >= k*(local-1)+1: otherwise every
+    thread may wait in a group that still misses a member.  Ops that depend
+    on each other never wait together, so this is a warning, not an error."""
+    need, have = nops * (local - 1) + 1, _inter_op_threads()
+    if nops > 1 and have < need:
+        warnings.warn(
+            "muster_tf.%s: this function has %d muster ops per replica; if they are independent "
+            "of each other, %d replicas need %d TensorFlow inter-op threads to be sure never to "
+            "wait on each other (there are %d): set_inter_op_parallelism_threads(%d)"
+            % (opname, nops, local, need, have, need), RuntimeWarning, stacklevel=4)
 
 
 def _local_replicas(ctx, nranks):
@@ -153,15 +169,11 @@ def _local_replicas(ctx, nranks):
         return nranks
 
 
-def _auto_key(rank, nranks, threads):
-    """A group key that every participant of this call computes alike and no
-    other muster op in flight shares.  Eager: calls of one process are
-    sequential, one key per size reuses one group.  Traced: the k-th muster
-    op that replica r adds to a graph meets the k-th of every other replica
-    (they trace the same function); the graph's sequence number keeps
-    different traces apart, the pid keeps other processes' replicas apart."""
+def _trace_position(rank):
+    """(graph sequence number, k): this is the k-th muster op that `rank`
+    adds to the graph being traced; (None, 0) in eager mode."""
     if tf.executing_eagerly():
-        return "e%d" % nranks
+        return None, 0
     g = tf.compat.v1.get_default_graph()
     with _lock:
         st = _graphs.get(g)
@@ -169,7 +181,19 @@ def _auto_key(rank, nranks, threads):
             st = _graphs[g] = {"seq": next(_graph_seq), "calls": {}}
         k = st["calls"].get(rank, 0)
         st["calls"][rank] = k + 1
-    return "%sg%d.%d.n%d" % ("p%d" % os.getpid() if threads else "", st["seq"], k, nranks)
+    return st["seq"], k
+
+
+def _auto_key(seq, k, nranks, threads):
+    """A group key that every participant of this call computes alike and no
+    other muster op in flight shares.  Eager: calls of one process are
+    sequential, one key per size reuses one group.  Traced: the k-th muster
+    op that replica r adds to a graph meets the k-th of every other replica
+    (they trace the same function); the graph's sequence number keeps
+    different traces apart, the pid keeps other processes' replicas apart."""
+    if seq is None:
+        return "e%d" % nranks
+    return "%sg%d.%d.n%d" % ("p%d" % os.getpid() if threads else "", seq, k, nranks)
 
 
 def _run_independently(t):
@@ -195,10 +219,12 @@ def _matrix(opname, x, what, dtype=None):
 
 
 def _attrs(opname, rank, nranks, key, tile, provider, timeout, shared_memory):
-    explicit = rank is not None
-    rank, nranks, shared, threads = _participant(opname, rank, nranks, shared_memory)
-    return dict(rank=rank, nranks=nranks, same_step=threads and not explicit and nranks > 1,
-                key=str(key) if key is not None else _auto_key(rank, nranks, threads),
+    rank, nranks, shared, threads, local = _participant(opname, rank, nranks, shared_memory)
+    seq, k = _trace_position(rank)
+    if local > 1 and seq is not None:
+        _warn_threads(opname, local, k + 1)
+    return dict(rank=rank, nranks=nranks, same_step=local > 1 and not shared,
+                key=str(key) if key is not None else _auto_key(seq, k, nranks, threads),
                 tile=int(tile), provider=provider or "", shared_memory=shared,
                 timeout=float(timeout or 0))
 

@@ -216,3 +216,24 @@ def test_a_malformed_shard_fails_its_peers_at_once():
     assert "b must be n x nrhs" in errors[1][1]
     assert "rank 1" in errors[0][1] and "b must be n x nrhs" in errors[0][1], errors[0][1]
     assert errors[0][0] - t0 < 10
+
+
+def test_independent_ops_warn_when_threads_might_not_suffice(strategy_of, monkeypatch):
+    """4 replicas with 4 inter-op threads: one muster op per replica is
+    enough, two independent ones could all wait in half-formed groups."""
+    monkeypatch.setattr(muster_tf, "_inter_op_threads", lambda: 4)
+    st = strategy_of(4)
+    ash = muster_tf.shard_columns(st, np.eye(4))
+
+    def trace(nops):
+        @tf.function
+        def step(a):
+            return st.run(lambda a: [muster_tf.potri(a) for _ in range(nops)], args=(a,))
+        return step.get_concrete_function(ash)
+
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trace(1)
+    with pytest.warns(RuntimeWarning, match="need 7 TensorFlow inter-op threads"):
+        trace(2)
