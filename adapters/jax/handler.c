@@ -274,6 +274,26 @@ static int bind_buffers(mj_call_t *c, const XLA_FFI_CallFrame *cf) {
   return 0;
 }
 
+/* The shard's width must be the layout's: S = ceil(n/R) columns per rank in
+ * the block layout (rank r holds [r*S, (r+1)*S)), or the cyclic layout's
+ * padded local width.  Another width would put columns on the wrong rank. */
+static int check_width(mj_call_t *c) {
+  const mj_attrs_t *at = &c->at;
+  int64_t w = c->a_in->dims[1], want;
+  if (at->layout == MUSTER_LAYOUT_BLOCK) {
+    want = (at->n + at->nranks - 1) / at->nranks;
+  } else {
+    if (at->tile < 1) return set_err(c, MUSTER_EINVAL, "a cyclic input needs its tile (T_A)");
+    want = muster_layout_local_cols(at->n, at->tile, at->nranks);
+    if (want < 0) return set_err(c, (int)want, "%s", muster_last_error());
+  }
+  if (w != want)
+    return set_err(c, MUSTER_EINVAL, "A shard has %" PRId64 " columns; n=%" PRId64 " on %d ranks (%s layout) "
+                   "needs %" PRId64 " per rank", w, at->n, at->nranks,
+                   at->layout == MUSTER_LAYOUT_BLOCK ? "block" : "cyclic", want);
+  return 0;
+}
+
 /* Shapes and dtypes against the attributes; fills c->dtype. */
 static int check_buffers(mj_call_t *c) {
   const mj_attrs_t *at = &c->at;
@@ -287,6 +307,8 @@ static int check_buffers(mj_call_t *c) {
   if (c->a_in->rank != 2 || c->a_in->dims[0] < at->n || c->a_out->dtype != c->a_in->dtype ||
       elems(c->a_out) != elems(c->a_in))
     return set_err(c, MUSTER_EINVAL, "A shard must be 2-D with at least n=%" PRId64 " rows", at->n);
+  int rc = check_width(c);
+  if (rc < 0) return rc;
   if (c->b_in) {
     if (c->b_in->dtype != c->a_in->dtype || c->b_in->rank != 2 || c->b_in->dims[0] != c->a_in->dims[0] ||
         c->b_in->dims[1] != at->nrhs || elems(c->b_out) != elems(c->b_in))
