@@ -494,10 +494,12 @@ static void kernel_compute(void *p, TF_OpKernelContext *ctx) {
     goto out;
   }
   if ((rc = work_buffers(k, &w)) < 0) {
-    const char *why = rc == MUSTER_ENOMEM && !k->shared ? "no memory for the work buffer"
-                                                        : muster_last_error();
-    abort_peers(k, rc, why);
-    fail_muster(ctx, k, "allocating work buffers", rc, why);
+    /* copied: abort_peers' own muster calls replace muster_last_error() */
+    snprintf(detail, sizeof detail, "rank %d: %s", k->rank,
+             rc == MUSTER_ENOMEM && !k->shared ? "no memory for the work buffer"
+                                               : muster_last_error());
+    abort_peers(k, rc, detail);
+    fail_muster(ctx, k, "allocating work buffers", rc, detail);
     goto out;
   }
   /* inputs stay untouched: the solve runs in place on these copies */
