@@ -42,10 +42,11 @@ struct XLA_FFI_Error {
   XLA_FFI_Error_Code code;
 };
 
-struct XLA_FFI_ExecutionContext {
+/* what our fake XLA passes as the (opaque) execution context */
+typedef struct fake_ctx {
   int64_t run_id;
   int32_t device;
-};
+} fake_ctx_t;
 
 static XLA_FFI_Error *fake_error_create(XLA_FFI_Error_Create_Args *a) {
   XLA_FFI_Error *e = malloc(sizeof *e);
@@ -60,12 +61,12 @@ static void fake_error_destroy(XLA_FFI_Error_Destroy_Args *a) {
 }
 
 static XLA_FFI_Error *fake_run_id(XLA_FFI_RunId_Get_Args *a) {
-  a->run_id = a->ctx->run_id;
+  a->run_id = ((const fake_ctx_t *)(const void *)a->ctx)->run_id;
   return NULL;
 }
 
 static XLA_FFI_Error *fake_ordinal(XLA_FFI_DeviceOrdinal_Get_Args *a) {
-  a->device_ordinal = a->ctx->device;
+  a->device_ordinal = ((const fake_ctx_t *)(const void *)a->ctx)->device;
   return NULL;
 }
 
@@ -91,7 +92,7 @@ enum { MAXA = 16 };
 
 typedef struct frame {
   XLA_FFI_CallFrame cf;
-  XLA_FFI_ExecutionContext ctx;
+  fake_ctx_t ctx;
   XLA_FFI_Buffer bufs[8];
   int64_t dims[8][2];
   void *argp[4], *retp[4];
@@ -172,7 +173,7 @@ static void build(frame_t *f, problem_t *p) {
   f->cf.api = p->api;
   f->ctx.run_id = p->run_id;
   f->ctx.device = p->rank;
-  f->cf.ctx = &f->ctx;
+  f->cf.ctx = (void *)&f->ctx;
   f->cf.stage = XLA_FFI_ExecutionStage_EXECUTE;
   p->rankop[0] = p->rank;
   p->rankop[1] = 0;
