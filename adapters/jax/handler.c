@@ -706,21 +706,41 @@ static XLA_FFI_Error *metadata(XLA_FFI_CallFrame *cf) {
   return NULL;
 }
 
+static XLA_FFI_Error_Code xla_code_of(int rc) {
+  if (rc == MUSTER_ETIMEDOUT) return XLA_FFI_Error_Code_DEADLINE_EXCEEDED;
+  if (rc == MUSTER_EINVAL || rc == MUSTER_ETILE) return XLA_FFI_Error_Code_INVALID_ARGUMENT;
+  return XLA_FFI_Error_Code_INTERNAL;
+}
+
+/* After the solve: the status output always; on failure either NaN outputs
+ * (return_status) or an XLA error carrying the message. */
+static XLA_FFI_Error *finish(mj_call_t *c, int rc, const muster_solve_result_t *res) {
+  char why[MJ_ERRLEN];
+  snprintf(why, sizeof why, "%s", c->err); /* mem_write may reuse c->err */
+  int32_t status = status_of(rc, res);
+  int wrc = mem_write(c, c->status_out->data, &status, sizeof status);
+  if (rc == 0)
+    return wrc < 0 ? xla_error(c->api, XLA_FFI_Error_Code_INTERNAL, c->err) : NULL;
+  if (!c->at.return_status) return xla_error(c->api, xla_code_of(rc), why);
+  mem_fill_nan(c, c->a_out);
+  mem_fill_nan(c, c->b_out);
+  mem_fill_nan(c, c->w_out);
+  return wrc < 0 ? xla_error(c->api, XLA_FFI_Error_Code_INTERNAL, c->err) : NULL;
+}
+
 static XLA_FFI_Error *handle(XLA_FFI_CallFrame *cf, int cuda) {
   if (cf->extension_start && cf->extension_start->type == XLA_FFI_Extension_Metadata)
     return metadata(cf);
+  if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE)
+    return xla_error(cf->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "muster_jax: called at a stage other than execute");
   mj_call_t *c = calloc(1, sizeof *c);
   if (!c) return xla_error(cf->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "muster_jax: out of memory");
   c->api = cf->api;
   c->cuda = cuda;
   muster_solve_result_t res;
   memset(&res, 0, sizeof res);
-  XLA_FFI_Error *out = NULL;
-  int rc = 0;
-  if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE) {
-    out = xla_error(cf->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "muster_jax: called at a stage other than execute");
-    goto done;
-  }
+  XLA_FFI_Error *out;
+  int rc;
   /* Malformed calls (attributes, operands) are programming errors of the
    * Python side: always an XLA error, whatever return_status says. */
   if ((rc = decode_attrs(c, &cf->attrs)) < 0 || (rc = bind_buffers(c, cf)) < 0 ||
@@ -728,29 +748,12 @@ static XLA_FFI_Error *handle(XLA_FFI_CallFrame *cf, int cuda) {
     char msg[MJ_ERRLEN + 32];
     snprintf(msg, sizeof msg, "muster_jax: %s", c->err);
     out = xla_error(cf->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, msg);
-    goto done;
+  } else {
+    if ((rc = read_rank(c)) == 0 && (rc = copy_alias(c, c->a_in, c->a_out)) == 0 &&
+        (rc = copy_alias(c, c->b_in, c->b_out)) == 0)
+      rc = solve(c, &res);
+    out = finish(c, rc, &res);
   }
-  if ((rc = read_rank(c)) == 0 && (rc = copy_alias(c, c->a_in, c->a_out)) == 0 &&
-      (rc = copy_alias(c, c->b_in, c->b_out)) == 0)
-    rc = solve(c, &res);
-  int32_t status = status_of(rc, &res);
-  if (mem_write(c, c->status_out->data, &status, sizeof status) < 0 && rc == 0) {
-    out = xla_error(cf->api, XLA_FFI_Error_Code_INTERNAL, c->err);
-    goto done;
-  }
-  if (rc < 0) {
-    if (c->at.return_status) {
-      mem_fill_nan(c, c->a_out);
-      mem_fill_nan(c, c->b_out);
-      mem_fill_nan(c, c->w_out);
-    } else {
-      out = xla_error(cf->api, rc == MUSTER_ETIMEDOUT ? XLA_FFI_Error_Code_DEADLINE_EXCEEDED
-                               : rc == MUSTER_EINVAL || rc == MUSTER_ETILE ? XLA_FFI_Error_Code_INVALID_ARGUMENT
-                                                                         : XLA_FFI_Error_Code_INTERNAL,
-                      c->err);
-    }
-  }
-done:
   free(c);
   return out;
 }
