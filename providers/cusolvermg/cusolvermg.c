@@ -124,8 +124,10 @@ static probe_res_t count_devices(void) {
 }
 
 static int probe(char *why, size_t whylen) {
+  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
   static int cached; /* 1: ok, -1: not, 0: unknown */
   static char cached_why[256];
+  pthread_mutex_lock(&mu); /* one probe (and one child) per process */
   if (cached == 0) {
     probe_res_t r = count_devices();
     if (r.count < 0) {
@@ -142,9 +144,10 @@ static int probe(char *why, size_t whylen) {
       cached = 1;
     }
   }
-  if (cached > 0) return 0;
-  if (why && whylen) snprintf(why, whylen, "%s", cached_why);
-  return MUSTER_ECUDA;
+  int ok = cached > 0;
+  if (!ok && why && whylen) snprintf(why, whylen, "%s", cached_why);
+  pthread_mutex_unlock(&mu);
+  return ok ? 0 : MUSTER_ECUDA;
 }
 
 /* ---- context ------------------------------------------------------------------ */
