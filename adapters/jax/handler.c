@@ -106,10 +106,13 @@ static XLA_FFI_Error *xla_error(const XLA_FFI_Api *api, XLA_FFI_Error_Code code,
 
 static int set_err(mj_call_t *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int set_err(mj_call_t *c, int code, const char *fmt, ...) {
+  char msg[MJ_ERRLEN];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(c->err, sizeof c->err, fmt, ap);
+  /* through a copy: the arguments may include c->err itself */
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  memcpy(c->err, msg, sizeof msg);
   return code;
 }
 

@@ -11,6 +11,8 @@
  * tests/python/jax/test_handler_c.py (also under san=address / thread).
  * Exit 0 when every check holds; prints what failed otherwise.
  */
+#include <dlfcn.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -18,11 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "muster.h"
 #include "xla/ffi/api/c_api.h"
 
 XLA_FFI_Error *muster_jax_cpu(XLA_FFI_CallFrame *cf);
+XLA_FFI_Error *muster_jax_cuda(XLA_FFI_CallFrame *cf);
 
 static int failures;
 #define CHECK(cond, ...)                                                        \
@@ -70,6 +74,12 @@ static XLA_FFI_Error *fake_ordinal(XLA_FFI_DeviceOrdinal_Get_Args *a) {
   return NULL;
 }
 
+static void *fake_stream = (void *)(uintptr_t)0x5;
+static XLA_FFI_Error *fake_stream_get(XLA_FFI_Stream_Get_Args *a) {
+  a->stream = fake_stream;
+  return NULL;
+}
+
 static XLA_FFI_Api new_api, old_api;
 
 static void make_apis(void) {
@@ -79,6 +89,7 @@ static void make_apis(void) {
   new_api.XLA_FFI_Error_Destroy = fake_error_destroy;
   new_api.XLA_FFI_RunId_Get = fake_run_id;
   new_api.XLA_FFI_DeviceOrdinal_Get = fake_ordinal;
+  new_api.XLA_FFI_Stream_Get = fake_stream_get;
   /* an XLA from before RunId_Get: the api ends at ThreadPool/Future entries */
   old_api = new_api;
   old_api.struct_size = offsetof(XLA_FFI_Api, XLA_FFI_RunId_Get);
@@ -216,9 +227,11 @@ static void build(frame_t *f, problem_t *p) {
   f->cf.attrs = (XLA_FFI_Attrs){XLA_FFI_Attrs_STRUCT_SIZE, NULL, 0, f->atype, f->namep, f->attrp};
 }
 
+static XLA_FFI_Error *(*handler)(XLA_FFI_CallFrame *) = muster_jax_cpu;
+
 static char *call(frame_t *f) {
   f->cf.attrs.size = f->nattr;
-  XLA_FFI_Error *e = muster_jax_cpu(&f->cf);
+  XLA_FFI_Error *e = handler(&f->cf);
   if (!e) return NULL;
   char *m = strdup(e->msg);
   XLA_FFI_Error_Destroy_Args d = {XLA_FFI_Error_Destroy_Args_STRUCT_SIZE, NULL, e};
@@ -474,6 +487,73 @@ static void *concurrent_launch(void *arg) {
   return NULL;
 }
 
+/* The cuda platform's path with a fake libcuda.so.1 (fake_cuda.c, loaded
+ * first so the handler's dlopen finds it by soname): the rank read, the
+ * status write and the NaN fill go through the driver with the stream's
+ * context pushed and popped; the device comes from the pointer. */
+static void test_cuda_path(void) {
+  char exe[PATH_MAX], lib[PATH_MAX + 32];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len <= 0) {
+    CHECK(0, "readlink /proc/self/exe");
+    return;
+  }
+  exe[len] = '\0';
+  *strrchr(exe, '/') = '\0';
+  snprintf(lib, sizeof lib, "%s/fakecuda/libcuda.so.1", exe);
+  void *h = dlopen(lib, RTLD_NOW | RTLD_GLOBAL);
+  CHECK(h != NULL, "cannot load %s: %s", lib, dlerror());
+  if (!h) return;
+  void (*stats)(int *, int *, int *, int *) = (void (*)(int *, int *, int *, int *))dlsym(h, "fake_cuda_stats");
+  double a[16];
+  for (int i = 0; i < 16; i++) a[i] = i % 5 == 0 ? 2.0 : 0.0;
+  problem_t p;
+  memset(&p, 0, sizeof p);
+  p.routine = MUSTER_POTRI;
+  p.nranks = 1;
+  p.n = p.ld = p.w = 4;
+  p.a = a;
+  p.api = &new_api;
+  p.run_id = 555;
+  p.return_status = 1;
+  p.provider = "lapack"; /* lapack takes host memory only: the solve is refused */
+  frame_t *f = malloc(sizeof *f);
+  build(f, &p);
+  f->cf.attrs.size = f->nattr;
+  XLA_FFI_Error *e = muster_jax_cuda(&f->cf);
+  CHECK(e == NULL, "return_status=1 raised: %s", e ? e->msg : "");
+  CHECK(p.status < 0, "status %d (lapack must refuse device memory)", p.status);
+  CHECK(isnan(a[0]) && isnan(a[15]), "outputs not NaN-filled");
+  int depth = -1, copies = -1, sets = -1, open_depth = -1;
+  stats(&depth, &copies, &sets, &open_depth);
+  CHECK(depth == 1 && open_depth == 0, "context push depth %d, left open %d", depth, open_depth);
+  CHECK(copies >= 2 && sets >= 1, "copies %d sets %d", copies, sets);
+  /* the same without return_status: an error naming the device from the pointer */
+  p.return_status = 0;
+  p.run_id = 556;
+  build(f, &p);
+  char *m = NULL;
+  f->cf.attrs.size = f->nattr;
+  e = muster_jax_cuda(&f->cf);
+  if (e) {
+    m = strdup(e->msg);
+    XLA_FFI_Error_Destroy_Args d = {XLA_FFI_Error_Destroy_Args_STRUCT_SIZE, NULL, e};
+    fake_error_destroy(&d);
+  }
+  CHECK(m && strstr(m, "device 3"), "error: %s", m ? m : "(none)");
+  free(m);
+  /* a stream without a context: the driver's error, not a crash */
+  fake_stream = NULL;
+  build(f, &p);
+  handler = muster_jax_cuda;
+  expect_error(f, "cuStreamGetCtx");
+  handler = muster_jax_cpu;
+  fake_stream = (void *)(uintptr_t)0x5;
+  stats(&depth, &copies, &sets, &open_depth);
+  CHECK(open_depth == 0, "context left pushed");
+  free(f);
+}
+
 static void test_missing_peer(void) {
   setenv("MUSTER_TIMEOUT", "1", 1);
   double a[16] = {2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 2};
@@ -513,6 +593,7 @@ int main(void) {
   for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, concurrent_launch, &c[i]);
   for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
   test_missing_peer();
+  test_cuda_path();
   muster_group_cache_flush();
   if (failures) {
     fprintf(stderr, "jax-handler-test: %d check(s) failed\n", failures);

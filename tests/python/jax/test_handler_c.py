@@ -1,7 +1,8 @@
 """The FFI handler driven by a fake XLA in C (adapters/jax/test/handler_test.c):
 metadata, attribute decoding, collective solves from threads, an older XLA
 api without RunId_Get/DeviceOrdinal_Get, return_status, concurrent launches,
-a missing peer.  The same binary is built under san=address / san=thread:
+a missing peer, and the cuda path with a stand-in libcuda.  The same binary is
+built under san=address / san=thread:
 set MUSTER_SAN_BUILDS to those build folders (':'-separated) to run them."""
 import os
 import subprocess
