@@ -26,7 +26,7 @@ out=${OUT:-$repo}
 PY=${PYTHON:-python3}
 export MUSTER_BUILD="$repo/$build" MUSTER_LIB_DIR="$repo/$build/lib"
 export PYTHONPATH="$repo/adapters/jax${PYTHONPATH:+:$PYTHONPATH}"
-export NCCL_NVLS_ENABLE=0 MUSTER_TIMEOUT=${MUSTER_TIMEOUT:-60}
+export NCCL_NVLS_ENABLE=0 MUSTER_TIMEOUT=${MUSTER_TIMEOUT:-20}
 # JAX would take 75 % of each GPU up front; cuSolverMg allocates its own
 # workspace and relayout buffers with cudaMalloc, next to JAX's pool
 export XLA_PYTHON_CLIENT_PREALLOCATE=${XLA_PYTHON_CLIENT_PREALLOCATE:-false}
