@@ -3,6 +3,7 @@
  * caller).  See solve.h for the protocol.
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,6 +382,44 @@ static void fill_result(muster_solve_result_t *res, const outcome_t *o) {
   snprintf(res->provider, sizeof res->provider, "%s", o->provider);
 }
 
+/* ---- peers the leader has reached ---------------------------------------------------- */
+
+/* Processes whose memory this leader process has mapped or imported.  A
+ * peer that is gone (its job ended, it crashed) leaves behind our mapping of
+ * its shards (which keeps that memory alive) and the provider's cached IPC
+ * handles: drop them.  Checked only for pids not in the current solve, so
+ * a group that keeps meeting pays no system call. */
+#define MAX_KNOWN 128
+static pthread_mutex_t known_mu = PTHREAD_MUTEX_INITIALIZER;
+static pid_t known[MAX_KNOWN];
+static int nknown;
+
+static void prune_peers(muster__provider_t *p, const desc_t *const *ds, int R) {
+  pid_t dead[MAX_KNOWN];
+  int ndead = 0;
+  pid_t self = muster__proc_self_pid();
+  pthread_mutex_lock(&known_mu);
+  for (int i = nknown - 1; i >= 0; i--) {
+    int here = 0;
+    for (int r = 0; r < R && !here; r++) here = ds[r]->pid == known[i];
+    if (!here && !muster__proc_alive(known[i], 0)) {
+      dead[ndead++] = known[i];
+      known[i] = known[--nknown];
+    }
+  }
+  for (int r = 0; r < R; r++) {
+    pid_t pid = (pid_t)ds[r]->pid;
+    int have = pid == self;
+    for (int i = 0; i < nknown && !have; i++) have = known[i] == pid;
+    if (!have && nknown < MAX_KNOWN) known[nknown++] = pid;
+  }
+  pthread_mutex_unlock(&known_mu);
+  for (int i = 0; i < ndead; i++) {
+    muster__shard_forget(dead[i]);
+    if (p->v->forget_peer) p->v->forget_peer(p->ctx, dead[i]);
+  }
+}
+
 /* ---- the collective solve ----------------------------------------------------------- */
 
 /* The wait after the leader's compute: liveness checks, no rendezvous
@@ -424,6 +463,7 @@ int muster_solve(muster_group_t *g, const muster_solve_args_t *args, const muste
   if (me == 0) {
     int process_mode = 0;
     for (int r = 0; r < R; r++) process_mode |= ds[r]->pid != ds[0]->pid;
+    if (process_mode) prune_peers(prov, ds, R);
     shards = calloc((size_t)R, sizeof *shards);
     int status = shards ? run(prov, ds, blobs, R, process_mode, shards, &out)
                         : muster__err(MUSTER_ENOMEM, "leader: out of memory");

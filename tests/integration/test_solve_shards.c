@@ -101,3 +101,65 @@ TEST_IMPL(solve_process_shards_remapped_after_realloc) {
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
   return 0;
 }
+
+/* A long-lived leader (this process, rank 0) meets new peer processes each
+ * round: mappings of the peers that are gone are dropped. */
+TEST_IMPL(solve_leader_drops_mappings_of_gone_peers) {
+  setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
+  setenv("MUSTER_PROVIDER", "lapack", 1);
+  double *A0 = malloc(N * N * sizeof *A0);
+  chk_rng_t rng;
+  chk_seed(&rng, 7);
+  chk_random_hermitian(MUSTER_F64, N, 1, &rng, A0, N);
+  int64_t S = (N + R - 1) / R;
+  for (int round = 0; round < 6; round++) {
+    char group[64];
+    snprintf(group, sizeof group, "gone%d_%d", (int)getpid(), round);
+    pid_t pids[R];
+    for (int r = 1; r < R; r++) {
+      pids[r] = fork();
+      ASSERT(pids[r] >= 0);
+      if (pids[r] == 0) {
+        int64_t col0 = r * S, ncols = N - col0 < S ? N - col0 : S;
+        double *a, *b;
+        if (muster_shard_alloc((size_t)(N * ncols) * sizeof *a, (void **)&a) ||
+            muster_shard_alloc(N * sizeof *b, (void **)&b))
+          _exit(20);
+        memcpy(a, A0 + col0 * N, (size_t)(N * ncols) * sizeof *a);
+        for (int i = 0; i < N; i++) b[i] = 1;
+        muster_group_t *g;
+        muster_group_opts_t opts = {.job = NULL, .timeout_s = 10, .device = -1};
+        if (muster_group_join(group, r, R, &opts, &g)) _exit(21);
+        muster_solve_args_t args = {.routine = MUSTER_POTRS, .dtype = MUSTER_F64, .n = N, .nrhs = 1};
+        muster_shard_t sh = {.mem = MUSTER_MEM_HOST, .device = -1, .a = a, .lda = N, .col0 = col0,
+                             .ncols = ncols, .b = b, .ldb = N};
+        int rc = muster_solve(g, &args, &sh, NULL);
+        muster_group_leave(g);
+        _exit(rc ? 22 : 0);
+      }
+    }
+    double *a = malloc((size_t)(N * S) * sizeof *a), *b = malloc(N * sizeof *b);
+    memcpy(a, A0, (size_t)(N * S) * sizeof *a);
+    for (int i = 0; i < N; i++) b[i] = 1;
+    muster_group_t *g;
+    muster_group_opts_t opts = {.job = NULL, .timeout_s = 10, .device = -1};
+    ASSERT_OK(muster_group_join(group, 0, R, &opts, &g));
+    muster_solve_args_t args = {.routine = MUSTER_POTRS, .dtype = MUSTER_F64, .n = N, .nrhs = 1};
+    muster_shard_t sh = {.mem = MUSTER_MEM_HOST, .device = -1, .a = a, .lda = N, .col0 = 0,
+                         .ncols = S, .b = b, .ldb = N};
+    ASSERT_OK(muster_solve(g, &args, &sh, NULL));
+    muster_group_leave(g);
+    for (int r = 1; r < R; r++) {
+      int st;
+      ASSERT(waitpid(pids[r], &st, 0) == pids[r]);
+      ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    /* this round's peers' a and b only: earlier rounds' were dropped */
+    ASSERT_LE(count_shard_maps(), 2 * (R - 1));
+    free(a);
+    free(b);
+  }
+  free(A0);
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  return 0;
+}
