@@ -1,7 +1,7 @@
 /*
  * tools/muster/cmd_solve.c - `muster solve ROUTINE --n N --ranks R
  *   --mode threads|processes --dtype f32|f64|c64|c128 [--tile T] [--nrhs K]
- *   [--provider NAME] [--seed S] [--reps K] [--no-vectors] [--json]`
+ *   [--provider NAME] [--seed S] [--reps K] [--warmup K] [--no-vectors] [--json]`
  *
  * A random SPD (potrs, potri) or Hermitian (syevd) matrix, sharded in
  * contiguous column blocks over R ranks, one collective solve (or --reps),
@@ -23,15 +23,19 @@
 #include "cli.h"
 #include "solve_run.h"
 
-static int usage(void) {
-  fprintf(stderr,
+static int usage_to(FILE *f) {
+  fprintf(f,
           "usage: muster solve ROUTINE --n N --ranks R --mode threads|processes\n"
           "                    --dtype f32|f64|c64|c128 [--tile T] [--nrhs K] [--provider NAME]\n"
-          "                    [--seed S] [--reps K] [--no-vectors] [--json]\n"
+          "                    [--seed S] [--reps K] [--warmup K] [--no-vectors] [--json]\n"
           "  ROUTINE: potrs, potri or syevd.  Defaults: --n 1024 --ranks 2 --mode threads\n"
-          "  --dtype f64 --nrhs 1 --tile 0 (the provider's choice) --seed from the clock.\n");
+          "  --dtype f64 --nrhs 1 --tile 0 (the provider's choice) --seed from the clock.\n"
+          "  --reps K: K timed solves in one group (median shown); --warmup K: untimed ones\n"
+          "  first (the first solve of a process includes loading the provider).\n");
   return 2;
 }
+
+static int usage(void) { return usage_to(stderr); }
 
 static int parse_i64(const char *s, int64_t *out) {
   char *end;
@@ -61,7 +65,7 @@ int cmd_solve(int argc, char **argv) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     int64_t x;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage();
+      usage_to(stdout);
       return 0;
     } else if (!strcmp(a, "--json")) {
       json = 1;
@@ -76,7 +80,8 @@ int cmd_solve(int argc, char **argv) {
       fprintf(stderr, "muster solve: %s needs a value\n", a);
       return usage();
     } else if (!strcmp(a, "--n") || !strcmp(a, "--nrhs") || !strcmp(a, "--tile") ||
-               !strcmp(a, "--ranks") || !strcmp(a, "--seed") || !strcmp(a, "--reps")) {
+               !strcmp(a, "--ranks") || !strcmp(a, "--seed") || !strcmp(a, "--reps") ||
+               !strcmp(a, "--warmup")) {
       if (parse_i64(v, &x) != 0) {
         fprintf(stderr, "muster solve: %s wants an integer, got '%s'\n", a, v);
         return usage();
@@ -86,6 +91,7 @@ int cmd_solve(int argc, char **argv) {
       else if (!strcmp(a, "--tile")) spec.tile = x;
       else if (!strcmp(a, "--ranks")) spec.ranks = (int)x;
       else if (!strcmp(a, "--reps")) spec.reps = (int)x;
+      else if (!strcmp(a, "--warmup")) spec.warmup = (int)x;
       else seed = (uint64_t)x;
       i++;
     } else if (!strcmp(a, "--mode")) {
@@ -116,7 +122,8 @@ int cmd_solve(int argc, char **argv) {
     return usage();
   }
   if (spec.n < 1 || spec.n > 65536 || spec.ranks < 1 || spec.ranks > MUSTER_MAX_RANKS ||
-      spec.reps < 1 || spec.reps > SR_MAX_REPS || (spec.routine == MUSTER_POTRS && spec.nrhs < 1)) {
+      spec.reps < 1 || spec.reps > SR_MAX_REPS || spec.warmup < 0 || spec.warmup > 100 ||
+      (spec.routine == MUSTER_POTRS && spec.nrhs < 1)) {
     fprintf(stderr, "muster solve: need 1 <= n <= 65536, 1 <= ranks <= %d, 1 <= reps <= %d, nrhs >= 1\n",
             MUSTER_MAX_RANKS, SR_MAX_REPS);
     return usage();
@@ -160,8 +167,8 @@ int cmd_solve(int argc, char **argv) {
            "\"dtype\":\"%s\",\"tile\":%" PRId64 ",\"provider\":",
            routine, n, nrhs, spec.ranks, mode, muster_dtype_name(t), out.res.tile);
     json_str(out.res.provider[0] ? out.res.provider : (spec.provider ? spec.provider : ""));
-    printf(",\"seed\":%" PRIu64 ",\"reps\":%d,\"seconds\":%.6f,\"provider_seconds\":%.6f,",
-           seed, spec.reps, secs, psecs);
+    printf(",\"seed\":%" PRIu64 ",\"reps\":%d,\"warmup\":%d,\"seconds\":%.6f,"
+           "\"provider_seconds\":%.6f,", seed, spec.reps, spec.warmup, secs, psecs);
     if (isfinite(residual)) printf("\"residual\":%.3e", residual);
     else printf("\"residual\":null");
     printf(",\"tolerance\":%.3e,\"ranks_agree\":%s,\"ok\":%s", tol,
