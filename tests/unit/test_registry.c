@@ -350,3 +350,67 @@ TEST_IMPL(registry_forced_loads_only_that_one) {
   tp_dir_remove(dir);
   return 0;
 }
+
+/* MUSTER_PROVIDER parsing (internal helper). */
+void muster__provider_env_choice(const char *routine, char *out, size_t cap);
+
+TEST_IMPL(registry_env_choice_parsing) {
+  char out[32];
+  setenv("MUSTER_PROVIDER", "lapack", 1);
+  muster__provider_env_choice("potrs", out, sizeof out);
+  ASSERT(!strcmp(out, "lapack"));
+  setenv("MUSTER_PROVIDER", "potrs=cusolvermg,syevd=lapack", 1);
+  muster__provider_env_choice("potrs", out, sizeof out);
+  ASSERT(!strcmp(out, "cusolvermg"));
+  muster__provider_env_choice("syevd", out, sizeof out);
+  ASSERT(!strcmp(out, "lapack"));
+  muster__provider_env_choice("potri", out, sizeof out);
+  ASSERT(!strcmp(out, ""));
+  /* a bare name is the default for routines not named */
+  setenv("MUSTER_PROVIDER", "potrs=cusolvermg,lapack", 1);
+  muster__provider_env_choice("potri", out, sizeof out);
+  ASSERT(!strcmp(out, "lapack"));
+  muster__provider_env_choice("potrs", out, sizeof out);
+  ASSERT(!strcmp(out, "cusolvermg"));
+  setenv("MUSTER_PROVIDER", "lapack,potrs=other", 1);
+  muster__provider_env_choice("potrs", out, sizeof out);
+  ASSERT(!strcmp(out, "other"));
+  /* a prefix of a routine name is not that routine */
+  setenv("MUSTER_PROVIDER", "pot=x", 1);
+  muster__provider_env_choice("potrs", out, sizeof out);
+  ASSERT(!strcmp(out, ""));
+  unsetenv("MUSTER_PROVIDER");
+  muster__provider_env_choice("potrs", out, sizeof out);
+  ASSERT(!strcmp(out, ""));
+  return 0;
+}
+
+/* The first folder on MUSTER_PROVIDER_PATH wins for a backend name; a
+ * missing folder is skipped; a path change is picked up by a rescan. */
+TEST_IMPL(registry_search_path_order) {
+  char d1[256], d2[256], path[700];
+  tp_dir_make(d1, sizeof d1);
+  tp_dir_make(d2, sizeof d2);
+  tp_link(d1, "potrs", "testprov.so", "testprov_v1.so");
+  tp_link(d2, "potrs", "testprov.so", "testprov_v2.so");
+  snprintf(path, sizeof path, "/nonexistent/muster:%s:%s", d1, d2);
+  setenv("MUSTER_PROVIDER_PATH", path, 1);
+  unsetenv("MUSTER_PROVIDER");
+  tp_problem_t p;
+  tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 8, 2, 0);
+  muster_solve_result_t res;
+  ASSERT_OK(muster_solve_all(&p.args, p.nshards, p.shards, &res));
+  ASSERT(tp_marker(&p, 0) == 1.0);
+  snprintf(path, sizeof path, "%s:%s", d2, d1);
+  setenv("MUSTER_PROVIDER_PATH", path, 1);
+  ASSERT_OK(muster_providers_rescan());
+  ASSERT_OK(muster_solve_all(&p.args, p.nshards, p.shards, &res));
+  ASSERT(tp_marker(&p, 0) == 2.0);
+  muster_provider_info_t info[4];
+  ASSERT_EQ(muster_providers_list(info, 4), 1);
+  ASSERT_STR_CONTAINS(info[0].path, "testprov_v2.so");
+  tp_problem_free(&p);
+  tp_dir_remove(d1);
+  tp_dir_remove(d2);
+  return 0;
+}
