@@ -92,8 +92,8 @@ static void check_ref(desc_t *d, const char *what, const muster__shard_ref_t *r,
 /* Fill d from (args, mine) and resolve the provider (*prov referenced on
  * success).  A problem goes into d, it is not returned: every rank must
  * still publish so that all can report it. */
-static void describe(const muster_solve_args_t *args, const muster_shard_t *mine, desc_t *d,
-                     muster__provider_t **prov) {
+static void describe(const muster_solve_args_t *args, const muster_shard_t *mine, int nranks,
+                     desc_t *d, muster__provider_t **prov) {
   memset(d, 0, sizeof *d);
   d->magic = DESC_MAGIC;
   d->pid = muster__proc_self_pid();
@@ -147,6 +147,9 @@ static void describe(const muster_solve_args_t *args, const muster_shard_t *mine
     return;
   }
   snprintf(d->provider, sizeof d->provider, "%s", (*prov)->name);
+  if ((*prov)->v->max_shards > 0 && nranks > (*prov)->v->max_shards)
+    problem(d, MUSTER_EUNSUPPORTED, "provider %s takes at most %d ranks, the call has %d",
+            (*prov)->name, (*prov)->v->max_shards, nranks);
 
   if (mine->mem == MUSTER_MEM_HOST) {
     size_t esz = muster_dtype_size(args->dtype);
@@ -444,7 +447,7 @@ int muster_solve(muster_group_t *g, const muster_solve_args_t *args, const muste
   memset(&out, 0, sizeof out);
   int rc = 0;
 
-  describe(args, mine, &pub.d, &prov);
+  describe(args, mine, R, &pub.d, &prov);
   /* Before the first exchange of a new group some seats may be empty, so
    * all_local can only say "not known to be all local": the provider then
    * exports (IPC handles) for nothing, which is harmless; the leader imports
@@ -510,7 +513,7 @@ int muster_solve_all(const muster_solve_args_t *args, int nshards, const muster_
   }
   for (int r = 0; r < nshards; r++) {
     muster__provider_t *p = NULL;
-    describe(args, &shards[r], &d[r], &p);
+    describe(args, &shards[r], nshards, &d[r], &p);
     if (p && !prov) prov = p; /* one reference is enough */
     else if (p) muster__provider_release(p);
     ds[r] = &d[r];

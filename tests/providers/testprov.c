@@ -9,6 +9,7 @@
  *   TP_ABI       abi_version it claims (999: a provider of a future ABI)
  *   TP_NOSYM     export no muster_provider_v1 at all
  *   TP_SMALL     claim a struct_size smaller than v1's
+ *   TP_MAX_SHARDS  max_shards
  * Behaviour at run time (environment of the leader process):
  *   TESTPROV_GATE=PATH   solve waits while PATH exists (a long solve)
  *   TESTPROV_CRASH=kill|segv   solve raises SIGKILL / dereferences NULL
@@ -38,6 +39,9 @@
 #endif
 #ifndef TP_DTYPES
 #define TP_DTYPES ((1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128))
+#endif
+#ifndef TP_MAX_SHARDS
+#define TP_MAX_SHARDS MUSTER_MAX_RANKS
 #endif
 #ifndef TP_ABI
 #define TP_ABI MUSTER_PROVIDER_ABI_VERSION
@@ -104,7 +108,7 @@ __attribute__((visibility("default"))) const muster_provider_v1_t muster_provide
     .routines = (1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD),
     .dtypes = TP_DTYPES,
     .mem_kinds = 1u << MUSTER_MEM_HOST,
-    .max_shards = MUSTER_MAX_RANKS,
+    .max_shards = TP_MAX_SHARDS,
     .probe = tp_probe,
     .solve = tp_solve,
 };

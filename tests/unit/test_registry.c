@@ -414,3 +414,20 @@ TEST_IMPL(registry_search_path_order) {
   tp_dir_remove(d2);
   return 0;
 }
+
+/* A provider's max_shards is enforced for every rank. */
+TEST_IMPL(registry_max_shards) {
+  setup();
+  tp_link(dir, "potrs", "testprov.so", "testprov_max2.so");
+  tp_problem_t p;
+  tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 9, 3, 0);
+  muster_solve_result_t res;
+  ASSERT_EQ(muster_solve_all(&p.args, 3, p.shards, &res), MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(muster_last_error(), "provider testprov takes at most 2 ranks, the call has 3");
+  tp_problem_free(&p);
+  tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 9, 2, 0);
+  ASSERT_OK(muster_solve_all(&p.args, 2, p.shards, &res));
+  tp_problem_free(&p);
+  tp_dir_remove(dir);
+  return 0;
+}
