@@ -201,8 +201,10 @@ void muster__provider_release(muster__provider_t *pp) {
       *pp2 = p->live_next;
       break;
     }
-  pthread_mutex_unlock(&writer);
+  /* under the lock too: every dlopen/dlclose of the registry is then
+   * serialized by a lock TSan can see (ld.so's own lock it cannot) */
   prov_unload(p);
+  pthread_mutex_unlock(&writer);
 }
 
 /* Known ABI symbols, newest first. */
