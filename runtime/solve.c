@@ -185,9 +185,7 @@ static void export_blob(muster__provider_t *p, const muster_shard_t *mine, int p
     return muster__err(MUSTER_EMISMATCH, "rank %d has " #field "=" fmt ", rank 0 has " #field \
                        "=" fmt, r, d->field, d0->field)
 
-static int validate_shard(const desc_t *d, int r, int R, const desc_t *d0) {
-  const char *who = "";
-  (void)who;
+static int validate_shard(const desc_t *d, int r, const desc_t *d0) {
   if (d->ncols < 0)
     return muster__err(MUSTER_EINVAL, "rank %d: ncols=%" PRId64 " < 0", r, d->ncols);
   if (d->ncols > 0 && !d->a)
@@ -213,7 +211,6 @@ static int validate_shard(const desc_t *d, int r, int R, const desc_t *d0) {
                          "from muster_shard_alloc; in process mode the leader (pid %" PRId64
                          ") can only reach shards allocated there", r, d->pid, bad, d0->pid);
   }
-  (void)R;
   return 0;
 }
 
@@ -280,7 +277,7 @@ static int validate(const desc_t *const *ds, const size_t *lens, int R) {
                          d->provider, d0->provider);
   }
   for (int r = 0; r < R; r++) {
-    int rc = validate_shard(ds[r], r, R, d0);
+    int rc = validate_shard(ds[r], r, d0);
     if (rc < 0) return rc;
   }
   return validate_layout(ds, R);
