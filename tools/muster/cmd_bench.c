@@ -196,8 +196,8 @@ int cmd_bench(int argc, char **argv) {
         char ov[16] = "-";
         if (!m->baseline && base > 0) snprintf(ov, sizeof ov, "%+.1f%%", (r->ratio - 1) * 100);
         char in[16] = "-";
-        if (isfinite(r->inner)) snprintf(in, sizeof in, "%.4f", r->inner);
-        printf("%6" PRId64 "  %-18s %10.4f %10.4f %10.4f %9s %11s %10.2e%s\n", n, m->name, r->median,
+        if (isfinite(r->inner)) snprintf(in, sizeof in, "%.6f", r->inner);
+        printf("%6" PRId64 "  %-18s %10.6f %10.6f %10.6f %9s %11s %10.2e%s\n", n, m->name, r->median,
                r->min, r->max, ov, in, r->residual, r->ok ? "" : "  CHECK FAILED");
         fflush(stdout);
       }
