@@ -74,13 +74,10 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static void fork_prepare(void) { pthread_mutex_lock(&cache_mu); }
 static void fork_parent(void) { pthread_mutex_unlock(&cache_mu); }
-static void fork_child(void) {
-  pthread_mutexattr_t a;
-  pthread_mutexattr_init(&a);
-  pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
-  pthread_mutex_init(&cache_mu, &a);
-  pthread_mutexattr_destroy(&a);
-}
+/* The child has one thread, the one that forked and took cache_mu in
+ * fork_prepare: unlock it (re-initialising a held mutex is undefined and
+ * confuses TSan's lock-order tracking). */
+static void fork_child(void) { pthread_mutex_unlock(&cache_mu); }
 static void install_atfork(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
 
 /* ---------------------------------------------------------------------- */
