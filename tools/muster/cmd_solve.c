@@ -1,7 +1,8 @@
 /*
  * tools/muster/cmd_solve.c - `muster solve ROUTINE --n N --ranks R
  *   --mode threads|processes --dtype f32|f64|c64|c128 [--tile T] [--nrhs K]
- *   [--provider NAME] [--seed S] [--reps K] [--warmup K] [--no-vectors] [--json]`
+ *   [--provider NAME] [--devices LIST] [--seed S] [--reps K] [--warmup K]
+ *   [--no-vectors] [--json]`
  *
  * A random SPD (potrs, potri) or Hermitian (syevd) matrix, sharded in
  * contiguous column blocks over R ranks, one collective solve (or --reps),
@@ -10,6 +11,12 @@
  * and |V^H V - I| over (sampled) columns.  Tolerance 64 n eps(dtype).
  * Exit 0 when the check passes, 1 when it fails or the solve errs, 2 on
  * bad usage.
+ *
+ * The provider: --provider, else $MUSTER_PROVIDER, else the available one
+ * of highest priority for (routine, dtype).  One that takes host memory
+ * runs as above; one that takes only CUDA memory (cusolvermg) runs in GPU
+ * mode: every rank's shard in device memory of its GPU (rank r on GPU
+ * r % count, or --devices), the checks on host copies of the results.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -21,17 +28,23 @@
 
 #include "check.h"
 #include "cli.h"
+#include "registry.h"
 #include "solve_run.h"
 
 static int usage_to(FILE *f) {
   fprintf(f,
           "usage: muster solve ROUTINE --n N --ranks R --mode threads|processes\n"
           "                    --dtype f32|f64|c64|c128 [--tile T] [--nrhs K] [--provider NAME]\n"
-          "                    [--seed S] [--reps K] [--warmup K] [--no-vectors] [--json]\n"
+          "                    [--devices LIST] [--seed S] [--reps K] [--warmup K] [--no-vectors]\n"
+          "                    [--json]\n"
           "  ROUTINE: potrs, potri or syevd.  Defaults: --n 1024 --ranks 2 --mode threads\n"
           "  --dtype f64 --nrhs 1 --tile 0 (the provider's choice) --seed from the clock.\n"
           "  --reps K: K timed solves in one group (median shown); --warmup K: untimed ones\n"
-          "  first (the first solve of a process includes loading the provider).\n");
+          "  first (the first solve of a process includes loading the provider).\n"
+          "  Provider: --provider, else $MUSTER_PROVIDER, else the available one of highest\n"
+          "  priority.  A GPU provider (CUDA memory only, e.g. cusolvermg) puts each rank's\n"
+          "  shard on a GPU: rank r on GPU r %% count, or on LIST[r %% len] with --devices\n"
+          "  LIST (comma-separated ordinals, e.g. 0,1).\n");
   return 2;
 }
 
@@ -53,6 +66,61 @@ static void json_str(const char *s) {
     else putchar(*s);
   }
   putchar('"');
+}
+
+/* "0,1,3" -> devices; 0 or -1 (empty entry, not a number, negative, too many). */
+static int parse_devices(const char *v, int *devices, int *count) {
+  *count = 0;
+  const char *p = v;
+  for (;;) {
+    char *end;
+    if (*count == MUSTER_MAX_RANKS || *p < '0' || *p > '9') return -1;
+    long d = strtol(p, &end, 10);
+    if (d > 4095) return -1;
+    devices[(*count)++] = (int)d;
+    if (!*end) return 0;
+    if (*end != ',') return -1;
+    p = end + 1;
+  }
+}
+
+/* Which memory the shards go in: the provider the solve will use is
+ * --provider (want), else $MUSTER_PROVIDER's choice for the routine, else
+ * the available provider of highest priority (ties: name) doing (routine,
+ * dtype), as the registry chooses.  *cuda = 1 when it takes only CUDA
+ * memory.  A chosen provider that cannot run here is an error (-1, why):
+ * the runtime would otherwise only say that no provider takes host memory.
+ * A name nobody provides runs on the host, where the runtime reports it. */
+static int choose_memory(const sr_spec_t *spec, int *cuda, char *why, size_t len) {
+  muster_provider_info_t list[64];
+  char forced[32];
+  *cuda = 0;
+  if (spec->provider && *spec->provider) snprintf(forced, sizeof forced, "%s", spec->provider);
+  else muster__provider_env_choice(muster_routine_name(spec->routine), forced, sizeof forced);
+  int count = muster_providers_list(list, 64);
+  if (count > 64) count = 64;
+  const muster_provider_info_t *pick = NULL;
+  for (int i = 0; i < count; i++) {
+    const muster_provider_info_t *p = &list[i];
+    if (!(p->routines & (1u << spec->routine))) continue;
+    if (forced[0]) {
+      if (!strcmp(p->name, forced) && (!pick || (!pick->available && p->available))) pick = p;
+      continue;
+    }
+    if (!p->available || !(p->dtypes & (1u << spec->dtype))) continue;
+    if (!pick || p->priority > pick->priority ||
+        (p->priority == pick->priority && strcmp(p->name, pick->name) < 0))
+      pick = p;
+  }
+  if (!pick || (pick->mem_kinds & (1u << MUSTER_MEM_HOST))) return 0;
+  if (!(pick->mem_kinds & (1u << MUSTER_MEM_CUDA))) return 0; /* neither: the runtime says so */
+  *cuda = 1;
+  if (!pick->available) {
+    snprintf(why, len, "provider '%s' (%.200s, CUDA memory only) cannot run here: %s", pick->name, pick->path,
+             pick->why[0] ? pick->why : "its probe said unavailable");
+    return -1;
+  }
+  return 0;
 }
 
 int cmd_solve(int argc, char **argv) {
@@ -106,6 +174,13 @@ int cmd_solve(int argc, char **argv) {
     } else if (!strcmp(a, "--provider")) {
       spec.provider = v;
       i++;
+    } else if (!strcmp(a, "--devices")) {
+      if (parse_devices(v, spec.devices, &spec.ndevices) != 0) {
+        fprintf(stderr, "muster solve: --devices wants GPU ordinals like 0,1 (at most %d), got '%s'\n",
+                MUSTER_MAX_RANKS, v);
+        return usage();
+      }
+      i++;
     } else {
       fprintf(stderr, "muster solve: unknown option %s\n", a);
       return usage();
@@ -145,8 +220,16 @@ int cmd_solve(int argc, char **argv) {
   chk_random_dense(t, n, nrhs, &rng, B, n);
 
   sr_out_t out;
-  int xsame = 0;
-  int started = sr_run(&spec, A, B, &out, full, X, W, &xsame);
+  int xsame = 0, started = -1;
+  char why[600];
+  if (choose_memory(&spec, &spec.cuda, why, sizeof why) < 0) {
+    memset(&out, 0, sizeof out);
+    for (int r = 0; r < MUSTER_MAX_RANKS; r++) out.devices[r] = -1;
+    out.rc = MUSTER_ENOPROVIDER;
+    snprintf(out.msg, sizeof out.msg, "%s", why);
+  } else {
+    started = sr_run(&spec, A, B, &out, full, X, W, &xsame);
+  }
   double residual = INFINITY, tol = chk_tolerance(t, n);
   int ok = 0;
   if (started == 0 && out.rc == 0) {
@@ -167,7 +250,9 @@ int cmd_solve(int argc, char **argv) {
            "\"dtype\":\"%s\",\"tile\":%" PRId64 ",\"provider\":",
            routine, n, nrhs, spec.ranks, mode, muster_dtype_name(t), out.res.tile);
     json_str(out.res.provider[0] ? out.res.provider : (spec.provider ? spec.provider : ""));
-    printf(",\"seed\":%" PRIu64 ",\"reps\":%d,\"warmup\":%d,\"seconds\":%.6f,"
+    printf(",\"mem\":\"%s\",\"devices\":[", spec.cuda ? "cuda" : "host");
+    for (int r = 0; r < spec.ranks; r++) printf("%s%d", r ? "," : "", out.devices[r]);
+    printf("],\"seed\":%" PRIu64 ",\"reps\":%d,\"warmup\":%d,\"seconds\":%.6f,"
            "\"provider_seconds\":%.6f,", seed, spec.reps, spec.warmup, secs, psecs);
     if (isfinite(residual)) printf("\"residual\":%.3e", residual);
     else printf("\"residual\":null");
@@ -182,8 +267,13 @@ int cmd_solve(int argc, char **argv) {
     printf("}\n");
   } else if (out.rc == 0) {
     printf("%s %s n=%" PRId64 " nrhs=%" PRId64 " ranks=%d mode=%s provider=%s tile=%" PRId64
-           " seed=%" PRIu64 "\n", routine, muster_dtype_name(t), n, nrhs, spec.ranks, mode,
+           " seed=%" PRIu64, routine, muster_dtype_name(t), n, nrhs, spec.ranks, mode,
            out.res.provider, out.res.tile, seed);
+    if (spec.cuda) {
+      printf(" mem=cuda devices=");
+      for (int r = 0; r < spec.ranks; r++) printf("%s%d", r ? "," : "", out.devices[r]);
+    }
+    printf("\n");
     printf("  time      %.6f s (provider %.6f s)%s\n", secs, psecs, spec.reps > 1 ? ", median" : "");
     printf("  residual  %.3e (tolerance %.3e)%s\n", residual, tol,
            xsame ? "" : "  -- ranks got different results");

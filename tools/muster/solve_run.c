@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cuda_dl.h"
 #include "solve_run.h"
 
 static double now_s(void) {
@@ -33,6 +34,8 @@ double sr_median(double *v, int n) {
 typedef struct rank_out {
   int rc;
   char msg[600];
+  int device;   /* the GPU it used, -1: host or not known */
+  int reported; /* rank_body ran */
   muster_solve_result_t res;
   double seconds[SR_MAX_REPS];
   double provider_seconds[SR_MAX_REPS];
@@ -48,20 +51,33 @@ typedef struct shared {
 
 static int64_t nrhs_of(const sr_spec_t *s) { return s->routine == MUSTER_POTRS ? s->nrhs : 1; }
 
-static void *mem_alloc(const sr_spec_t *s, size_t bytes) {
+/* One rank's buffers: host (malloc, or muster_shard_alloc in process mode
+ * so the leader can map them) or CUDA (cudaMalloc on the current GPU). */
+static void *mem_alloc(const sr_spec_t *s, size_t bytes, char *why, size_t len) {
   void *p = NULL;
-  if (s->processes) {
-    if (muster_shard_alloc(bytes, &p) != 0) return NULL;
+  if (s->cuda) {
+    if (cudl_malloc(&p, bytes, why, len) < 0) return NULL;
+  } else if (s->processes) {
+    if (muster_shard_alloc(bytes, &p) != 0) snprintf(why, len, "%s", muster_last_error());
   } else {
     p = malloc(bytes);
+    if (!p) snprintf(why, len, "malloc(%zu bytes) failed", bytes);
   }
   return p;
 }
 
 static void mem_free(const sr_spec_t *s, void *p) {
   if (!p) return;
-  if (s->processes) muster_shard_free(p);
+  if (s->cuda) cudl_free(p);
+  else if (s->processes) muster_shard_free(p);
   else free(p);
+}
+
+/* host <-> shard memory; 0 or -1 with why */
+static int mem_copy(const sr_spec_t *s, void *dst, const void *src, size_t bytes, char *why, size_t len) {
+  if (s->cuda) return cudl_copy(dst, src, bytes, why, len);
+  memcpy(dst, src, bytes);
+  return 0;
 }
 
 static int fail(rank_out_t *o, int rc) {
@@ -70,9 +86,49 @@ static int fail(rank_out_t *o, int rc) {
   return rc;
 }
 
-/* One participant: its shard, `reps` timed solves, the results back. */
-static int rank_body(int rank, int device, void *arg) {
-  shared_t *sh = arg;
+/* o gets code rc and "rank R (device D): what: why" */
+static int fail_with(rank_out_t *o, int rc, int rank, const char *what, const char *why) {
+  o->rc = rc;
+  snprintf(o->msg, sizeof o->msg, "rank %d (pid %d, device %d): %s: %s", rank, (int)getpid(), o->device,
+           what, why);
+  return rc;
+}
+
+/* The shard's inputs again (the solve overwrote them). */
+static int shard_fill(const shared_t *sh, const muster_shard_t *shard, char *why, size_t len) {
+  const sr_spec_t *s = sh->spec;
+  int64_t n = s->n;
+  size_t esz = muster_dtype_size(s->dtype);
+  if (shard->ncols > 0 &&
+      mem_copy(s, shard->a, (const char *)sh->A + (size_t)(shard->col0 * n) * esz,
+               (size_t)(n * shard->ncols) * esz, why, len) < 0)
+    return -1;
+  if (shard->b && mem_copy(s, shard->b, sh->B, (size_t)(n * nrhs_of(s)) * esz, why, len) < 0) return -1;
+  return 0;
+}
+
+/* The results to the driver's shared memory. */
+static int shard_collect(shared_t *sh, int rank, const muster_shard_t *shard, char *why, size_t len) {
+  const sr_spec_t *s = sh->spec;
+  int64_t n = s->n, nrhs = nrhs_of(s);
+  size_t esz = muster_dtype_size(s->dtype);
+  if (shard->ncols > 0 && sh->full &&
+      mem_copy(s, sh->full + (size_t)(shard->col0 * n) * esz, shard->a, (size_t)(n * shard->ncols) * esz,
+               why, len) < 0)
+    return -1;
+  if (shard->b && mem_copy(s, sh->X + (size_t)(rank * n * nrhs) * esz, shard->b,
+                           (size_t)(n * nrhs) * esz, why, len) < 0)
+    return -1;
+  if (shard->w && mem_copy(s, sh->W + (size_t)(rank * n) * sizeof(double), shard->w,
+                           (size_t)n * sizeof(double), why, len) < 0)
+    return -1;
+  return 0;
+}
+
+/* One participant: its shard, `reps` timed solves, the results back.
+ * setup_rc != 0: the rank could not get its GPU (o says why); it still
+ * joins, to abort the group for the others. */
+static int rank_run(shared_t *sh, int rank, int device, int setup_rc) {
   const sr_spec_t *s = sh->spec;
   rank_out_t *o = &sh->outs[rank];
   int64_t n = s->n, nrhs = nrhs_of(s), R = s->ranks;
@@ -80,38 +136,45 @@ static int rank_body(int rank, int device, void *arg) {
   int64_t S = (n + R - 1) / R;
   int64_t col0 = rank * S < n ? rank * S : n;
   int64_t ncols = n - col0 < S ? n - col0 : S;
+  char why[400] = "";
+  o->reported = 1;
+  o->device = device;
   muster_shard_t shard;
   memset(&shard, 0, sizeof shard);
-  shard.mem = MUSTER_MEM_HOST;
+  shard.mem = s->cuda ? MUSTER_MEM_CUDA : MUSTER_MEM_HOST;
   shard.device = device;
   shard.col0 = col0;
   shard.ncols = ncols;
   shard.lda = n;
   shard.ldb = n;
-  shard.a = mem_alloc(s, (size_t)(n * (ncols > 0 ? ncols : 1)) * esz);
-  shard.b = mem_alloc(s, (size_t)(n * nrhs) * esz);
-  shard.w = mem_alloc(s, (size_t)n * sizeof(double));
   muster_group_t *g = NULL;
-  int rc = 0;
-  if (!shard.a || !shard.b || !shard.w) {
-    o->rc = MUSTER_ENOMEM;
-    snprintf(o->msg, sizeof o->msg, "rank %d: cannot allocate its shard", rank);
-    rc = o->rc;
+  int rc = setup_rc;
+  /* GPU memory is scarce: b and w only where the routine uses them */
+  int want_b = !s->cuda || s->routine == MUSTER_POTRS, want_w = !s->cuda || s->routine == MUSTER_SYEVD;
+  if (rc == 0 &&
+      (!(shard.a = mem_alloc(s, (size_t)(n * (ncols > 0 ? ncols : 1)) * esz, why, sizeof why)) ||
+       (want_b && !(shard.b = mem_alloc(s, (size_t)(n * nrhs) * esz, why, sizeof why))) ||
+       (want_w && !(shard.w = mem_alloc(s, (size_t)n * sizeof(double), why, sizeof why)))))
+    rc = fail_with(o, s->cuda ? MUSTER_ECUDA : MUSTER_ENOMEM, rank, "cannot allocate its shard", why);
+  muster_group_opts_t opts = {.job = NULL, .timeout_s = 0, .device = device};
+  int jrc = muster_group_join(sh->group, rank, (int)R, &opts, &g);
+  if (jrc != 0) {
+    if (rc == 0) rc = fail(o, jrc);
     goto out;
   }
-  muster_group_opts_t opts = {.job = NULL, .timeout_s = 0, .device = device};
-  if ((rc = muster_group_join(sh->group, rank, (int)R, &opts, &g)) != 0) {
-    fail(o, rc);
+  if (rc != 0) {
+    muster_group_abort(g, rc, o->msg);
     goto out;
   }
   muster_solve_args_t args = {.routine = s->routine, .dtype = s->dtype, .n = n, .nrhs = s->nrhs,
                               .tile = s->tile, .layout = MUSTER_LAYOUT_BLOCK, .flags = s->flags,
                               .provider = s->provider};
   for (int rep = -s->warmup; rep < s->reps; rep++) {
-    /* the inputs again (the solve overwrote them); not timed */
-    if (ncols > 0)
-      memcpy(shard.a, (const char *)sh->A + (size_t)(col0 * n) * esz, (size_t)(n * ncols) * esz);
-    memcpy(shard.b, sh->B, (size_t)(n * nrhs) * esz);
+    if (shard_fill(sh, &shard, why, sizeof why) < 0) { /* not timed */
+      rc = fail_with(o, MUSTER_ECUDA, rank, "copying its shard to the GPU", why);
+      muster_group_abort(g, rc, o->msg);
+      goto out;
+    }
     if ((rc = muster_group_barrier(g)) != 0) {
       fail(o, rc);
       goto out;
@@ -127,11 +190,11 @@ static int rank_body(int rank, int device, void *arg) {
       goto out;
     }
   }
+  if (shard_collect(sh, rank, &shard, why, sizeof why) < 0) {
+    rc = fail_with(o, MUSTER_ECUDA, rank, "copying its results from the GPU", why);
+    goto out;
+  }
   o->rc = 0;
-  if (ncols > 0 && sh->full)
-    memcpy(sh->full + (size_t)(col0 * n) * esz, shard.a, (size_t)(n * ncols) * esz);
-  memcpy(sh->X + (size_t)(rank * n * nrhs) * esz, shard.b, (size_t)(n * nrhs) * esz);
-  memcpy(sh->W + (size_t)(rank * n) * sizeof(double), shard.w, (size_t)n * sizeof(double));
 out:
   if (g) muster_group_leave(g);
   mem_free(s, shard.a);
@@ -140,12 +203,70 @@ out:
   return rc;
 }
 
-static int run_threads(shared_t *sh) {
-  int devices[MUSTER_MAX_RANKS];
-  for (int r = 0; r < sh->spec->ranks; r++) devices[r] = -1;
-  int rc = muster_run_on_devices(sh->spec->ranks, devices, rank_body, sh);
-  (void)rc; /* each rank's own code is in outs */
+static int rank_body(int rank, int device, void *arg) { return rank_run(arg, rank, device, 0); }
+
+/* The GPU of rank r: --devices, else r % count. */
+static int device_of(const sr_spec_t *s, int r, int count) {
+  return s->ndevices > 0 ? s->devices[r % s->ndevices] : r % count;
+}
+
+/* Every rank's GPU, checked against the GPUs there are; 0 or -1 with why. */
+static int cuda_devices(const sr_spec_t *s, int *devices, char *why, size_t len) {
+  int count = 0;
+  if (cudl_device_count(&count, why, len) < 0) return -1;
+  if (count < 1) {
+    snprintf(why, len, "no CUDA device (cudaGetDeviceCount gave 0)");
+    return -1;
+  }
+  for (int r = 0; r < s->ranks; r++) {
+    int d = device_of(s, r, count);
+    if (d >= count) {
+      snprintf(why, len, "rank %d: GPU %d does not exist (cudaGetDeviceCount gave %d)", r, d, count);
+      return -1;
+    }
+    devices[r] = d;
+  }
   return 0;
+}
+
+static void all_failed(shared_t *sh, int rc, const char *msg) {
+  for (int r = 0; r < sh->spec->ranks; r++) {
+    sh->outs[r].rc = rc;
+    snprintf(sh->outs[r].msg, sizeof sh->outs[r].msg, "%s", msg);
+  }
+}
+
+static int run_threads(shared_t *sh) {
+  const sr_spec_t *s = sh->spec;
+  int devices[MUSTER_MAX_RANKS];
+  char why[400];
+  for (int r = 0; r < s->ranks; r++) devices[r] = -1;
+  if (s->cuda && cuda_devices(s, devices, why, sizeof why) < 0) {
+    char msg[480];
+    snprintf(msg, sizeof msg, "cannot use the GPUs: %s", why);
+    all_failed(sh, MUSTER_ECUDA, msg);
+    return 0;
+  }
+  int rc = muster_run_on_devices(s->ranks, devices, rank_body, sh);
+  /* each rank's own code is in outs; a rank whose device could not be made
+   * current never ran, and then none did: the reason is rc's */
+  if (rc < 0 && !sh->outs[0].reported) all_failed(sh, rc, muster_last_error());
+  return 0;
+}
+
+/* A forked rank: in GPU mode it finds and sets its own GPU first. */
+static void process_rank(shared_t *sh, int r) {
+  const sr_spec_t *s = sh->spec;
+  rank_out_t *o = &sh->outs[r];
+  int devices[MUSTER_MAX_RANKS], device = -1, rc = 0;
+  char why[400];
+  o->device = -1;
+  if (s->cuda && cuda_devices(s, devices, why, sizeof why) == 0) device = devices[r];
+  if (s->cuda && (device < 0 || cudl_set_device(device, why, sizeof why) < 0)) {
+    o->device = device;
+    rc = fail_with(o, MUSTER_ECUDA, r, "cannot use its GPU", why);
+  }
+  rank_run(sh, r, device, rc);
 }
 
 static int run_processes(shared_t *sh, sr_out_t *out) {
@@ -161,7 +282,7 @@ static int run_processes(shared_t *sh, sr_out_t *out) {
       break;
     }
     if (p == 0) {
-      rank_body(r, -1, sh);
+      process_rank(sh, r);
       _exit(0);
     }
     pids[started++] = p;
@@ -181,6 +302,7 @@ static int run_processes(shared_t *sh, sr_out_t *out) {
 int sr_run(const sr_spec_t *s, const void *A, const void *B, sr_out_t *out, void *full, void *X,
            void *W, int *xsame) {
   memset(out, 0, sizeof *out);
+  for (int r = 0; r < MUSTER_MAX_RANKS; r++) out->devices[r] = -1;
   if (s->ranks < 1 || s->ranks > MUSTER_MAX_RANKS || s->reps < 1 || s->reps > SR_MAX_REPS || s->warmup < 0) {
     out->rc = MUSTER_EINVAL;
     snprintf(out->msg, sizeof out->msg, "ranks 1..%d and reps 1..%d", MUSTER_MAX_RANKS, SR_MAX_REPS);
@@ -202,7 +324,10 @@ int sr_run(const sr_spec_t *s, const void *A, const void *B, sr_out_t *out, void
                  .X = m + ob + fb, .W = m + ob + fb + xb};
   snprintf(sh.group, sizeof sh.group, "cli%d_%d", (int)getpid(), counter++);
   for (int r = 0; r < s->ranks; r++) sh.outs[r].rc = MUSTER_EPEERDEAD; /* until it reports */
-  for (int r = 0; r < s->ranks; r++) snprintf(sh.outs[r].msg, sizeof sh.outs[r].msg, "rank %d did not report", r);
+  for (int r = 0; r < s->ranks; r++) {
+    snprintf(sh.outs[r].msg, sizeof sh.outs[r].msg, "rank %d did not report", r);
+    sh.outs[r].device = -1;
+  }
   int rc = s->processes ? run_processes(&sh, out) : run_threads(&sh);
   const rank_out_t *o0 = &sh.outs[0];
   out->rc = o0->rc;
@@ -210,6 +335,7 @@ int sr_run(const sr_spec_t *s, const void *A, const void *B, sr_out_t *out, void
   out->res = o0->res;
   memcpy(out->seconds, o0->seconds, sizeof out->seconds);
   memcpy(out->provider_seconds, o0->provider_seconds, sizeof out->provider_seconds);
+  for (int r = 0; r < s->ranks; r++) out->devices[r] = sh.outs[r].device;
   for (int r = 1; r < s->ranks; r++)
     if (sh.outs[r].rc != o0->rc) out->disagree = 1;
   if (out->rc == 0) {

@@ -6,6 +6,15 @@
  * of A and a copy of B, each calling muster_solve; `reps` times in one
  * group, each rep timed on rank 0 from a barrier to muster_solve's return
  * (refilling the shards is not timed).
+ *
+ * cuda != 0 (a GPU provider): each rank's A block, B (potrs) and W (syevd)
+ * live in cudaMalloc'ed memory of its GPU (libcudart through cuda_dl.h),
+ * filled from the host matrices before every rep and copied back after the
+ * last; threads: muster_run_on_devices with the ranks' GPUs; processes:
+ * every forked rank finds its GPU itself (the driver never starts in the
+ * parent, since CUDA does not survive fork).  A rank that cannot set up
+ * still joins the group and aborts it, so the others fail at once instead
+ * of waiting for it until the timeout.
  */
 #ifndef MUSTER_SOLVE_RUN_H
 #define MUSTER_SOLVE_RUN_H
@@ -25,6 +34,10 @@ typedef struct sr_spec {
   const char *provider; /* NULL: default choice */
   int reps;             /* timed repetitions, 1..SR_MAX_REPS */
   int warmup;           /* untimed repetitions before them   */
+  int cuda;             /* 1: shards in CUDA device memory   */
+  int ndevices;         /* cuda: entries of devices[]; 0: rank r on GPU
+                           r % cudaGetDeviceCount()          */
+  int devices[MUSTER_MAX_RANKS]; /* rank r on GPU devices[r % ndevices] */
 } sr_spec_t;
 
 typedef struct sr_out {
@@ -34,6 +47,7 @@ typedef struct sr_out {
   double seconds[SR_MAX_REPS]; /* rank 0's wall time per rep */
   double provider_seconds[SR_MAX_REPS];
   int disagree;             /* ranks returned different codes */
+  int devices[MUSTER_MAX_RANKS]; /* the GPU each rank used; -1: host or unknown */
 } sr_out_t;
 
 /* Run spec on the full matrices A (n x n) and B (n x nrhs), column-major,
