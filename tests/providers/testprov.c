@@ -10,6 +10,8 @@
  *   TP_NOSYM     export no muster_provider_v1 at all
  *   TP_SMALL     claim a struct_size smaller than v1's
  *   TP_MAX_SHARDS  max_shards
+ *   TP_MEM_CUDA  take CUDA memory only (a stand-in GPU provider; never
+ *                reached where no GPU works, the CLI fails before it)
  * Behaviour at run time (environment of the leader process):
  *   TESTPROV_GATE=PATH   solve waits while PATH exists (a long solve)
  *   TESTPROV_CRASH=kill|segv   solve raises SIGKILL / dereferences NULL
@@ -107,7 +109,11 @@ __attribute__((visibility("default"))) const muster_provider_v1_t muster_provide
     .priority = TP_PRIORITY,
     .routines = (1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD),
     .dtypes = TP_DTYPES,
+#ifdef TP_MEM_CUDA
+    .mem_kinds = 1u << MUSTER_MEM_CUDA,
+#else
     .mem_kinds = 1u << MUSTER_MEM_HOST,
+#endif
     .max_shards = TP_MAX_SHARDS,
     .probe = tp_probe,
     .solve = tp_solve,
