@@ -87,11 +87,12 @@ static int parse_devices(const char *v, int *devices, int *count) {
 /* Which memory the shards go in: the provider the solve will use is
  * --provider (want), else $MUSTER_PROVIDER's choice for the routine, else
  * the available provider of highest priority (ties: name) doing (routine,
- * dtype), as the registry chooses.  *cuda = 1 when it takes only CUDA
- * memory.  A chosen provider that cannot run here is an error (-1, why):
+ * dtype), as the registry chooses (its name in name, "" if none).
+ * *cuda = 1 when it takes only CUDA memory.  A chosen provider that cannot run here is an error (-1, why):
  * the runtime would otherwise only say that no provider takes host memory.
  * A name nobody provides runs on the host, where the runtime reports it. */
-static int choose_memory(const sr_spec_t *spec, int *cuda, char *why, size_t len) {
+static int choose_memory(const sr_spec_t *spec, int *cuda, char *name, size_t name_len, char *why,
+                         size_t len) {
   muster_provider_info_t list[64];
   char forced[32];
   *cuda = 0;
@@ -112,6 +113,7 @@ static int choose_memory(const sr_spec_t *spec, int *cuda, char *why, size_t len
         (p->priority == pick->priority && strcmp(p->name, pick->name) < 0))
       pick = p;
   }
+  if (pick) snprintf(name, name_len, "%s", pick->name); /* for the report should the solve not start */
   if (!pick || (pick->mem_kinds & (1u << MUSTER_MEM_HOST))) return 0;
   if (!(pick->mem_kinds & (1u << MUSTER_MEM_CUDA))) return 0; /* neither: the runtime says so */
   *cuda = 1;
@@ -221,8 +223,8 @@ int cmd_solve(int argc, char **argv) {
 
   sr_out_t out;
   int xsame = 0, started = -1;
-  char why[600];
-  if (choose_memory(&spec, &spec.cuda, why, sizeof why) < 0) {
+  char why[600], chosen[32] = "";
+  if (choose_memory(&spec, &spec.cuda, chosen, sizeof chosen, why, sizeof why) < 0) {
     memset(&out, 0, sizeof out);
     for (int r = 0; r < MUSTER_MAX_RANKS; r++) out.devices[r] = -1;
     out.rc = MUSTER_ENOPROVIDER;
@@ -249,7 +251,7 @@ int cmd_solve(int argc, char **argv) {
     printf("{\"routine\":\"%s\",\"n\":%" PRId64 ",\"nrhs\":%" PRId64 ",\"ranks\":%d,\"mode\":\"%s\","
            "\"dtype\":\"%s\",\"tile\":%" PRId64 ",\"provider\":",
            routine, n, nrhs, spec.ranks, mode, muster_dtype_name(t), out.res.tile);
-    json_str(out.res.provider[0] ? out.res.provider : (spec.provider ? spec.provider : ""));
+    json_str(out.res.provider[0] ? out.res.provider : (spec.provider ? spec.provider : chosen));
     printf(",\"mem\":\"%s\",\"devices\":[", spec.cuda ? "cuda" : "host");
     for (int r = 0; r < spec.ranks; r++) printf("%s%d", r ? "," : "", out.devices[r]);
     printf("],\"seed\":%" PRIu64 ",\"reps\":%d,\"warmup\":%d,\"seconds\":%.6f,"
