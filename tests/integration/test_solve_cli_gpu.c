@@ -220,3 +220,71 @@ TEST_IMPL(cli_solve_devices_usage) {
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
   return 0;
 }
+
+/* GPU mode end to end on a stand-in CUDA runtime (tests/providers/
+ * fakecudart.c: 2 "GPUs" whose memory is malloc'ed) and the stand-in
+ * provider cudaprov: the shards go to the ranks' GPUs and come back, and a
+ * CUDA failure on one rank (cudaMalloc, cudaMemcpy) ends every rank at
+ * once with that rank's message, in threads and processes mode. */
+TEST_IMPL(cli_solve_gpu_mode_fake_cuda) {
+  char dir[256], fake[PATH_MAX + 64], out[4096], err[4096];
+  gpu_dir(dir, sizeof dir);
+  unsetenv("MUSTER_PROVIDER");
+  setenv("MUSTER_TIMEOUT", "30", 1);
+  snprintf(fake, sizeof fake, "%s/fakecuda", tp_build_dir());
+  setenv("LD_LIBRARY_PATH", fake, 1);
+  /* threads: the provider ran on device memory (rank r on GPU r % 2, or
+   * --devices); it writes markers, not a solution, so the check fails (exit
+   * 1) but without an error, and X came back from the "GPUs" (a zero X
+   * would give residual null) */
+  ASSERT_EQ(cli("solve potrs --n 40 --ranks 3 --json", out, sizeof out, err, sizeof err), 1);
+  fprintf(stderr, "%s%s", out, err);
+  ASSERT_STR_CONTAINS(out, "\"provider\":\"cudaprov\",\"mem\":\"cuda\",\"devices\":[0,1,0]");
+  ASSERT_STR_CONTAINS(out, "\"ranks_agree\":true,\"ok\":false}");
+  ASSERT(strstr(out, "\"residual\":null") == NULL);
+  ASSERT_EQ(cli("solve syevd --n 40 --ranks 3 --devices 1,1,0 --json", out, sizeof out, err, sizeof err), 1);
+  ASSERT_STR_CONTAINS(out, "\"devices\":[1,1,0]");
+  ASSERT(strstr(out, "\"error\"") == NULL);
+  ASSERT_EQ(cli("solve potrs --n 40 --ranks 2 --devices 0,2 --json", out, sizeof out, err, sizeof err), 1);
+  ASSERT_STR_CONTAINS(err, "cannot use the GPUs: rank 1: GPU 2 does not exist (cudaGetDeviceCount gave 2)");
+  /* processes: every child sets its GPU and allocates there; the leader
+   * then needs the provider's leader_import, which cudaprov lacks */
+  ASSERT_EQ(cli("solve potri --n 40 --ranks 2 --mode processes --json", out, sizeof out, err, sizeof err), 1);
+  ASSERT_STR_CONTAINS(out, "\"mem\":\"cuda\",\"devices\":[0,1]");
+  ASSERT_STR_CONTAINS(err, "cannot import rank 1's device memory");
+  static const struct {
+    const char *env, *args, *msg;
+  } fails[] = {
+      {"FAKECUDA_FAIL_MALLOC", "solve potri --n 40 --ranks 3 --json",
+       "rank 1 (pid %d, device 1): cannot allocate its shard: cudaMalloc("},
+      {"FAKECUDA_FAIL_MALLOC", "solve potri --n 40 --ranks 3 --mode processes --json",
+       "rank 1 (pid %d, device 1): cannot allocate its shard: cudaMalloc("},
+      {"FAKECUDA_FAIL_MEMCPY", "solve potrs --n 40 --ranks 2 --json",
+       "rank 1 (pid %d, device 1): copying its shard to the GPU: cudaMemcpy("},
+      {"FAKECUDA_FAIL_MEMCPY", "solve syevd --n 40 --ranks 2 --mode processes --json",
+       "rank 1 (pid %d, device 1): copying its shard to the GPU: cudaMemcpy("},
+  };
+  for (size_t i = 0; i < sizeof fails / sizeof fails[0]; i++) {
+    setenv(fails[i].env, "1", 1);
+    double t0 = test_now();
+    int rc = cli(fails[i].args, out, sizeof out, err, sizeof err);
+    double dt = test_now() - t0;
+    unsetenv(fails[i].env);
+    fprintf(stderr, "%s=1 %s -> %d in %.2f s: %s", fails[i].env, fails[i].args, rc, dt, err);
+    ASSERT_EQ(rc, 1);
+    ASSERT_DBL_LT(dt, 10.0); /* nobody waited for the failed rank */
+    ASSERT_STR_CONTAINS(out, "\"error\":\"CUDA error\"");
+    /* the failed rank's own words, in every mode (pid: whatever it was) */
+    const char *cut = strstr(fails[i].msg, "pid %d");
+    char before[64], after[128];
+    snprintf(before, sizeof before, "%.*s", (int)(cut - fails[i].msg), fails[i].msg);
+    snprintf(after, sizeof after, "%s", cut + strlen("pid %d"));
+    ASSERT_STR_CONTAINS(err, before);
+    ASSERT_STR_CONTAINS(err, after);
+    ASSERT_STR_CONTAINS(err, "(fake)");
+  }
+  unsetenv("LD_LIBRARY_PATH");
+  tp_dir_remove(dir);
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  return 0;
+}

@@ -125,9 +125,38 @@ static int shard_collect(shared_t *sh, int rank, const muster_shard_t *shard, ch
   return 0;
 }
 
+/* Every rank says whether it is ready (its shard allocated, its GPU usable)
+ * before anyone waits in a solve: one exchange, which every rank reaches
+ * quickly whatever happened, so a rank that failed never leaves the others
+ * waiting for it until the timeout (an abort could come before a slower
+ * rank has even joined, and the last one out removes the group).  Returns
+ * rc, or the first other rank's failure, whose message o then gets. */
+typedef struct ready {
+  int rc;
+  char msg[600];
+} ready_t;
+
+static int agree_ready(muster_group_t *g, rank_out_t *o, int rc) {
+  ready_t mine = {.rc = rc};
+  snprintf(mine.msg, sizeof mine.msg, "%s", rc ? o->msg : "");
+  int x = muster_group_exchange(g, &mine, sizeof mine);
+  if (x != 0) return fail(o, x);
+  for (int r = 0; r < muster_group_size(g) && rc == 0; r++) {
+    const void *data;
+    size_t len;
+    if (muster_group_payload(g, r, &data, &len) != 0 || len != sizeof mine) continue;
+    const ready_t *theirs = data;
+    if (theirs->rc != 0) {
+      rc = o->rc = theirs->rc;
+      snprintf(o->msg, sizeof o->msg, "%s", theirs->msg);
+    }
+  }
+  return rc;
+}
+
 /* One participant: its shard, `reps` timed solves, the results back.
  * setup_rc != 0: the rank could not get its GPU (o says why); it still
- * joins, to abort the group for the others. */
+ * joins, to tell the others (agree_ready). */
 static int rank_run(shared_t *sh, int rank, int device, int setup_rc) {
   const sr_spec_t *s = sh->spec;
   rank_out_t *o = &sh->outs[rank];
@@ -162,17 +191,14 @@ static int rank_run(shared_t *sh, int rank, int device, int setup_rc) {
     if (rc == 0) rc = fail(o, jrc);
     goto out;
   }
-  if (rc != 0) {
-    muster_group_abort(g, rc, o->msg);
-    goto out;
-  }
+  if ((rc = agree_ready(g, o, rc)) != 0) goto out;
   muster_solve_args_t args = {.routine = s->routine, .dtype = s->dtype, .n = n, .nrhs = s->nrhs,
                               .tile = s->tile, .layout = MUSTER_LAYOUT_BLOCK, .flags = s->flags,
                               .provider = s->provider};
   for (int rep = -s->warmup; rep < s->reps; rep++) {
     if (shard_fill(sh, &shard, why, sizeof why) < 0) { /* not timed */
       rc = fail_with(o, MUSTER_ECUDA, rank, "copying its shard to the GPU", why);
-      muster_group_abort(g, rc, o->msg);
+      muster_group_abort(g, rc, o->msg); /* all have joined: the others stop at their barrier */
       goto out;
     }
     if ((rc = muster_group_barrier(g)) != 0) {
@@ -205,26 +231,17 @@ out:
 
 static int rank_body(int rank, int device, void *arg) { return rank_run(arg, rank, device, 0); }
 
-/* The GPU of rank r: --devices, else r % count. */
-static int device_of(const sr_spec_t *s, int r, int count) {
-  return s->ndevices > 0 ? s->devices[r % s->ndevices] : r % count;
-}
-
-/* Every rank's GPU, checked against the GPUs there are; 0 or -1 with why. */
-static int cuda_devices(const sr_spec_t *s, int *devices, char *why, size_t len) {
-  int count = 0;
-  if (cudl_device_count(&count, why, len) < 0) return -1;
+/* The GPU of rank r: --devices, else r % count; checked against the GPUs
+ * there are.  0, or -1 with why. */
+static int rank_device(const sr_spec_t *s, int r, int count, int *device, char *why, size_t len) {
+  *device = s->ndevices > 0 ? s->devices[r % s->ndevices] : (count > 0 ? r % count : 0);
   if (count < 1) {
     snprintf(why, len, "no CUDA device (cudaGetDeviceCount gave 0)");
     return -1;
   }
-  for (int r = 0; r < s->ranks; r++) {
-    int d = device_of(s, r, count);
-    if (d >= count) {
-      snprintf(why, len, "rank %d: GPU %d does not exist (cudaGetDeviceCount gave %d)", r, d, count);
-      return -1;
-    }
-    devices[r] = d;
+  if (*device >= count) {
+    snprintf(why, len, "rank %d: GPU %d does not exist (cudaGetDeviceCount gave %d)", r, *device, count);
+    return -1;
   }
   return 0;
 }
@@ -241,7 +258,10 @@ static int run_threads(shared_t *sh) {
   int devices[MUSTER_MAX_RANKS];
   char why[400];
   for (int r = 0; r < s->ranks; r++) devices[r] = -1;
-  if (s->cuda && cuda_devices(s, devices, why, sizeof why) < 0) {
+  int count = 0, bad = s->cuda && cudl_device_count(&count, why, sizeof why) < 0;
+  for (int r = 0; r < s->ranks && s->cuda && !bad; r++)
+    bad = rank_device(s, r, count, &devices[r], why, sizeof why) < 0;
+  if (bad) {
     char msg[480];
     snprintf(msg, sizeof msg, "cannot use the GPUs: %s", why);
     all_failed(sh, MUSTER_ECUDA, msg);
@@ -254,15 +274,17 @@ static int run_threads(shared_t *sh) {
   return 0;
 }
 
-/* A forked rank: in GPU mode it finds and sets its own GPU first. */
+/* A forked rank: in GPU mode it finds and sets its own GPU first (the
+ * parent never starts CUDA: it would not work in the children). */
 static void process_rank(shared_t *sh, int r) {
   const sr_spec_t *s = sh->spec;
   rank_out_t *o = &sh->outs[r];
-  int devices[MUSTER_MAX_RANKS], device = -1, rc = 0;
+  int count = 0, device = -1, rc = 0;
   char why[400];
   o->device = -1;
-  if (s->cuda && cuda_devices(s, devices, why, sizeof why) == 0) device = devices[r];
-  if (s->cuda && (device < 0 || cudl_set_device(device, why, sizeof why) < 0)) {
+  if (s->cuda && (cudl_device_count(&count, why, sizeof why) < 0 ||
+                  rank_device(s, r, count, &device, why, sizeof why) < 0 ||
+                  cudl_set_device(device, why, sizeof why) < 0)) {
     o->device = device;
     rc = fail_with(o, MUSTER_ECUDA, r, "cannot use its GPU", why);
   }

@@ -1,0 +1,76 @@
+/*
+ * tests/providers/fakecudart.c - a stand-in CUDA runtime, built as
+ * <build>/tests/providers/fakecuda/libcudart.so.13, so that tests can run
+ * `muster solve`'s GPU mode where no GPU is (LD_LIBRARY_PATH=that folder):
+ * "device memory" is malloc'ed host memory, copies are memcpy.  Only the
+ * calls the CLI (tools/muster/cuda_dl.c) and the runtime (runtime/devices.c)
+ * make.  Environment:
+ *   FAKECUDA_COUNT=N          devices there are (default 2)
+ *   FAKECUDA_FAIL_MALLOC=D    cudaMalloc fails (out of memory) on device D
+ *   FAKECUDA_FAIL_MEMCPY=D    cudaMemcpy fails on device D
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#define API __attribute__((visibility("default")))
+
+enum { OK = 0, E_VALUE = 1, E_ALLOC = 2, E_DEVICE = 101, E_LAUNCH = 719 };
+
+static __thread int current; /* the calling thread's device, like CUDA's */
+
+static int env_int(const char *name, int dflt) {
+  const char *v = getenv(name);
+  return v && *v ? atoi(v) : dflt;
+}
+
+API int cudaGetDeviceCount(int *count) {
+  *count = env_int("FAKECUDA_COUNT", 2);
+  return OK;
+}
+
+API int cudaSetDevice(int device) {
+  if (device < 0 || device >= env_int("FAKECUDA_COUNT", 2)) return E_DEVICE;
+  current = device;
+  return OK;
+}
+
+API int cudaMalloc(void **p, size_t bytes) {
+  if (current == env_int("FAKECUDA_FAIL_MALLOC", -1)) return E_ALLOC;
+  *p = malloc(bytes ? bytes : 1);
+  return *p ? OK : E_ALLOC;
+}
+
+API int cudaFree(void *p) {
+  free(p);
+  return OK;
+}
+
+API int cudaMemcpy(void *dst, const void *src, size_t bytes, int kind) {
+  if (current == env_int("FAKECUDA_FAIL_MEMCPY", -1)) return E_LAUNCH;
+  if (kind < 0 || kind > 4) return E_VALUE;
+  memcpy(dst, src, bytes);
+  return OK;
+}
+
+API int cudaDeviceSynchronize(void) { return OK; }
+
+API const char *cudaGetErrorName(int st) {
+  switch (st) {
+  case OK: return "cudaSuccess";
+  case E_VALUE: return "cudaErrorInvalidValue";
+  case E_ALLOC: return "cudaErrorMemoryAllocation";
+  case E_DEVICE: return "cudaErrorInvalidDevice";
+  case E_LAUNCH: return "cudaErrorLaunchFailure";
+  default: return "cudaErrorUnknown";
+  }
+}
+
+API const char *cudaGetErrorString(int st) {
+  switch (st) {
+  case OK: return "no error";
+  case E_ALLOC: return "out of memory (fake)";
+  case E_DEVICE: return "invalid device ordinal (fake)";
+  case E_LAUNCH: return "unspecified launch failure (fake)";
+  default: return "fake CUDA error";
+  }
+}
