@@ -7,7 +7,9 @@
 # c64, c128, potri and syevd x f64, c64, each in threads and processes mode
 # on 2 ranks, plus one run on 1 rank and one with --devices 1,0; each must
 # exit 0 with "provider":"cusolvermg", "mem":"cuda", the expected GPUs and
-# "ok":true (residual under 64 n eps) in its JSON.  Prints one line per run
+# "ok":true (residual under 64 n eps) in its JSON; and one run where rank 1
+# names a GPU that does not exist (--devices 0,7, processes mode) must fail
+# at once (exit 1, that reason, under 20 s).  Prints one line per run
 # and "N passed, M failed"; exits 1 on any failure or if anything of its job
 # is left in /dev/shm.  About a minute on 2 H200.
 set -u
@@ -65,6 +67,27 @@ run() {
   rm -f "$err"
 }
 
+# fail ROUTINE MODE MESSAGE [options]: must exit 1 within 20 s, MESSAGE on stderr
+fail_case() {
+  routine=$1 mode=$2 msg=$3
+  shift 3
+  t0=$(date +%s)
+  err=$(timeout 90 "$muster" solve "$routine" --n "$n" --mode "$mode" --seed "$seed" --json "$@" 2>&1 >/dev/null)
+  rc=$?
+  dt=$(( $(date +%s) - t0 ))
+  opts="$*"
+  if [ "$rc" = 1 ] && [ "$dt" -le 20 ] && printf '%s' "$err" | grep -q "$msg"; then
+    result=ok
+    pass=$((pass + 1))
+  else
+    result="FAILED: exit $rc after $dt s, want exit 1 with '$msg'"
+    fail=$((fail + 1))
+  fi
+  printf '%-6s %-5s %-9s %-5s %-8s %-6s %-11s %-10s %-9s %s\n' \
+    "$routine" f64 "$mode" 2 "${opts##*--devices }" - - - "${dt}s" "expected error: $result"
+  [ "$result" = ok ] || echo "    stderr: $err" | head -5
+}
+
 for mode in threads processes; do
   for dtype in f32 f64 c64 c128; do run potrs "$dtype" "$mode" 2 0,1 --nrhs 3; done
   for dtype in f64 c64; do run potri "$dtype" "$mode" 2 0,1; done
@@ -72,6 +95,7 @@ for mode in threads processes; do
 done
 run potrs f64 threads 1 0
 run syevd f64 processes 2 1,0 --devices 1,0
+fail_case potrs processes "GPU 7 does not exist" --ranks 2 --devices 0,7
 
 left=0
 for f in /dev/shm/muster."$(id -u)"."$MUSTER_JOB".*; do
