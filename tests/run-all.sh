@@ -23,9 +23,11 @@ total_fail=0
 stage() { echo; echo "=== $*"; }
 count() {  # add the counts of a log's closing "N passed, N failed" line
   local line p f
-  line=$(grep -E '^[a-z]*:? ?[0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
-  p=$(sed -nE 's/.*[^0-9]?([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
+  line=$(grep -E '^([a-z]+: )?[0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
+  p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+')
+  f=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+')
   total_pass=$((total_pass + ${p:-0})); total_fail=$((total_fail + ${f:-0}))
+  if [ -z "$line" ]; then total_fail=$((total_fail + 1)); echo "no closing count line in $1"; fi
 }
 count_pytest() {
   local line p f
@@ -77,7 +79,7 @@ if [ -z "${QUICK:-}" ]; then
   VG_TESTS=$(build/tests/run-tests --list | grep -E "${VALGRIND_TESTS:-^(error|segment|layout|dtype|registry|lapack_provider)}" | tr '\n' ' ')
   if [ -n "$VG_TESTS" ]; then
     MUSTER_TEST_SCALE=20 run_stage "valgrind" "$LOG/valgrind.log" \
-      valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
+      valgrind -q --error-exitcode=9 --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite \
       --suppressions="$ROOT/tests/valgrind.supp" build/tests/run-tests $VG_TESTS
     count "$LOG/valgrind.log"
   fi
