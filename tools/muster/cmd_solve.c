@@ -84,13 +84,14 @@ static int parse_devices(const char *v, int *devices, int *count) {
   }
 }
 
-/* Which memory the shards go in: the provider the solve will use is
- * --provider (want), else $MUSTER_PROVIDER's choice for the routine, else
- * the available provider of highest priority (ties: name) doing (routine,
- * dtype), as the registry chooses (its name in name, "" if none).
- * *cuda = 1 when it takes only CUDA memory.  A chosen provider that cannot run here is an error (-1, why):
- * the runtime would otherwise only say that no provider takes host memory.
- * A name nobody provides runs on the host, where the runtime reports it. */
+/* Which memory the shards go in.  The provider the solve will use is
+ * --provider, else $MUSTER_PROVIDER's choice for the routine, else the
+ * available provider of highest priority (ties: name) doing (routine,
+ * dtype), as the registry chooses; its name goes in name ("" if none).
+ * *cuda = 1 when it takes only CUDA memory.  A chosen CUDA-only provider
+ * that cannot run here is an error (-1, why): the runtime would only say
+ * that no provider takes host memory.  A name nobody provides runs on the
+ * host, where the runtime reports it. */
 static int choose_memory(const sr_spec_t *spec, int *cuda, char *name, size_t name_len, char *why,
                          size_t len) {
   muster_provider_info_t list[64];
