@@ -157,7 +157,8 @@ MUSTER_EXTERN uint64_t muster_group_generation(const muster_group_t *g);
 
 typedef enum muster_routine {
   MUSTER_POTRS = 1,  /* A X = B, A SPD/HPD: A overwritten by its Cholesky
-                        factor, B (replicated, n x nrhs) overwritten by X  */
+                        factor (unless MUSTER_NO_FACTOR), B (replicated,
+                        n x nrhs) overwritten by X                          */
   MUSTER_POTRI = 2,  /* A overwritten by the full Hermitian inverse        */
   MUSTER_SYEVD = 3   /* A overwritten by eigenvectors (unless
                         MUSTER_NO_VECTORS), W (replicated) by eigenvalues,
@@ -181,6 +182,10 @@ typedef enum muster_layout {
 } muster_layout_t;
 
 #define MUSTER_NO_VECTORS   0x1u   /* syevd: eigenvalues only */
+/* potrs: the caller wants X only; A's content after the call is unspecified
+ * (a provider may leave the factor in its own layout: cusolvermg then skips
+ * moving it back from cuSolverMg's block-cyclic layout, 5% of a large potrs). */
+#define MUSTER_NO_FACTOR    0x2u
 
 typedef struct muster_solve_args {
   muster_routine_t routine;
@@ -189,7 +194,7 @@ typedef struct muster_solve_args {
   int64_t nrhs;          /* potrs: columns of B, >= 1; else ignored         */
   int64_t tile;          /* T_A; 0: the provider's choice                   */
   muster_layout_t layout;
-  unsigned flags;        /* MUSTER_NO_VECTORS                               */
+  unsigned flags;        /* MUSTER_NO_VECTORS, MUSTER_NO_FACTOR             */
   const char *provider;  /* backend name, or NULL: $MUSTER_PROVIDER, else the
                             best available by priority and probe            */
 } muster_solve_args_t;

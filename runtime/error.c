@@ -59,7 +59,11 @@ int muster__err_prefix(int code, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(prefix, MSG_CAP, fmt, ap);
   va_end(ap);
-  snprintf(last_msg, MSG_CAP, "%s: %s", prefix, old);
+  /* prefix first, then as much of the old message as fits (truncation is
+   * fine: the prefix carries the context) */
+  size_t n = strnlen(prefix, MSG_CAP - 1);
+  memcpy(last_msg, prefix, n);
+  snprintf(last_msg + n, MSG_CAP - n, ": %s", old);
   return code;
 }
 

@@ -578,13 +578,14 @@ out:
   return rc;
 }
 
-/* MUSTER_CMG_POTRS_FACTOR=0: after a successful potrs, leave A (the
- * factor) in cuSolverMg's cyclic layout instead of moving it back: saves
- * the second relayout when the caller only wants X.  A's content is then
- * unspecified.  Default 1 (A receives L, as with every provider). */
+/* MUSTER_NO_FACTOR: after a successful potrs, leave A (the factor) in
+ * cuSolverMg's cyclic layout instead of moving it back: saves the second
+ * relayout when the caller only wants X (A's content is then unspecified,
+ * as muster.h says).  Without the flag A receives L, as with every
+ * provider. */
 static int skip_factor_writeback(const job_t *j, int rc) {
-  const char *s = getenv("MUSTER_CMG_POTRS_FACTOR");
-  return rc == 0 && j->a->routine == MUSTER_POTRS && j->to_cyc.kind == CMG_PLAN_INPLACE && s && !strcmp(s, "0");
+  return rc == 0 && j->a->routine == MUSTER_POTRS && j->to_cyc.kind == CMG_PLAN_INPLACE &&
+         (j->a->flags & MUSTER_NO_FACTOR);
 }
 
 static int solve(void *vc, const muster_provider_call_t *call) {

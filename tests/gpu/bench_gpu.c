@@ -43,6 +43,7 @@ typedef struct mrun {
   muster_dtype_t dtype;
   int64_t n, nrhs, tile;
   int R, reps;
+  unsigned flags; /* muster_solve_args_t.flags (MUSTER_NO_FACTOR) */
   char group[64];
   /* out */
   double t[16], prov[16];
@@ -80,6 +81,7 @@ static int mrank(int rank, int device, void *arg) {
   args.nrhs = m->nrhs;
   args.tile = m->tile;
   args.layout = MUSTER_LAYOUT_BLOCK;
+  args.flags = m->flags;
   args.provider = "cusolvermg";
   uint64_t seed = 0;
   for (int rep = 0; rep < m->reps; rep++) {
@@ -141,7 +143,7 @@ typedef struct row {
   const char *routine;
   int64_t n, tile;
   double mu, prov, mg, mg256, dn, resid;
-  double mu_nl; /* potrs with MUSTER_CMG_POTRS_FACTOR=0: the factor is not moved back */
+  double mu_nl; /* potrs with MUSTER_NO_FACTOR: the factor is not moved back */
   int ok;
 } row_t;
 
@@ -172,9 +174,8 @@ static void bench_case(muster_routine_t rt, int64_t n, int reps, int R, int do25
   if (rt == MUSTER_POTRS) {
     mrun_t m2 = m;
     memset(m2.t, 0, sizeof m2.t);
-    setenv("MUSTER_CMG_POTRS_FACTOR", "0", 1);
+    m2.flags = MUSTER_NO_FACTOR;
     if (run_muster(&m2) == 0) w->mu_nl = m2.t_med;
-    unsetenv("MUSTER_CMG_POTRS_FACTOR");
   }
   w->prov = m.prov_med;
   w->resid = m.resid;
