@@ -16,12 +16,6 @@ _PKG = pathlib.Path(__file__).resolve().parent
 _REPO = _PKG.parent.parent.parent  # adapters/jax/muster_jax -> repo root
 
 TARGET = "muster_jax"
-
-# muster_jax's potrs returns X and drops A's Cholesky factor, so the
-# cusolvermg provider need not move the factor back into A's layout (3-5 %
-# of a potrs from N = 32768, docs/performance/gpu.md).  Set
-# MUSTER_CMG_POTRS_FACTOR=1 to keep the default behaviour in this process.
-os.environ.setdefault("MUSTER_CMG_POTRS_FACTOR", "0")
 _lock = threading.Lock()
 _state = {}
 

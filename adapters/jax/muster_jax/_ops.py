@@ -22,7 +22,8 @@ from . import _lib
 
 POTRS, POTRI, SYEVD = 1, 2, 3
 _NAMES = {POTRS: "potrs", POTRI: "potri", SYEVD: "syevd"}
-NO_VECTORS = 0x1
+NO_VECTORS = 0x1  # MUSTER_NO_VECTORS
+NO_FACTOR = 0x2   # MUSTER_NO_FACTOR: potrs may leave A unspecified (we drop it)
 LAYOUT_BLOCK, LAYOUT_CYCLIC = 0, 1
 _COLMAJOR = (1, 0)  # jax.ffi layouts are major-to-minor: (1, 0) is column-major
 _DTYPES = (jnp.float32, jnp.float64, jnp.complex64, jnp.complex128)
@@ -164,7 +165,7 @@ def potrs_shardmap_ctx(a, b, T_A=None, *, axis_name="x", n=None, cyclic_1d=False
     With return_status=False a failure raises instead and x alone is returned."""
     n = a.shape[0] if n is None else n
     _, x, status = _local_solve(POTRS, a, b, axis_name=axis_name, n=n, tile=T_A or 0,
-                                layout=LAYOUT_CYCLIC if cyclic_1d else LAYOUT_BLOCK,
+                                layout=LAYOUT_CYCLIC if cyclic_1d else LAYOUT_BLOCK, flags=NO_FACTOR,
                                 provider=provider, return_status=return_status)
     return (x, status) if return_status else x
 
@@ -384,7 +385,7 @@ def _potrs_impl(a, b, *, T_A, mesh, dim, axis, R, N, return_status, cyclic_1d, p
     def body(a_loc, b_loc):
         _, x, status = _local_solve(POTRS, _to_colblock(a_loc, dim), b_loc, axis_name=axis, n=N,
                                     tile=T_A or 0, layout=LAYOUT_CYCLIC if cyclic_1d else LAYOUT_BLOCK,
-                                    provider=provider, return_status=return_status,
+                                    flags=NO_FACTOR, provider=provider, return_status=return_status,
                                     process_mode=_process_mode(mesh), site=site)
         return x, status
 
