@@ -27,6 +27,7 @@
  * the device, the call and the status; potrf info k > 0 is MUSTER_ENOTPD
  * with *info = k.  The calling thread's current device is restored.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -70,15 +71,20 @@ static size_t real_size(muster_dtype_t t) { return (t == MUSTER_F32 || t == MUST
 
 /* ---- probe: never initializes CUDA in a process that may fork ranks later ---- */
 
-static int driver_loaded(void) {
-  FILE *f = fopen("/proc/self/maps", "r");
-  char line[1024];
-  int found = 0;
-  if (!f) return 0;
-  while (!found && fgets(line, sizeof line, f))
-    if (strstr(line, "libcuda.so")) found = 1;
-  fclose(f);
-  return found;
+/* Has this process already initialized CUDA (cuInit)?  Then probing here
+ * costs nothing and a forked child could not use CUDA anyway.  libcuda being
+ * mapped is not enough: cuBLAS/cuSOLVER load it when this provider is
+ * dlopen()ed, long before anyone initializes it, and initializing CUDA in
+ * the CLI's parent would break the rank processes it forks next.  Every
+ * driver call but cuInit answers CUDA_ERROR_NOT_INITIALIZED (3) before
+ * cuInit, without initializing anything. */
+static int driver_initialized(void) {
+  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (!h) return 0;
+  int (*get_count)(int *) = (int (*)(int *))dlsym(h, "cuDeviceGetCount");
+  int n = 0, st = get_count ? get_count(&n) : -1;
+  dlclose(h);
+  return st == 0;
 }
 
 typedef struct probe_res {
@@ -97,7 +103,7 @@ static probe_res_t count_devices_here(void) {
  * loaded here, ask a short-lived child. */
 static probe_res_t count_devices(void) {
   probe_res_t r = {(int)cudaErrorUnknown, 0};
-  if (driver_loaded()) return count_devices_here();
+  if (driver_initialized()) return count_devices_here();
   int fd[2];
   if (pipe(fd) < 0) return count_devices_here();
   pid_t pid = fork();
