@@ -12,12 +12,12 @@ static const struct {
 } cmds[] = {
     {"solve", cmd_solve,
      "solve ROUTINE --n N --ranks R --mode threads|processes --dtype f32|f64|c64|c128\n"
-     "        [--tile T] [--nrhs K] [--provider NAME] [--seed S] [--json]\n"
+     "        [--tile T] [--nrhs K] [--provider NAME] [--devices LIST] [--seed S] [--json]\n"
      "        run one collective solve on a random SPD/Hermitian matrix and check it"},
     {"providers", cmd_providers, "providers [--json]\n        list providers found, their routines, dtypes, availability"},
     {"bench", cmd_bench, "bench [--help]\n        benchmarks (see `muster bench --help`)"},
     {"rendezvous", cmd_rendezvous,
-     "rendezvous --ranks R --mode threads|processes --rounds K [--json]\n"
+     "rendezvous --ranks R --mode threads|processes --rounds K [--cycles C] [--baseline] [--json]\n"
      "        R participants run K rounds of publish + barrier + read; prints median/p99"},
 };
 
