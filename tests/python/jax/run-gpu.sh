@@ -42,7 +42,7 @@ nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader 2>/dev/nu
 $PY -c "import jax; print('jax', jax.__version__, jax.devices())"
 
 echo "# 0. smoke: one potrs on 2 GPUs"
-timeout 120 $PY -c "
+timeout ${SMOKE_TIMEOUT:-120} $PY -c "
 import jax, jax.numpy as jnp, muster_jax as mj
 from jax.sharding import PartitionSpec as P
 jax.config.update('jax_enable_x64', True)
@@ -67,10 +67,10 @@ grep -E "^(FAILED|ERROR)" "$out/jax-gpu-tests.log" | head -20
 echo "# 3. MPMD: 2 processes, one GPU each (jax.distributed)"
 port=$((20000 + $$ % 20000))
 seed=$$
-MUSTER_JAX_PLATFORM=cuda MPMD_N=4096 timeout 120 $PY tests/python/jax/mpmd_worker.py 0 2 $port $seed \
+MUSTER_JAX_PLATFORM=cuda MPMD_N=4096 timeout ${MPMD_TIMEOUT:-120} $PY tests/python/jax/mpmd_worker.py 0 2 $port $seed \
     > "$out/jax-mpmd0.log" 2>&1 &
 p0=$!
-MUSTER_JAX_PLATFORM=cuda MPMD_N=4096 timeout 120 $PY tests/python/jax/mpmd_worker.py 1 2 $port $seed \
+MUSTER_JAX_PLATFORM=cuda MPMD_N=4096 timeout ${MPMD_TIMEOUT:-120} $PY tests/python/jax/mpmd_worker.py 1 2 $port $seed \
     > "$out/jax-mpmd1.log" 2>&1
 r1=$?
 wait $p0
