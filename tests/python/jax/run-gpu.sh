@@ -58,11 +58,12 @@ if [ $bench -eq 1 ]; then
 fi
 
 echo "# 2. the suite on the GPUs (docs examples and the CPU MPMD test are CPU-only)"
-timeout ${SUITE_TIMEOUT:-300} $PY -m pytest -q -p no:cacheprovider tests/python/jax \
+timeout ${SUITE_TIMEOUT:-300} $PY -m pytest -v -rfE -p no:cacheprovider tests/python/jax \
     --deselect tests/python/jax/test_docs.py --deselect tests/python/jax/test_mpmd.py \
     > "$out/jax-gpu-tests.log" 2>&1 || rc=1
 tail -5 "$out/jax-gpu-tests.log"
-grep -E "^(FAILED|ERROR)" "$out/jax-gpu-tests.log" | head -20
+grep -cE " PASSED" "$out/jax-gpu-tests.log" | sed 's/^/tests passed so far: /'
+grep -E "(FAILED|ERROR)" "$out/jax-gpu-tests.log" | head -20
 
 echo "# 3. MPMD: 2 processes, one GPU each (jax.distributed)"
 port=$((20000 + $$ % 20000))
