@@ -28,7 +28,10 @@ static struct {
   CUresult (*ctx_push)(CUcontext);
   CUresult (*ctx_pop)(CUcontext *);
   CUresult (*ptr_attr)(void *, int, CUdeviceptr);
-} drv = {PTHREAD_ONCE_INIT, 0, "", 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  CUresult (*mem_alloc)(CUdeviceptr *, size_t);
+  CUresult (*mem_free)(CUdeviceptr);
+  CUresult (*memcpy_dtod)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+} drv = {PTHREAD_ONCE_INIT, 0, "", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 
 static void *sym(void *h, const char *name) {
   void *p = dlsym(h, name);
@@ -57,6 +60,9 @@ static void load(void) {
   drv.ctx_push = (CUresult(*)(CUcontext))sym(h, "cuCtxPushCurrent_v2");
   drv.ctx_pop = (CUresult(*)(CUcontext *))sym(h, "cuCtxPopCurrent_v2");
   drv.ptr_attr = (CUresult(*)(void *, int, CUdeviceptr))sym(h, "cuPointerGetAttribute");
+  drv.mem_alloc = (CUresult(*)(CUdeviceptr *, size_t))sym(h, "cuMemAlloc_v2");
+  drv.mem_free = (CUresult(*)(CUdeviceptr))sym(h, "cuMemFree_v2");
+  drv.memcpy_dtod = (CUresult(*)(CUdeviceptr, CUdeviceptr, size_t, CUstream))sym(h, "cuMemcpyDtoDAsync_v2");
 }
 
 static int ready(char *err, size_t errlen) {
@@ -127,5 +133,31 @@ int mj_cuda_device_of(const void *dev_ptr, int *device, char *err, size_t errlen
   rc = check(drv.ptr_attr(&ord, MJ_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)(uintptr_t)dev_ptr),
              "cuPointerGetAttribute(DEVICE_ORDINAL)", err, errlen);
   if (rc == 0) *device = ord;
+  return rc;
+}
+
+int mj_cuda_alloc(void *stream, size_t bytes, void **out, char *err, size_t errlen) {
+  int rc = ready(err, errlen);
+  if (rc < 0 || (rc = enter(stream, err, errlen)) < 0) return rc;
+  CUdeviceptr p = 0;
+  rc = check(drv.mem_alloc(&p, bytes), "cuMemAlloc", err, errlen);
+  leave();
+  if (rc == 0) *out = (void *)(uintptr_t)p;
+  return rc;
+}
+
+void mj_cuda_free(void *stream, void *p) {
+  char ignored[256];
+  if (!p || ready(ignored, sizeof ignored) < 0 || enter(stream, ignored, sizeof ignored) < 0) return;
+  (void)drv.mem_free((CUdeviceptr)(uintptr_t)p);
+  leave();
+}
+
+int mj_cuda_copy(void *stream, void *dst, const void *src, size_t bytes, char *err, size_t errlen) {
+  int rc = ready(err, errlen);
+  if (rc < 0 || (rc = enter(stream, err, errlen)) < 0) return rc;
+  rc = check(drv.memcpy_dtod((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes, stream),
+             "cuMemcpyDtoDAsync", err, errlen);
+  leave();
   return rc;
 }

@@ -23,5 +23,10 @@ int mj_cuda_fill_ff(void *stream, void *dev_dst, size_t bytes, char *err, size_t
 /* CUDA ordinal of the device that holds dev_ptr (XLA's device ordinal is
  * the client's, which differs from CUDA's when a process sees a subset). */
 int mj_cuda_device_of(const void *dev_ptr, int *device, char *err, size_t errlen);
+/* Device memory of cuMemAlloc (exportable with CUDA IPC, which XLA's own
+ * buffers are not), in the stream's context; copies ordered on the stream. */
+int mj_cuda_alloc(void *stream, size_t bytes, void **out, char *err, size_t errlen);
+void mj_cuda_free(void *stream, void *p);
+int mj_cuda_copy(void *stream, void *dst, const void *src, size_t bytes, char *err, size_t errlen);
 
 #endif

@@ -420,26 +420,38 @@ typedef struct stage {
   void *p;
   size_t size;
   int busy;
+  int device; /* CUDA ordinal of a device stage, -1 for host memory */
 } stage_t;
 static stage_t stages[16];
 static pthread_mutex_t stage_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int stage_get(size_t bytes, stage_t **out) {
+/* A free stage of at least `bytes` on `device` (-1: host), allocated or
+ * grown as needed: muster_shard_alloc for host, cuMemAlloc for a GPU. */
+static int stage_get(mj_call_t *c, size_t bytes, stage_t **out) {
   int rc;
+  int device = c->cuda ? c->device : -1;
   stage_t *pick = NULL;
   pthread_mutex_lock(&stage_lock);
   for (int i = 0; i < 16 && !pick; i++)
-    if (!stages[i].busy && stages[i].size >= bytes) pick = &stages[i];
+    if (!stages[i].busy && stages[i].p && stages[i].device == device && stages[i].size >= bytes) pick = &stages[i];
   for (int i = 0; i < 16 && !pick; i++)
-    if (!stages[i].busy) pick = &stages[i];
+    if (!stages[i].busy && (!stages[i].p || stages[i].device == device)) pick = &stages[i];
   if (pick) pick->busy = 1;
   pthread_mutex_unlock(&stage_lock);
   if (!pick) return MUSTER_EBUSY; /* more concurrent staged calls than slots */
   if (pick->size < bytes) {
-    if (pick->p) muster_shard_free(pick->p);
+    if (pick->p) {
+      if (device < 0)
+        muster_shard_free(pick->p);
+      else
+        mj_cuda_free(c->stream, pick->p);
+    }
     pick->p = NULL;
     pick->size = 0;
-    rc = muster_shard_alloc(bytes, &pick->p);
+    if (device < 0)
+      rc = muster_shard_alloc(bytes, &pick->p);
+    else
+      rc = mj_cuda_alloc(c->stream, bytes, &pick->p, c->err, sizeof c->err);
     if (rc < 0) {
       pthread_mutex_lock(&stage_lock);
       pick->busy = 0;
@@ -447,6 +459,7 @@ static int stage_get(size_t bytes, stage_t **out) {
       return rc;
     }
     pick->size = bytes;
+    pick->device = device;
   }
   *out = pick;
   return 0;
@@ -653,30 +666,54 @@ static int run_solve(mj_call_t *c, const muster_shard_t *mine, muster_solve_resu
   return rc;
 }
 
-/* Stage (process mode, cpu) around run_solve. */
+/* Copy between XLA's buffer and a stage: memcpy on the host, a copy
+ * ordered on XLA's stream on a GPU (the provider syncs the stream before it
+ * publishes the shard). */
+static int stage_copy(mj_call_t *c, void *dst, const void *src, size_t n) {
+  if (!n) return 0;
+  if (!c->cuda) {
+    memcpy(dst, src, n);
+    return 0;
+  }
+  return mj_cuda_copy(c->stream, dst, src, n, c->err, sizeof c->err);
+}
+
+/* In process mode the leader must reach every rank's shard: host shards
+ * through muster_shard_alloc memory, GPU shards through CUDA IPC, which
+ * refuses XLA's own allocations (jax 0.11.2, every allocator): stage them
+ * in both cases. */
 static int solve(mj_call_t *c, muster_solve_result_t *res) {
   muster_shard_t mine;
   stage_t *st = NULL;
   size_t abytes = bytes_of(c, c->a_out), bbytes = c->b_out ? bytes_of(c, c->b_out) : 0;
   size_t wbytes = c->w_out ? bytes_of(c, c->w_out) : 0;
-  int staged = c->at.process_mode && !c->cuda;
+  int staged = c->at.process_mode, rc;
+  if (staged && c->cuda && c->at.routine == MUSTER_POTRI)
+    /* measured 2026-11-21 (2 x H200, jax 0.11.2): the second process's block
+     * of the inverse came back wrong; refuse rather than answer wrongly */
+    return set_err(c, MUSTER_EUNSUPPORTED, "muster_jax potri rank %d/%d: potri on GPUs with one process per "
+                   "device is not supported yet (docs/jax.md, Limits)", c->rank, c->at.nranks);
   if (staged) {
-    int rc = stage_get(align64(abytes) + align64(bbytes) + wbytes, &st);
+    rc = stage_get(c, align64(abytes) + align64(bbytes) + wbytes, &st);
     if (rc < 0)
       return set_err(c, rc, "muster_jax: staging buffer of %zu bytes: %s", abytes + bbytes + wbytes,
-                     rc == MUSTER_EBUSY ? "more than 16 calls at once in this process" : muster_last_error());
+                     rc == MUSTER_EBUSY ? "more than 16 calls at once in this process"
+                     : c->cuda          ? c->err
+                                        : muster_last_error());
   }
   fill_shard(c, &mine, staged ? st->p : NULL);
-  if (staged) {
-    memcpy(mine.a, c->a_out->data, abytes);
-    if (bbytes) memcpy(mine.b, c->b_out->data, bbytes);
+  if (staged && ((rc = stage_copy(c, mine.a, c->a_out->data, abytes)) < 0 ||
+                 (rc = stage_copy(c, mine.b, bbytes ? c->b_out->data : NULL, bbytes)) < 0)) {
+    stage_put(st);
+    return set_err(c, rc, "muster_jax: staging the shard: %s", c->err);
   }
-  int rc = run_solve(c, &mine, res);
+  rc = run_solve(c, &mine, res);
   if (staged) {
     if (rc == 0) {
-      memcpy(c->a_out->data, mine.a, abytes);
-      if (bbytes) memcpy(c->b_out->data, mine.b, bbytes);
-      if (wbytes) memcpy(c->w_out->data, mine.w, wbytes);
+      int crc = stage_copy(c, c->a_out->data, mine.a, abytes);
+      if (crc == 0) crc = stage_copy(c, bbytes ? c->b_out->data : NULL, mine.b, bbytes);
+      if (crc == 0) crc = stage_copy(c, wbytes ? c->w_out->data : NULL, mine.w, wbytes);
+      if (crc < 0) rc = set_err(c, crc, "muster_jax: copying the result back: %s", c->err);
     }
     stage_put(st);
   }

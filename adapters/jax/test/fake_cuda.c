@@ -5,6 +5,7 @@
  * calls made).  Never used outside tests.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef int CUresult;
@@ -70,6 +71,24 @@ EXPORT CUresult cuGetErrorString(CUresult r, const char **s) {
 EXPORT CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
   if (attr != 9 || !p) return 1;
   *(int *)data = fake_device;
+  return 0;
+}
+
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+  if (need_ctx()) return 201;
+  *p = (CUdeviceptr)(uintptr_t)malloc(n);
+  return *p ? 0 : 2;
+}
+
+EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
+  free((void *)(uintptr_t)p);
+  return 0;
+}
+
+EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr src, size_t n, CUstream s) {
+  if (need_ctx()) return 201;
+  memcpy((void *)(uintptr_t)d, (const void *)(uintptr_t)src, n);
+  __atomic_add_fetch(&copies, 1, __ATOMIC_RELAXED);
   return 0;
 }
 

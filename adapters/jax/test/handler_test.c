@@ -542,6 +542,14 @@ static void test_cuda_path(void) {
   }
   CHECK(m && strstr(m, "device 3"), "error: %s", m ? m : "(none)");
   free(m);
+  /* potri on GPUs across processes is refused (known wrong block) */
+  p.run_id = 557;
+  build(f, &p);
+  attr_drop(f, "process_mode");
+  attr_int(f, "process_mode", 1);
+  handler = muster_jax_cuda;
+  expect_error(f, "not supported yet");
+  handler = muster_jax_cpu;
   /* a stream without a context: the driver's error, not a crash */
   fake_stream = NULL;
   build(f, &p);
