@@ -197,7 +197,12 @@ TEST_IMPL(shmdump_live_busy_group) {
       if (!strstr(r.out, "  [live]") && !strstr(r.out, "  [forming]"))
         fprintf(stderr, "unexpected:\n%s\n", r.out);
       ASSERT(strstr(r.out, "  [live]") || strstr(r.out, "  [forming]"));
-      ASSERT(!strstr(r.out, "MISSING"));
+      /* a group caught while its ranks are still arriving ([forming]) may
+       * name ranks that have not joined yet; once formed, nobody is
+       * MISSING however busy the group is */
+      const char *m = strstr(r.out, "MISSING");
+      if (m && strstr(r.out, "  [forming]")) ASSERT(strncmp(m, "MISSING: rank ", 14) == 0 && strstr(m, "(never joined)"));
+      else ASSERT(m == NULL);
     }
     ASSERT(!strstr(r.out, "[corrupt]") && !strstr(r.out, "[truncated]"));
     tool_result_free(&r);
