@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "gpu_util.h"
+#include "muster.h"
 #include "raw.h"
 
 static double now_s(void) {
@@ -278,4 +279,13 @@ out:
   free(times);
   free(ftimes);
   return rc;
+}
+
+int raw_parse_names(const char *routine, const char *dtype, raw_run_t *r) {
+  muster_routine_t rt;
+  muster_dtype_t dt;
+  if (muster_routine_from_name(routine, &rt) < 0 || muster_dtype_from_name(dtype, &dt) < 0) return -1;
+  r->routine = (int)rt;
+  r->dtype = (int)dt;
+  return 0;
 }

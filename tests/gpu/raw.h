@@ -31,6 +31,10 @@ typedef struct raw_run {
   char err[256];
 } raw_run_t;
 
+/* Set r->routine and r->dtype from their names ("potrs", "f64") with the
+ * runtime's parser (only the names: the solves themselves call cuSOLVER
+ * directly); -1 if either is unknown. */
+int raw_parse_names(const char *routine, const char *dtype, raw_run_t *r);
 int raw_mg(raw_run_t *r);
 int raw_dn(raw_run_t *r);
 

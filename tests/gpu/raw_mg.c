@@ -8,30 +8,24 @@
 
 #include "raw.h"
 
-static int parse(const char *s, const char *const *names, int count) {
-  for (int i = 0; i < count; i++)
-    if (!strcmp(s, names[i])) return i + 1;
-  return 0;
-}
-
 int main(int argc, char **argv) {
-  static const char *const routines[] = {"potrs", "potri", "syevd"};
-  static const char *const dtypes[] = {"f32", "f64", "c64", "c128"};
   if (argc < 6) {
     fprintf(stderr, "usage: raw-mg potrs|potri|syevd f32|f64|c64|c128 N TILE NGPU [REPS] [NRHS]\n");
     return 2;
   }
   raw_run_t r;
   memset(&r, 0, sizeof r);
-  r.routine = parse(argv[1], routines, 3);
-  r.dtype = parse(argv[2], dtypes, 4);
+  if (raw_parse_names(argv[1], argv[2], &r) < 0) {
+    fprintf(stderr, "raw-mg: unknown routine '%s' or dtype '%s'\n", argv[1], argv[2]);
+    return 2;
+  }
   r.n = atoll(argv[3]);
   r.tile = atoll(argv[4]);
   r.ngpu = atoi(argv[5]);
   r.reps = argc > 6 ? atoi(argv[6]) : 3;
   r.nrhs = argc > 7 ? atoll(argv[7]) : 1;
   r.seed = 12345;
-  if (!r.routine || !r.dtype || r.n < 1 || r.tile < 1 || r.ngpu < 1 || r.ngpu > 16 || r.reps < 1) return 2;
+  if (r.n < 1 || r.tile < 1 || r.ngpu < 1 || r.ngpu > 16 || r.reps < 1) return 2;
   if (raw_mg(&r) < 0) {
     fprintf(stderr, "raw-mg: %s\n", r.err);
     return 1;
