@@ -688,11 +688,6 @@ static int solve(mj_call_t *c, muster_solve_result_t *res) {
   size_t abytes = bytes_of(c, c->a_out), bbytes = c->b_out ? bytes_of(c, c->b_out) : 0;
   size_t wbytes = c->w_out ? bytes_of(c, c->w_out) : 0;
   int staged = c->at.process_mode, rc;
-  if (staged && c->cuda && c->at.routine == MUSTER_POTRI)
-    /* measured 2026-11-21 (2 x H200, jax 0.11.2): the second process's block
-     * of the inverse came back wrong; refuse rather than answer wrongly */
-    return set_err(c, MUSTER_EUNSUPPORTED, "muster_jax potri rank %d/%d: potri on GPUs with one process per "
-                   "device is not supported yet (docs/jax.md, Limits)", c->rank, c->at.nranks);
   if (staged) {
     rc = stage_get(c, align64(abytes) + align64(bbytes) + wbytes, &st);
     if (rc < 0)

@@ -198,13 +198,15 @@ void cmg_cache_free(cmg_ctx_t *c) {
   }
   for (int dev = 0; dev < CMG_MAX_ORDINAL; dev++) {
     cmg_dev_t *d = &c->dev[dev];
-    if (!d->ready && !d->work && !d->ws) continue;
+    if (!d->ready && !d->work && !d->ws && !d->inv && !d->panel) continue;
     cudaSetDevice(dev);
     for (int i = 0; i < CMG_STREAMS; i++) {
       if (d->streams[i]) cudaStreamDestroy(d->streams[i]);
       if (d->stage[i]) cudaFree(d->stage[i]);
     }
     if (d->work) cudaFree(d->work);
+    if (d->inv) cudaFree(d->inv);
+    if (d->panel) cudaFree(d->panel);
     if (d->ws) cudaFree(d->ws);
     memset(d, 0, sizeof *d);
   }

@@ -9,8 +9,9 @@
  *     ordinals);
  *   - matrix descriptors per (rows=lda, cols, tile, dtype) of a device set;
  *   - per device: relayout streams, their staging buffers, the relayout
- *     WORK buffer (copy plans only), the cuSolverMg workspace, a pinned host
- *     buffer for eigenvalues; each grown when a call needs more;
+ *     WORK buffer (copy plans only), the cuSolverMg workspace, the potri
+ *     result and panel buffers (potri on 2+ GPUs), a pinned host buffer
+ *     for eigenvalues; each grown when a call needs more;
  *   - peer access, enabled once per ordered device pair;
  *   - CUDA IPC mappings of peer processes' buffers (ipc.c).
  * Counters (cmg_stats) let tests assert that a second call with the same
@@ -60,6 +61,12 @@ typedef struct cmg_dev {
   size_t work_bytes;
   void *ws;                         /* cuSolverMg workspace             */
   size_t ws_bytes;
+  void *inv;                        /* potri on 2+ GPUs: the inverse's
+                                       columns, until L is no longer read */
+  size_t inv_bytes;
+  void *panel;                      /* potri on 2+ GPUs, first GPU only:
+                                       identity panel, then its solution */
+  size_t panel_bytes;
 } cmg_dev_t;
 
 typedef struct cmg_ipc_entry {

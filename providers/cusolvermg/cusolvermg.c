@@ -11,10 +11,14 @@
  *      permutation when every rank's cyclic part fits its own buffer, else a
  *      copy into cached work buffers);
  *   4. run the routine (lower triangle):
- *        potrs  potrf, then potrs on rank 0's B (chunks of <= tile columns,
- *               all on rank 0's device), then X copied to every rank's b;
- *        potri  potrf + potri, then the lower triangle mirrored into the
- *               upper (kernels.cu): A gets the full Hermitian inverse;
+ *        potrs  potrf, then potrs on rank 0's B (chunks of at most
+ *               min(tile, CMG_RHS_PANEL) columns, all on rank 0's device),
+ *               then X copied to every rank's b;
+ *        potri  one GPU: potrf + potri, then the lower triangle mirrored
+ *               into the upper (kernels.cu); 2+ GPUs: potrf, then the
+ *               inverse solved for in panels of identity columns
+ *               (inverse_by_solves: cuSolverMg's own potri is wrong there);
+ *               A gets the full Hermitian inverse either way;
  *        syevd  syevd (vectors unless MUSTER_NO_VECTORS); eigenvalues (host,
  *               pinned) copied to every rank's w;
  *   5. move A back to the block layout (also after a failure, so the
@@ -44,6 +48,15 @@
   ((1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128))
 #define ALL_ROUTINES ((1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD))
 #define SYEVD_MAX_TILE 1024 /* cuSolverMg's syevd refuses larger tiles */
+
+/* Most right-hand-side columns one cusolverMgPotrs call may take.  On 2 or
+ * more GPUs cuSolverMg (CUDA 13.0; measured 2026-11-21 on 2 x H200 with
+ * tests/gpu/mg-rhs-probe, which repeats the measurement) solves the first
+ * 2048 columns of B right and every later column wrong (relative errors
+ * 1e-7 .. 1e-4, whatever the tile), and cusolverMgPotri, which shares the
+ * defect, returns a wrong trailing block of the inverse for n > 2048.
+ * Calls of at most 2048 columns are exact.  On one GPU both are right. */
+#define CMG_RHS_PANEL 2048
 
 static cudaDataType cuda_type(muster_dtype_t t) {
   switch (t) {
@@ -469,8 +482,9 @@ static int do_potrs(job_t *j) {
   void *ws[CMG_MAX_DEV], *bp[CMG_MAX_DEV];
   CMG_CHECK(do_potrf(j));
   /* B lives on rank 0's device: chunks of at most one tile of columns keep
-   * every chunk in grid column 0; the other entries are never touched */
-  int64_t ldb = sh[0].ldb, chunk = j->a->tile;
+   * every chunk in grid column 0; the other entries are never touched.  No
+   * chunk is wider than CMG_RHS_PANEL (cuSolverMg's defect above). */
+  int64_t ldb = sh[0].ldb, chunk = j->a->tile < CMG_RHS_PANEL ? j->a->tile : CMG_RHS_PANEL;
   for (int64_t c0 = 0; c0 < j->a->nrhs; c0 += chunk) {
     int64_t cols = j->a->nrhs - c0 < chunk ? j->a->nrhs - c0 : chunk;
     cudaLibMgMatrixDesc_t descB;
@@ -535,13 +549,14 @@ out:
   return rc;
 }
 
-static int do_potri(job_t *j) {
+/* One GPU: cusolverMgPotri (right there) leaves the lower triangle of the
+ * inverse; mirror_inverse completes it. */
+static int potri_one_gpu(job_t *j) {
   int rc = 0, info = 0, n = (int)j->a->n;
   int64_t lwork = 0;
   cmg_err_t *E = j->E;
   void *ws[CMG_MAX_DEV];
   cudaDataType t = cuda_type(j->a->dtype);
-  CMG_CHECK(do_potrf(j));
   CMG_SO(j->ids[0], cusolverMgPotri_bufferSize(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1, j->descA,
                                                t, &lwork));
   CMG_CHECK(grow_ws(j, lwork));
@@ -552,6 +567,102 @@ static int do_potri(job_t *j) {
   CMG_CHECK(check_info(j, "cusolverMgPotri", info));
   CMG_CHECK(sync_all(j));
   CMG_CHECK(mirror_inverse(j));
+out:
+  return rc;
+}
+
+/* Columns of rank r's cyclic buffer that hold matrix columns. */
+static int64_t cyclic_cols(const job_t *j, int r) {
+  int64_t n = j->a->n, T = j->a->tile, cols = 0;
+  for (int64_t t0 = (int64_t)r * T; t0 < n; t0 += (int64_t)j->R * T) cols += n - t0 < T ? n - t0 : T;
+  return cols;
+}
+
+/* Copy the solved panel (matrix columns c0 .. c0 + w - 1, leading
+ * dimension lda) into the result buffers, tile by tile: matrix column c
+ * lives on rank (c / T) % R at local column (c / (T R)) T + c % T.  Ordered
+ * on the first GPU's stream s. */
+static int scatter_panel(job_t *j, void *const *res, const void *panel, int64_t c0, int64_t w, cudaStream_t s) {
+  int rc = 0;
+  cmg_err_t *E = j->E;
+  int64_t T = j->a->tile, lda = j->lda;
+  size_t esz = j->esz;
+  for (int64_t c = c0; c < c0 + w;) {
+    int64_t tile = c / T, end = (tile + 1) * T < c0 + w ? (tile + 1) * T : c0 + w;
+    int r = (int)(tile % j->R);
+    int64_t lc = (tile / j->R) * T + c % T;
+    CMG_CU(j->ids[0], cudaMemcpyAsync((char *)res[r] + (size_t)(lc * lda) * esz,
+                                      (const char *)panel + (size_t)((c - c0) * lda) * esz,
+                                      (size_t)((end - c) * lda) * esz, cudaMemcpyDefault, s));
+    c = end;
+  }
+out:
+  return rc;
+}
+
+/* 2+ GPUs: A^-1 = potrs(L, I), in panels of at most CMG_RHS_PANEL identity
+ * columns (cuSolverMg's defect above rules out cusolverMgPotri and wider
+ * calls).  Each panel lives on the first GPU (so it sits in grid column
+ * 0, as in do_potrs), is solved in place, and its columns are copied into
+ * per-GPU result buffers in cuSolverMg's cyclic layout; L stays in A until
+ * the last panel, then every GPU copies its result into A.  The result is
+ * the full inverse (no mirror).  Extra memory: one more shard per GPU and
+ * an lda x 2048 panel on the first. */
+static int inverse_by_solves(job_t *j) {
+  int rc = 0, info = 0, n = (int)j->a->n;
+  cmg_err_t *E = j->E;
+  cudaDataType t = cuda_type(j->a->dtype);
+  int64_t lda = j->lda, W = n < CMG_RHS_PANEL ? n : CMG_RHS_PANEL, lwork = 0, lw = 0;
+  int64_t last = n % W ? n % W : W; /* width of the last panel */
+  size_t esz = j->esz;
+  int dev0 = j->ids[0];
+  cmg_dev_t *d0 = &j->c->dev[dev0];
+  cudaStream_t s0 = d0->streams[0];
+  void *ws[CMG_MAX_DEV], *bp[CMG_MAX_DEV], *res[CMG_MAX_DEV];
+  cudaLibMgMatrixDesc_t descW, descLast;
+  for (int r = 0; r < j->R; r++) {
+    cmg_dev_t *d = &j->c->dev[j->ids[r]];
+    CMG_CHECK(cmg_grow(j->ids[r], &d->inv, &d->inv_bytes, (size_t)(lda * cyclic_cols(j, r)) * esz, E));
+    res[r] = d->inv;
+  }
+  CMG_CHECK(cmg_grow(dev0, &d0->panel, &d0->panel_bytes, (size_t)(lda * W) * esz, E));
+  for (int r = 0; r < j->R; r++) bp[r] = d0->panel; /* only grid column 0 is read */
+  CMG_CHECK(cmg_desc_get(j->set, lda, W, W, t, &descW, E));
+  CMG_CHECK(cmg_desc_get(j->set, lda, last, last, t, &descLast, E));
+  CMG_SO(dev0, cusolverMgPotrs_bufferSize(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, (int)W, j->mats, 1, 1,
+                                          j->descA, bp, 1, 1, descW, t, &lwork));
+  CMG_SO(dev0, cusolverMgPotrs_bufferSize(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, (int)last, j->mats, 1, 1,
+                                          j->descA, bp, 1, 1, descLast, t, &lw));
+  CMG_CHECK(grow_ws(j, lwork > lw ? lwork : lw));
+  ws_ptrs(j, ws);
+  for (int64_t c0 = 0; c0 < n; c0 += W) {
+    int64_t w = n - c0 < W ? n - c0 : W;
+    CMG_CU(dev0, cudaSetDevice(dev0));
+    CMG_CU(dev0, cmg_identity_panel((int)j->a->dtype, d0->panel, lda, c0, w, s0));
+    /* the panel (and the previous panel's copies out of it) must be done
+     * before cuSolverMg, which runs on its own streams, touches it */
+    CMG_CU(dev0, cudaStreamSynchronize(s0));
+    CMG_SO(dev0, cusolverMgPotrs(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, (int)w, j->mats, 1, 1, j->descA, bp, 1,
+                                 1, w == W ? descW : descLast, t, ws, w == W ? lwork : lw, &info));
+    CMG_CHECK(check_info(j, "cusolverMgPotrs", info));
+    CMG_CHECK(sync_all(j));
+    CMG_CHECK(scatter_panel(j, res, d0->panel, c0, w, s0));
+  }
+  CMG_CU(dev0, cudaStreamSynchronize(s0));
+  for (int r = 0; r < j->R; r++) { /* L is no longer needed: the inverse into A */
+    CMG_CU(j->ids[r], cudaSetDevice(j->ids[r]));
+    CMG_CU(j->ids[r], cudaMemcpyAsync(j->mats[r], res[r], (size_t)(lda * cyclic_cols(j, r)) * esz,
+                                      cudaMemcpyDefault, j->c->dev[j->ids[r]].streams[0]));
+  }
+  CMG_CHECK(sync_all(j));
+out:
+  return rc;
+}
+
+static int do_potri(job_t *j) {
+  int rc = 0;
+  CMG_CHECK(do_potrf(j));
+  rc = j->R == 1 ? potri_one_gpu(j) : inverse_by_solves(j);
 out:
   return rc;
 }

@@ -1,4 +1,9 @@
-// providers/cusolvermg/kernels.cu - the provider's one kernel: the upper
+// providers/cusolvermg/kernels.cu - the provider's kernels.
+//
+// cmg_identity_panel: a panel of identity columns, the right-hand side of
+// the inverse's solves (cusolvermg.c, inverse_by_solves).
+//
+// cmg_mirror_tile: the upper
 // triangle of a column tile of A^-1 from its lower counterpart (cuSolverMg's
 // potri leaves only the lower triangle).  The lower rows are first gathered
 // into a staging buffer on the tile's GPU with copies (cudaMemcpy2DAsync,
@@ -38,7 +43,36 @@ __global__ void mirror(const T *__restrict__ stage, long long wc, long long row0
   }
 }
 
+// One thread per panel row; the ones sit at (c0 + k, k).
+template <class T>
+__global__ void identity(T *__restrict__ panel, long long lda, long long c0, long long w, T one, T zero) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= lda) return;
+  for (long long k = 0; k < w; k++) panel[k * lda + i] = (i == c0 + k) ? one : zero;
+}
+
 }  // namespace
+
+extern "C" cudaError_t cmg_identity_panel(int dtype, void *panel, int64_t lda, int64_t c0, int64_t w,
+                                          cudaStream_t stream) {
+  if (lda <= 0 || w <= 0) return cudaSuccess;
+  const unsigned block = 256;
+  const unsigned grid = (unsigned)((lda + block - 1) / block);
+  switch (dtype) {
+  case MUSTER_F32: identity<float><<<grid, block, 0, stream>>>((float *)panel, lda, c0, w, 1.0f, 0.0f); break;
+  case MUSTER_F64: identity<double><<<grid, block, 0, stream>>>((double *)panel, lda, c0, w, 1.0, 0.0); break;
+  case MUSTER_C64:
+    identity<cuFloatComplex><<<grid, block, 0, stream>>>((cuFloatComplex *)panel, lda, c0, w, make_cuFloatComplex(1, 0),
+                                                         make_cuFloatComplex(0, 0));
+    break;
+  case MUSTER_C128:
+    identity<cuDoubleComplex><<<grid, block, 0, stream>>>((cuDoubleComplex *)panel, lda, c0, w,
+                                                          make_cuDoubleComplex(1, 0), make_cuDoubleComplex(0, 0));
+    break;
+  default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
 
 extern "C" cudaError_t cmg_mirror_tile(int dtype, const void *stage, int64_t wc, int64_t row0, void *dst,
                                        int64_t lda, cudaStream_t stream) {

@@ -1,4 +1,4 @@
-/* providers/cusolvermg/kernels.h - the provider's CUDA kernel, callable from C. */
+/* providers/cusolvermg/kernels.h - the provider's CUDA kernels, callable from C. */
 #ifndef MUSTER_CMG_KERNELS_H
 #define MUSTER_CMG_KERNELS_H
 
@@ -23,6 +23,13 @@ extern "C" {
 __attribute__((visibility("hidden"))) cudaError_t cmg_mirror_tile(int dtype, const void *stage, int64_t wc,
                                                                   int64_t row0, void *dst, int64_t lda,
                                                                   cudaStream_t stream);
+
+/* Columns c0 .. c0 + w - 1 of the n x n identity as an lda x w panel:
+ * panel(c0 + k, k) = 1 for k < w, every other entry of the lda x w panel
+ * 0 (rows n .. lda - 1 included).  Ordered on stream. */
+__attribute__((visibility("hidden"))) cudaError_t cmg_identity_panel(int dtype, void *panel, int64_t lda,
+                                                                     int64_t c0, int64_t w,
+                                                                     cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -535,6 +535,18 @@ static void build_cases(int maxR) {
     /* n = 1000 / 2000: tiles that fill every block exactly, moved in place */
     if (R > 1) add(MUSTER_POTRS, 0, MUSTER_F64, M_THREADS, R, R == 2 ? 1000 : 2000, 0, R == 2 ? 100 : 125, "inplace-plan");
   }
+  /* Past 2048 columns: cuSolverMg's own potri, and one potrs call with more
+   * than 2048 right-hand sides, are wrong on 2+ GPUs (mg-rhs-probe); the
+   * provider solves in panels of 2048.  Panels spanning several tiles
+   * (tile 256), a panel inside one tile (tile 4096), the provider's tile
+   * with lda > n, and potrs with nrhs > 2048 on a tile > 2048. */
+  if (maxR >= 2) {
+    add(MUSTER_POTRI, 0, MUSTER_C64, M_PROCS, 2, 4096, 0, 256, "rhs-panels");
+    add(MUSTER_POTRI, 0, MUSTER_F64, M_THREADS, 2, 8192, 0, 4096, "rhs-panels");
+    add(MUSTER_POTRI, 0, MUSTER_F64, M_PROCS, 2, 4100, 3, 0, "rhs-panels");
+    add(MUSTER_POTRS, 0, MUSTER_F64, M_THREADS, 2, 8192, 0, 4096, "rhs-panels");
+    cases[ncases - 1].nrhs = 2100;
+  }
   /* not positive definite */
   for (int mode = 0; mode < 3; mode++)
     for (int R = 1; R <= (maxR >= 2 ? 2 : 1); R++) {

@@ -542,13 +542,18 @@ static void test_cuda_path(void) {
   }
   CHECK(m && strstr(m, "device 3"), "error: %s", m ? m : "(none)");
   free(m);
-  /* potri on GPUs across processes is refused (known wrong block) */
+  /* process mode on GPUs: the shard is staged (a copy into cuMemAlloc
+   * memory) and the solve reaches provider selection (only lapack here) */
   p.run_id = 557;
   build(f, &p);
   attr_drop(f, "process_mode");
   attr_int(f, "process_mode", 1);
   handler = muster_jax_cuda;
-  expect_error(f, "not supported yet");
+  int copies_before = -1;
+  stats(&depth, &copies_before, &sets, &open_depth);
+  expect_error(f, "no usable provider for potri");
+  stats(&depth, &copies, &sets, &open_depth);
+  CHECK(copies > copies_before, "the shard was not staged (copies %d -> %d)", copies_before, copies);
   handler = muster_jax_cpu;
   /* a stream without a context: the driver's error, not a crash */
   fake_stream = NULL;
