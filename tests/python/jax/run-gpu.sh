@@ -11,7 +11,9 @@
 # lib/muster/providers/cusolvermg.so.  $PYTHON (default python3) needs jax
 # with CUDA and pytest; set PYTEST_WHEELS to a folder of wheels to install
 # pytest from when it is missing (the GPU machine has no network).
-# Logs and results go to $OUT if set, else the current folder.
+# Logs and results go to $OUT if set, else the current folder.  SUITE_K=EXPR
+# runs only the suite's tests that pytest -k EXPR selects; *_TIMEOUT set
+# each step's limit (seconds).
 set -u
 build=build
 bench=0
@@ -58,7 +60,9 @@ if [ $bench -eq 1 ]; then
 fi
 
 echo "# 2. the suite on the GPUs (docs examples and the CPU MPMD test are CPU-only)"
-timeout ${SUITE_TIMEOUT:-300} $PY -m pytest -v -rfE -p no:cacheprovider tests/python/jax \
+# SUITE_K=EXPR: only the tests pytest's -k EXPR selects
+if [ -n "${SUITE_K:-}" ]; then set -- -k "$SUITE_K"; else set --; fi
+timeout ${SUITE_TIMEOUT:-300} $PY -m pytest -v -rfE -p no:cacheprovider "$@" tests/python/jax \
     --deselect tests/python/jax/test_docs.py --deselect tests/python/jax/test_mpmd.py \
     > "$out/jax-gpu-tests.log" 2>&1 || rc=1
 tail -5 "$out/jax-gpu-tests.log"
@@ -66,17 +70,19 @@ grep -cE " PASSED" "$out/jax-gpu-tests.log" | sed 's/^/tests passed so far: /'
 grep -E "(FAILED|ERROR)" "$out/jax-gpu-tests.log" | head -20
 
 echo "# 3. MPMD: 2 processes, one GPU each (jax.distributed)"
+t_mpmd=$(date +%s)
 port=$((20000 + $$ % 20000))
 seed=$$
-MUSTER_JAX_PLATFORM=cuda MPMD_N=4096 timeout ${MPMD_TIMEOUT:-120} $PY tests/python/jax/mpmd_worker.py 0 2 $port $seed \
+MUSTER_JAX_PLATFORM=cuda MPMD_N=4096 timeout -k 10 ${MPMD_TIMEOUT:-120} $PY tests/python/jax/mpmd_worker.py 0 2 $port $seed \
     > "$out/jax-mpmd0.log" 2>&1 &
 p0=$!
-MUSTER_JAX_PLATFORM=cuda MPMD_N=4096 timeout ${MPMD_TIMEOUT:-120} $PY tests/python/jax/mpmd_worker.py 1 2 $port $seed \
+MUSTER_JAX_PLATFORM=cuda MPMD_N=4096 timeout -k 10 ${MPMD_TIMEOUT:-120} $PY tests/python/jax/mpmd_worker.py 1 2 $port $seed \
     > "$out/jax-mpmd1.log" 2>&1
 r1=$?
 wait $p0
 r0=$?
 grep -h "^proc" "$out/jax-mpmd0.log" "$out/jax-mpmd1.log"
+echo "MPMD: both processes exited after $(( $(date +%s) - t_mpmd )) s (limit ${MPMD_TIMEOUT:-120} s)"
 if [ $r0 -ne 0 ] || [ $r1 -ne 0 ]; then
   echo "MPMD FAILED (rc $r0, $r1)"; tail -n 20 "$out/jax-mpmd0.log" "$out/jax-mpmd1.log"; rc=1
 else
