@@ -6,8 +6,17 @@ the residuals of its own copy; exits 0 when all are right.
 """
 import os
 import sys
+import time
 
 proc_id, nproc, port, seed = (int(v) for v in sys.argv[1:5])
+T0 = time.monotonic()
+
+
+def stamp(what):
+    """Phase timings on stderr: where a slow run spends its time."""
+    print(f"[{time.monotonic() - T0:6.1f} s] proc {proc_id}: {what}", file=sys.stderr, flush=True)
+
+
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 
@@ -19,6 +28,7 @@ local = None
 if os.environ.get("MUSTER_JAX_PLATFORM") == "cuda":
     local = [proc_id]
 jax.distributed.initialize(f"localhost:{port}", nproc, proc_id, local_device_ids=local)
+stamp("jax.distributed initialized")
 
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
@@ -42,23 +52,33 @@ def local_copy(x):
     return np.asarray(x.addressable_data(0))
 
 
+stamp("inputs built")
 specs = (P(None, "x"), P(None, None))
 x = mj.potrs(put(a, P(None, "x")), put(b, P(None, None)), mesh=mesh, in_specs=specs)
-r1 = check_potrs(a, b, local_copy(x))
+x_loc = local_copy(x)
+stamp("potrs solved")
+r1 = check_potrs(a, b, x_loc)
 inv = mj.potri(put(a, P(None, "x")), mesh=mesh, in_specs=P(None, "x"))
+inv.block_until_ready()
+stamp("potri solved")
 # column-sharded results: check every column block this process holds
 eps = np.finfo(np.float64).eps
+lam = np.linalg.eigvalsh(a)  # a is SPD: cond = largest / smallest eigenvalue
+cond = lam[-1] / lam[0]
 r2 = 0.0
 for sh in inv.addressable_shards:
     cols = sh.index[1]
-    r2 = max(r2, np.abs(a @ np.asarray(sh.data) - np.eye(n)[:, cols]).max() / (n * eps * np.linalg.cond(a)))
+    r2 = max(r2, np.abs(a @ np.asarray(sh.data) - np.eye(n)[:, cols]).max() / (n * eps * cond))
 w, v = mj.syevd(put(h, P(None, "x")), mesh=mesh, in_specs=P(None, "x"))
 w_loc = local_copy(w)
+stamp("syevd solved")
 r3 = 0.0
 for sh in v.addressable_shards:
     v_loc = np.asarray(sh.data)
     r3 = max(r3, np.abs(h @ v_loc - v_loc * w_loc[sh.index[1]][None, :]).max() / (np.abs(h).max() * n * eps))
 print(f"proc {proc_id}: potrs {r1:.2f} potri {r2:.2f} syevd {r3:.2f}", flush=True)
 ok = r1 < 30 and r2 < 30 and r3 < 30
+stamp("checked; shutting down")
 jax.distributed.shutdown()
+stamp("jax.distributed.shutdown returned")
 sys.exit(0 if ok else 1)

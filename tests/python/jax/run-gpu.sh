@@ -81,7 +81,7 @@ MUSTER_JAX_PLATFORM=cuda MPMD_N=4096 timeout -k 10 ${MPMD_TIMEOUT:-120} $PY test
 r1=$?
 wait $p0
 r0=$?
-grep -h "^proc" "$out/jax-mpmd0.log" "$out/jax-mpmd1.log"
+grep -h -e "^proc" -e "^\[" "$out/jax-mpmd0.log" "$out/jax-mpmd1.log"
 echo "MPMD: both processes exited after $(( $(date +%s) - t_mpmd )) s (limit ${MPMD_TIMEOUT:-120} s)"
 if [ $r0 -ne 0 ] || [ $r1 -ne 0 ]; then
   echo "MPMD FAILED (rc $r0, $r1)"; tail -n 20 "$out/jax-mpmd0.log" "$out/jax-mpmd1.log"; rc=1
