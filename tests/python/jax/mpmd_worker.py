@@ -17,6 +17,10 @@ def stamp(what):
     print(f"[{time.monotonic() - T0:6.1f} s] proc {proc_id}: {what}", file=sys.stderr, flush=True)
 
 
+# Both processes check their results on the host at the same time: with
+# OpenBLAS's default of one thread per core each, eigvalsh(4096) took 32 s
+# instead of 1 s on a 32-core GPU node (2026-11-21).  Before numpy loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "4")
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 
@@ -65,13 +69,15 @@ stamp("potri solved")
 eps = np.finfo(np.float64).eps
 lam = np.linalg.eigvalsh(a)  # a is SPD: cond = largest / smallest eigenvalue
 cond = lam[-1] / lam[0]
+stamp("condition number")
 r2 = 0.0
 for sh in inv.addressable_shards:
     cols = sh.index[1]
     r2 = max(r2, np.abs(a @ np.asarray(sh.data) - np.eye(n)[:, cols]).max() / (n * eps * cond))
+stamp("potri checked")
 w, v = mj.syevd(put(h, P(None, "x")), mesh=mesh, in_specs=P(None, "x"))
 w_loc = local_copy(w)
-stamp("syevd solved")
+stamp(f"syevd solved (last solve on this process's rank 0, if here: {mj.last_solve()})")
 r3 = 0.0
 for sh in v.addressable_shards:
     v_loc = np.asarray(sh.data)
