@@ -31,7 +31,8 @@ count() {  # add the counts of a log's closing "N passed, N failed" line
 }
 count_pytest() {
   local line p f
-  line=$(grep -E '=+ .*(passed|failed|error).* in [0-9.]+s' "$1" | tail -1)
+  # "192 passed, 1 error in 37.41s", with or without -v's "=" framing
+  line=$(grep -E '[0-9]+ (passed|failed|errors?)(,.*)? in [0-9.]+s' "$1" | tail -1)
   p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+')
   f=$(grep -oE '[0-9]+ (failed|errors?)' <<<"$line" | awk '{s+=$1} END {print s+0}')
   total_pass=$((total_pass + ${p:-0})); total_fail=$((total_fail + ${f:-0}))

@@ -135,4 +135,10 @@ def test_two_dimensional_mesh(rng):
     a, b = hpd(rng, n, np.float64), rhs(rng, n, 2, np.float64)
     x = mj.potrs(place(a, mesh, P(None, "y")), jnp.asarray(b), mesh=mesh,
                  in_specs=(P(None, "y"), P(None, None)))
-    assert check_potrs(a, b, x) < TOL
+    # x is replicated: np.asarray(x) would read one device's copy and return
+    # while the other mesh row may still be solving (its group still
+    # forming, its segment still named).  Wait for all, check every copy.
+    x.block_until_ready()
+    assert len(x.addressable_shards) == 4
+    for sh in x.addressable_shards:
+        assert check_potrs(a, b, np.asarray(sh.data)) < TOL, sh.device
