@@ -451,13 +451,19 @@ static int list_routine(char dirs[][PATH_MAX], int ndirs, const char *routine,
  * changed file's new node is added before the old one is deleted, so a
  * concurrent lookup always finds one of the two.  Deleted nodes go to
  * dead[]; the caller drops their references after a grace period. */
-static int add_node(const char *routine, const struct found *f) {
+static void del_node(node_t *nd, node_t **dead, int *ndead, int deadcap) {
+  if (*ndead < deadcap && cds_lfht_del(table, &nd->lfht) == 0) dead[(*ndead)++] = nd;
+}
+
+/* A table node for file f of `routine`, not yet in the table. */
+static node_t *new_node(const char *routine, const struct found *f) {
   node_t *n = calloc(1, sizeof *n);
   char *path = strdup(f->path);
   if (!n || !path) {
     free(n);
     free(path);
-    return muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
+    muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
+    return NULL;
   }
   snprintf(n->routine, sizeof n->routine, "%s", routine);
   snprintf(n->backend, sizeof n->backend, "%s", f->backend);
@@ -466,9 +472,37 @@ static int add_node(const char *routine, const struct found *f) {
   /* not loaded yet (lazy), unless that very file is loaded already */
   n->prov = find_live(&f->st, f->backend);
   cds_lfht_node_init(&n->lfht);
+  return n;
+}
+
+/* Put n in the table.  With `old` (the node of the same backend that n
+ * supersedes) the two are swapped in one step (cds_lfht_replace): a reader
+ * walking the routine's duplicates meanwhile sees exactly one of them.  An
+ * add followed by a delete would let a reader that passed the insertion
+ * point before the add reach the old node's place after the delete and
+ * find neither: "no usable provider" during a rescan (seen once in CI,
+ * registry_rescan_swap_under_load).  `old` then goes to dead[] (freed
+ * after a grace period); 0 or a negative code. */
+static int publish_node(node_t *n, node_t *old, node_t **dead, int *ndead, int deadcap) {
+  int replaced = 0;
   TSAN_RELEASE(&tsan_publish);
   rcu_read_lock();
-  cds_lfht_add(table, hash_str(routine), &n->lfht);
+  if (old && *ndead < deadcap) {
+    struct cds_lfht_iter it;
+    node_t *nd;
+    cds_lfht_for_each_entry_duplicate(table, hash_str(n->routine), match_routine, n->routine, &it, nd, lfht) {
+      if (nd != old) continue;
+      if (cds_lfht_replace(table, &it, hash_str(n->routine), match_routine, n->routine, &n->lfht) == 0) {
+        dead[(*ndead)++] = old;
+        replaced = 1;
+      }
+      break;
+    }
+  }
+  if (!replaced) {
+    cds_lfht_add(table, hash_str(n->routine), &n->lfht);
+    if (old) del_node(old, dead, ndead, deadcap);
+  }
   rcu_read_unlock();
   return 0;
 }
@@ -498,10 +532,6 @@ static void node_free(node_t *nd) {
   free(nd);
 }
 
-static void del_node(node_t *nd, node_t **dead, int *ndead, int deadcap) {
-  if (*ndead < deadcap && cds_lfht_del(table, &nd->lfht) == 0) dead[(*ndead)++] = nd;
-}
-
 static int sync_routine(char dirs[][PATH_MAX], int ndirs, const char *routine,
                         node_t **dead, int *ndead, int deadcap) {
   struct found *files = malloc(MAX_FILES * sizeof *files); /* ~280 KB: not on a foreign stack */
@@ -510,16 +540,12 @@ static int sync_routine(char dirs[][PATH_MAX], int ndirs, const char *routine,
   for (int i = 0; i < nf; i++) {
     node_t *have = find_node(routine, files[i].backend);
     if (have && same_file(&have->st, &files[i].st)) continue;
-    int rc = add_node(routine, &files[i]);
-    if (rc < 0) {
+    node_t *n = new_node(routine, &files[i]);
+    if (!n) {
       free(files);
-      return rc;
+      return MUSTER_ENOMEM;
     }
-    if (have) {
-      rcu_read_lock();
-      del_node(have, dead, ndead, deadcap);
-      rcu_read_unlock();
-    }
+    publish_node(n, have, dead, ndead, deadcap);
   }
   /* files gone from the path */
   struct cds_lfht_iter it;
@@ -640,7 +666,7 @@ int muster__provider_acquire(muster_routine_t routine, muster_dtype_t dtype, mus
   prov_t *best = NULL;
   char reasons[768] = "";
   size_t used = 0;
-  int named_found = 0, any = 0, unloaded = 0, tries = 0;
+  int named_found = 0, any = 0, unloaded = 0, locked = 0;
   struct cds_lfht_iter it;
   node_t *nd;
 again:
@@ -673,13 +699,22 @@ again:
   if (best && !unloaded) atomic_fetch_add_explicit(&best->refs, 1, memory_order_relaxed);
   TSAN_RELEASE(&tsan_readers_done);
   rcu_read_unlock();
-  if (unloaded && tries++ < 3) {
+  if (unloaded && !locked) {
+    /* Load, then choose again with the writer mutex still held: a rescan
+     * (which holds it) cannot put a fresh, unloaded node in between, as it
+     * could between unlocked retries (a caller then found "no usable
+     * provider" with nothing to say why while another thread swapped
+     * files). */
     pthread_mutex_lock(&writer);
+    locked = 1;
     load_nodes(rname, forced);
-    pthread_mutex_unlock(&writer);
     goto again;
   }
-  if (best && unloaded) best = NULL; /* still not loadable after retries: cannot happen */
+  if (locked) pthread_mutex_unlock(&writer);
+  if (unloaded) { /* prov_load could not even record a failure */
+    return muster__err(MUSTER_ENOMEM, "provider registry: could not load the providers of %s (out of memory?)",
+                       rname);
+  }
   if (best) {
     *out = &best->pub;
     return 0;
