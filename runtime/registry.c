@@ -482,8 +482,8 @@ static node_t *new_node(const char *routine, const struct found *f) {
  * point before the add reach the old node's place after the delete and
  * find neither: "no usable provider" during a rescan (seen once in CI,
  * registry_rescan_swap_under_load).  `old` then goes to dead[] (freed
- * after a grace period); 0 or a negative code. */
-static int publish_node(node_t *n, node_t *old, node_t **dead, int *ndead, int deadcap) {
+ * after a grace period). */
+static void publish_node(node_t *n, node_t *old, node_t **dead, int *ndead, int deadcap) {
   int replaced = 0;
   TSAN_RELEASE(&tsan_publish);
   rcu_read_lock();
@@ -504,7 +504,6 @@ static int publish_node(node_t *n, node_t *old, node_t **dead, int *ndead, int d
     if (old) del_node(old, dead, ndead, deadcap);
   }
   rcu_read_unlock();
-  return 0;
 }
 
 /* Load the not yet loaded providers of `routine` (only backend `only`

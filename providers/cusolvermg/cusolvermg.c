@@ -571,26 +571,19 @@ out:
   return rc;
 }
 
-/* Columns of rank r's cyclic buffer that hold matrix columns. */
-static int64_t cyclic_cols(const job_t *j, int r) {
-  int64_t n = j->a->n, T = j->a->tile, cols = 0;
-  for (int64_t t0 = (int64_t)r * T; t0 < n; t0 += (int64_t)j->R * T) cols += n - t0 < T ? n - t0 : T;
-  return cols;
-}
-
 /* Copy the solved panel (matrix columns c0 .. c0 + w - 1, leading
- * dimension lda) into the result buffers, tile by tile: matrix column c
- * lives on rank (c / T) % R at local column (c / (T R)) T + c % T.  Ordered
- * on the first GPU's stream s. */
+ * dimension lda) into the result buffers in cuSolverMg's cyclic layout,
+ * one copy per tile piece (a tile's columns are contiguous on its rank).
+ * Ordered on the first GPU's stream s. */
 static int scatter_panel(job_t *j, void *const *res, const void *panel, int64_t c0, int64_t w, cudaStream_t s) {
   int rc = 0;
   cmg_err_t *E = j->E;
   int64_t T = j->a->tile, lda = j->lda;
   size_t esz = j->esz;
   for (int64_t c = c0; c < c0 + w;) {
-    int64_t tile = c / T, end = (tile + 1) * T < c0 + w ? (tile + 1) * T : c0 + w;
-    int r = (int)(tile % j->R);
-    int64_t lc = (tile / j->R) * T + c % T;
+    int64_t end = (c / T + 1) * T < c0 + w ? (c / T + 1) * T : c0 + w, lc;
+    int r;
+    muster__layout_cyclic_owner(&j->L, c, &r, &lc);
     CMG_CU(j->ids[0], cudaMemcpyAsync((char *)res[r] + (size_t)(lc * lda) * esz,
                                       (const char *)panel + (size_t)((c - c0) * lda) * esz,
                                       (size_t)((end - c) * lda) * esz, cudaMemcpyDefault, s));
@@ -622,7 +615,7 @@ static int inverse_by_solves(job_t *j) {
   cudaLibMgMatrixDesc_t descW, descLast;
   for (int r = 0; r < j->R; r++) {
     cmg_dev_t *d = &j->c->dev[j->ids[r]];
-    CMG_CHECK(cmg_grow(j->ids[r], &d->inv, &d->inv_bytes, (size_t)(lda * cyclic_cols(j, r)) * esz, E));
+    CMG_CHECK(cmg_grow(j->ids[r], &d->inv, &d->inv_bytes, (size_t)(lda * muster__layout_cyclic_real_cols(&j->L, r)) * esz, E));
     res[r] = d->inv;
   }
   CMG_CHECK(cmg_grow(dev0, &d0->panel, &d0->panel_bytes, (size_t)(lda * W) * esz, E));
@@ -651,7 +644,7 @@ static int inverse_by_solves(job_t *j) {
   CMG_CU(dev0, cudaStreamSynchronize(s0));
   for (int r = 0; r < j->R; r++) { /* L is no longer needed: the inverse into A */
     CMG_CU(j->ids[r], cudaSetDevice(j->ids[r]));
-    CMG_CU(j->ids[r], cudaMemcpyAsync(j->mats[r], res[r], (size_t)(lda * cyclic_cols(j, r)) * esz,
+    CMG_CU(j->ids[r], cudaMemcpyAsync(j->mats[r], res[r], (size_t)(lda * muster__layout_cyclic_real_cols(&j->L, r)) * esz,
                                       cudaMemcpyDefault, j->c->dev[j->ids[r]].streams[0]));
   }
   CMG_CHECK(sync_all(j));

@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layout.h" /* static inline arithmetic only: nothing of muster is linked */
+
 #define PANEL 2048
 
 #define CK(x)                                                                   \
@@ -39,7 +41,8 @@
   } while (0)
 
 typedef struct probe {
-  int n, G, T, loc;
+  int n, G, T;
+  muster__layout_t L;
   cusolverMgHandle_t h;
   cudaLibMgGrid_t grid;
   cudaLibMgMatrixDesc_t desc;
@@ -47,21 +50,24 @@ typedef struct probe {
   int64_t lwork;
 } probe_t;
 
+/* GPU and local column of global column j in cuSolverMg's layout. */
 static int owner(const probe_t *p, int j, int *lc) {
-  int t = j / p->T;
-  *lc = (t / p->G) * p->T + j % p->T;
-  return t % p->G;
+  int g;
+  int64_t l;
+  muster__layout_cyclic_owner(&p->L, j, &g, &l);
+  *lc = (int)l;
+  return g;
 }
 
 /* A (host, column-major n x n) into cuSolverMg's layout, freshly. */
 static void upload(probe_t *p, const double *A) {
-  double *h = malloc((size_t)p->n * p->loc * 8);
+  double *h = malloc((size_t)p->n * p->L.local_cols * 8);
   for (int g = 0; g < p->G; g++) {
-    memset(h, 0, (size_t)p->n * p->loc * 8);
+    memset(h, 0, (size_t)p->n * p->L.local_cols * 8);
     for (int j = 0, lc; j < p->n; j++)
       if (owner(p, j, &lc) == g) memcpy(h + (size_t)lc * p->n, A + (size_t)j * p->n, (size_t)p->n * 8);
     CK(cudaSetDevice(g));
-    CK(cudaMemcpy(p->mats[g], h, (size_t)p->n * p->loc * 8, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(p->mats[g], h, (size_t)p->n * p->L.local_cols * 8, cudaMemcpyHostToDevice));
   }
   free(h);
 }
@@ -141,7 +147,7 @@ int main(int argc, char **argv) {
   p.T = argc > 3 ? atoi(argv[3]) : 256;
   int n = p.n, ndev = 0, info = 0, ids[16];
   CK(cudaGetDeviceCount(&ndev));
-  if (n < 1 || p.T < 1 || p.G < 1 || p.G > 16 || p.G > ndev) {
+  if (n < 1 || p.T < 1 || p.G < 1 || p.G > 16 || p.G > ndev || muster__layout_init(&p.L, n, p.T, p.G) != 0) {
     fprintf(stderr, "usage: mg-rhs-probe [N [NGPU (<= %d here) [TILE]]]\n", ndev);
     return 2;
   }
@@ -178,15 +184,13 @@ int main(int argc, char **argv) {
 
   /* cuSolverMg set-up: one workspace large enough for every call below */
   for (int g = 0; g < p.G; g++) ids[g] = g;
-  int ntiles = (n + p.T - 1) / p.T;
-  p.loc = ((ntiles + p.G - 1) / p.G) * p.T;
   CK(cusolverMgCreate(&p.h));
   CK(cusolverMgDeviceSelect(p.h, p.G, ids));
   CK(cusolverMgCreateDeviceGrid(&p.grid, 1, p.G, ids, CUDALIBMG_GRID_MAPPING_COL_MAJOR));
   CK(cusolverMgCreateMatrixDesc(&p.desc, n, n, n, p.T, CUDA_R_64F, p.grid));
   for (int g = 0; g < p.G; g++) {
     CK(cudaSetDevice(g));
-    CK(cudaMalloc(&p.mats[g], (size_t)n * p.loc * 8));
+    CK(cudaMalloc(&p.mats[g], (size_t)n * p.L.local_cols * 8));
   }
   int64_t lf = 0, li = 0, ls = 0;
   void *bp[16];

@@ -327,6 +327,17 @@ def _pad_square(a, Np):
     return a if Np == N else jnp.pad(a, ((0, Np - N), (0, Np - N)))
 
 
+def _place_a(a, mesh, dim, axis, R, N, cyclic_1d):
+    """A as the solves' shard_map takes it: padded to Np = R * ceil(N / R)
+    (block layout; a cyclic input is already padded) and sharded along
+    `axis` on dimension `dim`.  Returns (a, its spec, Np)."""
+    Np = N if cyclic_1d else R * -(-N // R)
+    if not cyclic_1d:
+        a = _pad_square(a, Np)
+    a_spec = P(None, axis) if dim == 1 else P(axis, None)
+    return _constrain(a, mesh, a_spec), a_spec, Np
+
+
 def _to_colblock(a_loc, dim):
     # a row block of a Hermitian A is the conjugate transpose of its column block
     if dim == 1:
@@ -374,12 +385,8 @@ def potrs(a, b, T_A=None, mesh=None, in_specs=None, return_status=False, cyclic_
 
 
 def _potrs_impl(a, b, *, T_A, mesh, dim, axis, R, N, return_status, cyclic_1d, provider, site):
-    Np = N if cyclic_1d else R * -(-N // R)
-    if not cyclic_1d:
-        a = _pad_square(a, Np)
+    a, a_spec, Np = _place_a(a, mesh, dim, axis, R, N, cyclic_1d)
     b = b if Np == N else jnp.pad(b, ((0, Np - N), (0, 0)))
-    a_spec = P(None, axis) if dim == 1 else P(axis, None)
-    a = _constrain(a, mesh, a_spec)
     b = _constrain(b, mesh, P(None, None))
 
     def body(a_loc, b_loc):
@@ -426,11 +433,7 @@ def _single_spec(in_specs, mesh):
 
 
 def _potri_impl(a, *, T_A, mesh, dim, axis, R, N, return_status, cyclic_1d, provider, site):
-    Np = N if cyclic_1d else R * -(-N // R)
-    if not cyclic_1d:
-        a = _pad_square(a, Np)
-    a_spec = P(None, axis) if dim == 1 else P(axis, None)
-    a = _constrain(a, mesh, a_spec)
+    a, a_spec, Np = _place_a(a, mesh, dim, axis, R, N, cyclic_1d)
 
     def body(a_loc):
         inv, _, status = _local_solve(POTRI, _to_colblock(a_loc, dim), axis_name=axis, n=N,
@@ -473,11 +476,7 @@ def syevd(a, T_A=None, mesh=None, in_specs=None, return_eigenvectors=True, retur
 
 
 def _syevd_impl(a, *, T_A, mesh, dim, axis, R, N, vectors, return_status, cyclic_1d, provider, site):
-    Np = N if cyclic_1d else R * -(-N // R)
-    if not cyclic_1d:
-        a = _pad_square(a, Np)
-    a_spec = P(None, axis) if dim == 1 else P(axis, None)
-    a = _constrain(a, mesh, a_spec)
+    a, a_spec, Np = _place_a(a, mesh, dim, axis, R, N, cyclic_1d)
 
     def body(a_loc):
         v, w, status = _local_solve(SYEVD, _to_colblock(a_loc, dim), axis_name=axis, n=N,
