@@ -48,31 +48,22 @@ extern "C" {
 /* Errors                                                                    */
 /* ------------------------------------------------------------------------ */
 
-#define MUSTER_OK            0
-#define MUSTER_EINVAL      (-1)  /* bad argument (null, out of range, ...)      */
-#define MUSTER_ENOMEM      (-2)  /* out of host memory                          */
-#define MUSTER_ENOSPC      (-3)  /* /dev/shm full or too small                  */
-#define MUSTER_EACCES      (-4)  /* permission: /dev/shm unwritable, other uid  */
-#define MUSTER_EEXIST      (-5)  /* a live group of that name already exists    */
-#define MUSTER_ENOENT      (-6)  /* no such group / file / provider             */
-#define MUSTER_ECORRUPT    (-7)  /* segment header/magic/size invalid           */
-#define MUSTER_EVERSION    (-8)  /* segment layout or provider ABI version      */
-#define MUSTER_ETIMEDOUT   (-9)  /* deadline passed, peers missing              */
-#define MUSTER_EPEERDEAD  (-10)  /* a participant died                          */
-#define MUSTER_EPOISONED  (-11)  /* group was aborted earlier; do not wait on it */
-#define MUSTER_EMISMATCH  (-12)  /* participants disagree (ranks, N, dtype, ...) */
-#define MUSTER_ENOPROVIDER (-13) /* no provider implements the routine/dtype    */
-#define MUSTER_EPROVIDER  (-14)  /* the provider failed (message says how)      */
-#define MUSTER_EUNSUPPORTED (-15)/* routine/dtype/memory kind not supported     */
-#define MUSTER_ECUDA      (-16)  /* a CUDA or cuSOLVER call failed              */
-#define MUSTER_ESYS       (-17)  /* an unexpected system call failure           */
-#define MUSTER_ETILE      (-18)  /* tile size invalid for N and ranks           */
-#define MUSTER_ENONFINITE (-19)  /* NaN/Inf in the input or the result          */
-#define MUSTER_EBUSY      (-20)  /* rank already taken in this generation       */
-#define MUSTER_ENOTPD     (-21)  /* matrix not positive definite (info > 0)     */
+#include "muster/errno.h" /* MUSTER_ERRNO_MAP: the codes, their meanings and kinds */
 
 /* Short, static description of a code ("peer died"). Never NULL. */
 MUSTER_EXTERN const char *muster_strerror(int code);
+
+/* The code's name ("MUSTER_EPEERDEAD"), "MUSTER_OK" for 0, or
+ * "MUSTER_E?" for a value that is no code.  Never NULL. */
+MUSTER_EXTERN const char *muster_err_name(int code);
+
+/* The kind of failure a code is (muster/errno.h): what adapters map to
+ * their framework's errors.  MUSTER_KIND_OK for 0 and MUSTER_KIND_INTERNAL
+ * for a value that is no code. */
+MUSTER_EXTERN muster_err_kind_t muster_err_kind(int code);
+
+/* Lower-case name of a kind ("numerical"), "internal" for an unknown one. */
+MUSTER_EXTERN const char *muster_err_kind_name(muster_err_kind_t kind);
 
 /* Detailed message of the last failure in this thread, e.g.
  * "rank 2 (pid 4242, device 1) died while group potrs.17 waited at barrier 3".
@@ -155,19 +146,17 @@ MUSTER_EXTERN uint64_t muster_group_generation(const muster_group_t *g);
 /* Solves                                                                    */
 /* ------------------------------------------------------------------------ */
 
-typedef enum muster_routine {
-  MUSTER_POTRS = 1,  /* A X = B, A SPD/HPD: A overwritten by its Cholesky
-                        factor (unless MUSTER_NO_FACTOR), B (replicated,
-                        n x nrhs) overwritten by X                          */
-  MUSTER_POTRI = 2,  /* A overwritten by the full Hermitian inverse        */
-  MUSTER_SYEVD = 3   /* A overwritten by eigenvectors (unless
-                        MUSTER_NO_VECTORS), W (replicated) by eigenvalues,
-                        ascending                                          */
-} muster_routine_t;
+#include "muster/types.h" /* MUSTER_ROUTINE_MAP, MUSTER_DTYPE_MAP */
 
-typedef enum muster_dtype {
-  MUSTER_F32 = 1, MUSTER_F64 = 2, MUSTER_C64 = 3, MUSTER_C128 = 4
-} muster_dtype_t;
+/* Routines (muster_routine_t):
+ *   MUSTER_POTRS  A X = B, A SPD/HPD: A overwritten by its Cholesky factor
+ *                 (unless MUSTER_NO_FACTOR), B (replicated, n x nrhs)
+ *                 overwritten by X
+ *   MUSTER_POTRI  A overwritten by the full Hermitian inverse
+ *   MUSTER_SYEVD  A overwritten by eigenvectors (unless MUSTER_NO_VECTORS),
+ *                 W (replicated) by eigenvalues, ascending
+ * Element types (muster_dtype_t): MUSTER_F32, MUSTER_F64, MUSTER_C64,
+ * MUSTER_C128. */
 
 typedef enum muster_mem {
   MUSTER_MEM_HOST = 1,   /* host memory (threads: any; processes: see
@@ -250,6 +239,8 @@ MUSTER_EXTERN const char *muster_routine_name(muster_routine_t r);
 MUSTER_EXTERN int muster_dtype_from_name(const char *s, muster_dtype_t *out);
 MUSTER_EXTERN const char *muster_dtype_name(muster_dtype_t t);
 MUSTER_EXTERN size_t muster_dtype_size(muster_dtype_t t);
+/* Bytes of the real part type (syevd's eigenvalues): 4 or 8; 0 if unknown. */
+MUSTER_EXTERN size_t muster_dtype_real_size(muster_dtype_t t);
 
 /* ------------------------------------------------------------------------ */
 /* 1-D column block-cyclic layout (cuSolverMg's)                            */
@@ -257,6 +248,12 @@ MUSTER_EXTERN size_t muster_dtype_size(muster_dtype_t t);
 /* Column tile j (columns [j*T, (j+1)*T)) lives on rank j % R at local tile
  * j / R.  Every rank stores ceil(ceil(N/T)/R) tiles (padded); see
  * docs/layout.md for a drawn example. */
+
+/* The columns rank `rank` holds in the block layout of n columns over
+ * nranks ranks: [*col0, *col0 + *ncols) (muster/layout.h has the rule).
+ * MUSTER_EINVAL for n, nranks or rank out of range. */
+MUSTER_EXTERN int muster_layout_block_cols(int64_t n, int nranks, int rank, int64_t *col0,
+                                           int64_t *ncols);
 
 /* Local padded column count of each rank for (n, tile, nranks). */
 MUSTER_EXTERN int64_t muster_layout_local_cols(int64_t n, int64_t tile, int nranks);
@@ -300,6 +297,10 @@ typedef struct muster_provider_info {
 /* Rescan MUSTER_PROVIDER_PATH; new files are indexed, replaced files are
  * reloaded, and a replaced provider is unloaded only once no call uses it. */
 MUSTER_EXTERN int muster_providers_rescan(void);
+
+/* The backend $MUSTER_PROVIDER forces for `routine` into name (cap bytes;
+ * "" when it forces none).  0, or MUSTER_EINVAL for a bad argument. */
+MUSTER_EXTERN int muster_provider_forced(muster_routine_t routine, char *name, size_t cap);
 
 /* Fill up to cap entries (loading every provider found to probe it); returns
  * the number found or a negative code. */

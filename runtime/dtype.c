@@ -1,53 +1,56 @@
-/* runtime/dtype.c - names and sizes of routines and element types. */
+/* runtime/dtype.c - names and sizes of routines and element types, the
+ * exported side of MUSTER_ROUTINE_MAP and MUSTER_DTYPE_MAP (muster/types.h). */
 #include <string.h>
 
 #include "error.h"
 
-static const char *const routine_names[] = {
-    [MUSTER_POTRS] = "potrs", [MUSTER_POTRI] = "potri", [MUSTER_SYEVD] = "syevd"};
-static const char *const dtype_names[] = {
-    [MUSTER_F32] = "f32", [MUSTER_F64] = "f64", [MUSTER_C64] = "c64", [MUSTER_C128] = "c128"};
-#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define CHECK_VALUE(NAME, value, ...) \
+  _Static_assert((value) > 0 && (value) < 32, #NAME ": values index 32-bit masks");
+MUSTER_ROUTINE_MAP(CHECK_VALUE)
+MUSTER_DTYPE_MAP(CHECK_VALUE)
+#undef CHECK_VALUE
+
+/* "potrs, potri, syevd" and "f32, f64, c64, c128", for messages */
+#define ROUTINE_LIST(NAME, value, name) ", " name
+#define DTYPE_LIST(NAME, value, name, ...) ", " name
+static const char routine_list[] = MUSTER_ROUTINE_MAP(ROUTINE_LIST);
+static const char dtype_list[] = MUSTER_DTYPE_MAP(DTYPE_LIST);
 
 int muster_routine_from_name(const char *s, muster_routine_t *out) {
   if (!s || !out) return muster__err(MUSTER_EINVAL, "muster_routine_from_name: null argument");
-  for (int r = 1; r < COUNT(routine_names); r++) {
-    if (strcmp(s, routine_names[r]) == 0) {
+  for (int r = 1; r < MUSTER_ROUTINE_END; r++) {
+    const char *name = muster_routine_str(r);
+    if (name && strcmp(s, name) == 0) {
       *out = (muster_routine_t)r;
       return 0;
     }
   }
-  return muster__err(MUSTER_EINVAL, "unknown routine \"%s\" (known: potrs, potri, syevd)", s);
+  return muster__err(MUSTER_EINVAL, "unknown routine \"%.64s\" (known: %s)", s, routine_list + 2);
 }
 
 const char *muster_routine_name(muster_routine_t r) {
-  if ((int)r < 1 || (int)r >= COUNT(routine_names)) return "unknown";
-  return routine_names[r];
+  const char *name = muster_routine_str((int)r);
+  return name ? name : "unknown";
 }
 
 int muster_dtype_from_name(const char *s, muster_dtype_t *out) {
   if (!s || !out) return muster__err(MUSTER_EINVAL, "muster_dtype_from_name: null argument");
-  for (int t = 1; t < COUNT(dtype_names); t++) {
-    if (strcmp(s, dtype_names[t]) == 0) {
+  for (int t = 1; t < MUSTER_DTYPE_END; t++) {
+    const char *name = muster_dtype_str(t);
+    if (name && strcmp(s, name) == 0) {
       *out = (muster_dtype_t)t;
       return 0;
     }
   }
-  return muster__err(MUSTER_EINVAL, "unknown dtype \"%s\" (known: f32, f64, c64, c128)", s);
+  return muster__err(MUSTER_EINVAL, "unknown dtype \"%.64s\" (known: %s)", s, dtype_list + 2);
 }
 
 const char *muster_dtype_name(muster_dtype_t t) {
-  if ((int)t < 1 || (int)t >= COUNT(dtype_names)) return "unknown";
-  return dtype_names[t];
+  const char *name = muster_dtype_str((int)t);
+  return name ? name : "unknown";
 }
 
 /* Bytes of one element; 0 for an unknown dtype (callers treat 0 as invalid). */
-size_t muster_dtype_size(muster_dtype_t t) {
-  switch (t) {
-  case MUSTER_F32: return 4;
-  case MUSTER_F64: return 8;
-  case MUSTER_C64: return 8;
-  case MUSTER_C128: return 16;
-  default: return 0;
-  }
-}
+size_t muster_dtype_size(muster_dtype_t t) { return muster_dtype_bytes((int)t); }
+
+size_t muster_dtype_real_size(muster_dtype_t t) { return muster_dtype_real_bytes((int)t); }

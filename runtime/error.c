@@ -11,32 +11,46 @@
 #define MSG_CAP 1024
 static __thread char last_msg[MSG_CAP];
 
+/* Every function below is generated from MUSTER_ERRNO_MAP (muster/errno.h). */
+
 const char *muster_strerror(int code) {
   switch (code) {
   case MUSTER_OK: return "success";
-  case MUSTER_EINVAL: return "invalid argument";
-  case MUSTER_ENOMEM: return "out of memory";
-  case MUSTER_ENOSPC: return "no space in /dev/shm";
-  case MUSTER_EACCES: return "permission denied";
-  case MUSTER_EEXIST: return "group already exists";
-  case MUSTER_ENOENT: return "not found";
-  case MUSTER_ECORRUPT: return "corrupt segment";
-  case MUSTER_EVERSION: return "version mismatch";
-  case MUSTER_ETIMEDOUT: return "timed out waiting for peers";
-  case MUSTER_EPEERDEAD: return "peer died";
-  case MUSTER_EPOISONED: return "group poisoned by an earlier failure";
-  case MUSTER_EMISMATCH: return "participants disagree";
-  case MUSTER_ENOPROVIDER: return "no provider for routine";
-  case MUSTER_EPROVIDER: return "provider failed";
-  case MUSTER_EUNSUPPORTED: return "not supported";
-  case MUSTER_ECUDA: return "CUDA error";
-  case MUSTER_ESYS: return "system call failed";
-  case MUSTER_ETILE: return "invalid tile size";
-  case MUSTER_ENONFINITE: return "NaN or Inf in matrix";
-  case MUSTER_EBUSY: return "rank already taken";
-  case MUSTER_ENOTPD: return "matrix not positive definite";
+#define STRERROR_CASE(name, value, meaning, kind) case MUSTER_##name: return meaning;
+    MUSTER_ERRNO_MAP(STRERROR_CASE)
+#undef STRERROR_CASE
   default: return "unknown error";
   }
+}
+
+const char *muster_err_name(int code) {
+  switch (code) {
+  case MUSTER_OK: return "MUSTER_OK";
+#define NAME_CASE(name, value, meaning, kind) case MUSTER_##name: return "MUSTER_" #name;
+    MUSTER_ERRNO_MAP(NAME_CASE)
+#undef NAME_CASE
+  default: return "MUSTER_E?";
+  }
+}
+
+muster_err_kind_t muster_err_kind(int code) {
+  switch (code) {
+  case MUSTER_OK: return MUSTER_KIND_OK;
+#define KIND_CASE(name, value, meaning, kind) case MUSTER_##name: return MUSTER_KIND_##kind;
+    MUSTER_ERRNO_MAP(KIND_CASE)
+#undef KIND_CASE
+  default: return MUSTER_KIND_INTERNAL;
+  }
+}
+
+const char *muster_err_kind_name(muster_err_kind_t kind) {
+  switch (kind) {
+#define KIND_NAME_CASE(NAME, value, name, what) case MUSTER_KIND_##NAME: return name;
+    MUSTER_ERR_KIND_MAP(KIND_NAME_CASE)
+#undef KIND_NAME_CASE
+  default: break;
+  }
+  return "internal";
 }
 
 const char *muster_last_error(void) { return last_msg; }

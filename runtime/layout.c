@@ -4,11 +4,11 @@
 #include <stdio.h>
 
 #include "error.h"
-#include "layout.h"
+#include "muster/layout.h"
 
 /* Check (n, nranks) and word the error the public functions return. */
 static int check_shape(const char *who, int64_t n, int nranks) {
-  if (n < 1 || n > MUSTER__LAYOUT_MAX_N)
+  if (n < 1 || n > MUSTER_LAYOUT_MAX_N)
     return muster__err(MUSTER_EINVAL, "%s: n=%" PRId64 " out of range (1..2^40)", who, n);
   if (nranks < 1 || nranks > MUSTER_MAX_RANKS)
     return muster__err(MUSTER_EINVAL, "%s: ranks=%d out of range (1..%d)", who, nranks,
@@ -16,11 +16,27 @@ static int check_shape(const char *who, int64_t n, int nranks) {
   return 0;
 }
 
+int muster_layout_block_cols(int64_t n, int nranks, int rank, int64_t *col0, int64_t *ncols) {
+  int rc = check_shape("muster_layout_block_cols", n, nranks);
+  if (rc < 0) return rc;
+  if (!col0 || !ncols)
+    return muster__err(MUSTER_EINVAL, "muster_layout_block_cols: col0 or ncols is NULL");
+  if (rank < 0 || rank >= nranks)
+    return muster__err(MUSTER_EINVAL, "muster_layout_block_cols: rank %d out of 0..%d", rank,
+                       nranks - 1);
+  muster_layout_geom_t L;
+  if (muster_layout_geom_init(&L, n, 1, nranks) < 0)
+    return muster__err(MUSTER_EINVAL, "muster_layout_block_cols: n=%" PRId64 " invalid", n);
+  *col0 = muster_layout_block_col0(&L, rank);
+  *ncols = muster_layout_block_ncols(&L, rank);
+  return 0;
+}
+
 int64_t muster_layout_local_cols(int64_t n, int64_t tile, int nranks) {
   int rc = check_shape("muster_layout_local_cols", n, nranks);
   if (rc < 0) return rc;
-  muster__layout_t L;
-  if (muster__layout_init(&L, n, tile, nranks) < 0)
+  muster_layout_geom_t L;
+  if (muster_layout_geom_init(&L, n, tile, nranks) < 0)
     return muster__err(MUSTER_ETILE, "muster_layout_local_cols: tile %" PRId64
                        " out of range for n=%" PRId64, tile, n);
   return L.local_cols;
@@ -29,10 +45,10 @@ int64_t muster_layout_local_cols(int64_t n, int64_t tile, int nranks) {
 int muster_layout_check_tile(int64_t n, int64_t tile, int nranks) {
   int rc = check_shape("muster_layout_check_tile", n, nranks);
   if (rc < 0) return rc;
-  if (muster__layout_tile_valid(n, tile, nranks)) return 0;
-  int64_t S = muster__ceil_div(n, nranks);
-  int64_t below = muster__layout_tile_below(n, tile, nranks);
-  int64_t above = muster__layout_tile_above(n, tile, nranks);
+  if (muster_layout_tile_valid(n, tile, nranks)) return 0;
+  int64_t S = muster_ceil_div(n, nranks);
+  int64_t below = muster_layout_tile_below(n, tile, nranks);
+  int64_t above = muster_layout_tile_above(n, tile, nranks);
   const char *head = "tile %" PRId64 " invalid for n=%" PRId64 ", ranks=%d";
   char what[128];
   snprintf(what, sizeof what, head, tile, n, nranks);
@@ -54,9 +70,9 @@ int64_t muster_layout_valid_tiles(int64_t n, int nranks, int64_t *tiles, int64_t
   if (cap < 0 || (cap > 0 && !tiles))
     return muster__err(MUSTER_EINVAL, "muster_layout_valid_tiles: tiles=%p cap=%" PRId64,
                        (void *)tiles, cap);
-  int64_t S = muster__ceil_div(n, nranks), count = 0;
+  int64_t S = muster_ceil_div(n, nranks), count = 0;
   for (int64_t t = 1; t <= S; t++) {
-    if (!muster__layout_tile_valid(n, t, nranks)) continue;
+    if (!muster_layout_tile_valid(n, t, nranks)) continue;
     if (count < cap) tiles[count] = t;
     count++;
   }
@@ -70,7 +86,7 @@ static int ranges_overlap(const char *a, size_t alen, const char *b, size_t blen
 /* Everything both relayout directions check before touching memory. */
 static int relayout_prepare(const char *who, muster_dtype_t t, int64_t n, int64_t lda,
                             int64_t tile, int nranks, void *const *block, void *const *cyc,
-                            muster__layout_t *L, size_t *esz) {
+                            muster_layout_geom_t *L, size_t *esz) {
   int rc = check_shape(who, n, nranks);
   if (rc < 0) return rc;
   *esz = muster_dtype_size(t);
@@ -79,15 +95,15 @@ static int relayout_prepare(const char *who, muster_dtype_t t, int64_t n, int64_
   if (!block || !cyc) return muster__err(MUSTER_EINVAL, "%s: null shard array", who);
   rc = muster_layout_check_tile(n, tile, nranks);
   if (rc < 0) return muster__err_prefix(rc, "%s", who);
-  muster__layout_init(L, n, tile, nranks);
+  muster_layout_geom_init(L, n, tile, nranks);
   for (int r = 0; r < nranks; r++) {
     if (!cyc[r]) return muster__err(MUSTER_EINVAL, "%s: cyclic shard of rank %d is null", who, r);
-    if (!block[r] && muster__layout_block_ncols(L, r) > 0)
+    if (!block[r] && muster_layout_block_ncols(L, r) > 0)
       return muster__err(MUSTER_EINVAL, "%s: block shard of rank %d is null", who, r);
   }
   /* Out of place only: an overlap would silently corrupt columns. */
   for (int r = 0; r < nranks; r++) {
-    size_t blen = (size_t)(muster__layout_block_ncols(L, r) * lda) * *esz;
+    size_t blen = (size_t)(muster_layout_block_ncols(L, r) * lda) * *esz;
     for (int s = 0; s < nranks && blen; s++) {
       size_t clen = (size_t)(L->local_cols * lda) * *esz;
       if (ranges_overlap(block[r], blen, cyc[s], clen))
@@ -103,34 +119,34 @@ static char *col_ptr(void *base, int64_t col, int64_t lda, size_t esz) {
 
 int muster_layout_block_to_cyclic(muster_dtype_t t, int64_t n, int64_t lda, int64_t tile,
                                   int nranks, void *const *block, void *const *cyc) {
-  muster__layout_t L;
+  muster_layout_geom_t L;
   size_t esz;
   int rc = relayout_prepare("muster_layout_block_to_cyclic", t, n, lda, tile, nranks, block, cyc,
                             &L, &esz);
   if (rc < 0) return rc;
-  muster__layout_iter_t it;
-  muster__layout_run_t run;
-  for (muster__layout_iter_start(&it, &L); muster__layout_iter_next(&it, &run);)
-    muster__copy_cols(col_ptr(cyc[run.cyc_rank], run.cyc_col, lda, esz), lda,
+  muster_layout_iter_t it;
+  muster_layout_run_t run;
+  for (muster_layout_iter_start(&it, &L); muster_layout_iter_next(&it, &run);)
+    muster_copy_cols(col_ptr(cyc[run.cyc_rank], run.cyc_col, lda, esz), lda,
                       col_ptr(block[run.blk_rank], run.blk_col, lda, esz), lda, n, run.ncols, esz);
   for (int r = 0; r < nranks; r++) {
-    int64_t real = muster__layout_cyclic_real_cols(&L, r);
-    muster__zero_cols(col_ptr(cyc[r], real, lda, esz), lda, n, L.local_cols - real, esz);
+    int64_t real = muster_layout_cyclic_real_cols(&L, r);
+    muster_zero_cols(col_ptr(cyc[r], real, lda, esz), lda, n, L.local_cols - real, esz);
   }
   return 0;
 }
 
 int muster_layout_cyclic_to_block(muster_dtype_t t, int64_t n, int64_t lda, int64_t tile,
                                   int nranks, void *const *cyc, void *const *block) {
-  muster__layout_t L;
+  muster_layout_geom_t L;
   size_t esz;
   int rc = relayout_prepare("muster_layout_cyclic_to_block", t, n, lda, tile, nranks, block, cyc,
                             &L, &esz);
   if (rc < 0) return rc;
-  muster__layout_iter_t it;
-  muster__layout_run_t run;
-  for (muster__layout_iter_start(&it, &L); muster__layout_iter_next(&it, &run);)
-    muster__copy_cols(col_ptr(block[run.blk_rank], run.blk_col, lda, esz), lda,
+  muster_layout_iter_t it;
+  muster_layout_run_t run;
+  for (muster_layout_iter_start(&it, &L); muster_layout_iter_next(&it, &run);)
+    muster_copy_cols(col_ptr(block[run.blk_rank], run.blk_col, lda, esz), lda,
                       col_ptr(cyc[run.cyc_rank], run.cyc_col, lda, esz), lda, n, run.ncols, esz);
   return 0;
 }

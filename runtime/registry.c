@@ -56,7 +56,9 @@ void __tsan_release(void *addr);
 #endif
 static char tsan_publish __attribute__((unused)), tsan_readers_done __attribute__((unused));
 
-#define NROUTINES 4 /* routine ids 1..3 */
+
+/* routine ids are 1..MUSTER_ROUTINE_END-1 (muster/types.h) */
+#define NROUTINES MUSTER_ROUTINE_END
 
 typedef struct prov {
   muster__provider_t pub;       /* first: callers see this part          */
@@ -92,24 +94,8 @@ static struct cds_lfht *table;
 static pthread_mutex_t writer = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static _Atomic int scanned[NROUTINES];
 
-static const char *routine_str(int r) {
-  switch (r) {
-  case MUSTER_POTRS: return "potrs";
-  case MUSTER_POTRI: return "potri";
-  case MUSTER_SYEVD: return "syevd";
-  default: return NULL;
-  }
-}
-
-static const char *dtype_str(int t) {
-  switch (t) {
-  case MUSTER_F32: return "f32";
-  case MUSTER_F64: return "f64";
-  case MUSTER_C64: return "c64";
-  case MUSTER_C128: return "c128";
-  default: return "?";
-  }
-}
+static const char *routine_str(int r) { return muster_routine_str(r); }
+static const char *dtype_str(int t) { return muster_dtype_name((muster_dtype_t)t); }
 
 /* strncpy that always terminates (and does not warn about truncation) */
 static void copy_str(char *dst, size_t cap, const char *src) {
@@ -630,6 +616,14 @@ void muster__provider_env_choice(const char *routine, char *out, size_t cap) {
     if (!end) break;
     s = end + 1;
   }
+}
+
+int muster_provider_forced(muster_routine_t routine, char *name, size_t cap) {
+  const char *rname = routine_str(routine);
+  if (!name || cap == 0 || !rname)
+    return muster__err(MUSTER_EINVAL, "muster_provider_forced: %s", rname ? "no buffer" : "unknown routine");
+  muster__provider_env_choice(rname, name, cap);
+  return 0;
 }
 
 /* Why p cannot run (dtype, mem) here; NULL if it can. */

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "group.h"
-#include "layout.h"
+#include "muster/layout.h"
 #include "proc.h"
 #include "registry.h"
 #include "shard.h"
@@ -53,10 +53,6 @@ static double now_s(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static size_t real_size(muster_dtype_t t) {
-  return (t == MUSTER_F32 || t == MUSTER_C64) ? 4 : 8;
-}
-
 static int problem(desc_t *d, int code, const char *fmt, ...) MUSTER_PRINTF(3, 4);
 static int problem(desc_t *d, int code, const char *fmt, ...) {
   if (d->problem) return d->problem; /* keep the first */
@@ -70,9 +66,9 @@ static int problem(desc_t *d, int code, const char *fmt, ...) {
 
 int64_t muster__solve_default_tile(int64_t n, int nranks) {
   int64_t best = 0;
-  for (int64_t t = 1; t <= 256 && t <= muster__ceil_div(n, nranks); t++)
-    if (muster__layout_tile_valid(n, t, nranks)) best = t;
-  return best ? best : muster__ceil_div(n, nranks);
+  for (int64_t t = 1; t <= 256 && t <= muster_ceil_div(n, nranks); t++)
+    if (muster_layout_tile_valid(n, t, nranks)) best = t;
+  return best ? best : muster_ceil_div(n, nranks);
 }
 
 /* Bytes a region must hold from the pointer on for `cols` columns of ld. */
@@ -131,7 +127,7 @@ static void describe(const muster_solve_args_t *args, const muster_shard_t *mine
     problem(d, MUSTER_EINVAL, "unknown routine %d (known: potrs, potri, syevd)", (int)args->routine);
   if (muster_dtype_size(args->dtype) == 0)
     problem(d, MUSTER_EINVAL, "unknown dtype %d (known: f32, f64, c64, c128)", (int)args->dtype);
-  if (args->n <= 0 || args->n > MUSTER__LAYOUT_MAX_N)
+  if (args->n <= 0 || args->n > MUSTER_LAYOUT_MAX_N)
     problem(d, MUSTER_EINVAL, "n=%" PRId64 ": must be > 0", args->n);
   if (args->routine == MUSTER_POTRS && args->nrhs < 1)
     problem(d, MUSTER_EINVAL, "nrhs=%" PRId64 ": potrs needs nrhs >= 1", args->nrhs);
@@ -160,7 +156,7 @@ static void describe(const muster_solve_args_t *args, const muster_shard_t *mine
     if (args->routine == MUSTER_POTRS)
       check_ref(d, "b", &d->rb, extent(mine->ldb, args->n, args->nrhs, esz));
     if (args->routine == MUSTER_SYEVD)
-      check_ref(d, "w", &d->rw, (uint64_t)args->n * real_size(args->dtype));
+      check_ref(d, "w", &d->rw, (uint64_t)args->n * muster_dtype_real_size(args->dtype));
   }
 }
 
@@ -228,11 +224,11 @@ static int validate_layout(const desc_t *const *ds, int R) {
                            " local columns", r, ds[r]->ncols, d0->n, d0->tile, R, want);
     return 0;
   }
-  muster__layout_t L;
-  if (muster__layout_init(&L, d0->n, 1, R) != 0)
+  muster_layout_geom_t L;
+  if (muster_layout_geom_init(&L, d0->n, 1, R) != 0)
     return muster__err(MUSTER_EINVAL, "n=%" PRId64 " over %d ranks: invalid", d0->n, R);
   for (int r = 0; r < R; r++) {
-    int64_t c0 = muster__layout_block_col0(&L, r), nc = muster__layout_block_ncols(&L, r);
+    int64_t c0 = muster_layout_block_col0(&L, r), nc = muster_layout_block_ncols(&L, r);
     if (ds[r]->col0 != c0 || ds[r]->ncols != nc)
       return muster__err(MUSTER_EINVAL, "rank %d holds columns [%" PRId64 ",%" PRId64 ") but the "
                          "block layout of n=%" PRId64 " over %d ranks gives it [%" PRId64 ",%"
@@ -290,7 +286,7 @@ static int64_t resolve_tile(muster__provider_t *p, const desc_t *d0, int R) {
   int64_t t = 0;
   if (p->v->choose_tile)
     t = p->v->choose_tile(p->ctx, (muster_routine_t)d0->routine, (muster_dtype_t)d0->dtype, d0->n, R);
-  if (t > 0 && muster__layout_tile_valid(d0->n, t, R)) return t;
+  if (t > 0 && muster_layout_tile_valid(d0->n, t, R)) return t;
   return muster__solve_default_tile(d0->n, R);
 }
 

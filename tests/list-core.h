@@ -1,5 +1,6 @@
 /* runtime core tests: TEST_ENTRY(name, timeout_s) */
 TEST_ENTRY(error_strerror_all_codes, 10)
+TEST_ENTRY(error_names_and_kinds, 10)
 /* group integration: exchange/status/rounds, threads and processes */
 TEST_ENTRY(group_exchange_threads_1, 20)
 TEST_ENTRY(group_exchange_threads_2, 20)

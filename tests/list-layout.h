@@ -1,11 +1,13 @@
 /* layout and lapack provider tests: TEST_ENTRY(name, timeout_s) */
 TEST_ENTRY(dtype_names_round_trip, 10)
 TEST_ENTRY(dtype_unknown_names, 10)
+TEST_ENTRY(dtype_inline_helpers, 10)
 TEST_ENTRY(layout_round_trip_random, 60)
 TEST_ENTRY(layout_maps_and_runs, 30)
 TEST_ENTRY(layout_valid_tiles_brute_force, 30)
 TEST_ENTRY(layout_tile_error_messages, 30)
 TEST_ENTRY(layout_bad_arguments, 10)
+TEST_ENTRY(layout_block_cols, 20)
 TEST_ENTRY(lapack_provider_abi, 20)
 TEST_ENTRY(lapack_provider_potrs_1rhs, 60)
 TEST_ENTRY(lapack_provider_potrs_3rhs, 60)

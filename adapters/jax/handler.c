@@ -741,10 +741,21 @@ static XLA_FFI_Error *metadata(XLA_FFI_CallFrame *cf) {
   return NULL;
 }
 
+/* The XLA code of a muster failure: by its kind (muster/errno.h), the same
+ * mapping as every other adapter's. */
 static XLA_FFI_Error_Code xla_code_of(int rc) {
-  if (rc == MUSTER_ETIMEDOUT) return XLA_FFI_Error_Code_DEADLINE_EXCEEDED;
-  if (rc == MUSTER_EINVAL || rc == MUSTER_ETILE) return XLA_FFI_Error_Code_INVALID_ARGUMENT;
-  return XLA_FFI_Error_Code_INTERNAL;
+  switch (muster_err_kind(rc)) {
+  case MUSTER_KIND_INVALID_ARGUMENT:
+  case MUSTER_KIND_NUMERICAL: return XLA_FFI_Error_Code_INVALID_ARGUMENT;
+  case MUSTER_KIND_DEADLINE_EXCEEDED: return XLA_FFI_Error_Code_DEADLINE_EXCEEDED;
+  case MUSTER_KIND_ABORTED: return XLA_FFI_Error_Code_ABORTED;
+  case MUSTER_KIND_RESOURCE_EXHAUSTED: return XLA_FFI_Error_Code_RESOURCE_EXHAUSTED;
+  case MUSTER_KIND_PERMISSION_DENIED: return XLA_FFI_Error_Code_PERMISSION_DENIED;
+  case MUSTER_KIND_NOT_FOUND: return XLA_FFI_Error_Code_NOT_FOUND;
+  case MUSTER_KIND_UNIMPLEMENTED: return XLA_FFI_Error_Code_UNIMPLEMENTED;
+  case MUSTER_KIND_FAILED_PRECONDITION: return XLA_FFI_Error_Code_FAILED_PRECONDITION;
+  default: return XLA_FFI_Error_Code_INTERNAL;
+  }
 }
 
 /* After the solve: the status output always; on failure either NaN outputs

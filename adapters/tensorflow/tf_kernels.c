@@ -74,24 +74,20 @@ static void fail(TF_OpKernelContext *ctx, TF_Code code, const kernel_t *k, const
   TF_DeleteStatus(st);
 }
 
+/* The TensorFlow code of a muster failure: by its kind (muster/errno.h),
+ * the same mapping as every other adapter's. */
 static TF_Code tf_code(int rc) {
-  switch (rc) {
-  case MUSTER_EINVAL:
-  case MUSTER_EMISMATCH:
-  case MUSTER_ETILE:
-  case MUSTER_ENOTPD:
-  case MUSTER_ENONFINITE: return TF_INVALID_ARGUMENT;
-  case MUSTER_ETIMEDOUT: return TF_DEADLINE_EXCEEDED;
-  case MUSTER_EPEERDEAD:
-  case MUSTER_EPOISONED: return TF_ABORTED;
-  case MUSTER_ENOMEM:
-  case MUSTER_ENOSPC: return TF_RESOURCE_EXHAUSTED;
-  case MUSTER_EACCES: return TF_PERMISSION_DENIED;
-  case MUSTER_ENOENT: return TF_NOT_FOUND;
-  case MUSTER_ENOPROVIDER:
-  case MUSTER_EUNSUPPORTED: return TF_UNIMPLEMENTED;
-  case MUSTER_EBUSY:
-  case MUSTER_EEXIST: return TF_FAILED_PRECONDITION;
+  switch (muster_err_kind(rc)) {
+  case MUSTER_KIND_OK: return TF_OK;
+  case MUSTER_KIND_INVALID_ARGUMENT:
+  case MUSTER_KIND_NUMERICAL: return TF_INVALID_ARGUMENT;
+  case MUSTER_KIND_DEADLINE_EXCEEDED: return TF_DEADLINE_EXCEEDED;
+  case MUSTER_KIND_ABORTED: return TF_ABORTED;
+  case MUSTER_KIND_RESOURCE_EXHAUSTED: return TF_RESOURCE_EXHAUSTED;
+  case MUSTER_KIND_PERMISSION_DENIED: return TF_PERMISSION_DENIED;
+  case MUSTER_KIND_NOT_FOUND: return TF_NOT_FOUND;
+  case MUSTER_KIND_UNIMPLEMENTED: return TF_UNIMPLEMENTED;
+  case MUSTER_KIND_FAILED_PRECONDITION: return TF_FAILED_PRECONDITION;
   default: return TF_INTERNAL;
   }
 }

@@ -42,7 +42,7 @@
 #include <unistd.h>
 
 #include "cmgInt.h"
-#include "layout.h"
+#include "muster/layout.h"
 
 #define ALL_DTYPES \
   ((1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128))
@@ -68,19 +68,8 @@ static cudaDataType cuda_type(muster_dtype_t t) {
 }
 
 static cudaDataType real_type(muster_dtype_t t) {
-  return (t == MUSTER_F32 || t == MUSTER_C64) ? CUDA_R_32F : CUDA_R_64F;
+  return muster_dtype_real_bytes(t) == 4 ? CUDA_R_32F : CUDA_R_64F;
 }
-
-static size_t elem_size(muster_dtype_t t) {
-  switch (t) {
-  case MUSTER_F32: return 4;
-  case MUSTER_F64: case MUSTER_C64: return 8;
-  case MUSTER_C128: return 16;
-  default: return 0;
-  }
-}
-
-static size_t real_size(muster_dtype_t t) { return (t == MUSTER_F32 || t == MUSTER_C64) ? 4 : 8; }
 
 /* ---- probe: never initializes CUDA in a process that may fork ranks later ---- */
 
@@ -231,7 +220,7 @@ static int64_t table_tile(muster_routine_t routine, int64_t n, int nshards) {
  * divides the block width S (whole tiles move as single copies); T == S
  * (no relayout at all) when the table asks for that much. */
 CMG_HIDDEN int64_t cmg_fit_tile(muster_routine_t routine, int64_t want, int64_t n, int nshards) {
-  int64_t S = muster__ceil_div(n, nshards);
+  int64_t S = muster_ceil_div(n, nshards);
   int64_t cap = routine == MUSTER_SYEVD ? SYEVD_MAX_TILE : S;
   if (cap > S) cap = S;
   if (want > cap) want = cap;
@@ -239,7 +228,7 @@ CMG_HIDDEN int64_t cmg_fit_tile(muster_routine_t routine, int64_t want, int64_t 
   if (want == S) return S;
   int64_t best = 0, best_g = 0, best_d = 0;
   for (int64_t t = want / 2 > 0 ? want / 2 : 1; t <= 2 * want && t <= cap; t++) {
-    if (!muster__layout_tile_valid(n, t, nshards)) continue;
+    if (!muster_layout_tile_valid(n, t, nshards)) continue;
     /* prefer tiles dividing S (whole tiles move as single copies), then
      * the largest common unit with S, then closeness to the wanted tile */
     int64_t g = S % t == 0 ? S : gcd64(t, S), d = t > want ? t - want : want - t;
@@ -251,7 +240,7 @@ CMG_HIDDEN int64_t cmg_fit_tile(muster_routine_t routine, int64_t want, int64_t 
   }
   if (best) return best;
   for (int64_t t = cap; t >= 1; t--)
-    if (muster__layout_tile_valid(n, t, nshards)) return t;
+    if (muster_layout_tile_valid(n, t, nshards)) return t;
   return S;
 }
 
@@ -276,7 +265,7 @@ typedef struct job {
   int ids[CMG_MAX_DEV];
   size_t esz;
   int64_t lda;
-  muster__layout_t L;
+  muster_layout_geom_t L;
   cmg_devset_t *set;
   cmg_plan_t to_cyc, to_blk;
   void *user[CMG_MAX_DEV];   /* the ranks' A                        */
@@ -301,9 +290,9 @@ static int validate(job_t *j) {
   if (a->routine == MUSTER_SYEVD && a->tile > SYEVD_MAX_TILE)
     return cmg_fail(E, MUSTER_ETILE, "syevd: tile %" PRId64 " > %d, the largest cuSolverMg's syevd takes",
                     a->tile, SYEVD_MAX_TILE);
-  j->esz = elem_size(a->dtype);
+  j->esz = muster_dtype_bytes(a->dtype);
   if (!j->esz) return cmg_fail(E, MUSTER_EINVAL, "unknown dtype %d", (int)a->dtype);
-  muster__layout_init(&j->L, a->n, a->tile, R);
+  muster_layout_geom_init(&j->L, a->n, a->tile, R);
   j->lda = call->shards[0].lda;
   for (int r = 0; r < R; r++) {
     const muster_shard_t *s = &call->shards[r];
@@ -327,14 +316,14 @@ static int validate(job_t *j) {
     if (a->routine == MUSTER_SYEVD && !s->w)
       return cmg_fail(E, MUSTER_EINVAL, "rank %d (device %d): syevd needs w", r, s->device);
     if (a->layout == MUSTER_LAYOUT_BLOCK) {
-      int64_t c0 = muster__layout_block_col0(&j->L, r), nc = muster__layout_block_ncols(&j->L, r);
+      int64_t c0 = muster_layout_block_col0(&j->L, r), nc = muster_layout_block_ncols(&j->L, r);
       if (s->col0 != c0 || s->ncols < nc)
         return cmg_fail(E, MUSTER_EINVAL, "rank %d (device %d): block shard holds columns [%" PRId64 ", +%" PRId64
                         "), the block layout of n=%" PRId64 " over %d ranks puts [%" PRId64 ", +%" PRId64 ") there",
                         r, s->device, s->col0, s->ncols, a->n, R, c0, nc);
-    } else if (s->ncols < muster__layout_cyclic_real_cols(&j->L, r)) {
+    } else if (s->ncols < muster_layout_cyclic_real_cols(&j->L, r)) {
       return cmg_fail(E, MUSTER_EINVAL, "rank %d (device %d): cyclic shard of %" PRId64 " columns, tile %" PRId64
-                      " needs %" PRId64, r, s->device, s->ncols, a->tile, muster__layout_cyclic_real_cols(&j->L, r));
+                      " needs %" PRId64, r, s->device, s->ncols, a->tile, muster_layout_cyclic_real_cols(&j->L, r));
     }
     j->user[r] = s->a;
   }
@@ -420,7 +409,7 @@ static int diag_scan(job_t *j, int64_t *first) {
     }
   }
   for (int64_t k = 0; k < n && *first < 0; k++) {
-    double re = (j->a->dtype == MUSTER_F32 || j->a->dtype == MUSTER_C64) ? (double)*(float *)(h + (size_t)k * esz)
+    double re = muster_dtype_real_bytes(j->a->dtype) == 4 ? (double)*(float *)(h + (size_t)k * esz)
                                                                           : *(double *)(h + (size_t)k * esz);
     if (!(re > 0.0)) *first = k;
   }
@@ -583,7 +572,7 @@ static int scatter_panel(job_t *j, void *const *res, const void *panel, int64_t 
   for (int64_t c = c0; c < c0 + w;) {
     int64_t end = (c / T + 1) * T < c0 + w ? (c / T + 1) * T : c0 + w, lc;
     int r;
-    muster__layout_cyclic_owner(&j->L, c, &r, &lc);
+    muster_layout_cyclic_owner(&j->L, c, &r, &lc);
     CMG_CU(j->ids[0], cudaMemcpyAsync((char *)res[r] + (size_t)(lc * lda) * esz,
                                       (const char *)panel + (size_t)((c - c0) * lda) * esz,
                                       (size_t)((end - c) * lda) * esz, cudaMemcpyDefault, s));
@@ -615,7 +604,7 @@ static int inverse_by_solves(job_t *j) {
   cudaLibMgMatrixDesc_t descW, descLast;
   for (int r = 0; r < j->R; r++) {
     cmg_dev_t *d = &j->c->dev[j->ids[r]];
-    CMG_CHECK(cmg_grow(j->ids[r], &d->inv, &d->inv_bytes, (size_t)(lda * muster__layout_cyclic_real_cols(&j->L, r)) * esz, E));
+    CMG_CHECK(cmg_grow(j->ids[r], &d->inv, &d->inv_bytes, (size_t)(lda * muster_layout_cyclic_real_cols(&j->L, r)) * esz, E));
     res[r] = d->inv;
   }
   CMG_CHECK(cmg_grow(dev0, &d0->panel, &d0->panel_bytes, (size_t)(lda * W) * esz, E));
@@ -644,7 +633,7 @@ static int inverse_by_solves(job_t *j) {
   CMG_CU(dev0, cudaStreamSynchronize(s0));
   for (int r = 0; r < j->R; r++) { /* L is no longer needed: the inverse into A */
     CMG_CU(j->ids[r], cudaSetDevice(j->ids[r]));
-    CMG_CU(j->ids[r], cudaMemcpyAsync(j->mats[r], res[r], (size_t)(lda * muster__layout_cyclic_real_cols(&j->L, r)) * esz,
+    CMG_CU(j->ids[r], cudaMemcpyAsync(j->mats[r], res[r], (size_t)(lda * muster_layout_cyclic_real_cols(&j->L, r)) * esz,
                                       cudaMemcpyDefault, j->c->dev[j->ids[r]].streams[0]));
   }
   CMG_CHECK(sync_all(j));
@@ -668,7 +657,7 @@ static int do_syevd(job_t *j) {
   cudaDataType t = cuda_type(j->a->dtype), rt = real_type(j->a->dtype);
   cusolverEigMode_t jobz =
       (j->a->flags & MUSTER_NO_VECTORS) ? CUSOLVER_EIG_MODE_NOVECTOR : CUSOLVER_EIG_MODE_VECTOR;
-  size_t wbytes = (size_t)n * real_size(j->a->dtype);
+  size_t wbytes = (size_t)n * muster_dtype_real_bytes(j->a->dtype);
   CMG_CHECK(cmg_grow(-1, &j->c->host_w, &j->c->host_w_bytes, wbytes, E));
   CMG_SO(j->ids[0], cusolverMgSyevd_bufferSize(j->set->handle, jobz, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1,
                                                j->descA, j->c->host_w, rt, t, &lwork));

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layout.h"
+#include "muster/layout.h"
 #include "plan.h"
 
 static int64_t gcd64(int64_t a, int64_t b) {
@@ -60,12 +60,12 @@ static cmg_place_t place(int buf, int rank, int64_t col, const cmg_plan_t *p) {
 
 /* ---- copy plan: one op per run, WORK buffers ------------------------------- */
 
-static int build_copy(cmg_plan_t *p, const muster__layout_t *L, int dir) {
-  muster__layout_iter_t it;
-  muster__layout_run_t run;
+static int build_copy(cmg_plan_t *p, const muster_layout_geom_t *L, int dir) {
+  muster_layout_iter_t it;
+  muster_layout_run_t run;
   p->kind = CMG_PLAN_COPY;
   p->work_bytes = L->local_cols * p->lda * (int64_t)p->esz;
-  for (muster__layout_iter_start(&it, L); muster__layout_iter_next(&it, &run);) {
+  for (muster_layout_iter_start(&it, L); muster_layout_iter_next(&it, &run);) {
     cmg_place_t blk = place(CMG_USER, run.blk_rank, run.blk_col, p);
     cmg_place_t cyc = place(CMG_WORK, run.cyc_rank, run.cyc_col, p);
     int64_t bytes = run.ncols * p->lda * (int64_t)p->esz;
@@ -77,7 +77,7 @@ static int build_copy(cmg_plan_t *p, const muster__layout_t *L, int dir) {
   }
   if (dir == CMG_TO_CYCLIC) /* cuSolverMg sees zeros in the padding columns */
     for (int r = 0; r < L->nranks; r++) {
-      int64_t real = muster__layout_cyclic_real_cols(L, r);
+      int64_t real = muster_layout_cyclic_real_cols(L, r);
       if (open_chain(p, r, 0) < 0) return -1;
       if (push_op(p, place(CMG_ZERO, r, 0, p), place(CMG_WORK, r, real, p),
                   (L->local_cols - real) * p->lda * (int64_t)p->esz))
@@ -104,12 +104,12 @@ static void perm_free(perm_t *m) {
   free(m->wanted);
 }
 
-static int perm_init(perm_t *m, const muster__layout_t *L, int dir) {
+static int perm_init(perm_t *m, const muster_layout_geom_t *L, int dir) {
   memset(m, 0, sizeof *m);
   m->u = gcd64(L->tile, L->block_cols);
-  m->nunits = muster__ceil_div(L->n, m->u);
+  m->nunits = muster_ceil_div(L->n, m->u);
   int64_t width = L->block_cols > L->local_cols ? L->block_cols : L->local_cols;
-  m->per_rank = muster__ceil_div(width, m->u);
+  m->per_rank = muster_ceil_div(width, m->u);
   int64_t nslots = m->per_rank * L->nranks;
   m->src_slot = malloc((size_t)m->nunits * sizeof(int64_t));
   m->dst_slot = malloc((size_t)m->nunits * sizeof(int64_t));
@@ -120,8 +120,8 @@ static int perm_init(perm_t *m, const muster__layout_t *L, int dir) {
   for (int64_t i = 0; i < m->nunits; i++) {
     int br, cr;
     int64_t bc, cc;
-    muster__layout_block_owner(L, i * m->u, &br, &bc);
-    muster__layout_cyclic_owner(L, i * m->u, &cr, &cc);
+    muster_layout_block_owner(L, i * m->u, &br, &bc);
+    muster_layout_cyclic_owner(L, i * m->u, &cr, &cc);
     int64_t bslot = br * m->per_rank + bc / m->u, cslot = cr * m->per_rank + cc / m->u;
     m->src_slot[i] = dir == CMG_TO_CYCLIC ? bslot : cslot;
     m->dst_slot[i] = dir == CMG_TO_CYCLIC ? cslot : bslot;
@@ -217,7 +217,7 @@ static int emit_cycle(cmg_plan_t *p, const perm_t *m, int64_t start, char *seen,
   return 0;
 }
 
-static int build_inplace(cmg_plan_t *p, const muster__layout_t *L, int dir, int64_t stage_cap) {
+static int build_inplace(cmg_plan_t *p, const muster_layout_geom_t *L, int dir, int64_t stage_cap) {
   perm_t m;
   char *seen = NULL;
   int rc = -1;
@@ -241,9 +241,9 @@ out:
 }
 
 int cmg_plan_build(cmg_plan_t *p, const cmg_plan_req_t *req, char *why, size_t whylen) {
-  muster__layout_t L;
+  muster_layout_geom_t L;
   memset(p, 0, sizeof *p);
-  if (muster__layout_init(&L, req->n, req->tile, req->nranks) < 0 || req->lda < req->n ||
+  if (muster_layout_geom_init(&L, req->n, req->tile, req->nranks) < 0 || req->lda < req->n ||
       req->esz == 0 || !req->cap_cols) {
     snprintf(why, whylen, "relayout plan: bad shape n=%lld lda=%lld tile=%lld ranks=%d",
              (long long)req->n, (long long)req->lda, (long long)req->tile, req->nranks);
@@ -256,9 +256,9 @@ int cmg_plan_build(cmg_plan_t *p, const cmg_plan_req_t *req, char *why, size_t w
   p->esz = req->esz;
   p->local_cols = L.local_cols;
   for (int r = 0; r < req->nranks; r++)
-    if (req->cap_cols[r] < muster__layout_block_ncols(&L, r)) {
+    if (req->cap_cols[r] < muster_layout_block_ncols(&L, r)) {
       snprintf(why, whylen, "relayout plan: rank %d holds %lld columns, block layout needs %lld",
-               r, (long long)req->cap_cols[r], (long long)muster__layout_block_ncols(&L, r));
+               r, (long long)req->cap_cols[r], (long long)muster_layout_block_ncols(&L, r));
       return -1;
     }
   /* In place needs every rank's real cyclic columns to fit its buffer; the
@@ -266,10 +266,10 @@ int cmg_plan_build(cmg_plan_t *p, const cmg_plan_req_t *req, char *why, size_t w
    * every access by n), so they need no memory. */
   int fits = 1, identity = 1;
   for (int r = 0; r < req->nranks; r++)
-    if (req->cap_cols[r] < muster__layout_cyclic_real_cols(&L, r)) fits = 0;
-  muster__layout_iter_t it;
-  muster__layout_run_t run;
-  for (muster__layout_iter_start(&it, &L); muster__layout_iter_next(&it, &run);)
+    if (req->cap_cols[r] < muster_layout_cyclic_real_cols(&L, r)) fits = 0;
+  muster_layout_iter_t it;
+  muster_layout_run_t run;
+  for (muster_layout_iter_start(&it, &L); muster_layout_iter_next(&it, &run);)
     if (run.blk_rank != run.cyc_rank || run.blk_col != run.cyc_col) identity = 0;
   int rc;
   if (identity) {

@@ -121,7 +121,7 @@ static int run_potrs(const muster_provider_call_t *call, void *full, size_t esz)
                   " (rank 0)", i, j);
   void *x = malloc((size_t)(n * nrhs) * esz);
   if (!x) return lp_err(call, MUSTER_ENOMEM, "cannot allocate %" PRId64 " x %" PRId64 " for B", n, nrhs);
-  muster__copy_cols(x, n, s0->b, s0->ldb, n, nrhs, esz);
+  muster_copy_cols(x, n, s0->b, s0->ldb, n, nrhs, esz);
   int rc = factor(call, full);
   if (rc == 0) {
     lapack_int info = do_potrs(a->dtype, (lapack_int)n, (lapack_int)nrhs, full, x);
@@ -129,7 +129,7 @@ static int run_potrs(const muster_provider_call_t *call, void *full, size_t esz)
   }
   if (rc == 0) {
     for (int r = 0; r < call->nshards; r++)
-      muster__copy_cols(call->shards[r].b, call->shards[r].ldb, x, n, n, nrhs, esz);
+      muster_copy_cols(call->shards[r].b, call->shards[r].ldb, x, n, n, nrhs, esz);
     lp_scatter(call, full, esz, 1); /* the factor; the upper triangle is untouched */
   }
   free(x);
@@ -179,11 +179,10 @@ static int run_syevd(const muster_provider_call_t *call, void *full, size_t esz)
   int64_t n = a->n;
   int vectors = !(a->flags & MUSTER_NO_VECTORS);
   /* Eigenvalues are real: float for f32/c64, double for f64/c128. */
-  muster_dtype_t wt = (a->dtype == MUSTER_F32 || a->dtype == MUSTER_C64) ? MUSTER_F32 : MUSTER_F64;
-  size_t wsz = lp_esz(wt);
+  size_t wsz = muster_dtype_real_bytes(a->dtype);
   void *w = malloc((size_t)n * wsz);
   if (!w) return lp_err(call, MUSTER_ENOMEM, "cannot allocate %" PRId64 " eigenvalues", n);
-  const char *name = (a->dtype == MUSTER_C64 || a->dtype == MUSTER_C128) ? "heevd" : "syevd";
+  const char *name = muster_dtype_is_complex(a->dtype) ? "heevd" : "syevd";
   lapack_int info = do_syevd(a->dtype, vectors ? 'V' : 'N', (lapack_int)n, full, w);
   int rc = 0;
   if (info > 0) {
@@ -193,7 +192,8 @@ static int run_syevd(const muster_provider_call_t *call, void *full, size_t esz)
   } else if (info < 0) {
     rc = lapacke_failed(call, name, info);
   } else {
-    rc = check_result(call, wt, "eigenvalues", w, n, 1);
+    /* the eigenvalues are of the real type of the same precision */
+    rc = check_result(call, wsz == 4 ? MUSTER_F32 : MUSTER_F64, "eigenvalues", w, n, 1);
     if (rc == 0 && vectors) rc = check_result(call, a->dtype, "eigenvectors", full, n, n);
   }
   if (rc == 0) {
@@ -278,7 +278,7 @@ static int lp_solve(void *ctx, const muster_provider_call_t *call) {
   int rc = check_args(call);
   if (rc < 0) return rc;
   const muster_solve_args_t *a = &call->args;
-  size_t esz = lp_esz(a->dtype);
+  size_t esz = muster_dtype_bytes(a->dtype);
   int64_t n = a->n, i, j;
   size_t cap = 0;
   void *full = work_take(ctx, (size_t)(n * n) * esz, &cap);
@@ -334,7 +334,7 @@ static int64_t lp_choose_tile(void *ctx, muster_routine_t routine, muster_dtype_
                               int nshards) {
   if (n < 1 || nshards < 1 || nshards > MUSTER_MAX_RANKS) return 0;
   for (int64_t t = 256; t >= 1; t--)
-    if (muster__layout_tile_valid(n, t, nshards)) return t;
+    if (muster_layout_tile_valid(n, t, nshards)) return t;
   return 0;
 }
 

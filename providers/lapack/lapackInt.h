@@ -14,14 +14,9 @@
 #include <stdint.h>
 
 #include "muster/provider.h"
-#include "layout.h"
+#include "muster/layout.h"
 
 #define LP_HIDDEN __attribute__((visibility("hidden")))
-
-/* Bytes of one element (the provider does not link the runtime). */
-static inline size_t lp_esz(muster_dtype_t t) {
-  return t == MUSTER_F32 ? 4 : t == MUSTER_C128 ? 16 : 8;
-}
 
 /* Write the provider's message into call->err (when there is one) and
  * return code. */

@@ -9,11 +9,9 @@
 
 int lp_err(const muster_provider_call_t *call, int code, const char *fmt, ...) {
   if (call && call->err && call->errlen > 0) {
-    static const char *const routines[] = {"?", "potrs", "potri", "syevd"};
-    static const char *const dtypes[] = {"?", "f32", "f64", "c64", "c128"};
-    unsigned r = (unsigned)call->args.routine, t = (unsigned)call->args.dtype;
+    const char *r = muster_routine_str(call->args.routine), *t = muster_dtype_str(call->args.dtype);
     int k = snprintf(call->err, call->errlen, "lapack (host, %s %s n=%" PRId64 "): ",
-                     routines[r < 4 ? r : 0], dtypes[t < 5 ? t : 0], call->args.n);
+                     r ? r : "?", t ? t : "?", call->args.n);
     if (k < 0) k = 0;
     if ((size_t)k < call->errlen) {
       va_list ap;
@@ -52,11 +50,11 @@ static int check_block_cover(const muster_provider_call_t *call) {
 
 static int check_cyclic_shape(const muster_provider_call_t *call) {
   const muster_solve_args_t *a = &call->args;
-  if (!muster__layout_tile_valid(a->n, a->tile, call->nshards))
+  if (!muster_layout_tile_valid(a->n, a->tile, call->nshards))
     return lp_err(call, MUSTER_ETILE, "tile %" PRId64 " invalid for n=%" PRId64 ", ranks=%d",
                   a->tile, a->n, call->nshards);
-  muster__layout_t L;
-  if (muster__layout_init(&L, a->n, a->tile, call->nshards) < 0)
+  muster_layout_geom_t L;
+  if (muster_layout_geom_init(&L, a->n, a->tile, call->nshards) < 0)
     return lp_err(call, MUSTER_ETILE, "tile %" PRId64 " out of range", a->tile);
   for (int r = 0; r < call->nshards; r++)
     if (call->shards[r].ncols < L.local_cols)
@@ -111,7 +109,7 @@ static int col_bad(muster_dtype_t t, const void *col, int64_t rows);
 static int copy_range(move_t *m, void *dst, int64_t ldd, const void *src, int64_t lds, int64_t g0,
                       int64_t cols) {
   if (!m->lower) {
-    muster__copy_cols(dst, ldd, src, lds, m->n, cols, m->esz);
+    muster_copy_cols(dst, ldd, src, lds, m->n, cols, m->esz);
     return 0;
   }
   for (int64_t c = 0; c < cols && g0 + c < m->n; c++) {
@@ -145,11 +143,11 @@ static int move_columns(const muster_provider_call_t *call, void *full, int to_f
     }
     return 0;
   }
-  muster__layout_t L;
-  if (muster__layout_init(&L, n, call->args.tile, call->nshards) < 0) return 0; /* checked before */
-  muster__layout_iter_t it;
-  muster__layout_run_t run;
-  for (muster__layout_iter_start(&it, &L); muster__layout_iter_next(&it, &run);) {
+  muster_layout_geom_t L;
+  if (muster_layout_geom_init(&L, n, call->args.tile, call->nshards) < 0) return 0; /* checked before */
+  muster_layout_iter_t it;
+  muster_layout_run_t run;
+  for (muster_layout_iter_start(&it, &L); muster_layout_iter_next(&it, &run);) {
     const muster_shard_t *s = &call->shards[run.cyc_rank];
     char *f = col_at(full, run.gcol, n, esz), *c = col_at(s->a, run.cyc_col, s->lda, esz);
     if (to_full ? copy_range(m, f, n, c, s->lda, run.gcol, run.ncols)
@@ -175,11 +173,11 @@ void lp_scatter(const muster_provider_call_t *call, const void *full, size_t esz
 
 int lp_owner(const muster_provider_call_t *call, int64_t gcol) {
   if (call->args.layout == MUSTER_LAYOUT_CYCLIC) {
-    muster__layout_t L;
+    muster_layout_geom_t L;
     int rank;
     int64_t lcol;
-    if (muster__layout_init(&L, call->args.n, call->args.tile, call->nshards) < 0) return -1;
-    muster__layout_cyclic_owner(&L, gcol, &rank, &lcol);
+    if (muster_layout_geom_init(&L, call->args.n, call->args.tile, call->nshards) < 0) return -1;
+    muster_layout_cyclic_owner(&L, gcol, &rank, &lcol);
     return rank;
   }
   for (int r = 0; r < call->nshards; r++) {
@@ -213,16 +211,15 @@ static int bad_f64(const double *x, int64_t k) {
 }
 
 static int col_bad(muster_dtype_t t, const void *col, int64_t rows) {
-  int64_t parts = (t == MUSTER_C64 || t == MUSTER_C128) ? 2 : 1;
-  return (t == MUSTER_F32 || t == MUSTER_C64) ? bad_f32(col, rows * parts)
-                                              : bad_f64(col, rows * parts);
+  int64_t parts = muster_dtype_is_complex(t) ? 2 : 1;
+  return muster_dtype_real_bytes(t) == 4 ? bad_f32(col, rows * parts) : bad_f64(col, rows * parts);
 }
 
 int lp_find_nonfinite(muster_dtype_t t, const void *a, int64_t ld, int64_t rows, int64_t cols,
                       int lower_only, int64_t *row, int64_t *col) {
   /* Complex numbers are checked as two reals. */
-  int64_t parts = (t == MUSTER_C64 || t == MUSTER_C128) ? 2 : 1;
-  int single = (t == MUSTER_F32 || t == MUSTER_C64);
+  int64_t parts = muster_dtype_is_complex(t) ? 2 : 1;
+  int single = muster_dtype_real_bytes(t) == 4;
   for (int64_t j = 0; j < cols; j++) {
     int64_t first = lower_only ? j : 0;
     if (first >= rows) break;

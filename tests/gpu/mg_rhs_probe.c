@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layout.h" /* static inline arithmetic only: nothing of muster is linked */
+#include "muster/layout.h" /* static inline arithmetic only: nothing of muster is linked */
 
 #define PANEL 2048
 
@@ -42,7 +42,7 @@
 
 typedef struct probe {
   int n, G, T;
-  muster__layout_t L;
+  muster_layout_geom_t L;
   cusolverMgHandle_t h;
   cudaLibMgGrid_t grid;
   cudaLibMgMatrixDesc_t desc;
@@ -54,7 +54,7 @@ typedef struct probe {
 static int owner(const probe_t *p, int j, int *lc) {
   int g;
   int64_t l;
-  muster__layout_cyclic_owner(&p->L, j, &g, &l);
+  muster_layout_cyclic_owner(&p->L, j, &g, &l);
   *lc = (int)l;
   return g;
 }
@@ -147,7 +147,7 @@ int main(int argc, char **argv) {
   p.T = argc > 3 ? atoi(argv[3]) : 256;
   int n = p.n, ndev = 0, info = 0, ids[16];
   CK(cudaGetDeviceCount(&ndev));
-  if (n < 1 || p.T < 1 || p.G < 1 || p.G > 16 || p.G > ndev || muster__layout_init(&p.L, n, p.T, p.G) != 0) {
+  if (n < 1 || p.T < 1 || p.G < 1 || p.G > 16 || p.G > ndev || muster_layout_geom_init(&p.L, n, p.T, p.G) != 0) {
     fprintf(stderr, "usage: mg-rhs-probe [N [NGPU (<= %d here) [TILE]]]\n", ndev);
     return 2;
   }

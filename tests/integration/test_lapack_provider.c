@@ -6,7 +6,7 @@
 #include <pthread.h>
 
 #include "test_lapack_provider.h"
-#include "layout.h"
+#include "muster/layout.h"
 
 /* Residuals are normalized by n*eps; LAPACK's own tests accept up to 30. */
 #define TOL 30.0
@@ -140,7 +140,7 @@ TEST_IMPL(lapack_provider_abi) {
       int64_t t = p->choose_tile(ctx, MUSTER_POTRI, MUSTER_F32, n, R);
       ASSERT(t >= 1 && t <= 256);
       ASSERT_OK(muster_layout_check_tile(n, t, R));
-      for (int64_t u = t + 1; u <= 256; u++) ASSERT(!muster__layout_tile_valid(n, u, R));
+      for (int64_t u = t + 1; u <= 256; u++) ASSERT(!muster_layout_tile_valid(n, u, R));
     }
   }
   p->fini(ctx);

@@ -24,17 +24,17 @@ typedef struct bufs {
 
 static void check_one(int64_t n, int R, int64_t T, int64_t lda, int force, int64_t stage_cap,
                       int64_t extra) {
-  muster__layout_t L;
-  ASSERT_OK(muster__layout_init(&L, n, T, R));
+  muster_layout_geom_t L;
+  ASSERT_OK(muster_layout_geom_init(&L, n, T, R));
   bufs_t b = {R, {0}, {0}, {0}, NULL};
   for (int r = 0; r < R; r++) {
-    b.cap[r] = muster__layout_block_ncols(&L, r) + extra;
+    b.cap[r] = muster_layout_block_ncols(&L, r) + extra;
     b.user[r] = malloc((size_t)((b.cap[r] ? b.cap[r] : 1) * lda) * sizeof(double));
     ASSERT(b.user[r]);
     for (int64_t c = 0; c < b.cap[r]; c++)
       for (int64_t i = 0; i < lda; i++)
-        b.user[r][c * lda + i] = c < muster__layout_block_ncols(&L, r)
-                                     ? val(muster__layout_block_col0(&L, r) + c, i)
+        b.user[r][c * lda + i] = c < muster_layout_block_ncols(&L, r)
+                                     ? val(muster_layout_block_col0(&L, r) + c, i)
                                      : -1.0;
   }
   cmg_plan_req_t req = {n, lda, T, R, sizeof(double), b.cap, CMG_TO_CYCLIC, force, stage_cap};
@@ -62,9 +62,9 @@ static void check_one(int64_t n, int R, int64_t T, int64_t lda, int force, int64
   /* cyclic: every real column in place, padding zero (copy plans) */
   for (int r = 0; r < R; r++) {
     double *cyc = to_cyc.kind == CMG_PLAN_COPY ? b.work[r] : b.user[r];
-    int64_t real = muster__layout_cyclic_real_cols(&L, r);
+    int64_t real = muster_layout_cyclic_real_cols(&L, r);
     for (int64_t lc = 0; lc < real; lc++) {
-      int64_t g = muster__layout_cyclic_global(&L, r, lc);
+      int64_t g = muster_layout_cyclic_global(&L, r, lc);
       ASSERT_GE(g, 0);
       for (int64_t i = 0; i < lda; i++)
         if (cyc[lc * lda + i] != val(g, i)) {
@@ -79,12 +79,12 @@ static void check_one(int64_t n, int R, int64_t T, int64_t lda, int force, int64
   }
   if (to_cyc.kind == CMG_PLAN_COPY) /* the way back must rewrite every block column */
     for (int r = 0; r < R; r++)
-      for (int64_t k = 0; k < muster__layout_block_ncols(&L, r) * lda; k++) b.user[r][k] = -3.0;
+      for (int64_t k = 0; k < muster_layout_block_ncols(&L, r) * lda; k++) b.user[r][k] = -3.0;
   cmg_plan_run_host(&to_blk, (void *const *)b.user, (void *const *)b.work, b.stage);
   for (int r = 0; r < R; r++)
-    for (int64_t c = 0; c < muster__layout_block_ncols(&L, r); c++)
+    for (int64_t c = 0; c < muster_layout_block_ncols(&L, r); c++)
       for (int64_t i = 0; i < lda; i++)
-        ASSERT(b.user[r][c * lda + i] == val(muster__layout_block_col0(&L, r) + c, i));
+        ASSERT(b.user[r][c * lda + i] == val(muster_layout_block_col0(&L, r) + c, i));
   for (int r = 0; r < R; r++) {
     free(b.user[r]);
     free(b.work[r]);
@@ -118,9 +118,9 @@ TEST_IMPL(cmg_plan_round_trip_random) {
 
 static int kind_of(int64_t n, int R, int64_t T, int force, int64_t *stage, int64_t *work) {
   int64_t cap[16];
-  muster__layout_t L;
-  muster__layout_init(&L, n, T, R);
-  for (int r = 0; r < R; r++) cap[r] = muster__layout_block_ncols(&L, r);
+  muster_layout_geom_t L;
+  muster_layout_geom_init(&L, n, T, R);
+  for (int r = 0; r < R; r++) cap[r] = muster_layout_block_ncols(&L, r);
   cmg_plan_req_t req = {n, n, T, R, 8, cap, CMG_TO_CYCLIC, force, 1 << 20};
   cmg_plan_t p;
   char why[160];

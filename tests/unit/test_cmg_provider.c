@@ -7,7 +7,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "layout.h"
+#include "muster/layout.h"
 #include "muster/provider.h"
 #include "task.h"
 
@@ -86,7 +86,7 @@ TEST_IMPL(cmg_provider_choose_tile) {
       for (int rt = MUSTER_POTRS; rt <= MUSTER_SYEVD; rt++) {
         int64_t t = v->choose_tile(ctx, (muster_routine_t)rt, MUSTER_F64, ns[i], R);
         ASSERT_GE(t, 1);
-        ASSERT(muster__layout_tile_valid(ns[i], t, R));
+        ASSERT(muster_layout_tile_valid(ns[i], t, R));
         if (rt == MUSTER_SYEVD) ASSERT_LE(t, 1024);
       }
   /* big matrices on 2 GPUs get big tiles that divide the block width */

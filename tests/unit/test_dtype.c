@@ -42,3 +42,24 @@ TEST_IMPL(dtype_unknown_names) {
   ASSERT_EQ(muster_dtype_size((muster_dtype_t)7), 0);
   return 0;
 }
+
+/* The inline helpers providers use and the exported functions agree. */
+TEST_IMPL(dtype_inline_helpers) {
+  const size_t real[] = {0, 4, 8, 4, 8};
+  const int cplx[] = {0, 0, 0, 1, 1};
+  for (int t = 1; t < MUSTER_DTYPE_END; t++) {
+    ASSERT_EQ(muster_dtype_bytes(t), muster_dtype_size((muster_dtype_t)t));
+    ASSERT_EQ(muster_dtype_real_bytes(t), real[t]);
+    ASSERT_EQ(muster_dtype_real_size((muster_dtype_t)t), real[t]);
+    ASSERT_EQ(muster_dtype_is_complex(t), cplx[t]);
+    ASSERT(strcmp(muster_dtype_str(t), muster_dtype_name((muster_dtype_t)t)) == 0);
+  }
+  ASSERT_EQ(MUSTER_DTYPE_END, 5);
+  ASSERT_EQ(MUSTER_ROUTINE_END, 4);
+  for (int r = 1; r < MUSTER_ROUTINE_END; r++)
+    ASSERT(strcmp(muster_routine_str(r), muster_routine_name((muster_routine_t)r)) == 0);
+  ASSERT(muster_routine_str(0) == NULL);
+  ASSERT(muster_dtype_str(MUSTER_DTYPE_END) == NULL);
+  ASSERT_EQ(muster_dtype_real_size((muster_dtype_t)0), 0);
+  return 0;
+}

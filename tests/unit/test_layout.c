@@ -1,7 +1,7 @@
 /* Property tests of the 1-D column block-cyclic layout (runtime/layout.{c,h}). */
 #include "task.h"
 #include "muster.h"
-#include "layout.h"
+#include "muster/layout.h"
 
 /* Small deterministic PRNG (xorshift64*), seeded per test so failures repeat. */
 static uint64_t rng_state = 88172645463325252ull;
@@ -15,7 +15,7 @@ static int64_t rnd_in(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (u
 
 /* The jaxmg rule written the way jaxmg computes it (calculate_padding by
  * search, the shortcut T >= shard_size, the shard_size >= ndev guard), as
- * an independent reference for muster__layout_tile_valid. */
+ * an independent reference for muster_layout_tile_valid. */
 static int brute_valid(int64_t n, int64_t T, int R) {
   int64_t S = (n + R - 1) / R;
   if (T < 1 || T > S) return 0;
@@ -49,12 +49,12 @@ static int elem_zero(const unsigned char *p, size_t esz) {
  * checking every cell of every buffer. */
 static void round_trip(muster_dtype_t t, int64_t n, int64_t tile, int R, int64_t lda) {
   size_t esz = muster_dtype_size(t);
-  muster__layout_t L;
-  ASSERT_OK(muster__layout_init(&L, n, tile, R));
+  muster_layout_geom_t L;
+  ASSERT_OK(muster_layout_geom_init(&L, n, tile, R));
   ASSERT_EQ(muster_layout_local_cols(n, tile, R), L.local_cols);
   void *block[MUSTER_MAX_RANKS], *back[MUSTER_MAX_RANKS], *cyc[MUSTER_MAX_RANKS];
   for (int r = 0; r < R; r++) {
-    int64_t bc = muster__layout_block_ncols(&L, r);
+    int64_t bc = muster_layout_block_ncols(&L, r);
     size_t bbytes = (size_t)((bc ? bc : 1) * lda) * esz, cbytes = (size_t)(L.local_cols * lda) * esz;
     block[r] = malloc(bbytes);
     back[r] = malloc(bbytes);
@@ -63,7 +63,7 @@ static void round_trip(muster_dtype_t t, int64_t n, int64_t tile, int R, int64_t
     memset(block[r], GARBAGE, bbytes);
     memset(back[r], GARBAGE, bbytes);
     memset(cyc[r], GARBAGE, cbytes);
-    int64_t c0 = muster__layout_block_col0(&L, r);
+    int64_t c0 = muster_layout_block_col0(&L, r);
     for (int64_t c = 0; c < bc; c++)
       for (int64_t i = 0; i < n; i++)
         put_elem((unsigned char *)block[r] + (size_t)(c * lda + i) * esz, esz, n, i, c0 + c);
@@ -75,9 +75,9 @@ static void round_trip(muster_dtype_t t, int64_t n, int64_t tile, int R, int64_t
   unsigned char *seen = calloc((size_t)(n * n), 1);
   ASSERT(seen);
   for (int r = 0; r < R; r++) {
-    int64_t real = muster__layout_cyclic_real_cols(&L, r);
+    int64_t real = muster_layout_cyclic_real_cols(&L, r);
     for (int64_t lc = 0; lc < L.local_cols; lc++) {
-      int64_t g = muster__layout_cyclic_global(&L, r, lc);
+      int64_t g = muster_layout_cyclic_global(&L, r, lc);
       ASSERT_EQ(g >= 0, lc < real); /* padding is exactly the suffix */
       for (int64_t i = 0; i < lda; i++) {
         const unsigned char *p = (unsigned char *)cyc[r] + (size_t)(lc * lda + i) * esz;
@@ -101,7 +101,7 @@ static void round_trip(muster_dtype_t t, int64_t n, int64_t tile, int R, int64_t
 
   ASSERT_OK(muster_layout_cyclic_to_block(t, n, lda, tile, R, cyc, back));
   for (int r = 0; r < R; r++) {
-    int64_t bc = muster__layout_block_ncols(&L, r);
+    int64_t bc = muster_layout_block_ncols(&L, r);
     for (int64_t c = 0; c < bc; c++) {
       const unsigned char *a = (unsigned char *)block[r] + (size_t)(c * lda) * esz;
       const unsigned char *b = (unsigned char *)back[r] + (size_t)(c * lda) * esz;
@@ -146,35 +146,35 @@ TEST_IMPL(layout_maps_and_runs) {
   for (int R = 1; R <= 9; R++) {
     for (int64_t n = 1; n <= 40; n++) {
       for (int64_t T = 1; T <= n + 2; T++) {
-        muster__layout_t L;
-        ASSERT_OK(muster__layout_init(&L, n, T, R));
+        muster_layout_geom_t L;
+        ASSERT_OK(muster_layout_geom_init(&L, n, T, R));
         ASSERT_EQ(L.local_cols, ((((n + T - 1) / T) + R - 1) / R) * T);
         int64_t total_real = 0;
-        for (int r = 0; r < R; r++) total_real += muster__layout_cyclic_real_cols(&L, r);
+        for (int r = 0; r < R; r++) total_real += muster_layout_cyclic_real_cols(&L, r);
         ASSERT_EQ(total_real, n);
         int64_t total_block = 0;
         for (int r = 0; r < R; r++) {
-          ASSERT_EQ(muster__layout_block_col0(&L, r), r * L.block_cols < n ? r * L.block_cols : n);
-          total_block += muster__layout_block_ncols(&L, r);
+          ASSERT_EQ(muster_layout_block_col0(&L, r), r * L.block_cols < n ? r * L.block_cols : n);
+          total_block += muster_layout_block_ncols(&L, r);
         }
         ASSERT_EQ(total_block, n);
         for (int64_t g = 0; g < n; g++) {
           int rank;
           int64_t lc;
-          muster__layout_cyclic_owner(&L, g, &rank, &lc);
+          muster_layout_cyclic_owner(&L, g, &rank, &lc);
           ASSERT_EQ(rank, (g / T) % R);
-          ASSERT_LT(lc, muster__layout_cyclic_real_cols(&L, rank));
-          ASSERT_EQ(muster__layout_cyclic_global(&L, rank, lc), g);
-          muster__layout_block_owner(&L, g, &rank, &lc);
-          ASSERT_EQ(muster__layout_block_col0(&L, rank) + lc, g);
-          ASSERT_LT(lc, muster__layout_block_ncols(&L, rank));
+          ASSERT_LT(lc, muster_layout_cyclic_real_cols(&L, rank));
+          ASSERT_EQ(muster_layout_cyclic_global(&L, rank, lc), g);
+          muster_layout_block_owner(&L, g, &rank, &lc);
+          ASSERT_EQ(muster_layout_block_col0(&L, rank) + lc, g);
+          ASSERT_LT(lc, muster_layout_block_ncols(&L, rank));
         }
-        ASSERT_EQ(muster__layout_cyclic_global(&L, 0, L.local_cols), -1);
-        ASSERT_EQ(muster__layout_cyclic_global(&L, R, 0), -1);
-        muster__layout_iter_t it;
-        muster__layout_run_t run;
+        ASSERT_EQ(muster_layout_cyclic_global(&L, 0, L.local_cols), -1);
+        ASSERT_EQ(muster_layout_cyclic_global(&L, R, 0), -1);
+        muster_layout_iter_t it;
+        muster_layout_run_t run;
         int64_t next = 0;
-        for (muster__layout_iter_start(&it, &L); muster__layout_iter_next(&it, &run);) {
+        for (muster_layout_iter_start(&it, &L); muster_layout_iter_next(&it, &run);) {
           ASSERT_EQ(run.gcol, next);
           ASSERT_GE(run.ncols, 1);
           ASSERT_LE(run.ncols, T);
@@ -183,10 +183,10 @@ TEST_IMPL(layout_maps_and_runs) {
           ASSERT_EQ(run.gcol / L.block_cols, last / L.block_cols);
           int rank;
           int64_t lc;
-          muster__layout_cyclic_owner(&L, run.gcol, &rank, &lc);
+          muster_layout_cyclic_owner(&L, run.gcol, &rank, &lc);
           ASSERT_EQ(rank, run.cyc_rank);
           ASSERT_EQ(lc, run.cyc_col);
-          muster__layout_block_owner(&L, run.gcol, &rank, &lc);
+          muster_layout_block_owner(&L, run.gcol, &rank, &lc);
           ASSERT_EQ(rank, run.blk_rank);
           ASSERT_EQ(lc, run.blk_col);
           next = last + 1;
@@ -207,7 +207,7 @@ TEST_IMPL(layout_valid_tiles_brute_force) {
       int64_t k = 0, S = (n + R - 1) / R;
       for (int64_t T = 0; T <= S + 3; T++) {
         int want = brute_valid(n, T, R);
-        ASSERT_EQ(muster__layout_tile_valid(n, T, R), want);
+        ASSERT_EQ(muster_layout_tile_valid(n, T, R), want);
         ASSERT_EQ(muster_layout_check_tile(n, T, R) == 0, want);
         if (want) {
           ASSERT_LT(k, count);
@@ -300,5 +300,31 @@ TEST_IMPL(layout_bad_arguments) {
   void *blk3[4] = {b0, b1, b2, NULL}, *cyc3[4] = {d[0], d[1], d[2], d[3]};
   ASSERT_OK(muster_layout_block_to_cyclic(MUSTER_F64, 3, 3, 1, 4, blk3, cyc3));
   ASSERT(d[1][2] == 6 && d[3][0] == 0 && d[3][2] == 0);
+  return 0;
+}
+
+/* muster_layout_block_cols (what the Python adapters call) partitions
+ * [0, n) in rank order with blocks of ceil(n/R), for many shapes, and
+ * refuses bad arguments with a message. */
+TEST_IMPL(layout_block_cols) {
+  for (int R = 1; R <= MUSTER_MAX_RANKS; R += (R < 8 ? 1 : 7)) {
+    for (int64_t n = 1; n <= 200; n += (n < 20 ? 1 : 17)) {
+      int64_t next = 0, S = (n + R - 1) / R;
+      for (int r = 0; r < R; r++) {
+        int64_t c0 = -1, nc = -1;
+        ASSERT_OK(muster_layout_block_cols(n, R, r, &c0, &nc));
+        ASSERT_EQ(c0, next < n ? next : n);
+        ASSERT(nc >= 0 && nc <= S);
+        next = c0 + nc;
+      }
+      ASSERT_EQ(next, n);
+    }
+  }
+  int64_t c0, nc;
+  ASSERT_EQ(muster_layout_block_cols(10, 2, 2, &c0, &nc), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(muster_last_error(), "rank 2");
+  ASSERT_EQ(muster_layout_block_cols(0, 2, 0, &c0, &nc), MUSTER_EINVAL);
+  ASSERT_EQ(muster_layout_block_cols(10, 65, 0, &c0, &nc), MUSTER_EINVAL);
+  ASSERT_EQ(muster_layout_block_cols(10, 2, 0, NULL, &nc), MUSTER_EINVAL);
   return 0;
 }

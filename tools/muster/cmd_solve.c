@@ -28,7 +28,6 @@
 
 #include "check.h"
 #include "cli.h"
-#include "registry.h"
 #include "solve_run.h"
 
 static int usage_to(FILE *f) {
@@ -98,7 +97,7 @@ static int choose_memory(const sr_spec_t *spec, int *cuda, char *name, size_t na
   char forced[32];
   *cuda = 0;
   if (spec->provider && *spec->provider) snprintf(forced, sizeof forced, "%s", spec->provider);
-  else muster__provider_env_choice(muster_routine_name(spec->routine), forced, sizeof forced);
+  else muster_provider_forced(spec->routine, forced, sizeof forced);
   int count = muster_providers_list(list, 64);
   if (count > 64) count = 64;
   const muster_provider_info_t *pick = NULL;

@@ -1,25 +1,30 @@
 /*
- * runtime/layout.h - the 1-D column block-cyclic layout, for every module
- * and provider that moves columns between the two layouts.
+ * muster/layout.h - how the columns of an n x n matrix are spread over R
+ * ranks: the block layout frameworks hold and the 1-D column block-cyclic
+ * layout cuSolverMg wants, and the arithmetic between them.
  *
- * Two ways to spread the n columns of an n x n column-major matrix over R
- * ranks (docs/layout.md draws both):
+ * This header is part of the provider ABI: a provider compiles these rules
+ * in, so a change to any of them bumps MUSTER_LAYOUT_RULES_VERSION and,
+ * with it, the provider ABI version (include/muster/provider.h).  Adapters,
+ * tools and the runtime use the same functions; nothing re-derives them
+ * (Python reaches them through the exported muster_layout_* functions of
+ * muster.h).
  *
- *   block   what frameworks hold: rank r has the contiguous columns
- *           [r*S, min((r+1)*S, n)) with S = ceil(n/R) ("block width"); the
- *           last ranks may hold fewer columns, or none.
- *   cyclic  what cuSolverMg wants: global column tile j (columns
- *           [j*T, (j+1)*T)) lives on rank j % R as local tile j / R.  Every
- *           rank stores local_tiles = ceil(ceil(n/T)/R) tiles, i.e.
- *           local_cols = local_tiles*T columns; the columns past the real
- *           ones (a suffix of each rank's buffer) are zero padding.
+ *   block   rank r has the contiguous columns [r*S, min((r+1)*S, n)) with
+ *           S = ceil(n/R) ("block width"); the last ranks may hold fewer
+ *           columns, or none.
+ *   cyclic  global column tile j (columns [j*T, (j+1)*T)) lives on rank
+ *           j % R as local tile j / R.  Every rank stores local_tiles =
+ *           ceil(ceil(n/T)/R) tiles, i.e. local_cols = local_tiles*T columns;
+ *           the columns past the real ones (a suffix of each rank's buffer)
+ *           are zero padding.
+ * docs/layout.md draws both.
  *
  * Everything here is static inline and pure arithmetic, so a provider can
- * include this header without linking the runtime (providers are built
- * with -fvisibility=hidden and export only their struct).  The public
- * muster_layout_* functions (include/muster.h) are built on it.
+ * include it without linking the runtime (providers are built with
+ * -fvisibility=hidden and export only their struct).
  *
- * Tile validity (muster__layout_tile_valid) follows jaxmg's rule for its
+ * Tile validity (muster_layout_tile_valid) follows jaxmg's rule for its
  * single all_to_all relayout, extended to n not divisible by R by treating
  * the block shards as R shards of S = ceil(n/R) columns (the short last ones
  * zero-padded to S):
@@ -34,12 +39,15 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "muster.h"
+#include "../muster.h"
+
+/* Bumped whenever a rule of this header changes meaning. */
+#define MUSTER_LAYOUT_RULES_VERSION 1
 
 /* Largest n we accept: keeps n*R*T and byte offsets far from overflow. */
-#define MUSTER__LAYOUT_MAX_N (INT64_C(1) << 40)
+#define MUSTER_LAYOUT_MAX_N (INT64_C(1) << 40)
 
-typedef struct muster__layout {
+typedef struct muster_layout_geom {
   int64_t n;           /* global order (rows = columns)                    */
   int64_t tile;        /* T                                                */
   int nranks;          /* R                                                */
@@ -47,25 +55,25 @@ typedef struct muster__layout {
   int64_t ntiles;      /* ceil(n/T): tiles holding real columns            */
   int64_t local_tiles; /* ceil(ntiles/R): tiles per rank, padding included */
   int64_t local_cols;  /* local_tiles*T: padded width of a cyclic shard    */
-} muster__layout_t;
+} muster_layout_geom_t;
 
-static inline int64_t muster__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static inline int64_t muster_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* Fill L for (n, tile, nranks).  Any tile >= 1 gives a well-defined layout;
  * validity for the all_to_all relayout is a separate question
- * (muster__layout_tile_valid).  0 or MUSTER_EINVAL (no message: callers
+ * (muster_layout_tile_valid).  0 or MUSTER_EINVAL (no message: callers
  * word it, and providers have no runtime to set it). */
-static inline int muster__layout_init(muster__layout_t *L, int64_t n, int64_t tile,
+static inline int muster_layout_geom_init(muster_layout_geom_t *L, int64_t n, int64_t tile,
                                       int nranks) {
-  if (!L || n < 1 || n > MUSTER__LAYOUT_MAX_N || tile < 1 || tile > MUSTER__LAYOUT_MAX_N ||
+  if (!L || n < 1 || n > MUSTER_LAYOUT_MAX_N || tile < 1 || tile > MUSTER_LAYOUT_MAX_N ||
       nranks < 1 || nranks > MUSTER_MAX_RANKS)
     return MUSTER_EINVAL;
   L->n = n;
   L->tile = tile;
   L->nranks = nranks;
-  L->block_cols = muster__ceil_div(n, nranks);
-  L->ntiles = muster__ceil_div(n, tile);
-  L->local_tiles = muster__ceil_div(L->ntiles, nranks);
+  L->block_cols = muster_ceil_div(n, nranks);
+  L->ntiles = muster_ceil_div(n, tile);
+  L->local_tiles = muster_ceil_div(L->ntiles, nranks);
   L->local_cols = L->local_tiles * tile;
   return 0;
 }
@@ -73,8 +81,8 @@ static inline int muster__layout_init(muster__layout_t *L, int64_t n, int64_t ti
 /* ---- tile validity --------------------------------------------------------- */
 
 /* The jaxmg rule above.  Assumes n >= 1 and 1 <= nranks <= MUSTER_MAX_RANKS. */
-static inline int muster__layout_tile_valid(int64_t n, int64_t tile, int nranks) {
-  int64_t S = muster__ceil_div(n, nranks);
+static inline int muster_layout_tile_valid(int64_t n, int64_t tile, int nranks) {
+  int64_t S = muster_ceil_div(n, nranks);
   if (tile < 1 || tile > S) return 0;
   if (tile == S) return 1; /* one tile per rank: cyclic == block */
   if (S < nranks) return 0; /* jaxmg: "shard_size >= ndev" for T < S */
@@ -84,38 +92,38 @@ static inline int muster__layout_tile_valid(int64_t n, int64_t tile, int nranks)
 }
 
 /* Largest valid tile < tile, or 0 if none. */
-static inline int64_t muster__layout_tile_below(int64_t n, int64_t tile, int nranks) {
-  int64_t S = muster__ceil_div(n, nranks);
+static inline int64_t muster_layout_tile_below(int64_t n, int64_t tile, int nranks) {
+  int64_t S = muster_ceil_div(n, nranks);
   for (int64_t t = (tile - 1 < S ? tile - 1 : S); t >= 1; t--)
-    if (muster__layout_tile_valid(n, t, nranks)) return t;
+    if (muster_layout_tile_valid(n, t, nranks)) return t;
   return 0;
 }
 
 /* Smallest valid tile > tile, or 0 if none (there is none only for
  * tile >= S, since S itself is always valid). */
-static inline int64_t muster__layout_tile_above(int64_t n, int64_t tile, int nranks) {
-  int64_t S = muster__ceil_div(n, nranks);
+static inline int64_t muster_layout_tile_above(int64_t n, int64_t tile, int nranks) {
+  int64_t S = muster_ceil_div(n, nranks);
   for (int64_t t = (tile + 1 > 1 ? tile + 1 : 1); t <= S; t++)
-    if (muster__layout_tile_valid(n, t, nranks)) return t;
+    if (muster_layout_tile_valid(n, t, nranks)) return t;
   return 0;
 }
 
 /* ---- block layout ------------------------------------------------------------ */
 
-static inline int64_t muster__layout_block_col0(const muster__layout_t *L, int rank) {
+static inline int64_t muster_layout_block_col0(const muster_layout_geom_t *L, int rank) {
   int64_t c = (int64_t)rank * L->block_cols;
   return c < L->n ? c : L->n;
 }
 
 /* Columns block shard `rank` holds: S, or fewer for the last ranks (maybe 0). */
-static inline int64_t muster__layout_block_ncols(const muster__layout_t *L, int rank) {
+static inline int64_t muster_layout_block_ncols(const muster_layout_geom_t *L, int rank) {
   int64_t left = L->n - (int64_t)rank * L->block_cols;
   if (left <= 0) return 0;
   return left < L->block_cols ? left : L->block_cols;
 }
 
 /* Global column gcol (0 <= gcol < n) -> (rank, local column) in the block layout. */
-static inline void muster__layout_block_owner(const muster__layout_t *L, int64_t gcol,
+static inline void muster_layout_block_owner(const muster_layout_geom_t *L, int64_t gcol,
                                               int *rank, int64_t *lcol) {
   *rank = (int)(gcol / L->block_cols);
   *lcol = gcol % L->block_cols;
@@ -124,7 +132,7 @@ static inline void muster__layout_block_owner(const muster__layout_t *L, int64_t
 /* ---- cyclic layout ----------------------------------------------------------- */
 
 /* Global column gcol (0 <= gcol < n) -> (rank, local column) in the cyclic layout. */
-static inline void muster__layout_cyclic_owner(const muster__layout_t *L, int64_t gcol,
+static inline void muster_layout_cyclic_owner(const muster_layout_geom_t *L, int64_t gcol,
                                                int *rank, int64_t *lcol) {
   int64_t j = gcol / L->tile;
   *rank = (int)(j % L->nranks);
@@ -133,7 +141,7 @@ static inline void muster__layout_cyclic_owner(const muster__layout_t *L, int64_
 
 /* (rank, local column) of a cyclic shard -> global column, or -1 when that
  * local column is padding (or out of range). */
-static inline int64_t muster__layout_cyclic_global(const muster__layout_t *L, int rank,
+static inline int64_t muster_layout_cyclic_global(const muster_layout_geom_t *L, int rank,
                                                    int64_t lcol) {
   if (rank < 0 || rank >= L->nranks || lcol < 0 || lcol >= L->local_cols) return -1;
   int64_t j = (lcol / L->tile) * L->nranks + rank;
@@ -144,7 +152,7 @@ static inline int64_t muster__layout_cyclic_global(const muster__layout_t *L, in
 /* Real (non-padding) columns of cyclic shard `rank`.  Because a rank's
  * tiles are in increasing global order they form a prefix: local columns
  * [real, local_cols) are padding. */
-static inline int64_t muster__layout_cyclic_real_cols(const muster__layout_t *L, int rank) {
+static inline int64_t muster_layout_cyclic_real_cols(const muster_layout_geom_t *L, int rank) {
   if (L->ntiles <= rank) return 0;
   int64_t count = (L->ntiles - 1 - rank) / L->nranks + 1; /* tiles of this rank */
   int64_t last = L->ntiles - 1;
@@ -156,33 +164,33 @@ static inline int64_t muster__layout_cyclic_real_cols(const muster__layout_t *L,
 
 /* A run: columns contiguous in the global matrix, in one block shard and in
  * one cyclic shard (a tile cut at block boundaries). */
-typedef struct muster__layout_run {
+typedef struct muster_layout_run {
   int64_t gcol;    /* first global column                 */
   int64_t ncols;   /* columns in the run, >= 1            */
   int blk_rank;    /* block shard holding it              */
   int64_t blk_col; /* its first local column there        */
   int cyc_rank;    /* cyclic shard holding it             */
   int64_t cyc_col; /* its first local column there        */
-} muster__layout_run_t;
+} muster_layout_run_t;
 
-typedef struct muster__layout_iter {
-  const muster__layout_t *L;
+typedef struct muster_layout_iter {
+  const muster_layout_geom_t *L;
   int64_t next; /* next global column */
-} muster__layout_iter_t;
+} muster_layout_iter_t;
 
-static inline void muster__layout_iter_start(muster__layout_iter_t *it,
-                                             const muster__layout_t *L) {
+static inline void muster_layout_iter_start(muster_layout_iter_t *it,
+                                             const muster_layout_geom_t *L) {
   it->L = L;
   it->next = 0;
 }
 
 /* Next run in increasing global order: 1 and *run filled, or 0 at the end.
- *     muster__layout_iter_t it; muster__layout_run_t run;
- *     for (muster__layout_iter_start(&it, &L); muster__layout_iter_next(&it, &run);)
+ *     muster_layout_iter_t it; muster_layout_run_t run;
+ *     for (muster_layout_iter_start(&it, &L); muster_layout_iter_next(&it, &run);)
  *       copy run.ncols columns ...                                              */
-static inline int muster__layout_iter_next(muster__layout_iter_t *it,
-                                           muster__layout_run_t *run) {
-  const muster__layout_t *L = it->L;
+static inline int muster_layout_iter_next(muster_layout_iter_t *it,
+                                           muster_layout_run_t *run) {
+  const muster_layout_geom_t *L = it->L;
   int64_t g = it->next;
   if (g >= L->n) return 0;
   int64_t end = (g / L->tile + 1) * L->tile;             /* end of this tile  */
@@ -191,8 +199,8 @@ static inline int muster__layout_iter_next(muster__layout_iter_t *it,
   if (L->n < end) end = L->n;
   run->gcol = g;
   run->ncols = end - g;
-  muster__layout_block_owner(L, g, &run->blk_rank, &run->blk_col);
-  muster__layout_cyclic_owner(L, g, &run->cyc_rank, &run->cyc_col);
+  muster_layout_block_owner(L, g, &run->blk_rank, &run->blk_col);
+  muster_layout_cyclic_owner(L, g, &run->cyc_rank, &run->cyc_col);
   it->next = end;
   return 1;
 }
@@ -201,7 +209,7 @@ static inline int muster__layout_iter_next(muster__layout_iter_t *it,
 
 /* Copy `cols` columns of `rows` elements of `esz` bytes between column-major
  * buffers: one memcpy when both are packed (ld == rows), else one per column. */
-static inline void muster__copy_cols(void *dst, int64_t ldd, const void *src, int64_t lds,
+static inline void muster_copy_cols(void *dst, int64_t ldd, const void *src, int64_t lds,
                                      int64_t rows, int64_t cols, size_t esz) {
   if (cols <= 0 || rows <= 0) return;
   if (ldd == rows && lds == rows) {
@@ -215,7 +223,7 @@ static inline void muster__copy_cols(void *dst, int64_t ldd, const void *src, in
 
 /* Zero rows [0, rows) of `cols` columns (rows past `rows` are left alone:
  * they may belong to the caller). */
-static inline void muster__zero_cols(void *dst, int64_t ldd, int64_t rows, int64_t cols,
+static inline void muster_zero_cols(void *dst, int64_t ldd, int64_t rows, int64_t cols,
                                      size_t esz) {
   if (cols <= 0 || rows <= 0) return;
   if (ldd == rows) {
