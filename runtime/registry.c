@@ -200,9 +200,9 @@ static const struct { const char *sym; uint32_t version; size_t min_size; } abis
 
 /* Check the exported struct; on refusal writes why. */
 static int check_v1(const muster_provider_v1_t *v, const char *backend, char *why, size_t cap) {
-  if (v->abi_version != MUSTER_PROVIDER_ABI_VERSION) {
+  if (v->abi_version != MUSTER_PROVIDER_V1_ABI) {
     snprintf(why, cap, "ABI version %u, runtime supports %d", v->abi_version,
-             MUSTER_PROVIDER_ABI_VERSION);
+             MUSTER_PROVIDER_V1_ABI);
     return MUSTER_EVERSION;
   }
   if (v->struct_size < sizeof(muster_provider_v1_t)) {

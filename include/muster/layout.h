@@ -234,4 +234,62 @@ static inline void muster_zero_cols(void *dst, int64_t ldd, int64_t rows, int64_
     memset((char *)dst + (size_t)(c * ldd) * esz, 0, (size_t)rows * esz);
 }
 
+/* ---- 2-D block-cyclic: what collective providers see ---------------------------- */
+
+/* How one rank holds its piece of an m x n matrix distributed 2-D
+ * block-cyclically over a P x Q grid (ScaLAPACK's descriptor rules with the
+ * first block on grid row 0 and column 0, RSRC = CSRC = 0): global block
+ * (I, J) of mb x nb elements lives on grid row I % P, column J % Q, at local
+ * block (I / P, J / Q), column-major with leading dimension lld.  Ranks are
+ * numbered row-major over the grid: rank = myrow * Q + mycol.
+ *
+ * The 1-D layouts above are special cases: the block layout of R ranks is
+ * P = 1, Q = R, mb >= m, nb = ceil(n/R); the 1-D cyclic layout with tile T
+ * is P = 1, Q = R, mb >= m, nb = T. */
+typedef struct muster_dist {
+  int64_t m, n;        /* global rows and columns                          */
+  int64_t mb, nb;      /* rows and columns of one block                    */
+  int nprow, npcol;    /* grid P x Q                                       */
+  int myrow, mycol;    /* this rank's place in the grid                    */
+  int64_t lld;         /* local leading dimension, >= max(1, local rows)   */
+} muster_dist_t;
+
+/* Rows (or columns) of a dimension of `extent` elements in blocks of
+ * `block` that grid row (column) `coord` of `nprocs` holds: ScaLAPACK's
+ * NUMROC with the source at 0.  Assumes extent >= 0, block >= 1,
+ * 0 <= coord < nprocs. */
+static inline int64_t muster_layout_numroc(int64_t extent, int64_t block, int coord, int nprocs) {
+  int64_t nblocks = extent / block;            /* whole blocks               */
+  int64_t mine = (nblocks / nprocs) * block;   /* every coordinate's share   */
+  int64_t extra = nblocks % nprocs;            /* one more whole block each  */
+  if (coord < extra) mine += block;
+  else if (coord == extra) mine += extent % block; /* the partial last block */
+  return mine;
+}
+
+/* The dist of rank `rank` of nranks for the block layout of an n x n
+ * matrix with leading dimension lda (P = 1, Q = nranks). */
+static inline muster_dist_t muster_layout_block_dist(int64_t n, int nranks, int rank, int64_t lda) {
+  muster_dist_t d;
+  d.m = n;
+  d.n = n;
+  d.mb = n > 0 ? n : 1;
+  d.nb = n > 0 ? muster_ceil_div(n, nranks) : 1;
+  d.nprow = 1;
+  d.npcol = nranks;
+  d.myrow = 0;
+  d.mycol = rank;
+  d.lld = lda;
+  return d;
+}
+
+/* The dist of rank `rank` for the 1-D cyclic layout with tile `tile`
+ * (P = 1, Q = nranks, nb = tile). */
+static inline muster_dist_t muster_layout_cyclic_dist(int64_t n, int64_t tile, int nranks, int rank,
+                                                      int64_t lda) {
+  muster_dist_t d = muster_layout_block_dist(n, nranks, rank, lda);
+  d.nb = tile;
+  return d;
+}
+
 #endif

@@ -795,7 +795,7 @@ __attribute__((visibility("default"))) int muster_cusolvermg_stats(uint64_t *out
 }
 
 __attribute__((visibility("default"))) const muster_provider_v1_t muster_provider_v1 = {
-    .abi_version = MUSTER_PROVIDER_ABI_VERSION,
+    .abi_version = MUSTER_PROVIDER_V1_ABI,
     .struct_size = sizeof(muster_provider_v1_t),
     .name = "cusolvermg",
     .description = "cuSolverMg on 1-16 GPUs of one node (threads: device pointers; processes: CUDA IPC)",

@@ -339,7 +339,7 @@ static int64_t lp_choose_tile(void *ctx, muster_routine_t routine, muster_dtype_
 }
 
 __attribute__((visibility("default"))) const muster_provider_v1_t muster_provider_v1 = {
-    .abi_version = MUSTER_PROVIDER_ABI_VERSION,
+    .abi_version = MUSTER_PROVIDER_V1_ABI,
     .struct_size = sizeof(muster_provider_v1_t),
     .name = "lapack",
     .description = "CPU reference: OpenBLAS + LAPACKE on host shards (gathered on the leader)",

@@ -28,7 +28,7 @@ const muster_provider_v1_t *lfx_provider(void **ctx) {
   ASSERT(so != NULL);
   const muster_provider_v1_t *p = dlsym(so, MUSTER_PROVIDER_SYMBOL_V1);
   ASSERT(p != NULL);
-  ASSERT_EQ(p->abi_version, MUSTER_PROVIDER_ABI_VERSION);
+  ASSERT_EQ(p->abi_version, MUSTER_PROVIDER_V1_ABI);
   ASSERT_EQ(p->struct_size, sizeof(muster_provider_v1_t));
   char err[256] = "";
   ASSERT_EQ(p->init(ctx, err, sizeof err), 0);

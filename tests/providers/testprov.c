@@ -46,7 +46,7 @@
 #define TP_MAX_SHARDS MUSTER_MAX_RANKS
 #endif
 #ifndef TP_ABI
-#define TP_ABI MUSTER_PROVIDER_ABI_VERSION
+#define TP_ABI MUSTER_PROVIDER_V1_ABI
 #endif
 
 static void put(muster_dtype_t t, void *base, int64_t idx, double v) {

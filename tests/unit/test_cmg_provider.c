@@ -36,7 +36,7 @@ static void *load(const muster_provider_v1_t **v) {
   }
   *v = dlsym(h, MUSTER_PROVIDER_SYMBOL_V1);
   ASSERT(*v);
-  ASSERT_EQ((*v)->abi_version, MUSTER_PROVIDER_ABI_VERSION);
+  ASSERT_EQ((*v)->abi_version, MUSTER_PROVIDER_V1_ABI);
   ASSERT_EQ((*v)->struct_size, sizeof(muster_provider_v1_t));
   ASSERT(!strcmp((*v)->name, "cusolvermg"));
   return h;

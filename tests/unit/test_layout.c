@@ -328,3 +328,39 @@ TEST_IMPL(layout_block_cols) {
   ASSERT_EQ(muster_layout_block_cols(10, 2, 0, NULL, &nc), MUSTER_EINVAL);
   return 0;
 }
+
+/* muster_layout_numroc against counting the blocks one by one, and the
+ * 1-D layouts expressed as dists hold the same columns as the 1-D rules. */
+TEST_IMPL(layout_numroc_and_dists) {
+  for (int64_t extent = 0; extent <= 60; extent++)
+    for (int64_t block = 1; block <= 9; block++)
+      for (int P = 1; P <= 5; P++) {
+        int64_t sum = 0;
+        for (int c = 0; c < P; c++) {
+          int64_t count = 0;
+          for (int64_t i = 0; i < extent; i++) count += (i / block) % P == c;
+          ASSERT_EQ(muster_layout_numroc(extent, block, c, P), count);
+          sum += count;
+        }
+        ASSERT_EQ(sum, extent);
+      }
+  for (int R = 1; R <= 6; R++)
+    for (int64_t n = 1; n <= 40; n++) {
+      muster_layout_geom_t L;
+      ASSERT_OK(muster_layout_geom_init(&L, n, 1, R));
+      for (int r = 0; r < R; r++) {
+        muster_dist_t d = muster_layout_block_dist(n, R, r, n);
+        ASSERT_EQ(muster_layout_numroc(d.n, d.nb, d.mycol, d.npcol), muster_layout_block_ncols(&L, r));
+        ASSERT_EQ(muster_layout_numroc(d.m, d.mb, d.myrow, d.nprow), n);
+      }
+      for (int64_t T = 1; T <= n; T++) {
+        muster_layout_geom_t C;
+        ASSERT_OK(muster_layout_geom_init(&C, n, T, R));
+        for (int r = 0; r < R; r++) {
+          muster_dist_t d = muster_layout_cyclic_dist(n, T, R, r, n);
+          ASSERT_EQ(muster_layout_numroc(d.n, d.nb, d.mycol, d.npcol), muster_layout_cyclic_real_cols(&C, r));
+        }
+      }
+    }
+  return 0;
+}
