@@ -49,6 +49,7 @@
 
 #include "cudrv.h"
 #include "muster.h"
+#include "muster/layout.h"
 #include "xla/ffi/api/c_api.h"
 
 #define MJ_EXPORT __attribute__((visibility("default")))
@@ -78,6 +79,9 @@ typedef struct mj_call {
   int cuda;
   mj_attrs_t at;
   muster_dtype_t dtype;
+  /* The layout geometry of A's shard (check_width).  A block call's tile
+   * is 1 here: block columns do not depend on it, and its T_A may be 0. */
+  muster_layout_geom_t geom;
   XLA_FFI_Buffer *rank_in, *a_in, *b_in;
   XLA_FFI_Buffer *a_out, *b_out, *w_out, *status_out;
   void *stream;
@@ -87,10 +91,6 @@ typedef struct mj_call {
   int replica;     /* which copy of the group, when the mesh has other axes */
   char err[MJ_ERRLEN];
 } mj_call_t;
-
-static const char *routine_name(int r) {
-  return r == MUSTER_POTRS ? "potrs" : r == MUSTER_POTRI ? "potri" : r == MUSTER_SYEVD ? "syevd" : "?";
-}
 
 /* ---- XLA errors --------------------------------------------------------- */
 
@@ -239,8 +239,8 @@ static int64_t elems(const XLA_FFI_Buffer *b) {
 }
 
 static size_t bytes_of(const mj_call_t *c, const XLA_FFI_Buffer *b) {
-  size_t es = b == c->w_out ? (c->dtype == MUSTER_F32 || c->dtype == MUSTER_C64 ? 4 : 8)
-            : b == c->status_out || b == c->rank_in ? 4
+  size_t es = b == c->w_out                             ? muster_dtype_real_size(c->dtype)
+            : b == c->status_out || b == c->rank_in ? sizeof(int32_t)
                                                     : muster_dtype_size(c->dtype);
   return (size_t)elems(b) * es;
 }
@@ -248,7 +248,7 @@ static size_t bytes_of(const mj_call_t *c, const XLA_FFI_Buffer *b) {
 static int want_args(mj_call_t *c, const XLA_FFI_CallFrame *cf, int nargs, int nrets) {
   if (cf->args.size != nargs || cf->rets.size != nrets)
     return set_err(c, MUSTER_EINVAL, "%s takes %d operands and %d results, got %" PRId64 " and %" PRId64,
-                   routine_name(c->at.routine), nargs, nrets, cf->args.size, cf->rets.size);
+                   muster_routine_name((muster_routine_t)c->at.routine), nargs, nrets, cf->args.size, cf->rets.size);
   for (int i = 0; i < nargs; i++)
     if (cf->args.types[i] != XLA_FFI_ArgType_BUFFER)
       return set_err(c, MUSTER_EINVAL, "operand %d is not a buffer", i);
@@ -277,19 +277,18 @@ static int bind_buffers(mj_call_t *c, const XLA_FFI_CallFrame *cf) {
   return 0;
 }
 
-/* The shard's width must be the layout's: S = ceil(n/R) columns per rank in
- * the block layout (rank r holds [r*S, (r+1)*S)), or the cyclic layout's
- * padded local width.  Another width would put columns on the wrong rank. */
+/* The shard's width must be the layout's (muster/layout.h): the block
+ * width S = ceil(n/R), every rank's buffer, even where its last columns are
+ * past n; or the cyclic layout's padded local width.  Another width would
+ * put columns on the wrong rank.  Fills c->geom. */
 static int check_width(mj_call_t *c) {
   const mj_attrs_t *at = &c->at;
-  int64_t w = c->a_in->dims[1], want;
-  if (at->layout == MUSTER_LAYOUT_BLOCK) {
-    want = (at->n + at->nranks - 1) / at->nranks;
-  } else {
-    if (at->tile < 1) return set_err(c, MUSTER_EINVAL, "a cyclic input needs its tile (T_A)");
-    want = muster_layout_local_cols(at->n, at->tile, at->nranks);
-    if (want < 0) return set_err(c, (int)want, "%s", muster_last_error());
-  }
+  int cyclic = at->layout == MUSTER_LAYOUT_CYCLIC;
+  if (cyclic && at->tile < 1) return set_err(c, MUSTER_EINVAL, "a cyclic input needs its tile (T_A)");
+  if (muster_layout_geom_init(&c->geom, at->n, cyclic ? at->tile : 1, at->nranks) < 0)
+    return set_err(c, cyclic ? MUSTER_ETILE : MUSTER_EINVAL,
+                   "n=%" PRId64 " or tile %" PRId64 " out of range (1..2^40)", at->n, at->tile);
+  int64_t w = c->a_in->dims[1], want = cyclic ? c->geom.local_cols : c->geom.block_cols;
   if (w != want)
     return set_err(c, MUSTER_EINVAL, "A shard has %" PRId64 " columns; n=%" PRId64 " on %d ranks (%s layout) "
                    "needs %" PRId64 " per rank", w, at->n, at->nranks,
@@ -319,8 +318,7 @@ static int check_buffers(mj_call_t *c) {
                      c->a_in->dims[0], at->nrhs);
   }
   if (c->w_out) {
-    XLA_FFI_DataType wt = (c->dtype == MUSTER_F32 || c->dtype == MUSTER_C64) ? XLA_FFI_DataType_F32
-                                                                           : XLA_FFI_DataType_F64;
+    XLA_FFI_DataType wt = muster_dtype_real_size(c->dtype) == 4 ? XLA_FFI_DataType_F32 : XLA_FFI_DataType_F64;
     if (c->w_out->dtype != wt || elems(c->w_out) < at->n)
       return set_err(c, MUSTER_EINVAL, "W must hold n=%" PRId64 " reals of A's precision", at->n);
   }
@@ -484,12 +482,10 @@ static void fill_shard(mj_call_t *c, muster_shard_t *s, char *base) {
   s->lda = c->a_out->dims[0];
   s->ncols = c->a_out->dims[1];
   if (at->layout == MUSTER_LAYOUT_BLOCK) {
-    /* block shards of S = ceil(n/R) columns; the last ones may be short
-     * (their buffers keep S columns, the padding is not touched) */
-    int64_t S = (at->n + at->nranks - 1) / at->nranks;
-    int64_t c0 = (int64_t)c->rank * S;
-    s->col0 = c0 < at->n ? c0 : at->n;
-    s->ncols = at->n - s->col0 < S ? at->n - s->col0 : S;
+    /* the last block shards may be short: their buffers keep S columns,
+     * and the columns past n are not touched */
+    s->col0 = muster_layout_block_col0(&c->geom, c->rank);
+    s->ncols = muster_layout_block_ncols(&c->geom, c->rank);
   }
   s->a = base ? base : c->a_out->data;
   if (c->b_out) {
@@ -586,7 +582,7 @@ static int group_name(mj_call_t *c, char *name, size_t cap, int *slot) {
   char base[MUSTER_MAX_NAME + 1];
   int k = 0, len;
   *slot = -1;
-  len = snprintf(base, sizeof base, "jx.%s.%s.%" PRId64 ".%d", c->at.key, routine_name(c->at.routine),
+  len = snprintf(base, sizeof base, "jx.%s.%s.%" PRId64 ".%d", c->at.key, muster_routine_name((muster_routine_t)c->at.routine),
                  c->at.site, c->replica);
   if (len < 0 || (size_t)len + 18 > cap)
     return set_err(c, MUSTER_EINVAL, "muster_jax: group name %s... too long (group_key %s)", base, c->at.key);
@@ -646,7 +642,7 @@ static int run_solve(mj_call_t *c, const muster_shard_t *mine, muster_solve_resu
   rc = muster_group_join(name, c->rank, c->at.nranks, &opts, &g);
   if (rc < 0) {
     set_err(c, rc, "muster_jax %s rank %d/%d (device %d): joining group %s: %s",
-            routine_name(c->at.routine), c->rank, c->at.nranks, c->device, name, muster_last_error());
+            muster_routine_name((muster_routine_t)c->at.routine), c->rank, c->at.nranks, c->device, name, muster_last_error());
     slot_release(slot, 1, c->at.local_ranks);
     return rc;
   }
@@ -654,12 +650,12 @@ static int run_solve(mj_call_t *c, const muster_shard_t *mine, muster_solve_resu
   rc = muster_solve(g, &args, mine, res);
   if (rc == 0) stats_record(c, now_s() - t0, res);
   if (rc < 0)
-    set_err(c, rc, "muster_jax %s rank %d/%d (device %d, group %s): %s", routine_name(c->at.routine),
+    set_err(c, rc, "muster_jax %s rank %d/%d (device %d, group %s): %s", muster_routine_name((muster_routine_t)c->at.routine),
             c->rank, c->at.nranks, c->device, name, muster_last_error());
   int lrc = muster_group_leave(g);
   if (rc == 0 && lrc < 0) {
     rc = lrc;
-    set_err(c, rc, "muster_jax %s rank %d/%d: leaving group %s: %s", routine_name(c->at.routine), c->rank,
+    set_err(c, rc, "muster_jax %s rank %d/%d: leaving group %s: %s", muster_routine_name((muster_routine_t)c->at.routine), c->rank,
             c->at.nranks, name, muster_last_error());
   }
   slot_release(slot, rc < 0, c->at.local_ranks);
