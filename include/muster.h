@@ -258,6 +258,15 @@ MUSTER_EXTERN int muster_layout_block_cols(int64_t n, int nranks, int rank, int6
 /* Local padded column count of each rank for (n, tile, nranks). */
 MUSTER_EXTERN int64_t muster_layout_local_cols(int64_t n, int64_t tile, int nranks);
 
+/* The global column each local column of rank `rank`'s cyclic shard holds,
+ * or -1 for a padding column: gcols[l] for l in [0, local_cols), of which
+ * only the first cap are written.  Returns local_cols (which may exceed cap)
+ * or a negative code (MUSTER_EINVAL for n, nranks, rank or cap out of
+ * range, MUSTER_ETILE for a tile < 1 or too large).  Any tile >= 1 defines
+ * the layout; muster_layout_check_tile says whether the runtime takes it. */
+MUSTER_EXTERN int64_t muster_layout_cyclic_cols(int64_t n, int64_t tile, int nranks, int rank,
+                                                int64_t *gcols, int64_t cap);
+
 /* Check `tile` for (n, nranks) as block shards of (n/nranks rounded up)
  * columns.  MUSTER_ETILE with a message naming the nearest valid smaller and
  * larger tiles when it is not valid. */
