@@ -91,7 +91,7 @@ static int decode_one(mj_call_t *c, const XLA_FFI_Attrs *attrs, int64_t i, int_v
   if (name_is(name, "provider"))
     return attr_string(c, name, attrs->types[i], attrs->attrs[i], c->at.provider, sizeof c->at.provider);
   if (name_is(name, "group_key"))
-    return attr_string(c, name, attrs->types[i], attrs->attrs[i], c->at.key, sizeof c->at.key);
+    return attr_string(c, name, attrs->types[i], attrs->attrs[i], c->at.group_key, sizeof c->at.group_key);
   return mj_set_err(c, MUSTER_EINVAL, "unknown attribute %.*s", (int)name->len, name->ptr);
 }
 
@@ -135,6 +135,6 @@ int mj_decode_attrs(mj_call_t *c, const XLA_FFI_Attrs *attrs) {
   int rc = check_attrs(c);
   if (rc < 0) return rc;
   /* one process: the pid keeps this process's groups apart from others' */
-  if (at->key[0] == '\0') snprintf(at->key, sizeof at->key, "p%ld", (long)getpid());
+  if (at->group_key[0] == '\0') snprintf(at->group_key, sizeof at->group_key, "p%ld", (long)getpid());
   return 0;
 }

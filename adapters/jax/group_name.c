@@ -114,11 +114,11 @@ int mj_group_name(mj_call_t *c, char *name, size_t cap, int *pooled) {
   char base[MUSTER_MAX_NAME + 1];
   int k = 0;
   *pooled = -1;
-  int len = snprintf(base, sizeof base, "jx.%s.%s.%" PRId64 ".%d", c->at.key,
+  int len = snprintf(base, sizeof base, "jx.%s.%s.%" PRId64 ".%d", c->at.group_key,
                      muster_routine_name((muster_routine_t)c->at.routine), c->at.site, c->replica);
   if (len < 0 || (size_t)len + MJ_SUFFIX_MAX > cap)
     return mj_set_err(c, MUSTER_EINVAL, "muster_jax: group name %s... too long (group_key %s)", base,
-                      c->at.key);
+                      c->at.group_key);
   /* the pool tells the instances of one launch by its run id; 0 (an XLA
    * without RunId_Get) would put every launch in one entry */
   if (c->at.local_ranks == c->at.nranks && c->run_id != 0 && pool_enabled())

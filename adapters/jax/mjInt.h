@@ -45,7 +45,7 @@ typedef struct mj_attrs {
   int local_ranks; /* ranks of the group in this process                     */
   int return_status, process_mode;
   char provider[32]; /* forced provider, "" for the runtime's choice        */
-  char key[48];      /* group_key; "p<pid>" when the Python side gave none  */
+  char group_key[48]; /* "p<pid>" when the Python side gave none           */
 } mj_attrs_t;
 
 /* One handler call: everything the files pass around, freed at its end. */
