@@ -19,6 +19,7 @@
 #include <cuda.h>
 
 #include "cmgInt.h"
+#include "muster/proc.h"
 
 #define BLOB_MAGIC 0x436d4749u /* "CmGI" */
 #define BLOB_VERSION 1u
@@ -40,23 +41,6 @@ typedef struct blob {
   blob_mem_t mem[3]; /* a, b, w */
   char why[128];     /* why nothing could be exported ("" when it could) */
 } blob_t;
-
-static uint64_t self_start_time(void) {
-  char buf[1024];
-  FILE *f = fopen("/proc/self/stat", "r");
-  if (!f) return 0;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  char *p = strrchr(buf, ')'); /* comm may hold spaces */
-  if (!p) return 0;
-  unsigned long long st = 0;
-  /* fields after comm: state(3) ... starttime(22) */
-  if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-             &st) != 1)
-    return 0;
-  return st;
-}
 
 typedef CUresult (*addr_range_fn)(CUdeviceptr *base, size_t *size, CUdeviceptr ptr);
 
@@ -114,7 +98,7 @@ int cmg_ipc_export(const muster_shard_t *mine, void *out, size_t cap, size_t *le
   b.magic = BLOB_MAGIC;
   b.version = BLOB_VERSION;
   b.pid = (int64_t)getpid();
-  b.start_time = self_start_time();
+  b.start_time = muster_proc_self_start_time();
   CMG_CU(dev, cudaDeviceGetPCIBusId(b.busid, (int)sizeof b.busid, dev));
   /* The runtime may ask for an export it will not use (threads mode before
    * it knows every rank is local): a failure here is reported by the leader
@@ -154,22 +138,6 @@ static void trim(cmg_ctx_t *c) {
   }
 }
 
-static uint64_t start_time_of(int64_t pid) {
-  char path[64], buf[1024];
-  snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
-  FILE *f = fopen(path, "r");
-  if (!f) return 0;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  char *p = strrchr(buf, ')');
-  unsigned long long st = 0;
-  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-                   &st) != 1)
-    return 0;
-  return st;
-}
-
 /* Close the mappings of peers that are gone (the runtime may not call
  * forget_peer for a rank that died): once per call. */
 static void sweep_dead(cmg_ctx_t *c) {
@@ -178,7 +146,7 @@ static void sweep_dead(cmg_ctx_t *c) {
   swept_at = c->calls;
   for (cmg_ipc_entry_t **pp = &c->ipc; *pp;) {
     cmg_ipc_entry_t *e = *pp;
-    if (e->start_time != 0 && start_time_of(e->pid) != e->start_time) {
+    if (e->start_time != 0 && muster_proc_start_time((pid_t)e->pid, NULL) != e->start_time) {
       *pp = e->next;
       close_entry(e);
     } else {
