@@ -71,100 +71,17 @@ static cudaDataType real_type(muster_dtype_t t) {
   return muster_dtype_real_bytes(t) == 4 ? CUDA_R_32F : CUDA_R_64F;
 }
 
-/* ---- probe: never initializes CUDA in a process that may fork ranks later ---- */
-
-/* Has this process already initialized CUDA (cuInit)?  Then probing here
- * costs nothing and a forked child could not use CUDA anyway.  libcuda being
- * mapped is not enough: cuBLAS/cuSOLVER load it when this provider is
- * dlopen()ed, long before anyone initializes it, and initializing CUDA in
- * the CLI's parent would break the rank processes it forks next.  Every
- * driver call but cuInit answers CUDA_ERROR_NOT_INITIALIZED (3) before
- * cuInit, without initializing anything. */
-static int driver_initialized(void) {
-  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (!h) return 0;
-  int (*get_count)(int *) = (int (*)(int *))dlsym(h, "cuDeviceGetCount");
-  int n = 0, st = get_count ? get_count(&n) : -1;
-  dlclose(h);
-  return st == 0;
-}
-
-typedef struct probe_res {
-  int st;     /* cudaError_t */
-  int count;
-} probe_res_t;
-
-static probe_res_t count_devices_here(void) {
-  probe_res_t r = {0, 0};
-  r.st = (int)cudaGetDeviceCount(&r.count);
-  return r;
-}
-
-/* CUDA must not be initialized in a process that forks rank processes
- * afterwards (the CLI probes, then forks), so unless the driver is already
- * loaded here, ask a short-lived child. */
-static probe_res_t count_devices(void) {
-  probe_res_t r = {(int)cudaErrorUnknown, 0};
-  if (driver_initialized()) return count_devices_here();
-  int fd[2];
-  if (pipe(fd) < 0) return count_devices_here();
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fd[0]);
-    close(fd[1]);
-    return count_devices_here();
-  }
-  if (pid == 0) {
-    close(fd[0]);
-    probe_res_t c = count_devices_here();
-    ssize_t w = write(fd[1], &c, sizeof c);
-    (void)w;
-    _exit(0);
-  }
-  close(fd[1]);
-  ssize_t got = read(fd[0], &r, sizeof r);
-  close(fd[0]);
-  int status;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (got != (ssize_t)sizeof r) r = (probe_res_t){(int)cudaErrorUnknown, -1};
-  return r;
-}
-
-static int probe(char *why, size_t whylen) {
-  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-  static int cached; /* 1: ok, -1: not, 0: unknown */
-  static char cached_why[256];
-  pthread_mutex_lock(&mu); /* one probe (and one child) per process */
-  if (cached == 0) {
-    probe_res_t r = count_devices();
-    if (r.count < 0) {
-      snprintf(cached_why, sizeof cached_why, "probe child died before reporting the device count");
-      cached = -1;
-    } else if (r.st != (int)cudaSuccess) {
-      snprintf(cached_why, sizeof cached_why, "no usable CUDA driver: cudaGetDeviceCount returned %s (%d): %s",
-               cudaGetErrorName((cudaError_t)r.st), r.st, cudaGetErrorString((cudaError_t)r.st));
-      cached = -1;
-    } else if (r.count == 0) {
-      snprintf(cached_why, sizeof cached_why, "no CUDA device: cudaGetDeviceCount found 0");
-      cached = -1;
-    } else {
-      cached = 1;
-    }
-  }
-  int ok = cached > 0;
-  if (!ok && why && whylen) snprintf(why, whylen, "%s", cached_why);
-  pthread_mutex_unlock(&mu);
-  return ok ? 0 : MUSTER_ECUDA;
-}
+/* Fork-safe: never initializes CUDA in a process that may fork ranks later
+ * (cudacommon's cuc_probe). */
+static int probe(char *why, size_t whylen) { return cuc_probe(NULL, why, whylen); }
 
 /* ---- context ------------------------------------------------------------------ */
 
 static int init(void **out, char *err, size_t errlen) {
   cmg_ctx_t *c = calloc(1, sizeof *c);
   if (!c) {
-    snprintf(err, errlen, "cusolvermg: out of host memory");
-    return MUSTER_ENOMEM;
+    cuc_err_t e = CMG_ERR(err, errlen);
+    return cuc_fail(&e, MUSTER_ENOMEM, "out of host memory");
   }
   pthread_mutex_init(&c->mu, NULL);
   *out = c;
@@ -174,14 +91,13 @@ static int init(void **out, char *err, size_t errlen) {
 static void fini(void *vc) {
   cmg_ctx_t *c = vc;
   if (!c) return;
-  int saved = -1;
-  if (cudaGetDevice(&saved) != cudaSuccess) saved = -1;
+  int saved = cuc_device_save();
   pthread_mutex_lock(&c->mu);
-  cmg_ipc_free(c);
+  cuc_ipc_free(&c->ipc);
   cmg_cache_free(c);
   pthread_mutex_unlock(&c->mu);
   pthread_mutex_destroy(&c->mu);
-  if (saved >= 0) cudaSetDevice(saved);
+  cuc_device_restore(saved);
   (void)cudaGetLastError();
   free(c);
 }
@@ -260,7 +176,7 @@ typedef struct job {
   cmg_ctx_t *c;
   const muster_provider_call_t *call;
   const muster_solve_args_t *a;
-  cmg_err_t *E;
+  cuc_err_t *E;
   int R;
   int ids[CMG_MAX_DEV];
   size_t esz;
@@ -277,52 +193,52 @@ typedef struct job {
 static int validate(job_t *j) {
   const muster_provider_call_t *call = j->call;
   const muster_solve_args_t *a = j->a;
-  cmg_err_t *E = j->E;
+  cuc_err_t *E = j->E;
   int R = call->nshards;
   if (R < 1 || R > CMG_MAX_DEV)
-    return cmg_fail(E, MUSTER_EINVAL, "%d ranks: cuSolverMg takes 1 to %d GPUs", R, CMG_MAX_DEV);
+    return cuc_fail(E, MUSTER_EINVAL, "%d ranks: cuSolverMg takes 1 to %d GPUs", R, CMG_MAX_DEV);
   if (a->n < 1 || a->n > INT_MAX)
-    return cmg_fail(E, MUSTER_EINVAL, "n=%" PRId64 " out of range 1..%d (cuSolverMg takes int)", a->n, INT_MAX);
+    return cuc_fail(E, MUSTER_EINVAL, "n=%" PRId64 " out of range 1..%d (cuSolverMg takes int)", a->n, INT_MAX);
   if (a->routine == MUSTER_POTRS && (a->nrhs < 1 || a->nrhs > INT_MAX))
-    return cmg_fail(E, MUSTER_EINVAL, "potrs: nrhs=%" PRId64 " out of range", a->nrhs);
+    return cuc_fail(E, MUSTER_EINVAL, "potrs: nrhs=%" PRId64 " out of range", a->nrhs);
   if (a->tile < 1 || a->tile > a->n)
-    return cmg_fail(E, MUSTER_ETILE, "tile %" PRId64 " out of range 1..n=%" PRId64, a->tile, a->n);
+    return cuc_fail(E, MUSTER_ETILE, "tile %" PRId64 " out of range 1..n=%" PRId64, a->tile, a->n);
   if (a->routine == MUSTER_SYEVD && a->tile > SYEVD_MAX_TILE)
-    return cmg_fail(E, MUSTER_ETILE, "syevd: tile %" PRId64 " > %d, the largest cuSolverMg's syevd takes",
+    return cuc_fail(E, MUSTER_ETILE, "syevd: tile %" PRId64 " > %d, the largest cuSolverMg's syevd takes",
                     a->tile, SYEVD_MAX_TILE);
   j->esz = muster_dtype_bytes(a->dtype);
-  if (!j->esz) return cmg_fail(E, MUSTER_EINVAL, "unknown dtype %d", (int)a->dtype);
+  if (!j->esz) return cuc_fail(E, MUSTER_EINVAL, "unknown dtype %d", (int)a->dtype);
   muster_layout_geom_init(&j->L, a->n, a->tile, R);
   j->lda = call->shards[0].lda;
   for (int r = 0; r < R; r++) {
     const muster_shard_t *s = &call->shards[r];
     if (s->mem != MUSTER_MEM_CUDA)
-      return cmg_fail(E, MUSTER_EUNSUPPORTED, "rank %d: shard memory kind %d is not CUDA device memory", r,
+      return cuc_fail(E, MUSTER_EUNSUPPORTED, "rank %d: shard memory kind %d is not CUDA device memory", r,
                       (int)s->mem);
-    if (s->device < 0 || s->device >= CMG_MAX_ORDINAL)
-      return cmg_fail(E, MUSTER_EINVAL, "rank %d: device %d out of range", r, s->device);
+    if (s->device < 0 || s->device >= CUC_MAX_ORDINAL)
+      return cuc_fail(E, MUSTER_EINVAL, "rank %d: device %d out of range", r, s->device);
     for (int q = 0; q < r; q++)
       if (j->ids[q] == s->device)
-        return cmg_fail(E, MUSTER_EINVAL, "ranks %d and %d both on device %d: cuSolverMg needs one GPU per rank",
+        return cuc_fail(E, MUSTER_EINVAL, "ranks %d and %d both on device %d: cuSolverMg needs one GPU per rank",
                         q, r, s->device);
     j->ids[r] = s->device;
-    if (!s->a) return cmg_fail(E, MUSTER_EINVAL, "rank %d (device %d): a is NULL", r, s->device);
+    if (!s->a) return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): a is NULL", r, s->device);
     if (s->lda != j->lda || s->lda < a->n)
-      return cmg_fail(E, MUSTER_EINVAL, "rank %d (device %d): lda=%" PRId64 "; every rank needs the same lda >= n=%"
+      return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): lda=%" PRId64 "; every rank needs the same lda >= n=%"
                       PRId64 " (rank 0 has %" PRId64 ")", r, s->device, s->lda, a->n, j->lda);
     if (a->routine == MUSTER_POTRS && (!s->b || s->ldb < a->n))
-      return cmg_fail(E, MUSTER_EINVAL, "rank %d (device %d): potrs needs b with ldb >= n (b=%p ldb=%" PRId64 ")",
+      return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): potrs needs b with ldb >= n (b=%p ldb=%" PRId64 ")",
                       r, s->device, s->b, s->ldb);
     if (a->routine == MUSTER_SYEVD && !s->w)
-      return cmg_fail(E, MUSTER_EINVAL, "rank %d (device %d): syevd needs w", r, s->device);
+      return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): syevd needs w", r, s->device);
     if (a->layout == MUSTER_LAYOUT_BLOCK) {
       int64_t c0 = muster_layout_block_col0(&j->L, r), nc = muster_layout_block_ncols(&j->L, r);
       if (s->col0 != c0 || s->ncols < nc)
-        return cmg_fail(E, MUSTER_EINVAL, "rank %d (device %d): block shard holds columns [%" PRId64 ", +%" PRId64
+        return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): block shard holds columns [%" PRId64 ", +%" PRId64
                         "), the block layout of n=%" PRId64 " over %d ranks puts [%" PRId64 ", +%" PRId64 ") there",
                         r, s->device, s->col0, s->ncols, a->n, R, c0, nc);
     } else if (s->ncols < muster_layout_cyclic_real_cols(&j->L, r)) {
-      return cmg_fail(E, MUSTER_EINVAL, "rank %d (device %d): cyclic shard of %" PRId64 " columns, tile %" PRId64
+      return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): cyclic shard of %" PRId64 " columns, tile %" PRId64
                       " needs %" PRId64, r, s->device, s->ncols, a->tile, muster_layout_cyclic_real_cols(&j->L, r));
     }
     j->user[r] = s->a;
@@ -340,7 +256,7 @@ static int plan_force(void) {
 
 static int prepare_layout(job_t *j) {
   int rc = 0;
-  cmg_err_t *E = j->E;
+  cuc_err_t *E = j->E;
   for (int r = 0; r < j->R; r++) j->mats[r] = j->user[r];
   if (j->a->layout != MUSTER_LAYOUT_BLOCK) return 0;
   int64_t cap[CMG_MAX_DEV];
@@ -348,17 +264,17 @@ static int prepare_layout(job_t *j) {
   cmg_plan_req_t req = {j->a->n, j->lda, j->a->tile, j->R, j->esz, cap, CMG_TO_CYCLIC, plan_force(),
                         CMG_STAGE_CAP};
   char why[160];
-  if (cmg_plan_build(&j->to_cyc, &req, why, sizeof why) < 0) return cmg_fail(E, MUSTER_ENOMEM, "%s", why);
+  if (cmg_plan_build(&j->to_cyc, &req, why, sizeof why) < 0) return cuc_fail(E, MUSTER_ENOMEM, "%s", why);
   req.direction = CMG_TO_BLOCK;
   req.force = j->to_cyc.kind == CMG_PLAN_COPY ? CMG_PLAN_COPY : req.force;
-  if (cmg_plan_build(&j->to_blk, &req, why, sizeof why) < 0) return cmg_fail(E, MUSTER_ENOMEM, "%s", why);
+  if (cmg_plan_build(&j->to_blk, &req, why, sizeof why) < 0) return cuc_fail(E, MUSTER_ENOMEM, "%s", why);
   if (j->to_cyc.kind == CMG_PLAN_COPY)
     for (int r = 0; r < j->R; r++) {
       cmg_dev_t *d = &j->c->dev[j->ids[r]];
-      CMG_CHECK(cmg_grow(j->ids[r], &d->work, &d->work_bytes, (size_t)j->to_cyc.work_bytes, E));
+      CUC_CHECK(cuc_grow(j->ids[r], &d->work, &d->work_bytes, (size_t)j->to_cyc.work_bytes, E));
       j->work[r] = j->mats[r] = d->work;
     }
-  CMG_CHECK(cmg_plan_run(j->c, &j->to_cyc, j->ids, j->user, j->work, E));
+  CUC_CHECK(cmg_plan_run(j->c, &j->to_cyc, j->ids, j->user, j->work, E));
 out:
   return rc;
 }
@@ -367,7 +283,7 @@ static int grow_ws(job_t *j, int64_t lwork) {
   int rc = 0;
   for (int r = 0; r < j->R; r++) {
     cmg_dev_t *d = &j->c->dev[j->ids[r]];
-    CMG_CHECK(cmg_grow(j->ids[r], &d->ws, &d->ws_bytes, (size_t)lwork * j->esz, j->E));
+    CUC_CHECK(cuc_grow(j->ids[r], &d->ws, &d->ws_bytes, (size_t)lwork * j->esz, j->E));
   }
 out:
   return rc;
@@ -381,11 +297,11 @@ static int check_info(job_t *j, const char *what, int info) {
   *j->call->info = info;
   if (info == 0) return 0;
   if (info > 0 && strstr(what, "Potrf"))
-    return cmg_fail(j->E, MUSTER_ENOTPD, "%s on devices %d..: not positive definite (leading minor %d)", what,
+    return cuc_fail(j->E, MUSTER_ENOTPD, "%s on devices %d..: not positive definite (leading minor %d)", what,
                     j->ids[0], info);
   if (info > 0)
-    return cmg_fail(j->E, MUSTER_EPROVIDER, "%s: did not converge (info=%d)", what, info);
-  return cmg_fail(j->E, MUSTER_EPROVIDER, "%s: parameter %d was refused (info=%d)", what, -info, info);
+    return cuc_fail(j->E, MUSTER_EPROVIDER, "%s: did not converge (info=%d)", what, info);
+  return cuc_fail(j->E, MUSTER_EPROVIDER, "%s: parameter %d was refused (info=%d)", what, -info, info);
 }
 
 /* First diagonal entry (0-based) whose real part is not positive (or NaN),
@@ -420,14 +336,14 @@ static int diag_scan(job_t *j, int64_t *first) {
 static int do_potrf(job_t *j) {
   int rc = 0, info = 0, n = (int)j->a->n;
   int64_t lwork = 0;
-  cmg_err_t *E = j->E;
+  cuc_err_t *E = j->E;
   void *ws[CMG_MAX_DEV];
   cudaDataType t = cuda_type(j->a->dtype);
-  CMG_SO(j->ids[0], cusolverMgPotrf_bufferSize(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1, j->descA,
+  CUC_SO(j->ids[0], cusolverMgPotrf_bufferSize(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1, j->descA,
                                                t, &lwork));
-  CMG_CHECK(grow_ws(j, lwork));
+  CUC_CHECK(grow_ws(j, lwork));
   ws_ptrs(j, ws);
-  CMG_CU(j->ids[0], cudaSetDevice(j->ids[0]));
+  CUC_CU(j->ids[0], cudaSetDevice(j->ids[0]));
   cusolverStatus_t st = cusolverMgPotrf(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1, j->descA, t, ws,
                                         lwork, &info);
   if (st != CUSOLVER_STATUS_SUCCESS && info <= 0) {
@@ -440,12 +356,12 @@ static int do_potrf(job_t *j) {
       if (cudaSetDevice(j->ids[r]) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) (void)cudaGetLastError();
     if (st == CUSOLVER_STATUS_INTERNAL_ERROR && diag_scan(j, &k) == 0 && k >= 0) {
       *j->call->info = k + 1;
-      return cmg_fail(E, MUSTER_ENOTPD, "cusolverMgPotrf on devices %d..: %s with pivot %lld not positive: "
-                      "not positive definite (leading minor %lld)", j->ids[0], cmg_solver_status_name(st),
+      return cuc_fail(E, MUSTER_ENOTPD, "cusolverMgPotrf on devices %d..: %s with pivot %lld not positive: "
+                      "not positive definite (leading minor %lld)", j->ids[0], cuc_solver_status_name(st),
                       (long long)(k + 1), (long long)(k + 1));
     }
-    return cmg_fail(E, MUSTER_ECUDA, "device %d: cusolverMgPotrf failed: %s (%d), info=%d", j->ids[0],
-                    cmg_solver_status_name(st), (int)st, info);
+    return cuc_fail(E, MUSTER_ECUDA, "device %d: cusolverMgPotrf failed: %s (%d), info=%d", j->ids[0],
+                    cuc_solver_status_name(st), (int)st, info);
   }
   rc = check_info(j, "cusolverMgPotrf", info);
 out:
@@ -454,10 +370,10 @@ out:
 
 static int sync_all(job_t *j) {
   int rc = 0;
-  cmg_err_t *E = j->E;
+  cuc_err_t *E = j->E;
   for (int r = 0; r < j->R; r++) {
-    CMG_CU(j->ids[r], cudaSetDevice(j->ids[r]));
-    CMG_CU(j->ids[r], cudaDeviceSynchronize());
+    CUC_CU(j->ids[r], cudaSetDevice(j->ids[r]));
+    CUC_CU(j->ids[r], cudaDeviceSynchronize());
   }
 out:
   return rc;
@@ -465,11 +381,11 @@ out:
 
 static int do_potrs(job_t *j) {
   int rc = 0, info = 0, n = (int)j->a->n;
-  cmg_err_t *E = j->E;
+  cuc_err_t *E = j->E;
   const muster_shard_t *sh = j->call->shards;
   cudaDataType t = cuda_type(j->a->dtype);
   void *ws[CMG_MAX_DEV], *bp[CMG_MAX_DEV];
-  CMG_CHECK(do_potrf(j));
+  CUC_CHECK(do_potrf(j));
   /* B lives on rank 0's device: chunks of at most one tile of columns keep
    * every chunk in grid column 0; the other entries are never touched.  No
    * chunk is wider than CMG_RHS_PANEL (cuSolverMg's defect above). */
@@ -478,23 +394,23 @@ static int do_potrs(job_t *j) {
     int64_t cols = j->a->nrhs - c0 < chunk ? j->a->nrhs - c0 : chunk;
     cudaLibMgMatrixDesc_t descB;
     int64_t lwork = 0;
-    CMG_CHECK(cmg_desc_get(j->set, ldb, cols, j->a->tile, t, &descB, E));
+    CUC_CHECK(cmg_desc_get(j->set, ldb, cols, j->a->tile, t, &descB, E));
     bp[0] = (char *)sh[0].b + (size_t)(c0 * ldb) * j->esz;
     for (int r = 1; r < j->R; r++) bp[r] = sh[r].b;
-    CMG_SO(j->ids[0], cusolverMgPotrs_bufferSize(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, (int)cols, j->mats, 1,
+    CUC_SO(j->ids[0], cusolverMgPotrs_bufferSize(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, (int)cols, j->mats, 1,
                                                  1, j->descA, bp, 1, 1, descB, t, &lwork));
-    CMG_CHECK(grow_ws(j, lwork));
+    CUC_CHECK(grow_ws(j, lwork));
     ws_ptrs(j, ws);
-    CMG_CU(j->ids[0], cudaSetDevice(j->ids[0]));
-    CMG_SO(j->ids[0], cusolverMgPotrs(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, (int)cols, j->mats, 1, 1,
+    CUC_CU(j->ids[0], cudaSetDevice(j->ids[0]));
+    CUC_SO(j->ids[0], cusolverMgPotrs(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, (int)cols, j->mats, 1, 1,
                                       j->descA, bp, 1, 1, descB, t, ws, lwork, &info));
-    CMG_CHECK(check_info(j, "cusolverMgPotrs", info));
+    CUC_CHECK(check_info(j, "cusolverMgPotrs", info));
   }
-  CMG_CHECK(sync_all(j));
+  CUC_CHECK(sync_all(j));
   for (int r = 1; r < j->R; r++) { /* X to every rank */
     cudaStream_t s = j->c->dev[j->ids[r]].streams[0];
-    CMG_CU(j->ids[r], cudaSetDevice(j->ids[r]));
-    CMG_CU(j->ids[r], cudaMemcpy2DAsync(sh[r].b, (size_t)sh[r].ldb * j->esz, sh[0].b, (size_t)ldb * j->esz,
+    CUC_CU(j->ids[r], cudaSetDevice(j->ids[r]));
+    CUC_CU(j->ids[r], cudaMemcpy2DAsync(sh[r].b, (size_t)sh[r].ldb * j->esz, sh[0].b, (size_t)ldb * j->esz,
                                         (size_t)j->a->n * j->esz, (size_t)j->a->nrhs, cudaMemcpyDefault, s));
   }
 out:
@@ -509,31 +425,31 @@ out:
  * buffer), GPUs in parallel; nobody writes the lower triangle. */
 static int mirror_inverse(job_t *j) {
   int rc = 0;
-  cmg_err_t *E = j->E;
+  cuc_err_t *E = j->E;
   int64_t n = j->a->n, T = j->a->tile, lda = j->lda, ntiles = (n + T - 1) / T;
   size_t esz = j->esz;
   for (int r = 0; r < j->R; r++) {
     int dev = j->ids[r];
     cmg_dev_t *d = &j->c->dev[dev];
-    CMG_CHECK(cmg_grow(dev, &d->stage[0], &d->stage_bytes[0], (size_t)(T * n) * esz, E));
+    CUC_CHECK(cuc_grow(dev, &d->stage[0], &d->stage_bytes[0], (size_t)(T * n) * esz, E));
   }
   for (int64_t C = 0; C < ntiles; C++) {
     int r = (int)(C % j->R), dev = j->ids[r];
     cmg_dev_t *d = &j->c->dev[dev];
     cudaStream_t s = d->streams[0];
     int64_t row0 = C * T, wc = n - row0 < T ? n - row0 : T;
-    CMG_CU(dev, cudaSetDevice(dev));
+    CUC_CU(dev, cudaSetDevice(dev));
     for (int64_t I = 0; I <= C; I++) { /* stage(c, i) = A(row0 + c, i) for columns i of tile I */
       int64_t wi = n - I * T < T ? n - I * T : T;
       const char *src = (const char *)j->mats[I % j->R] + (size_t)(((I / j->R) * T) * lda + row0) * esz;
       char *dst = (char *)d->stage[0] + (size_t)(I * T * wc) * esz;
-      CMG_CU(dev, cudaMemcpy2DAsync(dst, (size_t)wc * esz, src, (size_t)lda * esz, (size_t)wc * esz, (size_t)wi,
+      CUC_CU(dev, cudaMemcpy2DAsync(dst, (size_t)wc * esz, src, (size_t)lda * esz, (size_t)wc * esz, (size_t)wi,
                                     cudaMemcpyDefault, s));
     }
     char *tile0 = (char *)j->mats[r] + (size_t)((C / j->R) * T * lda) * esz;
-    CMG_CU(dev, cmg_mirror_tile((int)j->a->dtype, d->stage[0], wc, row0, tile0, lda, s));
+    CUC_CU(dev, cmg_mirror_tile((int)j->a->dtype, d->stage[0], wc, row0, tile0, lda, s));
   }
-  CMG_CHECK(sync_all(j));
+  CUC_CHECK(sync_all(j));
 out:
   return rc;
 }
@@ -543,19 +459,19 @@ out:
 static int potri_one_gpu(job_t *j) {
   int rc = 0, info = 0, n = (int)j->a->n;
   int64_t lwork = 0;
-  cmg_err_t *E = j->E;
+  cuc_err_t *E = j->E;
   void *ws[CMG_MAX_DEV];
   cudaDataType t = cuda_type(j->a->dtype);
-  CMG_SO(j->ids[0], cusolverMgPotri_bufferSize(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1, j->descA,
+  CUC_SO(j->ids[0], cusolverMgPotri_bufferSize(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1, j->descA,
                                                t, &lwork));
-  CMG_CHECK(grow_ws(j, lwork));
+  CUC_CHECK(grow_ws(j, lwork));
   ws_ptrs(j, ws);
-  CMG_CU(j->ids[0], cudaSetDevice(j->ids[0]));
-  CMG_SO(j->ids[0], cusolverMgPotri(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1, j->descA, t, ws,
+  CUC_CU(j->ids[0], cudaSetDevice(j->ids[0]));
+  CUC_SO(j->ids[0], cusolverMgPotri(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1, j->descA, t, ws,
                                     lwork, &info));
-  CMG_CHECK(check_info(j, "cusolverMgPotri", info));
-  CMG_CHECK(sync_all(j));
-  CMG_CHECK(mirror_inverse(j));
+  CUC_CHECK(check_info(j, "cusolverMgPotri", info));
+  CUC_CHECK(sync_all(j));
+  CUC_CHECK(mirror_inverse(j));
 out:
   return rc;
 }
@@ -566,14 +482,14 @@ out:
  * Ordered on the first GPU's stream s. */
 static int scatter_panel(job_t *j, void *const *res, const void *panel, int64_t c0, int64_t w, cudaStream_t s) {
   int rc = 0;
-  cmg_err_t *E = j->E;
+  cuc_err_t *E = j->E;
   int64_t T = j->a->tile, lda = j->lda;
   size_t esz = j->esz;
   for (int64_t c = c0; c < c0 + w;) {
     int64_t end = (c / T + 1) * T < c0 + w ? (c / T + 1) * T : c0 + w, lc;
     int r;
     muster_layout_cyclic_owner(&j->L, c, &r, &lc);
-    CMG_CU(j->ids[0], cudaMemcpyAsync((char *)res[r] + (size_t)(lc * lda) * esz,
+    CUC_CU(j->ids[0], cudaMemcpyAsync((char *)res[r] + (size_t)(lc * lda) * esz,
                                       (const char *)panel + (size_t)((c - c0) * lda) * esz,
                                       (size_t)((end - c) * lda) * esz, cudaMemcpyDefault, s));
     c = end;
@@ -592,7 +508,7 @@ out:
  * an lda x 2048 panel on the first. */
 static int inverse_by_solves(job_t *j) {
   int rc = 0, info = 0, n = (int)j->a->n;
-  cmg_err_t *E = j->E;
+  cuc_err_t *E = j->E;
   cudaDataType t = cuda_type(j->a->dtype);
   int64_t lda = j->lda, W = n < CMG_RHS_PANEL ? n : CMG_RHS_PANEL, lwork = 0, lw = 0;
   int64_t last = n % W ? n % W : W; /* width of the last panel */
@@ -604,46 +520,46 @@ static int inverse_by_solves(job_t *j) {
   cudaLibMgMatrixDesc_t descW, descLast;
   for (int r = 0; r < j->R; r++) {
     cmg_dev_t *d = &j->c->dev[j->ids[r]];
-    CMG_CHECK(cmg_grow(j->ids[r], &d->inv, &d->inv_bytes, (size_t)(lda * muster_layout_cyclic_real_cols(&j->L, r)) * esz, E));
+    CUC_CHECK(cuc_grow(j->ids[r], &d->inv, &d->inv_bytes, (size_t)(lda * muster_layout_cyclic_real_cols(&j->L, r)) * esz, E));
     res[r] = d->inv;
   }
-  CMG_CHECK(cmg_grow(dev0, &d0->panel, &d0->panel_bytes, (size_t)(lda * W) * esz, E));
+  CUC_CHECK(cuc_grow(dev0, &d0->panel, &d0->panel_bytes, (size_t)(lda * W) * esz, E));
   for (int r = 0; r < j->R; r++) bp[r] = d0->panel; /* only grid column 0 is read */
-  CMG_CHECK(cmg_desc_get(j->set, lda, W, W, t, &descW, E));
-  CMG_CHECK(cmg_desc_get(j->set, lda, last, last, t, &descLast, E));
-  CMG_SO(dev0, cusolverMgPotrs_bufferSize(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, (int)W, j->mats, 1, 1,
+  CUC_CHECK(cmg_desc_get(j->set, lda, W, W, t, &descW, E));
+  CUC_CHECK(cmg_desc_get(j->set, lda, last, last, t, &descLast, E));
+  CUC_SO(dev0, cusolverMgPotrs_bufferSize(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, (int)W, j->mats, 1, 1,
                                           j->descA, bp, 1, 1, descW, t, &lwork));
-  CMG_SO(dev0, cusolverMgPotrs_bufferSize(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, (int)last, j->mats, 1, 1,
+  CUC_SO(dev0, cusolverMgPotrs_bufferSize(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, (int)last, j->mats, 1, 1,
                                           j->descA, bp, 1, 1, descLast, t, &lw));
-  CMG_CHECK(grow_ws(j, lwork > lw ? lwork : lw));
+  CUC_CHECK(grow_ws(j, lwork > lw ? lwork : lw));
   ws_ptrs(j, ws);
   for (int64_t c0 = 0; c0 < n; c0 += W) {
     int64_t w = n - c0 < W ? n - c0 : W;
-    CMG_CU(dev0, cudaSetDevice(dev0));
-    CMG_CU(dev0, cmg_identity_panel((int)j->a->dtype, d0->panel, lda, c0, w, s0));
+    CUC_CU(dev0, cudaSetDevice(dev0));
+    CUC_CU(dev0, cmg_identity_panel((int)j->a->dtype, d0->panel, lda, c0, w, s0));
     /* the panel (and the previous panel's copies out of it) must be done
      * before cuSolverMg, which runs on its own streams, touches it */
-    CMG_CU(dev0, cudaStreamSynchronize(s0));
-    CMG_SO(dev0, cusolverMgPotrs(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, (int)w, j->mats, 1, 1, j->descA, bp, 1,
+    CUC_CU(dev0, cudaStreamSynchronize(s0));
+    CUC_SO(dev0, cusolverMgPotrs(j->set->handle, CUBLAS_FILL_MODE_LOWER, n, (int)w, j->mats, 1, 1, j->descA, bp, 1,
                                  1, w == W ? descW : descLast, t, ws, w == W ? lwork : lw, &info));
-    CMG_CHECK(check_info(j, "cusolverMgPotrs", info));
-    CMG_CHECK(sync_all(j));
-    CMG_CHECK(scatter_panel(j, res, d0->panel, c0, w, s0));
+    CUC_CHECK(check_info(j, "cusolverMgPotrs", info));
+    CUC_CHECK(sync_all(j));
+    CUC_CHECK(scatter_panel(j, res, d0->panel, c0, w, s0));
   }
-  CMG_CU(dev0, cudaStreamSynchronize(s0));
+  CUC_CU(dev0, cudaStreamSynchronize(s0));
   for (int r = 0; r < j->R; r++) { /* L is no longer needed: the inverse into A */
-    CMG_CU(j->ids[r], cudaSetDevice(j->ids[r]));
-    CMG_CU(j->ids[r], cudaMemcpyAsync(j->mats[r], res[r], (size_t)(lda * muster_layout_cyclic_real_cols(&j->L, r)) * esz,
+    CUC_CU(j->ids[r], cudaSetDevice(j->ids[r]));
+    CUC_CU(j->ids[r], cudaMemcpyAsync(j->mats[r], res[r], (size_t)(lda * muster_layout_cyclic_real_cols(&j->L, r)) * esz,
                                       cudaMemcpyDefault, j->c->dev[j->ids[r]].streams[0]));
   }
-  CMG_CHECK(sync_all(j));
+  CUC_CHECK(sync_all(j));
 out:
   return rc;
 }
 
 static int do_potri(job_t *j) {
   int rc = 0;
-  CMG_CHECK(do_potrf(j));
+  CUC_CHECK(do_potrf(j));
   rc = j->R == 1 ? potri_one_gpu(j) : inverse_by_solves(j);
 out:
   return rc;
@@ -652,25 +568,25 @@ out:
 static int do_syevd(job_t *j) {
   int rc = 0, info = 0, n = (int)j->a->n;
   int64_t lwork = 0;
-  cmg_err_t *E = j->E;
+  cuc_err_t *E = j->E;
   void *ws[CMG_MAX_DEV];
   cudaDataType t = cuda_type(j->a->dtype), rt = real_type(j->a->dtype);
   cusolverEigMode_t jobz =
       (j->a->flags & MUSTER_NO_VECTORS) ? CUSOLVER_EIG_MODE_NOVECTOR : CUSOLVER_EIG_MODE_VECTOR;
   size_t wbytes = (size_t)n * muster_dtype_real_bytes(j->a->dtype);
-  CMG_CHECK(cmg_grow(-1, &j->c->host_w, &j->c->host_w_bytes, wbytes, E));
-  CMG_SO(j->ids[0], cusolverMgSyevd_bufferSize(j->set->handle, jobz, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1,
+  CUC_CHECK(cuc_grow(-1, &j->c->host_w, &j->c->host_w_bytes, wbytes, E));
+  CUC_SO(j->ids[0], cusolverMgSyevd_bufferSize(j->set->handle, jobz, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1,
                                                j->descA, j->c->host_w, rt, t, &lwork));
-  CMG_CHECK(grow_ws(j, lwork));
+  CUC_CHECK(grow_ws(j, lwork));
   ws_ptrs(j, ws);
-  CMG_CU(j->ids[0], cudaSetDevice(j->ids[0]));
-  CMG_SO(j->ids[0], cusolverMgSyevd(j->set->handle, jobz, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1, j->descA,
+  CUC_CU(j->ids[0], cudaSetDevice(j->ids[0]));
+  CUC_SO(j->ids[0], cusolverMgSyevd(j->set->handle, jobz, CUBLAS_FILL_MODE_LOWER, n, j->mats, 1, 1, j->descA,
                                     j->c->host_w, rt, t, ws, lwork, &info));
-  CMG_CHECK(check_info(j, "cusolverMgSyevd", info));
-  CMG_CHECK(sync_all(j));
+  CUC_CHECK(check_info(j, "cusolverMgSyevd", info));
+  CUC_CHECK(sync_all(j));
   for (int r = 0; r < j->R; r++) {
-    CMG_CU(j->ids[r], cudaSetDevice(j->ids[r]));
-    CMG_CU(j->ids[r], cudaMemcpyAsync(j->call->shards[r].w, j->c->host_w, wbytes, cudaMemcpyDefault,
+    CUC_CU(j->ids[r], cudaSetDevice(j->ids[r]));
+    CUC_CU(j->ids[r], cudaMemcpyAsync(j->call->shards[r].w, j->c->host_w, wbytes, cudaMemcpyDefault,
                                       j->c->dev[j->ids[r]].streams[0]));
   }
 out:
@@ -689,31 +605,31 @@ static int skip_factor_writeback(const job_t *j, int rc) {
 
 static int solve(void *vc, const muster_provider_call_t *call) {
   cmg_ctx_t *c = vc;
-  cmg_err_t err = {call->err, call->errlen}, *E = &err;
+  cuc_err_t err = CMG_ERR(call->err, call->errlen), *E = &err;
   job_t *j = calloc(1, sizeof *j);
-  int rc = 0, saved = -1;
+  int rc = 0, saved;
   if (call->err && call->errlen) call->err[0] = '\0';
-  if (!j) return cmg_fail(&err, MUSTER_ENOMEM, "out of host memory");
-  if (cudaGetDevice(&saved) != cudaSuccess) saved = -1;
+  if (!j) return cuc_fail(&err, MUSTER_ENOMEM, "out of host memory");
+  saved = cuc_device_save();
   *call->info = 0;
   j->c = c;
   j->call = call;
   j->a = &call->args;
   j->E = &err;
   pthread_mutex_lock(&c->mu);
-  c->calls++;
+  cuc_ipc_tick(&c->ipc);
   cmg_stat_add(CMG_STAT_SOLVES, 1);
-  CMG_CHECK(validate(j));
-  CMG_CHECK(cmg_devset_get(c, j->R, j->ids, &j->set, E));
-  CMG_CHECK(cmg_peer_enable(c, j->R, j->ids, E));
-  for (int r = 0; r < j->R; r++) CMG_CHECK(cmg_dev_ready(c, j->ids[r], E));
-  CMG_CHECK(prepare_layout(j));
-  CMG_CHECK(cmg_desc_get(j->set, j->lda, j->a->n, j->a->tile, cuda_type(j->a->dtype), &j->descA, E));
+  CUC_CHECK(validate(j));
+  CUC_CHECK(cmg_devset_get(c, j->R, j->ids, &j->set, E));
+  CUC_CHECK(cmg_peer_enable(c, j->R, j->ids, E));
+  for (int r = 0; r < j->R; r++) CUC_CHECK(cmg_dev_ready(c, j->ids[r], E));
+  CUC_CHECK(prepare_layout(j));
+  CUC_CHECK(cmg_desc_get(j->set, j->lda, j->a->n, j->a->tile, cuda_type(j->a->dtype), &j->descA, E));
   switch (j->a->routine) {
   case MUSTER_POTRS: rc = do_potrs(j); break;
   case MUSTER_POTRI: rc = do_potri(j); break;
   case MUSTER_SYEVD: rc = do_syevd(j); break;
-  default: rc = cmg_fail(E, MUSTER_EUNSUPPORTED, "routine %d", (int)j->a->routine);
+  default: rc = cuc_fail(E, MUSTER_EUNSUPPORTED, "routine %d", (int)j->a->routine);
   }
 out:
   if (j->to_blk.nchains > 0 && !skip_factor_writeback(j, rc)) { /* never leave the caller's A permuted */
@@ -732,7 +648,7 @@ out:
   cmg_plan_free(&j->to_cyc);
   cmg_plan_free(&j->to_blk);
   free(j);
-  if (saved >= 0) cudaSetDevice(saved);
+  cuc_device_restore(saved);
   return rc;
 }
 
@@ -740,57 +656,32 @@ out:
 
 static int local_export(void *vc, const muster_shard_t *mine, int process_mode, void *blob, size_t cap,
                         size_t *len, char *errbuf, size_t errlen) {
-  (void)vc;
-  cmg_err_t err = {errbuf, errlen}, *E = &err;
-  int rc = 0, saved = -1;
-  *len = 0;
-  if (!mine || mine->mem != MUSTER_MEM_CUDA)
-    return cmg_fail(E, MUSTER_EUNSUPPORTED, "shard memory kind %d is not CUDA device memory",
-                    mine ? (int)mine->mem : -1);
-  if (cudaGetDevice(&saved) != cudaSuccess) saved = -1;
-  int dev = mine->device;
-  CMG_CU(dev, cudaSetDevice(dev));
-  /* the leader reads our data next: it must be complete.  NULL (the legacy
-   * default stream) is synchronized as the whole device: work the caller
-   * ordered on it may sit behind other blocking streams. */
-  if (mine->stream)
-    CMG_CU(dev, cudaStreamSynchronize((cudaStream_t)mine->stream));
-  else
-    CMG_CU(dev, cudaDeviceSynchronize());
-  if (process_mode) CMG_CHECK(cmg_ipc_export(mine, blob, cap, len, E));
-out:
-  if (saved >= 0) cudaSetDevice(saved);
-  return rc;
+  cuc_err_t err = CMG_ERR(errbuf, errlen);
+  return cuc_local_export(mine, process_mode, blob, cap, len, &err);
 }
 
 static int leader_import(void *vc, int rank, int64_t peer_pid, const void *blob, size_t len,
                          muster_shard_t *shard, char *errbuf, size_t errlen) {
   cmg_ctx_t *c = vc;
-  cmg_err_t err = {errbuf, errlen};
-  int saved = -1;
-  if (cudaGetDevice(&saved) != cudaSuccess) saved = -1;
+  cuc_err_t err = CMG_ERR(errbuf, errlen);
   pthread_mutex_lock(&c->mu);
-  int rc = cmg_ipc_import(c, rank, peer_pid, blob, len, shard, &err);
+  int rc = cuc_ipc_import(&c->ipc, rank, peer_pid, blob, len, shard, &err);
   pthread_mutex_unlock(&c->mu);
-  if (saved >= 0) cudaSetDevice(saved);
   return rc;
 }
 
 static void forget_peer(void *vc, int64_t peer_pid) {
   cmg_ctx_t *c = vc;
-  int saved = -1;
-  if (cudaGetDevice(&saved) != cudaSuccess) saved = -1;
   pthread_mutex_lock(&c->mu);
-  cmg_ipc_forget(c, peer_pid);
+  cuc_ipc_forget(&c->ipc, peer_pid);
   pthread_mutex_unlock(&c->mu);
-  if (saved >= 0) cudaSetDevice(saved);
 }
 
 /* Counters for tests: fills up to cap of them (CMG_STAT_* order: handles,
  * descriptors, allocations, peer enables, IPC opens, IPC closes, solves,
  * relayout ops); returns how many exist. */
 __attribute__((visibility("default"))) int muster_cusolvermg_stats(uint64_t *out, int cap) {
-  for (int i = 0; i < cap && i < CMG_NSTATS; i++) out[i] = __atomic_load_n(&cmg_stats[i], __ATOMIC_RELAXED);
+  for (int i = 0; i < cap && i < CMG_NSTATS; i++) out[i] = cmg_stat(i);
   return CMG_NSTATS;
 }
 
