@@ -24,8 +24,9 @@
  * (driver entry points are fetched at run time), and nothing of libmuster:
  * the core never needs CUDA, and a provider loads where no driver exists.
  *
- * Nothing here takes a lock: each provider serializes its calls into one
- * cuc_ipc_cache_t (and its buffers) under its own context mutex.
+ * Apart from cuc_probe's own, nothing here takes a lock: each provider
+ * serializes its calls into one cuc_ipc_cache_t (and its buffers) under its
+ * own context mutex.
  */
 #ifndef MUSTER_CUDACOMMON_H
 #define MUSTER_CUDACOMMON_H

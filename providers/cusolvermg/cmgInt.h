@@ -10,8 +10,8 @@
  *   - matrix descriptors per (rows=lda, cols, tile, dtype) of a device set;
  *   - per device: relayout streams, their staging buffers, the relayout
  *     WORK buffer (copy plans only), the cuSolverMg workspace, the potri
- *     result and panel buffers (potri on 2+ GPUs), a pinned host buffer
- *     for eigenvalues; each grown when a call needs more;
+ *     result and panel buffers (potri on 2+ GPUs); one pinned host buffer
+ *     for eigenvalues; each grown (cuc_grow) when a call needs more;
  *   - peer access, enabled once per ordered device pair;
  *   - CUDA IPC mappings of peer processes' buffers (a cuc_ipc_cache_t of
  *     providers/cudacommon, which also holds the probe, buffer growth and
