@@ -1,4 +1,5 @@
-/* runtime/proc.c - process identity (pid + start time) and liveness. */
+/* runtime/proc.c - process identity (pid + start time) and liveness; the
+ * /proc/PID/stat parser is muster/proc.h's, shared with the providers. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -11,46 +12,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "muster/proc.h"
 #include "proc.h"
 
-/* Read /proc/PID/stat and return field 22, also the state letter (field 3).
- * comm (field 2) may hold spaces and ')', so parse after the LAST ')'. */
-static uint64_t read_stat(pid_t pid, char *state) {
-  char path[64], buf[1024];
-  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
-  char *p = strrchr(buf, ')');
-  if (!p || p[1] != ' ') return 0;
-  p += 2; /* field 3 */
-  if (state) *state = *p;
-  /* skip fields 3..21 (19 fields) to reach field 22 */
-  for (int field = 3; field < 22; field++) {
-    p = strchr(p, ' ');
-    if (!p) return 0;
-    p++;
-  }
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(p, &end, 10);
-  if (errno || end == p) return 0;
-  return (uint64_t)v;
-}
-
-uint64_t muster__proc_start_time(pid_t pid) {
-  if (pid <= 0) return 0;
-  return read_stat(pid, NULL);
-}
+uint64_t muster__proc_start_time(pid_t pid) { return muster_proc_start_time(pid, NULL); }
 
 int muster__proc_alive(pid_t pid, uint64_t start_time) {
   if (pid <= 0) return 0;
   if (kill(pid, 0) < 0 && errno == ESRCH) return 0;
   char state = '?';
-  uint64_t st = read_stat(pid, &state);
+  uint64_t st = muster_proc_start_time(pid, &state);
   if (st == 0) return 0;          /* vanished between the two checks */
   if (state == 'Z' || state == 'X') return 0; /* exited, not yet reaped */
   if (start_time != 0 && st != start_time) return 0; /* pid reused */

@@ -6,8 +6,8 @@
  * reused for another process has another start time, so it is not taken for
  * the original one.
  */
-#ifndef MUSTER_PROC_H
-#define MUSTER_PROC_H
+#ifndef MUSTER_RUNTIME_PROC_H
+#define MUSTER_RUNTIME_PROC_H
 
 #include <stdint.h>
 #include <sys/types.h>
@@ -15,7 +15,8 @@
 #include "error.h"
 
 /* Start time of pid (field 22 of /proc/PID/stat); 0 when the process does
- * not exist or its stat cannot be read/parsed. */
+ * not exist or its stat cannot be read/parsed (muster_proc_start_time of
+ * the public muster/proc.h, which providers use). */
 MUSTER_HIDDEN uint64_t muster__proc_start_time(pid_t pid);
 
 /* Liveness of (pid, start_time): 1 alive, 0 dead (no such pid, a zombie, or

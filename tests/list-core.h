@@ -41,6 +41,7 @@ TEST_ENTRY(segment_full, 10)
 TEST_ENTRY(segment_bad_join_args, 10)
 /* proc liveness and the bare barrier */
 TEST_ENTRY(proc_liveness, 10)
+TEST_ENTRY(proc_start_time_odd_comm, 10)
 TEST_ENTRY(barrier_threads_count, 20)
 TEST_ENTRY(barrier_processes, 20)
 TEST_ENTRY(barrier_poison_wakes, 10)
