@@ -22,31 +22,31 @@ static void run_example(struct tool_result *r, const char *name, const char *con
   ASSERT_EQ(r->timed_out, 0);
 }
 
-/* Run it and require success: exit 0, nothing on stderr, both `ok` (its
- * final line) and `says` in the output.  *r is left for more checks. */
-static void run_ok(struct tool_result *r, const char *name, const char *const *argv,
-                   const char *const *env, const char *ok, const char *says) {
-  run_example(r, name, argv, env);
-  if (r->exit_code != 0 || r->err_len != 0 || !strstr(r->out, ok))
-    fprintf(stderr, "exit %d\n--- stdout:\n%s--- stderr:\n%s", r->exit_code, r->out, r->err);
-  ASSERT_EQ(r->exit_code, 0);
-  ASSERT_EQ(r->err_len, 0);
-  ASSERT_STR_CONTAINS(r->out, ok);
-  ASSERT_STR_CONTAINS(r->out, says);
+/* Run it and require success: exit 0, nothing on stderr, `ok` (its final
+ * line) in the output and `says` exactly `times` times. */
+static void run_ok(const char *name, const char *const *argv, const char *const *env,
+                   const char *ok, const char *says, int times) {
+  struct tool_result r;
+  run_example(&r, name, argv, env);
+  if (r.exit_code != 0 || r.err_len != 0 || !strstr(r.out, ok))
+    fprintf(stderr, "exit %d\n--- stdout:\n%s--- stderr:\n%s", r.exit_code, r.out, r.err);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_EQ(r.err_len, 0);
+  ASSERT_STR_CONTAINS(r.out, ok);
+  ASSERT_EQ(count_substr(r.out, says), times);
+  tool_result_free(&r);
 }
 
+/* Every rank read every payload and agreed with the leader. */
 static void group_example(const char *mode, int nranks) {
-  struct tool_result r;
-  char n[16], ok[128];
+  char n[16], ok[128], line[128];
   snprintf(n, sizeof n, "%d", nranks);
   snprintf(ok, sizeof ok, "group: %d %s met, exchanged, agreed with the leader and left: ok",
            nranks, mode);
+  snprintf(line, sizeof line, "read all %d payloads, sum %d, as the leader's", nranks,
+           nranks * (nranks - 1) / 2);
   const char *argv[] = {mode, n, NULL};
-  run_ok(&r, EXAMPLE("group"), argv, NULL, ok, ok);
-  /* every rank read every payload and agreed with the leader */
-  ASSERT_EQ(count_substr(r.out, "payloads, sum"), nranks);
-  ASSERT_EQ(count_substr(r.out, "as the leader's"), nranks);
-  tool_result_free(&r);
+  run_ok(EXAMPLE("group"), argv, NULL, ok, line, nranks);
 }
 
 TEST_IMPL(examples_group_threads) {
@@ -59,32 +59,23 @@ TEST_IMPL(examples_group_processes) {
   return 0;
 }
 
-/* The example checks its residual: "ok" means X solved A X = B. */
+/* The examples check their results (residuals): "ok" means they held. */
 TEST_IMPL(examples_solve) {
-  struct tool_result r;
   const char *argv[] = {"103", "4", NULL};
-  run_ok(&r, EXAMPLE("solve"), argv, NULL, "solve: ok",
-         "solve: potrs f64 n=103 nrhs=3 on 4 threads");
-  tool_result_free(&r);
+  run_ok(EXAMPLE("solve"), argv, NULL, "solve: ok", "solve: potrs f64 n=103 nrhs=3 on 4 threads", 1);
   return 0;
 }
 
 TEST_IMPL(examples_solve_all) {
-  struct tool_result r;
   const char *argv[] = {"60", "3", NULL};
-  run_ok(&r, EXAMPLE("solve_all"), argv, NULL, "solve_all: ok",
-         "solve_all: syevd f64 n=60 over 3 shards");
-  tool_result_free(&r);
+  run_ok(EXAMPLE("solve_all"), argv, NULL, "solve_all: ok", "syevd f64 n=60 over 3 shards", 1);
   return 0;
 }
 
 TEST_IMPL(examples_run_on_devices) {
-  struct tool_result r;
   const char *argv[] = {"4", NULL};
-  run_ok(&r, EXAMPLE("run_on_devices"), argv, NULL, "4 ranks ran once each, each in its own thread",
-         "rank 1's failure came back: 7, \"rank 1 (device -1) returned 7");
-  ASSERT_STR_CONTAINS(r.out, "run_on_devices: ok");
-  tool_result_free(&r);
+  run_ok(EXAMPLE("run_on_devices"), argv, NULL, "run_on_devices: ok",
+         "rank 1's failure came back: 7, \"rank 1 (device -1) returned 7", 1);
   return 0;
 }
 
@@ -96,14 +87,11 @@ static void provider_path(char *buf, size_t cap, const char *dir) {
 }
 
 TEST_IMPL(examples_provider) {
-  struct tool_result r;
   char env0[1300];
   provider_path(env0, sizeof env0, "../examples/providers");
   const char *env[] = {env0, NULL}, *argv[] = {"50", "2", NULL};
-  run_ok(&r, EXAMPLE("provider"), argv, env, "provider: potrs f64 n=50 by \"example\"",
-         "for 2 processes");
-  ASSERT_EQ(count_substr(r.out, ": provider example, scaled residual"), 2);
-  tool_result_free(&r);
+  run_ok(EXAMPLE("provider"), argv, env, "provider: potrs f64 n=50 by \"example\" for 2 processes",
+         ": provider example, scaled residual", 2);
   return 0;
 }
 
