@@ -11,8 +11,8 @@
 
 #define RUN_TIMEOUT 50
 
-/* tool_run finds programs in <build>/bin; the examples are in <build>/examples. */
-#define EXAMPLE(name) "../examples/" name
+/* The examples are in <build>/examples (tool_path). */
+#define EXAMPLE(name) "examples/" name
 
 /* Run example `name` with argv and env ("K=V"; both NULL-terminated, env
  * may be NULL) into *r; the run must have ended by itself. */
@@ -79,7 +79,7 @@ TEST_IMPL(examples_run_on_devices) {
   return 0;
 }
 
-/* MUSTER_PROVIDER_PATH=<dir> for the provider example, dir relative to bin/. */
+/* MUSTER_PROVIDER_PATH=<build>/<dir> for the provider example. */
 static void provider_path(char *buf, size_t cap, const char *dir) {
   char path[1200];
   tool_path(dir, path, sizeof path);
@@ -88,7 +88,7 @@ static void provider_path(char *buf, size_t cap, const char *dir) {
 
 TEST_IMPL(examples_provider) {
   char env0[1300];
-  provider_path(env0, sizeof env0, "../examples/providers");
+  provider_path(env0, sizeof env0, "examples/providers");
   const char *env[] = {env0, NULL}, *argv[] = {"50", "2", NULL};
   run_ok(EXAMPLE("provider"), argv, env, "provider: potrs f64 n=50 by \"example\" for 2 processes",
          ": provider example, scaled residual", 2);
@@ -100,7 +100,7 @@ TEST_IMPL(examples_provider) {
 TEST_IMPL(examples_provider_not_registered) {
   struct tool_result r;
   char env0[1300];
-  provider_path(env0, sizeof env0, "../lib/muster/providers");
+  provider_path(env0, sizeof env0, "lib/muster/providers");
   const char *env[] = {env0, NULL}, *argv[] = {"50", "2", NULL};
   run_example(&r, EXAMPLE("provider"), argv, env);
   ASSERT_EQ(r.exit_code, 1);
