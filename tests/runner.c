@@ -1,7 +1,11 @@
 /*
  * tests/runner.c - runs every test of tests/test-list.h in its own process.
  *
- *   run-tests [--list] [-j N] [SUBSTRING...]
+ *   run-tests [--list] [SUBSTRING...]
+ *
+ * Runs the tests whose name contains any SUBSTRING (all without one), one
+ * after another in list order; --list prints their names instead (other
+ * arguments that start with - are ignored).
  *
  * Each test: fork, setpgid (so a test's own forked ranks die with it),
  * MUSTER_JOB=t<runner pid>_<index>, a deadline of TIMEOUT * $MUSTER_TEST_SCALE

@@ -21,8 +21,8 @@ void tool_path(const char *name, char *buf, size_t cap) {
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) n = 0;
   exe[n] = '\0';
-  /* build-X/tests/run-tests -> build-X/bin/NAME */
-  snprintf(buf, cap, "%s/../bin/%s", dirname(exe), name);
+  /* build-X/tests/run-tests -> build-X/bin/NAME, or build-X/DIR/NAME */
+  snprintf(buf, cap, "%s/../%s%s", dirname(exe), strchr(name, '/') ? "" : "bin/", name);
 }
 
 static void append(char **buf, size_t *len, size_t *cap, const char *data, size_t n) {

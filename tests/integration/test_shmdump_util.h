@@ -21,7 +21,8 @@ struct tool_result {
 };
 
 /* <dir of /proc/self/exe>/../bin/<name>, i.e. build-X/bin/NAME for
- * build-X/tests/run-tests. */
+ * build-X/tests/run-tests; a name with a '/' is under build-X itself
+ * ("examples/solve": build-X/examples/solve). */
 void tool_path(const char *name, char *buf, size_t cap);
 
 /* Run build tool `name` with argv (NULL-terminated, argv[0] excluded) and
