@@ -9,7 +9,7 @@ import ctypes
 
 import numpy as np
 
-from . import _lib
+from . import _lib, _runtime
 
 
 def calculate_all_valid_T_A(N: int, ndev: int, T_A_max: int | None = None) -> list[int]:
@@ -85,10 +85,7 @@ def block_cols(N: int, ndev: int, rank: int) -> tuple[int, int]:
       (col0, ncols): it holds columns [col0, col0 + ncols); the last ranks
       may hold fewer than the others, or none.
     """
-    col0, ncols = ctypes.c_int64(), ctypes.c_int64()
-    _lib.check(_lib.runtime().muster_layout_block_cols(int(N), int(ndev), int(rank),
-                                                       ctypes.byref(col0), ctypes.byref(ncols)))
-    return col0.value, ncols.value
+    return _runtime.block_cols(_lib.runtime(), N, ndev, rank)
 
 
 def block_padded_order(N: int, ndev: int) -> int:

@@ -1,34 +1,23 @@
 """Finding libmuster_jax.so / libmuster.so, registering the FFI handler, and
 the runtime's C functions muster_jax calls through ctypes.
 
-Search order for the folder holding libmuster_jax.so:
-  1. <package>/lib                    (a pip-installed copy carries it)
-  2. $MUSTER_LIB_DIR                  (explicit override)
-  3. <repo>/$MUSTER_BUILD/lib, <repo>/build/lib   (source tree after `scons`)
+The folder is found, and libmuster.so loaded with its ctypes signatures, by
+_runtime.py (adapters/common/runtime.py, shared with the other adapters):
+<package>/lib, $MUSTER_LIB_DIR, $MUSTER_BUILD/lib, <repo>/build/lib.
 """
 import ctypes
-import os
 import pathlib
 import threading
 
 import jax
 
+from . import _runtime
+
 _PKG = pathlib.Path(__file__).resolve().parent
-_REPO = _PKG.parent.parent.parent  # adapters/jax/muster_jax -> repo root
 
 TARGET = "muster_jax"
 _lock = threading.Lock()
 _state = {}
-
-
-def _candidates():
-    yield _PKG / "lib"
-    if os.environ.get("MUSTER_LIB_DIR"):
-        yield pathlib.Path(os.environ["MUSTER_LIB_DIR"])
-    if os.environ.get("MUSTER_BUILD"):
-        b = pathlib.Path(os.environ["MUSTER_BUILD"])
-        yield (b if b.is_absolute() else _REPO / b) / "lib"
-    yield _REPO / "build" / "lib"
 
 
 def lib_dir() -> pathlib.Path:
@@ -40,37 +29,7 @@ def lib_dir() -> pathlib.Path:
     Raises:
       ImportError: no folder of the search order holds it.
     """
-    tried = []
-    for d in _candidates():
-        if (d / "libmuster_jax.so").exists():
-            return d
-        tried.append(str(d))
-    raise ImportError("muster_jax: libmuster_jax.so not found in " + ", ".join(tried) +
-                      " (build it with `scons`, or set MUSTER_LIB_DIR)")
-
-
-# (name, restype, argtypes) of every libmuster function muster_jax calls
-_i64, _i32, _str = ctypes.c_int64, ctypes.c_int, ctypes.c_char_p
-_P64 = ctypes.POINTER(_i64)
-_RUNTIME_FUNCS = (
-    ("muster_layout_valid_tiles", _i64, [_i64, _i32, _P64, _i64]),
-    ("muster_layout_check_tile", _i32, [_i64, _i64, _i32]),
-    ("muster_layout_local_cols", _i64, [_i64, _i64, _i32]),
-    ("muster_layout_block_cols", _i32, [_i64, _i32, _i32, _P64, _P64]),
-    ("muster_layout_cyclic_cols", _i64, [_i64, _i64, _i32, _i32, _P64, _i64]),
-    ("muster_routine_from_name", _i32, [_str, ctypes.POINTER(_i32)]),
-    ("muster_last_error", _str, []),
-    ("muster_strerror", _str, [_i32]),
-    ("muster_err_name", _str, [_i32]),
-    ("muster_err_kind", _i32, [_i32]),
-    ("muster_err_kind_name", _str, [_i32]),
-)
-
-
-def _declare(lib):
-    for name, restype, argtypes in _RUNTIME_FUNCS:
-        fn = getattr(lib, name)
-        fn.restype, fn.argtypes = restype, argtypes
+    return _runtime.lib_dir(_PKG, "libmuster_jax.so", "muster_jax")
 
 
 def load() -> dict:
@@ -87,9 +46,8 @@ def load() -> dict:
         d = lib_dir()
         # libmuster_jax.so finds libmuster.so next to it (rpath $ORIGIN); load
         # the runtime by path too so ctypes reaches muster_layout_* directly.
-        muster = ctypes.CDLL(str(d / "libmuster.so"))
+        muster = _runtime.load(d)
         handler = ctypes.CDLL(str(d / "libmuster_jax.so"))
-        _declare(muster)
         jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(handler.muster_jax_cpu),
                                     platform="cpu")
         try:
@@ -109,7 +67,7 @@ def runtime() -> ctypes.CDLL:
 
 def last_error() -> str:
     """The runtime's message for the last failure of this thread ("" if none)."""
-    return runtime().muster_last_error().decode(errors="replace")
+    return _runtime.last_error(runtime())
 
 
 def strerror(code: int) -> str:
@@ -121,18 +79,7 @@ def strerror(code: int) -> str:
     Returns:
       Its meaning ("peer died"); the runtime's text for an unknown code.
     """
-    return runtime().muster_strerror(int(code)).decode(errors="replace")
-
-
-def err_name(code: int) -> str:
-    """The name of a MUSTER_E* code ("MUSTER_EPEERDEAD"; "MUSTER_E?" if unknown)."""
-    return runtime().muster_err_name(int(code)).decode(errors="replace")
-
-
-def err_kind(code: int) -> str:
-    """The kind of failure a code is ("numerical", "aborted"...; docs/errors.md)."""
-    lib = runtime()
-    return lib.muster_err_kind_name(lib.muster_err_kind(int(code))).decode(errors="replace")
+    return _runtime.strerror(runtime(), code)
 
 
 def check(rc: int) -> int:
@@ -148,9 +95,7 @@ def check(rc: int) -> int:
       ValueError: rc < 0; the message is the runtime's, or the code's name
         and meaning where the runtime left none.
     """
-    if rc < 0:
-        raise ValueError(last_error() or f"{err_name(rc)}: {strerror(rc)} ({err_kind(rc)})")
-    return rc
+    return _runtime.check(runtime(), rc)
 
 
 def routine_code(name: str) -> int:
@@ -162,9 +107,7 @@ def routine_code(name: str) -> int:
     Returns:
       Its muster_routine_t value, which the handler's routine attribute takes.
     """
-    out = ctypes.c_int()
-    check(runtime().muster_routine_from_name(name.encode(), ctypes.byref(out)))
-    return out.value
+    return _runtime.enum_value(runtime(), "routine", name)
 
 
 def ffi_api_version() -> tuple[int, int]:

@@ -1,0 +1,200 @@
+"""libmuster.so for the Python adapters: where the built libraries are, the
+runtime's C functions with their ctypes signatures, and the C structs of the
+solve API (include/muster.h) mirrored in ctypes.
+
+This one file is linked into every adapter package as `_runtime.py`
+(muster_jax, muster_tf, muster_torch: symbolic links to
+adapters/common/runtime.py), so each package stays installable on its own
+(pip copies the linked file into the package) while the search order and
+each C signature are written once.  Standard library only: no framework is
+imported here.  tests/python/torch/test_torch_capi.py compiles a C program
+against muster.h and checks every struct and constant below against it.
+
+Search order for the folder holding an adapter's libraries (lib_dir):
+  1. <package>/lib        (a copy tools/bundle-adapter-libs.sh put there)
+  2. $MUSTER_LIB_DIR      (explicit override)
+  3. $MUSTER_BUILD/lib (relative to the repository unless absolute), then
+     <repo>/build/lib     (the source tree after `scons`)
+The runtime finds its providers under <that folder>/muster/providers unless
+$MUSTER_PROVIDER_PATH says otherwise.
+"""
+import ctypes
+import os
+import pathlib
+import threading
+
+_lock = threading.Lock()
+_loaded = {}  # folder -> CDLL of its libmuster.so
+
+
+def candidates(pkg_dir: pathlib.Path):
+    """The folders lib_dir tries, in order (module docstring)."""
+    repo = pkg_dir.parent.parent.parent  # adapters/<framework>/<package> -> repo
+    yield pkg_dir / "lib"
+    if os.environ.get("MUSTER_LIB_DIR"):
+        yield pathlib.Path(os.environ["MUSTER_LIB_DIR"])
+    if os.environ.get("MUSTER_BUILD"):
+        b = pathlib.Path(os.environ["MUSTER_BUILD"])
+        yield (b if b.is_absolute() else repo / b) / "lib"
+    yield repo / "build" / "lib"
+
+
+def lib_dir(pkg_dir: pathlib.Path, libname: str, who: str, hint: str = "") -> pathlib.Path:
+    """The first folder of the search order that holds `libname`.
+
+    Args:
+      pkg_dir: the adapter package's folder (resolved).
+      libname: the file that must be there ("libmuster.so", "libmuster_jax.so").
+      who: the package, for the message.
+      hint: how to build the library, appended to the message.
+
+    Raises:
+      ImportError: no folder holds it; the message lists those tried.
+    """
+    tried = []
+    for d in candidates(pkg_dir):
+        if (d / libname).exists():
+            return d
+        tried.append(str(d))
+    raise ImportError(f"{who}: {libname} not found in {', '.join(tried)} "
+                      f"({hint or 'build it with `scons`'}, or set MUSTER_LIB_DIR)")
+
+
+# ---------------------------------------------------------------- C structs
+MEM_HOST, MEM_CUDA = 1, 2                # muster_mem_t
+LAYOUT_BLOCK, LAYOUT_CYCLIC = 0, 1       # muster_layout_t
+NO_VECTORS, NO_FACTOR = 0x1, 0x2         # solve flags
+MAX_RANKS, MAX_NAME, MAX_JOB = 64, 96, 64
+EINVAL, ENOMEM, EPOISONED = -1, -2, -11  # MUSTER_EINVAL, MUSTER_ENOMEM, MUSTER_EPOISONED
+
+
+class GroupOpts(ctypes.Structure):
+    """muster_group_opts_t"""
+    _fields_ = [("job", ctypes.c_char_p), ("timeout_s", ctypes.c_double), ("device", ctypes.c_int)]
+
+
+class SolveArgs(ctypes.Structure):
+    """muster_solve_args_t"""
+    _fields_ = [("routine", ctypes.c_int), ("dtype", ctypes.c_int), ("n", ctypes.c_int64),
+                ("nrhs", ctypes.c_int64), ("tile", ctypes.c_int64), ("layout", ctypes.c_int),
+                ("flags", ctypes.c_uint), ("provider", ctypes.c_char_p)]
+
+
+class Shard(ctypes.Structure):
+    """muster_shard_t"""
+    _fields_ = [("mem", ctypes.c_int), ("device", ctypes.c_int), ("a", ctypes.c_void_p),
+                ("lda", ctypes.c_int64), ("col0", ctypes.c_int64), ("ncols", ctypes.c_int64),
+                ("b", ctypes.c_void_p), ("ldb", ctypes.c_int64), ("w", ctypes.c_void_p),
+                ("stream", ctypes.c_void_p)]
+
+
+class SolveResult(ctypes.Structure):
+    """muster_solve_result_t"""
+    _fields_ = [("info", ctypes.c_int64), ("tile", ctypes.c_int64), ("seconds", ctypes.c_double),
+                ("provider", ctypes.c_char * 32)]
+
+
+def new_result() -> SolveResult:
+    """A zeroed muster_solve_result_t at the start of a 4 KiB buffer: should
+    the library's struct have grown (results gain fields at the end), it
+    writes into spare bytes instead of past the object.  The fields above
+    are checked against muster.h by tests/python/torch/test_torch_capi.py."""
+    return SolveResult.from_buffer(bytearray(4096))
+
+
+# ------------------------------------------------------------- C functions
+_i64, _i32, _str, _vp = ctypes.c_int64, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p
+_P64, _P = ctypes.POINTER(_i64), ctypes.POINTER
+# (name, restype, argtypes) of every libmuster function an adapter calls
+FUNCS = (
+    ("muster_last_error", _str, []),
+    ("muster_strerror", _str, [_i32]),
+    ("muster_err_name", _str, [_i32]),
+    ("muster_err_kind", _i32, [_i32]),
+    ("muster_err_kind_name", _str, [_i32]),
+    ("muster_routine_from_name", _i32, [_str, _P(_i32)]),
+    ("muster_dtype_from_name", _i32, [_str, _P(_i32)]),
+    ("muster_layout_valid_tiles", _i64, [_i64, _i32, _P64, _i64]),
+    ("muster_layout_check_tile", _i32, [_i64, _i64, _i32]),
+    ("muster_layout_local_cols", _i64, [_i64, _i64, _i32]),
+    ("muster_layout_block_cols", _i32, [_i64, _i32, _i32, _P64, _P64]),
+    ("muster_layout_cyclic_cols", _i64, [_i64, _i64, _i32, _i32, _P64, _i64]),
+    ("muster_group_join", _i32, [_str, _i32, _i32, _P(GroupOpts), _P(_vp)]),
+    ("muster_group_abort", _i32, [_vp, _i32, _str]),
+    ("muster_group_leave", _i32, [_vp]),
+    ("muster_solve", _i32, [_vp, _P(SolveArgs), _P(Shard), _P(SolveResult)]),
+    ("muster_solve_all", _i32, [_P(SolveArgs), _i32, _P(Shard), _P(SolveResult)]),
+    ("muster_shard_alloc", _i32, [ctypes.c_size_t, _P(_vp)]),
+    ("muster_shard_free", None, [_vp]),
+)
+
+
+def load(folder: pathlib.Path) -> ctypes.CDLL:
+    """libmuster.so of `folder`, loaded once, every function of FUNCS declared.
+
+    Adapters whose own library links libmuster.so (rpath $ORIGIN) load this
+    same file, so ctypes and the adapter share one runtime."""
+    with _lock:
+        lib = _loaded.get(folder)
+        if lib is None:
+            lib = ctypes.CDLL(str(folder / "libmuster.so"))
+            for name, restype, argtypes in FUNCS:
+                fn = getattr(lib, name)
+                fn.restype, fn.argtypes = restype, argtypes
+            _loaded[folder] = lib
+        return lib
+
+
+def _text(s: bytes) -> str:
+    return s.decode(errors="replace")
+
+
+def last_error(lib) -> str:
+    """The runtime's message for this thread's last failure ("" if none)."""
+    return _text(lib.muster_last_error())
+
+
+def strerror(lib, code: int) -> str:
+    """Short meaning of a MUSTER_E* code ("peer died")."""
+    return _text(lib.muster_strerror(int(code)))
+
+
+def err_name(lib, code: int) -> str:
+    """The code's name ("MUSTER_EPEERDEAD"; "MUSTER_E?" if unknown)."""
+    return _text(lib.muster_err_name(int(code)))
+
+
+def err_kind(lib, code: int) -> str:
+    """The kind of failure a code is ("numerical", "aborted"...; docs/errors.md)."""
+    return _text(lib.muster_err_kind_name(lib.muster_err_kind(int(code))))
+
+
+def message(lib, code: int) -> str:
+    """What to tell a user about a failed call: the runtime's detailed message,
+    or the code's name and meaning where it left none.  Call it on the thread
+    that made the failed call, before any other runtime call."""
+    return last_error(lib) or f"{err_name(lib, code)}: {strerror(lib, code)} ({err_kind(lib, code)})"
+
+
+def check(lib, rc: int) -> int:
+    """rc when it is >= 0; ValueError with message(lib, rc) otherwise."""
+    if rc < 0:
+        raise ValueError(message(lib, rc))
+    return rc
+
+
+def enum_value(lib, kind: str, name: str) -> int:
+    """The runtime's value of a routine ("potrs") or dtype ("f64") name."""
+    out = ctypes.c_int()
+    fn = lib.muster_routine_from_name if kind == "routine" else lib.muster_dtype_from_name
+    check(lib, fn(name.encode(), ctypes.byref(out)))
+    return out.value
+
+
+def block_cols(lib, n: int, nranks: int, rank: int) -> tuple[int, int]:
+    """(first column, count) of `rank`'s block of n columns over `nranks`
+    (muster_layout_block_cols); ValueError for arguments it refuses."""
+    c0, k = ctypes.c_int64(), ctypes.c_int64()
+    check(lib, lib.muster_layout_block_cols(int(n), int(nranks), int(rank), ctypes.byref(c0),
+                                            ctypes.byref(k)))
+    return c0.value, k.value

@@ -1,0 +1,42 @@
+"""muster_torch: multi-device dense solvers (potrs, potri, syevd) for PyTorch.
+
+A Hermitian matrix held in column blocks, one per device, is solved in one
+call by the muster runtime: cuSolverMg on NVIDIA GPUs, LAPACK on the CPU.
+The caller holds the blocks either in one process (a list of tensors, one
+per device) or one per process (torchrun: a tensor and group=, or a
+DTensor).  The ops are torch.library custom ops (muster::potrs,
+muster::potri, muster::syevd) with fake and autograd registrations, so meta
+tensors, torch.compile and autograd work.  See docs/torch.md.
+
+Modules: _runtime (libmuster's C API in ctypes, shared with the other
+adapters), _lib (loading it; errors as exceptions), _buffers (work buffers,
+dtypes), _checks (dtype and shape checks), _solve (one call of the
+runtime), _ops (the custom ops and fake implementations), _grad (their
+derivatives), _dist (process groups: group names, gathers), _api (the
+public functions).
+"""
+from . import _grad  # noqa: F401  (registers the derivatives)
+from ._api import block_columns, cat_columns, potri, potrs, split_columns, syevd
+from ._dist import group_name
+from ._lib import (
+    MusterError,
+    MusterLinAlgError,
+    MusterMemoryError,
+    MusterNotFoundError,
+    MusterNotImplementedError,
+    MusterPermissionError,
+    MusterRuntimeError,
+    MusterTimeoutError,
+    MusterValueError,
+    lib_dir,
+    strerror,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "potrs", "potri", "syevd", "block_columns", "split_columns", "cat_columns", "group_name",
+    "lib_dir", "strerror", "MusterError", "MusterLinAlgError", "MusterValueError",
+    "MusterTimeoutError", "MusterRuntimeError", "MusterMemoryError", "MusterPermissionError",
+    "MusterNotFoundError", "MusterNotImplementedError",
+]

@@ -1,0 +1,62 @@
+"""The torch.library custom ops and their fake (meta) implementations.
+
+  muster::potrs(Tensor[] a, Tensor b, str group, int rank, int nranks,
+                int tile, str provider, float timeout) -> Tensor
+  muster::potri(Tensor[] a, ...same...) -> Tensor[]
+  muster::syevd(Tensor[] a, bool vectors, ...same...) -> (Tensor, Tensor[])
+
+`a` is every column block of A (group == "": one process holds them all,
+muster_solve_all) or this rank's one block (group != "": rank `rank` of
+`nranks`, muster_group_join + muster_solve).  Results are fresh tensors in
+column-major layout (as torch.linalg returns them); inputs never change
+(mutates_args=()).  The fake implementations return tensors of the same
+shapes, strides, dtypes and devices, so meta tensors, torch.compile and
+torch.library.opcheck work.  Derivatives: _grad.py.
+"""
+import torch
+
+from . import _buffers, _solve
+from ._solve import Request
+
+
+def _col_major(rows, cols, dtype, device):
+    return torch.empty((cols, rows), dtype=dtype, device=device).mT
+
+
+@torch.library.custom_op("muster::potrs", mutates_args=())
+def potrs_op(a: list[torch.Tensor], b: torch.Tensor, group: str, rank: int, nranks: int,
+             tile: int, provider: str, timeout: float) -> torch.Tensor:
+    return _solve.potrs(Request("potrs", a, group, rank, nranks, tile, provider, timeout, b=b))
+
+
+@potrs_op.register_fake
+def _(a, b, group, rank, nranks, tile, provider, timeout):
+    n, _, nrhs = Request("potrs", a, group, rank, nranks, b=b).check()
+    x = _col_major(n, nrhs, b.dtype, b.device)
+    return x[:, 0] if b.dim() == 1 else x
+
+
+@torch.library.custom_op("muster::potri", mutates_args=())
+def potri_op(a: list[torch.Tensor], group: str, rank: int, nranks: int, tile: int,
+             provider: str, timeout: float) -> list[torch.Tensor]:
+    return _solve.potri(Request("potri", a, group, rank, nranks, tile, provider, timeout))
+
+
+@potri_op.register_fake
+def _(a, group, rank, nranks, tile, provider, timeout):
+    n, dtype, _ = Request("potri", a, group, rank, nranks).check()
+    return [_col_major(n, t.shape[1], dtype, t.device) for t in a]
+
+
+@torch.library.custom_op("muster::syevd", mutates_args=())
+def syevd_op(a: list[torch.Tensor], vectors: bool, group: str, rank: int, nranks: int,
+             tile: int, provider: str, timeout: float) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    return _solve.syevd(Request("syevd", a, group, rank, nranks, tile, provider, timeout,
+                                vectors=vectors))
+
+
+@syevd_op.register_fake
+def _(a, vectors, group, rank, nranks, tile, provider, timeout):
+    n, dtype, _ = Request("syevd", a, group, rank, nranks).check()
+    w = torch.empty((n,), dtype=_buffers.real_dtype(dtype), device=a[0].device)
+    return w, ([_col_major(n, t.shape[1], dtype, t.device) for t in a] if vectors else [])

@@ -1,0 +1,174 @@
+"""One solve through libmuster, for the ops' real (non-fake) implementations.
+
+Two ways to call the runtime (include/muster.h, docs/solve.md):
+  * group == "": this process holds every shard (a list of column blocks,
+    one per device or CPU "rank"): muster_solve_all, no rendezvous;
+  * group != "": this process is rank `rank` of `nranks` and holds one
+    shard: muster_group_join + muster_solve + muster_group_leave.  A rank
+    whose own inputs are wrong still joins and aborts the group, so peers
+    already waiting fail at once with its message instead of timing out.
+Every call copies the inputs into work buffers (_buffers.py) and returns
+fresh tensors; the caller's tensors never change.
+"""
+import ctypes
+
+import torch
+
+from . import _buffers, _checks, _lib, _runtime
+from ._buffers import host_pool, ptr
+
+
+class Request:
+    """What one call solves, as the ops received it."""
+
+    def __init__(self, routine, a, group="", rank=0, nranks=0, tile=0, provider="",
+                 timeout=0.0, b=None, vectors=True):
+        self.routine, self.a, self.b, self.vectors = routine, list(a), b, vectors
+        self.group, self.rank, self.tile = group, rank, tile
+        self.nranks = nranks if group else len(self.a)
+        self.provider, self.timeout = provider, timeout
+
+    def who(self) -> str:
+        if self.group:
+            return (f"muster_torch.{self.routine} (group {self.group}, rank {self.rank} of "
+                    f"{self.nranks})")
+        return f"muster_torch.{self.routine} ({self.nranks} ranks in this process)"
+
+    def check(self):
+        """The Python-side checks (_checks.py); returns (n, dtype, nrhs)."""
+        _checks.process_args(self.routine, self.a, self.group, self.rank, self.nranks)
+        n, dtype = _checks.shards(self.routine, self.a, whole=not self.group)
+        nrhs = _checks.rhs(self.b, n, dtype) if self.routine == "potrs" else 0
+        return n, dtype, nrhs
+
+    def col0s(self, n):
+        """First global column of each shard this process holds."""
+        if self.group:
+            return [_runtime.block_cols(_lib.runtime(), n, self.nranks, self.rank)[0]]
+        starts, c = [], 0
+        for t in self.a:
+            starts.append(c)
+            c += t.shape[1]
+        return starts
+
+
+class _Rank:
+    """One rank's work buffers and its muster_shard_t."""
+
+    def __init__(self, req, t, col0, n, dtype, nrhs):
+        pooled = bool(req.group) and t.device.type == "cpu"
+
+        def buf(role, shape, dt):
+            if pooled:
+                return host_pool.view(req.group, role, shape, dt)
+            return torch.empty(shape, dtype=dt, device=t.device)
+
+        self.pooled, self.device = pooled, t.device
+        self.a = _buffers.column_major(t, buf("a", (t.shape[1], n), dtype))
+        self.b = self.w = None
+        if req.routine == "potrs":
+            b2 = req.b if req.b.dim() == 2 else req.b[:, None]
+            self.b = _buffers.column_major(b2.to(t.device), buf("b", (nrhs, n), dtype))
+        if req.routine == "syevd":
+            self.w = buf("w", (n,), _buffers.real_dtype(dtype))
+        cuda = t.device.type == "cuda"
+        self.shard = _runtime.Shard(
+            mem=_runtime.MEM_CUDA if cuda else _runtime.MEM_HOST,
+            device=t.device.index if cuda else -1, a=ptr(self.a), lda=n, col0=col0,
+            ncols=t.shape[1], b=ptr(self.b), ldb=n, w=ptr(self.w),
+            stream=_buffers.stream_of(t.device))
+
+    def out(self, x):
+        """A result buffer as a tensor of the caller's: pooled memory is copied out."""
+        return x.clone() if self.pooled else x
+
+
+def _args(req, n, dtype, nrhs):
+    flags = _runtime.NO_FACTOR if req.routine == "potrs" else 0
+    if req.routine == "syevd" and not req.vectors:
+        flags |= _runtime.NO_VECTORS
+    return _runtime.SolveArgs(
+        routine=_runtime.enum_value(_lib.runtime(), "routine", req.routine),
+        dtype=_buffers.muster_dtype(dtype), n=n, nrhs=max(nrhs, 1), tile=req.tile,
+        layout=_runtime.LAYOUT_BLOCK, flags=flags,
+        provider=req.provider.encode() if req.provider else None)
+
+
+def _abort_peers(req, e: Exception):
+    """Join the group and abort it with this rank's failure, so that waiting
+    peers fail at once (with the same kind of error) instead of timing out."""
+    if isinstance(e, _lib.MusterError):
+        code = e.code
+    elif isinstance(e, (TypeError, ValueError)):
+        code = _runtime.EINVAL
+    else:
+        code = _runtime.ENOMEM if isinstance(e, MemoryError) else _runtime.EPOISONED
+    why = f"rank {req.rank}: {type(e).__name__}: {e}".encode()[:900]
+    lib, g = _lib.runtime(), ctypes.c_void_p()
+    opts = _runtime.GroupOpts(job=None, timeout_s=req.timeout, device=-1)
+    if lib.muster_group_join(req.group.encode(), req.rank, req.nranks, ctypes.byref(opts),
+                             ctypes.byref(g)) == 0:
+        lib.muster_group_abort(g, code, why)
+        lib.muster_group_leave(g)
+
+
+def _call(req, args, ranks):
+    """Run the solve; raises the mapped exception on failure."""
+    lib, res = _lib.runtime(), _runtime.new_result()
+    if not req.group:
+        arr = (_runtime.Shard * len(ranks))(*[r.shard for r in ranks])
+        rc = lib.muster_solve_all(ctypes.byref(args), len(ranks), arr, ctypes.byref(res))
+        if rc:
+            raise _lib.error(rc, req.who(), res.info)
+        return res
+    g, me = ctypes.c_void_p(), ranks[0]
+    opts = _runtime.GroupOpts(job=None, timeout_s=req.timeout, device=me.shard.device)
+    rc = lib.muster_group_join(req.group.encode(), req.rank, req.nranks, ctypes.byref(opts),
+                               ctypes.byref(g))
+    if rc:
+        raise _lib.error(rc, req.who())
+    err = None
+    try:
+        rc = lib.muster_solve(g, ctypes.byref(args), ctypes.byref(me.shard), ctypes.byref(res))
+        if rc:
+            err = _lib.error(rc, req.who(), res.info)  # before leave: the message is per call
+    finally:
+        lib.muster_group_leave(g)
+    if err is not None:
+        raise err
+    return res
+
+
+def run(req: Request):
+    """Check, copy in, solve, and return the ranks (their buffers hold the results)."""
+    try:
+        n, dtype, nrhs = req.check()
+        ranks = [_Rank(req, t, c0, n, dtype, nrhs) for t, c0 in zip(req.a, req.col0s(n))]
+        args = _args(req, n, dtype, nrhs)
+    except Exception as e:  # before the rendezvous: tell the peers, do not let them wait
+        if req.group:
+            _abort_peers(req, e)
+        raise
+    _call(req, args, ranks)
+    return ranks
+
+
+def potrs(req: Request) -> torch.Tensor:
+    """X with A X = B, on b's device, shaped like b (column-major)."""
+    ranks = run(req)
+    src = next((r for r in ranks if r.device == req.b.device), ranks[0])
+    x = src.out(src.b.mT).to(req.b.device)
+    return x[:, 0] if req.b.dim() == 1 else x
+
+
+def potri(req: Request) -> list[torch.Tensor]:
+    """The column blocks of A^-1 this process holds, each on its shard's device."""
+    return [r.out(r.a.mT) for r in run(req)]
+
+
+def syevd(req: Request):
+    """(eigenvalues, eigenvector column blocks); no blocks for vectors=False.
+    The eigenvalues are on the first shard's device."""
+    ranks = run(req)
+    w = ranks[0].out(ranks[0].w)
+    return w, ([r.out(r.a.mT) for r in ranks] if req.vectors else [])

@@ -1,0 +1,71 @@
+"""One rank per process: 2 and 4 processes of a gloo process group
+(torch.multiprocessing, forkserver), each passing its own column block.
+Every op x dtype, DTensor, and the derivatives over the group, all checked
+inside the workers (torch_worker.py, scenario "solves")."""
+import json
+import os
+import pathlib
+
+import pytest
+import torch.multiprocessing as mp
+
+import torch_util as tu
+import torch_worker
+
+HERE = pathlib.Path(__file__).resolve().parent
+_ctx = None
+
+
+def context():
+    """A forkserver that has imported torch once: workers start in
+    milliseconds instead of importing torch again (seconds each)."""
+    global _ctx
+    if _ctx is None:
+        _ctx = mp.get_context("forkserver")
+        _ctx.set_forkserver_preload(["torch", "torch.distributed", "torch._dynamo", "muster_torch",
+                                     "torch_util", "torch_worker"])
+    return _ctx
+
+
+def start(nranks, tmp, scenario, env=None, seed=0):
+    ctx = context()
+    procs = [ctx.Process(target=torch_worker.main,
+                         args=(r, nranks, str(tmp), scenario, seed, dict(env or {})))
+             for r in range(nranks)]
+    for p in procs:
+        p.start()
+    return procs
+
+
+def results(procs, tmp, timeout=240):
+    for p in procs:
+        p.join(timeout)
+        if p.is_alive():
+            p.kill()
+            raise AssertionError(f"worker {p.pid} still running after {timeout} s")
+    out = {}
+    for r in range(len(procs)):
+        f = pathlib.Path(tmp, f"result.{r}.json")
+        out[r] = json.loads(f.read_text()) if f.exists() else None
+    return out
+
+
+@pytest.fixture(scope="module", params=(2, 4), ids=lambda r: f"{r}procs")
+def solved(request, tmp_path_factory):
+    nranks = request.param
+    tmp = tmp_path_factory.mktemp(f"solves{nranks}")
+    seed = int.from_bytes(os.urandom(4), "little")
+    res = results(start(nranks, tmp, "solves", seed=seed), tmp)
+    return nranks, seed, res
+
+
+CASES = [f"{op}.{str(d)[6:]}" for d in tu.DTYPES for op in ("potrs", "potri", "syevd")]
+
+
+@pytest.mark.parametrize("case", CASES + ["dtensor", "grad"])
+def test_processes(solved, case):
+    nranks, seed, res = solved
+    for r in range(nranks):
+        assert res[r] is not None, f"rank {r} wrote no result"
+        assert "setup" not in res[r], res[r]["setup"]
+        assert res[r][case] == "ok", f"seed {seed}, rank {r} of {nranks}:\n{res[r][case]}"

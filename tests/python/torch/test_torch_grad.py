@@ -1,0 +1,91 @@
+"""Derivatives (gradcheck, double precision, through a function that
+symmetrizes its input: the ops read a Hermitian A), torch.library.opcheck of
+every op, and torch.compile of a function calling potrs."""
+import pytest
+import torch
+from torch.autograd import gradcheck
+
+import muster_torch as mt
+import torch_util as tu
+
+GRAD_DTYPES = (torch.float64, torch.complex128)
+
+
+def sym(a):
+    return (a + a.mH) / 2
+
+
+def gauge_free(v):
+    """|v|^2: eigenvectors are defined up to a phase per column."""
+    return (v * v.conj()).real
+
+
+@pytest.mark.parametrize("nranks", (1, 2))
+@pytest.mark.parametrize("dtype", GRAD_DTYPES, ids=str)
+def test_gradcheck(dtype, nranks, gen):
+    n = 5
+    A = tu.hpd(n, dtype, gen).requires_grad_()
+    B = tu.rhs(n, 2, dtype, gen).requires_grad_()
+    blocks = lambda a: mt.split_columns(sym(a), nranks)  # noqa: E731
+    assert gradcheck(lambda a, b: mt.potrs(blocks(a), b), (A, B))
+    assert gradcheck(lambda a, b: mt.potrs(blocks(a), b[:, 0]), (A, B))
+    assert gradcheck(lambda a: mt.cat_columns(mt.potri(blocks(a))), (A,))
+    H = tu.herm(n, dtype, gen).requires_grad_()
+    assert gradcheck(lambda a: mt.syevd(blocks(a), return_eigenvectors=False), (H,))
+    assert gradcheck(lambda a: [mt.syevd(blocks(a))[0],
+                                gauge_free(mt.cat_columns(mt.syevd(blocks(a))[1]))], (H,))
+
+
+def test_gradient_matches_torch_linalg(gen):
+    n = 8
+    A = tu.hpd(n, torch.float64, gen)
+    B = tu.rhs(n, 3, torch.float64, gen)
+    a1, b1 = A.clone().requires_grad_(), B.clone().requires_grad_()
+    (torch.cholesky_solve(b1, torch.linalg.cholesky(sym(a1))) ** 2).sum().backward()
+    a2, b2 = A.clone().requires_grad_(), B.clone().requires_grad_()
+    (mt.potrs(mt.split_columns(sym(a2), 2), b2) ** 2).sum().backward()
+    assert torch.allclose(a1.grad, a2.grad, atol=1e-12) and torch.allclose(b1.grad, b2.grad)
+
+
+def _opcheck_args(nranks, dtype):
+    A = torch.eye(6, dtype=dtype) * 3
+    blocks = mt.split_columns(A, nranks)
+    grad = [t.clone().requires_grad_() for t in blocks]
+    b = torch.ones(6, 2, dtype=dtype)
+    rest = ("", 0, nranks, 0, "", 0.0)
+    return [
+        (torch.ops.muster.potrs.default, (blocks, b, *rest)),
+        (torch.ops.muster.potrs.default, (grad, b.clone().requires_grad_(), *rest)),
+        (torch.ops.muster.potri.default, (grad, *rest)),
+        (torch.ops.muster.syevd.default, (grad, True, *rest)),
+        (torch.ops.muster.syevd.default, (blocks, False, *rest)),
+    ]
+
+
+@pytest.mark.parametrize("nranks", (1, 2))
+def test_opcheck(nranks):
+    for op, args in _opcheck_args(nranks, torch.float64):
+        torch.library.opcheck(op, args)
+
+
+def test_compile_potrs(gen):
+    """fullgraph: the op is traced through its fake implementation, not a
+    graph break.  backend aot_eager traces forward and backward (dynamo +
+    AOTAutograd, what matters for the op's registrations); inductor's C++
+    code generation adds minutes on the 2-core CI machine (docs/torch.md)."""
+    n = 6
+    A = tu.hpd(n, torch.float64, gen)
+    B = tu.rhs(n, 2, torch.float64, gen)
+
+    @torch.compile(fullgraph=True, backend="aot_eager")
+    def solve(a, b):
+        x = mt.potrs([a[:, :3], a[:, 3:]], b * 2)
+        return (x ** 2).sum(), x
+
+    a = A.clone().requires_grad_()
+    loss, x = solve(a, B)
+    tu.check_potrs(A, B * 2, x.detach())
+    loss.backward()
+    a2 = A.clone().requires_grad_()
+    (mt.potrs(mt.split_columns(a2, 2), B * 2) ** 2).sum().backward()
+    assert torch.allclose(a.grad, a2.grad)

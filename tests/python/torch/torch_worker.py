@@ -1,0 +1,184 @@
+"""Worker processes for the one-rank-per-process tests: each is one rank of
+a gloo process group (torch.multiprocessing, forkserver), runs a scenario,
+and writes what it saw to <tmp>/result.<rank>.json for the test to check.
+
+Scenarios:
+  solves   every op x dtype with this rank's column block, checked here;
+           the same through a DTensor; the derivatives of each op in the
+           process group against those of one process holding every block
+  wait     join a solve whose provider (testprov, TESTPROV_GATE) waits, for
+           the parent to SIGKILL a rank; record the exception and its time
+  missing  every rank but the last calls potrs; the last never does
+"""
+import json
+import os
+import pathlib
+import time
+import traceback
+
+
+def _setup(rank, nranks, tmp, env):
+    os.environ.update(env)
+    import torch
+    import torch.distributed as dist
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{tmp}/store", rank=rank,
+                            world_size=nranks)
+    return dist.group.WORLD
+
+
+def _block(A, rank, nranks):
+    import muster_torch as mt
+    c0, k = mt.block_columns(A.shape[0], nranks, rank)
+    return A[:, c0:c0 + k], slice(c0, c0 + k)
+
+
+def _case(out, name, fn):
+    try:
+        fn()
+        out[name] = "ok"
+    except Exception:
+        out[name] = traceback.format_exc()[-2000:]
+
+
+def _solves(rank, nranks, tmp, seed, pg):
+    import torch
+    import muster_torch as mt
+    import torch_util as tu
+    out = {}
+    gen = torch.Generator().manual_seed(seed)
+    n = 3 * nranks + 2  # not a multiple of the ranks: the last block is short
+    for dtype in tu.DTYPES:
+        A, H = tu.hpd(n, dtype, gen), tu.herm(n, dtype, gen)
+        B = tu.rhs(n, 3, dtype, gen)
+        a, c = _block(A, rank, nranks)
+        h, _ = _block(H, rank, nranks)
+        ct = torch.complex128 if dtype.is_complex else torch.float64
+        eye = torch.eye(n, dtype=ct)
+
+        def potrs():
+            tu.check_potrs(A, B, mt.potrs(a, B, group=pg))
+            tu.check_potrs(A, B[:, 0], mt.potrs(a, B[:, 0], group=pg))
+
+        def potri():
+            y = mt.potri(a, group=pg)
+            r = tu.rel(A.to(ct) @ y.to(ct) - eye[:, c], eye[:, c])
+            assert y.shape == a.shape and r < tu.tol(dtype, n, 20), r
+
+        def syevd():
+            w, v = mt.syevd(h, group=pg)
+            tu.check_syevd(H, w, None)
+            r = tu.rel(H.to(ct) @ v.to(ct) - v.to(ct) * w.to(ct)[c][None, :], H.to(ct))
+            assert v.shape == h.shape and r < tu.tol(dtype, n), r
+            w_only = mt.syevd(h, group=pg, return_eigenvectors=False)
+            assert float((w_only - w).abs().max()) < tu.tol(dtype, n) * float(w.abs().max())
+
+        for name, fn in (("potrs", potrs), ("potri", potri), ("syevd", syevd)):
+            _case(out, f"{name}.{str(dtype)[6:]}", fn)
+    _case(out, "dtensor", lambda: _dtensor(rank, nranks, gen))
+    _case(out, "grad", lambda: _grads(rank, nranks, gen, pg))
+    return out
+
+
+def _dtensor(rank, nranks, gen):
+    import torch
+    import muster_torch as mt
+    import torch_util as tu
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
+    mesh = init_device_mesh("cpu", (nranks,))
+    n = 2 * nranks + 1
+    A = tu.hpd(n, torch.float64, gen)
+    B = tu.rhs(n, 2, torch.float64, gen)
+    Ad = distribute_tensor(A, mesh, [Shard(1)])
+    x = mt.potrs(Ad, B)
+    assert isinstance(x, DTensor) and x.placements == (Replicate(),)
+    tu.check_potrs(A, B, x.full_tensor())
+    inv = mt.potri(Ad)
+    assert isinstance(inv, DTensor) and inv.placements == (Shard(1),)
+    tu.check_potri(A, inv.full_tensor())
+    w, v = mt.syevd(Ad)
+    tu.check_syevd(A, w.full_tensor(), v.full_tensor())
+
+
+def _grads(rank, nranks, gen, pg):
+    """Each op's derivative over the process group equals that of one process
+    holding every block (muster_solve_all).  Replicated results (X, w): every
+    rank computes the same loss of them, the contract of a replicated value;
+    sharded results (potri's blocks): the loss is the sum of each rank's
+    loss of its own block, as for a sharded DTensor."""
+    import torch
+    import muster_torch as mt
+    import torch_util as tu
+    n = 2 * nranks + 1
+    A, B = tu.hpd(n, torch.float64, gen), tu.rhs(n, 2, torch.float64, gen)
+    W = tu.rhs(n, n, torch.float64, gen)  # weights of the losses
+    cols = _block(A, rank, nranks)[1]
+    losses = {
+        "potrs": (lambda a: (mt.potrs(a, B) * W[:, :2]).sum(),
+                  lambda a: (mt.potrs(a, B, group=pg) * W[:, :2]).sum()),
+        "potri": (lambda a: (mt.cat_columns(mt.potri(a)) * W).sum(),
+                  lambda a: (mt.potri(a, group=pg) * W[:, cols]).sum()),
+        "syevd": (lambda a: (mt.syevd(a, return_eigenvectors=False) * W[0]).sum(),
+                  lambda a: (mt.syevd(a, group=pg, return_eigenvectors=False) * W[0]).sum()),
+        "syevd_vectors": (lambda a: (mt.cat_columns(mt.syevd(a)[1]).abs() * W).sum(),
+                          lambda a: (mt.syevd(a, group=pg)[1].abs() * W[:, cols]).sum()),
+    }
+    for name, (whole, ranked) in losses.items():
+        ref = [b.clone().requires_grad_() for b in mt.split_columns(A, nranks)]
+        whole(ref).backward()
+        mine = ref[rank].detach().clone().requires_grad_()
+        ranked(mine).backward()
+        err = float((mine.grad - ref[rank].grad).abs().max())
+        assert err < 1e-9 * (float(ref[rank].grad.abs().max()) + 1), (name, err)
+
+
+def _wait(rank, nranks, tmp, seed, pg):
+    import torch
+    import muster_torch as mt
+    a = torch.eye(8, dtype=torch.float64)[:, _block(torch.eye(8), rank, nranks)[1]] * 2
+    pathlib.Path(tmp, f"entering.{rank}").touch()
+    try:
+        mt.potrs(a, torch.ones(8, 1, dtype=torch.float64), group=pg, provider="testprov")
+        return {"raised": None}
+    except Exception as e:
+        return {"raised": type(e).__name__, "bases": [c.__name__ for c in type(e).__mro__],
+                "msg": str(e), "t": time.monotonic()}
+
+
+def _missing(rank, nranks, tmp, seed, pg):
+    import torch
+    import muster_torch as mt
+    mt.group_name(pg)  # every rank, so that only the solve is missing
+    if rank == nranks - 1:
+        time.sleep(6)
+        return {"raised": None}
+    a = torch.eye(8, dtype=torch.float64)[:, _block(torch.eye(8), rank, nranks)[1]] * 2
+    t0 = time.monotonic()
+    try:
+        mt.potrs(a, torch.ones(8, 1, dtype=torch.float64), group=pg, timeout=1.5)
+        return {"raised": None}
+    except Exception as e:
+        return {"raised": type(e).__name__, "bases": [c.__name__ for c in type(e).__mro__],
+                "msg": str(e), "elapsed": time.monotonic() - t0}
+
+
+SCENARIOS = {"solves": _solves, "wait": _wait, "missing": _missing}
+
+
+def main(rank, nranks, tmp, scenario, seed, env):
+    """Entry point of one worker process (torch.multiprocessing target)."""
+    try:
+        pg = _setup(rank, nranks, tmp, env)
+        import torch
+        import muster_torch as mt
+        # the first call of a custom op imports torch._dynamo (seconds): pay it
+        # before anything is timed, in this process alone (no group)
+        mt.potrs([torch.eye(2, dtype=torch.float64)], torch.ones(2, dtype=torch.float64))
+        if scenario != "missing":
+            mt.group_name(pg)
+        res = SCENARIOS[scenario](rank, nranks, tmp, seed, pg)
+    except Exception:
+        res = {"setup": traceback.format_exc()[-3000:]}
+    pathlib.Path(tmp, f"result.{rank}.json").write_text(json.dumps(res))
+    os._exit(0)  # no teardown: a peer may be dead (gloo would wait for it)
