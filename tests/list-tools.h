@@ -3,6 +3,7 @@
 TEST_ENTRY(shmdump_usage_and_empty, 30)
 TEST_ENTRY(shmdump_crafted_segments, 30)
 TEST_ENTRY(shmdump_fuzz_random_segments, 60)
+TEST_ENTRY(shmdump_odd_names, 30)
 /* shmdump: groups made by the runtime (test_shmdump_live.c) */
 TEST_ENTRY(shmdump_live_stuck_and_stale, 60)
 TEST_ENTRY(shmdump_live_formed_group_via_proc, 60)

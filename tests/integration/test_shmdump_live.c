@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "muster.h"
+#include "segment.h"
 #include "task.h"
 #include "test_shmdump_util.h"
 
@@ -81,8 +82,9 @@ TEST_IMPL(shmdump_live_stuck_and_stale) {
   ASSERT(a0 > 0 && a1 > 0 && b0 > 0);
 
   dump_until(&r, NULL, "[stuck]");
-  snprintf(line, sizeof line, "== muster.%u.%s.stuck  [stuck] rank ", (unsigned)getuid(),
-           test_job());
+  char name[MUSTER_SEG_NAME_MAX + 1];
+  ASSERT_OK(muster__segment_name(name, sizeof name, test_job(), "stuck"));
+  snprintf(line, sizeof line, "== %s  [stuck] rank ", name);
   ASSERT_STR_CONTAINS(r.out, line);
   ASSERT_STR_CONTAINS(r.out, "MISSING: rank 2 (never joined)");
   row(line, sizeof line, 0, a0, "alive");

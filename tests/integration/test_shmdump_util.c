@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc.h"
 #include "segment.h"
 #include "task.h"
 #include "test_shmdump_util.h"
@@ -245,8 +246,14 @@ pid_t dead_pid(void) {
 
 /* ---- crafted segments ----------------------------------------------------- */
 
+void segment_path_in(char *buf, size_t cap, uint64_t pidns, const char *job, const char *group) {
+  char name[MUSTER_SEG_NAME_MAX + 1];
+  ASSERT_OK(muster__segment_name_in(name, sizeof name, pidns, job, group));
+  snprintf(buf, cap, "/dev/shm/%s", name);
+}
+
 void segment_path(char *buf, size_t cap, const char *job, const char *group) {
-  snprintf(buf, cap, "/dev/shm/muster.%u.%s.%s", (unsigned)getuid(), job, group);
+  segment_path_in(buf, cap, muster__proc_self_pidns(), job, group);
 }
 
 static uint64_t now_real_ns(void) {
@@ -275,6 +282,7 @@ int craft_segment(const char *job, const char *group, int nranks, pid_t creator,
   h->nranks = nranks;
   h->creator_pid = creator;
   h->creator_start = creator_start;
+  h->creator_pidns = muster__proc_self_pidns(); /* as its name says */
   h->created_ns = now - 3000000000ull;
   snprintf(h->job, sizeof h->job, "%s", job);
   snprintf(h->group, sizeof h->group, "%s", group);
@@ -287,6 +295,7 @@ int craft_segment(const char *job, const char *group, int nranks, pid_t creator,
     sl->owner_tid = (uint32_t)creator;
     sl->pid = creator;
     sl->start_time = creator_start;
+    sl->pidns = h->creator_pidns;
     sl->tid = creator;
     sl->device = r;
     sl->phase = MUSTER_PHASE_WAITING;

@@ -48,15 +48,18 @@ int count_substr(const char *hay, const char *needle);
 /* A pid that existed and is now reaped (a dead process). */
 pid_t dead_pid(void);
 
-/* Write a version-1 segment file /dev/shm/muster.<uid>.<job>.<group> by hand:
- * nranks ranks, creator (pid, start), slots of `seated` ranks (bit r) with
- * pid/start of the creator and phase WAITING; returns 0 or -errno.
+/* Write a version-1 segment file /dev/shm/muster.<uid>.<pidns>.<job>.<group>
+ * of our pid namespace by hand: nranks ranks, creator (pid, start, our pid
+ * namespace), slots of `seated` ranks (bit r) with pid/start/pidns of the
+ * creator and phase WAITING; returns 0 or -errno.
  * `mutate` (may be NULL) is called on the bytes before they are written;
  * write_len (0: all) writes only the first write_len bytes (truncation). */
 int craft_segment(const char *job, const char *group, int nranks, pid_t creator,
                   uint64_t creator_start, uint64_t seated,
                   void (*mutate)(unsigned char *bytes, size_t len, void *arg), void *arg,
                   size_t write_len);
+/* /dev/shm/<segment name> of our uid and pid namespace, or of pidns. */
 void segment_path(char *buf, size_t cap, const char *job, const char *group);
+void segment_path_in(char *buf, size_t cap, uint64_t pidns, const char *job, const char *group);
 
 #endif
