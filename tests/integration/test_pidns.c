@@ -5,7 +5,8 @@
  * (2, 3, 4, ...) equals one of the other namespace's.  Each must meet only
  * its own ranks (segment names carry the pid namespace: segment.h).  The
  * group rounds, a solve, a child that inherits its parent's cached group,
- * and shmdump listing both namespaces; /dev/shm clean after each.
+ * shmdump listing both namespaces, and a namespace whose /proc is still
+ * ours (`unshare -pf` without --mount-proc); /dev/shm clean after each.
  */
 #include <signal.h>
 #include <sys/mman.h>
@@ -80,7 +81,8 @@ static int iso_namespace(int index, void *arg) {
  * processes` at once, each in its own pid namespace, same job and group. */
 TEST_IMPL(group_pidns_isolation) {
   int codes[2];
-  for (int rep = 0; rep < ISO_REPEATS; rep++) ASSERT_EQ(pidns_run(2, iso_namespace, NULL, codes), 0);
+  for (int rep = 0; rep < ISO_REPEATS; rep++)
+    ASSERT_EQ(pidns_run(2, 1, iso_namespace, NULL, codes), 0);
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
   return 0;
 }
@@ -97,7 +99,7 @@ static int solve_namespace(int index, void *arg) {
 
 TEST_IMPL(solve_pidns_isolation) {
   int codes[2];
-  for (int rep = 0; rep < 2; rep++) ASSERT_EQ(pidns_run(2, solve_namespace, NULL, codes), 0);
+  for (int rep = 0; rep < 2; rep++) ASSERT_EQ(pidns_run(2, 1, solve_namespace, NULL, codes), 0);
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
   return 0;
 }
@@ -160,11 +162,87 @@ TEST_IMPL(group_other_pid_namespace) {
   ASSERT_EQ(muster__group_cache_count(), 1); /* formed, healthy, cached */
   pid_t pid;
   int code;
-  pidns_spawn(1, inherited_namespace, &ns, &pid);
+  pidns_spawn(1, 1, inherited_namespace, &ns, &pid);
   ASSERT_EQ(run_threads(2, pair_rank, NULL), 0); /* the cached segment, meanwhile */
   ASSERT_EQ(pidns_wait(1, &pid, &code), 0);
   ASSERT_EQ(maps_of_pidns(ns), 1);
   muster_group_cache_flush();
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  return 0;
+}
+
+/* ---- a pid namespace that kept our /proc ------------------------------ */
+
+static void nap_ms(int ms) { usleep((useconds_t)ms * 1000); }
+
+/* Two ranks take turns to wait, so each judges a live peer's liveness;
+ * rank 1 comes late and judges the creator's at attach. */
+static int turns_rank(int rank, int nranks, void *arg) {
+  muster_group_opts_t o = {.job = NULL, .timeout_s = 5, .device = -1};
+  muster_group_t *g;
+  if (rank == 1) nap_ms(150);
+  RCHECK(muster_group_join("turns", rank, nranks, &o, &g) == 0);
+  for (int k = 0; k < 6; k++) {
+    if (rank == k % 2) nap_ms(150);
+    RCHECK(muster_group_barrier(g) == 0);
+  }
+  RCHECK(muster_group_leave(g) == 0);
+  return 0;
+}
+
+/* Rank 0 of "dies" waits for rank 1, which is SIGKILLed: found dead. */
+static int dies_rank(int rank, int nranks, void *arg) {
+  muster_group_opts_t o = {.job = NULL, .timeout_s = 20, .device = -1};
+  muster_group_t *g;
+  RCHECK(muster_group_join("dies", rank, nranks, &o, &g) == 0);
+  if (rank == 1) pause();
+  double t0 = test_now();
+  RCHECK(muster_group_barrier(g) == MUSTER_EPEERDEAD);
+  RCHECK(test_now() - t0 < 3.0);
+  RCHECK(strstr(muster_last_error(), "rank 1 (pid ") != NULL);
+  muster_group_leave(g);
+  return 0;
+}
+
+/* pid 1 of a namespace whose /proc is still ours: there /proc/PID is some
+ * process of our namespace, or none, so liveness may only ask kill(). */
+static int foreign_proc_namespace(int index, void *arg) {
+  ASSERT(getpid() == 1 && !muster__proc_is_ours());
+  /* make the ranks' pids ones that this /proc does not show: a stat read
+   * there would call them dead (as it did before) */
+  char path[64];
+  for (int i = 0; i < 20000; i++) {
+    int next = i + 2, free_ = 1;
+    for (int k = 0; k < 2 && free_; k++) {
+      snprintf(path, sizeof path, "/proc/%d", next + k);
+      free_ = access(path, F_OK) != 0;
+    }
+    if (free_) break;
+    pid_t p = fork();
+    ASSERT(p >= 0);
+    if (p == 0) _exit(0);
+    ASSERT_EQ(waitpid(p, NULL, 0), p);
+  }
+  ASSERT_EQ(run_procs(2, turns_rank, NULL), 0);
+  pid_t pids[2];
+  fork_ranks(2, dies_rank, NULL, pids);
+  nap_ms(300);
+  kill(pids[1], SIGKILL);
+  ASSERT_EQ(waitpid(pids[1], NULL, 0), pids[1]); /* a zombie exists for kill() */
+  pids[1] = 0;
+  ASSERT_EQ(wait_ranks(2, pids), 0);
+  ASSERT_EQ(muster__proc_start_time(1), 0); /* unknown, not some other process's */
+  return 0;
+}
+
+/* `unshare -pf` without --mount-proc: a live peer or creator was judged
+ * dead by another process's /proc/PID/stat (the group split in two, or
+ * was poisoned); now liveness there is kill(pid, 0) only, and a killed
+ * rank is still found dead once reaped. */
+TEST_IMPL(group_pidns_foreign_proc) {
+  int code;
+  ASSERT(muster__proc_is_ours());
+  ASSERT_EQ(pidns_run(1, 0, foreign_proc_namespace, NULL, &code), 0);
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
   return 0;
 }
@@ -242,7 +320,7 @@ TEST_IMPL(shmdump_two_pid_namespaces) {
   memset(sh, 0, sizeof *sh);
   pid_t pids[2];
   int codes[2];
-  pidns_spawn(2, stuck_namespace, sh, pids);
+  pidns_spawn(2, 1, stuck_namespace, sh, pids);
   for (double t0 = test_now(); !(flag(&sh->ready[0]) && flag(&sh->ready[1]));) {
     ASSERT(test_now() - t0 < 20);
     usleep(10000);

@@ -16,11 +16,11 @@ static int status_code(int st) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 127;
 }
 
-/* pid 1 of the new namespace: our own /proc (the inherited one shows the
- * parent namespace's pids, which mean nothing here), then the gate. */
-static void namespace_init(int index, pidns_fn fn, void *arg, int gate) {
-  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
-      mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
+/* pid 1 of the new namespace: its own /proc if asked (the inherited one
+ * shows the parent namespace's pids), then the gate. */
+static void namespace_init(int index, int own_proc, pidns_fn fn, void *arg, int gate) {
+  if (own_proc && (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+                   mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)) {
     fprintf(stderr, "pid namespace %d: cannot mount /proc: %s\n", index, strerror(errno));
     _exit(NO_PROC);
   }
@@ -33,7 +33,7 @@ static void namespace_init(int index, pidns_fn fn, void *arg, int gate) {
 }
 
 /* In our namespace: make the new ones, start their pid 1, pass on its status. */
-static void launcher(int index, pidns_fn fn, void *arg, int gate) {
+static void launcher(int index, int own_proc, pidns_fn fn, void *arg, int gate) {
   if (unshare(CLONE_NEWPID | CLONE_NEWNS) != 0) {
     fprintf(stderr, "pid namespace %d: unshare(CLONE_NEWPID | CLONE_NEWNS): %s (these tests "
             "need CAP_SYS_ADMIN: run them as root)\n", index, strerror(errno));
@@ -41,7 +41,7 @@ static void launcher(int index, pidns_fn fn, void *arg, int gate) {
   }
   pid_t init = fork();
   if (init < 0) _exit(NO_PIDNS);
-  if (init == 0) namespace_init(index, fn, arg, gate);
+  if (init == 0) namespace_init(index, own_proc, fn, arg, gate);
   close(gate);
   int st = 0;
   while (waitpid(init, &st, 0) < 0 && errno == EINTR) {
@@ -49,7 +49,7 @@ static void launcher(int index, pidns_fn fn, void *arg, int gate) {
   _exit(status_code(st));
 }
 
-void pidns_spawn(int n, pidns_fn fn, void *arg, pid_t *pids) {
+void pidns_spawn(int n, int own_proc, pidns_fn fn, void *arg, pid_t *pids) {
   int gate[2];
   ASSERT(n >= 1 && n <= PIDNS_MAX);
   ASSERT_EQ(pipe(gate), 0);
@@ -59,7 +59,7 @@ void pidns_spawn(int n, pidns_fn fn, void *arg, pid_t *pids) {
     ASSERT(pids[i] >= 0);
     if (pids[i] == 0) {
       close(gate[1]);
-      launcher(i, fn, arg, gate[0]);
+      launcher(i, own_proc, fn, arg, gate[0]);
     }
   }
   close(gate[0]);
@@ -82,8 +82,8 @@ int pidns_wait(int n, const pid_t *pids, int *codes) {
   return bad;
 }
 
-int pidns_run(int n, pidns_fn fn, void *arg, int *codes) {
+int pidns_run(int n, int own_proc, pidns_fn fn, void *arg, int *codes) {
   pid_t pids[PIDNS_MAX];
-  pidns_spawn(n, fn, arg, pids);
+  pidns_spawn(n, own_proc, fn, arg, pids);
   return pidns_wait(n, pids, codes);
 }
