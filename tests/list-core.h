@@ -33,6 +33,7 @@ TEST_ENTRY(fault_stop_waiting, 20)
 /* segments: names, validation, refusing and reclaiming bad segments */
 TEST_ENTRY(segment_names, 10)
 TEST_ENTRY(segment_name_format, 10)
+TEST_ENTRY(segment_name_needs_proc, 10)
 TEST_ENTRY(segment_validate_fields, 20)
 TEST_ENTRY(segment_refuse_bad, 20)
 TEST_ENTRY(segment_reclaim_stale, 20)

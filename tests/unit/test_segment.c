@@ -516,3 +516,31 @@ TEST_IMPL(segment_bad_join_args) {
   ASSERT_EQ(muster_group_barrier(NULL), MUSTER_EINVAL);
   return 0;
 }
+
+/* Without /proc the pid namespace, part of every name, is unknown: a join
+ * is refused (never a name that could meet another namespace's), and
+ * liveness falls back to kill(). */
+TEST_IMPL(segment_name_needs_proc) {
+  pid_t p = fork();
+  ASSERT(p >= 0);
+  if (p == 0) {
+    ASSERT_EQ(unshare(CLONE_NEWNS), 0); /* needs CAP_SYS_ADMIN: run as root */
+    ASSERT_EQ(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL), 0);
+    ASSERT_EQ(mount("tmpfs", "/proc", "tmpfs", 0, "size=4k"), 0); /* an empty /proc */
+    ASSERT_EQ(muster__proc_self_pidns(), 0);
+    ASSERT_EQ(muster__proc_is_ours(), 0);
+    ASSERT_EQ(muster__proc_alive(getppid(), 12345), 1); /* exists: all kill() can tell */
+    ASSERT_EQ(muster__proc_alive(dead_pid(), 0), 0);
+    muster_group_t *g = NULL;
+    ASSERT_EQ(muster_group_join("noproc", 0, 1, NULL, &g), MUSTER_ESYS);
+    ASSERT_STR_CONTAINS(muster_last_error(), "/proc/self/ns/pid");
+    char name[MUSTER_SEG_NAME_MAX + 1];
+    ASSERT_EQ(muster__segment_name(name, sizeof name, "j", "g"), MUSTER_ESYS);
+    _exit(0);
+  }
+  int st = 0;
+  ASSERT_EQ(waitpid(p, &st, 0), p);
+  ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  return 0;
+}
