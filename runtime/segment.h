@@ -284,12 +284,13 @@ struct muster_segment {
 /* Open group (job, group) of nranks of this process's pid namespace by
  * name: create it (O_CREAT|O_EXCL, 0600, fallocate, header, magic last) or
  * attach and validate the existing one (one whose header names another
- * creator pid namespace than its name is MUSTER_ECORRUPT); a stale existing one (creator and every seated member dead, or
- * corrupt with a dead creator, or poisoned/closing) is removed and the open
- * retried.  *created says which.  Errors: MUSTER_EACCES, MUSTER_ENOSPC,
- * MUSTER_ECORRUPT, MUSTER_EVERSION, MUSTER_EMISMATCH (nranks differ; the
- * existing group is poisoned with EMISMATCH too), MUSTER_ESYS; nothing is
- * left behind on error. */
+ * creator pid namespace than its name is MUSTER_ECORRUPT); a stale existing
+ * one (creator and every seated member dead, or corrupt with a dead
+ * creator, or poisoned/closing) is removed and the open retried.  *created
+ * says which.  Errors: MUSTER_EACCES, MUSTER_ENOSPC, MUSTER_ECORRUPT,
+ * MUSTER_EVERSION, MUSTER_EMISMATCH (nranks differ; the existing group is
+ * poisoned with EMISMATCH too), MUSTER_ESYS (also: no pid namespace known);
+ * nothing is left behind on error. */
 MUSTER_HIDDEN int muster__segment_open(struct muster_segment *seg, const char *job,
                                        const char *group, int nranks, int *created);
 

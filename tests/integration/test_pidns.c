@@ -53,23 +53,35 @@ static int check_payloads(muster_group_t *g, int rank, int nranks, const struct 
   return 0;
 }
 
-/* Rounds of exchanges in group "iso", every payload checked. */
-static int iso_rank(int rank, int nranks, void *arg) {
+/* Join `group`, `rounds` exchanges of m (its round set to each) with every
+ * payload checked, leave. */
+static int checked_rounds(const char *group, int rank, int nranks, struct iso_msg *m,
+                          int rounds) {
   muster_group_opts_t o = {.job = NULL, .timeout_s = 10, .device = -1};
+  muster_group_t *g;
+  RCHECK(m->pidns != 0);
+  RCHECK(muster_group_join(group, rank, nranks, &o, &g) == 0);
+  for (m->round = 0; m->round < rounds; m->round++) {
+    RCHECK(muster_group_exchange(g, m, sizeof *m) == 0);
+    if (check_payloads(g, rank, nranks, m)) return 1;
+  }
+  RCHECK(muster_group_leave(g) == 0);
+  return 0;
+}
+
+static struct iso_msg msg_of(int rank) {
   struct iso_msg m;
   memset(&m, 0, sizeof m);
   m.pidns = muster__proc_self_pidns();
   m.rank = rank;
-  RCHECK(m.pidns != 0);
-  for (m.cycle = 0; m.cycle < ISO_CYCLES; m.cycle++) {
-    muster_group_t *g;
-    RCHECK(muster_group_join("iso", rank, nranks, &o, &g) == 0);
-    for (m.round = 0; m.round < ISO_ROUNDS; m.round++) {
-      RCHECK(muster_group_exchange(g, &m, sizeof m) == 0);
-      if (check_payloads(g, rank, nranks, &m)) return 1;
-    }
-    RCHECK(muster_group_leave(g) == 0);
-  }
+  return m;
+}
+
+/* Cycles of join, rounds, leave in group "iso". */
+static int iso_rank(int rank, int nranks, void *arg) {
+  struct iso_msg m = msg_of(rank);
+  for (m.cycle = 0; m.cycle < ISO_CYCLES; m.cycle++)
+    if (checked_rounds("iso", rank, nranks, &m, ISO_ROUNDS)) return 1;
   return 0;
 }
 
@@ -121,19 +133,8 @@ static int maps_of_pidns(uint64_t ns) {
 
 /* Two threads exchange in group "pidns". */
 static int pair_rank(int rank, int nranks, void *arg) {
-  muster_group_opts_t o = {.job = NULL, .timeout_s = 10, .device = -1};
-  struct iso_msg m;
-  memset(&m, 0, sizeof m);
-  m.pidns = muster__proc_self_pidns();
-  m.rank = rank;
-  muster_group_t *g;
-  RCHECK(muster_group_join("pidns", rank, nranks, &o, &g) == 0);
-  for (m.round = 0; m.round < 300; m.round++) {
-    RCHECK(muster_group_exchange(g, &m, sizeof m) == 0);
-    if (check_payloads(g, rank, nranks, &m)) return 1;
-  }
-  RCHECK(muster_group_leave(g) == 0);
-  return 0;
+  struct iso_msg m = msg_of(rank);
+  return checked_rounds("pidns", rank, nranks, &m, 300);
 }
 
 static int inherited_namespace(int index, void *arg) {
@@ -256,22 +257,6 @@ struct two_ns {
 };
 
 static int flag(const int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-
-/* Run shmdump (args) until its output holds `want`; the output stays in r. */
-static void shmdump_until(struct tool_result *r, const char *const *args, const char *want) {
-  double t0 = test_now();
-  for (;;) {
-    ASSERT_EQ(tool_run(r, 30, NULL, "shmdump", args), 0);
-    ASSERT(r->signal == 0 && r->exit_code == 0);
-    if (strstr(r->out, want)) return;
-    if (test_now() - t0 > 15) {
-      fprintf(stderr, "shmdump never showed \"%s\"; last output:\n%s\n", want, r->out);
-      ASSERT(0);
-    }
-    tool_result_free(r);
-    usleep(50000);
-  }
-}
 
 /* pid 1 of a namespace: its rank 0 (pid 2) waits in group "stuck" for a
  * rank 1 that never comes; shmdump here sees it alive and ours. */

@@ -53,19 +53,7 @@ static int seg_exists(const char *group) {
  * (the ranks need a moment to arrive); the last result stays in r. */
 static void dump_until(struct tool_result *r, const char *extra, const char *want) {
   const char *argv[] = {"--job", test_job(), extra, NULL};
-  double t0 = test_now();
-  for (;;) {
-    ASSERT_EQ(tool_run(r, RUN_TIMEOUT, NULL, "shmdump", argv), 0);
-    ASSERT_EQ(r->signal, 0);
-    ASSERT_EQ(r->exit_code, 0);
-    if (strstr(r->out, want)) return;
-    if (test_now() - t0 > 15) {
-      fprintf(stderr, "shmdump never showed \"%s\"; last output:\n%s\n", want, r->out);
-      ASSERT(0);
-    }
-    tool_result_free(r);
-    usleep(100000);
-  }
+  shmdump_until(r, argv, want);
 }
 
 static void row(char *buf, size_t cap, int rank, pid_t pid, const char *alive) {

@@ -130,6 +130,22 @@ int tool_run(struct tool_result *r, double timeout_s, const char *const *env, co
   return tool_collect(r, pid, out_fd, err_fd, timeout_s);
 }
 
+void shmdump_until(struct tool_result *r, const char *const *argv, const char *want) {
+  double t0 = test_now();
+  for (;;) {
+    ASSERT_EQ(tool_run(r, 30, NULL, "shmdump", argv), 0);
+    ASSERT_EQ(r->signal, 0);
+    ASSERT_EQ(r->exit_code, 0);
+    if (strstr(r->out, want)) return;
+    if (test_now() - t0 > 15) {
+      fprintf(stderr, "shmdump never showed \"%s\"; last output:\n%s\n", want, r->out);
+      ASSERT(0);
+    }
+    tool_result_free(r);
+    usleep(100000);
+  }
+}
+
 void tool_result_free(struct tool_result *r) {
   free(r->out);
   free(r->err);

@@ -30,6 +30,9 @@ void tool_path(const char *name, char *buf, size_t cap);
 int tool_run(struct tool_result *r, double timeout_s, const char *const *env, const char *name,
              const char *const *argv);
 void tool_result_free(struct tool_result *r);
+/* Run shmdump with argv until its output contains `want` (exit 0, no
+ * signal), for at most 15 s; the last result stays in r. */
+void shmdump_until(struct tool_result *r, const char *const *argv, const char *want);
 /* The same in two steps, to act on the tool while it runs: start it
  * (stdout/stderr on out_fd/err_fd), then read both until it exits and reap
  * it (killed after timeout_s). */
