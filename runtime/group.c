@@ -132,9 +132,18 @@ static void cache_trim(void) {
   }
 }
 
+/* An entry inherited through fork by a child in a new pid namespace
+ * (unshare(CLONE_NEWPID), then fork) is a segment of its parent's
+ * namespace; the child's group of that name is another segment
+ * (segment.h), so the entry is dropped, without retiring it (the parent
+ * still uses it). */
 static struct gentry *cache_find(const char *job, const char *name, int nranks) {
-  for (struct gentry *e = cache_head; e; e = e->next)
-    if (e->nranks == nranks && !strcmp(e->name, name) && !strcmp(e->job, job)) return e;
+  for (struct gentry *e = cache_head; e; e = e->next) {
+    if (e->nranks != nranks || strcmp(e->name, name) || strcmp(e->job, job)) continue;
+    if (e->seg.pidns == muster__proc_self_pidns()) return e;
+    entry_drop(e, 0);
+    return NULL;
+  }
   return NULL;
 }
 
@@ -261,10 +270,22 @@ static int seats_take(struct muster_seg_header *h) {
   return MUSTER_OK;
 }
 
+/* Is the seat whose owner word we found held by this very thread?  A tid
+ * names a thread only within its pid namespace, so our pid and pid
+ * namespace must be there too (our own join stored them before it
+ * returned).  Processes of another namespace never share our segments
+ * (segment.h), so this is belt and braces, and not airtight: a thread of
+ * another namespace with our tid number, between its CAS and its stores
+ * just after we left the seat, would still show our pid and pidns. */
+static int seat_is_mine(const struct muster_seg_slot *s, uint32_t owner) {
+  return owner == (uint32_t)muster__proc_self_tid() && LD(&s->pid) == muster__proc_self_pid() &&
+         LD(&s->pidns) == muster__proc_self_pidns();
+}
+
 static int seat_taken(struct gentry *e, int rank, uint32_t owner) {
   struct muster_seg_header *h = e->seg.hdr;
   char who[256], reason[MUSTER_SEG_REASON_MAX];
-  if (owner == (uint32_t)muster__proc_self_tid())
+  if (seat_is_mine(muster__segment_slot(h, rank), owner))
     return muster__err(MUSTER_EBUSY, "rank %d of group %s: this thread has already joined it "
                        "(leave first)", rank, e->name);
   if (muster__barrier_rank_dead(h, rank, who, sizeof who, NULL)) {

@@ -3,10 +3,13 @@
 TEST_ENTRY(shmdump_usage_and_empty, 30)
 TEST_ENTRY(shmdump_crafted_segments, 30)
 TEST_ENTRY(shmdump_fuzz_random_segments, 60)
+TEST_ENTRY(shmdump_odd_names, 30)
 /* shmdump: groups made by the runtime (test_shmdump_live.c) */
 TEST_ENTRY(shmdump_live_stuck_and_stale, 60)
 TEST_ENTRY(shmdump_live_formed_group_via_proc, 60)
 TEST_ENTRY(shmdump_live_busy_group, 60)
+/* shmdump: groups of two other pid namespaces (test_pidns.c) */
+TEST_ENTRY(shmdump_two_pid_namespaces, 60)
 /* muster rendezvous (test_cli_rendezvous.c) */
 TEST_ENTRY(cli_rendezvous_threads, 60)
 TEST_ENTRY(cli_rendezvous_processes, 60)

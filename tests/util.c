@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "segment.h"
 #include "task.h"
 
 double test_now(void) {
@@ -35,15 +36,18 @@ int test_count_muster_maps(void) {
   return n;
 }
 
+int test_is_job_segment(const char *name, const char *job) {
+  struct muster_seg_name n; /* its group is not judged: hostile ones count too */
+  return muster__segment_parse_name(name, &n) == MUSTER_OK && n.uid == (uint32_t)getuid() &&
+         strcmp(n.job, job) == 0;
+}
+
 int test_count_job_segments(const char *job) {
-  char prefix[160];
-  snprintf(prefix, sizeof prefix, "muster.%u.%s.", (unsigned)getuid(), job);
   DIR *d = opendir("/dev/shm");
   if (!d) return -1;
   int n = 0;
   struct dirent *e;
-  while ((e = readdir(d)) != NULL)
-    if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) n++;
+  while ((e = readdir(d)) != NULL) n += test_is_job_segment(e->d_name, job);
   closedir(d);
   return n;
 }

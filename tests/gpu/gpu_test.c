@@ -20,6 +20,7 @@
  * parent, so process-mode cases can fork their ranks).  Prints one line per
  * case and "N passed, M failed"; exit 1 on any failure.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -392,15 +393,23 @@ static int wait_limited(pid_t pid, double secs, int *status);
 
 /* ---- kill a rank in the middle of a solve ---------------------------------- */
 
+/* Segments of job, of any pid namespace: muster.<uid>.<pidns>.<job>.<group>
+ * (runtime/segment.h; this binary links libmuster.so, without the
+ * runtime's internal muster__segment_parse_name). */
 static int count_job_segments(const char *job) {
-  char prefix[160];
-  snprintf(prefix, sizeof prefix, "muster.%u.%s.", (unsigned)getuid(), job);
+  char prefix[32];
+  snprintf(prefix, sizeof prefix, "muster.%u.", (unsigned)getuid());
+  size_t pl = strlen(prefix), jl = strlen(job);
   DIR *d = opendir("/dev/shm");
   int n = 0;
   struct dirent *e;
   if (!d) return -1;
-  while ((e = readdir(d)) != NULL)
-    if (!strncmp(e->d_name, prefix, strlen(prefix))) n++;
+  while ((e = readdir(d)) != NULL) {
+    const char *p = e->d_name + pl;
+    if (strncmp(e->d_name, prefix, pl) != 0 || !isdigit((unsigned char)*p)) continue;
+    while (isdigit((unsigned char)*p)) p++;
+    n += *p == '.' && !strncmp(p + 1, job, jl) && p[1 + jl] == '.';
+  }
   closedir(d);
   return n;
 }

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc.h"
 #include "segment.h"
 #include "task.h"
 #include "test_shmdump_util.h"
@@ -127,6 +128,22 @@ int tool_run(struct tool_result *r, double timeout_s, const char *const *env, co
   memset(r, 0, sizeof *r);
   if (tool_spawn(name, argv, env, &pid, &out_fd, &err_fd) != 0) return -1;
   return tool_collect(r, pid, out_fd, err_fd, timeout_s);
+}
+
+void shmdump_until(struct tool_result *r, const char *const *argv, const char *want) {
+  double t0 = test_now();
+  for (;;) {
+    ASSERT_EQ(tool_run(r, 30, NULL, "shmdump", argv), 0);
+    ASSERT_EQ(r->signal, 0);
+    ASSERT_EQ(r->exit_code, 0);
+    if (strstr(r->out, want)) return;
+    if (test_now() - t0 > 15) {
+      fprintf(stderr, "shmdump never showed \"%s\"; last output:\n%s\n", want, r->out);
+      ASSERT(0);
+    }
+    tool_result_free(r);
+    usleep(100000);
+  }
 }
 
 void tool_result_free(struct tool_result *r) {
@@ -245,8 +262,14 @@ pid_t dead_pid(void) {
 
 /* ---- crafted segments ----------------------------------------------------- */
 
+void segment_path_in(char *buf, size_t cap, uint64_t pidns, const char *job, const char *group) {
+  char name[MUSTER_SEG_NAME_MAX + 1];
+  ASSERT_OK(muster__segment_name_in(name, sizeof name, pidns, job, group));
+  snprintf(buf, cap, "/dev/shm/%s", name);
+}
+
 void segment_path(char *buf, size_t cap, const char *job, const char *group) {
-  snprintf(buf, cap, "/dev/shm/muster.%u.%s.%s", (unsigned)getuid(), job, group);
+  segment_path_in(buf, cap, muster__proc_self_pidns(), job, group);
 }
 
 static uint64_t now_real_ns(void) {
@@ -275,6 +298,7 @@ int craft_segment(const char *job, const char *group, int nranks, pid_t creator,
   h->nranks = nranks;
   h->creator_pid = creator;
   h->creator_start = creator_start;
+  h->creator_pidns = muster__proc_self_pidns(); /* as its name says */
   h->created_ns = now - 3000000000ull;
   snprintf(h->job, sizeof h->job, "%s", job);
   snprintf(h->group, sizeof h->group, "%s", group);
@@ -287,6 +311,7 @@ int craft_segment(const char *job, const char *group, int nranks, pid_t creator,
     sl->owner_tid = (uint32_t)creator;
     sl->pid = creator;
     sl->start_time = creator_start;
+    sl->pidns = h->creator_pidns;
     sl->tid = creator;
     sl->device = r;
     sl->phase = MUSTER_PHASE_WAITING;

@@ -31,6 +31,9 @@ void tool_path(const char *name, char *buf, size_t cap);
 int tool_run(struct tool_result *r, double timeout_s, const char *const *env, const char *name,
              const char *const *argv);
 void tool_result_free(struct tool_result *r);
+/* Run shmdump with argv until its output contains `want` (exit 0, no
+ * signal), for at most 15 s; the last result stays in r. */
+void shmdump_until(struct tool_result *r, const char *const *argv, const char *want);
 /* The same in two steps, to act on the tool while it runs: start it
  * (stdout/stderr on out_fd/err_fd), then read both until it exits and reap
  * it (killed after timeout_s). */
@@ -49,15 +52,18 @@ int count_substr(const char *hay, const char *needle);
 /* A pid that existed and is now reaped (a dead process). */
 pid_t dead_pid(void);
 
-/* Write a version-1 segment file /dev/shm/muster.<uid>.<job>.<group> by hand:
- * nranks ranks, creator (pid, start), slots of `seated` ranks (bit r) with
- * pid/start of the creator and phase WAITING; returns 0 or -errno.
+/* Write a version-1 segment file /dev/shm/muster.<uid>.<pidns>.<job>.<group>
+ * of our pid namespace by hand: nranks ranks, creator (pid, start, our pid
+ * namespace), slots of `seated` ranks (bit r) with pid/start/pidns of the
+ * creator and phase WAITING; returns 0 or -errno.
  * `mutate` (may be NULL) is called on the bytes before they are written;
  * write_len (0: all) writes only the first write_len bytes (truncation). */
 int craft_segment(const char *job, const char *group, int nranks, pid_t creator,
                   uint64_t creator_start, uint64_t seated,
                   void (*mutate)(unsigned char *bytes, size_t len, void *arg), void *arg,
                   size_t write_len);
+/* /dev/shm/<segment name> of our uid and pid namespace, or of pidns. */
 void segment_path(char *buf, size_t cap, const char *job, const char *group);
+void segment_path_in(char *buf, size_t cap, uint64_t pidns, const char *job, const char *group);
 
 #endif
