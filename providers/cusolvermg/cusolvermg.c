@@ -19,7 +19,7 @@
  *               min(tile, CMG_RHS_PANEL) columns, all on rank 0's device),
  *               then X copied to every rank's b;
  *        potri  one GPU: potrf + potri, then the lower triangle mirrored
- *               into the upper (kernels.cu); 2+ GPUs: potrf, then the
+ *               into the upper (cudacommon's kernels.cu); 2+ GPUs: potrf, then the
  *               inverse solved for in panels of identity columns
  *               (potri.c: cuSolverMg's own potri is wrong there);
  *               A gets the full Hermitian inverse either way;
