@@ -79,6 +79,9 @@ int dn_job_validate(dn_job_t *j) {
       j->home = r;
     }
   s.in_place = dn_in_place(a->routine, R, call->shards[0].device == j->dev, path);
+  if (s.in_place && a->routine == MUSTER_POTRI && call->shards[0].lda > INT_MAX)
+    return cuc_fail(E, MUSTER_EINVAL, "rank 0 (device %d): lda=%" PRId64 " > %d (the legacy potri takes int)",
+                    call->shards[0].device, call->shards[0].lda, INT_MAX);
   j->shape = s;
 out:
   return rc;

@@ -5,22 +5,44 @@
 
 #include "job.h"
 
-/* potrf on j->A.  A NaN/Inf anywhere in A's lower triangle reaches the
- * factor's diagonal in its row (every later entry of the row, the
- * diagonal's included, is computed from it), so one scan of the diagonal
- * finds non-finite input, whatever cusolverDn's info says: NaN/Inf at or
- * before the pivot where potrf stopped is MUSTER_ENONFINITE, as the lapack
- * provider reports it; otherwise info k > 0 is MUSTER_ENOTPD. */
+/* Where potrf stopped on NaN/Inf input rather than on a matrix that is
+ * not positive definite.  A NaN/Inf in A's lower triangle turns up in L:
+ * in its row's later entries and on that row's diagonal (every later entry
+ * of the row is computed from it).  So: info 0 with a NaN/Inf on the
+ * diagonal, or info k > 0 with one on the diagonal before row k, or in row
+ * k left of the failing pivot, is NaN/Inf input.  The failing pivot itself
+ * is not looked at: what cusolverDn leaves there for a negative pivot is
+ * its business.  *row: the first such row (1-based), 0 for none. */
+static int nonfinite_row(dn_job_t *j, int info, int64_t *row) {
+  int rc = 0;
+  int64_t r, k, n = info > 0 ? info - 1 : j->a->n;
+  *row = 0;
+  CUC_CHECK(dn_scan_finite(j, (int)j->a->dtype, j->A, j->lda + 1, 1, n, &r, &k));
+  if (k >= 0) {
+    *row = k + 1;
+    return 0;
+  }
+  if (info > 1) { /* row info-1 (0-based), columns 0 .. info-2 */
+    CUC_CHECK(dn_scan_finite(j, (int)j->a->dtype, (char *)j->A + (size_t)(info - 1) * j->esz, j->lda, 1, info - 1,
+                             &r, &k));
+    if (k >= 0) *row = info;
+  }
+out:
+  return rc;
+}
+
+/* potrf on j->A: 0, MUSTER_ENONFINITE (NaN/Inf in A, as the lapack provider
+ * reports it), or info k > 0 as MUSTER_ENOTPD (leading minor k). */
 int dn_potrf(dn_job_t *j) {
   int rc = 0, info = 0;
-  int64_t row, k;
+  int64_t row;
   dn_call_t m = {.op = DN_POTRF};
   CUC_CHECK(dn_run(j, &m, &info));
-  CUC_CHECK(dn_scan_finite(j, (int)j->a->dtype, j->A, j->lda + 1, 1, j->a->n, &row, &k));
-  if (k >= 0 && (info <= 0 || k < info)) {
+  CUC_CHECK(nonfinite_row(j, info, &row));
+  if (row > 0) {
     *j->call->info = 0;
-    return cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in A: %s on device %d met it on the diagonal at row %" PRId64
-                    " (info %d)", dn_op_name(DN_POTRF), j->dev, k + 1, info);
+    return cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in A: %s on device %d found it in row %" PRId64 " of the factor "
+                    "(info %d)", dn_op_name(DN_POTRF), j->dev, row, info);
   }
   rc = dn_info(j, DN_POTRF, info);
 out:
