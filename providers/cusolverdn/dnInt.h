@@ -109,13 +109,18 @@ DN_HIDDEN void dn_cache_free(dn_ctx_t *c);
  * the reason in why when the variable is not an ordinal 0..63. */
 DN_HIDDEN int dn_target_device(int leader_dev, int *dev, char *why, size_t whylen);
 
-/* potri's path (MUSTER_DN_POTRI): "potri" (default) potrf, the legacy
+/* potri's path for order n (MUSTER_DN_POTRI): "potri": potrf, the legacy
  * cusolverDn<t>potri (the 64-bit API has none) and the lower triangle
  * mirrored into the upper; "solve": potrf, then potrs against identity
  * panels of DN_PANEL columns, each written straight into the ranks'
- * buffers.  0, or MUSTER_EINVAL for another value. */
+ * buffers; "auto" (default): solve up to DN_POTRI_SOLVE_MAX_N, potri
+ * above.  Measured on one H100 (2026-11-23, f64, 1 rank, median of 3):
+ * n = 4096 potri 0.0150 s, solve 0.0116 s; 8192 0.0594 / 0.0539 s; 16384
+ * 0.2613 / 0.2934 s (run-dn-tests.sh --measure repeats it).  0, or
+ * MUSTER_EINVAL for another value. */
 enum { DN_POTRI_LEGACY = 0, DN_POTRI_SOLVE = 1 };
-DN_HIDDEN int dn_potri_path(int *path, char *why, size_t whylen);
+#define DN_POTRI_SOLVE_MAX_N 8192
+DN_HIDDEN int dn_potri_path(int64_t n, int *path, char *why, size_t whylen);
 
 /* The solve runs on the caller's own buffer (no gather, no scatter): one
  * rank, on the target, and a routine that does not need A and its result

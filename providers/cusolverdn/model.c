@@ -23,13 +23,14 @@
  * f64 on one H200 (design brief, 2026-11-23: potrs 0.0085 / 0.0395 /
  * 0.2665 / 2.0628 s at n = 8192 / 16384 / 32768 / 65536; potri 0.0596 /
  * 0.2639 s at 8192 / 16384; syevd 0.6162 / 3.2194 s at 8192 / 16384);
- * f_t scales by dtype (dtype_factor below).
+ * f_t scales by routine and dtype (dtype_factor below, measured).
  */
 #include "dnInt.h"
 
 #define T_FIX 0.003         /* s: per call (launches, syncs, small-n tail)  */
 #define NVLINK_BPS 370e9    /* bytes/s between two GPUs (H200, measured)    */
-#define LOCAL_BPS 1.5e12    /* bytes/s of a copy within one GPU (payload)   */
+#define LOCAL_BPS 1.0e12    /* bytes/s of a 2-D copy within one GPU (payload;
+                               H100: 4.3 GB gathered and scattered in 5 ms) */
 #define HBM_BPS 3.0e12      /* bytes/s read by a memory-bound kernel        */
 
 /* k (s per n^2 (n + h)) and h per routine, f64 (fits above). */
@@ -43,15 +44,26 @@ static const struct {
 #define SYEVD_VALUES_FACTOR 0.35 /* no vectors: tridiagonalization only (not
                                     measured yet: LAPACK's flop ratio)        */
 
-/* Time relative to f64 at the same n: complex does 4 real multiply-adds
- * per element operation; f32 runs at f64's rate on H100/H200 (FP32 and
- * FP64 tensor peaks are equal; not measured yet). */
-static double dtype_factor(muster_dtype_t t) { return muster_dtype_is_complex(t) ? 4.0 : 1.0; }
+/* Time relative to f64 at the same n, per routine: raw cusolverDn at
+ * n = 8192 on one H100 (2026-11-23, best of 2; f64 0.0086 / 0.0584 /
+ * 0.6245 s, within 3% of the H200 numbers above), indexed by dtype. */
+static double dtype_factor(muster_routine_t r, muster_dtype_t t) {
+  static const double f[][MUSTER_DTYPE_END] = {
+      /*                  f32   f64   c64   c128 */
+      [MUSTER_POTRS] = {0, 1.06, 1.00, 2.62, 3.01},
+      [MUSTER_POTRI] = {0, 1.02, 1.00, 1.72, 1.83},
+      [MUSTER_SYEVD] = {0, 0.82, 1.00, 1.13, 1.90},
+  };
+  return f[r][t];
+}
 
 uint64_t dn_workspace_bound(muster_routine_t routine, muster_dtype_t dtype, int64_t n) {
   uint64_t e = muster_dtype_bytes(dtype), nn = (uint64_t)n;
-  if (routine == MUSTER_SYEVD) /* sytrd + stedc + ormtr: LAPACK's ?syevd takes 1 + 6n + 2n^2 elements */
-    return 2 * nn * nn * e + 6 * nn * e + (32ull << 20);
+  /* Xsyevd asks 4 n^2 + 128 n elements, with or without vectors (its
+   * _bufferSize on an H100, CUDA 13.0, every dtype, n = 4096 .. 32768):
+   * with the matrix, 5 n^2 elements, so f64 n = 65536 (171 GB) fits no
+   * single GPU of 2026 */
+  if (routine == MUSTER_SYEVD) return 4 * nn * nn * e + 256 * nn * e + (32ull << 20);
   /* potrf and the legacy potri (the solve path's panel is dn_need's extra) */
   return 1024 * nn * e + (32ull << 20);
 }
@@ -78,7 +90,7 @@ static int writes_a_back(const dn_shape_t *s) {
 
 double dn_model_seconds(const dn_shape_t *s, double *moves, uint64_t *bytes_moved) {
   double n = (double)s->n, e = (double)muster_dtype_bytes(s->dtype);
-  double engine = T_FIX + fit[s->routine].k * dtype_factor(s->dtype) * n * n * (n + fit[s->routine].h);
+  double engine = T_FIX + fit[s->routine].k * dtype_factor(s->routine, s->dtype) * n * n * (n + fit[s->routine].h);
   if (s->routine == MUSTER_SYEVD && (s->flags & MUSTER_NO_VECTORS))
     engine = T_FIX + (engine - T_FIX) * SYEVD_VALUES_FACTOR;
   if (s->routine == MUSTER_POTRS) engine += 2.0 * n * n * (double)s->nrhs * e / HBM_BPS;

@@ -22,14 +22,14 @@ int dn_target_device(int leader_dev, int *dev, char *why, size_t whylen) {
   return 0;
 }
 
-int dn_potri_path(int *path, char *why, size_t whylen) {
+int dn_potri_path(int64_t n, int *path, char *why, size_t whylen) {
   const char *s = getenv("MUSTER_DN_POTRI");
-  *path = DN_POTRI_LEGACY;
-  if (!s || !*s || !strcmp(s, "potri")) return 0;
-  if (!strcmp(s, "solve")) {
-    *path = DN_POTRI_SOLVE;
+  *path = n <= DN_POTRI_SOLVE_MAX_N ? DN_POTRI_SOLVE : DN_POTRI_LEGACY;
+  if (!s || !*s || !strcmp(s, "auto")) return 0;
+  if (!strcmp(s, "potri") || !strcmp(s, "solve")) {
+    *path = strcmp(s, "potri") ? DN_POTRI_SOLVE : DN_POTRI_LEGACY;
     return 0;
   }
-  snprintf(why, whylen, "MUSTER_DN_POTRI='%.32s': expected potri or solve", s);
+  snprintf(why, whylen, "MUSTER_DN_POTRI='%.32s': expected auto, potri or solve", s);
   return MUSTER_EINVAL;
 }

@@ -7,7 +7,9 @@
  *     every rank, the second solve creates nothing, the counters say
  *     whether it ran in place and copied, and (processes: a fresh leader)
  *     the device bytes the provider holds stay within estimate()'s peak;
- *   - potri's "solve" path (MUSTER_DN_POTRI=solve, n = 2100: two panels),
+ *   - potri's two paths: the legacy potri (MUSTER_DN_POTRI=potri) in the
+ *     grid above, potrs against identity panels (the default up to n =
+ *     8192, or MUSTER_DN_POTRI=solve; n = 2100: two panels) for every dtype,
  *     muster_solve_all, a target GPU holding no rank (MUSTER_DN_DEVICE=1),
  *     MUSTER_NO_FACTOR, not positive definite, NaN in A or B;
  *   - memory: a solve whose gathered matrix does not fit in what is free
@@ -66,9 +68,10 @@ static const muster_provider_v2_t *provider(void) {
 }
 
 static int dn_check(const tcase_t *c, const uint64_t *before, const uint64_t *after) {
+  /* potri's path: forced, or (auto) the solve path up to n = 8192 */
   const char *path = getenv("MUSTER_DN_POTRI");
-  int in_place = c->R == 1 && target_of(c) == c->devs[0] &&
-                 !(c->routine == MUSTER_POTRI && path && !strcmp(path, "solve"));
+  int solve_path = path && strcmp(path, "auto") ? !strcmp(path, "solve") : c->n <= 8192;
+  int in_place = c->R == 1 && target_of(c) == c->devs[0] && !(c->routine == MUSTER_POTRI && solve_path);
   uint64_t got = after[S_IN_PLACE] - before[S_IN_PLACE], copies = after[S_COPIES] - before[S_COPIES];
   if (got != (uint64_t)in_place || (in_place && copies != 0) || (!in_place && copies < (uint64_t)c->R)) {
     fprintf(stderr, "    %s: in-place solves +%llu (expected %d), copies +%llu\n", c->name, (unsigned long long)got,
@@ -336,14 +339,19 @@ void dn_cases(tcase_t *cases, int *nc, int kills) {
         for (int rt = 0; rt < 4; rt++) {
           muster_routine_t r = rt == 0 ? MUSTER_POTRS : rt == 1 ? MUSTER_POTRI : MUSTER_SYEVD;
           int64_t n = (d + rt + w) % 2 ? 1537 : 1000;
-          c = add(cases, nc, r, rt == 3 ? MUSTER_NO_VECTORS : 0, dts[d], mode, w, n, NULL, "");
+          c = add(cases, nc, r, rt == 3 ? MUSTER_NO_VECTORS : 0, dts[d], mode, w, n,
+                  r == MUSTER_POTRI ? "MUSTER_DN_POTRI=potri" : NULL, "");
           if (c->R == 2 && (d + rt) % 2) cyclic(c, 96, "");
         }
-  /* potri by potrs against identity panels: n = 2100 is two panels */
+  /* potri by potrs against identity panels (the default up to n = 8192):
+   * n = 2100 is two panels */
   for (int w = 0; w < 3; w++)
     for (int mode = M_THREADS; mode <= M_PROCS; mode++) {
+      add(cases, nc, MUSTER_POTRI, 0, MUSTER_F32, mode, w, 2100, NULL, "");
       add(cases, nc, MUSTER_POTRI, 0, MUSTER_F64, mode, w, 2100, "MUSTER_DN_POTRI=solve", "");
-      c = add(cases, nc, MUSTER_POTRI, 0, MUSTER_C64, mode, w, 2101, "MUSTER_DN_POTRI=solve", "");
+      c = add(cases, nc, MUSTER_POTRI, 0, MUSTER_C64, mode, w, 2101, NULL, "");
+      if (c->R == 2) cyclic(c, 96, "");
+      c = add(cases, nc, MUSTER_POTRI, 0, MUSTER_C128, mode, w, 1537, NULL, "");
       if (c->R == 2) cyclic(c, 96, "");
     }
   /* one thread holds every shard */

@@ -139,6 +139,7 @@ static int run_batch(tcase_t *cases, int ncases, int ndev, int *passed) {
       char line[256];
       int len = snprintf(line, sizeof line, "%s %d - %s (%.2fs)\n", ok ? "ok" : "not ok", k + 1, c->name,
                          gc_now() - t0);
+      fflush(stdout);
       if (write(fd[1], line, (size_t)len) != len) _exit(3);
     }
     _exit(0);
@@ -171,7 +172,9 @@ static int run_alone(const tcase_t *c, int k, int ndev) {
   if (p == 0) {
     setpgid(0, 0);
     case_env(c, 1);
-    _exit(gc_run(c, ndev));
+    int rc = gc_run(c, ndev);
+    fflush(stdout); /* what the case printed: _exit does not flush */
+    _exit(rc);
   }
   setpgid(p, p);
   int st = 0;
