@@ -18,6 +18,8 @@
  *             mappings per peer process in a cuc_ipc_cache_t (ipc.c)
  *   kernels   identity panels and the lower-to-upper mirror of a Hermitian
  *             result (kernels.cu)
+ *   shards    a rank's shard against the call: b, w, its columns in the
+ *             layout (shard.c); muster's dtypes as CUDA data types
  *
  * Built as a static, -fPIC library (libcudacommon.a) linked into each GPU
  * provider; every symbol is hidden, so a provider still exports only its
@@ -39,6 +41,7 @@
 #include <stdint.h>
 
 #include "muster.h"
+#include "muster/layout.h"
 
 #ifdef __cplusplus
 extern "C" { /* kernels.cu is C++ */
@@ -89,6 +92,31 @@ CUC_HIDDEN const char *cuc_solver_status_name(cusolverStatus_t st);
     rc = (call);                                               \
     if (rc < 0) goto out;                                      \
   } while (0)
+
+/* ---- shards and types (shard.c) ----------------------------------------------------- */
+
+/* Rank r's shard against the call: b with ldb >= n for potrs, w for
+ * syevd, and its columns where the layout puts them (geometry L of the
+ * call's n, ranks and tile: block, exactly its block's first column and at
+ * least its width; cyclic, at least its real columns).  0, or
+ * MUSTER_EINVAL naming the rank and its device.  (Memory kind, a and lda
+ * are each provider's own rules.) */
+CUC_HIDDEN int cuc_check_shard(const muster_solve_args_t *a, const muster_layout_geom_t *L, int r,
+                               const muster_shard_t *s, cuc_err_t *E);
+
+/* The CUDA data type of a muster dtype, and of its real part (syevd's
+ * eigenvalues). */
+static inline cudaDataType cuc_cuda_type(int dtype) {
+  switch (dtype) {
+  case MUSTER_F32: return CUDA_R_32F;
+  case MUSTER_F64: return CUDA_R_64F;
+  case MUSTER_C64: return CUDA_C_32F;
+  default: return CUDA_C_64F;
+  }
+}
+static inline cudaDataType cuc_real_type(int dtype) {
+  return muster_dtype_real_bytes(dtype) == 4 ? CUDA_R_32F : CUDA_R_64F;
+}
 
 /* ---- counters (device.c, ipc.c) ------------------------------------------------------ */
 

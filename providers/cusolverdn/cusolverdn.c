@@ -144,28 +144,21 @@ __attribute__((visibility("default"))) int muster_cusolverdn_stats(uint64_t *out
   return DN_NSTATS;
 }
 
+/* What both structs say, and the hooks both hand out. */
+#define DN_COMMON                                                                                   \
+  .name = DN_NAME, .description = DESCRIPTION, .priority = 90, .routines = ALL_ROUTINES, .dtypes = ALL_DTYPES, \
+  .mem_kinds = 1u << MUSTER_MEM_CUDA, .max_shards = MUSTER_MAX_RANKS, .probe = probe, .init = init, .fini = fini, \
+  .choose_tile = choose_tile, .solve = solve, .local_export = local_export, .leader_import = leader_import,      \
+  .forget_peer = forget_peer
+
 __attribute__((visibility("default"))) const muster_provider_v2_t muster_provider_v2 = {
     .abi_version = MUSTER_PROVIDER_V2_ABI,
     .struct_size = sizeof(muster_provider_v2_t),
     .layout_rules = MUSTER_LAYOUT_RULES_VERSION,
     .kind = MUSTER_PROVIDER_LEADER,
-    .name = DN_NAME,
-    .description = DESCRIPTION,
-    .priority = 90,
-    .routines = ALL_ROUTINES,
-    .dtypes = ALL_DTYPES,
-    .mem_kinds = 1u << MUSTER_MEM_CUDA,
     .spans = MUSTER_SPAN_THREADS | MUSTER_SPAN_PROCESSES,
-    .max_shards = MUSTER_MAX_RANKS,
-    .probe = probe,
-    .init = init,
-    .fini = fini,
     .estimate = dn_estimate,
-    .choose_tile = choose_tile,
-    .solve = solve,
-    .local_export = local_export,
-    .leader_import = leader_import,
-    .forget_peer = forget_peer,
+    DN_COMMON,
 };
 
 /* The same hooks for a runtime that loads ABI v1 only (no estimate: such a
@@ -174,19 +167,5 @@ __attribute__((visibility("default"))) const muster_provider_v2_t muster_provide
 __attribute__((visibility("default"))) const muster_provider_v1_t muster_provider_v1 = {
     .abi_version = MUSTER_PROVIDER_V1_ABI,
     .struct_size = sizeof(muster_provider_v1_t),
-    .name = DN_NAME,
-    .description = DESCRIPTION,
-    .priority = 90,
-    .routines = ALL_ROUTINES,
-    .dtypes = ALL_DTYPES,
-    .mem_kinds = 1u << MUSTER_MEM_CUDA,
-    .max_shards = MUSTER_MAX_RANKS,
-    .probe = probe,
-    .init = init,
-    .fini = fini,
-    .choose_tile = choose_tile,
-    .solve = solve,
-    .local_export = local_export,
-    .leader_import = leader_import,
-    .forget_peer = forget_peer,
+    DN_COMMON,
 };

@@ -43,7 +43,7 @@ static cusolverStatus_t potri(dn_job_t *j, void *ws, int lwork, int *dinfo) {
 
 static cusolverStatus_t buffer_size(dn_job_t *j, const dn_call_t *m, size_t *dev_bytes, size_t *host_bytes) {
   dn_dev_t *d = j->d;
-  cudaDataType t = dn_cuda_type(j->a->dtype);
+  cudaDataType t = cuc_cuda_type(j->a->dtype);
   *dev_bytes = *host_bytes = 0;
   switch (m->op) {
   case DN_POTRF:
@@ -58,14 +58,14 @@ static cusolverStatus_t buffer_size(dn_job_t *j, const dn_call_t *m, size_t *dev
   }
   case DN_SYEVD:
     return cusolverDnXsyevd_bufferSize(d->handle, d->params, m->jobz, LOWER, j->a->n, t, j->A, j->lda,
-                                       dn_real_type(j->a->dtype), m->w, t, dev_bytes, host_bytes);
+                                       cuc_real_type(j->a->dtype), m->w, t, dev_bytes, host_bytes);
   }
   return CUSOLVER_STATUS_INVALID_VALUE;
 }
 
 static cusolverStatus_t compute(dn_job_t *j, const dn_call_t *m, size_t dev_bytes, size_t host_bytes, int *dinfo) {
   dn_dev_t *d = j->d;
-  cudaDataType t = dn_cuda_type(j->a->dtype);
+  cudaDataType t = cuc_cuda_type(j->a->dtype);
   switch (m->op) {
   case DN_POTRF:
     return cusolverDnXpotrf(d->handle, d->params, LOWER, j->a->n, t, j->A, j->lda, t, d->ws, dev_bytes, d->hws,
@@ -75,7 +75,7 @@ static cusolverStatus_t compute(dn_job_t *j, const dn_call_t *m, size_t dev_byte
   case DN_POTRI: return potri(j, d->ws, (int)(dev_bytes / j->esz), dinfo);
   case DN_SYEVD:
     return cusolverDnXsyevd(d->handle, d->params, m->jobz, LOWER, j->a->n, t, j->A, j->lda,
-                            dn_real_type(j->a->dtype), m->w, t, d->ws, dev_bytes, d->hws, host_bytes, dinfo);
+                            cuc_real_type(j->a->dtype), m->w, t, d->ws, dev_bytes, d->hws, host_bytes, dinfo);
   }
   return CUSOLVER_STATUS_INVALID_VALUE;
 }

@@ -8,7 +8,7 @@
 #include "job.h"
 
 /* One rank's shard against the call: CUDA memory on a known device, a,
- * lda, b / w, and where the layout puts its columns. */
+ * lda, then what every GPU provider checks (cuc_check_shard). */
 static int check_shard(dn_job_t *j, int r) {
   const muster_shard_t *s = &j->call->shards[r];
   const muster_solve_args_t *a = j->a;
@@ -20,22 +20,7 @@ static int check_shard(dn_job_t *j, int r) {
   if (!s->a && s->ncols > 0) return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): a is NULL", r, s->device);
   if (s->lda < a->n)
     return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): lda=%" PRId64 " < n=%" PRId64, r, s->device, s->lda, a->n);
-  if (a->routine == MUSTER_POTRS && (!s->b || s->ldb < a->n))
-    return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): potrs needs b with ldb >= n (b=%p ldb=%" PRId64 ")", r,
-                    s->device, s->b, s->ldb);
-  if (a->routine == MUSTER_SYEVD && !s->w)
-    return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): syevd needs w", r, s->device);
-  if (a->layout == MUSTER_LAYOUT_BLOCK) {
-    int64_t c0 = muster_layout_block_col0(&j->L, r), nc = muster_layout_block_ncols(&j->L, r);
-    if (s->col0 != c0 || s->ncols < nc)
-      return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): block shard holds columns [%" PRId64 ", +%" PRId64
-                      "), the block layout of n=%" PRId64 " over %d ranks puts [%" PRId64 ", +%" PRId64 ") there",
-                      r, s->device, s->col0, s->ncols, a->n, j->R, c0, nc);
-  } else if (s->ncols < muster_layout_cyclic_real_cols(&j->L, r)) {
-    return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): cyclic shard of %" PRId64 " columns, tile %" PRId64
-                    " needs %" PRId64, r, s->device, s->ncols, a->tile, muster_layout_cyclic_real_cols(&j->L, r));
-  }
-  return 0;
+  return cuc_check_shard(a, &j->L, r, s, E);
 }
 
 int dn_job_validate(dn_job_t *j) {

@@ -29,20 +29,6 @@ typedef struct dn_job {
   int64_t lda;
 } dn_job_t;
 
-static inline cudaDataType dn_cuda_type(muster_dtype_t t) {
-  switch (t) {
-  case MUSTER_F32: return CUDA_R_32F;
-  case MUSTER_F64: return CUDA_R_64F;
-  case MUSTER_C64: return CUDA_C_32F;
-  default: return CUDA_C_64F;
-  }
-}
-
-/* The type of eigenvalues (the real type of the dtype). */
-static inline cudaDataType dn_real_type(muster_dtype_t t) {
-  return muster_dtype_real_bytes(t) == 4 ? CUDA_R_32F : CUDA_R_64F;
-}
-
 /* ---- job.c ------------------------------------------------------------------------ */
 
 /* Check the call (1..MUSTER_MAX_RANKS ranks, CUDA memory, a, lda >= n,

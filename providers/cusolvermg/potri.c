@@ -88,7 +88,7 @@ out:
 static int inverse_by_solves(cmg_job_t *j) {
   int rc = 0;
   cuc_err_t *E = j->E;
-  cudaDataType t = cmg_cuda_type(j->a->dtype);
+  cudaDataType t = cuc_cuda_type(j->a->dtype);
   int64_t n = j->a->n, lda = j->lda, W = n < CMG_RHS_PANEL ? n : CMG_RHS_PANEL, lwork = 0, lw = 0;
   int64_t last = n % W ? n % W : W; /* width of the last panel */
   size_t esz = j->esz;

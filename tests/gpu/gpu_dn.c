@@ -29,6 +29,7 @@
 #include <cuda_runtime_api.h>
 #include <cusolverDn.h>
 
+#include "cudacommon.h" /* cuc_cuda_type, cuc_real_type */
 #include "gpu_dn.h"
 #include "gpu_util.h"
 #include "muster/provider.h"
@@ -213,10 +214,6 @@ out:
 
 /* ---- the workspace bound ----------------------------------------------------------------- */
 
-static cudaDataType ctype(int dt) {
-  return dt == MUSTER_F32 ? CUDA_R_32F : dt == MUSTER_F64 ? CUDA_R_64F : dt == MUSTER_C64 ? CUDA_C_32F : CUDA_C_64F;
-}
-
 /* cusolverDn's device workspace for what the provider calls: potrs =
  * Xpotrf (Xpotrs takes none), potri = max(Xpotrf, <t>potri), syevd =
  * Xsyevd (jobz as asked).  -1 on failure. */
@@ -228,11 +225,11 @@ static int64_t dn_ws(cusolverDnHandle_t h, cusolverDnParams_t p, muster_routine_
   cublasFillMode_t lo = CUBLAS_FILL_MODE_LOWER;
   if (rt == MUSTER_SYEVD) {
     cusolverEigMode_t jobz = (flags & MUSTER_NO_VECTORS) ? CUSOLVER_EIG_MODE_NOVECTOR : CUSOLVER_EIG_MODE_VECTOR;
-    st = cusolverDnXsyevd_bufferSize(h, p, jobz, lo, n, ctype(dt), dummy, n, gu_rsz(dt) == 4 ? CUDA_R_32F : CUDA_R_64F,
-                                     dummy, ctype(dt), &dev, &host);
+    st = cusolverDnXsyevd_bufferSize(h, p, jobz, lo, n, cuc_cuda_type(dt), dummy, n, cuc_real_type(dt),
+                                     dummy, cuc_cuda_type(dt), &dev, &host);
     return st == CUSOLVER_STATUS_SUCCESS ? (int64_t)dev : -1;
   }
-  st = cusolverDnXpotrf_bufferSize(h, p, lo, n, ctype(dt), dummy, n, ctype(dt), &dev, &host);
+  st = cusolverDnXpotrf_bufferSize(h, p, lo, n, cuc_cuda_type(dt), dummy, n, cuc_cuda_type(dt), &dev, &host);
   if (st != CUSOLVER_STATUS_SUCCESS) return -1;
   if (rt == MUSTER_POTRI) {
     switch (dt) {
@@ -376,19 +373,24 @@ void dn_cases(tcase_t *cases, int *nc, int kills) {
     c->shift = -1537;
     c->expect = MUSTER_ENOTPD;
   }
-  c = add(cases, nc, MUSTER_POTRS, 0, MUSTER_F64, M_THREADS, 1, 1000, NULL, "NaN-in-A");
-  c->nan_in = 'a';
-  c->expect = MUSTER_ENONFINITE;
-  c = add(cases, nc, MUSTER_POTRI, 0, MUSTER_F32, M_PROCS, 2, 1537, NULL, "NaN-in-A");
-  c->nan_in = 'a';
-  c->expect = MUSTER_ENONFINITE;
-  c = add(cases, nc, MUSTER_POTRS, 0, MUSTER_C128, M_PROCS, 1, 1537, NULL, "NaN-in-B");
-  c->nan_in = 'b';
-  c->expect = MUSTER_ENONFINITE;
-  c = add(cases, nc, MUSTER_SYEVD, 0, MUSTER_F64, M_THREADS, 1, 1000, NULL, "NaN-in-A");
-  c->nan_in = 'a';
-  c->expect = MUSTER_ENONFINITE;
-  c->expect_alt = MUSTER_EPROVIDER; /* cusolverDn may report it as "did not converge" */
+  static const struct {
+    muster_routine_t rt;
+    muster_dtype_t dt;
+    int mode, w;
+    int64_t n;
+    int in;
+  } nans[] = {{MUSTER_POTRS, MUSTER_F64, M_THREADS, 1, 1000, 'a'},
+              {MUSTER_POTRI, MUSTER_F32, M_PROCS, 2, 1537, 'a'},
+              {MUSTER_POTRS, MUSTER_C128, M_PROCS, 1, 1537, 'b'},
+              {MUSTER_SYEVD, MUSTER_F64, M_THREADS, 1, 1000, 'a'}};
+  for (size_t i = 0; i < sizeof nans / sizeof nans[0]; i++) {
+    c = add(cases, nc, nans[i].rt, 0, nans[i].dt, nans[i].mode, nans[i].w, nans[i].n, NULL,
+            nans[i].in == 'a' ? "NaN-in-A" : "NaN-in-B");
+    c->nan_in = nans[i].in;
+    c->expect = MUSTER_ENONFINITE;
+    /* cusolverDn's syevd may report it as "did not converge" */
+    if (nans[i].rt == MUSTER_SYEVD) c->expect_alt = MUSTER_EPROVIDER;
+  }
   special(cases, nc, dn_memory, 1, "memory: gathered matrix larger than the free memory, and larger than the GPU");
   special(cases, nc, dn_workspace, 1, "workspace: estimate's bound covers cusolverDn's bufferSize (n <= 32768)");
   /* a rank SIGKILLed in the middle of a solve: syevd f64 n = 12288 takes
