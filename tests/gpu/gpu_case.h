@@ -6,7 +6,8 @@
  * threads or processes or muster_solve_all from one thread, the provider's
  * counters around the second solve, and a rank SIGKILLed mid-solve.
  * Every case runs in a child process (CUDA is never initialized in the
- * parent, so process-mode cases can fork their ranks).
+ * parent, so process-mode cases can fork their ranks).  gpu_case.c runs
+ * the solves; gpu_proc.c the kills and the processes around them.
  */
 #ifndef MUSTER_GPU_CASE_H
 #define MUSTER_GPU_CASE_H
@@ -78,7 +79,15 @@ void gc_name(tcase_t *c, const char *shape);
  * Failures are explained on stderr. */
 int gc_run(const tcase_t *c, int ndev);
 
-/* Kill special: 2 processes, rank c->victim SIGKILLed about 1 s into the
+/* Fork the case's ranks: each joins `group` and runs the case's solves
+ * from its own process (muster_solve), exiting 0 when they passed.  With
+ * notify_fd >= 0 (kill cases) each writes one byte there just before its
+ * solve and exits 0 (success, results checked), 99 (wrong results) or
+ * 100 - rc (muster_solve's error rc).  close_fd, when >= 0, is closed in
+ * every rank. */
+void gc_fork_ranks(const tcase_t *c, const char *group, int notify_fd, int close_fd, pid_t *pids);
+
+/* Kill special (gpu_proc.c): 2 processes, rank c->victim SIGKILLed about 1 s into the
  * solve.  A dead leader: the survivor must fail with MUSTER_EPEERDEAD
  * within c->survive_s; a dead non-leader (already at the final barrier):
  * the leader must finish with results that check out, or an error.  Either
