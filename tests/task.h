@@ -81,5 +81,11 @@ int test_count_muster_maps(void);      /* mappings of /dev/shm/muster.* */
 int test_is_job_segment(const char *name, const char *job);
 int test_count_job_segments(const char *job); /* /dev/shm/muster.<uid>.*.<job>.* */
 const char *test_job(void);            /* this test's MUSTER_JOB */
+/* dlopen <build>/lib/muster/providers/<backend>.so as the registry does
+ * (RTLD_NOW | RTLD_LOCAL); NULL, with a note on stderr, when the build has
+ * no such file (built without nvcc) or, with MUSTER_TEST_NO_CUDA_LIBS set,
+ * when it cannot load (no CUDA toolkit on this machine); any other load
+ * failure fails the test. */
+void *test_provider_dlopen(const char *backend);
 
 #endif

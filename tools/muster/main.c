@@ -32,6 +32,8 @@ static void usage(FILE *f) {
           "  MUSTER_TIMEOUT        rendezvous deadline in seconds (default 60)\n"
           "  MUSTER_JOB            job key isolating this job's groups (default \"default\")\n"
           "  MUSTER_LOG            stderr log level: error|warn|info|debug (default silent)\n"
+          "  MUSTER_DN_DEVICE      cusolverdn: the GPU (leader's ordinal) it runs on (default: the leader's)\n"
+          "  MUSTER_DN_POTRI       cusolverdn: potri's path, auto|potri|solve (docs/providers.md)\n"
           "\nexit status: 0 on success; 1 on a failed check or runtime error; 2 on bad usage.\n"
           "docs: docs/cli.md, docs/runtime.md, docs/troubleshooting.md\n");
 }
