@@ -204,12 +204,20 @@ typedef struct muster_shard {
                             NULL: the legacy default stream                 */
 } muster_shard_t;
 
+#define MUSTER_MAX_REASON 256 /* bytes of muster_solve_result_t.reason     */
+
 typedef struct muster_solve_result {
   int64_t info;          /* LAPACK-style: 0 ok; k > 0 e.g. leading minor k not
                             positive definite                               */
   int64_t tile;          /* tile actually used                              */
-  double seconds;        /* leader's provider time (wall)                   */
-  char provider[32];     /* backend that ran                                */
+  double seconds;        /* provider time (wall): the leader's for a leader
+                            provider, this rank's for a collective one      */
+  char provider[32];     /* backend that ran (or was chosen, when the call
+                            failed after the choice)                        */
+  char reason[MUSTER_MAX_REASON]; /* why that backend: "forced by
+                            MUSTER_PROVIDER", "fastest: 0.012 s (cost table
+                            cusolverdn.cost: ...) vs cusolvermg 0.019 s", ...
+                            (docs/choice.md); "" when no choice was made    */
 } muster_solve_result_t;
 
 /* Collective solve: every rank of `g` calls it with its own shard.  All must
@@ -292,6 +300,10 @@ typedef struct muster_provider_info {
   int priority;
   int available;         /* probe said usable here                           */
   char why[256];         /* why not available, or load error                 */
+  unsigned abi;          /* ABI version it was loaded through (0: refused)   */
+  unsigned kind;         /* MUSTER_PROVIDER_LEADER (1) or _COLLECTIVE (2)    */
+  unsigned spans;        /* MUSTER_SPAN_* bits (muster/provider_v2.h)        */
+  char cost[256];        /* its cost table file, or why it has none          */
 } muster_provider_info_t;
 
 /* Rescan MUSTER_PROVIDER_PATH; new files are indexed, replaced files are
@@ -305,6 +317,18 @@ MUSTER_EXTERN int muster_provider_forced(muster_routine_t routine, char *name, s
 /* Fill up to cap entries (loading every provider found to probe it); returns
  * the number found or a negative code. */
 MUSTER_EXTERN int muster_providers_list(muster_provider_info_t *out, int cap);
+
+/* The runtime's choice for a call described by q (struct in
+ * muster/provider_v2.h: routine, dtype, n, nrhs, nranks, span, mem ...; mem
+ * 0 considers every memory kind, span 0 every span; the per-rank arrays may
+ * be NULL when the facts are not known yet), exactly as a solve makes it
+ * (docs/choice.md): want names a backend ("" or NULL: $MUSTER_PROVIDER,
+ * else the expected fastest).  0 with the backend in name (cap bytes) and
+ * why it won in reason (rcap bytes; may be NULL); MUSTER_ENOPROVIDER /
+ * MUSTER_EUNSUPPORTED with a message naming every candidate and why not. */
+struct muster_provider_query;
+MUSTER_EXTERN int muster_provider_choose(const struct muster_provider_query *q, const char *want,
+                                         char *name, size_t cap, char *reason, size_t rcap);
 
 /* ------------------------------------------------------------------------ */
 /* Running one thread per device                                             */

@@ -665,3 +665,19 @@ int muster__group_device(const muster_group_t *g, int rank) {
 }
 
 double muster__group_timeout(const muster_group_t *g) { return g ? g->timeout_s : 0; }
+
+int muster__group_watch(const muster_group_t *g) {
+  if (!g || !g->h) return muster__err(MUSTER_EPOISONED, "group %s: the handle lost its group", g ? g->name : "?");
+  int rc = muster__barrier_check_abort(g->h);
+  if (rc < 0) return rc;
+  char who[256], reason[MUSTER_SEG_REASON_MAX];
+  uint32_t phase = 0;
+  for (int r = 0; r < g->nranks; r++) {
+    if (r == g->rank || !muster__barrier_rank_dead(g->h, r, who, sizeof who, &phase)) continue;
+    snprintf(reason, sizeof reason, "%.200s while group %s was in a collective provider call (it was %s)",
+             who, g->name, muster__phase_name(phase));
+    muster__barrier_poison(g->h, MUSTER_EPEERDEAD, r, LD(&muster__segment_slot(g->h, r)->pid), reason);
+    return muster__barrier_check_abort(g->h);
+  }
+  return 0;
+}

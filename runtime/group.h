@@ -45,6 +45,14 @@ MUSTER_HIDDEN int muster__group_barrier_ex(muster_group_t *g, double timeout_s);
 MUSTER_HIDDEN int muster__group_abortf(muster_group_t *g, int code, const char *fmt, ...)
     MUSTER_PRINTF(3, 4);
 
+/* Is the group still fit for the call its ranks are in?  For a watchdog
+ * thread (runtime/collective.c) while the handle's own thread is inside a
+ * provider: 0, or the group's poison code and reason, or MUSTER_EPEERDEAD
+ * when another rank's occupant is dead (the group is then poisoned naming
+ * it, so every rank hears of it).  Reads only the segment; safe to call
+ * from any thread while the handle is in use. */
+MUSTER_HIDDEN int muster__group_watch(const muster_group_t *g);
+
 /* Number of group segments this process has cached (tests). */
 MUSTER_HIDDEN int muster__group_cache_count(void);
 

@@ -12,6 +12,12 @@
  *   TP_MAX_SHARDS  max_shards
  *   TP_MEM_CUDA  take CUDA memory only (a stand-in GPU provider; never
  *                reached where no GPU works, the CLI fails before it)
+ *   TP_V2        export muster_provider_v2 instead (testprov_v2.h has the
+ *                v2 parts: estimate, the collective kind, and the knobs):
+ *   TP_COLLECTIVE  kind collective (else leader)
+ *   TP_RULES     layout_rules it claims (default MUSTER_LAYOUT_RULES_VERSION)
+ *   TP_NO_HOOK   leave out the hook its kind needs (solve / collective_solve)
+ *   TP_SPANS     spans (default threads|processes)
  * Behaviour at run time (environment of the leader process):
  *   TESTPROV_GATE=PATH   solve waits while PATH exists (a long solve)
  *   TESTPROV_CRASH=kill|segv   solve raises SIGKILL / dereferences NULL
@@ -96,7 +102,9 @@ __attribute__((unused)) static int tp_solve(void *ctx, const muster_provider_cal
   return 0;
 }
 
-#ifndef TP_NOSYM
+#if defined(TP_V2)
+#include "testprov_v2.h"
+#elif !defined(TP_NOSYM)
 __attribute__((visibility("default"))) const muster_provider_v1_t muster_provider_v1 = {
     .abi_version = TP_ABI,
 #ifdef TP_SMALL
