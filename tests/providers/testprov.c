@@ -22,10 +22,12 @@
  *   TESTPROV_GATE=PATH   solve waits while PATH exists (a long solve)
  *   TESTPROV_CRASH=kill|segv   solve raises SIGKILL / dereferences NULL
  *   TESTPROV_INFO=K      solve returns info K
+ *   TESTPROV_UNAVAILABLE=NAME,...  the probe of those names fails (at load)
  * It does no linear algebra: it only proves which provider ran, and that
  * the leader reached every shard's memory.
  */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -69,7 +71,17 @@ static void fill(muster_dtype_t t, void *base, int64_t ld, int64_t rows, int64_t
     for (int64_t i = 0; i < rows; i++) put(t, base, j * ld + i, v);
 }
 
-__attribute__((unused)) static int tp_probe(char *why, size_t len) { (void)why; (void)len; return 0; }
+/* TESTPROV_UNAVAILABLE=name,name: those say "unavailable" (read at load) */
+__attribute__((unused)) static int tp_probe(char *why, size_t len) {
+  const char *off = getenv("TESTPROV_UNAVAILABLE");
+  size_t nl = strlen(TP_NAME);
+  for (const char *s = off; s && (s = strstr(s, TP_NAME)) != NULL; s += nl)
+    if ((s == off || s[-1] == ',') && (s[nl] == ',' || s[nl] == '\0')) {
+      snprintf(why, len, "TESTPROV_UNAVAILABLE names %s", TP_NAME);
+      return MUSTER_EUNSUPPORTED;
+    }
+  return 0;
+}
 
 __attribute__((unused)) static int tp_solve(void *ctx, const muster_provider_call_t *c) {
   (void)ctx;
