@@ -238,6 +238,10 @@ int muster_solve(muster_group_t *g, const muster_solve_args_t *args, const muste
   if (c.me == 0) MUSTER_CHECK(announce(&c, lead(&c)));
   MUSTER_CHECK(hear(&c, &status));
   muster__hint_put(muster_group_name(g), c.R, &c.pub.d, c.out.provider);
+  muster__log(MUSTER_LOG_DEBUG, "group %s rank %d: the leader chose %s (%s)%s", muster_group_name(g), c.me,
+              c.out.provider, c.out.reason, c.out.phase == MUSTER__DONE ? "; every rank had guessed it: "
+              "no extra round" : c.out.kind == MUSTER_PROVIDER_LEADER ? "; exporting again for it"
+              : "; every rank calls it");
   if (c.out.phase == MUSTER__DECIDED) rc = follow(&c);
 out:
   muster__outcome_result(&c.out, res);

@@ -21,10 +21,11 @@
  *     numroc(n, nb, rank, size) local columns);
  *   - writes TP_VERSION into its b (potrs), w (syevd), its piece of a
  *     (potri), sets info from TESTPROV_INFO and tile_used = dist.nb;
- *   TESTPROV_FAIL_RANK=r   rank r fails at once (MUSTER_EPROVIDER)
+ *   TESTPROV_FAIL_RANK=r   rank r fails after the checks (MUSTER_EPROVIDER)
  *   TESTPROV_BLOCK=1       block until cancel() (after the bootstrap
  *                          check), then return cancel's code and reason
  *   TESTPROV_RELEASE_LOG=PATH  release_comms appends "release KEY"
+ *   TESTPROV_ENTER_LOG=PATH    appends "enter RANK PID" once its checks passed
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -224,13 +225,19 @@ static void forget_call(const muster_collective_call_t *c) {
 
 __attribute__((unused)) static int tp_collective(void *ctx, const muster_collective_call_t *c) {
   (void)ctx;
-  const char *fr = getenv("TESTPROV_FAIL_RANK");
-  if (fr && atoi(fr) == c->boot->rank) return fail(c, MUSTER_EPROVIDER, "TESTPROV_FAIL_RANK");
   pthread_mutex_lock(&calls_mu);
   call_slot(c, 1); /* from now on cancel() finds it */
   pthread_mutex_unlock(&calls_mu);
   int rc = check_boot(c);
   if (rc == 0) rc = check_dist(c);
+  const char *fr = getenv("TESTPROV_FAIL_RANK");
+  if (rc == 0 && fr && atoi(fr) == c->boot->rank) rc = fail(c, MUSTER_EPROVIDER, "TESTPROV_FAIL_RANK");
+  const char *enter = getenv("TESTPROV_ENTER_LOG");
+  if (rc == 0 && enter) {
+    char line[64];
+    snprintf(line, sizeof line, "enter %d %d\n", c->boot->rank, (int)getpid());
+    append_line(enter, line);
+  }
   if (rc == 0 && getenv("TESTPROV_BLOCK")) rc = block_until_cancelled(c);
   forget_call(c);
   if (rc < 0) return rc;

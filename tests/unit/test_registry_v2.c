@@ -5,7 +5,6 @@
  * result and in muster_provider_choose(), MUSTER_LOG=info, fallback past an
  * unavailable provider, a provider refusing by estimate.
  */
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 #include "muster.h"
 #include "muster/provider.h"
 #include "providers/tp_util.h"
+#include "integration/test_v2_util.h"
 
 static char dir[256];
 
@@ -96,25 +96,6 @@ static void write_file(const char *path, const char *text) {
   fclose(f);
 }
 
-/* Run fn with stderr going to a file; the file's text into out. */
-static void capture_stderr(void (*fn)(void *), void *arg, char *out, size_t cap) {
-  char path[64];
-  snprintf(path, sizeof path, "/tmp/muster-stderr.%d", (int)getpid());
-  fflush(stderr);
-  int saved = dup(2), fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-  ASSERT(saved >= 0 && fd >= 0);
-  dup2(fd, 2);
-  fn(arg);
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  lseek(fd, 0, SEEK_SET);
-  ssize_t n = read(fd, out, cap - 1);
-  out[n > 0 ? n : 0] = '\0';
-  close(fd);
-  unlink(path);
-}
-
 static muster_solve_result_t logged_res;
 static int logged_rc;
 static void solve_logged(void *arg) {
@@ -134,7 +115,7 @@ TEST_IMPL(registry_choice_cost_table_and_log) {
   /* the table makes testprov the one with a time: it wins over priority */
   setenv("MUSTER_LOG", "info", 1);
   char log[8192];
-  capture_stderr(solve_logged, &p, log, sizeof log);
+  v2_capture_stderr(solve_logged, &p, log, sizeof log);
   unsetenv("MUSTER_LOG");
   ASSERT_OK(logged_rc);
   ASSERT(!strcmp(logged_res.provider, "testprov"));
