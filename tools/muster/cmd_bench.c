@@ -38,6 +38,8 @@ static int usage(FILE *f) {
           "usage: muster bench [--routine potrs|potri|syevd] [--dtype f32|f64|c64|c128]\n"
           "                    [--n 1024,2048,4096] [--ranks 2] [--nrhs 1] [--reps 5] [--warmup 1]\n"
           "                    [--modes NAME,NAME] [--seed 42] [--json]\n"
+          "       muster bench --calibrate --provider NAME ... --out FILE   (measures a cost\n"
+          "                    table: see `muster bench --calibrate --help`)\n"
           "modes:\n");
   for (const bench_mode_t *m = modes; m; m = m->next)
     fprintf(f, "  %-20s %s%s\n", m->name, m->what, m->baseline ? " [baseline]" : "");
@@ -90,6 +92,8 @@ int cmd_bench(int argc, char **argv) {
   const char *nlist = "1024,2048,4096", *mlist = NULL;
   uint64_t seed = 42;
   int json = 0;
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--calibrate")) return cmd_calibrate(argc, argv);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(stdout);
