@@ -237,6 +237,7 @@ static int run_chosen(muster_comm_t *c, const muster_solve_args_t *args, const m
   v.info = out->info;
   if (rc < 0) snprintf(v.msg, sizeof v.msg, "%s", muster_last_error());
   rc = agree(c, &v, all, "agreeing on the result");
+  if (rc < 0 && p->v->release_comms) p->v->release_comms(p->ctx, c->key); /* a rank failed after all */
 out:
   if (p) muster__provider_release(p);
   return rc;
