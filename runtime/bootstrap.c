@@ -63,19 +63,13 @@ void muster__boot_group(muster_bootstrap_t *b, muster_group_t *g, uint64_t key) 
   b->allgather = group_allgather;
 }
 
-static uint64_t fnv(uint64_t h, const void *p, size_t len) {
-  const unsigned char *s = p;
-  for (size_t i = 0; i < len; i++) h = (h ^ s[i]) * 1099511628211ull;
-  return h;
-}
-
 uint64_t muster__boot_key(const char *what, const muster__desc_t *const *ds, int R) {
-  uint64_t h = fnv(1469598103934665603ull, what, strlen(what) + 1);
-  h = fnv(h, &R, sizeof R);
+  uint64_t h = muster__hash(MUSTER__HASH_START, what, strlen(what) + 1);
+  h = muster__hash(h, &R, sizeof R);
   for (int r = 0; r < R; r++) {
-    h = fnv(h, &ds[r]->host, sizeof ds[r]->host);
-    h = fnv(h, &ds[r]->pid, sizeof ds[r]->pid);
-    h = fnv(h, &ds[r]->start_time, sizeof ds[r]->start_time);
+    h = muster__hash(h, &ds[r]->host, sizeof ds[r]->host);
+    h = muster__hash(h, &ds[r]->pid, sizeof ds[r]->pid);
+    h = muster__hash(h, &ds[r]->start_time, sizeof ds[r]->start_time);
   }
   return h ? h : 1;
 }

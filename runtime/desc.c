@@ -25,7 +25,7 @@ int muster__desc_problem(muster__desc_t *d, int code, const char *fmt, ...) {
 
 /* ---- this node ------------------------------------------------------------ */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t len) {
+uint64_t muster__hash(uint64_t h, const void *p, size_t len) {
   const unsigned char *s = p;
   for (size_t i = 0; i < len; i++) h = (h ^ s[i]) * 1099511628211ull;
   return h;
@@ -42,8 +42,8 @@ static void host_init(void) {
     if (!fgets(boot, sizeof boot, f)) boot[0] = '\0';
     fclose(f);
   }
-  uint64_t h = fnv(1469598103934665603ull, name, strlen(name));
-  host_id = fnv(h, boot, strlen(boot)) | 1; /* never 0 */
+  uint64_t h = muster__hash(MUSTER__HASH_START, name, strlen(name));
+  host_id = muster__hash(h, boot, strlen(boot)) | 1; /* never 0 */
 }
 
 uint64_t muster__host_id(void) {

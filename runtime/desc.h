@@ -68,6 +68,11 @@ MUSTER_HIDDEN void muster__desc_query(const muster__desc_t *const *ds, int R, mu
 MUSTER_HIDDEN const char *muster__desc_leader_reach(const muster__desc_t *const *ds, int R, char *why,
                                                     size_t cap);
 
+/* FNV-1a of len bytes at p, continuing from h (start with
+ * MUSTER__HASH_START): the runtime's one hash of ids and keys. */
+#define MUSTER__HASH_START UINT64_C(1469598103934665603)
+MUSTER_HIDDEN uint64_t muster__hash(uint64_t h, const void *p, size_t len);
+
 /* This node's identity: a hash of its hostname and boot id, cached. */
 MUSTER_HIDDEN uint64_t muster__host_id(void);
 

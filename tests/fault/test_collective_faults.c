@@ -15,10 +15,8 @@
 
 static void kill_one(int victim, int R) {
   char dir[256], enter[320], rel[320];
-  tp_dir_make(dir, sizeof dir);
+  tp_env_fresh(dir, sizeof dir);
   tp_link(dir, "potrs", "colltwo.so", "testprov_coll2.so");
-  setenv("MUSTER_PROVIDER_PATH", dir, 1);
-  unsetenv("MUSTER_PROVIDER");
   snprintf(enter, sizeof enter, "%s/enter.log", dir);
   snprintf(rel, sizeof rel, "%s/release.log", dir);
   setenv("TESTPROV_ENTER_LOG", enter, 1);

@@ -19,29 +19,6 @@
 #include "providers/tp_util.h"
 #include "test_v2_util.h"
 
-/* `<build>/bin/muster ARGS`: stdout into out, stderr into err; exit status. */
-static int cli(const char *args, char *out, size_t cap, char *err, size_t ecap) {
-  char exe[PATH_MAX], errf[64], cmd[PATH_MAX + 1200];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  ASSERT(n > 0);
-  exe[n] = '\0';
-  *strrchr(exe, '/') = '\0';
-  snprintf(errf, sizeof errf, "/tmp/muster-cli-err.%d", (int)getpid());
-  snprintf(cmd, sizeof cmd, "%s/../bin/muster %s 2>%s", exe, args, errf);
-  FILE *p = popen(cmd, "r");
-  ASSERT(p != NULL);
-  size_t len = fread(out, 1, cap - 1, p);
-  out[len] = '\0';
-  int st = pclose(p);
-  FILE *e = fopen(errf, "r");
-  ASSERT(e != NULL);
-  len = fread(err, 1, ecap - 1, e);
-  err[len] = '\0';
-  fclose(e);
-  unlink(errf);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
 TEST_IMPL(cli_choice_memory_refusal_fake_cuda) {
   char dir[256], fake[PATH_MAX + 64], qlog[320], out[8192], err[8192];
   tp_dir_make(dir, sizeof dir);
@@ -59,7 +36,7 @@ TEST_IMPL(cli_choice_memory_refusal_fake_cuda) {
     setenv("FAKECUDA_FREE_MB", "100", 1);
     const char *args = processes ? "solve potrs --n 40 --ranks 3 --mode processes --json"
                                  : "solve potrs --n 40 --ranks 3 --json";
-    int rc = cli(args, out, sizeof out, err, sizeof err);
+    int rc = tp_cli(args, out, sizeof out, err, sizeof err);
     fprintf(stderr, "%s -> %d\n%s%s", args, rc, out, err);
     if (processes) {
       /* the test providers cannot import device memory from other
@@ -79,7 +56,7 @@ TEST_IMPL(cli_choice_memory_refusal_fake_cuda) {
     /* 1000 MiB: it fits, and its estimate makes it the fastest known */
     setenv("FAKECUDA_FREE_MB", "1000", 1);
     if (!processes) {
-      ASSERT_EQ(cli("solve potrs --n 40 --ranks 3 --json", out, sizeof out, err, sizeof err), 1);
+      ASSERT_EQ(tp_cli("solve potrs --n 40 --ranks 3 --json", out, sizeof out, err, sizeof err), 1);
       ASSERT_STR_CONTAINS(out, "\"provider\":\"bigcuda\"");
       ASSERT_STR_CONTAINS(out, "\"reason\":\"fastest known: 0.001 s (estimate: fits (needs 500 MiB)); "
                                "smallcuda has no estimate or cost table\"");
@@ -107,7 +84,7 @@ TEST_IMPL(cli_bench_calibrate) {
   snprintf(file, sizeof file, "%s/lapack.cost", dir);
   snprintf(args, sizeof args, "bench --calibrate --provider lapack --routine potrs --dtype f64,f32 "
            "--n 16,48 --ranks 1,3 --reps 3 --warmup 0 --out %s", file);
-  ASSERT_EQ(cli(args, out, sizeof out, err, sizeof err), 0);
+  ASSERT_EQ(tp_cli(args, out, sizeof out, err, sizeof err), 0);
   ASSERT_STR_CONTAINS(err, "wrote ");
   muster__cost_t *t = NULL;
   char why[256];
@@ -127,20 +104,20 @@ TEST_IMPL(cli_bench_calibrate) {
   muster__cost_free(t);
   /* the runtime reads it (MUSTER_COST_PATH), and says so */
   setenv("MUSTER_COST_PATH", dir, 1);
-  ASSERT_EQ(cli("solve potrs --n 32 --ranks 3 --json", out, sizeof out, err, sizeof err), 0);
+  ASSERT_EQ(tp_cli("solve potrs --n 32 --ranks 3 --json", out, sizeof out, err, sizeof err), 0);
   ASSERT_STR_CONTAINS(out, "\"provider\":\"lapack\"");
   ASSERT_STR_CONTAINS(out, "(cost table lapack.cost: interpolated between n=16 and 48)");
   unsetenv("MUSTER_COST_PATH");
   /* errors: what it needs, a provider that is not there (no file left) */
-  ASSERT_EQ(cli("bench --calibrate --provider lapack", out, sizeof out, err, sizeof err), 2);
+  ASSERT_EQ(tp_cli("bench --calibrate --provider lapack", out, sizeof out, err, sizeof err), 2);
   ASSERT_STR_CONTAINS(err, "needs --provider and --out");
   snprintf(args, sizeof args, "bench --calibrate --provider nosuch --n 16 --out %s/x.cost", dir);
-  ASSERT_EQ(cli(args, out, sizeof out, err, sizeof err), 1);
+  ASSERT_EQ(tp_cli(args, out, sizeof out, err, sizeof err), 1);
   ASSERT_STR_CONTAINS(err, "'nosuch'");
   snprintf(file, sizeof file, "%s/x.cost", dir);
   struct stat st;
   ASSERT(stat(file, &st) != 0);
-  ASSERT_EQ(cli("bench --calibrate --help", out, sizeof out, err, sizeof err), 0);
+  ASSERT_EQ(tp_cli("bench --calibrate --help", out, sizeof out, err, sizeof err), 0);
   ASSERT_STR_CONTAINS(out, "routine dtype ndevices n nrhs seconds");
   tp_dir_remove(dir);
   ASSERT_EQ(test_count_job_segments(test_job()), 0);

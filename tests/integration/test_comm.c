@@ -121,11 +121,9 @@ static void expect_rank(const outcome_t *o, const char *kind) {
 static char dir[256];
 
 static void setup(void) {
-  tp_dir_make(dir, sizeof dir);
+  tp_env_fresh(dir, sizeof dir);
   tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
   tp_link(dir, "potrs", "colltwo.so", "testprov_coll2.so");
-  setenv("MUSTER_PROVIDER_PATH", dir, 1);
-  unsetenv("MUSTER_PROVIDER");
 }
 
 /* A private /dev/shm: this process sees nothing of the others'. */

@@ -18,13 +18,7 @@
 static char dir[256], logs[320];
 
 static void setup(void) {
-  tp_dir_make(dir, sizeof dir);
-  setenv("MUSTER_PROVIDER_PATH", dir, 1);
-  unsetenv("MUSTER_PROVIDER");
-  unsetenv("TESTPROV_EST");
-  unsetenv("TESTPROV_BLOCK");
-  unsetenv("TESTPROV_FAIL_RANK");
-  unsetenv("TESTPROV_INFO");
+  tp_env_fresh(dir, sizeof dir);
   snprintf(logs, sizeof logs, "%s/logs", dir);
   mkdir(logs, 0700);
 #ifdef __SANITIZE_THREAD__

@@ -116,13 +116,6 @@ TEST_IMPL(cost_table_lookup) {
   return 0;
 }
 
-static void write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  ASSERT(f != NULL);
-  fputs(text, f);
-  fclose(f);
-}
-
 TEST_IMPL(cost_table_files) {
   char d1[256], d2[256], d3[256], path[600], found[600], why[256];
   tp_dir_make(d1, sizeof d1);
@@ -134,15 +127,15 @@ TEST_IMPL(cost_table_files) {
   ASSERT_EQ(muster__cost_find("prov", d2, so, found, sizeof found), 0);
   /* beside the real file, then the listed folder, then MUSTER_COST_PATH */
   snprintf(path, sizeof path, "%s/prov.cost", d3);
-  write_file(path, "potrs f64 1 8 1 3\n");
+  tp_write_file(path, "potrs f64 1 8 1 3\n");
   ASSERT_EQ(muster__cost_find("prov", d2, so, found, sizeof found), 1);
   ASSERT(strcmp(found, path) == 0);
   snprintf(path, sizeof path, "%s/prov.cost", d2);
-  write_file(path, "potrs f64 1 8 1 2\n");
+  tp_write_file(path, "potrs f64 1 8 1 2\n");
   ASSERT_EQ(muster__cost_find("prov", d2, so, found, sizeof found), 1);
   ASSERT(strcmp(found, path) == 0);
   snprintf(path, sizeof path, "%s/prov.cost", d1);
-  write_file(path, "potrs f64 1 8 1 1\n");
+  tp_write_file(path, "potrs f64 1 8 1 1\n");
   char env[600];
   snprintf(env, sizeof env, "/nonexistent:%s", d1);
   setenv("MUSTER_COST_PATH", env, 1);

@@ -56,13 +56,6 @@ TEST_IMPL(registry_lazy_load_and_list) {
   return 0;
 }
 
-static const muster_provider_info_t *find_info(const muster_provider_info_t *info, int n,
-                                               const char *name) {
-  for (int i = 0; i < n; i++)
-    if (!strcmp(info[i].name, name)) return &info[i];
-  return NULL;
-}
-
 TEST_IMPL(registry_refuses_broken_files) {
   setup();
   tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
@@ -75,19 +68,19 @@ TEST_IMPL(registry_refuses_broken_files) {
   int n = muster_providers_list(info, 16);
   ASSERT_EQ(n, 6);
   const muster_provider_info_t *i;
-  ASSERT((i = find_info(info, n, "abi")) && !i->available);
+  ASSERT((i = tp_find_info(info, n, "abi")) && !i->available);
   ASSERT_STR_CONTAINS(i->why, "says ABI version 999; it must say 1");
   ASSERT_STR_CONTAINS(i->path, "testprov_abi999.so");
-  ASSERT((i = find_info(info, n, "nosym")) && !i->available);
+  ASSERT((i = tp_find_info(info, n, "nosym")) && !i->available);
   ASSERT_STR_CONTAINS(i->why, "no symbol muster_provider_v2 nor muster_provider_v1");
-  ASSERT((i = find_info(info, n, "notelf")) && !i->available);
+  ASSERT((i = tp_find_info(info, n, "notelf")) && !i->available);
   ASSERT_STR_CONTAINS(i->why, "dlopen of");
   ASSERT_STR_CONTAINS(i->why, "notelf.so"); /* dlerror names the file */
-  ASSERT((i = find_info(info, n, "small")) && !i->available);
+  ASSERT((i = tp_find_info(info, n, "small")) && !i->available);
   ASSERT_STR_CONTAINS(i->why, "struct_size 16 too small");
-  ASSERT((i = find_info(info, n, "wrongname")) && !i->available);
+  ASSERT((i = tp_find_info(info, n, "wrongname")) && !i->available);
   ASSERT_STR_CONTAINS(i->why, "provider name 'testprov' does not match the file name 'wrongname.so'");
-  ASSERT((i = find_info(info, n, "testprov")) && i->available);
+  ASSERT((i = tp_find_info(info, n, "testprov")) && i->available);
   ASSERT(i->routines & (1u << MUSTER_POTRS));
 
   /* asking for a refused one names the file and the reason */

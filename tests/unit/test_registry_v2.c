@@ -16,21 +16,7 @@
 
 static char dir[256];
 
-static void setup(void) {
-  tp_dir_make(dir, sizeof dir);
-  setenv("MUSTER_PROVIDER_PATH", dir, 1);
-  unsetenv("MUSTER_PROVIDER");
-  unsetenv("MUSTER_COST_PATH");
-  unsetenv("TESTPROV_EST");
-  unsetenv("TESTPROV_UNAVAILABLE");
-}
-
-static const muster_provider_info_t *find_info(const muster_provider_info_t *info, int n,
-                                               const char *name) {
-  for (int i = 0; i < n; i++)
-    if (!strcmp(info[i].name, name)) return &info[i];
-  return NULL;
-}
+static void setup(void) { tp_env_fresh(dir, sizeof dir); }
 
 TEST_IMPL(registry_v2_versions_and_refusals) {
   setup();
@@ -45,26 +31,26 @@ TEST_IMPL(registry_v2_versions_and_refusals) {
   int n = muster_providers_list(info, 16);
   ASSERT_EQ(n, 7);
   const muster_provider_info_t *i;
-  ASSERT((i = find_info(info, n, "testprov")) && i->available);
+  ASSERT((i = tp_find_info(info, n, "testprov")) && i->available);
   ASSERT_EQ(i->abi, 1); /* a v1 provider, adapted */
   ASSERT_EQ(i->kind, MUSTER_PROVIDER_LEADER);
   ASSERT_EQ(i->spans, MUSTER_SPAN_THREADS | MUSTER_SPAN_PROCESSES);
-  ASSERT((i = find_info(info, n, "leadtwo")) && i->available);
+  ASSERT((i = tp_find_info(info, n, "leadtwo")) && i->available);
   ASSERT_EQ(i->abi, 2);
   ASSERT_EQ(i->kind, MUSTER_PROVIDER_LEADER);
   ASSERT_EQ(i->priority, 30);
-  ASSERT((i = find_info(info, n, "colltwo")) && i->available);
+  ASSERT((i = tp_find_info(info, n, "colltwo")) && i->available);
   ASSERT_EQ(i->abi, 2);
   ASSERT_EQ(i->kind, MUSTER_PROVIDER_COLLECTIVE);
   ASSERT_STR_CONTAINS(i->cost, "no colltwo.cost found");
-  ASSERT((i = find_info(info, n, "badrules")) && !i->available);
+  ASSERT((i = tp_find_info(info, n, "badrules")) && !i->available);
   ASSERT_STR_CONTAINS(i->why, "built with layout rules version 999, this runtime has version 1");
   ASSERT_STR_CONTAINS(i->why, "rebuild the provider");
-  ASSERT((i = find_info(info, n, "nosolve")) && !i->available);
+  ASSERT((i = tp_find_info(info, n, "nosolve")) && !i->available);
   ASSERT_STR_CONTAINS(i->why, "leader provider without a solve hook");
-  ASSERT((i = find_info(info, n, "nocoll")) && !i->available);
+  ASSERT((i = tp_find_info(info, n, "nocoll")) && !i->available);
   ASSERT_STR_CONTAINS(i->why, "collective provider without a collective_solve hook");
-  ASSERT((i = find_info(info, n, "leadnodes")) && !i->available);
+  ASSERT((i = tp_find_info(info, n, "leadnodes")) && !i->available);
   ASSERT_STR_CONTAINS(i->why, "a leader provider cannot span nodes");
   /* asked for by name, a refused one says why */
   tp_problem_t p;
@@ -89,13 +75,6 @@ TEST_IMPL(registry_v2_versions_and_refusals) {
   return 0;
 }
 
-static void write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  ASSERT(f != NULL);
-  fputs(text, f);
-  fclose(f);
-}
-
 static muster_solve_result_t logged_res;
 static int logged_rc;
 static void solve_logged(void *arg) {
@@ -109,7 +88,7 @@ TEST_IMPL(registry_choice_cost_table_and_log) {
   tp_link(dir, "potrs", "otherprov.so", "testprov_other.so"); /* priority 20, marker 7 */
   char path[400];
   snprintf(path, sizeof path, "%s/testprov.cost", dir);
-  write_file(path, "# measured by hand\npotrs f64 2 8 2 0.001\npotrs f64 2 64 2 0.002\n");
+  tp_write_file(path, "# measured by hand\npotrs f64 2 8 2 0.001\npotrs f64 2 64 2 0.002\n");
   tp_problem_t p;
   tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 16, 2, 0);
   /* the table makes testprov the one with a time: it wins over priority */
@@ -163,12 +142,12 @@ TEST_IMPL(registry_choice_bad_cost_table) {
   setup();
   char path[400];
   snprintf(path, sizeof path, "%s/testprov.cost", dir);
-  write_file(path, "potrs f64 2 8 2 0.001\npotrs f64 two 64 2 0.002\n");
+  tp_write_file(path, "potrs f64 2 8 2 0.001\npotrs f64 two 64 2 0.002\n");
   tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
   tp_link(dir, "potrs", "otherprov.so", "testprov_other.so");
   muster_provider_info_t info[4];
   ASSERT_EQ(muster_providers_list(info, 4), 2);
-  const muster_provider_info_t *i = find_info(info, 2, "testprov");
+  const muster_provider_info_t *i = tp_find_info(info, 2, "testprov");
   ASSERT(i && i->available);
   ASSERT_STR_CONTAINS(i->cost, "cost table refused: ");
   ASSERT_STR_CONTAINS(i->cost, "testprov.cost:2: bad number");
