@@ -204,8 +204,6 @@ static void remember(muster_comm_t *c, muster__provider_t *p) {
   c->used[c->nused++] = p;
 }
 
-static int watch_group(void *g) { return muster__group_watch(g); }
-
 /* Rounds 3-5 once a provider is chosen. */
 static int run_chosen(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
                       const decision_t *dec, verdict_t *all, muster__outcome_t *out) {
@@ -220,8 +218,9 @@ static int run_chosen(muster_comm_t *c, const muster_solve_args_t *args, const m
   remember(c, p);
   muster_bootstrap_t boot;
   make_boot(c, &boot);
+  muster__group_watch_t gw = {.g = c->g};
   muster__coll_in_t in = {.p = p, .args = args, .mine = mine, .rank = c->rank, .nranks = c->size,
-                          .boot = &boot, .watch = c->g ? watch_group : NULL, .watch_arg = c->g};
+                          .boot = &boot, .watch = c->g ? muster__group_watch : NULL, .watch_arg = &gw};
   int engine_rc;
   rc = muster__collective_run(&in, out, &engine_rc);
   if (engine_rc < 0) {

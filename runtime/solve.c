@@ -168,8 +168,6 @@ static int follow_leader(call_t *c, int got) {
   return hear(c, &status);
 }
 
-static int watch_group(void *g) { return muster__group_watch(g); }
-
 static void release_comms(call_t *c) {
   if (c->chosen && c->chosen->v->release_comms) c->chosen->v->release_comms(c->chosen->ctx, c->key);
 }
@@ -184,8 +182,9 @@ static int follow_collective(call_t *c, int got) {
   }
   muster_bootstrap_t boot;
   muster__boot_group(&boot, c->g, c->key);
+  muster__group_watch_t gw = {.g = c->g};
   muster__coll_in_t in = {.p = c->chosen, .args = c->args, .mine = c->mine, .rank = c->me,
-                          .nranks = c->R, .boot = &boot, .watch = watch_group, .watch_arg = c->g};
+                          .nranks = c->R, .boot = &boot, .watch = muster__group_watch, .watch_arg = &gw};
   int engine_rc;
   int rc = muster__collective_run(&in, &c->out, &engine_rc);
   if (engine_rc < 0) { /* the others may be stuck in the engine: stop them */

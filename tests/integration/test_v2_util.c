@@ -22,6 +22,8 @@ void v2_init(v2_run_t *run, muster_routine_t r, int R, int processes) {
   run->processes = processes;
   run->calls = 1;
   run->kill_rank = -1;
+  run->kill_signal = SIGKILL;
+  run->timeout_s = 10;
   ASSERT(R >= 1 && R <= V2_MAX_RANKS);
   run->out = mmap(NULL, sizeof(v2_rank_out_t) * V2_MAX_RANKS, PROT_READ | PROT_WRITE,
                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -78,7 +80,7 @@ static int rank_main(int rank, int device, void *arg) {
   s.w = mem(run, (size_t)n * 8);
   v2_rank_out_t *o = &run->out[rank];
   muster_group_t *g = NULL;
-  muster_group_opts_t opts = {.job = NULL, .timeout_s = 10, .device = -1};
+  muster_group_opts_t opts = {.job = NULL, .timeout_s = run->timeout_s, .device = -1};
   int rc = muster_group_join(ra->group, rank, run->R, &opts, &g);
   for (int k = 0; k < run->calls; k++) {
     memset(s.a, 0, (size_t)(n * (ncols > 0 ? ncols : 1)) * 8);
@@ -118,7 +120,7 @@ static void kill_when_entered(v2_run_t *run, const pid_t *pids) {
   }
   usleep(50000); /* let them settle inside the provider */
   run->t_kill = test_now();
-  ASSERT(kill(pids[run->kill_rank], SIGKILL) == 0);
+  ASSERT(kill(pids[run->kill_rank], run->kill_signal) == 0);
 }
 
 void v2_run(v2_run_t *run) {
@@ -145,8 +147,13 @@ void v2_run(v2_run_t *run) {
   if (run->kill_rank >= 0) kill_when_entered(run, pids);
   for (int r = 0; r < run->R; r++) {
     int st;
+    if (r == run->kill_rank) continue;
     ASSERT(waitpid(pids[r], &st, 0) == pids[r]);
-    if (r != run->kill_rank) ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+  if (run->kill_rank >= 0) {
+    if (run->kill_signal != SIGKILL) kill(pids[run->kill_rank], SIGKILL); /* a stopped one */
+    ASSERT(waitpid(pids[run->kill_rank], NULL, 0) == pids[run->kill_rank]);
   }
 }
 

@@ -5,7 +5,7 @@
  * shards (muster_shard_alloc in processes mode) of a block or cyclic
  * layout; per call and rank: the code, message, result and the marker the
  * provider wrote into this rank's outputs (tp_marker's rule).  Optionally
- * SIGKILLs one rank once every rank has entered the provider
+ * SIGKILLs (or SIGSTOPs) one rank once every rank has entered the provider
  * (TESTPROV_ENTER_LOG) and records when.
  */
 #ifndef MUSTER_TEST_V2_UTIL_H
@@ -28,7 +28,10 @@ typedef struct v2_rank_out {
 typedef struct v2_run {
   muster_solve_args_t args; /* routine, dtype, n, nrhs, tile, layout, provider */
   int R, processes, calls;
-  int kill_rank;            /* -1: none; else SIGKILL it once all have entered */
+  int kill_rank;            /* -1: none; else signal it once all have entered */
+  int kill_signal;          /* SIGKILL (default), or SIGSTOP: the stopped rank is
+                               SIGKILLed once the others have returned */
+  double timeout_s;         /* the group's (default 10) */
   const char *env_rank[V2_MAX_RANKS]; /* "NAME=VALUE" put in that rank (processes) */
   double t_kill;            /* out */
   v2_rank_out_t *out;       /* out: R entries (shared memory) */
