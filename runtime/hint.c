@@ -12,7 +12,6 @@
 #define HINTS 64
 
 typedef struct key {
-  char group[MUSTER_MAX_NAME + 1];
   int nranks;
   int32_t routine, dtype, layout, mem;
   uint32_t flags;
@@ -42,9 +41,8 @@ static void lock(void) {
   pthread_mutex_lock(&mu);
 }
 
-static void make_key(key_t_ *k, const char *group, int nranks, const muster__desc_t *d) {
+static void make_key(key_t_ *k, int nranks, const muster__desc_t *d) {
   memset(k, 0, sizeof *k); /* padding too: keys are compared with memcmp */
-  snprintf(k->group, sizeof k->group, "%s", group);
   k->nranks = nranks;
   k->routine = d->routine;
   k->dtype = d->dtype;
@@ -63,9 +61,9 @@ static hint_t *find(const key_t_ *k) {
   return NULL;
 }
 
-int muster__hint_get(const char *group, int nranks, const muster__desc_t *d, char *name, size_t cap) {
+int muster__hint_get(int nranks, const muster__desc_t *d, char *name, size_t cap) {
   key_t_ k;
-  make_key(&k, group, nranks, d);
+  make_key(&k, nranks, d);
   lock();
   hint_t *h = find(&k);
   snprintf(name, cap, "%s", h ? h->name : "");
@@ -73,9 +71,9 @@ int muster__hint_get(const char *group, int nranks, const muster__desc_t *d, cha
   return h != NULL;
 }
 
-void muster__hint_put(const char *group, int nranks, const muster__desc_t *d, const char *name) {
+void muster__hint_put(int nranks, const muster__desc_t *d, const char *name) {
   key_t_ k;
-  make_key(&k, group, nranks, d);
+  make_key(&k, nranks, d);
   lock();
   hint_t *h = find(&k);
   if (!h) {

@@ -65,7 +65,7 @@ static void guess(call_t *c) {
   else muster__provider_env_choice(muster_routine_str(d->routine), name, sizeof name);
   if (!name[0]) {
     forced = 0;
-    muster__hint_get(muster_group_name(c->g), c->R, d, name, sizeof name);
+    muster__hint_get(c->R, d, name, sizeof name);
   }
   if (!name[0]) return;
   int rc = muster__provider_get((muster_routine_t)d->routine, (muster_dtype_t)d->dtype,
@@ -236,7 +236,7 @@ int muster_solve(muster_group_t *g, const muster_solve_args_t *args, const muste
   c.key = muster__boot_key(muster_group_name(g), c.ds, c.R);
   if (c.me == 0) MUSTER_CHECK(announce(&c, lead(&c)));
   MUSTER_CHECK(hear(&c, &status));
-  muster__hint_put(muster_group_name(g), c.R, &c.pub.d, c.out.provider);
+  muster__hint_put(c.R, &c.pub.d, c.out.provider);
   muster__log(MUSTER_LOG_DEBUG, "group %s rank %d: the leader chose %s (%s)%s", muster_group_name(g), c.me,
               c.out.provider, c.out.reason, c.out.phase == MUSTER__DONE ? "; every rank had guessed it: "
               "no extra round" : c.out.kind == MUSTER_PROVIDER_LEADER ? "; exporting again for it"

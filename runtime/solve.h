@@ -8,7 +8,7 @@
  *   1. every rank describes its part (desc.h: arguments, shard, pid, node,
  *      device facts: free/total memory of a CUDA shard's GPU) and guesses
  *      the provider: the forced one (args.provider, $MUSTER_PROVIDER), else
- *      the leader's last choice for this (group, call) (hint.h).  For a
+ *      the leader's last choice for this call signature (hint.h).  For a
  *      guessed leader provider it runs local_export into a blob.  ONE
  *      exchange carries descriptor + blob;
  *   2. every rank validates all R descriptors with the same code: all
@@ -29,9 +29,9 @@
  *      that cancels the call when a peer dies or the group is poisoned
  *      (collective.h); a rank whose call fails poisons the group so the
  *      others stop too; a final barrier as in 4.
- * With a forced provider, or from the second call of a group on, a leader
- * provider costs 2 rounds (as before the choice existed); a wrong guess
- * costs 2 more.  The providers write X / W into every rank's b / w
+ * With a forced provider, or from the second call of a signature on, a
+ * leader provider costs 2 rounds (as before the choice existed); a wrong
+ * guess costs 2 more.  The providers write X / W into every rank's b / w
  * themselves.
  */
 #ifndef MUSTER_SOLVE_H
