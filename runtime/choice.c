@@ -173,12 +173,15 @@ static int no_winner(const muster__choice_in_t *in, const muster__choice_t *ch) 
 
 int muster__choice_rank(const muster__choice_in_t *in, const char *forced, const char *forced_by,
                         muster__provider_t *const *provs, int n, muster__choice_t *ch) {
-  memset(ch, 0, sizeof *ch);
+  /* not a memset of the whole (8 KB): a choice is made on every call */
+  ch->n = ch->held = 0;
+  ch->reason[0] = '\0';
   snprintf(ch->forced, sizeof ch->forced, "%s", forced ? forced : "");
   ch->forced_by = forced_by ? forced_by : "";
   for (int i = 0; i < n && ch->n < MUSTER__CHOICE_MAX; i++) {
     if (ch->forced[0] && strcmp(provs[i]->name, ch->forced) != 0) continue;
     muster__cand_t *c = &ch->c[ch->n++];
+    memset(c, 0, sizeof *c);
     c->p = provs[i];
     c->ok = fit(in, c) == 0 && time_of(in, c) == 0;
   }
@@ -225,7 +228,7 @@ int muster__choose(const muster__choice_in_t *in, muster__choice_t *ch) {
   muster__provider_t *provs[MUSTER__CHOICE_MAX];
   int n = muster__provider_collect(in->q->routine, forced, provs, MUSTER__CHOICE_MAX);
   if (n < 0) {
-    memset(ch, 0, sizeof *ch);
+    ch->n = ch->held = 0;
     return n;
   }
   int rc = muster__choice_rank(in, forced, by, provs, n, ch);
