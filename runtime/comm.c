@@ -160,7 +160,7 @@ static int gather(muster_comm_t *c, const void *mine, void *all, size_t len, con
   char err[600] = "";
   int rc = b.allgather(b.ctx, mine, all, len, err, sizeof err);
   if (rc < 0)
-    return muster__err(rc < 0 ? rc : MUSTER_EPROVIDER, "comm %s (kind %s), rank %d, %s: %s", c->name, c->kind,
+    return muster__err(rc, "comm %s (kind %s), rank %d, %s: %s", c->name, c->kind,
                        c->rank, what, err[0] ? err : muster_strerror(rc));
   return 0;
 }

@@ -186,13 +186,24 @@ static int validate_layout(const muster__desc_t *const *ds, int R) {
   return 0;
 }
 
+/* Every string of a published descriptor ends inside its field: they come
+ * from other processes, and are printed and compared. */
+static int terminated(const muster__desc_t *d) {
+  return memchr(d->want, 0, sizeof d->want) && memchr(d->provider, 0, sizeof d->provider) &&
+         memchr(d->msg, 0, sizeof d->msg) && memchr(d->busid, 0, sizeof d->busid);
+}
+
 int muster__desc_validate(const muster__desc_t *const *ds, const size_t *lens, int R) {
-  for (int r = 0; r < R; r++)
+  for (int r = 0; r < R; r++) {
     if (ds[r]->magic != MUSTER__DESC_MAGIC ||
         (lens && (lens[r] < sizeof(muster__desc_t) || lens[r] != sizeof(muster__desc_t) + ds[r]->bloblen)))
       return muster__err(MUSTER_EVERSION, "rank %d published a solve descriptor this muster build "
                          "does not know (%zu bytes; another muster version?)", r,
                          lens ? lens[r] : sizeof(muster__desc_t));
+    if (!terminated(ds[r]))
+      return muster__err(MUSTER_ECORRUPT, "rank %d published a solve descriptor with an unterminated "
+                         "string", r);
+  }
   for (int r = 0; r < R; r++)
     if (ds[r]->problem)
       return muster__err(ds[r]->problem, "rank %d (pid %" PRId64 ", device %d): %s", r,

@@ -146,7 +146,11 @@ static int hear(call_t *c, int *status) {
   const void *data = NULL;
   size_t len = 0;
   if ((rc = muster_group_status(c->g, status, &data, &len)) < 0) return rc;
-  if (len >= sizeof c->out) memcpy(&c->out, data, sizeof c->out);
+  if (len >= sizeof c->out) {
+    memcpy(&c->out, data, sizeof c->out);
+    c->out.provider[sizeof c->out.provider - 1] = c->out.reason[sizeof c->out.reason - 1] =
+        c->out.msg[sizeof c->out.msg - 1] = '\0';
+  }
   if (*status < 0)
     return muster__err(*status, "%s", c->out.msg[0] ? c->out.msg : muster_strerror(*status));
   return 0;
