@@ -18,7 +18,13 @@
  *   MUSTER_PROVIDER_PATH  ':'-separated folders searched for providers
  *                         (default: <dir of libmuster.so>/muster/providers)
  *   MUSTER_PROVIDER       force a backend: "lapack", or per routine
- *                         "potrs=cusolvermg,syevd=lapack"
+ *                         "potrs=cusolvermg,syevd=lapack"; else each call
+ *                         goes to the provider expected fastest
+ *                         (docs/choice.md)
+ *   MUSTER_COST_PATH      ':'-separated folders searched first for the
+ *                         providers' cost tables (<backend>.cost)
+ *   MUSTER_MPI_LIB        the libmpi the MPI bootstrap dlopen()s
+ *                         (docs/bootstrap.md)
  *   MUSTER_TIMEOUT        rendezvous deadline in seconds (default 60)
  *   MUSTER_JOB            job key that isolates groups of one job from those
  *                         of another on the same node (default: "default")
@@ -185,7 +191,7 @@ typedef struct muster_solve_args {
   muster_layout_t layout;
   unsigned flags;        /* MUSTER_NO_VECTORS, MUSTER_NO_FACTOR             */
   const char *provider;  /* backend name, or NULL: $MUSTER_PROVIDER, else the
-                            best available by priority and probe            */
+                            runtime's choice (docs/choice.md)               */
 } muster_solve_args_t;
 
 typedef struct muster_shard {
@@ -222,9 +228,12 @@ typedef struct muster_solve_result {
 
 /* Collective solve: every rank of `g` calls it with its own shard.  All must
  * agree on args (routine, dtype, n, nrhs, tile, layout, provider) or all get
- * MUSTER_EMISMATCH.  The leader runs the provider with every shard; status
- * and info reach everyone.  info > 0 is returned as MUSTER_ENOTPD with
- * res->info = k (message "not positive definite (leading minor k)"). */
+ * MUSTER_EMISMATCH.  The leader chooses the provider from every rank's
+ * facts (docs/choice.md) and every rank follows: a leader provider runs once
+ * on the leader with every shard, a collective one on every rank with its
+ * own piece.  Status and info reach everyone.  info > 0 is returned as
+ * MUSTER_ENOTPD with res->info = k (message "not positive definite
+ * (leading minor k)"). */
 MUSTER_EXTERN int muster_solve(muster_group_t *g, const muster_solve_args_t *args,
                                const muster_shard_t *mine,
                                muster_solve_result_t *res);
