@@ -68,7 +68,10 @@ static int time_of(const muster__choice_in_t *in, muster__cand_t *c) {
     if (est.seconds >= 0) {
       c->timed = 1;
       c->seconds = est.seconds;
-      snprintf(c->note, sizeof c->note, "estimate: %s", est.note[0] ? est.note : "(no note)");
+      int k = snprintf(c->note, sizeof c->note, "estimate: %s", est.note[0] ? est.note : "(no note)");
+      if (est.peak_bytes && k > 0 && (size_t)k < sizeof c->note)
+        snprintf(c->note + k, sizeof c->note - (size_t)k, ", peak %.2f GiB on one device",
+                 est.peak_bytes / (double)(1u << 30));
       return 0;
     }
   }

@@ -58,7 +58,7 @@ TEST_IMPL(cli_choice_memory_refusal_fake_cuda) {
     if (!processes) {
       ASSERT_EQ(tp_cli("solve potrs --n 40 --ranks 3 --json", out, sizeof out, err, sizeof err), 1);
       ASSERT_STR_CONTAINS(out, "\"provider\":\"bigcuda\"");
-      ASSERT_STR_CONTAINS(out, "\"reason\":\"fastest known: 0.001 s (estimate: fits (needs 500 MiB)); "
+      ASSERT_STR_CONTAINS(out, "\"reason\":\"fastest known: 0.001 s (estimate: fits (needs 500 MiB), peak 0.49 GiB on one device); "
                                "smallcuda has no estimate or cost table\"");
     }
     unlink(qlog);
