@@ -16,6 +16,7 @@
 #ifndef MUSTER_GROUP_H
 #define MUSTER_GROUP_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -44,6 +45,24 @@ MUSTER_HIDDEN int muster__group_barrier_ex(muster_group_t *g, double timeout_s);
 /* Poison with a formatted reason (like muster_group_abort, printf style). */
 MUSTER_HIDDEN int muster__group_abortf(muster_group_t *g, int code, const char *fmt, ...)
     MUSTER_PRINTF(3, 4);
+
+/* A watchdog's view of one group: the handle, and what it remembers
+ * between checks (zero it before the first). */
+typedef struct muster__group_watch {
+  const muster_group_t *g;
+  uint64_t stopped_since_ns[MUSTER_MAX_RANKS]; /* monotonic; 0: running */
+} muster__group_watch_t;
+
+/* Is the group still fit for the call its ranks are in?  arg: a
+ * muster__group_watch_t (the signature of collective.h's watch hook).  For
+ * a watchdog thread (runtime/collective.c) while the handle's own thread is
+ * inside a provider.  0, or the group's poison code and reason, or
+ * MUSTER_EPEERDEAD when another rank's occupant is dead, or
+ * MUSTER_ETIMEDOUT when another rank's process has been stopped (SIGSTOP,
+ * a debugger) for longer than the group's timeout; the group is then
+ * poisoned naming that rank, so every rank hears of it.  Reads only the
+ * segment and /proc; safe from any thread while the handle is in use. */
+MUSTER_HIDDEN int muster__group_watch(void *arg);
 
 /* Number of group segments this process has cached (tests). */
 MUSTER_HIDDEN int muster__group_cache_count(void);

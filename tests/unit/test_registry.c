@@ -56,13 +56,6 @@ TEST_IMPL(registry_lazy_load_and_list) {
   return 0;
 }
 
-static const muster_provider_info_t *find_info(const muster_provider_info_t *info, int n,
-                                               const char *name) {
-  for (int i = 0; i < n; i++)
-    if (!strcmp(info[i].name, name)) return &info[i];
-  return NULL;
-}
-
 TEST_IMPL(registry_refuses_broken_files) {
   setup();
   tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
@@ -75,19 +68,19 @@ TEST_IMPL(registry_refuses_broken_files) {
   int n = muster_providers_list(info, 16);
   ASSERT_EQ(n, 6);
   const muster_provider_info_t *i;
-  ASSERT((i = find_info(info, n, "abi")) && !i->available);
-  ASSERT_STR_CONTAINS(i->why, "ABI version 999, runtime supports 1");
+  ASSERT((i = tp_find_info(info, n, "abi")) && !i->available);
+  ASSERT_STR_CONTAINS(i->why, "says ABI version 999; it must say 1");
   ASSERT_STR_CONTAINS(i->path, "testprov_abi999.so");
-  ASSERT((i = find_info(info, n, "nosym")) && !i->available);
-  ASSERT_STR_CONTAINS(i->why, "no symbol muster_provider_v1");
-  ASSERT((i = find_info(info, n, "notelf")) && !i->available);
+  ASSERT((i = tp_find_info(info, n, "nosym")) && !i->available);
+  ASSERT_STR_CONTAINS(i->why, "no symbol muster_provider_v2 nor muster_provider_v1");
+  ASSERT((i = tp_find_info(info, n, "notelf")) && !i->available);
   ASSERT_STR_CONTAINS(i->why, "dlopen of");
   ASSERT_STR_CONTAINS(i->why, "notelf.so"); /* dlerror names the file */
-  ASSERT((i = find_info(info, n, "small")) && !i->available);
+  ASSERT((i = tp_find_info(info, n, "small")) && !i->available);
   ASSERT_STR_CONTAINS(i->why, "struct_size 16 too small");
-  ASSERT((i = find_info(info, n, "wrongname")) && !i->available);
+  ASSERT((i = tp_find_info(info, n, "wrongname")) && !i->available);
   ASSERT_STR_CONTAINS(i->why, "provider name 'testprov' does not match the file name 'wrongname.so'");
-  ASSERT((i = find_info(info, n, "testprov")) && i->available);
+  ASSERT((i = tp_find_info(info, n, "testprov")) && i->available);
   ASSERT(i->routines & (1u << MUSTER_POTRS));
 
   /* asking for a refused one names the file and the reason */
@@ -97,7 +90,7 @@ TEST_IMPL(registry_refuses_broken_files) {
   int rc = solve_potrs(&p, "abi", &res);
   ASSERT_EQ(rc, MUSTER_EUNSUPPORTED);
   ASSERT_STR_CONTAINS(muster_last_error(), "testprov_abi999.so");
-  ASSERT_STR_CONTAINS(muster_last_error(), "ABI version 999, runtime supports 1");
+  ASSERT_STR_CONTAINS(muster_last_error(), "says ABI version 999; it must say 1");
   rc = solve_potrs(&p, "notelf", &res);
   ASSERT_EQ(rc, MUSTER_EUNSUPPORTED);
   ASSERT_STR_CONTAINS(muster_last_error(), "notelf.so");
@@ -422,8 +415,15 @@ TEST_IMPL(registry_max_shards) {
   tp_problem_t p;
   tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 9, 3, 0);
   muster_solve_result_t res;
+  /* the only provider cannot take 3 ranks: nothing can run the call */
+  ASSERT_EQ(muster_solve_all(&p.args, 3, p.shards, &res), MUSTER_ENOPROVIDER);
+  ASSERT_STR_CONTAINS(muster_last_error(), "testprov (");
+  ASSERT_STR_CONTAINS(muster_last_error(), "takes at most 2 ranks, the call has 3");
+  /* forced, the same is the forced provider's refusal */
+  p.args.provider = "testprov";
   ASSERT_EQ(muster_solve_all(&p.args, 3, p.shards, &res), MUSTER_EUNSUPPORTED);
-  ASSERT_STR_CONTAINS(muster_last_error(), "provider testprov takes at most 2 ranks, the call has 3");
+  ASSERT_STR_CONTAINS(muster_last_error(), "takes at most 2 ranks, the call has 3");
+  p.args.provider = NULL;
   tp_problem_free(&p);
   tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 9, 2, 0);
   ASSERT_OK(muster_solve_all(&p.args, 2, p.shards, &res));

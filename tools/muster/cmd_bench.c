@@ -37,7 +37,10 @@ static int usage(FILE *f) {
   fprintf(f,
           "usage: muster bench [--routine potrs|potri|syevd] [--dtype f32|f64|c64|c128]\n"
           "                    [--n 1024,2048,4096] [--ranks 2] [--nrhs 1] [--reps 5] [--warmup 1]\n"
-          "                    [--modes NAME,NAME] [--seed 42] [--json]\n"
+          "                    [--modes NAME,NAME] [--seed 42] [--provider lapack|auto|NAME] [--json]\n"
+          "  --provider: the muster modes' provider (default lapack; auto: the runtime's choice)\n"
+          "       muster bench --calibrate --provider NAME ... --out FILE   (measures a cost\n"
+          "                    table: see `muster bench --calibrate --help`)\n"
           "modes:\n");
   for (const bench_mode_t *m = modes; m; m = m->next)
     fprintf(f, "  %-20s %s%s\n", m->name, m->what, m->baseline ? " [baseline]" : "");
@@ -86,10 +89,12 @@ typedef struct row {
 
 int cmd_bench(int argc, char **argv) {
   bench_problem_t p = {.routine = MUSTER_POTRS, .dtype = MUSTER_F64, .nrhs = 1, .ranks = 2,
-                       .reps = 5, .warmup = 1};
+                       .reps = 5, .warmup = 1, .provider = "lapack"};
   const char *nlist = "1024,2048,4096", *mlist = NULL;
   uint64_t seed = 42;
   int json = 0;
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--calibrate")) return cmd_calibrate(argc, argv);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(stdout);
@@ -113,6 +118,7 @@ int cmd_bench(int argc, char **argv) {
     else if (!strcmp(a, "--reps")) p.reps = atoi(v);
     else if (!strcmp(a, "--warmup")) p.warmup = atoi(v);
     else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
+    else if (!strcmp(a, "--provider")) p.provider = strcmp(v, "auto") ? v : NULL;
     else {
       fprintf(stderr, "muster bench: unknown option %s\n", a);
       return usage(stderr);

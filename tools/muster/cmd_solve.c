@@ -12,8 +12,9 @@
  * Exit 0 when the check passes, 1 when it fails or the solve errs, 2 on
  * bad usage.
  *
- * The provider: --provider, else $MUSTER_PROVIDER, else the available one
- * of highest priority for (routine, dtype).  One that takes host memory
+ * The provider: --provider, else $MUSTER_PROVIDER, else the runtime's
+ * choice (docs/choice.md; --json prints it with its reason).  One that
+ * takes host memory
  * runs as above; one that takes only CUDA memory (cusolvermg) runs in GPU
  * mode: every rank's shard in device memory of its GPU (rank r on GPU
  * r % count, or --devices), the checks on host copies of the results.
@@ -28,6 +29,7 @@
 
 #include "check.h"
 #include "cli.h"
+#include "choose.h"
 #include "solve_run.h"
 
 static int usage_to(FILE *f) {
@@ -40,8 +42,9 @@ static int usage_to(FILE *f) {
           "  --dtype f64 --nrhs 1 --tile 0 (the provider's choice) --seed from the clock.\n"
           "  --reps K: K timed solves in one group (median shown); --warmup K: untimed ones\n"
           "  first (the first solve of a process includes loading the provider).\n"
-          "  Provider: --provider, else $MUSTER_PROVIDER, else the available one of highest\n"
-          "  priority.  A GPU provider (CUDA memory only, e.g. cusolvermg) puts each rank's\n"
+          "  Provider: --provider, else $MUSTER_PROVIDER, else the runtime's choice: the one\n"
+          "  expected fastest (estimate, cost table, else priority; docs/choice.md), printed\n"
+          "  with its reason.  A GPU provider (CUDA memory only, e.g. cusolvermg) puts each rank's\n"
           "  shard on a GPU: rank r on GPU r %% count, or on LIST[r %% len] with --devices\n"
           "  LIST (comma-separated ordinals, e.g. 0,1).\n");
   return 2;
@@ -81,48 +84,6 @@ static int parse_devices(const char *v, int *devices, int *count) {
     if (*end != ',') return -1;
     p = end + 1;
   }
-}
-
-/* Which memory the shards go in.  The provider the solve will use is
- * --provider, else $MUSTER_PROVIDER's choice for the routine, else the
- * available provider of highest priority (ties: name) doing (routine,
- * dtype), as the registry chooses; its name goes in name ("" if none).
- * *cuda = 1 when it takes only CUDA memory.  A chosen CUDA-only provider
- * that cannot run here is an error (-1, why): the runtime would only say
- * that no provider takes host memory.  A name nobody provides runs on the
- * host, where the runtime reports it. */
-static int choose_memory(const sr_spec_t *spec, int *cuda, char *name, size_t name_len, char *why,
-                         size_t len) {
-  muster_provider_info_t list[64];
-  char forced[32];
-  *cuda = 0;
-  if (spec->provider && *spec->provider) snprintf(forced, sizeof forced, "%s", spec->provider);
-  else muster_provider_forced(spec->routine, forced, sizeof forced);
-  int count = muster_providers_list(list, 64);
-  if (count > 64) count = 64;
-  const muster_provider_info_t *pick = NULL;
-  for (int i = 0; i < count; i++) {
-    const muster_provider_info_t *p = &list[i];
-    if (!(p->routines & (1u << spec->routine))) continue;
-    if (forced[0]) {
-      if (!strcmp(p->name, forced) && (!pick || (!pick->available && p->available))) pick = p;
-      continue;
-    }
-    if (!p->available || !(p->dtypes & (1u << spec->dtype))) continue;
-    if (!pick || p->priority > pick->priority ||
-        (p->priority == pick->priority && strcmp(p->name, pick->name) < 0))
-      pick = p;
-  }
-  if (pick) snprintf(name, name_len, "%s", pick->name); /* for the report should the solve not start */
-  if (!pick || (pick->mem_kinds & (1u << MUSTER_MEM_HOST))) return 0;
-  if (!(pick->mem_kinds & (1u << MUSTER_MEM_CUDA))) return 0; /* neither: the runtime says so */
-  *cuda = 1;
-  if (!pick->available) {
-    snprintf(why, len, "provider '%s' (%.200s, CUDA memory only) cannot run here: %s", pick->name, pick->path,
-             pick->why[0] ? pick->why : "its probe said unavailable");
-    return -1;
-  }
-  return 0;
 }
 
 int cmd_solve(int argc, char **argv) {
@@ -223,8 +184,8 @@ int cmd_solve(int argc, char **argv) {
 
   sr_out_t out;
   int xsame = 0, started = -1;
-  char why[600], chosen[32] = "";
-  if (choose_memory(&spec, &spec.cuda, chosen, sizeof chosen, why, sizeof why) < 0) {
+  char why[600], chosen[32] = "", reason[MUSTER_MAX_REASON] = "";
+  if (cli_choose_memory(&spec, &spec.cuda, chosen, sizeof chosen, reason, sizeof reason, why, sizeof why) < 0) {
     memset(&out, 0, sizeof out);
     for (int r = 0; r < MUSTER_MAX_RANKS; r++) out.devices[r] = -1;
     out.rc = MUSTER_ENOPROVIDER;
@@ -254,7 +215,9 @@ int cmd_solve(int argc, char **argv) {
     json_str(out.res.provider[0] ? out.res.provider : (spec.provider ? spec.provider : chosen));
     printf(",\"mem\":\"%s\",\"devices\":[", spec.cuda ? "cuda" : "host");
     for (int r = 0; r < spec.ranks; r++) printf("%s%d", r ? "," : "", out.devices[r]);
-    printf("],\"seed\":%" PRIu64 ",\"reps\":%d,\"warmup\":%d,\"seconds\":%.6f,"
+    printf("],\"reason\":");
+    json_str(out.res.provider[0] ? out.res.reason : reason);
+    printf(",\"seed\":%" PRIu64 ",\"reps\":%d,\"warmup\":%d,\"seconds\":%.6f,"
            "\"provider_seconds\":%.6f,", seed, spec.reps, spec.warmup, secs, psecs);
     if (isfinite(residual)) printf("\"residual\":%.3e", residual);
     else printf("\"residual\":null");
@@ -276,6 +239,7 @@ int cmd_solve(int argc, char **argv) {
       for (int r = 0; r < spec.ranks; r++) printf("%s%d", r ? "," : "", out.devices[r]);
     }
     printf("\n");
+    printf("  choice    %s\n", out.res.reason);
     printf("  time      %.6f s (provider %.6f s)%s\n", secs, psecs, spec.reps > 1 ? ", median" : "");
     printf("  residual  %.3e (tolerance %.3e)%s\n", residual, tol,
            xsame ? "" : "  -- ranks got different results");

@@ -15,7 +15,10 @@ static const struct {
      "        [--tile T] [--nrhs K] [--provider NAME] [--devices LIST] [--seed S] [--json]\n"
      "        run one collective solve on a random SPD/Hermitian matrix and check it"},
     {"providers", cmd_providers, "providers [--json]\n        list providers found, their routines, dtypes, availability"},
-    {"bench", cmd_bench, "bench [--help]\n        benchmarks (see `muster bench --help`)"},
+    {"bench", cmd_bench,
+     "bench [--help]\n        benchmarks (see `muster bench --help`)\n"
+     "  bench --calibrate --provider NAME --routine R [--n LIST] [--ranks LIST] --out FILE\n"
+     "        measure NAME's cost table for the engine choice (docs/choice.md)"},
     {"rendezvous", cmd_rendezvous,
      "rendezvous --ranks R --mode threads|processes --rounds K [--cycles C] [--baseline] [--json]\n"
      "        R participants run K rounds of publish + barrier + read; prints median/p99"},
@@ -28,14 +31,20 @@ static void usage(FILE *f) {
   fprintf(f,
           "\nenvironment:\n"
           "  MUSTER_PROVIDER_PATH  ':'-separated provider folders (default: <lib>/muster/providers)\n"
-          "  MUSTER_PROVIDER       force a backend: NAME, or per routine potrs=NAME,syevd=NAME\n"
+          "  MUSTER_PROVIDER       force a backend: NAME, or per routine potrs=NAME,syevd=NAME;\n"
+          "                        else each call goes to the provider expected fastest\n"
+          "                        (estimate, cost table, priority: docs/choice.md)\n"
+          "  MUSTER_COST_PATH      ':'-separated folders searched first for <backend>.cost tables\n"
+          "  MUSTER_MPI_LIB        libmpi to dlopen for the MPI bootstrap (default libmpi.so.40,\n"
+          "                        libmpi.so.12, libmpi.so; docs/bootstrap.md)\n"
           "  MUSTER_TIMEOUT        rendezvous deadline in seconds (default 60)\n"
           "  MUSTER_JOB            job key isolating this job's groups (default \"default\")\n"
-          "  MUSTER_LOG            stderr log level: error|warn|info|debug (default silent)\n"
+          "  MUSTER_LOG            stderr log level: error|warn|info|debug (default silent);\n"
+          "                        info logs every provider choice with each candidate's time\n"
           "  MUSTER_DN_DEVICE      cusolverdn: the GPU (leader's ordinal) it runs on (default: the leader's)\n"
           "  MUSTER_DN_POTRI       cusolverdn: potri's path, auto|potri|solve (docs/providers.md)\n"
           "\nexit status: 0 on success; 1 on a failed check or runtime error; 2 on bad usage.\n"
-          "docs: docs/cli.md, docs/runtime.md, docs/troubleshooting.md\n");
+          "docs: docs/cli.md, docs/runtime.md, docs/choice.md, docs/bootstrap.md, docs/troubleshooting.md\n");
 }
 
 int main(int argc, char **argv) {
