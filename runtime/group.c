@@ -10,6 +10,7 @@
  * one), and by muster_group_cache_flush() (also run at exit).
  */
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -18,7 +19,9 @@
 #include <string.h>
 
 #include "barrier.h"
+#include "env.h"
 #include "group.h"
+#include "parse.h"
 #include "proc.h"
 #include "segment.h"
 
@@ -28,7 +31,6 @@
 #define STR(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
 #define CACHE_MAX 64
-#define DEFAULT_TIMEOUT_S 60.0
 #define SEAT_RETRY 1 /* internal: the segment is closing, go by name again */
 
 struct gentry {
@@ -335,40 +337,46 @@ static int seat(muster_group_t *g, struct gentry *e) {
 /* Join / leave                                                            */
 /* ---------------------------------------------------------------------- */
 
-static double env_timeout(void) {
-  const char *s = getenv("MUSTER_TIMEOUT");
-  if (!s || !*s) return DEFAULT_TIMEOUT_S;
-  char *end;
-  double v = strtod(s, &end);
-  if (end == s || *end || !(v > 0)) {
-    muster__log(MUSTER_LOG_WARN, "MUSTER_TIMEOUT=\"%s\" is not a positive number; using %.0f s",
-                s, DEFAULT_TIMEOUT_S);
-    return DEFAULT_TIMEOUT_S;
+/* The job of opts, else $MUSTER_JOB, else "default"; checked. */
+static int pick_job(const muster_group_opts_t *opts, const char **job) {
+  if (opts && opts->job) {
+    *job = opts->job;
+    return muster__segment_check_job(opts->job);
   }
-  return v;
+  return muster__env_job(job);
 }
 
-static const char *pick_job(const muster_group_opts_t *opts) {
-  if (opts && opts->job) return opts->job;
-  const char *s = getenv("MUSTER_JOB");
-  return s && *s ? s : "default";
+/* opts->timeout_s when > 0 (INFINITY: no deadline), else $MUSTER_TIMEOUT;
+ * *out = 0 means no deadline (muster__barrier_wait). */
+static int pick_timeout(const char *name, const muster_group_opts_t *opts, double *out) {
+  double t = opts ? opts->timeout_s : 0;
+  if (t != t || (t > MUSTER_MAX_SECONDS && t != INFINITY) || (t > 0 && t < MUSTER_MIN_SECONDS))
+    return muster__err(MUSTER_EINVAL, "group %s: timeout_s %g out of range (%g..%.0f s, "
+                       "INFINITY for none, <= 0 for $MUSTER_TIMEOUT)", name, t,
+                       MUSTER_MIN_SECONDS, MUSTER_MAX_SECONDS);
+  if (t > 0) {
+    *out = t == INFINITY ? 0 : t;
+    return MUSTER_OK;
+  }
+  return muster__env_timeout(out);
 }
 
-static int check_join_args(const char *name, int rank, int nranks,
-                           const muster_group_opts_t *opts, muster_group_t **out) {
-  if (!out) return muster__err(MUSTER_EINVAL, "muster_group_join: out is NULL");
+int muster__group_check_args(const char *name, int rank, int nranks,
+                             const muster_group_opts_t *opts, const char **job, double *timeout) {
   int rc = muster__segment_check_group(name);
   if (rc < 0) return rc;
   if (nranks <= 0 || nranks > MUSTER_MAX_RANKS)
     return muster__err(MUSTER_EINVAL, "group %s: nranks %d out of range 1..%d", name, nranks,
                        MUSTER_MAX_RANKS);
-  if (rank < 0 || rank >= nranks)
+  if (rank < -1 || rank >= nranks)
     return muster__err(MUSTER_EINVAL, "group %s: rank %d out of range 0..%d", name, rank,
                        nranks - 1);
   if (opts && opts->device < -1)
     return muster__err(MUSTER_EINVAL, "group %s: device %d (use -1 for host)", name,
                        opts->device);
-  return muster__segment_check_job(pick_job(opts));
+  if ((rc = muster__env_check_log()) < 0 || (rc = pick_timeout(name, opts, timeout)) < 0)
+    return rc;
+  return pick_job(opts, job);
 }
 
 /* Find or open the group of g (job, name, nranks) and take g's seat. */
@@ -390,17 +398,22 @@ static int attach(muster_group_t *g) {
 
 int muster_group_join(const char *name, int rank, int nranks, const muster_group_opts_t *opts,
                       muster_group_t **out) {
-  int rc = check_join_args(name, rank, nranks, opts, out);
-  if (rc < 0) return rc;
+  if (!out) return muster__err(MUSTER_EINVAL, "muster_group_join: out is NULL");
   *out = NULL;
+  const char *job;
+  double timeout;
+  int rc = muster__group_check_args(name, rank, nranks, opts, &job, &timeout);
+  if (rc == MUSTER_OK && rank < 0) /* -1 is a launcher's (launch.c) */
+    rc = muster__err(MUSTER_EINVAL, "group %s: rank %d out of range 0..%d", name, rank, nranks - 1);
+  if (rc < 0) return rc;
   pthread_once(&atfork_once, install_atfork);
   muster_group_t *g = calloc(1, sizeof *g);
   if (!g) return muster__err(MUSTER_ENOMEM, "joining group %s: out of memory", name);
   g->rank = rank;
   g->nranks = nranks;
   g->device = opts ? opts->device : -1;
-  g->timeout_s = opts && opts->timeout_s > 0 ? opts->timeout_s : env_timeout();
-  snprintf(g->job, sizeof g->job, "%s", pick_job(opts));
+  g->timeout_s = timeout;
+  snprintf(g->job, sizeof g->job, "%s", job);
   snprintf(g->name, sizeof g->name, "%s", name);
   rc = attach(g);
   if (rc < 0) {

@@ -45,6 +45,15 @@ MUSTER_HIDDEN int muster__group_barrier_ex(muster_group_t *g, double timeout_s);
 MUSTER_HIDDEN int muster__group_abortf(muster_group_t *g, int code, const char *fmt, ...)
     MUSTER_PRINTF(3, 4);
 
+/* Check the arguments of a join (rank >= 0) or of a launcher (rank -1) of
+ * group `name`, and resolve the job (opts->job, else $MUSTER_JOB, else
+ * "default") and the timeout (opts->timeout_s, else $MUSTER_TIMEOUT; 0 = no
+ * deadline).  MUSTER_EINVAL with the message set (also for a malformed
+ * MUSTER_LOG, so a bad environment fails the first call that meets it). */
+MUSTER_HIDDEN int muster__group_check_args(const char *name, int rank, int nranks,
+                                           const muster_group_opts_t *opts, const char **job,
+                                           double *timeout);
+
 /* Number of group segments this process has cached (tests). */
 MUSTER_HIDDEN int muster__group_cache_count(void);
 

@@ -24,7 +24,8 @@ typedef struct muster__provider {
 
 /* Choose and reference the provider for (routine, dtype, mem).
  * want: a backend name, or NULL/"" for $MUSTER_PROVIDER, else the highest
- * priority available one.  MUSTER_ENOPROVIDER / MUSTER_EUNSUPPORTED with a
+ * priority available one (want and $MUSTER_PROVIDER are checked: a malformed
+ * one is MUSTER_EINVAL, runtime/env.h).  MUSTER_ENOPROVIDER / MUSTER_EUNSUPPORTED with a
  * message listing the candidates and why each was not taken. */
 MUSTER_HIDDEN int muster__provider_acquire(muster_routine_t routine, muster_dtype_t dtype,
                                            muster_mem_t mem, const char *want,
@@ -35,9 +36,5 @@ MUSTER_HIDDEN void muster__provider_ref(muster__provider_t *p);
 
 /* Drop a reference; the last one of a replaced provider unloads it. */
 MUSTER_HIDDEN void muster__provider_release(muster__provider_t *p);
-
-/* The backend $MUSTER_PROVIDER forces for `routine` ("" when none);
- * writes at most cap bytes. */
-MUSTER_HIDDEN void muster__provider_env_choice(const char *routine, char *out, size_t cap);
 
 #endif

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "group.h"
 #include "layout.h"
 #include "proc.h"
@@ -99,6 +100,10 @@ static void describe(const muster_solve_args_t *args, const muster_shard_t *mine
   d->pid = muster__proc_self_pid();
   d->ra.fd = d->rb.fd = d->rw.fd = -1;
   *prov = NULL;
+  if (muster__env_check_log() < 0) {
+    problem(d, MUSTER_EINVAL, "%s", muster_last_error());
+    return;
+  }
   if (!args) {
     problem(d, MUSTER_EINVAL, "args is NULL");
     return;

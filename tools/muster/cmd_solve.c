@@ -28,6 +28,7 @@
 
 #include "check.h"
 #include "cli.h"
+#include "env.h"
 #include "registry.h"
 #include "solve_run.h"
 
@@ -98,7 +99,8 @@ static int choose_memory(const sr_spec_t *spec, int *cuda, char *name, size_t na
   char forced[32];
   *cuda = 0;
   if (spec->provider && *spec->provider) snprintf(forced, sizeof forced, "%s", spec->provider);
-  else muster__provider_env_choice(muster_routine_name(spec->routine), forced, sizeof forced);
+  else if (muster__env_provider_choice(muster_routine_name(spec->routine), forced, sizeof forced) < 0)
+    forced[0] = '\0'; /* cannot happen: main checked the environment */
   int count = muster_providers_list(list, 64);
   if (count > 64) count = 64;
   const muster_provider_info_t *pick = NULL;
