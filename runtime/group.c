@@ -143,9 +143,11 @@ static struct gentry *cache_find(const char *job, const char *name, int nranks) 
 /* nranks disagrees with an existing group: everyone gets EMISMATCH. */
 static int mismatch(struct muster_segment *seg, const char *name, int rank, int nranks) {
   char reason[MUSTER_SEG_REASON_MAX];
-  snprintf(reason, sizeof reason, "participants disagree on the size of group %s: rank %d "
+  char who[32] = "its launcher";
+  if (rank >= 0) snprintf(who, sizeof who, "rank %d", rank);
+  snprintf(reason, sizeof reason, "participants disagree on the size of group %s: %s "
            "(pid %d) joined with nranks %d, the group was created with nranks %d by pid %d",
-           name, rank, (int)muster__proc_self_pid(), nranks, (int)seg->hdr->nranks,
+           name, who, (int)muster__proc_self_pid(), nranks, (int)seg->hdr->nranks,
            (int)seg->hdr->creator_pid);
   muster__barrier_poison(seg->hdr, MUSTER_EMISMATCH, rank, muster__proc_self_pid(), reason);
   muster__segment_unlink(seg);
@@ -228,6 +230,29 @@ int muster__group_cache_count(void) {
   return n;
 }
 
+int muster__group_hold(const char *job, const char *name, int nranks,
+                       struct muster_segment **seg, void **hold) {
+  pthread_once(&atfork_once, install_atfork);
+  pthread_mutex_lock(&cache_mu);
+  /* a launcher starts afresh: a cached group of that name is another run's */
+  struct gentry *e = cache_find(job, name, nranks);
+  if (e) entry_drop(e, 1);
+  int rc = cache_get(job, name, -1, nranks, &e);
+  pthread_mutex_unlock(&cache_mu);
+  if (rc < 0) return rc;
+  *seg = &e->seg;
+  *hold = e;
+  return MUSTER_OK;
+}
+
+void muster__group_release_hold(void *hold) {
+  struct gentry *e = hold;
+  pthread_mutex_lock(&cache_mu);
+  if (e->listed) entry_unlist(e);
+  if (--e->refs == 0) entry_free(e);
+  pthread_mutex_unlock(&cache_mu);
+}
+
 /* At exit: unmap without retiring.  Peers still using a group then see this
  * process gone (MUSTER_EPEERDEAD at once) instead of going by name and
  * waiting for a rank that will never come. */
@@ -302,17 +327,23 @@ static int seat(muster_group_t *g, struct gentry *e) {
   if (rc != MUSTER_OK) return rc;
   uint32_t owner = 0;
   pid_t tid = muster__proc_self_tid();
+  /* Who we are, before the seat is ours: between the CAS and the tid store
+   * below there are only plain stores, so a seat is seldom seen half-taken
+   * (barrier.c judges one by its declared pid or its thread). */
+  pid_t pid = muster__proc_self_pid();
+  uint64_t start = muster__proc_self_start(), pidns = muster__proc_self_pidns();
+  uint64_t now = muster__now_real_ns();
   if (!__atomic_compare_exchange_n(&s->owner_tid, &owner, (uint32_t)tid, 0, __ATOMIC_ACQ_REL,
                                    __ATOMIC_ACQUIRE)) {
     rc = seat_taken(e, g->rank, owner);
     seats_release(e);
     return rc;
   }
-  ST(&s->pid, muster__proc_self_pid());
-  ST(&s->start_time, muster__proc_self_start());
-  ST(&s->pidns, muster__proc_self_pidns());
+  ST(&s->pid, pid);
+  ST(&s->start_time, start);
+  ST(&s->pidns, pidns);
   ST(&s->device, g->device);
-  ST(&s->join_ns, muster__now_real_ns());
+  ST(&s->join_ns, now);
   ST(&s->wait_start_ns, 0);
   ST(&s->barriers, 0);
   /* tag the buffer of the open round as "nothing published", so a rank
