@@ -103,7 +103,10 @@ int muster__parse_i64_list(const char *s, int64_t lo, int64_t hi, int64_t *out, 
     }
     if (len == 0) return bad(s, total, "has an empty entry");
     int rc = parse_i64_n(p, len, lo, hi, &out[n]);
-    if (rc < 0) return muster__err_prefix(rc, "entry %d of the list", n + 1);
+    if (rc < 0) {
+      char q[SHOW_MAX + 40];
+      return muster__err_prefix(rc, "entry %d of %s", n + 1, show(s, total, q, sizeof q));
+    }
     if (!comma) return n + 1;
     p = comma + 1;
   }

@@ -147,13 +147,17 @@ TEST_IMPL(cli_rendezvous_bad_usage) {
   return 0;
 }
 
-/* Real runtime failures: more ranks than a group holds, and a job key the
- * runtime refuses.  Exit 1, the runtime's message on stderr, no stdout,
- * no child and no segment left. */
+/* Real runtime failures: more ranks than a group holds (threads: every
+ * join fails; processes: the launcher cannot open the group, so no rank is
+ * started).  Exit 1, the runtime's message on stderr, no stdout, no child
+ * and no segment left.  A job key the runtime refuses is a usage error of
+ * the environment: exit 2 naming the variable and its value. */
 TEST_IMPL(cli_rendezvous_runtime_errors) {
   const char *modes[] = {"threads", "processes"};
-  char toomany[16];
+  char toomany[16], nranks_msg[64];
   snprintf(toomany, sizeof toomany, "%d", MUSTER_MAX_RANKS + 1);
+  snprintf(nranks_msg, sizeof nranks_msg, "nranks %d out of range 1..%d", MUSTER_MAX_RANKS + 1,
+           MUSTER_MAX_RANKS);
   for (int m = 0; m < 2; m++) {
     struct tool_result r;
     const char *argv[] = {"rendezvous", "--ranks", toomany, "--mode", modes[m],
@@ -162,9 +166,14 @@ TEST_IMPL(cli_rendezvous_runtime_errors) {
     run_muster(&r, argv, NULL);
     ASSERT_EQ(r.exit_code, 1);
     ASSERT_DBL_LT(test_now() - t0, 20.0); /* refused at join, no waiting */
-    ASSERT_STR_CONTAINS(r.err, "muster_group_join(");
-    ASSERT_STR_CONTAINS(r.err, "invalid argument");
-    ASSERT_STR_CONTAINS(r.err, "... and");   /* 65 failures summarised */
+    ASSERT_STR_CONTAINS(r.err, nranks_msg);
+    if (m == 0) {
+      ASSERT_STR_CONTAINS(r.err, "muster_group_join(");
+      ASSERT_STR_CONTAINS(r.err, "invalid argument");
+      ASSERT_STR_CONTAINS(r.err, "... and");   /* 65 failures summarised */
+    } else {
+      ASSERT_STR_CONTAINS(r.err, "cannot open group rendezvous.");
+    }
     ASSERT_EQ(r.out_len, 0);
     tool_result_free(&r);
 
@@ -172,8 +181,8 @@ TEST_IMPL(cli_rendezvous_runtime_errors) {
     const char *argv2[] = {"rendezvous", "--ranks", "2", "--mode", modes[m], "--rounds", "5",
                            NULL};
     run_muster(&r, argv2, env);
-    ASSERT_EQ(r.exit_code, 1);
-    ASSERT_STR_CONTAINS(r.err, "rank 0 (pid ");
+    ASSERT_EQ(r.exit_code, 2);
+    ASSERT_STR_CONTAINS(r.err, "MUSTER_JOB 'bad/job'");
     ASSERT_STR_CONTAINS(r.err, "job name");
     ASSERT_EQ(r.out_len, 0);
     tool_result_free(&r);
