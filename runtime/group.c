@@ -155,12 +155,14 @@ static int mismatch(struct muster_segment *seg, const char *name, int rank, int 
   return muster__err(MUSTER_EMISMATCH, "%s", reason);
 }
 
-/* Find or open (job, name, nranks); returns it with a reference taken.
+/* Find or open (job, name, nranks); returns it with a reference taken, and
+ * *made = 1 when this call created the segment.  rank -1: a launcher's.
  * Caller holds cache_mu. */
 static int cache_get(const char *job, const char *name, int rank, int nranks,
-                     struct gentry **out) {
+                     struct gentry **out, int *made) {
   struct gentry *e = cache_find(job, name, nranks);
-  if (e && !entry_dead(e) && entry_poisoned(e)) {
+  *made = 0;
+  if (e && rank >= 0 && !entry_dead(e) && entry_poisoned(e)) {
     /* A rank that has not been told yet (it was between calls, or late)
      * gets the group's error now, like the ranks that waited; one that was
      * told starts afresh. */
@@ -182,6 +184,7 @@ static int cache_get(const char *job, const char *name, int rank, int nranks,
     int created = 0;
     int rc = muster__segment_open(&seg, job, name, nranks, &created);
     if (rc < 0) return rc;
+    *made = created;
     if (seg.hdr->nranks != nranks) return mismatch(&seg, name, rank, nranks);
     e = calloc(1, sizeof *e);
     if (!e) {
@@ -231,13 +234,11 @@ int muster__group_cache_count(void) {
 }
 
 int muster__group_hold(const char *job, const char *name, int nranks,
-                       struct muster_segment **seg, void **hold) {
+                       struct muster_segment **seg, void **hold, int *created) {
   pthread_once(&atfork_once, install_atfork);
   pthread_mutex_lock(&cache_mu);
-  /* a launcher starts afresh: a cached group of that name is another run's */
-  struct gentry *e = cache_find(job, name, nranks);
-  if (e) entry_drop(e, 1);
-  int rc = cache_get(job, name, -1, nranks, &e);
+  struct gentry *e;
+  int rc = cache_get(job, name, -1, nranks, &e, created);
   pthread_mutex_unlock(&cache_mu);
   if (rc < 0) return rc;
   *seg = &e->seg;
@@ -245,12 +246,14 @@ int muster__group_hold(const char *job, const char *name, int nranks,
   return MUSTER_OK;
 }
 
-void muster__group_release_hold(void *hold) {
+void muster__group_release_hold(void *hold, int forget) {
   struct gentry *e = hold;
-  pthread_mutex_lock(&cache_mu);
-  if (e->listed) entry_unlist(e);
-  if (--e->refs == 0) entry_free(e);
-  pthread_mutex_unlock(&cache_mu);
+  if (forget) {
+    pthread_mutex_lock(&cache_mu);
+    if (e->listed) entry_unlist(e);
+    pthread_mutex_unlock(&cache_mu);
+  }
+  entry_release(e);
 }
 
 /* At exit: unmap without retiring.  Peers still using a group then see this
@@ -415,8 +418,9 @@ static int attach(muster_group_t *g) {
   int rc = MUSTER_OK;
   for (int attempt = 0; attempt < 100; attempt++) {
     struct gentry *e;
+    int made;
     pthread_mutex_lock(&cache_mu);
-    rc = cache_get(g->job, g->name, g->rank, g->nranks, &e);
+    rc = cache_get(g->job, g->name, g->rank, g->nranks, &e, &made);
     pthread_mutex_unlock(&cache_mu);
     if (rc < 0) return rc;
     rc = seat(g, e);

@@ -54,16 +54,17 @@ MUSTER_HIDDEN int muster__group_check_args(const char *name, int rank, int nrank
                                            const muster_group_opts_t *opts, const char **job,
                                            double *timeout);
 
-/* For a launcher (launch.c): drop a cached group (job, name, nranks) of
- * this process if there is one, then find or create it by name and cache
- * it, taking a reference but no seat, so that processes forked from now on
- * find it in the cache they inherit.  *seg stays mapped until
- * muster__group_release_hold(*hold), which also drops it from the cache.
- * Errors: those of muster_group_join's attach. */
+/* For a launcher (launch.c): find or create group (job, name, nranks) in
+ * this process's cache, as a join would (an unhealthy cached entry is
+ * dropped first), taking a reference but no seat, so that processes forked
+ * from now on find it in the cache they inherit.  *created = 1 when this
+ * call created the segment.  *seg stays mapped until
+ * muster__group_release_hold(*hold, forget); forget = 1 also drops it from
+ * the cache (the launcher is done with it).  Errors: those of a join's. */
 struct muster_segment;
 MUSTER_HIDDEN int muster__group_hold(const char *job, const char *name, int nranks,
-                                     struct muster_segment **seg, void **hold);
-MUSTER_HIDDEN void muster__group_release_hold(void *hold);
+                                     struct muster_segment **seg, void **hold, int *created);
+MUSTER_HIDDEN void muster__group_release_hold(void *hold, int forget);
 
 /* Number of group segments this process has cached (tests). */
 MUSTER_HIDDEN int muster__group_cache_count(void);

@@ -77,12 +77,6 @@ int muster__launch_await_report(const struct muster_seg_header *h) {
 
 /* ---- holding the group ---------------------------------------------------- */
 
-/* Made by this process and nobody has sat in it yet. */
-static int created_here(const struct muster_seg_header *h) {
-  return h->creator_pid == muster__proc_self_pid() &&
-         h->creator_start == muster__proc_self_start() && LD(&h->seen_mask) == 0;
-}
-
 /* Become the group's launcher (CAS 0 -> our pid); a dead one is replaced. */
 static int claim(muster_launch_t *l) {
   struct muster_seg_header *h = l->seg->hdr;
@@ -138,11 +132,11 @@ int muster_launch_open(const char *name, int nranks, const muster_group_opts_t *
   if (!l) return muster__err(MUSTER_ENOMEM, "muster_launch_open(%s): out of memory", name);
   snprintf(l->name, sizeof l->name, "%s", name);
   l->nranks = nranks;
-  if ((rc = muster__group_hold(job, name, nranks, &l->seg, &l->hold)) < 0) {
+  int fresh;
+  if ((rc = muster__group_hold(job, name, nranks, &l->seg, &l->hold, &fresh)) < 0) {
     free(l);
     return rc;
   }
-  int fresh = created_here(l->seg->hdr);
   if ((rc = claim(l)) < 0) goto out;
   if (flags & MUSTER_LAUNCH_UNNAMED) {
     if (!fresh) {
@@ -158,7 +152,7 @@ int muster_launch_open(const char *name, int nranks, const muster_group_opts_t *
   return MUSTER_OK;
 out:
   if (fresh) muster__segment_unlink(l->seg);
-  muster__group_release_hold(l->hold);
+  muster__group_release_hold(l->hold, fresh);
   free(l);
   return rc;
 }
@@ -253,7 +247,7 @@ int muster_launch_close(muster_launch_t *l) {
   unclaim(l);
   /* never formed: no rank can come any more (with UNNAMED it is gone already) */
   if (!LD(&l->seg->hdr->formed)) muster__segment_unlink(l->seg);
-  muster__group_release_hold(l->hold);
+  muster__group_release_hold(l->hold, 1);
   free(l);
   return MUSTER_OK;
 }

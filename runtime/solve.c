@@ -13,6 +13,7 @@
 #include "env.h"
 #include "group.h"
 #include "layout.h"
+#include "parse.h"
 #include "proc.h"
 #include "registry.h"
 #include "shard.h"
@@ -30,7 +31,7 @@ typedef struct desc {
   int64_t n, nrhs, tile, col0, ncols, lda, ldb, pid;
   uint64_t a, b, w; /* addresses in the publisher's process */
   muster__shard_ref_t ra, rb, rw;
-  char want[32];     /* provider asked for ("" none)          */
+  char want[MUSTER_MAX_BACKEND + 1]; /* provider asked for ("" none) */
   char provider[32]; /* provider this rank resolved           */
   char msg[200];     /* the problem, when problem != 0        */
 } desc_t;
@@ -128,8 +129,9 @@ static void describe(const muster_solve_args_t *args, const muster_shard_t *mine
   d->a = (uint64_t)(uintptr_t)mine->a;
   d->b = (uint64_t)(uintptr_t)mine->b;
   d->w = (uint64_t)(uintptr_t)mine->w;
-  if (args->provider && strlen(args->provider) >= sizeof d->want)
-    problem(d, MUSTER_EINVAL, "provider name '%.40s...' too long", args->provider);
+  if (args->provider && *args->provider &&
+      muster__parse_backend(args->provider, strlen(args->provider)) < 0)
+    problem(d, MUSTER_EINVAL, "args->provider: %s", muster_last_error());
   else if (args->provider)
     snprintf(d->want, sizeof d->want, "%s", args->provider);
   if (args->routine < MUSTER_POTRS || args->routine > MUSTER_SYEVD)

@@ -25,7 +25,7 @@
 
 #define ML_GRACE_S 5.0     /* default grace after the first death            */
 #define ML_MAX_RANKS 1024  /* children one launch may start (rendezvous)     */
-#define ML_FATE 400
+#define ML_FATE 1024
 
 /* How one rank's process ended. */
 struct ml_fate {

@@ -303,12 +303,21 @@ static int run_processes(shared_t *sh, sr_out_t *out) {
   struct ml_spec ml = {.who = "muster", .group = sh->group, .ranks = sh->spec->ranks,
                        .fn = process_rank, .arg = sh};
   int rc = ml_run(&ml, out->fates);
+  for (int r = 0; r < sh->spec->ranks; r++) { /* what a rank that failed said */
+    struct ml_fate *f = &out->fates[r];
+    size_t n = strlen(f->text);
+    if (sh->outs[r].reported && sh->outs[r].rc != 0)
+      snprintf(f->text + n, sizeof f->text - n, "; it said: %s: %s",
+               muster_strerror(sh->outs[r].rc), sh->outs[r].msg);
+  }
   const struct ml_fate *first = NULL;
   for (int r = 0; r < sh->spec->ranks; r++)
     if (lost(&out->fates[r]) && (!first || out->fates[r].seq < first->seq)) first = &out->fates[r];
-  if (first) {
+  if (first) { /* its fate, without what it said (the cause comes first) */
     out->died = 1;
-    snprintf(out->msg, sizeof out->msg, "%s", first->text);
+    const char *said = strstr(first->text, "; it said: ");
+    int len = said ? (int)(said - first->text) : (int)strlen(first->text);
+    snprintf(out->msg, sizeof out->msg, "%.*s", len, first->text);
   }
   if (rc < 0 && !first) snprintf(out->msg, sizeof out->msg, "the ranks could not be started");
   return rc < 0 ? -1 : 0;
