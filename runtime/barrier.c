@@ -96,14 +96,13 @@ static int declared_dead(const struct muster_seg_header *h, int rank, char *buf,
  * is not written yet): the occupant is taking it right now, or died doing
  * so (killed between the two, it would hold the seat forever).  Judge it by
  * the pid its launcher declared, else by that thread (a tid is a pid to
- * kill(0) and /proc), unless the group's pids are from another namespace. */
+ * kill(0) and /proc), unless the group was made in another pid namespace
+ * (the caller checked the slot's). */
 static int seating_dead(const struct muster_seg_header *h, int rank, uint32_t owner, char *buf,
                         size_t cap, uint32_t *phase_out) {
   const struct muster_seg_slot *s = muster__segment_slot((struct muster_seg_header *)h, rank);
   if (declared_dead(h, rank, buf, cap, phase_out)) return 1;
-  if (LDA(&s->declared_pid) > 0 || !muster__proc_same_pidns(h->creator_pidns) ||
-      !muster__proc_same_pidns(LD(&s->pidns)))
-    return 0;
+  if (LDA(&s->declared_pid) > 0 || !muster__proc_same_pidns(h->creator_pidns)) return 0;
   if (muster__proc_thread_alive((pid_t)owner) || muster__proc_alive((pid_t)owner, 0)) return 0;
   snprintf(buf, cap, "rank %d (thread %u) died while taking its seat", rank, owner);
   if (phase_out) *phase_out = MUSTER_PHASE_FREE;

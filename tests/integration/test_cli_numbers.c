@@ -163,6 +163,17 @@ TEST_IMPL(cli_env_refuse_bad_values) {
   }
   fprintf(stderr, "%d bad variable values, %d not refused as they should\n", n, failures);
   ASSERT_EQ(failures, 0);
+  /* shmdump's one value with a rule: --job */
+  static const char *const bad_jobs[] = {"a/b", "a.b", "a b", big, NULL};
+  for (int i = 0; bad_jobs[i]; i++) {
+    struct tool_result r;
+    const char *argv[] = {"--job", bad_jobs[i], NULL};
+    ASSERT_EQ(tool_run(&r, 30, NULL, "shmdump", argv), 0);
+    if (r.exit_code != 2) fprintf(stderr, "shmdump --job '%.40s': exit %d\n", bad_jobs[i], r.exit_code);
+    ASSERT_EQ(r.exit_code, 2);
+    ASSERT_STR_CONTAINS(r.err, "shmdump: --job: job name");
+    tool_result_free(&r);
+  }
   /* the accepted forms still run */
   const char *ok_env[] = {"MUSTER_TIMEOUT=inf", "MUSTER_LOG=WARN", "MUSTER_JOB=j_1", NULL};
   struct tool_result r;
