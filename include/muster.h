@@ -14,12 +14,15 @@
  *   - the library never exits, aborts or writes to stdout.  Diagnostics go
  *     to stderr only when MUSTER_LOG asks for them.
  *
- * Environment (read at each join/solve unless stated):
- *   MUSTER_PROVIDER_PATH  ':'-separated folders searched for providers
+ * Environment (read at each join/solve unless stated; docs/runtime.md has
+ * the exact values).  Unset: the default.  Set but empty or malformed:
+ * MUSTER_EINVAL, naming the variable and value, from the call that reads it.
+ *   MUSTER_PROVIDER_PATH  1..16 ':'-separated folders searched for providers
  *                         (default: <dir of libmuster.so>/muster/providers)
  *   MUSTER_PROVIDER       force a backend: "lapack", or per routine
  *                         "potrs=cusolvermg,syevd=lapack"
- *   MUSTER_TIMEOUT        rendezvous deadline in seconds (default 60)
+ *   MUSTER_TIMEOUT        rendezvous deadline in seconds, 0.001..31536000, or
+ *                         "inf" for none (default 60)
  *   MUSTER_JOB            job key that isolates groups of one job from those
  *                         of another on the same node (default: "default")
  *   MUSTER_LOG            error|warn|info|debug (default: silent)
@@ -92,7 +95,8 @@ typedef struct muster_group muster_group_t;   /* one participant's handle */
 
 typedef struct muster_group_opts {
   const char *job;     /* NULL: $MUSTER_JOB, else "default"                  */
-  double timeout_s;    /* <= 0: $MUSTER_TIMEOUT, else 60 s                    */
+  double timeout_s;    /* <= 0: $MUSTER_TIMEOUT, else 60 s; INFINITY: no
+                          deadline; else 0.001..31536000 (MUSTER_EINVAL)    */
   int device;          /* this participant's device ordinal, -1 for host; shown
                           by shmdump and in error messages                     */
 } muster_group_opts_t;
