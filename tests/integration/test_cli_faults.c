@@ -60,6 +60,22 @@ static double finish(struct run *r, struct tool_result *res, double t_kill) {
   return took;
 }
 
+/* SIGKILL the CLI (the test is a subreaper): every rank must die with it
+ * (PR_SET_PDEATHSIG), none may run on. */
+static void kill_cli(struct run *r) {
+  struct tool_result res;
+  double t_kill = test_now();
+  ASSERT_EQ(kill(r->pid, SIGKILL), 0);
+  finish(r, &res, t_kill);
+  ASSERT_EQ(res.signal, SIGKILL);
+  for (int i = 0; i < r->nkids; i++) { /* the orphans came to us */
+    int st;
+    ASSERT_EQ(waitpid(r->kids[i], &st, 0), r->kids[i]);
+    ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+  }
+  tool_result_free(&res);
+}
+
 static void contains_fmt(const char *hay, const char *fmt, int a, int b) {
   char want[256];
   snprintf(want, sizeof want, fmt, a, b);
@@ -160,19 +176,26 @@ TEST_IMPL(cli_solve_rank_killed_before_join) {
   return 0;
 }
 
+/* Rank 1 is killed while the leader computes: exit 1, and the message is
+ * its fate (it waits at the barrier after the compute). */
+static double rank1_killed(struct tool_result *res, double open_after, pid_t *leader) {
+  pid_t victim;
+  double took = solve_kill_in_compute(res, 1, open_after, &victim, leader);
+  ASSERT_EQ(res->exit_code, 1);
+  ASSERT_STR_CONTAINS(res->out, "\"error\":\"peer died\"");
+  contains_fmt(res->out, "\"message\":\"rank %d (pid %d) was killed by signal 9 (Killed) while "
+               "waiting at barrier", 1, victim);
+  return took;
+}
+
 /* Rank 1 published its shard and waits for the leader's result when it is
  * killed; the leader then finishes: its next barrier fails, exit 1 (the
  * run used to pass, or print ok:false with no error). */
 TEST_IMPL(cli_solve_rank_killed_after_publish) {
   struct tool_result res;
-  pid_t victim, leader;
-  double took = solve_kill_in_compute(&res, 1, 0.2, &victim, &leader);
-  ASSERT_EQ(res.exit_code, 1);
-  ASSERT_DBL_LT(took, 3.0);
-  ASSERT_STR_CONTAINS(res.out, "\"error\":\"peer died\"");
-  contains_fmt(res.out, "\"message\":\"rank %d (pid %d) was killed by signal 9 (Killed) while "
-               "waiting at barrier", 1, victim);
-  contains_fmt(res.err, "it said: peer died: rank %d (pid %d) was killed by signal 9", 1, victim);
+  pid_t leader;
+  ASSERT_DBL_LT(rank1_killed(&res, 0.2, &leader), 3.0);
+  ASSERT_STR_CONTAINS(res.err, "it said: peer died: rank 1 (pid ");
   ASSERT(strstr(res.err, "killed by the launcher") == NULL); /* all ended on their own */
   tool_result_free(&res);
   return 0;
@@ -182,13 +205,10 @@ TEST_IMPL(cli_solve_rank_killed_after_publish) {
  * launcher kills it after its 5 s grace. */
 TEST_IMPL(cli_solve_rank_killed_during_compute) {
   struct tool_result res;
-  pid_t victim, leader;
-  double took = solve_kill_in_compute(&res, 1, -1, &victim, &leader);
-  ASSERT_EQ(res.exit_code, 1);
+  pid_t leader;
+  double took = rank1_killed(&res, -1, &leader);
   ASSERT_DBL_LT(4.0, took);
   ASSERT_DBL_LT(took, 10.0);
-  contains_fmt(res.out, "\"message\":\"rank %d (pid %d) was killed by signal 9 (Killed) while "
-               "waiting at barrier", 1, victim);
   contains_fmt(res.err, "rank %d (pid %d) was killed by signal 9 (Killed) past barrier", 0, leader);
   ASSERT_STR_CONTAINS(res.err, "still running 5 s after the first failure; killed by the launcher");
   ASSERT_STR_CONTAINS(res.out, "\"killed\":true");
@@ -220,24 +240,13 @@ static void launcher_killed(int before_join) {
   ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0); /* the orphans come to us */
   struct slow s;
   struct run r;
-  struct tool_result res;
   slow_setup(&s);
   const char *env[] = {s.env_gate, s.env_entered, "MUSTER_LAUNCH_TEST_STOP=2", NULL};
   if (!before_join) env[2] = NULL;
   start(&r, slow_argv, env, 3);
   if (before_join) stopped_kid(&r);
   else slow_leader(&s);
-  double t_kill = test_now();
-  ASSERT_EQ(kill(r.pid, SIGKILL), 0);
-  finish(&r, &res, t_kill);
-  ASSERT_EQ(res.signal, SIGKILL);
-  /* reap the orphans: each was killed (PR_SET_PDEATHSIG), none ran on */
-  for (int i = 0; i < r.nkids; i++) {
-    int st;
-    ASSERT_EQ(waitpid(r.kids[i], &st, 0), r.kids[i]);
-    ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-  }
-  tool_result_free(&res);
+  kill_cli(&r);
   unlink(s.gate);
   tp_dir_remove(s.dir);
 }
@@ -295,18 +304,8 @@ TEST_IMPL(cli_rendezvous_leader_killed) {
 TEST_IMPL(cli_rendezvous_launcher_killed) {
   ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   struct run r;
-  struct tool_result res;
   start(&r, rv_argv, NULL, 3);
   usleep(300000);
-  double t_kill = test_now();
-  ASSERT_EQ(kill(r.pid, SIGKILL), 0);
-  finish(&r, &res, t_kill);
-  ASSERT_EQ(res.signal, SIGKILL);
-  for (int i = 0; i < r.nkids; i++) {
-    int st;
-    ASSERT_EQ(waitpid(r.kids[i], &st, 0), r.kids[i]);
-    ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-  }
-  tool_result_free(&res);
+  kill_cli(&r);
   return 0;
 }

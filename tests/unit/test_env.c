@@ -110,7 +110,22 @@ static int list_rc(void) {
   return rc < 0 ? rc : 0;
 }
 
-/* Each variable refused by each call that reads it; restored after. */
+/* Set each case's variable, expect every call in calls[] (NULL-ended) to
+ * refuse it naming it, then restore the variable. */
+static void refuse_each(const struct var_case *c, size_t n, int (*const *calls)(void)) {
+  for (size_t i = 0; i < n; i++) {
+    char *old = getenv(c[i].var) ? strdup(getenv(c[i].var)) : NULL;
+    setenv(c[i].var, c[i].value, 1);
+    for (int k = 0; calls[k]; k++) EXPECT_EINVAL(calls[k](), c[i].want);
+    if (old) setenv(c[i].var, old, 1);
+    else unsetenv(c[i].var);
+    free(old);
+  }
+}
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Each variable refused by each call that reads it. */
 TEST_IMPL(env_variables_refused) {
   setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
   static char big[5001];
@@ -124,40 +139,23 @@ TEST_IMPL(env_variables_refused) {
       {"MUSTER_JOB", big, "MUSTER_JOB 'xxxxxxxxxxxxxxxx"},
       {"MUSTER_LOG", "loud", "MUSTER_LOG: 'loud' is not a log level"},
   };
-  for (size_t i = 0; i < sizeof group_vars / sizeof group_vars[0]; i++) {
-    const struct var_case *c = &group_vars[i];
-    char *old = getenv(c->var) ? strdup(getenv(c->var)) : NULL;
-    setenv(c->var, c->value, 1);
-    EXPECT_EINVAL(join_rc(), c->want);
-    EXPECT_EINVAL(launch_rc(), c->want);
-    if (old) setenv(c->var, old, 1);
-    else unsetenv(c->var);
-    free(old);
-  }
+  int (*const group_calls[])(void) = {join_rc, launch_rc, NULL};
+  refuse_each(group_vars, COUNT(group_vars), group_calls);
   const struct var_case solve_vars[] = {
       {"MUSTER_PROVIDER", "=,=,potrs=", "MUSTER_PROVIDER: entry 1 '=' has no routine"},
       {"MUSTER_PROVIDER", big, "MUSTER_PROVIDER: entry 1: 'xxxx"},
       {"MUSTER_PROVIDER", "", "MUSTER_PROVIDER is set but empty"},
       {"MUSTER_LOG", "", "MUSTER_LOG is set but empty"},
   };
-  for (size_t i = 0; i < sizeof solve_vars / sizeof solve_vars[0]; i++) {
-    setenv(solve_vars[i].var, solve_vars[i].value, 1);
-    EXPECT_EINVAL(solve_rc(), solve_vars[i].want);
-    unsetenv(solve_vars[i].var);
-  }
+  int (*const solve_calls[])(void) = {solve_rc, NULL};
+  refuse_each(solve_vars, COUNT(solve_vars), solve_calls);
   const struct var_case list_vars[] = {
       {"MUSTER_PROVIDER_PATH", "", "MUSTER_PROVIDER_PATH is set but empty"},
       {"MUSTER_PROVIDER_PATH", "/a:", "MUSTER_PROVIDER_PATH: folder 2 of '/a:' is empty"},
       {"MUSTER_LOG", "5", "MUSTER_LOG: '5' is not a log level"},
   };
-  for (size_t i = 0; i < sizeof list_vars / sizeof list_vars[0]; i++) {
-    char *old = getenv(list_vars[i].var) ? strdup(getenv(list_vars[i].var)) : NULL;
-    setenv(list_vars[i].var, list_vars[i].value, 1);
-    EXPECT_EINVAL(list_rc(), list_vars[i].want);
-    if (old) setenv(list_vars[i].var, old, 1);
-    else unsetenv(list_vars[i].var);
-    free(old);
-  }
+  int (*const list_calls[])(void) = {list_rc, NULL};
+  refuse_each(list_vars, COUNT(list_vars), list_calls);
   /* a provider name passed by the caller is checked the same way */
   tp_problem_t p;
   tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 8, 1, 0);
