@@ -26,11 +26,12 @@ static struct muster_segment seg_new(const char *name, int n) {
   return seg;
 }
 
+/* (atomic stores: a waiter may be reading the slot meanwhile) */
 static void seat_as(struct muster_seg_header *h, int rank, pid_t pid, pid_t tid) {
   struct muster_seg_slot *s = muster__segment_slot(h, rank);
-  s->pid = pid;
-  s->start_time = muster__proc_start_time(pid);
-  s->tid = tid;
+  __atomic_store_n(&s->pid, pid, __ATOMIC_RELAXED);
+  __atomic_store_n(&s->start_time, muster__proc_start_time(pid), __ATOMIC_RELAXED);
+  __atomic_store_n(&s->tid, tid, __ATOMIC_RELAXED);
   __atomic_store_n(&s->owner_tid, (uint32_t)tid, __ATOMIC_RELEASE);
 }
 
@@ -106,7 +107,7 @@ TEST_IMPL(barrier_round_of_dead_last_arriver) {
   for (int r = 1; r < 3; r++) {
     struct muster_seg_slot *s = muster__segment_slot(h, r);
     seat_as(h, r, getpid(), muster__proc_self_tid());
-    s->barrier_gen = g;
+    __atomic_store_n(&s->barrier_gen, g, __ATOMIC_RELAXED);
     __atomic_store_n(&s->phase, MUSTER_PHASE_WAITING, __ATOMIC_RELEASE);
     __atomic_add_fetch(&h->arrived, 1, __ATOMIC_ACQ_REL);
   }
