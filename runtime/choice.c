@@ -8,6 +8,8 @@
 
 #include "choice.h"
 #include "cost.h"
+#include "env.h"
+#include "muster/parse.h"
 
 static const char *mem_str(int mem) {
   return mem == MUSTER_MEM_CUDA ? "cuda" : mem == MUSTER_MEM_HOST ? "host" : "any";
@@ -219,13 +221,22 @@ static void log_choice(const muster__choice_in_t *in, const muster__choice_t *ch
 
 int muster__choose(const muster__choice_in_t *in, muster__choice_t *ch) {
   const char *rname = muster_routine_str(in->q->routine);
-  char forced[32] = "";
+  char forced[MUSTER_MAX_BACKEND + 1] = "";
   const char *by = "";
   if (in->want && *in->want) {
+    int rc = muster_parse_backend(in->want, strlen(in->want));
+    if (rc < 0) {
+      ch->n = ch->held = 0;
+      return muster__err_prefix(rc, "provider requested for %s", rname ? rname : "?");
+    }
     snprintf(forced, sizeof forced, "%s", in->want);
     by = "args.provider";
   } else if (rname) {
-    muster__provider_env_choice(rname, forced, sizeof forced);
+    int rc = muster__env_provider_choice(rname, forced, sizeof forced);
+    if (rc < 0) {
+      ch->n = ch->held = 0;
+      return rc;
+    }
     by = "MUSTER_PROVIDER";
   }
   muster__provider_t *provs[MUSTER__CHOICE_MAX];

@@ -9,7 +9,9 @@
 
 #include "desc.h"
 #include "devices.h"
+#include "env.h"
 #include "muster/layout.h"
+#include "muster/parse.h"
 #include "proc.h"
 
 int muster__desc_problem(muster__desc_t *d, int code, const char *fmt, ...) {
@@ -66,8 +68,11 @@ static void check_ref(muster__desc_t *d, const char *what, const muster__shard_r
 }
 
 static void check_args(const muster_solve_args_t *args, const muster_shard_t *mine, muster__desc_t *d) {
-  if (args->provider && strlen(args->provider) >= sizeof d->want)
-    problem(d, MUSTER_EINVAL, "provider name '%.40s...' too long", args->provider);
+  if (muster__env_check_log() < 0) /* a malformed MUSTER_LOG fails the call (env.h) */
+    problem(d, MUSTER_EINVAL, "%s", muster_last_error());
+  else if (args->provider && *args->provider &&
+           muster_parse_backend(args->provider, strlen(args->provider)) < 0)
+    problem(d, MUSTER_EINVAL, "args->provider: %s", muster_last_error());
   else if (args->provider)
     snprintf(d->want, sizeof d->want, "%s", args->provider);
   if (!muster_routine_str(args->routine))

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "muster/parse.h"
 #include "muster/provider.h"
 #include "shard.h"
 
@@ -30,7 +31,7 @@ typedef struct muster__desc {
   uint64_t host;           /* identity of its node (hostname, boot id)    */
   uint64_t start_time;     /* its process's start time (proc.h)           */
   char busid[16];          /* its device's PCI bus id, "" unknown/host     */
-  char want[32];           /* provider asked for by args ("" none)         */
+  char want[MUSTER_MAX_BACKEND + 1]; /* provider asked for by args ("" none) */
   char provider[32];       /* the provider it expects the leader to choose,
                               its blob made for it ("" none)               */
   char msg[200];           /* the problem, when problem != 0               */

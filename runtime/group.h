@@ -63,6 +63,26 @@ typedef struct muster__group_watch {
  * poisoned naming that rank, so every rank hears of it.  Reads only the
  * segment and /proc; safe from any thread while the handle is in use. */
 MUSTER_HIDDEN int muster__group_watch(void *arg);
+/* Check the arguments of a join (rank >= 0) or of a launcher (rank -1) of
+ * group `name`, and resolve the job (opts->job, else $MUSTER_JOB, else
+ * "default") and the timeout (opts->timeout_s, else $MUSTER_TIMEOUT; 0 = no
+ * deadline).  MUSTER_EINVAL with the message set (also for a malformed
+ * MUSTER_LOG, so a bad environment fails the first call that meets it). */
+MUSTER_HIDDEN int muster__group_check_args(const char *name, int rank, int nranks,
+                                           const muster_group_opts_t *opts, const char **job,
+                                           double *timeout);
+
+/* For a launcher (launch.c): find or create group (job, name, nranks) in
+ * this process's cache, as a join would (an unhealthy cached entry is
+ * dropped first), taking a reference but no seat, so that processes forked
+ * from now on find it in the cache they inherit.  *created = 1 when this
+ * call created the segment.  *seg stays mapped until
+ * muster__group_release_hold(*hold, forget); forget = 1 also drops it from
+ * the cache (the launcher is done with it).  Errors: those of a join's. */
+struct muster_segment;
+MUSTER_HIDDEN int muster__group_hold(const char *job, const char *name, int nranks,
+                                     struct muster_segment **seg, void **hold, int *created);
+MUSTER_HIDDEN void muster__group_release_hold(void *hold, int forget);
 
 /* Number of group segments this process has cached (tests). */
 MUSTER_HIDDEN int muster__group_cache_count(void);

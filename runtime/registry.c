@@ -41,6 +41,8 @@
 
 #include "cost.h"
 #include "provider_abi.h"
+#include "env.h"
+#include "muster/parse.h"
 #include "registry.h"
 
 /* TSan cannot see the ordering urcu provides (uninstrumented library), so
@@ -295,7 +297,7 @@ refused:
 
 /* ---- search path ------------------------------------------------------ */
 
-#define MAX_DIRS 16
+#define MAX_DIRS MUSTER_MAX_PROVIDER_DIRS
 
 static int add_dir(char dirs[][PATH_MAX], int n, const char *d) {
   char real[PATH_MAX];
@@ -322,28 +324,31 @@ static int add_beside(char dirs[][PATH_MAX], int n, const char *file) {
 
 /* MUSTER_PROVIDER_PATH, else beside libmuster.so (dladdr on one of our
  * symbols; in a statically linked program that is the executable) and
- * beside the executable. */
-static int search_dirs(char dirs[][PATH_MAX]) {
-  int n = 0;
-  const char *env = getenv("MUSTER_PROVIDER_PATH");
-  if (env && *env) {
+ * beside the executable.  *n = the folders found; MUSTER_EINVAL when
+ * MUSTER_PROVIDER_PATH is malformed (env.c). */
+static int search_dirs(char dirs[][PATH_MAX], int *n) {
+  const char *env;
+  int rc = muster__env_provider_path(&env);
+  *n = 0;
+  if (rc < 0) return rc;
+  if (env) {
     char *copy = strdup(env), *save = NULL;
-    if (!copy) return 0;
+    if (!copy) return muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
     for (char *t = strtok_r(copy, ":", &save); t; t = strtok_r(NULL, ":", &save))
-      n = add_dir(dirs, n, t);
+      *n = add_dir(dirs, *n, t);
     free(copy);
-    return n;
+    return MUSTER_OK;
   }
   Dl_info info;
   if (dladdr((void *)&muster_providers_rescan, &info) && info.dli_fname)
-    n = add_beside(dirs, n, info.dli_fname);
+    *n = add_beside(dirs, *n, info.dli_fname);
   char exe[PATH_MAX];
   ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (len > 0) {
     exe[len] = '\0';
-    n = add_beside(dirs, n, exe);
+    *n = add_beside(dirs, *n, exe);
   }
-  return n;
+  return MUSTER_OK;
 }
 
 /* ---- writer side (mutex held) ----------------------------------------- */
@@ -544,8 +549,8 @@ static int sync_routines(const int *ids, int nids) {
   char (*dirs)[PATH_MAX] = calloc(MAX_DIRS, PATH_MAX);
   if (!dirs) return muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
   node_t *dead[MAX_FILES * NROUTINES];
-  int ndead = 0, rc = 0;
-  int ndirs = search_dirs(dirs);
+  int ndead = 0, ndirs = 0;
+  int rc = search_dirs(dirs, &ndirs);
   for (int i = 0; i < nids && rc == 0; i++) {
     rc = sync_routine(dirs, ndirs, routine_str(ids[i]), dead, &ndead, MAX_FILES * NROUTINES);
     if (rc == 0) atomic_store(&scanned[ids[i]], 1);
@@ -583,39 +588,13 @@ int muster_providers_rescan(void) {
 
 /* ---- reader side ------------------------------------------------------- */
 
-void muster__provider_env_choice(const char *routine, char *out, size_t cap) {
-  out[0] = '\0';
-  const char *env = getenv("MUSTER_PROVIDER");
-  if (!env || !*env || cap == 0) return;
-  size_t rlen = strlen(routine);
-  const char *s = env;
-  while (*s) {
-    const char *end = strchr(s, ',');
-    size_t len = end ? (size_t)(end - s) : strlen(s);
-    const char *eq = memchr(s, '=', len);
-    if (!eq) { /* "lapack": every routine, unless a routine= entry says otherwise */
-      if (!out[0] && len < cap) {
-        memcpy(out, s, len);
-        out[len] = '\0';
-      }
-    } else if ((size_t)(eq - s) == rlen && !strncmp(s, routine, rlen)) {
-      size_t vlen = len - rlen - 1;
-      if (vlen >= cap) vlen = cap - 1;
-      memcpy(out, eq + 1, vlen);
-      out[vlen] = '\0';
-      return;
-    }
-    if (!end) break;
-    s = end + 1;
-  }
-}
-
 int muster_provider_forced(muster_routine_t routine, char *name, size_t cap) {
   const char *rname = routine_str(routine);
   if (!name || cap == 0 || !rname)
     return muster__err(MUSTER_EINVAL, "muster_provider_forced: %s", rname ? "no buffer" : "unknown routine");
-  muster__provider_env_choice(rname, name, cap);
-  return 0;
+  if (cap < MUSTER_MAX_BACKEND + 1)
+    return muster__err(MUSTER_EINVAL, "muster_provider_forced: the buffer needs %d bytes", MUSTER_MAX_BACKEND + 1);
+  return muster__env_provider_choice(rname, name, cap);
 }
 
 /* Take a reference on every loaded provider of `rname` (backend `only`
@@ -676,7 +655,9 @@ int muster__provider_collect(muster_routine_t routine, const char *only, muster_
 
 int muster_providers_list(muster_provider_info_t *out, int cap) {
   if (cap < 0 || (cap > 0 && !out)) return muster__err(MUSTER_EINVAL, "muster_providers_list: bad buffer");
-  int rc = ensure_table();
+  int rc = muster__env_check_log();
+  if (rc < 0) return rc;
+  rc = ensure_table();
   if (rc < 0) return rc;
   for (int r = 1; r < NROUTINES; r++)
     if ((rc = ensure_scanned(r)) < 0) return rc;

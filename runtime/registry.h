@@ -46,8 +46,4 @@ MUSTER_HIDDEN void muster__provider_ref(muster__provider_t *p);
 /* Drop a reference; the last one of a replaced provider unloads it. */
 MUSTER_HIDDEN void muster__provider_release(muster__provider_t *p);
 
-/* The backend $MUSTER_PROVIDER forces for `routine` ("" when none);
- * writes at most cap bytes. */
-MUSTER_HIDDEN void muster__provider_env_choice(const char *routine, char *out, size_t cap);
-
 #endif

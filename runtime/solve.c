@@ -10,6 +10,7 @@
 #include "bootstrap.h"
 #include "choice.h"
 #include "collective.h"
+#include "env.h"
 #include "group.h"
 #include "hint.h"
 #include "leader.h"
@@ -59,10 +60,14 @@ typedef struct call {
 static void guess(call_t *c) {
   muster__desc_t *d = &c->pub.d;
   if (d->problem) return;
-  char name[32] = "";
+  char name[MUSTER_MAX_BACKEND + 1] = "";
   int forced = 1;
-  if (d->want[0]) snprintf(name, sizeof name, "%s", d->want);
-  else muster__provider_env_choice(muster_routine_str(d->routine), name, sizeof name);
+  if (d->want[0]) {
+    snprintf(name, sizeof name, "%s", d->want);
+  } else if (muster__env_provider_choice(muster_routine_str(d->routine), name, sizeof name) < 0) {
+    muster__desc_problem(d, MUSTER_EINVAL, "%s", muster_last_error()); /* a malformed MUSTER_PROVIDER */
+    return;
+  }
   if (!name[0]) {
     forced = 0;
     muster__hint_get(c->R, d, name, sizeof name);

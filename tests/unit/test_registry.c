@@ -12,6 +12,8 @@
 #include "task.h"
 #include "muster.h"
 #include "providers/tp_util.h"
+#include "env.h"
+#include "muster/parse.h"
 
 static char dir[256];
 
@@ -344,37 +346,34 @@ TEST_IMPL(registry_forced_loads_only_that_one) {
   return 0;
 }
 
-/* MUSTER_PROVIDER parsing (internal helper). */
-void muster__provider_env_choice(const char *routine, char *out, size_t cap);
+/* MUSTER_PROVIDER parsing (runtime/env.c); malformed values: see
+ * env_variables_refused (test_env.c). */
+static const char *choice(const char *routine) {
+  static char out[MUSTER_MAX_BACKEND + 1];
+  ASSERT_OK(muster__env_provider_choice(routine, out, sizeof out));
+  return out;
+}
 
 TEST_IMPL(registry_env_choice_parsing) {
-  char out[32];
   setenv("MUSTER_PROVIDER", "lapack", 1);
-  muster__provider_env_choice("potrs", out, sizeof out);
-  ASSERT(!strcmp(out, "lapack"));
+  ASSERT(!strcmp(choice("potrs"), "lapack"));
   setenv("MUSTER_PROVIDER", "potrs=cusolvermg,syevd=lapack", 1);
-  muster__provider_env_choice("potrs", out, sizeof out);
-  ASSERT(!strcmp(out, "cusolvermg"));
-  muster__provider_env_choice("syevd", out, sizeof out);
-  ASSERT(!strcmp(out, "lapack"));
-  muster__provider_env_choice("potri", out, sizeof out);
-  ASSERT(!strcmp(out, ""));
+  ASSERT(!strcmp(choice("potrs"), "cusolvermg"));
+  ASSERT(!strcmp(choice("syevd"), "lapack"));
+  ASSERT(!strcmp(choice("potri"), ""));
   /* a bare name is the default for routines not named */
   setenv("MUSTER_PROVIDER", "potrs=cusolvermg,lapack", 1);
-  muster__provider_env_choice("potri", out, sizeof out);
-  ASSERT(!strcmp(out, "lapack"));
-  muster__provider_env_choice("potrs", out, sizeof out);
-  ASSERT(!strcmp(out, "cusolvermg"));
+  ASSERT(!strcmp(choice("potri"), "lapack"));
+  ASSERT(!strcmp(choice("potrs"), "cusolvermg"));
   setenv("MUSTER_PROVIDER", "lapack,potrs=other", 1);
-  muster__provider_env_choice("potrs", out, sizeof out);
-  ASSERT(!strcmp(out, "other"));
-  /* a prefix of a routine name is not that routine */
+  ASSERT(!strcmp(choice("potrs"), "other"));
+  /* a prefix of a routine name is not that routine: refused, not ignored */
   setenv("MUSTER_PROVIDER", "pot=x", 1);
-  muster__provider_env_choice("potrs", out, sizeof out);
-  ASSERT(!strcmp(out, ""));
+  char out[MUSTER_MAX_BACKEND + 1];
+  ASSERT_EQ(muster__env_provider_choice("potrs", out, sizeof out), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(muster_last_error(), "MUSTER_PROVIDER: entry 1 'pot=x' names no routine");
   unsetenv("MUSTER_PROVIDER");
-  muster__provider_env_choice("potrs", out, sizeof out);
-  ASSERT(!strcmp(out, ""));
+  ASSERT(!strcmp(choice("potrs"), ""));
   return 0;
 }
 
