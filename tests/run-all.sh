@@ -9,7 +9,9 @@
 # process with a time limit); (4) the same suite under ASan+UBSan and (5) under
 # TSan; (6) valgrind memcheck on the single-process tests; (7) the Python
 # adapters' tests (pytest: JAX on 4 host devices, TensorFlow on logical CPU
-# devices); (8) the README's main job.  Ends with one line
+# devices); (8) the PyTorch adapter's tests (tools/ci/install-torch.sh makes
+# build/venv-torch with PyPI's torch first; docs/torch.md says what that
+# costs); (9) the README's main job.  Ends with one line
 # "total: N passed, N failed"; exits non-zero if any stage failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -97,6 +99,19 @@ if [ ${#pyt[@]} -gt 0 ]; then
   # pytest exits 5 when it collected nothing: that is a failure here.
   count_pytest "$LOG/pytest.log"
 fi
+
+stage "PyTorch adapter"
+# its own venv: PyPI's torch is 5 GB installed (docs/torch.md), kept apart from
+# the JAX/TensorFlow one; the install is timed apart from the tests.
+t0=$SECONDS
+run_stage "torch install" "$LOG/torch-install.log" bash tools/ci/install-torch.sh build/venv-torch
+echo "torch install: $((SECONDS - t0)) s"
+if [ -x build/venv-torch/bin/python ]; then
+  MUSTER_TIMEOUT=${MUSTER_TIMEOUT:-30} run_stage "pytest torch" "$LOG/pytest-torch.log" \
+    build/venv-torch/bin/python -m pytest -q -p no:cacheprovider --timeout=600 tests/python/torch
+  count_pytest "$LOG/pytest-torch.log"
+fi
+echo "PyTorch stage: $((SECONDS - t0)) s"
 
 stage "main job (README quick start)"
 run_stage "main job" "$LOG/main.log" build/bin/muster solve potrs --n 1024 --ranks 2 --mode threads --dtype f64

@@ -7,7 +7,7 @@ This one file is linked into every adapter package as `_runtime.py`
 adapters/common/runtime.py), so each package stays installable on its own
 (pip copies the linked file into the package) while the search order and
 each C signature are written once.  Standard library only: no framework is
-imported here.  tests/python/torch/test_torch_capi.py compiles a C program
+imported here.  tests/python/torch/test_runtime_abi.py compiles a C program
 against muster.h and checks every struct and constant below against it.
 
 Search order for the folder holding an adapter's libraries (lib_dir):
@@ -64,7 +64,7 @@ def lib_dir(pkg_dir: pathlib.Path, libname: str, who: str, hint: str = "") -> pa
 MEM_HOST, MEM_CUDA = 1, 2                # muster_mem_t
 LAYOUT_BLOCK, LAYOUT_CYCLIC = 0, 1       # muster_layout_t
 NO_VECTORS, NO_FACTOR = 0x1, 0x2         # solve flags
-MAX_RANKS, MAX_NAME, MAX_JOB = 64, 96, 64
+MAX_RANKS, MAX_NAME, MAX_JOB, MAX_REASON = 64, 96, 64, 256
 EINVAL, ENOMEM, EPOISONED = -1, -2, -11  # MUSTER_EINVAL, MUSTER_ENOMEM, MUSTER_EPOISONED
 
 
@@ -91,14 +91,14 @@ class Shard(ctypes.Structure):
 class SolveResult(ctypes.Structure):
     """muster_solve_result_t"""
     _fields_ = [("info", ctypes.c_int64), ("tile", ctypes.c_int64), ("seconds", ctypes.c_double),
-                ("provider", ctypes.c_char * 32)]
+                ("provider", ctypes.c_char * 32), ("reason", ctypes.c_char * MAX_REASON)]
 
 
 def new_result() -> SolveResult:
     """A zeroed muster_solve_result_t at the start of a 4 KiB buffer: should
     the library's struct have grown (results gain fields at the end), it
     writes into spare bytes instead of past the object.  The fields above
-    are checked against muster.h by tests/python/torch/test_torch_capi.py."""
+    are checked against muster.h by tests/python/torch/test_runtime_abi.py."""
     return SolveResult.from_buffer(bytearray(4096))
 
 

@@ -5,6 +5,7 @@ inside the workers (torch_worker.py, scenario "solves")."""
 import json
 import os
 import pathlib
+import time
 
 import pytest
 import torch.multiprocessing as mp
@@ -37,11 +38,20 @@ def start(nranks, tmp, scenario, env=None, seed=0):
     return procs
 
 
-def results(procs, tmp, timeout=240):
+def kill_all(procs):
+    """SIGKILL and reap the workers still running (a failed test leaves none)."""
     for p in procs:
-        p.join(timeout)
         if p.is_alive():
             p.kill()
+        p.join()
+
+
+def results(procs, tmp, timeout=240):
+    deadline = time.monotonic() + timeout
+    for p in procs:
+        p.join(max(0.0, deadline - time.monotonic()))
+        if p.is_alive():
+            kill_all(procs)
             raise AssertionError(f"worker {p.pid} still running after {timeout} s")
     out = {}
     for r in range(len(procs)):

@@ -13,7 +13,7 @@ import torch
 
 import muster_torch as mt
 import torch_util as tu
-from test_torch_dist import results, start
+from test_torch_dist import kill_all, results, start
 
 F64 = torch.float64
 
@@ -82,11 +82,14 @@ def test_error_kinds_cover_every_code():
 
 
 def _testprov_dir(tmp):
-    """A provider folder with the test provider (testprov) for potrs."""
+    """A provider folder with the test provider (testprov) for potrs, and
+    lapack (the workers' warm-up call names it: testprov would wait at the
+    gate)."""
     build = pathlib.Path(os.environ["MUSTER_BUILD"])
     d = pathlib.Path(tmp, "providers", "potrs")
     d.mkdir(parents=True)
     (d / "testprov.so").symlink_to(build / "tests" / "providers" / "testprov_v1.so")
+    (d / "lapack.so").symlink_to(build / "lib" / "muster" / "providers" / "lapack.so")
     return str(d.parent)
 
 
@@ -98,15 +101,18 @@ def test_killed_leader(tmp_path, nranks):
     gate.touch()
     env = {"MUSTER_PROVIDER_PATH": _testprov_dir(tmp_path), "TESTPROV_GATE": str(gate)}
     procs = start(nranks, tmp_path, "wait", env)
-    deadline = time.monotonic() + 60
-    while not all((tmp_path / f"entering.{r}").exists() for r in range(nranks)):
-        assert time.monotonic() < deadline, "workers did not reach the solve"
-        time.sleep(0.02)
-    time.sleep(0.5)  # everyone inside: the leader waits at the gate
-    t_kill = time.monotonic()
-    os.kill(procs[0].pid, signal.SIGKILL)
-    res = results(procs, tmp_path, timeout=30)
-    gate.unlink()
+    try:
+        deadline = time.monotonic() + 60
+        while not all((tmp_path / f"entering.{r}").exists() for r in range(nranks)):
+            assert time.monotonic() < deadline, "workers did not reach the solve"
+            time.sleep(0.02)
+        time.sleep(0.5)  # everyone inside: the leader waits at the gate
+        t_kill = time.monotonic()
+        os.kill(procs[0].pid, signal.SIGKILL)
+        res = results(procs, tmp_path, timeout=30)
+    finally:
+        gate.unlink()
+        kill_all(procs)
     assert res[0] is None  # killed before writing
     for r in range(1, nranks):
         assert res[r]["raised"] == "MusterRuntimeError", res[r]

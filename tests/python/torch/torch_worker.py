@@ -174,7 +174,8 @@ def main(rank, nranks, tmp, scenario, seed, env):
         import muster_torch as mt
         # the first call of a custom op imports torch._dynamo (seconds): pay it
         # before anything is timed, in this process alone (no group)
-        mt.potrs([torch.eye(2, dtype=torch.float64)], torch.ones(2, dtype=torch.float64))
+        mt.potrs([torch.eye(2, dtype=torch.float64)], torch.ones(2, dtype=torch.float64),
+                 provider="lapack")
         if scenario != "missing":
             mt.group_name(pg)
         res = SCENARIOS[scenario](rank, nranks, tmp, seed, pg)
