@@ -18,14 +18,22 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 venv=${1:-build/venv-torch}
 
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+apt_install() { $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"; }
+
+# torch.compile's default backend (inductor) compiles C++ for the CPU that
+# includes Python.h (test_torch_grad.py::test_compile_potrs)
+if ! python3 -c 'import os, sysconfig; assert os.path.exists(sysconfig.get_paths()["include"] + "/Python.h")' \
+     2>/dev/null; then
+  apt_install python3-dev
+fi
 if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import torch, pytest' 2>/dev/null; then
   exit 0
 fi
 mkdir -p "$(dirname "$venv")"
 if ! python3 -m venv "$venv" 2>/dev/null; then
-  SUDO=""
-  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv
+  apt_install python3-venv
   python3 -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install -q --no-cache-dir --upgrade pip

@@ -57,7 +57,7 @@ def _potrs_backward(ctx, gx):
     *a, x = ctx.saved_tensors
     group, rank, nranks = ctx.cfg[:3]
     gb = potrs_op(a, gx, *ctx.cfg)
-    ga = None
+    ga = [None] * len(a)  # a list input wants a list back, also of Nones (torch.compile checks)
     if any(ctx.needs_input_grad[0]):
         x2, gb2 = (x[:, None], gb[:, None]) if ctx.vec else (x, gb)
         ga = []

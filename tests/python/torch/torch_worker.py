@@ -129,8 +129,10 @@ def _grads(rank, nranks, gen, pg):
         whole(ref).backward()
         mine = ref[rank].detach().clone().requires_grad_()
         ranked(mine).backward()
-        err = float((mine.grad - ref[rank].grad).abs().max())
-        assert err < 1e-9 * (float(ref[rank].grad.abs().max()) + 1), (name, err)
+        assert mine.grad.shape == ref[rank].grad.shape, name
+        if mine.grad.numel():  # the last ranks may hold no column
+            err = float((mine.grad - ref[rank].grad).abs().max())
+            assert err < 1e-9 * (float(ref[rank].grad.abs().max()) + 1), (name, err)
 
 
 def _wait(rank, nranks, tmp, seed, pg):
