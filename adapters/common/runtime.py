@@ -126,6 +126,7 @@ FUNCS = (
     ("muster_solve_all", _i32, [_P(SolveArgs), _i32, _P(Shard), _P(SolveResult)]),
     ("muster_shard_alloc", _i32, [ctypes.c_size_t, _P(_vp)]),
     ("muster_shard_free", None, [_vp]),
+    ("muster_parse_seconds", _i32, [_str, _i32, _P(ctypes.c_double)]),
 )
 
 
@@ -188,6 +189,27 @@ def enum_value(lib, kind: str, name: str) -> int:
     out = ctypes.c_int()
     fn = lib.muster_routine_from_name if kind == "routine" else lib.muster_dtype_from_name
     check(lib, fn(name.encode(), ctypes.byref(out)))
+    return out.value
+
+
+DEFAULT_TIMEOUT_S = 60.0  # muster_group_opts_t.timeout_s's default (include/muster.h)
+
+
+def timeout_seconds(lib, given: float | None) -> float:
+    """The deadline a call gets, as the runtime decides it for a join:
+    `given` when > 0, else $MUSTER_TIMEOUT (parsed by muster_parse_seconds;
+    "inf" gives 0: no deadline), else DEFAULT_TIMEOUT_S.  For waits an
+    adapter makes outside the runtime (a framework's own collective), so
+    that they end when the runtime's would.  ValueError for a malformed
+    $MUSTER_TIMEOUT, with the runtime's message."""
+    if given and given > 0:
+        return float(given)
+    env = os.environ.get("MUSTER_TIMEOUT")
+    if env is None:
+        return DEFAULT_TIMEOUT_S
+    out = ctypes.c_double()
+    if lib.muster_parse_seconds(env.encode(), 1, ctypes.byref(out)) < 0:
+        raise ValueError(f"MUSTER_TIMEOUT={env!r}: {last_error(lib)}")
     return out.value
 
 

@@ -38,12 +38,12 @@ class _Held:
     """How the caller holds A: the shards passed to the op, the op's group
     arguments, and how to hand results back."""
 
-    def __init__(self, routine, a, group):
+    def __init__(self, routine, a, group, timeout=None):
         self.dt, self.listed = None, isinstance(a, (list, tuple))
         if _is_dtensor(a):
             self.dt, mesh_dim = a, _column_mesh_dim(routine, a)
             self.shards = [a.to_local()]
-            self.group, self.rank, self.nranks = _dist.resolve(a.device_mesh.get_group(mesh_dim))
+            self.group, self.rank, self.nranks = _dist.resolve(a.device_mesh.get_group(mesh_dim), timeout)
         elif isinstance(a, (list, tuple)):
             if group is not None:
                 raise ValueError(f"muster_torch.{routine}: a list of shards is one process "
@@ -54,7 +54,7 @@ class _Held:
             if group is None:
                 self.group, self.rank, self.nranks = "", 0, 1
             else:
-                self.group, self.rank, self.nranks = _dist.resolve(group)
+                self.group, self.rank, self.nranks = _dist.resolve(group, timeout)
         else:
             raise TypeError(f"muster_torch.{routine}: a is a {type(a).__name__}: pass a list "
                             "of column blocks, a torch.Tensor (with group=), or a DTensor")
@@ -122,7 +122,7 @@ def potrs(a, b, *, group=None, tile=None, provider=None, timeout=None):
         order of the leading minor), or has NaN/Inf.  TypeError / ValueError:
         dtypes / shapes.  Others by kind: docs/torch.md.
     """
-    held = _Held("potrs", a, group)
+    held = _Held("potrs", a, group, timeout)
     x = potrs_op(held.shards, _local(b), held.group, held.rank, held.nranks,
                  *_opts(tile, provider, timeout))
     return held.replicated(x)
@@ -136,7 +136,7 @@ def potri(a, *, group=None, tile=None, provider=None, timeout=None):
       (each on its block's device), this rank's block, or a DTensor.
     Arguments and errors as potrs.
     """
-    held = _Held("potri", a, group)
+    held = _Held("potri", a, group, timeout)
     return held.blocks(potri_op(held.shards, held.group, held.rank, held.nranks,
                                 *_opts(tile, provider, timeout)))
 
@@ -152,7 +152,7 @@ def syevd(a, *, return_eigenvectors=True, group=None, tile=None, provider=None, 
       requires grad: the derivative needs them).
     Arguments and errors as potrs.
     """
-    held = _Held("syevd", a, group)
+    held = _Held("syevd", a, group, timeout)
     vectors = return_eigenvectors or (torch.is_grad_enabled() and any(
         t.requires_grad for t in held.shards))
     w, v = syevd_op(held.shards, vectors, held.group, held.rank, held.nranks,

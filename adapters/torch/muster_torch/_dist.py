@@ -2,9 +2,14 @@
 a process group, and the gathers the derivatives need.
 
 Group name.  Every process group (PG) gets one muster group name,
-"th.<12 hex digits>": the first muster call on a PG draws the digits on the
-PG's rank 0 (secrets.token_hex) and broadcasts them over that PG
-(torch.distributed.broadcast_object_list), once; later calls reuse the name.
+"th.<12 hex digits>": the first muster call on a PG draws 6 random bytes on
+the PG's rank 0 (secrets) and broadcasts them over that PG, once; later
+calls reuse the name.  The broadcast waits at most the call's timeout
+(timeout=, else $MUSTER_TIMEOUT, as the runtime's own waits): a rank that
+never makes its first call makes the others raise TimeoutError, not wait for
+the PG's own timeout (30 minutes by default for gloo).  On a PG that is NCCL
+only, the wait is NCCL's (its watchdog, 10 minutes by default): use a PG
+with gloo for CPU tensors ("cpu:gloo,cuda:nccl") to get the bound.
 So the name is shared exactly by the members of that PG, and two jobs on
 one node, or two PGs of one job (including two with the same ranks), never
 share a group, whatever MUSTER_JOB says.  Calls on one PG run one after
@@ -12,32 +17,49 @@ another in the same order on every rank, as torch.distributed requires of
 its own collectives; a call that reaches the group while the previous one
 is still there simply meets it at the next generation.
 
-The broadcast is a collective of the PG itself (public API, every backend)
-rather than a key in the job's store: the store is reached only through
+The broadcast is a collective of the PG itself (public API, every backend;
+a CUDA tensor for a PG that is NCCL only) rather than a key in the job's store: the store is reached only through
 private functions, and a key derived from the PG's name could be left over
 from an earlier PG of the same name.
 """
+import datetime
 import secrets
 import threading
 
 import torch
 import torch.distributed as dist
 
+from . import _lib, _runtime
+
 _lock = threading.Lock()
 _names = {}   # process group -> muster group name
 _groups = {}  # muster group name -> process group (for the derivatives' gathers)
 
 
-def group_name(pg) -> str:
-    """The muster group name of process group `pg` (collective on first use)."""
+def group_name(pg, timeout: float | None = None) -> str:
+    """The muster group name of process group `pg` (collective on first use;
+    TimeoutError when a rank is missing after `timeout`, module docstring)."""
     with _lock:
         name = _names.get(pg)
-    if name is None:
-        box = [("th." + secrets.token_hex(6)) if dist.get_rank(pg) == 0 else None]
-        dist.broadcast_object_list(box, src=dist.get_global_rank(pg, 0), group=pg)
-        name = box[0]
-        with _lock:
-            _names[pg], _groups[name] = name, pg
+    if name is not None:
+        return name
+    dev = f"cuda:{torch.cuda.current_device()}" if dist.get_backend(pg) == "nccl" else "cpu"
+    box = torch.zeros(6, dtype=torch.uint8, device=dev)
+    if dist.get_rank(pg) == 0:
+        box.copy_(torch.tensor(list(secrets.token_bytes(6)), dtype=torch.uint8))
+    work = dist.broadcast(box, src=dist.get_global_rank(pg, 0), group=pg, async_op=True)
+    wait = _runtime.timeout_seconds(_lib.runtime(), timeout)
+    try:
+        work.wait(**({"timeout": datetime.timedelta(seconds=wait)} if wait > 0 else {}))
+    except RuntimeError as e:  # the backends' "timed out"; nothing is cached
+        raise _lib.MusterTimeoutError(
+            f"muster_torch: rank {dist.get_rank(pg)} of a process group of "
+            f"{dist.get_world_size(pg)}: the group's first muster call did not reach every "
+            f"rank within {wait:g} s (a rank not calling, or calling another op): {e}",
+            kind="deadline_exceeded") from None
+    name = "th." + bytes(box.cpu().tolist()).hex()
+    with _lock:
+        _names[pg], _groups[name] = name, pg
     return name
 
 
@@ -47,11 +69,11 @@ def process_group(name: str):
         return _groups[name]
 
 
-def resolve(group) -> tuple[str, int, int]:
+def resolve(group, timeout: float | None = None) -> tuple[str, int, int]:
     """(muster group name, rank, nranks) for a process group."""
     if not dist.is_available() or not dist.is_initialized():
         raise RuntimeError("muster_torch: group= needs torch.distributed.init_process_group first")
-    return group_name(group), dist.get_rank(group), dist.get_world_size(group)
+    return group_name(group, timeout), dist.get_rank(group), dist.get_world_size(group)
 
 
 def gather_columns(shards, group: str, nranks: int):

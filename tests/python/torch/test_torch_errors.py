@@ -120,9 +120,12 @@ def test_killed_leader(tmp_path, nranks):
         assert res[r]["t"] - t_kill < 2.0, f"rank {r} raised {res[r]['t'] - t_kill:.2f} s after"
 
 
-def test_missing_rank_times_out(tmp_path):
-    """A rank that never calls: the others raise TimeoutError after timeout=."""
-    res = results(start(3, tmp_path, "missing"), tmp_path, timeout=60)
+@pytest.mark.parametrize("scenario", ("missing", "missing_first"))
+def test_missing_rank_times_out(tmp_path, scenario):
+    """A rank that never calls (missing_first: never makes the group's first
+    call, whose name broadcast is a torch.distributed collective): the
+    others raise TimeoutError after timeout=, not after gloo's 30 minutes."""
+    res = results(start(3, tmp_path, scenario), tmp_path, timeout=60)
     for r in (0, 1):
         assert res[r]["raised"] == "MusterTimeoutError", res[r]
         assert "TimeoutError" in res[r]["bases"]

@@ -9,6 +9,7 @@ Scenarios:
   wait     join a solve whose provider (testprov, TESTPROV_GATE) waits, for
            the parent to SIGKILL a rank; record the exception and its time
   missing  every rank but the last calls potrs; the last never does
+  missing_first  the same, the last not even drawing the group's name
 """
 import json
 import os
@@ -148,10 +149,13 @@ def _wait(rank, nranks, tmp, seed, pg):
                 "msg": str(e), "t": time.monotonic()}
 
 
-def _missing(rank, nranks, tmp, seed, pg):
+def _missing(rank, nranks, tmp, seed, pg, first=False):
+    """Every rank but the last calls potrs; the last never does.  first: not
+    even the group's first muster call (the group-name broadcast)."""
     import torch
     import muster_torch as mt
-    mt.group_name(pg)  # every rank, so that only the solve is missing
+    if not first:
+        mt.group_name(pg)  # every rank, so that only the solve is missing
     if rank == nranks - 1:
         time.sleep(6)
         return {"raised": None}
@@ -165,7 +169,12 @@ def _missing(rank, nranks, tmp, seed, pg):
                 "msg": str(e), "elapsed": time.monotonic() - t0}
 
 
-SCENARIOS = {"solves": _solves, "wait": _wait, "missing": _missing}
+def _missing_first(rank, nranks, tmp, seed, pg):
+    return _missing(rank, nranks, tmp, seed, pg, first=True)
+
+
+SCENARIOS = {"solves": _solves, "wait": _wait, "missing": _missing,
+             "missing_first": _missing_first}
 
 
 def main(rank, nranks, tmp, scenario, seed, env):
@@ -178,7 +187,7 @@ def main(rank, nranks, tmp, scenario, seed, env):
         # before anything is timed, in this process alone (no group)
         mt.potrs([torch.eye(2, dtype=torch.float64)], torch.ones(2, dtype=torch.float64),
                  provider="lapack")
-        if scenario != "missing":
+        if not scenario.startswith("missing"):
             mt.group_name(pg)
         res = SCENARIOS[scenario](rank, nranks, tmp, seed, pg)
     except Exception:
