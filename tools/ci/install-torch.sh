@@ -11,8 +11,8 @@
 # with --no-deps and writing stand-in CUDA libraries for the ones its own
 # libraries link to: fragile (every torch release links a different set)
 # and hard to follow.  Measured on the 2-core CI-like machine (docs/torch.md,
-# "Running the tests in CI"): 2.8 GB downloaded in about 40 s, about 2.5
-# minutes to install, 5.3 GB on disk; the CI budget affords it.
+# "Tests and their cost in CI"): 2.8 GiB to download, 114-132 s to download
+# and install, 5.4 GiB on disk; the CI budget affords it.
 # --no-cache-dir: pip's cache would keep a second copy of the 2.8 GB.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
