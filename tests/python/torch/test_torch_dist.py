@@ -1,7 +1,7 @@
 """One rank per process: 2 and 4 processes of a gloo process group
 (torch.multiprocessing, forkserver), each passing its own column block.
-Every op x dtype, DTensor, and the derivatives over the group, all checked
-inside the workers (torch_worker.py, scenario "solves")."""
+Every op x dtype, DTensor, the derivatives over the group, and two process
+groups at once, all checked inside the workers (torch_worker.py, scenario "solves")."""
 import json
 import os
 import pathlib
@@ -72,7 +72,7 @@ def solved(request, tmp_path_factory):
 CASES = [f"{op}.{str(d)[6:]}" for d in tu.DTYPES for op in ("potrs", "potri", "syevd")]
 
 
-@pytest.mark.parametrize("case", CASES + ["dtensor", "grad"])
+@pytest.mark.parametrize("case", CASES + ["dtensor", "grad", "two_groups"])
 def test_processes(solved, case):
     nranks, seed, res = solved
     for r in range(nranks):

@@ -78,7 +78,43 @@ def _solves(rank, nranks, tmp, seed, pg):
             _case(out, f"{name}.{str(dtype)[6:]}", fn)
     _case(out, "dtensor", lambda: _dtensor(rank, nranks, gen))
     _case(out, "grad", lambda: _grads(rank, nranks, gen, pg))
+    _case(out, "two_groups", lambda: _two_groups(rank, nranks, gen, pg))
     return out
+
+
+def _two_groups(rank, nranks, gen, pg):
+    """Two process groups over the same ranks get two muster groups: solves
+    of different orders on both at once, one thread each, never meet (a
+    shared group would fail with MUSTER_EMISMATCH or mix the blocks)."""
+    import threading
+    import torch
+    import torch.distributed as dist
+    import muster_torch as mt
+    import torch_util as tu
+    pg2 = dist.new_group(list(range(nranks)))
+    assert mt.group_name(pg) != mt.group_name(pg2)
+    cases = []
+    for g, n in ((pg, 2 * nranks + 1), (pg2, 3 * nranks + 2)):
+        A, B = tu.hpd(n, torch.float64, gen), tu.rhs(n, 2, torch.float64, gen)
+        cases.append((g, A, B, _block(A, rank, nranks)[0]))
+    got, errors = {}, []
+
+    def solve(i, g, A, B, a):
+        try:
+            for _ in range(5):
+                got[i] = mt.potrs(a, B, group=g)
+        except Exception as e:  # reported below, on the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=solve, args=(i, *c)) for i, c in enumerate(cases)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    for i, (_, A, B, _) in enumerate(cases):
+        tu.check_potrs(A, B, got[i])
 
 
 def _dtensor(rank, nranks, gen):
