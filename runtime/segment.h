@@ -25,7 +25,10 @@
  * Creation protocol: the creator writes every field below with magic = 0,
  * then publishes magic last with a release store.  An attacher waits (a few
  * ms) for a non-zero magic, then validates every field
- * (muster__segment_validate) before any use.
+ * (muster__segment_validate) before any use.  A creator that fails (no
+ * space) removes the file; an attacher whose file was removed or replaced
+ * while it waited goes back to the name (and so meets the creator's error
+ * when it creates the segment itself).
  *
  * Concurrency: fields marked [atomic] change while the group runs; read them
  * with __atomic_load_n (relaxed is enough for a dump).  Everything else is

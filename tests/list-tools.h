@@ -16,3 +16,4 @@ TEST_ENTRY(cli_rendezvous_runtime_errors, 60)
 TEST_ENTRY(cli_rendezvous_rank_killed, 60)
 TEST_ENTRY(cli_rendezvous_wrong_read_caught, 60)
 TEST_ENTRY(cli_rendezvous_baseline_rank_killed, 90)
+TEST_ENTRY(cli_rendezvous_full_shm, 60) /* test_full_shm.c */
