@@ -57,6 +57,14 @@ int muster__proc_alive(pid_t pid, uint64_t start_time) {
   return 1;
 }
 
+int muster__proc_stopped(pid_t pid, uint64_t start_time) {
+  if (pid <= 0) return 0;
+  char state = '?';
+  uint64_t st = read_stat(pid, &state);
+  if (st == 0 || (start_time != 0 && st != start_time)) return 0;
+  return state == 'T' || state == 't';
+}
+
 int muster__proc_thread_alive(pid_t tid) {
   if (tid <= 0) return 0;
   if (syscall(SYS_tgkill, (int)muster__proc_self_pid(), (int)tid, 0) == 0) return 1;

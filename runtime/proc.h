@@ -23,6 +23,10 @@ MUSTER_HIDDEN uint64_t muster__proc_start_time(pid_t pid);
  * means "unknown": then only the pid's existence is checked. */
 MUSTER_HIDDEN int muster__proc_alive(pid_t pid, uint64_t start_time);
 
+/* 1 if (pid, start_time) is stopped (state T: SIGSTOP/SIGTSTP, or t: a
+ * tracer stopped it), 0 otherwise (running, sleeping, gone, unknown). */
+MUSTER_HIDDEN int muster__proc_stopped(pid_t pid, uint64_t start_time);
+
 /* 1 if thread tid of this process still exists (tgkill(getpid(), tid, 0)). */
 MUSTER_HIDDEN int muster__proc_thread_alive(pid_t tid);
 
