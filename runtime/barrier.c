@@ -284,7 +284,7 @@ static int spin_phase(struct muster_seg_header *h, uint32_t g, uint64_t t0) {
  * VM); that time moves the deadline.  CLOCK_MONOTONIC stands still while
  * the machine is suspended, so a suspend does not count either. */
 struct wait_clock {
-  uint64_t deadline; /* UINT64_MAX: none */
+  uint64_t deadline; /* UINT64_MAX: none (moving it saturates there) */
   uint64_t last;     /* the previous reading */
   uint64_t away;     /* how long the waiter meant to be away since then */
   uint64_t stalled;  /* ns not counted */
@@ -295,7 +295,7 @@ static uint64_t clock_read(struct wait_clock *c) {
   if (step > c->away + MUSTER_STALL_NS) {
     uint64_t lost = step - c->away;
     c->stalled += lost;
-    if (c->deadline != UINT64_MAX) c->deadline += lost;
+    c->deadline = c->deadline > UINT64_MAX - lost ? UINT64_MAX : c->deadline + lost;
   }
   c->last = now;
   c->away = 0;
@@ -304,9 +304,10 @@ static uint64_t clock_read(struct wait_clock *c) {
 
 static int sleep_phase(struct muster_seg_header *h, int me, uint32_t g, double timeout_s,
                        uint64_t barrier_no, uint64_t t0) {
-  /* since t0 it spun and yielded for up to YIELD_NS */
-  struct wait_clock c = {timeout_s > 0 ? t0 + (uint64_t)(timeout_s * 1e9) : UINT64_MAX, t0,
-                         YIELD_NS, 0};
+  /* since t0 it spun and yielded for up to YIELD_NS; no deadline, or one
+   * of 30 years or more (inf), is UINT64_MAX */
+  int none = !(timeout_s > 0 && timeout_s < 1e9);
+  struct wait_clock c = {none ? UINT64_MAX : t0 + (uint64_t)(timeout_s * 1e9), t0, YIELD_NS, 0};
   /* Liveness reads /proc (tens of us): not in the common short wait, only
    * once the wait has lasted a while, then every tick. */
   uint64_t next_check = t0 + MUSTER_LIVENESS_FIRST_NS;
