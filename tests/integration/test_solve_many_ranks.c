@@ -16,49 +16,56 @@
 #include "test_solve.h"
 #include "providers/tp_util.h"
 
-static const muster_routine_t routines[] = {MUSTER_POTRS, MUSTER_POTRI, MUSTER_SYEVD};
-
 static void setup(void) {
   setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
   setenv("MUSTER_PROVIDER", "lapack", 1);
 }
 
-/* Every routine at R ranks, n columns, one dtype; runtime's tile. */
-static void every_routine(int R, int processes, int64_t n, muster_dtype_t t, uint64_t seed) {
-  for (int i = 0; i < 3; i++) sv_expect_ok(routines[i], t, n, R, processes, 0, seed + (uint64_t)i);
-}
+/* One case: every routine (ALL) or one, at R ranks; runtime's tile. */
+enum { ALL = 0, P = 1, T = 0 };
+struct many_case {
+  int routine;
+  muster_dtype_t dtype;
+  int64_t n;
+  int R, processes;
+  uint64_t seed;
+};
 
-TEST_IMPL(solve_many_ranks_processes_23) {
+static int run_cases(const struct many_case *c, size_t k) {
+  static const muster_routine_t all[] = {MUSTER_POTRS, MUSTER_POTRI, MUSTER_SYEVD};
   setup();
-  sv_expect_ok(MUSTER_POTRS, MUSTER_F64, 1000, 23, 1, 0, 5);
-  every_routine(23, 1, 64, MUSTER_F64, 23);
+  for (size_t i = 0; i < k; i++)
+    for (int r = 0; r < 3; r++)
+      if (c[i].routine == ALL || c[i].routine == (int)all[r])
+        sv_expect_ok(all[r], c[i].dtype, c[i].n, c[i].R, c[i].processes, 0, c[i].seed + (uint64_t)r);
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
   return 0;
+}
+#define RUN_CASES(c) run_cases(c, sizeof c / sizeof c[0])
+
+TEST_IMPL(solve_many_ranks_processes_23) {
+  static const struct many_case c[] = {{MUSTER_POTRS, MUSTER_F64, 1000, 23, P, 5}, /* reported */
+                                       {ALL, MUSTER_F64, 64, 23, P, 23}};
+  return RUN_CASES(c);
 }
 
 TEST_IMPL(solve_many_ranks_processes_33) {
-  setup();
-  every_routine(33, 1, 70, MUSTER_C128, 33);
-  every_routine(33, 1, 33, MUSTER_F32, 330);
-  ASSERT_EQ(test_count_job_segments(test_job()), 0);
-  return 0;
+  static const struct many_case c[] = {{ALL, MUSTER_C128, 70, 33, P, 33},
+                                       {ALL, MUSTER_F32, 33, 33, P, 330}};
+  return RUN_CASES(c);
 }
 
 TEST_IMPL(solve_many_ranks_processes_64) {
-  setup();
-  every_routine(MUSTER_MAX_RANKS, 1, 64, MUSTER_F64, 64);
   /* 100 columns: ranks 0..49 hold 2, the others none */
-  sv_expect_ok(MUSTER_POTRS, MUSTER_C64, 100, MUSTER_MAX_RANKS, 1, 0, 640);
-  ASSERT_EQ(test_count_job_segments(test_job()), 0);
-  return 0;
+  static const struct many_case c[] = {{ALL, MUSTER_F64, 64, MUSTER_MAX_RANKS, P, 64},
+                                       {MUSTER_POTRS, MUSTER_C64, 100, MUSTER_MAX_RANKS, P, 640}};
+  return RUN_CASES(c);
 }
 
 TEST_IMPL(solve_many_ranks_threads_64) {
-  setup();
-  every_routine(MUSTER_MAX_RANKS, 0, 64, MUSTER_F64, 6400);
-  sv_expect_ok(MUSTER_SYEVD, MUSTER_C128, 100, MUSTER_MAX_RANKS, 0, 0, 6401);
-  ASSERT_EQ(test_count_job_segments(test_job()), 0);
-  return 0;
+  static const struct many_case c[] = {{ALL, MUSTER_F64, 64, MUSTER_MAX_RANKS, T, 6400},
+                                       {MUSTER_SYEVD, MUSTER_C128, 100, MUSTER_MAX_RANKS, T, 6401}};
+  return RUN_CASES(c);
 }
 
 /* Every documented rank count in threads mode; in process mode (a fork
