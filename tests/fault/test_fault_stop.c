@@ -9,12 +9,13 @@
  * naming it "stopped (SIGSTOP?)" and no one else.
  *
  * The ranks loop: exchange (rank 0 publishes whether to finish), barrier.
- * In the "mid-work" cases rank 1 computes 200 ms of CPU time between the
- * two, and the stop comes while it does: the others have waited at the
+ * In the "mid-work" cases rank 1 computes 60 ms of CPU time between the
+ * two, and the stop comes as it starts: the others have waited at the
  * barrier since before the stop, and after it rank 1 still has work left.
  * Counting wall time, they time out at once after SIGCONT (every time, on
  * the old code); not counting the stop, they wait for it.
  */
+#include <sched.h>
 #include <time.h>
 
 #include "integration/test_group_util.h"
@@ -22,7 +23,9 @@
 enum { R = 3, STOPS = 2, WORKER = 1 };
 #define TIMEOUT_S 1.0
 #define STOP_S 2.0
-#define WORK_S 0.2
+/* short, so that what is left after SIGCONT finishes well within the
+ * timeout even on a loaded machine (60 ms of CPU took 0.6 s at load 20) */
+#define WORK_S 0.06
 
 struct stop_shared {
   int finish;      /* set by the test; rank 0 publishes it */
@@ -133,9 +136,11 @@ static int whole_job_stopped(int mode, double work_s) {
   pid_t job = start_job(&a, mode);
   wait_rounds(sh, 2);
   for (int i = 0; i < STOPS; i++) {
+    /* stop just after WORKER starts computing (the others have gone on to
+     * wait at the barrier meanwhile) */
     if (work_s > 0) {
-      while (!__atomic_load_n(&sh->in_work, __ATOMIC_ACQUIRE)) nap_ms(1);
-      nap_ms(40); /* the others are waiting at the barrier now */
+      while (!__atomic_load_n(&sh->in_work, __ATOMIC_ACQUIRE)) sched_yield();
+      nap_ms(5);
     }
     int before = rounds_of(sh, 0);
     ASSERT_EQ(kill(-job, SIGSTOP), 0);
