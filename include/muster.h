@@ -150,7 +150,17 @@ MUSTER_EXTERN void muster_group_cache_flush(void);
 MUSTER_EXTERN int muster_group_rank(const muster_group_t *g);
 MUSTER_EXTERN int muster_group_size(const muster_group_t *g);
 MUSTER_EXTERN const char *muster_group_name(const muster_group_t *g);
-MUSTER_EXTERN uint64_t muster_group_generation(const muster_group_t *g);
+/* The session of this handle: how many times this seat of this group
+ * segment has been joined (1, 2, 3, ... for successive calls on a cached
+ * group), so all ranks of one call see the same value as long as they all
+ * join once per call.  Not the barrier round (the segment's "generation",
+ * which shmdump and timeout messages show). */
+MUSTER_EXTERN uint64_t muster_group_session(const muster_group_t *g);
+/* Deprecated name of muster_group_session (it returned the session count,
+ * which the barrier's "generation" made ambiguous); kept for source and
+ * binary compatibility. */
+MUSTER_EXTERN uint64_t muster_group_generation(const muster_group_t *g)
+    __attribute__((deprecated("use muster_group_session")));
 
 /* ------------------------------------------------------------------------ */
 /* Launchers: the process that starts a group's ranks                       */

@@ -22,8 +22,18 @@
 #define MUSTER_LIVENESS_TICK_NS (100ull * 1000 * 1000)
 #define MUSTER_LIVENESS_FIRST_NS (20ull * 1000 * 1000)
 
+/* A waiter that finds this much more time passed between two of its own
+ * clock readings than it slept did not run meanwhile (its process was
+ * stopped, or the VM paused): that time does not count against the
+ * deadline.  Well above a late wake-up on a busy machine (tens of ms), well
+ * below a stop a person or a debugger makes. */
+#define MUSTER_STALL_NS (250ull * 1000 * 1000)
+
 /* Wait at the barrier as `rank`.  timeout_s <= 0: no deadline (liveness is
- * still checked).  barrier_no is the 1-based index of this barrier within
+ * still checked).  The deadline counts the time this waiter could run since
+ * its arrival (see MUSTER_STALL_NS; a suspended machine does not count
+ * either); on it, every rank that has not arrived is named with where it
+ * is (never the caller).  barrier_no is the 1-based index of this barrier within
  * the caller's session, used in messages only.  On success *gen is the
  * generation value of the barrier that completed (the round).  Errors:
  * MUSTER_EPEERDEAD, MUSTER_ETIMEDOUT (the group is poisoned by us), or the

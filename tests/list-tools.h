@@ -31,3 +31,4 @@ TEST_ENTRY(cli_rendezvous_launcher_killed, 60)
 /* every option and MUSTER_* variable fed bad values (test_cli_numbers.c) */
 TEST_ENTRY(cli_options_refuse_bad_numbers, 240)
 TEST_ENTRY(cli_env_refuse_bad_values, 120)
+TEST_ENTRY(cli_rendezvous_full_shm, 60) /* test_full_shm.c */
