@@ -32,6 +32,12 @@ int muster__proc_alive(pid_t pid, uint64_t start_time) {
   return 1;
 }
 
+int muster__proc_stopped(pid_t pid) {
+  char state = '?';
+  if (pid <= 0 || !muster__proc_is_ours() || muster_proc_start_time(pid, &state) == 0) return 0;
+  return state == 'T' || state == 't';
+}
+
 int muster__proc_thread_alive(pid_t tid) {
   if (tid <= 0) return 0;
   if (syscall(SYS_tgkill, (int)muster__proc_self_pid(), (int)tid, 0) == 0) return 1;

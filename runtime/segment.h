@@ -17,6 +17,12 @@
  *     - the file name gained <pidns> (2026-11-23, after 5b153d5; see below).
  *       The layout is unchanged; builds up to 5b153d5 named segments
  *       muster.<uid>.<job>.<group>, and the two never open each other's.
+ *     - header.launcher_pid/_start/_pidns at offsets 404/408/416 and
+ *       slot.declared_pid/_start at offsets 92/104 (were reserved, zero):
+ *       the process holding the group as its launcher, and the pid it
+ *       declared for each rank that has not joined yet (runtime/launch.h).
+ *       A waiter judges an empty seat by its declared pid, and a dead
+ *       launcher poisons the group.  Old segments have 0 there: no launcher.
  *
  * A segment is /dev/shm/muster.<uid>.<pidns>.<job>.<group>, mode 0600, size
  * header_size + nranks * slot_size bytes, all of it allocated at creation
@@ -115,13 +121,20 @@ struct muster_seg_slot {
                                   group's abort error; a later join of this
                                   rank through the cache then starts a fresh
                                   group instead of reporting it again      */
-  uint32_t reserved_a;    /* 92   zero                                     */
+  int32_t declared_pid;   /* 92   [atomic] (added 2026-11-23, additive) pid a
+                                  launcher declared for this rank before it
+                                  joined (muster_launch_declare), 0 none;
+                                  while the seat is empty, or being taken,
+                                  the rank's liveness is judged by it       */
   uint64_t pidns;         /* 96   [atomic] (added 2026-11-21, additive) inode
                                   of the occupant's /proc/self/ns/pid, 0 if
                                   unknown.  pid + start_time mean something
                                   only to readers in the same pid namespace:
                                   others must not judge liveness by them    */
-  uint8_t reserved[24];   /* 104  zero                                     */
+  uint64_t declared_start;/* 104  [atomic] (added 2026-11-23, additive) its
+                                  start time (as start_time), 0 unknown;
+                                  written before declared_pid (release)     */
+  uint8_t reserved[16];   /* 112  zero                                     */
   uint8_t payload[2][MUSTER_MAX_PAYLOAD]; /* 128 double-buffered payloads  */
 };
 
@@ -172,7 +185,16 @@ struct muster_seg_header {
                                    was removed                              */
   uint32_t retired;        /* 400  [atomic] 1: a process dropped the group
                                    from its cache; joiners go by name again  */
-  uint8_t reserved4[44];
+  int32_t launcher_pid;    /* 404  [atomic] (added 2026-11-23, additive) pid
+                                   of the process holding the group as its
+                                   launcher (muster_launch_open), 0 none
+                                   (CAS 0 -> pid; the two fields below follow
+                                   it, 0 there: not known yet)              */
+  uint64_t launcher_start; /* 408  [atomic] (additive) its start time         */
+  uint64_t launcher_pidns; /* 416  [atomic] (additive) its pid namespace; it
+                                   also names the namespace of every
+                                   declared_pid                             */
+  uint8_t reserved4[24];   /* 424                                           */
 
   /* ---- abort (poison) ---- */
   _Alignas(64) uint32_t abort_state; /* 448 [atomic] MUSTER_ABORT_*: code and
@@ -201,6 +223,11 @@ _Static_assert(offsetof(struct muster_seg_header, abort_state) == 448, "layout")
 _Static_assert(offsetof(struct muster_seg_header, abort_reason) == 512, "layout");
 _Static_assert(offsetof(struct muster_seg_header, status) == 1024, "layout");
 _Static_assert(offsetof(struct muster_seg_slot, payload) == 128, "layout");
+_Static_assert(offsetof(struct muster_seg_slot, declared_pid) == 92, "layout");
+_Static_assert(offsetof(struct muster_seg_slot, declared_start) == 104, "layout");
+_Static_assert(offsetof(struct muster_seg_header, launcher_pid) == 404, "layout");
+_Static_assert(offsetof(struct muster_seg_header, launcher_start) == 408, "layout");
+_Static_assert(offsetof(struct muster_seg_header, launcher_pidns) == 416, "layout");
 
 #define MUSTER_SEG_HEADER_SIZE ((uint32_t)sizeof(struct muster_seg_header))
 #define MUSTER_SEG_SLOT_SIZE ((uint32_t)sizeof(struct muster_seg_slot))

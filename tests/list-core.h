@@ -1,6 +1,10 @@
 /* runtime core tests: TEST_ENTRY(name, timeout_s) */
 TEST_ENTRY(error_strerror_all_codes, 10)
 TEST_ENTRY(error_names_and_kinds, 10)
+/* the parser and the MUSTER_* variables (test_env.c) */
+TEST_ENTRY(parse_numbers_edges, 10)
+TEST_ENTRY(env_variables_refused, 30)
+TEST_ENTRY(env_timeout_range, 10)
 /* group integration: exchange/status/rounds, threads and processes */
 TEST_ENTRY(group_exchange_threads_1, 20)
 TEST_ENTRY(group_exchange_threads_2, 20)
@@ -31,6 +35,12 @@ TEST_ENTRY(fault_kill_leader_after_publish, 20)
 TEST_ENTRY(fault_kill_before_first_join, 20)
 TEST_ENTRY(fault_stop_joined, 20)
 TEST_ENTRY(fault_stop_waiting, 20)
+/* launchers (muster_launch_*): declared pids, reports, a dead launcher */
+TEST_ENTRY(launch_rank_killed_before_join, 20)
+TEST_ENTRY(launch_declared_pid_without_report, 20)
+TEST_ENTRY(launch_leader_killed_computing, 20)
+TEST_ENTRY(launch_launcher_dies, 20)
+TEST_ENTRY(launch_api, 20)
 /* segments: names, validation, refusing and reclaiming bad segments */
 TEST_ENTRY(segment_names, 10)
 TEST_ENTRY(segment_name_format, 10)
@@ -48,6 +58,8 @@ TEST_ENTRY(barrier_threads_count, 20)
 TEST_ENTRY(barrier_processes, 20)
 TEST_ENTRY(barrier_poison_wakes, 10)
 TEST_ENTRY(barrier_deadline, 10)
+TEST_ENTRY(barrier_seat_taken_by_dead_thread, 10)
+TEST_ENTRY(barrier_round_of_dead_last_arriver, 10)
 /* threads-mode failures and group semantics */
 TEST_ENTRY(fault_thread_hangs, 10)
 TEST_ENTRY(fault_thread_ends_seated, 10)

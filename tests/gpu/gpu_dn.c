@@ -139,8 +139,10 @@ static int estimate_free(int64_t n, uint64_t free_b, muster_provider_estimate_t 
   const muster_provider_v2_t *v = provider();
   int devs[2] = {0, 0};
   uint64_t fr[2] = {free_b, free_b};
-  muster_provider_query_t q = {MUSTER_POTRS, MUSTER_F64, n, 1, 0, MUSTER_MEM_CUDA, 2, 1, MUSTER_SPAN_THREADS,
-                               devs, fr, NULL};
+  muster_provider_query_t q = {.routine = MUSTER_POTRS, .dtype = MUSTER_F64, .n = n, .nrhs = 1,
+                               .layout = MUSTER_LAYOUT_BLOCK, .mem = MUSTER_MEM_CUDA, .nranks = 2,
+                               .ndevices = 1, .nnodes = 1, .span = MUSTER_SPAN_THREADS, .devices = devs,
+                               .free_bytes = fr};
   return v ? v->estimate(NULL, &q, est) : -999;
 }
 

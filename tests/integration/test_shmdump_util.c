@@ -1,4 +1,5 @@
 /* tests/integration/test_shmdump_util.c - see test_shmdump_util.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -251,6 +252,61 @@ int count_substr(const char *hay, const char *needle) {
   size_t k = strlen(needle);
   for (const char *p = hay; p && (p = strstr(p, needle)) != NULL; p += k) n++;
   return n;
+}
+
+static int cmp_pid(const void *a, const void *b) {
+  pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+int tool_children(pid_t parent, pid_t *out, int cap) {
+  DIR *d = opendir("/proc");
+  int n = 0;
+  struct dirent *e;
+  char path[300], buf[512];
+  while (d && (e = readdir(d)) != NULL) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    size_t k = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[k] = '\0';
+    char *p = strrchr(buf, ')');
+    int ppid = 0;
+    if (p && sscanf(p + 2, "%*c %d", &ppid) == 1 && ppid == parent) {
+      if (n < cap) out[n] = (pid_t)atoi(e->d_name);
+      n++;
+    }
+  }
+  if (d) closedir(d);
+  qsort(out, (size_t)(n < cap ? n : cap), sizeof *out, cmp_pid);
+  return n;
+}
+
+char tool_proc_state(pid_t pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  size_t k = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[k] = '\0';
+  char *p = strrchr(buf, ')');
+  return p && p[1] == ' ' ? p[2] : 0;
+}
+
+int tool_wait_gone(const pid_t *pids, int n, double timeout_s) {
+  double t0 = test_now();
+  for (;;) {
+    int left = 0;
+    for (int i = 0; i < n; i++) {
+      char st = tool_proc_state(pids[i]);
+      left += st != 0 && st != 'Z' && st != 'X';
+    }
+    if (left == 0 || test_now() - t0 > timeout_s) return left;
+    usleep(10000);
+  }
 }
 
 pid_t dead_pid(void) {

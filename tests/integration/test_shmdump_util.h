@@ -41,6 +41,16 @@ int tool_spawn(const char *name, const char *const *argv, const char *const *env
                int *out_fd, int *err_fd);
 int tool_collect(struct tool_result *r, pid_t pid, int out_fd, int err_fd, double timeout_s);
 
+/* Children of `parent` (zombies included) into out[cap], in increasing pid
+ * order (fork order); returns the count (may exceed cap). */
+int tool_children(pid_t parent, pid_t *out, int cap);
+/* State letter of pid from /proc/PID/stat ('R', 'S', 'T' stopped, 'Z'
+ * zombie...), or 0 when there is no such process. */
+char tool_proc_state(pid_t pid);
+/* Wait up to timeout_s until none of pids[n] exists any more (a zombie
+ * counts as gone: it cannot run); returns how many still do. */
+int tool_wait_gone(const pid_t *pids, int n, double timeout_s);
+
 /* 1 if s is exactly one JSON value (surrounding whitespace allowed). */
 int json_valid(const char *s);
 /* The number after the first occurrence of "\"key\":" at or after `from`;

@@ -86,6 +86,10 @@ static int parse_args(int argc, char **argv, struct sd_opts *o) {
       return 2;
     }
   }
+  if (o->job && muster__segment_check_job(o->job) < 0) { /* the runtime's rule for job keys */
+    fprintf(stderr, "shmdump: --job: %s\n(see shmdump --help)\n", muster_last_error());
+    return 2;
+  }
   /* "/dev/shm/" and "/dev/shm" must match the same /proc link targets */
   static char dir[4096];
   snprintf(dir, sizeof dir, "%s", o->dir);
