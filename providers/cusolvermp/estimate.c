@@ -15,7 +15,7 @@ int mp_estimate(void *ctx, const muster_provider_query_t *q, muster_provider_est
   memset(est, 0, sizeof *est);
   est->seconds = -1;
   const mp_libs_t *L = mp_libs_get();
-  if (L->rc < 0) return NOPE(L->rc, "%.110s", L->why + strlen(MP_NAME ": "));
+  if (L->rc < 0) return NOPE(L->rc, "%s", L->brief);
   if (q->routine != MUSTER_POTRS && q->routine != MUSTER_SYEVD) return NOPE(MUSTER_EUNSUPPORTED, "potrs, syevd only");
   if (q->nranks > 1 && q->span == MUSTER_SPAN_THREADS)
     return NOPE(MUSTER_EUNSUPPORTED, "one process per GPU: %d ranks are threads of one process", q->nranks);

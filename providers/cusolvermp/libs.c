@@ -114,13 +114,17 @@ static int load_solver(mp_libs_t *L, char *tried, size_t tlen) {
   for (int i = 0; i < c.n; i++) {
     int ver = c.c[i].distver, prov = 0;
     const mp_release_t *r = ver ? mp_release_of(ver) : NULL;
-    if (r && r->cublasmp_min && !L->path[MP_LIB_CUBLASMP][0] && load_cublasmp(L, tried, tlen) < 0) {
-      add(tried, tlen, "; %s (%s, %s): needs cuBLASMp, none loads", c.c[i].path, c.c[i].origin,
-          mp_ver_str(ver, v, sizeof v));
+    /* NCCL first (the usual refusal), then cuBLASMp where the release needs it */
+    if (mp_compat(ver, L->ver[MP_LIB_NCCL], 0, &prov, why, sizeof why) < 0 ||
+        (r && r->cublasmp_min && !L->path[MP_LIB_CUBLASMP][0] && load_cublasmp(L, tried, tlen) == 0 &&
+         mp_compat(ver, L->ver[MP_LIB_NCCL], L->ver[MP_LIB_CUBLASMP], &prov, why, sizeof why) < 0)) {
+      add(tried, tlen, "; %s (%s): refused: %s", c.c[i].path, c.c[i].origin, why);
+      if (!L->brief[0]) snprintf(L->brief, sizeof L->brief, "%.100s", why);
       continue;
     }
-    if (mp_compat(ver, L->ver[MP_LIB_NCCL], L->ver[MP_LIB_CUBLASMP], &prov, why, sizeof why) < 0) {
-      add(tried, tlen, "; %s (%s): refused: %s", c.c[i].path, c.c[i].origin, why);
+    if (r && r->cublasmp_min && !L->path[MP_LIB_CUBLASMP][0]) {
+      add(tried, tlen, "; %s (%s, %s): needs cuBLASMp, none loads", c.c[i].path, c.c[i].origin,
+          mp_ver_str(ver, v, sizeof v));
       continue;
     }
     void *h = dlopen(c.c[i].path, RTLD_NOW | RTLD_GLOBAL);
@@ -143,8 +147,8 @@ static int load_solver(mp_libs_t *L, char *tried, size_t tlen) {
   return -1;
 }
 
-static void load_all(void) {
-  mp_libs_t *L = &the_libs;
+/* Fill L, or its refusal (rc and why). */
+static void load_libs(mp_libs_t *L) {
   char tried[sizeof L->why] = "", a[24], b[24];
   const char *force = getenv("MUSTER_MP_DISABLE");
   if (force && *force && strcmp(force, "0") != 0) {
@@ -165,9 +169,16 @@ static void load_all(void) {
              mp_ver_str(L->ver[MP_LIB_NCCL], a, sizeof a), L->path[MP_LIB_NCCL], tried);
     return;
   }
+  L->brief[0] = '\0';
   snprintf(L->summary, sizeof L->summary, "cuSOLVERMp %s (%.2000s) with NCCL %s (%.2000s)",
            L->solver_provisional ? "of unknown version" : mp_ver_str(L->ver[MP_LIB_SOLVER], a, sizeof a),
            L->path[MP_LIB_SOLVER], mp_ver_str(L->ver[MP_LIB_NCCL], b, sizeof b), L->path[MP_LIB_NCCL]);
+}
+
+static void load_all(void) {
+  mp_libs_t *L = &the_libs;
+  load_libs(L);
+  if (L->rc < 0 && !L->brief[0]) snprintf(L->brief, sizeof L->brief, "%.100s", L->why + strlen("cusolvermp: "));
 }
 
 const mp_libs_t *mp_libs_get(void) {
