@@ -87,12 +87,15 @@ MUSTER_EXTERN const char *muster_last_error(void);
 #define MUSTER_MAX_NAME         96   /* group name length, bytes, without NUL */
 #define MUSTER_MAX_JOB          64   /* job key length                        */
 #define MUSTER_MAX_PAYLOAD    1024   /* bytes one rank publishes per exchange */
+#define MUSTER_DEFAULT_TIMEOUT_S 60.0 /* a barrier's deadline when neither
+                                         opts->timeout_s nor $MUSTER_TIMEOUT
+                                         sets one                            */
 
 typedef struct muster_group muster_group_t;   /* one participant's handle */
 
 typedef struct muster_group_opts {
   const char *job;     /* NULL: $MUSTER_JOB, else "default"                  */
-  double timeout_s;    /* <= 0: $MUSTER_TIMEOUT, else 60 s; INFINITY: no
+  double timeout_s;    /* <= 0: $MUSTER_TIMEOUT, else MUSTER_DEFAULT_TIMEOUT_S; INFINITY: no
                           deadline; else 0.001..31536000 (MUSTER_EINVAL)    */
   int device;          /* this participant's device ordinal, -1 for host; shown
                           by shmdump and in error messages                     */

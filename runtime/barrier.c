@@ -280,6 +280,38 @@ static int timeout_error(struct muster_seg_header *h, int me, uint32_t g, uint64
   return muster__barrier_check_abort(h);
 }
 
+/* No deadline, but a stop limit: poison with ETIMEDOUT once a missing rank
+ * has been seen stopped at every liveness tick for more than limit_s.
+ * *since is when it was first seen stopped (0: none is). */
+static int check_stopped(struct muster_seg_header *h, int me, uint32_t g, uint64_t barrier_no,
+                         double limit_s, uint64_t now, uint64_t *since) {
+  int victim = -1;
+  struct seen v;
+  for (int r = 0; r < h->nranks && victim < 0; r++) {
+    if (r == me) continue;
+    read_slot(h, r, &v);
+    if (seen_arrived(&v, g) || !v.owner || v.pid == muster__proc_self_pid() ||
+        !muster__proc_same_pidns(v.pidns) || !muster__proc_stopped(v.pid, v.start))
+      continue;
+    victim = r;
+  }
+  if (victim < 0) {
+    *since = 0;
+    return MUSTER_OK;
+  }
+  if (!*since) *since = now;
+  double secs = (double)(now - *since) * 1e-9;
+  if (secs <= limit_s) return MUSTER_OK;
+  char where[256], reason[MUSTER_SEG_REASON_MAX];
+  describe_missing(where, sizeof where, victim, &v);
+  if (LDA(&h->generation) != g) return MUSTER_OK;
+  snprintf(reason, sizeof reason, "%.200s; it has been stopped (SIGSTOP or a debugger) for %.1f s, "
+           "more than the timeout (%.1f s), while group %s waited for it at barrier %" PRIu64
+           " (generation %" PRIu32 ")", where, secs, limit_s, h->group, barrier_no, g);
+  muster__barrier_poison(h, MUSTER_ETIMEDOUT, victim, v.pid, reason);
+  return muster__barrier_check_abort(h);
+}
+
 static int ncpus(void) {
   static int cached;
   int n = LD(&cached);
@@ -353,14 +385,14 @@ static uint64_t clock_read(struct wait_clock *c) {
 }
 
 static int sleep_phase(struct muster_seg_header *h, int me, uint32_t g, double timeout_s,
-                       uint64_t barrier_no, uint64_t t0) {
+                       double stop_limit_s, uint64_t barrier_no, uint64_t t0) {
   /* since t0 it spun and yielded for up to YIELD_NS; no deadline, or one
    * of 30 years or more (inf), is UINT64_MAX */
   int none = !(timeout_s > 0 && timeout_s < 1e9);
   struct wait_clock c = {none ? UINT64_MAX : t0 + (uint64_t)(timeout_s * 1e9), t0, YIELD_NS, 0};
   /* Liveness reads /proc (tens of us): not in the common short wait, only
    * once the wait has lasted a while, then every tick. */
-  uint64_t next_check = t0 + MUSTER_LIVENESS_FIRST_NS;
+  uint64_t next_check = t0 + MUSTER_LIVENESS_FIRST_NS, stopped_since = 0;
   int rc;
   for (;;) {
     if ((rc = muster__barrier_check_abort(h)) < 0) return rc;
@@ -383,6 +415,9 @@ static int sleep_phase(struct muster_seg_header *h, int me, uint32_t g, double t
     }
     if (now >= next_check) {
       if ((rc = check_missing(h, me, g, barrier_no)) < 0) return rc;
+      if (stop_limit_s > 0 &&
+          (rc = check_stopped(h, me, g, barrier_no, stop_limit_s, now, &stopped_since)) < 0)
+        return rc;
       next_check = now + MUSTER_LIVENESS_TICK_NS;
     }
     uint64_t wake = next_check < c.deadline ? next_check : c.deadline;
@@ -399,8 +434,8 @@ static int sleep_phase(struct muster_seg_header *h, int me, uint32_t g, double t
   }
 }
 
-int muster__barrier_wait(struct muster_seg_header *h, int rank, double timeout_s,
-                         uint64_t barrier_no, uint32_t *gen) {
+static int wait_any(struct muster_seg_header *h, int rank, double timeout_s, double stop_limit_s,
+                    uint64_t barrier_no, uint32_t *gen) {
   struct muster_seg_slot *s = muster__segment_slot(h, rank);
   int rc = muster__barrier_check_abort(h);
   if (rc < 0) return rc;
@@ -412,14 +447,34 @@ int muster__barrier_wait(struct muster_seg_header *h, int rank, double timeout_s
   ST(&s->phase, MUSTER_PHASE_WAITING);
   uint64_t t0 = muster__now_mono_ns();
   uint32_t n = __atomic_add_fetch(&h->arrived, 1, __ATOMIC_ACQ_REL);
+  if (n > (uint32_t)h->nranks) {
+    /* more arrivals than ranks: the counter was not written by muster
+     * (a damaged or forged segment); no round could ever end */
+    char reason[MUSTER_SEG_REASON_MAX];
+    snprintf(reason, sizeof reason, "group %s is corrupt: rank %d was arrival %" PRIu32 " at "
+             "barrier %" PRIu64 " of a group of %d ranks", h->group, rank, n, barrier_no, h->nranks);
+    muster__barrier_poison(h, MUSTER_ECORRUPT, rank, muster__proc_self_pid(), reason);
+    ST(&s->wait_start_ns, 0);
+    return muster__barrier_check_abort(h);
+  }
   /* last one in ends the round, unless a waiter ended it for us (we were
    * stopped or slow in between): then wait for the word like the others */
   int ended = n == (uint32_t)h->nranks && end_round(h, g);
-  if (!ended && !spin_phase(h, g, t0)) rc = sleep_phase(h, rank, g, timeout_s, barrier_no, t0);
+  if (!ended && !spin_phase(h, g, t0)) rc = sleep_phase(h, rank, g, timeout_s, stop_limit_s, barrier_no, t0);
   ST(&s->wait_start_ns, 0);
   if (rc < 0) return rc;
   ST(&s->phase, MUSTER_PHASE_PASSED);
   ST(&s->barriers, LD(&s->barriers) + 1);
   *gen = g;
   return MUSTER_OK;
+}
+
+int muster__barrier_wait(struct muster_seg_header *h, int rank, double timeout_s,
+                         uint64_t barrier_no, uint32_t *gen) {
+  return wait_any(h, rank, timeout_s, 0, barrier_no, gen);
+}
+
+int muster__barrier_wait_busy(struct muster_seg_header *h, int rank, double stop_limit_s,
+                              uint64_t barrier_no, uint32_t *gen) {
+  return wait_any(h, rank, 0, stop_limit_s, barrier_no, gen);
 }

@@ -41,6 +41,17 @@
 MUSTER_HIDDEN int muster__barrier_wait(struct muster_seg_header *h, int rank, double timeout_s,
                                        uint64_t barrier_no, uint32_t *gen);
 
+/* The same with no deadline for ranks that are busy (a leader computing for
+ * hours is fine) but one for ranks that are stopped: a missing rank whose
+ * process has been stopped (SIGSTOP, a debugger; state T or t) for more
+ * than stop_limit_s without a break ends the wait with MUSTER_ETIMEDOUT
+ * naming it ("has been stopped ... for 2.1 s, more than the timeout").
+ * stop_limit_s <= 0: never (only liveness is checked, as timeout_s <= 0
+ * above). */
+MUSTER_HIDDEN int muster__barrier_wait_busy(struct muster_seg_header *h, int rank,
+                                            double stop_limit_s, uint64_t barrier_no,
+                                            uint32_t *gen);
+
 /* Poison: first caller wins and stores code/rank/pid/reason; everyone
  * waiting is woken.  Returns 1 if this call set it, 0 if it was set. */
 MUSTER_HIDDEN int muster__barrier_poison(struct muster_seg_header *h, int code, int rank,

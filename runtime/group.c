@@ -585,7 +585,11 @@ static int do_round(muster_group_t *g, const void *payload, size_t len, int exch
     g->has_exch = 0; /* the previous exchange's payloads may now be overwritten */
     uint32_t gen = LD(&g->h->generation), passed;
     publish(g, gen, payload, len, exch);
-    int rc = muster__barrier_wait(g->h, g->rank, timeout_s, LD(&g->slot->barriers) + 1, &passed);
+    uint64_t no = LD(&g->slot->barriers) + 1;
+    /* no deadline of its own (waiting for a computing leader): the group's
+     * timeout still bounds a peer that is stopped */
+    int rc = timeout_s > 0 ? muster__barrier_wait(g->h, g->rank, timeout_s, no, &passed)
+                           : muster__barrier_wait_busy(g->h, g->rank, g->timeout_s, no, &passed);
     if (rc == MUSTER_OK) {
       g->last_gen = passed;
       g->passed = 1;

@@ -92,6 +92,12 @@ static int validate_dynamic(const struct muster_seg_header *h, int nranks, char 
                    mask, nranks);
   if (LD(&h->formed) > 1 || LD(&h->retired) > 1)
     return why_set(why, whylen, MUSTER_ECORRUPT, "formed/retired flags out of range");
+  /* more arrivals than ranks would never end a round (the round ends when
+   * the counter equals nranks): every waiter would wait forever */
+  uint32_t arrived = LD(&h->arrived);
+  if (arrived > (uint32_t)nranks)
+    return why_set(why, whylen, MUSTER_ECORRUPT, "arrived counter %" PRIu32 " for %d ranks",
+                   arrived, nranks);
   uint32_t ab = LD(&h->abort_state);
   if (ab > MUSTER_ABORT_SET)
     return why_set(why, whylen, MUSTER_ECORRUPT, "abort state %" PRIu32 " out of range", ab);
