@@ -5,7 +5,8 @@
  *   mpi-scalapack solve [--n 37,100,257] [--quick]   every routine x dtype x n
  *   mpi-scalapack errors                             failures, the same on every rank
  *   mpi-scalapack loop --n N --seconds S [--deadline D]   solves until killed
- *   mpi-scalapack whoami                             host, net namespace, /dev/shm of each rank
+ *   mpi-scalapack whoami [--n ..]                    where each rank runs, then a quick solve
+ *   mpi-scalapack bench --routine R --n N,.. --tiles T,.. [--reps K]   seconds per tile
  */
 #include <dlfcn.h>
 #include <libgen.h>
@@ -171,8 +172,9 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(d.comm, &d.rank);
   MPI_Comm_size(d.comm, &d.size);
   const char *mode = argc > 1 ? argv[1] : "solve";
-  int64_t ns[8] = {37, 100, 257}, n = 1200;
-  int nns = 3, quick = 0;
+  int64_t ns[8] = {37, 100, 257}, n = 1200, tiles[8] = {32, 64};
+  int nns = 3, quick = 0, ntiles = 2, reps = 3;
+  muster_routine_t routine = MUSTER_POTRS;
   double seconds = 60, deadline = 0;
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "--n") && i + 1 < argc) {
@@ -180,6 +182,9 @@ int main(int argc, char **argv) {
       n = ns[0];
     }
     else if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--tiles") && i + 1 < argc) ntiles = parse_ns(argv[++i], tiles, 8);
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--routine") && i + 1 < argc) ASSERT_OK(muster_routine_from_name(argv[++i], &routine));
     else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
     else if (!strcmp(argv[i], "--deadline") && i + 1 < argc) deadline = atof(argv[++i]);
   }
@@ -191,9 +196,10 @@ int main(int argc, char **argv) {
   else if (!strcmp(mode, "errors")) drv_mode_errors(&d);
   else if (!strcmp(mode, "loop")) rc = drv_mode_loop(&d, n, seconds, deadline);
   else if (!strcmp(mode, "whoami")) mode_whoami(&d), drv_mode_solve(&d, ns, nns, 1);
+  else if (!strcmp(mode, "bench")) drv_mode_bench(&d, routine, ns, nns, tiles, ntiles, reps);
   else {
-    fprintf(stderr, "usage: %s solve|errors|loop|whoami [--n N,..] [--quick] [--seconds S] "
-            "[--deadline D]\n", argv[0]);
+    fprintf(stderr, "usage: %s solve|errors|loop|whoami|bench [--n N,..] [--quick] [--seconds S] "
+            "[--deadline D] [--routine R] [--tiles T,..] [--reps K]\n", argv[0]);
     rc = 2;
   }
   d.sl->release_comms(d.sl_ctx, 0);

@@ -57,9 +57,11 @@ void drv_idle_barrier(drv_t *d);
 int drv_case(drv_t *d, int ok, const char *why, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* The modes (cases.c, errors.c, loop.c). */
+/* The modes (cases.c, errors.c, loop.c, bench.c). */
 void drv_mode_solve(drv_t *d, const int64_t *ns, int nns, int quick);
 void drv_mode_errors(drv_t *d);
 int drv_mode_loop(drv_t *d, int64_t n, double seconds, double deadline);
+void drv_mode_bench(drv_t *d, muster_routine_t routine, const int64_t *ns, int nns,
+                    const int64_t *tiles, int ntiles, int reps);
 
 #endif

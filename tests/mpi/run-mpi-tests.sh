@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# tests/mpi/run-mpi-tests.sh [BUILD] - the scalapack provider's MPI tests, as
+# CI runs them (as root, on 2 cores; about 3-4 minutes there).  BUILD is the
+# build folder (default build; build-address runs the ASan+UBSan build).
+#
+#   solve np=1..4     every routine x dtype x n (37, 100, 257) x caller layout
+#                     (block, 1-D cyclic), auto and explicit tiles, NO_FACTOR /
+#                     NO_VECTORS: residuals and the lapack provider's answer
+#   errors np=1..4    not positive definite, NaN/Inf (A, B, result), ranks that
+#                     disagree, bad pieces, bootstrap kinds, sub-communicators,
+#                     release_comms, estimate
+#   grids             MUSTER_SCALAPACK_GRID=4x1 and 1x4 on 4 ranks, 2x1 on 2
+#   kill, stop        SIGKILL / SIGSTOP rank 1 of 3 mid-solve: every rank ends
+#                     within the bound, the output says why, /dev/shm (private
+#                     to the test) empty after (tests/mpi/fault.sh)
+#   valgrind          np=1 under memcheck: no error, no definite leak of ours
+#   multihost         two network + mount namespaces as two hosts, one job
+#                     over TCP (tests/mpi/run-multihost.sh)
+# Each mpirun has a time limit; ends with "N passed, N failed" (run-all.sh's
+# count()) and exits non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${1:-build}
+export DRV=$PWD/$BUILD/tests/mpi-scalapack
+LOG=${LOG:-$BUILD/test-logs/mpi}
+mkdir -p "$LOG"
+# --mca mpi_yield_when_idle 1: a waiting rank yields the CPU (Open MPI spins
+# otherwise, and 4 spinning ranks on 2 cores turn every message into a
+# scheduler time slice).  One OpenBLAS thread per rank, for the same reason.
+export MPIRUN="mpirun --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1 -x OPENBLAS_NUM_THREADS=1"
+export OPENBLAS_NUM_THREADS=1
+pass=0
+fail=0
+
+if [ ! -x "$DRV" ]; then
+  echo "no $DRV: build with MPI + ScaLAPACK (tools/ci/install-deps.sh installs them)"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+# driver NAME TIMEOUT ARGS...: one mpirun of the driver; adds its closing
+# "P passed, F failed" (or one failure when there is none).
+driver() {
+  local name=$1 limit=$2 log="$LOG/$1.log" line p f t0=$SECONDS
+  shift 2
+  # shellcheck disable=SC2086
+  timeout -k 5 "$limit" "$@" >"$log" 2>&1
+  local rc=$?
+  echo "=== $name ($((SECONDS - t0)) s)"
+  grep -v '^ok ' "$log" | sed 's/^/  /'
+  line=$(grep -E '^mpi-scalapack np=[0-9]+ [a-z]+: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+  p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+')
+  f=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+')
+  pass=$((pass + ${p:-0}))
+  fail=$((fail + ${f:-0}))
+  if [ -z "$line" ] || { [ "$rc" != 0 ] && [ "${f:-0}" = 0 ]; }; then
+    fail=$((fail + 1))
+    echo "  FAIL: $name exited $rc$([ -z "$line" ] && echo ' without its closing count')"
+  fi
+}
+
+# single NAME CMD...: a test that passes when CMD exits 0.
+single() {
+  local name=$1 log="$LOG/$1.log" t0=$SECONDS
+  shift
+  "$@" >"$log" 2>&1
+  local rc=$?
+  echo "=== $name ($((SECONDS - t0)) s)"
+  sed 's/^/  /' "$log"
+  if [ $rc = 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "  FAIL: $name exited $rc"; fi
+}
+
+t_start=$SECONDS
+for np in 1 2 3 4; do
+  # shellcheck disable=SC2086
+  driver "solve-np$np" 300 $MPIRUN -np $np "$DRV" solve
+done
+for np in 1 2 3 4; do
+  # shellcheck disable=SC2086
+  driver "errors-np$np" 120 $MPIRUN -np $np "$DRV" errors
+done
+for g in 4x1 1x4; do
+  # shellcheck disable=SC2086
+  driver "grid-$g" 120 $MPIRUN -np 4 -x MUSTER_SCALAPACK_GRID=$g "$DRV" solve --n 37,100 --quick
+done
+# shellcheck disable=SC2086
+driver "grid-2x1" 120 $MPIRUN -np 2 -x MUSTER_SCALAPACK_GRID=2x1 "$DRV" solve --n 100 --quick
+# A killed rank: mpirun notices and ends the job by itself.
+single kill unshare -m tests/mpi/fault.sh KILL 3 10 'exited on signal 9' --n 600 --seconds 120
+# A stopped rank: the others' deadline (the runtime's part, played by the
+# driver's watchdog) calls cancel(), which aborts the MPI job.
+single stop unshare -m tests/mpi/fault.sh STOP 3 15 'muster scalapack: rank [0-9]+ .*aborting the MPI job' \
+  --n 600 --seconds 120 --deadline 3
+# valgrind: one rank.  Open MPI's own noise (what MPI_Init keeps, the
+# loader's reads) is suppressed by its file and tests/mpi/valgrind-mpi.supp,
+# which match nothing with a frame of ours below MPI.
+VG="valgrind -q --num-callers=40 --error-exitcode=9 --leak-check=full --show-possibly-lost=no \
+  --errors-for-leak-kinds=definite --suppressions=/usr/share/openmpi/openmpi-valgrind.supp \
+  --suppressions=$PWD/tests/valgrind.supp --suppressions=$PWD/tests/mpi/valgrind-mpi.supp"
+# shellcheck disable=SC2086
+driver "valgrind-errors" 300 $MPIRUN -np 1 $VG "$DRV" errors
+# shellcheck disable=SC2086
+driver "valgrind-solve" 300 $MPIRUN -np 1 $VG "$DRV" solve --n 37,64 --quick
+single multihost timeout -k 5 180 tests/mpi/run-multihost.sh "$BUILD"
+
+echo
+echo "mpi tests took $((SECONDS - t_start)) s"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
