@@ -7,15 +7,22 @@
 
 #include "test_lapack_provider.h"
 
-const muster_provider_v1_t *lfx_provider(void **ctx) {
+void *lfx_open_provider(const char *file) {
   char exe[PATH_MAX], path[PATH_MAX + 64];
   ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
   ASSERT(len > 0);
   exe[len] = '\0';
-  /* build-X/tests/run-tests -> build-X/lib/muster/providers/lapack.so */
+  /* build-X/tests/<program> -> build-X/lib/muster/providers/<file> */
   char *tests_dir = dirname(exe);
   char *build_dir = dirname(tests_dir);
-  snprintf(path, sizeof path, "%s/lib/muster/providers/lapack.so", build_dir);
+  snprintf(path, sizeof path, "%s/lib/muster/providers/%s", build_dir, file);
+  void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!so) fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
+  ASSERT(so != NULL);
+  return so; /* never dlclose'd: OpenBLAS threads outlive a dlclose badly */
+}
+
+const muster_provider_v1_t *lfx_provider(void **ctx) {
 #ifdef __SANITIZE_THREAD__
   /* OpenBLAS is not instrumented: the hand-offs of its own thread pool look
    * like races to TSan.  Keep it in the calling thread (read when the .so
@@ -23,16 +30,14 @@ const muster_provider_v1_t *lfx_provider(void **ctx) {
    * calls from several threads are still checked. */
   setenv("OPENBLAS_NUM_THREADS", "1", 0);
 #endif
-  void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!so) fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
-  ASSERT(so != NULL);
+  void *so = lfx_open_provider("lapack.so");
   const muster_provider_v1_t *p = dlsym(so, MUSTER_PROVIDER_SYMBOL_V1);
   ASSERT(p != NULL);
   ASSERT_EQ(p->abi_version, MUSTER_PROVIDER_V1_ABI);
   ASSERT_EQ(p->struct_size, sizeof(muster_provider_v1_t));
   char err[256] = "";
   ASSERT_EQ(p->init(ctx, err, sizeof err), 0);
-  return p; /* never dlclose'd: OpenBLAS threads outlive a dlclose badly */
+  return p;
 }
 
 static __thread uint64_t rng = 0x9E3779B97F4A7C15ull; /* per thread: concurrent tests */

@@ -9,8 +9,6 @@
  *   mpi-scalapack bench --routine R --n N,.. --tiles T,.. [--reps K]   seconds per tile
  */
 #include <dlfcn.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -40,15 +38,7 @@ void drv_boot(drv_t *d, muster_bootstrap_t *b, MPI_Comm *comm, uint64_t key) {
 /* ---- loading the providers -------------------------------------------------------- */
 
 static const muster_provider_v2_t *load_scalapack(void **ctx) {
-  char exe[PATH_MAX], path[PATH_MAX + 64];
-  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  ASSERT(len > 0);
-  exe[len] = '\0';
-  /* build-X/tests/mpi-scalapack -> build-X/lib/muster/providers/scalapack.so */
-  snprintf(path, sizeof path, "%s/lib/muster/providers/scalapack.so", dirname(dirname(exe)));
-  void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!so) fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
-  ASSERT(so != NULL);
+  void *so = lfx_open_provider("scalapack.so");
   const muster_provider_v2_t *p = dlsym(so, MUSTER_PROVIDER_SYMBOL_V2);
   ASSERT(p != NULL);
   ASSERT_EQ(p->abi_version, MUSTER_PROVIDER_V2_ABI);
@@ -58,7 +48,7 @@ static const muster_provider_v2_t *load_scalapack(void **ctx) {
   char err[256] = "";
   ASSERT_EQ(p->probe(err, sizeof err), 0);
   ASSERT_EQ(p->init(ctx, err, sizeof err), 0);
-  return p; /* never dlclose'd: OpenBLAS threads outlive a dlclose badly */
+  return p;
 }
 
 /* ---- one call ------------------------------------------------------------------------ */

@@ -14,6 +14,8 @@
 #                     within the bound, the output says why, /dev/shm (private
 #                     to the test) empty after (tests/mpi/fault.sh)
 #   valgrind          np=1 under memcheck: no error, no definite leak of ours
+#   asan              errors and solve on 2 ranks with the ASan+UBSan build,
+#                     when build-address has the driver (run-all.sh builds it)
 #   multihost         two network + mount namespaces as two hosts, one job
 #                     over TCP (tests/mpi/run-multihost.sh)
 # Each mpirun has a time limit; ends with "N passed, N failed" (run-all.sh's
@@ -101,6 +103,20 @@ VG="valgrind -q --num-callers=40 --error-exitcode=9 --leak-check=full --show-pos
 driver "valgrind-errors" 300 $MPIRUN -np 1 $VG "$DRV" errors
 # shellcheck disable=SC2086
 driver "valgrind-solve" 300 $MPIRUN -np 1 $VG "$DRV" solve --n 37,64 --quick
+# ASan+UBSan: LeakSanitizer with full stacks (Open MPI has no frame
+# pointers), so tests/mpi/lsan-mpi.supp can tell Open MPI's leaks from ours.
+ASAN_DRV=$PWD/${ASAN_BUILD:-build-address}/tests/mpi-scalapack
+if [ -x "$ASAN_DRV" ]; then
+  ASAN="-x ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0:abort_on_error=1 \
+    -x LSAN_OPTIONS=suppressions=$PWD/tests/mpi/lsan-mpi.supp:print_suppressions=0 \
+    -x UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1"
+  # shellcheck disable=SC2086
+  driver "asan-errors-np2" 300 $MPIRUN $ASAN -np 2 "$ASAN_DRV" errors
+  # shellcheck disable=SC2086
+  driver "asan-solve-np2" 300 $MPIRUN $ASAN -np 2 "$ASAN_DRV" solve --n 37,100
+else
+  echo "=== asan: not run here: no $ASAN_DRV (scons san=address builds it)"
+fi
 single multihost timeout -k 5 180 tests/mpi/run-multihost.sh "$BUILD"
 
 echo
