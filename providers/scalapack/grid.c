@@ -36,17 +36,19 @@ int sl_grid_shape(int nranks, int *nprow, int *npcol, char *why, size_t whylen) 
   return 0;
 }
 
-/* Measured on the 2-core development VM (docs/performance/scalapack.md):
- * the fastest tile of potrf/potrs and syevd f64, 2 and 4 ranks, up to each
- * size.  Complex and single precision use the same rows (their best tiles
- * were within a few percent of these). */
+/* Measured on the 2-core development VM (docs/performance/scalapack.md,
+ * f64, 2 and 4 ranks, n = 256 .. 2048): tiles 16 and 32 were slower
+ * everywhere (potrs up to 2-3x at n >= 1024, syevd 16 about 2x); 64, 128
+ * and 256 were within the run-to-run noise of that shared machine (+-50%),
+ * with 128 the steadiest for potrf and 64 for syevd.  Complex and single
+ * precision use the same rows (not measured separately).  potri is
+ * potrf-shaped.  Rows: this tile for n <= n_max. */
 static const struct {
-  int64_t n_max; /* this row applies for n <= n_max */
+  int64_t n_max;
   int64_t potrf, syevd;
 } tile_table[] = {
-    {256, 32, 32},
-    {1024, 64, 32},
-    {INT64_MAX, 64, 64},
+    {256, 64, 64},
+    {INT64_MAX, 128, 64},
 };
 
 int64_t sl_auto_tile(muster_routine_t routine, muster_dtype_t dtype, int64_t n, int nprow,
