@@ -125,6 +125,8 @@ int sl_agree(sl_call_t *s, const sl_verdict_t *mine, int first) {
   char why[200];
   int ref = 0; /* compare with the first rank whose facts are complete */
   while (ref < s->size && !all[ref].facts.complete) ref++;
+  for (int r = ref + 1; first && r < s->size; r++)
+    if (all[r].facts.complete && all[r].facts.cached != all[ref].facts.cached) s->cache_split = 1;
   for (int r = ref + 1; first && r < s->size; r++) {
     if (all[r].facts.complete && differ(&all[ref].facts, &all[r].facts, ref, why, sizeof why)) {
       rc = sl_err(s, MUSTER_EMISMATCH, "ranks disagree: rank %d has %s", r, why);

@@ -241,6 +241,11 @@ static int solve_locked(sl_ctx_t *c, sl_call_t *s, unsigned stamp) {
     check_inputs(s, &v);
   s->cached = sl_comm_cached(c, s->cc->boot);
   int rc = sl_agree(s, &v, 1);
+  /* Some ranks had released this key's communicators (release_comms is
+   * meant for every rank): this call fails with MUSTER_EMISMATCH, and the
+   * ranks that still hold them drop them too (a local release in Open MPI),
+   * so the next call starts from the same state everywhere. */
+  if (s->cache_split) sl_comm_release(c, s->cc->boot->key);
   if (rc == 0) rc = contexts(c, s, stamp);
   if (rc == 0) {
     sl_scatter_inputs(s);

@@ -133,6 +133,7 @@ typedef struct sl_call {
   int nprow, npcol, myrow, mycol; /* the provider's grid */
   int64_t tile;
   int cached;     /* the bootstrap key's communicators were cached      */
+  int cache_split; /* ...on some ranks only (set by sl_agree)           */
   int planned;    /* arguments valid, grid and tile chosen              */
   sl_comm_t *comm;
   sl_int ctxt, caller_ctxt, line_ctxt, root_ctxt;

@@ -225,6 +225,22 @@ static void sub_comms(drv_t *d) {
   drv_case(d, !why[0], why, "release_comms(job key), then a solve builds the grid again");
 }
 
+/* release_comms on one rank only: the next call fails everywhere with
+ * MUSTER_EMISMATCH (instead of hanging in a half-made grid), and the one
+ * after it works again. */
+static void lone_release(drv_t *d) {
+  char why[700] = "";
+  if (d->rank == d->size - 1) d->sl->release_comms(d->sl_ctx, d->boot.key);
+  lfx_t fx;
+  setup(&fx, d, MUSTER_POTRS, MUSTER_F64, 37, 950);
+  int rc = drv_solve(d, &fx, NULL);
+  expect(d, &fx, rc, MUSTER_EMISMATCH, "cached communicators", why, sizeof why);
+  lfx_free(&fx);
+  if (!why[0]) solve_on(d, &d->comm, d->boot.key, why, sizeof why);
+  drv_case(d, !why[0], why, "release_comms on rank %d only: MUSTER_EMISMATCH everywhere, then "
+           "solves again", d->size - 1);
+}
+
 static void estimates(drv_t *d) {
   char why[700] = "";
   muster_provider_query_t q = {.routine = MUSTER_SYEVD, .dtype = MUSTER_F64, .n = 1000,
@@ -260,5 +276,6 @@ void drv_mode_errors(drv_t *d) {
   }
   for (int w = 0; w < 3; w++) bad_piece(d, w);
   sub_comms(d);
+  if (d->size > 1) lone_release(d);
   estimates(d);
 }
