@@ -8,7 +8,8 @@
  *          copy), so A holds the full Hermitian inverse as the other
  *          providers return it
  *   syevd  pXsyevd / pXheevd with jobz = 'V' (ScaLAPACK has no values-only
- *          mode): vectors in Z, values (replicated on every rank) in w
+ *          mode): vectors in Z, values in w, then w sent from grid process
+ *          (0, 0) to every rank (share_w says why)
  * ScaLAPACK's info is global (the same on every process of the grid), so
  * these return the same code and message on every rank without an
  * agreement; only the workspace allocation of syevd needs one.
@@ -115,6 +116,19 @@ static sl_int ormtr_need(sl_call_t *s, sl_int *need) {
   return info;
 }
 
+/* W from grid process (0, 0) to every rank.  pXsyevd documents W as
+ * global output, but its eigenvalues are right only on (0, 0) in some
+ * paths: pXstedc solves n <= nb on that process alone, and small merges of
+ * pXlaed0 (n = 2, tile 1 on 2 x 2) leave the other processes holding the
+ * tridiagonal's diagonal instead.  n reals: nothing next to the solve. */
+static void share_w(sl_call_t *s) {
+  sl_int n = (sl_int)s->args->n;
+  if (s->myrow == 0 && s->mycol == 0)
+    s->k->real_gebs2d(s->ctxt, "All", " ", n, 1, s->w, n);
+  else
+    s->k->real_gebr2d(s->ctxt, "All", " ", n, 1, s->w, n, 0, 0);
+}
+
 static int run_syevd(sl_call_t *s) {
   size_t rb = muster_dtype_real_bytes(s->t);
   double wq[2] = {0, 0}, rq = 0; /* room for one complex double */
@@ -143,6 +157,8 @@ static int run_syevd(sl_call_t *s) {
                   s->k->syevd ? "syevd" : "heevd", (int)info);
     } else if (info < 0) {
       rc = illegal(s, s->k->syevd ? "syevd" : "heevd", info);
+    } else {
+      share_w(s);
     }
   }
   free(work);

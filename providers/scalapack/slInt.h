@@ -105,8 +105,8 @@ typedef struct sl_kind {
   sl_syevd_fn *syevd; /* real dtypes, else NULL */
   sl_heevd_fn *heevd; /* complex dtypes, else NULL */
   sl_ormtr_fn *ormtr; /* pXormtr, pXunmtr */
-  sl_gebs2d_fn *gebs2d;
-  sl_gebr2d_fn *gebr2d;
+  sl_gebs2d_fn *gebs2d, *real_gebs2d; /* the dtype, and its real type (W) */
+  sl_gebr2d_fn *gebr2d, *real_gebr2d;
   const void *one, *zero; /* 1 and 0 of the dtype (alpha, beta) */
 } sl_kind_t;
 

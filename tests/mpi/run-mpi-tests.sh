@@ -6,6 +6,7 @@
 #   solve np=1..4     every routine x dtype x n (37, 100, 257) x caller layout
 #                     (block, 1-D cyclic), auto and explicit tiles, NO_FACTOR /
 #                     NO_VECTORS: residuals and the lapack provider's answer
+#   tiny np=3,4       n = 1, 2, 3, 5: ranks with no rows or columns
 #   errors np=1..4    not positive definite, NaN/Inf (A, B, result), ranks that
 #                     disagree, bad pieces, bootstrap kinds, sub-communicators,
 #                     release_comms, estimate
@@ -76,6 +77,10 @@ t_start=$SECONDS
 for np in 1 2 3 4; do
   # shellcheck disable=SC2086
   driver "solve-np$np" 300 $MPIRUN -np $np "$DRV" solve
+done
+for np in 3 4; do # matrices smaller than the grid: ranks holding nothing
+  # shellcheck disable=SC2086
+  driver "tiny-np$np" 120 $MPIRUN -np $np "$DRV" solve --n 1,2,3,5
 done
 for np in 1 2 3 4; do
   # shellcheck disable=SC2086
