@@ -2,7 +2,8 @@
 # tests/mpi/fault.sh SIGNAL NP BOUND_S EXPECT [LOOP ARGS...]
 #
 # One fault test of the scalapack provider (run-mpi-tests.sh runs it inside
-# `unshare -m`, as root): NP ranks of the driver's "loop" mode solve again
+# `unshare -m -p -f --mount-proc`, as root: its own /dev/shm, and when it
+# exits the kernel ends whatever of the job is left): NP ranks of the driver's "loop" mode solve again
 # and again; once every rank is inside its second solve, rank 1 gets SIGNAL
 # (KILL or STOP).  Passes when, within BOUND_S seconds of the signal,
 # mpirun and every rank have ended (a zombie has ended: only its parent may
@@ -33,7 +34,7 @@ ended() { # ended PID: gone, or a zombie
 t0=$(now)
 while [ "$(grep -c '^loop rank' "$log")" -lt "$np" ]; do
   if ! kill -0 "$mp" 2>/dev/null || past "$t0" 120; then
-    echo "fault: the ranks never reached their second solve"; cat "$log"; exit 1
+    echo "fault: the ranks never reached their second solve"; cat "$log"; kill "$mp"; exit 1
   fi
   sleep 0.1
 done

@@ -13,7 +13,8 @@
 #   grids             MUSTER_SCALAPACK_GRID=4x1 and 1x4 on 4 ranks, 2x1 on 2
 #   kill, stop        SIGKILL / SIGSTOP rank 1 of 3 mid-solve: every rank ends
 #                     within the bound, the output says why, /dev/shm (private
-#                     to the test) empty after (tests/mpi/fault.sh)
+#                     to the test) empty after (tests/mpi/fault.sh, in its own
+#                     mount and PID namespaces: nothing outlives it)
 #   valgrind          np=1 under memcheck: no error, no definite leak of ours
 #   asan              errors and solve on 2 ranks with the ASan+UBSan build,
 #                     when build-address has the driver (run-all.sh builds it)
@@ -93,10 +94,10 @@ done
 # shellcheck disable=SC2086
 driver "grid-2x1" 120 $MPIRUN -np 2 -x MUSTER_SCALAPACK_GRID=2x1 "$DRV" solve --n 100 --quick
 # A killed rank: mpirun notices and ends the job by itself.
-single kill unshare -m tests/mpi/fault.sh KILL 3 10 'exited on signal 9' --n 600 --seconds 120
+single kill unshare -m -p -f --mount-proc tests/mpi/fault.sh KILL 3 10 'exited on signal 9' --n 600 --seconds 120
 # A stopped rank: the others' deadline (the runtime's part, played by the
 # driver's watchdog) calls cancel(), which aborts the MPI job.
-single stop unshare -m tests/mpi/fault.sh STOP 3 15 'muster scalapack: rank [0-9]+ .*aborting the MPI job' \
+single stop unshare -m -p -f --mount-proc tests/mpi/fault.sh STOP 3 15 'muster scalapack: rank [0-9]+ .*aborting the MPI job' \
   --n 600 --seconds 120 --deadline 3
 # valgrind: one rank.  Open MPI's own noise (what MPI_Init keeps, the
 # loader's reads) is suppressed by its file and tests/mpi/valgrind-mpi.supp,

@@ -34,6 +34,7 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM # through the EXIT trap
 [ "$(id -u)" = 0 ] || fail "needs root (network and mount namespaces)"
 [ -x "$DRV" ] || fail "no $DRV (build with MPI + ScaLAPACK installed)"
 
@@ -77,7 +78,7 @@ mpirun_cmd="mpirun --allow-run-as-root --oversubscribe -np 4 --hostfile $WORK/ho
   -x OPENBLAS_NUM_THREADS=1 -x PATH \
   $DRV whoami --n 37,100"
 echo "multihost: $mpirun_cmd"
-timeout 300 "$WORK/host" hostA "$NSA" "$mpirun_cmd" >"$WORK/job.log" 2>&1
+timeout 150 "$WORK/host" hostA "$NSA" "$mpirun_cmd" >"$WORK/job.log" 2>&1
 rc=$?
 sed 's/^/  | /' "$WORK/job.log"
 cat "$WORK/shm.log" 2>/dev/null | sed 's/^/  | /'
