@@ -49,8 +49,7 @@ static inline int muster__col_nonfinite(muster_dtype_t t, const void *col, int64
  * triangle, row >= col, when lower_only), in column order: 1 and its
  * (row, col), or 0. */
 static inline int muster__find_nonfinite(muster_dtype_t t, const void *a, int64_t ld, int64_t rows,
-                                         int64_t cols, int lower_only, int64_t *row,
-                                         int64_t *col) {
+                                         int64_t cols, int lower_only, int64_t *row, int64_t *col) {
   int64_t parts = muster_dtype_is_complex(t) ? 2 : 1;
   int single = muster_dtype_real_bytes(t) == 4;
   for (int64_t j = 0; j < cols; j++) {
@@ -61,8 +60,8 @@ static inline int muster__find_nonfinite(muster_dtype_t t, const void *a, int64_
                      : muster__bad_f64((const double *)a + at, (int64_t)k);
     if (!bad) continue;
     for (size_t e = 0; e < k; e++) {
-      int finite = single ? isfinite(((const float *)a)[at + e])
-                          : isfinite(((const double *)a)[at + e]);
+      int finite =
+          single ? isfinite(((const float *)a)[at + e]) : isfinite(((const double *)a)[at + e]);
       if (!finite) {
         *row = first + (int64_t)(e / (size_t)parts);
         *col = j;

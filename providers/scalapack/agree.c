@@ -23,14 +23,14 @@ typedef struct facts {
   int32_t routine, dtype;
   int64_t n, nrhs, tile;
   uint32_t flags;
-  int32_t nprow, npcol;           /* the provider's grid */
-  int64_t dm, dn, dmb, dnb;       /* the caller's layout */
+  int32_t nprow, npcol;     /* the provider's grid */
+  int64_t dm, dn, dmb, dnb; /* the caller's layout */
   int32_t dprow, dpcol;
-  int32_t size;                   /* bootstrap size */
-  int32_t cached;                 /* communicators cached for this key */
-  int32_t complete;               /* arguments valid and grid chosen: a rank
-                                     that failed before has no facts to compare
-                                     (its own failure is reported instead) */
+  int32_t size;     /* bootstrap size */
+  int32_t cached;   /* communicators cached for this key */
+  int32_t complete; /* arguments valid and grid chosen: a rank
+                       that failed before has no facts to compare
+                       (its own failure is reported instead) */
 } facts_t;
 
 typedef struct vote {
@@ -65,11 +65,11 @@ static void fill_facts(const sl_call_t *s, facts_t *f) {
 
 /* The first field where f differs from f0 (rank r0's), in words: 1, or 0 if none. */
 static int differ(const facts_t *f0, const facts_t *f, int r0, char *out, size_t len) {
-#define SL_CMP(field, name)                                                                    \
-  if (f->field != f0->field) {                                                              \
+#define SL_CMP(field, name)                                                                  \
+  if (f->field != f0->field) {                                                               \
     snprintf(out, len, "%s %" PRId64 " (rank %d: %" PRId64 ")", name, (int64_t)f->field, r0, \
-             (int64_t)f0->field);                                                           \
-    return 1;                                                                               \
+             (int64_t)f0->field);                                                            \
+    return 1;                                                                                \
   }
   SL_CMP(size, "bootstrap size")
   SL_CMP(routine, "routine")

@@ -53,7 +53,9 @@ void sl_mat_free(sl_mat_t *m) {
   m->a = NULL;
 }
 
-void sl_mat_bind(const sl_call_t *s, sl_mat_t *m) { m->desc[SL_CTXT] = s->ctxt; }
+void sl_mat_bind(const sl_call_t *s, sl_mat_t *m) {
+  m->desc[SL_CTXT] = s->ctxt;
+}
 
 /* Rank 0's b as a matrix of the 1 x 1 grid; CTXT_ -1 on every other rank. */
 static void root_b_desc(const sl_call_t *s, sl_int *desc) {
@@ -111,8 +113,10 @@ static int64_t first_local_row_from(const piece_t *p, int64_t g) {
   int64_t lo = 0, hi = p->lrows;
   while (lo < hi) {
     int64_t mid = lo + (hi - lo) / 2;
-    if (global_of((sl_int)mid, p->mb, p->myrow, p->nprow) < g) lo = mid + 1;
-    else hi = mid;
+    if (global_of((sl_int)mid, p->mb, p->myrow, p->nprow) < g)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -140,7 +144,7 @@ static int scan_piece(muster_dtype_t t, size_t esz, const piece_t *p, int lower,
 
 int sl_find_nonfinite(const sl_call_t *s, const sl_mat_t *m, int lower, int64_t *row,
                       int64_t *col) {
-  piece_t p = {m->a, m->rows, m->cols, m->desc[SL_LLD], (sl_int)s->tile, (sl_int)s->tile,
+  piece_t p = {m->a,     m->rows,  m->cols,  m->desc[SL_LLD], (sl_int)s->tile, (sl_int)s->tile,
                s->myrow, s->mycol, s->nprow, s->npcol};
   return scan_piece(s->t, s->esz, &p, lower, row, col);
 }

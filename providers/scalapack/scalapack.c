@@ -30,9 +30,9 @@ int sl_err(const sl_call_t *s, int code, const char *fmt, ...) {
   const char *r = muster_routine_str(s->args->routine), *t = muster_dtype_str(s->args->dtype);
   char host[64] = "?";
   gethostname(host, sizeof host - 1);
-  int k = snprintf(cc->err, cc->errlen, "scalapack (rank %d of %d, pid %d on %s, %s %s n=%" PRId64
-                   "): ", s->rank, s->size, (int)getpid(), host, r ? r : "?", t ? t : "?",
-                   s->args->n);
+  int k = snprintf(cc->err, cc->errlen,
+                   "scalapack (rank %d of %d, pid %d on %s, %s %s n=%" PRId64 "): ", s->rank,
+                   s->size, (int)getpid(), host, r ? r : "?", t ? t : "?", s->args->n);
   if (k >= 0 && (size_t)k < cc->errlen) {
     va_list ap;
     va_start(ap, fmt);
@@ -62,7 +62,8 @@ static int check_boot(const sl_call_t *s) {
   return 0;
 }
 
-static int bad(sl_verdict_t *v, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(sl_verdict_t *v, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int bad(sl_verdict_t *v, int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -84,7 +85,8 @@ static int check_args(const sl_call_t *s, sl_verdict_t *v) {
   if (a->routine == MUSTER_POTRS && (a->nrhs < 1 || a->nrhs > INT_MAX))
     return bad(v, MUSTER_EINVAL, "nrhs=%" PRId64 " out of range", a->nrhs);
   if (a->tile < 0 || a->tile > INT_MAX)
-    return bad(v, MUSTER_ETILE, "tile %" PRId64 " out of range (0: the provider's choice)", a->tile);
+    return bad(v, MUSTER_ETILE, "tile %" PRId64 " out of range (0: the provider's choice)",
+               a->tile);
   return 0;
 }
 
@@ -97,19 +99,22 @@ static int check_piece(const sl_call_t *s, sl_verdict_t *v) {
   MPI_Comm_rank(comm, &comm_rank);
   MPI_Comm_size(comm, &comm_size);
   if (comm_rank != s->rank || comm_size != s->size)
-    return bad(v, MUSTER_EINVAL, "bootstrap rank %d of %d is rank %d of %d in its MPI_Comm", s->rank,
-               s->size, comm_rank, comm_size);
+    return bad(v, MUSTER_EINVAL, "bootstrap rank %d of %d is rank %d of %d in its MPI_Comm",
+               s->rank, s->size, comm_rank, comm_size);
   if (!me || me->mem != MUSTER_MEM_HOST)
     return bad(v, MUSTER_EUNSUPPORTED, "the piece is not host memory");
   if (d->m != n || d->n != n || d->mb < 1 || d->nb < 1 || d->mb > INT_MAX || d->nb > INT_MAX)
-    return bad(v, MUSTER_EINVAL, "dist %" PRId64 " x %" PRId64 " in %" PRId64 " x %" PRId64
-               " blocks does not describe an n=%" PRId64 " matrix", d->m, d->n, d->mb, d->nb, n);
-  if (d->nprow < 1 || d->npcol < 1 || (int64_t)d->nprow * d->npcol != s->size ||
-      d->myrow < 0 || d->myrow >= d->nprow || d->mycol < 0 || d->mycol >= d->npcol ||
+    return bad(v, MUSTER_EINVAL,
+               "dist %" PRId64 " x %" PRId64 " in %" PRId64 " x %" PRId64
+               " blocks does not describe an n=%" PRId64 " matrix",
+               d->m, d->n, d->mb, d->nb, n);
+  if (d->nprow < 1 || d->npcol < 1 || (int64_t)d->nprow * d->npcol != s->size || d->myrow < 0 ||
+      d->myrow >= d->nprow || d->mycol < 0 || d->mycol >= d->npcol ||
       d->myrow * d->npcol + d->mycol != s->rank)
-    return bad(v, MUSTER_EINVAL, "dist places rank %d at (%d, %d) of a %d x %d grid (ranks go "
-               "row-major over the grid, which must hold all %d)", s->rank, d->myrow, d->mycol,
-               d->nprow, d->npcol, s->size);
+    return bad(v, MUSTER_EINVAL,
+               "dist places rank %d at (%d, %d) of a %d x %d grid (ranks go "
+               "row-major over the grid, which must hold all %d)",
+               s->rank, d->myrow, d->mycol, d->nprow, d->npcol, s->size);
   int64_t rows = muster_layout_numroc(n, d->mb, d->myrow, d->nprow);
   int64_t cols = muster_layout_numroc(n, d->nb, d->mycol, d->npcol);
   if (d->lld < (rows > 1 ? rows : 1) || d->lld > INT_MAX)
@@ -129,8 +134,9 @@ static int plan(sl_call_t *s, sl_verdict_t *v) {
     return bad(v, MUSTER_EINVAL, "%s", why);
   s->myrow = s->rank / s->npcol;
   s->mycol = s->rank % s->npcol;
-  s->tile = s->args->tile > 0 ? s->args->tile
-                              : sl_auto_tile(s->args->routine, s->t, s->args->n, s->nprow, s->npcol);
+  s->tile = s->args->tile > 0
+                ? s->args->tile
+                : sl_auto_tile(s->args->routine, s->t, s->args->n, s->nprow, s->npcol);
   s->planned = 1;
   return 0;
 }
@@ -151,8 +157,8 @@ static int allocate(sl_call_t *s, sl_verdict_t *v) {
 static void check_inputs(const sl_call_t *s, sl_verdict_t *v) {
   int64_t i, j;
   if (sl_caller_nonfinite(s, &i, &j)) {
-    bad(v, MUSTER_ENONFINITE, "NaN/Inf in A at row %" PRId64 ", column %" PRId64 " (rank %d's piece)",
-        i, j, s->rank);
+    bad(v, MUSTER_ENONFINITE,
+        "NaN/Inf in A at row %" PRId64 ", column %" PRId64 " (rank %d's piece)", i, j, s->rank);
     v->order = SL_ORDER_NAN_A;
     v->row = i;
     v->col = j;
@@ -182,13 +188,16 @@ static int check_result(sl_call_t *s) {
     if (sl_find_nonfinite(s, &s->A, 0, &i, &j)) what = "inverse";
   } else {
     muster_dtype_t real = muster_dtype_real_bytes(s->t) == 4 ? MUSTER_F32 : MUSTER_F64;
-    if (muster__find_nonfinite(real, s->w, n, n, 1, 0, &i, &j)) what = "eigenvalues";
+    if (muster__find_nonfinite(real, s->w, n, n, 1, 0, &i, &j))
+      what = "eigenvalues";
     else if (!(s->args->flags & MUSTER_NO_VECTORS) && sl_find_nonfinite(s, &s->Z, 0, &i, &j))
       what = "eigenvectors";
   }
   if (what) {
-    bad(&v, MUSTER_ENONFINITE, "NaN/Inf in the result %s at row %" PRId64 ", column %" PRId64
-        " (input too ill-conditioned?)", what, i, j);
+    bad(&v, MUSTER_ENONFINITE,
+        "NaN/Inf in the result %s at row %" PRId64 ", column %" PRId64
+        " (input too ill-conditioned?)",
+        what, i, j);
     v.order = SL_ORDER_RESULT;
     v.row = i;
     v.col = j;
@@ -225,9 +234,10 @@ static int contexts(sl_ctx_t *c, sl_call_t *s, unsigned stamp) {
   sl_int p = 0, q = 0, r = -1, col = -1;
   Cblacs_gridinfo(s->ctxt, &p, &q, &r, &col);
   if (p != s->nprow || q != s->npcol || r != s->myrow || col != s->mycol)
-    return sl_err(s, MUSTER_EPROVIDER, "BLACS placed this rank at (%d, %d) of %d x %d, expected "
-                  "(%d, %d) of %d x %d", (int)r, (int)col, (int)p, (int)q, s->myrow, s->mycol,
-                  s->nprow, s->npcol);
+    return sl_err(s, MUSTER_EPROVIDER,
+                  "BLACS placed this rank at (%d, %d) of %d x %d, expected "
+                  "(%d, %d) of %d x %d",
+                  (int)r, (int)col, (int)p, (int)q, s->myrow, s->mycol, s->nprow, s->npcol);
   sl_mat_bind(s, &s->A);
   sl_mat_bind(s, &s->B);
   sl_mat_bind(s, &s->Z);
@@ -236,8 +246,7 @@ static int contexts(sl_ctx_t *c, sl_call_t *s, unsigned stamp) {
 
 static int solve_locked(sl_ctx_t *c, sl_call_t *s, unsigned stamp) {
   sl_verdict_t v = {.code = 0, .row = -1, .col = -1};
-  if (check_args(s, &v) == 0 && plan(s, &v) == 0 && check_piece(s, &v) == 0 &&
-      allocate(s, &v) == 0)
+  if (check_args(s, &v) == 0 && plan(s, &v) == 0 && check_piece(s, &v) == 0 && allocate(s, &v) == 0)
     check_inputs(s, &v);
   s->cached = sl_comm_cached(c, s->cc->boot);
   int rc = sl_agree(s, &v, 1);
@@ -260,7 +269,8 @@ static int sl_collective_solve(void *ctx, const muster_collective_call_t *cc) {
   sl_ctx_t *c = ctx;
   if (!c || !cc) return MUSTER_EINVAL;
   int64_t info_sink = 0;
-  sl_call_t s = {.cc = cc, .args = &cc->args, .t = cc->args.dtype, .info = cc->info ? cc->info : &info_sink};
+  sl_call_t s = {
+      .cc = cc, .args = &cc->args, .t = cc->args.dtype, .info = cc->info ? cc->info : &info_sink};
   *s.info = 0;
   if (cc->boot) {
     s.rank = cc->boot->rank;
@@ -350,12 +360,14 @@ static void sl_cancel(void *ctx, int code, const char *why) {
 /* Can this call run here?  Only with MPI running in this process (the MPI
  * bootstrap), on host memory, and one rank per process.  No time model
  * yet: seconds < 0 lets the cost table (or the priority) decide. */
-static int sl_estimate(void *ctx, const muster_provider_query_t *q, muster_provider_estimate_t *est) {
+static int sl_estimate(void *ctx, const muster_provider_query_t *q,
+                       muster_provider_estimate_t *est) {
   memset(est, 0, sizeof *est);
   est->seconds = -1;
   if (!q) return MUSTER_EINVAL;
   if (q->span == MUSTER_SPAN_THREADS) {
-    snprintf(est->note, sizeof est->note, "ranks are threads of one process: ScaLAPACK needs "
+    snprintf(est->note, sizeof est->note,
+             "ranks are threads of one process: ScaLAPACK needs "
              "one MPI rank per process");
     return MUSTER_EUNSUPPORTED;
   }
@@ -365,8 +377,10 @@ static int sl_estimate(void *ctx, const muster_provider_query_t *q, muster_provi
   }
   int world = 0;
   if (!sl_mpi_usable() || (MPI_Comm_size(MPI_COMM_WORLD, &world), world < q->nranks)) {
-    snprintf(est->note, sizeof est->note, "no MPI job of %d ranks in this process (start them "
-             "with mpirun and the MPI bootstrap)", q->nranks);
+    snprintf(est->note, sizeof est->note,
+             "no MPI job of %d ranks in this process (start them "
+             "with mpirun and the MPI bootstrap)",
+             q->nranks);
     return MUSTER_EUNSUPPORTED;
   }
   /* each rank holds 1/R of A, again of Z (syevd, potri), and its part of B */
@@ -374,8 +388,10 @@ static int sl_estimate(void *ctx, const muster_provider_query_t *q, muster_provi
   int mats = (q->routine == MUSTER_SYEVD || q->routine == MUSTER_POTRI) ? 2 : 1;
   est->peak_bytes = (uint64_t)((share * mats + (double)q->n * (q->nrhs > 0 ? q->nrhs : 0)) *
                                (double)muster_dtype_bytes(q->dtype));
-  snprintf(est->note, sizeof est->note, "no time model (cost table decides); about %.0f MiB per "
-           "rank", (double)est->peak_bytes / 1048576.0);
+  snprintf(est->note, sizeof est->note,
+           "no time model (cost table decides); about %.0f MiB per "
+           "rank",
+           (double)est->peak_bytes / 1048576.0);
   return 0;
 }
 
@@ -385,8 +401,9 @@ __attribute__((visibility("default"))) const muster_provider_v2_t muster_provide
     .layout_rules = MUSTER_LAYOUT_RULES_VERSION,
     .kind = MUSTER_PROVIDER_COLLECTIVE,
     .name = "scalapack",
-    .description = "CPU, any number of nodes: ScaLAPACK (Open MPI) on a P x Q BLACS grid from "
-                   "the MPI bootstrap",
+    .description =
+        "CPU, any number of nodes: ScaLAPACK (Open MPI) on a P x Q BLACS grid from "
+        "the MPI bootstrap",
     .priority = 5,
     .routines = ALL_ROUTINES,
     .dtypes = ALL_DTYPES,

@@ -58,12 +58,12 @@ typedef struct sl_comm {
 } sl_comm_t;
 
 typedef struct sl_ctx {
-  pthread_mutex_t lock;  /* one collective_solve at a time per process: BLACS
-                            keeps global state and is not thread-safe */
-  sl_comm_t *comms;      /* under lock */
-  atomic_int inflight;   /* collective_solve calls running (for cancel)     */
-  atomic_int rank;       /* the running call's bootstrap rank (for cancel)  */
-  unsigned calls;        /* solves so far (under lock): stamps grid use     */
+  pthread_mutex_t lock; /* one collective_solve at a time per process: BLACS
+                           keeps global state and is not thread-safe */
+  sl_comm_t *comms;     /* under lock */
+  atomic_int inflight;  /* collective_solve calls running (for cancel)     */
+  atomic_int rank;      /* the running call's bootstrap rank (for cancel)  */
+  unsigned calls;       /* solves so far (under lock): stamps grid use     */
 } sl_ctx_t;
 
 /* MPI initialized and not finalized (MPI_Initialized / MPI_Finalized may be
@@ -102,9 +102,9 @@ typedef struct sl_kind {
   sl_tradd_fn *tradd;
   sl_potrf_fn *potrf, *potri;
   sl_potrs_fn *potrs;
-  sl_syevd_fn *syevd; /* real dtypes, else NULL */
-  sl_heevd_fn *heevd; /* complex dtypes, else NULL */
-  sl_ormtr_fn *ormtr; /* pXormtr, pXunmtr */
+  sl_syevd_fn *syevd;                 /* real dtypes, else NULL */
+  sl_heevd_fn *heevd;                 /* complex dtypes, else NULL */
+  sl_ormtr_fn *ormtr;                 /* pXormtr, pXunmtr */
   sl_gebs2d_fn *gebs2d, *real_gebs2d; /* the dtype, and its real type (W) */
   sl_gebr2d_fn *gebr2d, *real_gebr2d;
   const void *one, *zero; /* 1 and 0 of the dtype (alpha, beta) */
@@ -124,7 +124,7 @@ typedef struct sl_mat {
 
 typedef struct sl_call {
   const muster_collective_call_t *cc;
-  int64_t *info;  /* cc->info, or a local sink when the caller gave none */
+  int64_t *info; /* cc->info, or a local sink when the caller gave none */
   const muster_solve_args_t *args;
   muster_dtype_t t;
   const sl_kind_t *k;
@@ -132,15 +132,15 @@ typedef struct sl_call {
   int rank, size;
   int nprow, npcol, myrow, mycol; /* the provider's grid */
   int64_t tile;
-  int cached;     /* the bootstrap key's communicators were cached      */
+  int cached;      /* the bootstrap key's communicators were cached      */
   int cache_split; /* ...on some ranks only (set by sl_agree)           */
-  int planned;    /* arguments valid, grid and tile chosen              */
+  int planned;     /* arguments valid, grid and tile chosen              */
   sl_comm_t *comm;
   sl_int ctxt, caller_ctxt, line_ctxt, root_ctxt;
-  sl_mat_t A;     /* the provider's copy of A, P x Q, tile x tile blocks */
-  sl_mat_t B;     /* potrs: B, then X (n x nrhs)                       */
-  sl_mat_t Z;     /* syevd: eigenvectors; potri: the mirror's copy       */
-  void *w;        /* syevd: eigenvalues (replicated)                     */
+  sl_mat_t A; /* the provider's copy of A, P x Q, tile x tile blocks */
+  sl_mat_t B; /* potrs: B, then X (n x nrhs)                       */
+  sl_mat_t Z; /* syevd: eigenvectors; potri: the mirror's copy       */
+  void *w;    /* syevd: eigenvalues (replicated)                     */
 } sl_call_t;
 
 /* Write the provider's message (who, what call, then fmt) into cc->err and
@@ -152,11 +152,11 @@ SL_HIDDEN int sl_err(const sl_call_t *s, int code, const char *fmt, ...)
 
 /* What one rank found at an agreement point. */
 typedef struct sl_verdict {
-  int code;          /* 0 or a MUSTER_E* code                            */
-  int order;         /* which failure wins when several ranks fail: lower
-                        first (SL_ORDER_*), then the first (col, row)    */
-  int64_t row, col;  /* a NaN/Inf's global place, or -1                   */
-  char what[160];    /* the rank's own words for a failure               */
+  int code;         /* 0 or a MUSTER_E* code                            */
+  int order;        /* which failure wins when several ranks fail: lower
+                       first (SL_ORDER_*), then the first (col, row)    */
+  int64_t row, col; /* a NaN/Inf's global place, or -1                   */
+  char what[160];   /* the rank's own words for a failure               */
 } sl_verdict_t;
 
 enum { SL_ORDER_ARGS = 0, SL_ORDER_NAN_A, SL_ORDER_NAN_B, SL_ORDER_RESULT };

@@ -29,19 +29,28 @@ static double one(drv_t *d, muster_routine_t routine, int64_t n, int64_t tile, d
                   const double *input, int64_t cols, double *b, double *w) {
   memcpy(piece, input, sizeof(double) * (size_t)(n * cols));
   for (int64_t i = 0; i < n; i++) b[i] = 1.0;
-  muster_shard_t me = {.mem = MUSTER_MEM_HOST, .device = -1, .a = piece, .lda = n,
-                       .ncols = cols, .b = b, .ldb = n, .w = w};
+  muster_shard_t me = {.mem = MUSTER_MEM_HOST,
+                       .device = -1,
+                       .a = piece,
+                       .lda = n,
+                       .ncols = cols,
+                       .b = b,
+                       .ldb = n,
+                       .w = w};
   int64_t info = 0;
   char err[512] = "";
-  muster_collective_call_t cc = {
-      .args = {.routine = routine, .dtype = MUSTER_F64, .n = n, .nrhs = 1, .tile = tile,
-               .flags = routine == MUSTER_POTRS ? MUSTER_NO_FACTOR : 0},
-      .mine = &me,
-      .dist = muster_layout_block_dist(n, d->size, d->rank, n),
-      .boot = &d->boot,
-      .info = &info,
-      .err = err,
-      .errlen = sizeof err};
+  muster_collective_call_t cc = {.args = {.routine = routine,
+                                          .dtype = MUSTER_F64,
+                                          .n = n,
+                                          .nrhs = 1,
+                                          .tile = tile,
+                                          .flags = routine == MUSTER_POTRS ? MUSTER_NO_FACTOR : 0},
+                                 .mine = &me,
+                                 .dist = muster_layout_block_dist(n, d->size, d->rank, n),
+                                 .boot = &d->boot,
+                                 .info = &info,
+                                 .err = err,
+                                 .errlen = sizeof err};
   MPI_Barrier(d->comm);
   double t0 = MPI_Wtime();
   int rc = d->sl->collective_solve(d->sl_ctx, &cc);

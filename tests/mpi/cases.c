@@ -48,7 +48,8 @@ static void compare_x(const lfx_t *fx, const lfx_t *ref, double tol, char *why, 
         zd x = lfx_get(fx, fx->shards[r].b, fx->ldb, i, c);
         zd y = lfx_get(ref, ref->shards[0].b, ref->ldb, i, c);
         if (cabs(x - y) > tol * (1 + cabs(y)))
-          say(why, len, "X on rank %d differs from lapack's at (%" PRId64 ", %" PRId64 ")", r, i, c);
+          say(why, len, "X on rank %d differs from lapack's at (%" PRId64 ", %" PRId64 ")", r, i,
+              c);
       }
     }
   }
@@ -56,8 +57,8 @@ static void compare_x(const lfx_t *fx, const lfx_t *ref, double tol, char *why, 
 
 /* The result matrix against lapack's: lower triangle within tol, and the
  * upper one within tol or (factor) exactly the input. */
-static void compare_a(const lfx_t *fx, const lfx_t *ref, double tol, int upper_is_input,
-                      char *why, size_t len) {
+static void compare_a(const lfx_t *fx, const lfx_t *ref, double tol, int upper_is_input, char *why,
+                      size_t len) {
   int64_t n = fx->n;
   zd *F = lfx_read_a((lfx_t *)fx), *G = lfx_read_a((lfx_t *)ref);
   double scale = max_abs(G, n * n);
@@ -66,8 +67,11 @@ static void compare_a(const lfx_t *fx, const lfx_t *ref, double tol, int upper_i
       zd f = F[j * n + i], g = G[j * n + i];
       int differs = (i < j && upper_is_input) ? f != fx->A[j * n + i] : cabs(f - g) > tol * scale;
       if (differs)
-        say(why, len, "A's result differs from lapack's at (%" PRId64 ", %" PRId64 "): %g%+gi vs "
-            "%g%+gi", i, j, creal(f), cimag(f), creal(g), cimag(g));
+        say(why, len,
+            "A's result differs from lapack's at (%" PRId64 ", %" PRId64
+            "): %g%+gi vs "
+            "%g%+gi",
+            i, j, creal(f), cimag(f), creal(g), cimag(g));
     }
   }
   free(F);
@@ -119,8 +123,15 @@ static void check(drv_t *d, lfx_t *fx, uint64_t seed, char *why, size_t len) {
     res = lfx_syevd_residual(fx, &orth);
     if (res > DRV_TOL || orth > DRV_TOL) say(why, len, "syevd residual %.3g, orth %.3g", res, orth);
   }
-  lfx_t ref = {.routine = fx->routine, .t = fx->t, .n = fx->n, .nrhs = fx->nrhs, .R = fx->R,
-               .layout = fx->layout, .tile = fx->tile, .lda = fx->lda, .ldb = fx->ldb,
+  lfx_t ref = {.routine = fx->routine,
+               .t = fx->t,
+               .n = fx->n,
+               .nrhs = fx->nrhs,
+               .R = fx->R,
+               .layout = fx->layout,
+               .tile = fx->tile,
+               .lda = fx->lda,
+               .ldb = fx->ldb,
                .flags = f};
   lfx_seed(seed);
   lfx_setup(&ref);
@@ -142,9 +153,15 @@ static void run_case(drv_t *d, muster_routine_t routine, muster_dtype_t t, int64
                      unsigned flags, int64_t ptile, int k) {
   uint64_t seed = (uint64_t)k * 7 + 1000u * (unsigned)routine;
   lfx_seed(seed);
-  lfx_t fx = {.routine = routine, .t = t, .n = n, .nrhs = 1 + k % 3, .R = d->size,
-              .layout = cyclic ? MUSTER_LAYOUT_CYCLIC : MUSTER_LAYOUT_BLOCK, .flags = flags,
-              .lda = n + k % 3, .ldb = n + (k / 3) % 2};
+  lfx_t fx = {.routine = routine,
+              .t = t,
+              .n = n,
+              .nrhs = 1 + k % 3,
+              .R = d->size,
+              .layout = cyclic ? MUSTER_LAYOUT_CYCLIC : MUSTER_LAYOUT_BLOCK,
+              .flags = flags,
+              .lda = n + k % 3,
+              .ldb = n + (k / 3) % 2};
   fx.tile = cyclic ? cyclic_tile(n, d->size, k) : 0;
   lfx_setup(&fx);
   d->tile = ptile;
@@ -161,8 +178,8 @@ static void run_case(drv_t *d, muster_routine_t routine, muster_dtype_t t, int64
   if (ptile) snprintf(tile, sizeof tile, "%" PRId64, ptile);
   drv_case(d, !why[0], why, "%s %s n=%" PRId64 " %s%s%s tile=%s (%.3f s)",
            muster_routine_str(routine), muster_dtype_str(t), n, lay,
-           flags & MUSTER_NO_FACTOR ? " NO_FACTOR" : "", flags & MUSTER_NO_VECTORS ? " NO_VECTORS" : "",
-           tile, dt);
+           flags & MUSTER_NO_FACTOR ? " NO_FACTOR" : "",
+           flags & MUSTER_NO_VECTORS ? " NO_VECTORS" : "", tile, dt);
   lfx_free(&fx);
 }
 
@@ -182,8 +199,10 @@ void drv_mode_solve(drv_t *d, const int64_t *ns, int nns, int quick) {
       /* one tile larger than the matrix: a single block on grid process (0, 0) */
       run_case(d, routines[ri], dtypes[di], ns[0], 0, 0, ns[0] + 5, k++);
       /* the flags that skip writing A back */
-      if (routines[ri] == MUSTER_POTRS) run_case(d, MUSTER_POTRS, dtypes[di], ns[0], 0, MUSTER_NO_FACTOR, 0, k++);
-      if (routines[ri] == MUSTER_SYEVD) run_case(d, MUSTER_SYEVD, dtypes[di], ns[0], 1, MUSTER_NO_VECTORS, 0, k++);
+      if (routines[ri] == MUSTER_POTRS)
+        run_case(d, MUSTER_POTRS, dtypes[di], ns[0], 0, MUSTER_NO_FACTOR, 0, k++);
+      if (routines[ri] == MUSTER_SYEVD)
+        run_case(d, MUSTER_SYEVD, dtypes[di], ns[0], 1, MUSTER_NO_VECTORS, 0, k++);
     }
   }
 }

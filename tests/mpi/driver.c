@@ -31,8 +31,13 @@ void drv_boot(drv_t *d, muster_bootstrap_t *b, MPI_Comm *comm, uint64_t key) {
   int rank = 0, size = 0;
   MPI_Comm_rank(*comm, &rank);
   MPI_Comm_size(*comm, &size);
-  *b = (muster_bootstrap_t){.rank = rank, .size = size, .kind = "mpi", .key = key,
-                            .mpi_comm = comm, .ctx = comm, .allgather = mpi_allgather};
+  *b = (muster_bootstrap_t){.rank = rank,
+                            .size = size,
+                            .kind = "mpi",
+                            .key = key,
+                            .mpi_comm = comm,
+                            .ctx = comm,
+                            .allgather = mpi_allgather};
 }
 
 /* ---- loading the providers -------------------------------------------------------- */
@@ -63,23 +68,28 @@ int drv_solve(drv_t *d, lfx_t *fx, const muster_bootstrap_t *boot) {
   if (!boot) boot = &d->boot;
   fx->info = -99;
   fx->err[0] = '\0';
-  muster_collective_call_t cc = {
-      .args = {.routine = fx->routine, .dtype = fx->t, .n = fx->n, .nrhs = fx->nrhs,
-               .tile = d->tile, .layout = fx->layout,
-               .flags = fx->flags, .provider = "scalapack"},
-      .mine = &fx->shards[boot->rank],
-      .dist = drv_dist(fx, boot->rank),
-      .boot = boot,
-      .info = &fx->info,
-      .err = fx->err,
-      .errlen = sizeof fx->err};
+  muster_collective_call_t cc = {.args = {.routine = fx->routine,
+                                          .dtype = fx->t,
+                                          .n = fx->n,
+                                          .nrhs = fx->nrhs,
+                                          .tile = d->tile,
+                                          .layout = fx->layout,
+                                          .flags = fx->flags,
+                                          .provider = "scalapack"},
+                                 .mine = &fx->shards[boot->rank],
+                                 .dist = drv_dist(fx, boot->rank),
+                                 .boot = boot,
+                                 .info = &fx->info,
+                                 .err = fx->err,
+                                 .errlen = sizeof fx->err};
   return d->sl->collective_solve(d->sl_ctx, &cc);
 }
 
 void drv_share(drv_t *d, lfx_t *fx) {
   muster_layout_geom_t L;
-  ASSERT_EQ(muster_layout_geom_init(&L, fx->n, fx->layout == MUSTER_LAYOUT_CYCLIC ? fx->tile : 1,
-                                    fx->R), 0);
+  ASSERT_EQ(
+      muster_layout_geom_init(&L, fx->n, fx->layout == MUSTER_LAYOUT_CYCLIC ? fx->tile : 1, fx->R),
+      0);
   for (int r = 0; r < d->size; r++) {
     muster_shard_t *s = &fx->shards[r];
     int64_t cols = fx->layout == MUSTER_LAYOUT_CYCLIC ? L.local_cols : L.block_cols;
@@ -112,8 +122,10 @@ int drv_case(drv_t *d, int ok, const char *why, const char *fmt, ...) {
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, d->comm);
   MPI_Gather(mine, sizeof mine, MPI_CHAR, all, sizeof mine, MPI_CHAR, 0, d->comm);
   d->cases++;
-  if (all_ok) d->passed++;
-  else d->failed++;
+  if (all_ok)
+    d->passed++;
+  else
+    d->failed++;
   if (d->rank == 0) {
     if (all_ok) {
       printf("ok %d - %s\n", d->cases, name);
@@ -170,26 +182,38 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--n") && i + 1 < argc) {
       nns = parse_ns(argv[++i], ns, 8);
       n = ns[0];
-    }
-    else if (!strcmp(argv[i], "--quick")) quick = 1;
-    else if (!strcmp(argv[i], "--tiles") && i + 1 < argc) ntiles = parse_ns(argv[++i], tiles, 8);
-    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--routine") && i + 1 < argc) ASSERT_OK(muster_routine_from_name(argv[++i], &routine));
-    else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--deadline") && i + 1 < argc) deadline = atof(argv[++i]);
+    } else if (!strcmp(argv[i], "--quick"))
+      quick = 1;
+    else if (!strcmp(argv[i], "--tiles") && i + 1 < argc)
+      ntiles = parse_ns(argv[++i], tiles, 8);
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+      reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--routine") && i + 1 < argc)
+      ASSERT_OK(muster_routine_from_name(argv[++i], &routine));
+    else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
+      seconds = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--deadline") && i + 1 < argc)
+      deadline = atof(argv[++i]);
   }
   d.sl = load_scalapack(&d.sl_ctx);
   d.lp = lfx_provider(&d.lp_ctx);
   drv_boot(&d, &d.boot, &d.comm, 1);
   int rc = 0;
-  if (!strcmp(mode, "solve")) drv_mode_solve(&d, ns, nns, quick);
-  else if (!strcmp(mode, "errors")) drv_mode_errors(&d);
-  else if (!strcmp(mode, "loop")) rc = drv_mode_loop(&d, n, seconds, deadline);
-  else if (!strcmp(mode, "whoami")) mode_whoami(&d), drv_mode_solve(&d, ns, nns, 1);
-  else if (!strcmp(mode, "bench")) drv_mode_bench(&d, routine, ns, nns, tiles, ntiles, reps);
+  if (!strcmp(mode, "solve"))
+    drv_mode_solve(&d, ns, nns, quick);
+  else if (!strcmp(mode, "errors"))
+    drv_mode_errors(&d);
+  else if (!strcmp(mode, "loop"))
+    rc = drv_mode_loop(&d, n, seconds, deadline);
+  else if (!strcmp(mode, "whoami"))
+    mode_whoami(&d), drv_mode_solve(&d, ns, nns, 1);
+  else if (!strcmp(mode, "bench"))
+    drv_mode_bench(&d, routine, ns, nns, tiles, ntiles, reps);
   else {
-    fprintf(stderr, "usage: %s solve|errors|loop|whoami|bench [--n N,..] [--quick] [--seconds S] "
-            "[--deadline D] [--routine R] [--tiles T,..] [--reps K]\n", argv[0]);
+    fprintf(stderr,
+            "usage: %s solve|errors|loop|whoami|bench [--n N,..] [--quick] [--seconds S] "
+            "[--deadline D] [--routine R] [--tiles T,..] [--reps K]\n",
+            argv[0]);
     rc = 2;
   }
   d.sl->release_comms(d.sl_ctx, 0);

@@ -31,7 +31,7 @@ typedef struct drv {
   const muster_provider_v1_t *lp; /* lapack, the reference */
   void *lp_ctx;
   muster_bootstrap_t boot;
-  int64_t tile;                   /* args.tile of the next call: 0 auto */
+  int64_t tile; /* args.tile of the next call: 0 auto */
   int passed, failed, cases;
 } drv_t;
 

@@ -34,27 +34,35 @@ static void snap_take(const lfx_t *fx, int rank, snap_t *s) {
 
 static int snap_same(const lfx_t *fx, int rank, snap_t *s) {
   const muster_shard_t *me = &fx->shards[rank];
-  int same = memcmp(s->a, me->a, s->abytes) == 0 && (!s->bbytes || memcmp(s->b, me->b, s->bbytes) == 0);
+  int same =
+      memcmp(s->a, me->a, s->abytes) == 0 && (!s->bbytes || memcmp(s->b, me->b, s->bbytes) == 0);
   free(s->a);
   free(s->b);
   return same;
 }
 
-static void setup(lfx_t *fx, drv_t *d, muster_routine_t r, muster_dtype_t t, int64_t n, uint64_t seed) {
+static void setup(lfx_t *fx, drv_t *d, muster_routine_t r, muster_dtype_t t, int64_t n,
+                  uint64_t seed) {
   lfx_seed(seed);
-  *fx = (lfx_t){.routine = r, .t = t, .n = n, .nrhs = 2, .R = d->size, .layout = MUSTER_LAYOUT_BLOCK};
+  *fx =
+      (lfx_t){.routine = r, .t = t, .n = n, .nrhs = 2, .R = d->size, .layout = MUSTER_LAYOUT_BLOCK};
   lfx_setup(fx);
 }
 
 /* The code every rank got is `want`, and every rank's message has `text`. */
-static int expect(drv_t *d, const lfx_t *fx, int rc, int want, const char *text, char *why, size_t len) {
+static int expect(drv_t *d, const lfx_t *fx, int rc, int want, const char *text, char *why,
+                  size_t len) {
   int lo = rc, hi = rc;
   MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, d->comm);
   MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, d->comm);
-  if (lo != hi) snprintf(why, len, "ranks returned different codes (%d .. %d)", lo, hi);
-  else if (rc != want) snprintf(why, len, "rc %d, want %d: %s", rc, want, fx->err);
-  else if (text && !strstr(fx->err, text)) snprintf(why, len, "message lacks \"%s\": %s", text, fx->err);
-  else return 1;
+  if (lo != hi)
+    snprintf(why, len, "ranks returned different codes (%d .. %d)", lo, hi);
+  else if (rc != want)
+    snprintf(why, len, "rc %d, want %d: %s", rc, want, fx->err);
+  else if (text && !strstr(fx->err, text))
+    snprintf(why, len, "message lacks \"%s\": %s", text, fx->err);
+  else
+    return 1;
   return 0;
 }
 
@@ -100,8 +108,9 @@ static void nonfinite_a(drv_t *d, muster_dtype_t t, int64_t i, int64_t j, double
   char why[700] = "", text[96];
   int64_t S = (fx.n + d->size - 1) / d->size;
   if (i >= j) {
-    snprintf(text, sizeof text, "NaN/Inf in A at row %" PRId64 ", column %" PRId64 " (rank %d's piece)",
-             i, j, (int)(j / S));
+    snprintf(text, sizeof text,
+             "NaN/Inf in A at row %" PRId64 ", column %" PRId64 " (rank %d's piece)", i, j,
+             (int)(j / S));
     expect(d, &fx, rc, MUSTER_ENONFINITE, text, why, sizeof why);
     if (!snap_same(&fx, d->rank, &s) && !why[0]) snprintf(why, sizeof why, "the piece was written");
     snprintf(text, sizeof text, "at row %" PRId64 ", column %" PRId64, i, j);
@@ -112,7 +121,8 @@ static void nonfinite_a(drv_t *d, muster_dtype_t t, int64_t i, int64_t j, double
     free(s.b);
   }
   drv_case(d, !why[0], why, "%s %s at A(%" PRId64 ", %" PRId64 "): %s", isnan(v) ? "NaN" : "Inf",
-           muster_dtype_str(t), i, j, i >= j ? "MUSTER_ENONFINITE everywhere" : "upper, never read: ok");
+           muster_dtype_str(t), i, j,
+           i >= j ? "MUSTER_ENONFINITE everywhere" : "upper, never read: ok");
   lfx_free(&fx);
 }
 
@@ -122,7 +132,8 @@ static void nonfinite_b(drv_t *d) {
   lfx_set(&fx, fx.shards[0].b, fx.ldb, 4, 1, NAN);
   int rc = drv_solve(d, &fx, NULL);
   char why[700] = "";
-  expect(d, &fx, rc, MUSTER_ENONFINITE, "NaN/Inf in B at row 4, column 1 (rank 0)", why, sizeof why);
+  expect(d, &fx, rc, MUSTER_ENONFINITE, "NaN/Inf in B at row 4, column 1 (rank 0)", why,
+         sizeof why);
   drv_case(d, !why[0], why, "NaN in rank 0's B: MUSTER_ENONFINITE everywhere");
   lfx_free(&fx);
 }
@@ -132,7 +143,7 @@ static void nonfinite_result(drv_t *d) {
   lfx_t fx;
   setup(&fx, d, MUSTER_POTRS, MUSTER_F32, 6, 31337);
   for (int64_t k = 0; k < 36; k++) fx.A[k] = (k % 7 == 0) ? 1e-37 : 0; /* tiny diagonal */
-  for (int64_t k = 0; k < 6 * fx.nrhs; k++) fx.B[k] = 1e3;            /* X = 1e40 > FLT_MAX */
+  for (int64_t k = 0; k < 6 * fx.nrhs; k++) fx.B[k] = 1e3;             /* X = 1e40 > FLT_MAX */
   lfx_reshard(&fx);
   snap_t s;
   snap_take(&fx, d->rank, &s);
@@ -154,7 +165,8 @@ static void mismatch(drv_t *d, int dtype) {
   snap_take(&fx, d->rank, &s);
   int rc = drv_solve(d, &fx, NULL);
   char why[700] = "", text[64];
-  snprintf(text, sizeof text, "ranks disagree: rank %d has %s", d->size - 1, dtype ? "dtype" : "flags");
+  snprintf(text, sizeof text, "ranks disagree: rank %d has %s", d->size - 1,
+           dtype ? "dtype" : "flags");
   expect(d, &fx, rc, MUSTER_EMISMATCH, text, why, sizeof why);
   if (!snap_same(&fx, d->rank, &s) && !why[0]) snprintf(why, sizeof why, "the piece was written");
   drv_case(d, !why[0], why, "rank %d passes another %s: MUSTER_EMISMATCH everywhere", d->size - 1,
@@ -192,15 +204,22 @@ static int solve_on(drv_t *d, MPI_Comm *comm, uint64_t key, char *why, size_t le
   drv_boot(d, &b, comm, key);
   lfx_t fx;
   lfx_seed(key);
-  fx = (lfx_t){.routine = MUSTER_POTRS, .t = MUSTER_F64, .n = 50, .nrhs = 1, .R = b.size,
+  fx = (lfx_t){.routine = MUSTER_POTRS,
+               .t = MUSTER_F64,
+               .n = 50,
+               .nrhs = 1,
+               .R = b.size,
                .layout = MUSTER_LAYOUT_BLOCK};
   lfx_setup(&fx);
   int rc = drv_solve(d, &fx, &b);
   for (int r = 0; r < b.size; r++) /* the residual reads every shard's b: this rank's X */
-    if (r != b.rank) memcpy(fx.shards[r].b, fx.shards[b.rank].b, (size_t)(fx.ldb * fx.nrhs) * fx.esz);
+    if (r != b.rank)
+      memcpy(fx.shards[r].b, fx.shards[b.rank].b, (size_t)(fx.ldb * fx.nrhs) * fx.esz);
   double res = rc ? 0 : lfx_potrs_residual(&fx);
-  if (rc) snprintf(why, len, "rc %d: %s", rc, fx.err);
-  else if (res > DRV_TOL) snprintf(why, len, "residual %.3g on key %" PRIu64, res, key);
+  if (rc)
+    snprintf(why, len, "rc %d: %s", rc, fx.err);
+  else if (res > DRV_TOL)
+    snprintf(why, len, "residual %.3g on key %" PRIu64, res, key);
   lfx_free(&fx);
   return !why[0];
 }
@@ -237,18 +256,25 @@ static void lone_release(drv_t *d) {
   expect(d, &fx, rc, MUSTER_EMISMATCH, "cached communicators", why, sizeof why);
   lfx_free(&fx);
   if (!why[0]) solve_on(d, &d->comm, d->boot.key, why, sizeof why);
-  drv_case(d, !why[0], why, "release_comms on rank %d only: MUSTER_EMISMATCH everywhere, then "
-           "solves again", d->size - 1);
+  drv_case(d, !why[0], why,
+           "release_comms on rank %d only: MUSTER_EMISMATCH everywhere, then "
+           "solves again",
+           d->size - 1);
 }
 
 static void estimates(drv_t *d) {
   char why[700] = "";
-  muster_provider_query_t q = {.routine = MUSTER_SYEVD, .dtype = MUSTER_F64, .n = 1000,
-                               .mem = MUSTER_MEM_HOST, .nranks = d->size, .span = MUSTER_SPAN_NODES};
+  muster_provider_query_t q = {.routine = MUSTER_SYEVD,
+                               .dtype = MUSTER_F64,
+                               .n = 1000,
+                               .mem = MUSTER_MEM_HOST,
+                               .nranks = d->size,
+                               .span = MUSTER_SPAN_NODES};
   muster_provider_estimate_t e;
   int rc = d->sl->estimate(d->sl_ctx, &q, &e);
   if (rc != 0 || e.seconds >= 0 || e.peak_bytes < 2 * 8 * 1000 * 1000 / (uint64_t)d->size)
-    snprintf(why, sizeof why, "nodes: rc %d seconds %g peak %" PRIu64 ": %s", rc, e.seconds, e.peak_bytes, e.note);
+    snprintf(why, sizeof why, "nodes: rc %d seconds %g peak %" PRIu64 ": %s", rc, e.seconds,
+             e.peak_bytes, e.note);
   q.span = MUSTER_SPAN_THREADS;
   if (!why[0] && (rc = d->sl->estimate(d->sl_ctx, &q, &e)) != MUSTER_EUNSUPPORTED)
     snprintf(why, sizeof why, "threads: rc %d: %s", rc, e.note);
@@ -256,7 +282,8 @@ static void estimates(drv_t *d) {
   q.nranks = d->size + 1;
   if (!why[0] && (rc = d->sl->estimate(d->sl_ctx, &q, &e)) != MUSTER_EUNSUPPORTED)
     snprintf(why, sizeof why, "more ranks than the MPI job: rc %d: %s", rc, e.note);
-  drv_case(d, !why[0], why, "estimate: no model (seconds < 0) under MPI; refused for threads and "
+  drv_case(d, !why[0], why,
+           "estimate: no model (seconds < 0) under MPI; refused for threads and "
            "for more ranks than the job");
 }
 
@@ -265,9 +292,9 @@ void drv_mode_errors(drv_t *d) {
   int k = 0;
   for (int i = 0; i < 4; i++) not_pd(d, MUSTER_POTRS, dtypes[i], k++);
   not_pd(d, MUSTER_POTRI, MUSTER_C64, k++);
-  nonfinite_a(d, MUSTER_F64, 36, 30, NAN, k++);      /* the last column block */
+  nonfinite_a(d, MUSTER_F64, 36, 30, NAN, k++); /* the last column block */
   nonfinite_a(d, MUSTER_C64, 20, 3, INFINITY, k++);
-  nonfinite_a(d, MUSTER_F64, 2, 30, NAN, k++);       /* upper triangle: ignored */
+  nonfinite_a(d, MUSTER_F64, 2, 30, NAN, k++); /* upper triangle: ignored */
   nonfinite_b(d);
   nonfinite_result(d);
   if (d->size > 1) {

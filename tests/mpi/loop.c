@@ -30,7 +30,8 @@ static void *watchdog(void *arg) {
     double t0 = atomic_load(&w->started);
     if (t0 > 0 && MPI_Wtime() - t0 > w->deadline) {
       char why[160];
-      snprintf(why, sizeof why, "a solve has run %.1f s, past the %.1f s deadline (a peer stopped?)",
+      snprintf(why, sizeof why,
+               "a solve has run %.1f s, past the %.1f s deadline (a peer stopped?)",
                MPI_Wtime() - t0, w->deadline);
       w->d->sl->cancel(w->d->sl_ctx, MUSTER_ETIMEDOUT, why);
       return NULL; /* not reached: cancel aborts the job */
@@ -41,8 +42,13 @@ static void *watchdog(void *arg) {
 
 int drv_mode_loop(drv_t *d, int64_t n, double seconds, double deadline) {
   lfx_seed(4711);
-  lfx_t fx = {.routine = MUSTER_POTRS, .t = MUSTER_F64, .n = n, .nrhs = 1, .R = d->size,
-              .layout = MUSTER_LAYOUT_BLOCK, .flags = MUSTER_NO_FACTOR};
+  lfx_t fx = {.routine = MUSTER_POTRS,
+              .t = MUSTER_F64,
+              .n = n,
+              .nrhs = 1,
+              .R = d->size,
+              .layout = MUSTER_LAYOUT_BLOCK,
+              .flags = MUSTER_NO_FACTOR};
   lfx_setup(&fx);
   watch_t w = {.d = d, .deadline = deadline};
   pthread_t th;
