@@ -187,8 +187,10 @@ void drv_mode_solve(drv_t *d, const int64_t *ns, int nns, int quick) {
   static const muster_routine_t routines[] = {MUSTER_POTRS, MUSTER_POTRI, MUSTER_SYEVD};
   int k = 0;
   for (int ri = 0; ri < 3; ri++) {
+    if (d->routines && !(d->routines & (1u << routines[ri]))) continue;
     for (int di = 0; di < 4; di++) {
       if (quick && dtypes[di] != MUSTER_F64) continue;
+      if (d->dtypes && !(d->dtypes & (1u << dtypes[di]))) continue;
       for (int ni = 0; ni < nns; ni++) {
         for (int cyc = 0; cyc < (quick ? 1 : 2); cyc++, k++) {
           int64_t ptile = k % 3 == 2 ? 7 : 0; /* an explicit tile dividing nothing, or auto */

@@ -2,7 +2,8 @@
  * tests/mpi/driver.c - main, the MPI bootstrap, and what every mode shares
  * (driver.h says what the program is).
  *
- *   mpi-scalapack solve [--n 37,100,257] [--quick]   every routine x dtype x n
+ *   mpi-scalapack solve [--n 37,100,257] [--quick] [--routines potrs,..] [--dtypes f64,..]
+ *                                                    every routine x dtype x n
  *   mpi-scalapack errors                             failures, the same on every rank
  *   mpi-scalapack loop --n N --seconds S [--deadline D]   solves until killed
  *   mpi-scalapack whoami [--n ..]                    where each rank runs, then a quick solve
@@ -158,6 +159,31 @@ static void mode_whoami(drv_t *d) {
   free(all);
 }
 
+/* "potrs,syevd" or "f32,c128" -> bits (1u << value) of the names parsed by parse */
+static unsigned parse_names(char *list, int (*parse)(const char *, int *)) {
+  unsigned bits = 0;
+  for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+    int v = 0;
+    ASSERT_OK(parse(tok, &v));
+    bits |= 1u << v;
+  }
+  return bits;
+}
+
+static int routine_of(const char *s, int *v) {
+  muster_routine_t r;
+  int rc = muster_routine_from_name(s, &r);
+  *v = (int)r;
+  return rc;
+}
+
+static int dtype_of(const char *s, int *v) {
+  muster_dtype_t t;
+  int rc = muster_dtype_from_name(s, &t);
+  *v = (int)t;
+  return rc;
+}
+
 /* "37,100,257" -> ns */
 static int parse_ns(const char *s, int64_t *ns, int cap) {
   int k = 0;
@@ -188,6 +214,10 @@ int main(int argc, char **argv) {
       ntiles = parse_ns(argv[++i], tiles, 8);
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
       reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--routines") && i + 1 < argc)
+      d.routines = parse_names(argv[++i], routine_of);
+    else if (!strcmp(argv[i], "--dtypes") && i + 1 < argc)
+      d.dtypes = parse_names(argv[++i], dtype_of);
     else if (!strcmp(argv[i], "--routine") && i + 1 < argc)
       ASSERT_OK(muster_routine_from_name(argv[++i], &routine));
     else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
@@ -212,7 +242,8 @@ int main(int argc, char **argv) {
   else {
     fprintf(stderr,
             "usage: %s solve|errors|loop|whoami|bench [--n N,..] [--quick] [--seconds S] "
-            "[--deadline D] [--routine R] [--tiles T,..] [--reps K]\n",
+            "[--deadline D] [--routine R] [--tiles T,..] [--reps K] [--routines R,..] "
+            "[--dtypes T,..]\n",
             argv[0]);
     rc = 2;
   }

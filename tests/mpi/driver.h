@@ -32,6 +32,7 @@ typedef struct drv {
   void *lp_ctx;
   muster_bootstrap_t boot;
   int64_t tile; /* args.tile of the next call: 0 auto */
+  unsigned routines, dtypes; /* solve: only these (bits 1u << value), 0: all */
   int passed, failed, cases;
 } drv_t;
 
