@@ -42,6 +42,25 @@ int64_t muster_layout_local_cols(int64_t n, int64_t tile, int nranks) {
   return L.local_cols;
 }
 
+int64_t muster_layout_cyclic_cols(int64_t n, int64_t tile, int nranks, int rank, int64_t *gcols,
+                                  int64_t cap) {
+  int rc = check_shape("muster_layout_cyclic_cols", n, nranks);
+  if (rc < 0) return rc;
+  if (rank < 0 || rank >= nranks)
+    return muster__err(MUSTER_EINVAL, "muster_layout_cyclic_cols: rank %d out of 0..%d", rank,
+                       nranks - 1);
+  if (cap < 0 || (cap > 0 && !gcols))
+    return muster__err(MUSTER_EINVAL, "muster_layout_cyclic_cols: gcols=%p cap=%" PRId64,
+                       (void *)gcols, cap);
+  muster_layout_geom_t L;
+  if (muster_layout_geom_init(&L, n, tile, nranks) < 0)
+    return muster__err(MUSTER_ETILE, "muster_layout_cyclic_cols: tile %" PRId64
+                       " out of range for n=%" PRId64, tile, n);
+  for (int64_t l = 0; l < L.local_cols && l < cap; l++)
+    gcols[l] = muster_layout_cyclic_global(&L, rank, l);
+  return L.local_cols;
+}
+
 int muster_layout_check_tile(int64_t n, int64_t tile, int nranks) {
   int rc = check_shape("muster_layout_check_tile", n, nranks);
   if (rc < 0) return rc;

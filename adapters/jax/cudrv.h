@@ -4,9 +4,11 @@
  *
  * The handler links nothing of CUDA so one libmuster_jax.so serves the cpu
  * and cuda platforms and loads on a machine without a driver.  It needs the
- * driver only to read the 4-byte rank operand that XLA keeps in device
- * memory, and to write the status / NaN-fill outputs when the caller asked
- * for return_status=True.  Every call orders itself on XLA's stream.
+ * driver to read the 8-byte rank operand (int32[2]) XLA keeps in device memory,
+ * to write the status output (and the NaN fill of return_status=True), to
+ * find which CUDA device holds a buffer, and in process mode to stage the
+ * shard in memory CUDA IPC can export (staging.c).  Every call orders
+ * itself on XLA's stream.
  */
 #ifndef MUSTER_JAX_CUDRV_H
 #define MUSTER_JAX_CUDRV_H

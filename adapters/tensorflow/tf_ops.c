@@ -1,13 +1,14 @@
 /*
  * adapters/tensorflow/tf_ops.c - the op definitions MusterPotrs, MusterPotri,
- * MusterSyevd and their shape functions, registered when TensorFlow loads
- * the library (tf.load_op_library dlopens it; our constructor runs then and
- * TF's op watcher turns what it registers into Python wrappers).
+ * MusterSyevd, their names and their shape functions.  tf_init.c registers
+ * them when TensorFlow loads the library (tf.load_op_library dlopens it, the
+ * constructor runs, and TF's op watcher turns what it registers into Python
+ * wrappers).
  *
  * Every op takes this participant's shard: `a` is its column block of the
- * global n x n matrix A (shape [n, ncols], the columns
- * [rank*ceil(n/nranks), ...) of A), potrs also takes the replicated
- * right-hand sides b [n, nrhs].  Attributes say who meets whom:
+ * global n x n matrix A (shape [n, ncols]: the block layout of
+ * muster/layout.h), potrs also takes the replicated right-hand sides
+ * b [n, nrhs].  Attributes say who meets whom:
  *   rank, nranks   this participant and how many meet
  *   key            group key: the op's group is "<routine>.<key>"; callers
  *                  make it unique per op in flight (muster_tf does)
@@ -23,15 +24,16 @@
  * The ops are stateful: they meet other participants, so they must never be
  * constant-folded, deduplicated or pruned.
  */
+#include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "tfInt.h"
 
-#define T_ATTR "T: {float, double, complex64, complex128}"
-
+/* Attributes every op has after T (the element type, built from tf_tensor.c's
+ * table in register_op). */
 static const char *const common_attrs[] = {
-    T_ATTR,
     "rank: int >= 0",
     "nranks: int >= 1",
     "key: string",
@@ -42,13 +44,30 @@ static const char *const common_attrs[] = {
     "same_step: bool = false",
 };
 
-const char *muster__tf_op_name(muster_routine_t r) {
-  switch (r) {
-  case MUSTER_POTRS: return "MusterPotrs";
-  case MUSTER_POTRI: return "MusterPotri";
-  case MUSTER_SYEVD: return "MusterSyevd";
+/* ---- op names -------------------------------------------------------------- */
+
+static char op_names[MUSTER_ROUTINE_END][32];
+static pthread_once_t op_names_once = PTHREAD_ONCE_INIT;
+
+/* TensorFlow op names are CamelCase: "potrs" -> "MusterPotrs", for every
+ * routine of muster/types.h. */
+static void name_ops(void) {
+  static const muster_routine_t all[] = {
+#define MUSTER__TF_ROUTINE(NAME, value, name) MUSTER_##NAME,
+      MUSTER_ROUTINE_MAP(MUSTER__TF_ROUTINE)
+#undef MUSTER__TF_ROUTINE
+  };
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+    const char *s = muster_routine_name(all[i]);
+    snprintf(op_names[all[i]], sizeof op_names[all[i]], "Muster%c%s",
+             toupper((unsigned char)s[0]), s + 1);
   }
-  return "Muster?";
+}
+
+const char *muster__tf_op_name(muster_routine_t r) {
+  pthread_once(&op_names_once, name_ops);
+  if ((int)r < 0 || (int)r >= MUSTER_ROUTINE_END || !op_names[r][0]) return "Muster?";
+  return op_names[r];
 }
 
 /* ---- shape functions ----------------------------------------------------- */
@@ -132,10 +151,14 @@ out:
 
 /* ---- registration -------------------------------------------------------- */
 
-static int register_op(muster_routine_t r, char *why, size_t whylen) {
+int muster__tf_register_op(muster_routine_t r, char *why, size_t whylen) {
   TF_Status *st = TF_NewStatus();
   TF_OpDefinitionBuilder *b = TF_NewOpDefinitionBuilder(muster__tf_op_name(r));
+  char t_attr[128], names[96];
   int rc = 0;
+  muster__tf_type_names(names, sizeof names);
+  snprintf(t_attr, sizeof t_attr, "T: {%s}", names);
+  TF_OpDefinitionBuilderAddAttr(b, t_attr);
   for (size_t i = 0; i < sizeof common_attrs / sizeof common_attrs[0]; i++)
     TF_OpDefinitionBuilderAddAttr(b, common_attrs[i]);
   TF_OpDefinitionBuilderAddInput(b, "a: T");
@@ -166,18 +189,4 @@ static int register_op(muster_routine_t r, char *why, size_t whylen) {
   }
   TF_DeleteStatus(st);
   return rc;
-}
-
-/* Runs when TensorFlow dlopens us.  A constructor cannot return an error;
- * a failure here (an op of that name already registered by another copy of
- * this library) is reported on stderr and TensorFlow's own "op not found"
- * follows at use. */
-__attribute__((constructor)) static void muster_tf_init(void) {
-  static const muster_routine_t routines[] = {MUSTER_POTRS, MUSTER_POTRI, MUSTER_SYEVD};
-  char why[512];
-  for (size_t i = 0; i < sizeof routines / sizeof routines[0]; i++) {
-    if (register_op(routines[i], why, sizeof why) < 0 ||
-        muster__tf_register_kernels(routines[i], why, sizeof why) < 0)
-      fprintf(stderr, "libmuster_tf: %s\n", why);
-  }
 }

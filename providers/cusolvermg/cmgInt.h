@@ -10,12 +10,14 @@
  *   - matrix descriptors per (rows=lda, cols, tile, dtype) of a device set;
  *   - per device: relayout streams, their staging buffers, the relayout
  *     WORK buffer (copy plans only), the cuSolverMg workspace, the potri
- *     result and panel buffers (potri on 2+ GPUs), a pinned host buffer
- *     for eigenvalues; each grown when a call needs more;
+ *     result and panel buffers (potri on 2+ GPUs); one pinned host buffer
+ *     for eigenvalues; each grown (cuc_grow) when a call needs more;
  *   - peer access, enabled once per ordered device pair;
- *   - CUDA IPC mappings of peer processes' buffers (ipc.c).
- * Counters (cmg_stats) let tests assert that a second call with the same
- * shape creates nothing.
+ *   - CUDA IPC mappings of peer processes' buffers (a cuc_ipc_cache_t of
+ *     providers/cudacommon, which also holds the probe, buffer growth and
+ *     error formatting every GPU provider shares).
+ * Counters (muster_cusolvermg_stats) let tests assert that a second call
+ * with the same shape creates nothing.
  */
 #ifndef MUSTER_CMG_INT_H
 #define MUSTER_CMG_INT_H
@@ -23,14 +25,13 @@
 #include <cuda_runtime_api.h>
 #include <cusolverMg.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 
+#include "cudacommon.h"
 #include "muster/provider.h"
-#include "kernels.h"
 #include "plan.h"
 
-#define CMG_MAX_ORDINAL 64  /* device ordinals we track per process    */
+#define CMG_MAX_DEV 16     /* cuSolverMg's limit                   */
 #define CMG_STREAMS 4       /* relayout streams per device             */
 #define CMG_STAGE_CAP (64ll << 20)
 
@@ -69,29 +70,20 @@ typedef struct cmg_dev {
   size_t panel_bytes;
 } cmg_dev_t;
 
-typedef struct cmg_ipc_entry {
-  int64_t pid;
-  uint64_t start_time;
-  cudaIpcMemHandle_t handle;
-  uint64_t peer_base;              /* the exporter's base address        */
-  int device;                      /* leader's ordinal of the memory     */
-  void *base;                      /* mapped base in this process        */
-  uint64_t last_use;               /* call counter when last used        */
-  struct cmg_ipc_entry *next;
-} cmg_ipc_entry_t;
-
 typedef struct cmg_ctx {
   pthread_mutex_t mu;
   cmg_devset_t *sets;
-  cmg_dev_t dev[CMG_MAX_ORDINAL];
-  unsigned char peer[CMG_MAX_ORDINAL][CMG_MAX_ORDINAL]; /* enabled i -> j */
+  cmg_dev_t dev[CUC_MAX_ORDINAL];
+  cuc_peers_t peers;
   void *host_w;                    /* pinned eigenvalues                 */
   size_t host_w_bytes;
-  cmg_ipc_entry_t *ipc;
-  uint64_t calls;
+  cuc_ipc_cache_t ipc;             /* process mode: peers' memory        */
 } cmg_ctx_t;
 
-/* Process-wide counters (tests read them through muster_cusolvermg_stats). */
+/* Process-wide counters, in the order muster_cusolvermg_stats reports
+ * them (tests read them by position).  ALLOCS, PEER and IPC_* are counted
+ * by cudacommon (cuc_stat), the others here (cache.c); cmg_stat reads
+ * either. */
 enum {
   CMG_STAT_HANDLES,   /* cuSolverMg handles + grids created       */
   CMG_STAT_DESCS,     /* matrix descriptors created               */
@@ -103,67 +95,28 @@ enum {
   CMG_STAT_PLAN_OPS,  /* relayout ops issued                      */
   CMG_NSTATS
 };
-CMG_HIDDEN extern uint64_t cmg_stats[CMG_NSTATS];
-CMG_HIDDEN void cmg_stat_add(int which, uint64_t n);
+CMG_HIDDEN void cmg_stat_add(int which, uint64_t n); /* not for cudacommon's */
+CMG_HIDDEN uint64_t cmg_stat(int which);
 
-/* ---- errors ------------------------------------------------------------------ */
-typedef struct cmg_err {
-  char *buf;
-  size_t len;
-} cmg_err_t;
-
-CMG_HIDDEN int cmg_fail(cmg_err_t *e, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* A failed CUDA runtime call: MUSTER_ECUDA, "device D: CALL failed: NAME (N): text". */
-CMG_HIDDEN int cmg_cuda(cmg_err_t *e, int dev, const char *call, cudaError_t st);
-CMG_HIDDEN int cmg_solver(cmg_err_t *e, int dev, const char *call, cusolverStatus_t st);
-CMG_HIDDEN const char *cmg_solver_status_name(cusolverStatus_t st);
-
-#define CMG_CU(dev, call)                                      \
-  do {                                                         \
-    cudaError_t st_ = (call);                                  \
-    if (st_ != cudaSuccess) {                                  \
-      rc = cmg_cuda(E, (dev), #call, st_);                     \
-      goto out;                                                \
-    }                                                          \
-  } while (0)
-#define CMG_SO(dev, call)                                      \
-  do {                                                         \
-    cusolverStatus_t st_ = (call);                             \
-    if (st_ != CUSOLVER_STATUS_SUCCESS) {                      \
-      rc = cmg_solver(E, (dev), #call, st_);                   \
-      goto out;                                                \
-    }                                                          \
-  } while (0)
-#define CMG_CHECK(call)                                        \
-  do {                                                         \
-    rc = (call);                                               \
-    if (rc < 0) goto out;                                      \
-  } while (0)
+/* Errors go through cudacommon.h (cuc_fail, CUC_CU, ...), prefixed by the
+ * provider's name: cuc_err_t err = CMG_ERR(buf, len). */
+#define CMG_NAME "cusolvermg"
+#define CMG_ERR(buf, len) {(buf), (len), CMG_NAME}
 
 /* ---- caches (cache.c); all with ctx->mu held ----------------------------------- */
 CMG_HIDDEN int cmg_devset_get(cmg_ctx_t *c, int n, const int *ids, cmg_devset_t **out,
-                              cmg_err_t *E);
+                              cuc_err_t *E);
 CMG_HIDDEN int cmg_desc_get(cmg_devset_t *s, int64_t rows, int64_t cols, int64_t tile,
-                            cudaDataType type, cudaLibMgMatrixDesc_t *out, cmg_err_t *E);
-CMG_HIDDEN int cmg_dev_ready(cmg_ctx_t *c, int dev, cmg_err_t *E);
-/* Grow *buf (device `dev`, or pinned host when dev < 0) to at least bytes. */
-CMG_HIDDEN int cmg_grow(int dev, void **buf, size_t *have, size_t bytes, cmg_err_t *E);
-CMG_HIDDEN int cmg_peer_enable(cmg_ctx_t *c, int n, const int *ids, cmg_err_t *E);
+                            cudaDataType type, cudaLibMgMatrixDesc_t *out, cuc_err_t *E);
+CMG_HIDDEN int cmg_dev_ready(cmg_ctx_t *c, int dev, cuc_err_t *E);
+/* Peer access between every ordered pair of ids. */
+CMG_HIDDEN int cmg_peer_enable(cmg_ctx_t *c, int n, const int *ids, cuc_err_t *E);
 CMG_HIDDEN void cmg_cache_free(cmg_ctx_t *c);
 
 /* ---- relayout on the GPUs (relayout.c) ------------------------------------------ */
 /* Run plan p: user[r] / work[r] are rank r's buffers (device pointers usable
  * in this process), ids[r] its device. */
 CMG_HIDDEN int cmg_plan_run(cmg_ctx_t *c, const cmg_plan_t *p, const int *ids, void *const *user,
-                            void *const *work, cmg_err_t *E);
-
-/* ---- IPC (ipc.c) ------------------------------------------------------------------ */
-CMG_HIDDEN int cmg_ipc_export(const muster_shard_t *mine, void *blob, size_t cap, size_t *len,
-                              cmg_err_t *E);
-CMG_HIDDEN int cmg_ipc_import(cmg_ctx_t *c, int rank, int64_t peer_pid, const void *blob,
-                              size_t len, muster_shard_t *shard, cmg_err_t *E);
-CMG_HIDDEN void cmg_ipc_forget(cmg_ctx_t *c, int64_t pid);
-CMG_HIDDEN void cmg_ipc_free(cmg_ctx_t *c);
+                            void *const *work, cuc_err_t *E);
 
 #endif

@@ -6,7 +6,7 @@
 #include "muster/layout.h"
 #include "plan.h"
 
-static int64_t gcd64(int64_t a, int64_t b) {
+int64_t cmg_gcd64(int64_t a, int64_t b) {
   while (b) {
     int64_t t = a % b;
     a = b;
@@ -106,7 +106,7 @@ static void perm_free(perm_t *m) {
 
 static int perm_init(perm_t *m, const muster_layout_geom_t *L, int dir) {
   memset(m, 0, sizeof *m);
-  m->u = gcd64(L->tile, L->block_cols);
+  m->u = cmg_gcd64(L->tile, L->block_cols);
   m->nunits = muster_ceil_div(L->n, m->u);
   int64_t width = L->block_cols > L->local_cols ? L->block_cols : L->local_cols;
   m->per_rank = muster_ceil_div(width, m->u);

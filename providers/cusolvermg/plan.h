@@ -87,6 +87,10 @@ typedef struct cmg_plan_req {
 int cmg_plan_build(cmg_plan_t *p, const cmg_plan_req_t *req, char *why, size_t whylen);
 void cmg_plan_free(cmg_plan_t *p);
 
+/* Greatest common divisor of a, b >= 0 (the relayout unit gcd(T, S); the
+ * tile choice's preference for tiles sharing a large unit with S). */
+int64_t cmg_gcd64(int64_t a, int64_t b);
+
 /* Run a plan with memcpy/memset on host buffers (tests; the provider runs
  * plans with CUDA copies).  stage: one buffer of p->stage_bytes. */
 void cmg_plan_run_host(const cmg_plan_t *p, void *const *user, void *const *work, void *stage);

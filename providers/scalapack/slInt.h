@@ -57,12 +57,19 @@ typedef struct sl_comm {
   sl_grid_t grids[SL_MAX_GRIDS];
 } sl_comm_t;
 
+#define SL_MAX_LIVE 64 /* calls of one process inside collective_solve at once */
+
 typedef struct sl_ctx {
   pthread_mutex_t lock; /* one collective_solve at a time per process: BLACS
                            keeps global state and is not thread-safe */
   sl_comm_t *comms;     /* under lock */
-  atomic_int inflight;  /* collective_solve calls running (for cancel)     */
-  atomic_int rank;      /* the running call's bootstrap rank (for cancel)  */
+  /* The calls inside collective_solve (waiting for lock or running), with
+   * their bootstrap ranks: cancel acts on these only, so a cancel that
+   * arrives after its call returned does nothing.  Under live_lock, which
+   * is never held across anything that blocks. */
+  pthread_mutex_t live_lock;
+  const muster_collective_call_t *live[SL_MAX_LIVE];
+  int live_rank[SL_MAX_LIVE];
   unsigned calls;       /* solves so far (under lock): stamps grid use     */
 } sl_ctx_t;
 

@@ -30,9 +30,6 @@ typedef struct lfx {
   char err[512];
 } lfx_t;
 
-/* dlopen build-X/lib/muster/providers/<file> of the build this program
- * (build-X/tests/...) belongs to; never closed. */
-void *lfx_open_provider(const char *file);
 /* dlopen the lapack provider built next to this test binary; init its context. */
 const muster_provider_v1_t *lfx_provider(void **ctx);
 void lfx_seed(uint64_t seed);

@@ -1,26 +1,10 @@
 /* Fixture of the lapack provider tests (see test_lapack_provider.h). */
 #include <dlfcn.h>
 #include <float.h>
-#include <libgen.h>
 #include <limits.h>
 #include <math.h>
 
 #include "test_lapack_provider.h"
-
-void *lfx_open_provider(const char *file) {
-  char exe[PATH_MAX], path[PATH_MAX + 64];
-  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  ASSERT(len > 0);
-  exe[len] = '\0';
-  /* build-X/tests/<program> -> build-X/lib/muster/providers/<file> */
-  char *tests_dir = dirname(exe);
-  char *build_dir = dirname(tests_dir);
-  snprintf(path, sizeof path, "%s/lib/muster/providers/%s", build_dir, file);
-  void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!so) fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
-  ASSERT(so != NULL);
-  return so; /* never dlclose'd: OpenBLAS threads outlive a dlclose badly */
-}
 
 const muster_provider_v1_t *lfx_provider(void **ctx) {
 #ifdef __SANITIZE_THREAD__
@@ -30,7 +14,8 @@ const muster_provider_v1_t *lfx_provider(void **ctx) {
    * calls from several threads are still checked. */
   setenv("OPENBLAS_NUM_THREADS", "1", 0);
 #endif
-  void *so = lfx_open_provider("lapack.so");
+  void *so = test_provider_dlopen("lapack"); /* never dlclose'd: OpenBLAS threads outlive it badly */
+  ASSERT(so != NULL);
   const muster_provider_v1_t *p = dlsym(so, MUSTER_PROVIDER_SYMBOL_V1);
   ASSERT(p != NULL);
   ASSERT_EQ(p->abi_version, MUSTER_PROVIDER_V1_ABI);

@@ -1,6 +1,9 @@
 /*
  * tests/mpi/cases.c - "solve": every routine x dtype x n x caller layout
- * through the scalapack provider on this job's ranks.  Each case is checked
+ * through the scalapack provider on this job's ranks: through
+ * muster_solve_comm (name "comm ...") unless the case asks the provider for
+ * a tile of its own ("direct ...": the runtime passes args.tile only as the
+ * caller's layout tile).  Each case is checked
  * by residuals on the whole result (every rank's copy of X and W) and
  * against the lapack provider on the same input: the same numbers in the
  * same places (the factor in the lower triangle with the upper one
@@ -151,7 +154,7 @@ static void check(drv_t *d, lfx_t *fx, uint64_t seed, char *why, size_t len) {
 
 static void run_case(drv_t *d, muster_routine_t routine, muster_dtype_t t, int64_t n, int cyclic,
                      unsigned flags, int64_t ptile, int k) {
-  uint64_t seed = (uint64_t)k * 7 + 1000u * (unsigned)routine;
+  uint64_t seed = d->seed + (uint64_t)k * 7 + 1000u * (unsigned)routine;
   lfx_seed(seed);
   lfx_t fx = {.routine = routine,
               .t = t,
@@ -166,7 +169,7 @@ static void run_case(drv_t *d, muster_routine_t routine, muster_dtype_t t, int64
   lfx_setup(&fx);
   d->tile = ptile;
   double t0 = MPI_Wtime();
-  int rc = drv_solve(d, &fx, NULL);
+  int rc = drv_solve(d, &fx);
   double dt = MPI_Wtime() - t0;
   char why[700] = "";
   if (rc != 0 || fx.info != 0)
@@ -176,8 +179,8 @@ static void run_case(drv_t *d, muster_routine_t routine, muster_dtype_t t, int64
   char lay[32] = "block", tile[24] = "auto";
   if (cyclic) snprintf(lay, sizeof lay, "cyclic(%" PRId64 ")", fx.tile);
   if (ptile) snprintf(tile, sizeof tile, "%" PRId64, ptile);
-  drv_case(d, !why[0], why, "%s %s n=%" PRId64 " %s%s%s tile=%s (%.3f s)",
-           muster_routine_str(routine), muster_dtype_str(t), n, lay,
+  drv_case(d, !why[0], why, "%s %s %s n=%" PRId64 " %s%s%s tile=%s (%.3f s)",
+           d->via_comm && !ptile ? "comm" : "direct", muster_routine_str(routine), muster_dtype_str(t), n, lay,
            flags & MUSTER_NO_FACTOR ? " NO_FACTOR" : "",
            flags & MUSTER_NO_VECTORS ? " NO_VECTORS" : "", tile, dt);
   lfx_free(&fx);

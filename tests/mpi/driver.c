@@ -4,6 +4,8 @@
  *
  *   mpi-scalapack solve [--n 37,100,257] [--quick] [--routines potrs,..] [--dtypes f64,..]
  *                                                    every routine x dtype x n
+ * Every mode takes --seed S (repeat a run's inputs) and --direct (no call
+ * through muster_solve_comm: the provider's collective_solve only).
  *   mpi-scalapack errors                             failures, the same on every rank
  *   mpi-scalapack loop --n N --seconds S [--deadline D]   solves until killed
  *   mpi-scalapack whoami [--n ..]                    where each rank runs, then a quick solve
@@ -16,9 +18,9 @@
 
 #include "mpi/driver.h"
 
-/* ---- the bootstrap the runtime's MPI bootstrap will hand the provider ------- */
+/* ---- a bootstrap over a sub-communicator (the runtime's is over the world) ---- */
 
-static int mpi_allgather(void *ctx, const void *mine, void *all, size_t len, char *err,
+static int sub_allgather(void *ctx, const void *mine, void *all, size_t len, char *err,
                          size_t errlen) {
   MPI_Comm comm = *(MPI_Comm *)ctx;
   int rc = MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, comm);
@@ -27,8 +29,7 @@ static int mpi_allgather(void *ctx, const void *mine, void *all, size_t len, cha
   return MUSTER_EPROVIDER;
 }
 
-void drv_boot(drv_t *d, muster_bootstrap_t *b, MPI_Comm *comm, uint64_t key) {
-  (void)d;
+void drv_boot(muster_bootstrap_t *b, MPI_Comm *comm, uint64_t key) {
   int rank = 0, size = 0;
   MPI_Comm_rank(*comm, &rank);
   MPI_Comm_size(*comm, &size);
@@ -38,52 +39,92 @@ void drv_boot(drv_t *d, muster_bootstrap_t *b, MPI_Comm *comm, uint64_t key) {
                             .key = key,
                             .mpi_comm = comm,
                             .ctx = comm,
-                            .allgather = mpi_allgather};
+                            .allgather = sub_allgather};
 }
 
-/* ---- loading the providers -------------------------------------------------------- */
+/* ---- the runtime's ways in ------------------------------------------------------------ */
 
-static const muster_provider_v2_t *load_scalapack(void **ctx) {
-  void *so = lfx_open_provider("scalapack.so");
-  const muster_provider_v2_t *p = dlsym(so, MUSTER_PROVIDER_SYMBOL_V2);
-  ASSERT(p != NULL);
-  ASSERT_EQ(p->abi_version, MUSTER_PROVIDER_V2_ABI);
-  ASSERT_EQ(p->struct_size, sizeof(muster_provider_v2_t));
-  ASSERT_EQ(p->kind, MUSTER_PROVIDER_COLLECTIVE);
-  ASSERT_EQ(p->layout_rules, MUSTER_LAYOUT_RULES_VERSION);
-  char err[256] = "";
-  ASSERT_EQ(p->probe(err, sizeof err), 0);
-  ASSERT_EQ(p->init(ctx, err, sizeof err), 0);
-  return p;
+/* The public communicator, the runtime's own MPI bootstrap for direct
+ * calls, and scalapack loaded by the registry (from the provider folder
+ * beside this program's build, as for any program). */
+static void open_runtime(drv_t *d) {
+  muster_comm_opts_t o = {.kind = "mpi"};
+  if (muster_comm_open(&o, &d->mc) != 0) fprintf(stderr, "muster_comm_open: %s\n", muster_last_error());
+  ASSERT(d->mc != NULL);
+  ASSERT(muster_comm_rank(d->mc) == d->rank && muster_comm_size(d->mc) == d->size);
+  int r = -1, n = -1;
+  ASSERT_OK(muster__mpi_open(&d->mpi, &r, &n));
+  ASSERT(r == d->rank && n == d->size);
+  muster__mpi_boot(d->mpi, &d->boot, 1);
+  if (muster__provider_get(MUSTER_POTRS, MUSTER_F64, MUSTER_MEM_HOST, "scalapack", d->size, &d->slp) != 0)
+    fprintf(stderr, "loading scalapack: %s\n", muster_last_error());
+  ASSERT(d->slp != NULL);
+  d->sl = d->slp->v;
+  d->sl_ctx = d->slp->ctx;
+  ASSERT_EQ(d->sl->kind, MUSTER_PROVIDER_COLLECTIVE);
+}
+
+static void close_runtime(drv_t *d) {
+  ASSERT_OK(muster_comm_close(d->mc)); /* its release_comms */
+  d->sl->release_comms(d->sl_ctx, d->boot.key);
+  muster__provider_release(d->slp);
+  muster__mpi_close(d->mpi);
 }
 
 /* ---- one call ------------------------------------------------------------------------ */
 
-muster_dist_t drv_dist(const lfx_t *fx, int rank) {
-  if (fx->layout == MUSTER_LAYOUT_CYCLIC)
-    return muster_layout_cyclic_dist(fx->n, fx->tile, fx->R, rank, fx->lda);
-  return muster_layout_block_dist(fx->n, fx->R, rank, fx->lda);
+static muster_solve_args_t args_of(const drv_t *d, const lfx_t *fx) {
+  return (muster_solve_args_t){.routine = fx->routine,
+                               .dtype = fx->t,
+                               .n = fx->n,
+                               .nrhs = fx->nrhs,
+                               .tile = d->tile,
+                               .layout = fx->layout,
+                               .flags = fx->flags,
+                               .provider = "scalapack"};
 }
 
-int drv_solve(drv_t *d, lfx_t *fx, const muster_bootstrap_t *boot) {
-  if (!boot) boot = &d->boot;
+int drv_solve_on(drv_t *d, lfx_t *fx, const muster_bootstrap_t *boot) {
   fx->info = -99;
   fx->err[0] = '\0';
-  muster_collective_call_t cc = {.args = {.routine = fx->routine,
-                                          .dtype = fx->t,
-                                          .n = fx->n,
-                                          .nrhs = fx->nrhs,
-                                          .tile = d->tile,
-                                          .layout = fx->layout,
-                                          .flags = fx->flags,
-                                          .provider = "scalapack"},
-                                 .mine = &fx->shards[boot->rank],
-                                 .dist = drv_dist(fx, boot->rank),
-                                 .boot = boot,
-                                 .info = &fx->info,
-                                 .err = fx->err,
-                                 .errlen = sizeof fx->err};
-  return d->sl->collective_solve(d->sl_ctx, &cc);
+  int64_t tile_used = -1;
+  muster_collective_call_t cc = {
+      .args = args_of(d, fx),
+      .mine = &fx->shards[boot->rank],
+      .dist = fx->layout == MUSTER_LAYOUT_CYCLIC
+                  ? muster_layout_cyclic_dist(fx->n, fx->tile, fx->R, boot->rank, fx->lda)
+                  : muster_layout_block_dist(fx->n, fx->R, boot->rank, fx->lda),
+      .boot = boot,
+      .info = &fx->info,
+      .tile_used = &tile_used,
+      .err = fx->err,
+      .errlen = sizeof fx->err};
+  atomic_store(&d->running, &cc);
+  int rc = d->sl->collective_solve(d->sl_ctx, &cc);
+  atomic_store(&d->running, NULL);
+  if (rc == 0 && (tile_used < 1 || (d->tile > 0 && tile_used != d->tile))) {
+    snprintf(fx->err, sizeof fx->err, "tile_used %" PRId64 ", asked for %" PRId64, tile_used, d->tile);
+    return MUSTER_EPROVIDER;
+  }
+  return rc;
+}
+
+int drv_solve(drv_t *d, lfx_t *fx) {
+  if (!d->via_comm || d->tile != 0) return drv_solve_on(d, fx, &d->boot);
+  muster_solve_args_t a = args_of(d, fx);
+  if (fx->layout == MUSTER_LAYOUT_CYCLIC) a.tile = fx->tile; /* the runtime's dist reads it */
+  fx->info = -99;
+  fx->err[0] = '\0';
+  int rc = muster_solve_comm(d->mc, &a, &fx->shards[d->rank], &d->res);
+  fx->info = d->res.info;
+  if (rc < 0) snprintf(fx->err, sizeof fx->err, "%s", muster_last_error());
+  else if (strcmp(d->res.provider, "scalapack") != 0 || d->res.tile < 1 ||
+           (a.tile && d->res.tile != a.tile)) {
+    snprintf(fx->err, sizeof fx->err, "result says provider %s, tile %" PRId64 " (args.tile %" PRId64 ")",
+             d->res.provider, d->res.tile, a.tile);
+    rc = MUSTER_EPROVIDER;
+  }
+  return rc;
 }
 
 void drv_share(drv_t *d, lfx_t *fx) {
@@ -196,7 +237,10 @@ static int parse_ns(const char *s, int64_t *ns, int cap) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  drv_t d = {.comm = MPI_COMM_WORLD};
+  drv_t d = {.comm = MPI_COMM_WORLD, .via_comm = 1};
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  d.seed = (uint64_t)now.tv_sec * 1000003u + (uint64_t)now.tv_nsec; /* rank 0's counts */
   MPI_Comm_rank(d.comm, &d.rank);
   MPI_Comm_size(d.comm, &d.size);
   const char *mode = argc > 1 ? argv[1] : "solve";
@@ -224,10 +268,16 @@ int main(int argc, char **argv) {
       seconds = atof(argv[++i]);
     else if (!strcmp(argv[i], "--deadline") && i + 1 < argc)
       deadline = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+      d.seed = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--direct"))
+      d.via_comm = 0;
   }
-  d.sl = load_scalapack(&d.sl_ctx);
+  /* fresh inputs on every run, the same on every rank; --seed repeats a run */
+  MPI_Bcast(&d.seed, 1, MPI_UINT64_T, 0, d.comm);
+  if (d.rank == 0) printf("# seed %" PRIu64 " (--seed %" PRIu64 " repeats this run)\n", d.seed, d.seed);
+  open_runtime(&d);
   d.lp = lfx_provider(&d.lp_ctx);
-  drv_boot(&d, &d.boot, &d.comm, 1);
   int rc = 0;
   if (!strcmp(mode, "solve"))
     drv_mode_solve(&d, ns, nns, quick);
@@ -243,12 +293,11 @@ int main(int argc, char **argv) {
     fprintf(stderr,
             "usage: %s solve|errors|loop|whoami|bench [--n N,..] [--quick] [--seconds S] "
             "[--deadline D] [--routine R] [--tiles T,..] [--reps K] [--routines R,..] "
-            "[--dtypes T,..]\n",
+            "[--dtypes T,..] [--seed S] [--direct]\n",
             argv[0]);
     rc = 2;
   }
-  d.sl->release_comms(d.sl_ctx, 0);
-  d.sl->fini(d.sl_ctx);
+  close_runtime(&d);
   d.lp->fini(d.lp_ctx);
   if (d.rank == 0 && d.cases)
     printf("mpi-scalapack np=%d %s: %d passed, %d failed\n", d.size, mode, d.passed, d.failed);

@@ -3,7 +3,11 @@
  * rank must return the same code (and the same words after the "who"
  * prefix), nothing may be written into any rank's buffers, and where the
  * lapack provider has the same case it must say the same thing (info,
- * the NaN's place).
+ * the NaN's place).  Most cases call the provider directly (its own half
+ * of the ABI contract: the runtime would refuse some of these inputs
+ * before the provider saw them); the last ones go through muster_solve_comm
+ * as a user's call does, and the engine choice is checked as the runtime
+ * makes it.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -43,7 +47,7 @@ static int snap_same(const lfx_t *fx, int rank, snap_t *s) {
 
 static void setup(lfx_t *fx, drv_t *d, muster_routine_t r, muster_dtype_t t, int64_t n,
                   uint64_t seed) {
-  lfx_seed(seed);
+  lfx_seed(d->seed + seed);
   *fx =
       (lfx_t){.routine = r, .t = t, .n = n, .nrhs = 2, .R = d->size, .layout = MUSTER_LAYOUT_BLOCK};
   lfx_setup(fx);
@@ -66,6 +70,9 @@ static int expect(drv_t *d, const lfx_t *fx, int rc, int want, const char *text,
   return 0;
 }
 
+/* The case name's prefix: which way the call went. */
+static const char *via(const drv_t *d) { return d->via_comm ? "muster_solve_comm: " : ""; }
+
 /* Rank 0: the lapack provider on the same (modified) input says `text` too. */
 static void lapack_agrees(drv_t *d, lfx_t *fx, int want, int64_t info, const char *text, char *why,
                           size_t len) {
@@ -84,15 +91,15 @@ static void not_pd(drv_t *d, muster_routine_t r, muster_dtype_t t, int k) {
   lfx_reshard(&fx);
   snap_t s;
   snap_take(&fx, d->rank, &s);
-  int rc = drv_solve(d, &fx, NULL);
+  int rc = drv_solve(d, &fx);
   char why[700] = "", text[64];
   snprintf(text, sizeof text, "not positive definite (leading minor %d)", (int)bad + 1);
   if (expect(d, &fx, rc, MUSTER_ENOTPD, text, why, sizeof why) && fx.info != bad + 1)
     snprintf(why, sizeof why, "info %" PRId64 ", want %" PRId64, fx.info, bad + 1);
   if (!snap_same(&fx, d->rank, &s) && !why[0]) snprintf(why, sizeof why, "the piece was written");
   lapack_agrees(d, &fx, MUSTER_ENOTPD, bad + 1, text, why, sizeof why);
-  drv_case(d, !why[0], why, "%s %s not positive definite: MUSTER_ENOTPD, info %d everywhere",
-           muster_routine_str(r), muster_dtype_str(t), (int)bad + 1);
+  drv_case(d, !why[0], why, "%s%s %s not positive definite: MUSTER_ENOTPD, info %d everywhere",
+           via(d), muster_routine_str(r), muster_dtype_str(t), (int)bad + 1);
   lfx_free(&fx);
 }
 
@@ -104,7 +111,7 @@ static void nonfinite_a(drv_t *d, muster_dtype_t t, int64_t i, int64_t j, double
   lfx_reshard(&fx);
   snap_t s;
   snap_take(&fx, d->rank, &s);
-  int rc = drv_solve(d, &fx, NULL);
+  int rc = drv_solve(d, &fx);
   char why[700] = "", text[96];
   int64_t S = (fx.n + d->size - 1) / d->size;
   if (i >= j) {
@@ -120,8 +127,8 @@ static void nonfinite_a(drv_t *d, muster_dtype_t t, int64_t i, int64_t j, double
     free(s.a);
     free(s.b);
   }
-  drv_case(d, !why[0], why, "%s %s at A(%" PRId64 ", %" PRId64 "): %s", isnan(v) ? "NaN" : "Inf",
-           muster_dtype_str(t), i, j,
+  drv_case(d, !why[0], why, "%s%s %s at A(%" PRId64 ", %" PRId64 "): %s", via(d),
+           isnan(v) ? "NaN" : "Inf", muster_dtype_str(t), i, j,
            i >= j ? "MUSTER_ENONFINITE everywhere" : "upper, never read: ok");
   lfx_free(&fx);
 }
@@ -130,7 +137,7 @@ static void nonfinite_b(drv_t *d) {
   lfx_t fx;
   setup(&fx, d, MUSTER_POTRS, MUSTER_C128, 37, 700);
   lfx_set(&fx, fx.shards[0].b, fx.ldb, 4, 1, NAN);
-  int rc = drv_solve(d, &fx, NULL);
+  int rc = drv_solve(d, &fx);
   char why[700] = "";
   expect(d, &fx, rc, MUSTER_ENONFINITE, "NaN/Inf in B at row 4, column 1 (rank 0)", why,
          sizeof why);
@@ -147,11 +154,12 @@ static void nonfinite_result(drv_t *d) {
   lfx_reshard(&fx);
   snap_t s;
   snap_take(&fx, d->rank, &s);
-  int rc = drv_solve(d, &fx, NULL);
+  int rc = drv_solve(d, &fx);
   char why[700] = "";
   expect(d, &fx, rc, MUSTER_ENONFINITE, "NaN/Inf in the result X", why, sizeof why);
   if (!snap_same(&fx, d->rank, &s) && !why[0]) snprintf(why, sizeof why, "A or B was written");
-  drv_case(d, !why[0], why, "X overflows f32: MUSTER_ENONFINITE everywhere, nothing written");
+  drv_case(d, !why[0], why, "%sX overflows f32: MUSTER_ENONFINITE everywhere, nothing written",
+           via(d));
   lfx_free(&fx);
 }
 
@@ -163,14 +171,16 @@ static void mismatch(drv_t *d, int dtype) {
   if (!dtype && odd) fx.flags = MUSTER_NO_FACTOR;
   snap_t s;
   snap_take(&fx, d->rank, &s);
-  int rc = drv_solve(d, &fx, NULL);
+  int rc = drv_solve(d, &fx);
   char why[700] = "", text[64];
-  snprintf(text, sizeof text, "ranks disagree: rank %d has %s", d->size - 1,
-           dtype ? "dtype" : "flags");
+  /* the runtime's descriptor round sees it first; the provider's own check
+   * is for callers of collective_solve that skip the runtime */
+  snprintf(text, sizeof text, d->via_comm ? "rank %d has %s=" : "ranks disagree: rank %d has %s",
+           d->size - 1, dtype ? "dtype" : "flags");
   expect(d, &fx, rc, MUSTER_EMISMATCH, text, why, sizeof why);
   if (!snap_same(&fx, d->rank, &s) && !why[0]) snprintf(why, sizeof why, "the piece was written");
-  drv_case(d, !why[0], why, "rank %d passes another %s: MUSTER_EMISMATCH everywhere", d->size - 1,
-           dtype ? "dtype" : "flags");
+  drv_case(d, !why[0], why, "%srank %d passes another %s: MUSTER_EMISMATCH everywhere", via(d),
+           d->size - 1, dtype ? "dtype" : "flags");
   lfx_free(&fx);
 }
 
@@ -188,7 +198,7 @@ static void bad_piece(drv_t *d, int which) {
   if (which == 1) setenv("MUSTER_SCALAPACK_GRID", "3x5", 1);
   if (which == 2) b.kind = "group";
   int want = which == 2 ? MUSTER_EUNSUPPORTED : MUSTER_EINVAL;
-  int rc = drv_solve(d, &fx, &b);
+  int rc = drv_solve_on(d, &fx, &b);
   me->w = w;
   unsetenv("MUSTER_SCALAPACK_GRID");
   char why[700] = "";
@@ -200,10 +210,10 @@ static void bad_piece(drv_t *d, int which) {
 
 /* potrs on comm through a bootstrap with `key`: 0 and a small residual. */
 static int solve_on(drv_t *d, MPI_Comm *comm, uint64_t key, char *why, size_t len) {
-  muster_bootstrap_t b;
-  drv_boot(d, &b, comm, key);
+  muster_bootstrap_t b = d->boot;
+  if (comm != &d->comm) drv_boot(&b, comm, key); /* else the runtime's, over the world */
   lfx_t fx;
-  lfx_seed(key);
+  lfx_seed(d->seed + key);
   fx = (lfx_t){.routine = MUSTER_POTRS,
                .t = MUSTER_F64,
                .n = 50,
@@ -211,7 +221,7 @@ static int solve_on(drv_t *d, MPI_Comm *comm, uint64_t key, char *why, size_t le
                .R = b.size,
                .layout = MUSTER_LAYOUT_BLOCK};
   lfx_setup(&fx);
-  int rc = drv_solve(d, &fx, &b);
+  int rc = drv_solve_on(d, &fx, &b);
   for (int r = 0; r < b.size; r++) /* the residual reads every shard's b: this rank's X */
     if (r != b.rank)
       memcpy(fx.shards[r].b, fx.shards[b.rank].b, (size_t)(fx.ldb * fx.nrhs) * fx.esz);
@@ -252,7 +262,7 @@ static void lone_release(drv_t *d) {
   if (d->rank == d->size - 1) d->sl->release_comms(d->sl_ctx, d->boot.key);
   lfx_t fx;
   setup(&fx, d, MUSTER_POTRS, MUSTER_F64, 37, 950);
-  int rc = drv_solve(d, &fx, NULL);
+  int rc = drv_solve(d, &fx);
   expect(d, &fx, rc, MUSTER_EMISMATCH, "cached communicators", why, sizeof why);
   lfx_free(&fx);
   if (!why[0]) solve_on(d, &d->comm, d->boot.key, why, sizeof why);
@@ -269,12 +279,20 @@ static void estimates(drv_t *d) {
                                .n = 1000,
                                .mem = MUSTER_MEM_HOST,
                                .nranks = d->size,
+                               .ndevices = d->size,
+                               .nnodes = 2,
                                .span = MUSTER_SPAN_NODES};
   muster_provider_estimate_t e;
   int rc = d->sl->estimate(d->sl_ctx, &q, &e);
-  if (rc != 0 || e.seconds >= 0 || e.peak_bytes < 2 * 8 * 1000 * 1000 / (uint64_t)d->size)
+  if (rc != 0 || e.seconds >= 0 || e.peak_bytes < 2 * 8 * 1000 * 1000 / (uint64_t)d->size ||
+      !strstr(e.note, "2 nodes: no time model"))
     snprintf(why, sizeof why, "nodes: rc %d seconds %g peak %" PRIu64 ": %s", rc, e.seconds,
              e.peak_bytes, e.note);
+  q.nnodes = 1;
+  q.span = MUSTER_SPAN_PROCESSES;
+  if (!why[0] && ((rc = d->sl->estimate(d->sl_ctx, &q, &e)) != 0 || e.seconds >= 0 ||
+                  !strstr(e.note, "one node: lapack measured faster")))
+    snprintf(why, sizeof why, "one node: rc %d seconds %g: %s", rc, e.seconds, e.note);
   q.span = MUSTER_SPAN_THREADS;
   if (!why[0] && (rc = d->sl->estimate(d->sl_ctx, &q, &e)) != MUSTER_EUNSUPPORTED)
     snprintf(why, sizeof why, "threads: rc %d: %s", rc, e.note);
@@ -283,13 +301,58 @@ static void estimates(drv_t *d) {
   if (!why[0] && (rc = d->sl->estimate(d->sl_ctx, &q, &e)) != MUSTER_EUNSUPPORTED)
     snprintf(why, sizeof why, "more ranks than the MPI job: rc %d: %s", rc, e.note);
   drv_case(d, !why[0], why,
-           "estimate: no model (seconds < 0) under MPI; refused for threads and "
-           "for more ranks than the job");
+           "estimate: no model (seconds < 0) under MPI, one node's note names lapack; refused "
+           "for threads and for more ranks than the job");
+}
+
+/* The engine choice, as the runtime makes it: on one node lapack runs (and
+ * the reason says why not scalapack); across nodes scalapack, the only one
+ * that can (lapack does not span nodes); muster_solve_comm, which runs
+ * collective providers only, picks scalapack unforced.  (The reason's list
+ * of who could not, cut at 256 bytes, names the GPU providers first here.) */
+static void choices(drv_t *d) {
+  char why[700] = "", name[32] = "", reason[MUSTER_MAX_REASON] = "";
+  muster_provider_query_t q = {.routine = MUSTER_POTRS,
+                               .dtype = MUSTER_F64,
+                               .n = 2000,
+                               .nrhs = 1,
+                               .mem = MUSTER_MEM_HOST,
+                               .nranks = d->size,
+                               .ndevices = d->size,
+                               .nnodes = 1,
+                               .span = d->size > 1 ? MUSTER_SPAN_PROCESSES : MUSTER_SPAN_THREADS};
+  if (d->size > 1) {
+    int rc = muster_provider_choose(&q, NULL, name, sizeof name, reason, sizeof reason);
+    if (rc != 0 || strcmp(name, "lapack") || !strstr(reason, "higher priority (10, scalapack has 5); "
+                                                             "scalapack: no estimate (one node: lapack measured faster"))
+      snprintf(why, sizeof why, "one node: rc %d, %s: %s", rc, name, rc ? muster_last_error() : reason);
+    q.nnodes = 2;
+    q.span = MUSTER_SPAN_NODES;
+    rc = muster_provider_choose(&q, NULL, name, sizeof name, reason, sizeof reason);
+    if (!why[0] && (rc != 0 || strcmp(name, "scalapack") || !strstr(reason, "the only provider that can run it")))
+      snprintf(why, sizeof why, "two nodes: rc %d, %s: %s", rc, name, rc ? muster_last_error() : reason);
+  }
+  lfx_t fx;
+  setup(&fx, d, MUSTER_POTRS, MUSTER_F64, 40, 990);
+  muster_solve_args_t a = {.routine = MUSTER_POTRS, .dtype = MUSTER_F64, .n = fx.n, .nrhs = fx.nrhs};
+  int rc = muster_solve_comm(d->mc, &a, &fx.shards[d->rank], &d->res);
+  if (!why[0] && (rc != 0 || strcmp(d->res.provider, "scalapack") ||
+                  !strstr(d->res.reason, "the only provider that can run it")))
+    snprintf(why, sizeof why, "muster_solve_comm unforced: rc %d, %s: %s", rc, d->res.provider,
+             rc ? muster_last_error() : d->res.reason);
+  for (int r = 0; r < d->size; r++) /* the residual reads every shard's b: this rank's X */
+    if (r != d->rank) memcpy(fx.shards[r].b, fx.shards[d->rank].b, (size_t)(fx.ldb * fx.nrhs) * fx.esz);
+  double res = rc ? 0 : lfx_potrs_residual(&fx);
+  if (!why[0] && res > DRV_TOL) snprintf(why, sizeof why, "unforced potrs residual %.3g", res);
+  drv_case(d, !why[0], why, "choice: lapack on one node (the reason says why), scalapack across "
+           "nodes and unforced in muster_solve_comm");
+  lfx_free(&fx);
 }
 
 void drv_mode_errors(drv_t *d) {
   static const muster_dtype_t dtypes[] = {MUSTER_F32, MUSTER_F64, MUSTER_C64, MUSTER_C128};
   int k = 0;
+  d->via_comm = 0; /* first the provider's own half of the contract: direct calls */
   for (int i = 0; i < 4; i++) not_pd(d, MUSTER_POTRS, dtypes[i], k++);
   not_pd(d, MUSTER_POTRI, MUSTER_C64, k++);
   nonfinite_a(d, MUSTER_F64, 36, 30, NAN, k++); /* the last column block */
@@ -305,4 +368,11 @@ void drv_mode_errors(drv_t *d) {
   sub_comms(d);
   if (d->size > 1) lone_release(d);
   estimates(d);
+  /* what a user of muster_solve_comm gets for the same faults */
+  d->via_comm = 1;
+  not_pd(d, MUSTER_POTRS, MUSTER_F64, k++);
+  nonfinite_a(d, MUSTER_C128, 30, 5, NAN, k++);
+  nonfinite_result(d);
+  if (d->size > 1) mismatch(d, 0);
+  choices(d);
 }

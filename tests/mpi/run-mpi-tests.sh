@@ -3,6 +3,8 @@
 # CI runs them (as root, on 2 cores; about 3-4 minutes there).  BUILD is the
 # build folder (default build; build-address runs the ASan+UBSan build).
 #
+#   comm np=1..4      the runtime's MPI bootstrap with the collective test
+#                     provider (build/tests/mpi-comm-test)
 #   solve np=1..4     every routine x dtype x n (37, 100, 257) x caller layout
 #                     (block, 1-D cyclic), auto and explicit tiles, NO_FACTOR /
 #                     NO_VECTORS: residuals and the lapack provider's answer
@@ -75,7 +77,26 @@ single() {
   if [ $rc = 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "  FAIL: $name exited $rc"; fi
 }
 
+# comm NP: the MPI bootstrap alone (build/tests/mpi-comm-test, linked with
+# libmuster only: the runtime dlopen()s libmpi) through the collective test
+# provider, which checks the bootstrap's allgather and its piece's layout:
+# every rank must say "rank R/NP ok".
+comm() {
+  local np=$1 dir
+  dir=$(mktemp -d /tmp/muster-mpi.XXXXXX)
+  mkdir -p "$dir/potrs"
+  ln -s "$PWD/$BUILD/tests/providers/testprov_coll2.so" "$dir/potrs/colltwo.so"
+  ln -s "$PWD/$BUILD/tests/providers/testprov_v1.so" "$dir/potrs/testprov.so"
+  # shellcheck disable=SC2086
+  single "comm-np$np" bash -c 'out=$(timeout -k 5 60 "$@" 2>&1); rc=$?; printf "%s\n" "$out"
+    [ $rc = 0 ] && [ "$(printf "%s\n" "$out" | grep -c " ok (openmpi)")" = "$0" ]' \
+    "$np" env MUSTER_PROVIDER_PATH="$dir" $MPIRUN -x MUSTER_PROVIDER_PATH -np "$np" \
+    "$PWD/$BUILD/tests/mpi-comm-test"
+  rm -rf "$dir"
+}
+
 t_start=$SECONDS
+for np in 1 2 3 4; do comm "$np"; done
 for np in 1 2 3 4; do
   # shellcheck disable=SC2086
   driver "solve-np$np" 300 $MPIRUN -np $np "$DRV" solve

@@ -10,6 +10,7 @@
 
 #include "barrier.h"
 #include "muster.h"
+#include "muster/proc.h"
 #include "proc.h"
 #include "segment.h"
 #include "task.h"
@@ -62,6 +63,35 @@ TEST_IMPL(proc_liveness) {
   int status;
   waitpid(c, &status, 0);
   ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  return 0;
+}
+
+/* The start time is counted after the LAST ')' of /proc/PID/stat: a name
+ * (comm) holding ") " and numbers must not shift the fields (a parser
+ * counting from the first ')' reads another field).  One parser
+ * (muster/proc.h) serves the runtime and the GPU providers. */
+TEST_IMPL(proc_start_time_odd_comm) {
+  pid_t me = getpid();
+  char state = '?';
+  uint64_t st = muster_proc_start_time(me, NULL);
+  ASSERT_GT(st, 0);
+  ASSERT_EQ(muster_proc_self_start_time(), st);
+  ASSERT_EQ(muster__proc_start_time(me), st);
+  FILE *f = fopen("/proc/self/comm", "w"); /* the main thread's name */
+  ASSERT(f);
+  ASSERT(fputs("x) 1 2 ) 3 4", f) >= 0);
+  ASSERT_EQ(fclose(f), 0);
+  char comm[64] = "";
+  f = fopen("/proc/self/comm", "r");
+  ASSERT(f && fgets(comm, sizeof comm, f));
+  fclose(f);
+  ASSERT_STR_CONTAINS(comm, "x) 1 2 ) 3 4");
+  ASSERT_EQ(muster_proc_start_time(me, &state), st);
+  ASSERT_EQ(state, 'R'); /* we are reading it */
+  ASSERT_EQ(muster_proc_self_start_time(), st);
+  ASSERT_EQ(muster__proc_start_time(me), st);
+  ASSERT_EQ(muster_proc_start_time(0, &state), 0);
+  ASSERT_EQ(muster_proc_stat_start("/proc/self/no-such-file", NULL), 0);
   return 0;
 }
 

@@ -329,6 +329,75 @@ TEST_IMPL(layout_block_cols) {
   return 0;
 }
 
+/* Where muster_layout_block_to_cyclic put each local column of rank r's
+ * cyclic shard (an f64 n x n matrix whose column g holds g + 1, 0 for
+ * padding) against muster_layout_cyclic_cols for that rank. */
+static int cyclic_cols_match_relayout(int64_t n, int64_t T, int R) {
+  int64_t lc = muster_layout_local_cols(n, T, R), S = (n + R - 1) / R;
+  double *blk = calloc((size_t)(S * R * n), sizeof *blk), *cyc = calloc((size_t)(lc * R * n), sizeof *cyc);
+  int64_t *g = malloc((size_t)lc * sizeof *g);
+  void *bp[MUSTER_MAX_RANKS], *cp[MUSTER_MAX_RANKS];
+  int ok = blk && cyc && g;
+  for (int64_t c = 0; ok && c < n; c++)
+    for (int64_t row = 0; row < n; row++) blk[c * n + row] = (double)(c + 1);
+  for (int r = 0; r < R; r++) {
+    bp[r] = blk + (size_t)(r * S * n);
+    cp[r] = cyc + (size_t)(r * lc * n);
+  }
+  ok = ok && muster_layout_block_to_cyclic(MUSTER_F64, n, n, T, R, bp, cp) == 0;
+  for (int r = 0; ok && r < R; r++) {
+    ok = muster_layout_cyclic_cols(n, T, R, r, g, lc) == lc;
+    for (int64_t l = 0; ok && l < lc; l++) ok = ((double *)cp[r])[l * n] == (double)(g[l] + 1);
+  }
+  free(blk);
+  free(cyc);
+  free(g);
+  return ok;
+}
+
+/* muster_layout_cyclic_cols (what muster_jax's cyclic_1d_layout calls):
+ * for any tile, the ranks' real columns cover [0, n) exactly once, each
+ * rank's in increasing order with the padding a suffix of real_cols; for
+ * valid tiles it agrees with the relayout; bad arguments are refused. */
+TEST_IMPL(layout_cyclic_cols) {
+  int64_t g[256];
+  for (int R = 1; R <= 9; R++)
+    for (int64_t n = 1; n <= 40; n++)
+      for (int64_t T = 1; T <= n; T++) {
+        unsigned char seen[40] = {0};
+        muster_layout_geom_t L;
+        ASSERT_OK(muster_layout_geom_init(&L, n, T, R));
+        for (int r = 0; r < R; r++) {
+          ASSERT_EQ(muster_layout_cyclic_cols(n, T, R, r, g, 256), L.local_cols);
+          int64_t real = muster_layout_cyclic_real_cols(&L, r), prev = -1;
+          for (int64_t l = 0; l < L.local_cols; l++) {
+            ASSERT_EQ(g[l] >= 0, l < real);
+            if (g[l] < 0) continue;
+            ASSERT(g[l] > prev && g[l] < n && !seen[g[l]]);
+            seen[g[l]] = 1;
+            prev = g[l];
+          }
+        }
+        for (int64_t c = 0; c < n; c++) ASSERT(seen[c]);
+        if (muster_layout_tile_valid(n, T, R)) ASSERT(cyclic_cols_match_relayout(n, T, R));
+      }
+  /* cap: only cap entries written, the count still returned */
+  g[2] = 777;
+  ASSERT_EQ(muster_layout_cyclic_cols(10, 2, 2, 1, g, 2), 6);
+  ASSERT_EQ(g[0], 2);
+  ASSERT_EQ(g[1], 3);
+  ASSERT_EQ(g[2], 777);
+  ASSERT_EQ(muster_layout_cyclic_cols(10, 2, 2, 0, NULL, 0), 6);
+  ASSERT_EQ(muster_layout_cyclic_cols(10, 2, 2, 2, g, 256), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(muster_last_error(), "rank 2");
+  ASSERT_EQ(muster_layout_cyclic_cols(10, 2, 2, 0, NULL, 4), MUSTER_EINVAL);
+  ASSERT_EQ(muster_layout_cyclic_cols(10, 2, 2, 0, g, -1), MUSTER_EINVAL);
+  ASSERT_EQ(muster_layout_cyclic_cols(10, 0, 2, 0, g, 256), MUSTER_ETILE);
+  ASSERT_EQ(muster_layout_cyclic_cols(0, 2, 2, 0, g, 256), MUSTER_EINVAL);
+  ASSERT_EQ(muster_layout_cyclic_cols(10, 2, 65, 0, g, 256), MUSTER_EINVAL);
+  return 0;
+}
+
 /* muster_layout_numroc against counting the blocks one by one, and the
  * 1-D layouts expressed as dists hold the same columns as the 1-D rules. */
 TEST_IMPL(layout_numroc_and_dists) {

@@ -6,25 +6,25 @@ LAPACK on the CPU) once.  The API follows jaxmg: potrs / potri / syevd with
 mesh= and in_specs=, the *_shardmap_ctx variants (jaxmg's *_no_shardmap
 names too) for use inside your own shard_map, cyclic_1d_layout and
 calculate_all_valid_T_A.  See docs/jax.md.
+
+Modules: _lib (loading the libraries, the runtime's C functions), _layout
+(the layout rules, from the runtime), _sharding (meshes, specs, placing A),
+_groups (what names a solve's group), _call (the per-device FFI call),
+_cholesky (potrs, potri), _eigh (syevd), _cyclic (cyclic_1d_layout).
 """
 from . import _lib
 from ._lib import ffi_api_version, last_solve, lib_dir, strerror
-from ._ops import (
-    calculate_all_valid_T_A,
-    check_T_A,
-    cyclic_1d_layout,
-    cyclic_1d_to_block,
-    local_cols,
+from ._layout import calculate_all_valid_T_A, check_T_A, local_cols
+from ._cyclic import cyclic_1d_layout, cyclic_1d_to_block
+from ._cholesky import (
     potri,
     potri_no_shardmap,
     potri_shardmap_ctx,
     potrs,
     potrs_no_shardmap,
     potrs_shardmap_ctx,
-    syevd,
-    syevd_no_shardmap,
-    syevd_shardmap_ctx,
 )
+from ._eigh import syevd, syevd_no_shardmap, syevd_shardmap_ctx
 
 __version__ = "0.1.0"
 

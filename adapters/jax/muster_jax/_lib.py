@@ -1,4 +1,5 @@
-"""Finding libmuster_jax.so / libmuster.so and registering the FFI handler.
+"""Finding libmuster_jax.so / libmuster.so, registering the FFI handler, and
+the runtime's C functions muster_jax calls through ctypes.
 
 Search order for the folder holding libmuster_jax.so:
   1. <package>/lib                    (a pip-installed copy carries it)
@@ -30,8 +31,15 @@ def _candidates():
     yield _REPO / "build" / "lib"
 
 
-def lib_dir():
-    """The folder libmuster_jax.so is loaded from."""
+def lib_dir() -> pathlib.Path:
+    """The folder libmuster_jax.so is loaded from.
+
+    Returns:
+      The first folder of the search order (module docstring) that holds it.
+
+    Raises:
+      ImportError: no folder of the search order holds it.
+    """
     tried = []
     for d in _candidates():
         if (d / "libmuster_jax.so").exists():
@@ -41,21 +49,38 @@ def lib_dir():
                       " (build it with `scons`, or set MUSTER_LIB_DIR)")
 
 
+# (name, restype, argtypes) of every libmuster function muster_jax calls
+_i64, _i32, _str = ctypes.c_int64, ctypes.c_int, ctypes.c_char_p
+_P64 = ctypes.POINTER(_i64)
+_RUNTIME_FUNCS = (
+    ("muster_layout_valid_tiles", _i64, [_i64, _i32, _P64, _i64]),
+    ("muster_layout_check_tile", _i32, [_i64, _i64, _i32]),
+    ("muster_layout_local_cols", _i64, [_i64, _i64, _i32]),
+    ("muster_layout_block_cols", _i32, [_i64, _i32, _i32, _P64, _P64]),
+    ("muster_layout_cyclic_cols", _i64, [_i64, _i64, _i32, _i32, _P64, _i64]),
+    ("muster_routine_from_name", _i32, [_str, ctypes.POINTER(_i32)]),
+    ("muster_last_error", _str, []),
+    ("muster_strerror", _str, [_i32]),
+    ("muster_err_name", _str, [_i32]),
+    ("muster_err_kind", _i32, [_i32]),
+    ("muster_err_kind_name", _str, [_i32]),
+)
+
+
 def _declare(lib):
-    i64, i32 = ctypes.c_int64, ctypes.c_int
-    lib.muster_layout_valid_tiles.restype = i64
-    lib.muster_layout_valid_tiles.argtypes = [i64, i32, ctypes.POINTER(i64), i64]
-    lib.muster_layout_check_tile.restype = i32
-    lib.muster_layout_check_tile.argtypes = [i64, i64, i32]
-    lib.muster_layout_local_cols.restype = i64
-    lib.muster_layout_local_cols.argtypes = [i64, i64, i32]
-    lib.muster_last_error.restype = ctypes.c_char_p
-    lib.muster_strerror.restype = ctypes.c_char_p
-    lib.muster_strerror.argtypes = [i32]
+    for name, restype, argtypes in _RUNTIME_FUNCS:
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = restype, argtypes
 
 
-def load():
-    """Load the libraries and register the handler (once per process)."""
+def load() -> dict:
+    """Load the libraries and register the handler (once per process).
+
+    Returns:
+      The loaded state: "muster" (libmuster.so), "handler"
+      (libmuster_jax.so), "dir" (their folder) and "cuda" (whether the
+      handler was registered for the CUDA platform too).
+    """
     with _lock:
         if "muster" in _state:
             return _state
@@ -77,30 +102,92 @@ def load():
         return _state
 
 
-def runtime():
+def runtime() -> ctypes.CDLL:
+    """libmuster.so, loaded, with the functions muster_jax calls declared."""
     return load()["muster"]
 
 
-def last_error():
+def last_error() -> str:
+    """The runtime's message for the last failure of this thread ("" if none)."""
     return runtime().muster_last_error().decode(errors="replace")
 
 
-def strerror(code):
-    """Short meaning of a MUSTER_E* code (a status < 0)."""
+def strerror(code: int) -> str:
+    """Short meaning of a MUSTER_E* code.
+
+    Args:
+      code: a status < 0 of a solve, or any return code of the runtime.
+
+    Returns:
+      Its meaning ("peer died"); the runtime's text for an unknown code.
+    """
     return runtime().muster_strerror(int(code)).decode(errors="replace")
 
 
-def ffi_api_version():
+def err_name(code: int) -> str:
+    """The name of a MUSTER_E* code ("MUSTER_EPEERDEAD"; "MUSTER_E?" if unknown)."""
+    return runtime().muster_err_name(int(code)).decode(errors="replace")
+
+
+def err_kind(code: int) -> str:
+    """The kind of failure a code is ("numerical", "aborted"...; docs/errors.md)."""
+    lib = runtime()
+    return lib.muster_err_kind_name(lib.muster_err_kind(int(code))).decode(errors="replace")
+
+
+def check(rc: int) -> int:
+    """Raise for a failed runtime call, else pass its result through.
+
+    Args:
+      rc: what a libmuster function returned (< 0: a MUSTER_E* code).
+
+    Returns:
+      rc, when it is >= 0.
+
+    Raises:
+      ValueError: rc < 0; the message is the runtime's, or the code's name
+        and meaning where the runtime left none.
+    """
+    if rc < 0:
+        raise ValueError(last_error() or f"{err_name(rc)}: {strerror(rc)} ({err_kind(rc)})")
+    return rc
+
+
+def routine_code(name: str) -> int:
+    """The runtime's value of a routine ("potrs" -> MUSTER_POTRS).
+
+    Args:
+      name: the routine's name, as muster_routine_name spells it.
+
+    Returns:
+      Its muster_routine_t value, which the handler's routine attribute takes.
+    """
+    out = ctypes.c_int()
+    check(runtime().muster_routine_from_name(name.encode(), ctypes.byref(out)))
+    return out.value
+
+
+def ffi_api_version() -> tuple[int, int]:
+    """The XLA FFI API version the handler reports to XLA.
+
+    Returns:
+      (major, minor).
+    """
     h = load()["handler"]
     major, minor = ctypes.c_int(), ctypes.c_int()
     h.muster_jax_ffi_api_version(ctypes.byref(major), ctypes.byref(minor))
     return major.value, minor.value
 
 
-def last_solve():
+def last_solve() -> dict:
     """What the last solve of a rank 0 in this process took, as measured by
-    the handler around muster_solve: dict(solve_s, provider_s, tile,
-    provider, calls).  solve_s is the cost of the C path of the same call."""
+    the handler around muster_solve.
+
+    Returns:
+      dict(solve_s, provider_s, tile, provider, calls): seconds in
+      muster_solve (the cost of the C path of the same call), seconds in the
+      provider, the tile and provider used, and how many solves so far.
+    """
     h = load()["handler"]
     solve_s, prov_s = ctypes.c_double(), ctypes.c_double()
     tile, calls = ctypes.c_int64(), ctypes.c_uint64()

@@ -34,7 +34,7 @@ import weakref
 
 import tensorflow as tf
 
-from ._lib import lib_path, ops
+from ._lib import block_cols, lib_path, ops
 
 __all__ = ["potrs", "potri", "syevd", "block_columns", "configure_cpu_devices",
            "shard_columns", "gather_columns", "lib_path", "ops"]
@@ -48,14 +48,10 @@ _graph_seq = itertools.count()
 
 def block_columns(n, nranks, rank):
     """(first column, column count) of `rank`'s block of an n-column matrix
-    split over `nranks`: blocks of ceil(n/nranks) columns."""
-    n, nranks, rank = int(n), int(nranks), int(rank)
-    if nranks < 1 or not 0 <= rank < nranks:
-        raise ValueError("block_columns: need 0 <= rank < nranks, got rank=%d nranks=%d"
-                         % (rank, nranks))
-    width = -(-n // nranks)
-    c0 = min(rank * width, n)
-    return c0, min(width, n - c0)
+    split over `nranks`: blocks of ceil(n/nranks) columns, the rule of the
+    runtime (muster/layout.h), asked of libmuster.so.  ValueError for
+    n < 1, nranks outside 1..64 or rank outside 0..nranks-1."""
+    return block_cols(int(n), int(nranks), int(rank))
 
 
 def configure_cpu_devices(n, inter_op_threads=None):

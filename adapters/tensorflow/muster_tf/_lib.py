@@ -7,8 +7,10 @@ Search order for the folder holding libmuster_tf.so (the same as muster_jax):
      <repo>/build/lib                 (source tree after `scons`)
 libmuster_tf.so finds libmuster.so next to itself (rpath $ORIGIN), and the
 runtime finds its providers under <that folder>/muster/providers unless
-$MUSTER_PROVIDER_PATH says otherwise.
+$MUSTER_PROVIDER_PATH says otherwise.  muster_tf reaches the runtime's own
+functions (the layout rules) through ctypes on that same libmuster.so.
 """
+import ctypes
 import os
 import pathlib
 import threading
@@ -55,3 +57,31 @@ def ops():
             _state["ops"] = tf.load_op_library(str(p))
             _state["path"] = p
         return _state["ops"]
+
+
+def runtime():
+    """libmuster.so (ctypes), the copy next to libmuster_tf.so that the ops
+    use too, with the functions muster_tf calls declared; loaded once."""
+    with _lock:
+        if "muster" not in _state:
+            lib = ctypes.CDLL(str(lib_path().parent / "libmuster.so"))
+            i64p = ctypes.POINTER(ctypes.c_int64)
+            lib.muster_layout_block_cols.restype = ctypes.c_int
+            lib.muster_layout_block_cols.argtypes = [ctypes.c_int64, ctypes.c_int, ctypes.c_int,
+                                                     i64p, i64p]
+            lib.muster_last_error.restype = ctypes.c_char_p
+            lib.muster_last_error.argtypes = []
+            _state["muster"] = lib
+        return _state["muster"]
+
+
+def block_cols(n, nranks, rank):
+    """(first column, column count) of `rank`'s block of an n-column matrix
+    over `nranks` (muster_layout_block_cols); ValueError with the runtime's
+    message for arguments it refuses."""
+    lib = runtime()
+    c0, k = ctypes.c_int64(), ctypes.c_int64()
+    if lib.muster_layout_block_cols(n, nranks, rank, ctypes.byref(c0), ctypes.byref(k)) != 0:
+        raise ValueError("muster_tf.block_columns: "
+                         + lib.muster_last_error().decode(errors="replace"))
+    return c0.value, k.value

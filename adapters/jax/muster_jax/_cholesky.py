@@ -1,0 +1,183 @@
+"""The Cholesky family: potrs (solve A X = B) and potri (inv(A)) for a
+Hermitian positive definite A, on a mesh or inside the caller's shard_map.
+"""
+import jax
+import jax.numpy as jnp
+from jax.sharding import Mesh, PartitionSpec as P
+
+from . import _call, _sharding
+from ._call import NO_FACTOR, POTRI, POTRS
+
+# ---- inside the caller's shard_map ----------------------------------------------------
+
+
+def potrs_shardmap_ctx(a: jax.Array, b: jax.Array, T_A: int | None = None, *, axis_name: str = "x",
+                       n: int | None = None, cyclic_1d: bool = False, provider: str | None = None,
+                       return_status: bool = True) -> jax.Array | tuple[jax.Array, jax.Array]:
+    """Solve A X = B inside the caller's shard_map.
+
+    Args:
+      a: this device's column block of A (N x N/ndev), or its cyclic buffer
+        if cyclic_1d.
+      b: all of B (N x nrhs), on every device.
+      T_A: the tile (None: the runtime's choice; required with cyclic_1d).
+      axis_name: the mesh axis A is sharded over.
+      n: order of A (None: a's rows).
+      cyclic_1d: whether a is in the cyclic layout.
+      provider: force a provider (None: the runtime's choice).
+      return_status: return the status too, and report a failure in it
+        (X NaN) instead of raising.
+
+    Returns:
+      X (N x nrhs) on every device; (X, status) with return_status, status
+      int32[1]: 0 ok, k > 0 the leading minor k is not positive definite,
+      < 0 a MUSTER_E* code.
+    """
+    n = a.shape[0] if n is None else n
+    _, x, status = _call.local_solve(POTRS, a, b, axis_name=axis_name, n=n, T_A=T_A,
+                                     cyclic_1d=cyclic_1d, flags=NO_FACTOR, provider=provider,
+                                     return_status=return_status)
+    return (x, status) if return_status else x
+
+
+def potri_shardmap_ctx(a: jax.Array, T_A: int | None = None, *, axis_name: str = "x",
+                       n: int | None = None, cyclic_1d: bool = False, provider: str | None = None,
+                       return_status: bool = True) -> jax.Array | tuple[jax.Array, jax.Array]:
+    """The inverse of A inside the caller's shard_map.
+
+    Args:
+      a: this device's column block of A, or its cyclic buffer if cyclic_1d.
+      T_A, axis_name, n, cyclic_1d, provider, return_status: as for
+        potrs_shardmap_ctx.
+
+    Returns:
+      This device's block of inv(A) (in a's layout); (block, status) with
+      return_status.
+    """
+    n = a.shape[0] if n is None else n
+    inv, _, status = _call.local_solve(POTRI, a, axis_name=axis_name, n=n, T_A=T_A,
+                                       cyclic_1d=cyclic_1d, provider=provider,
+                                       return_status=return_status)
+    return (inv, status) if return_status else inv
+
+
+# jaxmg's names for the same functions
+potrs_no_shardmap = potrs_shardmap_ctx
+potri_no_shardmap = potri_shardmap_ctx
+
+
+# ---- on a mesh ------------------------------------------------------------------------------
+
+
+def potrs(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,
+          in_specs: tuple | list | None = None, return_status: bool = False, cyclic_1d: bool = False,
+          provider: str | None = None) -> jax.Array | tuple[jax.Array, jax.Array]:
+    """Solve A X = B for Hermitian positive definite A sharded over `mesh`.
+
+    A and b are not modified.
+
+    Args:
+      a: A (N x N), or its cyclic form (cyclic_1d_layout) if cyclic_1d.
+      b: B, (N,) or (N, nrhs), of a's dtype.
+      T_A: tile of the cyclic layout (None: the runtime's choice; required
+        with cyclic_1d).
+      mesh: the mesh (None: the one of `with jax.set_mesh(...)`).
+      in_specs: (spec of a, spec of b); a P(None, 'x') or P('x', None), b
+        P(None, None) or P('x', None).  None: columns over the mesh's first
+        axis, b replicated.
+      return_status: return the status too, and return NaNs for a failed
+        solve instead of raising.
+      cyclic_1d: whether a is in the cyclic layout.
+      provider: force a provider (None: the runtime's choice).
+
+    Returns:
+      X, replicated (1-D if b was); (X, status) with return_status, status
+      an int32: 0, k > 0 for a leading minor that is not positive definite,
+      or a negative MUSTER_E* code (strerror names it).
+    """
+    what = "muster_jax.potrs"
+    mesh = _sharding.mesh_or_context(mesh)
+    if in_specs is None:
+        in_specs = (P(None, mesh.axis_names[0]), P(None, None))
+    if not isinstance(in_specs, (tuple, list)) or len(in_specs) != 2:
+        raise ValueError(f"{what}: in_specs must be (spec of a, spec of b), got {in_specs}")
+    pl = _sharding.prepare(a, T_A, mesh, in_specs[0], cyclic_1d, what)
+    _sharding.check_b_spec(in_specs[1], pl.axis, what)
+    vec = b.ndim == 1
+    if vec:
+        b = b[:, None]
+    if b.ndim != 2 or b.shape[0] != pl.N:
+        raise ValueError(f"{what}: b must be ({pl.N},) or ({pl.N}, nrhs), got {b.shape}")
+    if b.dtype != a.dtype:
+        raise TypeError(f"{what}: b has dtype {b.dtype}, a has {a.dtype}")
+    config = (POTRS, a.shape, str(a.dtype), b.shape, T_A, mesh, tuple(in_specs[0]), pl.dim, pl.axis,
+              bool(return_status), bool(cyclic_1d), provider)
+    x, status = _call.launch(_potrs_impl, (a, b), mesh, config, T_A=T_A, pl=pl,
+                             return_status=bool(return_status), cyclic_1d=bool(cyclic_1d),
+                             provider=provider)
+    if vec:
+        x = x[:, 0]
+    return (x, status) if return_status else x
+
+
+def _potrs_impl(a, b, *, T_A, mesh, pl, return_status, cyclic_1d, provider, site):
+    a, a_spec, Np = _sharding.place_a(a, mesh, pl, cyclic_1d)
+    b = b if Np == pl.N else jnp.pad(b, ((0, Np - pl.N), (0, 0)))
+    b = _sharding.constrain(b, mesh, P(None, None))
+
+    def body(a_loc, b_loc):
+        _, x, status = _call.local_solve(POTRS, _sharding.to_colblock(a_loc, pl.dim), b_loc,
+                                         axis_name=pl.axis, n=pl.N, T_A=T_A, cyclic_1d=cyclic_1d,
+                                         flags=NO_FACTOR, provider=provider, return_status=return_status,
+                                         process_mode=_sharding.spans_processes(mesh), site=site)
+        return x, status
+
+    x, status = jax.shard_map(body, mesh=mesh, in_specs=(a_spec, P(None, None)),
+                              out_specs=(P(None, None), P(None)), check_vma=False)(a, b)
+    return x[:pl.N], status[0]
+
+
+def potri(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,
+          in_specs: P | tuple | list | None = None, return_status: bool = False,
+          cyclic_1d: bool = False, provider: str | None = None) -> jax.Array | tuple[jax.Array, jax.Array]:
+    """The full inverse of a Hermitian positive definite A, sharded like a.
+
+    Args:
+      a: A (N x N), or its cyclic form if cyclic_1d.
+      T_A, mesh, return_status, cyclic_1d, provider: as for potrs.
+      in_specs: the spec of a (or a 1-tuple of it); None: columns over the
+        mesh's first axis.
+
+    Returns:
+      inv(A), sharded like a (replicated when N does not divide evenly over
+      the devices; in the cyclic layout with cyclic_1d: cyclic_1d_to_block
+      turns it back); (inv(A), status) with return_status.
+    """
+    what = "muster_jax.potri"
+    mesh = _sharding.mesh_or_context(mesh)
+    spec = _sharding.single_spec(in_specs, mesh)
+    pl = _sharding.prepare(a, T_A, mesh, spec, cyclic_1d, what)
+    config = (POTRI, a.shape, str(a.dtype), T_A, mesh, tuple(spec), bool(return_status),
+              bool(cyclic_1d), provider)
+    inv, status = _call.launch(_potri_impl, (a,), mesh, config, T_A=T_A, pl=pl,
+                               return_status=bool(return_status), cyclic_1d=bool(cyclic_1d),
+                               provider=provider)
+    return (inv, status) if return_status else inv
+
+
+def _potri_impl(a, *, T_A, mesh, pl, return_status, cyclic_1d, provider, site):
+    a, a_spec, Np = _sharding.place_a(a, mesh, pl, cyclic_1d)
+
+    def body(a_loc):
+        inv, _, status = _call.local_solve(POTRI, _sharding.to_colblock(a_loc, pl.dim), axis_name=pl.axis,
+                                           n=pl.N, T_A=T_A, cyclic_1d=cyclic_1d, provider=provider,
+                                           return_status=return_status,
+                                           process_mode=_sharding.spans_processes(mesh), site=site)
+        return _sharding.to_colblock(inv, pl.dim), status  # the inverse is Hermitian too
+
+    inv, status = jax.shard_map(body, mesh=mesh, in_specs=(a_spec,), out_specs=(a_spec, P(None)),
+                                check_vma=False)(a)
+    if not cyclic_1d and Np != pl.N:
+        # an N not divisible by the devices cannot stay sharded: replicate
+        inv = _sharding.constrain(inv, mesh, P(None, None))[:pl.N, :pl.N]
+    return inv, status[0]

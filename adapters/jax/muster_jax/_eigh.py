@@ -1,0 +1,102 @@
+"""The Hermitian eigensolver family: syevd (eigenvalues and eigenvectors of
+a Hermitian A), on a mesh or inside the caller's shard_map.
+"""
+import jax
+from jax.sharding import Mesh, PartitionSpec as P
+
+from . import _call, _sharding
+from ._call import NO_VECTORS, SYEVD
+
+
+def syevd_shardmap_ctx(a: jax.Array, T_A: int | None = None, *, axis_name: str = "x",
+                       n: int | None = None, cyclic_1d: bool = False, provider: str | None = None,
+                       return_eigenvectors: bool = True,
+                       return_status: bool = True) -> jax.Array | tuple[jax.Array, ...]:
+    """Eigenvalues and eigenvectors of A inside the caller's shard_map.
+
+    Args:
+      a: this device's column block of A, or its cyclic buffer if cyclic_1d.
+      T_A: the tile (None: the runtime's choice; required with cyclic_1d).
+      axis_name: the mesh axis A is sharded over.
+      n: order of A (None: a's rows).
+      cyclic_1d: whether a is in the cyclic layout.
+      provider: force a provider (None: the runtime's choice).
+      return_eigenvectors: compute the eigenvectors too.
+      return_status: return the status too, and report a failure in it
+        (outputs NaN) instead of raising.
+
+    Returns:
+      (eigenvalues (N,) ascending, this device's block of the
+      eigenvectors, status); without return_eigenvectors (eigenvalues,
+      status); without return_status the same less the status (the
+      eigenvalues alone, not a 1-tuple).
+    """
+    n = a.shape[0] if n is None else n
+    v, w, status = _call.local_solve(SYEVD, a, axis_name=axis_name, n=n, T_A=T_A, cyclic_1d=cyclic_1d,
+                                     flags=0 if return_eigenvectors else NO_VECTORS, provider=provider,
+                                     return_status=return_status)
+    out = (w, v) if return_eigenvectors else (w,)
+    return out + (status,) if return_status else (out if return_eigenvectors else w)
+
+
+# jaxmg's name for the same function
+syevd_no_shardmap = syevd_shardmap_ctx
+
+
+def syevd(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,
+          in_specs: P | tuple | list | None = None, return_eigenvectors: bool = True,
+          return_status: bool = False, cyclic_1d: bool = False,
+          provider: str | None = None) -> jax.Array | tuple[jax.Array, ...]:
+    """Eigenvalues and eigenvectors of a Hermitian A sharded over `mesh`.
+
+    Args:
+      a: A (N x N), or its cyclic form (cyclic_1d_layout) if cyclic_1d.
+      T_A: tile of the cyclic layout (None: the runtime's choice; required
+        with cyclic_1d).
+      mesh: the mesh (None: the one of `with jax.set_mesh(...)`).
+      in_specs: the spec of a (or a 1-tuple of it); None: columns over the
+        mesh's first axis.
+      return_eigenvectors: compute the eigenvectors too.
+      return_status: append the status (as potrs's), and return NaNs for a
+        failed solve instead of raising.
+      cyclic_1d: whether a is in the cyclic layout.
+      provider: force a provider (None: the runtime's choice).
+
+    Returns:
+      (eigenvalues, eigenvectors): the eigenvalues ascending and
+      replicated, the eigenvectors as columns sharded P(None, axis)
+      (replicated when N does not divide evenly over the devices); the
+      eigenvalues alone without return_eigenvectors; the status appended
+      with return_status.
+    """
+    what = "muster_jax.syevd"
+    mesh = _sharding.mesh_or_context(mesh)
+    spec = _sharding.single_spec(in_specs, mesh)
+    pl = _sharding.prepare(a, T_A, mesh, spec, cyclic_1d, what)
+    config = (SYEVD, a.shape, str(a.dtype), T_A, mesh, tuple(spec), bool(return_eigenvectors),
+              bool(return_status), bool(cyclic_1d), provider)
+    w, v, status = _call.launch(_syevd_impl, (a,), mesh, config, T_A=T_A, pl=pl,
+                                vectors=bool(return_eigenvectors), return_status=bool(return_status),
+                                cyclic_1d=bool(cyclic_1d), provider=provider)
+    out = (w, v) if return_eigenvectors else (w,)
+    if return_status:
+        return out + (status,)
+    return out if return_eigenvectors else w
+
+
+def _syevd_impl(a, *, T_A, mesh, pl, vectors, return_status, cyclic_1d, provider, site):
+    a, a_spec, Np = _sharding.place_a(a, mesh, pl, cyclic_1d)
+
+    def body(a_loc):
+        v, w, status = _call.local_solve(SYEVD, _sharding.to_colblock(a_loc, pl.dim), axis_name=pl.axis,
+                                         n=pl.N, T_A=T_A, cyclic_1d=cyclic_1d,
+                                         flags=0 if vectors else NO_VECTORS, provider=provider,
+                                         return_status=return_status,
+                                         process_mode=_sharding.spans_processes(mesh), site=site)
+        return w, v, status
+
+    w, v, status = jax.shard_map(body, mesh=mesh, in_specs=(a_spec,),
+                                 out_specs=(P(None), P(None, pl.axis), P(None)), check_vma=False)(a)
+    if not cyclic_1d and Np != pl.N:
+        v = _sharding.constrain(v, mesh, P(None, None))[:pl.N, :pl.N]
+    return w[:pl.N], v, status[0]

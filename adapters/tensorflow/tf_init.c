@@ -1,0 +1,21 @@
+/*
+ * adapters/tensorflow/tf_init.c - what runs when TensorFlow loads
+ * libmuster_tf.so: register each op (tf_ops.c), then its CPU kernels
+ * (tf_kernel.c).  The top of the adapter: nothing calls into this file.
+ */
+#include <stdio.h>
+
+#include "tfInt.h"
+
+/* A constructor cannot return an error; a failure here (an op of that name
+ * already registered by another copy of this library) is reported on
+ * stderr and TensorFlow's own "op not found" follows at use. */
+__attribute__((constructor)) static void muster_tf_init(void) {
+  static const muster_routine_t routines[] = {MUSTER_POTRS, MUSTER_POTRI, MUSTER_SYEVD};
+  char why[512];
+  for (size_t i = 0; i < sizeof routines / sizeof routines[0]; i++) {
+    if (muster__tf_register_op(routines[i], why, sizeof why) < 0 ||
+        muster__tf_register_kernels(routines[i], why, sizeof why) < 0)
+      fprintf(stderr, "libmuster_tf: %s\n", why);
+  }
+}

@@ -1,0 +1,250 @@
+/*
+ * providers/cudacommon/cudacommon.h - what every GPU provider of muster
+ * shares (cusolvermg now, cusolverdn next): "cuc" = CUDA common.
+ *
+ *   errors    cuc_err_t and cuc_fail/cuc_cuda/cuc_solver: one format for a
+ *             failed CUDA or cuSOLVER status ("<provider>: device D: CALL
+ *             failed: NAME (N): text", MUSTER_ECUDA); CUC_CU/CUC_SO/
+ *             CUC_CHECK for check-and-goto (err.c)
+ *   probe     cuc_probe: are there CUDA devices?  Never initializes CUDA in
+ *             a process that has not already (it may fork ranks later);
+ *             asks a short-lived child instead (probe.c)
+ *   devices   the caller's current device saved and restored, buffers grown
+ *             on demand, peer access enabled once per ordered pair, and the
+ *             every-rank half of a call: cuc_local_export synchronizes the
+ *             shard's stream and, in process mode, exports it (device.c)
+ *   IPC       process mode: a rank exports CUDA IPC handles of its shard
+ *             (cuc_ipc_export), the leader opens them once and keeps the
+ *             mappings per peer process in a cuc_ipc_cache_t (ipc.c)
+ *   kernels   identity panels and the lower-to-upper mirror of a Hermitian
+ *             result (kernels.cu)
+ *   shards    a rank's shard against the call: b, w, its columns in the
+ *             layout (shard.c); muster's dtypes as CUDA data types
+ *
+ * Built as a static, -fPIC library (libcudacommon.a) linked into each GPU
+ * provider; every symbol is hidden, so a provider still exports only its
+ * struct, and two providers loaded in one process each have their own copy
+ * (their own probe cache and counters).  It links libcudart, never libcuda
+ * (driver entry points are fetched at run time), and nothing of libmuster:
+ * the core never needs CUDA, and a provider loads where no driver exists.
+ *
+ * Apart from cuc_probe's own, nothing here takes a lock: each provider
+ * serializes its calls into one cuc_ipc_cache_t (and its buffers) under its
+ * own context mutex.
+ */
+#ifndef MUSTER_CUDACOMMON_H
+#define MUSTER_CUDACOMMON_H
+
+#include <cuda_runtime_api.h>
+#include <cusolver_common.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "muster.h"
+#include "muster/layout.h"
+
+#ifdef __cplusplus
+extern "C" { /* kernels.cu is C++ */
+#endif
+
+#define CUC_HIDDEN __attribute__((visibility("hidden")))
+#define CUC_MAX_ORDINAL 64 /* device ordinals tracked per process */
+
+/* ---- errors (err.c) ---------------------------------------------------------------- */
+
+/* Where a hook's message goes: buf of len bytes (NULL or 0: nowhere), every
+ * message prefixed by "<who>: ", who being the provider's name. */
+typedef struct cuc_err {
+  char *buf;
+  size_t len;
+  const char *who;
+} cuc_err_t;
+
+/* Write "<who>: <fmt ...>" (truncated to fit) and return code. */
+CUC_HIDDEN int cuc_fail(cuc_err_t *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Append to the message already there (truncated to fit; nothing when the
+ * buffer is absent or full): context that only the caller knows. */
+CUC_HIDDEN void cuc_err_append(cuc_err_t *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A failed CUDA runtime call: MUSTER_ECUDA, "device D: CALL failed: NAME (N):
+ * text"; clears the thread's last error so no stale one is seen later. */
+CUC_HIDDEN int cuc_cuda(cuc_err_t *e, int dev, const char *call, cudaError_t st);
+/* A failed cuSOLVER call: MUSTER_ECUDA, "device D: CALL failed: NAME (N)". */
+CUC_HIDDEN int cuc_solver(cuc_err_t *e, int dev, const char *call, cusolverStatus_t st);
+/* "CUSOLVER_STATUS_..." for st ("CUSOLVER_STATUS_UNKNOWN" when not known). */
+CUC_HIDDEN const char *cuc_solver_status_name(cusolverStatus_t st);
+
+/* Check-and-goto: each expects `int rc`, `cuc_err_t *E` and a label `out`
+ * in scope; on failure rc gets the negative code and control goes to out. */
+#define CUC_CU(dev, call) CUC_CALL_(cudaError_t, cudaSuccess, cuc_cuda, dev, #call, call)
+#define CUC_SO(dev, call) CUC_CALL_(cusolverStatus_t, CUSOLVER_STATUS_SUCCESS, cuc_solver, dev, #call, call)
+/* (the call's text is taken before its macros, e.g. cudaStreamNonBlocking,
+ * are expanded, so the message shows the call as written) */
+#define CUC_CALL_(type, ok, report, dev, text, call)           \
+  do {                                                         \
+    type st_ = (call);                                         \
+    if (st_ != (ok)) {                                         \
+      rc = report(E, (dev), text, st_);                        \
+      goto out;                                                \
+    }                                                          \
+  } while (0)
+#define CUC_CHECK(call)                                        \
+  do {                                                         \
+    rc = (call);                                               \
+    if (rc < 0) goto out;                                      \
+  } while (0)
+
+/* ---- shards and types (shard.c) ----------------------------------------------------- */
+
+/* Rank r's shard against the call: b with ldb >= n for potrs, w for
+ * syevd, and its columns where the layout puts them (geometry L of the
+ * call's n, ranks and tile: block, exactly its block's first column and at
+ * least its width; cyclic, at least its real columns).  0, or
+ * MUSTER_EINVAL naming the rank and its device.  (Memory kind, a and lda
+ * are each provider's own rules.) */
+CUC_HIDDEN int cuc_check_shard(const muster_solve_args_t *a, const muster_layout_geom_t *L, int r,
+                               const muster_shard_t *s, cuc_err_t *E);
+
+/* The CUDA data type of a muster dtype, and of its real part (syevd's
+ * eigenvalues). */
+static inline cudaDataType cuc_cuda_type(int dtype) {
+  switch (dtype) {
+  case MUSTER_F32: return CUDA_R_32F;
+  case MUSTER_F64: return CUDA_R_64F;
+  case MUSTER_C64: return CUDA_C_32F;
+  default: return CUDA_C_64F;
+  }
+}
+static inline cudaDataType cuc_real_type(int dtype) {
+  return muster_dtype_real_bytes(dtype) == 4 ? CUDA_R_32F : CUDA_R_64F;
+}
+
+/* ---- counters (device.c, ipc.c) ------------------------------------------------------ */
+
+/* Process-wide counts of what this library created, for a provider's test
+ * counters ("a second call creates nothing"). */
+enum {
+  CUC_STAT_ALLOCS,     /* device or pinned buffers (re)allocated by cuc_grow */
+  CUC_STAT_PEER,       /* peer-access enables                              */
+  CUC_STAT_IPC_OPENS,  /* cudaIpcOpenMemHandle calls                       */
+  CUC_STAT_IPC_CLOSES, /* cudaIpcCloseMemHandle calls                      */
+  CUC_NSTATS
+};
+CUC_HIDDEN uint64_t cuc_stat(int which);
+CUC_HIDDEN void cuc_stat_add(int which, uint64_t n);
+
+/* ---- probe (probe.c) --------------------------------------------------------------- */
+
+/* 0 when this process can use CUDA and sees at least one device (*count,
+ * when count is not NULL, gets how many); else MUSTER_ECUDA with the reason
+ * in why ("no usable CUDA driver: cudaGetDeviceCount returned NAME (N):
+ * text", "no CUDA device: ...").  Unless this process has already
+ * initialized CUDA, the count comes from a short-lived child: CUDA must not
+ * start in a process that forks rank processes afterwards (the CLI probes,
+ * then forks).  The first answer is cached for the life of the process. */
+CUC_HIDDEN int cuc_probe(int *count, char *why, size_t whylen);
+
+/* ---- devices (device.c) ------------------------------------------------------------ */
+
+/* The calling thread's current device, or -1 when it cannot be read;
+ * cuc_device_restore(saved) makes it current again (nothing for -1).  Every
+ * hook that switches devices restores the caller's on the way out. */
+CUC_HIDDEN int cuc_device_save(void);
+CUC_HIDDEN void cuc_device_restore(int saved);
+
+/* Grow *buf to at least bytes (0 counts as 1): device memory of dev, or
+ * pinned host memory when dev < 0.  The old content is not kept.  *have is
+ * the current size; nothing happens when it is already enough. */
+CUC_HIDDEN int cuc_grow(int dev, void **buf, size_t *have, size_t bytes, cuc_err_t *E);
+
+/* Peer access state of every ordered device pair: 0 not asked yet, 1
+ * enabled, 2 not possible (copies between the two still work, staged by the
+ * driver; a kernel on one cannot read the other's memory). */
+typedef struct cuc_peers {
+  unsigned char state[CUC_MAX_ORDINAL][CUC_MAX_ORDINAL];
+} cuc_peers_t;
+/* Let device `from` reach device `to`'s memory (cudaDeviceEnablePeerAccess
+ * on `from`), once per ordered pair; 0 also when the pair cannot (state 2).
+ * Leaves `from` current when it enabled anything. */
+CUC_HIDDEN int cuc_peer_enable(cuc_peers_t *p, int from, int to, cuc_err_t *E);
+
+/* The local_export hook's work for a rank holding CUDA memory: refuse any
+ * other memory kind (MUSTER_EUNSUPPORTED), wait for the caller's work on the
+ * shard (mine->stream, or the whole device when it is NULL: the legacy
+ * default stream may sit behind other blocking streams) so the leader reads
+ * complete data, and in process mode write the IPC blob (cuc_ipc_export).
+ * *len is 0 unless a blob was written.  The current device is restored. */
+CUC_HIDDEN int cuc_local_export(const muster_shard_t *mine, int process_mode, void *blob, size_t cap,
+                                size_t *len, cuc_err_t *E);
+
+/* ---- IPC (ipc.c) ------------------------------------------------------------------- */
+
+struct cuc_ipc_entry;
+
+/* The leader's mappings of peer processes' memory.  Zero it to start
+ * (static, calloc or memset); cuc_ipc_free releases it.  A mapping is keyed
+ * by (peer pid, its start time, handle bytes) and kept until cuc_ipc_forget,
+ * until the peer is found dead (checked once per epoch), until the peer
+ * exports a new handle for the same base address (the old allocation was
+ * freed), or, beyond CUC_IPC_MAX mappings, until it is the least recently
+ * used one outside the current epoch. */
+typedef struct cuc_ipc_cache {
+  struct cuc_ipc_entry *head;
+  uint64_t epoch;    /* cuc_ipc_tick: once per solve                      */
+  uint64_t swept;    /* epoch + 1 of the last sweep for dead peers; 0 none */
+} cuc_ipc_cache_t;
+#define CUC_IPC_MAX 256
+
+/* A new call (the provider ticks once per solve): mappings used since the
+ * previous tick are never evicted for room during the imports of the next. */
+CUC_HIDDEN void cuc_ipc_tick(cuc_ipc_cache_t *c);
+
+/* Rank side: the blob (at most cap bytes; *len its size) carrying, for each
+ * of mine->a, b, w, the IPC handle of the allocation holding it and the
+ * pointer's offset in it, the device's PCI bus id (ordinals differ between
+ * processes under CUDA_VISIBLE_DEVICES) and this process's identity.  When a
+ * pointer cannot be exported, the blob says why instead and this still
+ * returns 0: the runtime may ask for exports it will not use, and the
+ * leader reports the reason only if it needs that rank's memory. */
+CUC_HIDDEN int cuc_ipc_export(const muster_shard_t *mine, void *blob, size_t cap, size_t *len,
+                              cuc_err_t *E);
+
+/* Leader side: turn rank's blob (published by peer_pid) into pointers in
+ * *shard (a, b, w; device = the leader's ordinal of that GPU; mem = CUDA),
+ * opening handles not mapped yet (about 10 ms each) on that device.
+ * Errors name the rank and pid.  The current device is restored. */
+CUC_HIDDEN int cuc_ipc_import(cuc_ipc_cache_t *c, int rank, int64_t peer_pid, const void *blob, size_t len,
+                              muster_shard_t *shard, cuc_err_t *E);
+
+/* Close every mapping of process pid (forget_peer), or every mapping; the
+ * current device is restored. */
+CUC_HIDDEN void cuc_ipc_forget(cuc_ipc_cache_t *c, int64_t pid);
+CUC_HIDDEN void cuc_ipc_free(cuc_ipc_cache_t *c);
+
+/* ---- kernels (kernels.cu) ------------------------------------------------------------ */
+
+/* dtype: a muster_dtype_t value.  Both return the launch's status
+ * (cudaErrorInvalidValue for an unknown dtype or a shape out of range). */
+
+/* Columns c0 .. c0 + w - 1 of the n x n identity as an lda x w panel:
+ * panel(c0 + k, k) = 1 for k < w, every other entry of the lda x w panel
+ * 0 (rows n .. lda - 1 included).  Ordered on stream. */
+CUC_HIDDEN cudaError_t cuc_identity_panel(int dtype, void *panel, int64_t lda, int64_t c0, int64_t w,
+                                          cudaStream_t stream);
+
+/* The strict upper triangle of wc columns of a Hermitian matrix from the
+ * lower one: dst(i, c) = conj(stage(c, i)) for 0 <= c < wc and
+ * 0 <= i < row0 + c, where stage(c, i) = stage[i * lds + c] holds the
+ * matrix's rows row0 .. row0 + wc - 1 (stage(c, i) = A(row0 + c, i), only
+ * entries with i < row0 + c are read) and dst points at the first of the
+ * wc columns (rows from 0, leading dimension lda).  Whole matrix in place:
+ * stage = dst = A, lds = lda, row0 = 0, wc = n (reads only the strict lower
+ * triangle, writes only the strict upper one).  rows = row0 + wc must be at
+ * most 2 097 120.  Both pointers must be memory the running GPU reaches
+ * directly (its own: IPC mappings of another GPU are not). */
+CUC_HIDDEN cudaError_t cuc_mirror_lower(int dtype, const void *stage, int64_t lds, int64_t wc, int64_t row0,
+                                        void *dst, int64_t lda, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MUSTER_CUDACOMMON_H */

@@ -1,0 +1,136 @@
+/* providers/cusolvermg/job.c - a solve's checks, its move into
+ * cuSolverMg's layout and back, and the helpers every driver uses (job.h). */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+
+int cmg_job_validate(cmg_job_t *j) {
+  const muster_provider_call_t *call = j->call;
+  const muster_solve_args_t *a = j->a;
+  cuc_err_t *E = j->E;
+  int R = call->nshards;
+  if (R < 1 || R > CMG_MAX_DEV)
+    return cuc_fail(E, MUSTER_EINVAL, "%d ranks: cuSolverMg takes 1 to %d GPUs", R, CMG_MAX_DEV);
+  if (a->n < 1 || a->n > INT_MAX)
+    return cuc_fail(E, MUSTER_EINVAL, "n=%" PRId64 " out of range 1..%d (cuSolverMg takes int)", a->n, INT_MAX);
+  if (a->routine == MUSTER_POTRS && (a->nrhs < 1 || a->nrhs > INT_MAX))
+    return cuc_fail(E, MUSTER_EINVAL, "potrs: nrhs=%" PRId64 " out of range", a->nrhs);
+  if (a->tile < 1 || a->tile > a->n)
+    return cuc_fail(E, MUSTER_ETILE, "tile %" PRId64 " out of range 1..n=%" PRId64, a->tile, a->n);
+  if (a->routine == MUSTER_SYEVD && a->tile > CMG_SYEVD_MAX_TILE)
+    return cuc_fail(E, MUSTER_ETILE, "syevd: tile %" PRId64 " > %d, the largest cuSolverMg's syevd takes",
+                    a->tile, CMG_SYEVD_MAX_TILE);
+  j->esz = muster_dtype_bytes(a->dtype);
+  if (!j->esz) return cuc_fail(E, MUSTER_EINVAL, "unknown dtype %d", (int)a->dtype);
+  muster_layout_geom_init(&j->L, a->n, a->tile, R);
+  j->lda = call->shards[0].lda;
+  for (int r = 0; r < R; r++) {
+    const muster_shard_t *s = &call->shards[r];
+    if (s->mem != MUSTER_MEM_CUDA)
+      return cuc_fail(E, MUSTER_EUNSUPPORTED, "rank %d: shard memory kind %d is not CUDA device memory", r,
+                      (int)s->mem);
+    if (s->device < 0 || s->device >= CUC_MAX_ORDINAL)
+      return cuc_fail(E, MUSTER_EINVAL, "rank %d: device %d out of range", r, s->device);
+    for (int q = 0; q < r; q++)
+      if (j->ids[q] == s->device)
+        return cuc_fail(E, MUSTER_EINVAL, "ranks %d and %d both on device %d: cuSolverMg needs one GPU per rank",
+                        q, r, s->device);
+    j->ids[r] = s->device;
+    if (!s->a) return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): a is NULL", r, s->device);
+    if (s->lda != j->lda || s->lda < a->n)
+      return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): lda=%" PRId64 "; every rank needs the same lda >= n=%"
+                      PRId64 " (rank 0 has %" PRId64 ")", r, s->device, s->lda, a->n, j->lda);
+    int rc = cuc_check_shard(a, &j->L, r, s, E);
+    if (rc < 0) return rc;
+    j->user[r] = s->a;
+  }
+  j->R = R;
+  return 0;
+}
+
+static int plan_force(void) {
+  const char *s = getenv("MUSTER_CMG_RELAYOUT"); /* tests: inplace | copy */
+  if (s && !strcmp(s, "copy")) return CMG_PLAN_COPY;
+  if (s && !strcmp(s, "inplace")) return CMG_PLAN_INPLACE;
+  return 0;
+}
+
+int cmg_job_prepare(cmg_job_t *j) {
+  int rc = 0;
+  cuc_err_t *E = j->E;
+  for (int r = 0; r < j->R; r++) j->mats[r] = j->user[r];
+  if (j->a->layout != MUSTER_LAYOUT_BLOCK) return 0;
+  int64_t cap[CMG_MAX_DEV];
+  for (int r = 0; r < j->R; r++) cap[r] = j->call->shards[r].ncols;
+  cmg_plan_req_t req = {j->a->n, j->lda, j->a->tile, j->R, j->esz, cap, CMG_TO_CYCLIC, plan_force(),
+                        CMG_STAGE_CAP};
+  char why[160];
+  if (cmg_plan_build(&j->to_cyc, &req, why, sizeof why) < 0) return cuc_fail(E, MUSTER_ENOMEM, "%s", why);
+  req.direction = CMG_TO_BLOCK;
+  req.force = j->to_cyc.kind == CMG_PLAN_COPY ? CMG_PLAN_COPY : req.force;
+  if (cmg_plan_build(&j->to_blk, &req, why, sizeof why) < 0) return cuc_fail(E, MUSTER_ENOMEM, "%s", why);
+  if (j->to_cyc.kind == CMG_PLAN_COPY)
+    for (int r = 0; r < j->R; r++) {
+      cmg_dev_t *d = &j->c->dev[j->ids[r]];
+      CUC_CHECK(cuc_grow(j->ids[r], &d->work, &d->work_bytes, (size_t)j->to_cyc.work_bytes, E));
+      j->work[r] = j->mats[r] = d->work;
+    }
+  CUC_CHECK(cmg_plan_run(j->c, &j->to_cyc, j->ids, j->user, j->work, E));
+out:
+  return rc;
+}
+
+/* MUSTER_NO_FACTOR: after a successful potrs, leave A (the factor) in
+ * cuSolverMg's cyclic layout instead of moving it back: saves the second
+ * relayout when the caller only wants X (A's content is then unspecified,
+ * as muster.h says).  Without the flag A receives L, as with every
+ * provider. */
+static int skip_factor_writeback(const cmg_job_t *j, int rc) {
+  return rc == 0 && j->a->routine == MUSTER_POTRS && j->to_cyc.kind == CMG_PLAN_INPLACE &&
+         (j->a->flags & MUSTER_NO_FACTOR);
+}
+
+int cmg_job_finish(cmg_job_t *j, int rc) {
+  const muster_provider_call_t *call = j->call;
+  if (j->to_blk.nchains > 0 && !skip_factor_writeback(j, rc)) { /* never leave the caller's A permuted */
+    char keep[512] = "";
+    if (rc < 0 && call->err) snprintf(keep, sizeof keep, "%s", call->err);
+    int rc2 = cmg_job_sync(j);
+    if (rc2 == 0) rc2 = cmg_plan_run(j->c, &j->to_blk, j->ids, j->user, j->work, j->E);
+    if (rc < 0 && call->err) snprintf(call->err, call->errlen, "%s", keep);
+    if (rc == 0) rc = rc2;
+  }
+  if (j->R > 0) {
+    int rc2 = cmg_job_sync(j);
+    if (rc == 0) rc = rc2;
+  }
+  cmg_plan_free(&j->to_cyc);
+  cmg_plan_free(&j->to_blk);
+  return rc;
+}
+
+int cmg_job_sync(cmg_job_t *j) {
+  int rc = 0;
+  cuc_err_t *E = j->E;
+  for (int r = 0; r < j->R; r++) {
+    CUC_CU(j->ids[r], cudaSetDevice(j->ids[r]));
+    CUC_CU(j->ids[r], cudaDeviceSynchronize());
+  }
+out:
+  return rc;
+}
+
+int cmg_job_info(cmg_job_t *j, const char *what, int info) {
+  *j->call->info = info;
+  if (info == 0) return 0;
+  if (info > 0 && strstr(what, "Potrf"))
+    return cuc_fail(j->E, MUSTER_ENOTPD, "%s on devices %d..: not positive definite (leading minor %d)", what,
+                    j->ids[0], info);
+  if (info > 0)
+    return cuc_fail(j->E, MUSTER_EPROVIDER, "%s: did not converge (info=%d)", what, info);
+  return cuc_fail(j->E, MUSTER_EPROVIDER, "%s: parameter %d was refused (info=%d)", what, -info, info);
+}
