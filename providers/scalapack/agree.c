@@ -112,7 +112,8 @@ int sl_agree(sl_call_t *s, const sl_verdict_t *mine, int first) {
   fill_facts(s, &me.facts);
   snprintf(me.what, sizeof me.what, "%s", mine->code ? mine->what : "");
   vote_t *all = malloc(sizeof(vote_t) * (size_t)s->size);
-  if (!all) /* the peers wait until the runtime's deadline cancels them */
+  if (!all) /* the peers then wait in the allgather until a cancel or the
+                job's end releases them (a few KB: not seen in practice) */
     return sl_err(s, MUSTER_ENOMEM, "cannot allocate %d votes to agree with the other ranks",
                   s->size);
   char berr[256] = "";

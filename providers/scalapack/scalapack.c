@@ -399,7 +399,8 @@ static void sl_cancel(void *ctx, const muster_collective_call_t *cc, int code, c
 }
 
 /* Can this call run here?  Only with MPI running in this process (the MPI
- * bootstrap), on host memory, and one rank per process.  No time model
+ * bootstrap), on host memory, and one rank per process (a 1-rank call's
+ * span is "threads").  No time model
  * (seconds < 0): on one node the note says why the lapack provider should
  * run it instead (it has the higher priority, and the runtime shows this
  * note in the choice's reason); across nodes this is the CPU engine that can
@@ -410,7 +411,7 @@ static int sl_estimate(void *ctx, const muster_provider_query_t *q,
   memset(est, 0, sizeof *est);
   est->seconds = -1;
   if (!q) return MUSTER_EINVAL;
-  if (q->span == MUSTER_SPAN_THREADS) {
+  if (q->span == MUSTER_SPAN_THREADS && q->nranks > 1) {
     snprintf(est->note, sizeof est->note,
              "ranks are threads of one process: ScaLAPACK needs "
              "one MPI rank per process");
@@ -456,7 +457,9 @@ __attribute__((visibility("default"))) const muster_provider_v2_t muster_provide
     .routines = ALL_ROUTINES,
     .dtypes = ALL_DTYPES,
     .mem_kinds = 1u << MUSTER_MEM_HOST,
-    .spans = MUSTER_SPAN_PROCESSES | MUSTER_SPAN_NODES,
+    /* THREADS for one rank (the runtime's span of a 1-rank call); more
+     * ranks as threads of one process are refused by estimate */
+    .spans = MUSTER_SPAN_THREADS | MUSTER_SPAN_PROCESSES | MUSTER_SPAN_NODES,
     .max_shards = 0,
     .probe = sl_probe,
     .init = sl_init,

@@ -293,16 +293,21 @@ static void estimates(drv_t *d) {
   if (!why[0] && ((rc = d->sl->estimate(d->sl_ctx, &q, &e)) != 0 || e.seconds >= 0 ||
                   !strstr(e.note, "one node: lapack measured faster")))
     snprintf(why, sizeof why, "one node: rc %d seconds %g: %s", rc, e.seconds, e.note);
-  q.span = MUSTER_SPAN_THREADS;
-  if (!why[0] && (rc = d->sl->estimate(d->sl_ctx, &q, &e)) != MUSTER_EUNSUPPORTED)
+  q.span = MUSTER_SPAN_THREADS; /* 2 ranks as threads: refused; 1 rank: fine */
+  q.nranks = 2;
+  if (!why[0] && ((rc = d->sl->estimate(d->sl_ctx, &q, &e)) != MUSTER_EUNSUPPORTED ||
+                  !strstr(e.note, "threads of one process")))
     snprintf(why, sizeof why, "threads: rc %d: %s", rc, e.note);
+  q.nranks = 1;
+  if (!why[0] && (rc = d->sl->estimate(d->sl_ctx, &q, &e)) != 0)
+    snprintf(why, sizeof why, "one rank: rc %d: %s", rc, e.note);
   q.span = MUSTER_SPAN_PROCESSES;
   q.nranks = d->size + 1;
   if (!why[0] && (rc = d->sl->estimate(d->sl_ctx, &q, &e)) != MUSTER_EUNSUPPORTED)
     snprintf(why, sizeof why, "more ranks than the MPI job: rc %d: %s", rc, e.note);
   drv_case(d, !why[0], why,
            "estimate: no model (seconds < 0) under MPI, one node's note names lapack; refused "
-           "for threads and for more ranks than the job");
+           "for 2 ranks as threads and for more ranks than the job");
 }
 
 /* The engine choice, as the runtime makes it: on one node lapack runs (and
