@@ -10,6 +10,8 @@
  * makes it.
  */
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 
 #include "mpi/driver.h"
@@ -310,6 +312,45 @@ static void estimates(drv_t *d) {
            "for 2 ranks as threads and for more ranks than the job");
 }
 
+/* Another thread: once a call is under way, cancel a call that is not it. */
+static void *cancel_other(void *arg) {
+  drv_t *d = arg;
+  while (!atomic_load(&d->running)) sched_yield();
+  muster_collective_call_t other;
+  memset(&other, 0, sizeof other);
+  d->sl->cancel(d->sl_ctx, &other, MUSTER_EPEERDEAD, "test: a cancel of another call");
+  return NULL;
+}
+
+/* A cancel that names a call not inside collective_solve (its call returned
+ * already: the runtime's watchdog may cross the return; or NULL) does
+ * nothing: the process lives on and the next call works. */
+static void late_cancel(drv_t *d) {
+  char why[700] = "";
+  lfx_t fx;
+  setup(&fx, d, MUSTER_POTRS, MUSTER_F64, 30, 960);
+  int rc = drv_solve_on(d, &fx, &d->boot);
+  if (rc) snprintf(why, sizeof why, "first solve: rc %d: %s", rc, fx.err);
+  muster_collective_call_t returned; /* any pointer the provider is not running */
+  memset(&returned, 0, sizeof returned);
+  d->sl->cancel(d->sl_ctx, &returned, MUSTER_EPEERDEAD, "test: a cancel after its call returned");
+  d->sl->cancel(d->sl_ctx, NULL, MUSTER_ETIMEDOUT, "test: a cancel of no call");
+  lfx_free(&fx);
+  if (!why[0]) solve_on(d, &d->comm, d->boot.key, why, sizeof why);
+  drv_case(d, !why[0], why, "cancel of a call that is not running: nothing happens, the next call works");
+  /* while a call runs, a cancel naming another one leaves it alone (a
+   * cancel for the process as a whole would end the job here) */
+  why[0] = '\0';
+  pthread_t th;
+  ASSERT_EQ(pthread_create(&th, NULL, cancel_other, d), 0);
+  setup(&fx, d, MUSTER_SYEVD, MUSTER_F64, 200, 970);
+  rc = drv_solve_on(d, &fx, &d->boot);
+  pthread_join(th, NULL);
+  if (rc) snprintf(why, sizeof why, "rc %d: %s", rc, fx.err);
+  lfx_free(&fx);
+  drv_case(d, !why[0], why, "cancel of another call while one runs: that one goes on");
+}
+
 /* The engine choice, as the runtime makes it: on one node lapack runs (and
  * the reason says why not scalapack); across nodes scalapack, the only one
  * that can (lapack does not span nodes); muster_solve_comm, which runs
@@ -373,6 +414,7 @@ void drv_mode_errors(drv_t *d) {
   sub_comms(d);
   if (d->size > 1) lone_release(d);
   estimates(d);
+  late_cancel(d);
   /* what a user of muster_solve_comm gets for the same faults */
   d->via_comm = 1;
   not_pd(d, MUSTER_POTRS, MUSTER_F64, k++);
