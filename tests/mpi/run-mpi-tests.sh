@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# tests/mpi/run-mpi-tests.sh [BUILD] - the scalapack provider's MPI tests, as
-# CI runs them (as root, on 2 cores; about 3-4 minutes there).  BUILD is the
-# build folder (default build; build-address runs the ASan+UBSan build).
+# tests/mpi/run-mpi-tests.sh [BUILD] - the MPI bootstrap's and the scalapack
+# provider's tests, as CI runs them (as root, on 2 cores; about 2.5 minutes
+# there, ASan part included: docs/testing.md).  BUILD is the build folder
+# (default build); the ASan part uses build-address when it has the driver.
+# Inputs are fresh random matrices on every run (each log's "# seed S";
+# mpi-scalapack --seed S repeats one).
 #
 #   comm np=1..4      the runtime's MPI bootstrap with the collective test
 #                     provider (build/tests/mpi-comm-test)
 #   solve np=1..4     every routine x dtype x n (37, 100, 257) x caller layout
 #                     (block, 1-D cyclic), auto and explicit tiles, NO_FACTOR /
-#                     NO_VECTORS: residuals and the lapack provider's answer
+#                     NO_VECTORS: residuals and the lapack provider's answer;
+#                     through muster_solve_comm ("comm ...") unless a case
+#                     asks for a provider tile ("direct ...")
 #   tiny np=3,4       n = 1, 2, 3, 5: ranks with no rows or columns
 #   errors np=1..4    not positive definite, NaN/Inf (A, B, result), ranks that
 #                     disagree, bad pieces, bootstrap kinds, sub-communicators,
-#                     release_comms, estimate
+#                     release_comms, estimate, late cancels; some through
+#                     muster_solve_comm; the engine choice
 #   grids             MUSTER_SCALAPACK_GRID=4x1 and 1x4 on 4 ranks, 2x1 on 2
 #   kill, stop        SIGKILL / SIGSTOP rank 1 of 3 mid-solve: every rank ends
 #                     within the bound, the output says why, /dev/shm (private
@@ -36,6 +42,22 @@ mkdir -p "$LOG"
 # scheduler time slice).  One OpenBLAS thread per rank, for the same reason.
 export MPIRUN="mpirun --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1 -x OPENBLAS_NUM_THREADS=1"
 export OPENBLAS_NUM_THREADS=1
+# The provider path of the driver's runs: lapack and scalapack alone (the
+# engine choice's reasons then name only them, and no GPU provider's CUDA
+# libraries are loaded: slow under valgrind).  prov_dir BUILD prints it.
+prov_dir() {
+  local dir r p
+  dir=$(mktemp -d /tmp/muster-mpi-prov.XXXXXX)
+  for r in potrs potri syevd; do
+    mkdir -p "$dir/$r"
+    for p in lapack scalapack; do ln -s "$PWD/$1/lib/muster/providers/$p.so" "$dir/$r/$p.so"; done
+  done
+  echo "$dir"
+}
+PROV=$(prov_dir "$BUILD")
+trap 'rm -rf "$PROV" "${ASAN_PROV:-}"' EXIT
+export MUSTER_PROVIDER_PATH=$PROV
+MPIRUN="$MPIRUN -x MUSTER_PROVIDER_PATH"
 pass=0
 fail=0
 
@@ -135,6 +157,8 @@ driver "valgrind-solve" 300 $MPIRUN -np 1 $VG "$DRV" solve --n 37,64 --quick
 # pointers), so tests/mpi/lsan-mpi.supp can tell Open MPI's leaks from ours.
 ASAN_DRV=$PWD/${ASAN_BUILD:-build-address}/tests/mpi-scalapack
 if [ -x "$ASAN_DRV" ]; then
+  ASAN_PROV=$(prov_dir "${ASAN_BUILD:-build-address}")
+  export MUSTER_PROVIDER_PATH=$ASAN_PROV
   ASAN="-x ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0:abort_on_error=1 \
     -x LSAN_OPTIONS=suppressions=$PWD/tests/mpi/lsan-mpi.supp:print_suppressions=0 \
     -x UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1"
@@ -149,6 +173,7 @@ if [ -x "$ASAN_DRV" ]; then
   # shellcheck disable=SC2086
   driver "asan-syevd-np2" 300 $MPIRUN $ASAN -np 2 "$ASAN_DRV" solve --n 37,100 --routines syevd \
     --dtypes f32,f64
+  export MUSTER_PROVIDER_PATH=$PROV
 else
   echo "=== asan: not run here: no $ASAN_DRV (scons san=address builds it)"
 fi
