@@ -85,7 +85,8 @@ static int time_of(const muster__choice_in_t *in, muster__cand_t *c) {
     c->timed = 1;
     return 0;
   }
-  const char *table = p->cost ? "its cost table has no such row" : p->cost_why[0] ? p->cost_why : "no cost table";
+  const char *table = p->cost ? "its cost table has no such row"
+                     : p->cost_why[0] ? p->cost_why : "no cost table";
   c->est_noted = said[0] != '\0';
   if (c->est_noted)
     snprintf(c->note, sizeof c->note, "no estimate (%.119s), %.60s", said, table);

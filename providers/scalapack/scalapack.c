@@ -389,11 +389,11 @@ static void sl_cancel(void *ctx, const muster_collective_call_t *cc, int code, c
   if (rank < 0 || !sl_mpi_usable()) return;
   char host[64] = "?", msg[512];
   gethostname(host, sizeof host - 1);
-  int len = snprintf(msg, sizeof msg,
-                     "muster scalapack: rank %d (pid %d on %s): %s (muster code %d): aborting "
-                     "the MPI job (MPI_Abort, errorcode %d)\n",
-                     rank, (int)getpid(), host, why ? why : "cancelled", code,
-                     code < 0 ? -code : 1);
+  int len =
+      snprintf(msg, sizeof msg,
+               "muster scalapack: rank %d (pid %d on %s): %s (muster code %d): aborting "
+               "the MPI job (MPI_Abort, errorcode %d)\n",
+               rank, (int)getpid(), host, why ? why : "cancelled", code, code < 0 ? -code : 1);
   if (len > 0) (void)!write(2, msg, (size_t)len < sizeof msg ? (size_t)len : sizeof msg - 1);
   MPI_Abort(MPI_COMM_WORLD, code < 0 ? -code : 1);
 }

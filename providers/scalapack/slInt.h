@@ -70,7 +70,7 @@ typedef struct sl_ctx {
   pthread_mutex_t live_lock;
   const muster_collective_call_t *live[SL_MAX_LIVE];
   int live_rank[SL_MAX_LIVE];
-  unsigned calls;       /* solves so far (under lock): stamps grid use     */
+  unsigned calls; /* solves so far (under lock): stamps grid use     */
 } sl_ctx_t;
 
 /* MPI initialized and not finalized (MPI_Initialized / MPI_Finalized may be

@@ -180,8 +180,8 @@ static void run_case(drv_t *d, muster_routine_t routine, muster_dtype_t t, int64
   if (cyclic) snprintf(lay, sizeof lay, "cyclic(%" PRId64 ")", fx.tile);
   if (ptile) snprintf(tile, sizeof tile, "%" PRId64, ptile);
   drv_case(d, !why[0], why, "%s %s %s n=%" PRId64 " %s%s%s tile=%s (%.3f s)",
-           d->via_comm && !ptile ? "comm" : "direct", muster_routine_str(routine), muster_dtype_str(t), n, lay,
-           flags & MUSTER_NO_FACTOR ? " NO_FACTOR" : "",
+           d->via_comm && !ptile ? "comm" : "direct", muster_routine_str(routine),
+           muster_dtype_str(t), n, lay, flags & MUSTER_NO_FACTOR ? " NO_FACTOR" : "",
            flags & MUSTER_NO_VECTORS ? " NO_VECTORS" : "", tile, dt);
   lfx_free(&fx);
 }

@@ -11,12 +11,12 @@
  *   mpi-scalapack whoami [--n ..]                    where each rank runs, then a quick solve
  *   mpi-scalapack bench --routine R --n N,.. --tiles T,.. [--reps K]   seconds per tile
  */
+#include "mpi/driver.h"
+
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <time.h>
-
-#include "mpi/driver.h"
 
 /* ---- a bootstrap over a sub-communicator (the runtime's is over the world) ---- */
 
@@ -49,14 +49,16 @@ void drv_boot(muster_bootstrap_t *b, MPI_Comm *comm, uint64_t key) {
  * beside this program's build, as for any program). */
 static void open_runtime(drv_t *d) {
   muster_comm_opts_t o = {.kind = "mpi"};
-  if (muster_comm_open(&o, &d->mc) != 0) fprintf(stderr, "muster_comm_open: %s\n", muster_last_error());
+  if (muster_comm_open(&o, &d->mc) != 0)
+    fprintf(stderr, "muster_comm_open: %s\n", muster_last_error());
   ASSERT(d->mc != NULL);
   ASSERT(muster_comm_rank(d->mc) == d->rank && muster_comm_size(d->mc) == d->size);
   int r = -1, n = -1;
   ASSERT_OK(muster__mpi_open(&d->mpi, &r, &n));
   ASSERT(r == d->rank && n == d->size);
   muster__mpi_boot(d->mpi, &d->boot, 1);
-  if (muster__provider_get(MUSTER_POTRS, MUSTER_F64, MUSTER_MEM_HOST, "scalapack", d->size, &d->slp) != 0)
+  if (muster__provider_get(MUSTER_POTRS, MUSTER_F64, MUSTER_MEM_HOST, "scalapack", d->size,
+                           &d->slp) != 0)
     fprintf(stderr, "loading scalapack: %s\n", muster_last_error());
   ASSERT(d->slp != NULL);
   d->sl = d->slp->v;
@@ -103,7 +105,8 @@ int drv_solve_on(drv_t *d, lfx_t *fx, const muster_bootstrap_t *boot) {
   int rc = d->sl->collective_solve(d->sl_ctx, &cc);
   atomic_store(&d->running, NULL);
   if (rc == 0 && (tile_used < 1 || (d->tile > 0 && tile_used != d->tile))) {
-    snprintf(fx->err, sizeof fx->err, "tile_used %" PRId64 ", asked for %" PRId64, tile_used, d->tile);
+    snprintf(fx->err, sizeof fx->err, "tile_used %" PRId64 ", asked for %" PRId64, tile_used,
+             d->tile);
     return MUSTER_EPROVIDER;
   }
   return rc;
@@ -117,11 +120,13 @@ int drv_solve(drv_t *d, lfx_t *fx) {
   fx->err[0] = '\0';
   int rc = muster_solve_comm(d->mc, &a, &fx->shards[d->rank], &d->res);
   fx->info = d->res.info;
-  if (rc < 0) snprintf(fx->err, sizeof fx->err, "%s", muster_last_error());
+  if (rc < 0)
+    snprintf(fx->err, sizeof fx->err, "%s", muster_last_error());
   else if (strcmp(d->res.provider, "scalapack") != 0 || d->res.tile < 1 ||
            (a.tile && d->res.tile != a.tile)) {
-    snprintf(fx->err, sizeof fx->err, "result says provider %s, tile %" PRId64 " (args.tile %" PRId64 ")",
-             d->res.provider, d->res.tile, a.tile);
+    snprintf(fx->err, sizeof fx->err,
+             "result says provider %s, tile %" PRId64 " (args.tile %" PRId64 ")", d->res.provider,
+             d->res.tile, a.tile);
     rc = MUSTER_EPROVIDER;
   }
   return rc;
@@ -275,7 +280,8 @@ int main(int argc, char **argv) {
   }
   /* fresh inputs on every run, the same on every rank; --seed repeats a run */
   MPI_Bcast(&d.seed, 1, MPI_UINT64_T, 0, d.comm);
-  if (d.rank == 0) printf("# seed %" PRIu64 " (--seed %" PRIu64 " repeats this run)\n", d.seed, d.seed);
+  if (d.rank == 0)
+    printf("# seed %" PRIu64 " (--seed %" PRIu64 " repeats this run)\n", d.seed, d.seed);
   open_runtime(&d);
   d.lp = lfx_provider(&d.lp_ctx);
   int rc = 0;

@@ -26,9 +26,9 @@
 #include <mpi.h>
 #include <stdatomic.h>
 
-#include "integration/test_lapack_provider.h"
-#include "choice.h"
 #include "../../runtime/mpi.h" /* not <mpi.h>: the runtime's MPI bootstrap */
+#include "choice.h"
+#include "integration/test_lapack_provider.h"
 
 /* Residuals normalized by n*eps: LAPACK's own tests accept up to 30. */
 #define DRV_TOL 30.0
@@ -36,20 +36,21 @@
 typedef struct drv {
   int rank, size;
   MPI_Comm comm;
-  uint64_t seed;               /* this run's base seed (the same on every rank) */
-  muster_comm_t *mc;           /* the public API's communicator, kind "mpi" */
-  muster__mpi_t *mpi;          /* the runtime's MPI bootstrap, for direct calls */
-  muster__provider_t *slp;     /* scalapack as the registry loaded it */
+  uint64_t seed;           /* this run's base seed (the same on every rank) */
+  muster_comm_t *mc;       /* the public API's communicator, kind "mpi" */
+  muster__mpi_t *mpi;      /* the runtime's MPI bootstrap, for direct calls */
+  muster__provider_t *slp; /* scalapack as the registry loaded it */
   const muster_provider_v2_t *sl;
   void *sl_ctx;
   const muster_provider_v1_t *lp; /* lapack, the reference */
   void *lp_ctx;
-  muster_bootstrap_t boot;     /* over d->mpi, key 1 */
-  int via_comm;                /* drv_solve: through muster_solve_comm when it can */
-  int64_t tile;                /* args.tile of the next call: 0 auto */
-  unsigned routines, dtypes;   /* solve: only these (bits 1u << value), 0: all */
-  muster_solve_result_t res;   /* of the last call through muster_solve_comm */
-  _Atomic(const muster_collective_call_t *) running; /* the direct call under way (loop's watchdog) */
+  muster_bootstrap_t boot;   /* over d->mpi, key 1 */
+  int via_comm;              /* drv_solve: through muster_solve_comm when it can */
+  int64_t tile;              /* args.tile of the next call: 0 auto */
+  unsigned routines, dtypes; /* solve: only these (bits 1u << value), 0: all */
+  muster_solve_result_t res; /* of the last call through muster_solve_comm */
+  _Atomic(const muster_collective_call_t *)
+      running; /* the direct call under way (loop's watchdog) */
   int passed, failed, cases;
 } drv_t;
 

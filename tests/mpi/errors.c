@@ -337,7 +337,8 @@ static void late_cancel(drv_t *d) {
   d->sl->cancel(d->sl_ctx, NULL, MUSTER_ETIMEDOUT, "test: a cancel of no call");
   lfx_free(&fx);
   if (!why[0]) solve_on(d, &d->comm, d->boot.key, why, sizeof why);
-  drv_case(d, !why[0], why, "cancel of a call that is not running: nothing happens, the next call works");
+  drv_case(d, !why[0], why,
+           "cancel of a call that is not running: nothing happens, the next call works");
   /* while a call runs, a cancel naming another one leaves it alone (a
    * cancel for the process as a whole would end the job here) */
   why[0] = '\0';
@@ -376,19 +377,25 @@ static void choices(drv_t *d) {
                                .span = d->size > 1 ? MUSTER_SPAN_PROCESSES : MUSTER_SPAN_THREADS};
   if (d->size > 1) {
     int rc = muster_provider_choose(&q, NULL, name, sizeof name, reason, sizeof reason);
-    if (rc != 0 || strcmp(name, "lapack") || !strstr(reason, "higher priority (10, scalapack has 5); "
-                                                             "scalapack: no estimate (one node: lapack measured faster"))
-      snprintf(why, sizeof why, "one node: rc %d, %s: %s", rc, name, rc ? muster_last_error() : reason);
+    if (rc != 0 || strcmp(name, "lapack") ||
+        !strstr(reason,
+                "higher priority (10, scalapack has 5); "
+                "scalapack: no estimate (one node: lapack measured faster"))
+      snprintf(why, sizeof why, "one node: rc %d, %s: %s", rc, name,
+               rc ? muster_last_error() : reason);
     q.nnodes = 2;
     q.span = MUSTER_SPAN_NODES;
     rc = muster_provider_choose(&q, NULL, name, sizeof name, reason, sizeof reason);
-    if (!why[0] && (rc != 0 || strcmp(name, "scalapack") || !strstr(reason, "the only provider that can run it") ||
+    if (!why[0] && (rc != 0 || strcmp(name, "scalapack") ||
+                    !strstr(reason, "the only provider that can run it") ||
                     !names_or_cut(reason, "not lapack: does not run processes of several nodes")))
-      snprintf(why, sizeof why, "two nodes: rc %d, %s: %s", rc, name, rc ? muster_last_error() : reason);
+      snprintf(why, sizeof why, "two nodes: rc %d, %s: %s", rc, name,
+               rc ? muster_last_error() : reason);
   }
   lfx_t fx;
   setup(&fx, d, MUSTER_POTRS, MUSTER_F64, 40, 990);
-  muster_solve_args_t a = {.routine = MUSTER_POTRS, .dtype = MUSTER_F64, .n = fx.n, .nrhs = fx.nrhs};
+  muster_solve_args_t a = {
+      .routine = MUSTER_POTRS, .dtype = MUSTER_F64, .n = fx.n, .nrhs = fx.nrhs};
   int rc = muster_solve_comm(d->mc, &a, &fx.shards[d->rank], &d->res);
   if (!why[0] && (rc != 0 || strcmp(d->res.provider, "scalapack") ||
                   !strstr(d->res.reason, "the only provider that can run it") ||
@@ -396,10 +403,12 @@ static void choices(drv_t *d) {
     snprintf(why, sizeof why, "muster_solve_comm unforced: rc %d, %s: %s", rc, d->res.provider,
              rc ? muster_last_error() : d->res.reason);
   for (int r = 0; r < d->size; r++) /* the residual reads every shard's b: this rank's X */
-    if (r != d->rank) memcpy(fx.shards[r].b, fx.shards[d->rank].b, (size_t)(fx.ldb * fx.nrhs) * fx.esz);
+    if (r != d->rank)
+      memcpy(fx.shards[r].b, fx.shards[d->rank].b, (size_t)(fx.ldb * fx.nrhs) * fx.esz);
   double res = rc ? 0 : lfx_potrs_residual(&fx);
   if (!why[0] && res > DRV_TOL) snprintf(why, sizeof why, "unforced potrs residual %.3g", res);
-  drv_case(d, !why[0], why, "choice: lapack on one node (the reason says why), scalapack across "
+  drv_case(d, !why[0], why,
+           "choice: lapack on one node (the reason says why), scalapack across "
            "nodes and unforced in muster_solve_comm");
   lfx_free(&fx);
 }
