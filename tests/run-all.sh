@@ -9,7 +9,10 @@
 # process with a time limit); (4) the same suite under ASan+UBSan and (5) under
 # TSan; (6) valgrind memcheck on the single-process tests; (7) the Python
 # adapters' tests (pytest: JAX on 4 host devices, TensorFlow on logical CPU
-# devices); (8) the README's main job.  Ends with one line
+# devices); (8) the README's main job; (9) the scalapack provider under MPI
+# (tests/mpi/run-mpi-tests.sh: mpirun -np 1..4, faults, two namespaced
+# "hosts"; needs root; stage 1 installs MPI + ScaLAPACK, so a build without
+# the driver fails this stage).  Ends with one line
 # "total: N passed, N failed"; exits non-zero if any stage failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -101,6 +104,10 @@ fi
 stage "main job (README quick start)"
 run_stage "main job" "$LOG/main.log" build/bin/muster solve potrs --n 1024 --ranks 2 --mode threads --dtype f64
 grep -q '"ok": *true\|check: ok\|ok' "$LOG/main.log" || failed_stages+=("main job output")
+
+stage "scalapack provider under MPI"
+run_stage "MPI" "$LOG/mpi.log" bash tests/mpi/run-mpi-tests.sh build
+count "$LOG/mpi.log"
 
 echo
 if [ ${#failed_stages[@]} -gt 0 ]; then
