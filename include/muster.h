@@ -14,12 +14,21 @@
  *   - the library never exits, aborts or writes to stdout.  Diagnostics go
  *     to stderr only when MUSTER_LOG asks for them.
  *
- * Environment (read at each join/solve unless stated):
- *   MUSTER_PROVIDER_PATH  ':'-separated folders searched for providers
+ * Environment (read at each join/solve unless stated; docs/runtime.md has
+ * the exact values).  Unset: the default.  Set but empty or malformed:
+ * MUSTER_EINVAL, naming the variable and value, from the call that reads it.
+ *   MUSTER_PROVIDER_PATH  1..16 ':'-separated folders searched for providers
  *                         (default: <dir of libmuster.so>/muster/providers)
  *   MUSTER_PROVIDER       force a backend: "lapack", or per routine
- *                         "potrs=cusolvermg,syevd=lapack"
- *   MUSTER_TIMEOUT        rendezvous deadline in seconds (default 60)
+ *                         "potrs=cusolvermg,syevd=lapack"; else each call
+ *                         goes to the provider expected fastest
+ *                         (docs/choice.md)
+ *   MUSTER_COST_PATH      ':'-separated folders searched first for the
+ *                         providers' cost tables (<backend>.cost)
+ *   MUSTER_MPI_LIB        the libmpi the MPI bootstrap dlopen()s
+ *                         (docs/bootstrap.md)
+ *   MUSTER_TIMEOUT        rendezvous deadline in seconds, 0.001..31536000, or
+ *                         "inf" for none (default 60)
  *   MUSTER_JOB            job key that isolates groups of one job from those
  *                         of another on the same node (default: "default")
  *   MUSTER_LOG            error|warn|info|debug (default: silent)
@@ -83,7 +92,8 @@ typedef struct muster_group muster_group_t;   /* one participant's handle */
 
 typedef struct muster_group_opts {
   const char *job;     /* NULL: $MUSTER_JOB, else "default"                  */
-  double timeout_s;    /* <= 0: $MUSTER_TIMEOUT, else 60 s                    */
+  double timeout_s;    /* <= 0: $MUSTER_TIMEOUT, else 60 s; INFINITY: no
+                          deadline; else 0.001..31536000 (MUSTER_EINVAL)    */
   int device;          /* this participant's device ordinal, -1 for host; shown
                           by shmdump and in error messages                     */
 } muster_group_opts_t;
@@ -143,6 +153,75 @@ MUSTER_EXTERN const char *muster_group_name(const muster_group_t *g);
 MUSTER_EXTERN uint64_t muster_group_generation(const muster_group_t *g);
 
 /* ------------------------------------------------------------------------ */
+/* Launchers: the process that starts a group's ranks                       */
+/* ------------------------------------------------------------------------ */
+/* A launcher starts the ranks of a group as processes and reaps them.  It
+ * holds the group without a seat, which gives the ranks three guarantees
+ * they do not have on their own (docs/runtime.md, "Launchers"):
+ *   - a rank that dies before it takes its seat is noticed by the others at
+ *     their next liveness check (~100 ms), by the pid the launcher declared
+ *     for it, instead of after the timeout;
+ *   - when the launcher reaps a rank that died, the others fail at once with
+ *     a message naming its rank, pid, signal or exit status and the phase it
+ *     was in (also when it is the leader, rank 0);
+ *   - a launcher that dies without closing poisons the group
+ *     (MUSTER_EPEERDEAD "the launcher (pid P) of group G died ...") for the
+ *     ranks waiting in it.
+ * Use, for R ranks of group "g":
+ *     muster_launch_t *l;
+ *     muster_launch_open("g", R, NULL, MUSTER_LAUNCH_UNNAMED, &l);
+ *     for each rank r: pid = fork(); the child joins "g" as rank r (same job);
+ *                      the parent calls muster_launch_declare(l, r, pid);
+ *     for each child that ends: muster_launch_reap(l, r, wstatus, fate, cap);
+ *     muster_launch_close(l);
+ * A forked child must not use the launcher handle (it is its parent's). */
+typedef struct muster_launch muster_launch_t;
+
+/* The ranks are processes this one forks after muster_launch_open, without
+ * exec: they find the group in the group cache they inherit, so it needs no
+ * name, and the name is removed at once.  Nothing can then be left in
+ * /dev/shm, whoever dies when.  Without it the name stays until the group
+ * forms (ranks that exec join by name) and muster_launch_close removes it
+ * if the group never formed. */
+#define MUSTER_LAUNCH_UNNAMED 0x1u
+
+/* Open group `name` of `nranks` as its launcher, before starting its ranks:
+ * create it (or attach to it while it forms), take no seat, and record this
+ * process as its launcher.  opts: as for muster_group_join (job, and the
+ * checks of MUSTER_JOB, MUSTER_TIMEOUT, MUSTER_LOG); device is unused.
+ * Errors: those of muster_group_join; MUSTER_EBUSY when a live launcher
+ * holds the group already; MUSTER_EEXIST with MUSTER_LAUNCH_UNNAMED when the
+ * group existed before this call (others may need its name). */
+MUSTER_EXTERN int muster_launch_open(const char *name, int nranks,
+                                     const muster_group_opts_t *opts, unsigned flags,
+                                     muster_launch_t **out);
+
+/* Declare that process `pid` (in this process's pid namespace) will take
+ * the seat of `rank`: until it sits, and while it is taking its seat, the
+ * other ranks judge that rank's liveness by this pid.  Call it right after
+ * starting the process, before it could join; declaring again (a restarted
+ * rank) replaces the pid.  MUSTER_EINVAL for a bad rank or pid. */
+MUSTER_EXTERN int muster_launch_declare(muster_launch_t *l, int rank, int pid);
+
+/* The process of `rank` ended; wstatus as waitpid() gave it.  It ended
+ * cleanly when it exited with status 0 after leaving its seat; otherwise
+ * (a signal, a non-zero status, or exiting while seated or before it ever
+ * joined) it died, and the group is poisoned with MUSTER_EPEERDEAD and
+ * a reason like "rank 1 (pid 4242) was killed by signal 9 (Killed) while
+ * waiting at barrier 3 of group g; reported by its launcher (pid 4200)",
+ * unless it was poisoned before.  fate (may be NULL) gets that sentence (for
+ * a clean end too: "... exited with status 0 after it left group g").
+ * Returns 0 for a clean end, 1 for a death, MUSTER_EINVAL for a bad rank or
+ * a wstatus that is not an end (stopped, continued). */
+MUSTER_EXTERN int muster_launch_reap(muster_launch_t *l, int rank, int wstatus, char *fate,
+                                     size_t cap);
+
+/* Stop being the launcher and free the handle: call it once every rank's
+ * process has ended.  A group that never formed has its name removed (no
+ * rank can come any more).  Always frees l; returns 0 or MUSTER_EINVAL. */
+MUSTER_EXTERN int muster_launch_close(muster_launch_t *l);
+
+/* ------------------------------------------------------------------------ */
 /* Solves                                                                    */
 /* ------------------------------------------------------------------------ */
 
@@ -185,7 +264,7 @@ typedef struct muster_solve_args {
   muster_layout_t layout;
   unsigned flags;        /* MUSTER_NO_VECTORS, MUSTER_NO_FACTOR             */
   const char *provider;  /* backend name, or NULL: $MUSTER_PROVIDER, else the
-                            best available by priority and probe            */
+                            runtime's choice (docs/choice.md)               */
 } muster_solve_args_t;
 
 typedef struct muster_shard {
@@ -204,19 +283,30 @@ typedef struct muster_shard {
                             NULL: the legacy default stream                 */
 } muster_shard_t;
 
+#define MUSTER_MAX_REASON 256 /* bytes of muster_solve_result_t.reason     */
+
 typedef struct muster_solve_result {
   int64_t info;          /* LAPACK-style: 0 ok; k > 0 e.g. leading minor k not
                             positive definite                               */
   int64_t tile;          /* tile actually used                              */
-  double seconds;        /* leader's provider time (wall)                   */
-  char provider[32];     /* backend that ran                                */
+  double seconds;        /* provider time (wall): the leader's for a leader
+                            provider, this rank's for a collective one      */
+  char provider[32];     /* backend that ran (or was chosen, when the call
+                            failed after the choice)                        */
+  char reason[MUSTER_MAX_REASON]; /* why that backend: "forced by
+                            MUSTER_PROVIDER", "fastest: 0.012 s (cost table
+                            cusolverdn.cost: ...) vs cusolvermg 0.019 s", ...
+                            (docs/choice.md); "" when no choice was made    */
 } muster_solve_result_t;
 
 /* Collective solve: every rank of `g` calls it with its own shard.  All must
  * agree on args (routine, dtype, n, nrhs, tile, layout, provider) or all get
- * MUSTER_EMISMATCH.  The leader runs the provider with every shard; status
- * and info reach everyone.  info > 0 is returned as MUSTER_ENOTPD with
- * res->info = k (message "not positive definite (leading minor k)"). */
+ * MUSTER_EMISMATCH.  The leader chooses the provider from every rank's
+ * facts (docs/choice.md) and every rank follows: a leader provider runs once
+ * on the leader with every shard, a collective one on every rank with its
+ * own piece.  Status and info reach everyone.  info > 0 is returned as
+ * MUSTER_ENOTPD with res->info = k (message "not positive definite
+ * (leading minor k)"). */
 MUSTER_EXTERN int muster_solve(muster_group_t *g, const muster_solve_args_t *args,
                                const muster_shard_t *mine,
                                muster_solve_result_t *res);
@@ -301,6 +391,10 @@ typedef struct muster_provider_info {
   int priority;
   int available;         /* probe said usable here                           */
   char why[256];         /* why not available, or load error                 */
+  unsigned abi;          /* ABI version it was loaded through (0: refused)   */
+  unsigned kind;         /* MUSTER_PROVIDER_LEADER (1) or _COLLECTIVE (2)    */
+  unsigned spans;        /* MUSTER_SPAN_* bits (muster/provider_v2.h)        */
+  char cost[256];        /* its cost table file, or why it has none          */
 } muster_provider_info_t;
 
 /* Rescan MUSTER_PROVIDER_PATH; new files are indexed, replaced files are
@@ -314,6 +408,84 @@ MUSTER_EXTERN int muster_provider_forced(muster_routine_t routine, char *name, s
 /* Fill up to cap entries (loading every provider found to probe it); returns
  * the number found or a negative code. */
 MUSTER_EXTERN int muster_providers_list(muster_provider_info_t *out, int cap);
+
+/* The runtime's choice for a call described by q (struct in
+ * muster/provider_v2.h: routine, dtype, n, nrhs, nranks, span, mem ...; mem
+ * 0 considers every memory kind, span 0 every span; the per-rank arrays may
+ * be NULL when the facts are not known yet), exactly as a solve makes it
+ * (docs/choice.md): want names a backend ("" or NULL: $MUSTER_PROVIDER,
+ * else the expected fastest).  0 with the backend in name (cap bytes) and
+ * why it won in reason (rcap bytes; may be NULL); MUSTER_ENOPROVIDER /
+ * MUSTER_EUNSUPPORTED with a message naming every candidate and why not. */
+struct muster_provider_query;
+MUSTER_EXTERN int muster_provider_choose(const struct muster_provider_query *q, const char *want,
+                                         char *name, size_t cap, char *reason, size_t rcap);
+
+/* ------------------------------------------------------------------------ */
+/* Solves whose ranks share no /dev/shm: communicators and bootstraps       */
+/* ------------------------------------------------------------------------ */
+/* A muster_comm_t is a set of ranks that can allgather a few hundred bytes
+ * out of band (docs/bootstrap.md): a muster group (one node), MPI (ranks
+ * started by mpirun/srun, on any nodes; libmpi is dlopen()ed, never linked),
+ * or an allgather the caller supplies (a framework's key-value store).
+ * muster_solve_comm runs collective providers only (ABI v2, e.g. scalapack,
+ * cusolvermp): every rank calls it with its own piece. */
+
+typedef struct muster_comm muster_comm_t;
+
+/* The caller's allgather (kind "store"): every rank passes len bytes in
+ * mine (the same len on every rank); all receives size * len bytes, rank
+ * r's at r * len.  It must not wait forever for a dead rank: give it a
+ * deadline.  0, or a negative MUSTER_E* code with a message in err. */
+typedef int (*muster_allgather_fn)(void *ctx, const void *mine, void *all, size_t len, char *err,
+                                   size_t errlen);
+
+typedef struct muster_comm_opts {
+  const char *kind;      /* "group", "mpi", "store"; NULL or "auto": "mpi" when
+                            muster_launcher_detect() finds a launcher         */
+  int rank, size;        /* group, store: this rank of size; mpi: ignored
+                            (MPI_COMM_WORLD's)                                */
+  const char *name;      /* group: the group's name; store: a name for the set
+                            of ranks (part of its key); may be NULL for mpi  */
+  const char *job;       /* group: as muster_group_opts_t.job                  */
+  double timeout_s;      /* group: as muster_group_opts_t.timeout_s            */
+  int device;            /* group: this rank's device (-1 host), for messages  */
+  muster_allgather_fn allgather; /* store                                     */
+  void *ctx;             /* store: passed to allgather                         */
+} muster_comm_opts_t;
+
+/* Open this rank's end of a communicator (kind group: joins the group and
+ * keeps it until close; mpi: initialises MPI if the program has not,
+ * duplicates MPI_COMM_WORLD).  Does not wait for the other ranks.  0 with
+ * *out, or MUSTER_EINVAL / MUSTER_ENOENT (no libmpi; no launcher for
+ * "auto") / a join error, with a message. */
+MUSTER_EXTERN int muster_comm_open(const muster_comm_opts_t *opts, muster_comm_t **out);
+
+/* Close it: the providers it ran free the communicators they cached for
+ * it (release_comms), a group is left, MPI's duplicate freed.  Always frees
+ * c; returns the first error seen. */
+MUSTER_EXTERN int muster_comm_close(muster_comm_t *c);
+
+MUSTER_EXTERN int muster_comm_rank(const muster_comm_t *c);
+MUSTER_EXTERN int muster_comm_size(const muster_comm_t *c);
+MUSTER_EXTERN const char *muster_comm_kind(const muster_comm_t *c);
+
+/* Which launcher started this process, from its environment
+ * (OMPI_COMM_WORLD_RANK/SIZE: Open MPI's mpirun; PMI_RANK/SIZE: MPICH's
+ * hydra, Intel MPI; SLURM_PROCID/NTASKS: srun).  1 with name ("openmpi",
+ * "pmi", "slurm"; cap bytes), *rank and *size set (each may be NULL), or 0
+ * when none is found. */
+MUSTER_EXTERN int muster_launcher_detect(char *name, size_t cap, int *rank, int *size);
+
+/* muster_solve over a communicator: every rank of c calls it with its own
+ * piece of A (layout block or cyclic, as for muster_solve) and all of B /
+ * W.  Rank 0 chooses among the collective providers (docs/choice.md) and
+ * every rank follows.  A leader provider cannot run here:
+ * MUSTER_EUNSUPPORTED naming it (forced) or leaving it out (chosen).
+ * Every rank returns the same code: a rank that fails makes the others
+ * fail with its message.  A call of one thread at a time per comm. */
+MUSTER_EXTERN int muster_solve_comm(muster_comm_t *c, const muster_solve_args_t *args,
+                                    const muster_shard_t *mine, muster_solve_result_t *res);
 
 /* ------------------------------------------------------------------------ */
 /* Running one thread per device                                             */

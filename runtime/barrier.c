@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "barrier.h"
+#include "launch.h"
 #include "proc.h"
 
 #define LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
@@ -83,10 +84,36 @@ int muster__barrier_check_abort(const struct muster_seg_header *h) {
   return muster__err(code, "%s", reason);
 }
 
+/* An empty seat whose rank a launcher started: that process is gone. */
+static int declared_dead(const struct muster_seg_header *h, int rank, char *buf, size_t cap,
+                         uint32_t *phase_out) {
+  if (!muster__launch_declared_dead(h, rank, buf, cap)) return 0;
+  if (phase_out) *phase_out = LD(&muster__segment_slot((struct muster_seg_header *)h, rank)->phase);
+  return 1;
+}
+
+/* The seat word names thread `owner` but the seat is not complete (its tid
+ * is not written yet): the occupant is taking it right now, or died doing
+ * so (killed between the two, it would hold the seat forever).  Judge it by
+ * the pid its launcher declared, else by that thread (a tid is a pid to
+ * kill(0) and /proc), unless the group was made in another pid namespace
+ * (the caller checked the slot's). */
+static int seating_dead(const struct muster_seg_header *h, int rank, uint32_t owner, char *buf,
+                        size_t cap, uint32_t *phase_out) {
+  const struct muster_seg_slot *s = muster__segment_slot((struct muster_seg_header *)h, rank);
+  if (declared_dead(h, rank, buf, cap, phase_out)) return 1;
+  if (LDA(&s->declared_pid) > 0 || !muster__proc_same_pidns(h->creator_pidns)) return 0;
+  if (muster__proc_thread_alive((pid_t)owner) || muster__proc_alive((pid_t)owner, 0)) return 0;
+  snprintf(buf, cap, "rank %d (thread %u) died while taking its seat", rank, owner);
+  if (phase_out) *phase_out = MUSTER_PHASE_FREE;
+  return 1;
+}
+
 /* Is rank's occupant gone?  Seated: its process (pid + start time) or, when
- * it is a thread of this process, its thread.  Not seated: in a formed group
- * only the processes mapping the segment can ever take a seat again, so a
- * dead last occupant means the rank can never arrive. */
+ * it is a thread of this process, its thread; half-seated: seating_dead.
+ * Not seated: in a formed group only the processes mapping the segment can
+ * ever take a seat again, so a dead last occupant means the rank can never
+ * arrive; otherwise the pid a launcher declared for it, if any. */
 int muster__barrier_rank_dead(const struct muster_seg_header *h, int rank, char *buf,
                               size_t cap, uint32_t *phase_out) {
   const struct muster_seg_slot *s = muster__segment_slot((struct muster_seg_header *)h, rank);
@@ -99,11 +126,12 @@ int muster__barrier_rank_dead(const struct muster_seg_header *h, int rank, char 
    * can judge that rank */
   if (!muster__proc_same_pidns(LD(&s->pidns))) return 0;
   if (owner != 0) {
-    if ((uint32_t)tid != owner) return 0; /* being seated right now */
+    if ((uint32_t)tid != owner) return seating_dead(h, rank, owner, buf, cap, phase_out);
     if (pid == muster__proc_self_pid()) dead = !muster__proc_thread_alive(tid);
     else dead = !muster__proc_alive(pid, start);
   } else {
-    if (!LD(&h->formed) || pid <= 0 || pid == muster__proc_self_pid()) return 0;
+    if (!LD(&h->formed) || pid <= 0 || pid == muster__proc_self_pid())
+      return declared_dead(h, rank, buf, cap, phase_out);
     dead = !muster__proc_alive(pid, start);
   }
   if (dead) {
@@ -120,14 +148,36 @@ static int arrived_at(const struct muster_seg_header *h, int r, uint32_t g) {
          LD(&s->barrier_gen) == g;
 }
 
+/* End round g when every rank has arrived (arrived == nranks): reset the
+ * counter and bump the word.  The last arriver does it; a waiter does it at
+ * its liveness tick when the last arriver died (or stopped) between
+ * counting itself and this.  The CAS on the counter makes it happen once;
+ * nobody can arrive at the next barrier before the word moves, so
+ * resetting the counter first is safe.  1 if this call ended it. */
+static int end_round(struct muster_seg_header *h, uint32_t g) {
+  uint32_t full = (uint32_t)h->nranks;
+  if (LDA(&h->generation) != g ||
+      !__atomic_compare_exchange_n(&h->arrived, &full, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+    return 0;
+  __atomic_store_n(&h->generation, g + 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&h->sleepers, __ATOMIC_SEQ_CST))
+    futex(&h->generation, FUTEX_WAKE, INT_MAX, NULL);
+  return 1;
+}
+
 /* A missing rank is dead: poison with EPEERDEAD and return it. */
 static int check_missing(struct muster_seg_header *h, int me, uint32_t g, uint64_t barrier_no) {
   char who[256], reason[MUSTER_SEG_REASON_MAX];
   uint32_t phase = 0;
+  if (end_round(h, g)) return MUSTER_OK; /* everyone had arrived */
+  int rc = muster__launch_check(h, me, g, barrier_no);
+  if (rc < 0) return rc;
   for (int r = 0; r < h->nranks; r++) {
     if (r == me || arrived_at(h, r, g)) continue;
     if (!muster__barrier_rank_dead(h, r, who, sizeof who, &phase)) continue;
     if (LD(&h->generation) != g) return MUSTER_OK; /* completed meanwhile */
+    /* its launcher knows how it died (the signal): let it say so */
+    if (muster__launch_await_report(h)) return muster__barrier_check_abort(h);
     const struct muster_seg_slot *s = muster__segment_slot(h, r);
     snprintf(reason, sizeof reason, "%.200s while group %s waited at barrier %" PRIu64
              " (generation %" PRIu32 "); it was %s", who, h->group, barrier_no, g,
@@ -272,16 +322,10 @@ int muster__barrier_wait(struct muster_seg_header *h, int rank, double timeout_s
   ST(&s->phase, MUSTER_PHASE_WAITING);
   uint64_t t0 = muster__now_mono_ns();
   uint32_t n = __atomic_add_fetch(&h->arrived, 1, __ATOMIC_ACQ_REL);
-  if (n == (uint32_t)h->nranks) {
-    /* last one in: nobody can arrive at the next barrier before the word
-     * moves, so resetting the counter first is safe */
-    ST(&h->arrived, 0);
-    __atomic_store_n(&h->generation, g + 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&h->sleepers, __ATOMIC_SEQ_CST))
-      futex(&h->generation, FUTEX_WAKE, INT_MAX, NULL);
-  } else if (!spin_phase(h, g, t0)) {
-    rc = sleep_phase(h, rank, g, timeout_s, barrier_no, t0);
-  }
+  /* last one in ends the round, unless a waiter ended it for us (we were
+   * stopped or slow in between): then wait for the word like the others */
+  int ended = n == (uint32_t)h->nranks && end_round(h, g);
+  if (!ended && !spin_phase(h, g, t0)) rc = sleep_phase(h, rank, g, timeout_s, barrier_no, t0);
   ST(&s->wait_start_ns, 0);
   if (rc < 0) return rc;
   ST(&s->phase, MUSTER_PHASE_PASSED);

@@ -16,10 +16,16 @@
 #include "devices.h"
 
 typedef int (*set_device_fn)(int);
+typedef int (*get_device_fn)(int *);
+typedef int (*mem_info_fn)(size_t *, size_t *);
+typedef int (*bus_id_fn)(char *, int, int);
 typedef const char *(*error_name_fn)(int);
 
 static pthread_once_t cudart_once = PTHREAD_ONCE_INIT;
 static set_device_fn cudart_set_device;
+static get_device_fn cudart_get_device;
+static mem_info_fn cudart_mem_info;
+static bus_id_fn cudart_bus_id;
 static error_name_fn cudart_error_name;
 static char cudart_why[256];
 
@@ -33,6 +39,9 @@ static void cudart_load(void) {
   if (!h) return;
   cudart_set_device = (set_device_fn)dlsym(h, "cudaSetDevice");
   cudart_error_name = (error_name_fn)dlsym(h, "cudaGetErrorName");
+  cudart_get_device = (get_device_fn)dlsym(h, "cudaGetDevice");
+  cudart_mem_info = (mem_info_fn)dlsym(h, "cudaMemGetInfo");
+  cudart_bus_id = (bus_id_fn)dlsym(h, "cudaDeviceGetPCIBusId");
   if (!cudart_set_device) snprintf(cudart_why, sizeof cudart_why, "libcudart has no cudaSetDevice");
   /* the handle stays open for the life of the process, like the CUDA runtime */
 }
@@ -48,6 +57,27 @@ int muster__cuda_set_device(int device) {
     return muster__err(MUSTER_ECUDA, "device %d: cudaSetDevice(%d) failed: %s (%d)", device, device,
                        cudart_error_name ? cudart_error_name(st) : "cudaError", st);
   return 0;
+}
+
+void muster__cuda_device_facts(int device, uint64_t *free_b, uint64_t *total_b, char *busid,
+                               size_t cap) {
+  *free_b = *total_b = 0;
+  if (cap) busid[0] = '\0';
+  if (device < 0) return;
+  pthread_once(&cudart_once, cudart_load);
+  if (cudart_bus_id && cap && cudart_bus_id(busid, (int)cap, device) != 0) busid[0] = '\0';
+  if (!cudart_mem_info || !cudart_set_device || !cudart_get_device) return;
+  /* cudaMemGetInfo speaks of the current device: make `device` current for
+   * the query only, then give the caller's thread its own back */
+  int was = -1;
+  if (cudart_get_device(&was) != 0) return;
+  if (was != device && cudart_set_device(device) != 0) return;
+  size_t f = 0, t = 0;
+  if (cudart_mem_info(&f, &t) == 0) {
+    *free_b = f;
+    *total_b = t;
+  }
+  if (was != device) cudart_set_device(was);
 }
 
 /* A gate every thread passes once all have arrived; unlike a

@@ -6,6 +6,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "error.h"
 
 #define MSG_CAP 1024
@@ -81,16 +82,7 @@ int muster__err_prefix(int code, const char *fmt, ...) {
   return code;
 }
 
-int muster__log_level(void) {
-  /* Read each time: cheap, and tests change it at run time. */
-  const char *s = getenv("MUSTER_LOG");
-  if (!s || !*s) return MUSTER_LOG_OFF;
-  if (!strcasecmp(s, "error")) return MUSTER_LOG_ERROR;
-  if (!strcasecmp(s, "warn")) return MUSTER_LOG_WARN;
-  if (!strcasecmp(s, "info")) return MUSTER_LOG_INFO;
-  if (!strcasecmp(s, "debug")) return MUSTER_LOG_DEBUG;
-  return MUSTER_LOG_OFF;
-}
+int muster__log_level(void) { return muster__env_log_level(); }
 
 void muster__log(int level, const char *fmt, ...) {
   if (level > muster__log_level()) return;

@@ -10,6 +10,7 @@
  * one), and by muster_group_cache_flush() (also run at exit).
  */
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -18,7 +19,9 @@
 #include <string.h>
 
 #include "barrier.h"
+#include "env.h"
 #include "group.h"
+#include "muster/parse.h"
 #include "proc.h"
 #include "segment.h"
 
@@ -28,7 +31,6 @@
 #define STR(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
 #define CACHE_MAX 64
-#define DEFAULT_TIMEOUT_S 60.0
 #define SEAT_RETRY 1 /* internal: the segment is closing, go by name again */
 
 struct gentry {
@@ -132,18 +134,29 @@ static void cache_trim(void) {
   }
 }
 
+/* An entry inherited through fork by a child in a new pid namespace
+ * (unshare(CLONE_NEWPID), then fork) is a segment of its parent's
+ * namespace; the child's group of that name is another segment
+ * (segment.h), so the entry is dropped, without retiring it (the parent
+ * still uses it). */
 static struct gentry *cache_find(const char *job, const char *name, int nranks) {
-  for (struct gentry *e = cache_head; e; e = e->next)
-    if (e->nranks == nranks && !strcmp(e->name, name) && !strcmp(e->job, job)) return e;
+  for (struct gentry *e = cache_head; e; e = e->next) {
+    if (e->nranks != nranks || strcmp(e->name, name) || strcmp(e->job, job)) continue;
+    if (e->seg.pidns == muster__proc_self_pidns()) return e;
+    entry_drop(e, 0);
+    return NULL;
+  }
   return NULL;
 }
 
 /* nranks disagrees with an existing group: everyone gets EMISMATCH. */
 static int mismatch(struct muster_segment *seg, const char *name, int rank, int nranks) {
   char reason[MUSTER_SEG_REASON_MAX];
-  snprintf(reason, sizeof reason, "participants disagree on the size of group %s: rank %d "
+  char who[32] = "its launcher";
+  if (rank >= 0) snprintf(who, sizeof who, "rank %d", rank);
+  snprintf(reason, sizeof reason, "participants disagree on the size of group %s: %s "
            "(pid %d) joined with nranks %d, the group was created with nranks %d by pid %d",
-           name, rank, (int)muster__proc_self_pid(), nranks, (int)seg->hdr->nranks,
+           name, who, (int)muster__proc_self_pid(), nranks, (int)seg->hdr->nranks,
            (int)seg->hdr->creator_pid);
   muster__barrier_poison(seg->hdr, MUSTER_EMISMATCH, rank, muster__proc_self_pid(), reason);
   muster__segment_unlink(seg);
@@ -151,12 +164,14 @@ static int mismatch(struct muster_segment *seg, const char *name, int rank, int 
   return muster__err(MUSTER_EMISMATCH, "%s", reason);
 }
 
-/* Find or open (job, name, nranks); returns it with a reference taken.
+/* Find or open (job, name, nranks); returns it with a reference taken, and
+ * *made = 1 when this call created the segment.  rank -1: a launcher's.
  * Caller holds cache_mu. */
 static int cache_get(const char *job, const char *name, int rank, int nranks,
-                     struct gentry **out) {
+                     struct gentry **out, int *made) {
   struct gentry *e = cache_find(job, name, nranks);
-  if (e && !entry_dead(e) && entry_poisoned(e)) {
+  *made = 0;
+  if (e && rank >= 0 && !entry_dead(e) && entry_poisoned(e)) {
     /* A rank that has not been told yet (it was between calls, or late)
      * gets the group's error now, like the ranks that waited; one that was
      * told starts afresh. */
@@ -178,6 +193,7 @@ static int cache_get(const char *job, const char *name, int rank, int nranks,
     int created = 0;
     int rc = muster__segment_open(&seg, job, name, nranks, &created);
     if (rc < 0) return rc;
+    *made = created;
     if (seg.hdr->nranks != nranks) return mismatch(&seg, name, rank, nranks);
     e = calloc(1, sizeof *e);
     if (!e) {
@@ -226,6 +242,29 @@ int muster__group_cache_count(void) {
   return n;
 }
 
+int muster__group_hold(const char *job, const char *name, int nranks,
+                       struct muster_segment **seg, void **hold, int *created) {
+  pthread_once(&atfork_once, install_atfork);
+  pthread_mutex_lock(&cache_mu);
+  struct gentry *e;
+  int rc = cache_get(job, name, -1, nranks, &e, created);
+  pthread_mutex_unlock(&cache_mu);
+  if (rc < 0) return rc;
+  *seg = &e->seg;
+  *hold = e;
+  return MUSTER_OK;
+}
+
+void muster__group_release_hold(void *hold, int forget) {
+  struct gentry *e = hold;
+  if (forget) {
+    pthread_mutex_lock(&cache_mu);
+    if (e->listed) entry_unlist(e);
+    pthread_mutex_unlock(&cache_mu);
+  }
+  entry_release(e);
+}
+
 /* At exit: unmap without retiring.  Peers still using a group then see this
  * process gone (MUSTER_EPEERDEAD at once) instead of going by name and
  * waiting for a rank that will never come. */
@@ -261,10 +300,22 @@ static int seats_take(struct muster_seg_header *h) {
   return MUSTER_OK;
 }
 
+/* Is the seat whose owner word we found held by this very thread?  A tid
+ * names a thread only within its pid namespace, so our pid and pid
+ * namespace must be there too (our own join stored them before it
+ * returned).  Processes of another namespace never share our segments
+ * (segment.h), so this is belt and braces, and not airtight: a thread of
+ * another namespace with our tid number, between its CAS and its stores
+ * just after we left the seat, would still show our pid and pidns. */
+static int seat_is_mine(const struct muster_seg_slot *s, uint32_t owner) {
+  return owner == (uint32_t)muster__proc_self_tid() && LD(&s->pid) == muster__proc_self_pid() &&
+         LD(&s->pidns) == muster__proc_self_pidns();
+}
+
 static int seat_taken(struct gentry *e, int rank, uint32_t owner) {
   struct muster_seg_header *h = e->seg.hdr;
   char who[256], reason[MUSTER_SEG_REASON_MAX];
-  if (owner == (uint32_t)muster__proc_self_tid())
+  if (seat_is_mine(muster__segment_slot(h, rank), owner))
     return muster__err(MUSTER_EBUSY, "rank %d of group %s: this thread has already joined it "
                        "(leave first)", rank, e->name);
   if (muster__barrier_rank_dead(h, rank, who, sizeof who, NULL)) {
@@ -300,17 +351,23 @@ static int seat(muster_group_t *g, struct gentry *e) {
   if (rc != MUSTER_OK) return rc;
   uint32_t owner = 0;
   pid_t tid = muster__proc_self_tid();
+  /* Who we are, before the seat is ours: between the CAS and the tid store
+   * below there are only plain stores, so a seat is seldom seen half-taken
+   * (barrier.c judges one by its declared pid or its thread). */
+  pid_t pid = muster__proc_self_pid();
+  uint64_t start = muster__proc_self_start(), pidns = muster__proc_self_pidns();
+  uint64_t now = muster__now_real_ns();
   if (!__atomic_compare_exchange_n(&s->owner_tid, &owner, (uint32_t)tid, 0, __ATOMIC_ACQ_REL,
                                    __ATOMIC_ACQUIRE)) {
     rc = seat_taken(e, g->rank, owner);
     seats_release(e);
     return rc;
   }
-  ST(&s->pid, muster__proc_self_pid());
-  ST(&s->start_time, muster__proc_self_start());
-  ST(&s->pidns, muster__proc_self_pidns());
+  ST(&s->pid, pid);
+  ST(&s->start_time, start);
+  ST(&s->pidns, pidns);
   ST(&s->device, g->device);
-  ST(&s->join_ns, muster__now_real_ns());
+  ST(&s->join_ns, now);
   ST(&s->wait_start_ns, 0);
   ST(&s->barriers, 0);
   /* tag the buffer of the open round as "nothing published", so a rank
@@ -335,40 +392,46 @@ static int seat(muster_group_t *g, struct gentry *e) {
 /* Join / leave                                                            */
 /* ---------------------------------------------------------------------- */
 
-static double env_timeout(void) {
-  const char *s = getenv("MUSTER_TIMEOUT");
-  if (!s || !*s) return DEFAULT_TIMEOUT_S;
-  char *end;
-  double v = strtod(s, &end);
-  if (end == s || *end || !(v > 0)) {
-    muster__log(MUSTER_LOG_WARN, "MUSTER_TIMEOUT=\"%s\" is not a positive number; using %.0f s",
-                s, DEFAULT_TIMEOUT_S);
-    return DEFAULT_TIMEOUT_S;
+/* The job of opts, else $MUSTER_JOB, else "default"; checked. */
+static int pick_job(const muster_group_opts_t *opts, const char **job) {
+  if (opts && opts->job) {
+    *job = opts->job;
+    return muster__segment_check_job(opts->job);
   }
-  return v;
+  return muster__env_job(job);
 }
 
-static const char *pick_job(const muster_group_opts_t *opts) {
-  if (opts && opts->job) return opts->job;
-  const char *s = getenv("MUSTER_JOB");
-  return s && *s ? s : "default";
+/* opts->timeout_s when > 0 (INFINITY: no deadline), else $MUSTER_TIMEOUT;
+ * *out = 0 means no deadline (muster__barrier_wait). */
+static int pick_timeout(const char *name, const muster_group_opts_t *opts, double *out) {
+  double t = opts ? opts->timeout_s : 0;
+  if (t != t || (t > MUSTER_MAX_SECONDS && t != INFINITY) || (t > 0 && t < MUSTER_MIN_SECONDS))
+    return muster__err(MUSTER_EINVAL, "group %s: timeout_s %g out of range (%g..%.0f s, "
+                       "INFINITY for none, <= 0 for $MUSTER_TIMEOUT)", name, t,
+                       MUSTER_MIN_SECONDS, MUSTER_MAX_SECONDS);
+  if (t > 0) {
+    *out = t == INFINITY ? 0 : t;
+    return MUSTER_OK;
+  }
+  return muster__env_timeout(out);
 }
 
-static int check_join_args(const char *name, int rank, int nranks,
-                           const muster_group_opts_t *opts, muster_group_t **out) {
-  if (!out) return muster__err(MUSTER_EINVAL, "muster_group_join: out is NULL");
+int muster__group_check_args(const char *name, int rank, int nranks,
+                             const muster_group_opts_t *opts, const char **job, double *timeout) {
   int rc = muster__segment_check_group(name);
   if (rc < 0) return rc;
   if (nranks <= 0 || nranks > MUSTER_MAX_RANKS)
     return muster__err(MUSTER_EINVAL, "group %s: nranks %d out of range 1..%d", name, nranks,
                        MUSTER_MAX_RANKS);
-  if (rank < 0 || rank >= nranks)
+  if (rank < -1 || rank >= nranks)
     return muster__err(MUSTER_EINVAL, "group %s: rank %d out of range 0..%d", name, rank,
                        nranks - 1);
   if (opts && opts->device < -1)
     return muster__err(MUSTER_EINVAL, "group %s: device %d (use -1 for host)", name,
                        opts->device);
-  return muster__segment_check_job(pick_job(opts));
+  if ((rc = muster__env_check_log()) < 0 || (rc = pick_timeout(name, opts, timeout)) < 0)
+    return rc;
+  return pick_job(opts, job);
 }
 
 /* Find or open the group of g (job, name, nranks) and take g's seat. */
@@ -376,8 +439,9 @@ static int attach(muster_group_t *g) {
   int rc = MUSTER_OK;
   for (int attempt = 0; attempt < 100; attempt++) {
     struct gentry *e;
+    int made;
     pthread_mutex_lock(&cache_mu);
-    rc = cache_get(g->job, g->name, g->rank, g->nranks, &e);
+    rc = cache_get(g->job, g->name, g->rank, g->nranks, &e, &made);
     pthread_mutex_unlock(&cache_mu);
     if (rc < 0) return rc;
     rc = seat(g, e);
@@ -390,17 +454,22 @@ static int attach(muster_group_t *g) {
 
 int muster_group_join(const char *name, int rank, int nranks, const muster_group_opts_t *opts,
                       muster_group_t **out) {
-  int rc = check_join_args(name, rank, nranks, opts, out);
-  if (rc < 0) return rc;
+  if (!out) return muster__err(MUSTER_EINVAL, "muster_group_join: out is NULL");
   *out = NULL;
+  const char *job;
+  double timeout;
+  int rc = muster__group_check_args(name, rank, nranks, opts, &job, &timeout);
+  if (rc == MUSTER_OK && rank < 0) /* -1 is a launcher's (launch.c) */
+    rc = muster__err(MUSTER_EINVAL, "group %s: rank %d out of range 0..%d", name, rank, nranks - 1);
+  if (rc < 0) return rc;
   pthread_once(&atfork_once, install_atfork);
   muster_group_t *g = calloc(1, sizeof *g);
   if (!g) return muster__err(MUSTER_ENOMEM, "joining group %s: out of memory", name);
   g->rank = rank;
   g->nranks = nranks;
   g->device = opts ? opts->device : -1;
-  g->timeout_s = opts && opts->timeout_s > 0 ? opts->timeout_s : env_timeout();
-  snprintf(g->job, sizeof g->job, "%s", pick_job(opts));
+  g->timeout_s = timeout;
+  snprintf(g->job, sizeof g->job, "%s", job);
   snprintf(g->name, sizeof g->name, "%s", name);
   rc = attach(g);
   if (rc < 0) {
@@ -665,3 +734,45 @@ int muster__group_device(const muster_group_t *g, int rank) {
 }
 
 double muster__group_timeout(const muster_group_t *g) { return g ? g->timeout_s : 0; }
+
+/* A peer process stopped for longer than the timeout: poison, say so. */
+static int watch_stopped(const muster_group_t *g, int r, muster__group_watch_t *w) {
+  const struct muster_seg_slot *s = muster__segment_slot(g->h, r);
+  pid_t pid = LD(&s->pid);
+  if (pid == muster__proc_self_pid() || !muster__proc_stopped(pid)) {
+    w->stopped_since_ns[r] = 0;
+    return 0;
+  }
+  uint64_t now = muster__now_mono_ns();
+  if (!w->stopped_since_ns[r]) w->stopped_since_ns[r] = now;
+  double secs = (now - w->stopped_since_ns[r]) * 1e-9;
+  if (secs <= g->timeout_s) return 0;
+  char reason[MUSTER_SEG_REASON_MAX];
+  snprintf(reason, sizeof reason, "rank %d (pid %d, device %d) has been stopped (SIGSTOP or a debugger) "
+           "for %.1f s, more than the timeout, while group %s was in a collective provider call", r,
+           (int)pid, (int)LD(&s->device), secs, g->name);
+  muster__barrier_poison(g->h, MUSTER_ETIMEDOUT, r, pid, reason);
+  return muster__barrier_check_abort(g->h);
+}
+
+int muster__group_watch(void *arg) {
+  muster__group_watch_t *w = arg;
+  const muster_group_t *g = w->g;
+  if (!g || !g->h) return muster__err(MUSTER_EPOISONED, "group %s: the handle lost its group", g ? g->name : "?");
+  int rc = muster__barrier_check_abort(g->h);
+  if (rc < 0) return rc;
+  char who[256], reason[MUSTER_SEG_REASON_MAX];
+  uint32_t phase = 0;
+  for (int r = 0; r < g->nranks; r++) {
+    if (r == g->rank) continue;
+    if (!muster__barrier_rank_dead(g->h, r, who, sizeof who, &phase)) {
+      if ((rc = watch_stopped(g, r, w)) < 0) return rc;
+      continue;
+    }
+    snprintf(reason, sizeof reason, "%.200s while group %s was in a collective provider call (it was %s)",
+             who, g->name, muster__phase_name(phase));
+    muster__barrier_poison(g->h, MUSTER_EPEERDEAD, r, LD(&muster__segment_slot(g->h, r)->pid), reason);
+    return muster__barrier_check_abort(g->h);
+  }
+  return 0;
+}

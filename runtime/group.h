@@ -16,6 +16,7 @@
 #ifndef MUSTER_GROUP_H
 #define MUSTER_GROUP_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -44,6 +45,44 @@ MUSTER_HIDDEN int muster__group_barrier_ex(muster_group_t *g, double timeout_s);
 /* Poison with a formatted reason (like muster_group_abort, printf style). */
 MUSTER_HIDDEN int muster__group_abortf(muster_group_t *g, int code, const char *fmt, ...)
     MUSTER_PRINTF(3, 4);
+
+/* A watchdog's view of one group: the handle, and what it remembers
+ * between checks (zero it before the first). */
+typedef struct muster__group_watch {
+  const muster_group_t *g;
+  uint64_t stopped_since_ns[MUSTER_MAX_RANKS]; /* monotonic; 0: running */
+} muster__group_watch_t;
+
+/* Is the group still fit for the call its ranks are in?  arg: a
+ * muster__group_watch_t (the signature of collective.h's watch hook).  For
+ * a watchdog thread (runtime/collective.c) while the handle's own thread is
+ * inside a provider.  0, or the group's poison code and reason, or
+ * MUSTER_EPEERDEAD when another rank's occupant is dead, or
+ * MUSTER_ETIMEDOUT when another rank's process has been stopped (SIGSTOP,
+ * a debugger) for longer than the group's timeout; the group is then
+ * poisoned naming that rank, so every rank hears of it.  Reads only the
+ * segment and /proc; safe from any thread while the handle is in use. */
+MUSTER_HIDDEN int muster__group_watch(void *arg);
+/* Check the arguments of a join (rank >= 0) or of a launcher (rank -1) of
+ * group `name`, and resolve the job (opts->job, else $MUSTER_JOB, else
+ * "default") and the timeout (opts->timeout_s, else $MUSTER_TIMEOUT; 0 = no
+ * deadline).  MUSTER_EINVAL with the message set (also for a malformed
+ * MUSTER_LOG, so a bad environment fails the first call that meets it). */
+MUSTER_HIDDEN int muster__group_check_args(const char *name, int rank, int nranks,
+                                           const muster_group_opts_t *opts, const char **job,
+                                           double *timeout);
+
+/* For a launcher (launch.c): find or create group (job, name, nranks) in
+ * this process's cache, as a join would (an unhealthy cached entry is
+ * dropped first), taking a reference but no seat, so that processes forked
+ * from now on find it in the cache they inherit.  *created = 1 when this
+ * call created the segment.  *seg stays mapped until
+ * muster__group_release_hold(*hold, forget); forget = 1 also drops it from
+ * the cache (the launcher is done with it).  Errors: those of a join's. */
+struct muster_segment;
+MUSTER_HIDDEN int muster__group_hold(const char *job, const char *name, int nranks,
+                                     struct muster_segment **seg, void **hold, int *created);
+MUSTER_HIDDEN void muster__group_release_hold(void *hold, int forget);
 
 /* Number of group segments this process has cached (tests). */
 MUSTER_HIDDEN int muster__group_cache_count(void);

@@ -15,17 +15,27 @@
 #include "muster/proc.h"
 #include "proc.h"
 
-uint64_t muster__proc_start_time(pid_t pid) { return muster_proc_start_time(pid, NULL); }
+uint64_t muster__proc_start_time(pid_t pid) {
+  if (pid <= 0 || !muster__proc_is_ours()) return 0;
+  return muster_proc_start_time(pid, NULL);
+}
 
 int muster__proc_alive(pid_t pid, uint64_t start_time) {
   if (pid <= 0) return 0;
   if (kill(pid, 0) < 0 && errno == ESRCH) return 0;
+  if (!muster__proc_is_ours()) return 1; /* its existence is all we can tell */
   char state = '?';
   uint64_t st = muster_proc_start_time(pid, &state);
   if (st == 0) return 0;          /* vanished between the two checks */
   if (state == 'Z' || state == 'X') return 0; /* exited, not yet reaped */
   if (start_time != 0 && st != start_time) return 0; /* pid reused */
   return 1;
+}
+
+int muster__proc_stopped(pid_t pid) {
+  char state = '?';
+  if (pid <= 0 || !muster__proc_is_ours() || muster_proc_start_time(pid, &state) == 0) return 0;
+  return state == 'T' || state == 't';
 }
 
 int muster__proc_thread_alive(pid_t tid) {
@@ -40,6 +50,7 @@ int muster__proc_thread_alive(pid_t tid) {
 static pid_t self_pid;
 static uint64_t self_start;
 static uint64_t self_pidns; /* a fork child may be in a new one (CLONE_NEWPID) */
+static int self_proc;       /* muster__proc_is_ours: 0 not known yet, 1 yes, -1 no */
 static unsigned fork_gen = 1;
 static __thread pid_t self_tid;
 static __thread unsigned self_tid_gen;
@@ -49,6 +60,7 @@ static void after_fork_child(void) {
   __atomic_store_n(&self_pid, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&self_start, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&self_pidns, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&self_proc, 0, __ATOMIC_RELAXED);
   __atomic_add_fetch(&fork_gen, 1, __ATOMIC_RELAXED);
 }
 
@@ -105,4 +117,20 @@ uint64_t muster__proc_self_pidns(void) {
 int muster__proc_same_pidns(uint64_t ns) {
   uint64_t mine = muster__proc_self_pidns();
   return ns == 0 || mine == 0 || ns == mine;
+}
+
+int muster__proc_is_ours(void) {
+  int v = __atomic_load_n(&self_proc, __ATOMIC_RELAXED);
+  if (v) return v > 0;
+  char buf[32];
+  ssize_t n = readlink("/proc/self", buf, sizeof buf - 1);
+  v = -1;
+  if (n > 0) {
+    buf[n] = '\0';
+    char *end;
+    long pid = strtol(buf, &end, 10);
+    if (*end == '\0' && pid == (long)muster__proc_self_pid()) v = 1;
+  }
+  __atomic_store_n(&self_proc, v, __ATOMIC_RELAXED);
+  return v > 0;
 }

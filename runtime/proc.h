@@ -15,14 +15,26 @@
 #include "error.h"
 
 /* Start time of pid (field 22 of /proc/PID/stat); 0 when the process does
- * not exist or its stat cannot be read/parsed (muster_proc_start_time of
- * the public muster/proc.h, which providers use). */
+ * not exist, its stat cannot be read/parsed, or /proc is not ours
+ * (muster__proc_is_ours); parsed by muster_proc_start_time of the public
+ * muster/proc.h, which providers use. */
 MUSTER_HIDDEN uint64_t muster__proc_start_time(pid_t pid);
 
 /* Liveness of (pid, start_time): 1 alive, 0 dead (no such pid, a zombie, or
  * the pid now belongs to a process with another start time).  start_time 0
- * means "unknown": then only the pid's existence is checked. */
+ * means "unknown": then only the pid's existence is checked.  When /proc is
+ * not ours, only kill(pid, 0) is asked (a zombie or a reused pid then
+ * counts as alive): never /proc/PID of some other process. */
 MUSTER_HIDDEN int muster__proc_alive(pid_t pid, uint64_t start_time);
+
+/* 1 if /proc shows this process's pid namespace (/proc/self is our pid),
+ * cached (refreshed in a fork child).  0 when /proc is missing or was
+ * mounted for another pid namespace (`unshare -pf` without --mount-proc):
+ * then /proc/PID is some other process, or none. */
+MUSTER_HIDDEN int muster__proc_is_ours(void);
+/* 1 if pid is stopped (SIGSTOP, SIGTSTP, a tracer: state T or t in
+ * /proc/PID/stat), else 0 (running, sleeping, gone). */
+MUSTER_HIDDEN int muster__proc_stopped(pid_t pid);
 
 /* 1 if thread tid of this process still exists (tgkill(getpid(), tid, 0)). */
 MUSTER_HIDDEN int muster__proc_thread_alive(pid_t tid);

@@ -39,6 +39,10 @@
 #include <urcu-bp.h>
 #include <urcu/rculfhash.h>
 
+#include "cost.h"
+#include "provider_abi.h"
+#include "env.h"
+#include "muster/parse.h"
 #include "registry.h"
 
 /* TSan cannot see the ordering urcu provides (uninstrumented library), so
@@ -71,8 +75,8 @@ typedef struct prov {
   ino_t ino;
   struct timespec mtime;
   off_t size;
-  int available;                /* probe said yes                         */
-  char why[256];                /* load/probe error                       */
+  muster_provider_v2_t view;    /* what pub.v points to                   */
+  muster__cost_t *table;        /* what pub.cost points to                */
 } prov_t;
 
 typedef struct node {
@@ -95,7 +99,6 @@ static pthread_mutex_t writer = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static _Atomic int scanned[NROUTINES];
 
 static const char *routine_str(int r) { return muster_routine_str(r); }
-static const char *dtype_str(int t) { return muster_dtype_name((muster_dtype_t)t); }
 
 /* strncpy that always terminates (and does not warn about truncation) */
 static void copy_str(char *dst, size_t cap, const char *src) {
@@ -162,11 +165,14 @@ static void release_fd(prov_t *p) {
 
 static void prov_unload(prov_t *p) {
   if (p->handle) {
-    if (p->pub.v && p->pub.v->fini && p->available >= 0) p->pub.v->fini(p->pub.ctx);
+    /* release_comms(0) first: fini may not expect communicators left */
+    if (p->pub.v->release_comms) p->pub.v->release_comms(p->pub.ctx, 0);
+    if (p->pub.v->fini) p->pub.v->fini(p->pub.ctx);
     muster__log(MUSTER_LOG_DEBUG, "provider %s: unloading %s", p->pub.name, p->pub.path);
     dlclose(p->handle);
   }
   release_fd(p);
+  muster__cost_free(p->table);
   free(p);
 }
 
@@ -193,33 +199,28 @@ void muster__provider_release(muster__provider_t *pp) {
   pthread_mutex_unlock(&writer);
 }
 
-/* Known ABI symbols, newest first. */
-static const struct { const char *sym; uint32_t version; size_t min_size; } abis[] = {
-    {MUSTER_PROVIDER_SYMBOL_V1, 1, sizeof(muster_provider_v1_t)},
-};
-
-/* Check the exported struct; on refusal writes why. */
-static int check_v1(const muster_provider_v1_t *v, const char *backend, char *why, size_t cap) {
-  if (v->abi_version != MUSTER_PROVIDER_V1_ABI) {
-    snprintf(why, cap, "ABI version %u, runtime supports %d", v->abi_version,
-             MUSTER_PROVIDER_V1_ABI);
-    return MUSTER_EVERSION;
+/* The provider's cost table (cost.h): looked for once, at load, in
+ * $MUSTER_COST_PATH, then in the path folder the file was listed in (the
+ * parent of <dir>/<routine>/), then beside the real file. */
+static void load_cost(prov_t *p, const char *listed) {
+  char dir[PATH_MAX], file[PATH_MAX + 64];
+  snprintf(dir, sizeof dir, "%s", listed);
+  for (int up = 0; up < 2; up++) { /* <dir>/<routine>/<backend>.so -> <dir> */
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
   }
-  if (v->struct_size < sizeof(muster_provider_v1_t)) {
-    snprintf(why, cap, "struct_size %u too small (runtime needs %zu)", v->struct_size,
-             sizeof(muster_provider_v1_t));
-    return MUSTER_EVERSION;
+  if (!muster__cost_find(p->pub.name, dir, p->pub.path, file, sizeof file)) {
+    snprintf(p->pub.cost_why, sizeof p->pub.cost_why, "no %s.cost found", p->pub.name);
+    return;
   }
-  if (!v->name || strcmp(v->name, backend) != 0) {
-    snprintf(why, cap, "provider name '%s' does not match the file name '%s.so'",
-             v->name ? v->name : "(null)", backend);
-    return MUSTER_EINVAL;
+  char why[256];
+  if (muster__cost_read(file, &p->table, why, sizeof why) < 0) {
+    snprintf(p->pub.cost_why, sizeof p->pub.cost_why, "cost table refused: %.230s", why);
+    muster__log(MUSTER_LOG_WARN, "provider %s: %s", p->pub.name, p->pub.cost_why);
+    return;
   }
-  if (!v->solve) {
-    snprintf(why, cap, "no solve hook");
-    return MUSTER_EINVAL;
-  }
-  return 0;
+  p->pub.cost = p->table;
+  snprintf(p->pub.cost_why, sizeof p->pub.cost_why, "%.250s", file);
 }
 
 /* Load one file. Never fails as a whole: a refused file gives a prov with
@@ -257,44 +258,37 @@ static prov_t *prov_load(const char *path, const char *backend, const struct sta
   void *h = dlopen(load, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char *e = dlerror();
-    snprintf(p->why, sizeof p->why, "dlopen of %.200s failed: %s", p->pub.path, e ? e : "unknown error");
+    snprintf(p->pub.why, sizeof p->pub.why, "dlopen of %.200s failed: %s", p->pub.path,
+             e ? e : "unknown error");
     goto refused;
   }
-  const muster_provider_v1_t *v = NULL;
-  for (size_t i = 0; i < sizeof abis / sizeof abis[0] && !v; i++) v = dlsym(h, abis[i].sym);
-  if (!v) {
-    snprintf(p->why, sizeof p->why, "no symbol %s (not a muster provider, or built for an "
-             "unknown ABI)", MUSTER_PROVIDER_SYMBOL_V1);
+  if (muster__abi_resolve(h, backend, &p->view, &p->pub.abi, p->pub.why, sizeof p->pub.why) < 0) {
     dlclose(h);
     goto refused;
   }
-  if (check_v1(v, backend, p->why, sizeof p->why) < 0) {
-    dlclose(h);
+  const muster_provider_v2_t *v = &p->view;
+  char err[256] = "";
+  if (v->init && v->init(&p->pub.ctx, err, sizeof err) < 0) {
+    snprintf(p->pub.why, sizeof p->pub.why, "init failed: %s", err);
+    dlclose(h); /* fini must not run */
     goto refused;
   }
   p->handle = h;
   p->pub.v = v;
-  char err[256] = "";
-  if (v->init && v->init(&p->pub.ctx, err, sizeof err) < 0) {
-    snprintf(p->why, sizeof p->why, "init failed: %s", err);
-    p->available = -1; /* fini must not run */
-    p->pub.v = NULL;
-    dlclose(h);
-    p->handle = NULL;
-    goto refused;
-  }
-  p->available = 1;
+  p->pub.available = 1;
   if (v->probe && v->probe(err, sizeof err) < 0) {
-    p->available = 0;
-    snprintf(p->why, sizeof p->why, "probe: %s", err);
+    p->pub.available = 0;
+    snprintf(p->pub.why, sizeof p->pub.why, "probe: %s", err);
   }
-  muster__log(MUSTER_LOG_INFO, "provider %s loaded from %s (%s)", backend, p->pub.path,
-              p->available ? "available" : p->why);
+  load_cost(p, path);
+  muster__log(MUSTER_LOG_INFO, "provider %s (ABI v%u, %s) loaded from %s (%s; cost table: %s)",
+              backend, p->pub.abi, v->kind == MUSTER_PROVIDER_COLLECTIVE ? "collective" : "leader",
+              p->pub.path, p->pub.available ? "available" : p->pub.why, p->pub.cost_why);
   p->live_next = live_head;
   live_head = p;
   return p;
 refused:
-  muster__log(MUSTER_LOG_WARN, "provider file %s refused: %s", path, p->why);
+  muster__log(MUSTER_LOG_WARN, "provider file %s refused: %s", path, p->pub.why);
   release_fd(p);
   p->live_next = live_head;
   live_head = p;
@@ -303,7 +297,7 @@ refused:
 
 /* ---- search path ------------------------------------------------------ */
 
-#define MAX_DIRS 16
+#define MAX_DIRS MUSTER_MAX_PROVIDER_DIRS
 
 static int add_dir(char dirs[][PATH_MAX], int n, const char *d) {
   char real[PATH_MAX];
@@ -330,28 +324,31 @@ static int add_beside(char dirs[][PATH_MAX], int n, const char *file) {
 
 /* MUSTER_PROVIDER_PATH, else beside libmuster.so (dladdr on one of our
  * symbols; in a statically linked program that is the executable) and
- * beside the executable. */
-static int search_dirs(char dirs[][PATH_MAX]) {
-  int n = 0;
-  const char *env = getenv("MUSTER_PROVIDER_PATH");
-  if (env && *env) {
+ * beside the executable.  *n = the folders found; MUSTER_EINVAL when
+ * MUSTER_PROVIDER_PATH is malformed (env.c). */
+static int search_dirs(char dirs[][PATH_MAX], int *n) {
+  const char *env;
+  int rc = muster__env_provider_path(&env);
+  *n = 0;
+  if (rc < 0) return rc;
+  if (env) {
     char *copy = strdup(env), *save = NULL;
-    if (!copy) return 0;
+    if (!copy) return muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
     for (char *t = strtok_r(copy, ":", &save); t; t = strtok_r(NULL, ":", &save))
-      n = add_dir(dirs, n, t);
+      *n = add_dir(dirs, *n, t);
     free(copy);
-    return n;
+    return MUSTER_OK;
   }
   Dl_info info;
   if (dladdr((void *)&muster_providers_rescan, &info) && info.dli_fname)
-    n = add_beside(dirs, n, info.dli_fname);
+    *n = add_beside(dirs, *n, info.dli_fname);
   char exe[PATH_MAX];
   ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (len > 0) {
     exe[len] = '\0';
-    n = add_beside(dirs, n, exe);
+    *n = add_beside(dirs, *n, exe);
   }
-  return n;
+  return MUSTER_OK;
 }
 
 /* ---- writer side (mutex held) ----------------------------------------- */
@@ -552,8 +549,8 @@ static int sync_routines(const int *ids, int nids) {
   char (*dirs)[PATH_MAX] = calloc(MAX_DIRS, PATH_MAX);
   if (!dirs) return muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
   node_t *dead[MAX_FILES * NROUTINES];
-  int ndead = 0, rc = 0;
-  int ndirs = search_dirs(dirs);
+  int ndead = 0, ndirs = 0;
+  int rc = search_dirs(dirs, &ndirs);
   for (int i = 0; i < nids && rc == 0; i++) {
     rc = sync_routine(dirs, ndirs, routine_str(ids[i]), dead, &ndead, MAX_FILES * NROUTINES);
     if (rc == 0) atomic_store(&scanned[ids[i]], 1);
@@ -591,144 +588,76 @@ int muster_providers_rescan(void) {
 
 /* ---- reader side ------------------------------------------------------- */
 
-void muster__provider_env_choice(const char *routine, char *out, size_t cap) {
-  out[0] = '\0';
-  const char *env = getenv("MUSTER_PROVIDER");
-  if (!env || !*env || cap == 0) return;
-  size_t rlen = strlen(routine);
-  const char *s = env;
-  while (*s) {
-    const char *end = strchr(s, ',');
-    size_t len = end ? (size_t)(end - s) : strlen(s);
-    const char *eq = memchr(s, '=', len);
-    if (!eq) { /* "lapack": every routine, unless a routine= entry says otherwise */
-      if (!out[0] && len < cap) {
-        memcpy(out, s, len);
-        out[len] = '\0';
-      }
-    } else if ((size_t)(eq - s) == rlen && !strncmp(s, routine, rlen)) {
-      size_t vlen = len - rlen - 1;
-      if (vlen >= cap) vlen = cap - 1;
-      memcpy(out, eq + 1, vlen);
-      out[vlen] = '\0';
-      return;
-    }
-    if (!end) break;
-    s = end + 1;
-  }
-}
-
 int muster_provider_forced(muster_routine_t routine, char *name, size_t cap) {
   const char *rname = routine_str(routine);
   if (!name || cap == 0 || !rname)
     return muster__err(MUSTER_EINVAL, "muster_provider_forced: %s", rname ? "no buffer" : "unknown routine");
-  muster__provider_env_choice(rname, name, cap);
-  return 0;
+  if (cap < MUSTER_MAX_BACKEND + 1)
+    return muster__err(MUSTER_EINVAL, "muster_provider_forced: the buffer needs %d bytes", MUSTER_MAX_BACKEND + 1);
+  return muster__env_provider_choice(rname, name, cap);
 }
 
-/* Why p cannot run (dtype, mem) here; NULL if it can. */
-static const char *unfit(const prov_t *p, muster_routine_t r, muster_dtype_t t, muster_mem_t mem,
-                         char *buf, size_t cap) {
-  if (!p->handle) return p->why;
-  if (!p->available) return p->why;
-  const muster_provider_v1_t *v = p->pub.v;
-  if (!(v->routines & (1u << r))) return "does not implement the routine";
-  if (!(v->dtypes & (1u << t))) {
-    snprintf(buf, cap, "no dtype %s", dtype_str(t));
-    return buf;
+/* Take a reference on every loaded provider of `rname` (backend `only`
+ * when given) into out; *unloaded set when some node is not loaded yet. */
+static int collect_loaded(const char *rname, const char *only, muster__provider_t **out, int cap,
+                          int *unloaded) {
+  struct cds_lfht_iter it;
+  node_t *nd;
+  int n = 0;
+  *unloaded = 0;
+  rcu_read_lock();
+  cds_lfht_for_each_entry_duplicate(table, hash_str(rname), match_routine, rname, &it, nd, lfht) {
+    if (only && only[0] && strcmp(nd->backend, only) != 0) continue;
+    prov_t *p = node_prov(nd);
+    if (!p) { /* first use of this file: load it (slow path, below) */
+      *unloaded = 1;
+      continue;
+    }
+    int dup = 0;
+    for (int k = 0; k < n; k++) dup |= out[k] == &p->pub;
+    if (dup || n == cap) continue;
+    atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+    out[n++] = &p->pub;
   }
-  if (!(v->mem_kinds & (1u << mem))) {
-    snprintf(buf, cap, "no %s memory", mem == MUSTER_MEM_CUDA ? "cuda" : "host");
-    return buf;
-  }
-  return NULL;
+  TSAN_RELEASE(&tsan_readers_done);
+  rcu_read_unlock();
+  return n;
 }
 
-int muster__provider_acquire(muster_routine_t routine, muster_dtype_t dtype, muster_mem_t mem,
-                             const char *want, muster__provider_t **out) {
-  *out = NULL;
+int muster__provider_collect(muster_routine_t routine, const char *only, muster__provider_t **out,
+                             int cap) {
   const char *rname = routine_str(routine);
   if (!rname) return muster__err(MUSTER_EINVAL, "unknown routine %d", (int)routine);
   int rc = ensure_table();
   if (rc < 0) return rc;
   if ((rc = ensure_scanned(routine)) < 0) return rc;
-  char forced[32];
-  if (want && *want) snprintf(forced, sizeof forced, "%s", want);
-  else muster__provider_env_choice(rname, forced, sizeof forced);
-
-  prov_t *best = NULL;
-  char reasons[768] = "";
-  size_t used = 0;
-  int named_found = 0, any = 0, unloaded = 0, locked = 0;
-  struct cds_lfht_iter it;
-  node_t *nd;
-again:
-  best = NULL;
-  reasons[0] = '\0';
-  used = 0;
-  named_found = any = unloaded = 0;
-  rcu_read_lock();
-  cds_lfht_for_each_entry_duplicate(table, hash_str(rname), match_routine, rname, &it, nd, lfht) {
-    prov_t *p = node_prov(nd);
-    any = 1;
-    if (forced[0] && strcmp(nd->backend, forced) != 0) continue;
-    named_found = 1;
-    if (!p) { /* first use of this file: load it (slow path, below) */
-      unloaded = 1;
-      continue;
-    }
-    char buf[64];
-    const char *why = unfit(p, routine, dtype, mem, buf, sizeof buf);
-    if (why) {
-      if (used < sizeof reasons)
-        used += snprintf(reasons + used, sizeof reasons - used, "%s%s (%s): %s", used ? "; " : "",
-                         nd->backend, p->pub.path, why);
-      continue;
-    }
-    if (!best || p->pub.v->priority > best->pub.v->priority ||
-        (p->pub.v->priority == best->pub.v->priority && strcmp(p->pub.name, best->pub.name) < 0))
-      best = p;
-  }
-  if (best && !unloaded) atomic_fetch_add_explicit(&best->refs, 1, memory_order_relaxed);
-  TSAN_RELEASE(&tsan_readers_done);
-  rcu_read_unlock();
-  if (unloaded && !locked) {
-    /* Load, then choose again with the writer mutex still held: a rescan
-     * (which holds it) cannot put a fresh, unloaded node in between, as it
-     * could between unlocked retries (a caller then found "no usable
-     * provider" with nothing to say why while another thread swapped
-     * files). */
-    pthread_mutex_lock(&writer);
-    locked = 1;
-    load_nodes(rname, forced);
-    goto again;
-  }
-  if (locked) pthread_mutex_unlock(&writer);
+  int unloaded = 0;
+  int n = collect_loaded(rname, only, out, cap, &unloaded);
+  if (!unloaded) return n;
+  /* Load, then collect again with the writer mutex still held: a rescan
+   * (which holds it) cannot put a fresh, unloaded node in between, as it
+   * could between unlocked retries (a caller then found "no usable
+   * provider" with nothing to say why while another thread swapped files). */
+  for (int k = 0; k < n; k++) muster__provider_release(out[k]);
+  pthread_mutex_lock(&writer);
+  load_nodes(rname, only);
+  n = collect_loaded(rname, only, out, cap, &unloaded);
+  pthread_mutex_unlock(&writer);
   if (unloaded) { /* prov_load could not even record a failure */
-    return muster__err(MUSTER_ENOMEM, "provider registry: could not load the providers of %s (out of memory?)",
-                       rname);
+    for (int k = 0; k < n; k++) muster__provider_release(out[k]);
+    return muster__err(MUSTER_ENOMEM, "provider registry: could not load the providers of %s "
+                       "(out of memory?)", rname);
   }
-  if (best) {
-    *out = &best->pub;
-    return 0;
-  }
-  if (!any)
-    return muster__err(MUSTER_ENOPROVIDER, "no provider of %s found on the provider path "
-                       "(MUSTER_PROVIDER_PATH=%s)", rname,
-                       getenv("MUSTER_PROVIDER_PATH") ? getenv("MUSTER_PROVIDER_PATH") : "(default)");
-  if (forced[0] && !named_found)
-    return muster__err(MUSTER_ENOPROVIDER, "provider '%s' (%s) does not provide %s",
-                       forced, (want && *want) ? "requested" : "from MUSTER_PROVIDER", rname);
-  return muster__err(forced[0] ? MUSTER_EUNSUPPORTED : MUSTER_ENOPROVIDER,
-                     "no usable provider for %s %s on %s memory: %s", rname, dtype_str(dtype),
-                     mem == MUSTER_MEM_CUDA ? "cuda" : "host", reasons);
+  return n;
 }
 
 /* ---- listing ------------------------------------------------------------ */
 
 int muster_providers_list(muster_provider_info_t *out, int cap) {
   if (cap < 0 || (cap > 0 && !out)) return muster__err(MUSTER_EINVAL, "muster_providers_list: bad buffer");
-  int rc = ensure_table();
+  int rc = muster__env_check_log();
+  if (rc < 0) return rc;
+  rc = ensure_table();
   if (rc < 0) return rc;
   for (int r = 1; r < NROUTINES; r++)
     if ((rc = ensure_scanned(r)) < 0) return rc;
@@ -761,8 +690,14 @@ int muster_providers_list(muster_provider_info_t *out, int cap) {
           i->mem_kinds = p->pub.v->mem_kinds;
           i->priority = p->pub.v->priority;
         }
-        i->available = p->handle && p->available;
-        snprintf(i->why, sizeof i->why, "%s", p->why);
+        i->available = p->pub.available;
+        snprintf(i->why, sizeof i->why, "%s", p->pub.why);
+        if (p->pub.v) {
+          i->abi = p->pub.abi;
+          i->kind = p->pub.v->kind;
+          i->spans = p->pub.v->spans;
+          snprintf(i->cost, sizeof i->cost, "%s", p->pub.cost_why);
+        }
       }
     }
     /* a refused file: say which routine folders named it */

@@ -2,8 +2,10 @@
  * runtime/registry.h - providers by routine name (what other modules use).
  *
  * A provider is found on MUSTER_PROVIDER_PATH as <dir>/<routine>/<backend>.so,
- * dlopen()ed the first time its routine is used, and looked up without
- * locks (urcu-bp RCU hash table keyed by routine name).  A call holds a
+ * dlopen()ed the first time its routine is used, loaded through the ABI
+ * version table (provider_abi.h), and looked up without locks (urcu-bp RCU
+ * hash table keyed by routine name); runtime/choice.c chooses among the
+ * providers of a routine for each call.  A call holds a
  * reference on the provider it runs; muster_providers_rescan() may replace
  * the file meanwhile and the old one is unloaded only when the last call
  * holding it releases it.
@@ -16,28 +18,32 @@
 
 /* What a caller may read of a provider it holds a reference on. */
 typedef struct muster__provider {
-  const muster_provider_v1_t *v;  /* the provider's hooks and capabilities */
+  const muster_provider_v2_t *v;  /* hooks and capabilities, as a v2 struct
+                                     whatever ABI it was built for
+                                     (provider_abi.h); NULL: refused file   */
+  uint32_t abi;                   /* ABI version it was loaded through     */
   void *ctx;                      /* from v->init                          */
   char name[32];                  /* backend name                          */
   char path[512];                 /* the file it came from (real path)     */
+  int available;                  /* loaded, init and probe succeeded      */
+  char why[256];                  /* why not available (load/probe error)  */
+  const struct muster__cost *cost;/* its cost table (cost.h), NULL if none */
+  char cost_why[256];             /* why there is none (no file, or the
+                                     parse error), or the file it came from */
 } muster__provider_t;
 
-/* Choose and reference the provider for (routine, dtype, mem).
- * want: a backend name, or NULL/"" for $MUSTER_PROVIDER, else the highest
- * priority available one.  MUSTER_ENOPROVIDER / MUSTER_EUNSUPPORTED with a
- * message listing the candidates and why each was not taken. */
-MUSTER_HIDDEN int muster__provider_acquire(muster_routine_t routine, muster_dtype_t dtype,
-                                           muster_mem_t mem, const char *want,
-                                           muster__provider_t **out);
+/* Every provider file of `routine` on the path (only backend `only` when
+ * it is a non-empty name), loaded if not yet, each with a reference the
+ * caller drops with muster__provider_release: refused and unavailable ones
+ * too (their `why` says why).  Returns the count (at most cap; several
+ * folders may hold more), or a negative code. */
+MUSTER_HIDDEN int muster__provider_collect(muster_routine_t routine, const char *only,
+                                           muster__provider_t **out, int cap);
 
 /* Take one more reference on a provider already held. */
 MUSTER_HIDDEN void muster__provider_ref(muster__provider_t *p);
 
 /* Drop a reference; the last one of a replaced provider unloads it. */
 MUSTER_HIDDEN void muster__provider_release(muster__provider_t *p);
-
-/* The backend $MUSTER_PROVIDER forces for `routine` ("" when none);
- * writes at most cap bytes. */
-MUSTER_HIDDEN void muster__provider_env_choice(const char *routine, char *out, size_t cap);
 
 #endif

@@ -205,10 +205,66 @@ int muster__segment_check_group(const char *group) {
   return MUSTER_OK;
 }
 
-int muster__segment_name(char *buf, size_t cap, const char *job, const char *group) {
-  int n = snprintf(buf, cap, MUSTER_SEG_PREFIX "%u.%s.%s", (unsigned)getuid(), job, group);
+int muster__segment_name_in(char *buf, size_t cap, uint64_t pidns, const char *job,
+                            const char *group) {
+  if (pidns == 0)
+    return muster__err(MUSTER_EINVAL, "segment name for job %s group %s: pid namespace 0", job,
+                       group);
+  int n = snprintf(buf, cap, MUSTER_SEG_PREFIX "%u.%" PRIu64 ".%s.%s", (unsigned)getuid(), pidns,
+                   job, group);
   if (n < 0 || (size_t)n >= cap)
     return muster__err(MUSTER_EINVAL, "segment name for job %s group %s too long", job, group);
+  return MUSTER_OK;
+}
+
+/* This process's pid namespace, which every segment name it uses carries. */
+static int own_pidns(uint64_t *ns) {
+  *ns = muster__proc_self_pidns();
+  if (*ns == 0)
+    return muster__err(MUSTER_ESYS, "cannot tell the pid namespace of pid %d (/proc/self/ns/pid "
+                       "is unreadable): group names include it, so joining needs /proc",
+                       (int)muster__proc_self_pid());
+  return MUSTER_OK;
+}
+
+int muster__segment_name(char *buf, size_t cap, const char *job, const char *group) {
+  uint64_t ns;
+  int rc = own_pidns(&ns);
+  return rc < 0 ? rc : muster__segment_name_in(buf, cap, ns, job, group);
+}
+
+/* A decimal field of a name ending at `stop`: digits only, no leading zero
+ * (one spelling per value), at most max.  Returns the end, or NULL. */
+static const char *parse_field(const char *p, char stop, uint64_t max, uint64_t *v) {
+  const char *q = p;
+  *v = 0;
+  for (; *q >= '0' && *q <= '9'; q++) {
+    unsigned d = (unsigned)(*q - '0');
+    if (*v > (max - d) / 10) return NULL;
+    *v = *v * 10 + d;
+  }
+  if (q == p || *q != stop || (*p == '0' && q - p > 1)) return NULL;
+  return q;
+}
+
+int muster__segment_parse_name(const char *name, struct muster_seg_name *out) {
+  const size_t plen = strlen(MUSTER_SEG_PREFIX);
+  struct muster_seg_name n;
+  uint64_t uid;
+  memset(&n, 0, sizeof n);
+  memset(out, 0, sizeof *out);
+  if (!name || strncmp(name, MUSTER_SEG_PREFIX, plen) != 0) return MUSTER_EINVAL;
+  const char *p = parse_field(name + plen, '.', UINT32_MAX, &uid);
+  if (!p || !(p = parse_field(p + 1, '.', UINT64_MAX, &n.pidns)) || n.pidns == 0)
+    return MUSTER_EINVAL;
+  const char *job = p + 1, *dot = strchr(job, '.');
+  size_t jl = dot ? (size_t)(dot - job) : 0;
+  if (jl < 1 || jl > MUSTER_MAX_JOB || dot[1] == '\0') return MUSTER_EINVAL;
+  memcpy(n.job, job, jl);
+  if (!name_chars_ok(n.job, 0)) return MUSTER_EINVAL;
+  n.uid = (uint32_t)uid;
+  n.group = dot + 1;
+  *out = n;
   return MUSTER_OK;
 }
 
@@ -347,6 +403,20 @@ static int all_dead(const struct muster_seg_header *h) {
 
 enum verdict { V_ATTACH, V_RETRY, V_RECLAIM };
 
+/* A valid segment found by our name was made by our uid in our pid
+ * namespace (the name says so; only a hand-made file says otherwise). */
+static int check_identity(const struct muster_segment *seg) {
+  const struct muster_seg_header *h = seg->hdr;
+  if (h->uid != (uint32_t)getuid())
+    return muster__err(MUSTER_EACCES, "segment %s was made by uid %u, not uid %u", seg->path,
+                       (unsigned)h->uid, (unsigned)getuid());
+  if (h->creator_pidns != seg->pidns)
+    return muster__err(MUSTER_ECORRUPT, "segment %s was made in pid namespace %" PRIu64 ", not "
+                       "in %" PRIu64 " as its name says (remove it or run shmdump --clean)",
+                       seg->path, h->creator_pidns, seg->pidns);
+  return MUSTER_OK;
+}
+
 /* Decide what to do with an invalid segment (rc from validate). */
 static int judge_invalid(struct muster_segment *seg, const struct stat *st, int vrc,
                          const char *why, enum verdict *v) {
@@ -405,10 +475,8 @@ static int judge_existing(struct muster_segment *seg, int nranks, enum verdict *
     sleep_ms(2);
   }
   if (vrc < 0) return judge_invalid(seg, &st, vrc, why, v);
+  MUSTER_CHECK(check_identity(seg));
   struct muster_seg_header *h = seg->hdr;
-  if (h->uid != (uint32_t)getuid())
-    return muster__err(MUSTER_EACCES, "segment %s was made by uid %u, not uid %u", seg->path,
-                       (unsigned)h->uid, (unsigned)getuid());
   if (LD(&h->abort_state) != MUSTER_ABORT_NONE || LD(&h->retired)) {
     /* poisoned/retired: whoever did it removes the name; help, then retry */
     *v = V_RECLAIM;
@@ -436,8 +504,9 @@ int muster__segment_open(struct muster_segment *seg, const char *job, const char
   int rc = MUSTER_OK;
   memset(seg, 0, sizeof *seg);
   seg->fd = -1;
-  char name[256];
-  rc = muster__segment_name(name, sizeof name, job, group);
+  char name[MUSTER_SEG_NAME_MAX + 1];
+  rc = own_pidns(&seg->pidns);
+  if (rc == MUSTER_OK) rc = muster__segment_name_in(name, sizeof name, seg->pidns, job, group);
   if (rc < 0) return rc;
   if ((size_t)snprintf(seg->path, sizeof seg->path, "%s/%s", muster__segment_dir(), name) >=
       sizeof seg->path)

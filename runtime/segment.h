@@ -14,13 +14,27 @@
  *       the occupant / creator.  When it is non-zero and differs from the
  *       reader's, its pid is not meaningful to the reader: report liveness
  *       as unknown, never as dead (muster__proc_same_pidns()).
+ *     - the file name gained <pidns> (2026-11-23, after 5b153d5; see below).
+ *       The layout is unchanged; builds up to 5b153d5 named segments
+ *       muster.<uid>.<job>.<group>, and the two never open each other's.
+ *     - header.launcher_pid/_start/_pidns at offsets 404/408/416 and
+ *       slot.declared_pid/_start at offsets 92/104 (were reserved, zero):
+ *       the process holding the group as its launcher, and the pid it
+ *       declared for each rank that has not joined yet (runtime/launch.h).
+ *       A waiter judges an empty seat by its declared pid, and a dead
+ *       launcher poisons the group.  Old segments have 0 there: no launcher.
  *
- * A segment is /dev/shm/muster.<uid>.<job>.<group>, mode 0600, size
+ * A segment is /dev/shm/muster.<uid>.<pidns>.<job>.<group>, mode 0600, size
  * header_size + nranks * slot_size bytes, all of it allocated at creation
  * (posix_fallocate), so a full /dev/shm is an error at creation and never a
  * SIGBUS later (header 3200 bytes, slot 2176 bytes: 2 ranks = 7552 bytes).
- * <uid> is decimal, <job> has no '.', so the group name is
- * everything after the third '.'.
+ * <uid> and <pidns> (the inode of the creator's /proc/self/ns/pid, never 0)
+ * are decimal without leading zeros, <job> has no '.', so the group name is
+ * everything after the fourth '.'.  The pid namespace is part of the name so
+ * that processes of different pid namespaces sharing /dev/shm (containers)
+ * never meet in one segment: their pids and tids (seat words, liveness)
+ * mean nothing to each other.  Every process of a group is therefore in one
+ * pid namespace, and creator_pidns equals the name's <pidns>.
  *
  * Creation protocol: the creator writes every field below with magic = 0,
  * then publishes magic last with a release store.  An attacher waits (a few
@@ -107,13 +121,20 @@ struct muster_seg_slot {
                                   group's abort error; a later join of this
                                   rank through the cache then starts a fresh
                                   group instead of reporting it again      */
-  uint32_t reserved_a;    /* 92   zero                                     */
+  int32_t declared_pid;   /* 92   [atomic] (added 2026-11-23, additive) pid a
+                                  launcher declared for this rank before it
+                                  joined (muster_launch_declare), 0 none;
+                                  while the seat is empty, or being taken,
+                                  the rank's liveness is judged by it       */
   uint64_t pidns;         /* 96   [atomic] (added 2026-11-21, additive) inode
                                   of the occupant's /proc/self/ns/pid, 0 if
                                   unknown.  pid + start_time mean something
                                   only to readers in the same pid namespace:
                                   others must not judge liveness by them    */
-  uint8_t reserved[24];   /* 104  zero                                     */
+  uint64_t declared_start;/* 104  [atomic] (added 2026-11-23, additive) its
+                                  start time (as start_time), 0 unknown;
+                                  written before declared_pid (release)     */
+  uint8_t reserved[16];   /* 112  zero                                     */
   uint8_t payload[2][MUSTER_MAX_PAYLOAD]; /* 128 double-buffered payloads  */
 };
 
@@ -164,7 +185,16 @@ struct muster_seg_header {
                                    was removed                              */
   uint32_t retired;        /* 400  [atomic] 1: a process dropped the group
                                    from its cache; joiners go by name again  */
-  uint8_t reserved4[44];
+  int32_t launcher_pid;    /* 404  [atomic] (added 2026-11-23, additive) pid
+                                   of the process holding the group as its
+                                   launcher (muster_launch_open), 0 none
+                                   (CAS 0 -> pid; the two fields below follow
+                                   it, 0 there: not known yet)              */
+  uint64_t launcher_start; /* 408  [atomic] (additive) its start time         */
+  uint64_t launcher_pidns; /* 416  [atomic] (additive) its pid namespace; it
+                                   also names the namespace of every
+                                   declared_pid                             */
+  uint8_t reserved4[24];   /* 424                                           */
 
   /* ---- abort (poison) ---- */
   _Alignas(64) uint32_t abort_state; /* 448 [atomic] MUSTER_ABORT_*: code and
@@ -193,6 +223,11 @@ _Static_assert(offsetof(struct muster_seg_header, abort_state) == 448, "layout")
 _Static_assert(offsetof(struct muster_seg_header, abort_reason) == 512, "layout");
 _Static_assert(offsetof(struct muster_seg_header, status) == 1024, "layout");
 _Static_assert(offsetof(struct muster_seg_slot, payload) == 128, "layout");
+_Static_assert(offsetof(struct muster_seg_slot, declared_pid) == 92, "layout");
+_Static_assert(offsetof(struct muster_seg_slot, declared_start) == 104, "layout");
+_Static_assert(offsetof(struct muster_seg_header, launcher_pid) == 404, "layout");
+_Static_assert(offsetof(struct muster_seg_header, launcher_start) == 408, "layout");
+_Static_assert(offsetof(struct muster_seg_header, launcher_pidns) == 416, "layout");
 
 #define MUSTER_SEG_HEADER_SIZE ((uint32_t)sizeof(struct muster_seg_header))
 #define MUSTER_SEG_SLOT_SIZE ((uint32_t)sizeof(struct muster_seg_slot))
@@ -222,9 +257,42 @@ MUSTER_HIDDEN int muster__segment_validate(const void *map, size_t maplen, char 
 MUSTER_HIDDEN int muster__segment_check_job(const char *job);
 MUSTER_HIDDEN int muster__segment_check_group(const char *group);
 
-/* "muster.<uid>.<job>.<group>" into buf; MUSTER_EINVAL if it does not fit. */
+/* Longest segment file name, without NUL: "muster." + uid (10 digits) +
+ * '.' + pidns (20) + '.' + job + '.' + group = 200 bytes, under NAME_MAX. */
+#define MUSTER_SEG_NAME_MAX (7 + 10 + 1 + 20 + 1 + MUSTER_MAX_JOB + 1 + MUSTER_MAX_NAME)
+_Static_assert(MUSTER_SEG_NAME_MAX <= 255, "segment names must fit NAME_MAX");
+
+/* "muster.<uid>.<pidns>.<job>.<group>" of this process (getuid(), its pid
+ * namespace) into buf.  MUSTER_EINVAL if it does not fit; MUSTER_ESYS when
+ * this process's pid namespace cannot be read (/proc/self/ns/pid). */
 MUSTER_HIDDEN int muster__segment_name(char *buf, size_t cap, const char *job,
                                        const char *group);
+
+/* The same name for pid namespace pidns (> 0) and uid getuid(); for tools
+ * and tests that name segments of another namespace.  MUSTER_EINVAL if
+ * pidns is 0 or the name does not fit. */
+MUSTER_HIDDEN int muster__segment_name_in(char *buf, size_t cap, uint64_t pidns,
+                                          const char *job, const char *group);
+
+/* A segment file name taken apart. */
+struct muster_seg_name {
+  uint32_t uid;
+  uint64_t pidns;
+  char job[MUSTER_MAX_JOB + 1];
+  const char *group;       /* into the name: all after the fourth '.'      */
+};
+
+/* Take apart a file name as muster__segment_name_in makes it: MUSTER_OK
+ * when it is "muster." + uid (decimal, no leading zero, 32 bits) + '.' +
+ * pidns (decimal, no leading zero, 1..2^64-1) + '.' + a valid job + '.' +
+ * a non-empty rest, the group.  The group is not judged (scanners must
+ * show a file with a hostile group name too; muster__segment_check_group
+ * judges it).  MUSTER_EINVAL for anything else, e.g. the names of builds
+ * up to 5b153d5 (no <pidns>, unless their job was all digits: then they
+ * read as one of ours with another pid namespace).  Reads name only up to
+ * its NUL; never sets muster_last_error() (scanners feed it every file of
+ * a folder); *out is zeroed on error. */
+MUSTER_HIDDEN int muster__segment_parse_name(const char *name, struct muster_seg_name *out);
 
 /* Folder segments live in: "/dev/shm", unless a test overrode it. */
 MUSTER_HIDDEN const char *muster__segment_dir(void);
@@ -236,17 +304,20 @@ struct muster_segment {
   int fd;                  /* kept open while mapped (see lifetime above)  */
   dev_t dev;
   ino_t ino;
-  char path[320];          /* /dev/shm/muster.<uid>.<job>.<group>           */
+  uint64_t pidns;          /* the pid namespace in its name (the opener's)  */
+  char path[320];          /* /dev/shm/muster.<uid>.<pidns>.<job>.<group>   */
 };
 
-/* Open group (job, group) of nranks by name: create it (O_CREAT|O_EXCL,
- * 0600, fallocate, header, magic last) or attach and validate the existing
- * one; a stale existing one (creator and every seated member dead, or
- * corrupt with a dead creator, or poisoned/closing) is removed and the open
- * retried.  *created says which.  Errors: MUSTER_EACCES, MUSTER_ENOSPC,
- * MUSTER_ECORRUPT, MUSTER_EVERSION, MUSTER_EMISMATCH (nranks differ; the
- * existing group is poisoned with EMISMATCH too), MUSTER_ESYS; nothing is
- * left behind on error. */
+/* Open group (job, group) of nranks of this process's pid namespace by
+ * name: create it (O_CREAT|O_EXCL, 0600, fallocate, header, magic last) or
+ * attach and validate the existing one (one whose header names another
+ * creator pid namespace than its name is MUSTER_ECORRUPT); a stale existing
+ * one (creator and every seated member dead, or corrupt with a dead
+ * creator, or poisoned/closing) is removed and the open retried.  *created
+ * says which.  Errors: MUSTER_EACCES, MUSTER_ENOSPC, MUSTER_ECORRUPT,
+ * MUSTER_EVERSION, MUSTER_EMISMATCH (nranks differ; the existing group is
+ * poisoned with EMISMATCH too), MUSTER_ESYS (also: no pid namespace known);
+ * nothing is left behind on error. */
 MUSTER_HIDDEN int muster__segment_open(struct muster_segment *seg, const char *job,
                                        const char *group, int nranks, int *created);
 

@@ -1,68 +1,27 @@
 /*
- * runtime/solve.c - muster_solve (collective) and muster_solve_all (one
+ * runtime/solve.c - muster_solve (over a group) and muster_solve_all (one
  * caller).  See solve.h for the protocol.
  */
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "bootstrap.h"
+#include "choice.h"
+#include "collective.h"
+#include "env.h"
 #include "group.h"
+#include "hint.h"
+#include "leader.h"
 #include "muster/layout.h"
-#include "proc.h"
-#include "registry.h"
-#include "shard.h"
 #include "solve.h"
 
-#define DESC_MAGIC UINT64_C(0x31435344524d534d) /* "MSMRDSC1" */
+_Static_assert(sizeof(muster__desc_t) + 256 <= MUSTER_MAX_PAYLOAD, "descriptor too large");
+_Static_assert(sizeof(muster__outcome_t) <= MUSTER_MAX_PAYLOAD, "outcome too large");
 
-/* What one rank publishes.  Fixed layout; the provider's export blob
- * follows it in the same payload. */
-typedef struct desc {
-  uint64_t magic;
-  int32_t problem; /* 0, or the code of what this rank found wrong alone */
-  int32_t routine, dtype, layout, mem, device;
-  uint32_t flags, bloblen;
-  int64_t n, nrhs, tile, col0, ncols, lda, ldb, pid;
-  uint64_t a, b, w; /* addresses in the publisher's process */
-  muster__shard_ref_t ra, rb, rw;
-  char want[32];     /* provider asked for ("" none)          */
-  char provider[32]; /* provider this rank resolved           */
-  char msg[200];     /* the problem, when problem != 0        */
-} desc_t;
-
-#define BLOB_CAP (MUSTER_MAX_PAYLOAD - sizeof(desc_t))
-_Static_assert(sizeof(desc_t) + 256 <= MUSTER_MAX_PAYLOAD, "descriptor too large");
-
-/* What the leader publishes with the status. */
-typedef struct outcome {
-  int64_t info, tile;
-  double seconds;
-  char provider[32];
-  char msg[512];
-} outcome_t;
-
-/* ---- small helpers ------------------------------------------------------- */
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int problem(desc_t *d, int code, const char *fmt, ...) MUSTER_PRINTF(3, 4);
-static int problem(desc_t *d, int code, const char *fmt, ...) {
-  if (d->problem) return d->problem; /* keep the first */
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(d->msg, sizeof d->msg, fmt, ap);
-  va_end(ap);
-  d->problem = code;
-  return code;
-}
+#define KIND_BIT(k) (1u << (k))
+#define ALL_KINDS (KIND_BIT(MUSTER_PROVIDER_LEADER) | KIND_BIT(MUSTER_PROVIDER_COLLECTIVE))
 
 int64_t muster__solve_default_tile(int64_t n, int nranks) {
   int64_t best = 0;
@@ -71,420 +30,254 @@ int64_t muster__solve_default_tile(int64_t n, int nranks) {
   return best ? best : muster_ceil_div(n, nranks);
 }
 
-/* Bytes a region must hold from the pointer on for `cols` columns of ld. */
-static uint64_t extent(int64_t ld, int64_t rows, int64_t cols, size_t esz) {
-  if (cols <= 0 || rows <= 0) return 0;
-  return (uint64_t)((cols - 1) * ld + rows) * esz;
+static int is_leader_kind(const muster__provider_t *p) {
+  return p && p->v->kind == MUSTER_PROVIDER_LEADER;
 }
 
-static void check_ref(desc_t *d, const char *what, const muster__shard_ref_t *r, uint64_t need) {
-  if (r->fd >= 0 && need > r->size - r->offset)
-    problem(d, MUSTER_EINVAL, "shard %s is short: needs %" PRIu64 " bytes, its muster_shard_alloc "
-            "region has %" PRIu64 " from there", what, need, r->size - r->offset);
-}
+/* One rank's state during muster_solve. */
+typedef struct call {
+  muster_group_t *g;
+  int R, me;
+  const muster_solve_args_t *args;
+  const muster_shard_t *mine;
+  union {
+    muster__desc_t d;
+    unsigned char bytes[MUSTER_MAX_PAYLOAD];
+  } pub;                                   /* what this rank publishes     */
+  const muster__desc_t *ds[MUSTER_MAX_RANKS]; /* everyone's, last exchange */
+  const void *blobs[MUSTER_MAX_RANKS];
+  muster__provider_t *guess;               /* this rank's guess (ref)      */
+  muster__provider_t *chosen;              /* the leader's choice (ref)    */
+  uint64_t key;                            /* bootstrap key of the ranks   */
+  muster__outcome_t out;                   /* the leader's decision/result */
+} call_t;
 
-/* ---- step 1: describe what this rank holds --------------------------------- */
+/* ---- steps 1-2: describe, guess, publish, validate --------------------------------- */
 
-/* Fill d from (args, mine) and resolve the provider (*prov referenced on
- * success).  A problem goes into d, it is not returned: every rank must
- * still publish so that all can report it. */
-static void describe(const muster_solve_args_t *args, const muster_shard_t *mine, int nranks,
-                     desc_t *d, muster__provider_t **prov) {
-  memset(d, 0, sizeof *d);
-  d->magic = DESC_MAGIC;
-  d->pid = muster__proc_self_pid();
-  d->ra.fd = d->rb.fd = d->rw.fd = -1;
-  *prov = NULL;
-  if (!args) {
-    problem(d, MUSTER_EINVAL, "args is NULL");
-    return;
-  }
-  if (!mine) {
-    problem(d, MUSTER_EINVAL, "shard is NULL");
-    return;
-  }
-  d->routine = args->routine;
-  d->dtype = args->dtype;
-  d->layout = args->layout;
-  d->flags = args->flags;
-  d->n = args->n;
-  d->nrhs = args->routine == MUSTER_POTRS ? args->nrhs : 0;
-  d->tile = args->tile;
-  d->mem = mine->mem;
-  d->device = mine->device;
-  d->col0 = mine->col0;
-  d->ncols = mine->ncols;
-  d->lda = mine->lda;
-  d->ldb = mine->ldb;
-  d->a = (uint64_t)(uintptr_t)mine->a;
-  d->b = (uint64_t)(uintptr_t)mine->b;
-  d->w = (uint64_t)(uintptr_t)mine->w;
-  if (args->provider && strlen(args->provider) >= sizeof d->want)
-    problem(d, MUSTER_EINVAL, "provider name '%.40s...' too long", args->provider);
-  else if (args->provider)
-    snprintf(d->want, sizeof d->want, "%s", args->provider);
-  if (args->routine < MUSTER_POTRS || args->routine > MUSTER_SYEVD)
-    problem(d, MUSTER_EINVAL, "unknown routine %d (known: potrs, potri, syevd)", (int)args->routine);
-  if (muster_dtype_size(args->dtype) == 0)
-    problem(d, MUSTER_EINVAL, "unknown dtype %d (known: f32, f64, c64, c128)", (int)args->dtype);
-  if (args->n <= 0 || args->n > MUSTER_LAYOUT_MAX_N)
-    problem(d, MUSTER_EINVAL, "n=%" PRId64 ": must be > 0", args->n);
-  if (args->routine == MUSTER_POTRS && args->nrhs < 1)
-    problem(d, MUSTER_EINVAL, "nrhs=%" PRId64 ": potrs needs nrhs >= 1", args->nrhs);
-  if (args->layout != MUSTER_LAYOUT_BLOCK && args->layout != MUSTER_LAYOUT_CYCLIC)
-    problem(d, MUSTER_EINVAL, "unknown layout %d", (int)args->layout);
-  if (mine->mem != MUSTER_MEM_HOST && mine->mem != MUSTER_MEM_CUDA)
-    problem(d, MUSTER_EINVAL, "unknown memory kind %d", (int)mine->mem);
+/* The provider this rank expects the leader to choose (solve.h, step 1).
+ * A forced one that cannot run here is this rank's problem; a remembered
+ * one that cannot is no guess. */
+static void guess(call_t *c) {
+  muster__desc_t *d = &c->pub.d;
   if (d->problem) return;
-
-  int rc = muster__provider_acquire(args->routine, args->dtype, mine->mem, args->provider, prov);
-  if (rc < 0) {
-    problem(d, rc, "%s", muster_last_error());
+  char name[MUSTER_MAX_BACKEND + 1] = "";
+  int forced = 1;
+  if (d->want[0]) {
+    snprintf(name, sizeof name, "%s", d->want);
+  } else if (muster__env_provider_choice(muster_routine_str(d->routine), name, sizeof name) < 0) {
+    muster__desc_problem(d, MUSTER_EINVAL, "%s", muster_last_error()); /* a malformed MUSTER_PROVIDER */
     return;
   }
-  snprintf(d->provider, sizeof d->provider, "%s", (*prov)->name);
-  if ((*prov)->v->max_shards > 0 && nranks > (*prov)->v->max_shards)
-    problem(d, MUSTER_EUNSUPPORTED, "provider %s takes at most %d ranks, the call has %d",
-            (*prov)->name, (*prov)->v->max_shards, nranks);
-
-  if (mine->mem == MUSTER_MEM_HOST) {
-    size_t esz = muster_dtype_size(args->dtype);
-    muster__shard_find(mine->a, &d->ra);
-    muster__shard_find(mine->b, &d->rb);
-    muster__shard_find(mine->w, &d->rw);
-    check_ref(d, "a", &d->ra, extent(mine->lda, args->n, mine->ncols, esz));
-    if (args->routine == MUSTER_POTRS)
-      check_ref(d, "b", &d->rb, extent(mine->ldb, args->n, args->nrhs, esz));
-    if (args->routine == MUSTER_SYEVD)
-      check_ref(d, "w", &d->rw, (uint64_t)args->n * muster_dtype_real_size(args->dtype));
+  if (!name[0]) {
+    forced = 0;
+    muster__hint_get(c->R, d, name, sizeof name);
   }
+  if (!name[0]) return;
+  int rc = muster__provider_get((muster_routine_t)d->routine, (muster_dtype_t)d->dtype,
+                                (muster_mem_t)d->mem, name, c->R, &c->guess);
+  if (rc < 0) {
+    if (forced) muster__desc_problem(d, rc, "%s", muster_last_error());
+    return;
+  }
+  snprintf(d->provider, sizeof d->provider, "%s", name);
 }
 
-/* The provider's local_export (CUDA: sync the stream, IPC handles). */
-static void export_blob(muster__provider_t *p, const muster_shard_t *mine, int process_mode,
-                        desc_t *d, void *blob) {
-  if (d->problem || !p || !p->v->local_export) return;
-  char err[200] = "";
+/* Publish this rank's descriptor with an export blob for p (when it is a
+ * leader provider), then read and validate everyone's. */
+static int publish(call_t *c, muster__provider_t *p) {
+  muster__leader_export(is_leader_kind(p) ? p : NULL, c->mine, !muster__group_all_local(c->g),
+                        &c->pub.d, c->pub.bytes + sizeof(muster__desc_t));
+  int rc = muster_group_exchange(c->g, c->pub.bytes, sizeof(muster__desc_t) + c->pub.d.bloblen);
+  if (rc < 0) return rc;
+  size_t lens[MUSTER_MAX_RANKS];
+  for (int r = 0; r < c->R; r++) {
+    const void *data;
+    if ((rc = muster_group_payload(c->g, r, &data, &lens[r])) < 0) return rc;
+    c->ds[r] = data;
+    c->blobs[r] = (const char *)data + sizeof(muster__desc_t);
+  }
+  return muster__desc_validate(c->ds, lens, c->R);
+}
+
+/* ---- steps 3-4: the leader chooses (and maybe runs), everyone hears it -------------- */
+
+static int run_leader(call_t *c) {
+  muster_shard_t *shards = calloc((size_t)c->R, sizeof *shards);
+  if (!shards) return muster__err(MUSTER_ENOMEM, "leader: out of memory");
+  int rc = muster__leader_run(c->chosen, c->ds, c->blobs, c->R, shards, &c->out);
+  free(shards);
+  return rc;
+}
+
+/* Leader: choose from the published facts; run a leader provider at once
+ * when every rank guessed it.  Returns the status to announce. */
+static int lead(call_t *c) {
+  muster__query_t mq;
+  muster__desc_query(c->ds, c->R, &mq);
+  char why[400];
+  muster__choice_in_t in = {.q = &mq.q, .want = c->ds[0]->want, .kinds = ALL_KINDS,
+                            .no_leader = muster__desc_leader_reach(c->ds, c->R, why, sizeof why)};
+  muster__choice_t ch;
+  int rc = muster__choose(&in, &ch);
+  if (rc == 0) {
+    c->chosen = ch.c[0].p;
+    muster__provider_ref(c->chosen);
+    snprintf(c->out.provider, sizeof c->out.provider, "%s", c->chosen->name);
+    snprintf(c->out.reason, sizeof c->out.reason, "%s", ch.reason);
+    c->out.kind = c->chosen->v->kind;
+  }
+  muster__choice_done(&ch);
+  if (rc < 0) return rc;
+  int all_guessed = c->guess == c->chosen;
+  for (int r = 0; r < c->R; r++) all_guessed &= !strcmp(c->ds[r]->provider, c->chosen->name);
+  if (!is_leader_kind(c->chosen) || !all_guessed) {
+    c->out.phase = MUSTER__DECIDED;
+    return 0;
+  }
+  c->out.phase = MUSTER__DONE;
+  return run_leader(c);
+}
+
+static int announce(call_t *c, int status) {
+  if (status < 0) snprintf(c->out.msg, sizeof c->out.msg, "%s", muster_last_error());
+  return muster_group_set_status(c->g, status, &c->out, sizeof c->out);
+}
+
+/* Wait for the leader (liveness, no deadline: it may be computing) and
+ * take its outcome.  0 with *status the leader's, or the wait's error. */
+static int hear(call_t *c, int *status) {
+  int rc = muster__group_barrier_ex(c->g, 0);
+  if (rc < 0) return rc;
+  const void *data = NULL;
   size_t len = 0;
-  int rc = p->v->local_export(p->ctx, mine, process_mode, blob, BLOB_CAP, &len, err, sizeof err);
-  if (rc < 0) {
-    problem(d, rc, "provider %s local_export: %s", p->name, err);
-    return;
+  if ((rc = muster_group_status(c->g, status, &data, &len)) < 0) return rc;
+  if (len >= sizeof c->out) {
+    memcpy(&c->out, data, sizeof c->out);
+    c->out.provider[sizeof c->out.provider - 1] = c->out.reason[sizeof c->out.reason - 1] =
+        c->out.msg[sizeof c->out.msg - 1] = '\0';
   }
-  d->bloblen = (uint32_t)(len <= BLOB_CAP ? len : BLOB_CAP);
-}
-
-/* ---- step 2: the same verdict on every rank ----------------------------------- */
-
-#define DIFFER(field, fmt)                                                                  \
-  if (d->field != d0->field)                                                                \
-    return muster__err(MUSTER_EMISMATCH, "rank %d has " #field "=" fmt ", rank 0 has " #field \
-                       "=" fmt, r, d->field, d0->field)
-
-static int validate_shard(const desc_t *d, int r, const desc_t *d0) {
-  if (d->ncols < 0)
-    return muster__err(MUSTER_EINVAL, "rank %d: ncols=%" PRId64 " < 0", r, d->ncols);
-  if (d->ncols > 0 && !d->a)
-    return muster__err(MUSTER_EINVAL, "rank %d (pid %" PRId64 "): shard a is NULL with %" PRId64
-                       " columns", r, d->pid, d->ncols);
-  if (d->lda < d->n)
-    return muster__err(MUSTER_EINVAL, "rank %d: lda=%" PRId64 " < n=%" PRId64, r, d->lda, d->n);
-  if (d->routine == MUSTER_POTRS && !d->b)
-    return muster__err(MUSTER_EINVAL, "rank %d (pid %" PRId64 "): potrs needs b (n x nrhs), got NULL",
-                       r, d->pid);
-  if (d->routine == MUSTER_POTRS && d->ldb < d->n)
-    return muster__err(MUSTER_EINVAL, "rank %d: ldb=%" PRId64 " < n=%" PRId64, r, d->ldb, d->n);
-  if (d->routine == MUSTER_SYEVD && !d->w)
-    return muster__err(MUSTER_EINVAL, "rank %d (pid %" PRId64 "): syevd needs w (n eigenvalues), got NULL",
-                       r, d->pid);
-  /* another process's host memory must be reachable by the leader */
-  if (d->mem == MUSTER_MEM_HOST && d->pid != d0->pid) {
-    const char *bad = (d->ncols > 0 && d->ra.fd < 0) ? "a"
-                      : (d->routine == MUSTER_POTRS && d->rb.fd < 0) ? "b"
-                      : (d->routine == MUSTER_SYEVD && d->rw.fd < 0) ? "w" : NULL;
-    if (bad)
-      return muster__err(MUSTER_EINVAL, "rank %d (pid %" PRId64 "): host shard %s is not memory "
-                         "from muster_shard_alloc; in process mode the leader (pid %" PRId64
-                         ") can only reach shards allocated there", r, d->pid, bad, d0->pid);
-  }
+  if (*status < 0)
+    return muster__err(*status, "%s", c->out.msg[0] ? c->out.msg : muster_strerror(*status));
   return 0;
 }
 
-static int validate_layout(const desc_t *const *ds, int R) {
-  const desc_t *d0 = ds[0];
-  if (d0->layout == MUSTER_LAYOUT_CYCLIC) {
-    if (d0->tile <= 0)
-      return muster__err(MUSTER_ETILE, "layout cyclic needs the tile the data is laid out with "
-                         "(tile=%" PRId64 ")", d0->tile);
-    int64_t want = muster_layout_local_cols(d0->n, d0->tile, R);
-    for (int r = 0; r < R; r++)
-      if (ds[r]->ncols != want)
-        return muster__err(MUSTER_EINVAL, "rank %d: ncols=%" PRId64 ", the cyclic layout of n=%"
-                           PRId64 " with tile %" PRId64 " over %d ranks has %" PRId64
-                           " local columns", r, ds[r]->ncols, d0->n, d0->tile, R, want);
-    return 0;
+/* ---- step 5: every rank follows the leader's choice -------------------------------------- */
+
+static int follow_leader(call_t *c, int got) {
+  muster__desc_t *d = &c->pub.d;
+  if (got < 0) muster__desc_problem(d, got, "%s", muster_last_error());
+  snprintf(d->provider, sizeof d->provider, "%s", c->out.provider);
+  int rc = publish(c, c->chosen); /* a problem reaches every rank here */
+  if (rc < 0) return rc;
+  if (c->me == 0) {
+    c->out.phase = MUSTER__DONE;
+    if ((rc = announce(c, run_leader(c))) < 0) return rc;
   }
-  muster_layout_geom_t L;
-  if (muster_layout_geom_init(&L, d0->n, 1, R) != 0)
-    return muster__err(MUSTER_EINVAL, "n=%" PRId64 " over %d ranks: invalid", d0->n, R);
-  for (int r = 0; r < R; r++) {
-    int64_t c0 = muster_layout_block_col0(&L, r), nc = muster_layout_block_ncols(&L, r);
-    if (ds[r]->col0 != c0 || ds[r]->ncols != nc)
-      return muster__err(MUSTER_EINVAL, "rank %d holds columns [%" PRId64 ",%" PRId64 ") but the "
-                         "block layout of n=%" PRId64 " over %d ranks gives it [%" PRId64 ",%"
-                         PRId64 ") (blocks of ceil(n/R)=%" PRId64 " columns)", r, ds[r]->col0,
-                         ds[r]->col0 + ds[r]->ncols, d0->n, R, c0, c0 + nc, L.block_cols);
-  }
-  if (d0->tile != 0) {
-    int rc = muster_layout_check_tile(d0->n, d0->tile, R);
-    if (rc < 0) return rc;
-  }
-  return 0;
+  int status;
+  return hear(c, &status);
 }
 
-/* Identical on every rank given the same descriptors. */
-static int validate(const desc_t *const *ds, const size_t *lens, int R) {
-  for (int r = 0; r < R; r++)
-    if (lens[r] < sizeof(desc_t) || ds[r]->magic != DESC_MAGIC ||
-        lens[r] != sizeof(desc_t) + ds[r]->bloblen)
-      return muster__err(MUSTER_EVERSION, "rank %d published a solve descriptor this muster build "
-                         "does not know (%zu bytes; another muster version?)", r, lens[r]);
-  for (int r = 0; r < R; r++)
-    if (ds[r]->problem)
-      return muster__err(ds[r]->problem, "rank %d (pid %" PRId64 ", device %d): %s", r,
-                         ds[r]->pid, ds[r]->device, ds[r]->msg);
-  const desc_t *d0 = ds[0];
-  for (int r = 1; r < R; r++) {
-    const desc_t *d = ds[r];
-    DIFFER(routine, "%d");
-    DIFFER(dtype, "%d");
-    DIFFER(n, "%" PRId64);
-    DIFFER(nrhs, "%" PRId64);
-    DIFFER(tile, "%" PRId64);
-    DIFFER(layout, "%d");
-    DIFFER(flags, "%u");
-    DIFFER(mem, "%d");
-    if (strcmp(d->want, d0->want))
-      return muster__err(MUSTER_EMISMATCH, "rank %d asks for provider '%s', rank 0 for '%s'", r,
-                         d->want, d0->want);
-    if (strcmp(d->provider, d0->provider))
-      return muster__err(MUSTER_EMISMATCH, "rank %d resolved provider '%s', rank 0 '%s' (check "
-                         "MUSTER_PROVIDER and MUSTER_PROVIDER_PATH of every process)", r,
-                         d->provider, d0->provider);
-  }
-  for (int r = 0; r < R; r++) {
-    int rc = validate_shard(ds[r], r, d0);
-    if (rc < 0) return rc;
-  }
-  return validate_layout(ds, R);
+static void release_comms(call_t *c) {
+  if (c->chosen && c->chosen->v->release_comms) c->chosen->v->release_comms(c->chosen->ctx, c->key);
 }
 
-/* ---- step 3: the leader runs it ----------------------------------------------- */
-
-static int64_t resolve_tile(muster__provider_t *p, const desc_t *d0, int R) {
-  if (d0->tile > 0) return d0->tile;
-  int64_t t = 0;
-  if (p->v->choose_tile)
-    t = p->v->choose_tile(p->ctx, (muster_routine_t)d0->routine, (muster_dtype_t)d0->dtype, d0->n, R);
-  if (t > 0 && muster_layout_tile_valid(d0->n, t, R)) return t;
-  return muster__solve_default_tile(d0->n, R);
-}
-
-/* Make rank r's shard usable in this process. */
-static int reach_shard(muster__provider_t *p, const desc_t *d, const void *blob, int r,
-                       muster_shard_t *s) {
-  memset(s, 0, sizeof *s);
-  s->mem = (muster_mem_t)d->mem;
-  s->device = d->device;
-  s->a = (void *)(uintptr_t)d->a;
-  s->b = (void *)(uintptr_t)d->b;
-  s->w = (void *)(uintptr_t)d->w;
-  s->lda = d->lda;
-  s->ldb = d->ldb;
-  s->col0 = d->col0;
-  s->ncols = d->ncols;
-  if (d->pid == muster__proc_self_pid()) return 0;
-  int rc = 0;
-  if (d->mem == MUSTER_MEM_HOST) {
-    if (d->ra.fd >= 0 && (rc = muster__shard_map_peer((pid_t)d->pid, &d->ra, &s->a)) < 0) return rc;
-    if (d->rb.fd >= 0 && (rc = muster__shard_map_peer((pid_t)d->pid, &d->rb, &s->b)) < 0) return rc;
-    if (d->rw.fd >= 0 && (rc = muster__shard_map_peer((pid_t)d->pid, &d->rw, &s->w)) < 0) return rc;
-    if (d->ra.fd < 0) s->a = NULL;
-    if (d->rb.fd < 0) s->b = NULL;
-    if (d->rw.fd < 0) s->w = NULL;
-    return 0;
+static int follow_collective(call_t *c, int got) {
+  if (got < 0) {
+    char msg[600];
+    snprintf(msg, sizeof msg, "rank %d cannot run provider %s, the leader's choice: %s", c->me,
+             c->out.provider, muster_last_error());
+    muster__group_abortf(c->g, got, "%s", msg);
+    return muster__err(got, "%s", msg);
   }
-  if (!p->v->leader_import)
-    return muster__err(MUSTER_EUNSUPPORTED, "provider %s cannot import rank %d's device memory "
-                       "from pid %" PRId64 " (no leader_import)", p->name, r, d->pid);
-  char err[256] = "";
-  rc = p->v->leader_import(p->ctx, r, d->pid, blob, d->bloblen, s, err, sizeof err);
-  if (rc < 0)
-    return muster__err(rc, "provider %s: importing rank %d (pid %" PRId64 ", device %d): %s",
-                       p->name, r, d->pid, d->device, err);
-  return 0;
-}
-
-/* Run the provider on every shard; fills out (info, tile, seconds). */
-static int run(muster__provider_t *p, const desc_t *const *ds, const void *const *blobs, int R,
-               int process_mode, muster_shard_t *shards, outcome_t *out) {
-  const desc_t *d0 = ds[0];
-  int rc = 0;
-  for (int r = 0; r < R; r++)
-    if ((rc = reach_shard(p, ds[r], blobs ? blobs[r] : NULL, r, &shards[r])) < 0) return rc;
-  muster_provider_call_t call;
-  memset(&call, 0, sizeof call);
-  call.args.routine = (muster_routine_t)d0->routine;
-  call.args.dtype = (muster_dtype_t)d0->dtype;
-  call.args.n = d0->n;
-  call.args.nrhs = d0->nrhs;
-  call.args.layout = (muster_layout_t)d0->layout;
-  call.args.flags = d0->flags;
-  call.args.tile = resolve_tile(p, d0, R);
-  call.args.provider = p->name;
-  call.nshards = R;
-  call.shards = shards;
-  call.process_mode = process_mode;
-  int64_t info = 0;
-  char err[512] = "";
-  call.info = &info;
-  call.err = err;
-  call.errlen = sizeof err;
-  out->tile = call.args.tile;
-  snprintf(out->provider, sizeof out->provider, "%s", p->name);
-  double t0 = now_s();
-  rc = p->v->solve(p->ctx, &call);
-  out->seconds = now_s() - t0;
-  out->info = info;
-  if (rc < 0)
-    return muster__err(rc, "provider %s (%s) failed in %s: %s", p->name, p->path,
-                       muster_routine_name(call.args.routine), err[0] ? err : muster_strerror(rc));
-  if (info > 0 && d0->routine != MUSTER_SYEVD)
-    return muster__err(MUSTER_ENOTPD, "not positive definite (leading minor %" PRId64 ")", info);
-  if (info > 0)
-    return muster__err(MUSTER_EPROVIDER, "provider %s: %s did not converge (info %" PRId64 ")",
-                       p->name, muster_routine_name(call.args.routine), info);
-  if (info < 0)
-    return muster__err(MUSTER_EPROVIDER, "provider %s: %s rejected argument %" PRId64,
-                       p->name, muster_routine_name(call.args.routine), -info);
-  return 0;
-}
-
-static void fill_result(muster_solve_result_t *res, const outcome_t *o) {
-  if (!res) return;
-  res->info = o->info;
-  res->tile = o->tile;
-  res->seconds = o->seconds;
-  snprintf(res->provider, sizeof res->provider, "%s", o->provider);
-}
-
-/* ---- peers the leader has reached ---------------------------------------------------- */
-
-/* Processes whose memory this leader process has mapped or imported.  A
- * peer that is gone (its job ended, it crashed) leaves behind our mapping of
- * its shards (which keeps that memory alive) and the provider's cached IPC
- * handles: drop them.  Checked only for pids not in the current solve, so
- * a group that keeps meeting pays no system call. */
-#define MAX_KNOWN 128
-static pthread_mutex_t known_mu = PTHREAD_MUTEX_INITIALIZER;
-static pid_t known[MAX_KNOWN];
-static int nknown;
-
-static void prune_peers(muster__provider_t *p, const desc_t *const *ds, int R) {
-  pid_t dead[MAX_KNOWN];
-  int ndead = 0;
-  pid_t self = muster__proc_self_pid();
-  pthread_mutex_lock(&known_mu);
-  for (int i = nknown - 1; i >= 0; i--) {
-    int here = 0;
-    for (int r = 0; r < R && !here; r++) here = ds[r]->pid == known[i];
-    if (!here && !muster__proc_alive(known[i], 0)) {
-      dead[ndead++] = known[i];
-      known[i] = known[--nknown];
-    }
+  muster_bootstrap_t boot;
+  muster__boot_group(&boot, c->g, c->key);
+  muster__group_watch_t gw = {.g = c->g};
+  muster__coll_in_t in = {.p = c->chosen, .args = c->args, .mine = c->mine, .rank = c->me,
+                          .nranks = c->R, .boot = &boot, .watch = muster__group_watch, .watch_arg = &gw};
+  int engine_rc;
+  int rc = muster__collective_run(&in, &c->out, &engine_rc);
+  if (engine_rc < 0) { /* the others may be stuck in the engine: stop them */
+    char msg[600];
+    snprintf(msg, sizeof msg, "%s", muster_last_error());
+    muster__group_abortf(c->g, rc, "%s", msg);
+    release_comms(c);
+    return muster__err(rc, "%s", msg);
   }
-  for (int r = 0; r < R; r++) {
-    pid_t pid = (pid_t)ds[r]->pid;
-    int have = pid == self;
-    for (int i = 0; i < nknown && !have; i++) have = known[i] == pid;
-    if (!have && nknown < MAX_KNOWN) known[nknown++] = pid;
+  int brc = muster__group_barrier_ex(c->g, 0);
+  if (brc < 0) {
+    release_comms(c);
+    return brc;
   }
-  pthread_mutex_unlock(&known_mu);
-  for (int i = 0; i < ndead; i++) {
-    muster__shard_forget(dead[i]);
-    if (p->v->forget_peer) p->v->forget_peer(p->ctx, dead[i]);
-  }
+  return rc;
 }
 
-/* ---- the collective solve ----------------------------------------------------------- */
+static int follow(call_t *c) {
+  int got = 0;
+  if (!c->chosen && c->guess && !strcmp(c->guess->name, c->out.provider)) {
+    c->chosen = c->guess;
+    muster__provider_ref(c->chosen);
+  } else if (!c->chosen) {
+    got = muster__provider_get((muster_routine_t)c->pub.d.routine, (muster_dtype_t)c->pub.d.dtype,
+                               (muster_mem_t)c->pub.d.mem, c->out.provider, c->R, &c->chosen);
+  }
+  if (c->out.kind == MUSTER_PROVIDER_LEADER) return follow_leader(c, got);
+  return follow_collective(c, got);
+}
 
-/* The wait after the leader's compute: liveness checks, no rendezvous
- * deadline (a solve may take minutes). */
-static int final_wait(muster_group_t *g) { return muster__group_barrier_ex(g, 0); }
+/* ---- the collective solve ----------------------------------------------------------------- */
 
 int muster_solve(muster_group_t *g, const muster_solve_args_t *args, const muster_shard_t *mine,
                  muster_solve_result_t *res) {
   if (!g) return muster__err(MUSTER_EINVAL, "muster_solve: group is NULL");
   if (res) memset(res, 0, sizeof *res);
-  int R = muster_group_size(g), me = muster_group_rank(g);
-  union {
-    desc_t d;
-    unsigned char bytes[MUSTER_MAX_PAYLOAD];
-  } pub;
-  muster__provider_t *prov = NULL;
-  const desc_t *ds[MUSTER_MAX_RANKS];
-  const void *blobs[MUSTER_MAX_RANKS];
-  size_t lens[MUSTER_MAX_RANKS];
-  muster_shard_t *shards = NULL;
-  outcome_t out;
-  memset(&out, 0, sizeof out);
-  int rc = 0;
-
-  describe(args, mine, R, &pub.d, &prov);
-  /* Before the first exchange of a new group some seats may be empty, so
-   * all_local can only say "not known to be all local": the provider then
-   * exports (IPC handles) for nothing, which is harmless; the leader imports
-   * only what comes from another process. */
-  export_blob(prov, mine, !muster__group_all_local(g), &pub.d, pub.bytes + sizeof(desc_t));
-  MUSTER_CHECK(muster_group_exchange(g, pub.bytes, sizeof(desc_t) + pub.d.bloblen));
-  for (int r = 0; r < R; r++) {
-    const void *data;
-    MUSTER_CHECK(muster_group_payload(g, r, &data, &lens[r]));
-    ds[r] = data;
-    blobs[r] = (const char *)data + sizeof(desc_t);
-  }
+  call_t c;
+  memset(&c, 0, sizeof c);
+  c.g = g;
+  c.R = muster_group_size(g);
+  c.me = muster_group_rank(g);
+  c.args = args;
+  c.mine = mine;
+  int rc = 0, status = 0;
+  muster__desc_describe(args, mine, &c.pub.d);
+  guess(&c);
   /* a bad descriptor anywhere: everyone knows it now, nobody waits more */
-  MUSTER_CHECK(validate(ds, lens, R));
-
-  if (me == 0) {
-    int process_mode = 0;
-    for (int r = 0; r < R; r++) process_mode |= ds[r]->pid != ds[0]->pid;
-    if (process_mode) prune_peers(prov, ds, R);
-    shards = calloc((size_t)R, sizeof *shards);
-    int status = shards ? run(prov, ds, blobs, R, process_mode, shards, &out)
-                        : muster__err(MUSTER_ENOMEM, "leader: out of memory");
-    if (status < 0) snprintf(out.msg, sizeof out.msg, "%s", muster_last_error());
-    MUSTER_CHECK(muster_group_set_status(g, status, &out, sizeof out));
-  }
-  MUSTER_CHECK(final_wait(g));
-  int status = 0;
-  const void *data = NULL;
-  size_t len = 0;
-  MUSTER_CHECK(muster_group_status(g, &status, &data, &len));
-  if (len >= sizeof out) memcpy(&out, data, sizeof out);
-  fill_result(res, &out);
-  if (status < 0) {
-    rc = muster__err(status, "%s", out.msg[0] ? out.msg : muster_strerror(status));
-    goto out;
-  }
-  rc = 0;
+  MUSTER_CHECK(publish(&c, c.guess));
+  c.key = muster__boot_key(muster_group_name(g), c.ds, c.R);
+  if (c.me == 0) MUSTER_CHECK(announce(&c, lead(&c)));
+  MUSTER_CHECK(hear(&c, &status));
+  muster__hint_put(c.R, &c.pub.d, c.out.provider);
+  muster__log(MUSTER_LOG_DEBUG, "group %s rank %d: the leader chose %s (%s)%s", muster_group_name(g), c.me,
+              c.out.provider, c.out.reason, c.out.phase == MUSTER__DONE ? "; every rank had guessed it: "
+              "no extra round" : c.out.kind == MUSTER_PROVIDER_LEADER ? "; exporting again for it"
+              : "; every rank calls it");
+  if (c.out.phase == MUSTER__DECIDED) rc = follow(&c);
 out:
-  free(shards);
-  if (prov) muster__provider_release(prov);
+  muster__outcome_result(&c.out, res);
+  if (c.guess) muster__provider_release(c.guess);
+  if (c.chosen) muster__provider_release(c.chosen);
   return rc;
 }
 
 /* ---- one caller holds every shard --------------------------------------------------- */
+
+/* Choose a leader provider for the validated descriptors (referenced in
+ * *out, reason into o). */
+static int choose_for_all(const muster__desc_t *const *ds, int R, muster__provider_t **out,
+                          muster__outcome_t *o) {
+  muster__query_t mq;
+  muster__desc_query(ds, R, &mq);
+  muster__choice_in_t in = {.q = &mq.q, .want = ds[0]->want, .kinds = KIND_BIT(MUSTER_PROVIDER_LEADER)};
+  muster__choice_t ch;
+  int rc = muster__choose(&in, &ch);
+  if (rc == 0) {
+    *out = ch.c[0].p;
+    muster__provider_ref(*out);
+    snprintf(o->provider, sizeof o->provider, "%s", (*out)->name);
+    snprintf(o->reason, sizeof o->reason, "%s", ch.reason);
+  }
+  muster__choice_done(&ch);
+  return rc;
+}
 
 int muster_solve_all(const muster_solve_args_t *args, int nshards, const muster_shard_t *shards,
                      muster_solve_result_t *res) {
@@ -492,41 +285,39 @@ int muster_solve_all(const muster_solve_args_t *args, int nshards, const muster_
   if (nshards < 1 || nshards > MUSTER_MAX_RANKS)
     return muster__err(MUSTER_EINVAL, "muster_solve_all: nshards=%d (1..%d)", nshards, MUSTER_MAX_RANKS);
   if (!shards) return muster__err(MUSTER_EINVAL, "muster_solve_all: shards is NULL");
-  desc_t *d = calloc((size_t)nshards, sizeof *d);
+  muster__desc_t *d = calloc((size_t)nshards, sizeof *d);
   muster_shard_t *usable = calloc((size_t)nshards, sizeof *usable);
+  unsigned char *blob = malloc(MUSTER__BLOB_CAP);
   muster__provider_t *prov = NULL;
-  const desc_t *ds[MUSTER_MAX_RANKS];
-  size_t lens[MUSTER_MAX_RANKS];
-  outcome_t out;
+  const muster__desc_t *ds[MUSTER_MAX_RANKS];
+  muster__outcome_t out;
   memset(&out, 0, sizeof out);
   int rc = 0;
-  if (!d || !usable) {
+  if (!d || !usable || !blob) {
     rc = muster__err(MUSTER_ENOMEM, "muster_solve_all: out of memory");
     goto out;
   }
   for (int r = 0; r < nshards; r++) {
-    muster__provider_t *p = NULL;
-    describe(args, &shards[r], nshards, &d[r], &p);
-    if (p && !prov) prov = p; /* one reference is enough */
-    else if (p) muster__provider_release(p);
+    muster__desc_describe(args, &shards[r], &d[r]);
     ds[r] = &d[r];
-    lens[r] = sizeof d[r];
   }
-  MUSTER_CHECK(validate(ds, lens, nshards));
+  MUSTER_CHECK(muster__desc_validate(ds, NULL, nshards));
+  MUSTER_CHECK(choose_for_all(ds, nshards, &prov, &out));
   /* all ranks are this process: export hooks still run (they synchronize
    * each shard's stream) */
   for (int r = 0; r < nshards; r++) {
-    unsigned char blob[BLOB_CAP];
-    export_blob(prov, &shards[r], 0, &d[r], blob);
+    muster__leader_export(prov, &shards[r], 0, &d[r], blob);
+    d[r].bloblen = 0;
     if (d[r].problem) {
       rc = muster__err(d[r].problem, "shard %d: %s", r, d[r].msg);
       goto out;
     }
   }
-  MUSTER_CHECK(run(prov, ds, NULL, nshards, 0, usable, &out));
+  MUSTER_CHECK(muster__leader_run(prov, ds, NULL, nshards, usable, &out));
 out:
-  fill_result(res, &out);
+  muster__outcome_result(&out, res);
   if (prov) muster__provider_release(prov);
+  free(blob);
   free(usable);
   free(d);
   return rc;

@@ -3,10 +3,13 @@
 TEST_ENTRY(shmdump_usage_and_empty, 30)
 TEST_ENTRY(shmdump_crafted_segments, 30)
 TEST_ENTRY(shmdump_fuzz_random_segments, 60)
+TEST_ENTRY(shmdump_odd_names, 30)
 /* shmdump: groups made by the runtime (test_shmdump_live.c) */
 TEST_ENTRY(shmdump_live_stuck_and_stale, 60)
 TEST_ENTRY(shmdump_live_formed_group_via_proc, 60)
 TEST_ENTRY(shmdump_live_busy_group, 60)
+/* shmdump: groups of two other pid namespaces (test_pidns.c) */
+TEST_ENTRY(shmdump_two_pid_namespaces, 60)
 /* muster rendezvous (test_cli_rendezvous.c) */
 TEST_ENTRY(cli_rendezvous_threads, 60)
 TEST_ENTRY(cli_rendezvous_processes, 60)
@@ -16,3 +19,15 @@ TEST_ENTRY(cli_rendezvous_runtime_errors, 60)
 TEST_ENTRY(cli_rendezvous_rank_killed, 60)
 TEST_ENTRY(cli_rendezvous_wrong_read_caught, 60)
 TEST_ENTRY(cli_rendezvous_baseline_rank_killed, 90)
+/* processes dying under muster solve / rendezvous (test_cli_faults.c) */
+TEST_ENTRY(cli_solve_rank_killed_before_join, 60)
+TEST_ENTRY(cli_solve_rank_killed_after_publish, 60)
+TEST_ENTRY(cli_solve_rank_killed_during_compute, 60)
+TEST_ENTRY(cli_solve_leader_killed, 60)
+TEST_ENTRY(cli_solve_launcher_killed, 60)
+TEST_ENTRY(cli_rendezvous_rank_killed_before_join, 60)
+TEST_ENTRY(cli_rendezvous_leader_killed, 60)
+TEST_ENTRY(cli_rendezvous_launcher_killed, 60)
+/* every option and MUSTER_* variable fed bad values (test_cli_numbers.c) */
+TEST_ENTRY(cli_options_refuse_bad_numbers, 240)
+TEST_ENTRY(cli_env_refuse_bad_values, 120)

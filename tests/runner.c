@@ -10,7 +10,8 @@
  * Each test: fork, setpgid (so a test's own forked ranks die with it),
  * MUSTER_JOB=t<runner pid>_<index>, a deadline of TIMEOUT * $MUSTER_TEST_SCALE
  * (sanitizers and valgrind set it), SIGKILL of the whole group at the
- * deadline.  After the test, a segment of its job left in /dev/shm fails it.
+ * deadline.  After the test, a segment of its job left in /dev/shm (by a
+ * process of any pid namespace) fails it.
  * Prints "ok"/"not ok" per test and ends with "N passed, N failed".
  */
 #include <dirent.h>
@@ -58,14 +59,12 @@ static int selected(const char *name, int argc, char **argv) {
 
 /* Remove (and count) segments a test left behind, so one leak fails one test. */
 static int sweep_job(const char *job) {
-  char prefix[160];
-  snprintf(prefix, sizeof prefix, "muster.%u.%s.", (unsigned)getuid(), job);
   DIR *d = opendir("/dev/shm");
   if (!d) return 0;
   int n = 0;
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
-    if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+    if (test_is_job_segment(e->d_name, job)) {
       char path[512];
       snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
       fprintf(stderr, "  leaked segment: %s\n", path);

@@ -5,7 +5,7 @@
  * and listed with TEST_ENTRY(NAME, TIMEOUT_S) in one of tests/list-*.h.  The
  * runner (tests/runner.c) forks each test into its own process group with a
  * time limit, gives it a private MUSTER_JOB, and after it ends fails the test
- * if any /dev/shm segment of that job is left.  A test passes when it
+ * if any /dev/shm segment of that job (of any pid namespace) is left.  A test passes when it
  * returns 0; ASSERT failures print where and exit non-zero.
  */
 #ifndef MUSTER_TEST_TASK_H
@@ -76,7 +76,16 @@
 double test_now(void);                 /* monotonic seconds */
 int test_count_fds(void);              /* open fds of this process */
 int test_count_muster_maps(void);      /* mappings of /dev/shm/muster.* */
-int test_count_job_segments(const char *job); /* /dev/shm/muster.<uid>.<job>.* */
+/* 1 if file name `name` is a segment of job `job` and our uid, of any pid
+ * namespace: muster.<uid>.<pidns>.<job>.* */
+int test_is_job_segment(const char *name, const char *job);
+int test_count_job_segments(const char *job); /* /dev/shm/muster.<uid>.*.<job>.* */
 const char *test_job(void);            /* this test's MUSTER_JOB */
+/* dlopen <build>/lib/muster/providers/<backend>.so as the registry does
+ * (RTLD_NOW | RTLD_LOCAL); NULL, with a note on stderr, when the build has
+ * no such file (built without nvcc) or, with MUSTER_TEST_NO_CUDA_LIBS set,
+ * when it cannot load (no CUDA toolkit on this machine); any other load
+ * failure fails the test. */
+void *test_provider_dlopen(const char *backend);
 
 #endif

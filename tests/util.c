@@ -1,10 +1,13 @@
 /* tests/util.c - helpers shared by tests (see task.h). */
 #include <dirent.h>
+#include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "segment.h"
 #include "task.h"
 
 double test_now(void) {
@@ -35,15 +38,18 @@ int test_count_muster_maps(void) {
   return n;
 }
 
+int test_is_job_segment(const char *name, const char *job) {
+  struct muster_seg_name n; /* its group is not judged: hostile ones count too */
+  return muster__segment_parse_name(name, &n) == MUSTER_OK && n.uid == (uint32_t)getuid() &&
+         strcmp(n.job, job) == 0;
+}
+
 int test_count_job_segments(const char *job) {
-  char prefix[160];
-  snprintf(prefix, sizeof prefix, "muster.%u.%s.", (unsigned)getuid(), job);
   DIR *d = opendir("/dev/shm");
   if (!d) return -1;
   int n = 0;
   struct dirent *e;
-  while ((e = readdir(d)) != NULL)
-    if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) n++;
+  while ((e = readdir(d)) != NULL) n += test_is_job_segment(e->d_name, job);
   closedir(d);
   return n;
 }
@@ -51,4 +57,27 @@ int test_count_job_segments(const char *job) {
 const char *test_job(void) {
   const char *j = getenv("MUSTER_JOB");
   return j ? j : "default";
+}
+
+void *test_provider_dlopen(const char *backend) {
+  char exe[PATH_MAX], path[PATH_MAX + 64];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  ASSERT(n > 0);
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  ASSERT(slash);
+  *slash = '\0'; /* <build>/tests */
+  snprintf(path, sizeof path, "%s/../lib/muster/providers/%s.so", exe, backend);
+  if (access(path, F_OK) != 0) {
+    /* built without CUDA (no nvcc): nothing to load, and nothing claims it */
+    fprintf(stderr, "  (no %s: built without nvcc)\n", path);
+    return NULL;
+  }
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    /* a build folder copied to a machine without the CUDA toolkit */
+    fprintf(stderr, "  dlopen: %s\n", dlerror());
+    ASSERT(getenv("MUSTER_TEST_NO_CUDA_LIBS") != NULL);
+  }
+  return h;
 }

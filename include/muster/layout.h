@@ -91,19 +91,21 @@ static inline int muster_layout_tile_valid(int64_t n, int64_t tile, int nranks) 
   return (int64_t)(nranks - 1) * pad <= S;
 }
 
-/* Largest valid tile < tile, or 0 if none. */
+/* Largest valid tile < tile, or 0 if none.  Any int64 tile (no overflow). */
 static inline int64_t muster_layout_tile_below(int64_t n, int64_t tile, int nranks) {
   int64_t S = muster_ceil_div(n, nranks);
-  for (int64_t t = (tile - 1 < S ? tile - 1 : S); t >= 1; t--)
+  if (tile <= 1) return 0;
+  for (int64_t t = (tile > S ? S : tile - 1); t >= 1; t--)
     if (muster_layout_tile_valid(n, t, nranks)) return t;
   return 0;
 }
 
 /* Smallest valid tile > tile, or 0 if none (there is none only for
- * tile >= S, since S itself is always valid). */
+ * tile >= S, since S itself is always valid).  Any int64 tile. */
 static inline int64_t muster_layout_tile_above(int64_t n, int64_t tile, int nranks) {
   int64_t S = muster_ceil_div(n, nranks);
-  for (int64_t t = (tile + 1 > 1 ? tile + 1 : 1); t <= S; t++)
+  if (tile >= S) return 0;
+  for (int64_t t = (tile < 1 ? 1 : tile + 1); t <= S; t++)
     if (muster_layout_tile_valid(n, t, nranks)) return t;
   return 0;
 }

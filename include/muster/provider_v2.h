@@ -57,27 +57,37 @@ extern "C" {
 /* ---- choosing -------------------------------------------------------------- */
 
 /* One call as the leader sees it when choosing: what every rank agreed on
- * and published.  Arrays have nranks entries, in rank order. */
+ * and published.  Arrays have nranks entries, in rank order; they may be
+ * NULL when the facts are not known (muster_provider_choose() asked before
+ * any shard exists): a provider then assumes the call fits. */
 typedef struct muster_provider_query {
   muster_routine_t routine;
   muster_dtype_t dtype;
   int64_t n, nrhs;            /* nrhs 0 unless potrs                         */
+  int64_t tile;               /* the caller's tile, 0: the provider's choice */
+  muster_layout_t layout;     /* how the caller holds A                      */
   unsigned flags;             /* MUSTER_NO_VECTORS, MUSTER_NO_FACTOR         */
-  muster_mem_t mem;           /* where the caller's shards are              */
+  muster_mem_t mem;           /* where the caller's shards are; 0 in a
+                                 muster_provider_choose() query: any kind   */
   int nranks;
-  int ndevices;               /* distinct CUDA devices among the ranks (0
-                                 for host memory)                           */
+  int ndevices;               /* CUDA memory: distinct GPUs among the ranks
+                                 (by PCI bus id, so processes that each see
+                                 "device 0" count right); host memory: the
+                                 number of ranks (each a CPU participant)   */
+  int nnodes;                 /* distinct hosts among the ranks, >= 1        */
   unsigned span;              /* one MUSTER_SPAN_* bit                        */
   const int *devices;         /* each rank's device, -1 host                */
   const uint64_t *free_bytes; /* free memory of each rank's device when the
-                                 rank published (cudaMemGetInfo), 0 unknown  */
+                                 rank published (cudaMemGetInfo), 0 unknown
+                                 (and 0 for host memory)                    */
   const uint64_t *total_bytes;/* total memory of each rank's device, 0 unknown */
 } muster_provider_query_t;
 
 /* A provider's answer to "can you run this here, and how fast?". */
 typedef struct muster_provider_estimate {
   double seconds;             /* expected wall time of the whole call; < 0:
-                                 no model (the cost table decides)           */
+                                 no model (the cost table, else the priority,
+                                 decides)                                   */
   uint64_t peak_bytes;        /* most memory it needs on one device, 0 if
                                  not known (shown in the choice's reason)    */
   char note[120];             /* how it was estimated, or why it cannot run */
@@ -94,17 +104,23 @@ typedef struct muster_provider_estimate {
 typedef struct muster_bootstrap {
   int rank, size;
   const char *kind;           /* "group", "mpi" or "store"                   */
-  uint64_t key;               /* identifies this set of ranks within the job:
-                                 equal on every rank, different for another
-                                 set; communicators are cached per (key,
-                                 grid) and freed by release_comms            */
+  uint64_t key;               /* identifies this set of ranks (the same
+                                 processes in the same job): equal on every
+                                 rank, different for another set, never 0.
+                                 A provider may cache a communicator per
+                                 (key, grid) and must free it when
+                                 release_comms names the key (docs/bootstrap.md
+                                 says when the runtime does)                 */
   void *mpi_comm;             /* kind "mpi": address of the MPI_Comm the
                                  ranks share (an MPI_Comm object, whatever
                                  the MPI), else NULL                        */
   void *ctx;
-  /* Every rank passes len bytes in `mine`; `all` receives size * len bytes,
-   * rank r's at r * len.  Waits with the runtime's deadline and liveness
-   * checks.  0, or a negative MUSTER_E* code with a message in err. */
+  /* Every rank passes len bytes in `mine` (the same len on every rank, any
+   * size: the runtime splits it into rounds); `all` receives size * len
+   * bytes, rank r's at r * len.  Waits with the runtime's deadline and
+   * liveness checks (kind "group"), MPI's semantics ("mpi") or the
+   * adapter's ("store").  0, or a negative MUSTER_E* code with a message in
+   * err.  Every rank must make the same sequence of allgather calls. */
   int (*allgather)(void *ctx, const void *mine, void *all, size_t len, char *err,
                    size_t errlen);
 } muster_bootstrap_t;
@@ -120,6 +136,8 @@ typedef struct muster_collective_call {
   muster_dist_t dist;         /* the layout of mine->a (muster/layout.h)     */
   const muster_bootstrap_t *boot;
   int64_t *info;              /* out: LAPACK-style info, the same on every rank */
+  int64_t *tile_used;         /* out: the tile (block size) it ran with, 0
+                                 when that means nothing for it           */
   char *err;                  /* out: message on failure                    */
   size_t errlen;
 } muster_collective_call_t;
@@ -146,8 +164,9 @@ typedef struct muster_provider_v2 {
   int (*init)(void **ctx, char *err, size_t errlen);
   void (*fini)(void *ctx);
 
-  /* Can this call run here, and how long would it take?  Called on the
-   * leader only, before anything is exported.  0 with *est filled, or a
+  /* Can this call run here, and how long would it take?  Called where the
+   * choice is made (the leader of the call, before anything is exported;
+   * or muster_provider_choose() in any thread).  0 with *est filled, or a
    * negative code (MUSTER_EUNSUPPORTED: does not fit in memory, wrong
    * devices, ...) with the reason in est->note.  Cheap (no allocation on a
    * device).  May be NULL: always runnable, no model. */
@@ -168,17 +187,27 @@ typedef struct muster_provider_v2 {
    * returns the same code and info on every rank.  NULL for a leader one. */
   int (*collective_solve)(void *ctx, const muster_collective_call_t *call);
 
-  /* Called from another thread while collective_solve runs on this rank,
-   * when the runtime learned that a peer died or the call must stop (its
-   * liveness check, the deadline): make collective_solve return soon with
-   * `code` and `why` in its message, e.g. through ncclCommAbort.  Any
-   * communicator it touched is then unusable and must not be cached.  May be
-   * NULL for a provider whose engine fails by itself when a peer dies
-   * (MPI_ERRORS_ARE_FATAL under mpirun). */
-  void (*cancel)(void *ctx, int code, const char *why);
+  /* Called from another thread of the runtime (its watchdog) while
+   * collective_solve(ctx, call) runs on this rank, at most once per call,
+   * when the runtime learned that a peer died or the group was poisoned:
+   * make that collective_solve return soon with `code` and `why` in its
+   * message, e.g. through ncclCommAbort.  `call` is the pointer that
+   * collective_solve received (it tells concurrent calls of one process
+   * apart).  A cancel may cross collective_solve's return: it can arrive
+   * just after that call returned (the pointer is still valid then), and
+   * must then do no harm (ignore a call that is not running).  Any
+   * communicator that call touched is then unusable and must not be cached.
+   * May be NULL for a provider whose engine fails by itself when a peer
+   * dies (MPI_ERRORS_ARE_FATAL under mpirun). */
+  void (*cancel)(void *ctx, const muster_collective_call_t *call, int code, const char *why);
 
-  /* Free the communicators cached for bootstrap key `key` (0: all): the job
-   * ended, or the set of ranks will not meet again.  May be NULL. */
+  /* Free the communicators cached for bootstrap key `key` (0: all).  The
+   * runtime calls it, never while a collective_solve of that key runs:
+   * with the key of a muster_comm_t the caller closes (muster_comm_close);
+   * with the key of a group whose collective solve failed (a peer died, the
+   * call was cancelled: that set of ranks will not meet again as it was);
+   * and with 0 just before fini when the provider is unloaded.  May be
+   * NULL. */
   void (*release_comms)(void *ctx, uint64_t key);
 } muster_provider_v2_t;
 

@@ -16,6 +16,10 @@
  *   IPC       process mode: a rank exports CUDA IPC handles of its shard
  *             (cuc_ipc_export), the leader opens them once and keeps the
  *             mappings per peer process in a cuc_ipc_cache_t (ipc.c)
+ *   kernels   identity panels and the lower-to-upper mirror of a Hermitian
+ *             result (kernels.cu)
+ *   shards    a rank's shard against the call: b, w, its columns in the
+ *             layout (shard.c); muster's dtypes as CUDA data types
  *
  * Built as a static, -fPIC library (libcudacommon.a) linked into each GPU
  * provider; every symbol is hidden, so a provider still exports only its
@@ -37,6 +41,11 @@
 #include <stdint.h>
 
 #include "muster.h"
+#include "muster/layout.h"
+
+#ifdef __cplusplus
+extern "C" { /* kernels.cu is C++ */
+#endif
 
 #define CUC_HIDDEN __attribute__((visibility("hidden")))
 #define CUC_MAX_ORDINAL 64 /* device ordinals tracked per process */
@@ -83,6 +92,31 @@ CUC_HIDDEN const char *cuc_solver_status_name(cusolverStatus_t st);
     rc = (call);                                               \
     if (rc < 0) goto out;                                      \
   } while (0)
+
+/* ---- shards and types (shard.c) ----------------------------------------------------- */
+
+/* Rank r's shard against the call: b with ldb >= n for potrs, w for
+ * syevd, and its columns where the layout puts them (geometry L of the
+ * call's n, ranks and tile: block, exactly its block's first column and at
+ * least its width; cyclic, at least its real columns).  0, or
+ * MUSTER_EINVAL naming the rank and its device.  (Memory kind, a and lda
+ * are each provider's own rules.) */
+CUC_HIDDEN int cuc_check_shard(const muster_solve_args_t *a, const muster_layout_geom_t *L, int r,
+                               const muster_shard_t *s, cuc_err_t *E);
+
+/* The CUDA data type of a muster dtype, and of its real part (syevd's
+ * eigenvalues). */
+static inline cudaDataType cuc_cuda_type(int dtype) {
+  switch (dtype) {
+  case MUSTER_F32: return CUDA_R_32F;
+  case MUSTER_F64: return CUDA_R_64F;
+  case MUSTER_C64: return CUDA_C_32F;
+  default: return CUDA_C_64F;
+  }
+}
+static inline cudaDataType cuc_real_type(int dtype) {
+  return muster_dtype_real_bytes(dtype) == 4 ? CUDA_R_32F : CUDA_R_64F;
+}
 
 /* ---- counters (device.c, ipc.c) ------------------------------------------------------ */
 
@@ -186,4 +220,31 @@ CUC_HIDDEN int cuc_ipc_import(cuc_ipc_cache_t *c, int rank, int64_t peer_pid, co
 CUC_HIDDEN void cuc_ipc_forget(cuc_ipc_cache_t *c, int64_t pid);
 CUC_HIDDEN void cuc_ipc_free(cuc_ipc_cache_t *c);
 
+/* ---- kernels (kernels.cu) ------------------------------------------------------------ */
+
+/* dtype: a muster_dtype_t value.  Both return the launch's status
+ * (cudaErrorInvalidValue for an unknown dtype or a shape out of range). */
+
+/* Columns c0 .. c0 + w - 1 of the n x n identity as an lda x w panel:
+ * panel(c0 + k, k) = 1 for k < w, every other entry of the lda x w panel
+ * 0 (rows n .. lda - 1 included).  Ordered on stream. */
+CUC_HIDDEN cudaError_t cuc_identity_panel(int dtype, void *panel, int64_t lda, int64_t c0, int64_t w,
+                                          cudaStream_t stream);
+
+/* The strict upper triangle of wc columns of a Hermitian matrix from the
+ * lower one: dst(i, c) = conj(stage(c, i)) for 0 <= c < wc and
+ * 0 <= i < row0 + c, where stage(c, i) = stage[i * lds + c] holds the
+ * matrix's rows row0 .. row0 + wc - 1 (stage(c, i) = A(row0 + c, i), only
+ * entries with i < row0 + c are read) and dst points at the first of the
+ * wc columns (rows from 0, leading dimension lda).  Whole matrix in place:
+ * stage = dst = A, lds = lda, row0 = 0, wc = n (reads only the strict lower
+ * triangle, writes only the strict upper one).  rows = row0 + wc must be at
+ * most 2 097 120.  Both pointers must be memory the running GPU reaches
+ * directly (its own: IPC mappings of another GPU are not). */
+CUC_HIDDEN cudaError_t cuc_mirror_lower(int dtype, const void *stage, int64_t lds, int64_t wc, int64_t row0,
+                                        void *dst, int64_t lda, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
 #endif /* MUSTER_CUDACOMMON_H */

@@ -29,9 +29,9 @@
 
 #include "cudacommon.h"
 #include "muster/provider.h"
-#include "kernels.h"
 #include "plan.h"
 
+#define CMG_MAX_DEV 16     /* cuSolverMg's limit                   */
 #define CMG_STREAMS 4       /* relayout streams per device             */
 #define CMG_STAGE_CAP (64ll << 20)
 

@@ -19,7 +19,7 @@
  *               min(tile, CMG_RHS_PANEL) columns, all on rank 0's device),
  *               then X copied to every rank's b;
  *        potri  one GPU: potrf + potri, then the lower triangle mirrored
- *               into the upper (kernels.cu); 2+ GPUs: potrf, then the
+ *               into the upper (cudacommon's kernels.cu); 2+ GPUs: potrf, then the
  *               inverse solved for in panels of identity columns
  *               (potri.c: cuSolverMg's own potri is wrong there);
  *               A gets the full Hermitian inverse either way;
@@ -97,7 +97,7 @@ static int solve(void *vc, const muster_provider_call_t *call) {
   CUC_CHECK(cmg_peer_enable(c, j->R, j->ids, E));
   for (int r = 0; r < j->R; r++) CUC_CHECK(cmg_dev_ready(c, j->ids[r], E));
   CUC_CHECK(cmg_job_prepare(j));
-  CUC_CHECK(cmg_desc_get(j->set, j->lda, j->a->n, j->a->tile, cmg_cuda_type(j->a->dtype), &j->descA, E));
+  CUC_CHECK(cmg_desc_get(j->set, j->lda, j->a->n, j->a->tile, cuc_cuda_type(j->a->dtype), &j->descA, E));
   switch (j->a->routine) {
   case MUSTER_POTRS: rc = cmg_potrs(j); break;
   case MUSTER_POTRI: rc = cmg_potri(j); break;

@@ -44,21 +44,8 @@ int cmg_job_validate(cmg_job_t *j) {
     if (s->lda != j->lda || s->lda < a->n)
       return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): lda=%" PRId64 "; every rank needs the same lda >= n=%"
                       PRId64 " (rank 0 has %" PRId64 ")", r, s->device, s->lda, a->n, j->lda);
-    if (a->routine == MUSTER_POTRS && (!s->b || s->ldb < a->n))
-      return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): potrs needs b with ldb >= n (b=%p ldb=%" PRId64 ")",
-                      r, s->device, s->b, s->ldb);
-    if (a->routine == MUSTER_SYEVD && !s->w)
-      return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): syevd needs w", r, s->device);
-    if (a->layout == MUSTER_LAYOUT_BLOCK) {
-      int64_t c0 = muster_layout_block_col0(&j->L, r), nc = muster_layout_block_ncols(&j->L, r);
-      if (s->col0 != c0 || s->ncols < nc)
-        return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): block shard holds columns [%" PRId64 ", +%" PRId64
-                        "), the block layout of n=%" PRId64 " over %d ranks puts [%" PRId64 ", +%" PRId64 ") there",
-                        r, s->device, s->col0, s->ncols, a->n, R, c0, nc);
-    } else if (s->ncols < muster_layout_cyclic_real_cols(&j->L, r)) {
-      return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): cyclic shard of %" PRId64 " columns, tile %" PRId64
-                      " needs %" PRId64, r, s->device, s->ncols, a->tile, muster_layout_cyclic_real_cols(&j->L, r));
-    }
+    int rc = cuc_check_shard(a, &j->L, r, s, E);
+    if (rc < 0) return rc;
     j->user[r] = s->a;
   }
   j->R = R;

@@ -39,20 +39,6 @@ typedef struct cmg_job {
   cudaLibMgMatrixDesc_t descA;
 } cmg_job_t;
 
-static inline cudaDataType cmg_cuda_type(muster_dtype_t t) {
-  switch (t) {
-  case MUSTER_F32: return CUDA_R_32F;
-  case MUSTER_F64: return CUDA_R_64F;
-  case MUSTER_C64: return CUDA_C_32F;
-  default: return CUDA_C_64F;
-  }
-}
-
-/* The type of eigenvalues (the real type of the dtype). */
-static inline cudaDataType cmg_real_type(muster_dtype_t t) {
-  return muster_dtype_real_bytes(t) == 4 ? CUDA_R_32F : CUDA_R_64F;
-}
-
 /* ---- job.c ------------------------------------------------------------------------ */
 
 /* Check the call (1..16 distinct GPUs, n and nrhs in int range, the tile,

@@ -24,7 +24,7 @@ static const char *const mg_size_name[] = {
 static cusolverStatus_t buffer_size(cmg_job_t *j, const cmg_mg_call_t *m, int64_t *lwork) {
   cusolverMgHandle_t h = j->set->handle;
   int n = (int)j->a->n;
-  cudaDataType t = cmg_cuda_type(j->a->dtype);
+  cudaDataType t = cuc_cuda_type(j->a->dtype);
   switch (m->op) {
   case CMG_MG_POTRF: return cusolverMgPotrf_bufferSize(h, LOWER, n, j->mats, 1, 1, j->descA, t, lwork);
   case CMG_MG_POTRS:
@@ -33,7 +33,7 @@ static cusolverStatus_t buffer_size(cmg_job_t *j, const cmg_mg_call_t *m, int64_
   case CMG_MG_POTRI: return cusolverMgPotri_bufferSize(h, LOWER, n, j->mats, 1, 1, j->descA, t, lwork);
   case CMG_MG_SYEVD:
     return cusolverMgSyevd_bufferSize(h, m->jobz, LOWER, n, j->mats, 1, 1, j->descA, m->w,
-                                      cmg_real_type(j->a->dtype), t, lwork);
+                                      cuc_real_type(j->a->dtype), t, lwork);
   }
   return CUSOLVER_STATUS_INVALID_VALUE;
 }
@@ -41,7 +41,7 @@ static cusolverStatus_t buffer_size(cmg_job_t *j, const cmg_mg_call_t *m, int64_
 static cusolverStatus_t compute(cmg_job_t *j, const cmg_mg_call_t *m, void **ws, int64_t lwork, int *info) {
   cusolverMgHandle_t h = j->set->handle;
   int n = (int)j->a->n;
-  cudaDataType t = cmg_cuda_type(j->a->dtype);
+  cudaDataType t = cuc_cuda_type(j->a->dtype);
   switch (m->op) {
   case CMG_MG_POTRF: return cusolverMgPotrf(h, LOWER, n, j->mats, 1, 1, j->descA, t, ws, lwork, info);
   case CMG_MG_POTRS:
@@ -49,7 +49,7 @@ static cusolverStatus_t compute(cmg_job_t *j, const cmg_mg_call_t *m, void **ws,
                            info);
   case CMG_MG_POTRI: return cusolverMgPotri(h, LOWER, n, j->mats, 1, 1, j->descA, t, ws, lwork, info);
   case CMG_MG_SYEVD:
-    return cusolverMgSyevd(h, m->jobz, LOWER, n, j->mats, 1, 1, j->descA, m->w, cmg_real_type(j->a->dtype), t,
+    return cusolverMgSyevd(h, m->jobz, LOWER, n, j->mats, 1, 1, j->descA, m->w, cuc_real_type(j->a->dtype), t,
                            ws, lwork, info);
   }
   return CUSOLVER_STATUS_INVALID_VALUE;

@@ -36,7 +36,7 @@ static int mirror_inverse(cmg_job_t *j) {
                                     cudaMemcpyDefault, s));
     }
     char *tile0 = (char *)j->mats[r] + (size_t)(lc * lda) * esz;
-    CUC_CU(dev, cmg_mirror_tile((int)j->a->dtype, d->stage[0], wc, row0, tile0, lda, s));
+    CUC_CU(dev, cuc_mirror_lower((int)j->a->dtype, d->stage[0], wc, wc, row0, tile0, lda, s));
   }
   CUC_CHECK(cmg_job_sync(j));
 out:
@@ -88,7 +88,7 @@ out:
 static int inverse_by_solves(cmg_job_t *j) {
   int rc = 0;
   cuc_err_t *E = j->E;
-  cudaDataType t = cmg_cuda_type(j->a->dtype);
+  cudaDataType t = cuc_cuda_type(j->a->dtype);
   int64_t n = j->a->n, lda = j->lda, W = n < CMG_RHS_PANEL ? n : CMG_RHS_PANEL, lwork = 0, lw = 0;
   int64_t last = n % W ? n % W : W; /* width of the last panel */
   size_t esz = j->esz;
@@ -114,7 +114,7 @@ static int inverse_by_solves(cmg_job_t *j) {
   for (int64_t c0 = 0; c0 < n; c0 += W) {
     int64_t w = n - c0 < W ? n - c0 : W;
     CUC_CU(dev0, cudaSetDevice(dev0));
-    CUC_CU(dev0, cmg_identity_panel((int)j->a->dtype, d0->panel, lda, c0, w, s0));
+    CUC_CU(dev0, cuc_identity_panel((int)j->a->dtype, d0->panel, lda, c0, w, s0));
     /* the panel (and the previous panel's copies out of it) must be done
      * before cuSolverMg, which runs on its own streams, touches it */
     CUC_CU(dev0, cudaStreamSynchronize(s0));

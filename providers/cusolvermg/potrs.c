@@ -72,7 +72,7 @@ int cmg_potrs(cmg_job_t *j) {
   int64_t ldb = sh[0].ldb, chunk = j->a->tile < CMG_RHS_PANEL ? j->a->tile : CMG_RHS_PANEL;
   for (int64_t c0 = 0; c0 < j->a->nrhs; c0 += chunk) {
     int64_t cols = j->a->nrhs - c0 < chunk ? j->a->nrhs - c0 : chunk;
-    CUC_CHECK(cmg_desc_get(j->set, ldb, cols, j->a->tile, cmg_cuda_type(j->a->dtype), &m.descB, E));
+    CUC_CHECK(cmg_desc_get(j->set, ldb, cols, j->a->tile, cuc_cuda_type(j->a->dtype), &m.descB, E));
     m.nrhs = (int)cols;
     bp[0] = (char *)sh[0].b + (size_t)(c0 * ldb) * j->esz;
     for (int r = 1; r < j->R; r++) bp[r] = sh[r].b;

@@ -2,8 +2,8 @@
  * tests/fault/test_fault_threads.c - failures in threads mode (a hung
  * thread, a thread that ends without leaving, an explicit abort), seats
  * taken twice, bad payloads, and what a poisoned cached group turns into.
+ * (Pid namespaces: tests/integration/test_pidns.c.)
  */
-#include <sched.h>
 #include <time.h>
 
 #include "group.h"
@@ -210,52 +210,6 @@ static int mixed_rank(int rank, int nranks, void *p) {
 
 TEST_IMPL(group_payload_mismatch) {
   ASSERT_EQ(run_threads(2, mixed_rank, NULL), 0);
-  muster_group_cache_flush();
-  return 0;
-}
-
-/* A rank in another pid namespace (root only: unshare(CLONE_NEWPID)): its
- * pid means nothing to us, so it must never be judged dead by it. */
-static int pidns_rank(int rank, int nranks, void *p) {
-  muster_group_t *g;
-  RCHECK(muster_group_join("pidns", rank, nranks, NULL, &g) == 0);
-  for (int k = 0; k < 5; k++) {
-    nap_ms(rank == k % 2 ? 150 : 0); /* each side waits in turn: liveness ticks run */
-    int v = rank * 100 + k;
-    RCHECK(muster_group_exchange(g, &v, sizeof v) == 0);
-    const void *d;
-    size_t len;
-    RCHECK(muster_group_payload(g, 1 - rank, &d, &len) == 0);
-    RCHECK(*(const int *)d == (1 - rank) * 100 + k);
-  }
-  RCHECK(muster_group_leave(g) == 0);
-  return 0;
-}
-
-TEST_IMPL(group_other_pid_namespace) {
-  pid_t c = fork();
-  ASSERT(c >= 0);
-  if (c == 0) {
-    if (unshare(CLONE_NEWPID) < 0) /* not allowed: still be rank 1, say so */
-      _exit(pidns_rank(1, 2, NULL) == 0 ? 77 : 1);
-    pid_t gc = fork(); /* pid 1 of the new namespace */
-    if (gc == 0) _exit(getpid() == 1 && pidns_rank(1, 2, NULL) == 0 ? 0 : 1);
-    int st = 0;
-    waitpid(gc, &st, 0);
-    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 2);
-  }
-  int rc0 = pidns_rank(0, 2, NULL);
-  int st = 0;
-  ASSERT_EQ(waitpid(c, &st, 0), c);
-  ASSERT(WIFEXITED(st));
-  if (WEXITSTATUS(st) == 77) {
-    fprintf(stderr, "(cannot unshare a pid namespace here: ran in one namespace)\n");
-    ASSERT_EQ(rc0, 0);
-    muster_group_cache_flush();
-    return 0;
-  }
-  ASSERT_EQ(rc0, 0);
-  ASSERT_EQ(WEXITSTATUS(st), 0);
   muster_group_cache_flush();
   return 0;
 }

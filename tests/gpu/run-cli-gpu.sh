@@ -97,10 +97,9 @@ run potrs f64 threads 1 0
 run syevd f64 processes 2 1,0 --devices 1,0
 fail_case potrs processes "GPU 7 does not exist" --ranks 2 --devices 0,7
 
-left=0
-for f in /dev/shm/muster."$(id -u)"."$MUSTER_JOB".*; do
-  [ -e "$f" ] && left=$((left + 1))
-done
+# segments of the job, of any pid namespace: muster.<uid>.<pidns>.<job>.<group>
+left=$(ls -A /dev/shm | awk -F. -v u="$(id -u)" -v j="$MUSTER_JOB" \
+  '$1 == "muster" && $2 == u && $3 ~ /^[0-9]+$/ && $4 == j' | wc -l)
 if [ "$left" != 0 ]; then
   echo "FAILED: $left segment(s) of job $MUSTER_JOB left in /dev/shm"
   fail=$((fail + 1))

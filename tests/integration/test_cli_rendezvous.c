@@ -5,7 +5,6 @@
  * (exit 2 with a message), and runtime errors (exit 1 with the runtime's
  * message, nothing left behind).
  */
-#include <dirent.h>
 #include <signal.h>
 #include <math.h>
 #include <unistd.h>
@@ -22,34 +21,9 @@ static void run_muster(struct tool_result *r, const char *const *argv, const cha
   ASSERT_EQ(r->signal, 0);
 }
 
-/* children of `parent` (zombies included) into out[cap]; returns the count */
-static int children_of(pid_t parent, pid_t *out, int cap) {
-  DIR *d = opendir("/proc");
-  int n = 0;
-  struct dirent *e;
-  char path[300], buf[512];
-  while (d && (e = readdir(d)) != NULL) {
-    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
-    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-    FILE *f = fopen(path, "r");
-    if (!f) continue;
-    size_t k = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[k] = '\0';
-    char *p = strrchr(buf, ')');
-    int ppid = 0;
-    if (p && sscanf(p + 2, "%*c %d", &ppid) == 1 && ppid == parent) {
-      if (n < cap) out[n] = (pid_t)atoi(e->d_name);
-      n++;
-    }
-  }
-  if (d) closedir(d);
-  return n;
-}
-
 static int count_children(void) {
   pid_t dummy[1];
-  return children_of(getpid(), dummy, 0);
+  return tool_children(getpid(), dummy, 0);
 }
 
 static void check_stats(const char *json, const char *key) {
@@ -147,13 +121,17 @@ TEST_IMPL(cli_rendezvous_bad_usage) {
   return 0;
 }
 
-/* Real runtime failures: more ranks than a group holds, and a job key the
- * runtime refuses.  Exit 1, the runtime's message on stderr, no stdout,
- * no child and no segment left. */
+/* Real runtime failures: more ranks than a group holds (threads: every
+ * join fails; processes: the launcher cannot open the group, so no rank is
+ * started).  Exit 1, the runtime's message on stderr, no stdout, no child
+ * and no segment left.  A job key the runtime refuses is a usage error of
+ * the environment: exit 2 naming the variable and its value. */
 TEST_IMPL(cli_rendezvous_runtime_errors) {
   const char *modes[] = {"threads", "processes"};
-  char toomany[16];
+  char toomany[16], nranks_msg[64];
   snprintf(toomany, sizeof toomany, "%d", MUSTER_MAX_RANKS + 1);
+  snprintf(nranks_msg, sizeof nranks_msg, "nranks %d out of range 1..%d", MUSTER_MAX_RANKS + 1,
+           MUSTER_MAX_RANKS);
   for (int m = 0; m < 2; m++) {
     struct tool_result r;
     const char *argv[] = {"rendezvous", "--ranks", toomany, "--mode", modes[m],
@@ -162,9 +140,14 @@ TEST_IMPL(cli_rendezvous_runtime_errors) {
     run_muster(&r, argv, NULL);
     ASSERT_EQ(r.exit_code, 1);
     ASSERT_DBL_LT(test_now() - t0, 20.0); /* refused at join, no waiting */
-    ASSERT_STR_CONTAINS(r.err, "muster_group_join(");
-    ASSERT_STR_CONTAINS(r.err, "invalid argument");
-    ASSERT_STR_CONTAINS(r.err, "... and");   /* 65 failures summarised */
+    ASSERT_STR_CONTAINS(r.err, nranks_msg);
+    if (m == 0) {
+      ASSERT_STR_CONTAINS(r.err, "muster_group_join(");
+      ASSERT_STR_CONTAINS(r.err, "invalid argument");
+      ASSERT_STR_CONTAINS(r.err, "... and");   /* 65 failures summarised */
+    } else {
+      ASSERT_STR_CONTAINS(r.err, "cannot open group rendezvous.");
+    }
     ASSERT_EQ(r.out_len, 0);
     tool_result_free(&r);
 
@@ -172,8 +155,8 @@ TEST_IMPL(cli_rendezvous_runtime_errors) {
     const char *argv2[] = {"rendezvous", "--ranks", "2", "--mode", modes[m], "--rounds", "5",
                            NULL};
     run_muster(&r, argv2, env);
-    ASSERT_EQ(r.exit_code, 1);
-    ASSERT_STR_CONTAINS(r.err, "rank 0 (pid ");
+    ASSERT_EQ(r.exit_code, 2);
+    ASSERT_STR_CONTAINS(r.err, "MUSTER_JOB 'bad/job'");
     ASSERT_STR_CONTAINS(r.err, "job name");
     ASSERT_EQ(r.out_len, 0);
     tool_result_free(&r);
@@ -193,7 +176,7 @@ TEST_IMPL(cli_rendezvous_rank_killed) {
   int out_fd, err_fd, n = 0;
   ASSERT_EQ(tool_spawn("muster", argv, NULL, &pid, &out_fd, &err_fd), 0);
   double t0 = test_now();
-  while ((n = children_of(pid, kids, 8)) < 3 && test_now() - t0 < 10) usleep(10000);
+  while ((n = tool_children(pid, kids, 8)) < 3 && test_now() - t0 < 10) usleep(10000);
   ASSERT_EQ(n, 3);
   usleep(300000); /* well into the rounds */
   ASSERT_EQ(kill(kids[1], SIGKILL), 0);
@@ -208,7 +191,9 @@ TEST_IMPL(cli_rendezvous_rank_killed) {
   char line[128];
   snprintf(line, sizeof line, "(pid %d) was killed by signal 9", (int)kids[1]);
   ASSERT_STR_CONTAINS(r.err, line);
-  ASSERT_STR_CONTAINS(r.err, "peer died");
+  /* the survivors' own error names the victim's pid and signal */
+  snprintf(line, sizeof line, "peer died: rank 1 (pid %d) was killed by signal 9", (int)kids[1]);
+  ASSERT_EQ(count_substr(r.err, line), 2);
   ASSERT_EQ(r.out_len, 0);
   for (int i = 0; i < 3; i++) ASSERT(kill(kids[i], 0) != 0); /* reaped: gone */
   tool_result_free(&r);
@@ -260,13 +245,13 @@ TEST_IMPL(cli_rendezvous_baseline_rank_killed) {
   int out_fd, err_fd, n = 0;
   ASSERT_EQ(tool_spawn("muster", argv, NULL, &pid, &out_fd, &err_fd), 0);
   double t0 = test_now();
-  while ((n = children_of(pid, first, 8)) < 3 && test_now() - t0 < 10) usleep(5000);
+  while ((n = tool_children(pid, first, 8)) < 3 && test_now() - t0 < 10) usleep(5000);
   ASSERT_EQ(n, 3);
   /* the baseline runs in a second set of children: wait for it */
   int phase2 = 0;
   while (!phase2 && test_now() - t0 < 40) {
     usleep(5000);
-    n = children_of(pid, kids, 8);
+    n = tool_children(pid, kids, 8);
     phase2 = n == 3;
     for (int i = 0; i < n && phase2; i++)
       for (int j = 0; j < 3; j++) phase2 &= kids[i] != first[j];

@@ -108,7 +108,7 @@ TEST_IMPL(examples_provider_not_registered) {
   run_example(&r, EXAMPLE("provider"), argv, env);
   ASSERT_EQ(r.exit_code, 1);
   ASSERT_EQ(count_substr(r.err, "muster_solve(g, &args, &mine, &res) failed: MUSTER_ENOPROVIDER"), 2);
-  ASSERT_EQ(count_substr(r.err, "provider 'example' (requested) does not provide potrs"), 2);
+  ASSERT_EQ(count_substr(r.err, "provider 'example' (args.provider) does not provide potrs"), 2);
   ASSERT(strstr(r.out, "ok") == NULL);
   tool_result_free(&r);
   return 0;

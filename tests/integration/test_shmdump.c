@@ -2,7 +2,8 @@
  * tests/integration/test_shmdump.c - build/bin/shmdump on segments crafted
  * by hand: every state it reports (stale, stuck, reused pid, truncated,
  * corrupt, other version, foreign), what --clean removes and keeps,
- * --json parsing, and a fuzz run over a few hundred random/mutated files.
+ * --json parsing, a fuzz run over a few hundred random/mutated files, and
+ * odd file names.
  * Live groups made by the runtime itself: test_shmdump_live.c.
  */
 #include <fcntl.h>
@@ -30,12 +31,18 @@ static void seg_remove(const char *group) {
   unlink(path);
 }
 
-/* "== muster.<uid>.<job>.<group>  [state]" is in the text output */
-static void expect_state(const char *out, const char *group, const char *state) {
-  char line[512];
-  snprintf(line, sizeof line, "== muster.%u.%s.%s  [%s]", (unsigned)getuid(), test_job(), group,
-           state);
+/* "== muster.<uid>.<pidns>.<job>.<group>  [state]" is in the text output
+ * (our pid namespace, or pidns) */
+static void expect_state_in(const char *out, uint64_t pidns, const char *group,
+                            const char *state) {
+  char name[MUSTER_SEG_NAME_MAX + 1], line[512];
+  ASSERT_OK(muster__segment_name_in(name, sizeof name, pidns, test_job(), group));
+  snprintf(line, sizeof line, "== %s  [%s]", name, state);
   ASSERT_STR_CONTAINS(out, line);
+}
+
+static void expect_state(const char *out, const char *group, const char *state) {
+  expect_state_in(out, muster__proc_self_pidns(), group, state);
 }
 
 static void run_shmdump(struct tool_result *r, const char *a1, const char *a2, const char *a3) {
@@ -110,11 +117,25 @@ static void poison(unsigned char *b, size_t len, void *arg) {
   muster__segment_slot(h, 0)->abort_seen = 1;
 }
 /* creator and ranks recorded in another pid namespace */
+static uint64_t other_ns(void) { return muster__proc_self_pidns() + 1; }
 static void other_pidns(unsigned char *b, size_t len, void *arg) {
   struct muster_seg_header *h = (struct muster_seg_header *)b;
-  uint64_t ns = muster__proc_self_pidns() + 1;
-  h->creator_pidns = ns;
-  for (int r = 0; r < h->nranks; r++) muster__segment_slot(h, r)->pidns = ns;
+  h->creator_pidns = other_ns();
+  for (int r = 0; r < h->nranks; r++) muster__segment_slot(h, r)->pidns = other_ns();
+}
+
+/* Move crafted segment `group` of our namespace to the name of another. */
+static void move_to_other_ns(const char *group) {
+  char from[512], to[512];
+  segment_path(from, sizeof from, test_job(), group);
+  segment_path_in(to, sizeof to, other_ns(), test_job(), group);
+  ASSERT_EQ(rename(from, to), 0);
+}
+
+static int other_ns_exists(const char *group) {
+  char path[512];
+  segment_path_in(path, sizeof path, other_ns(), test_job(), group);
+  return access(path, F_OK) == 0;
 }
 static void random_bytes(unsigned char *b, size_t len, void *arg) {
   unsigned *seed = arg;
@@ -133,9 +154,13 @@ TEST_IMPL(shmdump_crafted_segments) {
   ASSERT_EQ(craft_segment(test_job(), "stuck", 3, me, my_start, 0x3, NULL, NULL, 0), 0);
   /* aborted, rank 0 told already; its creator (this process) alive */
   ASSERT_EQ(craft_segment(test_job(), "poisoned", 2, me, my_start, 0x3, poison, NULL, 0), 0);
-  /* dead pids, but of another pid namespace: liveness unknown, kept */
+  /* dead pids, but of another pid namespace (its name and its header say
+   * so): liveness unknown, kept */
   ASSERT(muster__proc_self_pidns() != 0);
   ASSERT_EQ(craft_segment(test_job(), "otherns", 2, gone, 12345, 0x1, other_pidns, NULL, 0), 0);
+  move_to_other_ns("otherns");
+  /* named for our namespace, made in another one: corrupt */
+  ASSERT_EQ(craft_segment(test_job(), "nsmismatch", 2, gone, 12345, 0x1, other_pidns, NULL, 0), 0);
   /* our pid but another start time: the pid was reused, so it is dead */
   ASSERT_EQ(craft_segment(test_job(), "reused", 2, me, my_start + 1, 0x1, NULL, NULL, 0), 0);
   ASSERT_EQ(craft_segment(test_job(), "version", 2, me, my_start, 0x1, set_version_2, NULL, 0), 0);
@@ -168,8 +193,18 @@ TEST_IMPL(shmdump_crafted_segments) {
   expect_state(r.out, "reused", "stale");
   expect_state(r.out, "version", "other-version");
   expect_state(r.out, "poisoned", "poisoned");
-  expect_state(r.out, "otherns", "stuck");
-  snprintf(row, sizeof row, "%-4d %-8d %-6s", 0, (int)gone, "other-ns");
+  expect_state_in(r.out, other_ns(), "otherns", "stuck");
+  snprintf(row, sizeof row, "%-4d %-8d %-6s", 0, (int)gone, "unknown");
+  ASSERT_STR_CONTAINS(r.out, row);
+  snprintf(row, sizeof row, "pid namespace %llu (another one: liveness unknown)",
+           (unsigned long long)other_ns());
+  ASSERT_STR_CONTAINS(r.out, row);
+  snprintf(row, sizeof row, "pid namespace %llu (ours)",
+           (unsigned long long)muster__proc_self_pidns());
+  ASSERT_STR_CONTAINS(r.out, row);
+  expect_state(r.out, "nsmismatch", "corrupt");
+  snprintf(row, sizeof row, "header says pid namespace %llu, the name says %llu",
+           (unsigned long long)other_ns(), (unsigned long long)muster__proc_self_pidns());
   ASSERT_STR_CONTAINS(r.out, row);
   ASSERT_STR_CONTAINS(r.out, "rank 1 (pid 4242) died at barrier 3");
   ASSERT_STR_CONTAINS(r.out, "(peer died), blaming rank 1 (pid 4242); error given to ranks 0\n");
@@ -192,7 +227,7 @@ TEST_IMPL(shmdump_crafted_segments) {
   ASSERT_STR_CONTAINS(r.out, "6 B (round 0): 68 65 6c 6c 6f 21"); /* "hello!" */
   snprintf(row, sizeof row, "%-4d %-8d %-6s", 0, (int)gone, "DEAD");
   ASSERT_STR_CONTAINS(r.out, row);
-  ASSERT_EQ(count_substr(r.out, "\n== "), foreign ? 15 : 14);
+  ASSERT_EQ(count_substr(r.out, "\n== "), foreign ? 16 : 15);
   ASSERT_STR_CONTAINS(r.out, ".evil?== x?[2J  [truncated]");
   ASSERT(strchr(r.out, '\033') == NULL);
   tool_result_free(&r);
@@ -200,8 +235,14 @@ TEST_IMPL(shmdump_crafted_segments) {
   run_shmdump(&r, "--json", "--job", test_job());
   ASSERT_EQ(r.exit_code, 0);
   ASSERT(json_valid(r.out));
-  ASSERT_EQ(json_number(r.out, "count"), foreign ? 15 : 14);
+  ASSERT_EQ(json_number(r.out, "count"), foreign ? 16 : 15);
   ASSERT_STR_CONTAINS(r.out, "\"alive\":null,\"pidns\":");
+  snprintf(row, sizeof row, "\"pidns\":%llu,\"other_pidns\":true,",
+           (unsigned long long)other_ns());
+  ASSERT_STR_CONTAINS(r.out, row);
+  snprintf(row, sizeof row, "{\"uid\":%u,\"pidns\":%llu,", (unsigned)getuid(),
+           (unsigned long long)muster__proc_self_pidns());
+  ASSERT_STR_CONTAINS(r.out, row);
   ASSERT_STR_CONTAINS(r.out, "\"abort\":{\"code\":-10,\"rank\":1,\"pid\":4242,");
   ASSERT_STR_CONTAINS(r.out, "\"abort_seen\":true");
   ASSERT_STR_CONTAINS(r.out, "evil\\u000a== x\\u001b[2J");
@@ -219,7 +260,8 @@ TEST_IMPL(shmdump_crafted_segments) {
   ASSERT(!seg_exists("stale"));
   ASSERT(!seg_exists("reused"));
   const char *kept[] = {"stuck", "version", "nomagic", "garbage", "uid", "phase", "trunc",
-                        "short", "empty", "evil\n== x\033[2J", foreign ? "foreign" : "stuck"};
+                        "short", "empty", "evil\n== x\033[2J", "nsmismatch",
+                        foreign ? "foreign" : "stuck"};
   for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) ASSERT(seg_exists(kept[i]));
   tool_result_free(&r);
 
@@ -243,15 +285,17 @@ TEST_IMPL(shmdump_crafted_segments) {
   tool_result_free(&r);
   close(held);
   const char *gone_now[] = {"version", "nomagic", "uid", "phase", "trunc", "short", "empty",
-                            "evil\n== x\033[2J"};
+                            "evil\n== x\033[2J", "nsmismatch"};
   for (size_t i = 0; i < sizeof gone_now / sizeof gone_now[0]; i++) ASSERT(!seg_exists(gone_now[i]));
   ASSERT(seg_exists("stuck")); /* alive: never removed */
   ASSERT(seg_exists("poisoned"));
-  ASSERT(seg_exists("otherns")); /* cannot tell: never removed */
+  ASSERT(other_ns_exists("otherns")); /* cannot tell: never removed */
   ASSERT(seg_exists("garbage"));
   if (foreign) ASSERT(seg_exists("foreign"));
-  const char *rest[] = {"stuck", "poisoned", "otherns", "garbage", "foreign"};
+  const char *rest[] = {"stuck", "poisoned", "garbage", "foreign"};
   for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) seg_remove(rest[i]);
+  segment_path_in(path, sizeof path, other_ns(), test_job(), "otherns");
+  ASSERT_EQ(unlink(path), 0);
   return 0;
 }
 
@@ -334,5 +378,69 @@ TEST_IMPL(shmdump_fuzz_random_segments) {
     snprintf(group, sizeof group, "f%03d", i);
     seg_remove(group);
   }
+  return 0;
+}
+
+/* ---- odd names ------------------------------------------------------------- */
+
+/* Files whose names start like a segment's but are not one of ours (names
+ * of builds up to 5b153d5 without the pid namespace, fields out of range,
+ * hostile groups, a folder, a link), in a private folder (--dir): each is
+ * listed, the tool never crashes, --job picks the names of that job. */
+TEST_IMPL(shmdump_odd_names) {
+  char dir[] = "/tmp/muster-odd-XXXXXX", path[1024], longname[256];
+  ASSERT(mkdtemp(dir) != NULL);
+  ASSERT_EQ(craft_segment(test_job(), "oddsrc", 2, dead_pid(), 1, 0x1, NULL, NULL, 0), 0);
+  size_t len = muster__segment_size(2);
+  unsigned char *img = malloc(len);
+  segment_path(path, sizeof path, test_job(), "oddsrc");
+  int fd = open(path, O_RDONLY);
+  ASSERT(img && fd >= 0 && read(fd, img, len) == (ssize_t)len);
+  close(fd);
+  unlink(path);
+  snprintf(longname, sizeof longname, "muster.0.1.j.%0*d", 255 - 13, 7);
+  const char *names[] = {"muster.", "muster..", "muster.0", "muster.0.1", "muster.0.1.j",
+                         "muster.0.1.j.", "muster.00.1.j.g", "muster.0.01.j.g",
+                         "muster.99999999999999999999.1.j.g", "muster.0.18446744073709551616.j.g",
+                         "muster.0.job.grp", "muster.0.1.j.g\n== x\033[2J", "muster.0.1.j.g",
+                         longname};
+  int n = (int)(sizeof names / sizeof names[0]);
+  for (int i = 0; i < n; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0600);
+    ASSERT(fd >= 0);
+    ASSERT_EQ(write(fd, img, i % 2 ? len : 100), (ssize_t)(i % 2 ? len : 100));
+    close(fd);
+  }
+  snprintf(path, sizeof path, "%s/muster.0.1.j.dir", dir);
+  ASSERT_EQ(mkdir(path, 0700), 0);
+  snprintf(path, sizeof path, "%s/muster.0.1.j.link", dir);
+  ASSERT_EQ(symlink("/etc/passwd", path), 0);
+
+  struct tool_result r;
+  run_shmdump(&r, "--dir", dir, NULL);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_EQ(count_substr(r.out, "\n== "), n + 2);
+  ASSERT_STR_CONTAINS(r.out, "== muster.0.job.grp  [");
+  ASSERT_STR_CONTAINS(r.out, "name not of the form muster.<uid>.<pidns>.<job>.<group>");
+  ASSERT_STR_CONTAINS(r.out, "pid namespace 1 (another one: liveness unknown)");
+  ASSERT(strchr(r.out, '\033') == NULL);
+  tool_result_free(&r);
+  const char *json[] = {"--json", "--clean", "--dir", dir, "--job", "j", NULL};
+  ASSERT_EQ(tool_run(&r, RUN_TIMEOUT, NULL, "shmdump", json), 0);
+  ASSERT(r.signal == 0 && r.exit_code == 0);
+  ASSERT(json_valid(r.out));
+  ASSERT_EQ(json_number(r.out, "count"), 5); /* j.g, the hostile one, the long one, dir, link */
+  tool_result_free(&r);
+  for (int i = 0; i < n; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    unlink(path);
+  }
+  snprintf(path, sizeof path, "%s/muster.0.1.j.dir", dir);
+  rmdir(path);
+  snprintf(path, sizeof path, "%s/muster.0.1.j.link", dir);
+  unlink(path);
+  ASSERT_EQ(rmdir(dir), 0);
+  free(img);
   return 0;
 }

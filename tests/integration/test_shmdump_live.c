@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "muster.h"
+#include "segment.h"
 #include "task.h"
 #include "test_shmdump_util.h"
 
@@ -52,19 +53,7 @@ static int seg_exists(const char *group) {
  * (the ranks need a moment to arrive); the last result stays in r. */
 static void dump_until(struct tool_result *r, const char *extra, const char *want) {
   const char *argv[] = {"--job", test_job(), extra, NULL};
-  double t0 = test_now();
-  for (;;) {
-    ASSERT_EQ(tool_run(r, RUN_TIMEOUT, NULL, "shmdump", argv), 0);
-    ASSERT_EQ(r->signal, 0);
-    ASSERT_EQ(r->exit_code, 0);
-    if (strstr(r->out, want)) return;
-    if (test_now() - t0 > 15) {
-      fprintf(stderr, "shmdump never showed \"%s\"; last output:\n%s\n", want, r->out);
-      ASSERT(0);
-    }
-    tool_result_free(r);
-    usleep(100000);
-  }
+  shmdump_until(r, argv, want);
 }
 
 static void row(char *buf, size_t cap, int rank, pid_t pid, const char *alive) {
@@ -81,8 +70,9 @@ TEST_IMPL(shmdump_live_stuck_and_stale) {
   ASSERT(a0 > 0 && a1 > 0 && b0 > 0);
 
   dump_until(&r, NULL, "[stuck]");
-  snprintf(line, sizeof line, "== muster.%u.%s.stuck  [stuck] rank ", (unsigned)getuid(),
-           test_job());
+  char name[MUSTER_SEG_NAME_MAX + 1];
+  ASSERT_OK(muster__segment_name(name, sizeof name, test_job(), "stuck"));
+  snprintf(line, sizeof line, "== %s  [stuck] rank ", name);
   ASSERT_STR_CONTAINS(r.out, line);
   ASSERT_STR_CONTAINS(r.out, "MISSING: rank 2 (never joined)");
   row(line, sizeof line, 0, a0, "alive");

@@ -1,4 +1,5 @@
 /* tests/integration/test_shmdump_util.c - see test_shmdump_util.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc.h"
 #include "segment.h"
 #include "task.h"
 #include "test_shmdump_util.h"
@@ -129,6 +131,22 @@ int tool_run(struct tool_result *r, double timeout_s, const char *const *env, co
   return tool_collect(r, pid, out_fd, err_fd, timeout_s);
 }
 
+void shmdump_until(struct tool_result *r, const char *const *argv, const char *want) {
+  double t0 = test_now();
+  for (;;) {
+    ASSERT_EQ(tool_run(r, 30, NULL, "shmdump", argv), 0);
+    ASSERT_EQ(r->signal, 0);
+    ASSERT_EQ(r->exit_code, 0);
+    if (strstr(r->out, want)) return;
+    if (test_now() - t0 > 15) {
+      fprintf(stderr, "shmdump never showed \"%s\"; last output:\n%s\n", want, r->out);
+      ASSERT(0);
+    }
+    tool_result_free(r);
+    usleep(100000);
+  }
+}
+
 void tool_result_free(struct tool_result *r) {
   free(r->out);
   free(r->err);
@@ -236,6 +254,61 @@ int count_substr(const char *hay, const char *needle) {
   return n;
 }
 
+static int cmp_pid(const void *a, const void *b) {
+  pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+int tool_children(pid_t parent, pid_t *out, int cap) {
+  DIR *d = opendir("/proc");
+  int n = 0;
+  struct dirent *e;
+  char path[300], buf[512];
+  while (d && (e = readdir(d)) != NULL) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    size_t k = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[k] = '\0';
+    char *p = strrchr(buf, ')');
+    int ppid = 0;
+    if (p && sscanf(p + 2, "%*c %d", &ppid) == 1 && ppid == parent) {
+      if (n < cap) out[n] = (pid_t)atoi(e->d_name);
+      n++;
+    }
+  }
+  if (d) closedir(d);
+  qsort(out, (size_t)(n < cap ? n : cap), sizeof *out, cmp_pid);
+  return n;
+}
+
+char tool_proc_state(pid_t pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  size_t k = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[k] = '\0';
+  char *p = strrchr(buf, ')');
+  return p && p[1] == ' ' ? p[2] : 0;
+}
+
+int tool_wait_gone(const pid_t *pids, int n, double timeout_s) {
+  double t0 = test_now();
+  for (;;) {
+    int left = 0;
+    for (int i = 0; i < n; i++) {
+      char st = tool_proc_state(pids[i]);
+      left += st != 0 && st != 'Z' && st != 'X';
+    }
+    if (left == 0 || test_now() - t0 > timeout_s) return left;
+    usleep(10000);
+  }
+}
+
 pid_t dead_pid(void) {
   pid_t p = fork();
   if (p == 0) _exit(0);
@@ -245,8 +318,14 @@ pid_t dead_pid(void) {
 
 /* ---- crafted segments ----------------------------------------------------- */
 
+void segment_path_in(char *buf, size_t cap, uint64_t pidns, const char *job, const char *group) {
+  char name[MUSTER_SEG_NAME_MAX + 1];
+  ASSERT_OK(muster__segment_name_in(name, sizeof name, pidns, job, group));
+  snprintf(buf, cap, "/dev/shm/%s", name);
+}
+
 void segment_path(char *buf, size_t cap, const char *job, const char *group) {
-  snprintf(buf, cap, "/dev/shm/muster.%u.%s.%s", (unsigned)getuid(), job, group);
+  segment_path_in(buf, cap, muster__proc_self_pidns(), job, group);
 }
 
 static uint64_t now_real_ns(void) {
@@ -275,6 +354,7 @@ int craft_segment(const char *job, const char *group, int nranks, pid_t creator,
   h->nranks = nranks;
   h->creator_pid = creator;
   h->creator_start = creator_start;
+  h->creator_pidns = muster__proc_self_pidns(); /* as its name says */
   h->created_ns = now - 3000000000ull;
   snprintf(h->job, sizeof h->job, "%s", job);
   snprintf(h->group, sizeof h->group, "%s", group);
@@ -287,6 +367,7 @@ int craft_segment(const char *job, const char *group, int nranks, pid_t creator,
     sl->owner_tid = (uint32_t)creator;
     sl->pid = creator;
     sl->start_time = creator_start;
+    sl->pidns = h->creator_pidns;
     sl->tid = creator;
     sl->device = r;
     sl->phase = MUSTER_PHASE_WAITING;

@@ -18,33 +18,6 @@
 #include "muster.h"
 #include "providers/tp_util.h"
 
-/* Run `<build>/bin/muster ARGS` with stdout in out and stderr in err;
- * returns the exit status (128 + signal when it died of one). */
-static int cli(const char *args, char *out, size_t cap, char *err, size_t ecap) {
-#ifdef __SANITIZE_THREAD__
-  setenv("OPENBLAS_NUM_THREADS", "1", 0); /* OpenBLAS's own pool looks racy to TSan */
-#endif
-  char exe[PATH_MAX], errf[64], cmd[PATH_MAX + 1200];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  ASSERT(n > 0);
-  exe[n] = '\0';
-  *strrchr(exe, '/') = '\0';
-  snprintf(errf, sizeof errf, "/tmp/muster-cli-err.%d", (int)getpid());
-  snprintf(cmd, sizeof cmd, "%s/../bin/muster %s 2>%s", exe, args, errf);
-  FILE *p = popen(cmd, "r");
-  ASSERT(p != NULL);
-  size_t len = fread(out, 1, cap - 1, p);
-  out[len] = '\0';
-  int st = pclose(p);
-  FILE *e = fopen(errf, "r");
-  ASSERT(e != NULL);
-  len = fread(err, 1, ecap - 1, e);
-  err[len] = '\0';
-  fclose(e);
-  unlink(errf);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-}
-
 /* The build's entry for `name` on the current MUSTER_PROVIDER_PATH: 1 found
  * (copied to out), 0 not there (cusolvermg is built only where nvcc is). */
 static int provider_entry(const char *name, muster_provider_info_t *out) {
@@ -79,7 +52,7 @@ TEST_IMPL(cli_solve_gpu_provider_unusable) {
         *strstr(args, " --provider") = '\0';
         strcat(args, " --json");
       }
-      int rc = cli(args, out, sizeof out, err, sizeof err);
+      int rc = tp_cli(args, out, sizeof out, err, sizeof err);
       fprintf(stderr, "%s -> %d\n  stdout %s  stderr %s", args, rc, out, err);
       if (have && cmg.available) { /* a machine with GPUs: it runs */
         ASSERT_EQ(rc, 0);
@@ -118,20 +91,20 @@ TEST_IMPL(cli_solve_default_provider_host) {
       "solve syevd --n 40 --ranks 2 --mode processes --dtype f32 --json",
   };
   for (size_t i = 0; i < 2; i++) {
-    int rc = cli(cases[i], out, sizeof out, err, sizeof err);
+    int rc = tp_cli(cases[i], out, sizeof out, err, sizeof err);
     if (rc != 0) fprintf(stderr, "%s -> %d: %s %s\n", cases[i], rc, out, err);
     ASSERT_EQ(rc, 0);
     ASSERT_STR_CONTAINS(out, expect);
     ASSERT_STR_CONTAINS(out, "\"ok\":true");
   }
   /* the text form names the memory only in GPU mode */
-  ASSERT_EQ(cli("solve potri --n 30 --ranks 3", out, sizeof out, err, sizeof err), 0);
+  ASSERT_EQ(tp_cli("solve potri --n 30 --ranks 3", out, sizeof out, err, sizeof err), 0);
   ASSERT_STR_CONTAINS(out, gpu ? "mem=cuda" : "provider=lapack");
   if (!gpu) ASSERT(strstr(out, "mem=") == NULL);
   /* $MUSTER_PROVIDER chooses the host provider even where a GPU one wins;
    * --devices is ignored on the host */
   setenv("MUSTER_PROVIDER", "lapack", 1);
-  ASSERT_EQ(cli("solve potrs --n 33 --ranks 2 --mode processes --devices 1,0 --json", out, sizeof out, err,
+  ASSERT_EQ(tp_cli("solve potrs --n 33 --ranks 2 --mode processes --devices 1,0 --json", out, sizeof out, err,
                 sizeof err), 0);
   ASSERT_STR_CONTAINS(out, "\"provider\":\"lapack\",\"mem\":\"host\",\"devices\":[-1,-1]");
   unsetenv("MUSTER_PROVIDER");
@@ -168,7 +141,7 @@ TEST_IMPL(cli_solve_gpu_mode_fails_cleanly) {
   };
   for (size_t i = 0; i < 3; i++) {
     double t0 = test_now();
-    int rc = cli(cases[i], out, sizeof out, err, sizeof err);
+    int rc = tp_cli(cases[i], out, sizeof out, err, sizeof err);
     double dt = test_now() - t0;
     fprintf(stderr, "%s -> %d in %.2f s\n  stdout %s  stderr %s", cases[i], rc, dt, out, err);
     ASSERT_EQ(rc, 1);
@@ -184,13 +157,13 @@ TEST_IMPL(cli_solve_gpu_mode_fails_cleanly) {
   }
   /* per routine: potrs on cudaprov (GPU mode), syevd on the host */
   setenv("MUSTER_PROVIDER", "potrs=cudaprov,syevd=lapack", 1);
-  ASSERT_EQ(cli("solve syevd --n 40 --ranks 2 --mode processes --devices 63 --json", out, sizeof out, err,
+  ASSERT_EQ(tp_cli("solve syevd --n 40 --ranks 2 --mode processes --devices 63 --json", out, sizeof out, err,
                 sizeof err), 0);
   ASSERT_STR_CONTAINS(out, "\"provider\":\"lapack\",\"mem\":\"host\"");
-  ASSERT_EQ(cli("solve potrs --n 40 --ranks 2 --devices 63 --json", out, sizeof out, err, sizeof err), 1);
+  ASSERT_EQ(tp_cli("solve potrs --n 40 --ranks 2 --devices 63 --json", out, sizeof out, err, sizeof err), 1);
   ASSERT_STR_CONTAINS(out, "\"mem\":\"cuda\"");
   /* --provider beats both */
-  ASSERT_EQ(cli("solve potrs --n 40 --ranks 2 --provider lapack --json", out, sizeof out, err, sizeof err), 0);
+  ASSERT_EQ(tp_cli("solve potrs --n 40 --ranks 2 --provider lapack --json", out, sizeof out, err, sizeof err), 0);
   ASSERT_STR_CONTAINS(out, "\"provider\":\"lapack\",\"mem\":\"host\"");
   unsetenv("MUSTER_PROVIDER");
   tp_dir_remove(dir);
@@ -207,15 +180,16 @@ TEST_IMPL(cli_solve_devices_usage) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char args[512];
     snprintf(args, sizeof args, "solve potrs --n 16 --devices %s", bad[i]);
-    int rc = cli(args, out, sizeof out, err, sizeof err);
+    int rc = tp_cli(args, out, sizeof out, err, sizeof err);
     if (rc != 2) fprintf(stderr, "%s -> %d: %s\n", args, rc, err);
     ASSERT_EQ(rc, 2);
-    ASSERT_STR_CONTAINS(err, "--devices wants GPU ordinals");
+    ASSERT_STR_CONTAINS(err, "muster solve: --devices: "); /* names the option, quotes the value */
+    ASSERT_STR_CONTAINS(err, "'");
     ASSERT_STR_CONTAINS(err, "usage: muster solve");
   }
-  ASSERT_EQ(cli("solve potrs --n 16 --devices", out, sizeof out, err, sizeof err), 2);
+  ASSERT_EQ(tp_cli("solve potrs --n 16 --devices", out, sizeof out, err, sizeof err), 2);
   ASSERT_STR_CONTAINS(err, "--devices needs a value");
-  ASSERT_EQ(cli("solve --help", out, sizeof out, err, sizeof err), 0);
+  ASSERT_EQ(tp_cli("solve --help", out, sizeof out, err, sizeof err), 0);
   ASSERT_STR_CONTAINS(out, "--devices LIST");
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
   return 0;
@@ -237,19 +211,19 @@ TEST_IMPL(cli_solve_gpu_mode_fake_cuda) {
    * --devices); it writes markers, not a solution, so the check fails (exit
    * 1) but without an error, and X came back from the "GPUs" (a zero X
    * would give residual null) */
-  ASSERT_EQ(cli("solve potrs --n 40 --ranks 3 --json", out, sizeof out, err, sizeof err), 1);
+  ASSERT_EQ(tp_cli("solve potrs --n 40 --ranks 3 --json", out, sizeof out, err, sizeof err), 1);
   fprintf(stderr, "%s%s", out, err);
   ASSERT_STR_CONTAINS(out, "\"provider\":\"cudaprov\",\"mem\":\"cuda\",\"devices\":[0,1,0]");
   ASSERT_STR_CONTAINS(out, "\"ranks_agree\":true,\"ok\":false}");
   ASSERT(strstr(out, "\"residual\":null") == NULL);
-  ASSERT_EQ(cli("solve syevd --n 40 --ranks 3 --devices 1,1,0 --json", out, sizeof out, err, sizeof err), 1);
+  ASSERT_EQ(tp_cli("solve syevd --n 40 --ranks 3 --devices 1,1,0 --json", out, sizeof out, err, sizeof err), 1);
   ASSERT_STR_CONTAINS(out, "\"devices\":[1,1,0]");
   ASSERT(strstr(out, "\"error\"") == NULL);
-  ASSERT_EQ(cli("solve potrs --n 40 --ranks 2 --devices 0,2 --json", out, sizeof out, err, sizeof err), 1);
+  ASSERT_EQ(tp_cli("solve potrs --n 40 --ranks 2 --devices 0,2 --json", out, sizeof out, err, sizeof err), 1);
   ASSERT_STR_CONTAINS(err, "cannot use the GPUs: rank 1: GPU 2 does not exist (cudaGetDeviceCount gave 2)");
   /* processes: every child sets its GPU and allocates there; the leader
    * then needs the provider's leader_import, which cudaprov lacks */
-  ASSERT_EQ(cli("solve potri --n 40 --ranks 2 --mode processes --json", out, sizeof out, err, sizeof err), 1);
+  ASSERT_EQ(tp_cli("solve potri --n 40 --ranks 2 --mode processes --json", out, sizeof out, err, sizeof err), 1);
   ASSERT_STR_CONTAINS(out, "\"mem\":\"cuda\",\"devices\":[0,1]");
   ASSERT_STR_CONTAINS(err, "cannot import rank 1's device memory");
   static const struct {
@@ -267,7 +241,7 @@ TEST_IMPL(cli_solve_gpu_mode_fake_cuda) {
   for (size_t i = 0; i < sizeof fails / sizeof fails[0]; i++) {
     setenv(fails[i].env, "1", 1);
     double t0 = test_now();
-    int rc = cli(fails[i].args, out, sizeof out, err, sizeof err);
+    int rc = tp_cli(fails[i].args, out, sizeof out, err, sizeof err);
     double dt = test_now() - t0;
     unsetenv(fails[i].env);
     fprintf(stderr, "%s=1 %s -> %d in %.2f s: %s", fails[i].env, fails[i].args, rc, dt, err);

@@ -8,7 +8,10 @@
  *   FAKECUDA_COUNT=N          devices there are (default 2)
  *   FAKECUDA_FAIL_MALLOC=D    cudaMalloc fails (out of memory) on device D
  *   FAKECUDA_FAIL_MEMCPY=D    cudaMemcpy fails on device D
+ *   FAKECUDA_FREE_MB=M        cudaMemGetInfo's free memory (default 1024)
+ *   FAKECUDA_TOTAL_MB=M       ... and total memory (default 2048)
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +34,23 @@ API int cudaGetDeviceCount(int *count) {
 API int cudaSetDevice(int device) {
   if (device < 0 || device >= env_int("FAKECUDA_COUNT", 2)) return E_DEVICE;
   current = device;
+  return OK;
+}
+
+API int cudaGetDevice(int *device) {
+  *device = current;
+  return OK;
+}
+
+API int cudaMemGetInfo(size_t *free_b, size_t *total_b) {
+  *free_b = (size_t)env_int("FAKECUDA_FREE_MB", 1024) << 20;
+  *total_b = (size_t)env_int("FAKECUDA_TOTAL_MB", 2048) << 20;
+  return OK;
+}
+
+API int cudaDeviceGetPCIBusId(char *busid, int len, int device) {
+  if (device < 0 || device >= env_int("FAKECUDA_COUNT", 2)) return E_DEVICE;
+  snprintf(busid, (size_t)len, "0000:%02x:00.0", device + 1);
   return OK;
 }
 

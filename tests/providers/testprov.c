@@ -12,14 +12,25 @@
  *   TP_MAX_SHARDS  max_shards
  *   TP_MEM_CUDA  take CUDA memory only (a stand-in GPU provider; never
  *                reached where no GPU works, the CLI fails before it)
+ *   TP_V2        export muster_provider_v2 instead (testprov_v2.h has the
+ *                v2 parts: estimate, the collective kind, and the knobs):
+ *   TP_COLLECTIVE  kind collective (else leader)
+ *   TP_RULES     layout_rules it claims (default MUSTER_LAYOUT_RULES_VERSION)
+ *   TP_NO_HOOK   leave out the hook its kind needs (solve / collective_solve)
+ *   TP_SPANS     spans (default threads|processes)
  * Behaviour at run time (environment of the leader process):
+ *   TESTPROV_ENTERED=PATH  solve first writes the leader's pid into PATH
+ *                        (tests know it is inside the provider, and who)
  *   TESTPROV_GATE=PATH   solve waits while PATH exists (a long solve)
  *   TESTPROV_CRASH=kill|segv   solve raises SIGKILL / dereferences NULL
  *   TESTPROV_INFO=K      solve returns info K
+ *   TESTPROV_UNAVAILABLE=NAME,...  the probe of those names fails (at load)
  * It does no linear algebra: it only proves which provider ran, and that
  * the leader reached every shard's memory.
  */
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -63,10 +74,32 @@ static void fill(muster_dtype_t t, void *base, int64_t ld, int64_t rows, int64_t
     for (int64_t i = 0; i < rows; i++) put(t, base, j * ld + i, v);
 }
 
-__attribute__((unused)) static int tp_probe(char *why, size_t len) { (void)why; (void)len; return 0; }
+/* TESTPROV_UNAVAILABLE=name,name: those say "unavailable" (read at load) */
+__attribute__((unused)) static int tp_probe(char *why, size_t len) {
+  const char *off = getenv("TESTPROV_UNAVAILABLE");
+  size_t nl = strlen(TP_NAME);
+  for (const char *s = off; s && (s = strstr(s, TP_NAME)) != NULL; s += nl)
+    if ((s == off || s[-1] == ',') && (s[nl] == ',' || s[nl] == '\0')) {
+      snprintf(why, len, "TESTPROV_UNAVAILABLE names %s", TP_NAME);
+      return MUSTER_EUNSUPPORTED;
+    }
+  return 0;
+}
 
 __attribute__((unused)) static int tp_solve(void *ctx, const muster_provider_call_t *c) {
   (void)ctx;
+  const char *entered = getenv("TESTPROV_ENTERED");
+  if (entered) {
+    char tmp[4200], pid[24];
+    snprintf(tmp, sizeof tmp, "%s.tmp", entered); /* rename: never seen half written */
+    int fd = open(tmp, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+    if (fd >= 0) {
+      ssize_t w = write(fd, pid, (size_t)snprintf(pid, sizeof pid, "%d", (int)getpid()));
+      (void)w;
+      close(fd);
+      rename(tmp, entered);
+    }
+  }
   const char *gate = getenv("TESTPROV_GATE");
   if (gate)
     while (access(gate, F_OK) == 0) {
@@ -96,7 +129,9 @@ __attribute__((unused)) static int tp_solve(void *ctx, const muster_provider_cal
   return 0;
 }
 
-#ifndef TP_NOSYM
+#if defined(TP_V2)
+#include "testprov_v2.h"
+#elif !defined(TP_NOSYM)
 __attribute__((visibility("default"))) const muster_provider_v1_t muster_provider_v1 = {
     .abi_version = TP_ABI,
 #ifdef TP_SMALL

@@ -21,6 +21,16 @@ void tp_link(const char *dir, const char *routine, const char *linkname, const c
 void tp_link_abs(const char *dir, const char *routine, const char *linkname, const char *target);
 /* rm -rf dir */
 void tp_dir_remove(const char *dir);
+/* A fresh private folder as MUSTER_PROVIDER_PATH, with MUSTER_PROVIDER,
+ * MUSTER_COST_PATH and the test providers' TESTPROV_* knobs unset. */
+void tp_env_fresh(char *dir, size_t cap);
+/* Write text to path (replacing it). */
+void tp_write_file(const char *path, const char *text);
+/* The entry of `name` in a providers listing, or NULL. */
+const muster_provider_info_t *tp_find_info(const muster_provider_info_t *info, int n, const char *name);
+/* Run `<build>/bin/muster ARGS` with stdout in out and stderr in err;
+ * returns the exit status (128 + signal when it died of one). */
+int tp_cli(const char *args, char *out, size_t cap, char *err, size_t ecap);
 /* 1 if a mapping of this process names a file whose path contains s. */
 int tp_maps_has(const char *s);
 

@@ -4,36 +4,17 @@
  * process, choose_tile() gives valid tiles, and solve() refuses what it
  * cannot do with a message naming the rank and the reason. */
 #include <dlfcn.h>
-#include <limits.h>
 #include <stdlib.h>
 
 #include "muster/layout.h"
 #include "muster/provider.h"
+#include "providers/tp_util.h"
 #include "task.h"
 
 static void *load(const muster_provider_v1_t **v) {
-  char exe[PATH_MAX], path[PATH_MAX + 64];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  ASSERT(n > 0);
-  exe[n] = '\0';
-  char *slash = strrchr(exe, '/');
-  ASSERT(slash);
-  *slash = '\0'; /* <build>/tests */
-  snprintf(path, sizeof path, "%s/../lib/muster/providers/cusolvermg.so", exe);
-  if (access(path, F_OK) != 0) {
-    /* built without CUDA (no nvcc): nothing to load, and nothing claims it */
-    fprintf(stderr, "  (no %s: built without nvcc)\n", path);
-    *v = NULL;
-    return NULL;
-  }
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    /* a build folder copied to a machine without the CUDA toolkit */
-    fprintf(stderr, "  dlopen: %s\n", dlerror());
-    ASSERT(getenv("MUSTER_TEST_NO_CUDA_LIBS") != NULL);
-    *v = NULL;
-    return NULL;
-  }
+  void *h = test_provider_dlopen("cusolvermg");
+  *v = NULL;
+  if (!h) return NULL;
   *v = dlsym(h, MUSTER_PROVIDER_SYMBOL_V1);
   ASSERT(*v);
   ASSERT_EQ((*v)->abi_version, MUSTER_PROVIDER_V1_ABI);
@@ -42,30 +23,19 @@ static void *load(const muster_provider_v1_t **v) {
   return h;
 }
 
-static int libcuda_mapped(void) {
-  FILE *f = fopen("/proc/self/maps", "r");
-  char line[1024];
-  int found = 0;
-  ASSERT(f);
-  while (fgets(line, sizeof line, f))
-    if (strstr(line, "libcuda.so")) found = 1;
-  fclose(f);
-  return found;
-}
-
 TEST_IMPL(cmg_provider_probe) {
   const muster_provider_v1_t *v;
   void *h = load(&v);
   if (!h) return 0;
   char why[256] = "";
-  int before = libcuda_mapped();
+  int before = tp_maps_has("libcuda.so");
   int rc = v->probe(why, sizeof why);
   if (rc < 0) {
     ASSERT_EQ(rc, MUSTER_ECUDA);
     ASSERT_STR_CONTAINS(why, "cudaGetDeviceCount");
   }
   /* CUDA must not start in a process that may fork ranks afterwards */
-  if (!before) ASSERT(!libcuda_mapped());
+  if (!before) ASSERT(!tp_maps_has("libcuda.so"));
   char why2[256] = "";
   ASSERT_EQ(v->probe(why2, sizeof why2), rc); /* cached, same answer */
   ASSERT(!strcmp(why, why2));

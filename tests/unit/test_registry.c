@@ -12,6 +12,8 @@
 #include "task.h"
 #include "muster.h"
 #include "providers/tp_util.h"
+#include "env.h"
+#include "muster/parse.h"
 
 static char dir[256];
 
@@ -56,13 +58,6 @@ TEST_IMPL(registry_lazy_load_and_list) {
   return 0;
 }
 
-static const muster_provider_info_t *find_info(const muster_provider_info_t *info, int n,
-                                               const char *name) {
-  for (int i = 0; i < n; i++)
-    if (!strcmp(info[i].name, name)) return &info[i];
-  return NULL;
-}
-
 TEST_IMPL(registry_refuses_broken_files) {
   setup();
   tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
@@ -75,19 +70,19 @@ TEST_IMPL(registry_refuses_broken_files) {
   int n = muster_providers_list(info, 16);
   ASSERT_EQ(n, 6);
   const muster_provider_info_t *i;
-  ASSERT((i = find_info(info, n, "abi")) && !i->available);
-  ASSERT_STR_CONTAINS(i->why, "ABI version 999, runtime supports 1");
+  ASSERT((i = tp_find_info(info, n, "abi")) && !i->available);
+  ASSERT_STR_CONTAINS(i->why, "says ABI version 999; it must say 1");
   ASSERT_STR_CONTAINS(i->path, "testprov_abi999.so");
-  ASSERT((i = find_info(info, n, "nosym")) && !i->available);
-  ASSERT_STR_CONTAINS(i->why, "no symbol muster_provider_v1");
-  ASSERT((i = find_info(info, n, "notelf")) && !i->available);
+  ASSERT((i = tp_find_info(info, n, "nosym")) && !i->available);
+  ASSERT_STR_CONTAINS(i->why, "no symbol muster_provider_v2 nor muster_provider_v1");
+  ASSERT((i = tp_find_info(info, n, "notelf")) && !i->available);
   ASSERT_STR_CONTAINS(i->why, "dlopen of");
   ASSERT_STR_CONTAINS(i->why, "notelf.so"); /* dlerror names the file */
-  ASSERT((i = find_info(info, n, "small")) && !i->available);
+  ASSERT((i = tp_find_info(info, n, "small")) && !i->available);
   ASSERT_STR_CONTAINS(i->why, "struct_size 16 too small");
-  ASSERT((i = find_info(info, n, "wrongname")) && !i->available);
+  ASSERT((i = tp_find_info(info, n, "wrongname")) && !i->available);
   ASSERT_STR_CONTAINS(i->why, "provider name 'testprov' does not match the file name 'wrongname.so'");
-  ASSERT((i = find_info(info, n, "testprov")) && i->available);
+  ASSERT((i = tp_find_info(info, n, "testprov")) && i->available);
   ASSERT(i->routines & (1u << MUSTER_POTRS));
 
   /* asking for a refused one names the file and the reason */
@@ -97,7 +92,7 @@ TEST_IMPL(registry_refuses_broken_files) {
   int rc = solve_potrs(&p, "abi", &res);
   ASSERT_EQ(rc, MUSTER_EUNSUPPORTED);
   ASSERT_STR_CONTAINS(muster_last_error(), "testprov_abi999.so");
-  ASSERT_STR_CONTAINS(muster_last_error(), "ABI version 999, runtime supports 1");
+  ASSERT_STR_CONTAINS(muster_last_error(), "says ABI version 999; it must say 1");
   rc = solve_potrs(&p, "notelf", &res);
   ASSERT_EQ(rc, MUSTER_EUNSUPPORTED);
   ASSERT_STR_CONTAINS(muster_last_error(), "notelf.so");
@@ -351,37 +346,34 @@ TEST_IMPL(registry_forced_loads_only_that_one) {
   return 0;
 }
 
-/* MUSTER_PROVIDER parsing (internal helper). */
-void muster__provider_env_choice(const char *routine, char *out, size_t cap);
+/* MUSTER_PROVIDER parsing (runtime/env.c); malformed values: see
+ * env_variables_refused (test_env.c). */
+static const char *choice(const char *routine) {
+  static char out[MUSTER_MAX_BACKEND + 1];
+  ASSERT_OK(muster__env_provider_choice(routine, out, sizeof out));
+  return out;
+}
 
 TEST_IMPL(registry_env_choice_parsing) {
-  char out[32];
   setenv("MUSTER_PROVIDER", "lapack", 1);
-  muster__provider_env_choice("potrs", out, sizeof out);
-  ASSERT(!strcmp(out, "lapack"));
+  ASSERT(!strcmp(choice("potrs"), "lapack"));
   setenv("MUSTER_PROVIDER", "potrs=cusolvermg,syevd=lapack", 1);
-  muster__provider_env_choice("potrs", out, sizeof out);
-  ASSERT(!strcmp(out, "cusolvermg"));
-  muster__provider_env_choice("syevd", out, sizeof out);
-  ASSERT(!strcmp(out, "lapack"));
-  muster__provider_env_choice("potri", out, sizeof out);
-  ASSERT(!strcmp(out, ""));
+  ASSERT(!strcmp(choice("potrs"), "cusolvermg"));
+  ASSERT(!strcmp(choice("syevd"), "lapack"));
+  ASSERT(!strcmp(choice("potri"), ""));
   /* a bare name is the default for routines not named */
   setenv("MUSTER_PROVIDER", "potrs=cusolvermg,lapack", 1);
-  muster__provider_env_choice("potri", out, sizeof out);
-  ASSERT(!strcmp(out, "lapack"));
-  muster__provider_env_choice("potrs", out, sizeof out);
-  ASSERT(!strcmp(out, "cusolvermg"));
+  ASSERT(!strcmp(choice("potri"), "lapack"));
+  ASSERT(!strcmp(choice("potrs"), "cusolvermg"));
   setenv("MUSTER_PROVIDER", "lapack,potrs=other", 1);
-  muster__provider_env_choice("potrs", out, sizeof out);
-  ASSERT(!strcmp(out, "other"));
-  /* a prefix of a routine name is not that routine */
+  ASSERT(!strcmp(choice("potrs"), "other"));
+  /* a prefix of a routine name is not that routine: refused, not ignored */
   setenv("MUSTER_PROVIDER", "pot=x", 1);
-  muster__provider_env_choice("potrs", out, sizeof out);
-  ASSERT(!strcmp(out, ""));
+  char out[MUSTER_MAX_BACKEND + 1];
+  ASSERT_EQ(muster__env_provider_choice("potrs", out, sizeof out), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(muster_last_error(), "MUSTER_PROVIDER: entry 1 'pot=x' names no routine");
   unsetenv("MUSTER_PROVIDER");
-  muster__provider_env_choice("potrs", out, sizeof out);
-  ASSERT(!strcmp(out, ""));
+  ASSERT(!strcmp(choice("potrs"), ""));
   return 0;
 }
 
@@ -422,8 +414,15 @@ TEST_IMPL(registry_max_shards) {
   tp_problem_t p;
   tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 9, 3, 0);
   muster_solve_result_t res;
+  /* the only provider cannot take 3 ranks: nothing can run the call */
+  ASSERT_EQ(muster_solve_all(&p.args, 3, p.shards, &res), MUSTER_ENOPROVIDER);
+  ASSERT_STR_CONTAINS(muster_last_error(), "testprov (");
+  ASSERT_STR_CONTAINS(muster_last_error(), "takes at most 2 ranks, the call has 3");
+  /* forced, the same is the forced provider's refusal */
+  p.args.provider = "testprov";
   ASSERT_EQ(muster_solve_all(&p.args, 3, p.shards, &res), MUSTER_EUNSUPPORTED);
-  ASSERT_STR_CONTAINS(muster_last_error(), "provider testprov takes at most 2 ranks, the call has 3");
+  ASSERT_STR_CONTAINS(muster_last_error(), "takes at most 2 ranks, the call has 3");
+  p.args.provider = NULL;
   tp_problem_free(&p);
   tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 9, 2, 0);
   ASSERT_OK(muster_solve_all(&p.args, 2, p.shards, &res));

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "task.h"
@@ -146,3 +147,51 @@ double tp_marker(const tp_problem_t *p, int s) {
     }
   return v;
 }
+
+void tp_env_fresh(char *dir, size_t cap) {
+  static const char *knobs[] = {"MUSTER_PROVIDER", "MUSTER_COST_PATH", "TESTPROV_EST", "TESTPROV_UNAVAILABLE",
+                                "TESTPROV_BLOCK", "TESTPROV_FAIL_RANK", "TESTPROV_INFO", "TESTPROV_QLOG",
+                                "TESTPROV_ENTER_LOG", "TESTPROV_RELEASE_LOG"};
+  tp_dir_make(dir, cap);
+  setenv("MUSTER_PROVIDER_PATH", dir, 1);
+  for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) unsetenv(knobs[i]);
+}
+
+void tp_write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  ASSERT(f != NULL);
+  fputs(text, f);
+  ASSERT(fclose(f) == 0);
+}
+
+const muster_provider_info_t *tp_find_info(const muster_provider_info_t *info, int n, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(info[i].name, name)) return &info[i];
+  return NULL;
+}
+
+int tp_cli(const char *args, char *out, size_t cap, char *err, size_t ecap) {
+#ifdef __SANITIZE_THREAD__
+  setenv("OPENBLAS_NUM_THREADS", "1", 0); /* OpenBLAS's own pool looks racy to TSan */
+#endif
+  char exe[PATH_MAX], errf[64], cmd[PATH_MAX + 1200];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  ASSERT(n > 0);
+  exe[n] = '\0';
+  *strrchr(exe, '/') = '\0';
+  snprintf(errf, sizeof errf, "/tmp/muster-cli-err.%d", (int)getpid());
+  snprintf(cmd, sizeof cmd, "%s/../bin/muster %s 2>%s", exe, args, errf);
+  FILE *p = popen(cmd, "r");
+  ASSERT(p != NULL);
+  size_t len = fread(out, 1, cap - 1, p);
+  out[len] = '\0';
+  int st = pclose(p);
+  FILE *e = fopen(errf, "r");
+  ASSERT(e != NULL);
+  len = fread(err, 1, ecap - 1, e);
+  err[len] = '\0';
+  fclose(e);
+  unlink(errf);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+

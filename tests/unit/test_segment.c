@@ -48,14 +48,87 @@ TEST_IMPL(segment_names) {
   memset(longjob, 'j', sizeof longjob);
   longjob[MUSTER_MAX_JOB] = '\0';
   ASSERT_EQ(muster__segment_check_job(longjob), 0);
-  char name[256];
-  ASSERT_EQ(muster__segment_name(name, sizeof name, longjob, longname), 0);
-  char want[64];
-  snprintf(want, sizeof want, "muster.%u.jjj", (unsigned)getuid());
-  ASSERT(strncmp(name, want, strlen(want)) == 0);
   longjob[MUSTER_MAX_JOB] = 'j';
   longjob[MUSTER_MAX_JOB + 1] = '\0';
   ASSERT_EQ(muster__segment_check_job(longjob), MUSTER_EINVAL);
+  return 0;
+}
+
+/* muster.<uid>.<pidns>.<job>.<group>: built, taken apart, and nothing else
+ * taken for one. */
+TEST_IMPL(segment_name_format) {
+  char name[MUSTER_SEG_NAME_MAX + 1], want[128];
+  uint64_t ns = muster__proc_self_pidns();
+  struct stat st;
+  ASSERT_EQ(stat("/proc/self/ns/pid", &st), 0);
+  ASSERT_EQ(ns, (uint64_t)st.st_ino);
+  ASSERT_OK(muster__segment_name(name, sizeof name, "j1", "potrs.17"));
+  snprintf(want, sizeof want, "muster.%u.%llu.j1.potrs.17", (unsigned)getuid(),
+           (unsigned long long)ns);
+  ASSERT_STR_CONTAINS(name, want);
+  ASSERT_EQ(strlen(name), strlen(want));
+  struct muster_seg_name n;
+  ASSERT_OK(muster__segment_parse_name(name, &n));
+  ASSERT_EQ(n.uid, getuid());
+  ASSERT_EQ(n.pidns, ns);
+  ASSERT(!strcmp(n.job, "j1") && n.group == name + strlen(name) - 8);
+
+  /* the longest name fits NAME_MAX and the declared maximum, and parses */
+  char job[MUSTER_MAX_JOB + 1], group[MUSTER_MAX_NAME + 1];
+  memset(job, 'j', MUSTER_MAX_JOB);
+  job[MUSTER_MAX_JOB] = '\0';
+  memset(group, '.', MUSTER_MAX_NAME);
+  group[MUSTER_MAX_NAME - 1] = 'g';
+  group[MUSTER_MAX_NAME] = '\0';
+  ASSERT_OK(muster__segment_name_in(name, sizeof name, UINT64_MAX, job, group));
+  ASSERT_LE(strlen(name), MUSTER_SEG_NAME_MAX);
+  ASSERT_OK(muster__segment_parse_name(name, &n));
+  ASSERT_EQ(n.pidns, UINT64_MAX);
+  ASSERT(!strcmp(n.job, job) && !strcmp(n.group, group));
+  ASSERT_OK(muster__segment_check_group(n.group));
+  ASSERT_EQ(muster__segment_name_in(name, 40, ns, job, group), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(muster_last_error(), "too long");
+  ASSERT_EQ(muster__segment_name_in(name, sizeof name, 0, "j", "g"), MUSTER_EINVAL);
+
+  /* another namespace is another name: the same job and group never meet */
+  char other[MUSTER_SEG_NAME_MAX + 1];
+  ASSERT_OK(muster__segment_name_in(other, sizeof other, ns + 1, "j1", "potrs.17"));
+  ASSERT_OK(muster__segment_name(name, sizeof name, "j1", "potrs.17"));
+  ASSERT(strcmp(name, other) != 0);
+
+  const char *bad[] = {
+      "", "muster", "muster.", "muster..", "muster.0", "muster.0.", "muster.0.1", "muster.0.1.",
+      "muster.0.1.j", "muster.0.1.j.", "muster.0.1..g", "Muster.0.1.j.g", "muster.-1.1.j.g",
+      "muster.+0.1.j.g", "muster.00.1.j.g", "muster.0.01.j.g", "muster.0.0.j.g",
+      "muster.4294967296.1.j.g", "muster.0.18446744073709551616.j.g",
+      "muster.0.99999999999999999999999.j.g", "muster.0.1 .j.g", "muster.0.1.j\x01.g",
+      "muster.0.1.j k.g", "muster.0.1.j\xc3\xa9.g",
+      "muster.0.job.grp",            /* the name of builds up to 5b153d5 */
+      "muster.0.job.grp.1",          /* one of them with a dotted group */
+      "muster.0.x1.j.g", "muster.0.1x.j.g", "muster.0.1.j/k.g", " muster.0.1.j.g"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    memset(&n, 0x5a, sizeof n);
+    if (muster__segment_parse_name(bad[i], &n) != MUSTER_EINVAL) {
+      fprintf(stderr, "parsed \"%s\"\n", bad[i]);
+      ASSERT(0);
+    }
+    ASSERT(n.uid == 0 && n.pidns == 0 && n.job[0] == '\0' && n.group == NULL);
+  }
+  ASSERT_EQ(muster__segment_parse_name(NULL, &n), MUSTER_EINVAL);
+  snprintf(name, sizeof name, "muster.0.1.%sj.g", job); /* a job too long */
+  ASSERT_EQ(muster__segment_parse_name(name, &n), MUSTER_EINVAL);
+  /* the edges that are fine */
+  ASSERT_OK(muster__segment_parse_name("muster.0.1.j.g", &n));
+  ASSERT_OK(muster__segment_parse_name("muster.4294967295.18446744073709551615.j.g..", &n));
+  ASSERT(n.uid == UINT32_MAX && n.pidns == UINT64_MAX && !strcmp(n.group, "g.."));
+  /* the group is the caller's to judge: a file of job j whatever its group */
+  const char *odd[] = {"muster.0.1.j.g h", "muster.0.1.j.g\n== x\033[2J", "muster.0.1.j...",
+                       "muster.0.1.j.caf\xc3\xa9", "muster.0.1.j.g/h"};
+  for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+    ASSERT_OK(muster__segment_parse_name(odd[i], &n));
+    ASSERT(!strcmp(n.job, "j") && n.group == odd[i] + strlen("muster.0.1.j."));
+    ASSERT_EQ(muster__segment_check_group(n.group), MUSTER_EINVAL);
+  }
   return 0;
 }
 
@@ -229,6 +302,18 @@ TEST_IMPL(segment_refuse_bad) {
   ASSERT_EQ(join_rc("bad", 2), MUSTER_EACCES);
   ASSERT_STR_CONTAINS(muster_last_error(), "uid");
   img->uid = getuid();
+
+  /* named for our pid namespace, made in another (or in none known) */
+  uint64_t ns = img->creator_pidns;
+  ASSERT_EQ(ns, muster__proc_self_pidns());
+  for (int k = 0; k < 2; k++) {
+    img->creator_pidns = k ? 0 : ns + 1;
+    write_file(path, img, size);
+    ASSERT_EQ(join_rc("bad", 2), MUSTER_ECORRUPT);
+    ASSERT_STR_CONTAINS(muster_last_error(), "pid namespace");
+    ASSERT(exists(path));
+  }
+  img->creator_pidns = ns;
 
   /* file owned by another uid (only root can make one) */
   if (getuid() == 0) {
@@ -429,5 +514,33 @@ TEST_IMPL(segment_bad_join_args) {
   ASSERT_EQ(muster_group_leave(NULL), MUSTER_EINVAL);
   ASSERT_EQ(muster_group_exchange(NULL, NULL, 0), MUSTER_EINVAL);
   ASSERT_EQ(muster_group_barrier(NULL), MUSTER_EINVAL);
+  return 0;
+}
+
+/* Without /proc the pid namespace, part of every name, is unknown: a join
+ * is refused (never a name that could meet another namespace's), and
+ * liveness falls back to kill(). */
+TEST_IMPL(segment_name_needs_proc) {
+  pid_t p = fork();
+  ASSERT(p >= 0);
+  if (p == 0) {
+    ASSERT_EQ(unshare(CLONE_NEWNS), 0); /* needs CAP_SYS_ADMIN: run as root */
+    ASSERT_EQ(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL), 0);
+    ASSERT_EQ(mount("tmpfs", "/proc", "tmpfs", 0, "size=4k"), 0); /* an empty /proc */
+    ASSERT_EQ(muster__proc_self_pidns(), 0);
+    ASSERT_EQ(muster__proc_is_ours(), 0);
+    ASSERT_EQ(muster__proc_alive(getppid(), 12345), 1); /* exists: all kill() can tell */
+    ASSERT_EQ(muster__proc_alive(dead_pid(), 0), 0);
+    muster_group_t *g = NULL;
+    ASSERT_EQ(muster_group_join("noproc", 0, 1, NULL, &g), MUSTER_ESYS);
+    ASSERT_STR_CONTAINS(muster_last_error(), "/proc/self/ns/pid");
+    char name[MUSTER_SEG_NAME_MAX + 1];
+    ASSERT_EQ(muster__segment_name(name, sizeof name, "j", "g"), MUSTER_ESYS);
+    _exit(0);
+  }
+  int st = 0;
+  ASSERT_EQ(waitpid(p, &st, 0), p);
+  ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
   return 0;
 }

@@ -35,6 +35,8 @@ typedef struct bench_problem {
   int reps, warmup;  /* timed and untimed repetitions              */
   const void *A;     /* n x n SPD/Hermitian, column-major, ld n     */
   const void *B;     /* n x nrhs (potrs), ld n                      */
+  const char *provider; /* the muster CPU modes' provider: "lapack" by
+                        default; NULL: the runtime's choice (--provider auto) */
   double *inner;     /* out, optional: a mode through muster puts the
                         leader's time inside the provider per timed rep
                         here (res.seconds); left NAN by other modes     */

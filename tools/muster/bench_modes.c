@@ -2,8 +2,8 @@
  * tools/muster/bench_modes.c - the CPU modes of `muster bench`:
  *   lapacke           LAPACKE called directly on one packed copy of A
  *                     (liblapacke is dlopen()ed, so the CLI links no BLAS)
- *   muster-threads    muster_solve, lapack provider, ranks as threads
- *   muster-processes  muster_solve, lapack provider, ranks as processes
+ *   muster-threads    muster_solve, lapack provider (or --provider), ranks as threads
+ *   muster-processes  muster_solve, lapack provider (or --provider), ranks as processes
  * Both sides run the same LAPACKE routines of the same library on the same
  * matrix; muster's extra is the rendezvous, validation, the gather of the
  * column blocks into one matrix and the scatter of the result.
@@ -119,7 +119,7 @@ BENCH_MODE(mode_lapacke)
 static int muster_run(const bench_problem_t *p, int processes, double *seconds, void *X, char *err,
                       size_t len) {
   sr_spec_t spec = {.routine = p->routine, .dtype = p->dtype, .n = p->n, .nrhs = p->nrhs,
-                    .ranks = p->ranks, .processes = processes, .provider = "lapack",
+                    .ranks = p->ranks, .processes = processes, .provider = p->provider,
                     .reps = p->reps, .warmup = p->warmup};
   sr_out_t out;
   int same = 0;

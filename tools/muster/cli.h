@@ -9,5 +9,6 @@ int cmd_rendezvous(int argc, char **argv);  /* cmd_rendezvous.c */
 int cmd_solve(int argc, char **argv);       /* cmd_solve.c      */
 int cmd_providers(int argc, char **argv);   /* cmd_providers.c  */
 int cmd_bench(int argc, char **argv);       /* cmd_bench.c      */
+int cmd_calibrate(int argc, char **argv);   /* calibrate.c: bench --calibrate */
 
 #endif

@@ -20,7 +20,13 @@
 #include "bench.h"
 #include "check.h"
 #include "cli.h"
+#include "opts.h"
 #include "solve_run.h"
+
+#define WHO "muster bench"
+#define BENCH_MAX_N 65536     /* --n entries and --nrhs, as for muster solve */
+#define BENCH_MAX_SIZES 32    /* --n entries */
+#define BENCH_MAX_WARMUP 100
 
 static bench_mode_t *modes;
 
@@ -37,7 +43,12 @@ static int usage(FILE *f) {
   fprintf(f,
           "usage: muster bench [--routine potrs|potri|syevd] [--dtype f32|f64|c64|c128]\n"
           "                    [--n 1024,2048,4096] [--ranks 2] [--nrhs 1] [--reps 5] [--warmup 1]\n"
-          "                    [--modes NAME,NAME] [--seed 42] [--json]\n"
+          "                    [--modes NAME,NAME] [--seed 42] [--provider lapack|auto|NAME] [--json]\n"
+          "  --provider: the muster modes' provider (default lapack; auto: the runtime's choice)\n"
+          "       muster bench --calibrate --provider NAME ... --out FILE   (measures a cost\n"
+          "                    table: see `muster bench --calibrate --help`)\n"
+          "ranges: --n 1..32 sizes of 1..65536, --ranks 1..64, --nrhs 1..65536, --reps 1..64,\n"
+          "        --warmup 0..100, --seed 0..18446744073709551615\n"
           "modes:\n");
   for (const bench_mode_t *m = modes; m; m = m->next)
     fprintf(f, "  %-20s %s%s\n", m->name, m->what, m->baseline ? " [baseline]" : "");
@@ -86,10 +97,14 @@ typedef struct row {
 
 int cmd_bench(int argc, char **argv) {
   bench_problem_t p = {.routine = MUSTER_POTRS, .dtype = MUSTER_F64, .nrhs = 1, .ranks = 2,
-                       .reps = 5, .warmup = 1};
-  const char *nlist = "1024,2048,4096", *mlist = NULL;
+                       .reps = 5, .warmup = 1, .provider = "lapack"};
+  int64_t ns[BENCH_MAX_SIZES] = {1024, 2048, 4096};
+  int nn = 3;
+  const char *mlist = NULL;
   uint64_t seed = 42;
   int json = 0;
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--calibrate")) return cmd_calibrate(argc, argv);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(stdout);
@@ -102,27 +117,33 @@ int cmd_bench(int argc, char **argv) {
       return usage(stderr);
     }
     i++;
-    if (!strcmp(a, "--routine")) {
-      if (muster_routine_from_name(v, &p.routine) != 0) return usage(stderr);
-    } else if (!strcmp(a, "--dtype")) {
-      if (muster_dtype_from_name(v, &p.dtype) != 0) return usage(stderr);
-    } else if (!strcmp(a, "--n")) nlist = v;
-    else if (!strcmp(a, "--modes")) mlist = v;
-    else if (!strcmp(a, "--ranks")) p.ranks = atoi(v);
-    else if (!strcmp(a, "--nrhs")) p.nrhs = atoll(v);
-    else if (!strcmp(a, "--reps")) p.reps = atoi(v);
-    else if (!strcmp(a, "--warmup")) p.warmup = atoi(v);
-    else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
-    else {
+    int bad = 0;
+    if (!strcmp(a, "--routine") || !strcmp(a, "--dtype")) {
+      bad = !strcmp(a, "--routine") ? muster_routine_from_name(v, &p.routine) != 0
+                                     : muster_dtype_from_name(v, &p.dtype) != 0;
+      if (bad) fprintf(stderr, "%s: %s: %s\n", WHO, a, muster_last_error());
+    } else if (!strcmp(a, "--n")) {
+      bad = (nn = opt_i64_list(WHO, a, v, 1, BENCH_MAX_N, ns, BENCH_MAX_SIZES)) < 0;
+    } else if (!strcmp(a, "--modes")) {
+      mlist = v;
+    } else if (!strcmp(a, "--ranks")) {
+      bad = opt_int(WHO, a, v, 1, MUSTER_MAX_RANKS, &p.ranks) < 0;
+    } else if (!strcmp(a, "--nrhs")) {
+      bad = opt_i64(WHO, a, v, 1, BENCH_MAX_N, &p.nrhs) < 0;
+    } else if (!strcmp(a, "--reps")) {
+      bad = opt_int(WHO, a, v, 1, BENCH_MAX_REPS, &p.reps) < 0;
+    } else if (!strcmp(a, "--warmup")) {
+      bad = opt_int(WHO, a, v, 0, BENCH_MAX_WARMUP, &p.warmup) < 0;
+    } else if (!strcmp(a, "--seed")) {
+      bad = opt_u64(WHO, a, v, &seed) < 0;
+    } else if (!strcmp(a, "--provider")) {
+      bad = strcmp(v, "auto") && opt_backend(WHO, a, v) < 0;
+      p.provider = strcmp(v, "auto") ? v : NULL;
+    } else {
       fprintf(stderr, "muster bench: unknown option %s\n", a);
-      return usage(stderr);
+      bad = 1;
     }
-  }
-  if (p.ranks < 1 || p.ranks > MUSTER_MAX_RANKS || p.reps < 1 || p.reps > BENCH_MAX_REPS ||
-      p.warmup < 0 || p.nrhs < 1) {
-    fprintf(stderr, "muster bench: need 1 <= ranks <= %d, 1 <= reps <= %d, warmup >= 0, nrhs >= 1\n",
-            MUSTER_MAX_RANKS, BENCH_MAX_REPS);
-    return 2;
+    if (bad) return usage(stderr);
   }
   row_t rows[256];
   int nrows = 0, failed = 0;
@@ -134,11 +155,8 @@ int cmd_bench(int argc, char **argv) {
            muster_routine_name(p.routine), muster_dtype_name(p.dtype), p.nrhs, p.ranks, p.reps,
            p.warmup, mach, "n", "mode", "median_s", "min_s", "max_s", "overhead", "provider_s",
            "residual");
-  for (const char *s = nlist; *s && nrows < 256;) {
-    int64_t n = atoll(s);
-    const char *e = strchr(s, ',');
-    s = e ? e + 1 : s + strlen(s);
-    if (n < 1) continue;
+  for (int size = 0; size < nn && nrows < 256; size++) {
+    int64_t n = ns[size];
     size_t esz = muster_dtype_size(p.dtype);
     void *A = malloc((size_t)(n * n) * esz), *B = malloc((size_t)(n * p.nrhs) * esz),
          *X = malloc((size_t)(n * p.nrhs) * esz);

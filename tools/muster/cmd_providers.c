@@ -2,7 +2,9 @@
  * tools/muster/cmd_providers.c - `muster providers [--json]`: every
  * provider file found on MUSTER_PROVIDER_PATH (or the default folders), its
  * routines, dtypes and memory kinds, priority, and whether it can run here
- * (or why not: the probe's reason, or why the file was refused).
+ * (or why not: the probe's reason, or why the file was refused), the ABI
+ * version it was loaded through, its kind (leader or collective), the spans
+ * it runs and its cost table (docs/choice.md).
  * Exit 0 when at least one provider is available, 1 otherwise.
  */
 #include <stdio.h>
@@ -11,6 +13,7 @@
 
 #include "cli.h"
 #include "muster.h"
+#include "muster/provider.h"
 
 static void bits(char *out, size_t cap, unsigned mask, int lo, int hi, const char *(*name)(int)) {
   size_t used = 0;
@@ -23,6 +26,11 @@ static void bits(char *out, size_t cap, unsigned mask, int lo, int hi, const cha
 static const char *routine_n(int i) { return muster_routine_name((muster_routine_t)i); }
 static const char *dtype_n(int i) { return muster_dtype_name((muster_dtype_t)i); }
 static const char *mem_n(int i) { return i == MUSTER_MEM_HOST ? "host" : i == MUSTER_MEM_CUDA ? "cuda" : "?"; }
+/* span bit i (1 << i): threads, processes, nodes */
+static const char *span_n(int i) { return i == 0 ? "threads" : i == 1 ? "processes" : i == 2 ? "nodes" : "?"; }
+static const char *kind_n(unsigned k) {
+  return k == MUSTER_PROVIDER_LEADER ? "leader" : k == MUSTER_PROVIDER_COLLECTIVE ? "collective" : "-";
+}
 
 static void json_str(const char *s) {
   putchar('"');
@@ -84,6 +92,10 @@ int cmd_providers(int argc, char **argv) {
       json_list(p->mem_kinds, MUSTER_MEM_HOST, MUSTER_MEM_CUDA, mem_n);
       printf(",\"priority\":%d,\"available\":%s,\"why\":", p->priority, p->available ? "true" : "false");
       json_str(p->available ? "" : p->why);
+      printf(",\"abi\":%u,\"kind\":\"%s\",\"spans\":", p->abi, kind_n(p->kind));
+      json_list(p->spans, 0, 2, span_n);
+      printf(",\"cost\":");
+      json_str(p->cost);
       printf("}");
     }
     printf("],\"available\":%d}\n", usable);
@@ -105,6 +117,11 @@ int cmd_providers(int argc, char **argv) {
     printf("%-12s %-9d %-19s %-16s %-9s %s%s\n", p->name, p->priority, r, d, m,
            p->available ? "available" : "unavailable: ", p->available ? "" : p->why);
     printf("%-12s %s\n", "", p->path);
+    if (p->abi) {
+      char sp[48];
+      bits(sp, sizeof sp, p->spans, 0, 2, span_n);
+      printf("%-12s ABI v%u, %s, spans %s; cost table: %s\n", "", p->abi, kind_n(p->kind), sp, p->cost);
+    }
   }
   return usable ? 0 : 1;
 }

@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "opts.h"
+#include "muster/parse.h"
 #include "rendezvous.h"
 
 static const char usage_text[] =
@@ -56,14 +58,41 @@ static int bad_usage(const char *fmt, const char *arg) {
   return 2;
 }
 
-/* Parse a whole decimal integer in [lo, hi]. */
-static int parse_long(const char *s, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi) return -1;
-  *out = v;
+#define WHO "muster rendezvous"
+
+/* An option's integer value in [lo, hi] (v NULL: it had none); 0, or 2
+ * after printing why. */
+static int int_option(const char *opt, const char *v, long lo, long hi, long *out) {
+  int64_t x;
+  if (opt_i64(WHO, opt, v, lo, hi, &x) < 0) {
+    fprintf(stderr, "(see muster rendezvous --help)\n");
+    return 2;
+  }
+  *out = (long)x;
   return 0;
+}
+
+/* $MUSTER_RENDEZVOUS_TEST_CORRUPT = RANK,ROUND[,baseline]; 0 or 2. */
+static int parse_corrupt(const char *inj, struct rv_config *c) {
+  char copy[64], *round, *kind;
+  int64_t rank, rd;
+  if (strlen(inj) >= sizeof copy) goto bad;
+  memcpy(copy, inj, strlen(inj) + 1);
+  round = strchr(copy, ',');
+  if (!round) goto bad;
+  *round++ = '\0';
+  kind = strchr(round, ',');
+  if (kind) *kind++ = '\0';
+  if ((kind && strcmp(kind, "baseline") != 0) ||
+      muster_parse_i64(copy, 0, RV_MAX_SPAWN - 1, &rank) < 0 ||
+      muster_parse_i64(round, 0, 3L * RV_MAX_ROUNDS, &rd) < 0)
+    goto bad;
+  c->corrupt_rank = (int)rank;
+  c->corrupt_round = (long)rd;
+  c->corrupt_kind = kind ? RV_PTHREAD : RV_MUSTER;
+  return 0;
+bad:
+  return bad_usage("MUSTER_RENDEZVOUS_TEST_CORRUPT must be RANK,ROUND[,baseline], got '%s'", inj);
 }
 
 /* Accepts "--name value" and "--name=value"; returns the value or NULL. */
@@ -97,23 +126,23 @@ static int parse_args(int argc, char **argv, struct rv_config *c) {
     } else if (!strcmp(a, "--baseline")) {
       c->baseline = 1;
     } else if ((v = opt_value(argc, argv, &i, "--ranks", &m)) || m) {
-      if (!v || parse_long(v, 1, RV_MAX_SPAWN, &x)) return bad_usage("--ranks needs an integer 1..1024, got '%s'", v ? v : "");
+      if (int_option("--ranks", v, 1, RV_MAX_SPAWN, &x)) return 2;
       c->ranks = (int)x;
     } else if ((v = opt_value(argc, argv, &i, "--mode", &m)) || m) {
       if (v && !strcmp(v, "threads")) c->mode = RV_THREADS;
       else if (v && !strcmp(v, "processes")) c->mode = RV_PROCESSES;
       else return bad_usage("--mode must be threads or processes, got '%s'", v ? v : "");
     } else if ((v = opt_value(argc, argv, &i, "--rounds", &m)) || m) {
-      if (!v || parse_long(v, 1, RV_MAX_ROUNDS, &x)) return bad_usage("--rounds needs an integer 1..10000000, got '%s'", v ? v : "");
+      if (int_option("--rounds", v, 1, RV_MAX_ROUNDS, &x)) return 2;
       c->rounds = x;
     } else if ((v = opt_value(argc, argv, &i, "--warmup", &m)) || m) {
-      if (!v || parse_long(v, 0, RV_MAX_ROUNDS, &x)) return bad_usage("--warmup needs an integer 0..10000000, got '%s'", v ? v : "");
+      if (int_option("--warmup", v, 0, RV_MAX_ROUNDS, &x)) return 2;
       c->warmup = x;
     } else if ((v = opt_value(argc, argv, &i, "--cycles", &m)) || m) {
-      if (!v || parse_long(v, 0, RV_MAX_ROUNDS, &x)) return bad_usage("--cycles needs an integer 0..10000000, got '%s'", v ? v : "");
+      if (int_option("--cycles", v, 0, RV_MAX_ROUNDS, &x)) return 2;
       cycles = x;
     } else if ((v = opt_value(argc, argv, &i, "--payload", &m)) || m) {
-      if (!v || parse_long(v, 1, MUSTER_MAX_PAYLOAD, &x)) return bad_usage("--payload needs an integer 1..1024, got '%s'", v ? v : "");
+      if (int_option("--payload", v, 1, MUSTER_MAX_PAYLOAD, &x)) return 2;
       c->payload = (size_t)x;
     } else {
       return bad_usage("unknown argument '%s'", a);
@@ -122,14 +151,7 @@ static int parse_args(int argc, char **argv, struct rv_config *c) {
   c->cycles = cycles >= 0 ? cycles : c->rounds;
   /* tests prove that a wrong read is caught (docs/cli.md) */
   const char *inj = getenv("MUSTER_RENDEZVOUS_TEST_CORRUPT");
-  if (inj && *inj) {
-    char kind[16] = "";
-    if (sscanf(inj, "%d,%ld,%15s", &c->corrupt_rank, &c->corrupt_round, kind) < 2 ||
-        (kind[0] && strcmp(kind, "baseline") != 0))
-      return bad_usage("MUSTER_RENDEZVOUS_TEST_CORRUPT must be RANK,ROUND[,baseline], got '%s'",
-                       inj);
-    c->corrupt_kind = kind[0] ? RV_PTHREAD : RV_MUSTER;
-  }
+  if (inj && *inj && parse_corrupt(inj, c) != 0) return 2;
   snprintf(c->group, sizeof c->group, "rendezvous.%d", (int)getpid());
   return 0;
 }

@@ -12,8 +12,9 @@
  * Exit 0 when the check passes, 1 when it fails or the solve errs, 2 on
  * bad usage.
  *
- * The provider: --provider, else $MUSTER_PROVIDER, else the available one
- * of highest priority for (routine, dtype).  One that takes host memory
+ * The provider: --provider, else $MUSTER_PROVIDER, else the runtime's
+ * choice (docs/choice.md; --json prints it with its reason).  One that
+ * takes host memory
  * runs as above; one that takes only CUDA memory (cusolvermg) runs in GPU
  * mode: every rank's shard in device memory of its GPU (rank r on GPU
  * r % count, or --devices), the checks on host copies of the results.
@@ -23,11 +24,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "cli.h"
+#include "choose.h"
+#include "opts.h"
 #include "solve_run.h"
 
 static int usage_to(FILE *f) {
@@ -40,22 +44,21 @@ static int usage_to(FILE *f) {
           "  --dtype f64 --nrhs 1 --tile 0 (the provider's choice) --seed from the clock.\n"
           "  --reps K: K timed solves in one group (median shown); --warmup K: untimed ones\n"
           "  first (the first solve of a process includes loading the provider).\n"
-          "  Provider: --provider, else $MUSTER_PROVIDER, else the available one of highest\n"
-          "  priority.  A GPU provider (CUDA memory only, e.g. cusolvermg) puts each rank's\n"
+          "  Provider: --provider, else $MUSTER_PROVIDER, else the runtime's choice: the one\n"
+          "  expected fastest (estimate, cost table, else priority; docs/choice.md), printed\n"
+          "  with its reason.  A GPU provider (CUDA memory only, e.g. cusolvermg) puts each rank's\n"
           "  shard on a GPU: rank r on GPU r %% count, or on LIST[r %% len] with --devices\n"
-          "  LIST (comma-separated ordinals, e.g. 0,1).\n");
+          "  LIST (comma-separated ordinals, e.g. 0,1).\n"
+          "  Ranges: --n and --nrhs 1..65536, --tile 0..65536, --ranks 1..64, --reps 1..64,\n"
+          "  --warmup 0..100, --seed 0..18446744073709551615, --devices entries 0..4095.\n"
+          "  Processes mode: every rank's fate (pid, exit status or signal, phase) is on\n"
+          "  stderr when one failed, and in the JSON \"fates\"; a rank that dies fails the\n"
+          "  run (exit 1) at once, and the ranks die with the command.\n");
   return 2;
 }
 
 static int usage(void) { return usage_to(stderr); }
 
-static int parse_i64(const char *s, int64_t *out) {
-  char *end;
-  long long v = strtoll(s, &end, 10);
-  if (!*s || *end) return -1;
-  *out = v;
-  return 0;
-}
 
 static void json_str(const char *s) {
   putchar('"');
@@ -67,62 +70,36 @@ static void json_str(const char *s) {
   putchar('"');
 }
 
-/* "0,1,3" -> devices; 0 or -1 (empty entry, not a number, negative, too many). */
+#define WHO "muster solve" /* who, in messages */
+#define MAX_N 65536     /* --n, --nrhs: a dense n x n matrix in host memory */
+#define MAX_WARMUP 100
+#define MAX_DEVICE 4095 /* --devices entries */
+
+/* "0,1,3" -> devices; 0 or -1 after printing why. */
 static int parse_devices(const char *v, int *devices, int *count) {
-  *count = 0;
-  const char *p = v;
-  for (;;) {
-    char *end;
-    if (*count == MUSTER_MAX_RANKS || *p < '0' || *p > '9') return -1;
-    long d = strtol(p, &end, 10);
-    if (d > 4095) return -1;
-    devices[(*count)++] = (int)d;
-    if (!*end) return 0;
-    if (*end != ',') return -1;
-    p = end + 1;
-  }
+  int64_t d[MUSTER_MAX_RANKS];
+  int n = opt_i64_list(WHO, "--devices", v, 0, MAX_DEVICE, d, MUSTER_MAX_RANKS);
+  if (n < 0) return -1;
+  for (int i = 0; i < n; i++) devices[i] = (int)d[i];
+  *count = n;
+  return 0;
 }
 
-/* Which memory the shards go in.  The provider the solve will use is
- * --provider, else $MUSTER_PROVIDER's choice for the routine, else the
- * available provider of highest priority (ties: name) doing (routine,
- * dtype), as the registry chooses; its name goes in name ("" if none).
- * *cuda = 1 when it takes only CUDA memory.  A chosen CUDA-only provider
- * that cannot run here is an error (-1, why): the runtime would only say
- * that no provider takes host memory.  A name nobody provides runs on the
- * host, where the runtime reports it. */
-static int choose_memory(const sr_spec_t *spec, int *cuda, char *name, size_t name_len, char *why,
-                         size_t len) {
-  muster_provider_info_t list[64];
-  char forced[32];
-  *cuda = 0;
-  if (spec->provider && *spec->provider) snprintf(forced, sizeof forced, "%s", spec->provider);
-  else muster_provider_forced(spec->routine, forced, sizeof forced);
-  int count = muster_providers_list(list, 64);
-  if (count > 64) count = 64;
-  const muster_provider_info_t *pick = NULL;
-  for (int i = 0; i < count; i++) {
-    const muster_provider_info_t *p = &list[i];
-    if (!(p->routines & (1u << spec->routine))) continue;
-    if (forced[0]) {
-      if (!strcmp(p->name, forced) && (!pick || (!pick->available && p->available))) pick = p;
-      continue;
-    }
-    if (!p->available || !(p->dtypes & (1u << spec->dtype))) continue;
-    if (!pick || p->priority > pick->priority ||
-        (p->priority == pick->priority && strcmp(p->name, pick->name) < 0))
-      pick = p;
+/* "fates":[{"rank":0,"pid":P,"exit":0,"signal":0,"died":false,"killed":false,
+ * "fate":"..."},...]: how each rank's process ended (processes mode). */
+static void json_fates(const sr_out_t *out, int ranks) {
+  printf(",\"fates\":[");
+  for (int r = 0; r < ranks; r++) {
+    const struct ml_fate *f = &out->fates[r];
+    printf("%s{\"rank\":%d,\"pid\":%d,\"exit\":%d,\"signal\":%d,\"died\":%s,\"killed\":%s,"
+           "\"fate\":", r ? "," : "", r, f->pid,
+           f->pid && WIFEXITED(f->status) ? WEXITSTATUS(f->status) : -1,
+           f->pid && WIFSIGNALED(f->status) ? WTERMSIG(f->status) : 0, f->died ? "true" : "false",
+           f->killed ? "true" : "false");
+    json_str(f->text);
+    printf("}");
   }
-  if (pick) snprintf(name, name_len, "%s", pick->name); /* for the report should the solve not start */
-  if (!pick || (pick->mem_kinds & (1u << MUSTER_MEM_HOST))) return 0;
-  if (!(pick->mem_kinds & (1u << MUSTER_MEM_CUDA))) return 0; /* neither: the runtime says so */
-  *cuda = 1;
-  if (!pick->available) {
-    snprintf(why, len, "provider '%s' (%.200s, CUDA memory only) cannot run here: %s", pick->name, pick->path,
-             pick->why[0] ? pick->why : "its probe said unavailable");
-    return -1;
-  }
-  return 0;
+  printf("]");
 }
 
 int cmd_solve(int argc, char **argv) {
@@ -133,7 +110,6 @@ int cmd_solve(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int64_t x;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       usage_to(stdout);
       return 0;
@@ -149,20 +125,18 @@ int cmd_solve(int argc, char **argv) {
     } else if (!v) {
       fprintf(stderr, "muster solve: %s needs a value\n", a);
       return usage();
-    } else if (!strcmp(a, "--n") || !strcmp(a, "--nrhs") || !strcmp(a, "--tile") ||
-               !strcmp(a, "--ranks") || !strcmp(a, "--seed") || !strcmp(a, "--reps") ||
-               !strcmp(a, "--warmup")) {
-      if (parse_i64(v, &x) != 0) {
-        fprintf(stderr, "muster solve: %s wants an integer, got '%s'\n", a, v);
-        return usage();
-      }
-      if (!strcmp(a, "--n")) spec.n = x;
-      else if (!strcmp(a, "--nrhs")) spec.nrhs = x;
-      else if (!strcmp(a, "--tile")) spec.tile = x;
-      else if (!strcmp(a, "--ranks")) spec.ranks = (int)x;
-      else if (!strcmp(a, "--reps")) spec.reps = (int)x;
-      else if (!strcmp(a, "--warmup")) spec.warmup = (int)x;
-      else seed = (uint64_t)x;
+    } else if (!strcmp(a, "--n") || !strcmp(a, "--nrhs") || !strcmp(a, "--tile")) {
+      int64_t *dst = !strcmp(a, "--n") ? &spec.n : !strcmp(a, "--nrhs") ? &spec.nrhs : &spec.tile;
+      if (opt_i64(WHO, a, v, strcmp(a, "--tile") ? 1 : 0, MAX_N, dst) < 0) return usage();
+      i++;
+    } else if (!strcmp(a, "--ranks") || !strcmp(a, "--reps") || !strcmp(a, "--warmup")) {
+      int rc = !strcmp(a, "--ranks") ? opt_int(WHO, a, v, 1, MUSTER_MAX_RANKS, &spec.ranks)
+               : !strcmp(a, "--reps") ? opt_int(WHO, a, v, 1, SR_MAX_REPS, &spec.reps)
+                                      : opt_int(WHO, a, v, 0, MAX_WARMUP, &spec.warmup);
+      if (rc < 0) return usage();
+      i++;
+    } else if (!strcmp(a, "--seed")) {
+      if (opt_u64(WHO, a, v, &seed) < 0) return usage();
       i++;
     } else if (!strcmp(a, "--mode")) {
       mode = v;
@@ -174,14 +148,11 @@ int cmd_solve(int argc, char **argv) {
       }
       i++;
     } else if (!strcmp(a, "--provider")) {
+      if (opt_backend(WHO, a, v) < 0) return usage();
       spec.provider = v;
       i++;
     } else if (!strcmp(a, "--devices")) {
-      if (parse_devices(v, spec.devices, &spec.ndevices) != 0) {
-        fprintf(stderr, "muster solve: --devices wants GPU ordinals like 0,1 (at most %d), got '%s'\n",
-                MUSTER_MAX_RANKS, v);
-        return usage();
-      }
+      if (parse_devices(v, spec.devices, &spec.ndevices) != 0) return usage();
       i++;
     } else {
       fprintf(stderr, "muster solve: unknown option %s\n", a);
@@ -196,13 +167,6 @@ int cmd_solve(int argc, char **argv) {
   else if (!strcmp(mode, "processes")) spec.processes = 1;
   else {
     fprintf(stderr, "muster solve: --mode threads or processes, not '%s'\n", mode);
-    return usage();
-  }
-  if (spec.n < 1 || spec.n > 65536 || spec.ranks < 1 || spec.ranks > MUSTER_MAX_RANKS ||
-      spec.reps < 1 || spec.reps > SR_MAX_REPS || spec.warmup < 0 || spec.warmup > 100 ||
-      (spec.routine == MUSTER_POTRS && spec.nrhs < 1)) {
-    fprintf(stderr, "muster solve: need 1 <= n <= 65536, 1 <= ranks <= %d, 1 <= reps <= %d, nrhs >= 1\n",
-            MUSTER_MAX_RANKS, SR_MAX_REPS);
     return usage();
   }
   /* the matrix, and room for the results */
@@ -223,8 +187,8 @@ int cmd_solve(int argc, char **argv) {
 
   sr_out_t out;
   int xsame = 0, started = -1;
-  char why[600], chosen[32] = "";
-  if (choose_memory(&spec, &spec.cuda, chosen, sizeof chosen, why, sizeof why) < 0) {
+  char why[600], chosen[32] = "", reason[MUSTER_MAX_REASON] = "";
+  if (cli_choose_memory(&spec, &spec.cuda, chosen, sizeof chosen, reason, sizeof reason, why, sizeof why) < 0) {
     memset(&out, 0, sizeof out);
     for (int r = 0; r < MUSTER_MAX_RANKS; r++) out.devices[r] = -1;
     out.rc = MUSTER_ENOPROVIDER;
@@ -254,7 +218,9 @@ int cmd_solve(int argc, char **argv) {
     json_str(out.res.provider[0] ? out.res.provider : (spec.provider ? spec.provider : chosen));
     printf(",\"mem\":\"%s\",\"devices\":[", spec.cuda ? "cuda" : "host");
     for (int r = 0; r < spec.ranks; r++) printf("%s%d", r ? "," : "", out.devices[r]);
-    printf("],\"seed\":%" PRIu64 ",\"reps\":%d,\"warmup\":%d,\"seconds\":%.6f,"
+    printf("],\"reason\":");
+    json_str(out.res.provider[0] ? out.res.reason : reason);
+    printf(",\"seed\":%" PRIu64 ",\"reps\":%d,\"warmup\":%d,\"seconds\":%.6f,"
            "\"provider_seconds\":%.6f,", seed, spec.reps, spec.warmup, secs, psecs);
     if (isfinite(residual)) printf("\"residual\":%.3e", residual);
     else printf("\"residual\":null");
@@ -266,6 +232,7 @@ int cmd_solve(int argc, char **argv) {
       printf(",\"message\":");
       json_str(out.msg);
     }
+    if (spec.processes && started >= 0) json_fates(&out, spec.ranks);
     printf("}\n");
   } else if (out.rc == 0) {
     printf("%s %s n=%" PRId64 " nrhs=%" PRId64 " ranks=%d mode=%s provider=%s tile=%" PRId64
@@ -276,6 +243,7 @@ int cmd_solve(int argc, char **argv) {
       for (int r = 0; r < spec.ranks; r++) printf("%s%d", r ? "," : "", out.devices[r]);
     }
     printf("\n");
+    printf("  choice    %s\n", out.res.reason);
     printf("  time      %.6f s (provider %.6f s)%s\n", secs, psecs, spec.reps > 1 ? ", median" : "");
     printf("  residual  %.3e (tolerance %.3e)%s\n", residual, tol,
            xsame ? "" : "  -- ranks got different results");
@@ -284,6 +252,8 @@ int cmd_solve(int argc, char **argv) {
   if (out.rc != 0)
     fprintf(stderr, "muster solve: %s %s n=%" PRId64 " ranks=%d mode=%s: %s: %s\n", routine,
             muster_dtype_name(t), n, spec.ranks, mode, muster_strerror(out.rc), out.msg);
+  if (out.rc != 0 && spec.processes && started >= 0)
+    for (int r = 0; r < spec.ranks; r++) fprintf(stderr, "muster solve: %s\n", out.fates[r].text);
   free(A);
   free(B);
   free(full);

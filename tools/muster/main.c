@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "muster.h"
 
 static const struct {
@@ -15,7 +16,10 @@ static const struct {
      "        [--tile T] [--nrhs K] [--provider NAME] [--devices LIST] [--seed S] [--json]\n"
      "        run one collective solve on a random SPD/Hermitian matrix and check it"},
     {"providers", cmd_providers, "providers [--json]\n        list providers found, their routines, dtypes, availability"},
-    {"bench", cmd_bench, "bench [--help]\n        benchmarks (see `muster bench --help`)"},
+    {"bench", cmd_bench,
+     "bench [--help]\n        benchmarks (see `muster bench --help`)\n"
+     "  bench --calibrate --provider NAME --routine R [--n LIST] [--ranks LIST] --out FILE\n"
+     "        measure NAME's cost table for the engine choice (docs/choice.md)"},
     {"rendezvous", cmd_rendezvous,
      "rendezvous --ranks R --mode threads|processes --rounds K [--cycles C] [--baseline] [--json]\n"
      "        R participants run K rounds of publish + barrier + read; prints median/p99"},
@@ -26,14 +30,29 @@ static void usage(FILE *f) {
           MUSTER_VERSION_MAJOR, MUSTER_VERSION_MINOR, MUSTER_VERSION_PATCH);
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) fprintf(f, "  %s\n", cmds[i].usage);
   fprintf(f,
-          "\nenvironment:\n"
-          "  MUSTER_PROVIDER_PATH  ':'-separated provider folders (default: <lib>/muster/providers)\n"
-          "  MUSTER_PROVIDER       force a backend: NAME, or per routine potrs=NAME,syevd=NAME\n"
-          "  MUSTER_TIMEOUT        rendezvous deadline in seconds (default 60)\n"
-          "  MUSTER_JOB            job key isolating this job's groups (default \"default\")\n"
-          "  MUSTER_LOG            stderr log level: error|warn|info|debug (default silent)\n"
-          "\nexit status: 0 on success; 1 on a failed check or runtime error; 2 on bad usage.\n"
-          "docs: docs/cli.md, docs/runtime.md, docs/troubleshooting.md\n");
+          "\nenvironment (unset: the default; set but empty or malformed: exit 2):\n"
+          "  MUSTER_PROVIDER_PATH  1..16 provider folders separated by ':', none empty, each\n"
+          "                        at most 3800 bytes (default: <lib>/muster/providers)\n"
+          "  MUSTER_PROVIDER       force a backend: NAME, and/or ROUTINE=NAME entries separated\n"
+          "                        by ',' (ROUTINE potrs|potri|syevd, each once; NAME 1..31 of\n"
+          "                        [A-Za-z0-9._-]), e.g. lapack,syevd=cusolvermg; else each\n"
+          "                        call goes to the provider expected fastest (docs/choice.md)\n"
+          "  MUSTER_COST_PATH      ':'-separated folders searched first for <backend>.cost tables\n"
+          "  MUSTER_MPI_LIB        libmpi to dlopen for the MPI bootstrap (default libmpi.so.40,\n"
+          "                        libmpi.so.12, libmpi.so; docs/bootstrap.md)\n"
+          "  MUSTER_TIMEOUT        rendezvous deadline in seconds, 0.001..31536000 (one year),\n"
+          "                        or inf: no deadline (default 60)\n"
+          "  MUSTER_JOB            job key isolating this job's groups: 1..64 printable ASCII\n"
+          "                        bytes, no '/', '.' or space (default \"default\")\n"
+          "  MUSTER_LOG            stderr log level: error|warn|info|debug (default silent);\n"
+          "                        info logs every provider choice with each candidate's time\n"
+          "  MUSTER_DN_DEVICE      cusolverdn: the GPU (leader's ordinal) it runs on (default: the leader's)\n"
+          "  MUSTER_DN_POTRI       cusolverdn: potri's path, auto|potri|solve (docs/providers.md)\n"
+          "  MUSTER_LAUNCH_TEST_STOP  tests only: the rank (0..1023) whose process stops\n"
+          "                        itself before it joins, in processes mode\n"
+          "\nexit status: 0 on success; 1 on a failed check or runtime error, or when a rank's\n"
+          "process died (processes mode); 2 on bad usage (an option or variable).\n"
+          "docs: docs/cli.md, docs/runtime.md, docs/choice.md, docs/bootstrap.md, docs/troubleshooting.md\n");
 }
 
 int main(int argc, char **argv) {
@@ -45,8 +64,12 @@ int main(int argc, char **argv) {
     printf("muster %d.%d.%d\n", MUSTER_VERSION_MAJOR, MUSTER_VERSION_MINOR, MUSTER_VERSION_PATCH);
     return 0;
   }
-  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-    if (!strcmp(argv[1], cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    if (strcmp(argv[1], cmds[i].name)) continue;
+    /* the runtime would refuse a malformed variable later, in every rank */
+    if (opt_check_env() < 0) return 2;
+    return cmds[i].fn(argc - 1, argv + 1);
+  }
   fprintf(stderr, "muster: unknown subcommand '%s'\n", argv[1]);
   usage(stderr);
   return 2;

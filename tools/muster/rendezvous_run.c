@@ -23,11 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "launch.h"
 #include "rendezvous.h"
 
 
@@ -41,7 +40,6 @@
 #define RV_GRACE_S 5.0        /* after a first failure, time the others get to
                                  notice it themselves before they are killed */
 #define RV_MAX_REPORTED 8     /* failure lines printed before summarising      */
-#define RV_NOT_STARTED 3      /* exit status of a child whose gate was closed  */
 
 static double now_s(void) {
   struct timespec ts;
@@ -338,143 +336,47 @@ out:
 
 /* ---- processes ---------------------------------------------------------- */
 
-static void child_main(const struct rv_config *c, enum rv_kind kind, struct rv_shared *s,
-                       int rank, int gate_fd, pid_t parent) {
-  /* Die with the command: nothing may outlive it. */
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) _exit(RV_NOT_STARTED);
-  char go;
-  ssize_t n;
-  do n = read(gate_fd, &go, 1);
-  while (n < 0 && errno == EINTR);
-  close(gate_fd);
-  if (n != 1) _exit(RV_NOT_STARTED); /* the parent gave up before the start */
-  int rc = rank_main(c, kind, s, rank);
-  if (kind == RV_MUSTER) muster_group_cache_flush();
-  /* _exit: the parent's stdio buffers and atexit handlers are not ours */
-  _exit(rc == 0 ? 0 : 1);
+struct rv_proc {
+  const struct rv_config *c;
+  enum rv_kind kind;
+  struct rv_shared *s;
+};
+
+static int process_rank(int rank, void *arg) {
+  const struct rv_proc *p = arg;
+  int rc = rank_main(p->c, p->kind, p->s, rank);
+  if (p->kind == RV_MUSTER) muster_group_cache_flush();
+  return rc;
 }
 
-static int rank_of(const pid_t *pids, int n, pid_t pid) {
-  for (int r = 0; r < n; r++)
-    if (pids[r] == pid) return r;
-  return -1;
-}
-
-/* SIGKILL every rank not reaped yet (pids[r] > 0), saying why. */
-static void kill_stragglers(const struct rv_config *c, struct rv_shared *s, const pid_t *pids) {
+/* Every rank's fate, when one failed (the launcher knows the ones that died
+ * without a word: their signal and phase). */
+static void report_fates(const struct rv_config *c, const struct ml_fate *f) {
+  int shown = 0;
   for (int r = 0; r < c->ranks; r++) {
-    if (pids[r] <= 0) continue;
-    kill(pids[r], SIGKILL);
-    if (s->rc[r] == 0) {
-      snprintf(s->msg[r], RV_MSG, "rank %d (pid %d): still running %.0f s after the first "
-               "failure; killed", r, (int)pids[r], RV_GRACE_S);
-      s->rc[r] = -1;
-    }
+    if (!f[r].died) continue;
+    if (shown++ < RV_MAX_REPORTED) fprintf(stderr, "muster rendezvous: %s\n", f[r].text);
   }
-}
-
-/* Wait for every child; after the first failure the others get RV_GRACE_S
- * to return on their own (a poisoned group, a dead peer) and are then
- * killed, so a rank blocked forever (pthread_barrier) cannot hang us. */
-static int reap_children(const struct rv_config *c, struct rv_shared *s, pid_t *pids,
-                         int *killed) {
-  int left = 0, failed = 0;
-  double deadline = 0;
-  for (int r = 0; r < c->ranks; r++) left += pids[r] > 0;
-  while (left > 0) {
-    int status;
-    pid_t w = waitpid(-1, &status, failed ? WNOHANG : 0);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) break; /* ECHILD: nothing left */
-    if (w == 0) {
-      if (now_s() < deadline) {
-        usleep(2000);
-        continue;
-      }
-      kill_stragglers(c, s, pids);
-      *killed = 1;
-      failed = 0; /* block until the killed ones are reaped */
-      deadline = 1e300;
-      continue;
-    }
-    int r = rank_of(pids, c->ranks, w);
-    if (r < 0) continue;
-    pids[r] = 0;
-    left--;
-    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (!ok && s->rc[r] == 0) {
-      if (WIFSIGNALED(status))
-        snprintf(s->msg[r], RV_MSG, "rank %d (pid %d) was killed by signal %d (%s)", r, (int)w,
-                 WTERMSIG(status), strsignal(WTERMSIG(status)));
-      else
-        snprintf(s->msg[r], RV_MSG, "rank %d (pid %d) exited with status %d", r, (int)w,
-                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-      s->rc[r] = -1;
-    }
-    if (!ok && deadline == 0) {
-      failed = 1;
-      deadline = now_s() + RV_GRACE_S;
-    }
-  }
-  return 0;
-}
-
-/* A rank that died (or was killed) before the group formed leaves its name
- * behind; the name is unique to this invocation, so removing it once every
- * rank is reaped cannot hurt anyone else. */
-static void unlink_group_name(const struct rv_config *c) {
-  const char *job = getenv("MUSTER_JOB");
-  char name[256];
-  snprintf(name, sizeof name, "/muster.%u.%s.%s", (unsigned)getuid(),
-           job && *job ? job : "default", c->group);
-  shm_unlink(name);
+  if (shown > RV_MAX_REPORTED)
+    fprintf(stderr, "muster rendezvous: ... and %d more ranks ended badly\n", shown - RV_MAX_REPORTED);
 }
 
 static int run_processes(const struct rv_config *c, enum rv_kind kind, struct rv_shared *s) {
-  pid_t *pids = calloc((size_t)c->ranks, sizeof *pids);
-  int gate[2] = {-1, -1}, rc = 0, killed = 0, forked = 0;
-  pid_t parent = getpid();
-  if (!pids || pipe(gate) != 0) {
-    fprintf(stderr, "muster rendezvous: cannot prepare the ranks: %s\n", strerror(errno));
-    rc = -1;
-    goto out;
+  struct rv_proc p = {c, kind, s};
+  struct ml_spec ml = {.who = "muster rendezvous", .group = kind == RV_MUSTER ? c->group : NULL,
+                       .ranks = c->ranks, .fn = process_rank, .arg = &p, .grace_s = RV_GRACE_S};
+  struct ml_fate *f = calloc((size_t)c->ranks, sizeof *f);
+  if (!f) {
+    fprintf(stderr, "muster rendezvous: out of memory\n");
+    return -1;
   }
-  fflush(NULL); /* children must not inherit unflushed output */
-  for (; forked < c->ranks; forked++) {
-    pid_t p = fork();
-    if (p < 0) {
-      fprintf(stderr, "muster rendezvous: cannot fork rank %d: %s\n", forked, strerror(errno));
-      rc = -1;
-      break;
-    }
-    if (p == 0) {
-      close(gate[1]);
-      child_main(c, kind, s, forked, gate[0], parent);
-    }
-    pids[forked] = p;
+  int rc = ml_run(&ml, f);
+  if (rc > 0) {
+    report_failures(c, s);
+    report_fates(c, f);
   }
-  close(gate[0]);
-  gate[0] = -1;
-  if (rc == 0) {
-    /* one byte per rank opens the gate; closing it unwritten sends them home */
-    char go[RV_MAX_SPAWN];
-    memset(go, 'g', sizeof go);
-    ssize_t n = write(gate[1], go, (size_t)c->ranks);
-    if (n != c->ranks) rc = -1;
-  }
-  close(gate[1]);
-  gate[1] = -1;
-  reap_children(c, s, pids, &killed);
-  int any_failed = killed;
-  for (int r = 0; r < c->ranks; r++) any_failed |= s->rc[r] != 0;
-  if (any_failed && kind == RV_MUSTER) unlink_group_name(c);
-  if (rc == 0) rc = report_failures(c, s);
-out:
-  if (gate[0] >= 0) close(gate[0]);
-  if (gate[1] >= 0) close(gate[1]);
-  free(pids);
-  return rc;
+  free(f);
+  return rc == 0 ? 0 : -1;
 }
 
 int rv_run(const struct rv_config *c, enum rv_kind kind, struct rv_shared *s) {

@@ -275,8 +275,10 @@ static int run_threads(shared_t *sh) {
 }
 
 /* A forked rank: in GPU mode it finds and sets its own GPU first (the
- * parent never starts CUDA: it would not work in the children). */
-static void process_rank(shared_t *sh, int r) {
+ * parent never starts CUDA: it would not work in the children).  Its exit
+ * status says whether it failed (launch.h). */
+static int process_rank(int r, void *arg) {
+  shared_t *sh = arg;
   const sr_spec_t *s = sh->spec;
   rank_out_t *o = &sh->outs[r];
   int count = 0, device = -1, rc = 0;
@@ -288,37 +290,37 @@ static void process_rank(shared_t *sh, int r) {
     o->device = device;
     rc = fail_with(o, MUSTER_ECUDA, r, "cannot use its GPU", why);
   }
-  rank_run(sh, r, device, rc);
+  return rank_run(sh, r, device, rc);
+}
+
+/* A rank that was killed, or whose process ended without a result of its
+ * own (status 1 means it reported an error in its out), lost the run. */
+static int lost(const struct ml_fate *f) {
+  return f->killed || WIFSIGNALED(f->status) || (WIFEXITED(f->status) && WEXITSTATUS(f->status) > 1);
 }
 
 static int run_processes(shared_t *sh, sr_out_t *out) {
-  pid_t pids[MUSTER_MAX_RANKS];
-  int started = 0;
-  fflush(stdout);
-  fflush(stderr);
-  for (int r = 0; r < sh->spec->ranks; r++) {
-    pid_t p = fork();
-    if (p < 0) {
-      snprintf(out->msg, sizeof out->msg, "fork: %s", strerror(errno));
-      for (int k = 0; k < started; k++) kill(pids[k], SIGKILL);
-      break;
-    }
-    if (p == 0) {
-      process_rank(sh, r);
-      _exit(0);
-    }
-    pids[started++] = p;
+  struct ml_spec ml = {.who = "muster", .group = sh->group, .ranks = sh->spec->ranks,
+                       .fn = process_rank, .arg = sh};
+  int rc = ml_run(&ml, out->fates);
+  for (int r = 0; r < sh->spec->ranks; r++) { /* what a rank that failed said */
+    struct ml_fate *f = &out->fates[r];
+    size_t n = strlen(f->text);
+    if (sh->outs[r].reported && sh->outs[r].rc != 0)
+      snprintf(f->text + n, sizeof f->text - n, "; it said: %s: %s",
+               muster_strerror(sh->outs[r].rc), sh->outs[r].msg);
   }
-  for (int k = 0; k < started; k++) {
-    int st = 0;
-    waitpid(pids[k], &st, 0);
-    if (WIFSIGNALED(st) && sh->outs[k].rc == 0) {
-      sh->outs[k].rc = MUSTER_EPEERDEAD;
-      snprintf(sh->outs[k].msg, sizeof sh->outs[k].msg, "rank %d (pid %d) killed by signal %d",
-               k, (int)pids[k], WTERMSIG(st));
-    }
+  const struct ml_fate *first = NULL;
+  for (int r = 0; r < sh->spec->ranks; r++)
+    if (lost(&out->fates[r]) && (!first || out->fates[r].seq < first->seq)) first = &out->fates[r];
+  if (first) { /* its fate, without what it said (the cause comes first) */
+    out->died = 1;
+    const char *said = strstr(first->text, "; it said: ");
+    int len = said ? (int)(said - first->text) : (int)strlen(first->text);
+    snprintf(out->msg, sizeof out->msg, "%.*s", len, first->text);
   }
-  return started == sh->spec->ranks ? 0 : -1;
+  if (rc < 0 && !first) snprintf(out->msg, sizeof out->msg, "the ranks could not be started");
+  return rc < 0 ? -1 : 0;
 }
 
 int sr_run(const sr_spec_t *s, const void *A, const void *B, sr_out_t *out, void *full, void *X,
@@ -353,7 +355,13 @@ int sr_run(const sr_spec_t *s, const void *A, const void *B, sr_out_t *out, void
   int rc = s->processes ? run_processes(&sh, out) : run_threads(&sh);
   const rank_out_t *o0 = &sh.outs[0];
   out->rc = o0->rc;
-  snprintf(out->msg, sizeof out->msg, "%s", o0->msg);
+  if (out->died) {
+    if (out->rc == 0) out->rc = MUSTER_EPEERDEAD; /* it may have finished before the death */
+  } else if (rc == 0) {
+    snprintf(out->msg, sizeof out->msg, "%s", o0->msg);
+  } else if (out->rc == 0) {
+    out->rc = MUSTER_ESYS;
+  }
   out->res = o0->res;
   memcpy(out->seconds, o0->seconds, sizeof out->seconds);
   memcpy(out->provider_seconds, o0->provider_seconds, sizeof out->provider_seconds);

@@ -20,6 +20,7 @@
 #define MUSTER_SOLVE_RUN_H
 
 #include <stddef.h>
+#include "launch.h"
 #include "muster.h"
 
 #define SR_MAX_REPS 64
@@ -48,6 +49,10 @@ typedef struct sr_out {
   double provider_seconds[SR_MAX_REPS];
   int disagree;             /* ranks returned different codes */
   int devices[MUSTER_MAX_RANKS]; /* the GPU each rank used; -1: host or unknown */
+  int died;                 /* processes: a rank's process was killed, or ended
+                               without reporting; then rc != 0 and msg is the
+                               fate of the first one reaped                    */
+  struct ml_fate fates[MUSTER_MAX_RANKS]; /* processes: how each one ended    */
 } sr_out_t;
 
 /* Run spec on the full matrices A (n x n) and B (n x nrhs), column-major,

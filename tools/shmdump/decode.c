@@ -111,26 +111,31 @@ static int open_checked(struct sd_seg *s) {
   return fd;
 }
 
+int sd_other_pidns(const struct sd_seg *s) {
+  return s->name_ok && !muster__proc_same_pidns(s->parsed.pidns);
+}
+
 /* pid + start time mean something only in the pid namespace they were
- * recorded in (slot.pidns / creator_pidns, 0 = unknown: assume ours). */
-static int liveness(pid_t pid, uint64_t start, uint64_t pidns) {
-  if (!muster__proc_same_pidns(pidns)) return SD_UNKNOWN;
+ * recorded in: the segment's (its name) and the slot's (slot.pidns /
+ * creator_pidns, 0 = unknown: assume the segment's). */
+static int liveness(const struct sd_seg *s, pid_t pid, uint64_t start, uint64_t pidns) {
+  if (sd_other_pidns(s) || !muster__proc_same_pidns(pidns)) return SD_UNKNOWN;
   return muster__proc_alive(pid, start) ? SD_ALIVE : SD_DEAD;
 }
 
 const char *sd_alive_name(int alive) {
-  return alive == SD_ALIVE ? "alive" : alive == SD_DEAD ? "DEAD" : "other-ns";
+  return alive == SD_ALIVE ? "alive" : alive == SD_DEAD ? "DEAD" : "unknown";
 }
 
 static void judge_valid(struct sd_seg *s, double now) {
   const struct muster_seg_header *h = s->hdr;
   int any_alive = s->nholders > 0, dead_seated = -1, stuck_rank = -1;
   double longest_wait = 0;
-  s->creator_alive = liveness(h->creator_pid, h->creator_start, h->creator_pidns);
+  s->creator_alive = liveness(s, h->creator_pid, h->creator_start, h->creator_pidns);
   any_alive |= s->creator_alive != SD_DEAD;
   for (int r = 0; r < h->nranks; r++) {
     const struct muster_seg_slot *sl = muster__segment_slot((struct muster_seg_header *)h, r);
-    s->alive[r] = sl->pid > 0 ? liveness(sl->pid, sl->start_time, sl->pidns) : SD_DEAD;
+    s->alive[r] = sl->pid > 0 ? liveness(s, sl->pid, sl->start_time, sl->pidns) : SD_DEAD;
     any_alive |= s->alive[r] != SD_DEAD;
     if (seated(sl->phase) && sl->pid > 0 && s->alive[r] == SD_DEAD && dead_seated < 0)
       dead_seated = r;
@@ -199,6 +204,11 @@ void sd_decode(struct sd_seg *s, double now_real_s) {
   } else if (s->hdr->uid != (uint32_t)s->owner) {
     set_state(s, SD_CORRUPT, "header says uid %u, the file is owned by uid %u", s->hdr->uid,
               (unsigned)s->owner);
+  } else if (s->name_ok && s->hdr->creator_pidns != s->parsed.pidns) {
+    /* the runtime refuses it too (segment.c check_identity) */
+    set_state(s, SD_CORRUPT, "header says pid namespace %llu, the name says %llu",
+              (unsigned long long)s->hdr->creator_pidns,
+              (unsigned long long)s->parsed.pidns);
   } else {
     judge_valid(s, now_real_s);
     goto out;

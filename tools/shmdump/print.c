@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "proc.h"
 #include "shmdump.h"
 
 #define SD_PREVIEW 16 /* payload bytes shown in hex */
@@ -126,6 +127,16 @@ static void print_ranks_text(const struct sd_seg *s, double now) {
   }
 }
 
+/* The pid namespace in the name: ours, or another (whose pids we cannot
+ * judge); a name of another format (an older build's) says none. */
+static void print_pidns_text(const struct sd_seg *s) {
+  if (!s->name_ok)
+    printf("name not of the form muster.<uid>.<pidns>.<job>.<group>");
+  else
+    printf("pid namespace %llu (%s)", (unsigned long long)s->parsed.pidns,
+           sd_other_pidns(s) ? "another one: liveness unknown" : "ours");
+}
+
 static void print_seg_text(const struct sd_seg *s, double now) {
   printf("== ");
   put_safe(s->name, sizeof s->name);
@@ -133,9 +144,11 @@ static void print_seg_text(const struct sd_seg *s, double now) {
   put_safe(s->reason, sizeof s->reason);
   printf("\n   path ");
   put_safe(s->path, sizeof s->path);
-  printf(" (%s), %lld bytes, owner uid %u, held by ",
+  printf(" (%s), %lld bytes, owner uid %u, ",
          s->by_name ? "by name" : "name removed: found through /proc",
          (long long)s->file_size, (unsigned)s->owner);
+  print_pidns_text(s);
+  printf(", held by ");
   print_holders(s);
   printf("\n");
   if (s->removed) printf("   REMOVED by --clean\n");
@@ -258,6 +271,12 @@ static void print_seg_json(const struct sd_seg *s, double now) {
   json_key_str("path", s->path, sizeof s->path);
   printf(",\"by_name\":%s,\"size\":%lld,\"owner_uid\":%u,", s->by_name ? "true" : "false",
          (long long)s->file_size, (unsigned)s->owner);
+  /* the name's pid namespace (null: a name of another format) */
+  if (s->name_ok)
+    printf("\"pidns\":%llu,\"other_pidns\":%s,", (unsigned long long)s->parsed.pidns,
+           sd_other_pidns(s) ? "true" : "false");
+  else
+    printf("\"pidns\":null,\"other_pidns\":null,");
   json_key_str("state", sd_state_name(s->state), 32);
   printf(",");
   json_key_str("reason", s->reason, sizeof s->reason);
@@ -291,7 +310,8 @@ static void print_seg_json(const struct sd_seg *s, double now) {
 }
 
 void sd_print_json(const struct sd_opts *o, const struct sd_list *l, double now) {
-  printf("{\"uid\":%u,", (unsigned)getuid());
+  printf("{\"uid\":%u,\"pidns\":%llu,", (unsigned)getuid(),
+         (unsigned long long)muster__proc_self_pidns());
   json_key_str("dir", o->dir, SD_PATH);
   printf(",\"job\":");
   if (o->job) json_str(o->job, 256);

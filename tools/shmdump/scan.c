@@ -14,25 +14,17 @@
 
 static const char deleted_suffix[] = " (deleted)";
 
-/* The job of "muster.<uid>.<job>.<group>" into buf ("" if malformed). */
-static void name_job(const char *name, char *buf, size_t cap) {
-  buf[0] = '\0';
-  const char *p = name + strlen(MUSTER_SEG_PREFIX);
-  const char *dot1 = strchr(p, '.');
-  if (!dot1) return;
-  const char *dot2 = strchr(dot1 + 1, '.');
-  if (!dot2) return;
-  size_t n = (size_t)(dot2 - dot1 - 1);
-  if (n >= cap) n = cap - 1;
-  memcpy(buf, dot1 + 1, n);
-  buf[n] = '\0';
-}
-
+/* --job: the job in the name (of any pid namespace); a name of another
+ * format has none, so it is listed only without --job. */
 static int job_matches(const struct sd_opts *o, const char *name) {
   if (!o->job) return 1;
-  char job[256];
-  name_job(name, job, sizeof job);
-  return strcmp(job, o->job) == 0;
+  struct muster_seg_name n;
+  return muster__segment_parse_name(name, &n) == MUSTER_OK && strcmp(n.job, o->job) == 0;
+}
+
+static void set_name(struct sd_seg *s, const char *name) {
+  snprintf(s->name, sizeof s->name, "%s", name);
+  s->name_ok = muster__segment_parse_name(s->name, &s->parsed) == MUSTER_OK;
 }
 
 static struct sd_seg *find_inode(struct sd_list *l, dev_t dev, ino_t ino) {
@@ -89,7 +81,7 @@ static int scan_dir(const struct sd_opts *o, struct sd_list *l) {
     if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue; /* gone */
     struct sd_seg *s = add_seg(l);
     if (!s) break;
-    snprintf(s->name, sizeof s->name, "%s", e->d_name);
+    set_name(s, e->d_name);
     snprintf(s->path, sizeof s->path, "%s/%s", o->dir, e->d_name);
     snprintf(s->open_path, sizeof s->open_path, "%s", s->path);
     s->by_name = 1;
@@ -139,7 +131,7 @@ static void scan_process(const struct sd_opts *o, struct sd_list *l, pid_t pid) 
     if (!s) {
       s = add_seg(l);
       if (!s) break;
-      snprintf(s->name, sizeof s->name, "%s", name);
+      set_name(s, name);
       snprintf(s->path, sizeof s->path, "%s%s", target, deleted ? deleted_suffix : "");
       snprintf(s->open_path, sizeof s->open_path, "%s", link);
       fill_stat(s, &st);

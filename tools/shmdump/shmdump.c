@@ -8,7 +8,9 @@
  * the runtime has already removed.  For each: job, group, generation, ranks
  * expected/joined/arrived, and per rank pid, alive or dead (pid + start
  * time), device, phase, how long it has waited and a preview of what it
- * published; ranks that hold the group up are printed as MISSING.  A
+ * published; ranks that hold the group up are printed as MISSING.  Segments
+ * of another pid namespace (in their name) are listed with liveness
+ * unknown.  A
  * truncated, corrupt, foreign or other-version segment is reported with the
  * reason.  --clean unlinks by-name segments that no process holds (open or
  * mapped) and whose creator and members are all dead, or that cannot be
@@ -40,11 +42,14 @@ static const char usage_text[] =
     "             whose creator and members are all dead, or that are corrupt,\n"
     "             truncated or of another layout version and unchanged for 2 s;\n"
     "             never a live or foreign one; prints what it removed\n"
-    "  --job JOB  only segments of job JOB (the MUSTER_JOB of the processes)\n"
+    "  --job JOB  only segments of job JOB (the MUSTER_JOB of the processes), of\n"
+    "             any pid namespace\n"
     "  --dir DIR  look in DIR instead of /dev/shm\n"
     "\n"
     "states: live, forming, stuck (a rank waited > 1 s), poisoned (aborted), stale\n"
     "(everyone dead), dead-ranks, truncated, corrupt, other-version, foreign, unreadable.\n"
+    "Segments of another pid namespace (another container sharing /dev/shm) are listed\n"
+    "with liveness \"unknown\": never stale, never cleaned from here.\n"
     "exit status: 0 ok (whatever was found); 1 DIR unreadable; 2 bad usage.\n"
     "docs: docs/troubleshooting.md\n";
 
@@ -80,6 +85,10 @@ static int parse_args(int argc, char **argv, struct sd_opts *o) {
       fprintf(stderr, "shmdump: unknown argument '%s'\n(see shmdump --help)\n", a);
       return 2;
     }
+  }
+  if (o->job && muster__segment_check_job(o->job) < 0) { /* the runtime's rule for job keys */
+    fprintf(stderr, "shmdump: --job: %s\n(see shmdump --help)\n", muster_last_error());
+    return 2;
   }
   /* "/dev/shm/" and "/dev/shm" must match the same /proc link targets */
   static char dir[4096];

@@ -38,8 +38,9 @@ enum sd_state {
 };
 
 /* Liveness of a pid recorded in a segment.  UNKNOWN: it was recorded in
- * another pid namespace, where our /proc says nothing about it; it is then
- * treated as possibly alive (never stale, never cleaned). */
+ * another pid namespace (the segment's name or its slot says so), where
+ * our /proc says nothing about it; it is then treated as possibly alive
+ * (never stale, never cleaned). */
 enum { SD_DEAD = 0, SD_ALIVE = 1, SD_UNKNOWN = -1 };
 
 #define SD_STUCK_S 1.0 /* a wait longer than this is shown as stuck */
@@ -50,7 +51,9 @@ enum { SD_DEAD = 0, SD_ALIVE = 1, SD_UNKNOWN = -1 };
 struct sd_seg {
   char path[SD_PATH];      /* /dev/shm/NAME, or the link target (deleted)    */
   char open_path[SD_PATH]; /* what we open: /dev/shm/NAME or /proc/P/fd/N    */
-  char name[256];          /* basename: muster.<uid>.<job>.<group>           */
+  char name[256];          /* basename: muster.<uid>.<pidns>.<job>.<group>   */
+  struct muster_seg_name parsed; /* the name taken apart, if name_ok         */
+  int name_ok;             /* the name is of this build's format             */
   int by_name;             /* found in the folder (so --clean may unlink it) */
   dev_t dev;
   ino_t ino;
@@ -90,7 +93,10 @@ void sd_list_free(struct sd_list *l);
 void sd_decode(struct sd_seg *s, double now_real_s);
 const char *sd_state_name(enum sd_state st);
 const char *sd_phase_name(uint32_t phase);
-const char *sd_alive_name(int alive); /* "alive", "DEAD", "other-ns" */
+const char *sd_alive_name(int alive); /* "alive", "DEAD", "unknown" */
+/* 1 if the segment's name says it belongs to another pid namespace than
+ * ours (0 for names that do not say: another format) */
+int sd_other_pidns(const struct sd_seg *s);
 /* the rank's payload of the latest round it published (NULL if none) */
 const uint8_t *sd_latest_payload(const struct muster_seg_slot *sl, uint32_t *len,
                                  uint32_t *gen);

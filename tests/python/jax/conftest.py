@@ -5,9 +5,9 @@ holds libmuster.so, libmuster_jax.so and the providers.  Every session gets
 its own MUSTER_JOB, and after each test no segment of that job may be left
 in /dev/shm.
 """
-import glob
 import os
 import pathlib
+import re
 import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
@@ -34,7 +34,11 @@ import muster_jax  # noqa: E402,F401
 
 
 def job_segments():
-    return glob.glob("/dev/shm/muster.%d.%s.*" % (os.getuid(), os.environ["MUSTER_JOB"]))
+    """Segments of this session's job, of any pid namespace:
+    muster.<uid>.<pidns>.<job>.<group> (runtime/segment.h)."""
+    job = re.escape(os.environ["MUSTER_JOB"])
+    pat = re.compile(r"muster\.%d\.[0-9]+\.%s\." % (os.getuid(), job))
+    return ["/dev/shm/" + f for f in os.listdir("/dev/shm") if pat.match(f)]
 
 
 @pytest.fixture(autouse=True)

@@ -7,9 +7,9 @@ runtime starts; strategies of 1, 2 and 4 replicas use the first devices.
 Every test runs under a private MUSTER_JOB, and no segment of it may remain
 in /dev/shm afterwards.
 """
-import glob
 import os
 import pathlib
+import re
 import sys
 
 import pytest
@@ -30,7 +30,10 @@ DEVICES = muster_tf.configure_cpu_devices(NDEV)
 
 
 def job_segments(job):
-    return glob.glob("/dev/shm/muster.%d.%s.*" % (os.getuid(), job))
+    """Segments of job, of any pid namespace: muster.<uid>.<pidns>.<job>.<group>
+    (runtime/segment.h)."""
+    pat = re.compile(r"muster\.%d\.[0-9]+\.%s\." % (os.getuid(), re.escape(job)))
+    return ["/dev/shm/" + f for f in os.listdir("/dev/shm") if pat.match(f)]
 
 
 @pytest.fixture(autouse=True)

@@ -1,20 +1,22 @@
-// providers/cusolvermg/kernels.cu - the provider's kernels.
+// providers/cudacommon/kernels.cu - the kernels GPU providers share
+// (cudacommon.h, "kernels").
 //
-// cmg_identity_panel: a panel of identity columns, the right-hand side of
-// the inverse's solves (cusolvermg.c, inverse_by_solves).
+// cuc_identity_panel: a panel of identity columns, the right-hand side of
+// an inverse computed by solves (cusolvermg's potri on 2+ GPUs, cusolverdn's
+// potri "solve" path).
 //
-// cmg_mirror_tile: the upper
-// triangle of a column tile of A^-1 from its lower counterpart (cuSolverMg's
-// potri leaves only the lower triangle).  The lower rows are first gathered
-// into a staging buffer on the tile's GPU with copies (cudaMemcpy2DAsync,
-// which reach peers' and IPC-mapped memory alike); the kernel then reads
-// and writes local memory only.  32x32 tiles through shared memory keep the
-// read of stage (contiguous in c) and the write of dst (contiguous in i)
-// coalesced.
+// cuc_mirror_lower: the upper triangle of a block of columns of a Hermitian
+// matrix from its lower counterpart (the potri routines leave only the
+// lower triangle).  The kernel reads `stage` and writes `dst`, both local
+// memory of the GPU it runs on: cusolvermg first gathers the lower rows of a
+// tile into a staging buffer with copies (which reach peers' and
+// IPC-mapped memory alike), cusolverdn passes the matrix itself (stage =
+// dst, lds = lda).  32x32 tiles through shared memory keep the read of
+// stage (contiguous in c) and the write of dst (contiguous in i) coalesced.
 #include <cuComplex.h>
 #include <cuda_runtime.h>
 
-#include "kernels.h"
+#include "cudacommon.h"
 
 namespace {
 
@@ -24,8 +26,7 @@ __device__ __forceinline__ cuFloatComplex conjv(cuFloatComplex x) { return cuCon
 __device__ __forceinline__ cuDoubleComplex conjv(cuDoubleComplex x) { return cuConj(x); }
 
 template <class T>
-__global__ void mirror(const T *__restrict__ stage, long long wc, long long row0, T *__restrict__ dst,
-                       long long lda) {
+__global__ void mirror(const T *stage, long long lds, long long wc, long long row0, T *dst, long long lda) {
   __shared__ T tile[32][33];
   const long long c0 = (long long)blockIdx.x * 32;  // columns of dst (rows of stage)
   const long long i0 = (long long)blockIdx.y * 32;  // rows of dst (columns of stage)
@@ -34,7 +35,7 @@ __global__ void mirror(const T *__restrict__ stage, long long wc, long long row0
   if (i0 >= row0 + c0 + 31) return;  // every (i, c) of this block has i >= row0 + c: lower part
   for (int k = ty; k < 32; k += 8) {  // tile[k][tx] = stage(c0 + tx, i0 + k)
     long long c = c0 + tx, i = i0 + k;
-    if (c < wc && i < rows) tile[k][tx] = stage[i * wc + c];
+    if (c < wc && i < rows && i < row0 + c) tile[k][tx] = stage[i * lds + c];
   }
   __syncthreads();
   for (int k = ty; k < 32; k += 8) {  // dst(i0 + tx, c0 + k) = conj(stage(c0 + k, i0 + tx))
@@ -53,7 +54,7 @@ __global__ void identity(T *__restrict__ panel, long long lda, long long c0, lon
 
 }  // namespace
 
-extern "C" cudaError_t cmg_identity_panel(int dtype, void *panel, int64_t lda, int64_t c0, int64_t w,
+extern "C" cudaError_t cuc_identity_panel(int dtype, void *panel, int64_t lda, int64_t c0, int64_t w,
                                           cudaStream_t stream) {
   if (lda <= 0 || w <= 0) return cudaSuccess;
   const unsigned block = 256;
@@ -74,22 +75,27 @@ extern "C" cudaError_t cmg_identity_panel(int dtype, void *panel, int64_t lda, i
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t cmg_mirror_tile(int dtype, const void *stage, int64_t wc, int64_t row0, void *dst,
-                                       int64_t lda, cudaStream_t stream) {
+extern "C" cudaError_t cuc_mirror_lower(int dtype, const void *stage, int64_t lds, int64_t wc, int64_t row0, void *dst,
+                                        int64_t lda, cudaStream_t stream) {
   long long rows = row0 + wc;
   long long gy = (rows + 31) / 32, gx = (wc + 31) / 32;
   if (wc <= 0) return cudaSuccess;
-  if (gy > 65535) return cudaErrorInvalidValue;  // rows > 2 097 120
+  if (gy > 65535 || gx > 2147483647LL) return cudaErrorInvalidValue;  // rows > 2 097 120
   dim3 grid((unsigned)gx, (unsigned)gy), block(32, 8);
   switch (dtype) {
-  case MUSTER_F32: mirror<float><<<grid, block, 0, stream>>>((const float *)stage, wc, row0, (float *)dst, lda); break;
-  case MUSTER_F64: mirror<double><<<grid, block, 0, stream>>>((const double *)stage, wc, row0, (double *)dst, lda); break;
+  case MUSTER_F32:
+    mirror<float><<<grid, block, 0, stream>>>((const float *)stage, lds, wc, row0, (float *)dst, lda);
+    break;
+  case MUSTER_F64:
+    mirror<double><<<grid, block, 0, stream>>>((const double *)stage, lds, wc, row0, (double *)dst, lda);
+    break;
   case MUSTER_C64:
-    mirror<cuFloatComplex><<<grid, block, 0, stream>>>((const cuFloatComplex *)stage, wc, row0, (cuFloatComplex *)dst, lda);
+    mirror<cuFloatComplex><<<grid, block, 0, stream>>>((const cuFloatComplex *)stage, lds, wc, row0,
+                                                       (cuFloatComplex *)dst, lda);
     break;
   case MUSTER_C128:
-    mirror<cuDoubleComplex><<<grid, block, 0, stream>>>((const cuDoubleComplex *)stage, wc, row0, (cuDoubleComplex *)dst,
-                                                        lda);
+    mirror<cuDoubleComplex><<<grid, block, 0, stream>>>((const cuDoubleComplex *)stage, lds, wc, row0,
+                                                        (cuDoubleComplex *)dst, lda);
     break;
   default: return cudaErrorInvalidValue;
   }

@@ -1,0 +1,116 @@
+/* providers/cusolverdn/dncall.c - the one way the provider calls a
+ * cusolverDn routine: its _bufferSize query, the cached device and host
+ * workspaces grown to that (under the memory check), the call on the
+ * solver stream, its info copied back (job.h).  The switches below are the
+ * only place that spells out the routines' argument lists. */
+#include <string.h>
+
+#include "job.h"
+
+#define LOWER CUBLAS_FILL_MODE_LOWER
+
+static const char *const op_name[] = {
+    [DN_POTRF] = "cusolverDnXpotrf",
+    [DN_POTRS] = "cusolverDnXpotrs",
+    [DN_POTRI] = "cusolverDn<t>potri",
+    [DN_SYEVD] = "cusolverDnXsyevd",
+};
+
+const char *dn_op_name(dn_op_t op) { return op_name[op]; }
+
+/* The legacy potri (the 64-bit API has none): int sizes, lwork in elements. */
+static cusolverStatus_t potri_size(dn_job_t *j, int *lwork) {
+  cusolverDnHandle_t h = j->d->handle;
+  int n = (int)j->a->n, ld = (int)j->lda;
+  switch (j->a->dtype) {
+  case MUSTER_F32: return cusolverDnSpotri_bufferSize(h, LOWER, n, j->A, ld, lwork);
+  case MUSTER_F64: return cusolverDnDpotri_bufferSize(h, LOWER, n, j->A, ld, lwork);
+  case MUSTER_C64: return cusolverDnCpotri_bufferSize(h, LOWER, n, j->A, ld, lwork);
+  default: return cusolverDnZpotri_bufferSize(h, LOWER, n, j->A, ld, lwork);
+  }
+}
+
+static cusolverStatus_t potri(dn_job_t *j, void *ws, int lwork, int *dinfo) {
+  cusolverDnHandle_t h = j->d->handle;
+  int n = (int)j->a->n, ld = (int)j->lda;
+  switch (j->a->dtype) {
+  case MUSTER_F32: return cusolverDnSpotri(h, LOWER, n, j->A, ld, ws, lwork, dinfo);
+  case MUSTER_F64: return cusolverDnDpotri(h, LOWER, n, j->A, ld, ws, lwork, dinfo);
+  case MUSTER_C64: return cusolverDnCpotri(h, LOWER, n, j->A, ld, ws, lwork, dinfo);
+  default: return cusolverDnZpotri(h, LOWER, n, j->A, ld, ws, lwork, dinfo);
+  }
+}
+
+static cusolverStatus_t buffer_size(dn_job_t *j, const dn_call_t *m, size_t *dev_bytes, size_t *host_bytes) {
+  dn_dev_t *d = j->d;
+  cudaDataType t = cuc_cuda_type(j->a->dtype);
+  *dev_bytes = *host_bytes = 0;
+  switch (m->op) {
+  case DN_POTRF:
+    return cusolverDnXpotrf_bufferSize(d->handle, d->params, LOWER, j->a->n, t, j->A, j->lda, t, dev_bytes,
+                                       host_bytes);
+  case DN_POTRS: return CUSOLVER_STATUS_SUCCESS; /* no workspace */
+  case DN_POTRI: {
+    int lwork = 0;
+    cusolverStatus_t st = potri_size(j, &lwork);
+    *dev_bytes = (size_t)(lwork > 0 ? lwork : 0) * j->esz;
+    return st;
+  }
+  case DN_SYEVD:
+    return cusolverDnXsyevd_bufferSize(d->handle, d->params, m->jobz, LOWER, j->a->n, t, j->A, j->lda,
+                                       cuc_real_type(j->a->dtype), m->w, t, dev_bytes, host_bytes);
+  }
+  return CUSOLVER_STATUS_INVALID_VALUE;
+}
+
+static cusolverStatus_t compute(dn_job_t *j, const dn_call_t *m, size_t dev_bytes, size_t host_bytes, int *dinfo) {
+  dn_dev_t *d = j->d;
+  cudaDataType t = cuc_cuda_type(j->a->dtype);
+  switch (m->op) {
+  case DN_POTRF:
+    return cusolverDnXpotrf(d->handle, d->params, LOWER, j->a->n, t, j->A, j->lda, t, d->ws, dev_bytes, d->hws,
+                            host_bytes, dinfo);
+  case DN_POTRS:
+    return cusolverDnXpotrs(d->handle, d->params, LOWER, j->a->n, m->nrhs, t, j->A, j->lda, t, m->b, m->ldb, dinfo);
+  case DN_POTRI: return potri(j, d->ws, (int)(dev_bytes / j->esz), dinfo);
+  case DN_SYEVD:
+    return cusolverDnXsyevd(d->handle, d->params, m->jobz, LOWER, j->a->n, t, j->A, j->lda,
+                            cuc_real_type(j->a->dtype), m->w, t, d->ws, dev_bytes, d->hws, host_bytes, dinfo);
+  }
+  return CUSOLVER_STATUS_INVALID_VALUE;
+}
+
+int dn_run(dn_job_t *j, const dn_call_t *m, int *info) {
+  int rc = 0;
+  cuc_err_t *E = j->E;
+  dn_dev_t *d = j->d;
+  size_t dev_bytes = 0, host_bytes = 0;
+  cusolverStatus_t st = buffer_size(j, m, &dev_bytes, &host_bytes);
+  *info = 0;
+  if (st != CUSOLVER_STATUS_SUCCESS) return cuc_solver(E, j->dev, op_name[m->op], st);
+  if (dev_bytes) CUC_CHECK(dn_grow(j->dev, &d->ws, &d->ws_bytes, dev_bytes, "the cusolverDn workspace", E));
+  if (host_bytes) CUC_CHECK(dn_grow(-1, &d->hws, &d->hws_bytes, host_bytes, "the cusolverDn host workspace", E));
+  CUC_CU(j->dev, cudaSetDevice(j->dev));
+  st = compute(j, m, dev_bytes, host_bytes, (int *)d->scan);
+  if (st != CUSOLVER_STATUS_SUCCESS) return cuc_solver(E, j->dev, op_name[m->op], st);
+  CUC_CU(j->dev, cudaMemcpyAsync(d->hscan, d->scan, sizeof(int), cudaMemcpyDeviceToHost, d->stream));
+  CUC_CHECK(dn_sync_solver(j));
+  memcpy(info, d->hscan, sizeof(int));
+out:
+  return rc;
+}
+
+int dn_info(dn_job_t *j, dn_op_t op, int info) {
+  *j->call->info = info;
+  if (info == 0) return 0;
+  if (info > 0 && op == DN_POTRF)
+    return cuc_fail(j->E, MUSTER_ENOTPD, "%s on device %d: not positive definite (leading minor %d)", op_name[op],
+                    j->dev, info);
+  if (info > 0 && op == DN_POTRI)
+    return cuc_fail(j->E, MUSTER_ENOTPD, "%s on device %d: the factor is singular at %d (not positive definite, "
+                    "leading minor %d)", op_name[op], j->dev, info, info);
+  if (info > 0)
+    return cuc_fail(j->E, MUSTER_EPROVIDER, "%s on device %d: did not converge (info=%d)", op_name[op], j->dev, info);
+  return cuc_fail(j->E, MUSTER_EPROVIDER, "%s on device %d: parameter %d was refused (info=%d)", op_name[op], j->dev,
+                  -info, info);
+}

@@ -1,0 +1,116 @@
+/*
+ * providers/cusolverdn/job.h - one solve on the leader: its state (the
+ * job), its checks and the gather (job.c), the copies between the ranks'
+ * buffers and the target (move.c), the one way a cusolverDn routine is
+ * called (dncall.c), and the routine drivers (potrs.c, potri.c, syevd.c).
+ * Private to the provider; everything runs with ctx->mu held.
+ */
+#ifndef MUSTER_DN_JOB_H
+#define MUSTER_DN_JOB_H
+
+#include "dnInt.h"
+#include "muster/layout.h"
+
+typedef struct dn_job {
+  dn_ctx_t *c;
+  const muster_provider_call_t *call;
+  const muster_solve_args_t *a;
+  cuc_err_t *E;
+  int R;                   /* ranks                                         */
+  int dev;                 /* the target GPU (leader's ordinal)             */
+  dn_dev_t *d;             /* its cache                                     */
+  size_t esz, rsz;         /* bytes of an element, of an eigenvalue         */
+  muster_layout_geom_t L;  /* the caller's layout (block: tile = S, so runs
+                              are whole blocks)                             */
+  dn_shape_t shape;        /* for the memory rule                           */
+  int home;                /* lowest rank whose shard is on the target, -1  */
+  void *A;                 /* what cusolverDn works on: the caller's buffer
+                              (in place) or d->mat                          */
+  int64_t lda;
+} dn_job_t;
+
+/* ---- job.c ------------------------------------------------------------------------ */
+
+/* Check the call (1..MUSTER_MAX_RANKS ranks, CUDA memory, a, lda >= n,
+ * b/ldb for potrs, w for syevd, shards where the block layout puts them or
+ * cyclic shards wide enough, the options), pick the target and fill the
+ * job.  MUSTER_EINVAL / ETILE / EUNSUPPORTED naming the rank. */
+DN_HIDDEN int dn_job_validate(dn_job_t *j);
+
+/* The target's handle and streams, peer access between it and every
+ * rank's GPU, and A on the target: the caller's buffer when in place, else
+ * d->mat (grown under the memory rule) filled by the gather. */
+DN_HIDDEN int dn_job_prepare(dn_job_t *j);
+
+/* The end of a solve, whatever rc: every stream of the target drained (no
+ * copy outlives the call), the first failure's message kept, the held
+ * bytes published (DN_STAT_TARGET_BYTES).  Returns the call's result. */
+DN_HIDDEN int dn_job_finish(dn_job_t *j, int rc);
+
+/* ---- move.c: copies between the ranks and the target ------------------------------- */
+
+/* Columns [c0, c1) of the matrix between the ranks' shards (the caller's
+ * layout) and buf on the target (leading dimension ld; its column 0 is
+ * global column c0): to_ranks 0 gathers into buf, 1 scatters from it.
+ * Issued on the copy streams, one per rank modulo DN_COPY_STREAMS; waits
+ * for them before returning. */
+DN_HIDDEN int dn_move_cols(dn_job_t *j, int to_ranks, void *buf, int64_t ld, int64_t c0, int64_t c1);
+
+/* potrs: B (n x nrhs) from rank 0's b into dst (ld ldd) on the target. */
+DN_HIDDEN int dn_fetch_rhs(dn_job_t *j, void *dst, int64_t ldd);
+
+/* Replicate a result held on the target to every rank: potrs X (src, ld
+ * lds) into each b, syevd W (src, n reals) into each w; the rank whose
+ * buffer is src itself is skipped.  Waits for the copies. */
+DN_HIDDEN int dn_replicate_x(dn_job_t *j, const void *src, int64_t lds);
+DN_HIDDEN int dn_replicate_w(dn_job_t *j, const void *src);
+
+/* Wait for the solver stream (host side). */
+DN_HIDDEN int dn_sync_solver(dn_job_t *j);
+
+/* ---- dncall.c: bufferSize -> workspace -> call -> info, for every routine ------------ */
+
+typedef enum { DN_POTRF, DN_POTRS, DN_POTRI, DN_SYEVD } dn_op_t;
+
+/* One cusolverDn call on j->A (lower triangle) and what only its routine
+ * takes. */
+typedef struct dn_call {
+  dn_op_t op;
+  void *b;                 /* potrs: right-hand sides on the target          */
+  int64_t ldb, nrhs;
+  cusolverEigMode_t jobz;  /* syevd                                          */
+  void *w;                 /* syevd: eigenvalues on the target               */
+} dn_call_t;
+
+/* Run m on the solver stream: its bufferSize, the cached workspaces grown
+ * (dn_grow: MUSTER_ENOMEM when they do not fit), the call, its info copied
+ * back and read (the stream is synchronized).  *info gets the routine's
+ * info; the return is 0 or a failed status (MUSTER_ECUDA naming the call);
+ * info is judged by the driver (dn_info). */
+DN_HIDDEN int dn_run(dn_job_t *j, const dn_call_t *m, int *info);
+
+/* A routine's info into *call->info: 0 ok; k > 0 from potrf
+ * MUSTER_ENOTPD (leading minor k); from syevd "did not converge"
+ * MUSTER_EPROVIDER; k < 0 "parameter -k refused" MUSTER_EPROVIDER. */
+DN_HIDDEN int dn_info(dn_job_t *j, dn_op_t op, int info);
+
+/* The name of the cusolverDn function behind op ("cusolverDnXpotrf"). */
+DN_HIDDEN const char *dn_op_name(dn_op_t op);
+
+/* ---- the drivers: what the lapack provider gives, in the ranks' buffers ------------- */
+
+DN_HIDDEN int dn_potrf(dn_job_t *j); /* potrs.c: L in j->A, checked (info, NaN/Inf) */
+DN_HIDDEN int dn_potrs(dn_job_t *j); /* potrs.c: L in A unless MUSTER_NO_FACTOR, X in every b */
+DN_HIDDEN int dn_potri(dn_job_t *j); /* potri.c: the full Hermitian inverse in A */
+DN_HIDDEN int dn_syevd(dn_job_t *j); /* syevd.c: vectors in A, values in every w */
+
+/* ---- the NaN/Inf check on the target (scan.c) ----------------------------------------- */
+
+/* The first NaN/Inf (column-major order) of an m x k matrix of type dtype
+ * (a muster_dtype_t; f32/f64 for eigenvalues) with leading dimension ld on
+ * the target, as (row, column); both -1 for none.  The diagonal of an
+ * n x n matrix: m = 1, k = n, ld = lda + 1 (the column is the index). */
+DN_HIDDEN int dn_scan_finite(dn_job_t *j, int dtype, const void *x, int64_t ld, int64_t m, int64_t k,
+                             int64_t *row, int64_t *col);
+
+#endif

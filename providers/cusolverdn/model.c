@@ -1,0 +1,108 @@
+/*
+ * providers/cusolverdn/model.c - the memory rule and the time model behind
+ * estimate() (dnInt.h).  Pure arithmetic, no CUDA: estimate() must be cheap
+ * and runs before anything is exported.
+ *
+ * Memory.  The target holds the gathered matrix (n*n elements, unless the
+ * solve runs in place), cusolverDn's workspace, the right-hand sides or the
+ * potri panel when no rank's buffer on the target can take them, the
+ * eigenvalues likewise, and DN_FIXED_BYTES for cuSOLVER's own allocations.
+ * The workspace is bounded, not asked for (asking needs a handle on the
+ * GPU); gpu-test checks the bounds against cusolverDn's _bufferSize.
+ *
+ * Time.  seconds = engine + moves, where
+ *   engine = T_FIX + k_r * f_t * n^2 * (n + h_r)   (+ potrs' solve, memory
+ *            bound: 2 n^2 nrhs element reads at HBM speed)
+ *   moves  = bytes between GPUs / NVLINK_BPS + bytes within the target /
+ *            LOCAL_BPS, for the gather, the scatter of A (skipped when the
+ *            caller does not want A: MUSTER_NO_FACTOR, MUSTER_NO_VECTORS,
+ *            potri's solve path writes straight out) and the replication of
+ *            X and W.
+ * k_r n^2 (n + h_r) is flops at a rate that grows with n towards its peak
+ * (rate = peak * n / (n + h_r)); k_r and h_r are fitted to raw cusolverDn
+ * f64 on one H200 (design brief, 2026-11-23: potrs 0.0085 / 0.0395 /
+ * 0.2665 / 2.0628 s at n = 8192 / 16384 / 32768 / 65536; potri 0.0596 /
+ * 0.2639 s at 8192 / 16384; syevd 0.6162 / 3.2194 s at 8192 / 16384);
+ * f_t scales by routine and dtype (dtype_factor below, measured).
+ */
+#include "dnInt.h"
+
+#define T_FIX 0.003         /* s: per call (launches, syncs, small-n tail)  */
+#define NVLINK_BPS 370e9    /* bytes/s between two GPUs (H200, measured)    */
+#define LOCAL_BPS 1.0e12    /* bytes/s of a 2-D copy within one GPU (payload;
+                               H100: 4.3 GB gathered and scattered in 5 ms) */
+#define HBM_BPS 3.0e12      /* bytes/s read by a memory-bound kernel        */
+
+/* k (s per n^2 (n + h)) and h per routine, f64 (fits above). */
+static const struct {
+  double k, h;
+} fit[] = {
+    [MUSTER_POTRS] = {7.08e-15, 2278},   /* potrf: n^3/3 flops at up to 47 TF/s */
+    [MUSTER_POTRI] = {1.57e-14, 45526},  /* potrf + potri: n^3 at up to 64 TF/s  */
+    [MUSTER_SYEVD] = {3.42e-13, 18667},  /* vectors                              */
+};
+#define SYEVD_VALUES_FACTOR 0.35 /* no vectors: tridiagonalization only (not
+                                    measured yet: LAPACK's flop ratio)        */
+
+/* Time relative to f64 at the same n, per routine: raw cusolverDn at
+ * n = 8192 on one H100 (2026-11-23, best of 2; f64 0.0086 / 0.0584 /
+ * 0.6245 s, within 3% of the H200 numbers above), indexed by dtype. */
+static double dtype_factor(muster_routine_t r, muster_dtype_t t) {
+  static const double f[][MUSTER_DTYPE_END] = {
+      /*                  f32   f64   c64   c128 */
+      [MUSTER_POTRS] = {0, 1.06, 1.00, 2.62, 3.01},
+      [MUSTER_POTRI] = {0, 1.02, 1.00, 1.72, 1.83},
+      [MUSTER_SYEVD] = {0, 0.82, 1.00, 1.13, 1.90},
+  };
+  return f[r][t];
+}
+
+uint64_t dn_workspace_bound(muster_routine_t routine, muster_dtype_t dtype, int64_t n) {
+  uint64_t e = muster_dtype_bytes(dtype), nn = (uint64_t)n;
+  /* Xsyevd asks 4 n^2 + 128 n elements, with or without vectors (its
+   * _bufferSize on an H100, CUDA 13.0, every dtype, n = 4096 .. 32768):
+   * with the matrix, 5 n^2 elements, so f64 n = 65536 (171 GB) fits no
+   * single GPU of 2026 */
+  if (routine == MUSTER_SYEVD) return 4 * nn * nn * e + 256 * nn * e + (32ull << 20);
+  /* potrf and the legacy potri (the solve path's panel is dn_need's extra) */
+  return 1024 * nn * e + (32ull << 20);
+}
+
+void dn_need(const dn_shape_t *s, dn_need_t *need) {
+  uint64_t e = muster_dtype_bytes(s->dtype), r = muster_dtype_real_bytes(s->dtype), n = (uint64_t)s->n;
+  need->matrix = s->in_place ? 0 : n * n * e;
+  need->workspace = dn_workspace_bound(s->routine, s->dtype, s->n);
+  need->extra = 0;
+  if (s->routine == MUSTER_POTRS && s->on_target == 0) need->extra = n * (uint64_t)s->nrhs * e;
+  if (s->routine == MUSTER_POTRI && s->potri_path == DN_POTRI_SOLVE)
+    need->extra = n * (uint64_t)(s->n < DN_PANEL ? s->n : DN_PANEL) * e;
+  if (s->routine == MUSTER_SYEVD && s->on_target == 0) need->extra = n * r;
+  need->total = need->matrix + need->workspace + need->extra + DN_FIXED_BYTES;
+}
+
+/* Does the caller get A back (so the scatter is paid)? */
+static int writes_a_back(const dn_shape_t *s) {
+  if (s->in_place) return 0;
+  if (s->routine == MUSTER_POTRS) return !(s->flags & MUSTER_NO_FACTOR);
+  if (s->routine == MUSTER_SYEVD) return !(s->flags & MUSTER_NO_VECTORS);
+  return 1; /* potri: the legacy path scatters, the solve path writes each panel out */
+}
+
+double dn_model_seconds(const dn_shape_t *s, double *moves, uint64_t *bytes_moved) {
+  double n = (double)s->n, e = (double)muster_dtype_bytes(s->dtype);
+  double engine = T_FIX + fit[s->routine].k * dtype_factor(s->routine, s->dtype) * n * n * (n + fit[s->routine].h);
+  if (s->routine == MUSTER_SYEVD && (s->flags & MUSTER_NO_VECTORS))
+    engine = T_FIX + (engine - T_FIX) * SYEVD_VALUES_FACTOR;
+  if (s->routine == MUSTER_POTRS) engine += 2.0 * n * n * (double)s->nrhs * e / HBM_BPS;
+  /* the matrix: a share (1 - on/R) of its bytes crosses between GPUs */
+  double all = s->in_place ? 0.0 : n * n * e, frac_off = 1.0 - (double)s->on_target / s->nranks;
+  double passes = s->in_place ? 0.0 : 1.0 + writes_a_back(s);
+  double off = all * frac_off * passes, local = all * (1.0 - frac_off) * passes;
+  /* results every other rank receives */
+  double per_rank = s->routine == MUSTER_POTRS ? n * (double)s->nrhs * e
+                    : s->routine == MUSTER_SYEVD ? n * (double)muster_dtype_real_bytes(s->dtype) : 0.0;
+  off += per_rank * (s->nranks - s->on_target);
+  *moves = off / NVLINK_BPS + local / LOCAL_BPS;
+  *bytes_moved = (uint64_t)off;
+  return engine + *moves;
+}

@@ -1,0 +1,97 @@
+/*
+ * providers/cusolverdn/move.c - copies between the ranks' buffers and the
+ * target GPU (job.h).  Every copy is one cudaMemcpy2DAsync (same GPU, a
+ * peer over NVLink, or a peer process's IPC mapping: cudaMemcpyDefault
+ * resolves each pointer) issued on a copy stream of the target, the stream
+ * picked by rank so that copies over different links run at once.  Where
+ * a rank's columns are is muster/layout.h's business: the job's geometry
+ * and its runs, never re-derived here.
+ */
+#include <string.h>
+
+#include "job.h"
+
+static cudaStream_t stream_of(const dn_job_t *j, int rank) { return j->d->copy[rank % DN_COPY_STREAMS]; }
+
+static int sync_copies(dn_job_t *j) {
+  int rc = 0;
+  cuc_err_t *E = j->E;
+  for (int i = 0; i < DN_COPY_STREAMS; i++) CUC_CU(j->dev, cudaStreamSynchronize(j->d->copy[i]));
+out:
+  return rc;
+}
+
+int dn_sync_solver(dn_job_t *j) {
+  int rc = 0;
+  cuc_err_t *E = j->E;
+  CUC_CU(j->dev, cudaStreamSynchronize(j->d->stream));
+out:
+  return rc;
+}
+
+/* Columns: rows n of esz bytes, `cols` of them, between two column-major
+ * buffers of their own leading dimensions. */
+static int copy_cols(dn_job_t *j, int rank, void *dst, int64_t ldd, const void *src, int64_t lds, int64_t rows,
+                     int64_t cols, size_t esz) {
+  int rc = 0;
+  cuc_err_t *E = j->E;
+  CUC_CU(j->dev, cudaMemcpy2DAsync(dst, (size_t)ldd * esz, src, (size_t)lds * esz, (size_t)rows * esz, (size_t)cols,
+                                   cudaMemcpyDefault, stream_of(j, rank)));
+  dn_stat_add(DN_STAT_COPIES, 1);
+out:
+  return rc;
+}
+
+int dn_move_cols(dn_job_t *j, int to_ranks, void *buf, int64_t ld, int64_t c0, int64_t c1) {
+  int rc = 0;
+  const int cyclic = j->a->layout == MUSTER_LAYOUT_CYCLIC;
+  muster_layout_iter_t it;
+  muster_layout_run_t run;
+  for (muster_layout_iter_start(&it, &j->L); muster_layout_iter_next(&it, &run);) {
+    int64_t g0 = run.gcol > c0 ? run.gcol : c0, g1 = run.gcol + run.ncols < c1 ? run.gcol + run.ncols : c1;
+    if (g0 >= g1) continue;
+    int r = cyclic ? run.cyc_rank : run.blk_rank;
+    int64_t lcol = (cyclic ? run.cyc_col : run.blk_col) + (g0 - run.gcol);
+    const muster_shard_t *s = &j->call->shards[r];
+    char *mine = (char *)s->a + (size_t)(lcol * s->lda) * j->esz;
+    char *there = (char *)buf + (size_t)((g0 - c0) * ld) * j->esz;
+    if (to_ranks)
+      CUC_CHECK(copy_cols(j, r, mine, s->lda, there, ld, j->a->n, g1 - g0, j->esz));
+    else
+      CUC_CHECK(copy_cols(j, r, there, ld, mine, s->lda, j->a->n, g1 - g0, j->esz));
+  }
+out:
+  if (rc == 0) rc = sync_copies(j);
+  return rc;
+}
+
+int dn_fetch_rhs(dn_job_t *j, void *dst, int64_t ldd) {
+  int rc = 0;
+  const muster_shard_t *s = &j->call->shards[0];
+  CUC_CHECK(copy_cols(j, 0, dst, ldd, s->b, s->ldb, j->a->n, j->a->nrhs, j->esz));
+  rc = sync_copies(j);
+out:
+  return rc;
+}
+
+int dn_replicate_x(dn_job_t *j, const void *src, int64_t lds) {
+  int rc = 0;
+  for (int r = 0; r < j->R; r++) {
+    const muster_shard_t *s = &j->call->shards[r];
+    if (s->b != src) CUC_CHECK(copy_cols(j, r, s->b, s->ldb, src, lds, j->a->n, j->a->nrhs, j->esz));
+  }
+out:
+  if (rc == 0) rc = sync_copies(j);
+  return rc;
+}
+
+int dn_replicate_w(dn_job_t *j, const void *src) {
+  int rc = 0;
+  for (int r = 0; r < j->R; r++) {
+    const muster_shard_t *s = &j->call->shards[r];
+    if (s->w != src) CUC_CHECK(copy_cols(j, r, s->w, j->a->n, src, j->a->n, j->a->n, 1, j->rsz));
+  }
+out:
+  if (rc == 0) rc = sync_copies(j);
+  return rc;
+}

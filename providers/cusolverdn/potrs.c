@@ -1,0 +1,91 @@
+/* providers/cusolverdn/potrs.c - the Cholesky drivers: potrf with its
+ * checks (also the first half of potri), and potrs with X replicated to
+ * every rank and L scattered back (job.h). */
+#include <inttypes.h>
+
+#include "job.h"
+
+/* Where potrf stopped on NaN/Inf input rather than on a matrix that is
+ * not positive definite.  A NaN/Inf in A's lower triangle turns up in L:
+ * in its row's later entries and on that row's diagonal (every later entry
+ * of the row is computed from it).  So: info 0 with a NaN/Inf on the
+ * diagonal, or info k > 0 with one on the diagonal before row k, or in row
+ * k left of the failing pivot, is NaN/Inf input.  The failing pivot itself
+ * is not looked at: what cusolverDn leaves there for a negative pivot is
+ * its business.  *row: the first such row (1-based), 0 for none. */
+static int nonfinite_row(dn_job_t *j, int info, int64_t *row) {
+  int rc = 0;
+  int64_t r, k, n = info > 0 ? info - 1 : j->a->n;
+  *row = 0;
+  CUC_CHECK(dn_scan_finite(j, (int)j->a->dtype, j->A, j->lda + 1, 1, n, &r, &k));
+  if (k >= 0) {
+    *row = k + 1;
+    return 0;
+  }
+  if (info > 1) { /* row info-1 (0-based), columns 0 .. info-2 */
+    CUC_CHECK(dn_scan_finite(j, (int)j->a->dtype, (char *)j->A + (size_t)(info - 1) * j->esz, j->lda, 1, info - 1,
+                             &r, &k));
+    if (k >= 0) *row = info;
+  }
+out:
+  return rc;
+}
+
+/* potrf on j->A: 0, MUSTER_ENONFINITE (NaN/Inf in A, as the lapack provider
+ * reports it), or info k > 0 as MUSTER_ENOTPD (leading minor k). */
+int dn_potrf(dn_job_t *j) {
+  int rc = 0, info = 0;
+  int64_t row;
+  dn_call_t m = {.op = DN_POTRF};
+  CUC_CHECK(dn_run(j, &m, &info));
+  CUC_CHECK(nonfinite_row(j, info, &row));
+  if (row > 0) {
+    *j->call->info = 0;
+    return cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in A: %s on device %d found it in row %" PRId64 " of the factor "
+                    "(info %d)", dn_op_name(DN_POTRF), j->dev, row, info);
+  }
+  rc = dn_info(j, DN_POTRF, info);
+out:
+  return rc;
+}
+
+/* B on the target: the home rank's b when one rank's shard lies there
+ * (rank 0's B copied into it unless it is rank 0: B is taken from rank 0,
+ * as every provider does), else the context's rhs buffer. */
+static int rhs_on_target(dn_job_t *j, void **b, int64_t *ldb) {
+  int rc = 0;
+  const muster_shard_t *sh = j->call->shards;
+  if (j->home >= 0) {
+    *b = sh[j->home].b;
+    *ldb = sh[j->home].ldb;
+    if (j->home > 0) rc = dn_fetch_rhs(j, *b, *ldb);
+    return rc;
+  }
+  CUC_CHECK(dn_grow(j->dev, &j->d->rhs, &j->d->rhs_bytes, (size_t)(j->a->n * j->a->nrhs) * j->esz,
+                    "the right-hand sides", j->E));
+  *b = j->d->rhs;
+  *ldb = j->a->n;
+  rc = dn_fetch_rhs(j, *b, *ldb);
+out:
+  return rc;
+}
+
+int dn_potrs(dn_job_t *j) {
+  int rc = 0, info = 0;
+  int64_t row, col;
+  dn_call_t m = {.op = DN_POTRS, .nrhs = j->a->nrhs};
+  CUC_CHECK(dn_potrf(j));
+  CUC_CHECK(rhs_on_target(j, &m.b, &m.ldb));
+  CUC_CHECK(dn_run(j, &m, &info));
+  CUC_CHECK(dn_info(j, DN_POTRS, info));
+  CUC_CHECK(dn_scan_finite(j, (int)j->a->dtype, m.b, m.ldb, j->a->n, j->a->nrhs, &row, &col));
+  if (row >= 0)
+    return cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in the solution X at row %" PRId64 ", column %" PRId64
+                    " (NaN/Inf in B?)", row + 1, col + 1);
+  CUC_CHECK(dn_replicate_x(j, m.b, m.ldb));
+  /* MUSTER_NO_FACTOR: the caller wants X only, A's content is then
+   * unspecified: the gathered copy's factor stays on the target */
+  if (!j->shape.in_place && !(j->a->flags & MUSTER_NO_FACTOR)) CUC_CHECK(dn_move_cols(j, 1, j->A, j->lda, 0, j->a->n));
+out:
+  return rc;
+}

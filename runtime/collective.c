@@ -1,0 +1,136 @@
+/*
+ * runtime/collective.c - one rank's collective call and its watchdog (see
+ * collective.h).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "collective.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+muster_dist_t muster__collective_dist(const muster_solve_args_t *args, const muster_shard_t *mine,
+                                      int rank, int nranks) {
+  if (args->layout == MUSTER_LAYOUT_CYCLIC)
+    return muster_layout_cyclic_dist(args->n, args->tile, nranks, rank, mine->lda);
+  return muster_layout_block_dist(args->n, nranks, rank, mine->lda);
+}
+
+/* ---- the watchdog -------------------------------------------------------------- */
+
+typedef struct watchdog {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int stop;          /* set by the caller when the call has returned       */
+  int fired;         /* the watchdog cancelled the call                     */
+  const muster__coll_in_t *in;
+  const muster_collective_call_t *call;
+  char why[512];
+} watchdog_t;
+
+static void *watch_main(void *arg) {
+  watchdog_t *w = arg;
+  const muster__coll_in_t *in = w->in;
+  pthread_mutex_lock(&w->mu);
+  while (!w->stop) {
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_nsec += MUSTER__WATCH_TICK_MS * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+      until.tv_sec++;
+      until.tv_nsec -= 1000000000L;
+    }
+    while (!w->stop && pthread_cond_timedwait(&w->cv, &w->mu, &until) != ETIMEDOUT) {}
+    if (w->stop) break;
+    pthread_mutex_unlock(&w->mu);
+    int rc = in->watch(in->watch_arg);
+    pthread_mutex_lock(&w->mu);
+    if (rc < 0 && !w->stop) {
+      /* under the mutex: the caller cannot finish (and free the call)
+       * while cancel runs */
+      w->fired = 1;
+      snprintf(w->why, sizeof w->why, "%s", muster_last_error());
+      muster__log(MUSTER_LOG_WARN, "rank %d: cancelling provider %s: %s", in->rank, in->p->name, w->why);
+      if (in->p->v->cancel) in->p->v->cancel(in->p->ctx, w->call, rc, w->why);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&w->mu);
+  return NULL;
+}
+
+static int watch_start(watchdog_t *w, pthread_t *tid) {
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&w->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  pthread_mutex_init(&w->mu, NULL);
+  if (pthread_create(tid, NULL, watch_main, w) != 0) {
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    return muster__err(MUSTER_ESYS, "rank %d: cannot start the watchdog of a collective call "
+                       "(pthread_create)", w->in->rank);
+  }
+  return 0;
+}
+
+static void watch_stop(watchdog_t *w, pthread_t tid) {
+  pthread_mutex_lock(&w->mu);
+  w->stop = 1;
+  pthread_cond_signal(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+  pthread_join(tid, NULL);
+  pthread_cond_destroy(&w->cv);
+  pthread_mutex_destroy(&w->mu);
+}
+
+/* ---- the call ------------------------------------------------------------------------ */
+
+int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out, int *engine_rc) {
+  muster__provider_t *p = in->p;
+  *engine_rc = 0;
+  muster_collective_call_t call;
+  memset(&call, 0, sizeof call);
+  call.args = *in->args;
+  call.args.provider = p->name;
+  call.mine = in->mine;
+  call.dist = muster__collective_dist(in->args, in->mine, in->rank, in->nranks);
+  call.boot = in->boot;
+  int64_t info = 0, tile = 0;
+  char err[512] = "";
+  call.info = &info;
+  call.tile_used = &tile;
+  call.err = err;
+  call.errlen = sizeof err;
+  snprintf(out->provider, sizeof out->provider, "%s", p->name);
+  watchdog_t w;
+  memset(&w, 0, sizeof w);
+  w.in = in;
+  w.call = &call;
+  pthread_t tid;
+  int rc, watching = in->watch != NULL;
+  if (watching && (rc = watch_start(&w, &tid)) < 0) return *engine_rc = rc;
+  double t0 = now_s();
+  rc = p->v->collective_solve(p->ctx, &call);
+  out->seconds = now_s() - t0;
+  if (watching) watch_stop(&w, tid);
+  out->info = info;
+  out->tile = tile;
+  err[sizeof err - 1] = '\0';
+  *engine_rc = rc < 0 ? rc : 0;
+  if (rc < 0 && w.fired)
+    return muster__err(rc, "rank %d: provider %s was cancelled: %s (provider: %s)", in->rank, p->name,
+                       w.why, err[0] ? err : muster_strerror(rc));
+  if (rc < 0)
+    return muster__err(rc, "rank %d: provider %s (%s) failed in %s: %s", in->rank, p->name, p->path,
+                       muster_routine_name(in->args->routine), err[0] ? err : muster_strerror(rc));
+  return muster__info_rc(p->name, in->args->routine, info);
+}

@@ -1,0 +1,169 @@
+/* runtime/env.c - the MUSTER_* environment variables (env.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "env.h"
+#include "muster/parse.h"
+#include "segment.h"
+
+/* NULL when unset; MUSTER_EINVAL when set but empty. */
+static int get(const char *var, const char **value) {
+  *value = getenv(var);
+  if (*value && !**value)
+    return muster__err(MUSTER_EINVAL, "%s is set but empty (unset it for the default)", var);
+  return MUSTER_OK;
+}
+
+int muster__env_timeout(double *seconds) {
+  const char *s;
+  int rc = get("MUSTER_TIMEOUT", &s);
+  if (rc < 0) return rc;
+  if (!s) {
+    *seconds = MUSTER_DEFAULT_TIMEOUT_S;
+    return MUSTER_OK;
+  }
+  rc = muster_parse_seconds(s, 1, seconds);
+  return rc < 0 ? muster__err_prefix(rc, "MUSTER_TIMEOUT") : rc;
+}
+
+int muster__env_job(const char **job) {
+  const char *s;
+  int rc = get("MUSTER_JOB", &s);
+  if (rc < 0) return rc;
+  *job = s ? s : MUSTER_DEFAULT_JOB;
+  rc = s ? muster__segment_check_job(s) : MUSTER_OK;
+  if (rc < 0)
+    return muster__err_prefix(rc, "MUSTER_JOB '%.48s'%s", s, strlen(s) > 48 ? "..." : "");
+  return rc;
+}
+
+static const char *const log_names[] = {
+    [MUSTER_LOG_ERROR] = "error", [MUSTER_LOG_WARN] = "warn", [MUSTER_LOG_INFO] = "info",
+    [MUSTER_LOG_DEBUG] = "debug"};
+
+/* the level of a MUSTER_LOG value, -1 when it is none */
+static int log_level_of(const char *s) {
+  for (int l = MUSTER_LOG_ERROR; l <= MUSTER_LOG_DEBUG; l++)
+    if (!strcasecmp(s, log_names[l])) return l;
+  return -1;
+}
+
+int muster__env_check_log(void) {
+  const char *s;
+  int rc = get("MUSTER_LOG", &s);
+  if (rc < 0 || !s || log_level_of(s) >= 0) return rc;
+  return muster__err(MUSTER_EINVAL, "MUSTER_LOG: '%.48s' is not a log level (error, warn, info "
+                     "or debug)", s);
+}
+
+int muster__env_log_level(void) {
+  /* read each time: cheap, and tests change it at run time */
+  const char *s = getenv("MUSTER_LOG");
+  int l = s ? log_level_of(s) : -1;
+  return l < 0 ? MUSTER_LOG_OFF : l;
+}
+
+/* ---- MUSTER_PROVIDER ---------------------------------------------------- */
+
+static int bad_entry(int k, const char *e, size_t len, const char *why) {
+  return muster__err(MUSTER_EINVAL, "MUSTER_PROVIDER: entry %d '%.*s' %s (the form is NAME or "
+                     "ROUTINE=NAME[,...], ROUTINE one of potrs, potri, syevd)", k,
+                     (int)(len < 48 ? len : 48), e, why);
+}
+
+/* One entry e[0..len): its routine (0: a bare NAME) and name. */
+static int provider_entry(int k, const char *e, size_t len, int *routine, const char **name,
+                          size_t *nlen) {
+  const char *eq = memchr(e, '=', len);
+  *routine = 0;
+  *name = e;
+  *nlen = len;
+  if (eq) {
+    char r[16];
+    size_t rlen = (size_t)(eq - e);
+    muster_routine_t id;
+    if (rlen == 0) return bad_entry(k, e, len, "has no routine before '='");
+    if (rlen >= sizeof r) return bad_entry(k, e, len, "names no routine");
+    memcpy(r, e, rlen);
+    r[rlen] = '\0';
+    if (muster_routine_from_name(r, &id) < 0) return bad_entry(k, e, len, "names no routine");
+    *routine = (int)id;
+    *name = eq + 1;
+    *nlen = len - rlen - 1;
+  }
+  int rc = muster_parse_backend(*name, *nlen);
+  return rc < 0 ? muster__err_prefix(rc, "MUSTER_PROVIDER: entry %d", k) : rc;
+}
+
+int muster__env_provider_choice(const char *routine, char *out, size_t cap) {
+  const char *s;
+  int rc = get("MUSTER_PROVIDER", &s);
+  if (cap) out[0] = '\0';
+  if (rc < 0 || !s) return rc;
+  char bare[MUSTER_MAX_BACKEND + 1] = "", mine[MUSTER_MAX_BACKEND + 1] = "";
+  unsigned seen = 0;
+  int k = 1;
+  for (const char *e = s;; k++) {
+    const char *comma = strchr(e, ',');
+    size_t len = comma ? (size_t)(comma - e) : strlen(e);
+    const char *name;
+    size_t nlen;
+    int r;
+    if ((rc = provider_entry(k, e, len, &r, &name, &nlen)) < 0) return rc;
+    if (seen & (1u << r))
+      return bad_entry(k, e, len, r ? "repeats a routine" : "is a second bare NAME");
+    seen |= 1u << r;
+    if (r == 0 || (routine && !strcmp(routine, muster_routine_name((muster_routine_t)r)))) {
+      char *dst = r ? mine : bare;
+      memcpy(dst, name, nlen);
+      dst[nlen] = '\0';
+    }
+    if (!comma) break;
+    e = comma + 1;
+  }
+  const char *pick = mine[0] ? mine : bare;
+  if (strlen(pick) >= cap) return muster__err(MUSTER_EINVAL, "MUSTER_PROVIDER: no room for '%s'", pick);
+  memcpy(out, pick, strlen(pick) + 1);
+  return MUSTER_OK;
+}
+
+/* ---- MUSTER_PROVIDER_PATH ----------------------------------------------- */
+
+int muster__env_provider_path(const char **value) {
+  const char *s;
+  int rc = get("MUSTER_PROVIDER_PATH", &s);
+  *value = NULL;
+  if (rc < 0 || !s) return rc;
+  int k = 1;
+  for (const char *e = s;; k++) {
+    const char *colon = strchr(e, ':');
+    size_t len = colon ? (size_t)(colon - e) : strlen(e);
+    if (k > MUSTER_MAX_PROVIDER_DIRS)
+      return muster__err(MUSTER_EINVAL, "MUSTER_PROVIDER_PATH: more than %d folders in '%.48s...'",
+                         MUSTER_MAX_PROVIDER_DIRS, s);
+    if (len == 0)
+      return muster__err(MUSTER_EINVAL, "MUSTER_PROVIDER_PATH: folder %d of '%.200s' is empty "
+                         "(a leading, trailing or doubled ':')", k, s);
+    if (len > MUSTER_MAX_PROVIDER_DIR)
+      return muster__err(MUSTER_EINVAL, "MUSTER_PROVIDER_PATH: folder %d ('%.48s...') is %zu "
+                         "bytes, more than %d", k, e, len, MUSTER_MAX_PROVIDER_DIR);
+    if (!colon) break;
+    e = colon + 1;
+  }
+  *value = s;
+  return MUSTER_OK;
+}
+
+int muster_env_check(void) {
+  double t;
+  const char *s;
+  char p[MUSTER_MAX_BACKEND + 1];
+  int rc;
+  if ((rc = muster__env_timeout(&t)) < 0 || (rc = muster__env_job(&s)) < 0 ||
+      (rc = muster__env_check_log()) < 0 ||
+      (rc = muster__env_provider_choice(NULL, p, sizeof p)) < 0 ||
+      (rc = muster__env_provider_path(&s)) < 0)
+    return rc;
+  return MUSTER_OK;
+}

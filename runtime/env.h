@@ -1,0 +1,60 @@
+/*
+ * runtime/env.h - the MUSTER_* environment variables.  Each is read and
+ * checked here and nowhere else; docs/runtime.md ("Environment") lists the
+ * values each accepts.
+ *
+ * Rules shared by all: a variable that is unset gets its default; one that
+ * is set must be valid, and set but empty is invalid too (unset it for the
+ * default).  An invalid value is MUSTER_EINVAL from the call that reads it,
+ * with a message naming the variable and quoting the value, e.g.
+ *     MUSTER_TIMEOUT: '1e300' is not a number of seconds in 0.001..31536000
+ *     (or inf: no deadline)
+ * never a silent fallback to the default.
+ */
+#ifndef MUSTER_ENV_H
+#define MUSTER_ENV_H
+
+#include <stddef.h>
+
+#include "error.h"
+#include "muster/parse.h"
+
+#define MUSTER_DEFAULT_TIMEOUT_S 60.0
+#define MUSTER_DEFAULT_JOB "default"
+
+/* MUSTER_TIMEOUT: seconds (parse.h's range) or "inf"; *seconds = 0 means
+ * no deadline.  Unset: MUSTER_DEFAULT_TIMEOUT_S. */
+MUSTER_HIDDEN int muster__env_timeout(double *seconds);
+
+/* MUSTER_JOB checked as a job name (muster__segment_check_job); *job points
+ * into the environment.  Unset: MUSTER_DEFAULT_JOB. */
+MUSTER_HIDDEN int muster__env_job(const char **job);
+
+/* MUSTER_LOG: error|warn|info|debug (any case).  Check it (MUSTER_EINVAL
+ * when invalid) ... */
+MUSTER_HIDDEN int muster__env_check_log(void);
+/* ... and the level for muster__log(): MUSTER_LOG_OFF when unset or
+ * invalid (never sets a message: logging must not change the last error). */
+MUSTER_HIDDEN int muster__env_log_level(void);
+
+/* MUSTER_PROVIDER: "NAME" for every routine, and/or "ROUTINE=NAME" entries,
+ * comma-separated (e.g. "lapack,syevd=cusolvermg"): ROUTINE one of potrs,
+ * potri, syevd, each at most once; at most one bare NAME; NAME a backend
+ * name (muster_parse_backend).  The whole value is checked; then out
+ * (cap >= MUSTER_MAX_BACKEND + 1) gets the backend it forces for `routine`,
+ * "" when none.  Unset: "". */
+MUSTER_HIDDEN int muster__env_provider_choice(const char *routine, char *out, size_t cap);
+
+/* MUSTER_PROVIDER_PATH: 1..MUSTER_MAX_PROVIDER_DIRS folders separated by
+ * ':', none empty, each at most MUSTER_MAX_PROVIDER_DIR bytes (room is left
+ * for <dir>/<routine>/<file> in PATH_MAX).  *value = the checked value, or
+ * NULL when unset (the default folders).  A folder that does not exist is
+ * not an error (it holds no provider). */
+#define MUSTER_MAX_PROVIDER_DIRS 16
+#define MUSTER_MAX_PROVIDER_DIR 3800
+MUSTER_HIDDEN int muster__env_provider_path(const char **value);
+
+/* muster_env_check (muster/parse.h) checks every variable above at once. */
+
+
+#endif

@@ -1,0 +1,178 @@
+/*
+ * runtime/leader.c - running a leader provider (see leader.h).
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "leader.h"
+#include "muster/layout.h"
+#include "proc.h"
+#include "solve.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void muster__leader_export(muster__provider_t *p, const muster_shard_t *mine, int process_mode,
+                           muster__desc_t *d, void *blob) {
+  d->bloblen = 0;
+  if (d->problem || !p || !p->v->local_export) return;
+  char err[200] = "";
+  size_t len = 0;
+  int rc = p->v->local_export(p->ctx, mine, process_mode, blob, MUSTER__BLOB_CAP, &len, err, sizeof err);
+  if (rc < 0) {
+    muster__desc_problem(d, rc, "provider %s local_export: %s", p->name, err);
+    return;
+  }
+  d->bloblen = (uint32_t)(len <= MUSTER__BLOB_CAP ? len : MUSTER__BLOB_CAP);
+}
+
+static int64_t resolve_tile(muster__provider_t *p, const muster__desc_t *d0, int R) {
+  if (d0->tile > 0) return d0->tile;
+  int64_t t = 0;
+  if (p->v->choose_tile)
+    t = p->v->choose_tile(p->ctx, (muster_routine_t)d0->routine, (muster_dtype_t)d0->dtype, d0->n, R);
+  if (t > 0 && muster_layout_tile_valid(d0->n, t, R)) return t;
+  return muster__solve_default_tile(d0->n, R);
+}
+
+/* Make rank r's shard usable in this process. */
+static int reach_shard(muster__provider_t *p, const muster__desc_t *d, const void *blob, int r,
+                       muster_shard_t *s) {
+  memset(s, 0, sizeof *s);
+  s->mem = (muster_mem_t)d->mem;
+  s->device = d->device;
+  s->a = (void *)(uintptr_t)d->a;
+  s->b = (void *)(uintptr_t)d->b;
+  s->w = (void *)(uintptr_t)d->w;
+  s->lda = d->lda;
+  s->ldb = d->ldb;
+  s->col0 = d->col0;
+  s->ncols = d->ncols;
+  if (d->pid == muster__proc_self_pid()) return 0;
+  int rc = 0;
+  if (d->mem == MUSTER_MEM_HOST) {
+    if (d->ra.fd >= 0 && (rc = muster__shard_map_peer((pid_t)d->pid, &d->ra, &s->a)) < 0) return rc;
+    if (d->rb.fd >= 0 && (rc = muster__shard_map_peer((pid_t)d->pid, &d->rb, &s->b)) < 0) return rc;
+    if (d->rw.fd >= 0 && (rc = muster__shard_map_peer((pid_t)d->pid, &d->rw, &s->w)) < 0) return rc;
+    if (d->ra.fd < 0) s->a = NULL;
+    if (d->rb.fd < 0) s->b = NULL;
+    if (d->rw.fd < 0) s->w = NULL;
+    return 0;
+  }
+  if (!p->v->leader_import)
+    return muster__err(MUSTER_EUNSUPPORTED, "provider %s cannot import rank %d's device memory "
+                       "from pid %" PRId64 " (no leader_import)", p->name, r, d->pid);
+  char err[256] = "";
+  rc = p->v->leader_import(p->ctx, r, d->pid, blob, d->bloblen, s, err, sizeof err);
+  if (rc < 0)
+    return muster__err(rc, "provider %s: importing rank %d (pid %" PRId64 ", device %d): %s",
+                       p->name, r, d->pid, d->device, err);
+  return 0;
+}
+
+/* ---- peers the leader has reached ---------------------------------------------------- */
+
+/* Processes whose memory this leader process has mapped or imported.  A
+ * peer that is gone (its job ended, it crashed) leaves behind our mapping of
+ * its shards (which keeps that memory alive) and the provider's cached IPC
+ * handles: drop them.  Checked only for pids not in the current solve, so
+ * a group that keeps meeting pays no system call. */
+#define MAX_KNOWN 128
+static pthread_mutex_t known_mu = PTHREAD_MUTEX_INITIALIZER;
+static pid_t known[MAX_KNOWN];
+static int nknown;
+
+static void prune_peers(muster__provider_t *p, const muster__desc_t *const *ds, int R) {
+  pid_t dead[MAX_KNOWN];
+  int ndead = 0;
+  pid_t self = muster__proc_self_pid();
+  pthread_mutex_lock(&known_mu);
+  for (int i = nknown - 1; i >= 0; i--) {
+    int here = 0;
+    for (int r = 0; r < R && !here; r++) here = ds[r]->pid == known[i];
+    if (!here && !muster__proc_alive(known[i], 0)) {
+      dead[ndead++] = known[i];
+      known[i] = known[--nknown];
+    }
+  }
+  for (int r = 0; r < R; r++) {
+    pid_t pid = (pid_t)ds[r]->pid;
+    int have = pid == self;
+    for (int i = 0; i < nknown && !have; i++) have = known[i] == pid;
+    if (!have && nknown < MAX_KNOWN) known[nknown++] = pid;
+  }
+  pthread_mutex_unlock(&known_mu);
+  for (int i = 0; i < ndead; i++) {
+    muster__shard_forget(dead[i]);
+    if (p->v->forget_peer) p->v->forget_peer(p->ctx, dead[i]);
+  }
+}
+
+/* ---- the leader's call ------------------------------------------------------------------ */
+
+int muster__info_rc(const char *provider, int routine, int64_t info) {
+  const char *rname = muster_routine_str(routine);
+  if (info > 0 && routine != MUSTER_SYEVD)
+    return muster__err(MUSTER_ENOTPD, "not positive definite (leading minor %" PRId64 ")", info);
+  if (info > 0)
+    return muster__err(MUSTER_EPROVIDER, "provider %s: %s did not converge (info %" PRId64 ")",
+                       provider, rname, info);
+  if (info < 0)
+    return muster__err(MUSTER_EPROVIDER, "provider %s: %s rejected argument %" PRId64, provider,
+                       rname, -info);
+  return 0;
+}
+
+int muster__leader_run(muster__provider_t *p, const muster__desc_t *const *ds,
+                       const void *const *blobs, int R, muster_shard_t *shards,
+                       muster__outcome_t *out) {
+  const muster__desc_t *d0 = ds[0];
+  int rc = 0, process_mode = 0;
+  for (int r = 0; r < R; r++) process_mode |= ds[r]->pid != d0->pid;
+  if (process_mode) prune_peers(p, ds, R);
+  for (int r = 0; r < R; r++)
+    if ((rc = reach_shard(p, ds[r], blobs ? blobs[r] : NULL, r, &shards[r])) < 0) return rc;
+  muster_provider_call_t call;
+  memset(&call, 0, sizeof call);
+  call.args.routine = (muster_routine_t)d0->routine;
+  call.args.dtype = (muster_dtype_t)d0->dtype;
+  call.args.n = d0->n;
+  call.args.nrhs = d0->nrhs;
+  call.args.layout = (muster_layout_t)d0->layout;
+  call.args.flags = d0->flags;
+  call.args.tile = resolve_tile(p, d0, R);
+  call.args.provider = p->name;
+  call.nshards = R;
+  call.shards = shards;
+  call.process_mode = process_mode;
+  int64_t info = 0;
+  char err[512] = "";
+  call.info = &info;
+  call.err = err;
+  call.errlen = sizeof err;
+  out->tile = call.args.tile;
+  snprintf(out->provider, sizeof out->provider, "%s", p->name);
+  double t0 = now_s();
+  rc = p->v->solve(p->ctx, &call);
+  out->seconds = now_s() - t0;
+  out->info = info;
+  if (rc < 0)
+    return muster__err(rc, "provider %s (%s) failed in %s: %s", p->name, p->path,
+                       muster_routine_name(call.args.routine), err[0] ? err : muster_strerror(rc));
+  return muster__info_rc(p->name, d0->routine, info);
+}
+
+void muster__outcome_result(const muster__outcome_t *o, muster_solve_result_t *res) {
+  if (!res) return;
+  res->info = o->info;
+  res->tile = o->tile;
+  res->seconds = o->seconds;
+  snprintf(res->provider, sizeof res->provider, "%s", o->provider);
+  snprintf(res->reason, sizeof res->reason, "%s", o->reason);
+}

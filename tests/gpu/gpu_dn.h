@@ -1,0 +1,11 @@
+/* tests/gpu/gpu_dn.h - the cusolverdn provider's GPU cases (gpu_dn.c), run
+ * by gpu-test --provider cusolverdn. */
+#ifndef MUSTER_GPU_DN_H
+#define MUSTER_GPU_DN_H
+
+#include "gpu_case.h"
+
+/* Append every cusolverdn case (kills: the SIGKILL cases too). */
+void dn_cases(tcase_t *cases, int *ncases, int kills);
+
+#endif

@@ -1,0 +1,311 @@
+/*
+ * tests/integration/test_cli_faults.c - `muster solve` and `muster
+ * rendezvous` in processes mode when a process dies: a rank SIGKILLed
+ * before it joined (MUSTER_LAUNCH_TEST_STOP holds it there), after it
+ * published, during the leader's compute (the test provider's gate holds
+ * the leader in the provider), the leader itself, and the launcher (the CLI).
+ * Each time: the exit status, the message naming rank, pid, signal and
+ * phase, the time to exit (far under MUSTER_TIMEOUT=60), no process left
+ * after 5 s, and nothing in /dev/shm.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "muster.h"
+#include "providers/tp_util.h"
+#include "task.h"
+#include "test_shmdump_util.h"
+
+#define NKIDS 8
+
+struct run {
+  pid_t pid;          /* the CLI */
+  int out, err;
+  pid_t kids[NKIDS];  /* its ranks, in fork (= rank) order */
+  int nkids;
+};
+
+static void start(struct run *r, const char *const *argv, const char *const *env, int ranks) {
+  setenv("MUSTER_TIMEOUT", "60", 1);
+  ASSERT_EQ(tool_spawn("muster", argv, env, &r->pid, &r->out, &r->err), 0);
+  double t0 = test_now();
+  while ((r->nkids = tool_children(r->pid, r->kids, NKIDS)) < ranks && test_now() - t0 < 20)
+    usleep(2000);
+  ASSERT_EQ(r->nkids, ranks);
+}
+
+/* the rank stopped by MUSTER_LAUNCH_TEST_STOP, once it has stopped */
+static pid_t stopped_kid(const struct run *r) {
+  for (double t0 = test_now(); test_now() - t0 < 20; usleep(2000))
+    for (int i = 0; i < r->nkids; i++)
+      if (tool_proc_state(r->kids[i]) == 'T') return r->kids[i];
+  ASSERT(0);
+  return 0;
+}
+
+/* Collect the CLI after a kill at t_kill: its output, how long it took; no
+ * rank may be left after 5 s; nothing of this job in /dev/shm. */
+static double finish(struct run *r, struct tool_result *res, double t_kill) {
+  ASSERT_EQ(tool_collect(res, r->pid, r->out, r->err, 60), 0);
+  double took = test_now() - t_kill;
+  fprintf(stderr, "ended %.2f s after the kill, exit %d signal %d\nstdout: %s\nstderr: %s\n", took,
+          res->exit_code, res->signal, res->out, res->err);
+  ASSERT_EQ(res->timed_out, 0);
+  ASSERT_EQ(tool_wait_gone(r->kids, r->nkids, 5.0), 0);
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  return took;
+}
+
+/* SIGKILL the CLI (the test is a subreaper): every rank must die with it
+ * (PR_SET_PDEATHSIG), none may run on. */
+static void kill_cli(struct run *r) {
+  struct tool_result res;
+  double t_kill = test_now();
+  ASSERT_EQ(kill(r->pid, SIGKILL), 0);
+  finish(r, &res, t_kill);
+  ASSERT_EQ(res.signal, SIGKILL);
+  for (int i = 0; i < r->nkids; i++) { /* the orphans came to us */
+    int st;
+    ASSERT_EQ(waitpid(r->kids[i], &st, 0), r->kids[i]);
+    ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+  }
+  tool_result_free(&res);
+}
+
+static void contains_fmt(const char *hay, const char *fmt, int a, int b) {
+  char want[256];
+  snprintf(want, sizeof want, fmt, a, b);
+  ASSERT_STR_CONTAINS(hay, want);
+}
+
+/* ---- muster solve ---------------------------------------------------------- */
+
+/* A test provider whose leader writes its pid to `entered` and then waits
+ * while `gate` exists. */
+struct slow {
+  char dir[256], gate[300], entered[300];
+  char env_gate[340], env_entered[340];
+};
+
+static void slow_setup(struct slow *s) {
+  tp_dir_make(s->dir, sizeof s->dir);
+  tp_link(s->dir, "potrs", "testprov.so", "testprov_v1.so");
+  setenv("MUSTER_PROVIDER_PATH", s->dir, 1);
+  snprintf(s->gate, sizeof s->gate, "%s/gate", s->dir);
+  snprintf(s->entered, sizeof s->entered, "%s/entered", s->dir);
+  close(open(s->gate, O_CREAT | O_WRONLY, 0600));
+  snprintf(s->env_gate, sizeof s->env_gate, "TESTPROV_GATE=%s", s->gate);
+  snprintf(s->env_entered, sizeof s->env_entered, "TESTPROV_ENTERED=%s", s->entered);
+}
+
+/* the leader's pid, once it is inside the provider */
+static pid_t slow_leader(const struct slow *s) {
+  for (double t0 = test_now(); test_now() - t0 < 20; usleep(2000)) {
+    FILE *f = fopen(s->entered, "r");
+    int pid = 0;
+    if (f && fscanf(f, "%d", &pid) == 1 && pid > 0) {
+      fclose(f);
+      return pid;
+    }
+    if (f) fclose(f);
+  }
+  ASSERT(0);
+  return 0;
+}
+
+static const char *const slow_argv[] = {"solve", "potrs", "--n", "48", "--ranks", "3", "--mode",
+                                        "processes", "--provider", "testprov", "--json", NULL};
+
+/* Solve run with the leader held in the provider; kill `victim` (0: the
+ * leader; 1: rank 1) there; open the gate `open_after` s later (< 0: never,
+ * until the end).  Returns how long the CLI took after the kill. */
+static double solve_kill_in_compute(struct tool_result *res, int victim, double open_after,
+                                    pid_t *victim_pid, pid_t *leader_pid) {
+  struct slow s;
+  struct run r;
+  slow_setup(&s);
+  const char *env[] = {s.env_gate, s.env_entered, NULL};
+  start(&r, slow_argv, env, 3);
+  *leader_pid = slow_leader(&s);
+  ASSERT_EQ(*leader_pid, r.kids[0]);
+  *victim_pid = r.kids[victim];
+  usleep(100000); /* the others wait at the barrier after the compute */
+  double t_kill = test_now();
+  ASSERT_EQ(kill(*victim_pid, SIGKILL), 0);
+  if (open_after >= 0) {
+    usleep((useconds_t)(open_after * 1e6));
+    unlink(s.gate);
+  }
+  double took = finish(&r, res, t_kill);
+  unlink(s.gate);
+  tp_dir_remove(s.dir);
+  return took;
+}
+
+TEST_IMPL(cli_solve_rank_killed_before_join) {
+  setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
+  const char *argv[] = {"solve", "potrs", "--n", "64", "--ranks", "3", "--mode", "processes",
+                        "--provider", "lapack", "--json", NULL};
+  const char *env[] = {"MUSTER_LAUNCH_TEST_STOP=1", NULL};
+  struct run r;
+  struct tool_result res;
+  start(&r, argv, env, 3);
+  pid_t victim = stopped_kid(&r);
+  ASSERT_EQ(victim, r.kids[1]);
+  usleep(100000); /* ranks 0 and 2 wait for it at their first barrier */
+  double t_kill = test_now();
+  ASSERT_EQ(kill(victim, SIGKILL), 0);
+  double took = finish(&r, &res, t_kill);
+  ASSERT_EQ(res.exit_code, 1);
+  ASSERT_DBL_LT(took, 3.0);
+  ASSERT(json_valid(res.out));
+  ASSERT_STR_CONTAINS(res.out, "\"ok\":false");
+  ASSERT_STR_CONTAINS(res.out, "\"error\":\"peer died\"");
+  ASSERT_STR_CONTAINS(res.out, "\"fates\":[{\"rank\":0,");
+  contains_fmt(res.out, "\"message\":\"rank %d (pid %d) was killed by signal 9 (Killed) before it "
+               "joined group cli", 1, victim);
+  contains_fmt(res.err, "muster solve: rank %d (pid %d) was killed by signal 9 (Killed) before "
+               "it joined group cli", 1, victim);
+  /* the survivors failed at once, on the launcher's word */
+  contains_fmt(res.err, "it said: peer died: rank %d (pid %d) was killed by signal 9", 1, victim);
+  tool_result_free(&res);
+  return 0;
+}
+
+/* Rank 1 is killed while the leader computes: exit 1, and the message is
+ * its fate (it waits at the barrier after the compute). */
+static double rank1_killed(struct tool_result *res, double open_after, pid_t *leader) {
+  pid_t victim;
+  double took = solve_kill_in_compute(res, 1, open_after, &victim, leader);
+  ASSERT_EQ(res->exit_code, 1);
+  ASSERT_STR_CONTAINS(res->out, "\"error\":\"peer died\"");
+  contains_fmt(res->out, "\"message\":\"rank %d (pid %d) was killed by signal 9 (Killed) while "
+               "waiting at barrier", 1, victim);
+  return took;
+}
+
+/* Rank 1 published its shard and waits for the leader's result when it is
+ * killed; the leader then finishes: its next barrier fails, exit 1 (the
+ * run used to pass, or print ok:false with no error). */
+TEST_IMPL(cli_solve_rank_killed_after_publish) {
+  struct tool_result res;
+  pid_t leader;
+  ASSERT_DBL_LT(rank1_killed(&res, 0.2, &leader), 3.0);
+  ASSERT_STR_CONTAINS(res.err, "it said: peer died: rank 1 (pid ");
+  ASSERT(strstr(res.err, "killed by the launcher") == NULL); /* all ended on their own */
+  tool_result_free(&res);
+  return 0;
+}
+
+/* The same with the leader stuck in the provider: it cannot notice, so the
+ * launcher kills it after its 5 s grace. */
+TEST_IMPL(cli_solve_rank_killed_during_compute) {
+  struct tool_result res;
+  pid_t leader;
+  double took = rank1_killed(&res, -1, &leader);
+  ASSERT_DBL_LT(4.0, took);
+  ASSERT_DBL_LT(took, 10.0);
+  contains_fmt(res.err, "rank %d (pid %d) was killed by signal 9 (Killed) past barrier", 0, leader);
+  ASSERT_STR_CONTAINS(res.err, "still running 5 s after the first failure; killed by the launcher");
+  ASSERT_STR_CONTAINS(res.out, "\"killed\":true");
+  tool_result_free(&res);
+  return 0;
+}
+
+/* The leader dies inside the provider: the others fail at once with its
+ * pid, signal and phase. */
+TEST_IMPL(cli_solve_leader_killed) {
+  struct tool_result res;
+  pid_t victim, leader;
+  double took = solve_kill_in_compute(&res, 0, -1, &victim, &leader);
+  ASSERT_EQ(res.exit_code, 1);
+  ASSERT_DBL_LT(took, 3.0);
+  contains_fmt(res.out, "\"message\":\"rank %d (pid %d) was killed by signal 9 (Killed) past "
+               "barrier", 0, leader);
+  contains_fmt(res.err, "it said: peer died: rank %d (pid %d) was killed by signal 9 (Killed) past "
+               "barrier", 0, leader);
+  ASSERT(strstr(res.err, "killed by the launcher") == NULL);
+  tool_result_free(&res);
+  return 0;
+}
+
+/* Kill the CLI itself: every rank dies with it (they would have run to the
+ * end), nothing is left in /dev/shm.  Once inside the provider, and once
+ * with a rank held before it joined (the group never formed). */
+static void launcher_killed(int before_join) {
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0); /* the orphans come to us */
+  struct slow s;
+  struct run r;
+  slow_setup(&s);
+  const char *env[] = {s.env_gate, s.env_entered, "MUSTER_LAUNCH_TEST_STOP=2", NULL};
+  if (!before_join) env[2] = NULL;
+  start(&r, slow_argv, env, 3);
+  if (before_join) stopped_kid(&r);
+  else slow_leader(&s);
+  kill_cli(&r);
+  unlink(s.gate);
+  tp_dir_remove(s.dir);
+}
+
+TEST_IMPL(cli_solve_launcher_killed) {
+  launcher_killed(0);
+  launcher_killed(1);
+  return 0;
+}
+
+/* ---- muster rendezvous ----------------------------------------------------- */
+
+static const char *const rv_argv[] = {"rendezvous", "--ranks", "3", "--mode", "processes",
+                                      "--rounds", "10000000", "--cycles", "0", NULL};
+
+TEST_IMPL(cli_rendezvous_rank_killed_before_join) {
+  const char *env[] = {"MUSTER_LAUNCH_TEST_STOP=2", NULL};
+  struct run r;
+  struct tool_result res;
+  start(&r, rv_argv, env, 3);
+  pid_t victim = stopped_kid(&r);
+  ASSERT_EQ(victim, r.kids[2]);
+  usleep(100000);
+  double t_kill = test_now();
+  ASSERT_EQ(kill(victim, SIGKILL), 0);
+  double took = finish(&r, &res, t_kill);
+  ASSERT_EQ(res.exit_code, 1);
+  ASSERT_DBL_LT(took, 3.0);
+  contains_fmt(res.err, "peer died: rank %d (pid %d) was killed by signal 9 (Killed) before it "
+               "joined group rendezvous.", 2, victim);
+  ASSERT_EQ(count_substr(res.err, "peer died: rank 2 (pid"), 2); /* both survivors */
+  ASSERT(strstr(res.err, "still running") == NULL);
+  tool_result_free(&res);
+  return 0;
+}
+
+TEST_IMPL(cli_rendezvous_leader_killed) {
+  struct run r;
+  struct tool_result res;
+  start(&r, rv_argv, NULL, 3);
+  usleep(300000); /* well into the rounds */
+  double t_kill = test_now();
+  ASSERT_EQ(kill(r.kids[0], SIGKILL), 0);
+  double took = finish(&r, &res, t_kill);
+  ASSERT_EQ(res.exit_code, 1);
+  ASSERT_DBL_LT(took, 3.0);
+  contains_fmt(res.err, "peer died: rank %d (pid %d) was killed by signal 9 (Killed) ", 0,
+               r.kids[0]);
+  ASSERT_EQ(count_substr(res.err, "peer died: rank 0 (pid"), 2);
+  ASSERT(strstr(res.err, "still running") == NULL);
+  tool_result_free(&res);
+  return 0;
+}
+
+TEST_IMPL(cli_rendezvous_launcher_killed) {
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  struct run r;
+  start(&r, rv_argv, NULL, 3);
+  usleep(300000);
+  kill_cli(&r);
+  return 0;
+}

@@ -1,0 +1,286 @@
+/*
+ * tests/providers/testprov_v2.h - the ABI v2 parts of the test provider
+ * (included by testprov.c when TP_V2 is defined; it uses its put/fill and
+ * tp_solve).
+ *
+ * estimate(), driven by TESTPROV_EST="name=SPEC,name=SPEC" (the entry of
+ * this provider's TP_NAME; none: no model, seconds -1):
+ *   SECONDS      that many seconds (e.g. 0.002)
+ *   refuse       MUSTER_EUNSUPPORTED, note "refused by TESTPROV_EST"
+ *   needMB       refuse when some rank's free_bytes is known and below MB
+ *                MiB ("needs MB MiB, rank r's device d has F MiB free"),
+ *                else 0.001 s
+ * TESTPROV_QLOG=PATH: every estimate appends one line describing its query.
+ * TP_REFUSE: estimate always refuses ("refused: test provider TP_REFUSE").
+ *
+ * The collective kind (TP_COLLECTIVE), on every rank:
+ *   - checks its bootstrap: an allgather of (rank, size, key, pid) must
+ *     give every rank its own slot and one key, and one of 2500 bytes a
+ *     known pattern (the runtime splits it into several exchanges);
+ *   - checks its dist against the shard (P = 1, Q = size, mycol = rank,
+ *     numroc(n, nb, rank, size) local columns);
+ *   - writes TP_VERSION into its b (potrs), w (syevd), its piece of a
+ *     (potri), sets info from TESTPROV_INFO and tile_used = dist.nb;
+ *   TESTPROV_FAIL_RANK=r   rank r fails after the checks (MUSTER_EPROVIDER)
+ *   TESTPROV_BLOCK=1       block until cancel() (after the bootstrap
+ *                          check), then return cancel's code and reason
+ *   TESTPROV_RELEASE_LOG=PATH  release_comms appends "release KEY"
+ *   TESTPROV_ENTER_LOG=PATH    appends "enter RANK PID" once its checks passed
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+
+#ifndef TP_RULES
+#define TP_RULES MUSTER_LAYOUT_RULES_VERSION
+#endif
+#ifndef TP_SPANS
+#define TP_SPANS (MUSTER_SPAN_THREADS | MUSTER_SPAN_PROCESSES)
+#endif
+
+static void append_line(const char *path, const char *line) {
+  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  ssize_t w = write(fd, line, strlen(line));
+  (void)w;
+  close(fd);
+}
+
+/* This provider's SPEC in TESTPROV_EST into out; 0 when none. */
+static int est_spec(char *out, size_t cap) {
+  const char *env = getenv("TESTPROV_EST");
+  size_t nl = strlen(TP_NAME);
+  for (const char *s = env; s && *s;) {
+    const char *e = strchr(s, ',');
+    size_t l = e ? (size_t)(e - s) : strlen(s);
+    if (l > nl + 1 && !strncmp(s, TP_NAME, nl) && s[nl] == '=') {
+      snprintf(out, cap, "%.*s", (int)(l - nl - 1), s + nl + 1);
+      return 1;
+    }
+    s = e ? e + 1 : s + l;
+  }
+  return 0;
+}
+
+static void log_query(const muster_provider_query_t *q) {
+  const char *path = getenv("TESTPROV_QLOG");
+  if (!path) return;
+  char line[512];
+  int k = snprintf(line, sizeof line, "%s routine=%d n=%" PRId64 " nrhs=%" PRId64 " nranks=%d ndevices=%d "
+                   "nnodes=%d span=%u mem=%d", TP_NAME, (int)q->routine, q->n, q->nrhs, q->nranks,
+                   q->ndevices, q->nnodes, q->span, (int)q->mem);
+  for (int r = 0; q->free_bytes && r < q->nranks && k < (int)sizeof line - 40; r++)
+    k += snprintf(line + k, sizeof line - k, " free%d=%" PRIu64 "MiB", r, q->free_bytes[r] >> 20);
+  snprintf(line + k, sizeof line - k, "\n");
+  append_line(path, line);
+}
+
+static int tp_estimate(void *ctx, const muster_provider_query_t *q, muster_provider_estimate_t *est) {
+  (void)ctx;
+  log_query(q);
+#ifdef TP_REFUSE
+  snprintf(est->note, sizeof est->note, "refused: test provider TP_REFUSE");
+  return MUSTER_EUNSUPPORTED;
+#endif
+  char spec[64];
+  est->seconds = -1;
+  if (!est_spec(spec, sizeof spec)) return 0;
+  if (!strcmp(spec, "refuse")) {
+    snprintf(est->note, sizeof est->note, "refused by TESTPROV_EST");
+    return MUSTER_EUNSUPPORTED;
+  }
+  if (!strncmp(spec, "need", 4)) {
+    uint64_t need = strtoull(spec + 4, NULL, 10) << 20;
+    for (int r = 0; q->free_bytes && r < q->nranks; r++)
+      if (q->free_bytes[r] && q->free_bytes[r] < need) {
+        snprintf(est->note, sizeof est->note, "needs %" PRIu64 " MiB, rank %d's device %d has %" PRIu64
+                 " MiB free", need >> 20, r, q->devices ? q->devices[r] : -1, q->free_bytes[r] >> 20);
+        return MUSTER_EUNSUPPORTED;
+      }
+    est->seconds = 0.001;
+    est->peak_bytes = need;
+    snprintf(est->note, sizeof est->note, "fits (needs %" PRIu64 " MiB)", need >> 20);
+    return 0;
+  }
+  est->seconds = atof(spec);
+  snprintf(est->note, sizeof est->note, "TESTPROV_EST says %s s", spec);
+  return 0;
+}
+
+/* ---- the collective kind ---------------------------------------------------------- */
+
+#define MAX_CALLS 64
+static pthread_mutex_t calls_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t calls_cv = PTHREAD_COND_INITIALIZER;
+static struct running {
+  const muster_collective_call_t *call;
+  int cancelled, code;
+  char why[256];
+} calls[MAX_CALLS];
+
+static struct running *call_slot(const muster_collective_call_t *c, int take) {
+  for (int i = 0; i < MAX_CALLS; i++)
+    if (calls[i].call == c) return &calls[i];
+  if (!take) return NULL;
+  for (int i = 0; i < MAX_CALLS; i++)
+    if (!calls[i].call) {
+      memset(&calls[i], 0, sizeof calls[i]);
+      calls[i].call = c;
+      return &calls[i];
+    }
+  return NULL;
+}
+
+__attribute__((unused)) static void tp_cancel(void *ctx, const muster_collective_call_t *c, int code,
+                                              const char *why) {
+  (void)ctx;
+  pthread_mutex_lock(&calls_mu);
+  struct running *r = call_slot(c, 0); /* a call not running: nothing to do */
+  if (r) {
+    r->cancelled = 1;
+    r->code = code;
+    snprintf(r->why, sizeof r->why, "%s", why);
+    pthread_cond_broadcast(&calls_cv);
+  }
+  pthread_mutex_unlock(&calls_mu);
+}
+
+__attribute__((unused)) static void tp_release(void *ctx, uint64_t key) {
+  (void)ctx;
+  const char *path = getenv("TESTPROV_RELEASE_LOG");
+  char line[64];
+  snprintf(line, sizeof line, "release %" PRIu64 "\n", key);
+  if (path) append_line(path, line);
+}
+
+typedef struct hello {
+  int32_t rank, size;
+  uint64_t key;
+  int64_t pid;
+} hello_t;
+
+static int fail(const muster_collective_call_t *c, int code, const char *what) {
+  snprintf(c->err, c->errlen, "test provider %s: %s", TP_NAME, what);
+  return code;
+}
+
+static int check_boot(const muster_collective_call_t *c) {
+  const muster_bootstrap_t *b = c->boot;
+  if (!b || !b->allgather || b->size < 1 || b->rank < 0 || b->rank >= b->size || b->key == 0)
+    return fail(c, MUSTER_EPROVIDER, "bad bootstrap");
+  hello_t me = {b->rank, b->size, b->key, (int64_t)getpid()}, all[MUSTER_MAX_RANKS];
+  char err[256] = "";
+  int rc = b->allgather(b->ctx, &me, all, sizeof me, err, sizeof err);
+  if (rc < 0) return fail(c, rc, err);
+  for (int r = 0; r < b->size; r++)
+    if (all[r].rank != r || all[r].size != b->size || all[r].key != b->key)
+      return fail(c, MUSTER_EPROVIDER, "bootstrap allgather gave a wrong slot");
+  enum { BIG = 2500 };
+  unsigned char *mine = malloc(BIG), *big = malloc((size_t)BIG * b->size);
+  if (!mine || !big) {
+    free(mine);
+    free(big);
+    return fail(c, MUSTER_ENOMEM, "out of memory");
+  }
+  for (int i = 0; i < BIG; i++) mine[i] = (unsigned char)(b->rank * 7 + i);
+  rc = b->allgather(b->ctx, mine, big, BIG, err, sizeof err);
+  for (int r = 0; r < b->size && rc == 0; r++)
+    for (int i = 0; i < BIG && rc == 0; i++)
+      if (big[(size_t)r * BIG + i] != (unsigned char)(r * 7 + i))
+        rc = fail(c, MUSTER_EPROVIDER, "large bootstrap allgather gave wrong bytes");
+  free(mine);
+  free(big);
+  if (rc < 0 && !c->err[0]) return fail(c, rc, err);
+  return rc;
+}
+
+static int check_dist(const muster_collective_call_t *c) {
+  const muster_dist_t *d = &c->dist;
+  const muster_shard_t *s = c->mine;
+  int64_t n = c->args.n, cols = muster_layout_numroc(n, d->nb, d->mycol, d->npcol);
+  int ok = d->m == n && d->n == n && d->nprow == 1 && d->myrow == 0 && d->npcol == c->boot->size &&
+           d->mycol == c->boot->rank && d->lld == s->lda &&
+           (c->args.layout == MUSTER_LAYOUT_CYCLIC ? cols <= s->ncols : cols == s->ncols);
+  return ok ? 0 : fail(c, MUSTER_EPROVIDER, "dist does not describe the shard");
+}
+
+/* Wait until cancelled; return its code with the reason. */
+static int block_until_cancelled(const muster_collective_call_t *c) {
+  pthread_mutex_lock(&calls_mu);
+  struct running *r = call_slot(c, 1);
+  while (r && !r->cancelled) pthread_cond_wait(&calls_cv, &calls_mu);
+  int code = r ? r->code : MUSTER_EPROVIDER;
+  if (r) snprintf(c->err, c->errlen, "cancelled: %s", r->why);
+  pthread_mutex_unlock(&calls_mu);
+  return code;
+}
+
+static void forget_call(const muster_collective_call_t *c) {
+  pthread_mutex_lock(&calls_mu);
+  struct running *r = call_slot(c, 0);
+  if (r) r->call = NULL;
+  pthread_mutex_unlock(&calls_mu);
+}
+
+__attribute__((unused)) static int tp_collective(void *ctx, const muster_collective_call_t *c) {
+  (void)ctx;
+  pthread_mutex_lock(&calls_mu);
+  call_slot(c, 1); /* from now on cancel() finds it */
+  pthread_mutex_unlock(&calls_mu);
+  int rc = check_boot(c);
+  if (rc == 0) rc = check_dist(c);
+  const char *fr = getenv("TESTPROV_FAIL_RANK");
+  if (rc == 0 && fr && atoi(fr) == c->boot->rank) rc = fail(c, MUSTER_EPROVIDER, "TESTPROV_FAIL_RANK");
+  const char *enter = getenv("TESTPROV_ENTER_LOG");
+  if (rc == 0 && enter) {
+    char line[64];
+    snprintf(line, sizeof line, "enter %d %d\n", c->boot->rank, (int)getpid());
+    append_line(enter, line);
+  }
+  if (rc == 0 && getenv("TESTPROV_BLOCK")) rc = block_until_cancelled(c);
+  forget_call(c);
+  if (rc < 0) return rc;
+  const muster_solve_args_t *a = &c->args;
+  const muster_shard_t *s = c->mine;
+  if (a->routine == MUSTER_POTRS) fill(a->dtype, s->b, s->ldb, a->n, a->nrhs, TP_VERSION);
+  if (a->routine == MUSTER_POTRI) fill(a->dtype, s->a, s->lda, a->n, s->ncols, TP_VERSION);
+  if (a->routine == MUSTER_SYEVD) fill(muster_dtype_real_bytes(a->dtype) == 4 ? MUSTER_F32 : MUSTER_F64,
+                                       s->w, a->n, a->n, 1, TP_VERSION);
+  const char *info = getenv("TESTPROV_INFO");
+  *c->info = info ? atoll(info) : 0;
+  *c->tile_used = c->dist.nb;
+  return 0;
+}
+
+__attribute__((visibility("default"))) const muster_provider_v2_t muster_provider_v2 = {
+    .abi_version = TP_ABI == MUSTER_PROVIDER_V1_ABI ? MUSTER_PROVIDER_V2_ABI : TP_ABI,
+    .struct_size = sizeof(muster_provider_v2_t),
+    .layout_rules = TP_RULES,
+#ifdef TP_COLLECTIVE
+    .kind = MUSTER_PROVIDER_COLLECTIVE,
+#else
+    .kind = MUSTER_PROVIDER_LEADER,
+#endif
+    .name = TP_NAME,
+    .description = "test provider (ABI v2)",
+    .priority = TP_PRIORITY,
+    .routines = (1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD),
+    .dtypes = TP_DTYPES,
+#ifdef TP_MEM_CUDA
+    .mem_kinds = 1u << MUSTER_MEM_CUDA,
+#else
+    .mem_kinds = 1u << MUSTER_MEM_HOST,
+#endif
+    .spans = TP_SPANS,
+    .max_shards = TP_MAX_SHARDS,
+    .probe = tp_probe,
+    .estimate = tp_estimate,
+#if defined(TP_COLLECTIVE) && !defined(TP_NO_HOOK)
+    .collective_solve = tp_collective,
+    .cancel = tp_cancel,
+    .release_comms = tp_release,
+#elif !defined(TP_COLLECTIVE) && !defined(TP_NO_HOOK)
+    .solve = tp_solve,
+#endif
+};

@@ -1,0 +1,244 @@
+/*
+ * tools/muster/calibrate.c - `muster bench --calibrate --provider NAME
+ *   [--routine R] [--dtype f64,f32] [--n 256,512,...] [--ranks 2,4]
+ *   [--nrhs K] [--mode threads|processes] [--reps K] [--warmup K]
+ *   [--devices LIST] --out FILE`
+ *
+ * Measures a provider's cost table (runtime/cost.h, docs/choice.md): for
+ * every (dtype, ranks, n), the median wall time of muster_solve forced to
+ * that provider, on random SPD/Hermitian matrices, rank 0's clock from a
+ * barrier to muster_solve's return (what the choice compares: the whole
+ * call).  A potrs result over tolerance, or a failed solve, stops it: a
+ * table must not hold the time of a wrong answer.  FILE is replaced at the
+ * end (written to FILE.tmp, then renamed; "-": stdout).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "choose.h"
+#include "cli.h"
+
+#define MAX_POINTS 64
+
+typedef struct cal {
+  sr_spec_t spec;
+  muster_dtype_t dtypes[4];
+  int ndtypes;
+  int64_t ns[MAX_POINTS];
+  int nn;
+  int ranks[MAX_POINTS];
+  int nranks;
+  const char *out;
+} cal_t;
+
+static int usage(FILE *f) {
+  fprintf(f,
+          "usage: muster bench --calibrate --provider NAME [--routine potrs|potri|syevd]\n"
+          "                    [--dtype f64,f32] [--n 256,512,1024,2048] [--ranks 2] [--nrhs 1]\n"
+          "                    [--mode threads|processes] [--reps 5] [--warmup 1] [--devices LIST]\n"
+          "                    --out FILE\n"
+          "  measures NAME's cost table: the median wall time of muster_solve forced to it for\n"
+          "  every (dtype, ranks, n), written as rows 'routine dtype ndevices n nrhs seconds'\n"
+          "  (docs/choice.md).  Put FILE next to the provider (<dir>/NAME.cost) or in a folder of\n"
+          "  MUSTER_COST_PATH; the runtime reads it when it loads the provider.\n");
+  return f == stderr ? 2 : 0;
+}
+
+/* "a,b,c" of integers >= 1 into v; count, or -1. */
+static int int_list(const char *s, int64_t *v, int cap) {
+  int n = 0;
+  while (*s) {
+    char *end;
+    long long x = strtoll(s, &end, 10);
+    if (end == s || x < 1 || n == cap || (*end && *end != ',')) return -1;
+    v[n++] = x;
+    s = *end ? end + 1 : end;
+  }
+  return n;
+}
+
+/* 0, 2 (usage error, printed) or -1 (--help printed). */
+static int parse(int argc, char **argv, cal_t *c) {
+  int64_t tmp[MAX_POINTS];
+  const char *dtypes = "f64", *ns = "256,512,1024,2048", *ranks = "2", *mode = "threads";
+  c->spec = (sr_spec_t){.routine = MUSTER_POTRS, .nrhs = 1, .reps = 5, .warmup = 1};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--calibrate")) continue;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(stdout), -1;
+    if (!v) return fprintf(stderr, "muster bench --calibrate: %s needs a value\n", a), usage(stderr);
+    i++;
+    if (!strcmp(a, "--provider")) c->spec.provider = v;
+    else if (!strcmp(a, "--routine")) {
+      if (muster_routine_from_name(v, &c->spec.routine) != 0) return usage(stderr);
+    } else if (!strcmp(a, "--dtype")) dtypes = v;
+    else if (!strcmp(a, "--n")) ns = v;
+    else if (!strcmp(a, "--ranks")) ranks = v;
+    else if (!strcmp(a, "--nrhs")) c->spec.nrhs = atoll(v);
+    else if (!strcmp(a, "--mode")) mode = v;
+    else if (!strcmp(a, "--reps")) c->spec.reps = atoi(v);
+    else if (!strcmp(a, "--warmup")) c->spec.warmup = atoi(v);
+    else if (!strcmp(a, "--out")) c->out = v;
+    else if (!strcmp(a, "--devices")) {
+      int k = int_list(v, tmp, MUSTER_MAX_RANKS);
+      if (k < 0) return usage(stderr);
+      for (int j = 0; j < k; j++) c->spec.devices[j] = (int)tmp[j];
+      c->spec.ndevices = k;
+    } else {
+      fprintf(stderr, "muster bench --calibrate: unknown option %s\n", a);
+      return usage(stderr);
+    }
+  }
+  for (const char *s = dtypes; *s && c->ndtypes < 4;) {
+    char name[8];
+    size_t l = strcspn(s, ",");
+    snprintf(name, sizeof name, "%.*s", (int)(l < 7 ? l : 7), s);
+    if (muster_dtype_from_name(name, &c->dtypes[c->ndtypes++]) != 0) return usage(stderr);
+    s += l + (s[l] == ',');
+  }
+  c->nn = int_list(ns, c->ns, MAX_POINTS);
+  c->nranks = int_list(ranks, tmp, MAX_POINTS);
+  for (int j = 0; j < c->nranks; j++) c->ranks[j] = tmp[j] > MUSTER_MAX_RANKS ? 0 : (int)tmp[j];
+  c->spec.processes = !strcmp(mode, "processes");
+  if (!c->spec.provider || !c->out || c->nn < 1 || c->nranks < 1 || c->ndtypes < 1 || c->spec.nrhs < 1 ||
+      c->spec.reps < 1 || c->spec.reps > SR_MAX_REPS || c->spec.warmup < 0 ||
+      (strcmp(mode, "threads") && strcmp(mode, "processes"))) {
+    fprintf(stderr, "muster bench --calibrate: needs --provider and --out, lists of n and ranks >= 1, "
+            "1 <= reps <= %d, --mode threads or processes\n", SR_MAX_REPS);
+    return usage(stderr);
+  }
+  for (int j = 0; j < c->nranks; j++)
+    if (c->ranks[j] < 1) return usage(stderr);
+  return 0;
+}
+
+/* Distinct devices the ranks used (the query's ndevices: GPUs for CUDA
+ * memory, ranks for host memory). */
+static int ndevices_of(const sr_spec_t *s, const sr_out_t *o) {
+  if (!s->cuda) return s->ranks;
+  int n = 0;
+  for (int r = 0; r < s->ranks; r++) {
+    int seen = 0;
+    for (int k = 0; k < r; k++) seen |= o->devices[k] == o->devices[r];
+    n += !seen;
+  }
+  return n;
+}
+
+/* One point: 0 with its median into *secs, or -1 with the reason printed. */
+static int measure(sr_spec_t *s, double *secs, int *ndev) {
+  int64_t n = s->n, nrhs = s->routine == MUSTER_POTRS ? s->nrhs : 1;
+  size_t esz = muster_dtype_size(s->dtype);
+  void *A = malloc((size_t)(n * n) * esz), *B = malloc((size_t)(n * nrhs) * esz),
+       *X = malloc((size_t)(n * nrhs) * esz);
+  int rc = -1, same = 0;
+  if (!A || !B || !X) {
+    fprintf(stderr, "muster bench --calibrate: out of memory for n=%" PRId64 "\n", n);
+    goto out;
+  }
+  chk_rng_t rng;
+  chk_seed(&rng, 42 + (uint64_t)n);
+  chk_random_hermitian(s->dtype, n, s->routine != MUSTER_SYEVD, &rng, A, n);
+  chk_random_dense(s->dtype, n, nrhs, &rng, B, n);
+  sr_out_t o;
+  if (sr_run(s, A, B, &o, NULL, X, NULL, &same) != 0 || o.rc != 0) {
+    fprintf(stderr, "muster bench --calibrate: %s %s n=%" PRId64 " ranks=%d: %s: %s\n",
+            muster_routine_name(s->routine), muster_dtype_name(s->dtype), n, s->ranks, muster_strerror(o.rc),
+            o.msg);
+    goto out;
+  }
+  if (strcmp(o.res.provider, s->provider) != 0 || !same) {
+    fprintf(stderr, "muster bench --calibrate: n=%" PRId64 ": %s\n", n,
+            same ? "another provider ran" : "ranks got different results");
+    goto out;
+  }
+  if (s->routine == MUSTER_POTRS) {
+    double res = chk_potrs(s->dtype, n, nrhs, A, n, X, n, B, n);
+    if (!(res < chk_tolerance(s->dtype, n))) {
+      fprintf(stderr, "muster bench --calibrate: n=%" PRId64 ": residual %.3e over tolerance\n", n, res);
+      goto out;
+    }
+  }
+  *secs = sr_median(o.seconds, s->reps);
+  *ndev = ndevices_of(s, &o);
+  rc = 0;
+out:
+  free(A);
+  free(B);
+  free(X);
+  return rc;
+}
+
+static void machine(char *out, size_t cap) {
+  char host[64] = "?";
+  gethostname(host, sizeof host - 1);
+  snprintf(out, cap, "%s, %ld cpus", host, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+int cmd_calibrate(int argc, char **argv) {
+  cal_t c;
+  memset(&c, 0, sizeof c);
+  int rc = parse(argc, argv, &c);
+  if (rc) return rc < 0 ? 0 : rc; /* -1: --help was printed */
+  char name[32], reason[MUSTER_MAX_REASON], why[600];
+  c.spec.n = c.ns[0];
+  c.spec.ranks = c.ranks[0];
+  c.spec.dtype = c.dtypes[0];
+  if (cli_choose_memory(&c.spec, &c.spec.cuda, name, sizeof name, reason, sizeof reason, why, sizeof why) < 0) {
+    fprintf(stderr, "muster bench --calibrate: %s\n", why);
+    return 1;
+  }
+  char tmp[4096];
+  FILE *f = stdout;
+  if (strcmp(c.out, "-")) {
+    snprintf(tmp, sizeof tmp, "%s.tmp", c.out);
+    if (!(f = fopen(tmp, "w"))) {
+      perror(tmp);
+      return 1;
+    }
+  }
+  time_t now = time(NULL);
+  char date[32], mach[128];
+  strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+  machine(mach, sizeof mach);
+  fprintf(f, "# muster cost table of provider %s, measured by `muster bench --calibrate` on %s\n"
+          "# machine %s; %s mode, %s memory; median of %d timed calls (+%d warmup), wall time of muster_solve\n"
+          "# routine dtype ndevices n nrhs seconds\n", c.spec.provider, date, mach,
+          c.spec.processes ? "processes" : "threads", c.spec.cuda ? "cuda" : "host", c.spec.reps, c.spec.warmup);
+  int failed = 0;
+  for (int t = 0; t < c.ndtypes && !failed; t++)
+    for (int r = 0; r < c.nranks && !failed; r++)
+      for (int k = 0; k < c.nn && !failed; k++) {
+        c.spec.dtype = c.dtypes[t];
+        c.spec.ranks = c.ranks[r];
+        c.spec.n = c.ns[k];
+        double secs;
+        int ndev;
+        if (measure(&c.spec, &secs, &ndev) < 0) {
+          failed = 1;
+          break;
+        }
+        fprintf(f, "%s %s %d %" PRId64 " %" PRId64 " %.6g\n", muster_routine_name(c.spec.routine),
+                muster_dtype_name(c.spec.dtype), ndev, c.spec.n,
+                c.spec.routine == MUSTER_POTRS ? c.spec.nrhs : (int64_t)0, secs);
+        fflush(f);
+      }
+  if (f != stdout) {
+    if (fclose(f) != 0 || failed) {
+      unlink(tmp);
+      return 1;
+    }
+    if (rename(tmp, c.out) != 0) {
+      perror(c.out);
+      return 1;
+    }
+    fprintf(stderr, "muster bench --calibrate: wrote %s\n", c.out);
+  }
+  return failed;
+}

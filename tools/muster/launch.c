@@ -1,0 +1,178 @@
+/* tools/muster/launch.c - start ranks as processes and reap them (launch.h). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launch.h"
+#include "muster.h"
+#include "muster/parse.h"
+
+#define NOT_STARTED 3 /* exit status of a child whose gate was closed */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int ml_test_stop_rank(int *rank) {
+  const char *v = getenv("MUSTER_LAUNCH_TEST_STOP");
+  int64_t r;
+  *rank = -1;
+  if (!v) return 0;
+  if (muster_parse_i64(v, 0, ML_MAX_RANKS - 1, &r) < 0) return -1;
+  *rank = (int)r;
+  return 0;
+}
+
+/* The child of `rank`: die with the launcher, wait for the gate, run. */
+static void child_main(const struct ml_spec *sp, int rank, int gate_fd, pid_t parent,
+                       int stop_rank) {
+  /* Die with the launcher: nothing may outlive it.  It may have died before
+   * this line, and then we were reparented already: leave. */
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(NOT_STARTED);
+  char go;
+  ssize_t n;
+  do n = read(gate_fd, &go, 1);
+  while (n < 0 && errno == EINTR);
+  close(gate_fd);
+  if (n != 1) _exit(NOT_STARTED); /* the launcher gave up before the start */
+  if (rank == stop_rank) raise(SIGSTOP); /* test knob: to be killed before joining */
+  int rc = sp->fn(rank, sp->arg);
+  /* _exit: the launcher's stdio buffers and atexit handlers are not ours */
+  _exit(rc == 0 ? 0 : 1);
+}
+
+/* How a process of no group ended (the pthread baseline). */
+static void describe_end(int rank, int pid, int st, char *buf, size_t cap) {
+  if (WIFEXITED(st))
+    snprintf(buf, cap, "rank %d (pid %d) exited with status %d", rank, pid, WEXITSTATUS(st));
+  else
+    snprintf(buf, cap, "rank %d (pid %d) was killed by signal %d (%s)", rank, pid, WTERMSIG(st),
+             sigdescr_np(WTERMSIG(st)) ? sigdescr_np(WTERMSIG(st)) : "unknown signal");
+}
+
+static void record(const struct ml_spec *sp, muster_launch_t *l, int r, int st,
+                   struct ml_fate *f) {
+  f->status = st;
+  if (l) {
+    f->died = muster_launch_reap(l, r, st, f->text, sizeof f->text) != 0;
+  } else {
+    describe_end(r, f->pid, st, f->text, sizeof f->text);
+    f->died = !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+  }
+  if (f->killed) {
+    size_t n = strlen(f->text);
+    snprintf(f->text + n, sizeof f->text - n, "; it was still running %.0f s after the first "
+             "failure; killed by the launcher", sp->grace_s > 0 ? sp->grace_s : ML_GRACE_S);
+    f->died = 1;
+  }
+}
+
+static int rank_of(const struct ml_fate *f, int n, pid_t pid, const pid_t *live) {
+  for (int r = 0; r < n; r++)
+    if (live[r] == pid && f[r].pid == pid) return r;
+  return -1;
+}
+
+/* Reap every child in live[] (pid, 0 once reaped).  After the first death
+ * the others get the grace, then SIGKILL. */
+static void reap_all(const struct ml_spec *sp, muster_launch_t *l, pid_t *live,
+                     struct ml_fate *f) {
+  double grace = sp->grace_s > 0 ? sp->grace_s : ML_GRACE_S, deadline = 0;
+  int left = 0, killed = 0, seq = 0;
+  for (int r = 0; r < sp->ranks; r++) left += live[r] > 0;
+  while (left > 0) {
+    int st;
+    pid_t w = waitpid(-1, &st, deadline > 0 && !killed ? WNOHANG : 0);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) break; /* ECHILD: nothing left */
+    if (w == 0) {
+      if (now_s() < deadline) {
+        usleep(2000);
+        continue;
+      }
+      for (int r = 0; r < sp->ranks; r++)
+        if (live[r] > 0 && kill(live[r], SIGKILL) == 0) f[r].killed = 1;
+      killed = 1;
+      continue;
+    }
+    int r = rank_of(f, sp->ranks, w, live);
+    if (r < 0) continue;
+    live[r] = 0;
+    left--;
+    f[r].seq = ++seq;
+    record(sp, l, r, st, &f[r]);
+    if (f[r].died && deadline == 0) deadline = now_s() + grace;
+  }
+}
+
+/* Fork every rank behind the closed gate; 0, or -1 (the ones started are
+ * in live[]). */
+static int fork_all(const struct ml_spec *sp, muster_launch_t *l, int gate[2], pid_t *live,
+                    struct ml_fate *f) {
+  pid_t parent = getpid();
+  int stop_rank;
+  ml_test_stop_rank(&stop_rank); /* checked by main: malformed is -1 */
+  fflush(NULL); /* children must not inherit unflushed output */
+  for (int r = 0; r < sp->ranks; r++) {
+    pid_t p = fork();
+    if (p < 0) {
+      fprintf(stderr, "%s: cannot fork rank %d: %s\n", sp->who, r, strerror(errno));
+      return -1;
+    }
+    if (p == 0) {
+      close(gate[1]);
+      child_main(sp, r, gate[0], parent, stop_rank);
+    }
+    live[r] = f[r].pid = p;
+    if (l && muster_launch_declare(l, r, p) < 0) {
+      fprintf(stderr, "%s: %s\n", sp->who, muster_last_error());
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int ml_run(const struct ml_spec *sp, struct ml_fate *f) {
+  muster_launch_t *l = NULL;
+  pid_t *live = calloc((size_t)sp->ranks, sizeof *live);
+  int gate[2] = {-1, -1}, rc = 0;
+  for (int r = 0; r < sp->ranks; r++) {
+    memset(&f[r], 0, sizeof f[r]);
+    snprintf(f[r].text, sizeof f[r].text, "rank %d: not started", r);
+  }
+  if (!live || pipe(gate) != 0) {
+    fprintf(stderr, "%s: cannot prepare the ranks: %s\n", sp->who, strerror(errno));
+    free(live);
+    return -1;
+  }
+  if (sp->group && muster_launch_open(sp->group, sp->ranks, NULL, MUSTER_LAUNCH_UNNAMED, &l) < 0) {
+    fprintf(stderr, "%s: cannot open group %s for %d ranks as their launcher: %s\n", sp->who,
+            sp->group, sp->ranks, muster_last_error());
+    rc = -1;
+  }
+  if (rc == 0) rc = fork_all(sp, l, gate, live, f);
+  close(gate[0]);
+  if (rc == 0) {
+    /* one byte per rank opens the gate; closing it unwritten sends them home */
+    char go[ML_MAX_RANKS];
+    memset(go, 'g', sizeof go);
+    if (write(gate[1], go, (size_t)sp->ranks) != sp->ranks) rc = -1;
+  }
+  close(gate[1]);
+  reap_all(sp, l, live, f);
+  if (l) muster_launch_close(l);
+  free(live);
+  if (rc < 0) return -1;
+  for (int r = 0; r < sp->ranks; r++)
+    if (f[r].died) return 1;
+  return 0;
+}

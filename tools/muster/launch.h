@@ -1,0 +1,67 @@
+/*
+ * tools/muster/launch.h - how the CLI starts ranks as processes and reaps
+ * them, for `muster solve` and `muster bench` (solve_run.c) and `muster
+ * rendezvous` (rendezvous_run.c):
+ *
+ *   - the group the ranks will join is opened first with
+ *     muster_launch_open(..., MUSTER_LAUNCH_UNNAMED): the children find it
+ *     in the cache they inherit, so its name is gone at once and nothing can
+ *     be left in /dev/shm whoever dies when;
+ *   - one fork per rank, behind a gate (a pipe), so that either all start or
+ *     none does; each child dies with the launcher (PR_SET_PDEATHSIG, then
+ *     getppid() to close the race with a launcher that died before it);
+ *   - every child's pid is declared (muster_launch_declare) before the gate
+ *     opens, and every child that ends is reported (muster_launch_reap):
+ *     when one dies the others fail at once with its rank, pid, signal and
+ *     phase;
+ *   - after the first death the others get `grace_s` to end on their own
+ *     (a leader inside a long provider call cannot notice), then are
+ *     SIGKILLed, so the command always ends.
+ */
+#ifndef MUSTER_CLI_LAUNCH_H
+#define MUSTER_CLI_LAUNCH_H
+
+#include <stddef.h>
+
+#define ML_GRACE_S 5.0     /* default grace after the first death            */
+#define ML_MAX_RANKS 1024  /* children one launch may start (rendezvous)     */
+#define ML_FATE 1024
+
+/* How one rank's process ended. */
+struct ml_fate {
+  int pid;         /* 0: never started                                        */
+  int status;      /* waitpid() status                                         */
+  int died;        /* 1: not a clean end (signal, non-zero exit, exit while
+                      seated or before joining, or killed by the launcher)     */
+  int killed;      /* 1: the launcher killed it after the grace                */
+  int seq;         /* order in which it was reaped, 1 = first; 0 never         */
+  char text[ML_FATE]; /* "rank 1 (pid 4242) was killed by signal 9 (Killed)
+                         while waiting at barrier 3 of group g"               */
+};
+
+/* Runs in the child of `rank`; the child exits with 0 when it returns 0,
+ * else 1. */
+typedef int (*ml_rank_fn)(int rank, void *arg);
+
+struct ml_spec {
+  const char *who;    /* "muster solve": prefix of messages on stderr         */
+  const char *group;  /* the group the ranks join; NULL: none (the pthread
+                         baseline of rendezvous)                              */
+  int ranks;          /* 1..ML_MAX_RANKS                                      */
+  ml_rank_fn fn;
+  void *arg;
+  double grace_s;     /* 0: ML_GRACE_S                                        */
+};
+
+/* Start spec->ranks children and reap them all; fates[ranks] says how each
+ * ended.  Returns 0 when every rank ended cleanly, 1 when one did not, -1
+ * when they could not be started (the reason on stderr; none is left
+ * running, and fates say "not started"). */
+int ml_run(const struct ml_spec *spec, struct ml_fate *fates);
+
+/* Test knob $MUSTER_LAUNCH_TEST_STOP=RANK: that rank's child stops itself
+ * (SIGSTOP) before it runs, i.e. before it joins, so a test can kill it
+ * there.  *rank = -1 when unset; -1 returned (message set) when malformed. */
+int ml_test_stop_rank(int *rank);
+
+#endif

@@ -1,0 +1,27 @@
+/*
+ * tools/muster/opts.h - option values of every subcommand, parsed by the
+ * runtime's one parser (runtime/parse.h) and reported the same way: a bad
+ * value prints "muster SUB: --opt: '<value>' is out of range 1..64" (the
+ * parser's reason) on stderr, and the subcommand exits 2.
+ */
+#ifndef MUSTER_CLI_OPTS_H
+#define MUSTER_CLI_OPTS_H
+
+#include <stdint.h>
+
+/* 0 with *out set, or -1 after printing "<who>: <opt>: <why>". */
+int opt_i64(const char *who, const char *opt, const char *v, int64_t lo, int64_t hi,
+            int64_t *out);
+int opt_int(const char *who, const char *opt, const char *v, int lo, int hi, int *out);
+int opt_u64(const char *who, const char *opt, const char *v, uint64_t *out);
+/* A comma-separated list: the count, or -1 after printing. */
+int opt_i64_list(const char *who, const char *opt, const char *v, int64_t lo, int64_t hi,
+                 int64_t *out, int cap);
+/* A provider name (--provider): 0 or -1 after printing. */
+int opt_backend(const char *who, const char *opt, const char *v);
+
+/* Every MUSTER_* variable the CLI reads (runtime/env.h) and its test knob
+ * MUSTER_LAUNCH_TEST_STOP: 0, or -1 after printing "muster: <why>". */
+int opt_check_env(void);
+
+#endif
