@@ -9,14 +9,14 @@ adapters/jax/ffi.c; docs/jax.md says how it works.
 """
 import threading
 from functools import partial
-from typing import Callable, NamedTuple
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh
 
-from . import _dist, _groups, _lib, _sharding
+from . import _groups, _lib, _sharding
 
 POTRS, POTRI, SYEVD = (_lib.routine_code(r) for r in ("potrs", "potri", "syevd"))
 NO_VECTORS = 0x1  # MUSTER_NO_VECTORS
@@ -147,31 +147,6 @@ def _batch_rule(call: Callable, routine: int, size: int, in_batched: list, rank:
 
     outs = jax.lax.map(one, (jnp.arange(size, dtype=rank.dtype), *ops))
     return tuple(outs), (True,) * len(outs)
-
-
-class Solve(NamedTuple):
-    """How one device calls the handler: everything but the arrays (static
-    and hashable, so it can be a nondiff argument of the derivative rules)."""
-    axis: str | tuple           # the mesh axis (or axes) A's columns are spread over
-    n: int                      # order of A
-    T_A: int | None = None      # tile; None: the runtime's choice
-    cyclic_1d: bool = False     # A's shard is its cyclic buffer
-    provider: str | None = None
-    return_status: bool = False
-    process_mode: bool | None = None
-    site: int | None = None     # None: a fresh site per traced call
-
-    def call(self, routine: int, a: jax.Array, b: jax.Array | None = None,
-             flags: int = 0) -> tuple[jax.Array, jax.Array | None, jax.Array]:
-        """local_solve with this configuration."""
-        return local_solve(routine, a, b, axis_name=self.axis, n=self.n, T_A=self.T_A,
-                           cyclic_1d=self.cyclic_1d, flags=flags, provider=self.provider,
-                           return_status=self.return_status, process_mode=self.process_mode,
-                           site=self.site)
-
-    def dist_axis(self) -> _dist.Axis:
-        """The axis as the column-block algebra (_dist) takes it."""
-        return _dist.Axis(self.axis, _groups.axis_size(self.axis), self.n)
 
 
 _jitted = {}

@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import Mesh, PartitionSpec as P
 
-from . import _call, _sharding
+from . import _call, _cholesky_rules, _sharding
 from ._call import NO_FACTOR, POTRI, POTRS
 
 # ---- inside the caller's shard_map ----------------------------------------------------
@@ -110,31 +110,12 @@ def potrs(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None 
         raise ValueError(f"{what}: b must be ({pl.N},) or ({pl.N}, nrhs), got {b.shape}")
     if b.dtype != a.dtype:
         raise TypeError(f"{what}: b has dtype {b.dtype}, a has {a.dtype}")
-    config = (POTRS, a.shape, str(a.dtype), b.shape, T_A, mesh, tuple(in_specs[0]), pl.dim, pl.axis,
-              bool(return_status), bool(cyclic_1d), provider)
-    x, status = _call.launch(_potrs_impl, (a, b), mesh, config, T_A=T_A, pl=pl,
-                             return_status=bool(return_status), cyclic_1d=bool(cyclic_1d),
-                             provider=provider)
+    cfg = _cholesky_rules.Config(mesh, pl, tuple(in_specs[0]), T_A, bool(return_status), bool(cyclic_1d),
+                                 provider)
+    x, status = _cholesky_rules.potrs(cfg, a, b)
     if vec:
         x = x[:, 0]
     return (x, status) if return_status else x
-
-
-def _potrs_impl(a, b, *, T_A, mesh, pl, return_status, cyclic_1d, provider, site):
-    a, a_spec, Np = _sharding.place_a(a, mesh, pl, cyclic_1d)
-    b = b if Np == pl.N else jnp.pad(b, ((0, Np - pl.N), (0, 0)))
-    b = _sharding.constrain(b, mesh, P(None, None))
-
-    def body(a_loc, b_loc):
-        _, x, status = _call.local_solve(POTRS, _sharding.to_colblock(a_loc, pl.dim), b_loc,
-                                         axis_name=pl.axis, n=pl.N, T_A=T_A, cyclic_1d=cyclic_1d,
-                                         flags=NO_FACTOR, provider=provider, return_status=return_status,
-                                         process_mode=_sharding.spans_processes(mesh), site=site)
-        return x, status
-
-    x, status = jax.shard_map(body, mesh=mesh, in_specs=(a_spec, P(None, None)),
-                              out_specs=(P(None, None), P(None)), check_vma=False)(a, b)
-    return x[:pl.N], status[0]
 
 
 def potri(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,
@@ -157,27 +138,7 @@ def potri(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,
     mesh = _sharding.mesh_or_context(mesh)
     spec = _sharding.single_spec(in_specs, mesh)
     pl = _sharding.prepare(a, T_A, mesh, spec, cyclic_1d, what)
-    config = (POTRI, a.shape, str(a.dtype), T_A, mesh, tuple(spec), bool(return_status),
-              bool(cyclic_1d), provider)
-    inv, status = _call.launch(_potri_impl, (a,), mesh, config, T_A=T_A, pl=pl,
-                               return_status=bool(return_status), cyclic_1d=bool(cyclic_1d),
-                               provider=provider)
+    cfg = _cholesky_rules.Config(mesh, pl, tuple(spec), T_A, bool(return_status), bool(cyclic_1d), provider)
+    inv, status = _cholesky_rules.potri(cfg, a)
     return (inv, status) if return_status else inv
 
-
-def _potri_impl(a, *, T_A, mesh, pl, return_status, cyclic_1d, provider, site):
-    a, a_spec, Np = _sharding.place_a(a, mesh, pl, cyclic_1d)
-
-    def body(a_loc):
-        inv, _, status = _call.local_solve(POTRI, _sharding.to_colblock(a_loc, pl.dim), axis_name=pl.axis,
-                                           n=pl.N, T_A=T_A, cyclic_1d=cyclic_1d, provider=provider,
-                                           return_status=return_status,
-                                           process_mode=_sharding.spans_processes(mesh), site=site)
-        return _sharding.to_colblock(inv, pl.dim), status  # the inverse is Hermitian too
-
-    inv, status = jax.shard_map(body, mesh=mesh, in_specs=(a_spec,), out_specs=(a_spec, P(None)),
-                                check_vma=False)(a)
-    if not cyclic_1d and Np != pl.N:
-        # an N not divisible by the devices cannot stay sharded: replicate
-        inv = _sharding.constrain(inv, mesh, P(None, None))[:pl.N, :pl.N]
-    return inv, status[0]

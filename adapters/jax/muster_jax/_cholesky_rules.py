@@ -1,142 +1,149 @@
-"""potrs, potri and the log-determinant on one device inside shard_map,
-with their derivatives (JVP rules; JAX transposes them for reverse mode).
+"""potrs and potri on a mesh, as functions JAX can differentiate (JVP
+rules; JAX transposes them for reverse mode), and their implementations
+(one shard_map around the handler's call).
 
-A is Hermitian: the routines read its lower triangle, and a tangent dA
-enters through its Hermitian part dA_h = (dA + dA^H) / 2 (as JAX's cholesky
-does), so the rules give the derivative along Hermitian directions.
+A is Hermitian: the routines read its lower triangle, so a tangent dA
+enters through its Hermitian part herm(dA) = (dA + dA^H) / 2, as in JAX's
+cholesky: the derivatives are those along Hermitian directions.
 
-  potrs   X = A^-1 B        dX = A^-1 (dB - dA_h X), solved with the
-                            Cholesky factor the forward call left in A;
-                            reverse mode: B_bar = A^-1 X_bar (the same
-                            factor again), A_bar = -(B_bar X^H)_h
-  potri   Y = A^-1          dY = -Y dA_h Y
-  logdet  2 sum log L_ii    d = Re tr(A^-1 dA), with A^-1 from potri
+  potrs   X = A^-1 B      dX = A^-1 (dB - herm(dA) X); the JVP factors A
+                          once (potrs keeping its factor) and every solve of
+                          the rule, and of its transpose (reverse mode:
+                          B_bar = A^-1 X_bar, A_bar = -B_bar X^H), uses that
+                          factor (_algebra.cho_solve)
+  potri   Y = A^-1        dY = -Y herm(dA) Y
 
-Each rule calls the routine itself for its primal values, so rules nest:
-derivatives of any order, forward or reverse.  The matrices stay in column
-blocks throughout (_dist); nothing is gathered on one device.
+Each rule computes its primal values through differentiable functions
+again (cho_solve; potri itself), so derivatives of any order work.
 """
 from functools import partial
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
+from jax.sharding import Mesh, PartitionSpec as P
 
-from . import _dist
-from ._call import NO_FACTOR, POTRI, POTRS, Solve
+from . import _algebra, _call, _layout, _sharding
+from ._call import NO_FACTOR, POTRI, POTRS
 
 
-def _no_cyclic(cfg: Solve) -> None:
+class Config(NamedTuple):
+    """Everything of a call but the arrays (static, hashable)."""
+    mesh: Mesh
+    pl: _sharding.Placement
+    spec: tuple                 # A's PartitionSpec, as a tuple
+    T_A: int | None
+    return_status: bool
+    cyclic_1d: bool
+    provider: str | None
+
+    def launch(self, impl, arrays: tuple, **static) -> tuple:
+        """impl on arrays through _call.launch, with this configuration."""
+        config = (impl.__name__, tuple(x.shape for x in arrays), str(arrays[0].dtype), self,
+                  tuple(sorted(static.items())))
+        return _call.launch(impl, arrays, self.mesh, config, T_A=self.T_A, pl=self.pl,
+                            return_status=self.return_status, cyclic_1d=self.cyclic_1d,
+                            provider=self.provider, **static)
+
+    def out_spec(self) -> P:
+        """Where a matrix result (A^-1) is: like A, or replicated when N does
+        not divide evenly over the devices."""
+        even = _layout.block_padded_order(self.pl.N, self.pl.R) == self.pl.N
+        return P(*self.spec) if even or self.cyclic_1d else P(None, None)
+
+
+def _no_cyclic(cfg: Config) -> None:
     if cfg.cyclic_1d:
         raise NotImplementedError("muster_jax: derivatives need A in the block layout "
                                   "(cyclic_1d=False); solve the cyclic form without differentiating it")
 
 
-def _status_tangent(status: jax.Array) -> np.ndarray:
-    return np.zeros(status.shape, jax.dtypes.float0)
-
-
-def logdet_of_factor(l_loc: jax.Array, ax: _dist.Axis) -> jax.Array:
-    """log det A = 2 sum log L_ii, from this device's block of the factor
-    (the diagonal entries it holds), summed over the devices."""
-    d = jnp.diagonal(jax.lax.dynamic_slice_in_dim(l_loc, _dist.rank(ax) * l_loc.shape[1], l_loc.shape[1]))
-    valid = _dist.global_cols(ax, l_loc.shape[1]) < ax.n
-    logs = jnp.where(valid, jnp.log(jnp.where(valid, jnp.real(d), 1)), 0)
-    return 2 * jax.lax.psum(jnp.sum(logs), ax.name)
-
-
 # ---- potrs ---------------------------------------------------------------------------------
 
 
-@partial(jax.custom_jvp, nondiff_argnums=(0, 1))
-def potrs(cfg: Solve, logdet: bool, a: jax.Array, b: jax.Array) -> tuple:
-    """X = A^-1 B on this device.
+@partial(jax.custom_jvp, nondiff_argnums=(0,))
+def potrs(cfg: Config, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """X = A^-1 B.
 
     Args:
       cfg: the call's configuration.
-      logdet: also return log det A (from the factor; no extra pass).
-      a: this device's column block of A (ld x w).
-      b: B, ld x nrhs, on every device.
+      a: A as the caller passed it (N x N, or its cyclic form).
+      b: B, N x nrhs.
 
     Returns:
-      (X, status), or (X, log det A, status) with logdet.
+      (X replicated, status int32).
     """
-    if logdet:
-        l_loc, x, status = cfg.call(POTRS, a, b)
-        return x, logdet_of_factor(l_loc, cfg.dist_axis()), status
-    _, x, status = cfg.call(POTRS, a, b, flags=NO_FACTOR)
+    _, x, status = cfg.launch(_potrs_impl, (a, b), keep_factor=False)
     return x, status
 
 
 @potrs.defjvp
-def _potrs_jvp(cfg, logdet, primals, tangents):
+def _potrs_jvp(cfg, primals, tangents):
     _no_cyclic(cfg)
     a, b = primals
-    da, db = tangents
-    # one call, the factor kept: it serves X, log det A and every solve below
-    l_loc, x0, status = cfg.call(POTRS, jax.lax.stop_gradient(a), jax.lax.stop_gradient(b))
-    x, dx = jax.jvp(lambda a, b: _solution(cfg, a, b, l_loc, x0), (a, b), (da, db))
-    if not logdet:
-        return (x, status), (dx, _status_tangent(status))
-    ld0 = logdet_of_factor(l_loc, cfg.dist_axis())
-    ld, dld = jax.jvp(lambda a: _logdet(cfg, a, ld0), (a,), (da,))
-    return (x, ld, status), (dx, dld, _status_tangent(status))
+    # one factorization serves X and every solve of the rule and its transpose
+    l, _, status = cfg.launch(_potrs_impl, tuple(map(jax.lax.stop_gradient, (a, b))), keep_factor=True)
+    kw = dict(mesh=cfg.mesh, axis=cfg.pl.axis, n=cfg.pl.N)
+
+    x, dx = jax.jvp(lambda a, b: _algebra.cho_solve(a, l, b, **kw), primals, tangents)
+    return (x, status), (dx, _algebra.status_tangent(status))
 
 
-@partial(jax.custom_jvp, nondiff_argnums=(0,))
-def _solution(cfg: Solve, a: jax.Array, b: jax.Array, l_loc: jax.Array, x: jax.Array) -> jax.Array:
-    """X as a function of A and B (its value x computed already, with the
-    factor l_loc): what makes the rule differentiable again."""
-    return x
+def _potrs_impl(a, b, *, T_A, mesh, pl, return_status, cyclic_1d, provider, site, keep_factor):
+    """(the padded factor sharded P(None, axis) if keep_factor else None, X, status)."""
+    a, a_spec, Np = _sharding.place_a(a, mesh, pl, cyclic_1d)
+    b = b if Np == pl.N else jnp.pad(b, ((0, Np - pl.N), (0, 0)))
+    b = _sharding.constrain(b, mesh, P(None, None))
 
+    def body(a_loc, b_loc):
+        l, x, status = _call.local_solve(POTRS, _sharding.to_colblock(a_loc, pl.dim), b_loc,
+                                         axis_name=pl.axis, n=pl.N, T_A=T_A, cyclic_1d=cyclic_1d,
+                                         flags=0 if keep_factor else NO_FACTOR, provider=provider,
+                                         return_status=return_status,
+                                         process_mode=_sharding.spans_processes(mesh), site=site)
+        return (l, x, status) if keep_factor else (x, status)
 
-@_solution.defjvp
-def _solution_jvp(cfg, primals, tangents):
-    a, b, l_loc, x = primals
-    da, db, _, _ = tangents
-    x = _solution(cfg, a, b, l_loc, x)
-    ax = cfg.dist_axis()
-    return x, _dist.cho_solve(a, l_loc, db - _dist.herm_matvec(da, x, ax), ax)
-
-
-@partial(jax.custom_jvp, nondiff_argnums=(0,))
-def _logdet(cfg: Solve, a: jax.Array, ld: jax.Array) -> jax.Array:
-    """log det A as a function of A (its value ld computed already)."""
-    return ld
-
-
-@_logdet.defjvp
-def _logdet_jvp(cfg, primals, tangents):
-    a, ld = primals
-    da, _ = tangents
-    inv, _ = potri(cfg, a)
-    # tr(A^-1 dA) = sum conj(A^-1) * dA over every entry (A^-1 is Hermitian)
-    return _logdet(cfg, a, ld), jnp.real(_dist.trace_product(inv, da, cfg.dist_axis()))
+    col = P(None, pl.axis)
+    outs = jax.shard_map(body, mesh=mesh, in_specs=(a_spec, P(None, None)),
+                         out_specs=((col,) if keep_factor else ()) + (P(None, None), P(None)),
+                         check_vma=False)(a, b)
+    l = outs[0] if keep_factor else None
+    return l, outs[-2][:pl.N], outs[-1][0]
 
 
 # ---- potri ---------------------------------------------------------------------------------
 
 
 @partial(jax.custom_jvp, nondiff_argnums=(0,))
-def potri(cfg: Solve, a: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """A^-1 on this device.
-
-    Args:
-      cfg: the call's configuration.
-      a: this device's column block of A.
-
-    Returns:
-      (this device's column block of A^-1, status).
-    """
-    inv, _, status = cfg.call(POTRI, a)
-    return inv, status
+def potri(cfg: Config, a: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """A^-1 (sharded as Config.out_spec says) and the status."""
+    return cfg.launch(_potri_impl, (a,))
 
 
 @potri.defjvp
 def _potri_jvp(cfg, primals, tangents):
     _no_cyclic(cfg)
     (a,), (da,) = primals, tangents
-    inv, status = potri(cfg, a)
-    ax = cfg.dist_axis()
-    dinv = -_dist.matmul(inv, _dist.matmul(_dist.herm(da, ax), inv, ax), ax)
-    return (inv, status), (dinv, _status_tangent(status))
+    inv, status = potri(cfg, a)  # differentiable again: the rule nests
+    spec = cfg.out_spec()
+    mesh = cfg.mesh
+    dinv = -_algebra.mm(inv, _algebra.mm(_algebra.herm(da, mesh, spec), inv, mesh, spec), mesh, spec)
+    return (inv, status), (dinv, _algebra.status_tangent(status))
+
+
+def _potri_impl(a, *, T_A, mesh, pl, return_status, cyclic_1d, provider, site):
+    a, a_spec, Np = _sharding.place_a(a, mesh, pl, cyclic_1d)
+
+    def body(a_loc):
+        inv, _, status = _call.local_solve(POTRI, _sharding.to_colblock(a_loc, pl.dim), axis_name=pl.axis,
+                                           n=pl.N, T_A=T_A, cyclic_1d=cyclic_1d, provider=provider,
+                                           return_status=return_status,
+                                           process_mode=_sharding.spans_processes(mesh), site=site)
+        return _sharding.to_colblock(inv, pl.dim), status  # the inverse is Hermitian too
+
+    inv, status = jax.shard_map(body, mesh=mesh, in_specs=(a_spec,), out_specs=(a_spec, P(None)),
+                                check_vma=False)(a)
+    if not cyclic_1d and Np != pl.N:
+        # an N not divisible by the devices cannot stay sharded: replicate
+        inv = _sharding.constrain(inv, mesh, P(None, None))[:pl.N, :pl.N]
+    return inv, status[0]

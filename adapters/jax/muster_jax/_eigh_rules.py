@@ -1,64 +1,79 @@
-"""syevd on one device inside shard_map, with its derivative (a JVP rule;
-JAX transposes it for reverse mode).
+"""syevd on a mesh, as a function JAX can differentiate (a JVP rule; JAX
+transposes it for reverse mode), and its implementation.
 
-With A = V diag(w) V^H and C = V^H dA_h V (dA_h the Hermitian part of the
-tangent):
+With A = V diag(w) V^H and C = V^H herm(dA) V:
 
-  dw = diag(C)                 (real)
+  dw = Re diag(C)
   dV = V (F o C),  F_ij = 1 / (w_j - w_i) for i != j, F_ii = 0
 
-the rule jnp.linalg.eigh uses.  As there, the eigenvector derivative
-assumes distinct eigenvalues: with a repeated eigenvalue F is infinite and
-dV is not finite (the eigenvectors of a repeated eigenvalue are not unique,
-so they have no derivative); the eigenvalues' derivative is always defined.
-The eigenvectors' phases are fixed so that V^H dV has a zero diagonal, so
-only functions that do not depend on each vector's phase (or sign) have
-meaningful derivatives through V.
+the rule jnp.linalg.eigh uses, with the same caveats: the eigenvalues'
+derivative is always defined; the eigenvectors' assumes distinct
+eigenvalues (for a repeated one F is infinite and dV is not finite: such
+eigenvectors are not unique, so they have no derivative), and it fixes each
+vector's phase so that V^H dV has a zero diagonal, so only functions that
+do not depend on the vectors' phases (signs) have meaningful derivatives
+through V.
 """
 from functools import partial
 
 import jax
 import jax.numpy as jnp
-import numpy as np
+from jax.sharding import PartitionSpec as P
 
-from . import _dist
-from ._call import NO_VECTORS, SYEVD, Solve
+from . import _algebra, _call, _sharding
+from ._call import NO_VECTORS, SYEVD
+from ._cholesky_rules import Config, _no_cyclic
 
 
 @partial(jax.custom_jvp, nondiff_argnums=(0, 1))
-def syevd(cfg: Solve, vectors: bool, a: jax.Array) -> tuple:
-    """Eigenvalues (and eigenvectors) of A on this device.
+def syevd(cfg: Config, vectors: bool, a: jax.Array) -> tuple:
+    """Eigenvalues (and eigenvectors) of A.
 
     Args:
       cfg: the call's configuration.
       vectors: compute the eigenvectors too.
-      a: this device's column block of A.
+      a: A as the caller passed it.
 
     Returns:
-      (w, V's column block, status), or (w, status) without vectors; w has
-      a's row count (the entries past n are padding).
+      (w, V, status); V is None without vectors.
     """
-    v, w, status = cfg.call(SYEVD, a, flags=0 if vectors else NO_VECTORS)
-    return (w, v, status) if vectors else (w, status)
+    w, v, status = cfg.launch(_syevd_impl, (a,), vectors=vectors)
+    return w, (v if vectors else None), status
 
 
 @syevd.defjvp
 def _syevd_jvp(cfg, vectors, primals, tangents):
-    if cfg.cyclic_1d:
-        raise NotImplementedError("muster_jax: derivatives need A in the block layout (cyclic_1d=False)")
+    _no_cyclic(cfg)
     (a,), (da,) = primals, tangents
-    w, v, status = syevd(cfg, True, a)  # the eigenvalues' derivative needs V too
-    ax = cfg.dist_axis()
-    valid_w = jnp.arange(w.shape[0]) < ax.n
-    v = jnp.where(_dist.valid_mask(v, ax), v, 0)  # the padding holds no eigenvector
-    w = jnp.where(valid_w, w, 0)
-    c = _dist.hmatmul(v, _dist.matmul(_dist.herm(da, ax), v, ax), ax)
-    dw = jnp.where(valid_w, jnp.real(_dist.diagonal(c, ax)), 0)
-    cols = _dist.global_cols(ax, v.shape[1])
-    gap = w[cols][None, :] - w[:, None]  # w_j - w_i for this device's columns j
-    off = (jnp.arange(w.shape[0])[:, None] != cols[None, :]) & _dist.valid_mask(v, ax)
-    f = jnp.where(off, 1 / jnp.where(off, gap, 1), 0).astype(v.dtype)
-    st = np.zeros(status.shape, jax.dtypes.float0)
+    w, v, status = syevd(cfg, True, a)  # dw needs V too; differentiable again: the rule nests
+    vspec = P(None, cfg.pl.axis) if cfg.out_spec() != P(None, None) else P(None, None)
+
+    mesh, mm = cfg.mesh, _algebra.mm
+    c = mm(_algebra.adjoint(v), mm(_algebra.herm(da, mesh, vspec), v, mesh, vspec), mesh, vspec)
+    dw = jnp.real(_sharding.constrain(jnp.diagonal(c), mesh, P(None))).astype(w.dtype)
+    gap = w[None, :] - w[:, None]
+    off = ~jnp.eye(w.shape[0], dtype=bool)
+    f = _sharding.constrain(jnp.where(off, 1 / jnp.where(off, gap, 1), 0).astype(v.dtype), mesh, vspec)
+    dv = mm(v, f * c, mesh, vspec)
+    st = _algebra.status_tangent(status)
     if not vectors:
-        return (w, status), (dw, st)
-    return (w, v, status), (dw, _dist.matmul(v, f * c, ax), st)
+        return (w, None, status), (dw, None, st)
+    return (w, v, status), (dw, dv, st)
+
+
+def _syevd_impl(a, *, T_A, mesh, pl, vectors, return_status, cyclic_1d, provider, site):
+    a, a_spec, Np = _sharding.place_a(a, mesh, pl, cyclic_1d)
+
+    def body(a_loc):
+        v, w, status = _call.local_solve(SYEVD, _sharding.to_colblock(a_loc, pl.dim), axis_name=pl.axis,
+                                         n=pl.N, T_A=T_A, cyclic_1d=cyclic_1d,
+                                         flags=0 if vectors else NO_VECTORS, provider=provider,
+                                         return_status=return_status,
+                                         process_mode=_sharding.spans_processes(mesh), site=site)
+        return w, v, status
+
+    w, v, status = jax.shard_map(body, mesh=mesh, in_specs=(a_spec,),
+                                 out_specs=(P(None), P(None, pl.axis), P(None)), check_vma=False)(a)
+    if not cyclic_1d and Np != pl.N:
+        v = _sharding.constrain(v, mesh, P(None, None))[:pl.N, :pl.N]
+    return w[:pl.N], v, status[0]
