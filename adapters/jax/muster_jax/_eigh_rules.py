@@ -50,9 +50,11 @@ def _syevd_jvp(cfg, vectors, primals, tangents):
 
     mesh, mm = cfg.mesh, _algebra.mm
     c = mm(_algebra.adjoint(v), mm(_algebra.herm(da, mesh, vspec), v, mesh, vspec), mesh, vspec)
-    dw = jnp.real(_sharding.constrain(jnp.diagonal(c), mesh, P(None))).astype(w.dtype)
-    gap = w[None, :] - w[:, None]
     off = ~jnp.eye(w.shape[0], dtype=bool)
+    # the diagonal by a masked column sum: jnp.diagonal's gather has no
+    # placement jax can pick under Explicit axes
+    dw = jnp.real(_sharding.constrain(jnp.sum(jnp.where(off, 0, c), axis=0), mesh, P(None))).astype(w.dtype)
+    gap = w[None, :] - w[:, None]
     f = _sharding.constrain(jnp.where(off, 1 / jnp.where(off, gap, 1), 0).astype(v.dtype), mesh, vspec)
     dv = mm(v, f * c, mesh, vspec)
     st = _algebra.status_tangent(status)
