@@ -71,7 +71,7 @@ potri_no_shardmap = potri_shardmap_ctx
 
 def potrs(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,
           in_specs: tuple | list | None = None, return_status: bool = False, cyclic_1d: bool = False,
-          provider: str | None = None) -> jax.Array | tuple[jax.Array, jax.Array]:
+          provider: str | None = None, return_logdet: bool = False) -> jax.Array | tuple[jax.Array, ...]:
     """Solve A X = B for Hermitian positive definite A sharded over `mesh`.
 
     A and b are not modified.
@@ -89,11 +89,15 @@ def potrs(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None 
         solve instead of raising.
       cyclic_1d: whether a is in the cyclic layout.
       provider: force a provider (None: the runtime's choice).
+      return_logdet: also return log det A (a real scalar, from A's
+        Cholesky factor: no second factorization; its derivative costs a
+        potri).
 
     Returns:
       X, replicated (1-D if b was); (X, status) with return_status, status
       an int32: 0, k > 0 for a leading minor that is not positive definite,
-      or a negative MUSTER_E* code (strerror names it).
+      or a negative MUSTER_E* code (strerror names it); (X, logdet) with
+      return_logdet, (X, logdet, status) with both.
     """
     what = "muster_jax.potrs"
     mesh = _sharding.mesh_or_context(mesh)
@@ -112,10 +116,13 @@ def potrs(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None 
         raise TypeError(f"{what}: b has dtype {b.dtype}, a has {a.dtype}")
     cfg = _cholesky_rules.Config(mesh, pl, tuple(in_specs[0]), T_A, bool(return_status), bool(cyclic_1d),
                                  provider)
-    x, status = _cholesky_rules.potrs(cfg, a, b)
+    if return_logdet and cyclic_1d:
+        raise NotImplementedError(f"{what}: return_logdet needs A in the block layout (cyclic_1d=False)")
+    x, ld, status = _cholesky_rules.potrs(cfg, bool(return_logdet), a, b)
     if vec:
         x = x[:, 0]
-    return (x, status) if return_status else x
+    out = (x,) + ((ld,) if return_logdet else ()) + ((status,) if return_status else ())
+    return out if len(out) > 1 else x
 
 
 def potri(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,

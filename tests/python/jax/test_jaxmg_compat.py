@@ -70,8 +70,9 @@ def test_jaxmg_1_4_x(mesh4, rng):
     _check_eig(h, w, v)
     cols = jax.device_put(a, NamedSharding(mesh4, P(None, "x")))
     assert check_potrs(a, b, jaxmg.potrs(cols, b, T_A)) < 10
-    with pytest.raises(NotImplementedError, match="return_logdet"):
-        jaxmg.potrs(A, b, T_A, return_logdet=True)
+    x, logdet, status = jaxmg.potrs(A, b, T_A, return_logdet=True, return_status=True)
+    assert check_potrs(a, b, x) < 10 and int(status) == 0
+    np.testing.assert_allclose(float(logdet), np.linalg.slogdet(a)[1], rtol=1e-12 * N)
 
 
 def test_jaxmg_1_4_x_two_axis_spec_refused(rng):

@@ -59,20 +59,15 @@ def potrs(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None 
       mesh: the mesh (None: a's, else the context's).
       matrix_specs: A's PartitionSpec (None: a's); in_specs: its old name.
       return_status: also return the status (int32; 0 ok).
-      return_logdet: not supported (raises).
+      return_logdet: also return log det A (from the factor).
       pad, donate: accepted, ignored.
 
     Returns:
-      x, or (x, status).
-
-    Raises:
-      NotImplementedError: return_logdet=True.
+      x, (x, status), (x, logdet) or (x, logdet, status).
     """
-    if return_logdet:
-        raise NotImplementedError("muster_jax.jaxmg.v1.potrs: return_logdet is not supported yet")
     mesh, spec = _layout_of(a, mesh, matrix_specs, in_specs, "jaxmg.potrs")
     return _cholesky.potrs(a, b, tile(T_A, a.shape[0], _ndev(mesh, spec)), mesh, (spec, P(None, None)),
-                           return_status=return_status)
+                           return_status=return_status, return_logdet=return_logdet)
 
 
 def potri(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None, matrix_specs=None, *,
