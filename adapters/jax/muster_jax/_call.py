@@ -9,14 +9,14 @@ adapters/jax/ffi.c; docs/jax.md says how it works.
 """
 import threading
 from functools import partial
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh
+from jax.sharding import Mesh, PartitionSpec as P
 
-from . import _groups, _lib, _sharding
+from . import _groups, _layout, _lib, _sharding
 
 POTRS, POTRI, SYEVD = (_lib.routine_code(r) for r in ("potrs", "potri", "syevd"))
 NO_VECTORS = 0x1  # MUSTER_NO_VECTORS
@@ -182,3 +182,38 @@ def launch(impl: Callable, arrays: tuple, mesh: Mesh, config: tuple, **static) -
     fn = _compiled(impl, mesh=mesh, site=_groups.site_for(config, traced), **static)
     with _sharding.in_mesh(mesh, traced):
         return fn(*arrays)
+
+
+class Config(NamedTuple):
+    """Everything of a call but the arrays (static, hashable)."""
+    mesh: Mesh
+    pl: _sharding.Placement
+    spec: tuple                 # A's PartitionSpec, as a tuple
+    T_A: int | None
+    return_status: bool
+    cyclic_1d: bool
+    provider: str | None
+
+    def launch(self, impl, arrays: tuple, **static) -> tuple:
+        """impl on arrays through launch, with this configuration."""
+        config = (impl.__name__, tuple(x.shape for x in arrays), str(arrays[0].dtype), self,
+                  tuple(sorted(static.items())))
+        return launch(impl, arrays, self.mesh, config, T_A=self.T_A, pl=self.pl,
+                      return_status=self.return_status, cyclic_1d=self.cyclic_1d, provider=self.provider,
+                      **static)
+
+    def out_spec(self) -> P:
+        """Where a matrix result (A^-1) is: like A, or replicated when N does
+        not divide evenly over the devices."""
+        even = _layout.block_padded_order(self.pl.N, self.pl.R) == self.pl.N
+        return P(*self.spec) if even or self.cyclic_1d else P(None, None)
+
+    def check_differentiable(self) -> None:
+        """The derivative rules work on A in the block layout.
+
+        Raises:
+          NotImplementedError: A is in the cyclic layout.
+        """
+        if self.cyclic_1d:
+            raise NotImplementedError("muster_jax: derivatives need A in the block layout (cyclic_1d=False); "
+                                      "solve the cyclic form without differentiating it")

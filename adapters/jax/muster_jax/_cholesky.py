@@ -2,7 +2,6 @@
 Hermitian positive definite A, on a mesh or inside the caller's shard_map.
 """
 import jax
-import jax.numpy as jnp
 from jax.sharding import Mesh, PartitionSpec as P
 
 from . import _call, _cholesky_rules, _sharding
@@ -114,7 +113,7 @@ def potrs(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None 
         raise ValueError(f"{what}: b must be ({pl.N},) or ({pl.N}, nrhs), got {b.shape}")
     if b.dtype != a.dtype:
         raise TypeError(f"{what}: b has dtype {b.dtype}, a has {a.dtype}")
-    cfg = _cholesky_rules.Config(mesh, pl, tuple(in_specs[0]), T_A, bool(return_status), bool(cyclic_1d),
+    cfg = _call.Config(mesh, pl, tuple(in_specs[0]), T_A, bool(return_status), bool(cyclic_1d),
                                  provider)
     if return_logdet and cyclic_1d:
         raise NotImplementedError(f"{what}: return_logdet needs A in the block layout (cyclic_1d=False)")
@@ -145,7 +144,7 @@ def potri(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,
     mesh = _sharding.mesh_or_context(mesh)
     spec = _sharding.single_spec(in_specs, mesh)
     pl = _sharding.prepare(a, T_A, mesh, spec, cyclic_1d, what)
-    cfg = _cholesky_rules.Config(mesh, pl, tuple(spec), T_A, bool(return_status), bool(cyclic_1d), provider)
+    cfg = _call.Config(mesh, pl, tuple(spec), T_A, bool(return_status), bool(cyclic_1d), provider)
     inv, status = _cholesky_rules.potri(cfg, a)
     return (inv, status) if return_status else inv
 

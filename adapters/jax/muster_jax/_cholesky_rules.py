@@ -17,45 +17,12 @@ Each rule computes its primal values through differentiable functions
 again (cho_solve; potri itself), so derivatives of any order work.
 """
 from functools import partial
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
-from jax.sharding import Mesh, PartitionSpec as P
+from jax.sharding import PartitionSpec as P
 
-from . import _algebra, _call, _layout, _sharding
-from ._call import NO_FACTOR, POTRI, POTRS
-
-
-class Config(NamedTuple):
-    """Everything of a call but the arrays (static, hashable)."""
-    mesh: Mesh
-    pl: _sharding.Placement
-    spec: tuple                 # A's PartitionSpec, as a tuple
-    T_A: int | None
-    return_status: bool
-    cyclic_1d: bool
-    provider: str | None
-
-    def launch(self, impl, arrays: tuple, **static) -> tuple:
-        """impl on arrays through _call.launch, with this configuration."""
-        config = (impl.__name__, tuple(x.shape for x in arrays), str(arrays[0].dtype), self,
-                  tuple(sorted(static.items())))
-        return _call.launch(impl, arrays, self.mesh, config, T_A=self.T_A, pl=self.pl,
-                            return_status=self.return_status, cyclic_1d=self.cyclic_1d,
-                            provider=self.provider, **static)
-
-    def out_spec(self) -> P:
-        """Where a matrix result (A^-1) is: like A, or replicated when N does
-        not divide evenly over the devices."""
-        even = _layout.block_padded_order(self.pl.N, self.pl.R) == self.pl.N
-        return P(*self.spec) if even or self.cyclic_1d else P(None, None)
-
-
-def _no_cyclic(cfg: Config) -> None:
-    if cfg.cyclic_1d:
-        raise NotImplementedError("muster_jax: derivatives need A in the block layout "
-                                  "(cyclic_1d=False); solve the cyclic form without differentiating it")
+from . import _algebra, _call, _sharding
+from ._call import NO_FACTOR, POTRI, POTRS, Config
 
 
 # ---- potrs ---------------------------------------------------------------------------------
@@ -80,7 +47,7 @@ def potrs(cfg: Config, logdet: bool, a: jax.Array, b: jax.Array) -> tuple:
 
 @potrs.defjvp
 def _potrs_jvp(cfg, logdet, primals, tangents):
-    _no_cyclic(cfg)
+    cfg.check_differentiable()
     a, b = primals
     # one factorization serves X and every solve of the rule and its transpose
     l, _, ld, status = cfg.launch(_potrs_impl, tuple(map(jax.lax.stop_gradient, (a, b))), keep_factor=True)
@@ -159,7 +126,7 @@ def potri(cfg: Config, a: jax.Array) -> tuple[jax.Array, jax.Array]:
 
 @potri.defjvp
 def _potri_jvp(cfg, primals, tangents):
-    _no_cyclic(cfg)
+    cfg.check_differentiable()
     (a,), (da,) = primals, tangents
     inv, status = potri(cfg, a)  # differentiable again: the rule nests
     spec = cfg.out_spec()

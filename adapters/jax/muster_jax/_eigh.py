@@ -4,7 +4,7 @@ a Hermitian A), on a mesh or inside the caller's shard_map.
 import jax
 from jax.sharding import Mesh, PartitionSpec as P
 
-from . import _call, _cholesky_rules, _eigh_rules, _sharding
+from . import _call, _eigh_rules, _sharding
 from ._call import NO_VECTORS, SYEVD
 
 
@@ -73,7 +73,7 @@ def syevd(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,
     mesh = _sharding.mesh_or_context(mesh)
     spec = _sharding.single_spec(in_specs, mesh)
     pl = _sharding.prepare(a, T_A, mesh, spec, cyclic_1d, what)
-    cfg = _cholesky_rules.Config(mesh, pl, tuple(spec), T_A, bool(return_status), bool(cyclic_1d), provider)
+    cfg = _call.Config(mesh, pl, tuple(spec), T_A, bool(return_status), bool(cyclic_1d), provider)
     w, v, status = _eigh_rules.syevd(cfg, bool(return_eigenvectors), a)
     out = (w, v) if return_eigenvectors else (w,)
     if return_status:

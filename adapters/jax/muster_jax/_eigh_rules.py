@@ -21,8 +21,7 @@ import jax.numpy as jnp
 from jax.sharding import PartitionSpec as P
 
 from . import _algebra, _call, _sharding
-from ._call import NO_VECTORS, SYEVD
-from ._cholesky_rules import Config, _no_cyclic
+from ._call import NO_VECTORS, SYEVD, Config
 
 
 @partial(jax.custom_jvp, nondiff_argnums=(0, 1))
@@ -43,7 +42,7 @@ def syevd(cfg: Config, vectors: bool, a: jax.Array) -> tuple:
 
 @syevd.defjvp
 def _syevd_jvp(cfg, vectors, primals, tangents):
-    _no_cyclic(cfg)
+    cfg.check_differentiable()
     (a,), (da,) = primals, tangents
     w, v, status = syevd(cfg, True, a)  # dw needs V too; differentiable again: the rule nests
     vspec = P(None, cfg.pl.axis) if cfg.out_spec() != P(None, None) else P(None, None)

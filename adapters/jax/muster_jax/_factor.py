@@ -10,7 +10,6 @@ These functions are never differentiated or transposed by JAX: they are
 the `solve` of a lax.custom_linear_solve (_algebra.cho_solve), whose rules
 call them again on tangents and cotangents.
 """
-from functools import partial
 
 import jax
 import jax.numpy as jnp
