@@ -59,7 +59,8 @@ def main():
             res = float(jnp.linalg.norm(a @ gb - 1) / (jnp.linalg.norm(a) * jnp.linalg.norm(gb)))
         a1 = jax.device_put(a, gpus[0])
         b1 = jax.device_put(b, gpus[0])
-        loss1 = lambda a, b: jnp.sum(jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(a), b))  # noqa: E731
+        def loss1(a, b):
+            return jnp.sum(jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(a), b))
         try:
             t_one = median_time(jax.jit(jax.grad(loss1, argnums=(0, 1))), (a1, b1), args.reps)
         except Exception as e:  # one GPU may not hold A and its cotangent at the largest N

@@ -36,7 +36,7 @@ def test_vmap_potrs_potri_syevd(mesh4, rng):
         assert check_potrs(a[K - 1 - i], b[i], x_nested[1, i]) < 10
 
 
-def test_vmap_of_grad(mesh4, rng):
+def test_vmap_of_grad_and_grad_of_vmap(mesh4, rng):
     dt = np.float64
     a = np.stack([hpd(rng, N, dt) for _ in range(K)])
     b = np.stack([rhs(rng, N, 1, dt) for _ in range(K)])
@@ -47,5 +47,8 @@ def test_vmap_of_grad(mesh4, rng):
     want = jax.vmap(jax.grad(loss(lambda a, b: jnp.linalg.solve((a + a.T) / 2, b)), argnums=(0, 1)))(a, b)
     with jax.set_mesh(mesh4):
         got = jax.jit(jax.vmap(jax.grad(loss(lambda a, b: mj.potrs(a, b, mesh=mesh4)), argnums=(0, 1))))(a, b)
-    for g, w in zip(got, want):
+        # and the other way round: grad of a vmapped loss
+        batch_loss = jax.vmap(loss(lambda a, b: mj.potrs(a, b, mesh=mesh4)))
+        got2 = jax.jit(jax.grad(lambda a, b: jnp.sum(batch_loss(a, b)), argnums=(0, 1)))(a, b)
+    for g, w in list(zip(got, want)) + list(zip(got2, want)):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-9, atol=1e-9)

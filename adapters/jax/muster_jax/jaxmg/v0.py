@@ -106,7 +106,9 @@ def syevd_shardmap_ctx(a: jax.Array, T_A: int, return_eigenvectors: bool = True,
 
 
 # jaxmg's later 0.0.x names for the same functions
-potrs_no_shardmap, potri_no_shardmap, syevd_no_shardmap = potrs_shardmap_ctx, potri_shardmap_ctx, syevd_shardmap_ctx
+potrs_no_shardmap = potrs_shardmap_ctx
+potri_no_shardmap = potri_shardmap_ctx
+syevd_no_shardmap = syevd_shardmap_ctx
 
 
 def potri_symmetrize(a: jax.Array) -> jax.Array:
