@@ -10,6 +10,7 @@ These functions are never differentiated or transposed by JAX: they are
 the `solve` of a lax.custom_linear_solve (_algebra.cho_solve), whose rules
 call them again on tangents and cotangents.
 """
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -78,6 +79,7 @@ def _backward(lm: jax.Array, y: jax.Array, me: jax.Array, R: int, axis: str) -> 
     return z
 
 
+@partial(jax.jit, static_argnames=("mesh", "axis", "n"))  # eagerly: one compile, not one per op
 def solve(l: jax.Array, r: jax.Array, *, mesh: Mesh, axis: str, n: int) -> jax.Array:
     """A^-1 r = L^-H L^-1 r with the factor potrs left.
 

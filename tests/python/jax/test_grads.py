@@ -120,3 +120,16 @@ def test_logdet_value_and_grads(mesh4, rng, dt, order):
         g = jax.jit(jax.grad(lambda a: mj.potrs(a, b, mesh=mesh4, return_logdet=True)[1]))(a)
     want = jax.grad(lambda a: jnp.linalg.slogdet(sym(a))[1])(jnp.asarray(a))
     np.testing.assert_allclose(np.asarray(g), np.asarray(want), rtol=1e-9, atol=1e-9)
+
+
+def test_eager_grad(mesh4, rng):
+    """jax.grad without jit: the rule's solve gets concrete (stop_gradient'ed)
+    arrays inside a transformation, where jax.set_mesh is refused; the call
+    must take the traced path (_sharding.is_traced)."""
+    a, b = hpd(rng, N, np.float64), rhs(rng, N, 1, np.float64)
+    with jax.set_mesh(mesh4):
+        ga, gb = jax.grad(lambda a, b: jnp.sum(mj.potrs(a, b, mesh=mesh4)), argnums=(0, 1))(a, b)
+    x = np.linalg.solve(a, b)
+    y = np.linalg.solve(a, np.ones_like(b))
+    np.testing.assert_allclose(np.asarray(gb), y, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(np.asarray(ga), -(y @ x.T + x @ y.T) / 2, rtol=1e-9, atol=1e-9)
