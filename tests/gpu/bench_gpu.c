@@ -2,7 +2,7 @@
  * tests/gpu/bench_gpu.c - the GPU benchmark, main (docs/performance/gpu.md).
  *
  *   muster-gpu-bench [--gpus R] [--routine LIST] [--dtype LIST] [--n LIST] [--quick]
- *                    [--reps K] [--json FILE] [--capacity] [--capacity-n N]
+ *                    [--reps K] [--json FILE] [--capacity] [--capacity-n N] [--list]
  *   muster-gpu-bench --sweep [--gpus R]      tile sweep of raw cuSolverMg (docs/tiles.md)
  *
  * One row per (routine, dtype, N), on fresh random matrices, the columns of
@@ -33,7 +33,7 @@
 #define WARM_N 1024 /* the first muster solve of a (routine, dtype, column): handles, kernels */
 
 typedef struct opts {
-  int gpus, quick, reps, sweep, capacity;
+  int gpus, quick, reps, sweep, capacity, list;
   unsigned routines, dtypes;   /* bits (1u << value); 0: the default set */
   muster_dtype_t dorder[4];    /* --dtype's order                        */
   int ndt;
@@ -46,8 +46,9 @@ typedef struct opts {
 static int usage(void) {
   fprintf(stderr,
           "usage: muster-gpu-bench [--gpus R] [--routine LIST] [--dtype LIST] [--n LIST] [--quick]\n"
-          "                        [--reps K] [--json FILE] [--capacity] [--capacity-n N]\n"
+          "                        [--reps K] [--json FILE] [--capacity] [--capacity-n N] [--list]\n"
           "       muster-gpu-bench --sweep [--gpus R]\n"
+          "  --list: print the rows and repetitions the options select, touch no GPU\n"
           "  LIST: comma-separated, e.g. --routine potrs,syevd --dtype f64,c128 --n 4096,8192\n"
           "  default rows: potrs, potri, syevd x f64 at N = 4096 .. 65536 (syevd to 32768),\n"
           "  f32 and c128 at 8192 and 32768; --quick: those with N <= 8192 (a few minutes on one GPU)\n");
@@ -92,6 +93,7 @@ static int parse_opts(int argc, char **argv, opts_t *o) {
     if (!strcmp(a, "--quick")) o->quick = 1;
     else if (!strcmp(a, "--sweep")) o->sweep = 1;
     else if (!strcmp(a, "--capacity")) o->capacity = 1;
+    else if (!strcmp(a, "--list")) o->list = 1;
     else if (!strcmp(a, "--no-capacity")) o->capacity = 0; /* the default; kept for old scripts */
     else if (!v) return usage();
     else if (!strcmp(a, "--gpus")) {
@@ -303,6 +305,13 @@ int main(int argc, char **argv) {
   bench_env_t env;
   int rc = parse_opts(argc, argv, &o), ndev = 0, bad = 0;
   if (rc) return rc;
+  int nrows = make_rows(&o, rows);
+  if (o.list) {
+    for (int i = 0; i < nrows; i++)
+      printf("%s %s %lld reps %d\n", muster_routine_name(rows[i].routine), muster_dtype_name(rows[i].dtype),
+             (long long)rows[i].n, rows[i].reps);
+    return 0;
+  }
   if (getenv("MUSTER_PROVIDER")) { /* it would turn the default column into a forced one */
     fprintf(stderr, "muster-gpu-bench: MUSTER_PROVIDER=%s ignored: the columns say what is forced\n",
             getenv("MUSTER_PROVIDER"));
@@ -320,7 +329,6 @@ int main(int argc, char **argv) {
     bench_sweep(o.gpus);
     return 0;
   }
-  int nrows = make_rows(&o, rows);
   double t_all = bench_now();
   for (int i = 0; i < nrows; i++) {
     run_row(&rows[i], o.gpus);
