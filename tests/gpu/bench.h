@@ -53,6 +53,7 @@ typedef struct bench_row {
   muster_dtype_t dtype;
   int64_t n, nrhs;
   int reps;
+  unsigned flags;          /* muster columns' args.flags (MUSTER_NO_FACTOR)  */
   bench_col_t col[BC_COLS];
   int best;                /* column with the least t_med, -1: none ran      */
   double default_over_best;/* col[BC_DEFAULT].t_med / best's; 0: unknown    */

@@ -2,7 +2,7 @@
  * tests/gpu/bench_gpu.c - the GPU benchmark, main (docs/performance/gpu.md).
  *
  *   muster-gpu-bench [--gpus R] [--routine LIST] [--dtype LIST] [--n LIST] [--quick]
- *                    [--reps K] [--json FILE] [--capacity] [--capacity-n N] [--list]
+ *                    [--reps K] [--json FILE] [--capacity] [--capacity-n N] [--list] [--no-factor]
  *   muster-gpu-bench --sweep [--gpus R]      tile sweep of raw cuSolverMg (docs/tiles.md)
  *
  * One row per (routine, dtype, N), on fresh random matrices, the columns of
@@ -33,7 +33,7 @@
 #define WARM_N 1024 /* the first muster solve of a (routine, dtype, column): handles, kernels */
 
 typedef struct opts {
-  int gpus, quick, reps, sweep, capacity, list;
+  int gpus, quick, reps, sweep, capacity, list, no_factor;
   unsigned routines, dtypes;   /* bits (1u << value); 0: the default set */
   muster_dtype_t dorder[4];    /* --dtype's order                        */
   int ndt;
@@ -47,7 +47,9 @@ static int usage(void) {
   fprintf(stderr,
           "usage: muster-gpu-bench [--gpus R] [--routine LIST] [--dtype LIST] [--n LIST] [--quick]\n"
           "                        [--reps K] [--json FILE] [--capacity] [--capacity-n N] [--list]\n"
+          "                        [--no-factor]\n"
           "       muster-gpu-bench --sweep [--gpus R]\n"
+          "  --no-factor: potrs with MUSTER_NO_FACTOR (what muster_jax and muster solve ask for)\n"
           "  --list: print the rows and repetitions the options select, touch no GPU\n"
           "  LIST: comma-separated, e.g. --routine potrs,syevd --dtype f64,c128 --n 4096,8192\n"
           "  default rows: potrs, potri, syevd x f64 at N = 4096 .. 65536 (syevd to 32768),\n"
@@ -94,6 +96,7 @@ static int parse_opts(int argc, char **argv, opts_t *o) {
     else if (!strcmp(a, "--sweep")) o->sweep = 1;
     else if (!strcmp(a, "--capacity")) o->capacity = 1;
     else if (!strcmp(a, "--list")) o->list = 1;
+    else if (!strcmp(a, "--no-factor")) o->no_factor = 1;
     else if (!strcmp(a, "--no-capacity")) o->capacity = 0; /* the default; kept for old scripts */
     else if (!v) return usage();
     else if (!strcmp(a, "--gpus")) {
@@ -154,6 +157,7 @@ static int make_rows(const opts_t *o, bench_row_t *rows) {
         w->n = ns[j];
         w->nrhs = 1;
         w->reps = o->reps ? o->reps : default_reps(w->routine, w->n, o->quick);
+        if (o->no_factor && rt == MUSTER_POTRS) w->flags = MUSTER_NO_FACTOR;
       }
     }
   }

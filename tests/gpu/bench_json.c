@@ -82,9 +82,9 @@ static void jcol(FILE *f, int k, const bench_col_t *c) {
 }
 
 static void jrow(FILE *f, const bench_row_t *w) {
-  fprintf(f, "{\"routine\": \"%s\", \"dtype\": \"%s\", \"n\": %lld, \"nrhs\": %lld, \"reps\": %d, \"columns\": {",
-          muster_routine_name(w->routine), muster_dtype_name(w->dtype), (long long)w->n, (long long)w->nrhs,
-          w->reps);
+  fprintf(f, "{\"routine\": \"%s\", \"dtype\": \"%s\", \"n\": %lld, \"nrhs\": %lld, \"reps\": %d, "
+          "\"no_factor\": %s, \"columns\": {", muster_routine_name(w->routine), muster_dtype_name(w->dtype),
+          (long long)w->n, (long long)w->nrhs, w->reps, w->flags & MUSTER_NO_FACTOR ? "true" : "false");
   for (int k = 0; k < BC_COLS; k++) {
     if (k) fputs(", ", f);
     jcol(f, k, &w->col[k]);

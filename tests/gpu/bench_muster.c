@@ -122,6 +122,7 @@ static int solve_reps(mctx_t *x, int rank, int device, muster_group_t *g, const 
   args.n = w->n;
   args.nrhs = w->nrhs;
   args.layout = MUSTER_LAYOUT_BLOCK;
+  args.flags = w->flags;
   args.provider = x->provider;
   muster_shard_t s = {MUSTER_MEM_CUDA, device, m->a, w->n, col0, ncols, m->b, w->n, m->w, NULL};
   uint64_t seed = 0;
@@ -204,7 +205,7 @@ void bench_muster(const bench_row_t *row, int col, int gpus, bench_col_t *c) {
     const char *why = x->err[0][0] ? x->err[0] : muster_last_error();
     for (int r = 1; r < gpus && !x->err[0][0]; r++)
       if (x->err[r][0]) why = x->err[r];
-    snprintf(c->skip, sizeof c->skip, "%s (%s)", why, muster_strerror(rc));
+    snprintf(c->skip, sizeof c->skip, "%.440s (%.60s)", why, muster_strerror(rc));
     c->nt = 0;
   } else {
     c->ran = c->nt > 0;

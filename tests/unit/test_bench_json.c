@@ -53,6 +53,7 @@ TEST_IMPL(bench_json_rank_and_report) {
     rows[i].reps = 1;
   }
   /* row 0: every column ran; raw dn is best, the default 5% slower */
+  rows[0].flags = MUSTER_NO_FACTOR;
   timed(&rows[0].col[BC_DEFAULT], 1.05);
   timed(&rows[0].col[BC_DN], 1.02);
   timed(&rows[0].col[BC_MG], 1.20);
@@ -87,6 +88,8 @@ TEST_IMPL(bench_json_rank_and_report) {
   ASSERT_STR_CONTAINS(j, "\"device\": \"NVIDIA H200 \\\"test\\\"\"");
   ASSERT_STR_CONTAINS(j, "fastest: \\\"q\\\" \\\\ line\\u000anext\\u0009tab \\u00c3\\u00a9");
   ASSERT_STR_CONTAINS(j, "\"best\": \"raw_dn\"");
+  ASSERT_STR_CONTAINS(j, "\"n\": 4096, \"nrhs\": 1, \"reps\": 1, \"no_factor\": true,");
+  ASSERT_STR_CONTAINS(j, "\"n\": 8192, \"nrhs\": 1, \"reps\": 1, \"no_factor\": false,");
   ASSERT_STR_CONTAINS(j, "\"best\": null, \"default_over_best\": null");
   ASSERT_STR_CONTAINS(j, "\"resid\": [null, 0], \"resid_ok\": false, \"note\": \"eigenvalues not ascending");
   ASSERT_STR_CONTAINS(j, "\"raw_mg\": {\"ran\": true, \"seconds\": 1.1, \"min\": 1.1, \"times\": [1.1], \"tile\": 2048}");
