@@ -4,9 +4,12 @@
     python3 tools/plot_gpu_bench.py [-o PLOT.png] [--markdown] BENCH.json [MORE.json ...]
 
 Reads what `muster-gpu-bench --json FILE` writes (schema 1, described in
-docs/performance/gpu.md); several files (one run split into parts) are
-merged when they come from the same device and GPU count, a later file's row
-replacing an earlier one of the same routine, dtype and N.
+docs/performance/gpu.md).  Several files (one run split into parts by rows
+or by --columns) are merged when they come from the same device and GPU
+count: for a row (routine, dtype, N) in more than one, a later file's column
+replaces an earlier one unless it did not run and the earlier one did; best
+and default / best are then computed again (the bench's rule: the least
+median of the columns that ran).
 
   --markdown  print the table of docs/performance/gpu.md (seconds, '-' for a
               skipped column, the provider the default chose, default / best)
@@ -96,11 +99,32 @@ def load(paths):
                              (path, doc["gpus"], doc["device"], merged["gpus"], merged["device"]))
         for i, row in enumerate(_need(doc, "rows", list, path)):
             row = _row(row, "%s: rows[%d]" % (path, i), columns)
-            rows[(ROUTINES.index(row["routine"]), DTYPES.index(row["dtype"]), row["n"])] = row
+            key = (ROUTINES.index(row["routine"]), DTYPES.index(row["dtype"]), row["n"])
+            rows[key] = merge_row(rows[key], row) if key in rows else rank(dict(row))
     if merged is None:
         raise BenchError("no file given")
     merged["rows"] = [rows[k] for k in sorted(rows)]
     return merged
+
+
+def merge_row(old, new):
+    """new's columns over old's, except a skipped one over one that ran."""
+    cols = dict(old["columns"])
+    for name, col in new["columns"].items():
+        if col["ran"] or not cols.get(name, {}).get("ran"):
+            cols[name] = col
+    return rank(dict(new, columns=cols))
+
+
+def rank(row):
+    """Set row's best (first of the least medians, in column order) and
+    default_over_best (None when the default did not run)."""
+    ran = [(seconds(row, name), name) for name in LABELS if seconds(row, name) is not None]
+    best = min(ran, key=lambda t: t[0]) if ran else None
+    row["best"] = best[1] if best else None
+    default = seconds(row, "default")
+    row["default_over_best"] = default / best[0] if best and default is not None else None
+    return row
 
 
 def seconds(row, name):

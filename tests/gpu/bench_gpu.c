@@ -3,6 +3,7 @@
  *
  *   muster-gpu-bench [--gpus R] [--routine LIST] [--dtype LIST] [--n LIST] [--quick]
  *                    [--reps K] [--json FILE] [--capacity] [--capacity-n N] [--list] [--no-factor]
+ *                    [--columns LIST]
  *   muster-gpu-bench --sweep [--gpus R]      tile sweep of raw cuSolverMg (docs/tiles.md)
  *
  * One row per (routine, dtype, N), on fresh random matrices, the columns of
@@ -35,7 +36,8 @@
 typedef struct opts {
   int gpus, quick, reps, sweep, capacity, list, no_factor;
   unsigned routines, dtypes;   /* bits (1u << value); 0: the default set */
-  muster_dtype_t dorder[4];    /* --dtype's order                        */
+  unsigned columns;            /* bits (1u << BC_*) of the columns to run */
+  int dorder[4];               /* --dtype's order (muster_dtype_t)       */
   int ndt;
   int64_t ns[MAX_NS];          /* --n; nn == 0: the default sizes         */
   int nn;
@@ -47,9 +49,10 @@ static int usage(void) {
   fprintf(stderr,
           "usage: muster-gpu-bench [--gpus R] [--routine LIST] [--dtype LIST] [--n LIST] [--quick]\n"
           "                        [--reps K] [--json FILE] [--capacity] [--capacity-n N] [--list]\n"
-          "                        [--no-factor]\n"
+          "                        [--no-factor] [--columns LIST]\n"
           "       muster-gpu-bench --sweep [--gpus R]\n"
           "  --no-factor: potrs with MUSTER_NO_FACTOR (what muster_jax and muster solve ask for)\n"
+          "  --columns: a subset of default,cusolverdn,cusolvermg,raw_mg,raw_dn (plot_gpu_bench.py merges runs)\n"
           "  --list: print the rows and repetitions the options select, touch no GPU\n"
           "  LIST: comma-separated, e.g. --routine potrs,syevd --dtype f64,c128 --n 4096,8192\n"
           "  default rows: potrs, potri, syevd x f64 at N = 4096 .. 65536 (syevd to 32768),\n"
@@ -57,25 +60,41 @@ static int usage(void) {
   return 2;
 }
 
-/* A comma-separated list of routine (kind 'r') or dtype names into bits;
- * dtypes also keep their order.  0, or -1 after saying why. */
-static int parse_names(const char *opt, const char *v, int kind, unsigned *bits, muster_dtype_t *order, int *norder) {
+/* Name -> value of one kind of list entry, -1 when unknown. */
+static int routine_value(const char *s) {
+  muster_routine_t r;
+  return muster_routine_from_name(s, &r) == 0 ? (int)r : -1;
+}
+static int dtype_value(const char *s) {
+  muster_dtype_t d;
+  return muster_dtype_from_name(s, &d) == 0 ? (int)d : -1;
+}
+static int column_value(const char *s) {
+  for (int k = 0; k < BC_COLS; k++)
+    if (!strcmp(s, bench_col_name[k])) return k;
+  return -1;
+}
+
+/* A comma-separated list of distinct names (what: the kind, for the
+ * message) into bits (1u << value), their values in order[] when order is
+ * not NULL.  0, or -1 after saying why. */
+static int parse_list(const char *opt, const char *v, int (*value_of)(const char *), const char *what,
+                      unsigned *bits, int *order, int *norder) {
   char buf[128];
-  if (snprintf(buf, sizeof buf, "%s", v) >= (int)sizeof buf || !buf[0]) goto bad;
+  *bits = 0;
+  /* strtok skips empty names: refuse them first */
+  if (snprintf(buf, sizeof buf, "%s", v) >= (int)sizeof buf || !buf[0] || v[0] == ',' ||
+      v[strlen(v) - 1] == ',' || strstr(v, ",,"))
+    goto bad;
   for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    muster_routine_t r;
-    muster_dtype_t d;
-    int value = kind == 'r' ? (muster_routine_from_name(tok, &r) == 0 ? (int)r : -1)
-                            : (muster_dtype_from_name(tok, &d) == 0 ? (int)d : -1);
+    int value = value_of(tok);
     if (value < 0 || (*bits & (1u << value))) goto bad;
     *bits |= 1u << value;
-    if (order) order[(*norder)++] = (muster_dtype_t)value;
+    if (order) order[(*norder)++] = value;
   }
-  if (v[0] == ',' || v[strlen(v) - 1] == ',' || strstr(v, ",,")) goto bad; /* strtok skips empty names */
   return 0;
 bad:
-  fprintf(stderr, "muster-gpu-bench: %s: '%s' is not a list of distinct %s names\n", opt, v,
-          kind == 'r' ? "routine (potrs, potri, syevd)" : "dtype (f32, f64, c64, c128)");
+  fprintf(stderr, "muster-gpu-bench: %s: '%s' is not a list of distinct %s\n", opt, v, what);
   return -1;
 }
 
@@ -89,6 +108,7 @@ static int parse_opts(int argc, char **argv, opts_t *o) {
   memset(o, 0, sizeof *o);
   o->gpus = 2;
   o->cap_n = 131072;
+  o->columns = (1u << BC_COLS) - 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int64_t x;
@@ -118,10 +138,16 @@ static int parse_opts(int argc, char **argv, opts_t *o) {
       }
       i++;
     } else if (!strcmp(a, "--routine")) {
-      if (parse_names(a, v, 'r', &o->routines, NULL, NULL)) return 2;
+      if (parse_list(a, v, routine_value, "routines (potrs, potri, syevd)", &o->routines, NULL, NULL)) return 2;
       i++;
     } else if (!strcmp(a, "--dtype")) {
-      if (parse_names(a, v, 'd', &o->dtypes, o->dorder, &o->ndt)) return 2;
+      o->ndt = 0;
+      if (parse_list(a, v, dtype_value, "dtypes (f32, f64, c64, c128)", &o->dtypes, o->dorder, &o->ndt)) return 2;
+      i++;
+    } else if (!strcmp(a, "--columns")) {
+      if (parse_list(a, v, column_value, "columns (default, cusolverdn, cusolvermg, raw_mg, raw_dn)", &o->columns,
+                     NULL, NULL))
+        return 2;
       i++;
     } else if (!strcmp(a, "--json")) {
       o->json = v;
@@ -140,8 +166,8 @@ static int default_reps(muster_routine_t rt, int64_t n, int quick) {
  * the sizes (every selected routine x dtype at each). */
 static int make_rows(const opts_t *o, bench_row_t *rows) {
   static const int64_t f64_n[] = {4096, 8192, 16384, 32768, 65536}, other_n[] = {8192, 32768};
-  static const muster_dtype_t dts[] = {MUSTER_F64, MUSTER_F32, MUSTER_C128};
-  const muster_dtype_t *dorder = o->ndt ? o->dorder : dts;
+  static const int dts[] = {MUSTER_F64, MUSTER_F32, MUSTER_C128};
+  const int *dorder = o->ndt ? o->dorder : dts;
   int ndt = o->ndt ? o->ndt : 3, nrows = 0;
   for (int rt = MUSTER_POTRS; rt <= MUSTER_SYEVD; rt++) {
     if (o->routines && !(o->routines & (1u << rt))) continue;
@@ -153,7 +179,7 @@ static int make_rows(const opts_t *o, bench_row_t *rows) {
         bench_row_t *w = &rows[nrows++];
         memset(w, 0, sizeof *w);
         w->routine = (muster_routine_t)rt;
-        w->dtype = dorder[k];
+        w->dtype = (muster_dtype_t)dorder[k];
         w->n = ns[j];
         w->nrhs = 1;
         w->reps = o->reps ? o->reps : default_reps(w->routine, w->n, o->quick);
@@ -201,10 +227,11 @@ static void raw_col(const bench_row_t *w, bench_col_t *c, int64_t tile, int gpus
   c->tile = tile;
 }
 
-static void run_row(bench_row_t *w, int gpus) {
+static void run_row(bench_row_t *w, int gpus, unsigned columns) {
   static unsigned char warmed[4][5][BC_MUSTER_COLS];
-  raw_col(w, &w->col[BC_RAW_DN], 0, gpus, NULL);
+  if (columns & (1u << BC_RAW_DN)) raw_col(w, &w->col[BC_RAW_DN], 0, gpus, NULL);
   for (int k = 0; k < BC_MUSTER_COLS; k++) {
+    if (!(columns & (1u << k))) continue;
     if (!warmed[w->routine][w->dtype][k]) { /* untimed: creating handles is not the solve's cost */
       bench_row_t small = *w;
       bench_col_t scratch;
@@ -217,7 +244,13 @@ static void run_row(bench_row_t *w, int gpus) {
   }
   const bench_col_t *mg = &w->col[BC_MG], *def = &w->col[BC_DEFAULT];
   int64_t tile = mg->ran ? mg->tile : def->ran && !strcmp(def->provider, "cusolvermg") ? def->tile : 0;
-  raw_col(w, &w->col[BC_RAW_MG], tile, gpus, tile > 0 ? NULL : "cusolvermg did not run: no tile to match");
+  if (columns & (1u << BC_RAW_MG))
+    raw_col(w, &w->col[BC_RAW_MG], tile, gpus, tile > 0 ? NULL : "cusolvermg did not run: no tile to match");
+  for (int k = 0; k < BC_COLS; k++)
+    if (!(columns & (1u << k))) {
+      memset(&w->col[k], 0, sizeof w->col[k]);
+      snprintf(w->col[k].skip, sizeof w->col[k].skip, "not selected (--columns)");
+    }
   bench_rank(w);
 }
 
@@ -335,7 +368,7 @@ int main(int argc, char **argv) {
   }
   double t_all = bench_now();
   for (int i = 0; i < nrows; i++) {
-    run_row(&rows[i], o.gpus);
+    run_row(&rows[i], o.gpus, o.columns);
     print_row(&rows[i], 0);
     if (o.json) write_json(o.json, &env, rows, i + 1, NULL);
   }

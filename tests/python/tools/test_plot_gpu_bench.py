@@ -51,6 +51,37 @@ def test_merge_split_run(tmp_path):
     assert p.returncode == 2 and "1 x NVIDIA H200 cannot be merged with 2 x NVIDIA H200" in p.stderr
 
 
+def test_rank_agrees_with_the_bench():
+    """best and default / best, computed again, equal the bench's (C) values."""
+    sys.path.insert(0, os.path.dirname(SCRIPT))
+    import plot_gpu_bench
+    for row in json.load(open(FIXTURE))["rows"]:
+        again = plot_gpu_bench.rank(json.loads(json.dumps(row)))
+        assert again["best"] == row["best"]
+        assert abs(again["default_over_best"] / row["default_over_best"] - 1) < 1e-8  # %.9g in the file
+
+
+def test_merge_runs_split_by_columns(tmp_path):
+    doc = json.load(open(FIXTURE))
+    a, b = json.loads(json.dumps(doc)), json.loads(json.dumps(doc))
+    for row in a["rows"]:  # a: the muster columns only; b: the raw ones only
+        for name in ("raw_mg", "raw_dn"):
+            row["columns"][name] = {"ran": False, "skipped": "not selected (--columns)"}
+        row["best"], row["default_over_best"] = "cusolverdn", 1.0
+    for row in b["rows"]:
+        for name in ("default", "cusolverdn", "cusolvermg"):
+            row["columns"][name] = {"ran": False, "skipped": "not selected (--columns)"}
+        row["best"], row["default_over_best"] = "raw_dn", None
+    pa, pb = tmp_path / "a.json", tmp_path / "b.json"
+    pa.write_text(json.dumps(a))
+    pb.write_text(json.dumps(b))
+    whole = run("--markdown", FIXTURE)
+    for order in ((pa, pb), (pb, pa)):
+        p = run("--markdown", str(order[0]), str(order[1]))
+        assert p.returncode == 0, p.stderr
+        assert table_rows(p.stdout) == table_rows(whole.stdout)
+
+
 def test_refuses_what_is_not_the_bench(tmp_path):
     doc = json.load(open(FIXTURE))
     cases = []
