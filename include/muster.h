@@ -87,12 +87,15 @@ MUSTER_EXTERN const char *muster_last_error(void);
 #define MUSTER_MAX_NAME         96   /* group name length, bytes, without NUL */
 #define MUSTER_MAX_JOB          64   /* job key length                        */
 #define MUSTER_MAX_PAYLOAD    1024   /* bytes one rank publishes per exchange */
+#define MUSTER_DEFAULT_TIMEOUT_S 60.0 /* a barrier's deadline when neither
+                                         opts->timeout_s nor $MUSTER_TIMEOUT
+                                         sets one                            */
 
 typedef struct muster_group muster_group_t;   /* one participant's handle */
 
 typedef struct muster_group_opts {
   const char *job;     /* NULL: $MUSTER_JOB, else "default"                  */
-  double timeout_s;    /* <= 0: $MUSTER_TIMEOUT, else 60 s; INFINITY: no
+  double timeout_s;    /* <= 0: $MUSTER_TIMEOUT, else MUSTER_DEFAULT_TIMEOUT_S; INFINITY: no
                           deadline; else 0.001..31536000 (MUSTER_EINVAL)    */
   int device;          /* this participant's device ordinal, -1 for host; shown
                           by shmdump and in error messages                     */
@@ -150,7 +153,17 @@ MUSTER_EXTERN void muster_group_cache_flush(void);
 MUSTER_EXTERN int muster_group_rank(const muster_group_t *g);
 MUSTER_EXTERN int muster_group_size(const muster_group_t *g);
 MUSTER_EXTERN const char *muster_group_name(const muster_group_t *g);
-MUSTER_EXTERN uint64_t muster_group_generation(const muster_group_t *g);
+/* The session of this handle: how many times this seat of this group
+ * segment has been joined (1, 2, 3, ... for successive calls on a cached
+ * group), so all ranks of one call see the same value as long as they all
+ * join once per call.  Not the barrier round (the segment's "generation",
+ * which shmdump and timeout messages show). */
+MUSTER_EXTERN uint64_t muster_group_session(const muster_group_t *g);
+/* Deprecated name of muster_group_session (it returned the session count,
+ * which the barrier's "generation" made ambiguous); kept for source and
+ * binary compatibility. */
+MUSTER_EXTERN uint64_t muster_group_generation(const muster_group_t *g)
+    __attribute__((deprecated("use muster_group_session")));
 
 /* ------------------------------------------------------------------------ */
 /* Launchers: the process that starts a group's ranks                       */

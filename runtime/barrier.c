@@ -142,10 +142,34 @@ int muster__barrier_rank_dead(const struct muster_seg_header *h, int rank, char 
   return dead;
 }
 
-static int arrived_at(const struct muster_seg_header *h, int r, uint32_t g) {
+/* One rank's slot, read once: whether it has arrived and how a timeout
+ * describes it come from the same reading, so they cannot disagree. */
+struct seen {
+  uint32_t owner, phase, gen;
+  int pid, dev;
+  uint64_t start, pidns, barriers;
+};
+
+static void read_slot(const struct muster_seg_header *h, int r, struct seen *v) {
   const struct muster_seg_slot *s = muster__segment_slot((struct muster_seg_header *)h, r);
-  return LD(&s->owner_tid) != 0 && LD(&s->phase) == MUSTER_PHASE_WAITING &&
-         LD(&s->barrier_gen) == g;
+  v->owner = LDA(&s->owner_tid);
+  v->phase = LD(&s->phase);
+  v->gen = LD(&s->barrier_gen);
+  v->pid = LD(&s->pid);
+  v->dev = LD(&s->device);
+  v->start = LD(&s->start_time);
+  v->pidns = LD(&s->pidns);
+  v->barriers = LD(&s->barriers);
+}
+
+static int seen_arrived(const struct seen *v, uint32_t g) {
+  return v->owner != 0 && v->phase == MUSTER_PHASE_WAITING && v->gen == g;
+}
+
+static int arrived_at(const struct muster_seg_header *h, int r, uint32_t g) {
+  struct seen v;
+  read_slot(h, r, &v);
+  return seen_arrived(&v, g);
 }
 
 /* End round g when every rank has arrived (arrived == nranks): reset the
@@ -188,34 +212,103 @@ static int check_missing(struct muster_seg_header *h, int me, uint32_t g, uint64
   return MUSTER_OK;
 }
 
+/* Where a rank that has not arrived at barrier g is, truthfully: "rank 1
+ * (pid 77, device 0) is stopped (SIGSTOP?); it last passed barrier 41
+ * (generation 1040) and has not arrived". */
+static int describe_missing(char *buf, size_t cap, int r, const struct seen *v) {
+  if (!v->owner && v->phase == MUSTER_PHASE_FREE) return snprintf(buf, cap, "rank %d never joined", r);
+  /* a stopped process (judged only in our pid namespace; a thread of ours
+   * is running, since we are) */
+  int stopped = v->owner && v->pid != muster__proc_self_pid() &&
+                muster__proc_same_pidns(v->pidns) && muster__proc_stopped(v->pid, v->start);
+  const char *it = stopped ? "is stopped (SIGSTOP?); it " : "";
+  int n = snprintf(buf, cap, "rank %d (pid %d, device %d) ", r, v->pid, v->dev);
+  if (n < 0 || (size_t)n >= cap) return n;
+  buf += n;
+  cap -= (size_t)n;
+  unsigned long long k = v->barriers;
+  if (!v->owner) return n + snprintf(buf, cap, "had left the group (between calls)");
+  switch (v->phase) {
+  case MUSTER_PHASE_JOINED:
+    return n + snprintf(buf, cap, "%sjoined and has not arrived", it);
+  case MUSTER_PHASE_PUBLISHED:
+    return n + snprintf(buf, cap, "%spublished its payload and has not arrived", it);
+  case MUSTER_PHASE_PASSED:
+    return n + snprintf(buf, cap, "%slast passed barrier %llu (generation %u) and has not arrived",
+                        it, k, v->gen);
+  case MUSTER_PHASE_WAITING: /* at an earlier barrier: released, not yet out of it */
+    return n + snprintf(buf, cap, "%swas released from barrier %llu (generation %u) and has not "
+                        "moved on", it, k + 1, v->gen);
+  default:
+    return n + snprintf(buf, cap, "%s%s", it, muster__phase_name(v->phase));
+  }
+}
+
+/* The deadline passed: poison with ETIMEDOUT naming every rank that has not
+ * arrived at barrier g (never the caller), unless it completed meanwhile. */
 static int timeout_error(struct muster_seg_header *h, int me, uint32_t g, uint64_t barrier_no,
-                         double waited) {
+                         double waited, double stalled) {
   char list[256] = "", detail[MUSTER_SEG_REASON_MAX] = "", reason[MUSTER_SEG_REASON_MAX];
-  int first = -1, nmiss = 0;
+  char not_counted[96] = "";
+  struct seen v[MUSTER_MAX_RANKS];
+  int first = -1, nmiss = 0, nranks = h->nranks;
   size_t ll = 0, dl = 0;
-  for (int r = 0; r < h->nranks; r++) {
-    if (r == me || arrived_at(h, r, g)) continue;
-    const struct muster_seg_slot *s = muster__segment_slot(h, r);
+  for (int r = 0; r < nranks; r++) read_slot(h, r, &v[r]);
+  /* checked after reading the slots: a rank seen not arrived below had not
+   * arrived at this barrier when its slot was read */
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  if (LDA(&h->generation) != g) return MUSTER_OK;
+  for (int r = 0; r < nranks; r++) {
+    if (r == me || seen_arrived(&v[r], g)) continue;
     if (first < 0) first = r;
     nmiss++;
     if (ll < sizeof list)
       ll += snprintf(list + ll, sizeof list - ll, "%s%d", nmiss > 1 ? "," : "", r);
     if (dl < sizeof detail) {
-      if (LD(&s->owner_tid))
-        dl += snprintf(detail + dl, sizeof detail - dl, "%srank %d (pid %d, device %d) %s",
-                       nmiss > 1 ? "; " : "", r, (int)LD(&s->pid), (int)LD(&s->device),
-                       muster__phase_name(LD(&s->phase)));
-      else
-        dl += snprintf(detail + dl, sizeof detail - dl, "%srank %d never joined", nmiss > 1 ? "; " : "",
-                       r);
+      if (nmiss > 1) dl += snprintf(detail + dl, sizeof detail - dl, "; ");
+      if (dl < sizeof detail) dl += describe_missing(detail + dl, sizeof detail - dl, r, &v[r]);
     }
   }
   if (nmiss == 0) return MUSTER_OK; /* everyone arrived at the last moment */
-  snprintf(reason, sizeof reason, "rank%s %s missing after %.1f s at barrier %" PRIu64
+  if (stalled >= 0.05)
+    snprintf(not_counted, sizeof not_counted, ", not counting %.1f s in which this process was "
+             "stopped or not scheduled", stalled);
+  snprintf(reason, sizeof reason, "rank%s %s missing after %.1f s%s at barrier %" PRIu64
            " of group %s (generation %" PRIu32 "): %s", nmiss > 1 ? "s" : "", list, waited,
-           barrier_no, h->group, g, detail);
-  const struct muster_seg_slot *fs = muster__segment_slot(h, first);
-  muster__barrier_poison(h, MUSTER_ETIMEDOUT, first, LD(&fs->pid), reason);
+           not_counted, barrier_no, h->group, g, detail);
+  muster__barrier_poison(h, MUSTER_ETIMEDOUT, first, v[first].pid, reason);
+  return muster__barrier_check_abort(h);
+}
+
+/* No deadline, but a stop limit: poison with ETIMEDOUT once a missing rank
+ * has been seen stopped at every liveness tick for more than limit_s.
+ * *since is when it was first seen stopped (0: none is). */
+static int check_stopped(struct muster_seg_header *h, int me, uint32_t g, uint64_t barrier_no,
+                         double limit_s, uint64_t now, uint64_t *since) {
+  int victim = -1;
+  struct seen v;
+  for (int r = 0; r < h->nranks && victim < 0; r++) {
+    if (r == me) continue;
+    read_slot(h, r, &v);
+    if (seen_arrived(&v, g) || !v.owner || v.pid == muster__proc_self_pid() ||
+        !muster__proc_same_pidns(v.pidns) || !muster__proc_stopped(v.pid, v.start))
+      continue;
+    victim = r;
+  }
+  if (victim < 0) {
+    *since = 0;
+    return MUSTER_OK;
+  }
+  if (!*since) *since = now;
+  double secs = (double)(now - *since) * 1e-9;
+  if (secs <= limit_s) return MUSTER_OK;
+  char where[256], reason[MUSTER_SEG_REASON_MAX];
+  describe_missing(where, sizeof where, victim, &v);
+  if (LDA(&h->generation) != g) return MUSTER_OK;
+  snprintf(reason, sizeof reason, "%.200s; it has been stopped (SIGSTOP or a debugger) for %.1f s, "
+           "more than the timeout (%.1f s), while group %s waited for it at barrier %" PRIu64
+           " (generation %" PRIu32 ")", where, secs, limit_s, h->group, barrier_no, g);
+  muster__barrier_poison(h, MUSTER_ETIMEDOUT, victim, v.pid, reason);
   return muster__barrier_check_abort(h);
 }
 
@@ -266,12 +359,40 @@ static int spin_phase(struct muster_seg_header *h, uint32_t g, uint64_t t0) {
   }
 }
 
+/* A waiter's clock.  The deadline counts only time in which the group
+ * could make progress: a step between two of the waiter's own readings
+ * longer than it meant to be away (its futex slice) plus MUSTER_STALL_NS
+ * means this process did not run (SIGSTOP of the job, a debugger, a paused
+ * VM); that time moves the deadline.  CLOCK_MONOTONIC stands still while
+ * the machine is suspended, so a suspend does not count either. */
+struct wait_clock {
+  uint64_t deadline; /* UINT64_MAX: none (moving it saturates there) */
+  uint64_t last;     /* the previous reading */
+  uint64_t away;     /* how long the waiter meant to be away since then */
+  uint64_t stalled;  /* ns not counted */
+};
+
+static uint64_t clock_read(struct wait_clock *c) {
+  uint64_t now = muster__now_mono_ns(), step = now - c->last;
+  if (step > c->away + MUSTER_STALL_NS) {
+    uint64_t lost = step - c->away;
+    c->stalled += lost;
+    c->deadline = c->deadline > UINT64_MAX - lost ? UINT64_MAX : c->deadline + lost;
+  }
+  c->last = now;
+  c->away = 0;
+  return now;
+}
+
 static int sleep_phase(struct muster_seg_header *h, int me, uint32_t g, double timeout_s,
-                       uint64_t barrier_no, uint64_t t0) {
-  uint64_t deadline = timeout_s > 0 ? t0 + (uint64_t)(timeout_s * 1e9) : UINT64_MAX;
+                       double stop_limit_s, uint64_t barrier_no, uint64_t t0) {
+  /* since t0 it spun and yielded for up to YIELD_NS; no deadline, or one
+   * of 30 years or more (inf), is UINT64_MAX */
+  int none = !(timeout_s > 0 && timeout_s < 1e9);
+  struct wait_clock c = {none ? UINT64_MAX : t0 + (uint64_t)(timeout_s * 1e9), t0, YIELD_NS, 0};
   /* Liveness reads /proc (tens of us): not in the common short wait, only
    * once the wait has lasted a while, then every tick. */
-  uint64_t next_check = t0 + MUSTER_LIVENESS_FIRST_NS;
+  uint64_t next_check = t0 + MUSTER_LIVENESS_FIRST_NS, stopped_since = 0;
   int rc;
   for (;;) {
     if ((rc = muster__barrier_check_abort(h)) < 0) return rc;
@@ -287,17 +408,21 @@ static int sleep_phase(struct muster_seg_header *h, int me, uint32_t g, double t
       if (LDA(&h->generation) != g) return MUSTER_OK; /* completed meanwhile */
       return muster__barrier_check_abort(h);
     }
-    uint64_t now = muster__now_mono_ns();
-    if (now >= deadline) {
-      rc = timeout_error(h, me, g, barrier_no, (now - t0) * 1e-9);
+    uint64_t now = clock_read(&c);
+    if (now >= c.deadline) {
+      rc = timeout_error(h, me, g, barrier_no, (now - t0 - c.stalled) * 1e-9, c.stalled * 1e-9);
       if (rc < 0 || LDA(&h->generation) != g) return rc;
     }
     if (now >= next_check) {
       if ((rc = check_missing(h, me, g, barrier_no)) < 0) return rc;
+      if (stop_limit_s > 0 &&
+          (rc = check_stopped(h, me, g, barrier_no, stop_limit_s, now, &stopped_since)) < 0)
+        return rc;
       next_check = now + MUSTER_LIVENESS_TICK_NS;
     }
-    uint64_t wake = next_check < deadline ? next_check : deadline;
+    uint64_t wake = next_check < c.deadline ? next_check : c.deadline;
     uint64_t slice = wake > now ? wake - now : 1000;
+    c.away = slice;
     struct timespec ts = {(time_t)(slice / 1000000000u), (long)(slice % 1000000000u)};
     /* sleepers++ before re-checking the word; the waker bumps the word
      * before reading sleepers (both seq_cst), so one of us sees the other */
@@ -309,8 +434,8 @@ static int sleep_phase(struct muster_seg_header *h, int me, uint32_t g, double t
   }
 }
 
-int muster__barrier_wait(struct muster_seg_header *h, int rank, double timeout_s,
-                         uint64_t barrier_no, uint32_t *gen) {
+static int wait_any(struct muster_seg_header *h, int rank, double timeout_s, double stop_limit_s,
+                    uint64_t barrier_no, uint32_t *gen) {
   struct muster_seg_slot *s = muster__segment_slot(h, rank);
   int rc = muster__barrier_check_abort(h);
   if (rc < 0) return rc;
@@ -322,14 +447,34 @@ int muster__barrier_wait(struct muster_seg_header *h, int rank, double timeout_s
   ST(&s->phase, MUSTER_PHASE_WAITING);
   uint64_t t0 = muster__now_mono_ns();
   uint32_t n = __atomic_add_fetch(&h->arrived, 1, __ATOMIC_ACQ_REL);
+  if (n > (uint32_t)h->nranks) {
+    /* more arrivals than ranks: the counter was not written by muster
+     * (a damaged or forged segment); no round could ever end */
+    char reason[MUSTER_SEG_REASON_MAX];
+    snprintf(reason, sizeof reason, "group %s is corrupt: rank %d was arrival %" PRIu32 " at "
+             "barrier %" PRIu64 " of a group of %d ranks", h->group, rank, n, barrier_no, h->nranks);
+    muster__barrier_poison(h, MUSTER_ECORRUPT, rank, muster__proc_self_pid(), reason);
+    ST(&s->wait_start_ns, 0);
+    return muster__barrier_check_abort(h);
+  }
   /* last one in ends the round, unless a waiter ended it for us (we were
    * stopped or slow in between): then wait for the word like the others */
   int ended = n == (uint32_t)h->nranks && end_round(h, g);
-  if (!ended && !spin_phase(h, g, t0)) rc = sleep_phase(h, rank, g, timeout_s, barrier_no, t0);
+  if (!ended && !spin_phase(h, g, t0)) rc = sleep_phase(h, rank, g, timeout_s, stop_limit_s, barrier_no, t0);
   ST(&s->wait_start_ns, 0);
   if (rc < 0) return rc;
   ST(&s->phase, MUSTER_PHASE_PASSED);
   ST(&s->barriers, LD(&s->barriers) + 1);
   *gen = g;
   return MUSTER_OK;
+}
+
+int muster__barrier_wait(struct muster_seg_header *h, int rank, double timeout_s,
+                         uint64_t barrier_no, uint32_t *gen) {
+  return wait_any(h, rank, timeout_s, 0, barrier_no, gen);
+}
+
+int muster__barrier_wait_busy(struct muster_seg_header *h, int rank, double stop_limit_s,
+                              uint64_t barrier_no, uint32_t *gen) {
+  return wait_any(h, rank, 0, stop_limit_s, barrier_no, gen);
 }

@@ -56,6 +56,7 @@ static int fit(const muster__choice_in_t *in, muster__cand_t *c) {
 static int time_of(const muster__choice_in_t *in, muster__cand_t *c) {
   const muster__provider_t *p = c->p;
   const muster_provider_query_t *q = in->q;
+  char said[sizeof ((muster_provider_estimate_t *)0)->note] = "";
   if (p->v->estimate && !in->no_estimate) {
     muster_provider_estimate_t est;
     memset(&est, 0, sizeof est);
@@ -76,6 +77,7 @@ static int time_of(const muster__choice_in_t *in, muster__cand_t *c) {
                  est.peak_bytes / (double)(1u << 30));
       return 0;
     }
+    snprintf(said, sizeof said, "%s", est.note); /* no model, but words for the reason */
   }
   if (p->cost &&
       muster__cost_lookup(p->cost, q->routine, q->dtype, q->ndevices, q->n, q->nrhs, &c->seconds,
@@ -83,8 +85,13 @@ static int time_of(const muster__choice_in_t *in, muster__cand_t *c) {
     c->timed = 1;
     return 0;
   }
-  snprintf(c->note, sizeof c->note, "no estimate, %.180s", p->cost ? "its cost table has no such row"
-                                                             : p->cost_why[0] ? p->cost_why : "no cost table");
+  const char *table = p->cost ? "its cost table has no such row"
+                     : p->cost_why[0] ? p->cost_why : "no cost table";
+  c->est_noted = said[0] != '\0';
+  if (c->est_noted)
+    snprintf(c->note, sizeof c->note, "no estimate (%.119s), %.60s", said, table);
+  else
+    snprintf(c->note, sizeof c->note, "no estimate, %.180s", table);
   return 0;
 }
 
@@ -144,6 +151,7 @@ static void write_reason(muster__choice_t *ch) {
       add(r, cap, &used, "higher priority (%d, %s has %d)", prio(w), second->p->name, prio(second));
     else
       add(r, cap, &used, "same priority (%d) as %s, name order", prio(w), second->p->name);
+    if (second->est_noted) add(r, cap, &used, "; %s: %s", second->p->name, second->note);
   }
   for (int i = 1; i < ch->n; i++)
     if (!ch->c[i].ok) add(r, cap, &used, "; not %s: %s", ch->c[i].p->name, ch->c[i].note);

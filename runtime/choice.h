@@ -32,6 +32,7 @@ typedef struct muster__cand {
   double seconds;
   uint64_t peak_bytes; /* from its estimate, 0 unknown                      */
   int unreachable;     /* excluded because the leader cannot reach shards    */
+  int est_noted;       /* untimed, and note holds its estimate's words      */
   char note[200];      /* how the time was found, or why it cannot run      */
 } muster__cand_t;
 

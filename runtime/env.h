@@ -17,9 +17,9 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "muster.h"
 #include "muster/parse.h"
 
-#define MUSTER_DEFAULT_TIMEOUT_S 60.0
 #define MUSTER_DEFAULT_JOB "default"
 
 /* MUSTER_TIMEOUT: seconds (parse.h's range) or "inf"; *seconds = 0 means

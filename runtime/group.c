@@ -585,7 +585,11 @@ static int do_round(muster_group_t *g, const void *payload, size_t len, int exch
     g->has_exch = 0; /* the previous exchange's payloads may now be overwritten */
     uint32_t gen = LD(&g->h->generation), passed;
     publish(g, gen, payload, len, exch);
-    int rc = muster__barrier_wait(g->h, g->rank, timeout_s, LD(&g->slot->barriers) + 1, &passed);
+    uint64_t no = LD(&g->slot->barriers) + 1;
+    /* no deadline of its own (waiting for a computing leader): the group's
+     * timeout still bounds a peer that is stopped */
+    int rc = timeout_s > 0 ? muster__barrier_wait(g->h, g->rank, timeout_s, no, &passed)
+                           : muster__barrier_wait_busy(g->h, g->rank, g->timeout_s, no, &passed);
     if (rc == MUSTER_OK) {
       g->last_gen = passed;
       g->passed = 1;
@@ -710,7 +714,8 @@ int muster_group_abort(muster_group_t *g, int code, const char *why) {
 int muster_group_rank(const muster_group_t *g) { return g ? g->rank : MUSTER_EINVAL; }
 int muster_group_size(const muster_group_t *g) { return g ? g->nranks : MUSTER_EINVAL; }
 const char *muster_group_name(const muster_group_t *g) { return g ? g->name : ""; }
-uint64_t muster_group_generation(const muster_group_t *g) { return g ? g->session : 0; }
+uint64_t muster_group_session(const muster_group_t *g) { return g ? g->session : 0; }
+uint64_t muster_group_generation(const muster_group_t *g) { return muster_group_session(g); }
 
 pid_t muster__group_peer_pid(const muster_group_t *g, int rank) {
   if (!g || !g->h || rank < 0 || rank >= g->nranks) return 0;
@@ -739,7 +744,7 @@ double muster__group_timeout(const muster_group_t *g) { return g ? g->timeout_s 
 static int watch_stopped(const muster_group_t *g, int r, muster__group_watch_t *w) {
   const struct muster_seg_slot *s = muster__segment_slot(g->h, r);
   pid_t pid = LD(&s->pid);
-  if (pid == muster__proc_self_pid() || !muster__proc_stopped(pid)) {
+  if (pid == muster__proc_self_pid() || !muster__proc_stopped(pid, LD(&s->start_time))) {
     w->stopped_since_ns[r] = 0;
     return 0;
   }

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -41,9 +42,10 @@ static int64_t resolve_tile(muster__provider_t *p, const muster__desc_t *d0, int
   return muster__solve_default_tile(d0->n, R);
 }
 
-/* Make rank r's shard usable in this process. */
+/* Make rank r's shard usable in this process; the peer mappings it uses
+ * go pinned into *pins. */
 static int reach_shard(muster__provider_t *p, const muster__desc_t *d, const void *blob, int r,
-                       muster_shard_t *s) {
+                       muster__shard_pins_t *pins, muster_shard_t *s) {
   memset(s, 0, sizeof *s);
   s->mem = (muster_mem_t)d->mem;
   s->device = d->device;
@@ -57,9 +59,10 @@ static int reach_shard(muster__provider_t *p, const muster__desc_t *d, const voi
   if (d->pid == muster__proc_self_pid()) return 0;
   int rc = 0;
   if (d->mem == MUSTER_MEM_HOST) {
-    if (d->ra.fd >= 0 && (rc = muster__shard_map_peer((pid_t)d->pid, &d->ra, &s->a)) < 0) return rc;
-    if (d->rb.fd >= 0 && (rc = muster__shard_map_peer((pid_t)d->pid, &d->rb, &s->b)) < 0) return rc;
-    if (d->rw.fd >= 0 && (rc = muster__shard_map_peer((pid_t)d->pid, &d->rw, &s->w)) < 0) return rc;
+    pid_t pid = (pid_t)d->pid;
+    if (d->ra.fd >= 0 && (rc = muster__shard_map_peer(pid, &d->ra, pins, &s->a)) < 0) return rc;
+    if (d->rb.fd >= 0 && (rc = muster__shard_map_peer(pid, &d->rb, pins, &s->b)) < 0) return rc;
+    if (d->rw.fd >= 0 && (rc = muster__shard_map_peer(pid, &d->rw, pins, &s->w)) < 0) return rc;
     if (d->ra.fd < 0) s->a = NULL;
     if (d->rb.fd < 0) s->b = NULL;
     if (d->rw.fd < 0) s->w = NULL;
@@ -83,35 +86,45 @@ static int reach_shard(muster__provider_t *p, const muster__desc_t *d, const voi
  * its shards (which keeps that memory alive) and the provider's cached IPC
  * handles: drop them.  Checked only for pids not in the current solve, so
  * a group that keeps meeting pays no system call. */
-#define MAX_KNOWN 128
 static pthread_mutex_t known_mu = PTHREAD_MUTEX_INITIALIZER;
-static pid_t known[MAX_KNOWN];
-static int nknown;
+static pid_t *known; /* no bound: every peer ever met and still alive */
+static int nknown, capknown;
+
+/* known_mu held: pid is known (grown as needed; out of memory: it is not,
+ * and only its cleanup after death is lost) */
+static void know(pid_t pid) {
+  for (int i = 0; i < nknown; i++)
+    if (known[i] == pid) return;
+  if (nknown == capknown) {
+    int cap = capknown ? 2 * capknown : 64;
+    pid_t *k = realloc(known, (size_t)cap * sizeof *k);
+    if (!k) return;
+    known = k;
+    capknown = cap;
+  }
+  known[nknown++] = pid;
+}
 
 static void prune_peers(muster__provider_t *p, const muster__desc_t *const *ds, int R) {
-  pid_t dead[MAX_KNOWN];
+  pid_t self = muster__proc_self_pid(), *dead = NULL;
   int ndead = 0;
-  pid_t self = muster__proc_self_pid();
   pthread_mutex_lock(&known_mu);
   for (int i = nknown - 1; i >= 0; i--) {
     int here = 0;
     for (int r = 0; r < R && !here; r++) here = ds[r]->pid == known[i];
-    if (!here && !muster__proc_alive(known[i], 0)) {
-      dead[ndead++] = known[i];
-      known[i] = known[--nknown];
-    }
+    if (here || muster__proc_alive(known[i], 0)) continue;
+    if (!dead && !(dead = malloc((size_t)nknown * sizeof *dead))) break; /* next time */
+    dead[ndead++] = known[i];
+    known[i] = known[--nknown];
   }
-  for (int r = 0; r < R; r++) {
-    pid_t pid = (pid_t)ds[r]->pid;
-    int have = pid == self;
-    for (int i = 0; i < nknown && !have; i++) have = known[i] == pid;
-    if (!have && nknown < MAX_KNOWN) known[nknown++] = pid;
-  }
+  for (int r = 0; r < R; r++)
+    if (ds[r]->pid != self) know((pid_t)ds[r]->pid);
   pthread_mutex_unlock(&known_mu);
   for (int i = 0; i < ndead; i++) {
     muster__shard_forget(dead[i]);
     if (p->v->forget_peer) p->v->forget_peer(p->ctx, dead[i]);
   }
+  free(dead);
 }
 
 /* ---- the leader's call ------------------------------------------------------------------ */
@@ -136,8 +149,15 @@ int muster__leader_run(muster__provider_t *p, const muster__desc_t *const *ds,
   int rc = 0, process_mode = 0;
   for (int r = 0; r < R; r++) process_mode |= ds[r]->pid != d0->pid;
   if (process_mode) prune_peers(p, ds, R);
-  for (int r = 0; r < R; r++)
-    if ((rc = reach_shard(p, ds[r], blobs ? blobs[r] : NULL, r, &shards[r])) < 0) return rc;
+  /* the peers' memory stays mapped until the provider is done with it */
+  muster__shard_pins_t pins;
+  pins.n = 0;
+  for (int r = 0; r < R; r++) {
+    if ((rc = reach_shard(p, ds[r], blobs ? blobs[r] : NULL, r, &pins, &shards[r])) < 0) {
+      muster__shard_unpin_all(&pins);
+      return rc;
+    }
+  }
   muster_provider_call_t call;
   memset(&call, 0, sizeof call);
   call.args.routine = (muster_routine_t)d0->routine;
@@ -161,6 +181,7 @@ int muster__leader_run(muster__provider_t *p, const muster__desc_t *const *ds,
   double t0 = now_s();
   rc = p->v->solve(p->ctx, &call);
   out->seconds = now_s() - t0;
+  muster__shard_unpin_all(&pins);
   out->info = info;
   if (rc < 0)
     return muster__err(rc, "provider %s (%s) failed in %s: %s", p->name, p->path,

@@ -32,9 +32,11 @@ int muster__proc_alive(pid_t pid, uint64_t start_time) {
   return 1;
 }
 
-int muster__proc_stopped(pid_t pid) {
+int muster__proc_stopped(pid_t pid, uint64_t start_time) {
+  if (pid <= 0 || !muster__proc_is_ours()) return 0;
   char state = '?';
-  if (pid <= 0 || !muster__proc_is_ours() || muster_proc_start_time(pid, &state) == 0) return 0;
+  uint64_t st = muster_proc_start_time(pid, &state);
+  if (st == 0 || (start_time != 0 && st != start_time)) return 0;
   return state == 'T' || state == 't';
 }
 

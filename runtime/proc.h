@@ -32,9 +32,10 @@ MUSTER_HIDDEN int muster__proc_alive(pid_t pid, uint64_t start_time);
  * mounted for another pid namespace (`unshare -pf` without --mount-proc):
  * then /proc/PID is some other process, or none. */
 MUSTER_HIDDEN int muster__proc_is_ours(void);
-/* 1 if pid is stopped (SIGSTOP, SIGTSTP, a tracer: state T or t in
- * /proc/PID/stat), else 0 (running, sleeping, gone). */
-MUSTER_HIDDEN int muster__proc_stopped(pid_t pid);
+/* 1 if (pid, start_time) is stopped (state T: SIGSTOP/SIGTSTP, or t: a
+ * tracer stopped it), 0 otherwise (running, sleeping, gone, unknown, or /proc
+ * is not ours). */
+MUSTER_HIDDEN int muster__proc_stopped(pid_t pid, uint64_t start_time);
 
 /* 1 if thread tid of this process still exists (tgkill(getpid(), tid, 0)). */
 MUSTER_HIDDEN int muster__proc_thread_alive(pid_t tid);

@@ -92,6 +92,12 @@ static int validate_dynamic(const struct muster_seg_header *h, int nranks, char 
                    mask, nranks);
   if (LD(&h->formed) > 1 || LD(&h->retired) > 1)
     return why_set(why, whylen, MUSTER_ECORRUPT, "formed/retired flags out of range");
+  /* more arrivals than ranks would never end a round (the round ends when
+   * the counter equals nranks): every waiter would wait forever */
+  uint32_t arrived = LD(&h->arrived);
+  if (arrived > (uint32_t)nranks)
+    return why_set(why, whylen, MUSTER_ECORRUPT, "arrived counter %" PRIu32 " for %d ranks",
+                   arrived, nranks);
   uint32_t ab = LD(&h->abort_state);
   if (ab > MUSTER_ABORT_SET)
     return why_set(why, whylen, MUSTER_ECORRUPT, "abort state %" PRIu32 " out of range", ab);
@@ -443,6 +449,16 @@ static int judge_invalid(struct muster_segment *seg, const struct stat *st, int 
                      magic == MUSTER_SEG_MAGIC ? "still alive" : "unknown");
 }
 
+/* The file we opened (st) is no longer what the name refers to: its
+ * creator failed and removed it (a full /dev/shm), or it was reclaimed and
+ * replaced.  Its content says nothing about the group: go back to the name
+ * (and create it, meeting the creator's error ourselves). */
+static int name_moved(const struct muster_segment *seg, const struct stat *st) {
+  struct stat now;
+  if (st->st_nlink == 0) return 1;
+  return stat(seg->path, &now) != 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino;
+}
+
 /* The existing segment is mapped (or too small to map); wait for a creator
  * in progress, validate, and decide. */
 static int judge_existing(struct muster_segment *seg, int nranks, enum verdict *v) {
@@ -468,6 +484,10 @@ static int judge_existing(struct muster_segment *seg, int nranks, enum verdict *
                                                                   __ATOMIC_ACQUIRE) : 0;
     vrc = muster__segment_validate(seg->hdr, seg->size, why, sizeof why);
     if (vrc == MUSTER_OK) break;
+    if (magic == 0 && name_moved(seg, &st)) {
+      *v = V_RETRY;
+      return MUSTER_OK;
+    }
     /* else a creator between open and publishing the magic: give it a moment */
     if (magic != 0 || muster__now_mono_ns() - t0 > ATTACH_WAIT_NS ||
         time(NULL) - st.st_mtime >= ABANDONED_AGE_S)

@@ -39,7 +39,10 @@
  * Creation protocol: the creator writes every field below with magic = 0,
  * then publishes magic last with a release store.  An attacher waits (a few
  * ms) for a non-zero magic, then validates every field
- * (muster__segment_validate) before any use.
+ * (muster__segment_validate) before any use.  A creator that fails (no
+ * space) removes the file; an attacher whose file was removed or replaced
+ * while it waited goes back to the name (and so meets the creator's error
+ * when it creates the segment itself).
  *
  * Concurrency: fields marked [atomic] change while the group runs; read them
  * with __atomic_load_n (relaxed is enough for a dump).  Everything else is
@@ -106,7 +109,7 @@ struct muster_seg_slot {
   uint32_t barrier_gen;   /* 28   [atomic] generation word value at its last
                                   arrival (the barrier it is/was in)         */
   uint64_t sessions;      /* 32   [atomic] joins of this seat so far
-                                  (= muster_group_generation of the handle)  */
+                                  (= muster_group_session of the handle)  */
   uint64_t barriers;      /* 40   [atomic] barriers passed in this session   */
   uint64_t arrive_ns;     /* 48   [atomic] CLOCK_REALTIME ns of last arrival  */
   uint64_t wait_start_ns; /* 56   [atomic] CLOCK_REALTIME ns it began waiting,

@@ -29,6 +29,10 @@ typedef struct region {
   uint64_t ino;
 } region_t;
 
+/* A peer's region mapped here.  pins: calls in progress using it (never
+ * unmapped while > 0).  doomed: dropped (forgotten, or its fd now names
+ * another region) while pinned: no longer found, unmapped at the last
+ * unpin. */
 typedef struct peer_map {
   pid_t pid;
   int fd;
@@ -36,16 +40,21 @@ typedef struct peer_map {
   char *base;
   size_t size;
   uint64_t last_use;
+  uint64_t id; /* unique: what a pin names */
+  int pins;
+  int doomed;
 } peer_map_t;
 
-#define MAX_PEER_MAPS 64
+/* Idle mappings kept for the next call: every shard of a group of
+ * MUSTER_MAX_RANKS, so a group that keeps meeting maps nothing again. */
+#define IDLE_MAX MUSTER__SHARD_PINS_MAX
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static region_t *regions;
 static int nregions, capregions;
-static peer_map_t peers[MAX_PEER_MAPS];
-static int npeers;
-static uint64_t use_clock;
+static peer_map_t *peers;
+static int npeers, cappeers;
+static uint64_t use_clock, last_id;
 
 int muster_shard_alloc(size_t bytes, void **out) {
   if (!out) return muster__err(MUSTER_EINVAL, "muster_shard_alloc: out is NULL");
@@ -139,16 +148,49 @@ void muster__shard_find(const void *p, muster__shard_ref_t *ref) {
 }
 
 /* lock held */
-static void drop_peer(int i) {
+static void unmap_peer(int i) {
   munmap(peers[i].base, peers[i].size);
   peers[i] = peers[--npeers];
+  if (npeers == 0) {
+    free(peers);
+    peers = NULL;
+    cappeers = 0;
+  }
+}
+
+/* lock held: unmap now, or at the last unpin if a call uses it */
+static void drop_peer(int i) {
+  if (peers[i].pins > 0) peers[i].doomed = 1;
+  else unmap_peer(i);
+}
+
+/* lock held: unmap the least recently used idle mappings beyond IDLE_MAX */
+static void trim_idle(void) {
+  for (;;) {
+    int idle = 0, lru = -1;
+    for (int i = 0; i < npeers; i++) {
+      if (peers[i].pins > 0) continue;
+      idle++;
+      if (lru < 0 || peers[i].last_use < peers[lru].last_use) lru = i;
+    }
+    if (idle <= IDLE_MAX) return;
+    unmap_peer(lru);
+  }
 }
 
 void muster__shard_forget(pid_t pid) {
   pthread_mutex_lock(&lock);
   for (int i = npeers - 1; i >= 0; i--)
-    if (pid ? peers[i].pid == pid : !muster__proc_alive(peers[i].pid, 0)) drop_peer(i);
+    if (!peers[i].doomed && (pid ? peers[i].pid == pid : !muster__proc_alive(peers[i].pid, 0)))
+      drop_peer(i);
   pthread_mutex_unlock(&lock);
+}
+
+int muster__shard_peer_count(void) {
+  pthread_mutex_lock(&lock);
+  int n = npeers;
+  pthread_mutex_unlock(&lock);
+  return n;
 }
 
 /* Open and map the peer's region; no lock held. */
@@ -186,37 +228,79 @@ out:
   return rc;
 }
 
-int muster__shard_map_peer(pid_t pid, const muster__shard_ref_t *ref, void **out) {
+/* lock held: the live mapping of (pid, ref), or -1.  One of (pid, fd) that
+ * names another region now is dropped: the peer freed that shard and the
+ * fd number was reused, the old mapping only keeps freed memory alive. */
+static int find_peer(pid_t pid, const muster__shard_ref_t *ref) {
+  for (int i = 0; i < npeers; i++) {
+    if (peers[i].doomed || peers[i].pid != pid || peers[i].fd != ref->fd) continue;
+    if (peers[i].ino == ref->ino && peers[i].size == ref->size) return i;
+    drop_peer(i);
+    return -1;
+  }
+  return -1;
+}
+
+/* lock held: pin mapping i for the caller and return the address of ref */
+static void *pin_peer(int i, const muster__shard_ref_t *ref, muster__shard_pins_t *pins) {
+  peers[i].pins++;
+  peers[i].last_use = ++use_clock;
+  pins->id[pins->n++] = peers[i].id;
+  return peers[i].base + ref->offset;
+}
+
+/* lock held: add a new pinned mapping; -1 if out of memory */
+static int add_peer(pid_t pid, const muster__shard_ref_t *ref, char *base) {
+  if (npeers == cappeers) {
+    int cap = cappeers ? 2 * cappeers : 16;
+    peer_map_t *p = realloc(peers, (size_t)cap * sizeof *p);
+    if (!p) return -1;
+    peers = p;
+    cappeers = cap;
+  }
+  peers[npeers] = (peer_map_t){pid, ref->fd, ref->ino, base, ref->size, 0, ++last_id, 0, 0};
+  return npeers++;
+}
+
+int muster__shard_map_peer(pid_t pid, const muster__shard_ref_t *ref, muster__shard_pins_t *pins,
+                           void **out) {
   *out = NULL;
   if (ref->fd < 0 || ref->offset >= ref->size)
     return muster__err(MUSTER_EINVAL, "pid %d published no shard memory", (int)pid);
+  if (pins->n < 0 || pins->n >= MUSTER__SHARD_PINS_MAX)
+    return muster__err(MUSTER_EINVAL, "a call pinned more than %d shard mappings",
+                       MUSTER__SHARD_PINS_MAX);
   pthread_mutex_lock(&lock);
-  for (int i = 0; i < npeers; i++) {
-    if (peers[i].pid != pid || peers[i].fd != ref->fd) continue;
-    if (peers[i].ino == ref->ino && peers[i].size == ref->size) {
-      peers[i].last_use = ++use_clock;
-      *out = peers[i].base + ref->offset;
-      pthread_mutex_unlock(&lock);
-      return 0;
-    }
-    /* the peer freed that shard and its fd number was reused: the old
-     * mapping only keeps freed memory alive */
-    drop_peer(i);
-    break;
-  }
+  int i = find_peer(pid, ref);
+  if (i >= 0) *out = pin_peer(i, ref, pins);
   pthread_mutex_unlock(&lock);
+  if (*out) return 0;
   char *base = NULL;
   int rc = map_new(pid, ref, &base);
   if (rc < 0) return rc;
   pthread_mutex_lock(&lock);
-  if (npeers == MAX_PEER_MAPS) { /* evict the least recently used */
-    int lru = 0;
-    for (int i = 1; i < npeers; i++)
-      if (peers[i].last_use < peers[lru].last_use) lru = i;
-    drop_peer(lru);
-  }
-  peers[npeers++] = (peer_map_t){pid, ref->fd, ref->ino, base, ref->size, ++use_clock};
+  i = find_peer(pid, ref); /* a concurrent call mapped it meanwhile: use that one */
+  if (i >= 0) munmap(base, ref->size);
+  else i = add_peer(pid, ref, base);
+  if (i >= 0) *out = pin_peer(i, ref, pins);
   pthread_mutex_unlock(&lock);
-  *out = base + ref->offset;
+  if (i < 0) {
+    munmap(base, ref->size);
+    return muster__err(MUSTER_ENOMEM, "mapping the shard of pid %d: out of memory", (int)pid);
+  }
   return 0;
+}
+
+void muster__shard_unpin_all(muster__shard_pins_t *pins) {
+  pthread_mutex_lock(&lock);
+  for (int k = 0; k < pins->n; k++) {
+    for (int i = 0; i < npeers; i++) {
+      if (peers[i].id != pins->id[k]) continue;
+      if (--peers[i].pins == 0 && peers[i].doomed) unmap_peer(i);
+      break;
+    }
+  }
+  pins->n = 0;
+  trim_idle();
+  pthread_mutex_unlock(&lock);
 }

@@ -13,4 +13,8 @@ TEST_ENTRY(cmg_provider_refuses_host_memory, 30)
 TEST_ENTRY(dn_provider_structs_and_probe, 30)
 TEST_ENTRY(dn_provider_estimate_memory, 30)
 TEST_ENTRY(dn_provider_estimate_model, 30)
+TEST_ENTRY(dn_provider_model_matches_h200, 30)
+TEST_ENTRY(dn_vs_cmg_table_two_gpus, 30)
 TEST_ENTRY(dn_provider_refuses_bad_calls, 30)
+/* the GPU benchmark's report (tests/gpu/bench_json.c) */
+TEST_ENTRY(bench_json_rank_and_report, 10)

@@ -25,9 +25,11 @@ TEST_ENTRY(cli_solve_rank_killed_after_publish, 60)
 TEST_ENTRY(cli_solve_rank_killed_during_compute, 60)
 TEST_ENTRY(cli_solve_leader_killed, 60)
 TEST_ENTRY(cli_solve_launcher_killed, 60)
+TEST_ENTRY(cli_solve_leader_stopped, 60)
 TEST_ENTRY(cli_rendezvous_rank_killed_before_join, 60)
 TEST_ENTRY(cli_rendezvous_leader_killed, 60)
 TEST_ENTRY(cli_rendezvous_launcher_killed, 60)
 /* every option and MUSTER_* variable fed bad values (test_cli_numbers.c) */
 TEST_ENTRY(cli_options_refuse_bad_numbers, 240)
 TEST_ENTRY(cli_env_refuse_bad_values, 120)
+TEST_ENTRY(cli_rendezvous_full_shm, 60) /* test_full_shm.c */

@@ -8,10 +8,13 @@
 # default build; (3) the C suite (build/tests/run-tests: every test in its own
 # process with a time limit); (4) the same suite under ASan+UBSan and (5) under
 # TSan; (6) valgrind memcheck on the single-process tests; (7) the Python
-# adapters' tests (pytest: JAX on 4 host devices, TensorFlow on logical CPU
-# devices); (8) the PyTorch adapter's tests (tools/ci/install-torch.sh makes
-# build/venv-torch with PyPI's torch first; docs/torch.md says what that
-# costs); (9) the README's main job.  Ends with one line
+# tests (pytest: JAX on 4 host devices, TensorFlow on logical CPU devices,
+# tools/plot_gpu_bench.py on its fixture); (8) the PyTorch adapter's tests
+# (tools/ci/install-torch.sh makes build/venv-torch with PyPI's torch first;
+# docs/torch.md says what that costs); (9) the README's main job; (10) the
+# scalapack provider under MPI (tests/mpi/run-mpi-tests.sh: mpirun -np 1..4,
+# faults, two namespaced "hosts"; needs root; stage 1 installs MPI +
+# ScaLAPACK, so a build without the driver fails this stage).  Ends with one line
 # "total: N passed, N failed"; exits non-zero if any stage failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -93,6 +96,7 @@ export MUSTER_BUILD="$ROOT/build"
 pyt=()
 [ -d tests/python/jax ] && pyt+=(tests/python/jax)
 [ -d tests/python/tf ] && pyt+=(tests/python/tf)
+[ -d tests/python/tools ] && pyt+=(tests/python/tools)
 if [ ${#pyt[@]} -gt 0 ]; then
   XLA_FLAGS=--xla_force_host_platform_device_count=4 MUSTER_TIMEOUT=${MUSTER_TIMEOUT:-30} \
     run_stage "pytest" "$LOG/pytest.log" python -m pytest -q -p no:cacheprovider --timeout=600 "${pyt[@]}"
@@ -116,6 +120,10 @@ echo "PyTorch stage: $((SECONDS - t0)) s"
 stage "main job (README quick start)"
 run_stage "main job" "$LOG/main.log" build/bin/muster solve potrs --n 1024 --ranks 2 --mode threads --dtype f64
 grep -q '"ok": *true\|check: ok\|ok' "$LOG/main.log" || failed_stages+=("main job output")
+
+stage "scalapack provider under MPI"
+run_stage "MPI" "$LOG/mpi.log" bash tests/mpi/run-mpi-tests.sh build
+count "$LOG/mpi.log"
 
 echo
 if [ ${#failed_stages[@]} -gt 0 ]; then

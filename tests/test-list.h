@@ -10,4 +10,5 @@
 #include "list-layout.h"    /* block-cyclic layout, lapack provider          */
 #include "list-solve.h"     /* registry, collective solve, muster solve      */
 #include "list-devices.h"   /* run_on_devices, cusolvermg host-side logic     */
+#include "list-mp.h"        /* cusolvermp host-side logic                     */
 #include "list-examples.h"  /* the compiled examples of docs/examples         */

@@ -192,7 +192,7 @@ def enum_value(lib, kind: str, name: str) -> int:
     return out.value
 
 
-DEFAULT_TIMEOUT_S = 60.0  # muster_group_opts_t.timeout_s's default (include/muster.h)
+DEFAULT_TIMEOUT_S = 60.0  # MUSTER_DEFAULT_TIMEOUT_S (include/muster.h)
 
 
 def timeout_seconds(lib, given: float | None) -> float:

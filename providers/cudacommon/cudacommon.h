@@ -156,6 +156,13 @@ CUC_HIDDEN void cuc_device_restore(int saved);
  * the current size; nothing happens when it is already enough. */
 CUC_HIDDEN int cuc_grow(int dev, void **buf, size_t *have, size_t bytes, cuc_err_t *E);
 
+/* cuc_grow, refused first when the device cannot hold it: MUSTER_ENOMEM
+ * "device D: WHAT needs N bytes, F free (the provider holds H there in this
+ * buffer)" when bytes exceed what cudaMemGetInfo reports free plus what *buf
+ * holds now.  dev < 0: pinned host memory, no check.  Other failures get
+ * " for WHAT" appended. */
+CUC_HIDDEN int cuc_grow_checked(int dev, void **buf, size_t *have, size_t bytes, const char *what, cuc_err_t *E);
+
 /* Peer access state of every ordered device pair: 0 not asked yet, 1
  * enabled, 2 not possible (copies between the two still work, staged by the
  * driver; a kernel on one cannot read the other's memory). */

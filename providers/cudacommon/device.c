@@ -46,6 +46,22 @@ out:
   return rc;
 }
 
+int cuc_grow_checked(int dev, void **buf, size_t *have, size_t bytes, const char *what, cuc_err_t *E) {
+  int rc = 0;
+  if (dev >= 0 && (bytes > *have || !*buf)) {
+    size_t free_b = 0, total = 0;
+    CUC_CU(dev, cudaSetDevice(dev));
+    CUC_CU(dev, cudaMemGetInfo(&free_b, &total));
+    if (bytes > free_b + *have)
+      return cuc_fail(E, MUSTER_ENOMEM, "device %d: %s needs %zu bytes, %zu free (the provider holds %zu there "
+                      "in this buffer)", dev, what, bytes, free_b, *have);
+  }
+  rc = cuc_grow(dev, buf, have, bytes, E);
+  if (rc < 0) cuc_err_append(E, " for %s", what);
+out:
+  return rc;
+}
+
 int cuc_peer_enable(cuc_peers_t *p, int from, int to, cuc_err_t *E) {
   int rc = 0, can = 0;
   if (from < 0 || from >= CUC_MAX_ORDINAL || to < 0 || to >= CUC_MAX_ORDINAL)

@@ -57,22 +57,6 @@ out:
   return rc;
 }
 
-int dn_grow(int dev, void **buf, size_t *have, size_t bytes, const char *what, cuc_err_t *E) {
-  int rc = 0;
-  if (dev >= 0 && (bytes > *have || !*buf)) {
-    size_t free_b = 0, total = 0;
-    CUC_CU(dev, cudaSetDevice(dev));
-    CUC_CU(dev, cudaMemGetInfo(&free_b, &total));
-    if (bytes > free_b + *have)
-      return cuc_fail(E, MUSTER_ENOMEM, "device %d: %s needs %zu bytes, %zu free (the provider holds %zu there "
-                      "in this buffer)", dev, what, bytes, free_b, *have);
-  }
-  rc = cuc_grow(dev, buf, have, bytes, E);
-  if (rc < 0) cuc_err_append(E, " for %s", what);
-out:
-  return rc;
-}
-
 uint64_t dn_dev_held(const dn_dev_t *d) {
   return (uint64_t)d->mat_bytes + d->ws_bytes + d->rhs_bytes + d->w_bytes + d->scan_bytes;
 }

@@ -12,7 +12,7 @@
  *   - the gathered matrix, the device and host (pinned) workspaces, the
  *     right-hand side / identity panel buffer, the eigenvalue buffer and
  *     the small buffer of info and scan results (device and pinned host),
- *     each grown (dn_grow) when a call needs more, never shrunk;
+ *     each grown (cudacommon's cuc_grow_checked) when a call needs more, never shrunk;
  *   - peer access, enabled once per ordered device pair;
  *   - CUDA IPC mappings of peer processes' buffers (cudacommon's
  *     cuc_ipc_cache_t).
@@ -90,12 +90,6 @@ DN_HIDDEN uint64_t dn_stat(int which);
 
 /* Handle, params and streams of device dev, made once. */
 DN_HIDDEN int dn_dev_ready(dn_ctx_t *c, int dev, cuc_err_t *E);
-
-/* cuc_grow, refused first when the device cannot hold it: MUSTER_ENOMEM
- * "device D: WHAT needs N bytes, F free (the provider holds H there)" when
- * bytes exceed what cudaMemGetInfo reports free plus what *buf holds now.
- * dev < 0: pinned host memory, no check. */
-DN_HIDDEN int dn_grow(int dev, void **buf, size_t *have, size_t bytes, const char *what, cuc_err_t *E);
 
 /* Device bytes d holds (what estimate() counts as reusable). */
 DN_HIDDEN uint64_t dn_dev_held(const dn_dev_t *d);

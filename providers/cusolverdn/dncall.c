@@ -88,8 +88,10 @@ int dn_run(dn_job_t *j, const dn_call_t *m, int *info) {
   cusolverStatus_t st = buffer_size(j, m, &dev_bytes, &host_bytes);
   *info = 0;
   if (st != CUSOLVER_STATUS_SUCCESS) return cuc_solver(E, j->dev, op_name[m->op], st);
-  if (dev_bytes) CUC_CHECK(dn_grow(j->dev, &d->ws, &d->ws_bytes, dev_bytes, "the cusolverDn workspace", E));
-  if (host_bytes) CUC_CHECK(dn_grow(-1, &d->hws, &d->hws_bytes, host_bytes, "the cusolverDn host workspace", E));
+  if (dev_bytes)
+    CUC_CHECK(cuc_grow_checked(j->dev, &d->ws, &d->ws_bytes, dev_bytes, "the cusolverDn workspace", E));
+  if (host_bytes)
+    CUC_CHECK(cuc_grow_checked(-1, &d->hws, &d->hws_bytes, host_bytes, "the cusolverDn host workspace", E));
   CUC_CU(j->dev, cudaSetDevice(j->dev));
   st = compute(j, m, dev_bytes, host_bytes, (int *)d->scan);
   if (st != CUSOLVER_STATUS_SUCCESS) return cuc_solver(E, j->dev, op_name[m->op], st);

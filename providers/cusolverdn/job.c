@@ -82,8 +82,8 @@ int dn_job_prepare(dn_job_t *j) {
     CUC_CHECK(cuc_peer_enable(&j->c->peers, sh[r].device, j->dev, E));
   }
   CUC_CU(j->dev, cudaSetDevice(j->dev)); /* everything below runs on the target */
-  CUC_CHECK(dn_grow(j->dev, &j->d->scan, &j->d->scan_bytes, 64, "the info buffer", E));
-  CUC_CHECK(dn_grow(-1, &j->d->hscan, &j->d->hscan_bytes, 64, "the info buffer", E));
+  CUC_CHECK(cuc_grow_checked(j->dev, &j->d->scan, &j->d->scan_bytes, 64, "the info buffer", E));
+  CUC_CHECK(cuc_grow_checked(-1, &j->d->hscan, &j->d->hscan_bytes, 64, "the info buffer", E));
   if (j->shape.in_place) {
     j->A = sh[0].a;
     j->lda = sh[0].lda;
@@ -91,8 +91,8 @@ int dn_job_prepare(dn_job_t *j) {
     return 0;
   }
   j->lda = j->a->n;
-  CUC_CHECK(dn_grow(j->dev, &j->d->mat, &j->d->mat_bytes, (size_t)(j->a->n * j->a->n) * j->esz,
-                    "the gathered matrix", E));
+  CUC_CHECK(cuc_grow_checked(j->dev, &j->d->mat, &j->d->mat_bytes, (size_t)(j->a->n * j->a->n) * j->esz,
+                             "the gathered matrix", E));
   j->A = j->d->mat;
   CUC_CHECK(dn_move_cols(j, 0, j->A, j->lda, 0, j->a->n));
 out:

@@ -83,7 +83,7 @@ typedef struct dn_call {
 } dn_call_t;
 
 /* Run m on the solver stream: its bufferSize, the cached workspaces grown
- * (dn_grow: MUSTER_ENOMEM when they do not fit), the call, its info copied
+ * (cuc_grow_checked: MUSTER_ENOMEM when they do not fit), the call, its info copied
  * back and read (the stream is synchronized).  *info gets the routine's
  * info; the return is 0 or a failed status (MUSTER_ECUDA naming the call);
  * info is judged by the driver (dn_info). */

@@ -27,7 +27,8 @@
  */
 #include "dnInt.h"
 
-#define T_FIX 0.003         /* s: per call (launches, syncs, small-n tail)  */
+#define T_FIX 0.002         /* s: per call (launches, syncs, small-n tail;
+                               potrs f64 n = 4096 took 2.6 ms on one H200) */
 #define NVLINK_BPS 370e9    /* bytes/s between two GPUs (H200, measured)    */
 #define LOCAL_BPS 1.0e12    /* bytes/s of a 2-D copy within one GPU (payload;
                                H100: 4.3 GB gathered and scattered in 5 ms) */
@@ -44,15 +45,18 @@ static const struct {
 #define SYEVD_VALUES_FACTOR 0.35 /* no vectors: tridiagonalization only (not
                                     measured yet: LAPACK's flop ratio)        */
 
-/* Time relative to f64 at the same n, per routine: raw cusolverDn at
- * n = 8192 on one H100 (2026-11-23, best of 2; f64 0.0086 / 0.0584 /
- * 0.6245 s, within 3% of the H200 numbers above), indexed by dtype. */
+/* Time relative to f64 at the same n, per routine, indexed by dtype: the
+ * provider itself on one H200 (measured-h200.cost beside this file, made by
+ * tools/gpu/calibrate-dn.sh on 2026-11-23), at the largest n measured for
+ * that routine (potrs 32768, potri 16384, syevd 16384 real / 8192 complex);
+ * syevd f32 is 0.88 at 8192 and 0.64 at 16384: 0.75 between them.  The
+ * test dn_provider_model_matches_h200 holds the model to that file. */
 static double dtype_factor(muster_routine_t r, muster_dtype_t t) {
   static const double f[][MUSTER_DTYPE_END] = {
       /*                  f32   f64   c64   c128 */
-      [MUSTER_POTRS] = {0, 1.06, 1.00, 2.62, 3.01},
-      [MUSTER_POTRI] = {0, 1.02, 1.00, 1.72, 1.83},
-      [MUSTER_SYEVD] = {0, 0.82, 1.00, 1.13, 1.90},
+      [MUSTER_POTRS] = {0, 1.04, 1.00, 3.56, 4.00},
+      [MUSTER_POTRI] = {0, 1.03, 1.00, 2.09, 2.17},
+      [MUSTER_SYEVD] = {0, 0.75, 1.00, 1.16, 1.83},
   };
   return f[r][t];
 }

@@ -28,7 +28,8 @@ static int by_solves(dn_job_t *j) {
   cuc_err_t *E = j->E;
   int64_t n = j->a->n, W = n < DN_PANEL ? n : DN_PANEL;
   dn_call_t m = {.op = DN_POTRS, .ldb = n};
-  CUC_CHECK(dn_grow(j->dev, &j->d->rhs, &j->d->rhs_bytes, (size_t)(n * W) * j->esz, "the identity panel", E));
+  CUC_CHECK(
+      cuc_grow_checked(j->dev, &j->d->rhs, &j->d->rhs_bytes, (size_t)(n * W) * j->esz, "the identity panel", E));
   m.b = j->d->rhs;
   for (int64_t c0 = 0; c0 < n; c0 += W) {
     m.nrhs = n - c0 < W ? n - c0 : W;

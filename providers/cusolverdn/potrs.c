@@ -61,8 +61,8 @@ static int rhs_on_target(dn_job_t *j, void **b, int64_t *ldb) {
     if (j->home > 0) rc = dn_fetch_rhs(j, *b, *ldb);
     return rc;
   }
-  CUC_CHECK(dn_grow(j->dev, &j->d->rhs, &j->d->rhs_bytes, (size_t)(j->a->n * j->a->nrhs) * j->esz,
-                    "the right-hand sides", j->E));
+  CUC_CHECK(cuc_grow_checked(j->dev, &j->d->rhs, &j->d->rhs_bytes, (size_t)(j->a->n * j->a->nrhs) * j->esz,
+                             "the right-hand sides", j->E));
   *b = j->d->rhs;
   *ldb = j->a->n;
   rc = dn_fetch_rhs(j, *b, *ldb);

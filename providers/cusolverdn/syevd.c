@@ -13,7 +13,8 @@ int dn_syevd(dn_job_t *j) {
   if (j->home >= 0) { /* the eigenvalues land in a rank's w on the target */
     m.w = j->call->shards[j->home].w;
   } else {
-    CUC_CHECK(dn_grow(j->dev, &j->d->w, &j->d->w_bytes, (size_t)j->a->n * j->rsz, "the eigenvalues", j->E));
+    CUC_CHECK(
+        cuc_grow_checked(j->dev, &j->d->w, &j->d->w_bytes, (size_t)j->a->n * j->rsz, "the eigenvalues", j->E));
     m.w = j->d->w;
   }
   CUC_CHECK(dn_run(j, &m, &info));

@@ -2,7 +2,7 @@
  * providers/cusolvermg/cusolvermg.c - the GPU provider: potrs, potri, syevd
  * for f32, f64, c64, c128 through cuSolverMg on 1..16 GPUs of one node.
  * This file holds the hooks and the provider struct; the solve's parts are
- * in job.c (checks, relayout), mgcall.c (every cuSolverMg call), potrs.c,
+ * in leader_solve.c (checks, relayout), mgcall.c (every cuSolverMg call), potrs.c,
  * potri.c, syevd.c (the routines) and tile.c (choose_tile).
  *
  * solve() runs on the leader with every rank's shard (device pointers: the
@@ -37,7 +37,7 @@
  */
 #include <stdlib.h>
 
-#include "job.h"
+#include "leader_solve.h"
 
 #define ALL_DTYPES \
   ((1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128))
@@ -79,7 +79,7 @@ static void fini(void *vc) {
 static int solve(void *vc, const muster_provider_call_t *call) {
   cmg_ctx_t *c = vc;
   cuc_err_t err = CMG_ERR(call->err, call->errlen), *E = &err;
-  cmg_job_t *j = calloc(1, sizeof *j);
+  cmg_solve_t *j = calloc(1, sizeof *j);
   int rc = 0, saved;
   if (call->err && call->errlen) call->err[0] = '\0';
   if (!j) return cuc_fail(&err, MUSTER_ENOMEM, "out of host memory");
@@ -92,11 +92,11 @@ static int solve(void *vc, const muster_provider_call_t *call) {
   pthread_mutex_lock(&c->mu);
   cuc_ipc_tick(&c->ipc);
   cmg_stat_add(CMG_STAT_SOLVES, 1);
-  CUC_CHECK(cmg_job_validate(j));
+  CUC_CHECK(cmg_solve_validate(j));
   CUC_CHECK(cmg_devset_get(c, j->R, j->ids, &j->set, E));
   CUC_CHECK(cmg_peer_enable(c, j->R, j->ids, E));
   for (int r = 0; r < j->R; r++) CUC_CHECK(cmg_dev_ready(c, j->ids[r], E));
-  CUC_CHECK(cmg_job_prepare(j));
+  CUC_CHECK(cmg_solve_prepare(j));
   CUC_CHECK(cmg_desc_get(j->set, j->lda, j->a->n, j->a->tile, cuc_cuda_type(j->a->dtype), &j->descA, E));
   switch (j->a->routine) {
   case MUSTER_POTRS: rc = cmg_potrs(j); break;
@@ -105,7 +105,7 @@ static int solve(void *vc, const muster_provider_call_t *call) {
   default: rc = cuc_fail(E, MUSTER_EUNSUPPORTED, "routine %d", (int)j->a->routine);
   }
 out:
-  rc = cmg_job_finish(j, rc);
+  rc = cmg_solve_finish(j, rc);
   pthread_mutex_unlock(&c->mu);
   free(j);
   cuc_device_restore(saved);

@@ -1,9 +1,9 @@
 /* providers/cusolvermg/mgcall.c - the one way the provider calls a
  * cuSolverMg routine: its _bufferSize query, every device's cached
  * workspace grown to that, the call with rank 0's device current, its info
- * checked (job.h).  The table below is the only place that spells out the
+ * checked (leader_solve.h).  The table below is the only place that spells out the
  * routines' argument lists. */
-#include "job.h"
+#include "leader_solve.h"
 
 #define LOWER CUBLAS_FILL_MODE_LOWER
 
@@ -21,7 +21,7 @@ static const char *const mg_size_name[] = {
     [CMG_MG_SYEVD] = "cusolverMgSyevd_bufferSize",
 };
 
-static cusolverStatus_t buffer_size(cmg_job_t *j, const cmg_mg_call_t *m, int64_t *lwork) {
+static cusolverStatus_t buffer_size(cmg_solve_t *j, const cmg_mg_call_t *m, int64_t *lwork) {
   cusolverMgHandle_t h = j->set->handle;
   int n = (int)j->a->n;
   cudaDataType t = cuc_cuda_type(j->a->dtype);
@@ -38,7 +38,7 @@ static cusolverStatus_t buffer_size(cmg_job_t *j, const cmg_mg_call_t *m, int64_
   return CUSOLVER_STATUS_INVALID_VALUE;
 }
 
-static cusolverStatus_t compute(cmg_job_t *j, const cmg_mg_call_t *m, void **ws, int64_t lwork, int *info) {
+static cusolverStatus_t compute(cmg_solve_t *j, const cmg_mg_call_t *m, void **ws, int64_t lwork, int *info) {
   cusolverMgHandle_t h = j->set->handle;
   int n = (int)j->a->n;
   cudaDataType t = cuc_cuda_type(j->a->dtype);
@@ -55,13 +55,13 @@ static cusolverStatus_t compute(cmg_job_t *j, const cmg_mg_call_t *m, void **ws,
   return CUSOLVER_STATUS_INVALID_VALUE;
 }
 
-int cmg_mg_lwork(cmg_job_t *j, const cmg_mg_call_t *m, int64_t *lwork) {
+int cmg_mg_lwork(cmg_solve_t *j, const cmg_mg_call_t *m, int64_t *lwork) {
   *lwork = 0;
   cusolverStatus_t st = buffer_size(j, m, lwork);
   return st == CUSOLVER_STATUS_SUCCESS ? 0 : cuc_solver(j->E, j->ids[0], mg_size_name[m->op], st);
 }
 
-int cmg_mg_reserve(cmg_job_t *j, int64_t lwork) {
+int cmg_mg_reserve(cmg_solve_t *j, int64_t lwork) {
   int rc = 0;
   for (int r = 0; r < j->R; r++) {
     cmg_dev_t *d = &j->c->dev[j->ids[r]];
@@ -71,7 +71,7 @@ out:
   return rc;
 }
 
-int cmg_mg_run(cmg_job_t *j, const cmg_mg_call_t *m) {
+int cmg_mg_run(cmg_solve_t *j, const cmg_mg_call_t *m) {
   int rc = 0, info = 0, dev0 = j->ids[0];
   int64_t lwork = 0;
   cuc_err_t *E = j->E;
@@ -83,7 +83,7 @@ int cmg_mg_run(cmg_job_t *j, const cmg_mg_call_t *m) {
   cusolverStatus_t st = compute(j, m, ws, lwork, &info);
   if (st != CUSOLVER_STATUS_SUCCESS && !m->on_failure) return cuc_solver(E, dev0, mg_name[m->op], st);
   if (st != CUSOLVER_STATUS_SUCCESS && info <= 0) return m->on_failure(j, st, info);
-  rc = cmg_job_info(j, mg_name[m->op], info);
+  rc = cmg_solve_info(j, mg_name[m->op], info);
 out:
   return rc;
 }

@@ -90,16 +90,16 @@ static int build_copy(cmg_plan_t *p, const muster_layout_geom_t *L, int dir) {
 /* ---- in-place plan: a permutation of u-column units ------------------------ */
 
 typedef struct perm {
-  int64_t u, nunits, per_rank; /* unit width, units, slots per rank     */
-  int64_t *src_slot;           /* unit -> slot in the source layout     */
-  int64_t *dst_slot;           /* unit -> slot in the destination one   */
-  int64_t *occupant;           /* slot -> unit there now (source), -1   */
-  int64_t *wanted;             /* slot -> unit it must receive, -1      */
+  int64_t u, nunits, per_rank; /* unit width, units, cells per rank     */
+  int64_t *src_cell;           /* unit -> cell in the source layout     */
+  int64_t *dst_cell;           /* unit -> cell in the destination one   */
+  int64_t *occupant;           /* cell -> unit there now (source), -1   */
+  int64_t *wanted;             /* cell -> unit it must receive, -1      */
 } perm_t;
 
 static void perm_free(perm_t *m) {
-  free(m->src_slot);
-  free(m->dst_slot);
+  free(m->src_cell);
+  free(m->dst_cell);
   free(m->occupant);
   free(m->wanted);
 }
@@ -111,11 +111,11 @@ static int perm_init(perm_t *m, const muster_layout_geom_t *L, int dir) {
   int64_t width = L->block_cols > L->local_cols ? L->block_cols : L->local_cols;
   m->per_rank = muster_ceil_div(width, m->u);
   int64_t nslots = m->per_rank * L->nranks;
-  m->src_slot = malloc((size_t)m->nunits * sizeof(int64_t));
-  m->dst_slot = malloc((size_t)m->nunits * sizeof(int64_t));
+  m->src_cell = malloc((size_t)m->nunits * sizeof(int64_t));
+  m->dst_cell = malloc((size_t)m->nunits * sizeof(int64_t));
   m->occupant = malloc((size_t)nslots * sizeof(int64_t));
   m->wanted = malloc((size_t)nslots * sizeof(int64_t));
-  if (!m->src_slot || !m->dst_slot || !m->occupant || !m->wanted) return -1;
+  if (!m->src_cell || !m->dst_cell || !m->occupant || !m->wanted) return -1;
   for (int64_t s = 0; s < nslots; s++) m->occupant[s] = m->wanted[s] = -1;
   for (int64_t i = 0; i < m->nunits; i++) {
     int br, cr;
@@ -123,16 +123,16 @@ static int perm_init(perm_t *m, const muster_layout_geom_t *L, int dir) {
     muster_layout_block_owner(L, i * m->u, &br, &bc);
     muster_layout_cyclic_owner(L, i * m->u, &cr, &cc);
     int64_t bslot = br * m->per_rank + bc / m->u, cslot = cr * m->per_rank + cc / m->u;
-    m->src_slot[i] = dir == CMG_TO_CYCLIC ? bslot : cslot;
-    m->dst_slot[i] = dir == CMG_TO_CYCLIC ? cslot : bslot;
-    m->occupant[m->src_slot[i]] = i;
-    m->wanted[m->dst_slot[i]] = i;
+    m->src_cell[i] = dir == CMG_TO_CYCLIC ? bslot : cslot;
+    m->dst_cell[i] = dir == CMG_TO_CYCLIC ? cslot : bslot;
+    m->occupant[m->src_cell[i]] = i;
+    m->wanted[m->dst_cell[i]] = i;
   }
   return 0;
 }
 
-static cmg_place_t slot_place(const perm_t *m, const cmg_plan_t *p, int64_t slot) {
-  return place(CMG_USER, (int)(slot / m->per_rank), (slot % m->per_rank) * m->u, p);
+static cmg_place_t cell_place(const perm_t *m, const cmg_plan_t *p, int64_t cell) {
+  return place(CMG_USER, (int)(cell / m->per_rank), (cell % m->per_rank) * m->u, p);
 }
 
 static int64_t unit_bytes(const perm_t *m, const cmg_plan_t *p, int64_t unit) {
@@ -149,8 +149,8 @@ static cmg_place_t shifted(cmg_place_t pl, int64_t by) {
  * run any copy), so every GPU's copy engines take part. */
 static int chain_rank(const cmg_plan_t *p) { return (int)(p->nchains % p->nranks); }
 
-/* Copy every unit along a path that starts at an empty slot: fill the hole
- * from the unit's source slot, which becomes the next hole.  The same path
+/* Copy every unit along a path that starts at an empty cell: fill the hole
+ * from the unit's source cell, which becomes the next hole.  The same path
  * applied to different byte ranges of the units is independent work, so
  * each range of `piece` bytes is its own chain (parallel streams). */
 static int emit_path(cmg_plan_t *p, const perm_t *m, int64_t start, char *seen, int64_t piece) {
@@ -159,18 +159,18 @@ static int emit_path(cmg_plan_t *p, const perm_t *m, int64_t start, char *seen, 
     int64_t unit = m->wanted[hole];
     seen[hole] = 1;
     if (unit_bytes(m, p, unit) > longest) longest = unit_bytes(m, p, unit);
-    hole = m->src_slot[unit];
+    hole = m->src_cell[unit];
     if (seen[hole]) break;
   }
   for (int64_t lo = 0; lo < longest; lo += piece) {
     if (open_chain(p, chain_rank(p), 0) < 0) return -1;
-    /* start is empty, so no unit comes from it: the walk ends at a slot
+    /* start is empty, so no unit comes from it: the walk ends at a cell
      * that only gives (wanted < 0) */
     for (int64_t hole = start; m->wanted[hole] >= 0;) {
-      int64_t unit = m->wanted[hole], from = m->src_slot[unit];
+      int64_t unit = m->wanted[hole], from = m->src_cell[unit];
       int64_t n = unit_bytes(m, p, unit) - lo;
       if (n > piece) n = piece;
-      if (push_op(p, shifted(slot_place(m, p, from), lo), shifted(slot_place(m, p, hole), lo), n)) return -1;
+      if (push_op(p, shifted(cell_place(m, p, from), lo), shifted(cell_place(m, p, hole), lo), n)) return -1;
       hole = from;
     }
     close_chain(p);
@@ -178,7 +178,7 @@ static int emit_path(cmg_plan_t *p, const perm_t *m, int64_t start, char *seen, 
   return 0;
 }
 
-/* A cycle: park the first slot's unit (one piece at a time) in staging,
+/* A cycle: park the first cell's unit (one piece at a time) in staging,
  * shift the others along, put the parked piece at the end.  Each piece is
  * its own chain, with the staging buffer of the stream it runs on. */
 static int emit_cycle(cmg_plan_t *p, const perm_t *m, int64_t start, char *seen,
@@ -188,7 +188,7 @@ static int emit_cycle(cmg_plan_t *p, const perm_t *m, int64_t start, char *seen,
     int64_t unit = m->wanted[hole];
     seen[hole] = 1;
     if (unit_bytes(m, p, unit) > longest) longest = unit_bytes(m, p, unit);
-    hole = m->src_slot[unit];
+    hole = m->src_cell[unit];
     if (hole == start) break;
   }
   int64_t piece = longest < stage_cap ? longest : stage_cap;
@@ -199,17 +199,17 @@ static int emit_cycle(cmg_plan_t *p, const perm_t *m, int64_t start, char *seen,
     int64_t parked = m->occupant[start];
     int64_t len = unit_bytes(m, p, parked) - lo;
     if (len > piece) len = piece;
-    if (push_op(p, shifted(slot_place(m, p, start), lo), stage, len)) return -1;
+    if (push_op(p, shifted(cell_place(m, p, start), lo), stage, len)) return -1;
     for (int64_t hole = start;;) {
-      int64_t unit = m->wanted[hole], from = m->src_slot[unit];
-      cmg_place_t dst = shifted(slot_place(m, p, hole), lo);
+      int64_t unit = m->wanted[hole], from = m->src_cell[unit];
+      cmg_place_t dst = shifted(cell_place(m, p, hole), lo);
       int64_t n = unit_bytes(m, p, unit) - lo;
       if (n > piece) n = piece;
       if (from == start) {
         if (push_op(p, stage, dst, n)) return -1;
         break;
       }
-      if (push_op(p, shifted(slot_place(m, p, from), lo), dst, n)) return -1;
+      if (push_op(p, shifted(cell_place(m, p, from), lo), dst, n)) return -1;
       hole = from;
     }
     close_chain(p);
@@ -226,7 +226,7 @@ static int build_inplace(cmg_plan_t *p, const muster_layout_geom_t *L, int dir, 
   seen = calloc((size_t)nslots, 1);
   if (!seen) goto out;
   p->kind = CMG_PLAN_INPLACE;
-  for (int64_t s = 0; s < nslots; s++) /* paths: start at slots empty now */
+  for (int64_t s = 0; s < nslots; s++) /* paths: start at cells empty now */
     if (m.occupant[s] < 0 && m.wanted[s] >= 0 && emit_path(p, &m, s, seen, stage_cap) < 0) goto out;
   for (int64_t s = 0; s < nslots; s++) {
     if (seen[s] || m.wanted[s] < 0 || m.wanted[s] == m.occupant[s]) continue;

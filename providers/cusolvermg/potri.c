@@ -1,7 +1,7 @@
 /* providers/cusolvermg/potri.c - the inverse: potrf, then on one GPU
  * cusolverMgPotri and the lower triangle mirrored into the upper, on 2+
- * GPUs the inverse solved for in panels of identity columns (job.h). */
-#include "job.h"
+ * GPUs the inverse solved for in panels of identity columns (leader_solve.h). */
+#include "leader_solve.h"
 
 /* The full inverse: for every column tile C (cyclic layout, on GPU C % R),
  * gather rows [C*T, C*T+wC) of every column left of the tile's end (the
@@ -9,7 +9,7 @@
  * copies, then mirror them into the tile's upper triangle with a local
  * kernel.  Tiles of one GPU run in turn on its stream 0 (one staging
  * buffer), GPUs in parallel; nobody writes the lower triangle. */
-static int mirror_inverse(cmg_job_t *j) {
+static int mirror_inverse(cmg_solve_t *j) {
   int rc = 0;
   cuc_err_t *E = j->E;
   int64_t n = j->a->n, T = j->a->tile, lda = j->lda, lc;
@@ -38,18 +38,18 @@ static int mirror_inverse(cmg_job_t *j) {
     char *tile0 = (char *)j->mats[r] + (size_t)(lc * lda) * esz;
     CUC_CU(dev, cuc_mirror_lower((int)j->a->dtype, d->stage[0], wc, wc, row0, tile0, lda, s));
   }
-  CUC_CHECK(cmg_job_sync(j));
+  CUC_CHECK(cmg_solve_sync(j));
 out:
   return rc;
 }
 
 /* One GPU: cusolverMgPotri (right there) leaves the lower triangle of the
  * inverse; mirror_inverse completes it. */
-static int potri_one_gpu(cmg_job_t *j) {
+static int potri_one_gpu(cmg_solve_t *j) {
   int rc = 0;
   cmg_mg_call_t m = {.op = CMG_MG_POTRI};
   CUC_CHECK(cmg_mg_run(j, &m));
-  CUC_CHECK(cmg_job_sync(j));
+  CUC_CHECK(cmg_solve_sync(j));
   CUC_CHECK(mirror_inverse(j));
 out:
   return rc;
@@ -59,7 +59,7 @@ out:
  * dimension lda) into the result buffers in cuSolverMg's cyclic layout,
  * one copy per tile piece (a tile's columns are contiguous on its rank).
  * Ordered on the first GPU's stream s. */
-static int scatter_panel(cmg_job_t *j, void *const *res, const void *panel, int64_t c0, int64_t w, cudaStream_t s) {
+static int scatter_panel(cmg_solve_t *j, void *const *res, const void *panel, int64_t c0, int64_t w, cudaStream_t s) {
   int rc = 0;
   cuc_err_t *E = j->E;
   int64_t T = j->a->tile, lda = j->lda;
@@ -78,14 +78,14 @@ out:
 }
 
 /* 2+ GPUs: A^-1 = potrs(L, I), in panels of at most CMG_RHS_PANEL identity
- * columns (cuSolverMg's defect, job.h, rules out cusolverMgPotri and wider
+ * columns (cuSolverMg's defect, leader_solve.h, rules out cusolverMgPotri and wider
  * calls).  Each panel lives on the first GPU (so it sits in grid column
  * 0, as in cmg_potrs), is solved in place, and its columns are copied into
  * per-GPU result buffers in cuSolverMg's cyclic layout; L stays in A until
  * the last panel, then every GPU copies its result into A.  The result is
  * the full inverse (no mirror).  Extra memory: one more shard per GPU and
  * an lda x 2048 panel on the first. */
-static int inverse_by_solves(cmg_job_t *j) {
+static int inverse_by_solves(cmg_solve_t *j) {
   int rc = 0;
   cuc_err_t *E = j->E;
   cudaDataType t = cuc_cuda_type(j->a->dtype);
@@ -119,7 +119,7 @@ static int inverse_by_solves(cmg_job_t *j) {
      * before cuSolverMg, which runs on its own streams, touches it */
     CUC_CU(dev0, cudaStreamSynchronize(s0));
     CUC_CHECK(cmg_mg_run(j, w == W ? &full : &tail));
-    CUC_CHECK(cmg_job_sync(j));
+    CUC_CHECK(cmg_solve_sync(j));
     CUC_CHECK(scatter_panel(j, res, d0->panel, c0, w, s0));
   }
   CUC_CU(dev0, cudaStreamSynchronize(s0));
@@ -128,12 +128,12 @@ static int inverse_by_solves(cmg_job_t *j) {
     CUC_CU(j->ids[r], cudaMemcpyAsync(j->mats[r], res[r], (size_t)(lda * muster_layout_cyclic_real_cols(&j->L, r)) * esz,
                                       cudaMemcpyDefault, j->c->dev[j->ids[r]].streams[0]));
   }
-  CUC_CHECK(cmg_job_sync(j));
+  CUC_CHECK(cmg_solve_sync(j));
 out:
   return rc;
 }
 
-int cmg_potri(cmg_job_t *j) {
+int cmg_potri(cmg_solve_t *j) {
   int rc = 0;
   CUC_CHECK(cmg_potrf(j));
   rc = j->R == 1 ? potri_one_gpu(j) : inverse_by_solves(j);

@@ -1,13 +1,13 @@
 /* providers/cusolvermg/potrs.c - the Cholesky drivers: potrf (also the
  * first half of potri), and potrs on rank 0's B with X copied to every
- * rank (job.h). */
+ * rank (leader_solve.h). */
 #include <stdlib.h>
 
-#include "job.h"
+#include "leader_solve.h"
 
 /* First diagonal entry (0-based) whose real part is not positive (or NaN),
  * or -1: read tile by tile with strided copies (one per tile). */
-static int diag_scan(cmg_job_t *j, int64_t *first) {
+static int diag_scan(cmg_solve_t *j, int64_t *first) {
   int64_t n = j->a->n, T = j->a->tile, lda = j->lda;
   size_t esz = j->esz;
   char *h = malloc((size_t)n * esz);
@@ -40,7 +40,7 @@ static int diag_scan(cmg_job_t *j, int64_t *first) {
  * CUSOLVER_STATUS_INTERNAL_ERROR without setting info; the factorization
  * stops with the failing pivot on the diagonal (earlier pivots are L's,
  * positive), so find it there. */
-static int potrf_failed(cmg_job_t *j, cusolverStatus_t st, int info) {
+static int potrf_failed(cmg_solve_t *j, cusolverStatus_t st, int info) {
   int64_t k = -1;
   for (int r = 0; r < j->R; r++)
     if (cudaSetDevice(j->ids[r]) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) (void)cudaGetLastError();
@@ -54,12 +54,12 @@ static int potrf_failed(cmg_job_t *j, cusolverStatus_t st, int info) {
                   cuc_solver_status_name(st), (int)st, info);
 }
 
-int cmg_potrf(cmg_job_t *j) {
+int cmg_potrf(cmg_solve_t *j) {
   cmg_mg_call_t m = {.op = CMG_MG_POTRF, .on_failure = potrf_failed};
   return cmg_mg_run(j, &m);
 }
 
-int cmg_potrs(cmg_job_t *j) {
+int cmg_potrs(cmg_solve_t *j) {
   int rc = 0;
   cuc_err_t *E = j->E;
   const muster_shard_t *sh = j->call->shards;
@@ -68,7 +68,7 @@ int cmg_potrs(cmg_job_t *j) {
   CUC_CHECK(cmg_potrf(j));
   /* B lives on rank 0's device: chunks of at most one tile of columns keep
    * every chunk in grid column 0; the other entries are never touched.  No
-   * chunk is wider than CMG_RHS_PANEL (cuSolverMg's defect, job.h). */
+   * chunk is wider than CMG_RHS_PANEL (cuSolverMg's defect, leader_solve.h). */
   int64_t ldb = sh[0].ldb, chunk = j->a->tile < CMG_RHS_PANEL ? j->a->tile : CMG_RHS_PANEL;
   for (int64_t c0 = 0; c0 < j->a->nrhs; c0 += chunk) {
     int64_t cols = j->a->nrhs - c0 < chunk ? j->a->nrhs - c0 : chunk;
@@ -78,7 +78,7 @@ int cmg_potrs(cmg_job_t *j) {
     for (int r = 1; r < j->R; r++) bp[r] = sh[r].b;
     CUC_CHECK(cmg_mg_run(j, &m));
   }
-  CUC_CHECK(cmg_job_sync(j));
+  CUC_CHECK(cmg_solve_sync(j));
   for (int r = 1; r < j->R; r++) { /* X to every rank */
     cudaStream_t s = j->c->dev[j->ids[r]].streams[0];
     CUC_CU(j->ids[r], cudaSetDevice(j->ids[r]));

@@ -3,7 +3,7 @@
  * to a tile that is valid for the block layout and moves whole tiles. */
 #include <stdlib.h>
 
-#include "job.h"
+#include "leader_solve.h"
 
 /* The preferred tile by routine, n and GPU count, from the measurements in
  * docs/tiles.md (2 x H200, CUDA 13.0). */

@@ -106,7 +106,7 @@ static int factor(const muster_provider_call_t *call, void *full) {
 static int check_result(const muster_provider_call_t *call, muster_dtype_t t, const char *what,
                         const void *m, int64_t rows, int64_t cols) {
   int64_t i, j;
-  if (!lp_find_nonfinite(t, m, rows, rows, cols, 0, &i, &j)) return 0;
+  if (!muster__find_nonfinite(t, m, rows, rows, cols, 0, &i, &j)) return 0;
   return lp_err(call, MUSTER_ENONFINITE, "NaN/Inf in the result %s at row %" PRId64
                 ", column %" PRId64 " (input too ill-conditioned?)", what, i, j);
 }
@@ -116,7 +116,7 @@ static int run_potrs(const muster_provider_call_t *call, void *full, size_t esz)
   int64_t n = a->n, nrhs = a->nrhs, i, j;
   /* B is replicated on every rank: rank 0's copy is the input. */
   const muster_shard_t *s0 = &call->shards[0];
-  if (lp_find_nonfinite(a->dtype, s0->b, s0->ldb, n, nrhs, 0, &i, &j))
+  if (muster__find_nonfinite(a->dtype, s0->b, s0->ldb, n, nrhs, 0, &i, &j))
     return lp_err(call, MUSTER_ENONFINITE, "NaN/Inf in B at row %" PRId64 ", column %" PRId64
                   " (rank 0)", i, j);
   void *x = malloc((size_t)(n * nrhs) * esz);

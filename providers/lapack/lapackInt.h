@@ -15,6 +15,7 @@
 
 #include "muster/provider.h"
 #include "muster/layout.h"
+#include "../common/finite.h" /* muster__find_nonfinite */
 
 #define LP_HIDDEN __attribute__((visibility("hidden")))
 
@@ -40,9 +41,5 @@ LP_HIDDEN void lp_scatter(const muster_provider_call_t *call, const void *full, 
 /* Rank whose shard holds global column gcol (for messages). */
 LP_HIDDEN int lp_owner(const muster_provider_call_t *call, int64_t gcol);
 
-/* First NaN/Inf of a column-major rows x cols matrix (only the lower
- * triangle, row >= col, when lower_only): 1 and its place, or 0. */
-LP_HIDDEN int lp_find_nonfinite(muster_dtype_t t, const void *a, int64_t ld, int64_t rows,
-                                int64_t cols, int lower_only, int64_t *row, int64_t *col);
 
 #endif

@@ -1,7 +1,6 @@
 /* providers/lapack/shards.c - moving columns between the ranks' host shards
  * and one packed matrix, and checking what the shards claim. */
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -100,8 +99,6 @@ typedef struct move {
   int64_t bad_row, bad_col; /* first NaN/Inf found, bad_col -1 if none    */
 } move_t;
 
-static int col_bad(muster_dtype_t t, const void *col, int64_t rows);
-
 /* Copy `cols` columns whose first is global column g0: whole columns (one
  * memcpy per run when packed), or with m->lower the part LAPACK reads or
  * writes with uplo = 'L' (one memcpy per column).  0, or 1 when the check
@@ -117,8 +114,8 @@ static int copy_range(move_t *m, void *dst, int64_t ldd, const void *src, int64_
     char *d = (char *)dst + (size_t)(c * ldd + first) * m->esz;
     memcpy(d, (const char *)src + (size_t)(c * lds + first) * m->esz,
            (size_t)(m->n - first) * m->esz);
-    if (m->check && col_bad(m->check, d, m->n - first)) {
-      lp_find_nonfinite(m->check, d, m->n, m->n - first, 1, 0, &m->bad_row, &m->bad_col);
+    if (m->check && muster__col_nonfinite(m->check, d, m->n - first)) {
+      muster__find_nonfinite(m->check, d, m->n, m->n - first, 1, 0, &m->bad_row, &m->bad_col);
       m->bad_row += first;
       m->bad_col = first;
       return 1;
@@ -185,56 +182,4 @@ int lp_owner(const muster_provider_call_t *call, int64_t gcol) {
     if (gcol >= s->col0 && gcol < s->col0 + s->ncols) return r;
   }
   return -1;
-}
-
-/* Inf and NaN are the values whose exponent bits are all ones.  Testing
- * bits with an OR over a whole column has no branch per element, so the
- * compiler vectorizes it; only a bad column is searched element by element. */
-static int bad_f32(const float *x, int64_t k) {
-  uint32_t any = 0;
-  for (int64_t i = 0; i < k; i++) {
-    uint32_t b;
-    memcpy(&b, &x[i], 4);
-    any |= (uint32_t)((b & 0x7f800000u) == 0x7f800000u);
-  }
-  return any != 0;
-}
-
-static int bad_f64(const double *x, int64_t k) {
-  uint64_t any = 0;
-  for (int64_t i = 0; i < k; i++) {
-    uint64_t b;
-    memcpy(&b, &x[i], 8);
-    any |= (uint64_t)((b & 0x7ff0000000000000ull) == 0x7ff0000000000000ull);
-  }
-  return any != 0;
-}
-
-static int col_bad(muster_dtype_t t, const void *col, int64_t rows) {
-  int64_t parts = muster_dtype_is_complex(t) ? 2 : 1;
-  return muster_dtype_real_bytes(t) == 4 ? bad_f32(col, rows * parts) : bad_f64(col, rows * parts);
-}
-
-int lp_find_nonfinite(muster_dtype_t t, const void *a, int64_t ld, int64_t rows, int64_t cols,
-                      int lower_only, int64_t *row, int64_t *col) {
-  /* Complex numbers are checked as two reals. */
-  int64_t parts = muster_dtype_is_complex(t) ? 2 : 1;
-  int single = muster_dtype_real_bytes(t) == 4;
-  for (int64_t j = 0; j < cols; j++) {
-    int64_t first = lower_only ? j : 0;
-    if (first >= rows) break;
-    size_t at = (size_t)((j * ld + first) * parts), k = (size_t)((rows - first) * parts);
-    int bad = single ? bad_f32((const float *)a + at, (int64_t)k)
-                     : bad_f64((const double *)a + at, (int64_t)k);
-    if (!bad) continue;
-    for (size_t e = 0; e < k; e++) {
-      int finite = single ? isfinite(((const float *)a)[at + e]) : isfinite(((const double *)a)[at + e]);
-      if (!finite) {
-        *row = first + (int64_t)(e / (size_t)parts);
-        *col = j;
-        return 1;
-      }
-    }
-  }
-  return 0;
 }

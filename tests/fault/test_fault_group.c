@@ -145,6 +145,15 @@ static int fault_test(enum phase ph, int n, int victim, int code, int named, dou
       fprintf(stderr, "rank %d: rc %d (%s): %s\n", r, rep->rc, muster_strerror(rep->rc), rep->msg);
     ASSERT_EQ(rep->rc, code);
     ASSERT_STR_CONTAINS(rep->msg, want);
+    /* the stopped victim is the one missing rank, described as stopped */
+    if (ph >= STOP_JOINED) {
+      char missing[64], stopped[96];
+      snprintf(missing, sizeof missing, "rank %d missing after", victim);
+      snprintf(stopped, sizeof stopped, "rank %d (pid %d, device -1) is stopped (SIGSTOP?)",
+               victim, (int)pids[victim]);
+      ASSERT_STR_CONTAINS(rep->msg, missing);
+      ASSERT_STR_CONTAINS(rep->msg, stopped);
+    }
     if (r == victim) continue; /* woken late on purpose */
     double dt = rep->t_end - sh->t_fault;
     if (dt < min_s || dt > max_s)

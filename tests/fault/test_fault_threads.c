@@ -20,7 +20,7 @@ static void nap_ms(int ms) {
 static int rejoin_rank(int rank, int nranks, void *p) {
   muster_group_t *g;
   RCHECK(muster_group_join(p, rank, nranks, NULL, &g) == 0);
-  RCHECK(muster_group_generation(g) == 1);
+  RCHECK(muster_group_session(g) == 1);
   RCHECK(muster_group_barrier(g) == 0);
   RCHECK(muster_group_leave(g) == 0);
   return 0;

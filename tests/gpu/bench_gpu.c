@@ -1,340 +1,391 @@
 /*
- * tests/gpu/bench_gpu.c - the GPU benchmark (docs/performance/gpu.md).
+ * tests/gpu/bench_gpu.c - the GPU benchmark, main (docs/performance/gpu.md).
  *
- *   muster-gpu-bench [--gpus R] [--quick] [--no-capacity] [--capacity-n N] [--routine NAME]
+ *   muster-gpu-bench [--gpus R] [--routine LIST] [--dtype LIST] [--n LIST] [--quick]
+ *                    [--reps K] [--json FILE] [--capacity] [--capacity-n N] [--list] [--no-factor]
+ *                    [--columns LIST]
  *   muster-gpu-bench --sweep [--gpus R]      tile sweep of raw cuSolverMg (docs/tiles.md)
  *
- * For each case, side by side in one process, on fresh random matrices:
- *   muster    muster_solve in threads mode (muster_run_on_devices, one
- *             thread per GPU, block-layout shards), timed on rank 0 from a
- *             barrier to muster_solve's return: rendezvous + relayout to
- *             cyclic + cuSolverMg + relayout back + X/W to every rank;
- *             the tile is the provider's choice (res.tile);
- *   mg@T      raw cuSolverMg (raw.c) at muster's tile, A generated in the
- *             cyclic layout directly (no relayout, no muster);
- *   mg@256    raw cuSolverMg at T_A = 256 (jaxmg's documented example);
- *   dn        raw cusolverDn on one GPU.
- * potrs = potrf + potrs (1 rhs), potri = potrf + potri, syevd = values and
- * vectors.  Medians of the repetitions.  Ends with the capacity run: potrs
- * f64 at N = 131072 on the GPUs through muster, residual checked.
- * Prints a compact table last.
+ * One row per (routine, dtype, N), on fresh random matrices, the columns of
+ * bench.h side by side in one process: the runtime's default choice, each
+ * provider forced (bench_muster.c, results checked), raw cuSolverMg at the
+ * tile cusolvermg used and raw cusolverDn on one GPU (raw.c), and default /
+ * best.  A column an engine refuses (memory, ...) is skipped with its
+ * reason; the run goes on.  Medians of the repetitions.  Prints one line
+ * per row as it goes and the table last; --json rewrites FILE after every
+ * row, so a run cut short keeps what it measured.
+ *
+ * Exit status: 0; 1 when a result failed its check or the default column
+ * did not run in some row; 2 on a bad option; 3 when the GPUs are missing.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
-#include "gpu_util.h"
-#include "muster.h"
+#include "bench.h"
+#include "muster/parse.h"
 #include "raw.h"
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
+#define MAX_ROWS 128
+#define MAX_NS 16
+#define WARM_N 1024 /* the first muster solve of a (routine, dtype, column): handles, kernels */
+
+typedef struct opts {
+  int gpus, quick, reps, sweep, capacity, list, no_factor;
+  unsigned routines, dtypes;   /* bits (1u << value); 0: the default set */
+  unsigned columns;            /* bits (1u << BC_*) of the columns to run */
+  int dorder[4];               /* --dtype's order (muster_dtype_t)       */
+  int ndt;
+  int64_t ns[MAX_NS];          /* --n; nn == 0: the default sizes         */
+  int nn;
+  int64_t cap_n;
+  const char *json;
+} opts_t;
+
+static int usage(void) {
+  fprintf(stderr,
+          "usage: muster-gpu-bench [--gpus R] [--routine LIST] [--dtype LIST] [--n LIST] [--quick]\n"
+          "                        [--reps K] [--json FILE] [--capacity] [--capacity-n N] [--list]\n"
+          "                        [--no-factor] [--columns LIST]\n"
+          "       muster-gpu-bench --sweep [--gpus R]\n"
+          "  --no-factor: potrs with MUSTER_NO_FACTOR (what muster_jax and muster solve ask for)\n"
+          "  --columns: a subset of default,cusolverdn,cusolvermg,raw_mg,raw_dn (plot_gpu_bench.py merges runs)\n"
+          "  --list: print the rows and repetitions the options select, touch no GPU\n"
+          "  LIST: comma-separated, e.g. --routine potrs,syevd --dtype f64,c128 --n 4096,8192\n"
+          "  default rows: potrs, potri, syevd x f64 at N = 4096 .. 65536 (syevd to 32768),\n"
+          "  f32 and c128 at 8192 and 32768; --quick: those with N <= 8192 (a few minutes on one GPU)\n");
+  return 2;
 }
 
-typedef struct mrun {
-  muster_routine_t routine;
-  muster_dtype_t dtype;
-  int64_t n, nrhs, tile;
-  int R, reps;
-  unsigned flags; /* muster_solve_args_t.flags (MUSTER_NO_FACTOR) */
-  char group[64];
-  /* out */
-  double t[16], prov[16];
-  double t_med, prov_med, resid;
-  int64_t tile_used;
-  int rc;
-  char err[512];
-} mrun_t;
+/* Name -> value of one kind of list entry, -1 when unknown. */
+static int routine_value(const char *s) {
+  muster_routine_t r;
+  return muster_routine_from_name(s, &r) == 0 ? (int)r : -1;
+}
+static int dtype_value(const char *s) {
+  muster_dtype_t d;
+  return muster_dtype_from_name(s, &d) == 0 ? (int)d : -1;
+}
+static int column_value(const char *s) {
+  for (int k = 0; k < BC_COLS; k++)
+    if (!strcmp(s, bench_col_name[k])) return k;
+  return -1;
+}
 
-static int mrank(int rank, int device, void *arg) {
-  mrun_t *m = arg;
-  int64_t S = (m->n + m->R - 1) / m->R, col0 = rank * S < m->n ? rank * S : m->n;
-  int64_t ncols = m->n - col0 < S ? m->n - col0 : S;
-  size_t esz = gu_esz(m->dtype);
-  void *a = NULL, *b = NULL, *b0 = NULL, *w = NULL;
-  muster_group_t *g = NULL;
-  muster_group_opts_t opts = {NULL, 600.0, device};
-  double shift = m->routine == MUSTER_SYEVD ? 0.0 : (double)m->n;
-  int rc = 0;
-  gu_cols_t cols = {0, m->R, rank, col0, 0};
-  if (cudaMalloc(&a, (size_t)(m->n * (ncols > 0 ? ncols : 1)) * esz) != cudaSuccess ||
-      cudaMalloc(&b, (size_t)(m->n * m->nrhs) * esz) != cudaSuccess ||
-      cudaMalloc(&w, (size_t)m->n * 8) != cudaSuccess ||
-      (rank == 0 && cudaMalloc(&b0, (size_t)(m->n * m->nrhs) * esz) != cudaSuccess)) {
-    snprintf(m->err, sizeof m->err, "rank %d: cudaMalloc failed (n=%lld)", rank, (long long)m->n);
-    rc = MUSTER_ENOMEM;
-    goto out;
+/* A comma-separated list of distinct names (what: the kind, for the
+ * message) into bits (1u << value), their values in order[] when order is
+ * not NULL.  0, or -1 after saying why. */
+static int parse_list(const char *opt, const char *v, int (*value_of)(const char *), const char *what,
+                      unsigned *bits, int *order, int *norder) {
+  char buf[128];
+  *bits = 0;
+  /* strtok skips empty names: refuse them first */
+  if (snprintf(buf, sizeof buf, "%s", v) >= (int)sizeof buf || !buf[0] || v[0] == ',' ||
+      v[strlen(v) - 1] == ',' || strstr(v, ",,"))
+    goto bad;
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    int value = value_of(tok);
+    if (value < 0 || (*bits & (1u << value))) goto bad;
+    *bits |= 1u << value;
+    if (order) order[(*norder)++] = value;
   }
-  if ((rc = muster_group_join(m->group, rank, m->R, &opts, &g)) != 0) goto out;
-  muster_solve_args_t args;
-  memset(&args, 0, sizeof args);
-  args.routine = m->routine;
-  args.dtype = m->dtype;
-  args.n = m->n;
-  args.nrhs = m->nrhs;
-  args.tile = m->tile;
-  args.layout = MUSTER_LAYOUT_BLOCK;
-  args.flags = m->flags;
-  args.provider = "cusolvermg";
-  uint64_t seed = 0;
-  for (int rep = 0; rep < m->reps; rep++) {
-    seed = 777 + (uint64_t)rep * 13 + (uint64_t)m->n;
-    gu_fill_matrix(m->dtype, a, m->n, m->n, ncols, cols, seed, shift, 0);
-    gu_fill_vectors(m->dtype, b, m->n, m->n, m->nrhs, seed + 1, 0);
-    if (b0) gu_fill_vectors(m->dtype, b0, m->n, m->n, m->nrhs, seed + 1, 0);
-    if (cudaDeviceSynchronize() != cudaSuccess) {
-      rc = MUSTER_ECUDA;
-      goto out;
+  return 0;
+bad:
+  fprintf(stderr, "muster-gpu-bench: %s: '%s' is not a list of distinct %s\n", opt, v, what);
+  return -1;
+}
+
+static int parse_i64(const char *opt, const char *v, int64_t lo, int64_t hi, int64_t *out) {
+  if (muster_parse_i64(v, lo, hi, out) == 0) return 0;
+  fprintf(stderr, "muster-gpu-bench: %s: %s\n", opt, muster_last_error());
+  return -1;
+}
+
+static int parse_opts(int argc, char **argv, opts_t *o) {
+  memset(o, 0, sizeof *o);
+  o->gpus = 2;
+  o->cap_n = 131072;
+  o->columns = (1u << BC_COLS) - 1;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int64_t x;
+    if (!strcmp(a, "--quick")) o->quick = 1;
+    else if (!strcmp(a, "--sweep")) o->sweep = 1;
+    else if (!strcmp(a, "--capacity")) o->capacity = 1;
+    else if (!strcmp(a, "--list")) o->list = 1;
+    else if (!strcmp(a, "--no-factor")) o->no_factor = 1;
+    else if (!strcmp(a, "--no-capacity")) o->capacity = 0; /* the default; kept for old scripts */
+    else if (!v) return usage();
+    else if (!strcmp(a, "--gpus")) {
+      if (parse_i64(a, v, 1, 16, &x)) return 2;
+      o->gpus = (int)x;
+      i++;
+    } else if (!strcmp(a, "--reps")) {
+      if (parse_i64(a, v, 1, BENCH_MAX_REPS, &x)) return 2;
+      o->reps = (int)x;
+      i++;
+    } else if (!strcmp(a, "--capacity-n")) {
+      if (parse_i64(a, v, 1, 1 << 20, &o->cap_n)) return 2;
+      o->capacity = 1;
+      i++;
+    } else if (!strcmp(a, "--n")) {
+      if ((o->nn = muster_parse_i64_list(v, 1, 1 << 20, o->ns, MAX_NS)) < 0) {
+        fprintf(stderr, "muster-gpu-bench: --n: %s\n", muster_last_error());
+        return 2;
+      }
+      i++;
+    } else if (!strcmp(a, "--routine")) {
+      if (parse_list(a, v, routine_value, "routines (potrs, potri, syevd)", &o->routines, NULL, NULL)) return 2;
+      i++;
+    } else if (!strcmp(a, "--dtype")) {
+      o->ndt = 0;
+      if (parse_list(a, v, dtype_value, "dtypes (f32, f64, c64, c128)", &o->dtypes, o->dorder, &o->ndt)) return 2;
+      i++;
+    } else if (!strcmp(a, "--columns")) {
+      if (parse_list(a, v, column_value, "columns (default, cusolverdn, cusolvermg, raw_mg, raw_dn)", &o->columns,
+                     NULL, NULL))
+        return 2;
+      i++;
+    } else if (!strcmp(a, "--json")) {
+      o->json = v;
+      i++;
+    } else return usage();
+  }
+  return 0;
+}
+
+static int default_reps(muster_routine_t rt, int64_t n, int quick) {
+  if (rt == MUSTER_SYEVD) return quick ? 2 : n <= 8192 ? 3 : n <= 16384 ? 2 : 1;
+  return quick ? 3 : n <= 16384 ? 5 : 3;
+}
+
+/* The rows: the issue's set filtered by --routine and --dtype; --n replaces
+ * the sizes (every selected routine x dtype at each). */
+static int make_rows(const opts_t *o, bench_row_t *rows) {
+  static const int64_t f64_n[] = {4096, 8192, 16384, 32768, 65536}, other_n[] = {8192, 32768};
+  static const int dts[] = {MUSTER_F64, MUSTER_F32, MUSTER_C128};
+  const int *dorder = o->ndt ? o->dorder : dts;
+  int ndt = o->ndt ? o->ndt : 3, nrows = 0;
+  for (int rt = MUSTER_POTRS; rt <= MUSTER_SYEVD; rt++) {
+    if (o->routines && !(o->routines & (1u << rt))) continue;
+    for (int k = 0; k < ndt; k++) {
+      const int64_t *ns = o->nn ? o->ns : dorder[k] == MUSTER_F64 ? f64_n : other_n;
+      int nn = o->nn ? o->nn : dorder[k] == MUSTER_F64 ? 5 : 2;
+      for (int j = 0; j < nn && nrows < MAX_ROWS; j++) {
+        if (!o->nn && ((rt == MUSTER_SYEVD && ns[j] > 32768) || (o->quick && ns[j] > 8192))) continue;
+        bench_row_t *w = &rows[nrows++];
+        memset(w, 0, sizeof *w);
+        w->routine = (muster_routine_t)rt;
+        w->dtype = (muster_dtype_t)dorder[k];
+        w->n = ns[j];
+        w->nrhs = 1;
+        w->reps = o->reps ? o->reps : default_reps(w->routine, w->n, o->quick);
+        if (o->no_factor && rt == MUSTER_POTRS) w->flags = MUSTER_NO_FACTOR;
+      }
     }
-    muster_shard_t s = {MUSTER_MEM_CUDA, device, a, m->n, col0, ncols, b, m->n, w, NULL};
-    muster_solve_result_t res;
-    if ((rc = muster_group_barrier(g)) != 0) goto out;
-    double t0 = now_s();
-    rc = muster_solve(g, &args, &s, &res);
-    double dt = now_s() - t0;
-    if (rc != 0) goto out;
-    if (rank == 0) {
-      m->t[rep] = dt;
-      m->prov[rep] = res.seconds;
-      m->tile_used = res.tile;
-    }
   }
-  if (rank == 0 && m->routine == MUSTER_POTRS) {
-    double o[3];
-    if (gu_check_potrs(m->dtype, m->n, m->nrhs, b, m->n, b0, m->n, seed, shift, o) == cudaSuccess)
-      m->resid = o[0] / (o[2] * o[1] * (double)m->n * gu_eps(m->dtype));
-    else
-      m->resid = NAN;
-  }
-  if (rank == m->R - 1 && m->routine == MUSTER_POTRI && ncols > 0) {
-    /* the last rank's block: the trailing columns, where cuSolverMg's own
-     * potri went wrong (docs/providers.md) */
-    double o[3];
-    if (gu_check_potri(m->dtype, m->n, a, m->n, ncols, cols, seed, shift, o) == cudaSuccess)
-      m->resid = o[0] / (o[2] * o[1] * (double)m->n * gu_eps(m->dtype));
-    else
-      m->resid = NAN;
-  }
-out:
-  if (rc != 0 && rank == 0 && !m->err[0]) snprintf(m->err, sizeof m->err, "%s", muster_last_error());
-  if (g) muster_group_leave(g);
-  cudaFree(a);
-  cudaFree(b);
-  cudaFree(b0);
-  cudaFree(w);
-  return rc;
+  return nrows;
 }
 
-static int seq;
-
-static int run_muster(mrun_t *m) {
-  int devs[16];
-  for (int r = 0; r < m->R; r++) devs[r] = r;
-  snprintf(m->group, sizeof m->group, "bench.%d.%d", (int)getpid(), ++seq);
-  m->rc = muster_run_on_devices(m->R, devs, mrank, m);
-  if (m->rc != 0 && !m->err[0]) snprintf(m->err, sizeof m->err, "%s", muster_last_error());
-  double tt[16], pp[16];
-  memcpy(tt, m->t, sizeof tt);
-  memcpy(pp, m->prov, sizeof pp);
-  m->t_med = raw_median(tt, m->reps);
-  m->prov_med = raw_median(pp, m->reps);
-  return m->rc;
-}
-
-typedef struct row {
-  const char *routine;
-  int64_t n, tile;
-  double mu, prov, mg, mg256, dn, resid;
-  double mu_nl; /* potrs with MUSTER_NO_FACTOR: the factor is not moved back */
-  int ok;
-} row_t;
-
-static row_t rows[64];
-static int nrows;
-
-static void bench_case(muster_routine_t rt, int64_t n, int reps, int R, int do256, int dodn) {
-  row_t *w = &rows[nrows++];
-  memset(w, 0, sizeof *w);
-  w->routine = muster_routine_name(rt);
-  w->n = n;
-  mrun_t m;
-  memset(&m, 0, sizeof m);
-  m.routine = rt;
-  m.dtype = MUSTER_F64;
-  m.n = n;
-  m.nrhs = 1;
-  m.R = R;
-  m.reps = reps;
-  run_muster(&m);
-  if (m.rc != 0) {
-    printf("  %s n=%lld muster failed: %s\n", w->routine, (long long)n, m.err);
-    fflush(stdout);
+/* A raw column: tile > 0 for raw cuSolverMg on `gpus` GPUs, else
+ * cusolverDn on GPU 0. */
+static void raw_col(const bench_row_t *w, bench_col_t *c, int64_t tile, int gpus, const char *no_tile) {
+  raw_run_t r;
+  memset(c, 0, sizeof *c);
+  memset(&r, 0, sizeof r);
+  r.routine = w->routine;
+  r.dtype = w->dtype;
+  r.n = w->n;
+  r.nrhs = w->nrhs;
+  r.tile = tile;
+  r.ngpu = tile > 0 ? gpus : 1;
+  r.reps = w->reps;
+  r.seed = 99;
+  if (no_tile) {
+    snprintf(c->skip, sizeof c->skip, "%s", no_tile);
     return;
   }
-  w->tile = m.tile_used;
-  w->mu = m.t_med;
-  if (rt == MUSTER_POTRS) {
-    mrun_t m2 = m;
-    memset(m2.t, 0, sizeof m2.t);
-    m2.flags = MUSTER_NO_FACTOR;
-    if (run_muster(&m2) == 0) w->mu_nl = m2.t_med;
+  int rc = tile > 0 ? raw_mg(&r) : raw_dn(&r);
+  for (int d = 0; d < r.ngpu; d++) { /* an out-of-memory error is not sticky: clear it */
+    cudaSetDevice(d);
+    (void)cudaGetLastError();
   }
-  w->prov = m.prov_med;
-  w->resid = m.resid;
-  raw_run_t r;
-  memset(&r, 0, sizeof r);
-  r.routine = rt;
-  r.dtype = MUSTER_F64;
-  r.n = n;
-  r.nrhs = 1;
-  r.tile = w->tile;
-  r.ngpu = R;
-  r.reps = reps;
-  r.seed = 99;
-  if (raw_mg(&r) == 0 && r.info == 0) w->mg = r.t_med;
-  else printf("  raw-mg T=%lld failed: %s info %d\n", (long long)r.tile, r.err, r.info);
-  if (do256) {
-    r.tile = 256;
-    r.reps = reps > 2 ? 2 : reps;
-    if (raw_mg(&r) == 0 && r.info == 0) w->mg256 = r.t_med;
-    else printf("  raw-mg T=256 failed: %s\n", r.err);
+  if (rc != 0) {
+    snprintf(c->skip, sizeof c->skip, "%s", r.err);
+    return;
   }
-  if (dodn) {
-    r.reps = reps;
-    if (raw_dn(&r) == 0 && r.info == 0) w->dn = r.t_med;
-    else printf("  raw-dn failed: %s\n", r.err);
+  if (r.info != 0) {
+    snprintf(c->skip, sizeof c->skip, "the routine returned info %d", r.info);
+    return;
   }
-  w->ok = 1;
-  printf("  %-5s n=%-6lld tile=%-5lld muster %.4f s (provider %.4f, L not moved back %.4f) | mg@T %.4f | mg@256 %.4f | "
-         "dn %.4f | resid %.3g\n", w->routine, (long long)n, (long long)w->tile, w->mu, w->prov, w->mu_nl, w->mg, w->mg256,
-         w->dn, w->resid);
+  c->ran = 1;
+  c->t_med = r.t_med;
+  c->t_min = r.t_min;
+  c->tile = tile;
+}
+
+static void run_row(bench_row_t *w, int gpus, unsigned columns) {
+  static unsigned char warmed[4][5][BC_MUSTER_COLS];
+  if (columns & (1u << BC_RAW_DN)) raw_col(w, &w->col[BC_RAW_DN], 0, gpus, NULL);
+  for (int k = 0; k < BC_MUSTER_COLS; k++) {
+    if (!(columns & (1u << k))) continue;
+    if (!warmed[w->routine][w->dtype][k]) { /* untimed: creating handles is not the solve's cost */
+      bench_row_t small = *w;
+      bench_col_t scratch;
+      small.n = w->n < WARM_N ? w->n : WARM_N;
+      small.reps = 1;
+      bench_muster(&small, k, gpus, &scratch);
+      warmed[w->routine][w->dtype][k] = 1;
+    }
+    bench_muster(w, k, gpus, &w->col[k]);
+  }
+  const bench_col_t *mg = &w->col[BC_MG], *def = &w->col[BC_DEFAULT];
+  int64_t tile = mg->ran ? mg->tile : def->ran && !strcmp(def->provider, "cusolvermg") ? def->tile : 0;
+  if (columns & (1u << BC_RAW_MG))
+    raw_col(w, &w->col[BC_RAW_MG], tile, gpus, tile > 0 ? NULL : "cusolvermg did not run: no tile to match");
+  for (int k = 0; k < BC_COLS; k++)
+    if (!(columns & (1u << k))) {
+      memset(&w->col[k], 0, sizeof w->col[k]);
+      snprintf(w->col[k].skip, sizeof w->col[k].skip, "not selected (--columns)");
+    }
+  bench_rank(w);
+}
+
+/* "%.4f" seconds, or "-" for a skipped column. */
+static const char *secs(const bench_col_t *c, char *buf, size_t cap) {
+  if (!c->ran) return "-";
+  snprintf(buf, cap, "%.4f%s", c->t_med, c->checked && !c->resid_ok ? " (WRONG)" : "");
+  return buf;
+}
+
+static void print_row(const bench_row_t *w, int markdown) {
+  char b[BC_COLS][48], ratio[32] = "-";
+  if (w->default_over_best > 0) snprintf(ratio, sizeof ratio, "%.3f", w->default_over_best);
+  const char *fmt = markdown ? "| %s | %s | %lld | %s | %s | %s | %s | %s | %lld | %s | %s | %s |\n"
+                             : "  %s %s n=%lld: default %s (%s) | cusolverdn %s | cusolvermg %s | raw mg %s (tile %lld) "
+                               "| raw dn %s | default/best %s (best: %s)\n";
+  printf(fmt, muster_routine_name(w->routine), muster_dtype_name(w->dtype), (long long)w->n,
+         secs(&w->col[BC_DEFAULT], b[0], 48), w->col[BC_DEFAULT].provider[0] ? w->col[BC_DEFAULT].provider : "-",
+         secs(&w->col[BC_DN], b[1], 48), secs(&w->col[BC_MG], b[2], 48), secs(&w->col[BC_RAW_MG], b[3], 48),
+         (long long)w->col[BC_RAW_MG].tile, secs(&w->col[BC_RAW_DN], b[4], 48), ratio,
+         w->best >= 0 ? bench_col_name[w->best] : "-");
+  for (int k = 0; k < BC_COLS && !markdown; k++) {
+    const bench_col_t *c = &w->col[k];
+    if (c->skip[0]) printf("    %s %s: %s\n", bench_col_name[k], c->ran ? "note" : "skipped", c->skip);
+    if (c->checked) printf("    %s residual ratios %.3g %.3g: %s\n", bench_col_name[k], c->resid[0], c->resid[1],
+                           c->resid_ok ? "ok" : "FAILED");
+  }
+  if (!markdown) printf("    default chose %s: %s\n", w->col[BC_DEFAULT].provider, w->col[BC_DEFAULT].reason);
   fflush(stdout);
 }
 
-static void sweep(int R) {
-  static const int64_t ns[] = {8192, 16384, 32768};
-  static const int64_t ts[] = {256, 512, 1024, 2048, 4096, 8192};
-  printf("# tile sweep: raw cuSolverMg f64, %d GPU(s), medians (s)\n", R);
-  for (int rt = 1; rt <= 3; rt++)
-    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
-      int64_t n = ns[i];
-      if (rt == 3 && n > 8192) continue;   /* syevd: 8192 only (seconds each) */
-      if (rt == 2 && n > 16384) continue;
-      for (size_t k = 0; k < sizeof ts / sizeof ts[0] + 1; k++) {
-        int64_t T = k < sizeof ts / sizeof ts[0] ? ts[k] : (n + R - 1) / R; /* last: T = S, no relayout */
-        if (T > (n + R - 1) / R) continue;
-        if (rt == 3 && T > 1024) continue;
-        raw_run_t r;
-        memset(&r, 0, sizeof r);
-        r.routine = rt;
-        r.dtype = MUSTER_F64;
-        r.n = n;
-        r.nrhs = 1;
-        r.tile = T;
-        r.ngpu = R;
-        r.reps = rt == 3 ? 1 : 3;
-        r.seed = 5;
-        int rc = raw_mg(&r);
-        printf("sweep %s n=%lld gpus=%d tile=%lld: %s %.4f s (potrf %.4f s)\n", rt == 1 ? "potrs" : rt == 2 ? "potri" : "syevd",
-               (long long)n, R, (long long)T, rc == 0 && r.info == 0 ? "median" : "FAILED", r.t_med, r.t_fact_med);
-        fflush(stdout);
+static void write_json(const char *path, const bench_env_t *env, const bench_row_t *rows, int nrows,
+                       const bench_row_t *cap) {
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    perror(tmp);
+    return;
+  }
+  bench_json(f, env, rows, nrows, cap);
+  if (fclose(f) != 0 || rename(tmp, path) != 0) perror(path);
+}
+
+/* Device, driver and CUDA versions, date, command line. */
+static void get_env(int argc, char **argv, int gpus, bench_env_t *env) {
+  struct cudaDeviceProp prop;
+  memset(env, 0, sizeof *env);
+  if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) {
+    snprintf(env->device, sizeof env->device, "%s", prop.name);
+    env->gpu_bytes = prop.totalGlobalMem;
+  }
+  cudaRuntimeGetVersion(&env->cuda_runtime);
+  cudaDriverGetVersion(&env->cuda_driver);
+  snprintf(env->driver, sizeof env->driver, "unknown");
+  FILE *f = fopen("/proc/driver/nvidia/version", "r"); /* "NVRM version: NVIDIA UNIX ... Module  580.95.05  ..." */
+  char line[512], tok[64];
+  if (f && fgets(line, sizeof line, f))
+    for (char *p = strstr(line, "Module"); p && sscanf(p, "%63s", tok) == 1; p = strchr(p + 1, ' '))
+      if (tok[0] >= '0' && tok[0] <= '9' && strchr(tok, '.')) {
+        snprintf(env->driver, sizeof env->driver, "%s", tok);
+        break;
       }
-    }
+  if (f) fclose(f);
+  env->gpus = gpus;
+  time_t now = time(NULL);
+  strftime(env->date, sizeof env->date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+  size_t len = 0;
+  for (int i = 0; i < argc && len < sizeof env->command; i++)
+    len += (size_t)snprintf(env->command + len, sizeof env->command - len, "%s%s", i ? " " : "", argv[i]);
+}
+
+/* The capacity run: potrs f64 at cap_n through the runtime's choice. */
+static void capacity(int64_t n, int gpus, bench_row_t *cap) {
+  memset(cap, 0, sizeof *cap);
+  cap->routine = MUSTER_POTRS;
+  cap->dtype = MUSTER_F64;
+  cap->n = n;
+  cap->nrhs = 1;
+  cap->reps = 1;
+  bench_muster(cap, BC_DEFAULT, gpus, &cap->col[BC_DEFAULT]);
+  for (int k = 1; k < BC_COLS; k++) snprintf(cap->col[k].skip, sizeof cap->col[k].skip, "not run (capacity run)");
+  bench_rank(cap);
 }
 
 int main(int argc, char **argv) {
-  int R = 2, quick = 0, capacity = 1, do_sweep = 0;
-  muster_routine_t only = (muster_routine_t)0; /* 0: every routine */
-  int64_t cap_n = 131072;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--gpus") && i + 1 < argc) R = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--quick")) quick = 1;
-    else if (!strcmp(argv[i], "--no-capacity")) capacity = 0;
-    else if (!strcmp(argv[i], "--capacity-n") && i + 1 < argc) cap_n = atoll(argv[++i]);
-    else if (!strcmp(argv[i], "--sweep")) do_sweep = 1;
-    else if (!strcmp(argv[i], "--routine") && i + 1 < argc && muster_routine_from_name(argv[i + 1], &only) == 0) i++;
-    else {
-      fprintf(stderr, "usage: muster-gpu-bench [--gpus R] [--quick] [--no-capacity] [--capacity-n N] "
-              "[--routine potrs|potri|syevd] [--sweep]\n");
-      return 2;
-    }
-  }
-  setenv("MUSTER_PROVIDER", "cusolvermg", 0);
-  setenv("NCCL_NVLS_ENABLE", "0", 0);
-  int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < R) {
-    fprintf(stderr, "muster-gpu-bench: need %d GPUs, found %d\n", R, ndev);
-    return 1;
-  }
-  struct cudaDeviceProp prop;
-  cudaGetDeviceProperties(&prop, 0);
-  time_t now = time(NULL);
-  char date[64];
-  strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-  printf("# muster-gpu-bench: %d x %s, %s\n", R, prop.name, date);
-  if (do_sweep) {
-    sweep(R);
+  static bench_row_t rows[MAX_ROWS], cap;
+  opts_t o;
+  bench_env_t env;
+  int rc = parse_opts(argc, argv, &o), ndev = 0, bad = 0;
+  if (rc) return rc;
+  int nrows = make_rows(&o, rows);
+  if (o.list) {
+    for (int i = 0; i < nrows; i++)
+      printf("%s %s %lld reps %d\n", muster_routine_name(rows[i].routine), muster_dtype_name(rows[i].dtype),
+             (long long)rows[i].n, rows[i].reps);
     return 0;
   }
-  double t_all = now_s();
-  static const int64_t potrs_n[] = {8192, 16384, 32768, 65536};
-  for (size_t i = 0; i < 4 && (!only || only == MUSTER_POTRS); i++) {
-    if (quick && potrs_n[i] > 16384) break;
-    int reps = potrs_n[i] <= 16384 ? 5 : 3;
-    bench_case(MUSTER_POTRS, potrs_n[i], reps, R, 1, 1);
+  if (getenv("MUSTER_PROVIDER")) { /* it would turn the default column into a forced one */
+    fprintf(stderr, "muster-gpu-bench: MUSTER_PROVIDER=%s ignored: the columns say what is forced\n",
+            getenv("MUSTER_PROVIDER"));
+    unsetenv("MUSTER_PROVIDER");
   }
-  if (!only || only == MUSTER_POTRI) {
-    bench_case(MUSTER_POTRI, 8192, 3, R, 1, 1);
-    if (!quick) bench_case(MUSTER_POTRI, 16384, 3, R, 1, 1);
+  setenv("NCCL_NVLS_ENABLE", "0", 0);
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < o.gpus) {
+    fprintf(stderr, "muster-gpu-bench: need %d GPUs, found %d\n", o.gpus, ndev);
+    return 3;
   }
-  if (!only || only == MUSTER_SYEVD) {
-    bench_case(MUSTER_SYEVD, 8192, 2, R, 1, 1);
-    if (!quick) bench_case(MUSTER_SYEVD, 16384, 1, R, 1, 1);
+  get_env(argc, argv, o.gpus, &env);
+  printf("# muster-gpu-bench: %d x %s, driver %s, CUDA runtime %d, %s\n", o.gpus, env.device, env.driver,
+         env.cuda_runtime, env.date);
+  if (o.sweep) {
+    bench_sweep(o.gpus);
+    return 0;
   }
-  mrun_t cap;
-  memset(&cap, 0, sizeof cap);
-  if (capacity && (!only || only == MUSTER_POTRS)) {
-    cap.routine = MUSTER_POTRS;
-    cap.dtype = MUSTER_F64;
-    cap.n = cap_n;
-    cap.nrhs = 1;
-    cap.R = R;
-    cap.reps = 1;
-    double t0 = now_s();
-    run_muster(&cap);
-    printf("  capacity potrs f64 n=%lld on %d GPUs: %s, muster %.3f s (provider %.3f s), tile %lld, resid %.3g, "
-           "wall with fill+check %.1f s\n", (long long)cap_n, R, cap.rc == 0 ? "ok" : cap.err, cap.t_med, cap.prov_med,
-           (long long)cap.tile_used, cap.resid, now_s() - t0);
+  double t_all = bench_now();
+  for (int i = 0; i < nrows; i++) {
+    run_row(&rows[i], o.gpus, o.columns);
+    print_row(&rows[i], 0);
+    if (o.json) write_json(o.json, &env, rows, i + 1, NULL);
   }
-  printf("\n# %d x %s, %s, f64, 1 rhs; seconds (median); total %.0f s\n", R, prop.name, date, now_s() - t_all);
-  printf("| routine | N | tile | muster | overhead vs mg@tile | muster, L left cyclic | overhead | mg@tile | mg@256 | "
-         "muster speedup vs mg@256 | dn (1 GPU) | dn/muster | resid |\n");
-  printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  for (int k = 0; k < nrows; k++) {
-    row_t *w = &rows[k];
-    if (!w->ok) {
-      printf("| %s | %lld | FAILED | | | | | | | | |\n", w->routine, (long long)w->n);
-      continue;
-    }
-    char nl[64] = "-", nlo[32] = "-";
-    if (w->mu_nl > 0) {
-      snprintf(nl, sizeof nl, "%.4f", w->mu_nl);
-      snprintf(nlo, sizeof nlo, "%+.1f%%", w->mg > 0 ? 100.0 * (w->mu_nl / w->mg - 1.0) : 0.0);
-    }
-    printf("| %s | %lld | %lld | %.4f | %+.1f%% | %s | %s | %.4f | %.4f | %.2fx | %.4f | %.2fx | %.2g |\n", w->routine,
-           (long long)w->n, (long long)w->tile, w->mu, w->mg > 0 ? 100.0 * (w->mu / w->mg - 1.0) : 0.0, nl, nlo, w->mg,
-           w->mg256, w->mu > 0 && w->mg256 > 0 ? w->mg256 / w->mu : 0.0, w->dn,
-           w->mu > 0 && w->dn > 0 ? w->dn / w->mu : 0.0, w->resid);
+  if (o.capacity) {
+    capacity(o.cap_n, o.gpus, &cap);
+    print_row(&cap, 0);
   }
-  if (capacity)
-    printf("| potrs capacity | %lld | %lld | %.3f | | | | | | | | | %.2g |%s\n", (long long)cap_n, (long long)cap.tile_used,
-           cap.t_med, cap.resid, cap.rc == 0 ? "" : " FAILED");
-  return 0;
+  if (o.json) write_json(o.json, &env, rows, nrows, o.capacity ? &cap : NULL);
+  printf("\n# %d x %s, driver %s, %s; seconds (median), 1 rhs; total %.0f s\n", o.gpus, env.device, env.driver,
+         env.date, bench_now() - t_all);
+  printf("| routine | dtype | N | default | chose | cusolverdn | cusolvermg | raw mg @tile | tile | raw dn (1 GPU) "
+         "| default / best | best |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int i = 0; i < nrows + o.capacity; i++) {
+    const bench_row_t *w = i < nrows ? &rows[i] : &cap;
+    print_row(w, 1);
+    for (int k = 0; k < BC_MUSTER_COLS; k++) bad |= w->col[k].checked && !w->col[k].resid_ok;
+    bad |= !w->col[BC_DEFAULT].ran && (i == nrows || (o.columns & (1u << BC_DEFAULT)));
+  }
+  return bad ? 1 : 0;
 }

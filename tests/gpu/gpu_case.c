@@ -269,25 +269,33 @@ static int check_syevd(const tcase_t *c, int rank, rank_buf_t *rb, uint64_t seed
   } else if (!bad && rb->real > 0) {
     if (gu_check_syevd(c->dtype, c->n, rb->a, rb->lda, rb->real, rb->cols, rb->w, seed, c->shift, o) != cudaSuccess)
       bad = 1;
-    *ratio = o[0] / (o[3] * (double)c->n * eps);
-    *ratio2 = (o[1] > o[2] ? o[1] : o[2]) / ((double)c->n * eps);
+    double r[2];
+    gu_resid_ratios(MUSTER_SYEVD, c->dtype, c->n, o, r);
+    *ratio = r[0];
+    *ratio2 = r[1];
   }
   free(w);
   free(raw);
   return bad;
 }
 
+static double one_ratio(const tcase_t *c, const double o[4]) {
+  double r[2];
+  gu_resid_ratios(c->routine, c->dtype, c->n, o, r);
+  return r[0];
+}
+
 /* Check this rank's results; prints and returns 1 on failure. */
 static int buf_check(const tcase_t *c, int rank, rank_buf_t *rb, uint64_t seed) {
-  double eps = gu_eps(c->dtype), o[4] = {0, 0, 0, 0}, ratio = 0, ratio2 = 0;
+  double o[4] = {0, 0, 0, 0}, ratio = 0, ratio2 = 0;
   CK(cudaSetDevice(rb->device));
   if (c->routine == MUSTER_POTRS) {
     CK(gu_check_potrs(c->dtype, c->n, c->nrhs, rb->b, c->n, rb->b0, c->n, seed, c->shift, o));
-    ratio = o[0] / (o[2] * o[1] * (double)c->n * eps);
+    ratio = one_ratio(c, o);
   } else if (c->routine == MUSTER_POTRI) {
     if (rb->real == 0) return 0;
     CK(gu_check_potri(c->dtype, c->n, rb->a, rb->lda, rb->real, rb->cols, seed, c->shift, o));
-    ratio = o[0] / (o[2] * o[1] * (double)c->n * eps);
+    ratio = one_ratio(c, o);
   } else if (check_syevd(c, rank, rb, seed, &ratio, &ratio2, o)) {
     return 1;
   }

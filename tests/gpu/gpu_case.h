@@ -15,9 +15,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "gpu_util.h"
 #include "muster.h"
 
-#define GC_TOL 30.0 /* residual ratios (LAPACK style: scaled by norms, n, eps) */
+#define GC_TOL GU_TOL /* residual ratios (gpu_util.h) */
 #define GC_MAX_RANKS 16
 #define GC_MAX_STATS 16
 

@@ -205,6 +205,17 @@ size_t gu_esz(int dt) { return dt == 1 ? 4 : dt == 4 ? 16 : 8; }
 size_t gu_rsz(int dt) { return (dt == 1 || dt == 3) ? 4 : 8; }
 double gu_eps(int dt) { return (dt == 1 || dt == 3) ? 1.1920929e-07 : 2.220446049250313e-16; }
 
+void gu_resid_ratios(int routine, int dt, int64_t n, const double out[4], double ratio[2]) {
+  double ne = (double)n * gu_eps(dt);
+  if (routine == 3) {
+    ratio[0] = out[0] / (out[3] * ne);
+    ratio[1] = (out[1] > out[2] ? out[1] : out[2]) / ne;
+  } else {
+    ratio[0] = out[0] / (out[2] * out[1] * ne);
+    ratio[1] = 0.0;
+  }
+}
+
 cudaError_t gu_fill_matrix(int dt, void *a, int64_t lda, int64_t n, int64_t ncols, gu_cols_t cols, uint64_t seed,
                            double shift, cudaStream_t s) {
   if (ncols <= 0) return cudaSuccess;

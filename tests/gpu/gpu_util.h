@@ -48,6 +48,14 @@ cudaError_t gu_check_syevd(int dtype, int64_t n, const void *v, int64_t lda, int
 /* trace(A) and ||A||_F^2 of the generated matrix. */
 cudaError_t gu_trace_frob(int dtype, int64_t n, uint64_t seed, double shift, double out[2]);
 
+/* Residual ratios (LAPACK style: scaled by norms, n and eps; a correct
+ * result gives ratios well below GU_TOL) of a check's out[]:
+ *   potrs, potri (routine 1, 2): ratio[0] = out[0] / (out[2] out[1] n eps), ratio[1] = 0;
+ *   syevd (3): ratio[0] = out[0] / (out[3] n eps) (A v - w v),
+ *              ratio[1] = max(out[1], out[2]) / (n eps) (norms, orthogonality). */
+#define GU_TOL 30.0
+void gu_resid_ratios(int routine, int dtype, int64_t n, const double out[4], double ratio[2]);
+
 size_t gu_esz(int dtype);
 size_t gu_rsz(int dtype);
 double gu_eps(int dtype);

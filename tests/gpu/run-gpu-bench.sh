@@ -1,6 +1,8 @@
 #!/bin/sh
-# The GPU benchmark (docs/performance/gpu.md), one command on a 2-GPU node:
+# The GPU benchmark (docs/performance/gpu.md), one command on a GPU node:
 #     <build>/tests/gpu/run-gpu-bench.sh [muster-gpu-bench options]
+# e.g. --gpus 1 --quick --json bench.json (about 2 minutes on one H200);
+# --list prints the rows the options select without touching a GPU.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$here/../.." && pwd)

@@ -108,6 +108,10 @@ TEST_IMPL(cli_bench_calibrate) {
   ASSERT_STR_CONTAINS(out, "\"provider\":\"lapack\"");
   ASSERT_STR_CONTAINS(out, "(cost table lapack.cost: interpolated between n=16 and 48)");
   unsetenv("MUSTER_COST_PATH");
+  /* --devices 0 (GPU 0, the entry a one-GPU machine needs) is a device, not a bad count */
+  ASSERT_EQ(tp_cli("bench --calibrate --provider lapack --n 16 --ranks 1 --devices 0 --reps 1 "
+                   "--warmup 0 --out -", out, sizeof out, err, sizeof err), 0);
+  ASSERT_STR_CONTAINS(out, "potrs f64 1 16 1 ");
   /* errors: what it needs, a provider that is not there (no file left) */
   ASSERT_EQ(tp_cli("bench --calibrate --provider lapack", out, sizeof out, err, sizeof err), 2);
   ASSERT_STR_CONTAINS(err, "needs --provider and --out");

@@ -18,63 +18,8 @@
 #include "muster.h"
 #include "providers/tp_util.h"
 #include "task.h"
+#include "cli_run.h"
 #include "test_shmdump_util.h"
-
-#define NKIDS 8
-
-struct run {
-  pid_t pid;          /* the CLI */
-  int out, err;
-  pid_t kids[NKIDS];  /* its ranks, in fork (= rank) order */
-  int nkids;
-};
-
-static void start(struct run *r, const char *const *argv, const char *const *env, int ranks) {
-  setenv("MUSTER_TIMEOUT", "60", 1);
-  ASSERT_EQ(tool_spawn("muster", argv, env, &r->pid, &r->out, &r->err), 0);
-  double t0 = test_now();
-  while ((r->nkids = tool_children(r->pid, r->kids, NKIDS)) < ranks && test_now() - t0 < 20)
-    usleep(2000);
-  ASSERT_EQ(r->nkids, ranks);
-}
-
-/* the rank stopped by MUSTER_LAUNCH_TEST_STOP, once it has stopped */
-static pid_t stopped_kid(const struct run *r) {
-  for (double t0 = test_now(); test_now() - t0 < 20; usleep(2000))
-    for (int i = 0; i < r->nkids; i++)
-      if (tool_proc_state(r->kids[i]) == 'T') return r->kids[i];
-  ASSERT(0);
-  return 0;
-}
-
-/* Collect the CLI after a kill at t_kill: its output, how long it took; no
- * rank may be left after 5 s; nothing of this job in /dev/shm. */
-static double finish(struct run *r, struct tool_result *res, double t_kill) {
-  ASSERT_EQ(tool_collect(res, r->pid, r->out, r->err, 60), 0);
-  double took = test_now() - t_kill;
-  fprintf(stderr, "ended %.2f s after the kill, exit %d signal %d\nstdout: %s\nstderr: %s\n", took,
-          res->exit_code, res->signal, res->out, res->err);
-  ASSERT_EQ(res->timed_out, 0);
-  ASSERT_EQ(tool_wait_gone(r->kids, r->nkids, 5.0), 0);
-  ASSERT_EQ(test_count_job_segments(test_job()), 0);
-  return took;
-}
-
-/* SIGKILL the CLI (the test is a subreaper): every rank must die with it
- * (PR_SET_PDEATHSIG), none may run on. */
-static void kill_cli(struct run *r) {
-  struct tool_result res;
-  double t_kill = test_now();
-  ASSERT_EQ(kill(r->pid, SIGKILL), 0);
-  finish(r, &res, t_kill);
-  ASSERT_EQ(res.signal, SIGKILL);
-  for (int i = 0; i < r->nkids; i++) { /* the orphans came to us */
-    int st;
-    ASSERT_EQ(waitpid(r->kids[i], &st, 0), r->kids[i]);
-    ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-  }
-  tool_result_free(&res);
-}
 
 static void contains_fmt(const char *hay, const char *fmt, int a, int b) {
   char want[256];
@@ -129,7 +74,7 @@ static double solve_kill_in_compute(struct tool_result *res, int victim, double 
   struct run r;
   slow_setup(&s);
   const char *env[] = {s.env_gate, s.env_entered, NULL};
-  start(&r, slow_argv, env, 3);
+  cli_start(&r, slow_argv, env, 3);
   *leader_pid = slow_leader(&s);
   ASSERT_EQ(*leader_pid, r.kids[0]);
   *victim_pid = r.kids[victim];
@@ -140,7 +85,7 @@ static double solve_kill_in_compute(struct tool_result *res, int victim, double 
     usleep((useconds_t)(open_after * 1e6));
     unlink(s.gate);
   }
-  double took = finish(&r, res, t_kill);
+  double took = cli_finish(&r, res, t_kill);
   unlink(s.gate);
   tp_dir_remove(s.dir);
   return took;
@@ -153,13 +98,13 @@ TEST_IMPL(cli_solve_rank_killed_before_join) {
   const char *env[] = {"MUSTER_LAUNCH_TEST_STOP=1", NULL};
   struct run r;
   struct tool_result res;
-  start(&r, argv, env, 3);
-  pid_t victim = stopped_kid(&r);
+  cli_start(&r, argv, env, 3);
+  pid_t victim = cli_stopped_kid(&r);
   ASSERT_EQ(victim, r.kids[1]);
   usleep(100000); /* ranks 0 and 2 wait for it at their first barrier */
   double t_kill = test_now();
   ASSERT_EQ(kill(victim, SIGKILL), 0);
-  double took = finish(&r, &res, t_kill);
+  double took = cli_finish(&r, &res, t_kill);
   ASSERT_EQ(res.exit_code, 1);
   ASSERT_DBL_LT(took, 3.0);
   ASSERT(json_valid(res.out));
@@ -243,10 +188,10 @@ static void launcher_killed(int before_join) {
   slow_setup(&s);
   const char *env[] = {s.env_gate, s.env_entered, "MUSTER_LAUNCH_TEST_STOP=2", NULL};
   if (!before_join) env[2] = NULL;
-  start(&r, slow_argv, env, 3);
-  if (before_join) stopped_kid(&r);
+  cli_start(&r, slow_argv, env, 3);
+  if (before_join) cli_stopped_kid(&r);
   else slow_leader(&s);
-  kill_cli(&r);
+  cli_kill(&r);
   unlink(s.gate);
   tp_dir_remove(s.dir);
 }
@@ -266,13 +211,13 @@ TEST_IMPL(cli_rendezvous_rank_killed_before_join) {
   const char *env[] = {"MUSTER_LAUNCH_TEST_STOP=2", NULL};
   struct run r;
   struct tool_result res;
-  start(&r, rv_argv, env, 3);
-  pid_t victim = stopped_kid(&r);
+  cli_start(&r, rv_argv, env, 3);
+  pid_t victim = cli_stopped_kid(&r);
   ASSERT_EQ(victim, r.kids[2]);
   usleep(100000);
   double t_kill = test_now();
   ASSERT_EQ(kill(victim, SIGKILL), 0);
-  double took = finish(&r, &res, t_kill);
+  double took = cli_finish(&r, &res, t_kill);
   ASSERT_EQ(res.exit_code, 1);
   ASSERT_DBL_LT(took, 3.0);
   contains_fmt(res.err, "peer died: rank %d (pid %d) was killed by signal 9 (Killed) before it "
@@ -286,11 +231,11 @@ TEST_IMPL(cli_rendezvous_rank_killed_before_join) {
 TEST_IMPL(cli_rendezvous_leader_killed) {
   struct run r;
   struct tool_result res;
-  start(&r, rv_argv, NULL, 3);
+  cli_start(&r, rv_argv, NULL, 3);
   usleep(300000); /* well into the rounds */
   double t_kill = test_now();
   ASSERT_EQ(kill(r.kids[0], SIGKILL), 0);
-  double took = finish(&r, &res, t_kill);
+  double took = cli_finish(&r, &res, t_kill);
   ASSERT_EQ(res.exit_code, 1);
   ASSERT_DBL_LT(took, 3.0);
   contains_fmt(res.err, "peer died: rank %d (pid %d) was killed by signal 9 (Killed) ", 0,
@@ -304,8 +249,41 @@ TEST_IMPL(cli_rendezvous_leader_killed) {
 TEST_IMPL(cli_rendezvous_launcher_killed) {
   ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   struct run r;
-  start(&r, rv_argv, NULL, 3);
+  cli_start(&r, rv_argv, NULL, 3);
   usleep(300000);
-  kill_cli(&r);
+  cli_kill(&r);
+  return 0;
+}
+
+/* The leader is stopped (SIGSTOP, a debugger) inside the provider, with
+ * MUSTER_TIMEOUT=1.  The others wait for its compute without a deadline of
+ * their own, yet a stopped leader must not hold them forever: they fail
+ * with MUSTER_ETIMEDOUT naming it as stopped once it has been stopped for
+ * the timeout; then, with no other rank left running, the launcher kills
+ * it (it used to wait for it forever: found by the storm, seed 2). */
+TEST_IMPL(cli_solve_leader_stopped) {
+  struct slow s;
+  struct run r;
+  struct tool_result res;
+  slow_setup(&s);
+  const char *env[] = {s.env_gate, s.env_entered, "MUSTER_TIMEOUT=1", NULL};
+  cli_start(&r, slow_argv, env, 3);
+  pid_t leader = slow_leader(&s);
+  ASSERT_EQ(leader, r.kids[0]);
+  double t_stop = test_now();
+  ASSERT_EQ(kill(leader, SIGSTOP), 0);
+  double took = cli_finish(&r, &res, t_stop);
+  ASSERT_EQ(res.exit_code, 1);
+  ASSERT_DBL_LT(1.0, took);
+  ASSERT_DBL_LT(took, 5.0); /* 1 s for the others, 1 s more for the launcher, slack */
+  contains_fmt(res.err, "it said: timed out waiting for peers: rank %d (pid %d, device -1) is stopped", 0,
+               leader);
+  ASSERT_STR_CONTAINS(res.err, "more than the timeout (1.0 s), while group cli");
+  contains_fmt(res.err, "rank %d (pid %d) was killed by signal 9 (Killed)", 0, leader);
+  ASSERT_STR_CONTAINS(res.err, "had been stopped (SIGSTOP or a debugger) for ");
+  ASSERT_STR_CONTAINS(res.err, "while no other rank ran (more than MUSTER_TIMEOUT); killed by the launcher");
+  tool_result_free(&res);
+  unlink(s.gate);
+  tp_dir_remove(s.dir);
   return 0;
 }

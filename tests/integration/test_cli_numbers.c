@@ -37,6 +37,8 @@ struct opt_case {
 static const char *const solve[] = {"solve", "potrs", "--n", "16", "--ranks", "2", NULL};
 static const char *const bench[] = {"bench", "--n", "16", "--reps", "1", "--modes",
                                     "muster-threads", NULL};
+static const char *const cal[] = {"bench", "--calibrate", "--provider", "lapack", "--n", "16",
+                                  "--ranks", "1", "--reps", "1", "--out", "-", NULL};
 static const char *const rdv[] = {"rendezvous", "--ranks", "1", "--rounds", "1", NULL};
 
 static const struct opt_case cases[] = {
@@ -48,6 +50,10 @@ static const struct opt_case cases[] = {
     {bench, "--n", bad_lists},       {bench, "--ranks", bad_ints},
     {bench, "--nrhs", bad_ints},     {bench, "--reps", bad_ints},
     {bench, "--warmup", bad_ints},   {bench, "--seed", bad_u64},
+    {cal, "--n", bad_lists},         {cal, "--ranks", bad_lists},
+    {cal, "--nrhs", bad_ints},       {cal, "--reps", bad_ints},
+    {cal, "--warmup", bad_ints},     {cal, "--devices", bad_lists},
+    {cal, "--provider", bad_names},
     {rdv, "--ranks", bad_ints},      {rdv, "--rounds", bad_ints},
     {rdv, "--warmup", bad_ints},     {rdv, "--cycles", bad_ints},
     {rdv, "--payload", bad_ints},

@@ -18,7 +18,11 @@ static int cycle_rank(int rank, int nranks, void *p) {
   for (int c = 0; c < a->cycles; c++) {
     muster_group_t *g = NULL;
     RCHECK(muster_group_join(a->group, rank, nranks, &o, &g) == 0);
-    RCHECK(muster_group_generation(g) == (uint64_t)c + 1);
+    RCHECK(muster_group_session(g) == (uint64_t)c + 1);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    RCHECK(muster_group_generation(g) == muster_group_session(g)); /* the old name stays */
+#pragma GCC diagnostic pop
     int mine[3] = {rank, c, a->salt};
     RCHECK(muster_group_exchange(g, mine, sizeof mine) == 0);
     for (int r = 0; r < nranks; r++) {
@@ -173,7 +177,7 @@ static int retire_rank(int rank, int nranks, void *p) {
     RCHECK(muster_group_exchange(g, &v, sizeof v) == 0);
     RCHECK(muster_group_payload(g, 1 - rank, &d, &len) == 0);
     RCHECK(*(const int *)d == (1 - rank) * 10 + call);
-    RCHECK(muster_group_generation(g) == 1); /* a new segment each call */
+    RCHECK(muster_group_session(g) == 1); /* a new segment each call */
     RCHECK(muster_group_status(g, &st, &d, &len) == 0);
     RCHECK(st == 40 + call && len == sizeof v && *(const int *)d == call);
     RCHECK(muster_group_leave(g) == 0);

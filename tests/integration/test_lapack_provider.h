@@ -30,7 +30,7 @@ typedef struct lfx {
   char err[512];
 } lfx_t;
 
-/* dlopen the provider built next to this test binary; init its context. */
+/* dlopen the lapack provider built next to this test binary; init its context. */
 const muster_provider_v1_t *lfx_provider(void **ctx);
 void lfx_seed(uint64_t seed);
 double lfx_eps(muster_dtype_t t);

@@ -1,21 +1,12 @@
 /* Fixture of the lapack provider tests (see test_lapack_provider.h). */
 #include <dlfcn.h>
 #include <float.h>
-#include <libgen.h>
 #include <limits.h>
 #include <math.h>
 
 #include "test_lapack_provider.h"
 
 const muster_provider_v1_t *lfx_provider(void **ctx) {
-  char exe[PATH_MAX], path[PATH_MAX + 64];
-  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  ASSERT(len > 0);
-  exe[len] = '\0';
-  /* build-X/tests/run-tests -> build-X/lib/muster/providers/lapack.so */
-  char *tests_dir = dirname(exe);
-  char *build_dir = dirname(tests_dir);
-  snprintf(path, sizeof path, "%s/lib/muster/providers/lapack.so", build_dir);
 #ifdef __SANITIZE_THREAD__
   /* OpenBLAS is not instrumented: the hand-offs of its own thread pool look
    * like races to TSan.  Keep it in the calling thread (read when the .so
@@ -23,8 +14,7 @@ const muster_provider_v1_t *lfx_provider(void **ctx) {
    * calls from several threads are still checked. */
   setenv("OPENBLAS_NUM_THREADS", "1", 0);
 #endif
-  void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!so) fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
+  void *so = test_provider_dlopen("lapack"); /* never dlclose'd: OpenBLAS threads outlive it badly */
   ASSERT(so != NULL);
   const muster_provider_v1_t *p = dlsym(so, MUSTER_PROVIDER_SYMBOL_V1);
   ASSERT(p != NULL);
@@ -32,7 +22,7 @@ const muster_provider_v1_t *lfx_provider(void **ctx) {
   ASSERT_EQ(p->struct_size, sizeof(muster_provider_v1_t));
   char err[256] = "";
   ASSERT_EQ(p->init(ctx, err, sizeof err), 0);
-  return p; /* never dlclose'd: OpenBLAS threads outlive a dlclose badly */
+  return p;
 }
 
 static __thread uint64_t rng = 0x9E3779B97F4A7C15ull; /* per thread: concurrent tests */

@@ -1,29 +1,185 @@
-#!/bin/sh
-# tests/mpi/run-mpi-tests.sh [BUILD] - the MPI bootstrap under Open MPI's
-# mpirun: mpi-comm-test on 1, 2, 3 and 4 ranks (as root on a small machine:
-# --allow-run-as-root --oversubscribe).  Needs mpirun on PATH and a libmpi
-# the runtime can dlopen (MUSTER_MPI_LIB to name one); exits 1 when any run
-# fails.  BUILD: the build folder (default build).
-set -eu
-build=$(cd "${1:-build}" && pwd)
-command -v mpirun >/dev/null || { echo "run-mpi-tests: mpirun not found" >&2; exit 1; }
-dir=$(mktemp -d /tmp/muster-mpi.XXXXXX)
-trap 'rm -rf "$dir"' EXIT
-mkdir -p "$dir/potrs"
-ln -s "$build/tests/providers/testprov_coll2.so" "$dir/potrs/colltwo.so"
-ln -s "$build/tests/providers/testprov_v1.so" "$dir/potrs/testprov.so"
-export MUSTER_PROVIDER_PATH="$dir"
-unset MUSTER_PROVIDER
-root=
-[ "$(id -u)" = 0 ] && root=--allow-run-as-root
-failed=0
-for np in 1 2 3 4; do
-  if out=$(timeout 120 mpirun $root --oversubscribe --mca btl self,tcp -np "$np" \
-           -x MUSTER_PROVIDER_PATH "$build/tests/mpi-comm-test" 2>&1); then
-    oks=$(printf '%s\n' "$out" | grep -c ' ok (openmpi)' || true)
-    if [ "$oks" = "$np" ]; then echo "ok - $np ranks"; continue; fi
+#!/usr/bin/env bash
+# tests/mpi/run-mpi-tests.sh [BUILD] - the MPI bootstrap's and the scalapack
+# provider's tests, as CI runs them (as root, on 2 cores; about 2.5 minutes
+# there, ASan part included: docs/testing.md).  BUILD is the build folder
+# (default build); the ASan part uses build-address when it has the driver.
+# Inputs are fresh random matrices on every run (each log's "# seed S";
+# mpi-scalapack --seed S repeats one).
+#
+#   comm np=1..4      the runtime's MPI bootstrap with the collective test
+#                     provider (build/tests/mpi-comm-test)
+#   solve np=1..4     every routine x dtype x n (37, 100, 257) x caller layout
+#                     (block, 1-D cyclic), auto and explicit tiles, NO_FACTOR /
+#                     NO_VECTORS: residuals and the lapack provider's answer;
+#                     through muster_solve_comm ("comm ...") unless a case
+#                     asks for a provider tile ("direct ...")
+#   tiny np=3,4       n = 1, 2, 3, 5: ranks with no rows or columns
+#   errors np=1..4    not positive definite, NaN/Inf (A, B, result), ranks that
+#                     disagree, bad pieces, bootstrap kinds, sub-communicators,
+#                     release_comms, estimate, late cancels; some through
+#                     muster_solve_comm; the engine choice
+#   grids             MUSTER_SCALAPACK_GRID=4x1 and 1x4 on 4 ranks, 2x1 on 2
+#   kill, stop        SIGKILL / SIGSTOP rank 1 of 3 mid-solve: every rank ends
+#                     within the bound, the output says why, /dev/shm (private
+#                     to the test) empty after (tests/mpi/fault.sh, in its own
+#                     mount and PID namespaces: nothing outlives it)
+#   valgrind          np=1 under memcheck: no error, no definite leak of ours
+#   asan              errors and solve on 2 ranks with the ASan+UBSan build
+#                     (not complex syevd: an OpenBLAS defect, below), when
+#                     build-address has the driver (run-all.sh builds it)
+#   multihost         two network + mount namespaces as two hosts, one job
+#                     over TCP (tests/mpi/run-multihost.sh)
+# Each mpirun has a time limit; ends with "N passed, N failed" (run-all.sh's
+# count()) and exits non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${1:-build}
+export DRV=$PWD/$BUILD/tests/mpi-scalapack
+LOG=${LOG:-$BUILD/test-logs/mpi}
+mkdir -p "$LOG"
+# --mca mpi_yield_when_idle 1: a waiting rank yields the CPU (Open MPI spins
+# otherwise, and 4 spinning ranks on 2 cores turn every message into a
+# scheduler time slice).  One OpenBLAS thread per rank, for the same reason.
+export MPIRUN="mpirun --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1 -x OPENBLAS_NUM_THREADS=1"
+export OPENBLAS_NUM_THREADS=1
+# The provider path of the driver's runs: lapack and scalapack alone (the
+# engine choice's reasons then name only them, and no GPU provider's CUDA
+# libraries are loaded: slow under valgrind).  prov_dir BUILD prints it.
+prov_dir() {
+  local dir r p
+  dir=$(mktemp -d /tmp/muster-mpi-prov.XXXXXX)
+  for r in potrs potri syevd; do
+    mkdir -p "$dir/$r"
+    for p in lapack scalapack; do ln -s "$PWD/$1/lib/muster/providers/$p.so" "$dir/$r/$p.so"; done
+  done
+  echo "$dir"
+}
+PROV=$(prov_dir "$BUILD")
+trap 'rm -rf "$PROV" "${ASAN_PROV:-}"' EXIT
+export MUSTER_PROVIDER_PATH=$PROV
+MPIRUN="$MPIRUN -x MUSTER_PROVIDER_PATH"
+pass=0
+fail=0
+
+if [ ! -x "$DRV" ]; then
+  echo "no $DRV: build with MPI + ScaLAPACK (tools/ci/install-deps.sh installs them)"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+# driver NAME TIMEOUT ARGS...: one mpirun of the driver; adds its closing
+# "P passed, F failed" (or one failure when there is none).
+driver() {
+  local name=$1 limit=$2 log="$LOG/$1.log" line p f t0=$SECONDS
+  shift 2
+  # shellcheck disable=SC2086
+  timeout -k 5 "$limit" "$@" >"$log" 2>&1
+  local rc=$?
+  echo "=== $name ($((SECONDS - t0)) s)"
+  grep -v '^ok ' "$log" | sed 's/^/  /'
+  line=$(grep -E '^mpi-scalapack np=[0-9]+ [a-z]+: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+  p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+')
+  f=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+')
+  pass=$((pass + ${p:-0}))
+  fail=$((fail + ${f:-0}))
+  if [ -z "$line" ] || { [ "$rc" != 0 ] && [ "${f:-0}" = 0 ]; }; then
+    fail=$((fail + 1))
+    echo "  FAIL: $name exited $rc$([ -z "$line" ] && echo ' without its closing count')"
   fi
-  echo "not ok - $np ranks:"; printf '%s\n' "$out" | sed 's/^/    /'
-  failed=1
+}
+
+# single NAME CMD...: a test that passes when CMD exits 0.
+single() {
+  local name=$1 log="$LOG/$1.log" t0=$SECONDS
+  shift
+  "$@" >"$log" 2>&1
+  local rc=$?
+  echo "=== $name ($((SECONDS - t0)) s)"
+  sed 's/^/  /' "$log"
+  if [ $rc = 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "  FAIL: $name exited $rc"; fi
+}
+
+# comm NP: the MPI bootstrap alone (build/tests/mpi-comm-test, linked with
+# libmuster only: the runtime dlopen()s libmpi) through the collective test
+# provider, which checks the bootstrap's allgather and its piece's layout:
+# every rank must say "rank R/NP ok".
+comm() {
+  local np=$1 dir
+  dir=$(mktemp -d /tmp/muster-mpi.XXXXXX)
+  mkdir -p "$dir/potrs"
+  ln -s "$PWD/$BUILD/tests/providers/testprov_coll2.so" "$dir/potrs/colltwo.so"
+  ln -s "$PWD/$BUILD/tests/providers/testprov_v1.so" "$dir/potrs/testprov.so"
+  # shellcheck disable=SC2086
+  single "comm-np$np" bash -c 'out=$(timeout -k 5 60 "$@" 2>&1); rc=$?; printf "%s\n" "$out"
+    [ $rc = 0 ] && [ "$(printf "%s\n" "$out" | grep -c " ok (openmpi)")" = "$0" ]' \
+    "$np" env MUSTER_PROVIDER_PATH="$dir" $MPIRUN -x MUSTER_PROVIDER_PATH -np "$np" \
+    "$PWD/$BUILD/tests/mpi-comm-test"
+  rm -rf "$dir"
+}
+
+t_start=$SECONDS
+for np in 1 2 3 4; do comm "$np"; done
+for np in 1 2 3 4; do
+  # shellcheck disable=SC2086
+  driver "solve-np$np" 300 $MPIRUN -np $np "$DRV" solve
 done
-exit $failed
+for np in 3 4; do # matrices smaller than the grid: ranks holding nothing
+  # shellcheck disable=SC2086
+  driver "tiny-np$np" 120 $MPIRUN -np $np "$DRV" solve --n 1,2,3,5
+done
+for np in 1 2 3 4; do
+  # shellcheck disable=SC2086
+  driver "errors-np$np" 120 $MPIRUN -np $np "$DRV" errors
+done
+for g in 4x1 1x4; do
+  # shellcheck disable=SC2086
+  driver "grid-$g" 120 $MPIRUN -np 4 -x MUSTER_SCALAPACK_GRID=$g "$DRV" solve --n 37,100 --quick
+done
+# shellcheck disable=SC2086
+driver "grid-2x1" 120 $MPIRUN -np 2 -x MUSTER_SCALAPACK_GRID=2x1 "$DRV" solve --n 100 --quick
+# A killed rank: mpirun notices and ends the job by itself.
+single kill unshare -m -p -f --mount-proc tests/mpi/fault.sh KILL 3 10 'exited on signal 9' --n 600 --seconds 120
+# A stopped rank: the others' deadline (the runtime's part, played by the
+# driver's watchdog) calls cancel(), which aborts the MPI job.
+single stop unshare -m -p -f --mount-proc tests/mpi/fault.sh STOP 3 15 'muster scalapack: rank [0-9]+ .*aborting the MPI job' \
+  --n 600 --seconds 120 --deadline 3
+# valgrind: one rank.  Open MPI's own noise (what MPI_Init keeps, the
+# loader's reads) is suppressed by its file and tests/mpi/valgrind-mpi.supp,
+# which match nothing with a frame of ours below MPI.
+VG="valgrind -q --num-callers=40 --error-exitcode=9 --leak-check=full --show-possibly-lost=no \
+  --errors-for-leak-kinds=definite --suppressions=/usr/share/openmpi/openmpi-valgrind.supp \
+  --suppressions=$PWD/tests/valgrind.supp --suppressions=$PWD/tests/mpi/valgrind-mpi.supp"
+# shellcheck disable=SC2086
+driver "valgrind-errors" 300 $MPIRUN -np 1 $VG "$DRV" errors
+# shellcheck disable=SC2086
+driver "valgrind-solve" 300 $MPIRUN -np 1 $VG "$DRV" solve --n 37,64 --quick
+# ASan+UBSan: LeakSanitizer with full stacks (Open MPI has no frame
+# pointers), so tests/mpi/lsan-mpi.supp can tell Open MPI's leaks from ours.
+ASAN_DRV=$PWD/${ASAN_BUILD:-build-address}/tests/mpi-scalapack
+if [ -x "$ASAN_DRV" ]; then
+  ASAN_PROV=$(prov_dir "${ASAN_BUILD:-build-address}")
+  export MUSTER_PROVIDER_PATH=$ASAN_PROV
+  ASAN="-x ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0:abort_on_error=1 \
+    -x LSAN_OPTIONS=suppressions=$PWD/tests/mpi/lsan-mpi.supp:print_suppressions=0 \
+    -x UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1"
+  # shellcheck disable=SC2086
+  driver "asan-errors-np2" 300 $MPIRUN $ASAN -np 2 "$ASAN_DRV" errors
+  # Not complex syevd: pXhetrd's pXhemv calls OpenBLAS 0.3.21's c/zgemv_n
+  # kernel, which reads 8/16 bytes past a PBLAS work vector (valgrind:
+  # "0 bytes after a block alloc'd" by PB_Cmalloc; OpenBLAS issue #4013);
+  # under ASan's allocator that read can cross into an unmapped page.
+  # shellcheck disable=SC2086
+  driver "asan-solve-np2" 300 $MPIRUN $ASAN -np 2 "$ASAN_DRV" solve --n 37,100 --routines potrs,potri
+  # shellcheck disable=SC2086
+  driver "asan-syevd-np2" 300 $MPIRUN $ASAN -np 2 "$ASAN_DRV" solve --n 37,100 --routines syevd \
+    --dtypes f32,f64
+  export MUSTER_PROVIDER_PATH=$PROV
+else
+  echo "=== asan: not run here: no $ASAN_DRV (scons san=address builds it)"
+fi
+single multihost timeout -k 5 180 tests/mpi/run-multihost.sh "$BUILD"
+
+echo
+echo "mpi tests took $((SECONDS - t_start)) s"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -38,6 +38,14 @@ static int est_none(void *ctx, const muster_provider_query_t *q, muster_provider
   return 0;
 }
 
+/* No model, but words (scalapack on one node says why lapack should run). */
+static int est_none_noted(void *ctx, const muster_provider_query_t *q, muster_provider_estimate_t *e) {
+  (void)ctx, (void)q;
+  e->seconds = -1;
+  snprintf(e->note, sizeof e->note, "one node: the other is faster");
+  return 0;
+}
+
 typedef struct fake {
   muster_provider_v2_t v;
   muster__provider_t p;
@@ -127,6 +135,13 @@ TEST_IMPL(choice_fastest_wins) {
   ASSERT_OK(rank_these(&q, NULL, two, 2, &ch));
   ASSERT(!strcmp(ch.c[0].p->name, "gamma"));
   ASSERT_STR_CONTAINS(ch.reason, "no estimate or cost table; higher priority (100, alpha has 10)");
+  ASSERT(strstr(ch.reason, "; alpha:") == NULL); /* alpha's estimate said nothing */
+  /* the runner-up's words without a model end the reason */
+  fake_init(&a, "alpha", 10, MUSTER_PROVIDER_LEADER, est_none_noted, NULL);
+  ASSERT_OK(rank_these(&q, NULL, two, 2, &ch));
+  ASSERT(!strcmp(ch.c[0].p->name, "gamma"));
+  ASSERT_STR_CONTAINS(ch.reason, "higher priority (100, alpha has 10); alpha: no estimate (one node: the "
+                                 "other is faster), no cost table");
   return 0;
 }
 

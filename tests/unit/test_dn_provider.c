@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include "cost.h"
 #include "muster/layout.h"
 #include "muster/provider.h"
 #include "providers/tp_util.h"
@@ -382,6 +383,85 @@ TEST_IMPL(dn_provider_refuses_bad_calls) {
   ASSERT_EQ(v->local_export(ctx, &host, 1, err, sizeof err, &len, err, sizeof err), MUSTER_EUNSUPPORTED);
   ASSERT_EQ(len, 0);
   ASSERT_STR_CONTAINS(err, "cusolverdn: shard memory kind 1 is not CUDA device memory");
+  v->fini(ctx);
+  dlclose(h);
+  return 0;
+}
+
+/* The model against the provider's own times on one H200
+ * (providers/cusolverdn/measured-h200.cost, made by tools/gpu/calibrate-dn.sh:
+ * muster_solve forced to cusolverdn, 1 rank, CUDA memory, so nothing moves
+ * between GPUs).  The choice between engines trusts estimate() over any
+ * table, so the model must stay close to what the provider does: within
+ * MODEL_TOL at n >= 8192, within SMALL_TOL at 4096 (there the per-call
+ * costs the model lumps into T_FIX weigh most), not checked below. */
+#define MODEL_TOL 1.35
+#define SMALL_TOL 1.75
+TEST_IMPL(dn_provider_model_matches_h200) {
+  const muster_provider_v2_t *v;
+  void *h = load(&v);
+  if (!h) return 0;
+  void *ctx = NULL;
+  char err[256];
+  ASSERT_OK(v->init(&ctx, err, sizeof err));
+  muster__cost_t *t = NULL;
+  char why[256];
+  ASSERT_OK(muster__cost_read(MUSTER_TEST_SRCDIR "/providers/cusolverdn/measured-h200.cost", &t, why,
+                              sizeof why));
+  int checked = 0, off = 0;
+  for (int i = 0; i < t->nrows; i++) {
+    const muster__cost_row_t *r = &t->rows[i];
+    if (r->n < 4096) continue;
+    double s = seconds(v, ctx, r->routine, r->dtype, r->n, 1, dev00, 0), ratio = s / r->seconds;
+    double tol = r->n >= 8192 ? MODEL_TOL : SMALL_TOL;
+    int bad = !(ratio < tol && ratio > 1 / tol);
+    fprintf(stderr, "%s %s n=%lld: model %.4f s, measured %.4f s (x%.2f)%s\n",
+            muster_routine_str(r->routine), muster_dtype_name(r->dtype), (long long)r->n, s,
+            r->seconds, ratio, bad ? "  <- off" : "");
+    off += bad;
+    checked++;
+  }
+  muster__cost_free(t);
+  v->fini(ctx);
+  dlclose(h);
+  ASSERT(checked >= 30);
+  ASSERT_EQ(off, 0);
+  return 0;
+}
+
+/* On two GPUs the runtime weighs cusolverdn's estimate (gather onto one GPU)
+ * against cusolvermg's shipped table (providers/cusolvermg/cusolvermg.cost,
+ * 2 x H200).  With those facts the choice must follow the measurements of
+ * issue 12: cuSolverMg for potrs from n = 32768 up (1.27x and 1.61x faster
+ * than one GPU), cusolverdn for syevd (one GPU was 1.7x-2.7x faster) and for
+ * potrs at 8192.  potrs at 16384 is a near tie once the gather is counted
+ * (0.047 s against 0.045 s) and is not asserted either way. */
+TEST_IMPL(dn_vs_cmg_table_two_gpus) {
+  const muster_provider_v2_t *v;
+  void *h = load(&v);
+  if (!h) return 0;
+  void *ctx = NULL;
+  char err[256], why[256], note[256];
+  ASSERT_OK(v->init(&ctx, err, sizeof err));
+  muster__cost_t *t = NULL;
+  ASSERT_OK(muster__cost_read(MUSTER_TEST_SRCDIR "/providers/cusolvermg/cusolvermg.cost", &t, why,
+                              sizeof why));
+  static const struct {
+    muster_routine_t rt;
+    int64_t n;
+    int mg_wins;
+  } want[] = {{MUSTER_POTRS, 8192, 0},   {MUSTER_POTRS, 32768, 1},
+              {MUSTER_POTRS, 65536, 1},  {MUSTER_POTRS, 131072, 1}, {MUSTER_SYEVD, 8192, 0},
+              {MUSTER_SYEVD, 16384, 0},  {MUSTER_SYEVD, 32768, 0}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    int64_t nrhs = want[i].rt == MUSTER_POTRS;
+    double dn = seconds(v, ctx, want[i].rt, MUSTER_F64, want[i].n, 2, dev01, 0), mg = 0;
+    ASSERT_OK(muster__cost_lookup(t, want[i].rt, MUSTER_F64, 2, want[i].n, nrhs, &mg, note, sizeof note));
+    fprintf(stderr, "%s n=%lld: cusolverdn %.4f s, cusolvermg %.4f s (%s)\n", muster_routine_str(want[i].rt),
+            (long long)want[i].n, dn, mg, note);
+    ASSERT_EQ(mg < dn, want[i].mg_wins);
+  }
+  muster__cost_free(t);
   v->fini(ctx);
   dlclose(h);
   return 0;

@@ -23,7 +23,9 @@
 #include "check.h"
 #include "choose.h"
 #include "cli.h"
+#include "opts.h"
 
+#define WHO "muster bench --calibrate"
 #define MAX_POINTS 64
 
 typedef struct cal {
@@ -50,23 +52,10 @@ static int usage(FILE *f) {
   return f == stderr ? 2 : 0;
 }
 
-/* "a,b,c" of integers >= 1 into v; count, or -1. */
-static int int_list(const char *s, int64_t *v, int cap) {
-  int n = 0;
-  while (*s) {
-    char *end;
-    long long x = strtoll(s, &end, 10);
-    if (end == s || x < 1 || n == cap || (*end && *end != ',')) return -1;
-    v[n++] = x;
-    s = *end ? end + 1 : end;
-  }
-  return n;
-}
-
 /* 0, 2 (usage error, printed) or -1 (--help printed). */
 static int parse(int argc, char **argv, cal_t *c) {
   int64_t tmp[MAX_POINTS];
-  const char *dtypes = "f64", *ns = "256,512,1024,2048", *ranks = "2", *mode = "threads";
+  const char *dtypes = "f64", *mode = "threads";
   c->spec = (sr_spec_t){.routine = MUSTER_POTRS, .nrhs = 1, .reps = 5, .warmup = 1};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -74,26 +63,30 @@ static int parse(int argc, char **argv, cal_t *c) {
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(stdout), -1;
     if (!v) return fprintf(stderr, "muster bench --calibrate: %s needs a value\n", a), usage(stderr);
     i++;
-    if (!strcmp(a, "--provider")) c->spec.provider = v;
+    int bad = 0;
+    if (!strcmp(a, "--provider")) c->spec.provider = v, bad = opt_backend(WHO, a, v) < 0;
     else if (!strcmp(a, "--routine")) {
       if (muster_routine_from_name(v, &c->spec.routine) != 0) return usage(stderr);
     } else if (!strcmp(a, "--dtype")) dtypes = v;
-    else if (!strcmp(a, "--n")) ns = v;
-    else if (!strcmp(a, "--ranks")) ranks = v;
-    else if (!strcmp(a, "--nrhs")) c->spec.nrhs = atoll(v);
+    else if (!strcmp(a, "--n")) bad = (c->nn = opt_i64_list(WHO, a, v, 1, OPT_MAX_N, c->ns, MAX_POINTS)) < 0;
+    else if (!strcmp(a, "--ranks")) {
+      bad = (c->nranks = opt_i64_list(WHO, a, v, 1, MUSTER_MAX_RANKS, tmp, MAX_POINTS)) < 0;
+      for (int j = 0; j < c->nranks; j++) c->ranks[j] = (int)tmp[j];
+    } else if (!strcmp(a, "--nrhs")) bad = opt_i64(WHO, a, v, 1, OPT_MAX_N, &c->spec.nrhs) < 0;
     else if (!strcmp(a, "--mode")) mode = v;
-    else if (!strcmp(a, "--reps")) c->spec.reps = atoi(v);
-    else if (!strcmp(a, "--warmup")) c->spec.warmup = atoi(v);
+    else if (!strcmp(a, "--reps")) bad = opt_int(WHO, a, v, 1, SR_MAX_REPS, &c->spec.reps) < 0;
+    else if (!strcmp(a, "--warmup")) bad = opt_int(WHO, a, v, 0, OPT_MAX_WARMUP, &c->spec.warmup) < 0;
     else if (!strcmp(a, "--out")) c->out = v;
     else if (!strcmp(a, "--devices")) {
-      int k = int_list(v, tmp, MUSTER_MAX_RANKS);
-      if (k < 0) return usage(stderr);
+      int k = opt_i64_list(WHO, a, v, 0, OPT_MAX_DEVICE, tmp, MUSTER_MAX_RANKS);
+      bad = k < 0;
       for (int j = 0; j < k; j++) c->spec.devices[j] = (int)tmp[j];
-      c->spec.ndevices = k;
+      c->spec.ndevices = k < 0 ? 0 : k;
     } else {
-      fprintf(stderr, "muster bench --calibrate: unknown option %s\n", a);
+      fprintf(stderr, "%s: unknown option %s\n", WHO, a);
       return usage(stderr);
     }
+    if (bad) return 2;
   }
   for (const char *s = dtypes; *s && c->ndtypes < 4;) {
     char name[8];
@@ -102,19 +95,13 @@ static int parse(int argc, char **argv, cal_t *c) {
     if (muster_dtype_from_name(name, &c->dtypes[c->ndtypes++]) != 0) return usage(stderr);
     s += l + (s[l] == ',');
   }
-  c->nn = int_list(ns, c->ns, MAX_POINTS);
-  c->nranks = int_list(ranks, tmp, MAX_POINTS);
-  for (int j = 0; j < c->nranks; j++) c->ranks[j] = tmp[j] > MUSTER_MAX_RANKS ? 0 : (int)tmp[j];
+  if (!c->nn) c->nn = opt_i64_list(WHO, "--n", "256,512,1024,2048", 1, OPT_MAX_N, c->ns, MAX_POINTS);
+  if (!c->nranks) c->nranks = 1, c->ranks[0] = 2;
   c->spec.processes = !strcmp(mode, "processes");
-  if (!c->spec.provider || !c->out || c->nn < 1 || c->nranks < 1 || c->ndtypes < 1 || c->spec.nrhs < 1 ||
-      c->spec.reps < 1 || c->spec.reps > SR_MAX_REPS || c->spec.warmup < 0 ||
-      (strcmp(mode, "threads") && strcmp(mode, "processes"))) {
-    fprintf(stderr, "muster bench --calibrate: needs --provider and --out, lists of n and ranks >= 1, "
-            "1 <= reps <= %d, --mode threads or processes\n", SR_MAX_REPS);
+  if (!c->spec.provider || !c->out || (strcmp(mode, "threads") && strcmp(mode, "processes"))) {
+    fprintf(stderr, "%s: needs --provider and --out, and --mode threads or processes\n", WHO);
     return usage(stderr);
   }
-  for (int j = 0; j < c->nranks; j++)
-    if (c->ranks[j] < 1) return usage(stderr);
   return 0;
 }
 

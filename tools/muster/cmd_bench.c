@@ -24,9 +24,7 @@
 #include "solve_run.h"
 
 #define WHO "muster bench"
-#define BENCH_MAX_N 65536     /* --n entries and --nrhs, as for muster solve */
 #define BENCH_MAX_SIZES 32    /* --n entries */
-#define BENCH_MAX_WARMUP 100
 
 static bench_mode_t *modes;
 
@@ -123,17 +121,17 @@ int cmd_bench(int argc, char **argv) {
                                      : muster_dtype_from_name(v, &p.dtype) != 0;
       if (bad) fprintf(stderr, "%s: %s: %s\n", WHO, a, muster_last_error());
     } else if (!strcmp(a, "--n")) {
-      bad = (nn = opt_i64_list(WHO, a, v, 1, BENCH_MAX_N, ns, BENCH_MAX_SIZES)) < 0;
+      bad = (nn = opt_i64_list(WHO, a, v, 1, OPT_MAX_N, ns, BENCH_MAX_SIZES)) < 0;
     } else if (!strcmp(a, "--modes")) {
       mlist = v;
     } else if (!strcmp(a, "--ranks")) {
       bad = opt_int(WHO, a, v, 1, MUSTER_MAX_RANKS, &p.ranks) < 0;
     } else if (!strcmp(a, "--nrhs")) {
-      bad = opt_i64(WHO, a, v, 1, BENCH_MAX_N, &p.nrhs) < 0;
+      bad = opt_i64(WHO, a, v, 1, OPT_MAX_N, &p.nrhs) < 0;
     } else if (!strcmp(a, "--reps")) {
       bad = opt_int(WHO, a, v, 1, BENCH_MAX_REPS, &p.reps) < 0;
     } else if (!strcmp(a, "--warmup")) {
-      bad = opt_int(WHO, a, v, 0, BENCH_MAX_WARMUP, &p.warmup) < 0;
+      bad = opt_int(WHO, a, v, 0, OPT_MAX_WARMUP, &p.warmup) < 0;
     } else if (!strcmp(a, "--seed")) {
       bad = opt_u64(WHO, a, v, &seed) < 0;
     } else if (!strcmp(a, "--provider")) {

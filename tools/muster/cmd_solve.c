@@ -73,12 +73,11 @@ static void json_str(const char *s) {
 #define WHO "muster solve" /* who, in messages */
 #define MAX_N 65536     /* --n, --nrhs: a dense n x n matrix in host memory */
 #define MAX_WARMUP 100
-#define MAX_DEVICE 4095 /* --devices entries */
 
 /* "0,1,3" -> devices; 0 or -1 after printing why. */
 static int parse_devices(const char *v, int *devices, int *count) {
   int64_t d[MUSTER_MAX_RANKS];
-  int n = opt_i64_list(WHO, "--devices", v, 0, MAX_DEVICE, d, MUSTER_MAX_RANKS);
+  int n = opt_i64_list(WHO, "--devices", v, 0, OPT_MAX_DEVICE, d, MUSTER_MAX_RANKS);
   if (n < 0) return -1;
   for (int i = 0; i < n; i++) devices[i] = (int)d[i];
   *count = n;

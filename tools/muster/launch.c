@@ -1,5 +1,6 @@
 /* tools/muster/launch.c - start ranks as processes and reap them (launch.h). */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,8 +71,13 @@ static void record(const struct ml_spec *sp, muster_launch_t *l, int r, int st,
   }
   if (f->killed) {
     size_t n = strlen(f->text);
-    snprintf(f->text + n, sizeof f->text - n, "; it was still running %.0f s after the first "
-             "failure; killed by the launcher", sp->grace_s > 0 ? sp->grace_s : ML_GRACE_S);
+    if (f->stopped_s > 0)
+      snprintf(f->text + n, sizeof f->text - n, "; it had been stopped (SIGSTOP or a debugger) "
+               "for %.1f s while no other rank ran (more than MUSTER_TIMEOUT); killed by the "
+               "launcher", f->stopped_s);
+    else
+      snprintf(f->text + n, sizeof f->text - n, "; it was still running %.0f s after the first "
+               "failure; killed by the launcher", sp->grace_s > 0 ? sp->grace_s : ML_GRACE_S);
     f->died = 1;
   }
 }
@@ -82,35 +88,80 @@ static int rank_of(const struct ml_fate *f, int n, pid_t pid, const pid_t *live)
   return -1;
 }
 
+/* How long a stopped rank may hold up a job in which no other rank runs
+ * any more: the barrier deadline of the ranks (MUSTER_TIMEOUT, as the
+ * runtime reads it; inf: forever, e.g. under a debugger). */
+static double stop_limit(void) {
+  const char *v = getenv("MUSTER_TIMEOUT");
+  double t;
+  if (!v || muster_parse_seconds(v, 1, &t) < 0) return MUSTER_DEFAULT_TIMEOUT_S;
+  return t;
+}
+
+/* The ranks still alive (live[r] > 0) are all stopped (SIGSTOP, a tracer):
+ * nothing will make progress on its own. */
+static int all_stopped(const struct ml_spec *sp, const pid_t *live, const int *stopped) {
+  int any = 0;
+  for (int r = 0; r < sp->ranks; r++) {
+    if (live[r] <= 0) continue;
+    if (!stopped[r]) return 0;
+    any = 1;
+  }
+  return any;
+}
+
+static void kill_live(const struct ml_spec *sp, const pid_t *live, struct ml_fate *f,
+                      const int *stopped, double stopped_s) {
+  for (int r = 0; r < sp->ranks; r++)
+    if (live[r] > 0 && kill(live[r], SIGKILL) == 0) {
+      f[r].killed = 1;
+      f[r].stopped_s = stopped && stopped[r] ? stopped_s : 0;
+    }
+}
+
 /* Reap every child in live[] (pid, 0 once reaped).  After the first death
- * the others get the grace, then SIGKILL. */
+ * the others get the grace, then SIGKILL.  A rank stopped while every
+ * other live rank is stopped too (or gone) gets stop_limit(), then SIGKILL:
+ * a finished job must not wait forever for a rank someone stopped.
+ * Stops and continues are seen through WUNTRACED | WCONTINUED. */
 static void reap_all(const struct ml_spec *sp, muster_launch_t *l, pid_t *live,
                      struct ml_fate *f) {
-  double grace = sp->grace_s > 0 ? sp->grace_s : ML_GRACE_S, deadline = 0;
-  int left = 0, killed = 0, seq = 0;
+  double grace = sp->grace_s > 0 ? sp->grace_s : ML_GRACE_S, deadline = 0, limit = stop_limit();
+  double stuck_since = 0;
+  int left = 0, killed = 0, seq = 0, stopped[ML_MAX_RANKS] = {0};
   for (int r = 0; r < sp->ranks; r++) left += live[r] > 0;
   while (left > 0) {
-    int st;
-    pid_t w = waitpid(-1, &st, deadline > 0 && !killed ? WNOHANG : 0);
+    int st, poll = !killed && (deadline > 0 || stuck_since > 0);
+    pid_t w = waitpid(-1, &st, WUNTRACED | WCONTINUED | (poll ? WNOHANG : 0));
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) break; /* ECHILD: nothing left */
     if (w == 0) {
-      if (now_s() < deadline) {
+      double now = now_s();
+      if (deadline > 0 && now >= deadline) {
+        kill_live(sp, live, f, NULL, 0);
+        killed = 1;
+      } else if (stuck_since > 0 && now - stuck_since >= limit) {
+        kill_live(sp, live, f, stopped, now - stuck_since);
+        killed = 1;
+      } else {
         usleep(2000);
-        continue;
       }
-      for (int r = 0; r < sp->ranks; r++)
-        if (live[r] > 0 && kill(live[r], SIGKILL) == 0) f[r].killed = 1;
-      killed = 1;
       continue;
     }
     int r = rank_of(f, sp->ranks, w, live);
     if (r < 0) continue;
-    live[r] = 0;
-    left--;
-    f[r].seq = ++seq;
-    record(sp, l, r, st, &f[r]);
-    if (f[r].died && deadline == 0) deadline = now_s() + grace;
+    if (WIFSTOPPED(st) || WIFCONTINUED(st)) {
+      stopped[r] = WIFSTOPPED(st);
+    } else {
+      live[r] = 0;
+      left--;
+      f[r].seq = ++seq;
+      record(sp, l, r, st, &f[r]);
+      if (f[r].died && deadline == 0) deadline = now_s() + grace;
+    }
+    int stuck = isfinite(limit) && all_stopped(sp, live, stopped);
+    if (!stuck) stuck_since = 0;
+    else if (stuck_since == 0) stuck_since = now_s();
   }
 }
 

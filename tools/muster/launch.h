@@ -16,7 +16,10 @@
  *     phase;
  *   - after the first death the others get `grace_s` to end on their own
  *     (a leader inside a long provider call cannot notice), then are
- *     SIGKILLed, so the command always ends.
+ *     SIGKILLed, so the command always ends;
+ *   - a rank stopped (SIGSTOP, a debugger) while no other rank runs any
+ *     more is SIGKILLed once that has lasted MUSTER_TIMEOUT (never with
+ *     MUSTER_TIMEOUT=inf), so a finished job does not wait for it forever.
  */
 #ifndef MUSTER_CLI_LAUNCH_H
 #define MUSTER_CLI_LAUNCH_H
@@ -33,7 +36,10 @@ struct ml_fate {
   int status;      /* waitpid() status                                         */
   int died;        /* 1: not a clean end (signal, non-zero exit, exit while
                       seated or before joining, or killed by the launcher)     */
-  int killed;      /* 1: the launcher killed it after the grace                */
+  int killed;      /* 1: the launcher killed it after the grace, or after it
+                      had been stopped longer than MUSTER_TIMEOUT while no
+                      other rank ran                                        */
+  double stopped_s;/* killed while stopped: for how long, else 0           */
   int seq;         /* order in which it was reaped, 1 = first; 0 never         */
   char text[ML_FATE]; /* "rank 1 (pid 4242) was killed by signal 9 (Killed)
                          while waiting at barrier 3 of group g"               */

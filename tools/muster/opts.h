@@ -9,6 +9,11 @@
 
 #include <stdint.h>
 
+/* The ranges every subcommand accepts for the options they share. */
+#define OPT_MAX_N 65536       /* --n entries and --nrhs                 */
+#define OPT_MAX_DEVICE 4095   /* --devices entries                      */
+#define OPT_MAX_WARMUP 100    /* --warmup                               */
+
 /* 0 with *out set, or -1 after printing "<who>: <opt>: <why>". */
 int opt_i64(const char *who, const char *opt, const char *v, int64_t lo, int64_t hi,
             int64_t *out);

@@ -10,7 +10,10 @@ calculate_all_valid_T_A.  See docs/jax.md.
 Modules: _lib (loading the libraries, the runtime's C functions), _layout
 (the layout rules, from the runtime), _sharding (meshes, specs, placing A),
 _groups (what names a solve's group), _call (the per-device FFI call),
-_cholesky (potrs, potri), _eigh (syevd), _cyclic (cyclic_1d_layout).
+_cholesky (potrs, potri), _eigh (syevd), _cholesky_rules / _eigh_rules
+(their derivatives and implementations), _algebra (the rules' products),
+_factor (solves with potrs's Cholesky factor), _cyclic (cyclic_1d_layout).
+jaxmg.v0 / jaxmg.v1: jaxmg 0.0.x's and 1.4.x's call forms.
 """
 from . import _lib
 from ._lib import ffi_api_version, last_solve, lib_dir, strerror

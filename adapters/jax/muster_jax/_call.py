@@ -9,14 +9,14 @@ adapters/jax/ffi.c; docs/jax.md says how it works.
 """
 import threading
 from functools import partial
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh
+from jax.sharding import Mesh, PartitionSpec as P
 
-from . import _groups, _lib, _sharding
+from . import _groups, _layout, _lib, _sharding
 
 POTRS, POTRI, SYEVD = (_lib.routine_code(r) for r in ("potrs", "potri", "syevd"))
 NO_VECTORS = 0x1  # MUSTER_NO_VECTORS
@@ -25,19 +25,22 @@ _LAYOUT_BLOCK, _LAYOUT_CYCLIC = 0, 1  # muster_layout_t
 _COLMAJOR = (1, 0)  # jax.ffi layouts are major-to-minor: (1, 0) is column-major
 
 
-def local_solve(routine: int, a: jax.Array, b: jax.Array | None = None, *, axis_name: str, n: int,
-                T_A: int | None = None, cyclic_1d: bool = False, flags: int = 0,
+def local_solve(routine: int, a: jax.Array, b: jax.Array | None = None, *, axis_name: str | tuple,
+                n: int, T_A: int | None = None, cyclic_1d: bool = False, flags: int = 0,
                 provider: str | None = None, return_status: bool = False,
                 process_mode: bool | None = None,
                 site: int | None = None) -> tuple[jax.Array, jax.Array | None, jax.Array]:
     """One device's call of the handler, inside shard_map.
+
+    Under jax.vmap the call is batched by _batch_rule (one handler call per
+    matrix, or one call with B's columns side by side when A is shared).
 
     Args:
       routine: POTRS, POTRI or SYEVD.
       a: this device's column block of A (ld x w; its cyclic buffer if
         cyclic_1d).
       b: all of B (ld x nrhs), potrs only.
-      axis_name: the mesh axis A is sharded over.
+      axis_name: the mesh axis (or tuple of axes) A is sharded over.
       n: order of A (ld may be larger: padding rows).
       T_A: the tile (None: the runtime's choice; required with cyclic_1d).
       cyclic_1d: whether a is in the cyclic layout.
@@ -51,26 +54,44 @@ def local_solve(routine: int, a: jax.Array, b: jax.Array | None = None, *, axis_
 
     Returns:
       (a_out, b_out or w or None, status int32[1]): potrs gives (A's
-      remains, X, status), potri (its block of inv(A), None, status),
-      syevd (its block of the eigenvectors, the eigenvalues, status).
+      remains: its Cholesky factor in the lower triangle unless NO_FACTOR,
+      X, status), potri (its block of inv(A), None, status), syevd (its
+      block of the eigenvectors, the eigenvalues, status).
 
     Raises:
       TypeError: a dtype muster does not take, or b's differs from a's.
     """
     if a.dtype not in _sharding.DTYPES:
         raise TypeError(f"muster_jax: dtype {a.dtype} not supported (float32, float64, complex64, complex128)")
+    if routine == POTRS and b.dtype != a.dtype:
+        raise TypeError(f"muster_jax: b has dtype {b.dtype}, A has {a.dtype}")
     if process_mode is None:
         process_mode = jax.process_count() > 1
-    nranks = int(jax.sharding.get_abstract_mesh().shape[axis_name])
-    ins = [_groups.rank_operand(axis_name), a]
+    nranks = _groups.axis_size(axis_name)
+    attrs = dict(routine=np.int32(routine), n=np.int64(n), tile=np.int64(T_A or 0),
+                 layout=np.int32(_LAYOUT_CYCLIC if cyclic_1d else _LAYOUT_BLOCK), flags=np.int32(flags),
+                 nranks=np.int32(nranks), provider=str(provider or ""), group_key=_groups.group_key(),
+                 site=np.int64(_groups.next_trace_site() if site is None else site),
+                 return_status=np.int32(bool(return_status)), process_mode=np.int32(bool(process_mode)),
+                 # every rank in this process: the handler may reuse group names
+                 local_ranks=np.int32(1 if process_mode else nranks))
+    res = _batchable(routine, attrs)(_groups.rank_operand(axis_name), a, *([b] if routine == POTRS else []))
+    if routine == POTRI:
+        return res[0], None, res[1]
+    return res[0], res[1], res[2]
+
+
+def _ffi(routine: int, attrs: dict, rank: jax.Array, a: jax.Array, *b: jax.Array) -> tuple:
+    """The handler's custom call for one matrix (operands and results as
+    adapters/jax/ffi.c lists them)."""
+    ins = [rank, a, *b]
     outs = [jax.ShapeDtypeStruct(a.shape, a.dtype)]
     in_layouts, out_layouts, aliases = [None, _COLMAJOR], [_COLMAJOR], {1: 0}
+    nrhs = 0
     if routine == POTRS:
-        if b.dtype != a.dtype:
-            raise TypeError(f"muster_jax: b has dtype {b.dtype}, A has {a.dtype}")
-        ins.append(b)
+        nrhs = b[0].shape[1]
         in_layouts.append(_COLMAJOR)
-        outs.append(jax.ShapeDtypeStruct(b.shape, b.dtype))
+        outs.append(jax.ShapeDtypeStruct(b[0].shape, b[0].dtype))
         out_layouts.append(_COLMAJOR)
         aliases[2] = 1
     elif routine == SYEVD:
@@ -80,17 +101,52 @@ def local_solve(routine: int, a: jax.Array, b: jax.Array | None = None, *, axis_
     out_layouts.append(None)
     call = jax.ffi.ffi_call(_lib.TARGET, outs, input_layouts=in_layouts, output_layouts=out_layouts,
                             input_output_aliases=aliases, has_side_effect=False)
-    res = call(*ins, routine=np.int32(routine), n=np.int64(n),
-               nrhs=np.int64(b.shape[1] if routine == POTRS else 0), tile=np.int64(T_A or 0),
-               layout=np.int32(_LAYOUT_CYCLIC if cyclic_1d else _LAYOUT_BLOCK), flags=np.int32(flags),
-               nranks=np.int32(nranks), provider=str(provider or ""), group_key=_groups.group_key(),
-               site=np.int64(_groups.next_trace_site() if site is None else site),
-               return_status=np.int32(bool(return_status)), process_mode=np.int32(bool(process_mode)),
-               # every rank in this process: the handler may reuse group names
-               local_ranks=np.int32(1 if process_mode else nranks))
-    if routine == POTRI:
-        return res[0], None, res[1]
-    return res[0], res[1], res[2]
+    return tuple(call(*ins, nrhs=np.int64(nrhs), **attrs))
+
+
+def _batchable(routine: int, attrs: dict) -> Callable:
+    """_ffi with a batching rule (jax.vmap) for this routine and attributes."""
+
+    @jax.custom_batching.custom_vmap
+    def call(rank, a, *b):
+        return _ffi(routine, attrs, rank, a, *b)
+
+    @call.def_vmap
+    def rule(axis_size, in_batched, rank, a, *b):
+        return _batch_rule(call, routine, axis_size, in_batched, rank, a, *b)
+
+    return call
+
+
+def _batch_rule(call: Callable, routine: int, size: int, in_batched: list, rank: jax.Array,
+                a: jax.Array, *b: jax.Array) -> tuple[tuple, tuple]:
+    """vmap of one device's call over a leading batch axis.
+
+    One matrix A for many B (potrs): a single call with the B's side by
+    side as columns, since A X_i = B_i for every i is A [X_1 ...] = [B_1 ...].
+    Otherwise one call per matrix, in a loop; each iteration's group is told
+    apart by the replica index (replica * size + i), so no two iterations
+    (nor two batch levels of nested vmaps) ever share a group, and the
+    handler needs no batch dimension.  docs/jax.md has the measurements
+    behind the choice.
+    """
+    if in_batched[0]:
+        raise NotImplementedError("muster_jax: the rank operand cannot be batched")
+    if routine == POTRS and not in_batched[1]:
+        bb = b[0]  # batched: (size, ld, nrhs)
+        cols = jnp.moveaxis(bb, 0, 1).reshape(bb.shape[1], size * bb.shape[2])
+        a_out, x, status = call(rank, a, cols)
+        x = jnp.moveaxis(x.reshape(bb.shape[1], size, bb.shape[2]), 1, 0)
+        return (a_out, x, status), (False, True, False)
+    ops = [x if batched else jnp.broadcast_to(x, (size,) + x.shape)
+           for x, batched in zip((a, *b), in_batched[1:])]
+
+    def one(args):
+        i, *xs = args
+        return call(rank.at[1].set(rank[1] * size + i), *xs)
+
+    outs = jax.lax.map(one, (jnp.arange(size, dtype=rank.dtype), *ops))
+    return tuple(outs), (True,) * len(outs)
 
 
 _jitted = {}
@@ -126,3 +182,38 @@ def launch(impl: Callable, arrays: tuple, mesh: Mesh, config: tuple, **static) -
     fn = _compiled(impl, mesh=mesh, site=_groups.site_for(config, traced), **static)
     with _sharding.in_mesh(mesh, traced):
         return fn(*arrays)
+
+
+class Config(NamedTuple):
+    """Everything of a call but the arrays (static, hashable)."""
+    mesh: Mesh
+    pl: _sharding.Placement
+    spec: tuple                 # A's PartitionSpec, as a tuple
+    T_A: int | None
+    return_status: bool
+    cyclic_1d: bool
+    provider: str | None
+
+    def launch(self, impl, arrays: tuple, **static) -> tuple:
+        """impl on arrays through launch, with this configuration."""
+        config = (impl.__name__, tuple(x.shape for x in arrays), str(arrays[0].dtype), self,
+                  tuple(sorted(static.items())))
+        return launch(impl, arrays, self.mesh, config, T_A=self.T_A, pl=self.pl,
+                      return_status=self.return_status, cyclic_1d=self.cyclic_1d, provider=self.provider,
+                      **static)
+
+    def out_spec(self) -> P:
+        """Where a matrix result (A^-1) is: like A, or replicated when N does
+        not divide evenly over the devices."""
+        even = _layout.block_padded_order(self.pl.N, self.pl.R) == self.pl.N
+        return P(*self.spec) if even or self.cyclic_1d else P(None, None)
+
+    def check_differentiable(self) -> None:
+        """The derivative rules work on A in the block layout.
+
+        Raises:
+          NotImplementedError: A is in the cyclic layout.
+        """
+        if self.cyclic_1d:
+            raise NotImplementedError("muster_jax: derivatives need A in the block layout (cyclic_1d=False); "
+                                      "solve the cyclic form without differentiating it")

@@ -2,10 +2,9 @@
 Hermitian positive definite A, on a mesh or inside the caller's shard_map.
 """
 import jax
-import jax.numpy as jnp
 from jax.sharding import Mesh, PartitionSpec as P
 
-from . import _call, _sharding
+from . import _call, _cholesky_rules, _sharding
 from ._call import NO_FACTOR, POTRI, POTRS
 
 # ---- inside the caller's shard_map ----------------------------------------------------
@@ -71,7 +70,7 @@ potri_no_shardmap = potri_shardmap_ctx
 
 def potrs(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,
           in_specs: tuple | list | None = None, return_status: bool = False, cyclic_1d: bool = False,
-          provider: str | None = None) -> jax.Array | tuple[jax.Array, jax.Array]:
+          provider: str | None = None, return_logdet: bool = False) -> jax.Array | tuple[jax.Array, ...]:
     """Solve A X = B for Hermitian positive definite A sharded over `mesh`.
 
     A and b are not modified.
@@ -89,11 +88,15 @@ def potrs(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None 
         solve instead of raising.
       cyclic_1d: whether a is in the cyclic layout.
       provider: force a provider (None: the runtime's choice).
+      return_logdet: also return log det A (a real scalar, from A's
+        Cholesky factor: no second factorization; its derivative costs a
+        potri).
 
     Returns:
       X, replicated (1-D if b was); (X, status) with return_status, status
       an int32: 0, k > 0 for a leading minor that is not positive definite,
-      or a negative MUSTER_E* code (strerror names it).
+      or a negative MUSTER_E* code (strerror names it); (X, logdet) with
+      return_logdet, (X, logdet, status) with both.
     """
     what = "muster_jax.potrs"
     mesh = _sharding.mesh_or_context(mesh)
@@ -110,31 +113,15 @@ def potrs(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None 
         raise ValueError(f"{what}: b must be ({pl.N},) or ({pl.N}, nrhs), got {b.shape}")
     if b.dtype != a.dtype:
         raise TypeError(f"{what}: b has dtype {b.dtype}, a has {a.dtype}")
-    config = (POTRS, a.shape, str(a.dtype), b.shape, T_A, mesh, tuple(in_specs[0]), pl.dim, pl.axis,
-              bool(return_status), bool(cyclic_1d), provider)
-    x, status = _call.launch(_potrs_impl, (a, b), mesh, config, T_A=T_A, pl=pl,
-                             return_status=bool(return_status), cyclic_1d=bool(cyclic_1d),
-                             provider=provider)
+    cfg = _call.Config(mesh, pl, tuple(in_specs[0]), T_A, bool(return_status), bool(cyclic_1d),
+                                 provider)
+    if return_logdet and cyclic_1d:
+        raise NotImplementedError(f"{what}: return_logdet needs A in the block layout (cyclic_1d=False)")
+    x, ld, status = _cholesky_rules.potrs(cfg, bool(return_logdet), a, b)
     if vec:
         x = x[:, 0]
-    return (x, status) if return_status else x
-
-
-def _potrs_impl(a, b, *, T_A, mesh, pl, return_status, cyclic_1d, provider, site):
-    a, a_spec, Np = _sharding.place_a(a, mesh, pl, cyclic_1d)
-    b = b if Np == pl.N else jnp.pad(b, ((0, Np - pl.N), (0, 0)))
-    b = _sharding.constrain(b, mesh, P(None, None))
-
-    def body(a_loc, b_loc):
-        _, x, status = _call.local_solve(POTRS, _sharding.to_colblock(a_loc, pl.dim), b_loc,
-                                         axis_name=pl.axis, n=pl.N, T_A=T_A, cyclic_1d=cyclic_1d,
-                                         flags=NO_FACTOR, provider=provider, return_status=return_status,
-                                         process_mode=_sharding.spans_processes(mesh), site=site)
-        return x, status
-
-    x, status = jax.shard_map(body, mesh=mesh, in_specs=(a_spec, P(None, None)),
-                              out_specs=(P(None, None), P(None)), check_vma=False)(a, b)
-    return x[:pl.N], status[0]
+    out = (x,) + ((ld,) if return_logdet else ()) + ((status,) if return_status else ())
+    return out if len(out) > 1 else x
 
 
 def potri(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,
@@ -157,27 +144,7 @@ def potri(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,
     mesh = _sharding.mesh_or_context(mesh)
     spec = _sharding.single_spec(in_specs, mesh)
     pl = _sharding.prepare(a, T_A, mesh, spec, cyclic_1d, what)
-    config = (POTRI, a.shape, str(a.dtype), T_A, mesh, tuple(spec), bool(return_status),
-              bool(cyclic_1d), provider)
-    inv, status = _call.launch(_potri_impl, (a,), mesh, config, T_A=T_A, pl=pl,
-                               return_status=bool(return_status), cyclic_1d=bool(cyclic_1d),
-                               provider=provider)
+    cfg = _call.Config(mesh, pl, tuple(spec), T_A, bool(return_status), bool(cyclic_1d), provider)
+    inv, status = _cholesky_rules.potri(cfg, a)
     return (inv, status) if return_status else inv
 
-
-def _potri_impl(a, *, T_A, mesh, pl, return_status, cyclic_1d, provider, site):
-    a, a_spec, Np = _sharding.place_a(a, mesh, pl, cyclic_1d)
-
-    def body(a_loc):
-        inv, _, status = _call.local_solve(POTRI, _sharding.to_colblock(a_loc, pl.dim), axis_name=pl.axis,
-                                           n=pl.N, T_A=T_A, cyclic_1d=cyclic_1d, provider=provider,
-                                           return_status=return_status,
-                                           process_mode=_sharding.spans_processes(mesh), site=site)
-        return _sharding.to_colblock(inv, pl.dim), status  # the inverse is Hermitian too
-
-    inv, status = jax.shard_map(body, mesh=mesh, in_specs=(a_spec,), out_specs=(a_spec, P(None)),
-                                check_vma=False)(a)
-    if not cyclic_1d and Np != pl.N:
-        # an N not divisible by the devices cannot stay sharded: replicate
-        inv = _sharding.constrain(inv, mesh, P(None, None))[:pl.N, :pl.N]
-    return inv, status[0]

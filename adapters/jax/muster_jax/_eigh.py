@@ -4,7 +4,7 @@ a Hermitian A), on a mesh or inside the caller's shard_map.
 import jax
 from jax.sharding import Mesh, PartitionSpec as P
 
-from . import _call, _sharding
+from . import _call, _eigh_rules, _sharding
 from ._call import NO_VECTORS, SYEVD
 
 
@@ -73,30 +73,10 @@ def syevd(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,
     mesh = _sharding.mesh_or_context(mesh)
     spec = _sharding.single_spec(in_specs, mesh)
     pl = _sharding.prepare(a, T_A, mesh, spec, cyclic_1d, what)
-    config = (SYEVD, a.shape, str(a.dtype), T_A, mesh, tuple(spec), bool(return_eigenvectors),
-              bool(return_status), bool(cyclic_1d), provider)
-    w, v, status = _call.launch(_syevd_impl, (a,), mesh, config, T_A=T_A, pl=pl,
-                                vectors=bool(return_eigenvectors), return_status=bool(return_status),
-                                cyclic_1d=bool(cyclic_1d), provider=provider)
+    cfg = _call.Config(mesh, pl, tuple(spec), T_A, bool(return_status), bool(cyclic_1d), provider)
+    w, v, status = _eigh_rules.syevd(cfg, bool(return_eigenvectors), a)
     out = (w, v) if return_eigenvectors else (w,)
     if return_status:
         return out + (status,)
     return out if return_eigenvectors else w
 
-
-def _syevd_impl(a, *, T_A, mesh, pl, vectors, return_status, cyclic_1d, provider, site):
-    a, a_spec, Np = _sharding.place_a(a, mesh, pl, cyclic_1d)
-
-    def body(a_loc):
-        v, w, status = _call.local_solve(SYEVD, _sharding.to_colblock(a_loc, pl.dim), axis_name=pl.axis,
-                                         n=pl.N, T_A=T_A, cyclic_1d=cyclic_1d,
-                                         flags=0 if vectors else NO_VECTORS, provider=provider,
-                                         return_status=return_status,
-                                         process_mode=_sharding.spans_processes(mesh), site=site)
-        return w, v, status
-
-    w, v, status = jax.shard_map(body, mesh=mesh, in_specs=(a_spec,),
-                                 out_specs=(P(None), P(None, pl.axis), P(None)), check_vma=False)(a)
-    if not cyclic_1d and Np != pl.N:
-        v = _sharding.constrain(v, mesh, P(None, None))[:pl.N, :pl.N]
-    return w[:pl.N], v, status[0]

@@ -61,21 +61,34 @@ def group_key() -> str:
     return "j" + h
 
 
-def rank_operand(axis_name: str) -> jax.Array:
+def axis_size(axis_name: str | tuple) -> int:
+    """Devices along a mesh axis, or along a tuple of them (their product),
+    in the current shard_map."""
+    shape = jax.sharding.get_abstract_mesh().shape
+    names = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+    size = 1
+    for ax in names:
+        size *= int(shape[ax])
+    return size
+
+
+def rank_operand(axis_name: str | tuple) -> jax.Array:
     """This device's place in its group, inside shard_map.
 
     Args:
-      axis_name: the mesh axis the matrix is sharded over.
+      axis_name: the mesh axis (or tuple of axes) the matrix is sharded
+        over.
 
     Returns:
       int32[2]: the rank along axis_name, and the replica index over the
       other manual mesh axes (each replica solves on its own).
     """
     rank = jax.lax.axis_index(axis_name)
+    names = axis_name if isinstance(axis_name, tuple) else (axis_name,)
     replica = jnp.int32(0)
     am = jax.sharding.get_abstract_mesh()
     manual = set(getattr(am, "manual_axes", ()) or ())
     for ax in am.axis_names:
-        if ax != axis_name and ax in manual:
+        if ax not in names and ax in manual:
             replica = replica * am.shape[ax] + jax.lax.axis_index(ax)
     return jnp.stack([rank, replica]).astype(jnp.int32)

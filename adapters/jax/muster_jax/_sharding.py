@@ -133,8 +133,16 @@ def constrain(x: jax.Array, mesh: Mesh, spec: P) -> jax.Array:
 
 
 def is_traced(*xs: object) -> bool:
-    """Whether any of xs is a tracer: the call is inside the caller's jit."""
-    return any(isinstance(x, jax.core.Tracer) for x in xs)
+    """Whether the call is inside a trace: any of xs is a tracer, or a
+    transformation is under way (a derivative rule's stop_gradient'ed
+    values are concrete, yet jax.set_mesh is refused there)."""
+    if any(isinstance(x, jax.core.Tracer) for x in xs):
+        return True
+    try:
+        from jax._src import core
+        return not core.trace_state_clean()
+    except (ImportError, AttributeError):
+        return False
 
 
 def in_mesh(mesh: Mesh, traced: bool) -> contextlib.AbstractContextManager:

@@ -1,14 +1,14 @@
-/* providers/cusolvermg/job.c - a solve's checks, its move into
- * cuSolverMg's layout and back, and the helpers every driver uses (job.h). */
+/* providers/cusolvermg/leader_solve.c - a solve's checks, its move into
+ * cuSolverMg's layout and back, and the helpers every driver uses (leader_solve.h). */
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "job.h"
+#include "leader_solve.h"
 
-int cmg_job_validate(cmg_job_t *j) {
+int cmg_solve_validate(cmg_solve_t *j) {
   const muster_provider_call_t *call = j->call;
   const muster_solve_args_t *a = j->a;
   cuc_err_t *E = j->E;
@@ -59,7 +59,7 @@ static int plan_force(void) {
   return 0;
 }
 
-int cmg_job_prepare(cmg_job_t *j) {
+int cmg_solve_prepare(cmg_solve_t *j) {
   int rc = 0;
   cuc_err_t *E = j->E;
   for (int r = 0; r < j->R; r++) j->mats[r] = j->user[r];
@@ -89,23 +89,23 @@ out:
  * relayout when the caller only wants X (A's content is then unspecified,
  * as muster.h says).  Without the flag A receives L, as with every
  * provider. */
-static int skip_factor_writeback(const cmg_job_t *j, int rc) {
+static int skip_factor_writeback(const cmg_solve_t *j, int rc) {
   return rc == 0 && j->a->routine == MUSTER_POTRS && j->to_cyc.kind == CMG_PLAN_INPLACE &&
          (j->a->flags & MUSTER_NO_FACTOR);
 }
 
-int cmg_job_finish(cmg_job_t *j, int rc) {
+int cmg_solve_finish(cmg_solve_t *j, int rc) {
   const muster_provider_call_t *call = j->call;
   if (j->to_blk.nchains > 0 && !skip_factor_writeback(j, rc)) { /* never leave the caller's A permuted */
     char keep[512] = "";
     if (rc < 0 && call->err) snprintf(keep, sizeof keep, "%s", call->err);
-    int rc2 = cmg_job_sync(j);
+    int rc2 = cmg_solve_sync(j);
     if (rc2 == 0) rc2 = cmg_plan_run(j->c, &j->to_blk, j->ids, j->user, j->work, j->E);
     if (rc < 0 && call->err) snprintf(call->err, call->errlen, "%s", keep);
     if (rc == 0) rc = rc2;
   }
   if (j->R > 0) {
-    int rc2 = cmg_job_sync(j);
+    int rc2 = cmg_solve_sync(j);
     if (rc == 0) rc = rc2;
   }
   cmg_plan_free(&j->to_cyc);
@@ -113,7 +113,7 @@ int cmg_job_finish(cmg_job_t *j, int rc) {
   return rc;
 }
 
-int cmg_job_sync(cmg_job_t *j) {
+int cmg_solve_sync(cmg_solve_t *j) {
   int rc = 0;
   cuc_err_t *E = j->E;
   for (int r = 0; r < j->R; r++) {
@@ -124,7 +124,7 @@ out:
   return rc;
 }
 
-int cmg_job_info(cmg_job_t *j, const char *what, int info) {
+int cmg_solve_info(cmg_solve_t *j, const char *what, int info) {
   *j->call->info = info;
   if (info == 0) return 0;
   if (info > 0 && strstr(what, "Potrf"))

@@ -1,6 +1,7 @@
 /*
- * providers/cusolvermg/job.h - one solve on the leader: its state (the
- * job), its preparation (job.c), the one way a cuSolverMg routine is called
+ * providers/cusolvermg/leader_solve.h - one solve on the leader: its state
+ * (cmg_solve_t; not a "job", which is MUSTER_JOB's namespace of groups), its
+ * preparation (leader_solve.c), the one way a cuSolverMg routine is called
  * (mgcall.c) and the routine drivers (potrs.c, potri.c, syevd.c).
  * Private to the provider; everything runs with ctx->mu held.
  */
@@ -21,7 +22,7 @@
  * Calls of at most 2048 columns are exact.  On one GPU both are right. */
 #define CMG_RHS_PANEL 2048
 
-typedef struct cmg_job {
+typedef struct cmg_solve {
   cmg_ctx_t *c;
   const muster_provider_call_t *call;
   const muster_solve_args_t *a;
@@ -37,40 +38,40 @@ typedef struct cmg_job {
   void *work[CMG_MAX_DEV];   /* copy plans: the work buffers           */
   void *mats[CMG_MAX_DEV];   /* what cuSolverMg works on               */
   cudaLibMgMatrixDesc_t descA;
-} cmg_job_t;
+} cmg_solve_t;
 
-/* ---- job.c ------------------------------------------------------------------------ */
+/* ---- leader_solve.c ------------------------------------------------------------------------ */
 
 /* Check the call (1..16 distinct GPUs, n and nrhs in int range, the tile,
  * one lda >= n, b for potrs, w for syevd, block shards where the block
  * layout puts them or cyclic shards wide enough) and fill j->R, ids, esz,
  * lda, L, user.  MUSTER_EINVAL / ETILE / EUNSUPPORTED naming the rank. */
-CMG_HIDDEN int cmg_job_validate(cmg_job_t *j);
+CMG_HIDDEN int cmg_solve_validate(cmg_solve_t *j);
 
 /* j->mats: the caller's buffers, or for the block layout, A moved into
  * cuSolverMg's cyclic layout (plan.h; copy plans through cached work
  * buffers).  Also builds the plan back (j->to_blk). */
-CMG_HIDDEN int cmg_job_prepare(cmg_job_t *j);
+CMG_HIDDEN int cmg_solve_prepare(cmg_solve_t *j);
 
 /* The end of a solve, whatever rc (the result so far): A moved back into
  * the caller's block layout, even after a failure (MUSTER_NO_FACTOR lets a
  * successful potrs skip it), keeping the first failure's message; every
  * device synchronized; the plans freed.  Returns the call's result. */
-CMG_HIDDEN int cmg_job_finish(cmg_job_t *j, int rc);
+CMG_HIDDEN int cmg_solve_finish(cmg_solve_t *j, int rc);
 
 /* cudaDeviceSynchronize on every rank's device. */
-CMG_HIDDEN int cmg_job_sync(cmg_job_t *j);
+CMG_HIDDEN int cmg_solve_sync(cmg_solve_t *j);
 
 /* A routine's info into *call->info: 0 ok; k > 0 from a potrf (what names
  * "Potrf") MUSTER_ENOTPD (leading minor k); other k > 0 "did not
  * converge", k < 0 "parameter -k refused": MUSTER_EPROVIDER. */
-CMG_HIDDEN int cmg_job_info(cmg_job_t *j, const char *what, int info);
+CMG_HIDDEN int cmg_solve_info(cmg_solve_t *j, const char *what, int info);
 
 /* ---- mgcall.c: bufferSize -> workspace -> call, for every routine ----------------- */
 
 typedef enum { CMG_MG_POTRF, CMG_MG_POTRS, CMG_MG_POTRI, CMG_MG_SYEVD } cmg_mg_op_t;
 
-/* One cuSolverMg call (lower triangle of the job's A: j->mats, j->descA)
+/* One cuSolverMg call (lower triangle of the solve's A: j->mats, j->descA)
  * and what only its routine takes. */
 typedef struct cmg_mg_call {
   cmg_mg_op_t op;
@@ -82,25 +83,25 @@ typedef struct cmg_mg_call {
   /* A failed status with info <= 0: the code to return instead of
    * MUSTER_ECUDA naming the call (potrf: find the failing pivot).  NULL:
    * MUSTER_ECUDA whatever info says. */
-  int (*on_failure)(cmg_job_t *j, cusolverStatus_t st, int info);
+  int (*on_failure)(cmg_solve_t *j, cusolverStatus_t st, int info);
 } cmg_mg_call_t;
 
 /* The workspace m needs on every device, in elements (its _bufferSize). */
-CMG_HIDDEN int cmg_mg_lwork(cmg_job_t *j, const cmg_mg_call_t *m, int64_t *lwork);
+CMG_HIDDEN int cmg_mg_lwork(cmg_solve_t *j, const cmg_mg_call_t *m, int64_t *lwork);
 
 /* Every device's cached workspace grown to at least lwork elements. */
-CMG_HIDDEN int cmg_mg_reserve(cmg_job_t *j, int64_t lwork);
+CMG_HIDDEN int cmg_mg_reserve(cmg_solve_t *j, int64_t lwork);
 
 /* Run m: its bufferSize, the workspace grown (cmg_mg_reserve), the call
- * with rank 0's device current, its info checked (cmg_job_info). */
-CMG_HIDDEN int cmg_mg_run(cmg_job_t *j, const cmg_mg_call_t *m);
+ * with rank 0's device current, its info checked (cmg_solve_info). */
+CMG_HIDDEN int cmg_mg_run(cmg_solve_t *j, const cmg_mg_call_t *m);
 
 /* ---- the drivers: A (j->mats) gets what the lapack provider gives -------------------- */
 
-CMG_HIDDEN int cmg_potrf(cmg_job_t *j);  /* potrs.c: L in A                      */
-CMG_HIDDEN int cmg_potrs(cmg_job_t *j);  /* potrs.c: L in A, X in every rank's b */
-CMG_HIDDEN int cmg_potri(cmg_job_t *j);  /* potri.c: the full Hermitian inverse  */
-CMG_HIDDEN int cmg_syevd(cmg_job_t *j);  /* syevd.c: vectors in A, values in w   */
+CMG_HIDDEN int cmg_potrf(cmg_solve_t *j);  /* potrs.c: L in A                      */
+CMG_HIDDEN int cmg_potrs(cmg_solve_t *j);  /* potrs.c: L in A, X in every rank's b */
+CMG_HIDDEN int cmg_potri(cmg_solve_t *j);  /* potri.c: the full Hermitian inverse  */
+CMG_HIDDEN int cmg_syevd(cmg_solve_t *j);  /* syevd.c: vectors in A, values in w   */
 
 /* ---- tile.c -------------------------------------------------------------------------- */
 

@@ -1,0 +1,122 @@
+"""jaxmg 0.0.x's API on muster: import muster_jax.jaxmg.v0 as jaxmg.
+
+A is row-sharded, P("x", None), as jaxmg 0.0.x takes it (column-sharded
+works too), b replicated.  `pad` is accepted and ignored: muster always
+pads what it needs.  T_A is a hint (see _common.tile).
+"""
+import jax
+import jax.numpy as jnp
+from jax.sharding import Mesh, PartitionSpec as P
+
+from .. import _cholesky, _eigh, _sharding
+from .._cyclic import cyclic_1d_layout
+from .._layout import calculate_all_valid_T_A
+from ._common import manual_axis, tile
+
+__all__ = ["potrs", "potri", "syevd", "potrs_shardmap_ctx", "potri_shardmap_ctx", "syevd_shardmap_ctx",
+           "potrs_no_shardmap", "potri_no_shardmap", "syevd_no_shardmap", "potri_symmetrize",
+           "cyclic_1d_layout", "calculate_all_valid_T_A", "calculate_padding"]
+
+
+def _ndev(mesh: Mesh, spec: P) -> int:
+    return int(mesh.shape[_sharding.axis_of(spec, "jaxmg")[1]])
+
+
+def potrs(a: jax.Array, b: jax.Array, T_A: int, mesh: Mesh, in_specs: tuple | list,
+          return_status: bool = False, pad: bool = True) -> jax.Array | tuple[jax.Array, jax.Array]:
+    """Solve A x = b (jaxmg 0.0.x: potrs(a, b, T_A, mesh, in_specs, return_status=False, pad=True)).
+
+    Args:
+      a: A, N x N, Hermitian positive definite.
+      b: B, (N,) or (N, nrhs).
+      T_A: jaxmg's tile (a hint here).
+      mesh: the mesh.
+      in_specs: (spec of a, spec of b), e.g. (P("x", None), P(None, None)).
+      return_status: also return the status (int32; 0 ok).
+      pad: ignored (muster pads as it needs).
+
+    Returns:
+      x, or (x, status).
+    """
+    T = tile(T_A, a.shape[0], _ndev(mesh, in_specs[0]))
+    return _cholesky.potrs(a, b, T, mesh, in_specs, return_status=return_status)
+
+
+def potri(a: jax.Array, T_A: int, mesh: Mesh, in_specs: tuple | P, return_status: bool = False,
+          pad: bool = True) -> jax.Array | tuple[jax.Array, jax.Array]:
+    """The inverse of A (jaxmg 0.0.x: potri(a, T_A, mesh, in_specs, return_status=False, pad=True)).
+    muster returns both triangles (potri_symmetrize leaves it as it is).
+
+    Returns:
+      inv(A), or (inv(A), status).
+    """
+    spec = _sharding.single_spec(in_specs, mesh)
+    return _cholesky.potri(a, tile(T_A, a.shape[0], _ndev(mesh, spec)), mesh, spec,
+                           return_status=return_status)
+
+
+def syevd(a: jax.Array, T_A: int, mesh: Mesh, in_specs: tuple | P, return_eigenvectors: bool = True,
+          return_status: bool = False, pad: bool = True):
+    """Eigen-decomposition of A (jaxmg 0.0.x: syevd(a, T_A, mesh, in_specs,
+    return_eigenvectors=True, return_status=False, pad=True)).
+
+    Returns:
+      (w, V), or w without eigenvectors; the status appended with return_status.
+    """
+    spec = _sharding.single_spec(in_specs, mesh)
+    return _eigh.syevd(a, tile(T_A, a.shape[0], _ndev(mesh, spec)), mesh, spec,
+                       return_eigenvectors=return_eigenvectors, return_status=return_status)
+
+
+def _local_a(a: jax.Array) -> jax.Array:
+    """jaxmg's *_shardmap_ctx take a row block; muster's a column block (of
+    a Hermitian A: the row block's conjugate transpose)."""
+    return _sharding.to_colblock(a, 0)
+
+
+def potrs_shardmap_ctx(a: jax.Array, b: jax.Array, T_A: int, pad: bool = True) -> tuple[jax.Array, jax.Array]:
+    """potrs inside the caller's shard_map (jaxmg 0.0.x).
+
+    Args:
+      a: this device's row block of A (N/ndev x N).
+      b: all of B (N x nrhs).
+      T_A, pad: as for potrs.
+
+    Returns:
+      (x, status int32[1]).
+    """
+    axis = manual_axis("jaxmg.potrs_shardmap_ctx")
+    return _cholesky.potrs_shardmap_ctx(_local_a(a), b, None, axis_name=axis, return_status=True)
+
+
+def potri_shardmap_ctx(a: jax.Array, T_A: int, pad: bool = True) -> tuple[jax.Array, jax.Array]:
+    """potri inside the caller's shard_map (jaxmg 0.0.x): (this device's row
+    block of inv(A), status)."""
+    axis = manual_axis("jaxmg.potri_shardmap_ctx")
+    inv, status = _cholesky.potri_shardmap_ctx(_local_a(a), None, axis_name=axis, return_status=True)
+    return _local_a(inv), status
+
+
+def syevd_shardmap_ctx(a: jax.Array, T_A: int, return_eigenvectors: bool = True, pad: bool = True):
+    """syevd inside the caller's shard_map (jaxmg 0.0.x): (w, this device's
+    column block of V, status), or (w, status)."""
+    axis = manual_axis("jaxmg.syevd_shardmap_ctx")
+    return _eigh.syevd_shardmap_ctx(_local_a(a), None, axis_name=axis,
+                                    return_eigenvectors=return_eigenvectors, return_status=True)
+
+
+# jaxmg's later 0.0.x names for the same functions
+potrs_no_shardmap = potrs_shardmap_ctx
+potri_no_shardmap = potri_shardmap_ctx
+syevd_no_shardmap = syevd_shardmap_ctx
+
+
+def potri_symmetrize(a: jax.Array) -> jax.Array:
+    """Both triangles from the upper one (jaxmg's potri filled one)."""
+    u = jnp.triu(a)
+    return u + jnp.conj(u).T - jnp.diag(jnp.diag(u))
+
+
+def calculate_padding(shard_size: int, T_A: int) -> int:
+    """jaxmg's padding of a shard to a multiple of T_A (muster pads itself)."""
+    return (-shard_size) % T_A

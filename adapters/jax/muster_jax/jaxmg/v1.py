@@ -1,0 +1,94 @@
+"""jaxmg 1.4.x's API on muster: import muster_jax.jaxmg.v1 as jaxmg.
+
+The mesh and the matrix's PartitionSpec are read off a's sharding when
+not given; a one-axis spec P("x") (rows) or P(None, "x") (columns) is
+taken.  T_A is a hint (see _common.tile), `pad` is ignored (muster pads as
+it needs) and `donate` too: muster never invalidates the caller's arrays,
+so a program written for donate=True runs unchanged.
+"""
+import jax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+from .. import _cholesky, _eigh, _sharding
+from ._common import tile
+
+__all__ = ["potrs", "potri", "syevd"]
+
+
+def _layout_of(a: jax.Array, mesh: Mesh | None, matrix_specs, in_specs, what: str) -> tuple[Mesh, P]:
+    """(mesh, A's spec): as given, else read off a's sharding, else the
+    context mesh with rows over its first axis.
+
+    Raises:
+      ValueError: a spec over two mesh axes (P("x", "y")): muster spreads A
+        over one axis.
+    """
+    spec = matrix_specs if matrix_specs is not None else in_specs
+    if isinstance(spec, (tuple, list)) and not isinstance(spec, P):
+        spec = spec[0]
+    sh = getattr(a, "sharding", None)
+    if sh is None or not isinstance(sh, NamedSharding):
+        sh = getattr(jax.typeof(a), "sharding", None)
+    if mesh is None:
+        # a traced a's type holds an AbstractMesh: then the context's mesh
+        mesh = sh.mesh if isinstance(sh, NamedSharding) and isinstance(sh.mesh, Mesh) else None
+        mesh = _sharding.mesh_or_context(mesh)
+    if spec is None:
+        spec = sh.spec if isinstance(sh, NamedSharding) and any(p is not None for p in sh.spec) \
+            else P(mesh.axis_names[0])
+    spec = P(*(tuple(spec) + (None,) * (2 - len(tuple(spec)))))
+    if all(p is not None for p in spec):
+        raise ValueError(f"{what}: A sharded over two mesh axes ({spec}) is not supported by muster; "
+                         "shard it over one, P('x') or P(None, 'x')")
+    return mesh, spec
+
+
+def _ndev(mesh: Mesh, spec: P) -> int:
+    return int(mesh.shape[_sharding.axis_of(spec, "jaxmg")[1]])
+
+
+def potrs(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None = None, matrix_specs=None, *,
+          in_specs=None, return_status: bool = False, return_logdet: bool = False, pad: bool = True,
+          donate: bool = True):
+    """Solve A x = b (jaxmg 1.4.x's signature).
+
+    Args:
+      a: A, N x N, Hermitian positive definite, sharded over one mesh axis.
+      b: B, (N,) or (N, nrhs).
+      T_A: jaxmg's tile (a hint here; may be omitted).
+      mesh: the mesh (None: a's, else the context's).
+      matrix_specs: A's PartitionSpec (None: a's); in_specs: its old name.
+      return_status: also return the status (int32; 0 ok).
+      return_logdet: also return log det A (from the factor).
+      pad, donate: accepted, ignored.
+
+    Returns:
+      x, (x, status), (x, logdet) or (x, logdet, status).
+    """
+    mesh, spec = _layout_of(a, mesh, matrix_specs, in_specs, "jaxmg.potrs")
+    return _cholesky.potrs(a, b, tile(T_A, a.shape[0], _ndev(mesh, spec)), mesh, (spec, P(None, None)),
+                           return_status=return_status, return_logdet=return_logdet)
+
+
+def potri(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None, matrix_specs=None, *,
+          in_specs=None, return_status: bool = False, pad: bool = True, donate: bool = True):
+    """The inverse of A (jaxmg 1.4.x's signature; arguments as for potrs).
+
+    Returns:
+      inv(A) (both triangles), or (inv(A), status).
+    """
+    mesh, spec = _layout_of(a, mesh, matrix_specs, in_specs, "jaxmg.potri")
+    return _cholesky.potri(a, tile(T_A, a.shape[0], _ndev(mesh, spec)), mesh, spec, return_status=return_status)
+
+
+def syevd(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None, matrix_specs=None, *,
+          in_specs=None, return_eigenvectors: bool = True, return_status: bool = False, pad: bool = True,
+          donate: bool = True):
+    """Eigen-decomposition of A (jaxmg 1.4.x's signature; arguments as for potrs).
+
+    Returns:
+      (w, V), or w without eigenvectors; the status appended with return_status.
+    """
+    mesh, spec = _layout_of(a, mesh, matrix_specs, in_specs, "jaxmg.syevd")
+    return _eigh.syevd(a, tile(T_A, a.shape[0], _ndev(mesh, spec)), mesh, spec,
+                       return_eigenvectors=return_eigenvectors, return_status=return_status)

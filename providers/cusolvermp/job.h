@@ -1,0 +1,52 @@
+/*
+ * providers/cusolvermp/job.h - one collective call while it runs (solve.c
+ * drives it, routines.c holds potrs and syevd).
+ */
+#ifndef MUSTER_MP_JOB_H
+#define MUSTER_MP_JOB_H
+
+#include "mp.h"
+
+typedef struct mp_job {
+  mp_ctx_t *c;
+  const muster_collective_call_t *call;
+  const muster_solve_args_t *a;
+  const muster_shard_t *s;
+  const muster_bootstrap_t *boot;
+  cuc_err_t *E;
+  mp_run_t *run;
+  mp_comm_t *m;
+  const mp_api_t *api;
+  mp_shape_t shape;
+  size_t esz;          /* bytes of one element                           */
+  int64_t cap;         /* elements of each relayout scratch buffer         */
+  mp_layout_t user;    /* the caller's layout (row-major ranks)          */
+  mp_layout_t solver;  /* cuSOLVERMp's (column-major ranks)              */
+  int myrow, mycol;    /* this rank in the solver's grid                 */
+  int64_t lr, lc, lld; /* its local piece there                          */
+  void *A;             /* cuSOLVERMp's A: the caller's buffer in place   */
+  int in_place;
+  mp_solverDesc_t descA, descB, descQ;
+  int64_t panel;       /* potrs: right-hand sides per cusolverMpPotrs      */
+  int64_t lrb, lcb;    /* potrs: local piece of one B panel                */
+  size_t dwork, hwork; /* workspace bytes                                  */
+} mp_job_t;
+
+/* The routines (routines.c).  prepare: descriptors, workspace sizes and
+ * every buffer, before any rank talks over NCCL (so a refusal, e.g. of
+ * memory, is agreed on by every rank).  run: from A in the solver's layout
+ * to the results in the caller's buffers, waiting for the GPU.  0 (info in
+ * *call->info), or a code with E. */
+MP_HIDDEN int mp_routine_prepare(mp_job_t *j);
+MP_HIDDEN int mp_routine_run(mp_job_t *j);
+MP_HIDDEN void mp_routine_done(mp_job_t *j);
+
+/* Move A between the caller's layout and the solver's (solve.c):
+ * to_solver 1: caller's a -> j->A; 0: `from` (solver layout, lld j->lld)
+ * -> caller's a.  Ordered on the stream. */
+MP_HIDDEN int mp_job_move(mp_job_t *j, int to_solver, const void *from);
+
+/* The device info word after the stream drained. */
+MP_HIDDEN int mp_job_info(mp_job_t *j, int *info);
+
+#endif

@@ -1,0 +1,130 @@
+/*
+ * providers/cusolvermp/mpapi.h - the few NCCL and cuSOLVERMp declarations
+ * the provider uses, written here (no NVIDIA header is needed to build, and
+ * none is in the repository).  Everything is reached through dlopen()
+ * (libs.c) into the function table mp_api_t; nothing links against NCCL
+ * or cuSOLVERMp.
+ *
+ * Checked against:
+ *   cuSOLVERMp 0.8.0 (wheel nvidia-cusolvermp-cu13 0.8.0.3126): the
+ *     prototypes below, the grid mapping values, 1-based IA/JA, device info;
+ *     0.9.1's prototypes of these functions are the same (version.h);
+ *   NCCL 2.28 (the nvidia-nccl-cu13 2.28.9 wheel): result codes, data
+ *     types, reduction ops, the 128-byte unique id, and the versioned
+ *     ncclConfig_t: NCCL copies the first `size` bytes of the caller's
+ *     config and defaults every field newer than `version`, so the prefix
+ *     declared here (the fields of NCCL 2.17) is a valid config on every
+ *     NCCL since.
+ * CUDA's own types (cudaStream_t, cudaDataType, cusolverStatus_t) come from
+ * the CUDA toolkit's headers, which the build has.
+ */
+#ifndef MUSTER_MP_API_H
+#define MUSTER_MP_API_H
+
+#include <cuda_runtime_api.h>
+#include <cusolver_common.h>
+#include <library_types.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- NCCL ---------------------------------------------------------------------- */
+
+typedef struct mp_nccl_comm *mp_ncclComm_t;
+typedef struct {
+  char internal[128];
+} mp_ncclUniqueId;
+
+enum {
+  MP_NCCL_SUCCESS = 0,
+  MP_NCCL_IN_PROGRESS = 7,
+};
+/* ncclDataType_t values used here */
+enum { MP_NCCL_INT8 = 0, MP_NCCL_FLOAT32 = 7, MP_NCCL_FLOAT64 = 8 };
+enum { MP_NCCL_SUM = 0 }; /* ncclRedOp_t */
+
+#define MP_NCCL_CONFIG_MAGIC 0xcafebeefu
+#define MP_NCCL_CONFIG_UNDEF_INT (-2147483647 - 1)
+#define MP_NCCL_CONFIG_VERSION 21700 /* the fields below are NCCL 2.17's */
+typedef struct mp_ncclConfig {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  int blocking;
+  int cgaClusterSize;
+  int minCTAs;
+  int maxCTAs;
+  const char *netName;
+  int splitShare;
+} mp_ncclConfig_t;
+
+/* ---- cuSOLVERMp ------------------------------------------------------------------ */
+
+typedef struct mp_solver_handle *mp_solverHandle_t;
+typedef struct mp_solver_grid *mp_solverGrid_t;
+typedef struct mp_solver_desc *mp_solverDesc_t;
+enum { MP_GRID_COL_MAJOR = 0 }; /* cusolverMpGridMapping_t: the only one it runs */
+enum { MP_FILL_LOWER = 0 };     /* cublasFillMode_t */
+
+/* ---- the table libs.c fills -------------------------------------------------------- */
+
+typedef int mp_nres_t; /* ncclResult_t */
+
+typedef struct mp_api {
+  /* NCCL */
+  mp_nres_t (*ncclGetVersion)(int *version);
+  mp_nres_t (*ncclGetUniqueId)(mp_ncclUniqueId *id);
+  mp_nres_t (*ncclCommInitRankConfig)(mp_ncclComm_t *comm, int nranks, mp_ncclUniqueId id, int rank,
+                                      mp_ncclConfig_t *config);
+  mp_nres_t (*ncclCommGetAsyncError)(mp_ncclComm_t comm, mp_nres_t *async);
+  mp_nres_t (*ncclCommAbort)(mp_ncclComm_t comm);
+  mp_nres_t (*ncclCommDestroy)(mp_ncclComm_t comm);
+  const char *(*ncclGetErrorString)(mp_nres_t result);
+  mp_nres_t (*ncclGroupStart)(void);
+  mp_nres_t (*ncclGroupEnd)(void);
+  mp_nres_t (*ncclSend)(const void *buf, size_t count, int type, int peer, mp_ncclComm_t comm, cudaStream_t s);
+  mp_nres_t (*ncclRecv)(void *buf, size_t count, int type, int peer, mp_ncclComm_t comm, cudaStream_t s);
+  mp_nres_t (*ncclAllReduce)(const void *send, void *recv, size_t count, int type, int op, mp_ncclComm_t comm,
+                             cudaStream_t s);
+  /* cuSOLVERMp */
+  cusolverStatus_t (*Create)(mp_solverHandle_t *h, int device, cudaStream_t s);
+  cusolverStatus_t (*Destroy)(mp_solverHandle_t h);
+  cusolverStatus_t (*GetVersion)(mp_solverHandle_t h, int *version);
+  cusolverStatus_t (*CreateDeviceGrid)(mp_solverHandle_t h, mp_solverGrid_t *grid, mp_ncclComm_t comm,
+                                       int32_t nprow, int32_t npcol, int mapping);
+  cusolverStatus_t (*DestroyGrid)(mp_solverGrid_t grid);
+  cusolverStatus_t (*CreateMatrixDesc)(mp_solverDesc_t *desc, mp_solverGrid_t grid, cudaDataType type, int64_t m,
+                                       int64_t n, int64_t mb, int64_t nb, uint32_t rsrc, uint32_t csrc, int64_t lld);
+  cusolverStatus_t (*DestroyMatrixDesc)(mp_solverDesc_t desc);
+  cusolverStatus_t (*Potrf_bufferSize)(mp_solverHandle_t h, int uplo, int64_t n, const void *a, int64_t ia,
+                                       int64_t ja, mp_solverDesc_t da, cudaDataType ct, size_t *dev, size_t *host);
+  cusolverStatus_t (*Potrf)(mp_solverHandle_t h, int uplo, int64_t n, void *a, int64_t ia, int64_t ja,
+                            mp_solverDesc_t da, cudaDataType ct, void *dwork, size_t dbytes, void *hwork,
+                            size_t hbytes, int *dinfo);
+  cusolverStatus_t (*Potrs_bufferSize)(mp_solverHandle_t h, int uplo, int64_t n, int64_t nrhs, const void *a,
+                                       int64_t ia, int64_t ja, mp_solverDesc_t da, const void *b, int64_t ib,
+                                       int64_t jb, mp_solverDesc_t db, cudaDataType ct, size_t *dev, size_t *host);
+  cusolverStatus_t (*Potrs)(mp_solverHandle_t h, int uplo, int64_t n, int64_t nrhs, const void *a, int64_t ia,
+                            int64_t ja, mp_solverDesc_t da, void *b, int64_t ib, int64_t jb, mp_solverDesc_t db,
+                            cudaDataType ct, void *dwork, size_t dbytes, void *hwork, size_t hbytes, int *dinfo);
+  cusolverStatus_t (*Syevd_bufferSize)(mp_solverHandle_t h, char *compz, int uplo, int64_t n, void *a, int64_t ia,
+                                       int64_t ja, mp_solverDesc_t da, void *d, void *q, int64_t iq, int64_t jq,
+                                       mp_solverDesc_t dq, cudaDataType ct, size_t *dev, size_t *host);
+  cusolverStatus_t (*Syevd)(mp_solverHandle_t h, char *compz, int uplo, int64_t n, void *a, int64_t ia, int64_t ja,
+                            mp_solverDesc_t da, void *d, void *q, int64_t iq, int64_t jq, mp_solverDesc_t dq,
+                            cudaDataType ct, void *dwork, size_t dbytes, void *hwork, size_t hbytes, int *dinfo);
+} mp_api_t;
+
+/* Symbol names, in mp_api_t's order: NCCL's then cuSOLVERMp's. */
+#define MP_NCCL_SYMBOLS                                                                                     \
+  "ncclGetVersion", "ncclGetUniqueId", "ncclCommInitRankConfig", "ncclCommGetAsyncError", "ncclCommAbort", \
+      "ncclCommDestroy", "ncclGetErrorString", "ncclGroupStart", "ncclGroupEnd", "ncclSend", "ncclRecv",    \
+      "ncclAllReduce"
+#define MP_SOLVER_SYMBOLS                                                                                  \
+  "cusolverMpCreate", "cusolverMpDestroy", "cusolverMpGetVersion", "cusolverMpCreateDeviceGrid",           \
+      "cusolverMpDestroyGrid", "cusolverMpCreateMatrixDesc", "cusolverMpDestroyMatrixDesc",                \
+      "cusolverMpPotrf_bufferSize", "cusolverMpPotrf", "cusolverMpPotrs_bufferSize", "cusolverMpPotrs",    \
+      "cusolverMpSyevd_bufferSize", "cusolverMpSyevd"
+#define MP_N_NCCL_SYMBOLS 12
+#define MP_N_SOLVER_SYMBOLS 13
+
+#endif

@@ -1,0 +1,222 @@
+/* providers/cusolvermp/plan.c - grid, tile, redistribution plans and the
+ * memory rule (plan.h).  Pure: unit-tested by including this file. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+
+int mp_layout_same(const mp_layout_t *a, const mp_layout_t *b) {
+  if (a->m != b->m || a->n != b->n || a->nprow != b->nprow || a->npcol != b->npcol) return 0;
+  /* one grid row: every row is local whatever the row block */
+  if (a->nprow > 1 && a->mb != b->mb) return 0;
+  if (a->npcol > 1 && a->nb != b->nb) return 0;
+  return a->colmajor == b->colmajor || a->nprow == 1 || a->npcol == 1;
+}
+
+/* ---- grid, tile, panels ---------------------------------------------------------- */
+
+int mp_grid_shape(int nranks, const char *env, int *nprow, int *npcol, char *why, size_t len) {
+  if (env && *env) {
+    int p = 0, q = 0, used = 0;
+    if (sscanf(env, "%dx%d%n", &p, &q, &used) != 2 || env[used] != '\0' || p < 1 || q < 1 ||
+        (int64_t)p * q != nranks) {
+      snprintf(why, len, "MUSTER_MP_GRID='%s' is not PxQ with P*Q = %d ranks", env, nranks);
+      return MUSTER_EINVAL;
+    }
+    *nprow = p;
+    *npcol = q;
+    return 0;
+  }
+  int p = 1;
+  for (int d = 1; (int64_t)d * d <= nranks; d++)
+    if (nranks % d == 0) p = d;
+  *nprow = p;
+  *npcol = nranks / p;
+  return 0;
+}
+
+int64_t mp_default_tile(muster_routine_t routine, int64_t n) {
+  (void)routine;
+  if (n < 1024) return 64;
+  if (n < 4096) return 256;
+  if (n < 16384) return 512;
+  return 1024;
+}
+
+int mp_tile_resolve(muster_routine_t routine, int64_t n, int64_t args_tile, const char *env, int64_t *tile,
+                    char *why, size_t len) {
+  int64_t t = args_tile;
+  const char *from = "the call's tile";
+  if (t <= 0 && env && *env) {
+    char *end = NULL;
+    long long v = strtoll(env, &end, 10);
+    if (!end || *end || v < 1 || v > MUSTER_LAYOUT_MAX_N) {
+      snprintf(why, len, "MUSTER_MP_TILE='%s' is not a tile size", env);
+      return MUSTER_EINVAL;
+    }
+    t = v;
+    from = "MUSTER_MP_TILE";
+  }
+  if (t <= 0) t = mp_default_tile(routine, n);
+  if (t > MUSTER_LAYOUT_MAX_N) {
+    snprintf(why, len, "%s %" PRId64 " is too large", from, t);
+    return MUSTER_ETILE;
+  }
+  if (routine == MUSTER_SYEVD && (t & (t - 1)) != 0) {
+    snprintf(why, len, "%s %" PRId64 " is not a power of two, which cuSOLVERMp's eigensolver needs", from, t);
+    return MUSTER_ETILE;
+  }
+  *tile = t;
+  return 0;
+}
+
+int mp_potrs_panel(const mp_release_t *r, const char *env, int64_t nrhs, int64_t *panel, char *why, size_t len) {
+  int64_t w = r ? r->potrs_nrhs : 1;
+  if (env && *env) {
+    char *end = NULL;
+    long long v = strtoll(env, &end, 10);
+    if (!strcmp(env, "all")) {
+      w = nrhs;
+    } else if (end && !*end && v >= 1) {
+      w = v;
+    } else {
+      snprintf(why, len, "MUSTER_MP_POTRS_NRHS='%s' is not a count or 'all'", env);
+      return MUSTER_EINVAL;
+    }
+  }
+  *panel = w < nrhs ? w : nrhs;
+  if (*panel < 1) *panel = 1;
+  return 0;
+}
+
+/* ---- plans --------------------------------------------------------------------- */
+
+/* Index lists of one dimension (rows or columns) of rank (src coordinate
+ * sc, dst coordinate dc): for every peer coordinate, the local indices
+ * sent (src side, bucketed by the destination coordinate) and received
+ * (dst side, bucketed by the source coordinate).  Two passes: count, then
+ * fill into pool at *off. */
+typedef struct dim_lists {
+  int64_t send_off[MUSTER_MAX_RANKS], send_len[MUSTER_MAX_RANKS];
+  int64_t recv_off[MUSTER_MAX_RANKS], recv_len[MUSTER_MAX_RANKS];
+} dim_lists_t;
+
+static int64_t dim_count(int64_t extent, int64_t sb, int sp, int sc, int64_t db, int dp, int dc, dim_lists_t *d) {
+  memset(d, 0, sizeof *d);
+  for (int64_t g = 0; g < extent; g++) {
+    int so = mp_owner(g, sb, sp), dow = mp_owner(g, db, dp);
+    if (so == sc) d->send_len[dow]++;
+    if (dow == dc) d->recv_len[so]++;
+  }
+  int64_t total = 0;
+  for (int k = 0; k < MUSTER_MAX_RANKS; k++) total += d->send_len[k] + d->recv_len[k];
+  return total;
+}
+
+static void dim_fill(int64_t extent, int64_t sb, int sp, int sc, int64_t db, int dp, int dc, dim_lists_t *d,
+                     int64_t *pool, int64_t *off) {
+  int64_t fill_s[MUSTER_MAX_RANKS], fill_r[MUSTER_MAX_RANKS];
+  for (int k = 0; k < MUSTER_MAX_RANKS; k++) {
+    d->send_off[k] = *off;
+    *off += d->send_len[k];
+    d->recv_off[k] = *off;
+    *off += d->recv_len[k];
+    fill_s[k] = fill_r[k] = 0;
+  }
+  for (int64_t g = 0; g < extent; g++) {
+    int so = mp_owner(g, sb, sp), dow = mp_owner(g, db, dp);
+    if (so == sc) pool[d->send_off[dow] + fill_s[dow]++] = mp_local_index(g, sb, sp);
+    if (dow == dc) pool[d->recv_off[so] + fill_r[so]++] = mp_local_index(g, db, dp);
+  }
+}
+
+static int layout_ok(const mp_layout_t *L, int nranks) {
+  return L->m >= 1 && L->n >= 1 && L->mb >= 1 && L->nb >= 1 && L->nprow >= 1 && L->npcol >= 1 &&
+         (int64_t)L->nprow * L->npcol == nranks && L->m <= MUSTER_LAYOUT_MAX_N && L->n <= MUSTER_LAYOUT_MAX_N;
+}
+
+int mp_plan_build(mp_plan_t *p, const mp_layout_t *src, const mp_layout_t *dst, int nranks, int rank) {
+  memset(p, 0, sizeof *p);
+  if (nranks < 1 || nranks > MUSTER_MAX_RANKS || rank < 0 || rank >= nranks || !layout_ok(src, nranks) ||
+      !layout_ok(dst, nranks) || src->m != dst->m || src->n != dst->n)
+    return MUSTER_EINVAL;
+  p->nranks = nranks;
+  p->rank = rank;
+  p->src = *src;
+  p->dst = *dst;
+  int sr, sc, dr, dc;
+  mp_coords(src, rank, &sr, &sc);
+  mp_coords(dst, rank, &dr, &dc);
+  dim_lists_t rows, cols;
+  int64_t total = dim_count(src->m, src->mb, src->nprow, sr, dst->mb, dst->nprow, dr, &rows) +
+                  dim_count(src->n, src->nb, src->npcol, sc, dst->nb, dst->npcol, dc, &cols);
+  p->idx = malloc((size_t)(total > 0 ? total : 1) * sizeof(int64_t));
+  if (!p->idx) return MUSTER_ENOMEM;
+  p->nidx = total;
+  int64_t off = 0;
+  dim_fill(src->m, src->mb, src->nprow, sr, dst->mb, dst->nprow, dr, &rows, p->idx, &off);
+  dim_fill(src->n, src->nb, src->npcol, sc, dst->nb, dst->npcol, dc, &cols, p->idx, &off);
+  for (int q = 0; q < nranks; q++) {
+    int qsr, qsc, qdr, qdc;
+    mp_coords(src, q, &qsr, &qsc);
+    mp_coords(dst, q, &qdr, &qdc);
+    p->send_rows[q] = (mp_span_t){rows.send_off[qdr], rows.send_len[qdr]};
+    p->send_cols[q] = (mp_span_t){cols.send_off[qdc], cols.send_len[qdc]};
+    p->recv_rows[q] = (mp_span_t){rows.recv_off[qsr], rows.recv_len[qsr]};
+    p->recv_cols[q] = (mp_span_t){cols.recv_off[qsc], cols.recv_len[qsc]};
+  }
+  return 0;
+}
+
+void mp_plan_free(mp_plan_t *p) {
+  free(p->idx);
+  p->idx = NULL;
+  p->nidx = 0;
+}
+
+void mp_plan_reverse(const mp_plan_t *p, mp_plan_t *back) {
+  *back = *p;
+  back->src = p->dst;
+  back->dst = p->src;
+  memcpy(back->send_rows, p->recv_rows, sizeof back->send_rows);
+  memcpy(back->send_cols, p->recv_cols, sizeof back->send_cols);
+  memcpy(back->recv_rows, p->send_rows, sizeof back->recv_rows);
+  memcpy(back->recv_cols, p->send_cols, sizeof back->recv_cols);
+}
+
+/* ---- memory -------------------------------------------------------------------- */
+
+uint64_t mp_scratch_bytes(const mp_shape_t *s) {
+  uint64_t col = (uint64_t)s->n * muster_dtype_bytes(s->dtype);
+  uint64_t want = s->scratch > 0 ? (uint64_t)s->scratch : 0;
+  return want > 2 * col ? want : 2 * col;
+}
+
+uint64_t mp_workspace_bound(const mp_shape_t *s, int64_t lrows, int64_t lcols) {
+  uint64_t esz = muster_dtype_bytes(s->dtype), T = (uint64_t)s->tile;
+  uint64_t local = (uint64_t)lrows * (uint64_t)lcols * esz;
+  uint64_t panel = (uint64_t)s->n * T * esz; /* one block column of the matrix */
+  switch (s->routine) {
+  case MUSTER_SYEVD: return 2 * local + 4 * panel + (64ull << 20);
+  default: return 2 * panel + (64ull << 20); /* potrf, potrs: panel buffers */
+  }
+}
+
+void mp_need(const mp_shape_t *s, int row, int col, mp_need_t *need) {
+  mp_layout_t L = mp_layout_solver(s->n, s->n, s->tile, s->nprow, s->npcol);
+  uint64_t esz = muster_dtype_bytes(s->dtype);
+  int64_t lr = mp_local_rows(&L, row), lc = mp_local_cols(&L, col);
+  memset(need, 0, sizeof *need);
+  uint64_t piece = (uint64_t)lr * (uint64_t)lc * esz;
+  need->matrix = s->in_place ? 0 : piece;
+  if (s->routine == MUSTER_SYEVD) need->vectors = piece + (uint64_t)s->n * muster_dtype_real_bytes(s->dtype);
+  if (s->routine == MUSTER_POTRS) {
+    mp_layout_t B = mp_layout_solver(s->n, s->nrhs, s->tile, s->nprow, s->npcol);
+    need->rhs = (uint64_t)lr * (uint64_t)mp_local_cols(&B, col) * esz;
+  }
+  need->scratch = mp_scratch_bytes(s);
+  need->workspace = mp_workspace_bound(s, lr, lc);
+  need->total = need->matrix + need->vectors + need->rhs + need->scratch + need->workspace + MP_FIXED_BYTES;
+}

@@ -1,0 +1,184 @@
+/*
+ * providers/cusolvermp/plan.h - the host arithmetic of a cusolvermp call:
+ * 2-D block-cyclic layouts, the grid and tile it runs with, the
+ * redistribution plan between the caller's layout and cuSOLVERMp's, and
+ * the memory a call needs (plan.c).  Pure C on host numbers: no CUDA, no
+ * NCCL, so all of it is unit-tested on any machine
+ * (tests/unit/test_mp_plan.c includes plan.c and runs the plans on host
+ * buffers for many layouts).
+ *
+ * Layouts.  An m x n matrix in mb x nb blocks over a P x Q grid, the first
+ * block on grid row 0 and column 0 (RSRC = CSRC = 0, the only source
+ * cuSOLVERMp takes): global block (I, J) lives on grid (I % P, J % Q).  The
+ * caller's layout (muster_dist_t) numbers ranks row-major over its grid;
+ * cuSOLVERMp numbers them column-major (CUSOLVERMP_GRID_MAPPING_COL_MAJOR,
+ * the only mapping it supports): rank = row + col * P.  The two agree when
+ * P or Q is 1.
+ *
+ * Redistribution.  Because ownership factors into a row rule and a column
+ * rule, the entries rank a holds in one layout and rank b in the other are
+ * a Cartesian product of a row set and a column set.  A plan lists, for
+ * every peer, the local row and column indices this rank sends (in the
+ * source layout) and receives (in the destination layout), in increasing
+ * global order on both sides, so sender and receiver agree on the packed
+ * order without exchanging anything.  The index lists take O(m + n)
+ * integers per rank whatever the number of ranks.  The transfer to one
+ * peer is cut into column chunks of at most `cap` elements (bounded
+ * scratch); both sides compute the same chunks.
+ */
+#ifndef MUSTER_MP_PLAN_H
+#define MUSTER_MP_PLAN_H
+
+#include <stdint.h>
+
+#include "muster.h"
+#include "muster/layout.h"
+#include "version.h"
+
+/* ---- layouts ------------------------------------------------------------------ */
+
+typedef struct mp_layout {
+  int64_t m, n, mb, nb;
+  int nprow, npcol;
+  int colmajor; /* 1: rank = row + col * P (cuSOLVERMp); 0: row * Q + col (muster_dist_t) */
+} mp_layout_t;
+
+/* The caller's layout from its muster_dist_t (row-major). */
+static inline mp_layout_t mp_layout_of_dist(const muster_dist_t *d) {
+  mp_layout_t L = {d->m, d->n, d->mb, d->nb, d->nprow, d->npcol, 0};
+  return L;
+}
+
+/* cuSOLVERMp's layout of an m x n matrix: tile x tile blocks on P x Q. */
+static inline mp_layout_t mp_layout_solver(int64_t m, int64_t n, int64_t tile, int nprow, int npcol) {
+  mp_layout_t L = {m, n, tile, tile, nprow, npcol, 1};
+  return L;
+}
+
+static inline void mp_coords(const mp_layout_t *L, int rank, int *row, int *col) {
+  if (L->colmajor) {
+    *row = rank % L->nprow;
+    *col = rank / L->nprow;
+  } else {
+    *row = rank / L->npcol;
+    *col = rank % L->npcol;
+  }
+}
+
+/* The grid row (column) holding global row (column) g in blocks of b over np. */
+static inline int mp_owner(int64_t g, int64_t b, int np) { return (int)((g / b) % np); }
+/* Its local index there. */
+static inline int64_t mp_local_index(int64_t g, int64_t b, int np) { return (g / (b * np)) * b + g % b; }
+
+/* Local rows and columns of the rank at grid (row, col). */
+static inline int64_t mp_local_rows(const mp_layout_t *L, int row) {
+  return muster_layout_numroc(L->m, L->mb, row, L->nprow);
+}
+static inline int64_t mp_local_cols(const mp_layout_t *L, int col) {
+  return muster_layout_numroc(L->n, L->nb, col, L->npcol);
+}
+
+/* The same layout (the same owner and local place for every entry: a
+ * plan would copy each rank onto itself). */
+MP_HIDDEN int mp_layout_same(const mp_layout_t *a, const mp_layout_t *b);
+
+/* ---- the grid, the tile, potrs' panels ------------------------------------------- */
+
+/* P x Q for nranks: env ("PxQ" with P * Q = nranks, from MUSTER_MP_GRID)
+ * when not NULL or empty, else the most square P <= Q.  0, or
+ * MUSTER_EINVAL with the reason in why. */
+MP_HIDDEN int mp_grid_shape(int nranks, const char *env, int *nprow, int *npcol, char *why, size_t len);
+
+/* The tile when neither the caller nor MUSTER_MP_TILE gives one: a power of
+ * two (cuSOLVERMp's eigensolver may fail on other block sizes) growing
+ * with n: 64 below n = 1024, 256 below 4096, 512 below 16384, then 1024.
+ * Not measured yet: tests/gpu/run-mp-tests.sh's benchmark prints a sweep. */
+MP_HIDDEN int64_t mp_default_tile(muster_routine_t routine, int64_t n);
+
+/* The tile of a call: the caller's (args_tile > 0), else env (MUSTER_MP_TILE,
+ * NULL or empty: none), else mp_default_tile.  syevd refuses a tile that is
+ * not a power of two (MUSTER_ETILE: cusolverMpStedc's documented
+ * limitation).  0, or a code with why. */
+MP_HIDDEN int mp_tile_resolve(muster_routine_t routine, int64_t n, int64_t args_tile, const char *env,
+                              int64_t *tile, char *why, size_t len);
+
+/* Right-hand sides per cusolverMpPotrs: env (MUSTER_MP_POTRS_NRHS: a count,
+ * or "all") else the release's documented limit (r NULL: 1); never more
+ * than nrhs.  0, or MUSTER_EINVAL with why. */
+MP_HIDDEN int mp_potrs_panel(const mp_release_t *r, const char *env, int64_t nrhs, int64_t *panel, char *why,
+                             size_t len);
+
+/* ---- redistribution plans ------------------------------------------------------ */
+
+typedef struct mp_span {
+  int64_t off, len; /* into mp_plan_t.idx */
+} mp_span_t;
+
+typedef struct mp_plan {
+  int nranks, rank;
+  mp_layout_t src, dst;
+  int64_t *idx;   /* every index list, one allocation (uploaded as is)       */
+  int64_t nidx;
+  /* by peer rank: the local rows / columns of src this rank sends to it,
+   * and the local rows / columns of dst it receives from it */
+  mp_span_t send_rows[MUSTER_MAX_RANKS], send_cols[MUSTER_MAX_RANKS];
+  mp_span_t recv_rows[MUSTER_MAX_RANKS], recv_cols[MUSTER_MAX_RANKS];
+} mp_plan_t;
+
+/* Plan rank's part of moving an m x n matrix from src to dst over nranks
+ * ranks (both layouts of the same m x n, each with nprow * npcol =
+ * nranks).  0, MUSTER_EINVAL for layouts that do not fit, or MUSTER_ENOMEM. */
+MP_HIDDEN int mp_plan_build(mp_plan_t *p, const mp_layout_t *src, const mp_layout_t *dst, int nranks, int rank);
+MP_HIDDEN void mp_plan_free(mp_plan_t *p);
+
+/* The plan of the way back (dst to src): the same lists, send and receive
+ * swapped.  Shares p's idx (do not free it). */
+MP_HIDDEN void mp_plan_reverse(const mp_plan_t *p, mp_plan_t *back);
+
+/* Columns per chunk when rows x cols elements go through cap elements of
+ * scratch: at least 1, at most cols. */
+static inline int64_t mp_chunk_cols(int64_t rows, int64_t cols, int64_t cap) {
+  int64_t k = rows > 0 ? cap / rows : cols;
+  if (k < 1) k = 1;
+  return k < cols ? k : cols;
+}
+static inline int64_t mp_nchunks(int64_t rows, int64_t cols, int64_t cap) {
+  if (rows <= 0 || cols <= 0) return 0;
+  int64_t k = mp_chunk_cols(rows, cols, cap);
+  return (cols + k - 1) / k;
+}
+
+/* ---- memory -------------------------------------------------------------------- */
+
+/* One call's shape as estimate() and collective_solve() both see it. */
+typedef struct mp_shape {
+  muster_routine_t routine;
+  muster_dtype_t dtype;
+  int64_t n, nrhs;
+  unsigned flags;
+  int nprow, npcol;
+  int64_t tile;
+  int64_t scratch;  /* relayout scratch bytes (MUSTER_MP_SCRATCH_MB)        */
+  int in_place;     /* A stays in the caller's buffer (no 2-D copy)         */
+} mp_shape_t;
+
+/* Device bytes the call needs on grid (row, col), beyond the caller's own
+ * buffers: cuSOLVERMp's copy of A, the eigenvectors (syevd), B
+ * (potrs), the relayout scratch, the eigenvalues, the workspace bound and
+ * MP_FIXED_BYTES for NCCL's and cuSOLVERMp's own allocations. */
+typedef struct mp_need {
+  uint64_t matrix, vectors, rhs, scratch, workspace, total;
+} mp_need_t;
+MP_HIDDEN void mp_need(const mp_shape_t *s, int row, int col, mp_need_t *need);
+#define MP_FIXED_BYTES (512ull << 20)
+
+/* Upper bound of cuSOLVERMp's device workspace for the routine on a local
+ * piece of lrows x lcols (checked against its _bufferSize on the GPUs by
+ * tests/gpu/mp_test.c). */
+MP_HIDDEN uint64_t mp_workspace_bound(const mp_shape_t *s, int64_t lrows, int64_t lcols);
+
+/* Scratch bytes a relayout and potrs' X exchange use: the setting, but at
+ * least two columns of the matrix (one chunk each way). */
+MP_HIDDEN uint64_t mp_scratch_bytes(const mp_shape_t *s);
+
+#endif

@@ -1,0 +1,43 @@
+/* providers/cusolvermp/shape.c - a call's grid, tile and scratch from its
+ * arguments and the environment (mp.h): the one place estimate() and
+ * collective_solve() take them from. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp.h"
+
+/* The caller's tile is the solver's when the caller holds a cyclic layout
+ * (the solve may then run in place); syevd takes it only as a power of two. */
+static int64_t caller_tile(const muster_solve_args_t *a) {
+  if (a->layout != MUSTER_LAYOUT_CYCLIC || a->tile < 1) return 0;
+  if (a->routine == MUSTER_SYEVD && (a->tile & (a->tile - 1)) != 0) return 0;
+  return a->tile;
+}
+
+int mp_shape_of(const muster_solve_args_t *a, int nranks, int64_t *tile_in, mp_shape_t *s, char *why, size_t len) {
+  memset(s, 0, sizeof *s);
+  s->routine = a->routine;
+  s->dtype = a->dtype;
+  s->n = a->n;
+  s->nrhs = a->routine == MUSTER_POTRS ? a->nrhs : 0;
+  s->flags = a->flags;
+  int rc = mp_grid_shape(nranks, getenv("MUSTER_MP_GRID"), &s->nprow, &s->npcol, why, len);
+  if (rc < 0) return rc;
+  int64_t t = tile_in && *tile_in > 0 ? *tile_in : caller_tile(a);
+  rc = mp_tile_resolve(a->routine, a->n, t, getenv("MUSTER_MP_TILE"), &s->tile, why, len);
+  if (rc < 0) return rc;
+  const char *mb = getenv("MUSTER_MP_SCRATCH_MB");
+  if (mb && *mb) {
+    char *end = NULL;
+    long long v = strtoll(mb, &end, 10);
+    if (!end || *end || v < 1 || v > (1ll << 30)) {
+      snprintf(why, len, "MUSTER_MP_SCRATCH_MB='%s' is not a size in MiB", mb);
+      return MUSTER_EINVAL;
+    }
+    s->scratch = (int64_t)v << 20;
+  } else {
+    s->scratch = 64ll << 20;
+  }
+  return 0;
+}

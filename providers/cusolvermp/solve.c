@@ -1,0 +1,196 @@
+/* providers/cusolvermp/solve.c - collective_solve (mp.h): check, agree,
+ * communicator, buffers, agree, A in, the routine, agree.
+ *
+ * Every rank returns the same code: the checks, the communicator and the
+ * buffers are agreed on through the bootstrap before any NCCL traffic (the
+ * lowest failing rank's code and message, "rank R: ...", on every rank),
+ * and so is the outcome.  A rank failing once NCCL traffic started returns
+ * at once: the runtime poisons the group and its watchdog cancels the
+ * others (cancel: ncclCommAbort), who return that. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+
+#define AGREE_MSG 240
+
+typedef struct agree_msg {
+  int32_t rc;
+  int32_t pad;
+  int64_t info;
+  int64_t params[8];
+  char msg[AGREE_MSG];
+} agree_msg_t;
+
+static void params_of(const mp_job_t *j, int64_t *p) {
+  const mp_shape_t *s = &j->shape;
+  int64_t v[8] = {s->routine, s->dtype, s->n, s->nrhs, s->flags, s->tile, s->nprow, s->npcol};
+  memcpy(p, v, sizeof v);
+}
+
+/* Every rank's rc (and info), the same result on every rank. */
+static int agree(mp_job_t *j, int rc, const char *phase, int64_t *info) {
+  const muster_bootstrap_t *b = j->boot;
+  agree_msg_t mine, *all = calloc((size_t)b->size, sizeof *all);
+  if (!all) return cuc_fail(j->E, MUSTER_ENOMEM, "out of host memory");
+  memset(&mine, 0, sizeof mine);
+  mine.rc = rc;
+  mine.info = info ? *info : 0;
+  params_of(j, mine.params);
+  if (rc < 0 && j->E->buf) snprintf(mine.msg, sizeof mine.msg, "%s", j->E->buf);
+  char err[256] = "";
+  int got = b->allgather(b->ctx, &mine, all, sizeof mine, err, sizeof err);
+  if (got < 0) {
+    rc = cuc_fail(j->E, got, "rank %d: the bootstrap (%s) failed while %s: %s", b->rank, b->kind, phase, err);
+    goto out;
+  }
+  for (int r = 0; r < b->size; r++)
+    if (all[r].rc < 0) {
+      all[r].msg[AGREE_MSG - 1] = '\0';
+      rc = all[r].rc;
+      if (r != b->rank) cuc_fail(j->E, rc, "rank %d failed while %s: %s", r, phase, all[r].msg);
+      goto out;
+    }
+  for (int r = 0; r < b->size; r++) {
+    if (memcmp(all[r].params, all[0].params, sizeof all[0].params) != 0) {
+      rc = cuc_fail(j->E, MUSTER_EINVAL, "rank %d's call differs from rank 0's (routine, dtype, n, nrhs, flags, "
+                    "tile or grid; MUSTER_MP_* must be the same on every rank)", r);
+      goto out;
+    }
+    if (info && all[r].info > *info) *info = all[r].info;
+  }
+  rc = 0;
+out:
+  free(all);
+  return rc;
+}
+
+/* The call against what the provider runs; fills the job's shape and layouts. */
+static int check(mp_job_t *j) {
+  const mp_libs_t *L = j->c->libs;
+  const muster_solve_args_t *a = j->a;
+  const muster_dist_t *d = &j->call->dist;
+  const muster_bootstrap_t *b = j->boot;
+  char why[256];
+  if (L->rc < 0) return cuc_fail(j->E, L->rc, "%s", L->why + strlen(MP_NAME ": "));
+  if (a->routine != MUSTER_POTRS && a->routine != MUSTER_SYEVD)
+    return cuc_fail(j->E, MUSTER_EUNSUPPORTED, "runs potrs and syevd, not %s", muster_routine_str(a->routine));
+  if (j->s->mem != MUSTER_MEM_CUDA || j->s->device < 0)
+    return cuc_fail(j->E, MUSTER_EUNSUPPORTED, "rank %d: needs CUDA device memory", b->rank);
+  if (d->m != a->n || d->n != a->n || d->nprow < 1 || d->npcol < 1 || (int64_t)d->nprow * d->npcol != b->size ||
+      d->myrow * d->npcol + d->mycol != b->rank || d->mb < 1 || d->nb < 1)
+    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: its layout (%dx%d grid at %d,%d) does not fit %d ranks of n = %lld",
+                    b->rank, d->nprow, d->npcol, d->myrow, d->mycol, b->size, (long long)a->n);
+  j->user = mp_layout_of_dist(d);
+  int64_t ulr = mp_local_rows(&j->user, d->myrow), ulc = mp_local_cols(&j->user, d->mycol);
+  if (d->lld < (ulr > 1 ? ulr : 1) || (ulr * ulc > 0 && !j->s->a))
+    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: a is %s with lld %lld for %lld local rows", b->rank,
+                    j->s->a ? "set" : "NULL", (long long)d->lld, (long long)ulr);
+  if (a->routine == MUSTER_POTRS && (a->nrhs < 1 || !j->s->b || j->s->ldb < a->n))
+    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: potrs needs b (n x nrhs, ldb >= n) on every rank", b->rank);
+  if (a->routine == MUSTER_SYEVD && !j->s->w)
+    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: syevd needs w on every rank", b->rank);
+  int rc = mp_shape_of(a, b->size, NULL, &j->shape, why, sizeof why);
+  if (rc < 0) return cuc_fail(j->E, rc, "%s", why);
+  j->esz = muster_dtype_bytes(a->dtype);
+  j->solver = mp_layout_solver(a->n, a->n, j->shape.tile, j->shape.nprow, j->shape.npcol);
+  mp_coords(&j->solver, b->rank, &j->myrow, &j->mycol);
+  j->lr = mp_local_rows(&j->solver, j->myrow);
+  j->lc = mp_local_cols(&j->solver, j->mycol);
+  const char *copy = getenv("MUSTER_MP_COPY");
+  j->in_place = mp_layout_same(&j->user, &j->solver) && !(copy && !strcmp(copy, "1"));
+  j->shape.in_place = j->in_place;
+  j->lld = j->in_place ? d->lld : (j->lr > 1 ? j->lr : 1);
+  int64_t cap = (int64_t)(mp_scratch_bytes(&j->shape) / 2 / j->esz);
+  j->cap = cap > 0 ? cap : 1;
+  if (a->routine == MUSTER_POTRS &&
+      (rc = mp_potrs_panel(L->rel, getenv("MUSTER_MP_POTRS_NRHS"), a->nrhs, &j->panel, why, sizeof why)) < 0)
+    return cuc_fail(j->E, rc, "%s", why);
+  return 0;
+}
+
+/* The communicator, the caller's work on its data finished, the buffers. */
+static int setup(mp_job_t *j) {
+  cuc_err_t *E = j->E;
+  int rc = 0;
+  CUC_CHECK(mp_comm_get(j->c, j->run, j->boot, j->shape.nprow, j->shape.npcol, j->s->device, &j->m, j->E));
+  if (j->s->stream)
+    CUC_CU(j->s->device, cudaStreamSynchronize((cudaStream_t)j->s->stream));
+  else
+    CUC_CU(j->s->device, cudaDeviceSynchronize());
+  if (!j->m->rel) j->m->rel = j->c->libs->rel;
+  CUC_CHECK(mp_routine_prepare(j));
+out:
+  return rc;
+}
+
+int mp_job_move(mp_job_t *j, int to_solver, const void *from) {
+  mp_plan_t p, back;
+  int rc = mp_plan_build(&p, &j->user, &j->solver, j->boot->size, j->boot->rank);
+  if (rc < 0) return cuc_fail(j->E, rc, "cannot plan the redistribution (code %d)", rc);
+  if (to_solver) {
+    rc = mp_redist(j->m, &p, j->esz, j->s->a, j->call->dist.lld, j->A, j->lld, j->cap, j->E);
+  } else {
+    mp_plan_reverse(&p, &back);
+    rc = mp_redist(j->m, &back, j->esz, from, j->lld, j->s->a, j->call->dist.lld, j->cap, j->E);
+  }
+  mp_plan_free(&p);
+  return rc;
+}
+
+int mp_job_info(mp_job_t *j, int *info) {
+  cuc_err_t *E = j->E;
+  int rc = 0;
+  CUC_CU(j->m->device, cudaMemcpy(info, j->m->buf[MP_BUF_INFO], sizeof *info, cudaMemcpyDeviceToHost));
+out:
+  return rc;
+}
+
+static int solve_locked(mp_ctx_t *c, mp_run_t *run, const muster_collective_call_t *call, cuc_err_t *E) {
+  mp_job_t j = {.c = c, .call = call, .a = &call->args, .s = call->mine, .boot = call->boot, .E = E, .run = run,
+                .api = &c->libs->api};
+  int64_t info = 0;
+  int rc = check(&j);
+  if (rc == 0 && (rc = cudaSetDevice(j.s->device)) != cudaSuccess) rc = cuc_cuda(E, j.s->device, "cudaSetDevice", rc);
+  CUC_CHECK(agree(&j, rc, "checking the call", NULL));
+  rc = setup(&j);
+  CUC_CHECK(agree(&j, rc, "making the communicator and the buffers", NULL));
+  if (call->tile_used) *call->tile_used = j.shape.tile;
+  /* NCCL traffic from here: a failure returns at once (see the top) */
+  if (!j.in_place) CUC_CHECK(mp_job_move(&j, 1, NULL));
+  else j.A = j.s->a;
+  CUC_CHECK(mp_routine_run(&j));
+  info = *call->info;
+  CUC_CHECK(agree(&j, 0, "finishing", &info));
+  *call->info = info;
+out:
+  mp_routine_done(&j);
+  if (rc < 0 && j.m) j.m->broken = 1;
+  return rc;
+}
+
+int mp_collective_solve(mp_ctx_t *c, const muster_collective_call_t *call) {
+  cuc_err_t err = MP_ERR(call->err, call->errlen);
+  if (call->err && call->errlen) call->err[0] = '\0';
+  *call->info = 0;
+  if (call->tile_used) *call->tile_used = 0;
+  mp_run_t run = {.call = call};
+  pthread_mutex_lock(&c->run_mu);
+  run.next = c->running;
+  c->running = &run;
+  pthread_mutex_unlock(&c->run_mu);
+  pthread_mutex_lock(&c->mu);
+  int saved = cuc_device_save();
+  int rc = solve_locked(c, &run, call, &err);
+  cuc_device_restore(saved);
+  pthread_mutex_unlock(&c->mu);
+  pthread_mutex_lock(&c->run_mu);
+  for (mp_run_t **pp = &c->running; *pp; pp = &(*pp)->next)
+    if (*pp == &run) {
+      *pp = run.next;
+      break;
+    }
+  pthread_mutex_unlock(&c->run_mu);
+  return rc;
+}

@@ -1,0 +1,52 @@
+/* providers/cusolvermp/wait.c - the polling wait a cancel can end (mp.h).
+ * A blocking cudaStreamSynchronize could sleep forever behind an NCCL
+ * kernel waiting for a dead peer; polling lets cancel (ncclCommAbort from
+ * the runtime's watchdog) and NCCL's own error reports end the wait. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "mp.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int mp_cancelled(mp_run_t *run, cuc_err_t *E) {
+  if (!__atomic_load_n(&run->cancelled, __ATOMIC_ACQUIRE)) return 0;
+  return cuc_fail(E, run->code, "cancelled: %s", run->why);
+}
+
+int mp_wait(mp_ctx_t *c, mp_run_t *run, mp_comm_t *m, cuc_err_t *E) {
+  const mp_api_t *api = &c->libs->api;
+  double drain_from = 0;
+  for (int spins = 0;; spins++) {
+    cudaError_t st = cudaStreamQuery(m->stream);
+    if (st == cudaSuccess) break;
+    if (st != cudaErrorNotReady) return cuc_cuda(E, m->device, "cudaStreamQuery", st);
+    if (__atomic_load_n(&run->cancelled, __ATOMIC_ACQUIRE)) {
+      if (drain_from == 0) drain_from = now_s();
+      if (now_s() - drain_from > MP_DRAIN_S) {
+        int rc = mp_cancelled(run, E);
+        cuc_err_append(E, " (the GPU's stream did not drain within %.0f s of the abort: its buffers are left)",
+                       MP_DRAIN_S);
+        return rc;
+      }
+    } else {
+      mp_nres_t a = MP_NCCL_SUCCESS;
+      pthread_mutex_lock(&c->run_mu);
+      if (!m->aborted && api->ncclCommGetAsyncError(m->nccl, &a) == MP_NCCL_SUCCESS && a != MP_NCCL_SUCCESS &&
+          a != MP_NCCL_IN_PROGRESS) {
+        mp_comm_abort_locked(c, m);
+        pthread_mutex_unlock(&c->run_mu);
+        return mp_nccl_fail(E, m->device, "an NCCL operation (ncclCommGetAsyncError)", a);
+      }
+      pthread_mutex_unlock(&c->run_mu);
+    }
+    /* spin briefly (short kernels), then sleep 200 us between looks */
+    if (spins > 64) nanosleep(&(struct timespec){0, 200000}, NULL);
+  }
+  return mp_cancelled(run, E);
+}

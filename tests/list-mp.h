@@ -1,0 +1,17 @@
+/* The cusolvermp provider's host-side logic (no GPU needed): relayout
+ * plans, grid/tile/panel rules and the memory rule (test_mp_plan.c), the
+ * release table, version parsing and the library search (test_mp_version.c),
+ * the provider loaded with dlopen: probe, estimate, argument checks, the
+ * library choice over stand-in libraries (test_mp_provider.c).
+ * TEST_ENTRY(name, timeout_s) */
+TEST_ENTRY(mp_plan_round_trip_random, 60)
+TEST_ENTRY(mp_plan_caller_to_solver, 60)
+TEST_ENTRY(mp_plan_layout_same, 10)
+TEST_ENTRY(mp_plan_grid_tile_panel, 10)
+TEST_ENTRY(mp_plan_memory_rule, 10)
+TEST_ENTRY(mp_version_parse, 10)
+TEST_ENTRY(mp_version_compat_table, 10)
+TEST_ENTRY(mp_version_search_order, 20)
+TEST_ENTRY(mp_provider_refusals, 60)
+TEST_ENTRY(mp_provider_loads_and_estimates, 60)
+TEST_ENTRY(mp_provider_disabled, 30)

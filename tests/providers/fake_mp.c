@@ -1,0 +1,42 @@
+/* tests/providers/fake_mp.c - stand-ins for NCCL (FAKE_NCCL_VERSION set:
+ * libnccl.so.2 saying that version) or cuSOLVERMp (libcusolverMp.so.0),
+ * exporting every symbol the cusolvermp provider resolves (mpapi.h), so
+ * its library choice and refusals are tested without NVIDIA's libraries
+ * (tests/unit/test_mp_provider.c).  Nothing here is ever called for real
+ * work: every function fails. */
+#define API __attribute__((visibility("default")))
+#ifdef FAKE_NCCL_VERSION
+API int ncclGetVersion(int *v) {
+  *v = FAKE_NCCL_VERSION;
+  return 0;
+}
+API const char *ncclGetErrorString(int r) { return r ? "fake NCCL error" : "no error"; }
+#define FAIL(name) \
+  API int name(void) { return 3; }
+FAIL(ncclGetUniqueId)
+FAIL(ncclCommInitRankConfig)
+FAIL(ncclCommGetAsyncError)
+FAIL(ncclCommAbort)
+FAIL(ncclCommDestroy)
+FAIL(ncclGroupStart)
+FAIL(ncclGroupEnd)
+FAIL(ncclSend)
+FAIL(ncclRecv)
+FAIL(ncclAllReduce)
+#else
+#define FAIL(name) \
+  API int name(void) { return 7; }
+FAIL(cusolverMpCreate)
+FAIL(cusolverMpDestroy)
+FAIL(cusolverMpGetVersion)
+FAIL(cusolverMpCreateDeviceGrid)
+FAIL(cusolverMpDestroyGrid)
+FAIL(cusolverMpCreateMatrixDesc)
+FAIL(cusolverMpDestroyMatrixDesc)
+FAIL(cusolverMpPotrf_bufferSize)
+FAIL(cusolverMpPotrf)
+FAIL(cusolverMpPotrs_bufferSize)
+FAIL(cusolverMpPotrs)
+FAIL(cusolverMpSyevd_bufferSize)
+FAIL(cusolverMpSyevd)
+#endif

@@ -1,0 +1,287 @@
+/* tests/unit/test_mp_plan.c - the cusolvermp provider's host arithmetic:
+ * redistribution plans run on host buffers between random 2-D
+ * block-cyclic layouts (row- and column-major rank numbering, any block,
+ * any grid, chunked through a small scratch as the provider does with NCCL
+ * send/recv), and there and back; the grid, tile and potrs panel rules;
+ * the memory rule.  plan.c is host-only C, compiled in here. */
+#include <stdlib.h>
+
+#include "../../providers/cusolvermp/plan.c"
+#include "task.h"
+
+static uint64_t rng_state = 88172645463325252ull;
+static uint64_t rnd(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return rng_state;
+}
+static int64_t rnd_in(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
+
+static double val(int64_t i, int64_t j) { return (double)i * 1e5 + (double)j + 0.5; }
+
+/* Global index of local index l on coordinate c of np, blocks of b. */
+static int64_t global_of(int64_t l, int64_t b, int c, int np) { return (l / b) * b * np + (int64_t)c * b + l % b; }
+
+typedef struct ranks {
+  int R;
+  mp_layout_t L;
+  int64_t rows[MUSTER_MAX_RANKS], cols[MUSTER_MAX_RANKS], ld[MUSTER_MAX_RANKS];
+  double *buf[MUSTER_MAX_RANKS];
+} ranks_t;
+
+/* Every rank's local piece of L (ld = local rows + pad), filled with the
+ * global values (fill) or with -1. */
+static void ranks_alloc(ranks_t *k, const mp_layout_t *L, int R, int fill) {
+  k->R = R;
+  k->L = *L;
+  for (int r = 0; r < R; r++) {
+    int row, col;
+    mp_coords(L, r, &row, &col);
+    k->rows[r] = mp_local_rows(L, row);
+    k->cols[r] = mp_local_cols(L, col);
+    k->ld[r] = k->rows[r] + rnd_in(0, 3);
+    if (k->ld[r] < 1) k->ld[r] = 1;
+    size_t cnt = (size_t)(k->ld[r] * (k->cols[r] ? k->cols[r] : 1));
+    k->buf[r] = malloc(cnt * sizeof(double));
+    ASSERT(k->buf[r]);
+    for (size_t e = 0; e < cnt; e++) k->buf[r][e] = -1.0;
+    for (int64_t j = 0; fill && j < k->cols[r]; j++)
+      for (int64_t i = 0; i < k->rows[r]; i++)
+        k->buf[r][i + j * k->ld[r]] =
+            val(global_of(i, L->mb, row, L->nprow), global_of(j, L->nb, col, L->npcol));
+  }
+}
+
+static void ranks_free(ranks_t *k) {
+  for (int r = 0; r < k->R; r++) free(k->buf[r]);
+}
+
+/* Every local entry of k holds its global value. */
+static void ranks_check(const ranks_t *k) {
+  for (int r = 0; r < k->R; r++) {
+    int row, col;
+    mp_coords(&k->L, r, &row, &col);
+    for (int64_t j = 0; j < k->cols[r]; j++)
+      for (int64_t i = 0; i < k->rows[r]; i++) {
+        double want = val(global_of(i, k->L.mb, row, k->L.nprow), global_of(j, k->L.nb, col, k->L.npcol));
+        if (k->buf[r][i + j * k->ld[r]] != want) {
+          fprintf(stderr, "rank %d local (%" PRId64 ", %" PRId64 "): %g, want %g\n", r, i, j,
+                  k->buf[r][i + j * k->ld[r]], want);
+          ASSERT(0);
+        }
+      }
+  }
+}
+
+/* Run plans[] (one per rank) from `from` into `to` the way the provider
+ * does: for every ordered pair, column chunks through cap elements. */
+static void run_plans(const mp_plan_t *plans, const ranks_t *from, ranks_t *to, int64_t cap) {
+  int R = from->R;
+  double *stage = malloc((size_t)(cap + from->L.m + 1) * sizeof(double));
+  ASSERT(stage);
+  for (int a = 0; a < R; a++)
+    for (int b = 0; b < R; b++) {
+      const mp_plan_t *pa = &plans[a], *pb = &plans[b];
+      mp_span_t sr = pa->send_rows[b], sc = pa->send_cols[b], rr = pb->recv_rows[a], rc = pb->recv_cols[a];
+      ASSERT_EQ(sr.len, rr.len);
+      ASSERT_EQ(sc.len, rc.len);
+      int64_t nch = mp_nchunks(sr.len, sc.len, cap);
+      ASSERT_EQ(nch, mp_nchunks(rr.len, rc.len, cap));
+      int64_t k = mp_chunk_cols(sr.len, sc.len, cap);
+      for (int64_t c0 = 0, ch = 0; ch < nch; ch++, c0 += k) {
+        int64_t w = sc.len - c0 < k ? sc.len - c0 : k;
+        ASSERT(w >= 1);
+        ASSERT(sr.len * w <= cap || w == 1);
+        for (int64_t j = 0; j < w; j++) /* pack on a */
+          for (int64_t i = 0; i < sr.len; i++)
+            stage[i + j * sr.len] = from->buf[a][pa->idx[sr.off + i] + pa->idx[sc.off + c0 + j] * from->ld[a]];
+        for (int64_t j = 0; j < w; j++) /* unpack on b */
+          for (int64_t i = 0; i < rr.len; i++)
+            to->buf[b][pb->idx[rr.off + i] + pb->idx[rc.off + c0 + j] * to->ld[b]] = stage[i + j * rr.len];
+      }
+    }
+  free(stage);
+}
+
+/* A random layout of n x n over R ranks. */
+static mp_layout_t random_layout(int64_t n, int R) {
+  int divs[MUSTER_MAX_RANKS], nd = 0;
+  for (int d = 1; d <= R; d++)
+    if (R % d == 0) divs[nd++] = d;
+  int P = divs[rnd() % (uint64_t)nd];
+  mp_layout_t L = {n, n, rnd_in(1, n + 2), rnd_in(1, n + 2), P, R / P, (int)(rnd() % 2)};
+  if (rnd() % 3 == 0) L.mb = L.nb; /* square blocks, as cuSOLVERMp's */
+  return L;
+}
+
+static void round_trip(int64_t n, int R, mp_layout_t src, mp_layout_t dst, int64_t cap) {
+  ranks_t a, b, back;
+  ranks_alloc(&a, &src, R, 1);
+  ranks_alloc(&b, &dst, R, 0);
+  ranks_alloc(&back, &src, R, 0);
+  mp_plan_t *plans = calloc((size_t)R, sizeof *plans), *rev = calloc((size_t)R, sizeof *rev);
+  ASSERT(plans && rev);
+  for (int r = 0; r < R; r++) {
+    ASSERT_EQ(mp_plan_build(&plans[r], &src, &dst, R, r), 0);
+    ASSERT(plans[r].nidx <= 2 * (src.m + src.n)); /* O(m + n) whatever R */
+    mp_plan_reverse(&plans[r], &rev[r]);
+  }
+  run_plans(plans, &a, &b, cap);
+  ranks_check(&b);
+  run_plans(rev, &b, &back, cap);
+  ranks_check(&back);
+  if (mp_layout_same(&src, &dst)) /* the same layout: every rank keeps all of its piece */
+    for (int r = 0; r < R; r++) {
+      ASSERT_EQ(plans[r].send_rows[r].len, a.rows[r]);
+      ASSERT_EQ(plans[r].send_cols[r].len, a.cols[r]);
+    }
+  for (int r = 0; r < R; r++) mp_plan_free(&plans[r]);
+  free(plans);
+  free(rev);
+  ranks_free(&a);
+  ranks_free(&b);
+  ranks_free(&back);
+  (void)n;
+}
+
+TEST_IMPL(mp_plan_round_trip_random) {
+  int runs = getenv("MUSTER_TEST_SCALE") ? 150 : 600;
+  for (int t = 0; t < runs; t++) {
+    int R = (int)rnd_in(1, 8);
+    int64_t n = rnd_in(1, 70);
+    mp_layout_t src = random_layout(n, R), dst = random_layout(n, R);
+    int64_t cap = rnd() % 2 ? rnd_in(1, 40) : 1 << 20; /* tiny chunks, or none */
+    round_trip(n, R, src, dst, cap);
+  }
+  return 0;
+}
+
+/* The provider's own directions: the caller's block layout (P = 1, Q = R,
+ * nb = ceil(n/R)) to cuSOLVERMp's P x Q square tiles, column-major ranks. */
+TEST_IMPL(mp_plan_caller_to_solver) {
+  static const int64_t ns[] = {1, 2, 7, 100, 333};
+  static const int grids[][2] = {{1, 1}, {1, 2}, {2, 1}, {1, 3}, {2, 2}, {3, 2}, {2, 3}};
+  for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+    for (size_t g = 0; g < sizeof grids / sizeof grids[0]; g++) {
+      int P = grids[g][0], Q = grids[g][1], R = P * Q;
+      int64_t n = ns[i];
+      muster_dist_t d = muster_layout_block_dist(n, R, 0, n);
+      mp_layout_t src = mp_layout_of_dist(&d);
+      for (int64_t T = 1; T <= 600; T = T * 3 + 1) {
+        mp_layout_t dst = mp_layout_solver(n, n, T, P, Q);
+        round_trip(n, R, src, dst, n * 5 + 3);
+      }
+    }
+  return 0;
+}
+
+TEST_IMPL(mp_plan_layout_same) {
+  mp_layout_t a = {100, 100, 100, 25, 1, 4, 0}, b = mp_layout_solver(100, 100, 25, 1, 4);
+  ASSERT(mp_layout_same(&a, &b)); /* one grid row: the row block does not matter, nor the numbering */
+  b.nb = 24;
+  ASSERT(!mp_layout_same(&a, &b));
+  mp_layout_t c = {100, 100, 10, 10, 2, 2, 0}, e = mp_layout_solver(100, 100, 10, 2, 2);
+  ASSERT(!mp_layout_same(&c, &e)); /* 2 x 2: row-major and column-major ranks differ */
+  c.colmajor = 1;
+  ASSERT(mp_layout_same(&c, &e));
+  mp_layout_t f = {100, 100, 10, 10, 4, 1, 0}, h = mp_layout_solver(100, 100, 10, 4, 1);
+  ASSERT(mp_layout_same(&f, &h));
+  /* a bad plan request */
+  mp_plan_t p;
+  mp_layout_t bad = e;
+  bad.nprow = 3;
+  ASSERT_EQ(mp_plan_build(&p, &e, &bad, 4, 0), MUSTER_EINVAL);
+  ASSERT_EQ(mp_plan_build(&p, &e, &e, 4, 4), MUSTER_EINVAL);
+  mp_layout_t other = mp_layout_solver(99, 100, 10, 2, 2);
+  ASSERT_EQ(mp_plan_build(&p, &e, &other, 4, 0), MUSTER_EINVAL);
+  return 0;
+}
+
+TEST_IMPL(mp_plan_grid_tile_panel) {
+  char why[200];
+  int P, Q;
+  static const int want[][3] = {{1, 1, 1}, {2, 1, 2}, {3, 1, 3}, {4, 2, 2}, {6, 2, 3}, {8, 2, 4}, {9, 3, 3},
+                                {12, 3, 4}, {64, 8, 8}, {7, 1, 7}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    ASSERT_EQ(mp_grid_shape(want[i][0], NULL, &P, &Q, why, sizeof why), 0);
+    ASSERT_EQ(P, want[i][1]);
+    ASSERT_EQ(Q, want[i][2]);
+  }
+  ASSERT_EQ(mp_grid_shape(2, "2x1", &P, &Q, why, sizeof why), 0);
+  ASSERT(P == 2 && Q == 1);
+  ASSERT_EQ(mp_grid_shape(2, "", &P, &Q, why, sizeof why), 0);
+  ASSERT(P == 1 && Q == 2);
+  static const char *bad[] = {"2x2", "x2", "2x", "1x2x", "0x2", "2*1", "-1x-2", "1x2 "};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ASSERT_EQ(mp_grid_shape(2, bad[i], &P, &Q, why, sizeof why), MUSTER_EINVAL);
+    ASSERT_STR_CONTAINS(why, "MUSTER_MP_GRID");
+  }
+  int64_t t;
+  ASSERT_EQ(mp_tile_resolve(MUSTER_POTRS, 1000, 0, NULL, &t, why, sizeof why), 0);
+  ASSERT_EQ(t, 64);
+  ASSERT_EQ(mp_tile_resolve(MUSTER_POTRS, 32768, 0, NULL, &t, why, sizeof why), 0);
+  ASSERT_EQ(t, 1024);
+  for (int64_t n = 1; n < 100000; n = n * 2 + 1) { /* every default is a power of two */
+    ASSERT_EQ(mp_tile_resolve(MUSTER_SYEVD, n, 0, NULL, &t, why, sizeof why), 0);
+    ASSERT_EQ(t & (t - 1), 0);
+  }
+  ASSERT_EQ(mp_tile_resolve(MUSTER_POTRS, 1000, 300, "128", &t, why, sizeof why), 0);
+  ASSERT_EQ(t, 300); /* the call's tile first */
+  ASSERT_EQ(mp_tile_resolve(MUSTER_POTRS, 1000, 0, "128", &t, why, sizeof why), 0);
+  ASSERT_EQ(t, 128);
+  ASSERT_EQ(mp_tile_resolve(MUSTER_SYEVD, 1000, 300, NULL, &t, why, sizeof why), MUSTER_ETILE);
+  ASSERT_STR_CONTAINS(why, "not a power of two");
+  ASSERT_EQ(mp_tile_resolve(MUSTER_SYEVD, 1000, 0, "96", &t, why, sizeof why), MUSTER_ETILE);
+  ASSERT_STR_CONTAINS(why, "MUSTER_MP_TILE 96");
+  ASSERT_EQ(mp_tile_resolve(MUSTER_POTRS, 1000, 0, "12k", &t, why, sizeof why), MUSTER_EINVAL);
+  ASSERT_EQ(mp_tile_resolve(MUSTER_POTRS, 1000, 0, "0", &t, why, sizeof why), MUSTER_EINVAL);
+  ASSERT_EQ(mp_tile_resolve(MUSTER_POTRS, 1000, MUSTER_LAYOUT_MAX_N + 1, NULL, &t, why, sizeof why), MUSTER_ETILE);
+
+  int64_t w;
+  const mp_release_t *r08 = mp_release_of(MP_VER(0, 8, 0));
+  ASSERT(r08);
+  ASSERT_EQ(mp_potrs_panel(r08, NULL, 5, &w, why, sizeof why), 0);
+  ASSERT_EQ(w, 1); /* the documented NRHS = 1 */
+  ASSERT_EQ(mp_potrs_panel(r08, "all", 5, &w, why, sizeof why), 0);
+  ASSERT_EQ(w, 5);
+  ASSERT_EQ(mp_potrs_panel(r08, "64", 5, &w, why, sizeof why), 0);
+  ASSERT_EQ(w, 5);
+  ASSERT_EQ(mp_potrs_panel(r08, "3", 5, &w, why, sizeof why), 0);
+  ASSERT_EQ(w, 3);
+  ASSERT_EQ(mp_potrs_panel(NULL, NULL, 5, &w, why, sizeof why), 0);
+  ASSERT_EQ(w, 1);
+  ASSERT_EQ(mp_potrs_panel(r08, "0", 5, &w, why, sizeof why), MUSTER_EINVAL);
+  ASSERT_EQ(mp_potrs_panel(r08, "many", 5, &w, why, sizeof why), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(why, "MUSTER_MP_POTRS_NRHS='many'");
+  return 0;
+}
+
+TEST_IMPL(mp_plan_memory_rule) {
+  mp_shape_t s = {MUSTER_POTRS, MUSTER_F64, 65536, 1, 0, 1, 2, 1024, 256ll << 20, 0};
+  mp_need_t need;
+  mp_need(&s, 0, 0, &need);
+  ASSERT_EQ(need.matrix, 65536ull * 32768 * 8); /* half the matrix on each of 1 x 2 */
+  ASSERT_EQ(need.vectors, 0);
+  ASSERT_EQ(need.rhs, 65536ull * 8);             /* the one rhs column lives on grid column 0 */
+  mp_need(&s, 0, 1, &need);
+  ASSERT_EQ(need.rhs, 0);                          /* grid column 1 holds no rhs */
+  ASSERT_EQ(need.scratch, 256ull << 20);
+  ASSERT_EQ(need.total, need.matrix + need.rhs + need.scratch + need.workspace + MP_FIXED_BYTES);
+  s.in_place = 1;
+  mp_need(&s, 0, 0, &need);
+  ASSERT_EQ(need.matrix, 0);
+  /* syevd keeps a second piece for the eigenvectors and a bigger workspace */
+  mp_shape_t e = {MUSTER_SYEVD, MUSTER_C128, 10000, 0, 0, 2, 1, 512, 0, 0};
+  mp_need(&e, 0, 0, &need);
+  uint64_t piece = (uint64_t)muster_layout_numroc(10000, 512, 0, 2) * 10000 * 16;
+  ASSERT_EQ(need.matrix, piece);
+  ASSERT_EQ(need.vectors, piece + 10000 * 8);
+  ASSERT_GE(need.workspace, 2 * piece);
+  ASSERT_EQ(need.scratch, 2ull * 10000 * 16); /* no setting: two columns */
+  /* grid row 1 of 2 x 1 holds less when the tiles do not split evenly */
+  mp_need_t row1;
+  mp_need(&e, 1, 0, &row1);
+  ASSERT_LT(row1.matrix, need.matrix);
+  return 0;
+}

@@ -1,0 +1,236 @@
+/* tests/unit/test_mp_provider.c - the cusolvermp provider loaded with
+ * dlopen on a machine without a GPU: its struct, and which NCCL and
+ * cuSOLVERMp it takes or refuses over stand-in libraries
+ * (tests/providers/fake_mp.c) laid out as a user has them (MUSTER_MP_LIBDIR,
+ * a Python environment's nvidia-* wheels with their metadata folders), with
+ * the message probe(), estimate() and collective_solve() give.  The
+ * libraries load once per process, so every case runs in a forked child. */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "muster/layout.h"
+#include "muster/provider.h"
+#include "task.h"
+
+static char fakes[PATH_MAX]; /* <build>/tests/providers/fakemp */
+
+static void find_fakes(void) {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  ASSERT(n > 0);
+  exe[n] = '\0';
+  *strrchr(exe, '/') = '\0';
+  snprintf(fakes, sizeof fakes, "%.4000s/providers/fakemp", exe);
+}
+
+/* A wheel tree: <root>/site/nvidia/cu13/lib/libcusolverMp.so.0 with the
+ * metadata folder of version `ver` (NULL: no solver at all). */
+static void make_site(const char *root, const char *ver) {
+  char cmd[3 * PATH_MAX];
+  snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s/site/nvidia/cu13/lib", root, root);
+  ASSERT_EQ(system(cmd), 0);
+  if (!ver) return;
+  snprintf(cmd, sizeof cmd,
+           "cp %s/solver/libcusolverMp.so.0 %s/site/nvidia/cu13/lib/ && "
+           "mkdir -p %s/site/nvidia_cusolvermp_cu13-%s.dist-info",
+           fakes, root, root, ver);
+  ASSERT_EQ(system(cmd), 0);
+}
+
+/* Only what the case lays out is found: no Python, CUDA or HPC SDK of this
+ * machine (the loader's own search still runs, after the fakes). */
+static void isolate(const char *root, const char *nccl) {
+  char v[PATH_MAX + 64];
+  snprintf(v, sizeof v, "%s/%s", fakes, nccl);
+  setenv("MUSTER_MP_LIBDIR", v, 1);
+  snprintf(v, sizeof v, "%s/site", root);
+  setenv("PYTHONPATH", v, 1);
+  setenv("PATH", "/nonexistent", 1);
+  setenv("HOME", root, 1);
+  setenv("CUDA_HOME", root, 1);
+  setenv("NVHPC_ROOT", root, 1);
+  unsetenv("VIRTUAL_ENV");
+  unsetenv("CONDA_PREFIX");
+  unsetenv("LD_LIBRARY_PATH");
+  unsetenv("MUSTER_MP_DISABLE");
+}
+
+static const muster_provider_v2_t *load(void) {
+  void *h = test_provider_dlopen("cusolvermp");
+  if (!h) _exit(0); /* built without nvcc: nothing to test */
+  const muster_provider_v2_t *v = dlsym(h, MUSTER_PROVIDER_SYMBOL_V2);
+  ASSERT(v);
+  ASSERT_EQ(v->abi_version, MUSTER_PROVIDER_V2_ABI);
+  ASSERT_EQ(v->kind, MUSTER_PROVIDER_COLLECTIVE);
+  ASSERT(!strcmp(v->name, "cusolvermp"));
+  ASSERT(v->collective_solve && v->cancel && v->release_comms && v->estimate);
+  ASSERT(!v->solve && !v->choose_tile);
+  return v;
+}
+
+static int one_rank_allgather(void *ctx, const void *mine, void *all, size_t len, char *err, size_t errlen) {
+  memcpy(all, mine, len);
+  return 0;
+}
+
+static muster_provider_query_t query(int64_t n, int nranks, const uint64_t *free_b) {
+  muster_provider_query_t q;
+  memset(&q, 0, sizeof q);
+  q.routine = MUSTER_POTRS;
+  q.dtype = MUSTER_F64;
+  q.n = n;
+  q.nrhs = 1;
+  q.mem = MUSTER_MEM_CUDA;
+  q.nranks = nranks;
+  q.ndevices = nranks;
+  q.nnodes = 1;
+  q.span = nranks > 1 ? MUSTER_SPAN_PROCESSES : MUSTER_SPAN_THREADS;
+  q.free_bytes = free_b;
+  return q;
+}
+
+/* probe, estimate and a 1-rank collective_solve must all refuse with
+ * MUSTER_EUNSUPPORTED and a message holding `want`. */
+static void expect_refused(const char *want) {
+  const muster_provider_v2_t *v = load();
+  char why[2048] = "";
+  ASSERT_EQ(v->probe(why, sizeof why) < 0, 1);
+  void *ctx = NULL;
+  char err[2048] = "";
+  ASSERT_EQ(v->init(&ctx, err, sizeof err), 0);
+  muster_provider_query_t q = query(1000, 1, NULL);
+  muster_provider_estimate_t est;
+  ASSERT_EQ(v->estimate(ctx, &q, &est), MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(est.note, want);
+  muster_shard_t s = {.mem = MUSTER_MEM_CUDA, .device = 0, .a = (void *)16, .lda = 8, .b = (void *)16, .ldb = 8};
+  muster_bootstrap_t b = {.rank = 0, .size = 1, .kind = "group", .key = 42, .allgather = one_rank_allgather};
+  int64_t info = -1, tile = -1;
+  muster_collective_call_t call = {.args = {.routine = MUSTER_POTRS, .dtype = MUSTER_F64, .n = 8, .nrhs = 1},
+                                   .mine = &s, .dist = muster_layout_block_dist(8, 1, 0, 8), .boot = &b,
+                                   .info = &info, .tile_used = &tile, .err = err, .errlen = sizeof err};
+  ASSERT_EQ(v->collective_solve(ctx, &call), MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(err, "cusolvermp: ");
+  ASSERT_STR_CONTAINS(err, want);
+  ASSERT_EQ(info, 0);
+  v->cancel(ctx, &call, MUSTER_EPEERDEAD, "late cancel: must do no harm");
+  v->release_comms(ctx, 42);
+  v->fini(ctx);
+  fprintf(stderr, "  refused as expected: %s\n", err);
+}
+
+static void in_child(void (*fn)(const char *), const char *root, const char *nccl, const char *solver_ver,
+                     const char *want) {
+  make_site(root, solver_ver);
+  pid_t pid = fork();
+  ASSERT(pid >= 0);
+  if (pid == 0) {
+    isolate(root, nccl);
+    fn(want);
+    _exit(0);
+  }
+  int st = 0;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+TEST_IMPL(mp_provider_refusals) {
+  find_fakes();
+  char root[] = "/tmp/mp_provider_XXXXXX";
+  ASSERT(mkdtemp(root));
+  /* 0.9 needs NCCL >= 2.29: the 2.28.9 the GPU machines have is refused by name */
+  in_child(expect_refused, root, "nccl22809", "0.9.1.9318", "needs NCCL >= 2.29.0, this process has 2.28.9");
+  /* 0.8 needs NCCL >= 2.27 */
+  in_child(expect_refused, root, "nccl22605", "0.8.0.3126", "needs NCCL >= 2.27.0, this process has 2.26.5");
+  /* a release nobody knows */
+  in_child(expect_refused, root, "nccl22809", "0.7.2.1", "cuSOLVERMp 0.7.2 is not a release this provider runs");
+  /* no cuSOLVERMp at all: the message names the NCCL found and the folders searched */
+  in_child(expect_refused, root, "nccl22809", NULL, "no usable cuSOLVERMp with NCCL 2.28.9");
+  char cmd[PATH_MAX + 16];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+  ASSERT_EQ(system(cmd), 0);
+  return 0;
+}
+
+static void expect_loaded(const char *unused) {
+  const muster_provider_v2_t *v = load();
+  void *ctx = NULL;
+  char err[512];
+  ASSERT_EQ(v->init(&ctx, err, sizeof err), 0);
+  /* 8 ranks, 2x4 grid, n = 20000 f64: about 400 MB of A per rank */
+  uint64_t plenty[8], little[8];
+  for (int r = 0; r < 8; r++) plenty[r] = 80ull << 30, little[r] = 80ull << 30;
+  little[5] = 200ull << 20;
+  muster_provider_query_t q = query(20000, 8, plenty);
+  muster_provider_estimate_t est;
+  ASSERT_EQ(v->estimate(ctx, &q, &est), 0);
+  ASSERT(est.seconds < 0);
+  ASSERT_STR_CONTAINS(est.note, "2x4 grid");
+  ASSERT_GT(est.peak_bytes, 20000ull * 20000 * 8 / 8);
+  q.free_bytes = little;
+  ASSERT_EQ(v->estimate(ctx, &q, &est), MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(est.note, "rank 5 needs");
+  /* one process per GPU */
+  q = query(1000, 2, NULL);
+  q.span = MUSTER_SPAN_THREADS;
+  ASSERT_EQ(v->estimate(ctx, &q, &est), MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(est.note, "one process per GPU");
+  q = query(1000, 2, NULL);
+  q.ndevices = 1;
+  ASSERT_EQ(v->estimate(ctx, &q, &est), MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(est.note, "2 ranks on 1 GPUs");
+  /* syevd on a tile that is not a power of two */
+  setenv("MUSTER_MP_TILE", "96", 1);
+  q = query(1000, 2, NULL);
+  q.routine = MUSTER_SYEVD;
+  ASSERT_EQ(v->estimate(ctx, &q, &est), MUSTER_ETILE);
+  ASSERT_STR_CONTAINS(est.note, "power of two");
+  unsetenv("MUSTER_MP_TILE");
+  setenv("MUSTER_MP_GRID", "3x3", 1);
+  q = query(1000, 8, NULL);
+  ASSERT_EQ(v->estimate(ctx, &q, &est), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(est.note, "MUSTER_MP_GRID='3x3'");
+  unsetenv("MUSTER_MP_GRID");
+  v->fini(ctx);
+}
+
+TEST_IMPL(mp_provider_loads_and_estimates) {
+  find_fakes();
+  char root[] = "/tmp/mp_provider_XXXXXX";
+  ASSERT(mkdtemp(root));
+  /* NCCL 2.28.9 + cuSOLVERMp 0.8.0 from a wheel: taken */
+  in_child(expect_loaded, root, "nccl22809", "0.8.0.3126", NULL);
+  char cmd[PATH_MAX + 16];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+  ASSERT_EQ(system(cmd), 0);
+  return 0;
+}
+
+static void expect_disabled(const char *want) {
+  setenv("MUSTER_MP_DISABLE", "1", 1);
+  expect_refused(want);
+}
+
+TEST_IMPL(mp_provider_disabled) {
+  find_fakes();
+  char root[] = "/tmp/mp_provider_XXXXXX";
+  ASSERT(mkdtemp(root));
+  make_site(root, "0.8.0.3126");
+  pid_t pid = fork();
+  ASSERT(pid >= 0);
+  if (pid == 0) {
+    isolate(root, "nccl22809");
+    expect_disabled("disabled by MUSTER_MP_DISABLE=1");
+    _exit(0);
+  }
+  int st = 0;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  char cmd[PATH_MAX + 16];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+  ASSERT_EQ(system(cmd), 0);
+  return 0;
+}
