@@ -107,14 +107,17 @@ DN_HIDDEN int dn_target_device(int leader_dev, int *dev, char *why, size_t whyle
  * cusolverDn<t>potri (the 64-bit API has none) and the lower triangle
  * mirrored into the upper; "solve": potrf, then potrs against identity
  * panels of DN_PANEL columns, each written straight into the ranks'
- * buffers; "auto" (default): solve up to DN_POTRI_SOLVE_MAX_N, potri
- * above.  Measured on one H100 (2026-11-23, f64, 1 rank, median of 3):
- * n = 4096 potri 0.0150 s, solve 0.0116 s; 8192 0.0594 / 0.0539 s; 16384
- * 0.2613 / 0.2934 s (run-dn-tests.sh --measure repeats it).  0, or
+ * buffers; "auto" (default): solve up to DN_POTRI_SOLVE_MAX_N for real
+ * dtypes, potri above and for complex ones.  Measured on one H100
+ * (2026-11-23, f64, 1 rank, median of 3): n = 4096 potri 0.0150 s, solve
+ * 0.0116 s; 8192 0.0594 / 0.0539 s; 16384 0.2613 / 0.2934 s
+ * (run-dn-tests.sh --measure repeats it); on one H200 (muster-gpu-bench,
+ * same day) f32 8192 0.0596 / 0.0535 s, but c128 8192 0.1074 / 0.1358 s:
+ * the panels' complex potrs loses to the legacy potri.  0, or
  * MUSTER_EINVAL for another value. */
 enum { DN_POTRI_LEGACY = 0, DN_POTRI_SOLVE = 1 };
 #define DN_POTRI_SOLVE_MAX_N 8192
-DN_HIDDEN int dn_potri_path(int64_t n, int *path, char *why, size_t whylen);
+DN_HIDDEN int dn_potri_path(int64_t n, muster_dtype_t dtype, int *path, char *why, size_t whylen);
 
 /* The solve runs on the caller's own buffer (no gather, no scatter): one
  * rank, on the target, and a routine that does not need A and its result

@@ -50,7 +50,7 @@ int dn_estimate(void *vc, const muster_provider_query_t *q, muster_provider_esti
   if (q->span != MUSTER_SPAN_THREADS && q->span != MUSTER_SPAN_PROCESSES)
     return refuse(est, "one node only (threads or processes)");
   if (q->devices[0] < 0) return refuse(est, "the leader holds no CUDA device");
-  if (dn_target_device(q->devices[0], &target, why, sizeof why) < 0 || dn_potri_path(q->n, &path, why, sizeof why) < 0)
+  if (dn_target_device(q->devices[0], &target, why, sizeof why) < 0 || dn_potri_path(q->n, q->dtype, &path, why, sizeof why) < 0)
     return refuse(est, why);
   if ((uint64_t)q->n > (UINT64_MAX >> 8) / (uint64_t)q->n) return refuse(est, "n too large");
   dn_shape_t s = {q->routine, q->dtype, q->n, q->routine == MUSTER_POTRS ? q->nrhs : 0, q->flags, q->nranks,

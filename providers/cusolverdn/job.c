@@ -53,7 +53,7 @@ int dn_job_validate(dn_job_t *j) {
   j->R = R;
   for (int r = 0; r < R; r++) CUC_CHECK(check_shard(j, r));
   if (dn_target_device(call->shards[0].device, &j->dev, why, sizeof why) < 0 ||
-      dn_potri_path(a->n, &path, why, sizeof why) < 0)
+      dn_potri_path(a->n, a->dtype, &path, why, sizeof why) < 0)
     return cuc_fail(E, MUSTER_EINVAL, "%s", why);
   j->d = &j->c->dev[j->dev];
   j->home = -1;

@@ -22,9 +22,10 @@ int dn_target_device(int leader_dev, int *dev, char *why, size_t whylen) {
   return 0;
 }
 
-int dn_potri_path(int64_t n, int *path, char *why, size_t whylen) {
+int dn_potri_path(int64_t n, muster_dtype_t dtype, int *path, char *why, size_t whylen) {
   const char *s = getenv("MUSTER_DN_POTRI");
-  *path = n <= DN_POTRI_SOLVE_MAX_N ? DN_POTRI_SOLVE : DN_POTRI_LEGACY;
+  int complex = dtype == MUSTER_C64 || dtype == MUSTER_C128;
+  *path = n <= DN_POTRI_SOLVE_MAX_N && !complex ? DN_POTRI_SOLVE : DN_POTRI_LEGACY;
   if (!s || !*s || !strcmp(s, "auto")) return 0;
   if (!strcmp(s, "potri") || !strcmp(s, "solve")) {
     *path = strcmp(s, "potri") ? DN_POTRI_SOLVE : DN_POTRI_LEGACY;
