@@ -53,7 +53,7 @@ static pthread_once_t op_names_once = PTHREAD_ONCE_INIT;
  * routine of muster/types.h. */
 static void name_ops(void) {
   static const muster_routine_t all[] = {
-#define MUSTER__TF_ROUTINE(NAME, value, name) MUSTER_##NAME,
+#define MUSTER__TF_ROUTINE(NAME, value, ...) MUSTER_##NAME,
       MUSTER_ROUTINE_MAP(MUSTER__TF_ROUTINE)
 #undef MUSTER__TF_ROUTINE
   };
