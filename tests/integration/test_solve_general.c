@@ -12,6 +12,7 @@
 
 #include "task.h"
 #include "test_solve.h"
+#include "muster/provider.h"
 #include "providers/tp_util.h"
 
 static const muster_dtype_t dtypes[] = {MUSTER_F32, MUSTER_F64, MUSTER_C64, MUSTER_C128};
@@ -244,5 +245,31 @@ TEST_IMPL(solve_general_bad_inputs) {
   use_lapack();
   for (int p = 0; p < 2; p++)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], p);
+  return 0;
+}
+
+/* A provider without MUSTER_CAP_LOGDET (the test provider, v1) is never
+ * given potrs with MUSTER_LOGDET: it would ignore the flag and leave w
+ * unwritten.  The choice says why; plain potrs still goes to it. */
+TEST_IMPL(solve_logdet_needs_the_cap) {
+  char dir[256];
+  tp_env_fresh(dir, sizeof dir);
+  tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
+  muster_provider_query_t q;
+  memset(&q, 0, sizeof q);
+  q.routine = MUSTER_POTRS;
+  q.dtype = MUSTER_F64;
+  q.n = 64;
+  q.nrhs = 1;
+  q.nranks = 2;
+  q.flags = MUSTER_LOGDET;
+  char name[32], why[512];
+  int rc = muster_provider_choose(&q, NULL, name, sizeof name, why, sizeof why);
+  ASSERT(rc == MUSTER_ENOPROVIDER || rc == MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(muster_last_error(), "cannot return log det A with the solve");
+  q.flags = 0;
+  ASSERT_OK(muster_provider_choose(&q, NULL, name, sizeof name, why, sizeof why));
+  ASSERT(strcmp(name, "testprov") == 0);
+  tp_dir_remove(dir);
   return 0;
 }
