@@ -66,6 +66,11 @@ int64_t sv_rows(const sv_run_t *run);
  * it is off by more than chk_logdet_tolerance). */
 double sv_residual(const sv_run_t *run);
 void sv_free(sv_run_t *run);
+/* One bad-input case: n = 30 f64 over 3 ranks, tweak applied by each rank;
+ * every rank must return `code` with `needle` in its message, in < 5 s,
+ * and nothing may be left in /dev/shm. */
+void sv_expect_error(const char *name, muster_routine_t routine, unsigned flags, sv_tweak_fn tweak,
+                     int code, const char *needle, int processes);
 /* A valid explicit tile for (n, R) that does not divide n, when there is one. */
 int64_t sv_odd_tile(int64_t n, int R);
 /* One full case: run + same outcome + residual under tolerance. */

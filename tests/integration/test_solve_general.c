@@ -4,7 +4,7 @@
  * mode x ranks {1,2,3,4}, block and cyclic, residual-checked on fresh random
  * inputs (getrs: ||AX - B|| / (||A|| ||X||); gels: the normal-equations
  * residual; log det against an independent Cholesky); singular and
- * rank-deficient matrices; NaN; and every bad argument the new routines
+ * rank-deficient matrices (NaN: solve_nan_input); and every bad argument the new routines
  * add, given by one or every rank.
  */
 #include <math.h>
@@ -108,31 +108,6 @@ TEST_IMPL(solve_singular_and_rank_deficient) {
   return 0;
 }
 
-/* NaN in A: refused, never a success. */
-TEST_IMPL(solve_general_nan_input) {
-  use_lapack();
-  const muster_routine_t rs[] = {MUSTER_GETRS, MUSTER_GELS, MUSTER_POTRS};
-  for (int p = 0; p < 2; p++)
-    for (int i = 0; i < 3; i++) {
-      sv_run_t run;
-      memset(&run, 0, sizeof run);
-      run.args.routine = rs[i];
-      run.args.dtype = i == 1 ? MUSTER_C64 : MUSTER_F64;
-      run.args.flags = i == 2 ? MUSTER_LOGDET : 0;
-      run.args.n = 26;
-      run.R = 2;
-      run.processes = p;
-      run.seed = 9;
-      run.make_nan = 1;
-      sv_run(&run);
-      ASSERT_EQ(sv_same_outcome(&run), 0);
-      ASSERT_EQ(run.out[0].rc, MUSTER_ENONFINITE);
-      ASSERT_STR_CONTAINS(run.out[0].msg, "NaN");
-      sv_free(&run);
-    }
-  return 0;
-}
-
 /* ---- bad arguments ------------------------------------------------------------- */
 
 typedef struct bad_case {
@@ -216,29 +191,7 @@ static const bad_case_t cases[] = {
 };
 
 static void run_case(const bad_case_t *c, int processes) {
-  sv_run_t run;
-  memset(&run, 0, sizeof run);
-  run.args.routine = c->routine;
-  run.args.dtype = MUSTER_F64;
-  run.args.flags = c->flags;
-  run.args.n = 30;
-  run.args.nrhs = 2;
-  run.R = 3;
-  run.processes = processes;
-  run.seed = 5;
-  run.tweak = c->tweak;
-  double t0 = test_now();
-  sv_run(&run);
-  double dt = test_now() - t0;
-  if (sv_same_outcome(&run) != 0 || run.out[0].rc != c->code || !strstr(run.out[0].msg, c->needle)) {
-    fprintf(stderr, "case '%s' (%s): rank 0 got %d (%s) \"%s\", want %d with \"%s\"\n", c->name,
-            processes ? "processes" : "threads", run.out[0].rc, muster_strerror(run.out[0].rc),
-            run.out[0].msg, c->code, c->needle);
-    ASSERT(0);
-  }
-  ASSERT_DBL_LT(dt, 5.0); /* an error, not a timeout */
-  sv_free(&run);
-  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  sv_expect_error(c->name, c->routine, c->flags, c->tweak, c->code, c->needle, processes);
 }
 
 TEST_IMPL(solve_general_bad_inputs) {

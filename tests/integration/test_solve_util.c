@@ -299,3 +299,30 @@ void sv_expect_ok_x(muster_routine_t r, muster_dtype_t t, int64_t n, int64_t m, 
   ASSERT_GT(run.out[0].res.tile, 0);
   sv_free(&run);
 }
+
+void sv_expect_error(const char *name, muster_routine_t routine, unsigned flags, sv_tweak_fn tweak,
+                     int code, const char *needle, int processes) {
+  sv_run_t run;
+  memset(&run, 0, sizeof run);
+  run.args.routine = routine;
+  run.args.dtype = MUSTER_F64;
+  run.args.flags = flags;
+  run.args.n = 30;
+  run.args.nrhs = 2;
+  run.R = 3;
+  run.processes = processes;
+  run.seed = 5;
+  run.tweak = tweak;
+  double t0 = test_now();
+  sv_run(&run);
+  double dt = test_now() - t0;
+  if (sv_same_outcome(&run) != 0 || run.out[0].rc != code || !strstr(run.out[0].msg, needle)) {
+    fprintf(stderr, "case '%s' (%s): rank 0 got %d (%s) \"%s\", want %d with \"%s\"\n", name,
+            processes ? "processes" : "threads", run.out[0].rc, muster_strerror(run.out[0].rc),
+            run.out[0].msg, code, needle);
+    ASSERT(0);
+  }
+  ASSERT_DBL_LT(dt, 5.0); /* an error, not a timeout */
+  sv_free(&run);
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+}
