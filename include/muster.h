@@ -247,6 +247,27 @@ MUSTER_EXTERN int muster_launch_close(muster_launch_t *l);
  *   MUSTER_POTRI  A overwritten by the full Hermitian inverse
  *   MUSTER_SYEVD  A overwritten by eigenvectors (unless MUSTER_NO_VECTORS),
  *                 W (replicated) by eigenvalues, ascending
+ *   MUSTER_GETRS  A X = B for a general square A (LU with partial
+ *                 pivoting): B (replicated, n x nrhs) overwritten by X.  A
+ *                 is left as it was: the factors are not returned (their
+ *                 row pivots would not travel back); MUSTER_NO_FACTOR lets a
+ *                 provider factor A in place instead (A unspecified after).
+ *                 Exactly singular A: MUSTER_ESINGULAR, res->info = k with
+ *                 U(k,k) = 0 (1-based).
+ *   MUSTER_GELS   least squares min ||A X - B||_2 for a tall A of full
+ *                 column rank: A is m x n with m >= n, B (replicated) m x
+ *                 nrhs in, X (n x nrhs) out in B's first n rows.  m is
+ *                 ldb: B must be packed (ldb = m on every rank) and lda >= m.
+ *                 m travels in ldb because muster_solve_args_t and
+ *                 muster_shard_t are embedded in the frozen provider ABI
+ *                 (muster/provider_v1.h) and cannot grow.  A is left as
+ *                 it was (MUSTER_NO_FACTOR: unspecified).  A rank-deficient
+ *                 A (R's diagonal has an exact zero, or |R(k,k)| <=
+ *                 m * eps * max|R(i,i)|) is refused: MUSTER_ESINGULAR with
+ *                 res->info = k, never a silently wrong X.
+ * The rows of A, B and X of each routine: muster_routine_shape()
+ * (muster/layout.h).  Every routine distributes A by columns: n columns
+ * over the ranks, each rank holding all rows of its columns.
  * Element types (muster_dtype_t): MUSTER_F32, MUSTER_F64, MUSTER_C64,
  * MUSTER_C128. */
 
@@ -267,12 +288,24 @@ typedef enum muster_layout {
  * (a provider may leave the factor in its own layout: cusolvermg then skips
  * moving it back from cuSolverMg's block-cyclic layout, 5% of a large potrs). */
 #define MUSTER_NO_FACTOR    0x2u
+/* potrs: also return log det A (real: A is HPD), computed from the
+ * Cholesky factor's diagonal at no extra pass over A, into shard.w on
+ * every rank: ONE real (float for f32/c64, double for f64/c128), as syevd
+ * writes its eigenvalues.  Only providers that declare MUSTER_CAP_LOGDET
+ * in their routines bits are chosen for it.  Any other routine: EINVAL. */
+#define MUSTER_LOGDET       0x4u
+#define MUSTER_FLAGS_KNOWN  (MUSTER_NO_VECTORS | MUSTER_NO_FACTOR | MUSTER_LOGDET)
+
+/* A provider's routines bits may carry, besides (1u << routine), what it
+ * can do beyond a routine's plain form (bits above every routine value). */
+#define MUSTER_CAP_LOGDET   (1u << 31) /* potrs with MUSTER_LOGDET          */
 
 typedef struct muster_solve_args {
   muster_routine_t routine;
   muster_dtype_t dtype;
-  int64_t n;             /* global order of A, > 0                          */
-  int64_t nrhs;          /* potrs: columns of B, >= 1; else ignored         */
+  int64_t n;             /* global order of A (gels: its columns), > 0      */
+  int64_t nrhs;          /* potrs, getrs, gels: columns of B, >= 1; else
+                            ignored                                         */
   int64_t tile;          /* T_A; 0: the provider's choice                   */
   muster_layout_t layout;
   unsigned flags;        /* MUSTER_NO_VECTORS, MUSTER_NO_FACTOR             */
@@ -284,14 +317,16 @@ typedef struct muster_shard {
   muster_mem_t mem;
   int device;            /* CUDA ordinal for MEM_CUDA, -1 for host          */
   void *a;               /* this rank's columns of A, column-major          */
-  int64_t lda;           /* leading dimension of a, >= n                    */
+  int64_t lda;           /* leading dimension of a, >= n (gels: >= m)       */
   int64_t col0;          /* LAYOUT_BLOCK: first global column held          */
   int64_t ncols;         /* columns held (LAYOUT_CYCLIC: local padded width) */
-  void *b;               /* potrs: n x nrhs, ldb; every rank holds all of B
-                            and every rank gets all of X back               */
-  int64_t ldb;
+  void *b;               /* potrs, getrs: n x nrhs, ldb; gels: m x nrhs in,
+                            X in its first n rows out; every rank holds all
+                            of B and every rank gets all of X back          */
+  int64_t ldb;           /* >= n; gels: = m, the rows of A and B (>= n)     */
   void *w;               /* syevd: n eigenvalues (float for f32/c64, double
-                            for f64/c128), written on every rank            */
+                            for f64/c128), written on every rank; potrs
+                            with MUSTER_LOGDET: one real, log det A        */
   void *stream;          /* cudaStream_t the caller's data is ordered on;
                             NULL: the legacy default stream                 */
 } muster_shard_t;
@@ -317,9 +352,10 @@ typedef struct muster_solve_result {
  * MUSTER_EMISMATCH.  The leader chooses the provider from every rank's
  * facts (docs/choice.md) and every rank follows: a leader provider runs once
  * on the leader with every shard, a collective one on every rank with its
- * own piece.  Status and info reach everyone.  info > 0 is returned as
- * MUSTER_ENOTPD with res->info = k (message "not positive definite
- * (leading minor k)"). */
+ * own piece.  Status and info reach everyone.  info > 0 is returned as the
+ * routine's code with res->info = k (muster/types.h's `info` column:
+ * MUSTER_ENOTPD "not positive definite (leading minor k)" for potrs/potri,
+ * MUSTER_ESINGULAR for getrs/gels). */
 MUSTER_EXTERN int muster_solve(muster_group_t *g, const muster_solve_args_t *args,
                                const muster_shard_t *mine,
                                muster_solve_result_t *res);

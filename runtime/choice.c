@@ -32,6 +32,8 @@ static int fit(const muster__choice_in_t *in, muster__cand_t *c) {
 #define NOPE(...) (snprintf(c->note, sizeof c->note, __VA_ARGS__), MUSTER_EUNSUPPORTED)
   if (!v || !p->available) return NOPE("%.190s", p->why);
   if (!(v->routines & (1u << q->routine))) return NOPE("does not implement the routine");
+  if ((q->flags & MUSTER_LOGDET) && !(v->routines & MUSTER_CAP_LOGDET))
+    return NOPE("cannot return log det A with the solve (MUSTER_LOGDET)");
   if (!(v->dtypes & (1u << q->dtype))) return NOPE("no dtype %s", muster_dtype_str(q->dtype));
   if (q->mem && !(v->mem_kinds & (1u << q->mem))) return NOPE("no %s memory", mem_str(q->mem));
   if (!(in->kinds & (1u << v->kind)))

@@ -18,9 +18,13 @@ static double now_s(void) {
 
 muster_dist_t muster__collective_dist(const muster_solve_args_t *args, const muster_shard_t *mine,
                                       int rank, int nranks) {
-  if (args->layout == MUSTER_LAYOUT_CYCLIC)
-    return muster_layout_cyclic_dist(args->n, args->tile, nranks, rank, mine->lda);
-  return muster_layout_block_dist(args->n, nranks, rank, mine->lda);
+  muster_dist_t d = args->layout == MUSTER_LAYOUT_CYCLIC
+                        ? muster_layout_cyclic_dist(args->n, args->tile, nranks, rank, mine->lda)
+                        : muster_layout_block_dist(args->n, nranks, rank, mine->lda);
+  muster_shape_t s; /* gels: A has m rows (validated before any call runs) */
+  if (muster_routine_shape(args->routine, args->n, args->nrhs, mine->ldb, &s) == 0)
+    d.m = d.mb = s.a_rows;
+  return d;
 }
 
 /* ---- the watchdog -------------------------------------------------------------- */

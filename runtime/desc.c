@@ -76,13 +76,26 @@ static void check_args(const muster_solve_args_t *args, const muster_shard_t *mi
   else if (args->provider)
     snprintf(d->want, sizeof d->want, "%s", args->provider);
   if (!muster_routine_str(args->routine))
-    problem(d, MUSTER_EINVAL, "unknown routine %d (known: potrs, potri, syevd)", (int)args->routine);
+    problem(d, MUSTER_EINVAL, "unknown routine %d (known: potrs, potri, syevd, getrs, gels)",
+            (int)args->routine);
   if (muster_dtype_size(args->dtype) == 0)
     problem(d, MUSTER_EINVAL, "unknown dtype %d (known: f32, f64, c64, c128)", (int)args->dtype);
   if (args->n <= 0 || args->n > MUSTER_LAYOUT_MAX_N)
     problem(d, MUSTER_EINVAL, "n=%" PRId64 ": must be > 0", args->n);
-  if (args->routine == MUSTER_POTRS && args->nrhs < 1)
-    problem(d, MUSTER_EINVAL, "nrhs=%" PRId64 ": potrs needs nrhs >= 1", args->nrhs);
+  unsigned takes = muster_routine_takes(args->routine);
+  if ((takes & MUSTER_TAKES_B) && (args->nrhs < 1 || args->nrhs > MUSTER_LAYOUT_MAX_N))
+    problem(d, MUSTER_EINVAL, "nrhs=%" PRId64 ": %s needs nrhs >= 1", args->nrhs,
+            muster_routine_str(args->routine));
+  if ((takes & MUSTER_TAKES_M) && mine->ldb < args->n)
+    problem(d, MUSTER_EINVAL, "gels: m=ldb=%" PRId64 " < n=%" PRId64 ": A must be tall (m >= n; "
+            "a wide A is not supported)", mine->ldb, args->n);
+  if ((takes & MUSTER_TAKES_M) && mine->ldb > MUSTER_LAYOUT_MAX_N)
+    problem(d, MUSTER_EINVAL, "gels: m=ldb=%" PRId64 " too large", mine->ldb);
+  if (args->flags & ~MUSTER_FLAGS_KNOWN)
+    problem(d, MUSTER_EINVAL, "flags 0x%x: unknown bits 0x%x", args->flags,
+            args->flags & ~MUSTER_FLAGS_KNOWN);
+  if ((args->flags & MUSTER_LOGDET) && args->routine != MUSTER_POTRS)
+    problem(d, MUSTER_EINVAL, "MUSTER_LOGDET is for potrs, not %s", muster_routine_name(args->routine));
   if (args->layout != MUSTER_LAYOUT_BLOCK && args->layout != MUSTER_LAYOUT_CYCLIC)
     problem(d, MUSTER_EINVAL, "unknown layout %d", (int)args->layout);
   if (mine->mem != MUSTER_MEM_HOST && mine->mem != MUSTER_MEM_CUDA)
@@ -106,7 +119,7 @@ void muster__desc_describe(const muster_solve_args_t *args, const muster_shard_t
   d->layout = args->layout;
   d->flags = args->flags;
   d->n = args->n;
-  d->nrhs = args->routine == MUSTER_POTRS ? args->nrhs : 0;
+  d->nrhs = muster_routine_takes(args->routine) & MUSTER_TAKES_B ? args->nrhs : 0;
   d->tile = args->tile;
   d->mem = mine->mem;
   d->device = mine->device;
@@ -127,10 +140,17 @@ void muster__desc_describe(const muster_solve_args_t *args, const muster_shard_t
   muster__shard_find(mine->a, &d->ra);
   muster__shard_find(mine->b, &d->rb);
   muster__shard_find(mine->w, &d->rw);
-  check_ref(d, "a", &d->ra, extent(mine->lda, args->n, mine->ncols, esz));
-  if (args->routine == MUSTER_POTRS) check_ref(d, "b", &d->rb, extent(mine->ldb, args->n, args->nrhs, esz));
-  if (args->routine == MUSTER_SYEVD)
-    check_ref(d, "w", &d->rw, (uint64_t)args->n * muster_dtype_real_size(args->dtype));
+  muster_shape_t sh;
+  muster_routine_shape(args->routine, args->n, args->nrhs, mine->ldb, &sh); /* checked above */
+  check_ref(d, "a", &d->ra, extent(mine->lda, sh.a_rows, mine->ncols, esz));
+  if (sh.b_rows) check_ref(d, "b", &d->rb, extent(mine->ldb, sh.b_rows, sh.nrhs, esz));
+  if (muster__desc_w_count(d))
+    check_ref(d, "w", &d->rw, (uint64_t)muster__desc_w_count(d) * muster_dtype_real_size(args->dtype));
+}
+
+int64_t muster__desc_w_count(const muster__desc_t *d) {
+  if (muster_routine_takes(d->routine) & MUSTER_TAKES_W) return d->n;
+  return d->routine == MUSTER_POTRS && (d->flags & MUSTER_LOGDET) ? 1 : 0;
 }
 
 /* ---- the same verdict on every rank ---------------------------------------------- */
@@ -146,16 +166,20 @@ static int validate_shard(const muster__desc_t *d, int r) {
   if (d->ncols > 0 && !d->a)
     return muster__err(MUSTER_EINVAL, "rank %d (pid %" PRId64 "): shard a is NULL with %" PRId64
                        " columns", r, d->pid, d->ncols);
-  if (d->lda < d->n)
-    return muster__err(MUSTER_EINVAL, "rank %d: lda=%" PRId64 " < n=%" PRId64, r, d->lda, d->n);
-  if (d->routine == MUSTER_POTRS && !d->b)
-    return muster__err(MUSTER_EINVAL, "rank %d (pid %" PRId64 "): potrs needs b (n x nrhs), got NULL",
-                       r, d->pid);
-  if (d->routine == MUSTER_POTRS && d->ldb < d->n)
-    return muster__err(MUSTER_EINVAL, "rank %d: ldb=%" PRId64 " < n=%" PRId64, r, d->ldb, d->n);
-  if (d->routine == MUSTER_SYEVD && !d->w)
-    return muster__err(MUSTER_EINVAL, "rank %d (pid %" PRId64 "): syevd needs w (n eigenvalues), got NULL",
-                       r, d->pid);
+  const char *rname = muster_routine_name((muster_routine_t)d->routine);
+  muster_shape_t sh;
+  muster_routine_shape(d->routine, d->n, d->nrhs, d->ldb, &sh); /* each rank checked its own */
+  if (d->lda < sh.a_rows)
+    return muster__err(MUSTER_EINVAL, "rank %d: lda=%" PRId64 " < %s=%" PRId64, r, d->lda,
+                       sh.a_rows == d->n ? "n" : "m", sh.a_rows);
+  if (sh.b_rows && !d->b)
+    return muster__err(MUSTER_EINVAL, "rank %d (pid %" PRId64 "): %s needs b (%" PRId64 " x nrhs), "
+                       "got NULL", r, d->pid, rname, sh.b_rows);
+  if (sh.b_rows && d->ldb < sh.b_rows)
+    return muster__err(MUSTER_EINVAL, "rank %d: ldb=%" PRId64 " < n=%" PRId64, r, d->ldb, sh.b_rows);
+  if (muster__desc_w_count(d) && !d->w)
+    return muster__err(MUSTER_EINVAL, "rank %d (pid %" PRId64 "): %s needs w (%s), got NULL", r,
+                       d->pid, rname, d->routine == MUSTER_POTRS ? "one real: log det A" : "n eigenvalues");
   return 0;
 }
 
@@ -223,6 +247,7 @@ int muster__desc_validate(const muster__desc_t *const *ds, const size_t *lens, i
     DIFFER(tile, "%" PRId64);
     DIFFER(layout, "%d");
     DIFFER(flags, "%u");
+    if (muster_routine_takes(d0->routine) & MUSTER_TAKES_M) DIFFER(ldb, "%" PRId64 " (gels: m)");
     DIFFER(mem, "%d");
     if (strcmp(d->want, d0->want))
       return muster__err(MUSTER_EMISMATCH, "rank %d asks for provider '%s', rank 0 for '%s'", r,
@@ -287,8 +312,8 @@ const char *muster__desc_leader_reach(const muster__desc_t *const *ds, int R, ch
     }
     if (d->mem != MUSTER_MEM_HOST || d->pid == d0->pid) continue;
     const char *bad = (d->ncols > 0 && d->ra.fd < 0) ? "a"
-                      : (d->routine == MUSTER_POTRS && d->rb.fd < 0) ? "b"
-                      : (d->routine == MUSTER_SYEVD && d->rw.fd < 0) ? "w" : NULL;
+                      : (d->nrhs > 0 && d->rb.fd < 0) ? "b"
+                      : (muster__desc_w_count(d) && d->rw.fd < 0) ? "w" : NULL;
     if (bad) {
       snprintf(why, cap, "rank %d (pid %" PRId64 "): host shard %s is not memory from "
                "muster_shard_alloc; in process mode the leader (pid %" PRId64 ") can only reach "

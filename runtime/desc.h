@@ -37,6 +37,10 @@ typedef struct muster__desc {
   char msg[200];           /* the problem, when problem != 0               */
 } muster__desc_t;
 
+/* How many reals the call writes into w: n for syevd, 1 for potrs with
+ * MUSTER_LOGDET, else 0 (w unused). */
+MUSTER_HIDDEN int64_t muster__desc_w_count(const muster__desc_t *d);
+
 /* Record a problem in d (the first one is kept); returns code. */
 MUSTER_HIDDEN int muster__desc_problem(muster__desc_t *d, int code, const char *fmt, ...)
     MUSTER_PRINTF(3, 4);

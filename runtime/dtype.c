@@ -11,7 +11,7 @@ MUSTER_DTYPE_MAP(CHECK_VALUE)
 #undef CHECK_VALUE
 
 /* "potrs, potri, syevd" and "f32, f64, c64, c128", for messages */
-#define ROUTINE_LIST(NAME, value, name) ", " name
+#define ROUTINE_LIST(NAME, value, name, ...) ", " name
 #define DTYPE_LIST(NAME, value, name, ...) ", " name
 static const char routine_list[] = MUSTER_ROUTINE_MAP(ROUTINE_LIST);
 static const char dtype_list[] = MUSTER_DTYPE_MAP(DTYPE_LIST);

@@ -129,13 +129,29 @@ static void prune_peers(muster__provider_t *p, const muster__desc_t *const *ds, 
 
 /* ---- the leader's call ------------------------------------------------------------------ */
 
+/* info > 0 as muster/types.h's `info` column words it for each routine.
+ * Its sentences use k once or twice: passed through a variable, the format
+ * gets k twice without a warning about the unused one. */
+static int info_positive(const char *provider, int routine, int64_t info) {
+  char what[160];
+  long long k = (long long)info;
+  const char *fmt;
+  switch (routine) {
+#define INFO_CASE(NAME, value, name, factors, takes, code, sentence)                           \
+  case (value):                                                                                \
+    fmt = sentence;                                                                            \
+    snprintf(what, sizeof what, fmt, k, k);                                                    \
+    return muster__err(MUSTER_##code, "provider %s: %s: %s", provider, name, what);
+    MUSTER_ROUTINE_MAP(INFO_CASE)
+#undef INFO_CASE
+  default:
+    return muster__err(MUSTER_EPROVIDER, "provider %s: routine %d: info %lld", provider, routine, k);
+  }
+}
+
 int muster__info_rc(const char *provider, int routine, int64_t info) {
   const char *rname = muster_routine_str(routine);
-  if (info > 0 && routine != MUSTER_SYEVD)
-    return muster__err(MUSTER_ENOTPD, "not positive definite (leading minor %" PRId64 ")", info);
-  if (info > 0)
-    return muster__err(MUSTER_EPROVIDER, "provider %s: %s did not converge (info %" PRId64 ")",
-                       provider, rname, info);
+  if (info > 0) return info_positive(provider, routine, info);
   if (info < 0)
     return muster__err(MUSTER_EPROVIDER, "provider %s: %s rejected argument %" PRId64, provider,
                        rname, -info);

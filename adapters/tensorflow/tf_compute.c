@@ -108,6 +108,8 @@ static void write_outputs(TF_OpKernelContext *ctx, const muster__tf_kernel_t *k,
       output(ctx, k, 1, t, 2, w->n, w->ncols, w->esz, w->a);
     break;
   }
+  default: /* no TF op for the other routines (tf_init.c) */
+    break;
   }
 }
 

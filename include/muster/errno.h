@@ -38,13 +38,14 @@
   X(ETILE, -18, "invalid tile size", INVALID_ARGUMENT)                                       \
   X(ENONFINITE, -19, "NaN or Inf in matrix", NUMERICAL)                                      \
   X(EBUSY, -20, "rank already taken", FAILED_PRECONDITION)                                   \
-  X(ENOTPD, -21, "matrix not positive definite", NUMERICAL)
+  X(ENOTPD, -21, "matrix not positive definite", NUMERICAL)                                 \
+  X(ESINGULAR, -22, "matrix singular or rank deficient", NUMERICAL)
 
 /* Kinds of failure.  X(NAME, value, "name", what it covers) */
 #define MUSTER_ERR_KIND_MAP(X)                                                               \
   X(OK, 0, "ok", "no error")                                                                       \
   X(INVALID_ARGUMENT, 1, "invalid_argument", "the caller's arguments are wrong or inconsistent")                 \
-  X(NUMERICAL, 2, "numerical", "the matrix lacks a property the routine needs (definite, finite)")        \
+  X(NUMERICAL, 2, "numerical", "the matrix lacks a property the routine needs (definite, regular, full rank, finite)")        \
   X(DEADLINE_EXCEEDED, 3, "deadline_exceeded", "peers did not come in time")                                      \
   X(ABORTED, 4, "aborted", "a peer died or the group was aborted")                                      \
   X(RESOURCE_EXHAUSTED, 5, "resource_exhausted", "memory or /dev/shm space ran out")                               \

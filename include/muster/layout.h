@@ -1,6 +1,7 @@
 /*
- * muster/layout.h - how the columns of an n x n matrix are spread over R
- * ranks: the block layout frameworks hold and the 1-D column block-cyclic
+ * muster/layout.h - how the columns of an n x n (or m x n) matrix are
+ * spread over R ranks, and which rows each operand of a routine has
+ * (muster_routine_shape): the block layout frameworks hold and the 1-D column block-cyclic
  * layout cuSolverMg wants, and the arithmetic between them.
  *
  * This header is part of the provider ABI: a provider compiles these rules
@@ -205,6 +206,45 @@ static inline int muster_layout_iter_next(muster_layout_iter_t *it,
   muster_layout_cyclic_owner(L, g, &run->cyc_rank, &run->cyc_col);
   it->next = end;
   return 1;
+}
+
+/* ---- the shapes of a routine's operands ------------------------------------------ */
+
+/* Rows and columns of A, B and X for one call.  The one rule for a
+ * non-square A: every routine spreads A's n COLUMNS over the ranks by the
+ * layouts above (block or cyclic, exactly as for a square A) and every rank
+ * holds all a_rows rows of its columns (lda >= a_rows).  B is replicated:
+ * b_rows x nrhs on input (ldb >= b_rows); the solution X, x_rows x nrhs,
+ * comes back in B's first x_rows rows on every rank.
+ *   potrs, getrs  A n x n, B n x nrhs, X n x nrhs
+ *   gels          A m x n, B m x nrhs, X n x nrhs, with m = ldb >= n
+ *                 (muster.h says why m is ldb)
+ *   potri, syevd  A n x n, no B (b_rows = x_rows = nrhs = 0)            */
+typedef struct muster_shape {
+  int64_t a_rows, a_cols; /* A: rows (the bound for lda), columns = n     */
+  int64_t b_rows;         /* B on input, 0: the routine takes no B        */
+  int64_t x_rows;         /* X written into B's first rows                */
+  int64_t nrhs;           /* columns of B and X                           */
+} muster_shape_t;
+
+/* Fill *s for routine (muster_routine_t value) with n, nrhs and ldb as the
+ * caller passed them.  0, or MUSTER_EINVAL when they make no shape: gels
+ * with m = ldb < n (a wide A; not supported) or n < 1.  nrhs is not
+ * checked here (callers word that). */
+static inline int muster_routine_shape(int routine, int64_t n, int64_t nrhs, int64_t ldb,
+                                       muster_shape_t *s) {
+  unsigned takes = muster_routine_takes(routine);
+  s->a_rows = s->a_cols = n;
+  s->b_rows = s->x_rows = s->nrhs = 0;
+  if (n < 1) return MUSTER_EINVAL;
+  if (!(takes & MUSTER_TAKES_B)) return 0;
+  s->b_rows = s->x_rows = n;
+  s->nrhs = nrhs;
+  if (takes & MUSTER_TAKES_M) {
+    if (ldb < n) return MUSTER_EINVAL;
+    s->a_rows = s->b_rows = ldb;
+  }
+  return 0;
 }
 
 /* ---- copying ----------------------------------------------------------------- */

@@ -2,7 +2,8 @@
  * muster/types.h - routines and element types, each in one table (included
  * by muster.h; do not include it alone).
  *
- * MUSTER_ROUTINE_MAP(X) calls X(NAME, value, "name") per routine and
+ * MUSTER_ROUTINE_MAP(X) calls X(NAME, value, "name", factors, takes, info)
+ * per routine (the columns are explained above the map) and
  * MUSTER_DTYPE_MAP(X) calls X(NAME, value, "name", element bytes, real
  * bytes, complex).  The enums, the exported name/size functions of
  * muster.h and the static inline helpers below are generated from them, so
@@ -15,11 +16,34 @@
 
 #include <stddef.h>
 
-/* X(NAME, value, name) */
+/* What a routine takes besides A (muster_solve_args_t / muster_shard_t
+ * fields it reads), the `takes` column of MUSTER_ROUTINE_MAP:
+ *   MUSTER_TAKES_B  b, ldb, nrhs: right-hand sides in, solution out
+ *   MUSTER_TAKES_W  w: real outputs written on every rank
+ *   MUSTER_TAKES_M  gels: A and B have m = ldb rows (m >= n); muster.h
+ *                   says why m travels in ldb
+ * W is also taken by potrs with MUSTER_LOGDET (one real, log det A). */
+#define MUSTER_TAKES_B 0x1u
+#define MUSTER_TAKES_W 0x2u
+#define MUSTER_TAKES_M 0x4u
+
+/* X(NAME, value, name, factors, takes, info)
+ *   factors  1 when the routine factors A (LU, Cholesky, QR): it may
+ *            overwrite A with the factor (unless MUSTER_NO_FACTOR)
+ *   takes    MUSTER_TAKES_* bits
+ *   info     what LAPACK's info = k > 0 means: the MUSTER_E* name the
+ *            runtime returns for it and the sentence it words it with
+ *            (one %lld: k).  k is also res->info. */
 #define MUSTER_ROUTINE_MAP(X)                                                                \
-  X(POTRS, 1, "potrs")                                                                       \
-  X(POTRI, 2, "potri")                                                                       \
-  X(SYEVD, 3, "syevd")
+  X(POTRS, 1, "potrs", 1, MUSTER_TAKES_B, ENOTPD,                                            \
+    "not positive definite (leading minor %lld)")                                            \
+  X(POTRI, 2, "potri", 1, 0, ENOTPD, "not positive definite (leading minor %lld)")           \
+  X(SYEVD, 3, "syevd", 0, MUSTER_TAKES_W, EPROVIDER, "did not converge (info %lld)")        \
+  X(GETRS, 4, "getrs", 1, MUSTER_TAKES_B, ESINGULAR,                                         \
+    "singular: U(%lld,%lld) of the LU factorization is exactly zero")                        \
+  X(GELS, 5, "gels", 1, MUSTER_TAKES_B | MUSTER_TAKES_M, ESINGULAR,                          \
+    "rank deficient: R(%lld,%lld) of the QR factorization is zero or below the rank "         \
+    "threshold")
 
 /* X(NAME, value, name, element bytes, real part bytes, is complex) */
 #define MUSTER_DTYPE_MAP(X)                                                                  \
@@ -29,7 +53,7 @@
   X(C128, 4, "c128", 16, 8, 1)
 
 typedef enum muster_routine {
-#define MUSTER__ROUTINE_ENUM(NAME, value, name) MUSTER_##NAME = (value),
+#define MUSTER__ROUTINE_ENUM(NAME, value, name, ...) MUSTER_##NAME = (value),
   MUSTER_ROUTINE_MAP(MUSTER__ROUTINE_ENUM)
 #undef MUSTER__ROUTINE_ENUM
 } muster_routine_t;
@@ -51,10 +75,30 @@ typedef enum muster_dtype {
 /* "potrs", or NULL for a value that is no routine. */
 static inline const char *muster_routine_str(int r) {
   switch (r) {
-#define MUSTER__ROUTINE_CASE(NAME, value, name) case (value): return name;
+#define MUSTER__ROUTINE_CASE(NAME, value, name, ...) case (value): return name;
     MUSTER_ROUTINE_MAP(MUSTER__ROUTINE_CASE)
 #undef MUSTER__ROUTINE_CASE
   default: return NULL;
+  }
+}
+
+/* 1 when routine r factors A (the `factors` column), 0 otherwise. */
+static inline int muster_routine_factors(int r) {
+  switch (r) {
+#define MUSTER__ROUTINE_FACTORS(NAME, value, name, factors, ...) case (value): return factors;
+    MUSTER_ROUTINE_MAP(MUSTER__ROUTINE_FACTORS)
+#undef MUSTER__ROUTINE_FACTORS
+  default: return 0;
+  }
+}
+
+/* The MUSTER_TAKES_* bits of routine r; 0 for a value that is no routine. */
+static inline unsigned muster_routine_takes(int r) {
+  switch (r) {
+#define MUSTER__ROUTINE_TAKES(NAME, value, name, factors, takes, ...) case (value): return takes;
+    MUSTER_ROUTINE_MAP(MUSTER__ROUTINE_TAKES)
+#undef MUSTER__ROUTINE_TAKES
+  default: return 0;
   }
 }
 

@@ -7,11 +7,14 @@
  *          (lower triangle L, A = L L^H; the strictly upper part unchanged).
  *   potri  potrf + potri, then the upper triangle mirrored (conjugated) from
  *          the lower: A's shards get the full Hermitian inverse.
+ *          With MUSTER_LOGDET, log det A (2 sum log L(i,i)) into every w.
  *   syevd  syevd/heevd: eigenvalues ascending into EVERY shard's w;
  *          eigenvectors (columns) into A's shards, unless MUSTER_NO_VECTORS,
  *          in which case A's shards are left untouched.
- * On any error nothing is written to the shards.  Only the lower triangle
- * of A is read; NaN/Inf there (or in B) is refused before LAPACK runs, and a
+ *   getrs, gels  (general.c) on all of A, gathered m x n; A's shards are
+ *          never written.
+ * On any error nothing is written to the shards.  potrs, potri and syevd
+ * read only the lower triangle of A; NaN/Inf there (or in B) is refused before LAPACK runs, and a
  * NaN/Inf result is refused rather than returned as success.
  *
  * Threading: no mutable static state; the context's one cached buffer is
@@ -23,6 +26,7 @@
 #include <inttypes.h>
 #include <lapacke.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,11 +36,10 @@
 
 #define ALL_DTYPES \
   ((1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128))
-#define ALL_ROUTINES ((1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD))
+#define ALL_ROUTINES                                                                        \
+  ((1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD) | (1u << MUSTER_GETRS) | \
+   (1u << MUSTER_GELS) | MUSTER_CAP_LOGDET)
 #define LAYOUT LAPACK_COL_MAJOR
-
-/* LAPACK routine prefix of a dtype: s, d, c, z. */
-static char prefix(muster_dtype_t t) { return "?sdcz"[t]; }
 
 /* ---- typed LAPACKE calls on the packed matrix (lda = n) -------------------- */
 /* The _work variants skip LAPACKE's own NaN scan: the gather already checked
@@ -81,14 +84,12 @@ static lapack_int do_syevd(muster_dtype_t t, char jobz, lapack_int n, void *a, v
   }
 }
 
-/* A LAPACKE failure that is not a matrix property: an argument error
- * (info < 0) or LAPACKE's own workspace allocation failing. */
-static int lapacke_failed(const muster_provider_call_t *call, const char *what, lapack_int info) {
+int lp_lapacke_failed(const muster_provider_call_t *call, const char *what, int info) {
   if (info == LAPACK_WORK_MEMORY_ERROR || info == LAPACK_TRANSPOSE_MEMORY_ERROR)
     return lp_err(call, MUSTER_ENOMEM, "LAPACKE_%c%s: out of memory for workspace",
-                  prefix(call->args.dtype), what);
+                  lp_prefix(call->args.dtype), what);
   return lp_err(call, MUSTER_EPROVIDER, "LAPACKE_%c%s: argument %d had an illegal value (info %d)",
-                prefix(call->args.dtype), what, (int)-info, (int)info);
+                lp_prefix(call->args.dtype), what, -info, info);
 }
 
 /* potrf on the packed matrix: 0, MUSTER_ENOTPD with *info = k, or a failure. */
@@ -97,39 +98,71 @@ static int factor(const muster_provider_call_t *call, void *full) {
   if (info > 0) {
     if (call->info) *call->info = info;
     return lp_err(call, MUSTER_ENOTPD, "LAPACKE_%cpotrf: not positive definite (leading minor %d)",
-                  prefix(call->args.dtype), (int)info);
+                  lp_prefix(call->args.dtype), (int)info);
   }
-  return info < 0 ? lapacke_failed(call, "potrf", info) : 0;
+  return info < 0 ? lp_lapacke_failed(call, "potrf", info) : 0;
 }
 
-/* A result with NaN/Inf is an error, never a success. */
-static int check_result(const muster_provider_call_t *call, muster_dtype_t t, const char *what,
-                        const void *m, int64_t rows, int64_t cols) {
+int lp_check_result(const muster_provider_call_t *call, muster_dtype_t t, const char *what,
+                    const void *m, int64_t rows, int64_t cols) {
   int64_t i, j;
   if (!muster__find_nonfinite(t, m, rows, rows, cols, 0, &i, &j)) return 0;
   return lp_err(call, MUSTER_ENONFINITE, "NaN/Inf in the result %s at row %" PRId64
                 ", column %" PRId64 " (input too ill-conditioned?)", what, i, j);
 }
 
-static int run_potrs(const muster_provider_call_t *call, void *full, size_t esz) {
-  const muster_solve_args_t *a = &call->args;
-  int64_t n = a->n, nrhs = a->nrhs, i, j;
-  /* B is replicated on every rank: rank 0's copy is the input. */
+int lp_take_b(const muster_provider_call_t *call, int64_t rows, size_t esz, void **x) {
+  int64_t nrhs = call->args.nrhs, i, j;
   const muster_shard_t *s0 = &call->shards[0];
-  if (muster__find_nonfinite(a->dtype, s0->b, s0->ldb, n, nrhs, 0, &i, &j))
+  *x = NULL;
+  if (muster__find_nonfinite(call->args.dtype, s0->b, s0->ldb, rows, nrhs, 0, &i, &j))
     return lp_err(call, MUSTER_ENONFINITE, "NaN/Inf in B at row %" PRId64 ", column %" PRId64
                   " (rank 0)", i, j);
-  void *x = malloc((size_t)(n * nrhs) * esz);
-  if (!x) return lp_err(call, MUSTER_ENOMEM, "cannot allocate %" PRId64 " x %" PRId64 " for B", n, nrhs);
-  muster_copy_cols(x, n, s0->b, s0->ldb, n, nrhs, esz);
-  int rc = factor(call, full);
+  *x = malloc((size_t)(rows * nrhs) * esz);
+  if (!*x)
+    return lp_err(call, MUSTER_ENOMEM, "cannot allocate %" PRId64 " x %" PRId64 " for B", rows, nrhs);
+  muster_copy_cols(*x, rows, s0->b, s0->ldb, rows, nrhs, esz);
+  return 0;
+}
+
+void lp_put_x(const muster_provider_call_t *call, const void *x, int64_t ldx, int64_t rows,
+              size_t esz) {
+  for (int r = 0; r < call->nshards; r++)
+    muster_copy_cols(call->shards[r].b, call->shards[r].ldb, x, ldx, rows, call->args.nrhs, esz);
+}
+
+/* log det A = 2 sum log L(i,i) from the Cholesky factor's real diagonal,
+ * summed in double, into every shard's w (one real of the dtype's real
+ * type).  A finite sum is certain: potrf succeeded, so each L(i,i) > 0. */
+static void put_logdet(const muster_provider_call_t *call, const void *full) {
+  muster_dtype_t t = call->args.dtype;
+  int64_t n = call->args.n;
+  size_t parts = muster_dtype_is_complex(t) ? 2 : 1;
+  int single = muster_dtype_real_bytes(t) == 4;
+  double sum = 0;
+  for (int64_t i = 0; i < n; i++) {
+    size_t at = (size_t)(i * n + i) * parts; /* the real part of L(i,i) */
+    sum += log(single ? (double)((const float *)full)[at] : ((const double *)full)[at]);
+  }
+  sum *= 2;
+  float f = (float)sum;
+  for (int r = 0; r < call->nshards; r++)
+    memcpy(call->shards[r].w, single ? (const void *)&f : (const void *)&sum, single ? 4 : 8);
+}
+
+static int run_potrs(const muster_provider_call_t *call, void *full, size_t esz) {
+  const muster_solve_args_t *a = &call->args;
+  int64_t n = a->n, nrhs = a->nrhs;
+  void *x;
+  int rc = lp_take_b(call, n, esz, &x);
+  if (rc == 0) rc = factor(call, full);
   if (rc == 0) {
     lapack_int info = do_potrs(a->dtype, (lapack_int)n, (lapack_int)nrhs, full, x);
-    rc = info ? lapacke_failed(call, "potrs", info) : check_result(call, a->dtype, "X", x, n, nrhs);
+    rc = info ? lp_lapacke_failed(call, "potrs", info) : lp_check_result(call, a->dtype, "X", x, n, nrhs);
   }
   if (rc == 0) {
-    for (int r = 0; r < call->nshards; r++)
-      muster_copy_cols(call->shards[r].b, call->shards[r].ldb, x, n, n, nrhs, esz);
+    lp_put_x(call, x, n, n, esz);
+    if (a->flags & MUSTER_LOGDET) put_logdet(call, full);
     lp_scatter(call, full, esz, 1); /* the factor; the upper triangle is untouched */
   }
   free(x);
@@ -165,11 +198,11 @@ static int run_potri(const muster_provider_call_t *call, void *full, size_t esz)
   if (info > 0) {
     if (call->info) *call->info = info;
     return lp_err(call, MUSTER_EPROVIDER, "LAPACKE_%cpotri: factor singular at diagonal %d",
-                  prefix(call->args.dtype), (int)info);
+                  lp_prefix(call->args.dtype), (int)info);
   }
-  if (info < 0) return lapacke_failed(call, "potri", info);
+  if (info < 0) return lp_lapacke_failed(call, "potri", info);
   mirror_lower(call->args.dtype, full, n);
-  rc = check_result(call, call->args.dtype, "inverse", full, n, n);
+  rc = lp_check_result(call, call->args.dtype, "inverse", full, n, n);
   if (rc == 0) lp_scatter(call, full, esz, 0);
   return rc;
 }
@@ -188,13 +221,13 @@ static int run_syevd(const muster_provider_call_t *call, void *full, size_t esz)
   if (info > 0) {
     if (call->info) *call->info = info;
     rc = lp_err(call, MUSTER_EPROVIDER, "LAPACKE_%c%s: failed to converge (info %d)",
-                prefix(a->dtype), name, (int)info);
+                lp_prefix(a->dtype), name, (int)info);
   } else if (info < 0) {
-    rc = lapacke_failed(call, name, info);
+    rc = lp_lapacke_failed(call, name, info);
   } else {
     /* the eigenvalues are of the real type of the same precision */
-    rc = check_result(call, wsz == 4 ? MUSTER_F32 : MUSTER_F64, "eigenvalues", w, n, 1);
-    if (rc == 0 && vectors) rc = check_result(call, a->dtype, "eigenvectors", full, n, n);
+    rc = lp_check_result(call, wsz == 4 ? MUSTER_F32 : MUSTER_F64, "eigenvalues", w, n, 1);
+    if (rc == 0 && vectors) rc = lp_check_result(call, a->dtype, "eigenvectors", full, n, n);
   }
   if (rc == 0) {
     for (int r = 0; r < call->nshards; r++) memcpy(call->shards[r].w, w, (size_t)n * wsz);
@@ -254,45 +287,60 @@ static void work_give(struct lp_ctx *c, void *p, size_t cap) {
 
 /* ---- hooks ----------------------------------------------------------------- */
 
-static int check_args(const muster_provider_call_t *call) {
+static int check_args(const muster_provider_call_t *call, muster_shape_t *sh) {
   const muster_solve_args_t *a = &call->args;
-  if (a->routine < MUSTER_POTRS || a->routine > MUSTER_SYEVD)
+  if (a->routine < MUSTER_POTRS || a->routine > MUSTER_GELS)
     return lp_err(call, MUSTER_EUNSUPPORTED, "routine %d not implemented", (int)a->routine);
+  if (a->flags & ~MUSTER_FLAGS_KNOWN)
+    return lp_err(call, MUSTER_EUNSUPPORTED, "flags 0x%x not implemented", a->flags);
+  if ((a->flags & MUSTER_LOGDET) && a->routine != MUSTER_POTRS)
+    return lp_err(call, MUSTER_EINVAL, "MUSTER_LOGDET is for potrs only");
   if (a->dtype < MUSTER_F32 || a->dtype > MUSTER_C128)
     return lp_err(call, MUSTER_EUNSUPPORTED, "dtype %d not implemented", (int)a->dtype);
   if (call->nshards < 1 || call->nshards > MUSTER_MAX_RANKS || !call->shards)
     return lp_err(call, MUSTER_EINVAL, "%d shards (1..%d)", call->nshards, MUSTER_MAX_RANKS);
-  /* LAPACKE here takes 32-bit sizes, and the packed copy needs n*n elements. */
-  if (a->n < 1 || a->n > INT_MAX || (uint64_t)a->n * (uint64_t)a->n > SIZE_MAX / 16)
+  /* LAPACKE here takes 32-bit sizes, and the packed copy needs m*n elements. */
+  if (a->n < 1 || a->n > INT_MAX)
     return lp_err(call, MUSTER_EINVAL, "n=%" PRId64 " out of range", a->n);
-  if (a->routine == MUSTER_POTRS && (a->nrhs < 1 || a->nrhs > INT_MAX))
+  if (muster_routine_shape(a->routine, a->n, a->nrhs, call->shards[0].ldb, sh) < 0 ||
+      sh->a_rows > INT_MAX || (uint64_t)sh->a_rows * (uint64_t)a->n > SIZE_MAX / 16)
+    return lp_err(call, MUSTER_EINVAL, "rows of A %" PRId64 " (m = rank 0's ldb for gels) out of "
+                  "range for n=%" PRId64, sh->a_rows, a->n);
+  if (sh->b_rows && (a->nrhs < 1 || a->nrhs > INT_MAX ||
+                     (uint64_t)sh->b_rows * (uint64_t)a->nrhs > SIZE_MAX / 16))
     return lp_err(call, MUSTER_EINVAL, "nrhs=%" PRId64 " out of range", a->nrhs);
   if (a->layout == MUSTER_LAYOUT_CYCLIC && (a->tile < 1 || a->tile > a->n))
     return lp_err(call, MUSTER_ETILE, "tile %" PRId64 " out of range", a->tile);
-  return lp_check_shards(call);
+  return lp_check_shards(call, sh);
 }
 
 static int lp_solve(void *ctx, const muster_provider_call_t *call) {
   if (!call) return MUSTER_EINVAL;
   if (call->info) *call->info = 0;
-  int rc = check_args(call);
+  muster_shape_t sh;
+  int rc = check_args(call, &sh);
   if (rc < 0) return rc;
   const muster_solve_args_t *a = &call->args;
   size_t esz = muster_dtype_bytes(a->dtype);
-  int64_t n = a->n, i, j;
+  int64_t n = a->n, m = sh.a_rows, i, j;
+  int general = a->routine == MUSTER_GETRS || a->routine == MUSTER_GELS;
   size_t cap = 0;
-  void *full = work_take(ctx, (size_t)(n * n) * esz, &cap);
+  void *full = work_take(ctx, (size_t)(m * n) * esz, &cap);
   if (!full)
-    return lp_err(call, MUSTER_ENOMEM, "cannot allocate the %" PRId64 " x %" PRId64 " matrix", n, n);
-  if (lp_gather_lower(call, full, esz, &i, &j)) {
+    return lp_err(call, MUSTER_ENOMEM, "cannot allocate the %" PRId64 " x %" PRId64 " matrix", m, n);
+  if (general ? lp_gather_full(call, full, m, esz, &i, &j) : lp_gather_lower(call, full, esz, &i, &j)) {
     rc = lp_err(call, MUSTER_ENONFINITE, "NaN/Inf in A at row %" PRId64 ", column %" PRId64
                 " (rank %d's shard)", i, j, lp_owner(call, j));
   } else if (a->routine == MUSTER_POTRS) {
     rc = run_potrs(call, full, esz);
   } else if (a->routine == MUSTER_POTRI) {
     rc = run_potri(call, full, esz);
-  } else {
+  } else if (a->routine == MUSTER_SYEVD) {
     rc = run_syevd(call, full, esz);
+  } else if (a->routine == MUSTER_GETRS) {
+    rc = lp_run_getrs(call, full, esz);
+  } else {
+    rc = lp_run_gels(call, full, m, esz);
   }
   work_give(ctx, full, cap);
   return rc;

@@ -24,9 +24,15 @@
 LP_HIDDEN int lp_err(const muster_provider_call_t *call, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Check the shards against args (memory kind, pointers, lda/ldb, columns
+/* Check the shards against args and the shape rank 0's ldb gives (memory
+ * kind, pointers, lda/ldb, gels's m the same on every rank, columns
  * covering [0, n) exactly once, cyclic widths).  0 or a code + message. */
-LP_HIDDEN int lp_check_shards(const muster_provider_call_t *call);
+LP_HIDDEN int lp_check_shards(const muster_provider_call_t *call, const muster_shape_t *sh0);
+
+/* full (rows x n, ld rows) <- every shard's A, all of it (getrs, gels):
+ * 1 and the first NaN/Inf's global (row, col), or 0. */
+LP_HIDDEN int lp_gather_full(const muster_provider_call_t *call, void *full, int64_t rows,
+                             size_t esz, int64_t *row, int64_t *col);
 
 /* full (n x n, lda n) <- the lower triangle of every shard's A (all LAPACK
  * reads with uplo = 'L'; the upper triangle of full is left as it was),
@@ -41,5 +47,31 @@ LP_HIDDEN void lp_scatter(const muster_provider_call_t *call, const void *full, 
 /* Rank whose shard holds global column gcol (for messages). */
 LP_HIDDEN int lp_owner(const muster_provider_call_t *call, int64_t gcol);
 
+
+/* ---- shared by the routines (lapack.c, general.c) ------------------------ */
+
+/* LAPACK routine prefix of a dtype: s, d, c, z. */
+static inline char lp_prefix(muster_dtype_t t) { return "?sdcz"[t]; }
+
+/* A LAPACKE failure that is not a matrix property: an argument error
+ * (info < 0) or LAPACKE's own workspace allocation failing. */
+LP_HIDDEN int lp_lapacke_failed(const muster_provider_call_t *call, const char *what, int info);
+
+/* A result with NaN/Inf is an error (MUSTER_ENONFINITE), never a success. */
+LP_HIDDEN int lp_check_result(const muster_provider_call_t *call, muster_dtype_t t, const char *what,
+                              const void *m, int64_t rows, int64_t cols);
+
+/* *x <- a packed malloc'ed copy of rank 0's B (rows x nrhs; B is replicated,
+ * rank 0's copy is the input), refused with NaN/Inf.  0 or a code. */
+LP_HIDDEN int lp_take_b(const muster_provider_call_t *call, int64_t rows, size_t esz, void **x);
+
+/* Every shard's B <- the first `rows` rows of x (ld ldx): X on every rank. */
+LP_HIDDEN void lp_put_x(const muster_provider_call_t *call, const void *x, int64_t ldx,
+                        int64_t rows, size_t esz);
+
+/* getrf + getrs (getrs) and geqrf + ormqr/unmqr + trtrs (gels) on full,
+ * the gathered A (ld = its rows); A's shards are never written. */
+LP_HIDDEN int lp_run_getrs(const muster_provider_call_t *call, void *full, size_t esz);
+LP_HIDDEN int lp_run_gels(const muster_provider_call_t *call, void *full, int64_t m, size_t esz);
 
 #endif

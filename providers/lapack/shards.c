@@ -64,7 +64,7 @@ static int check_cyclic_shape(const muster_provider_call_t *call) {
   return 0;
 }
 
-int lp_check_shards(const muster_provider_call_t *call) {
+int lp_check_shards(const muster_provider_call_t *call, const muster_shape_t *sh0) {
   const muster_solve_args_t *a = &call->args;
   for (int r = 0; r < call->nshards; r++) {
     const muster_shard_t *s = &call->shards[r];
@@ -72,13 +72,22 @@ int lp_check_shards(const muster_provider_call_t *call) {
       return lp_err(call, MUSTER_EUNSUPPORTED, "rank %d shard is not host memory (mem %d)", r,
                     (int)s->mem);
     int holds = a->layout == MUSTER_LAYOUT_CYCLIC || s->ncols > 0;
+    muster_shape_t sh;
+    if (muster_routine_shape(a->routine, a->n, a->nrhs, s->ldb, &sh) < 0)
+      return lp_err(call, MUSTER_EINVAL, "rank %d: gels needs m = ldb >= n, ldb is %" PRId64, r,
+                    s->ldb);
+    if (sh.a_rows != sh0->a_rows)
+      return lp_err(call, MUSTER_EINVAL, "rank %d: m = ldb %" PRId64 ", rank 0 has %" PRId64, r,
+                    s->ldb, sh0->a_rows);
     if (holds && !s->a) return lp_err(call, MUSTER_EINVAL, "rank %d: A is null", r);
-    if (holds && s->lda < a->n)
-      return lp_err(call, MUSTER_EINVAL, "rank %d: lda %" PRId64 " < n", r, s->lda);
-    if (a->routine == MUSTER_POTRS && (!s->b || s->ldb < a->n))
+    if (holds && s->lda < sh.a_rows)
+      return lp_err(call, MUSTER_EINVAL, "rank %d: lda %" PRId64 " < %s (%" PRId64 " rows)", r,
+                    s->lda, sh.a_rows == a->n ? "n" : "m", sh.a_rows);
+    if (sh.b_rows && (!s->b || s->ldb < sh.b_rows))
       return lp_err(call, MUSTER_EINVAL, "rank %d: B is null or ldb %" PRId64 " < n", r, s->ldb);
-    if (a->routine == MUSTER_SYEVD && !s->w)
-      return lp_err(call, MUSTER_EINVAL, "rank %d: W (eigenvalues) is null", r);
+    if ((a->routine == MUSTER_SYEVD || (a->flags & MUSTER_LOGDET)) && !s->w)
+      return lp_err(call, MUSTER_EINVAL, "rank %d: W (%s) is null", r,
+                    a->routine == MUSTER_SYEVD ? "eigenvalues" : "log det");
   }
   if (a->layout == MUSTER_LAYOUT_BLOCK) return check_block_cover(call);
   if (a->layout == MUSTER_LAYOUT_CYCLIC) return check_cyclic_shape(call);
@@ -92,7 +101,8 @@ static char *col_at(void *base, int64_t col, int64_t ld, size_t esz) {
 /* One direction of one move; `check` set: look for NaN/Inf in each column
  * right after copying it (still in cache), stop at the first one. */
 typedef struct move {
-  int64_t n;
+  int64_t n;              /* columns of A                                 */
+  int64_t rows;           /* rows of A, and the leading dimension of full */
   size_t esz;
   int lower;              /* only rows [g, n) of global column g          */
   muster_dtype_t check;   /* 0: no check                                  */
@@ -106,7 +116,7 @@ typedef struct move {
 static int copy_range(move_t *m, void *dst, int64_t ldd, const void *src, int64_t lds, int64_t g0,
                       int64_t cols) {
   if (!m->lower) {
-    muster_copy_cols(dst, ldd, src, lds, m->n, cols, m->esz);
+    muster_copy_cols(dst, ldd, src, lds, m->rows, cols, m->esz);
     return 0;
   }
   for (int64_t c = 0; c < cols && g0 + c < m->n; c++) {
@@ -127,15 +137,15 @@ static int copy_range(move_t *m, void *dst, int64_t ldd, const void *src, int64_
 /* Copy between shards and full in direction to_full; cyclic padding
  * columns are neither read nor written. */
 static int move_columns(const muster_provider_call_t *call, void *full, int to_full, move_t *m) {
-  int64_t n = call->args.n;
+  int64_t n = call->args.n, ldf = m->rows;
   size_t esz = m->esz;
   m->bad_col = -1;
   if (call->args.layout == MUSTER_LAYOUT_BLOCK) {
     for (int r = 0; r < call->nshards; r++) {
       const muster_shard_t *s = &call->shards[r];
-      char *f = col_at(full, s->col0, n, esz);
-      if (to_full ? copy_range(m, f, n, s->a, s->lda, s->col0, s->ncols)
-                  : copy_range(m, s->a, s->lda, f, n, s->col0, s->ncols))
+      char *f = col_at(full, s->col0, ldf, esz);
+      if (to_full ? copy_range(m, f, ldf, s->a, s->lda, s->col0, s->ncols)
+                  : copy_range(m, s->a, s->lda, f, ldf, s->col0, s->ncols))
         return 1;
     }
     return 0;
@@ -146,9 +156,9 @@ static int move_columns(const muster_provider_call_t *call, void *full, int to_f
   muster_layout_run_t run;
   for (muster_layout_iter_start(&it, &L); muster_layout_iter_next(&it, &run);) {
     const muster_shard_t *s = &call->shards[run.cyc_rank];
-    char *f = col_at(full, run.gcol, n, esz), *c = col_at(s->a, run.cyc_col, s->lda, esz);
-    if (to_full ? copy_range(m, f, n, c, s->lda, run.gcol, run.ncols)
-                : copy_range(m, c, s->lda, f, n, run.gcol, run.ncols))
+    char *f = col_at(full, run.gcol, ldf, esz), *c = col_at(s->a, run.cyc_col, s->lda, esz);
+    if (to_full ? copy_range(m, f, ldf, c, s->lda, run.gcol, run.ncols)
+                : copy_range(m, c, s->lda, f, ldf, run.gcol, run.ncols))
       return 1;
   }
   return 0;
@@ -156,15 +166,22 @@ static int move_columns(const muster_provider_call_t *call, void *full, int to_f
 
 int lp_gather_lower(const muster_provider_call_t *call, void *full, size_t esz, int64_t *row,
                     int64_t *col) {
-  move_t m = {.n = call->args.n, .esz = esz, .lower = 1, .check = call->args.dtype};
+  move_t m = {.n = call->args.n, .rows = call->args.n, .esz = esz, .lower = 1, .check = call->args.dtype};
   int bad = move_columns(call, full, 1, &m);
   *row = m.bad_row;
   *col = m.bad_col;
   return bad;
 }
 
+int lp_gather_full(const muster_provider_call_t *call, void *full, int64_t rows, size_t esz,
+                   int64_t *row, int64_t *col) {
+  move_t m = {.n = call->args.n, .rows = rows, .esz = esz};
+  move_columns(call, full, 1, &m);
+  return muster__find_nonfinite(call->args.dtype, full, rows, rows, call->args.n, 0, row, col);
+}
+
 void lp_scatter(const muster_provider_call_t *call, const void *full, size_t esz, int lower) {
-  move_t m = {.n = call->args.n, .esz = esz, .lower = lower};
+  move_t m = {.n = call->args.n, .rows = call->args.n, .esz = esz, .lower = lower};
   move_columns(call, (void *)full, 0, &m);
 }
 

@@ -31,21 +31,26 @@ struct sv_run {
   int R;
   int processes;
   uint64_t seed;
-  int64_t pad;          /* extra rows in lda/ldb */
+  int64_t m;            /* gels: rows of A and B (ldb = m); 0: 2n for gels */
+  int64_t pad;          /* extra rows in lda/ldb (gels: lda only) */
   int make_nan;         /* put a NaN in A(n-1, n-1) (lower triangle) */
-  int not_spd;          /* make A indefinite at a known leading minor */
-  int64_t bad_minor;    /* out: the leading minor that fails */
+  int not_spd;          /* make A fail at a known place: indefinite
+                           (potrs, potri), exactly singular (getrs: a zero
+                           column), rank deficient (gels: a column repeated) */
+  int64_t bad_minor;    /* out: the info the failure must give */
   sv_tweak_fn tweak;
   double kill_leader_after_s; /* processes: SIGKILL rank 0 this long after start */
   const char *env_leader;     /* "NAME=VALUE" set in rank 0 only (processes) */
   int leader_dies;            /* rank 0 is expected not to return */
-  /* generated: the original matrices (n x n, n x nrhs), column-major, ld n */
+  /* generated: the original matrices (rows x n, rows x nrhs), column-major,
+   * ld rows (rows: m for gels, else n) */
   void *A, *B;
   /* shared with the ranks */
   sv_rank_out_t *out;   /* R entries */
-  void *full;           /* n x n: A's shards after the solve, reassembled */
-  void *X;              /* R blocks of n x nrhs: each rank's b after */
-  void *W;              /* R blocks of n doubles: each rank's w after */
+  void *full;           /* rows x n: A's shards after the solve, reassembled */
+  void *X;              /* R blocks of rows x nrhs: each rank's b after */
+  void *W;              /* R blocks of n doubles: each rank's w after (potrs
+                           with MUSTER_LOGDET: log det A in its first real) */
   size_t shared_bytes;
   double t_kill;
 };
@@ -54,11 +59,25 @@ struct sv_run {
 int sv_run(sv_run_t *run);
 /* 0 if every rank got the same rc and message (prints the first difference). */
 int sv_same_outcome(const sv_run_t *run);
-/* Residual of a successful run (every rank's b/w checked equal to rank 0's). */
+/* Rows of A and B of the run: m for gels, else n. */
+int64_t sv_rows(const sv_run_t *run);
+/* Residual of a successful run (every rank's b/w checked equal to rank 0's;
+ * with MUSTER_LOGDET also log det A against chk_logdet_hpd: INFINITY when
+ * it is off by more than chk_logdet_tolerance). */
 double sv_residual(const sv_run_t *run);
 void sv_free(sv_run_t *run);
+/* One bad-input case: n = 30 f64 over 3 ranks, tweak applied by each rank;
+ * every rank must return `code` with `needle` in its message, in < 5 s,
+ * and nothing may be left in /dev/shm. */
+void sv_expect_error(const char *name, muster_routine_t routine, unsigned flags, sv_tweak_fn tweak,
+                     int code, const char *needle, int processes);
+/* A valid explicit tile for (n, R) that does not divide n, when there is one. */
+int64_t sv_odd_tile(int64_t n, int R);
 /* One full case: run + same outcome + residual under tolerance. */
 void sv_expect_ok(muster_routine_t r, muster_dtype_t t, int64_t n, int R, int processes,
                   int64_t tile, uint64_t seed);
+/* The same with flags (MUSTER_LOGDET) and gels's m (0: 2n). */
+void sv_expect_ok_x(muster_routine_t r, muster_dtype_t t, int64_t n, int64_t m, unsigned flags,
+                    int R, int processes, int64_t tile, uint64_t seed);
 
 #endif

@@ -131,28 +131,7 @@ static const bad_case_t cases[] = {
 };
 
 static void run_case(const bad_case_t *c, int processes) {
-  sv_run_t run;
-  memset(&run, 0, sizeof run);
-  run.args.routine = c->routine;
-  run.args.dtype = MUSTER_F64;
-  run.args.n = 30;
-  run.args.nrhs = 2;
-  run.R = 3;
-  run.processes = processes;
-  run.seed = 5;
-  run.tweak = c->tweak;
-  double t0 = test_now();
-  sv_run(&run);
-  double dt = test_now() - t0;
-  if (sv_same_outcome(&run) != 0 || run.out[0].rc != c->code || !strstr(run.out[0].msg, c->needle)) {
-    fprintf(stderr, "case '%s' (%s): rank 0 got %d (%s) \"%s\", want %d with \"%s\"\n", c->name,
-            processes ? "processes" : "threads", run.out[0].rc, muster_strerror(run.out[0].rc),
-            run.out[0].msg, c->code, c->needle);
-    ASSERT(0);
-  }
-  ASSERT_DBL_LT(dt, 5.0); /* an error, not a timeout */
-  sv_free(&run);
-  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  sv_expect_error(c->name, c->routine, 0, c->tweak, c->code, c->needle, processes);
 }
 
 TEST_IMPL(solve_bad_inputs_processes) {
@@ -173,13 +152,16 @@ TEST_IMPL(solve_bad_inputs_threads) {
 /* NaN in A: refused, never reported as success; same on every rank. */
 TEST_IMPL(solve_nan_input) {
   setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
-  const muster_routine_t routines[] = {MUSTER_POTRS, MUSTER_POTRI, MUSTER_SYEVD};
+  /* the last one: potrs with MUSTER_LOGDET */
+  const muster_routine_t routines[] = {MUSTER_POTRS, MUSTER_POTRI, MUSTER_SYEVD, MUSTER_GETRS,
+                                       MUSTER_GELS, MUSTER_POTRS};
   for (int p = 0; p < 2; p++)
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 6; i++) {
       sv_run_t run;
       memset(&run, 0, sizeof run);
       run.args.routine = routines[i];
-      run.args.dtype = i == 1 ? MUSTER_C64 : MUSTER_F64;
+      run.args.dtype = i % 3 == 1 ? MUSTER_C64 : MUSTER_F64;
+      run.args.flags = i == 5 ? MUSTER_LOGDET : 0;
       run.args.n = 26;
       run.R = 2;
       run.processes = p;

@@ -39,6 +39,8 @@ TEST_IMPL(cli_solve_json_every_routine) {
       "solve potri --n 64 --ranks 2 --mode processes --dtype f32 --tile 8 --json",
       "solve syevd --n 50 --ranks 3 --mode threads --dtype c128 --seed 5 --json",
       "solve syevd --n 50 --ranks 2 --mode processes --dtype f64 --no-vectors --json",
+      "solve getrs --n 40 --ranks 4 --mode threads --dtype f32 --json",
+      "solve getrs --n 61 --ranks 3 --mode processes --dtype c128 --nrhs 3 --json",
   };
   char out[4096];
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -59,6 +61,8 @@ TEST_IMPL(cli_solve_json_every_routine) {
 TEST_IMPL(cli_solve_errors) {
   setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
   char out[4096];
+  /* gels has no --m in the CLI yet: refused as usage, not run as a square gels */
+  ASSERT_EQ(muster_cli("solve gels --n 30 --ranks 2", out, sizeof out), 2);
   /* an invalid tile is an error of the solve: exit 1, JSON says why */
   ASSERT_EQ(muster_cli("solve potrs --n 30 --ranks 3 --tile 11 --json", out, sizeof out), 1);
   ASSERT_STR_CONTAINS(out, "\"ok\":false");

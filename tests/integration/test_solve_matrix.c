@@ -12,15 +12,6 @@
 
 static const muster_dtype_t dtypes[] = {MUSTER_F32, MUSTER_F64, MUSTER_C64, MUSTER_C128};
 
-/* A valid explicit tile that does not divide n, when there is one. */
-static int64_t odd_tile(int64_t n, int R) {
-  int64_t tiles[256];
-  int64_t k = muster_layout_valid_tiles(n, R, tiles, 256);
-  for (int64_t i = (k < 256 ? k : 256) - 1; i >= 0; i--)
-    if (n % tiles[i] != 0) return tiles[i];
-  return k > 0 ? tiles[k < 256 ? k - 1 : 255] : 0;
-}
-
 static void matrix(muster_routine_t r, int processes) {
   setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
   unsetenv("MUSTER_PROVIDER");
@@ -31,7 +22,7 @@ static void matrix(muster_routine_t r, int processes) {
       for (size_t k = 0; k < 2; k++) {
         int64_t n = ns[k];
         /* alternate: the runtime's tile, and an explicit valid one */
-        int64_t tile = ((d + (size_t)R + k) % 2) ? odd_tile(n, R) : 0;
+        int64_t tile = ((d + (size_t)R + k) % 2) ? sv_odd_tile(n, R) : 0;
         sv_expect_ok(r, dtypes[d], n, R, processes, tile, seed++);
       }
   ASSERT_EQ(test_count_job_segments(test_job()), 0);

@@ -9,6 +9,7 @@
 
 #include "task.h"
 #include "test_solve.h"
+#include "muster/layout.h"
 
 /* one source for the CLI and the tests */
 #include "../../tools/muster/check.c"
@@ -17,32 +18,47 @@ static atomic_int run_counter;
 
 static size_t esz_of(const sv_run_t *run) { return muster_dtype_size(run->args.dtype); }
 static int64_t nrhs_of(const sv_run_t *run) {
-  return run->args.routine == MUSTER_POTRS ? run->args.nrhs : 1;
+  return muster_routine_takes(run->args.routine) & MUSTER_TAKES_B ? run->args.nrhs : 1;
+}
+static int general(const sv_run_t *run) {
+  return run->args.routine == MUSTER_GETRS || run->args.routine == MUSTER_GELS;
+}
+int64_t sv_rows(const sv_run_t *run) { return run->args.routine == MUSTER_GELS ? run->m : run->args.n; }
+
+/* The known failure of run->not_spd, and the info it must give. */
+static void spoil(sv_run_t *run) {
+  muster_dtype_t t = run->args.dtype;
+  int64_t n = run->args.n, rows = sv_rows(run), k = n / 2;
+  run->bad_minor = k + 1;
+  if (!general(run)) {
+    chk_set(t, run->A, n, k, k, -10.0 * (double)n);
+    return;
+  }
+  for (int64_t i = 0; i < rows; i++) /* getrs: column k zero; gels: column k = column 0 */
+    chk_set(t, run->A, rows, i, k, run->args.routine == MUSTER_GETRS ? 0 : chk_get(t, run->A, rows, i, 0));
 }
 
 static void generate(sv_run_t *run) {
   muster_dtype_t t = run->args.dtype;
-  int64_t n = run->args.n, nrhs = nrhs_of(run);
+  int64_t n = run->args.n, nrhs = nrhs_of(run), rows = sv_rows(run);
   size_t esz = esz_of(run);
-  run->A = calloc((size_t)(n * n), esz);
-  run->B = calloc((size_t)(n * nrhs), esz);
+  run->A = calloc((size_t)(rows * n), esz);
+  run->B = calloc((size_t)(rows * nrhs), esz);
   ASSERT(run->A && run->B);
   chk_rng_t rng;
   chk_seed(&rng, run->seed);
-  chk_random_hermitian(t, n, run->args.routine != MUSTER_SYEVD, &rng, run->A, n);
-  chk_random_dense(t, n, nrhs, &rng, run->B, n);
-  if (run->not_spd) {
-    run->bad_minor = n / 2 + 1;
-    chk_set(t, run->A, n, run->bad_minor - 1, run->bad_minor - 1, -10.0 * (double)n);
-  }
-  if (run->make_nan) chk_set(t, run->A, n, n - 1, n - 1, NAN);
+  if (general(run)) chk_random_general(t, rows, n, &rng, run->A, rows);
+  else chk_random_hermitian(t, n, run->args.routine != MUSTER_SYEVD, &rng, run->A, n);
+  chk_random_dense(t, rows, nrhs, &rng, run->B, rows);
+  if (run->not_spd) spoil(run);
+  if (run->make_nan) chk_set(t, run->A, rows, n - 1, n - 1, NAN);
 }
 
 static void alloc_shared(sv_run_t *run) {
-  int64_t n = run->args.n, nrhs = nrhs_of(run);
+  int64_t n = run->args.n, nrhs = nrhs_of(run), rows = sv_rows(run);
   size_t esz = esz_of(run);
   size_t outb = sizeof(sv_rank_out_t) * (size_t)run->R;
-  size_t fullb = (size_t)(n * n) * esz, xb = (size_t)(run->R * n * nrhs) * esz,
+  size_t fullb = (size_t)(rows * n) * esz, xb = (size_t)(run->R * rows * nrhs) * esz,
          wb = (size_t)(run->R * n) * sizeof(double);
   run->shared_bytes = outb + fullb + xb + wb;
   char *m = mmap(NULL, run->shared_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -80,7 +96,8 @@ static void shard_release(const sv_run_t *run, void *p) {
 static void rank_main(rank_arg_t *ra) {
   sv_run_t *run = ra->run;
   int rank = ra->rank, R = run->R;
-  int64_t n = run->args.n, nrhs = nrhs_of(run), ld = n + run->pad;
+  int64_t n = run->args.n, nrhs = nrhs_of(run), rows = sv_rows(run), ld = rows + run->pad;
+  int64_t ldb = run->args.routine == MUSTER_GELS ? rows : ld; /* gels: m is ldb */
   size_t esz = esz_of(run);
   int64_t S = (n + R - 1) / R;
   int64_t col0 = (int64_t)rank * S < n ? (int64_t)rank * S : n;
@@ -92,16 +109,12 @@ static void rank_main(rank_arg_t *ra) {
   sh.col0 = col0;
   sh.ncols = ncols;
   sh.lda = ld;
-  sh.ldb = ld;
+  sh.ldb = ldb;
   sh.a = shard_mem(run, (size_t)(ld * (ncols > 0 ? ncols : 1)) * esz);
-  sh.b = shard_mem(run, (size_t)(ld * nrhs) * esz);
+  sh.b = shard_mem(run, (size_t)(ldb * nrhs) * esz);
   sh.w = shard_mem(run, (size_t)n * sizeof(double));
-  for (int64_t j = 0; j < ncols; j++)
-    memcpy((char *)sh.a + (size_t)(j * ld) * esz, (char *)run->A + (size_t)((col0 + j) * n) * esz,
-           (size_t)n * esz);
-  for (int64_t j = 0; j < nrhs; j++)
-    memcpy((char *)sh.b + (size_t)(j * ld) * esz, (char *)run->B + (size_t)(j * n) * esz,
-           (size_t)n * esz);
+  muster_copy_cols(sh.a, ld, (char *)run->A + (size_t)(col0 * rows) * esz, rows, rows, ncols, esz);
+  muster_copy_cols(sh.b, ldb, run->B, rows, rows, nrhs, esz);
   muster_solve_args_t args = run->args;
   void *a0 = sh.a, *b0 = sh.b, *w0 = sh.w;
   if (run->tweak) run->tweak(run, rank, &args, &sh);
@@ -116,12 +129,8 @@ static void rank_main(rank_arg_t *ra) {
   snprintf(o->msg, sizeof o->msg, "%s", rc ? muster_last_error() : "");
   if (g) muster_group_leave(g);
   /* hand back what this rank holds */
-  for (int64_t j = 0; j < ncols; j++)
-    memcpy((char *)run->full + (size_t)((col0 + j) * n) * esz, (char *)a0 + (size_t)(j * ld) * esz,
-           (size_t)n * esz);
-  for (int64_t j = 0; j < nrhs; j++)
-    memcpy((char *)run->X + (size_t)((rank * nrhs + j) * n) * esz,
-           (char *)b0 + (size_t)(j * ld) * esz, (size_t)n * esz);
+  muster_copy_cols((char *)run->full + (size_t)(col0 * rows) * esz, rows, a0, ld, rows, ncols, esz);
+  muster_copy_cols((char *)run->X + (size_t)(rank * nrhs * rows) * esz, rows, b0, ldb, rows, nrhs, esz);
   memcpy((char *)run->W + (size_t)(rank * n) * sizeof(double), w0, (size_t)n * sizeof(double));
   __atomic_store_n(&o->done, 1, __ATOMIC_RELEASE);
   shard_release(run, a0);
@@ -141,7 +150,8 @@ int sv_run(sv_run_t *run) {
    * first loaded, in this process); our own threads are still checked. */
   setenv("OPENBLAS_NUM_THREADS", "1", 0);
 #endif
-  if (run->args.routine == MUSTER_POTRS && run->args.nrhs < 1) run->args.nrhs = 2;
+  if (nrhs_of(run) < 1) run->args.nrhs = 2;
+  if (run->args.routine == MUSTER_GELS && run->m == 0) run->m = 2 * run->args.n;
   generate(run);
   alloc_shared(run);
   rank_arg_t ra[MUSTER_MAX_RANKS];
@@ -198,27 +208,50 @@ int sv_same_outcome(const sv_run_t *run) {
   return 0;
 }
 
+/* INFINITY unless every rank's log det equals rank 0's and the reference. */
+static double logdet_residual(const sv_run_t *run) {
+  muster_dtype_t t = run->args.dtype;
+  int64_t n = run->args.n;
+  double ref = chk_logdet_hpd(t, n, run->A, n), got = chk_get_real(t, run->W, 0);
+  if (!(fabs(got - ref) <= chk_logdet_tolerance(t, n, ref))) {
+    fprintf(stderr, "log det %.17g, reference %.17g: off by %g > %g\n", got, ref, fabs(got - ref),
+            chk_logdet_tolerance(t, n, ref));
+    return INFINITY;
+  }
+  return 0;
+}
+
 double sv_residual(const sv_run_t *run) {
   muster_dtype_t t = run->args.dtype;
-  int64_t n = run->args.n, nrhs = nrhs_of(run);
-  size_t esz = esz_of(run);
+  int64_t n = run->args.n, nrhs = nrhs_of(run), rows = sv_rows(run);
+  size_t esz = esz_of(run), wsz = muster_dtype_real_size(t);
+  int64_t nw = run->args.routine == MUSTER_SYEVD ? n : (run->args.flags & MUSTER_LOGDET) ? 1 : 0;
   /* every rank got the same X / W */
   for (int r = 1; r < run->R; r++) {
-    if (run->args.routine == MUSTER_POTRS &&
-        memcmp(run->X, (char *)run->X + (size_t)(r * n * nrhs) * esz, (size_t)(n * nrhs) * esz))
+    if ((muster_routine_takes(run->args.routine) & MUSTER_TAKES_B) &&
+        memcmp(run->X, (char *)run->X + (size_t)(r * rows * nrhs) * esz, (size_t)(rows * nrhs) * esz))
       return INFINITY;
-    size_t wsz = (t == MUSTER_F32 || t == MUSTER_C64) ? 4 : 8;
-    if (run->args.routine == MUSTER_SYEVD &&
-        memcmp(run->W, (char *)run->W + (size_t)(r * n) * sizeof(double), (size_t)n * wsz))
+    if (memcmp(run->W, (char *)run->W + (size_t)(r * n) * sizeof(double), (size_t)nw * wsz))
       return INFINITY;
   }
+  if ((run->args.flags & MUSTER_LOGDET) && logdet_residual(run) != 0) return INFINITY;
   switch (run->args.routine) {
   case MUSTER_POTRS: return chk_potrs(t, n, nrhs, run->A, n, run->X, n, run->B, n);
+  case MUSTER_GETRS: return chk_getrs(t, n, nrhs, run->A, n, run->X, n, run->B, n);
+  case MUSTER_GELS: return chk_gels(t, rows, n, nrhs, run->A, rows, run->X, rows, run->B, rows);
   case MUSTER_POTRI: return chk_potri(t, n, run->A, n, run->full, n);
   default:
     return chk_syevd(t, n, run->A, n, (run->args.flags & MUSTER_NO_VECTORS) ? NULL : run->full, n,
                      run->W);
   }
+}
+
+int64_t sv_odd_tile(int64_t n, int R) {
+  int64_t tiles[256];
+  int64_t k = muster_layout_valid_tiles(n, R, tiles, 256);
+  for (int64_t i = (k < 256 ? k : 256) - 1; i >= 0; i--)
+    if (n % tiles[i] != 0) return tiles[i];
+  return k > 0 ? tiles[k < 256 ? k - 1 : 255] : 0;
 }
 
 void sv_free(sv_run_t *run) {
@@ -231,11 +264,18 @@ void sv_free(sv_run_t *run) {
 
 void sv_expect_ok(muster_routine_t r, muster_dtype_t t, int64_t n, int R, int processes,
                   int64_t tile, uint64_t seed) {
+  sv_expect_ok_x(r, t, n, 0, 0, R, processes, tile, seed);
+}
+
+void sv_expect_ok_x(muster_routine_t r, muster_dtype_t t, int64_t n, int64_t m, unsigned flags,
+                    int R, int processes, int64_t tile, uint64_t seed) {
   sv_run_t run;
   memset(&run, 0, sizeof run);
   run.args.routine = r;
   run.args.dtype = t;
   run.args.n = n;
+  run.args.flags = flags;
+  run.m = m;
   run.args.nrhs = 3;
   run.args.tile = tile;
   run.R = R;
@@ -249,7 +289,7 @@ void sv_expect_ok(muster_routine_t r, muster_dtype_t t, int64_t n, int R, int pr
             tile, run.out[0].rc, run.out[0].msg);
     ASSERT(0);
   }
-  double res = sv_residual(&run), tol = chk_tolerance(t, n);
+  double res = sv_residual(&run), tol = chk_tolerance(t, sv_rows(&run));
   if (!(res < tol)) {
     fprintf(stderr, "%s %s n=%" PRId64 " R=%d %s: residual %g >= tol %g\n", muster_routine_name(r),
             muster_dtype_name(t), n, R, processes ? "processes" : "threads", res, tol);
@@ -258,4 +298,31 @@ void sv_expect_ok(muster_routine_t r, muster_dtype_t t, int64_t n, int R, int pr
   ASSERT(strcmp(run.out[0].res.provider, "lapack") == 0);
   ASSERT_GT(run.out[0].res.tile, 0);
   sv_free(&run);
+}
+
+void sv_expect_error(const char *name, muster_routine_t routine, unsigned flags, sv_tweak_fn tweak,
+                     int code, const char *needle, int processes) {
+  sv_run_t run;
+  memset(&run, 0, sizeof run);
+  run.args.routine = routine;
+  run.args.dtype = MUSTER_F64;
+  run.args.flags = flags;
+  run.args.n = 30;
+  run.args.nrhs = 2;
+  run.R = 3;
+  run.processes = processes;
+  run.seed = 5;
+  run.tweak = tweak;
+  double t0 = test_now();
+  sv_run(&run);
+  double dt = test_now() - t0;
+  if (sv_same_outcome(&run) != 0 || run.out[0].rc != code || !strstr(run.out[0].msg, needle)) {
+    fprintf(stderr, "case '%s' (%s): rank 0 got %d (%s) \"%s\", want %d with \"%s\"\n", name,
+            processes ? "processes" : "threads", run.out[0].rc, muster_strerror(run.out[0].rc),
+            run.out[0].msg, code, needle);
+    ASSERT(0);
+  }
+  ASSERT_DBL_LT(dt, 5.0); /* an error, not a timeout */
+  sv_free(&run);
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
 }

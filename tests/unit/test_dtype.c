@@ -55,7 +55,18 @@ TEST_IMPL(dtype_inline_helpers) {
     ASSERT(strcmp(muster_dtype_str(t), muster_dtype_name((muster_dtype_t)t)) == 0);
   }
   ASSERT_EQ(MUSTER_DTYPE_END, 5);
-  ASSERT_EQ(MUSTER_ROUTINE_END, 4);
+  ASSERT_EQ(MUSTER_ROUTINE_END, 6);
+  /* the routine map's columns (muster/types.h) */
+  ASSERT(muster_routine_factors(MUSTER_POTRS) && muster_routine_factors(MUSTER_GETRS) &&
+         muster_routine_factors(MUSTER_GELS) && !muster_routine_factors(MUSTER_SYEVD));
+  ASSERT_EQ(muster_routine_takes(MUSTER_POTRS), MUSTER_TAKES_B);
+  ASSERT_EQ(muster_routine_takes(MUSTER_GETRS), MUSTER_TAKES_B);
+  ASSERT_EQ(muster_routine_takes(MUSTER_GELS), MUSTER_TAKES_B | MUSTER_TAKES_M);
+  ASSERT_EQ(muster_routine_takes(MUSTER_SYEVD), MUSTER_TAKES_W);
+  ASSERT_EQ(muster_routine_takes(MUSTER_POTRI), 0u);
+  ASSERT_EQ(muster_routine_takes(99), 0u);
+  ASSERT(strcmp(muster_routine_str(MUSTER_GETRS), "getrs") == 0);
+  ASSERT(strcmp(muster_routine_str(MUSTER_GELS), "gels") == 0);
   for (int r = 1; r < MUSTER_ROUTINE_END; r++)
     ASSERT(strcmp(muster_routine_str(r), muster_routine_name((muster_routine_t)r)) == 0);
   ASSERT(muster_routine_str(0) == NULL);

@@ -62,6 +62,11 @@ void chk_random_dense(muster_dtype_t t, int64_t n, int64_t nrhs, chk_rng_t *r, v
     }
 }
 
+void chk_random_general(muster_dtype_t t, int64_t m, int64_t n, chk_rng_t *r, void *a, int64_t lda) {
+  chk_random_dense(t, m, n, r, a, lda);
+  for (int64_t i = 0; i < n && i < m; i++) chk_set(t, a, lda, i, i, chk_get(t, a, lda, i, i) + (double)n);
+}
+
 double chk_eps(muster_dtype_t t) {
   return (t == MUSTER_F32 || t == MUSTER_C64) ? FLT_EPSILON : DBL_EPSILON;
 }
@@ -108,6 +113,58 @@ double chk_potrs(muster_dtype_t t, int64_t n, int64_t nrhs, const void *a, int64
   double den = norm_f(t, n, n, a, lda) * norm_f(t, n, nrhs, x, ldx);
   double res = den > 0 ? sqrt(r2) / den : INFINITY;
   return isfinite(res) ? res : INFINITY;
+}
+
+double chk_gels(muster_dtype_t t, int64_t m, int64_t n, int64_t nrhs, const void *a, int64_t lda,
+                const void *x, int64_t ldx, const void *b, int64_t ldb) {
+  double complex *r = malloc((size_t)m * sizeof *r);
+  if (!r) return INFINITY;
+  double g2 = 0;
+  for (int64_t j = 0; j < nrhs; j++) {
+    for (int64_t i = 0; i < m; i++) r[i] = -chk_get(t, b, ldb, i, j); /* r = A x_j - b_j */
+    for (int64_t k = 0; k < n; k++) {
+      double complex xk = chk_get(t, x, ldx, k, j);
+      for (int64_t i = 0; i < m; i++) r[i] += chk_get(t, a, lda, i, k) * xk;
+    }
+    for (int64_t k = 0; k < n; k++) { /* (A^H r)_k */
+      double complex g = 0;
+      for (int64_t i = 0; i < m; i++) g += conj(chk_get(t, a, lda, i, k)) * r[i];
+      g2 += creal(g) * creal(g) + cimag(g) * cimag(g);
+    }
+  }
+  free(r);
+  double na = norm_f(t, m, n, a, lda);
+  double den = na * (na * norm_f(t, n, nrhs, x, ldx) + norm_f(t, m, nrhs, b, ldb));
+  double res = den > 0 ? sqrt(g2) / den : INFINITY;
+  return isfinite(res) ? res : INFINITY;
+}
+
+double chk_logdet_hpd(muster_dtype_t t, int64_t n, const void *a, int64_t lda) {
+  double complex *l = malloc((size_t)(n * n) * sizeof *l);
+  if (!l) return NAN;
+  double sum = 0;
+  for (int64_t j = 0; j < n; j++) { /* column j of L, from the lower triangle of A */
+    double d = creal(chk_get(t, a, lda, j, j));
+    for (int64_t k = 0; k < j; k++) d -= creal(l[k * n + j] * conj(l[k * n + j]));
+    if (!(d > 0)) {
+      free(l);
+      return NAN;
+    }
+    double ljj = sqrt(d);
+    l[j * n + j] = ljj;
+    sum += 2 * log(ljj);
+    for (int64_t i = j + 1; i < n; i++) {
+      double complex v = chk_get(t, a, lda, i, j);
+      for (int64_t k = 0; k < j; k++) v -= l[k * n + i] * conj(l[k * n + j]);
+      l[j * n + i] = v / ljj;
+    }
+  }
+  free(l);
+  return sum;
+}
+
+double chk_logdet_tolerance(muster_dtype_t t, int64_t n, double ref) {
+  return chk_tolerance(t, n) * ((double)n + fabs(ref));
 }
 
 /* Columns to check: all when n <= full, else 32 spread over [0, n). */

@@ -25,6 +25,12 @@ void chk_random_hermitian(muster_dtype_t t, int64_t n, int spd, chk_rng_t *r, vo
 /* n x nrhs with entries in [-1,1). */
 void chk_random_dense(muster_dtype_t t, int64_t n, int64_t nrhs, chk_rng_t *r, void *b, int64_t ldb);
 
+/* General m x n (m >= n) with entries in [-1,1) (+ i[-1,1) for complex
+ * dtypes) and n added to each A(i,i), i < n: well conditioned (its top n x n
+ * block is diagonally dominant), neither symmetric nor definite.  For
+ * getrs (m = n) and gels (m >= n). */
+void chk_random_general(muster_dtype_t t, int64_t m, int64_t n, chk_rng_t *r, void *a, int64_t lda);
+
 /* Element access in double complex. */
 double complex chk_get(muster_dtype_t t, const void *base, int64_t ld, int64_t i, int64_t j);
 void chk_set(muster_dtype_t t, void *base, int64_t ld, int64_t i, int64_t j, double complex v);
@@ -38,6 +44,20 @@ double chk_tolerance(muster_dtype_t t, int64_t n);
 /* potrs: ||A X - B||_F / (||A||_F ||X||_F) */
 double chk_potrs(muster_dtype_t t, int64_t n, int64_t nrhs, const void *a, int64_t lda,
                  const void *x, int64_t ldx, const void *b, int64_t ldb);
+/* getrs: the same residual as potrs, A general (an alias, for the reader) */
+#define chk_getrs chk_potrs
+/* gels (m x n A, m >= n): the normal-equations residual
+ * ||A^H (A X - B)||_F / (||A||_F (||A||_F ||X||_F + ||B||_F)), which is
+ * O(eps) for the least-squares X whatever the residual A X - B itself is. */
+double chk_gels(muster_dtype_t t, int64_t m, int64_t n, int64_t nrhs, const void *a, int64_t lda,
+                const void *x, int64_t ldx, const void *b, int64_t ldb);
+/* log det A of a Hermitian positive definite A by an independent Cholesky
+ * in double complex (plain C, O(n^3): for checks), NAN if it is not PD. */
+double chk_logdet_hpd(muster_dtype_t t, int64_t n, const void *a, int64_t lda);
+/* Tolerance of a log det computed in dtype t: n log terms, each with a
+ * relative error of O(n eps) for the well-conditioned test matrices. */
+double chk_logdet_tolerance(muster_dtype_t t, int64_t n, double ref);
+
 /* potri: max over sampled columns j of ||A inv_j - e_j|| / (||A||_F ||inv_j||)  (all
  * columns when n <= 512) */
 double chk_potri(muster_dtype_t t, int64_t n, const void *a, int64_t lda, const void *inv,

@@ -120,6 +120,9 @@ int cmd_bench(int argc, char **argv) {
       bad = !strcmp(a, "--routine") ? muster_routine_from_name(v, &p.routine) != 0
                                      : muster_dtype_from_name(v, &p.dtype) != 0;
       if (bad) fprintf(stderr, "%s: %s: %s\n", WHO, a, muster_last_error());
+      /* its LAPACKE baseline (bench_modes.c) has potrs, potri and syevd only */
+      if (!bad && (bad = p.routine == MUSTER_GETRS || p.routine == MUSTER_GELS))
+        fprintf(stderr, "%s: --routine %s: not benchmarked yet (potrs, potri, syevd)\n", WHO, v);
     } else if (!strcmp(a, "--n")) {
       bad = (nn = opt_i64_list(WHO, a, v, 1, OPT_MAX_N, ns, BENCH_MAX_SIZES)) < 0;
     } else if (!strcmp(a, "--modes")) {

@@ -4,9 +4,10 @@
  *   [--provider NAME] [--devices LIST] [--seed S] [--reps K] [--warmup K]
  *   [--no-vectors] [--json]`
  *
- * A random SPD (potrs, potri) or Hermitian (syevd) matrix, sharded in
+ * A random SPD (potrs, potri), Hermitian (syevd) or general well-conditioned
+ * (getrs) matrix, sharded in
  * contiguous column blocks over R ranks, one collective solve (or --reps),
- * then the check: potrs ||AX-B||/(||A|| ||X||); potri ||A inv_j - e_j|| /
+ * then the check: potrs, getrs ||AX-B||/(||A|| ||X||); potri ||A inv_j - e_j|| /
  * (||A|| ||inv_j||) over (sampled) columns; syevd ||A v_j - l_j v_j||/||A||
  * and |V^H V - I| over (sampled) columns.  Tolerance 64 n eps(dtype).
  * Exit 0 when the check passes, 1 when it fails or the solve errs, 2 on
@@ -40,7 +41,9 @@ static int usage_to(FILE *f) {
           "                    --dtype f32|f64|c64|c128 [--tile T] [--nrhs K] [--provider NAME]\n"
           "                    [--devices LIST] [--seed S] [--reps K] [--warmup K] [--no-vectors]\n"
           "                    [--json]\n"
-          "  ROUTINE: potrs, potri or syevd.  Defaults: --n 1024 --ranks 2 --mode threads\n"
+          "  ROUTINE: potrs, potri, syevd or getrs (a random well-conditioned general A;\n"
+          "  gels and log det: through the C API, docs/routines.md).\n"
+          "  Defaults: --n 1024 --ranks 2 --mode threads\n"
           "  --dtype f64 --nrhs 1 --tile 0 (the provider's choice) --seed from the clock.\n"
           "  --reps K: K timed solves in one group (median shown); --warmup K: untimed ones\n"
           "  first (the first solve of a process includes loading the provider).\n"
@@ -159,8 +162,12 @@ int cmd_solve(int argc, char **argv) {
     }
   }
   if (!spec.routine) {
-    fprintf(stderr, "muster solve: which ROUTINE (potrs, potri, syevd)?\n");
+    fprintf(stderr, "muster solve: which ROUTINE (potrs, potri, syevd, getrs)?\n");
     return usage();
+  }
+  if (spec.routine == MUSTER_GELS) { /* its m x n A needs --m through solve_run.c: not yet */
+    fprintf(stderr, "muster solve: gels is not in the CLI yet; use the C API (docs/routines.md)\n");
+    return 2;
   }
   if (!strcmp(mode, "threads")) spec.processes = 0;
   else if (!strcmp(mode, "processes")) spec.processes = 1;
@@ -170,7 +177,7 @@ int cmd_solve(int argc, char **argv) {
   }
   /* the matrix, and room for the results */
   muster_dtype_t t = spec.dtype;
-  int64_t n = spec.n, nrhs = spec.routine == MUSTER_POTRS ? spec.nrhs : 1;
+  int64_t n = spec.n, nrhs = muster_routine_takes(spec.routine) & MUSTER_TAKES_B ? spec.nrhs : 1;
   size_t esz = muster_dtype_size(t);
   void *A = malloc((size_t)(n * n) * esz), *B = malloc((size_t)(n * nrhs) * esz);
   void *full = malloc((size_t)(n * n) * esz), *X = malloc((size_t)(n * nrhs) * esz);
@@ -181,7 +188,8 @@ int cmd_solve(int argc, char **argv) {
   }
   chk_rng_t rng;
   chk_seed(&rng, seed);
-  chk_random_hermitian(t, n, spec.routine != MUSTER_SYEVD, &rng, A, n);
+  if (spec.routine == MUSTER_GETRS) chk_random_general(t, n, n, &rng, A, n);
+  else chk_random_hermitian(t, n, spec.routine != MUSTER_SYEVD, &rng, A, n);
   chk_random_dense(t, n, nrhs, &rng, B, n);
 
   sr_out_t out;
@@ -200,6 +208,7 @@ int cmd_solve(int argc, char **argv) {
   if (started == 0 && out.rc == 0) {
     switch (spec.routine) {
     case MUSTER_POTRS: residual = chk_potrs(t, n, nrhs, A, n, X, n, B, n); break;
+    case MUSTER_GETRS: residual = chk_getrs(t, n, nrhs, A, n, X, n, B, n); break;
     case MUSTER_POTRI: residual = chk_potri(t, n, A, n, full, n); break;
     default:
       residual = chk_syevd(t, n, A, n, (spec.flags & MUSTER_NO_VECTORS) ? NULL : full, n, W);

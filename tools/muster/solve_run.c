@@ -49,7 +49,9 @@ typedef struct shared {
   char *full, *X, *W; /* full: n x n; X: ranks blocks of n x nrhs; W: ranks blocks of n doubles */
 } shared_t;
 
-static int64_t nrhs_of(const sr_spec_t *s) { return s->routine == MUSTER_POTRS ? s->nrhs : 1; }
+static int64_t nrhs_of(const sr_spec_t *s) {
+  return muster_routine_takes(s->routine) & MUSTER_TAKES_B ? s->nrhs : 1;
+}
 
 /* One rank's buffers: host (malloc, or muster_shard_alloc in process mode
  * so the leader can map them) or CUDA (cudaMalloc on the current GPU). */
@@ -179,7 +181,8 @@ static int rank_run(shared_t *sh, int rank, int device, int setup_rc) {
   muster_group_t *g = NULL;
   int rc = setup_rc;
   /* GPU memory is scarce: b and w only where the routine uses them */
-  int want_b = !s->cuda || s->routine == MUSTER_POTRS, want_w = !s->cuda || s->routine == MUSTER_SYEVD;
+  int want_b = !s->cuda || (muster_routine_takes(s->routine) & MUSTER_TAKES_B),
+      want_w = !s->cuda || s->routine == MUSTER_SYEVD;
   if (rc == 0 &&
       (!(shard.a = mem_alloc(s, (size_t)(n * (ncols > 0 ? ncols : 1)) * esz, why, sizeof why)) ||
        (want_b && !(shard.b = mem_alloc(s, (size_t)(n * nrhs) * esz, why, sizeof why))) ||
@@ -375,7 +378,7 @@ int sr_run(const sr_spec_t *s, const void *A, const void *B, sr_out_t *out, void
     if (W) memcpy(W, sh.W, (size_t)n * wsz);
     int same = 1;
     for (int r = 1; r < s->ranks; r++) {
-      if (s->routine == MUSTER_POTRS &&
+      if ((muster_routine_takes(s->routine) & MUSTER_TAKES_B) &&
           memcmp(sh.X, sh.X + (size_t)(r * n * nrhs) * esz, (size_t)(n * nrhs) * esz))
         same = 0;
       if (s->routine == MUSTER_SYEVD &&

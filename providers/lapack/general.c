@@ -1,0 +1,166 @@
+/*
+ * providers/lapack/general.c - the routines on a general (non-Hermitian,
+ * possibly non-square) A: getrs (LU with partial pivoting) and gels (least
+ * squares through QR), on the gathered matrix `full` (m x n, ld m).
+ *
+ * Neither writes A's shards: the factors are of no use to the caller
+ * without the pivots / Householder scalars, which do not travel back
+ * (muster.h).  X goes to every shard's B.
+ *
+ * gels does geqrf + ormqr/unmqr + trtrs itself instead of calling xGELS so
+ * that it can look at R's diagonal between the factorization and the solve:
+ * xGELS only stops at an exact zero and returns a huge, wrong X for a
+ * numerically rank-deficient A.  Here |R(k,k)| <= m * eps * max|R(i,i)|
+ * (the threshold numpy.linalg.lstsq and xGELSD use for the rank) refuses the
+ * call with MUSTER_ESINGULAR and info = k.
+ */
+#include <float.h>
+#include <inttypes.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "lapackInt.h"
+
+#define LAYOUT LAPACK_COL_MAJOR
+
+/* ---- typed LAPACKE calls ----------------------------------------------------- */
+
+static lapack_int do_getrf(muster_dtype_t t, lapack_int n, void *a, lapack_int *ipiv) {
+  switch (t) {
+  case MUSTER_F32: return LAPACKE_sgetrf_work(LAYOUT, n, n, a, n, ipiv);
+  case MUSTER_F64: return LAPACKE_dgetrf_work(LAYOUT, n, n, a, n, ipiv);
+  case MUSTER_C64: return LAPACKE_cgetrf_work(LAYOUT, n, n, a, n, ipiv);
+  default: return LAPACKE_zgetrf_work(LAYOUT, n, n, a, n, ipiv);
+  }
+}
+
+static lapack_int do_getrs(muster_dtype_t t, lapack_int n, lapack_int nrhs, const void *a,
+                           const lapack_int *ipiv, void *b) {
+  switch (t) {
+  case MUSTER_F32: return LAPACKE_sgetrs_work(LAYOUT, 'N', n, nrhs, a, n, ipiv, b, n);
+  case MUSTER_F64: return LAPACKE_dgetrs_work(LAYOUT, 'N', n, nrhs, a, n, ipiv, b, n);
+  case MUSTER_C64: return LAPACKE_cgetrs_work(LAYOUT, 'N', n, nrhs, a, n, ipiv, b, n);
+  default: return LAPACKE_zgetrs_work(LAYOUT, 'N', n, nrhs, a, n, ipiv, b, n);
+  }
+}
+
+/* The plain (not _work) calls below do their own workspace queries; their
+ * NaN scan of A and B repeats the gather's, O(m n) next to O(m n^2). */
+static lapack_int do_geqrf(muster_dtype_t t, lapack_int m, lapack_int n, void *a, void *tau) {
+  switch (t) {
+  case MUSTER_F32: return LAPACKE_sgeqrf(LAYOUT, m, n, a, m, tau);
+  case MUSTER_F64: return LAPACKE_dgeqrf(LAYOUT, m, n, a, m, tau);
+  case MUSTER_C64: return LAPACKE_cgeqrf(LAYOUT, m, n, a, m, tau);
+  default: return LAPACKE_zgeqrf(LAYOUT, m, n, a, m, tau);
+  }
+}
+
+/* b (m x nrhs) <- Q^H b */
+static lapack_int do_qhb(muster_dtype_t t, lapack_int m, lapack_int n, lapack_int nrhs,
+                         const void *a, const void *tau, void *b) {
+  switch (t) {
+  case MUSTER_F32: return LAPACKE_sormqr(LAYOUT, 'L', 'T', m, nrhs, n, a, m, tau, b, m);
+  case MUSTER_F64: return LAPACKE_dormqr(LAYOUT, 'L', 'T', m, nrhs, n, a, m, tau, b, m);
+  case MUSTER_C64: return LAPACKE_cunmqr(LAYOUT, 'L', 'C', m, nrhs, n, a, m, tau, b, m);
+  default: return LAPACKE_zunmqr(LAYOUT, 'L', 'C', m, nrhs, n, a, m, tau, b, m);
+  }
+}
+
+/* b (first n rows, ld m) <- R^-1 b */
+static lapack_int do_trtrs(muster_dtype_t t, lapack_int m, lapack_int n, lapack_int nrhs,
+                           const void *a, void *b) {
+  switch (t) {
+  case MUSTER_F32: return LAPACKE_strtrs_work(LAYOUT, 'U', 'N', 'N', n, nrhs, a, m, b, m);
+  case MUSTER_F64: return LAPACKE_dtrtrs_work(LAYOUT, 'U', 'N', 'N', n, nrhs, a, m, b, m);
+  case MUSTER_C64: return LAPACKE_ctrtrs_work(LAYOUT, 'U', 'N', 'N', n, nrhs, a, m, b, m);
+  default: return LAPACKE_ztrtrs_work(LAYOUT, 'U', 'N', 'N', n, nrhs, a, m, b, m);
+  }
+}
+
+/* |a(i,i)| of a column-major matrix with leading dimension ld. */
+static double diag_abs(muster_dtype_t t, const void *a, int64_t ld, int64_t i) {
+  size_t at = (size_t)(i * ld + i);
+  switch (t) {
+  case MUSTER_F32: return fabs((double)((const float *)a)[at]);
+  case MUSTER_F64: return fabs(((const double *)a)[at]);
+  case MUSTER_C64: return hypot((double)((const float *)a)[2 * at], (double)((const float *)a)[2 * at + 1]);
+  default: return hypot(((const double *)a)[2 * at], ((const double *)a)[2 * at + 1]);
+  }
+}
+
+/* ---- getrs --------------------------------------------------------------------- */
+
+int lp_run_getrs(const muster_provider_call_t *call, void *full, size_t esz) {
+  const muster_solve_args_t *a = &call->args;
+  lapack_int n = (lapack_int)a->n, nrhs = (lapack_int)a->nrhs;
+  lapack_int *ipiv = malloc((size_t)n * sizeof *ipiv);
+  void *x = NULL;
+  int rc = ipiv ? lp_take_b(call, n, esz, &x)
+                : lp_err(call, MUSTER_ENOMEM, "cannot allocate %d pivots", (int)n);
+  if (rc == 0) {
+    lapack_int info = do_getrf(a->dtype, n, full, ipiv);
+    if (info > 0) {
+      if (call->info) *call->info = info;
+      rc = lp_err(call, MUSTER_ESINGULAR, "LAPACKE_%cgetrf: singular: U(%d,%d) is exactly zero",
+                  lp_prefix(a->dtype), (int)info, (int)info);
+    } else if (info < 0) {
+      rc = lp_lapacke_failed(call, "getrf", info);
+    }
+  }
+  if (rc == 0) {
+    lapack_int info = do_getrs(a->dtype, n, nrhs, full, ipiv, x);
+    rc = info ? lp_lapacke_failed(call, "getrs", info) : lp_check_result(call, a->dtype, "X", x, n, nrhs);
+  }
+  if (rc == 0) lp_put_x(call, x, n, n, esz);
+  free(x);
+  free(ipiv);
+  return rc;
+}
+
+/* ---- gels ---------------------------------------------------------------------- */
+
+/* 0 when R (the upper triangle of the factored full) has full numerical
+ * rank, else MUSTER_ESINGULAR naming the first column k (1-based) with
+ * |R(k,k)| <= m * eps * max|R(i,i)|. */
+static int check_rank(const muster_provider_call_t *call, const void *full, int64_t m) {
+  muster_dtype_t t = call->args.dtype;
+  int64_t n = call->args.n;
+  double big = 0, eps = muster_dtype_real_bytes(t) == 4 ? FLT_EPSILON : DBL_EPSILON;
+  for (int64_t i = 0; i < n; i++) big = fmax(big, diag_abs(t, full, m, i));
+  double floor = (double)m * eps * big;
+  for (int64_t k = 0; k < n; k++) {
+    double r = diag_abs(t, full, m, k);
+    if (r > floor) continue;
+    if (call->info) *call->info = k + 1;
+    return lp_err(call, MUSTER_ESINGULAR, "rank deficient: |R(%" PRId64 ",%" PRId64 ")| = %.3g "
+                  "<= m * eps * max|R(i,i)| = %.3g (A is %" PRId64 " x %" PRId64 ")",
+                  k + 1, k + 1, r, floor, m, n);
+  }
+  return 0;
+}
+
+int lp_run_gels(const muster_provider_call_t *call, void *full, int64_t m, size_t esz) {
+  const muster_solve_args_t *a = &call->args;
+  lapack_int n = (lapack_int)a->n, nrhs = (lapack_int)a->nrhs, mm = (lapack_int)m;
+  void *tau = malloc((size_t)n * esz), *x = NULL;
+  int rc = tau ? lp_take_b(call, m, esz, &x)
+               : lp_err(call, MUSTER_ENOMEM, "cannot allocate %d Householder scalars", (int)n);
+  if (rc == 0) {
+    lapack_int info = do_geqrf(a->dtype, mm, n, full, tau);
+    rc = info ? lp_lapacke_failed(call, "geqrf", info) : check_rank(call, full, m);
+  }
+  if (rc == 0) {
+    lapack_int info = do_qhb(a->dtype, mm, n, nrhs, full, tau, x);
+    const char *what = muster_dtype_is_complex(a->dtype) ? "unmqr" : "ormqr";
+    if (info) rc = lp_lapacke_failed(call, what, info);
+  }
+  if (rc == 0) {
+    lapack_int info = do_trtrs(a->dtype, mm, n, nrhs, full, x);
+    rc = info ? lp_lapacke_failed(call, "trtrs", info) : lp_check_result(call, a->dtype, "X", x, m, nrhs);
+  }
+  if (rc == 0) lp_put_x(call, x, m, n, esz);
+  free(x);
+  free(tau);
+  return rc;
+}
