@@ -76,6 +76,23 @@ static int sweep_job(const char *job) {
   return n;
 }
 
+/* The test running now (its process group), so that a runner killed from
+ * outside (CI's time limit, ^C, `timeout`) takes it and its ranks along:
+ * each test has its own process group, which a signal to the runner's
+ * group alone would not reach, and a hung test would outlive the run. */
+static volatile sig_atomic_t running_pgid;
+
+static void die_with_test(int sig) {
+  if (running_pgid > 0) kill(-running_pgid, SIGKILL);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void set_handlers(void (*handler)(int)) {
+  int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], handler);
+}
+
 static int run_one(const struct entry *t, int index, double scale) {
   char job[64];
   snprintf(job, sizeof job, "t%d_%d", (int)getpid(), index);
@@ -88,6 +105,7 @@ static int run_one(const struct entry *t, int index, double scale) {
     return 1;
   }
   if (pid == 0) {
+    set_handlers(SIG_DFL); /* the test gets the default dispositions */
     setpgid(0, 0);
     setenv("MUSTER_JOB", job, 1);
     int rc = t->fn();
@@ -96,6 +114,7 @@ static int run_one(const struct entry *t, int index, double scale) {
     _exit(rc == 0 ? 0 : (rc & 0x7f) | 1);
   }
   setpgid(pid, pid);
+  running_pgid = pid;
   double limit = t->timeout * scale;
   int status = 0, timed_out = 0;
   for (;;) {
@@ -111,6 +130,7 @@ static int run_one(const struct entry *t, int index, double scale) {
   }
   /* Kill stragglers the test forked (ranks) before judging /dev/shm. */
   kill(-pid, SIGKILL);
+  running_pgid = 0;
   usleep(1000);
   double dt = now() - t0;
   int leaked = sweep_job(job);
@@ -128,6 +148,7 @@ static int run_one(const struct entry *t, int index, double scale) {
 }
 
 int main(int argc, char **argv) {
+  set_handlers(die_with_test);
   const char *s = getenv("MUSTER_TEST_SCALE");
   double scale = s ? atof(s) : 1.0;
   if (scale <= 0) scale = 1.0;
