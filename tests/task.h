@@ -74,6 +74,10 @@
 
 /* Helpers shared by tests (tests/util.c). */
 double test_now(void);                 /* monotonic seconds */
+/* The seeded generator of the randomized tests (xorshift64*), so that a
+ * printed seed replays a run: $env_var when set, else time and pid. */
+uint64_t test_seed(const char *env_var);
+uint64_t test_rand(uint64_t *state);     /* next value; *state never 0  */
 int test_count_fds(void);              /* open fds of this process */
 int test_count_muster_maps(void);      /* mappings of /dev/shm/muster.* */
 /* 1 if file name `name` is a segment of job `job` and our uid, of any pid

@@ -3,12 +3,26 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "segment.h"
 #include "task.h"
+
+uint64_t test_seed(const char *env_var) {
+  const char *s = getenv(env_var);
+  uint64_t seed = s ? strtoull(s, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+  return seed ? seed : 1;
+}
+
+uint64_t test_rand(uint64_t *state) {
+  uint64_t x = *state ? *state : 1;
+  x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+  *state = x;
+  return x * 2685821657736338717ull;
+}
 
 double test_now(void) {
   struct timespec ts;

@@ -45,10 +45,7 @@ struct round {
 
 /* xorshift64*: the storm's only source of randomness, so a seed replays it */
 static uint64_t rng;
-static uint64_t next(void) {
-  rng ^= rng >> 12, rng ^= rng << 25, rng ^= rng >> 27;
-  return rng * 2685821657736338717ull;
-}
+static uint64_t next(void) { return test_rand(&rng); }
 static int pick(int lo, int hi) { return lo + (int)(next() % (uint64_t)(hi - lo + 1)); }
 
 static void draw(struct round *r) {
@@ -154,10 +151,10 @@ TEST_IMPL(fault_storm) {
   cli_run_quiet = 1; /* 64 ranks' fates per round: shown only when a check fails */
   setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
   unsetenv("MUSTER_PROVIDER");
-  const char *s = getenv("MUSTER_STORM_SEED"), *k = getenv("MUSTER_STORM_ROUNDS");
-  uint64_t seed = s ? strtoull(s, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+  const char *k = getenv("MUSTER_STORM_ROUNDS");
+  uint64_t seed = test_seed("MUSTER_STORM_SEED");
   int rounds = k ? atoi(k) : 14;
-  rng = seed ? seed : 1;
+  rng = seed;
   fprintf(stderr, "storm seed %llu, %d rounds (MUSTER_STORM_SEED=%llu to replay)\n",
           (unsigned long long)seed, rounds, (unsigned long long)seed);
   int fds = open_fds(), count[V_KINDS][2] = {{0}}, failed = 0;

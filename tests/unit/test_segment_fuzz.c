@@ -24,10 +24,7 @@
 #include "task.h"
 
 static uint64_t rng;
-static uint64_t next(void) {
-  rng ^= rng >> 12, rng ^= rng << 25, rng ^= rng >> 27;
-  return rng * 2685821657736338717ull;
-}
+static uint64_t next(void) { return test_rand(&rng); }
 
 /* A fresh valid segment of a one-rank group, as bytes. */
 static void *valid_image(size_t *size) {
@@ -81,10 +78,10 @@ static void write_image(const char *path, const unsigned char *b, size_t size, s
 }
 
 TEST_IMPL(segment_fuzz_attach) {
-  const char *s = getenv("MUSTER_FUZZ_SEED"), *k = getenv("MUSTER_FUZZ_CASES");
-  uint64_t seed = s ? strtoull(s, NULL, 10) : (uint64_t)time(NULL) ^ (uint64_t)getpid() << 20;
+  const char *k = getenv("MUSTER_FUZZ_CASES");
+  uint64_t seed = test_seed("MUSTER_FUZZ_SEED");
   int cases = k ? atoi(k) : 400;
-  rng = seed ? seed : 1;
+  rng = seed;
   fprintf(stderr, "attach fuzz seed %llu, %d cases (MUSTER_FUZZ_SEED=%llu to replay)\n",
           (unsigned long long)seed, cases, (unsigned long long)seed);
   size_t size;
