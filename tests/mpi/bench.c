@@ -61,8 +61,14 @@ static double one(drv_t *d, muster_routine_t routine, int64_t n, int64_t tile, d
   return worst;
 }
 
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return (a > b) - (a < b);
+}
+
 void drv_mode_bench(drv_t *d, muster_routine_t routine, const int64_t *ns, int nns,
                     const int64_t *tiles, int ntiles, int reps) {
+  ASSERT(reps >= 1 && reps <= 64);
   for (int ni = 0; ni < nns; ni++) {
     int64_t n = ns[ni], col0 = 0, cols = 0;
     ASSERT_EQ(muster_layout_block_cols(n, d->size, d->rank, &col0, &cols), 0);
@@ -73,15 +79,14 @@ void drv_mode_bench(drv_t *d, muster_routine_t routine, const int64_t *ns, int n
     for (int64_t c = 0; c < cols; c++)
       for (int64_t i = 0; i < n; i++) input[c * n + i] = entry(i, col0 + c, n);
     for (int ti = 0; ti < ntiles; ti++) {
-      double best = 1e30;
+      double secs[64];
       one(d, routine, n, tiles[ti], piece, input, cols, b, w); /* warm: grids, pages */
-      for (int r = 0; r < reps; r++) {
-        double s = one(d, routine, n, tiles[ti], piece, input, cols, b, w);
-        if (s < best) best = s;
-      }
+      for (int r = 0; r < reps; r++) secs[r] = one(d, routine, n, tiles[ti], piece, input, cols, b, w);
+      qsort(secs, (size_t)reps, sizeof secs[0], cmp_double);
+      double median = reps % 2 ? secs[reps / 2] : (secs[reps / 2 - 1] + secs[reps / 2]) / 2;
       if (d->rank == 0)
-        printf("bench %s f64 n=%" PRId64 " np=%d tile=%" PRId64 ": %.4f s\n",
-               muster_routine_str(routine), n, d->size, tiles[ti], best);
+        printf("bench %s f64 n=%" PRId64 " np=%d tile=%" PRId64 ": %.4f s (median of %d; best %.4f s)\n",
+               muster_routine_str(routine), n, d->size, tiles[ti], median, reps, secs[0]);
       fflush(stdout);
     }
     free(input);
