@@ -7,8 +7,9 @@
  *       with tile x tile blocks.  pXgemr2d runs over the 1 x R "line"
  *       context (a 1-row context: with any other shape it would build and
  *       free a new one on every call).
- *   B   replicated m x nrhs on every rank (m = n but for gels): read from rank 0's copy (as the
- *       lapack provider does) through a 1 x 1 grid holding rank 0 alone,
+ *   B   replicated m x nrhs on every rank (m = n but for gels): read from
+ *       rank 0's copy (as the lapack provider does) through a 1 x 1 grid
+ *       holding rank 0 alone,
  *       and X written back to rank 0's b the same way, then broadcast to
  *       every rank's b with BLACS (each with its own ldb).
  */
@@ -175,7 +176,8 @@ static double abs_at(muster_dtype_t t, const void *a, size_t at) {
   switch (t) {
   case MUSTER_F32: return fabs((double)((const float *)a)[at]);
   case MUSTER_F64: return fabs(((const double *)a)[at]);
-  case MUSTER_C64: return hypot((double)((const float *)a)[2 * at], (double)((const float *)a)[2 * at + 1]);
+  case MUSTER_C64:
+    return hypot((double)((const float *)a)[2 * at], (double)((const float *)a)[2 * at + 1]);
   default: return hypot(((const double *)a)[2 * at], ((const double *)a)[2 * at + 1]);
   }
 }

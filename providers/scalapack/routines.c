@@ -165,7 +165,8 @@ static int run_syevd(sl_call_t *s) {
   if (info) return sl_illegal(s, s->k->syevd ? "syevd" : "heevd", info);
   sl_int lwork = size_from(wq, rb), lrwork = size_from(&rq, rb), liwork = iq > 1 ? iq : 1;
   sl_int more = 0;
-  if ((info = ormtr_need(s, &more)) != 0) return sl_illegal(s, s->k->syevd ? "ormtr" : "unmtr", info);
+  if ((info = ormtr_need(s, &more)) != 0)
+    return sl_illegal(s, s->k->syevd ? "ormtr" : "unmtr", info);
   if (more > lwork) lwork = more;
   void *work = malloc((size_t)lwork * s->esz);
   void *rwork = s->k->heevd ? malloc((size_t)lrwork * rb) : NULL;

@@ -100,6 +100,12 @@ SL_HIDDEN int sl_grid_shape(int nranks, int *nprow, int *npcol, char *why, size_
 SL_HIDDEN int64_t sl_auto_tile(muster_routine_t routine, muster_dtype_t dtype, int64_t n, int nprow,
                                int npcol);
 
+/* ---- the engine choice (estimate.c) ---------------------------------------------- */
+
+/* muster_provider_v2_t.estimate. */
+SL_HIDDEN int sl_estimate(void *ctx, const muster_provider_query_t *q,
+                          muster_provider_estimate_t *est);
+
 /* ---- the four precisions (kinds.c) ------------------------------------------------ */
 
 /* ScaLAPACK's entry points for one dtype (letter s, d, c or z). */

@@ -39,8 +39,8 @@ void drv_compare_x(const lfx_t *fx, const lfx_t *ref, double tol, char *why, siz
         zd x = lfx_get(fx, fx->shards[r].b, fx->ldb, i, c);
         zd y = lfx_get(ref, ref->shards[0].b, ref->ldb, i, c);
         if (cabs(x - y) > tol * (1 + cabs(y)))
-          drv_say(why, len, "X on rank %d differs from lapack's at (%" PRId64 ", %" PRId64 ")", r, i,
-              c);
+          drv_say(why, len, "X on rank %d differs from lapack's at (%" PRId64 ", %" PRId64 ")",
+                  r, i, c);
       }
     }
   }
@@ -112,7 +112,8 @@ static void check(drv_t *d, lfx_t *fx, uint64_t seed, char *why, size_t len) {
     if ((res = lfx_potri_residual(fx)) > DRV_TOL) drv_say(why, len, "potri residual %.3g", res);
   } else if (!(f & MUSTER_NO_VECTORS)) {
     res = lfx_syevd_residual(fx, &orth);
-    if (res > DRV_TOL || orth > DRV_TOL) drv_say(why, len, "syevd residual %.3g, orth %.3g", res, orth);
+    if (res > DRV_TOL || orth > DRV_TOL)
+      drv_say(why, len, "syevd residual %.3g, orth %.3g", res, orth);
   }
   lfx_t ref = {.routine = fx->routine,
                .t = fx->t,

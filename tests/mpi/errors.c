@@ -56,7 +56,7 @@ static void setup(lfx_t *fx, drv_t *d, muster_routine_t r, muster_dtype_t t, int
 }
 
 int drv_expect(drv_t *d, const lfx_t *fx, int rc, int want, const char *text, char *why,
-                  size_t len) {
+               size_t len) {
   int lo = rc, hi = rc;
   MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, d->comm);
   MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, d->comm);

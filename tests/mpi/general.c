@@ -114,7 +114,8 @@ static void keep(const gcase_t *g, int rank, before_t *s) {
 /* 1 when A's piece (and, with b, also b) is as kept; frees what keep took. */
 static int unchanged(const gcase_t *g, int rank, before_t *s, int with_b) {
   const muster_shard_t *me = &g->fx.shards[rank];
-  int same = memcmp(s->a, me->a, s->abytes) == 0 && (!with_b || memcmp(s->b, me->b, s->bbytes) == 0);
+  int same = memcmp(s->a, me->a, s->abytes) == 0 &&
+             (!with_b || memcmp(s->b, me->b, s->bbytes) == 0);
   free(s->a);
   free(s->b);
   return same;
@@ -199,9 +200,11 @@ static void solve_case(drv_t *d, muster_routine_t r, muster_dtype_t t, int64_t n
     residuals(&g, why, sizeof why);
     against_lapack(d, &g, k, seed, why, sizeof why);
   }
-  drv_case(d, !why[0], why, "%s %s%s %s n=%" PRId64 " m=%" PRId64 " nrhs=%" PRId64 " tile=%s (%.3f s)",
-           d->tile ? "direct" : "comm", muster_routine_str(r), flags & MUSTER_LOGDET ? "+logdet" : "",
-           muster_dtype_str(t), n, g.m, g.fx.nrhs, d->tile ? "7" : "auto", dt);
+  drv_case(d, !why[0], why,
+           "%s %s%s %s n=%" PRId64 " m=%" PRId64 " nrhs=%" PRId64 " tile=%s (%.3f s)",
+           d->tile ? "direct" : "comm", muster_routine_str(r),
+           flags & MUSTER_LOGDET ? "+logdet" : "", muster_dtype_str(t), n, g.m, g.fx.nrhs,
+           d->tile ? "7" : "auto", dt);
   d->tile = 0;
   gfree(&g);
 }
@@ -220,7 +223,8 @@ static void error_case(drv_t *d, muster_routine_t r, muster_dtype_t t, enum spoi
   char why[700] = "";
   if (drv_expect(d, &g.fx, rc, want, text, why, sizeof why) && info && g.fx.info != info)
     snprintf(why, sizeof why, "info %" PRId64 ", want %" PRId64, g.fx.info, info);
-  if (!unchanged(&g, d->rank, &s, 1)) drv_say(why, sizeof why, "rank %d's A or b was written", d->rank);
+  if (!unchanged(&g, d->rank, &s, 1))
+    drv_say(why, sizeof why, "rank %d's A or b was written", d->rank);
   if (d->rank == 0 && !why[0]) {
     gcase_t ref;
     lapack_ref(d, &g, k, seed, how, &ref);
