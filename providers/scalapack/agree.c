@@ -47,7 +47,7 @@ static void fill_facts(const sl_call_t *s, facts_t *f) {
   f->routine = (int32_t)a->routine;
   f->dtype = (int32_t)a->dtype;
   f->n = a->n;
-  f->nrhs = a->routine == MUSTER_POTRS ? a->nrhs : 0;
+  f->nrhs = sl_takes_b(s) ? a->nrhs : 0;
   f->tile = s->tile;
   f->flags = a->flags;
   f->nprow = s->nprow;

@@ -7,11 +7,13 @@
  *       with tile x tile blocks.  pXgemr2d runs over the 1 x R "line"
  *       context (a 1-row context: with any other shape it would build and
  *       free a new one on every call).
- *   B   replicated n x nrhs on every rank: read from rank 0's copy (as the
- *       lapack provider does) through a 1 x 1 grid holding rank 0 alone,
+ *   B   replicated m x nrhs on every rank (m = n but for gels): read from
+ *       rank 0's copy (as the lapack provider does) through a 1 x 1 grid
+ *       holding rank 0 alone,
  *       and X written back to rank 0's b the same way, then broadcast to
  *       every rank's b with BLACS (each with its own ldb).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,21 +59,22 @@ void sl_mat_bind(const sl_call_t *s, sl_mat_t *m) {
   m->desc[SL_CTXT] = s->ctxt;
 }
 
-/* Rank 0's b as a matrix of the 1 x 1 grid; CTXT_ -1 on every other rank. */
-static void root_b_desc(const sl_call_t *s, sl_int *desc) {
+/* The first `rows` rows of rank 0's b as a matrix of the 1 x 1 grid;
+ * CTXT_ -1 on every other rank. */
+static void root_b_desc(const sl_call_t *s, int64_t rows, sl_int *desc) {
   const muster_shard_t *me = s->cc->mine;
-  set_desc(desc, s->root_ctxt, s->args->n, s->args->nrhs, s->args->n, s->args->nrhs, me->ldb);
+  set_desc(desc, s->root_ctxt, rows, s->args->nrhs, rows, s->args->nrhs, me->ldb);
 }
 
 void sl_scatter_inputs(sl_call_t *s) {
-  sl_int n = (sl_int)s->args->n, dc[SL_DLEN];
+  sl_int m = (sl_int)s->m, n = (sl_int)s->args->n, dc[SL_DLEN];
   sl_caller_desc(s, dc);
-  s->k->gemr2d(&n, &n, s->cc->mine->a, &ONE, &ONE, dc, s->A.a, &ONE, &ONE, s->A.desc,
+  s->k->gemr2d(&m, &n, s->cc->mine->a, &ONE, &ONE, dc, s->A.a, &ONE, &ONE, s->A.desc,
                &s->line_ctxt);
-  if (s->args->routine != MUSTER_POTRS) return;
+  if (!sl_takes_b(s)) return;
   sl_int nrhs = (sl_int)s->args->nrhs, db[SL_DLEN];
-  root_b_desc(s, db);
-  s->k->gemr2d(&n, &nrhs, s->cc->mine->b, &ONE, &ONE, db, s->B.a, &ONE, &ONE, s->B.desc,
+  root_b_desc(s, s->m, db);
+  s->k->gemr2d(&m, &nrhs, s->cc->mine->b, &ONE, &ONE, db, s->B.a, &ONE, &ONE, s->B.desc,
                &s->line_ctxt);
 }
 
@@ -84,7 +87,7 @@ void sl_gather_result(sl_call_t *s, const sl_mat_t *m) {
 void sl_gather_x(sl_call_t *s) {
   sl_int n = (sl_int)s->args->n, nrhs = (sl_int)s->args->nrhs, db[SL_DLEN];
   const muster_shard_t *me = s->cc->mine;
-  root_b_desc(s, db);
+  root_b_desc(s, n, db);
   s->k->gemr2d(&n, &nrhs, s->B.a, &ONE, &ONE, s->B.desc, me->b, &ONE, &ONE, db, &s->line_ctxt);
   /* the line context is 1 x R with rank r at column r: rank 0 is (0, 0) */
   if (s->rank == 0)
@@ -99,6 +102,7 @@ void sl_gather_x(sl_call_t *s) {
 typedef struct piece {
   const void *a;
   int64_t lrows, lcols, lld;
+  int64_t grows; /* only global rows below this are looked at */
   sl_int mb, nb, myrow, mycol, nprow, npcol;
 } piece_t;
 
@@ -128,12 +132,12 @@ static int scan_piece(muster_dtype_t t, size_t esz, const piece_t *p, int lower,
                       int64_t *col) {
   for (int64_t lc = 0; lc < p->lcols; lc++) {
     int64_t gc = global_of((sl_int)lc, p->nb, p->mycol, p->npcol);
-    int64_t lr0 = lower ? first_local_row_from(p, gc) : 0;
-    if (lr0 >= p->lrows) continue;
+    int64_t lr0 = lower ? first_local_row_from(p, gc) : 0, lr1 = first_local_row_from(p, p->grows);
+    if (lr0 >= lr1) continue;
     const char *colp = (const char *)p->a + (size_t)(lc * p->lld + lr0) * esz;
     int64_t r, c;
-    if (!muster__col_nonfinite(t, colp, p->lrows - lr0)) continue;
-    if (muster__find_nonfinite(t, colp, p->lrows, p->lrows - lr0, 1, 0, &r, &c)) {
+    if (!muster__col_nonfinite(t, colp, lr1 - lr0)) continue;
+    if (muster__find_nonfinite(t, colp, p->lrows, lr1 - lr0, 1, 0, &r, &c)) {
       *row = global_of((sl_int)(lr0 + r), p->mb, p->myrow, p->nprow);
       *col = gc;
       return 1;
@@ -142,24 +146,53 @@ static int scan_piece(muster_dtype_t t, size_t esz, const piece_t *p, int lower,
   return 0;
 }
 
-int sl_find_nonfinite(const sl_call_t *s, const sl_mat_t *m, int lower, int64_t *row,
-                      int64_t *col) {
-  piece_t p = {m->a,     m->rows,  m->cols,  m->desc[SL_LLD], (sl_int)s->tile, (sl_int)s->tile,
-               s->myrow, s->mycol, s->nprow, s->npcol};
+int sl_find_nonfinite(const sl_call_t *s, const sl_mat_t *m, int lower, int64_t rows,
+                      int64_t *row, int64_t *col) {
+  piece_t p = {m->a,     m->rows,  m->cols,  m->desc[SL_LLD], rows,    (sl_int)s->tile,
+               (sl_int)s->tile, s->myrow, s->mycol, s->nprow, s->npcol};
   return scan_piece(s->t, s->esz, &p, lower, row, col);
 }
 
-int sl_caller_nonfinite(const sl_call_t *s, int64_t *row, int64_t *col) {
+int sl_caller_nonfinite(const sl_call_t *s, int lower, int64_t *row, int64_t *col) {
   const muster_dist_t *d = &s->cc->dist;
   piece_t p = {s->cc->mine->a,
                muster_layout_numroc(d->m, d->mb, d->myrow, d->nprow),
                muster_layout_numroc(d->n, d->nb, d->mycol, d->npcol),
                d->lld,
+               d->m,
                (sl_int)d->mb,
                (sl_int)d->nb,
                d->myrow,
                d->mycol,
                d->nprow,
                d->npcol};
-  return scan_piece(s->t, s->esz, &p, 1, row, col);
+  return scan_piece(s->t, s->esz, &p, lower, row, col);
+}
+
+/* ---- the diagonal -------------------------------------------------------------------- */
+
+/* |x| of element `at` of a local array of dtype t. */
+static double abs_at(muster_dtype_t t, const void *a, size_t at) {
+  switch (t) {
+  case MUSTER_F32: return fabs((double)((const float *)a)[at]);
+  case MUSTER_F64: return fabs(((const double *)a)[at]);
+  case MUSTER_C64:
+    return hypot((double)((const float *)a)[2 * at], (double)((const float *)a)[2 * at + 1]);
+  default: return hypot(((const double *)a)[2 * at], ((const double *)a)[2 * at + 1]);
+  }
+}
+
+void sl_diag_abs(const sl_call_t *s, const sl_mat_t *m, int64_t k, double *d) {
+  sl_int nb = (sl_int)s->tile, src = 0, nprow = s->nprow, npcol = s->npcol;
+  for (int64_t i = 0; i < k; i++) {
+    sl_int g = (sl_int)(i + 1);
+    d[i] = 0;
+    if (indxg2p_(&g, &nb, &src, &src, &nprow) != s->myrow ||
+        indxg2p_(&g, &nb, &src, &src, &npcol) != s->mycol)
+      continue;
+    int64_t lr = indxg2l_(&g, &nb, &src, &src, &nprow) - 1;
+    int64_t lc = indxg2l_(&g, &nb, &src, &src, &npcol) - 1;
+    d[i] = abs_at(s->t, m->a, (size_t)(lc * m->desc[SL_LLD] + lr));
+  }
+  Cdgsum2d(s->ctxt, "All", " ", (sl_int)k, 1, d, (sl_int)(k > 1 ? k : 1), -1, -1);
 }

@@ -2,7 +2,8 @@
  * providers/scalapack/routines.c - the routines on the provider's P x Q
  * copy of A (lower triangle, as the lapack provider and cuSolverMg read it).
  *
- *   potrs  pXpotrf + pXpotrs: the factor in A, X in B
+ *   potrs  pXpotrf + pXpotrs: the factor in A, X in B; with MUSTER_LOGDET
+ *          also log det A from the factor's diagonal (put_logdet)
  *   potri  pXpotrf + pXpotri, then the strictly upper triangle set to the
  *          conjugate transpose of the strictly lower one (pXtradd from a
  *          copy), so A holds the full Hermitian inverse as the other
@@ -10,10 +11,13 @@
  *   syevd  pXsyevd / pXheevd with jobz = 'V' (ScaLAPACK has no values-only
  *          mode): vectors in Z, values in w, then w sent from grid process
  *          (0, 0) to every rank (share_w says why)
+ *   getrs, gels  general.c
  * ScaLAPACK's info is global (the same on every process of the grid), so
  * these return the same code and message on every rank without an
  * agreement; only the workspace allocation of syevd needs one.
  */
+#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +30,7 @@ int sl_needs_z(const muster_solve_args_t *a) {
   return a->routine == MUSTER_SYEVD || a->routine == MUSTER_POTRI;
 }
 
-static int illegal(const sl_call_t *s, const char *what, sl_int info) {
+int sl_illegal(const sl_call_t *s, const char *what, sl_int info) {
   return sl_err(s, MUSTER_EPROVIDER, "p%c%s: illegal argument (info %d)", s->k->letter, what,
                 (int)info);
 }
@@ -39,16 +43,40 @@ static int factor(sl_call_t *s) {
     return sl_err(s, MUSTER_ENOTPD, "p%cpotrf: not positive definite (leading minor %d)",
                   s->k->letter, (int)info);
   }
-  return info < 0 ? illegal(s, "potrf", info) : 0;
+  return info < 0 ? sl_illegal(s, "potrf", info) : 0;
+}
+
+/* log det A = 2 sum log L(i,i) from the factor's diagonal: n doubles
+ * summed over the grid (sl_diag_abs), no pass over A.  Every rank then adds
+ * the same n logs in the same order as the lapack provider, so all ranks
+ * hold the same value.  L(i,i) is real and positive, so |L(i,i)| is it. */
+static int put_logdet(sl_call_t *s) {
+  int64_t n = s->args->n;
+  double *d = malloc((size_t)n * sizeof *d);
+  sl_verdict_t v = {.code = 0, .order = SL_ORDER_ARGS};
+  if (!d) {
+    v.code = MUSTER_ENOMEM;
+    snprintf(v.what, sizeof v.what, "cannot allocate %" PRId64 " diagonal entries", n);
+  }
+  int rc = sl_agree(s, &v, 0);
+  if (rc == 0) {
+    sl_diag_abs(s, &s->A, n, d);
+    double sum = 0;
+    for (int64_t i = 0; i < n; i++) sum += log(d[i]);
+    s->logdet = 2 * sum;
+  }
+  free(d);
+  return rc;
 }
 
 static int run_potrs(sl_call_t *s) {
   int rc = factor(s);
   if (rc < 0) return rc;
+  if ((s->args->flags & MUSTER_LOGDET) && (rc = put_logdet(s)) < 0) return rc;
   sl_int n = (sl_int)s->args->n, nrhs = (sl_int)s->args->nrhs, info = 0;
   s->k->potrs("L", &n, &nrhs, s->A.a, &ONE, &ONE, s->A.desc, s->B.a, &ONE, &ONE, s->B.desc, &info,
               1);
-  return info ? illegal(s, "potrs", info) : 0;
+  return info ? sl_illegal(s, "potrs", info) : 0;
 }
 
 /* A's strictly upper triangle := conj(strictly lower)^T, read from a copy
@@ -74,7 +102,7 @@ static int run_potri(sl_call_t *s) {
     return sl_err(s, MUSTER_EPROVIDER, "p%cpotri: factor singular at diagonal %d", s->k->letter,
                   (int)info);
   }
-  if (info < 0) return illegal(s, "potri", info);
+  if (info < 0) return sl_illegal(s, "potri", info);
   mirror_lower(s);
   return 0;
 }
@@ -134,10 +162,11 @@ static int run_syevd(sl_call_t *s) {
   double wq[2] = {0, 0}, rq = 0; /* room for one complex double */
   sl_int iq = 0, info = 0;
   call_syevd(s, wq, QUERY, &rq, QUERY, &iq, QUERY, &info);
-  if (info) return illegal(s, s->k->syevd ? "syevd" : "heevd", info);
+  if (info) return sl_illegal(s, s->k->syevd ? "syevd" : "heevd", info);
   sl_int lwork = size_from(wq, rb), lrwork = size_from(&rq, rb), liwork = iq > 1 ? iq : 1;
   sl_int more = 0;
-  if ((info = ormtr_need(s, &more)) != 0) return illegal(s, s->k->syevd ? "ormtr" : "unmtr", info);
+  if ((info = ormtr_need(s, &more)) != 0)
+    return sl_illegal(s, s->k->syevd ? "ormtr" : "unmtr", info);
   if (more > lwork) lwork = more;
   void *work = malloc((size_t)lwork * s->esz);
   void *rwork = s->k->heevd ? malloc((size_t)lrwork * rb) : NULL;
@@ -156,7 +185,7 @@ static int run_syevd(sl_call_t *s) {
       rc = sl_err(s, MUSTER_EPROVIDER, "p%c%s: failed to converge (info %d)", s->k->letter,
                   s->k->syevd ? "syevd" : "heevd", (int)info);
     } else if (info < 0) {
-      rc = illegal(s, s->k->syevd ? "syevd" : "heevd", info);
+      rc = sl_illegal(s, s->k->syevd ? "syevd" : "heevd", info);
     } else {
       share_w(s);
     }
@@ -171,6 +200,8 @@ int sl_run(sl_call_t *s) {
   switch (s->args->routine) {
   case MUSTER_POTRS: return run_potrs(s);
   case MUSTER_POTRI: return run_potri(s);
+  case MUSTER_GETRS: return sl_run_getrs(s);
+  case MUSTER_GELS: return sl_run_gels(s);
   default: return run_syevd(s);
   }
 }

@@ -22,7 +22,18 @@
 
 #define ALL_DTYPES \
   ((1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128))
-#define ALL_ROUTINES ((1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD))
+#define ALL_ROUTINES                                                                     \
+  ((1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD) | (1u << MUSTER_GETRS) | \
+   (1u << MUSTER_GELS))
+
+int sl_takes_b(const sl_call_t *s) {
+  return (muster_routine_takes(s->args->routine) & MUSTER_TAKES_B) != 0;
+}
+
+/* A general A (getrs, gels): every element is read, and none written back. */
+static int general(const sl_call_t *s) {
+  return s->args->routine == MUSTER_GETRS || s->args->routine == MUSTER_GELS;
+}
 
 int sl_err(const sl_call_t *s, int code, const char *fmt, ...) {
   const muster_collective_call_t *cc = s->cc;
@@ -82,18 +93,21 @@ static int check_args(const sl_call_t *s, sl_verdict_t *v) {
     return bad(v, MUSTER_EUNSUPPORTED, "dtype %d not implemented", (int)a->dtype);
   /* ScaLAPACK's integers are 32 bits (Debian's LP64 build) */
   if (a->n < 1 || a->n > INT_MAX) return bad(v, MUSTER_EINVAL, "n=%" PRId64 " out of range", a->n);
-  if (a->routine == MUSTER_POTRS && (a->nrhs < 1 || a->nrhs > INT_MAX))
+  if (sl_takes_b(s) && (a->nrhs < 1 || a->nrhs > INT_MAX))
     return bad(v, MUSTER_EINVAL, "nrhs=%" PRId64 " out of range", a->nrhs);
+  if ((a->flags & MUSTER_LOGDET) && a->routine != MUSTER_POTRS)
+    return bad(v, MUSTER_EINVAL, "MUSTER_LOGDET is for potrs only");
   if (a->tile < 0 || a->tile > INT_MAX)
     return bad(v, MUSTER_ETILE, "tile %" PRId64 " out of range (0: the provider's choice)",
                a->tile);
   return 0;
 }
 
-static int check_piece(const sl_call_t *s, sl_verdict_t *v) {
+static int check_piece(sl_call_t *s, sl_verdict_t *v) {
   const muster_shard_t *me = s->cc->mine;
   const muster_dist_t *d = &s->cc->dist;
   int64_t n = s->args->n;
+  muster_shape_t sh;
   int comm_rank = -1, comm_size = -1;
   MPI_Comm comm = *(MPI_Comm *)s->cc->boot->mpi_comm;
   MPI_Comm_rank(comm, &comm_rank);
@@ -103,11 +117,16 @@ static int check_piece(const sl_call_t *s, sl_verdict_t *v) {
                s->rank, s->size, comm_rank, comm_size);
   if (!me || me->mem != MUSTER_MEM_HOST)
     return bad(v, MUSTER_EUNSUPPORTED, "the piece is not host memory");
-  if (d->m != n || d->n != n || d->mb < 1 || d->nb < 1 || d->mb > INT_MAX || d->nb > INT_MAX)
+  if (muster_routine_shape(s->args->routine, n, s->args->nrhs, me->ldb, &sh) != 0 ||
+      sh.a_rows > INT_MAX)
+    return bad(v, MUSTER_EINVAL, "gels needs m = ldb with n <= m <= INT_MAX, ldb is %" PRId64,
+               me->ldb);
+  s->m = sh.a_rows;
+  if (d->m != s->m || d->n != n || d->mb < 1 || d->nb < 1 || d->mb > INT_MAX || d->nb > INT_MAX)
     return bad(v, MUSTER_EINVAL,
                "dist %" PRId64 " x %" PRId64 " in %" PRId64 " x %" PRId64
-               " blocks does not describe an n=%" PRId64 " matrix",
-               d->m, d->n, d->mb, d->nb, n);
+               " blocks does not describe the %" PRId64 " x %" PRId64 " A",
+               d->m, d->n, d->mb, d->nb, s->m, n);
   if (d->nprow < 1 || d->npcol < 1 || (int64_t)d->nprow * d->npcol != s->size || d->myrow < 0 ||
       d->myrow >= d->nprow || d->mycol < 0 || d->mycol >= d->npcol ||
       d->myrow * d->npcol + d->mycol != s->rank)
@@ -115,15 +134,18 @@ static int check_piece(const sl_call_t *s, sl_verdict_t *v) {
                "dist places rank %d at (%d, %d) of a %d x %d grid (ranks go "
                "row-major over the grid, which must hold all %d)",
                s->rank, d->myrow, d->mycol, d->nprow, d->npcol, s->size);
-  int64_t rows = muster_layout_numroc(n, d->mb, d->myrow, d->nprow);
+  int64_t rows = muster_layout_numroc(s->m, d->mb, d->myrow, d->nprow);
   int64_t cols = muster_layout_numroc(n, d->nb, d->mycol, d->npcol);
   if (d->lld < (rows > 1 ? rows : 1) || d->lld > INT_MAX)
     return bad(v, MUSTER_EINVAL, "lld %" PRId64 " < %" PRId64 " local rows", d->lld, rows);
   if (rows * cols > 0 && !me->a) return bad(v, MUSTER_EINVAL, "A is null");
-  if (s->args->routine == MUSTER_POTRS && (!me->b || me->ldb < n || me->ldb > INT_MAX))
-    return bad(v, MUSTER_EINVAL, "B is null or ldb %" PRId64 " < n", me->ldb);
+  if (sl_takes_b(s) && (!me->b || me->ldb < sh.b_rows || me->ldb > INT_MAX))
+    return bad(v, MUSTER_EINVAL, "B is null or ldb %" PRId64 " < %" PRId64 " rows", me->ldb,
+               sh.b_rows);
   if (s->args->routine == MUSTER_SYEVD && !me->w)
     return bad(v, MUSTER_EINVAL, "W (eigenvalues) is null");
+  if ((s->args->flags & MUSTER_LOGDET) && !me->w)
+    return bad(v, MUSTER_EINVAL, "W (log det A, with MUSTER_LOGDET) is null");
   return 0;
 }
 
@@ -144,8 +166,8 @@ static int plan(sl_call_t *s, sl_verdict_t *v) {
 /* This rank's pieces on the provider's grid. */
 static int allocate(sl_call_t *s, sl_verdict_t *v) {
   int64_t n = s->args->n;
-  if (sl_mat_alloc(s, &s->A, n, n) < 0 ||
-      (s->args->routine == MUSTER_POTRS && sl_mat_alloc(s, &s->B, n, s->args->nrhs) < 0) ||
+  if (sl_mat_alloc(s, &s->A, s->m, n) < 0 ||
+      (sl_takes_b(s) && sl_mat_alloc(s, &s->B, s->m, s->args->nrhs) < 0) ||
       (sl_needs_z(s->args) && sl_mat_alloc(s, &s->Z, n, n) < 0) ||
       (s->args->routine == MUSTER_SYEVD && !(s->w = calloc((size_t)n, sizeof(double)))))
     return bad(v, MUSTER_ENOMEM, "cannot allocate the %d x %d grid's pieces (tile %" PRId64 ")",
@@ -153,10 +175,11 @@ static int allocate(sl_call_t *s, sl_verdict_t *v) {
   return 0;
 }
 
-/* NaN/Inf in this rank's lower triangle of A, or in B (rank 0's copy). */
+/* NaN/Inf in what the routine reads of this rank's piece of A (the lower
+ * triangle of a Hermitian A, all of a general one), or in B (rank 0's copy). */
 static void check_inputs(const sl_call_t *s, sl_verdict_t *v) {
   int64_t i, j;
-  if (sl_caller_nonfinite(s, &i, &j)) {
+  if (sl_caller_nonfinite(s, !general(s), &i, &j)) {
     bad(v, MUSTER_ENONFINITE,
         "NaN/Inf in A at row %" PRId64 ", column %" PRId64 " (rank %d's piece)", i, j, s->rank);
     v->order = SL_ORDER_NAN_A;
@@ -165,8 +188,8 @@ static void check_inputs(const sl_call_t *s, sl_verdict_t *v) {
     return;
   }
   const muster_shard_t *me = s->cc->mine;
-  if (s->args->routine == MUSTER_POTRS && s->rank == 0 &&
-      muster__find_nonfinite(s->t, me->b, me->ldb, s->args->n, s->args->nrhs, 0, &i, &j)) {
+  if (sl_takes_b(s) && s->rank == 0 &&
+      muster__find_nonfinite(s->t, me->b, me->ldb, s->m, s->args->nrhs, 0, &i, &j)) {
     bad(v, MUSTER_ENONFINITE, "NaN/Inf in B at row %" PRId64 ", column %" PRId64 " (rank 0)", i, j);
     v->order = SL_ORDER_NAN_B;
     v->row = i;
@@ -182,15 +205,15 @@ static int check_result(sl_call_t *s) {
   int64_t i = -1, j = -1;
   const char *what = NULL;
   int64_t n = s->args->n;
-  if (s->args->routine == MUSTER_POTRS) {
-    if (sl_find_nonfinite(s, &s->B, 0, &i, &j)) what = "X";
+  if (sl_takes_b(s)) { /* X: B's first n rows */
+    if (sl_find_nonfinite(s, &s->B, 0, n, &i, &j)) what = "X";
   } else if (s->args->routine == MUSTER_POTRI) {
-    if (sl_find_nonfinite(s, &s->A, 0, &i, &j)) what = "inverse";
+    if (sl_find_nonfinite(s, &s->A, 0, n, &i, &j)) what = "inverse";
   } else {
     muster_dtype_t real = muster_dtype_real_bytes(s->t) == 4 ? MUSTER_F32 : MUSTER_F64;
     if (muster__find_nonfinite(real, s->w, n, n, 1, 0, &i, &j))
       what = "eigenvalues";
-    else if (!(s->args->flags & MUSTER_NO_VECTORS) && sl_find_nonfinite(s, &s->Z, 0, &i, &j))
+    else if (!(s->args->flags & MUSTER_NO_VECTORS) && sl_find_nonfinite(s, &s->Z, 0, n, &i, &j))
       what = "eigenvectors";
   }
   if (what) {
@@ -208,9 +231,16 @@ static int check_result(sl_call_t *s) {
 /* Only now, with every rank's success agreed, into the caller's buffers. */
 static void write_back(sl_call_t *s) {
   const muster_solve_args_t *a = s->args;
-  if (a->routine == MUSTER_POTRS) {
+  if (general(s)) {
+    sl_gather_x(s); /* A stays as it was (muster.h) */
+  } else if (a->routine == MUSTER_POTRS) {
     if (!(a->flags & MUSTER_NO_FACTOR)) sl_gather_result(s, &s->A);
     sl_gather_x(s);
+    if (a->flags & MUSTER_LOGDET) {
+      float f = (float)s->logdet;
+      int single = muster_dtype_real_bytes(s->t) == 4;
+      memcpy(s->cc->mine->w, single ? (const void *)&f : (const void *)&s->logdet, single ? 4 : 8);
+    }
   } else if (a->routine == MUSTER_POTRI) {
     sl_gather_result(s, &s->A);
   } else {
@@ -230,7 +260,7 @@ static int contexts(sl_ctx_t *c, sl_call_t *s, unsigned stamp) {
   s->line_ctxt = sl_comm_grid(s->comm, 1, s->size, stamp);
   s->caller_ctxt = sl_comm_grid(s->comm, d->nprow, d->npcol, stamp);
   s->ctxt = sl_comm_grid(s->comm, s->nprow, s->npcol, stamp);
-  s->root_ctxt = s->args->routine == MUSTER_POTRS ? sl_comm_grid(s->comm, 1, 1, stamp) : -1;
+  s->root_ctxt = sl_takes_b(s) ? sl_comm_grid(s->comm, 1, 1, stamp) : -1;
   sl_int p = 0, q = 0, r = -1, col = -1;
   Cblacs_gridinfo(s->ctxt, &p, &q, &r, &col);
   if (p != s->nprow || q != s->npcol || r != s->myrow || col != s->mycol)
@@ -398,52 +428,6 @@ static void sl_cancel(void *ctx, const muster_collective_call_t *cc, int code, c
   MPI_Abort(MPI_COMM_WORLD, code < 0 ? -code : 1);
 }
 
-/* Can this call run here?  Only with MPI running in this process (the MPI
- * bootstrap), on host memory, and one rank per process (a 1-rank call's
- * span is "threads").  No time model
- * (seconds < 0): on one node the note says why the lapack provider should
- * run it instead (it has the higher priority, and the runtime shows this
- * note in the choice's reason); across nodes this is the CPU engine that can
- * run at all.  docs/performance/scalapack.md has the measurements. */
-static int sl_estimate(void *ctx, const muster_provider_query_t *q,
-                       muster_provider_estimate_t *est) {
-  (void)ctx;
-  memset(est, 0, sizeof *est);
-  est->seconds = -1;
-  if (!q) return MUSTER_EINVAL;
-  if (q->span == MUSTER_SPAN_THREADS && q->nranks > 1) {
-    snprintf(est->note, sizeof est->note,
-             "ranks are threads of one process: ScaLAPACK needs "
-             "one MPI rank per process");
-    return MUSTER_EUNSUPPORTED;
-  }
-  if (q->mem && q->mem != MUSTER_MEM_HOST) {
-    snprintf(est->note, sizeof est->note, "the matrix is not in host memory");
-    return MUSTER_EUNSUPPORTED;
-  }
-  int world = 0;
-  if (!sl_mpi_usable() || (MPI_Comm_size(MPI_COMM_WORLD, &world), world < q->nranks)) {
-    snprintf(est->note, sizeof est->note,
-             "no MPI job of %d ranks in this process (start them "
-             "with mpirun and the MPI bootstrap)",
-             q->nranks);
-    return MUSTER_EUNSUPPORTED;
-  }
-  /* each rank holds 1/R of A, again of Z (syevd, potri), and its part of B */
-  double share = (double)q->n * (double)q->n / (q->nranks > 0 ? q->nranks : 1);
-  int mats = (q->routine == MUSTER_SYEVD || q->routine == MUSTER_POTRI) ? 2 : 1;
-  est->peak_bytes = (uint64_t)((share * mats + (double)q->n * (q->nrhs > 0 ? q->nrhs : 0)) *
-                               (double)muster_dtype_bytes(q->dtype));
-  if (q->nnodes <= 1)
-    snprintf(est->note, sizeof est->note,
-             "one node: lapack measured faster (potrs n=1024: 0.05 s vs 0.2-0.3 s on 2 ranks, "
-             "performance/scalapack.md)");
-  else
-    snprintf(est->note, sizeof est->note, "%d nodes: no time model; about %.0f MiB per rank",
-             q->nnodes, (double)est->peak_bytes / 1048576.0);
-  return 0;
-}
-
 __attribute__((visibility("default"))) const muster_provider_v2_t muster_provider_v2 = {
     .abi_version = MUSTER_PROVIDER_V2_ABI,
     .struct_size = sizeof(muster_provider_v2_t),
@@ -454,7 +438,7 @@ __attribute__((visibility("default"))) const muster_provider_v2_t muster_provide
         "CPU, any number of nodes: ScaLAPACK (Open MPI) on a P x Q BLACS grid from "
         "the MPI bootstrap",
     .priority = 5,
-    .routines = ALL_ROUTINES,
+    .routines = ALL_ROUTINES | MUSTER_CAP_LOGDET,
     .dtypes = ALL_DTYPES,
     .mem_kinds = 1u << MUSTER_MEM_HOST,
     /* THREADS for one rank (the runtime's span of a 1-rank call); more

@@ -40,10 +40,20 @@ typedef void sl_gebr2d_fn(sl_int ctxt, const char *scope, const char *top, sl_in
                           void *a, sl_int lda, sl_int rsrc, sl_int csrc);
 sl_gebs2d_fn Csgebs2d, Cdgebs2d, Ccgebs2d, Czgebs2d;
 sl_gebr2d_fn Csgebr2d, Cdgebr2d, Ccgebr2d, Czgebr2d;
+/* Element-wise sum of an m x n double matrix over scope; rdest = -1: the
+ * sum on every process. */
+void Cdgsum2d(sl_int ctxt, const char *scope, const char *top, sl_int m, sl_int n, double *a,
+              sl_int lda, sl_int rdest, sl_int cdest);
 
 /* ---- ScaLAPACK tools ----------------------------------------------------------- */
 /* Global index (1-based) of local index indxloc (1-based). */
 sl_int indxl2g_(const sl_int *indxloc, const sl_int *nb, const sl_int *iproc,
+                const sl_int *isrcproc, const sl_int *nprocs);
+/* The process coordinate holding global index indxglob (1-based), and the
+ * local index (1-based) there; iproc is unused by indxg2l. */
+sl_int indxg2p_(const sl_int *indxglob, const sl_int *nb, const sl_int *iproc,
+                const sl_int *isrcproc, const sl_int *nprocs);
+sl_int indxg2l_(const sl_int *indxglob, const sl_int *nb, const sl_int *iproc,
                 const sl_int *isrcproc, const sl_int *nprocs);
 
 /* ---- redistribution and copies --------------------------------------------------- */
@@ -99,5 +109,39 @@ typedef void sl_ormtr_fn(const char *side, const char *uplo, const char *trans, 
                          const sl_int *jc, const sl_int *descc, void *work, const sl_int *lwork,
                          sl_int *info, size_t side_len, size_t uplo_len, size_t trans_len);
 sl_ormtr_fn psormtr_, pdormtr_, pcunmtr_, pzunmtr_;
+
+/* ---- general matrices: LU, QR ------------------------------------------------------ */
+/* LU with partial pivoting; ipiv: LOCr(m) + mb local entries. */
+typedef void sl_getrf_fn(const sl_int *m, const sl_int *n, void *a, const sl_int *ia,
+                         const sl_int *ja, const sl_int *desca, sl_int *ipiv, sl_int *info);
+sl_getrf_fn psgetrf_, pdgetrf_, pcgetrf_, pzgetrf_;
+
+typedef void sl_getrs_fn(const char *trans, const sl_int *n, const sl_int *nrhs, const void *a,
+                         const sl_int *ia, const sl_int *ja, const sl_int *desca,
+                         const sl_int *ipiv, void *b, const sl_int *ib, const sl_int *jb,
+                         const sl_int *descb, sl_int *info, size_t trans_len);
+sl_getrs_fn psgetrs_, pdgetrs_, pcgetrs_, pzgetrs_;
+
+/* QR; tau: LOCc(min(m, n)) local entries; lwork -1 asks for the size. */
+typedef void sl_geqrf_fn(const sl_int *m, const sl_int *n, void *a, const sl_int *ia,
+                         const sl_int *ja, const sl_int *desca, void *tau, void *work,
+                         const sl_int *lwork, sl_int *info);
+sl_geqrf_fn psgeqrf_, pdgeqrf_, pcgeqrf_, pzgeqrf_;
+
+/* C := op(Q) C with Q from pXgeqrf (pXormqr; pXunmqr for complex). */
+typedef void sl_ormqr_fn(const char *side, const char *trans, const sl_int *m, const sl_int *n,
+                         const sl_int *k, const void *a, const sl_int *ia, const sl_int *ja,
+                         const sl_int *desca, const void *tau, void *c, const sl_int *ic,
+                         const sl_int *jc, const sl_int *descc, void *work, const sl_int *lwork,
+                         sl_int *info, size_t side_len, size_t trans_len);
+sl_ormqr_fn psormqr_, pdormqr_, pcunmqr_, pzunmqr_;
+
+/* B := op(A)^-1 B, A triangular (info > 0: A(info, info) is exactly zero). */
+typedef void sl_trtrs_fn(const char *uplo, const char *trans, const char *diag, const sl_int *n,
+                         const sl_int *nrhs, const void *a, const sl_int *ia, const sl_int *ja,
+                         const sl_int *desca, void *b, const sl_int *ib, const sl_int *jb,
+                         const sl_int *descb, sl_int *info, size_t uplo_len, size_t trans_len,
+                         size_t diag_len);
+sl_trtrs_fn pstrtrs_, pdtrtrs_, pctrtrs_, pztrtrs_;
 
 #endif

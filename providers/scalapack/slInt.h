@@ -100,6 +100,12 @@ SL_HIDDEN int sl_grid_shape(int nranks, int *nprow, int *npcol, char *why, size_
 SL_HIDDEN int64_t sl_auto_tile(muster_routine_t routine, muster_dtype_t dtype, int64_t n, int nprow,
                                int npcol);
 
+/* ---- the engine choice (estimate.c) ---------------------------------------------- */
+
+/* muster_provider_v2_t.estimate. */
+SL_HIDDEN int sl_estimate(void *ctx, const muster_provider_query_t *q,
+                          muster_provider_estimate_t *est);
+
 /* ---- the four precisions (kinds.c) ------------------------------------------------ */
 
 /* ScaLAPACK's entry points for one dtype (letter s, d, c or z). */
@@ -112,6 +118,11 @@ typedef struct sl_kind {
   sl_syevd_fn *syevd;                 /* real dtypes, else NULL */
   sl_heevd_fn *heevd;                 /* complex dtypes, else NULL */
   sl_ormtr_fn *ormtr;                 /* pXormtr, pXunmtr */
+  sl_getrf_fn *getrf;
+  sl_getrs_fn *getrs;
+  sl_geqrf_fn *geqrf;
+  sl_ormqr_fn *ormqr;                 /* pXormqr, pXunmqr */
+  sl_trtrs_fn *trtrs;
   sl_gebs2d_fn *gebs2d, *real_gebs2d; /* the dtype, and its real type (W) */
   sl_gebr2d_fn *gebr2d, *real_gebr2d;
   const void *one, *zero; /* 1 and 0 of the dtype (alpha, beta) */
@@ -139,16 +150,22 @@ typedef struct sl_call {
   int rank, size;
   int nprow, npcol, myrow, mycol; /* the provider's grid */
   int64_t tile;
+  int64_t m;       /* rows of A and B: n, or gels's m (= ldb) */
   int cached;      /* the bootstrap key's communicators were cached      */
   int cache_split; /* ...on some ranks only (set by sl_agree)           */
   int planned;     /* arguments valid, grid and tile chosen              */
   sl_comm_t *comm;
   sl_int ctxt, caller_ctxt, line_ctxt, root_ctxt;
   sl_mat_t A; /* the provider's copy of A, P x Q, tile x tile blocks */
-  sl_mat_t B; /* potrs: B, then X (n x nrhs)                       */
+  sl_mat_t B; /* potrs, getrs: B, then X (n x nrhs); gels: B (m x nrhs),
+                 then X in its first n rows                         */
   sl_mat_t Z; /* syevd: eigenvectors; potri: the mirror's copy       */
   void *w;    /* syevd: eigenvalues (replicated)                     */
+  double logdet; /* potrs with MUSTER_LOGDET (the same on every rank) */
 } sl_call_t;
+
+/* 1 when the routine takes B (potrs, getrs, gels). */
+SL_HIDDEN int sl_takes_b(const sl_call_t *s);
 
 /* Write the provider's message (who, what call, then fmt) into cc->err and
  * return code. */
@@ -184,24 +201,36 @@ SL_HIDDEN int sl_mat_alloc(sl_call_t *s, sl_mat_t *m, int64_t rows, int64_t cols
 SL_HIDDEN void sl_mat_free(sl_mat_t *m);
 /* Fill the descriptors' context fields once the contexts exist. */
 SL_HIDDEN void sl_mat_bind(const sl_call_t *s, sl_mat_t *m);
-/* Provider's A <- caller's piece; provider's B <- rank 0's b. */
+/* Provider's A <- caller's piece (m x n); provider's B <- rank 0's b (m x nrhs). */
 SL_HIDDEN void sl_scatter_inputs(sl_call_t *s);
 /* Caller's piece of A <- m (the provider's A or Z: the result). */
 SL_HIDDEN void sl_gather_result(sl_call_t *s, const sl_mat_t *m);
-/* Every rank's b <- provider's B (X). */
+/* Every rank's b <- the first n rows of provider's B (X). */
 SL_HIDDEN void sl_gather_x(sl_call_t *s);
-/* First NaN/Inf (global row, col, column order) in the local array of m
- * (lower triangle only when lower), checked on this rank: 1, or 0. */
-SL_HIDDEN int sl_find_nonfinite(const sl_call_t *s, const sl_mat_t *m, int lower, int64_t *row,
-                                int64_t *col);
-/* The same on the caller's piece of A (lower triangle). */
-SL_HIDDEN int sl_caller_nonfinite(const sl_call_t *s, int64_t *row, int64_t *col);
+/* First NaN/Inf (global row, col, column order) in the local array of m,
+ * among its first `rows` global rows (lower triangle only when lower),
+ * checked on this rank: 1, or 0. */
+SL_HIDDEN int sl_find_nonfinite(const sl_call_t *s, const sl_mat_t *m, int lower, int64_t rows,
+                                int64_t *row, int64_t *col);
+/* The same on the caller's piece of A (all rows; lower triangle when lower). */
+SL_HIDDEN int sl_caller_nonfinite(const sl_call_t *s, int lower, int64_t *row, int64_t *col);
+/* |m(i,i)| for i < k on every rank of the grid, in d (k doubles): each
+ * process fills the diagonal entries it holds, one element-wise sum over
+ * the grid (Cdgsum2d) adds the zeros of the others.  Every entry has one
+ * non-zero term, so the sums are exact and the same on every rank, in any
+ * reduction order: decisions taken from d need no agreement. */
+SL_HIDDEN void sl_diag_abs(const sl_call_t *s, const sl_mat_t *m, int64_t k, double *d);
 
 /* ---- routines (routines.c) -------------------------------------------------------------- */
 
 /* Run the routine on s->A (and B, Z, w).  Returns 0, or a code with *info
  * and the message set; collective, the same result on every rank. */
 SL_HIDDEN int sl_run(sl_call_t *s);
+/* getrs and gels (general.c), as sl_run. */
+SL_HIDDEN int sl_run_getrs(sl_call_t *s);
+SL_HIDDEN int sl_run_gels(sl_call_t *s);
+/* The message for ScaLAPACK's info < 0 (an argument it refused), as a code. */
+SL_HIDDEN int sl_illegal(const sl_call_t *s, const char *what, sl_int info);
 /* Workspace the routine needs beyond A, B (Z for syevd and potri). */
 SL_HIDDEN int sl_needs_z(const muster_solve_args_t *a);
 

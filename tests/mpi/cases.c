@@ -12,8 +12,6 @@
  */
 #include <complex.h>
 #include <math.h>
-#include <stdarg.h>
-
 #include "mpi/driver.h"
 
 static const muster_dtype_t dtypes[] = {MUSTER_F32, MUSTER_F64, MUSTER_C64, MUSTER_C128};
@@ -28,31 +26,21 @@ static int64_t cyclic_tile(int64_t n, int R, int k) {
   return c == 1 ? tiles[0] : tiles[(k * 7919) % (c - 1)]; /* the last one is S: block */
 }
 
-static void say(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *why, size_t len, const char *fmt, ...) {
-  if (why[0]) return; /* keep the first */
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, len, fmt, ap);
-  va_end(ap);
-}
-
 static double max_abs(const zd *m, int64_t k) {
   double s = 0;
   for (int64_t i = 0; i < k; i++) s = fmax(s, cabs(m[i]));
   return s;
 }
 
-/* X of rank r (as shared) against the reference X. */
-static void compare_x(const lfx_t *fx, const lfx_t *ref, double tol, char *why, size_t len) {
+void drv_compare_x(const lfx_t *fx, const lfx_t *ref, double tol, char *why, size_t len) {
   for (int r = 0; r < fx->R; r++) {
     for (int64_t c = 0; c < fx->nrhs; c++) {
       for (int64_t i = 0; i < fx->n; i++) {
         zd x = lfx_get(fx, fx->shards[r].b, fx->ldb, i, c);
         zd y = lfx_get(ref, ref->shards[0].b, ref->ldb, i, c);
         if (cabs(x - y) > tol * (1 + cabs(y)))
-          say(why, len, "X on rank %d differs from lapack's at (%" PRId64 ", %" PRId64 ")", r, i,
-              c);
+          drv_say(why, len, "X on rank %d differs from lapack's at (%" PRId64 ", %" PRId64 ")",
+                  r, i, c);
       }
     }
   }
@@ -70,7 +58,7 @@ static void compare_a(const lfx_t *fx, const lfx_t *ref, double tol, int upper_i
       zd f = F[j * n + i], g = G[j * n + i];
       int differs = (i < j && upper_is_input) ? f != fx->A[j * n + i] : cabs(f - g) > tol * scale;
       if (differs)
-        say(why, len,
+        drv_say(why, len,
             "A's result differs from lapack's at (%" PRId64 ", %" PRId64
             "): %g%+gi vs "
             "%g%+gi",
@@ -93,11 +81,11 @@ static void compare_syevd(const lfx_t *fx, const lfx_t *ref, double tol, char *w
   for (int r = 0; r < fx->R; r++)
     for (int64_t i = 0; i < n; i++)
       if (fabs(w_of(fx, r, i) - w_of(ref, 0, i)) > tol * scale)
-        say(why, len, "eigenvalue %" PRId64 " on rank %d differs from lapack's", i, r);
+        drv_say(why, len, "eigenvalue %" PRId64 " on rank %d differs from lapack's", i, r);
   zd *V = lfx_read_a((lfx_t *)fx);
   if (fx->flags & MUSTER_NO_VECTORS) { /* A must be untouched */
     for (int64_t k = 0; k < n * n; k++)
-      if (V[k] != fx->A[k]) say(why, len, "NO_VECTORS changed A at element %" PRId64, k);
+      if (V[k] != fx->A[k]) drv_say(why, len, "NO_VECTORS changed A at element %" PRId64, k);
     free(V);
     return;
   }
@@ -106,7 +94,7 @@ static void compare_syevd(const lfx_t *fx, const lfx_t *ref, double tol, char *w
     zd p = 0;
     for (int64_t i = 0; i < n; i++) p += conj(U[j * n + i]) * V[j * n + i];
     if (fabs(cabs(p) - 1) > 0.1)
-      say(why, len, "eigenvector %" PRId64 " is not lapack's (|u^H v| = %g)", j, cabs(p));
+      drv_say(why, len, "eigenvector %" PRId64 " is not lapack's (|u^H v| = %g)", j, cabs(p));
   }
   free(U);
   free(V);
@@ -117,14 +105,15 @@ static void check(drv_t *d, lfx_t *fx, uint64_t seed, char *why, size_t len) {
   double res = 0, orth = 0, tol = DRV_TOL * (double)fx->n * lfx_eps(fx->t);
   unsigned f = fx->flags;
   if (fx->routine == MUSTER_POTRS) {
-    if ((res = lfx_potrs_residual(fx)) > DRV_TOL) say(why, len, "potrs residual %.3g", res);
+    if ((res = lfx_potrs_residual(fx)) > DRV_TOL) drv_say(why, len, "potrs residual %.3g", res);
     if (!(f & MUSTER_NO_FACTOR) && (res = lfx_factor_residual(fx)) > DRV_TOL)
-      say(why, len, "factor residual %.3g", res);
+      drv_say(why, len, "factor residual %.3g", res);
   } else if (fx->routine == MUSTER_POTRI) {
-    if ((res = lfx_potri_residual(fx)) > DRV_TOL) say(why, len, "potri residual %.3g", res);
+    if ((res = lfx_potri_residual(fx)) > DRV_TOL) drv_say(why, len, "potri residual %.3g", res);
   } else if (!(f & MUSTER_NO_VECTORS)) {
     res = lfx_syevd_residual(fx, &orth);
-    if (res > DRV_TOL || orth > DRV_TOL) say(why, len, "syevd residual %.3g, orth %.3g", res, orth);
+    if (res > DRV_TOL || orth > DRV_TOL)
+      drv_say(why, len, "syevd residual %.3g, orth %.3g", res, orth);
   }
   lfx_t ref = {.routine = fx->routine,
                .t = fx->t,
@@ -140,9 +129,9 @@ static void check(drv_t *d, lfx_t *fx, uint64_t seed, char *why, size_t len) {
   lfx_setup(&ref);
   int rc = lfx_solve(d->lp, d->lp_ctx, &ref);
   if (rc != 0) {
-    say(why, len, "lapack failed on the same input: %s", ref.err);
+    drv_say(why, len, "lapack failed on the same input: %s", ref.err);
   } else if (fx->routine == MUSTER_POTRS) {
-    compare_x(fx, &ref, tol, why, len);
+    drv_compare_x(fx, &ref, tol, why, len);
     if (!(f & MUSTER_NO_FACTOR)) compare_a(fx, &ref, tol, 1, why, len);
   } else if (fx->routine == MUSTER_POTRI) {
     compare_a(fx, &ref, tol, 0, why, len);

@@ -7,6 +7,8 @@
  * Every mode takes --seed S (repeat a run's inputs) and --direct (no call
  * through muster_solve_comm: the provider's collective_solve only).
  *   mpi-scalapack errors                             failures, the same on every rank
+ *   mpi-scalapack general [--n 37,100] [--dtypes ..]  getrs, gels, potrs log det: results
+ *                                                    and failures (general.c)
  *   mpi-scalapack loop --n N --seconds S [--deadline D]   solves until killed
  *   mpi-scalapack whoami [--n ..]                    where each rank runs, then a quick solve
  *   mpi-scalapack bench --routine R --n N,.. --tiles T,.. [--reps K]   seconds per tile
@@ -90,12 +92,16 @@ int drv_solve_on(drv_t *d, lfx_t *fx, const muster_bootstrap_t *boot) {
   fx->info = -99;
   fx->err[0] = '\0';
   int64_t tile_used = -1;
+  muster_dist_t dist = fx->layout == MUSTER_LAYOUT_CYCLIC
+                           ? muster_layout_cyclic_dist(fx->n, fx->tile, fx->R, boot->rank, fx->lda)
+                           : muster_layout_block_dist(fx->n, fx->R, boot->rank, fx->lda);
+  muster_shape_t sh; /* gels: A has m = ldb rows, as the runtime's dist says */
+  if (muster_routine_shape(fx->routine, fx->n, fx->nrhs, fx->ldb, &sh) == 0)
+    dist.m = dist.mb = sh.a_rows;
   muster_collective_call_t cc = {
       .args = args_of(d, fx),
       .mine = &fx->shards[boot->rank],
-      .dist = fx->layout == MUSTER_LAYOUT_CYCLIC
-                  ? muster_layout_cyclic_dist(fx->n, fx->tile, fx->R, boot->rank, fx->lda)
-                  : muster_layout_block_dist(fx->n, fx->R, boot->rank, fx->lda),
+      .dist = dist,
       .boot = boot,
       .info = &fx->info,
       .tile_used = &tile_used,
@@ -144,6 +150,14 @@ void drv_share(drv_t *d, lfx_t *fx) {
     if (s->b) MPI_Bcast(s->b, (int)((size_t)(fx->ldb * fx->nrhs) * fx->esz), MPI_BYTE, r, d->comm);
     if (s->w) MPI_Bcast(s->w, (int)((size_t)fx->n * sizeof(double)), MPI_BYTE, r, d->comm);
   }
+}
+
+void drv_say(char *why, size_t len, const char *fmt, ...) {
+  if (why[0]) return; /* keep the first */
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, len, fmt, ap);
+  va_end(ap);
 }
 
 void drv_idle_barrier(drv_t *d) {
@@ -289,6 +303,8 @@ int main(int argc, char **argv) {
     drv_mode_solve(&d, ns, nns, quick);
   else if (!strcmp(mode, "errors"))
     drv_mode_errors(&d);
+  else if (!strcmp(mode, "general"))
+    drv_mode_general(&d, ns, nns);
   else if (!strcmp(mode, "loop"))
     rc = drv_mode_loop(&d, n, seconds, deadline);
   else if (!strcmp(mode, "whoami"))
@@ -297,7 +313,7 @@ int main(int argc, char **argv) {
     drv_mode_bench(&d, routine, ns, nns, tiles, ntiles, reps);
   else {
     fprintf(stderr,
-            "usage: %s solve|errors|loop|whoami|bench [--n N,..] [--quick] [--seconds S] "
+            "usage: %s solve|errors|general|loop|whoami|bench [--n N,..] [--quick] [--seconds S] "
             "[--deadline D] [--routine R] [--tiles T,..] [--reps K] [--routines R,..] "
             "[--dtypes T,..] [--seed S] [--direct]\n",
             argv[0]);

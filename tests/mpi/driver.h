@@ -83,9 +83,20 @@ void drv_idle_barrier(drv_t *d);
 int drv_case(drv_t *d, int ok, const char *why, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* The modes (cases.c, errors.c, loop.c, bench.c). */
+/* Keep the first reason a check failed: writes why unless it holds one. */
+void drv_say(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Every rank's X (its b, as shared) against ref's (rank 0's b) within
+ * tol * (1 + |ref|), element by element (cases.c). */
+void drv_compare_x(const lfx_t *fx, const lfx_t *ref, double tol, char *why, size_t len);
+/* Every rank returned `want` (the same code everywhere) with `text` in its
+ * message (NULL: any): 1, else 0 with why (errors.c). */
+int drv_expect(drv_t *d, const lfx_t *fx, int rc, int want, const char *text, char *why,
+               size_t len);
+
+/* The modes (cases.c, errors.c, general.c, loop.c, bench.c). */
 void drv_mode_solve(drv_t *d, const int64_t *ns, int nns, int quick);
 void drv_mode_errors(drv_t *d);
+void drv_mode_general(drv_t *d, const int64_t *ns, int nns);
 int drv_mode_loop(drv_t *d, int64_t n, double seconds, double deadline);
 void drv_mode_bench(drv_t *d, muster_routine_t routine, const int64_t *ns, int nns,
                     const int64_t *tiles, int ntiles, int reps);

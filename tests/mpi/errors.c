@@ -55,9 +55,8 @@ static void setup(lfx_t *fx, drv_t *d, muster_routine_t r, muster_dtype_t t, int
   lfx_setup(fx);
 }
 
-/* The code every rank got is `want`, and every rank's message has `text`. */
-static int expect(drv_t *d, const lfx_t *fx, int rc, int want, const char *text, char *why,
-                  size_t len) {
+int drv_expect(drv_t *d, const lfx_t *fx, int rc, int want, const char *text, char *why,
+               size_t len) {
   int lo = rc, hi = rc;
   MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, d->comm);
   MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, d->comm);
@@ -96,7 +95,7 @@ static void not_pd(drv_t *d, muster_routine_t r, muster_dtype_t t, int k) {
   int rc = drv_solve(d, &fx);
   char why[700] = "", text[64];
   snprintf(text, sizeof text, "not positive definite (leading minor %d)", (int)bad + 1);
-  if (expect(d, &fx, rc, MUSTER_ENOTPD, text, why, sizeof why) && fx.info != bad + 1)
+  if (drv_expect(d, &fx, rc, MUSTER_ENOTPD, text, why, sizeof why) && fx.info != bad + 1)
     snprintf(why, sizeof why, "info %" PRId64 ", want %" PRId64, fx.info, bad + 1);
   if (!snap_same(&fx, d->rank, &s) && !why[0]) snprintf(why, sizeof why, "the piece was written");
   lapack_agrees(d, &fx, MUSTER_ENOTPD, bad + 1, text, why, sizeof why);
@@ -120,12 +119,12 @@ static void nonfinite_a(drv_t *d, muster_dtype_t t, int64_t i, int64_t j, double
     snprintf(text, sizeof text,
              "NaN/Inf in A at row %" PRId64 ", column %" PRId64 " (rank %d's piece)", i, j,
              (int)(j / S));
-    expect(d, &fx, rc, MUSTER_ENONFINITE, text, why, sizeof why);
+    drv_expect(d, &fx, rc, MUSTER_ENONFINITE, text, why, sizeof why);
     if (!snap_same(&fx, d->rank, &s) && !why[0]) snprintf(why, sizeof why, "the piece was written");
     snprintf(text, sizeof text, "at row %" PRId64 ", column %" PRId64, i, j);
     lapack_agrees(d, &fx, MUSTER_ENONFINITE, 0, text, why, sizeof why);
   } else {
-    expect(d, &fx, rc, 0, NULL, why, sizeof why);
+    drv_expect(d, &fx, rc, 0, NULL, why, sizeof why);
     free(s.a);
     free(s.b);
   }
@@ -141,7 +140,7 @@ static void nonfinite_b(drv_t *d) {
   lfx_set(&fx, fx.shards[0].b, fx.ldb, 4, 1, NAN);
   int rc = drv_solve(d, &fx);
   char why[700] = "";
-  expect(d, &fx, rc, MUSTER_ENONFINITE, "NaN/Inf in B at row 4, column 1 (rank 0)", why,
+  drv_expect(d, &fx, rc, MUSTER_ENONFINITE, "NaN/Inf in B at row 4, column 1 (rank 0)", why,
          sizeof why);
   drv_case(d, !why[0], why, "NaN in rank 0's B: MUSTER_ENONFINITE everywhere");
   lfx_free(&fx);
@@ -158,7 +157,7 @@ static void nonfinite_result(drv_t *d) {
   snap_take(&fx, d->rank, &s);
   int rc = drv_solve(d, &fx);
   char why[700] = "";
-  expect(d, &fx, rc, MUSTER_ENONFINITE, "NaN/Inf in the result X", why, sizeof why);
+  drv_expect(d, &fx, rc, MUSTER_ENONFINITE, "NaN/Inf in the result X", why, sizeof why);
   if (!snap_same(&fx, d->rank, &s) && !why[0]) snprintf(why, sizeof why, "A or B was written");
   drv_case(d, !why[0], why, "%sX overflows f32: MUSTER_ENONFINITE everywhere, nothing written",
            via(d));
@@ -179,7 +178,7 @@ static void mismatch(drv_t *d, int dtype) {
    * is for callers of collective_solve that skip the runtime */
   snprintf(text, sizeof text, d->via_comm ? "rank %d has %s=" : "ranks disagree: rank %d has %s",
            d->size - 1, dtype ? "dtype" : "flags");
-  expect(d, &fx, rc, MUSTER_EMISMATCH, text, why, sizeof why);
+  drv_expect(d, &fx, rc, MUSTER_EMISMATCH, text, why, sizeof why);
   if (!snap_same(&fx, d->rank, &s) && !why[0]) snprintf(why, sizeof why, "the piece was written");
   drv_case(d, !why[0], why, "%srank %d passes another %s: MUSTER_EMISMATCH everywhere", via(d),
            d->size - 1, dtype ? "dtype" : "flags");
@@ -204,7 +203,7 @@ static void bad_piece(drv_t *d, int which) {
   me->w = w;
   unsetenv("MUSTER_SCALAPACK_GRID");
   char why[700] = "";
-  expect(d, &fx, rc, want, texts[which], why, sizeof why);
+  drv_expect(d, &fx, rc, want, texts[which], why, sizeof why);
   drv_case(d, !why[0], why, "%s: %s everywhere", names[which],
            want == MUSTER_EINVAL ? "MUSTER_EINVAL" : "MUSTER_EUNSUPPORTED");
   lfx_free(&fx);
@@ -265,7 +264,7 @@ static void lone_release(drv_t *d) {
   lfx_t fx;
   setup(&fx, d, MUSTER_POTRS, MUSTER_F64, 37, 950);
   int rc = drv_solve(d, &fx);
-  expect(d, &fx, rc, MUSTER_EMISMATCH, "cached communicators", why, sizeof why);
+  drv_expect(d, &fx, rc, MUSTER_EMISMATCH, "cached communicators", why, sizeof why);
   lfx_free(&fx);
   if (!why[0]) solve_on(d, &d->comm, d->boot.key, why, sizeof why);
   drv_case(d, !why[0], why,

@@ -14,6 +14,10 @@
 #                     through muster_solve_comm ("comm ...") unless a case
 #                     asks for a provider tile ("direct ...")
 #   tiny np=3,4       n = 1, 2, 3, 5: ranks with no rows or columns
+#   general np=1..4   getrs, gels (m = 2n+3), potrs with log det x dtype x n
+#                     (37, 100, 257; 1, 2, 3, 5 on 3 and 4 ranks): residuals,
+#                     lapack's answer, A untouched; singular getrs,
+#                     rank-deficient gels, NaN: the same error everywhere
 #   errors np=1..4    not positive definite, NaN/Inf (A, B, result), ranks that
 #                     disagree, bad pieces, bootstrap kinds, sub-communicators,
 #                     release_comms, estimate, late cancels; some through
@@ -48,7 +52,7 @@ export OPENBLAS_NUM_THREADS=1
 prov_dir() {
   local dir r p
   dir=$(mktemp -d /tmp/muster-mpi-prov.XXXXXX)
-  for r in potrs potri syevd; do
+  for r in potrs potri syevd getrs gels; do
     mkdir -p "$dir/$r"
     for p in lapack scalapack; do ln -s "$PWD/$1/lib/muster/providers/$p.so" "$dir/$r/$p.so"; done
   done
@@ -131,6 +135,15 @@ for np in 1 2 3 4; do
   # shellcheck disable=SC2086
   driver "errors-np$np" 120 $MPIRUN -np $np "$DRV" errors
 done
+# getrs, gels, potrs log det (tests/mpi/general.c)
+for np in 1 2 3 4; do
+  # shellcheck disable=SC2086
+  driver "general-np$np" 120 $MPIRUN -np $np "$DRV" general
+done
+for np in 3 4; do
+  # shellcheck disable=SC2086
+  driver "general-tiny-np$np" 120 $MPIRUN -np $np "$DRV" general --n 1,2,3,5
+done
 for g in 4x1 1x4; do
   # shellcheck disable=SC2086
   driver "grid-$g" 120 $MPIRUN -np 4 -x MUSTER_SCALAPACK_GRID=$g "$DRV" solve --n 37,100 --quick
@@ -153,6 +166,8 @@ VG="valgrind -q --num-callers=40 --error-exitcode=9 --leak-check=full --show-pos
 driver "valgrind-errors" 300 $MPIRUN -np 1 $VG "$DRV" errors
 # shellcheck disable=SC2086
 driver "valgrind-solve" 300 $MPIRUN -np 1 $VG "$DRV" solve --n 37,64 --quick
+# shellcheck disable=SC2086
+driver "valgrind-general" 300 $MPIRUN -np 1 $VG "$DRV" general --n 37 --dtypes f64,c64
 # ASan+UBSan: LeakSanitizer with full stacks (Open MPI has no frame
 # pointers), so tests/mpi/lsan-mpi.supp can tell Open MPI's leaks from ours.
 ASAN_DRV=$PWD/${ASAN_BUILD:-build-address}/tests/mpi-scalapack
@@ -173,6 +188,8 @@ if [ -x "$ASAN_DRV" ]; then
   # shellcheck disable=SC2086
   driver "asan-syevd-np2" 300 $MPIRUN $ASAN -np 2 "$ASAN_DRV" solve --n 37,100 --routines syevd \
     --dtypes f32,f64
+  # shellcheck disable=SC2086
+  driver "asan-general-np2" 300 $MPIRUN $ASAN -np 2 "$ASAN_DRV" general --n 37,100
   export MUSTER_PROVIDER_PATH=$PROV
 else
   echo "=== asan: not run here: no $ASAN_DRV (scons san=address builds it)"

@@ -1,0 +1,66 @@
+/*
+ * providers/scalapack/estimate.c - the estimate hook (the runtime's engine
+ * choice, docs/choice.md): whether a call can run here, and the memory it
+ * needs on one rank.  No time model (seconds < 0).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "slInt.h"
+
+/* Most bytes one rank allocates: its 1/R of the provider's copy of A, again
+ * of Z (syevd, potri), its part of B, and (getrs, gels) the pivots or the
+ * QR's tau and workspace, each about one tile-wide panel of A (tile <= n;
+ * 128 when the call leaves it to us, the largest of sl_auto_tile's table).  The
+ * query carries no m (the rows of a gels A, muster_provider_query_t is
+ * frozen), so gels counts m = n: a lower bound of its 1/R of m x n. */
+static uint64_t sl_peak_bytes(const muster_provider_query_t *q) {
+  double R = q->nranks > 0 ? q->nranks : 1, n = (double)q->n, nrhs = q->nrhs > 0 ? q->nrhs : 0;
+  double tile = q->tile > 0 ? (double)q->tile : 128, share = n * n / R;
+  int mats = (q->routine == MUSTER_SYEVD || q->routine == MUSTER_POTRI) ? 2 : 1;
+  double panel = (q->routine == MUSTER_GETRS || q->routine == MUSTER_GELS) ? (n / R + tile) * tile
+                                                                            : 0;
+  return (uint64_t)((share * mats + n * nrhs + panel) * (double)muster_dtype_bytes(q->dtype));
+}
+
+/* Can this call run here?  Only with MPI running in this process (the MPI
+ * bootstrap), on host memory, and one rank per process (a 1-rank call's
+ * span is "threads").  No time model
+ * (seconds < 0): on one node the note says why the lapack provider should
+ * run it instead (it has the higher priority, and the runtime shows this
+ * note in the choice's reason); across nodes this is the CPU engine that can
+ * run at all.  docs/performance/scalapack.md has the measurements. */
+int sl_estimate(void *ctx, const muster_provider_query_t *q,
+                       muster_provider_estimate_t *est) {
+  (void)ctx;
+  memset(est, 0, sizeof *est);
+  est->seconds = -1;
+  if (!q) return MUSTER_EINVAL;
+  if (q->span == MUSTER_SPAN_THREADS && q->nranks > 1) {
+    snprintf(est->note, sizeof est->note,
+             "ranks are threads of one process: ScaLAPACK needs "
+             "one MPI rank per process");
+    return MUSTER_EUNSUPPORTED;
+  }
+  if (q->mem && q->mem != MUSTER_MEM_HOST) {
+    snprintf(est->note, sizeof est->note, "the matrix is not in host memory");
+    return MUSTER_EUNSUPPORTED;
+  }
+  int world = 0;
+  if (!sl_mpi_usable() || (MPI_Comm_size(MPI_COMM_WORLD, &world), world < q->nranks)) {
+    snprintf(est->note, sizeof est->note,
+             "no MPI job of %d ranks in this process (start them "
+             "with mpirun and the MPI bootstrap)",
+             q->nranks);
+    return MUSTER_EUNSUPPORTED;
+  }
+  est->peak_bytes = sl_peak_bytes(q);
+  if (q->nnodes <= 1)
+    snprintf(est->note, sizeof est->note,
+             "one node: lapack measured faster (potrs n=1024: 0.05 s vs 0.2-0.3 s on 2 ranks, "
+             "performance/scalapack.md)");
+  else
+    snprintf(est->note, sizeof est->note, "%d nodes: no time model; about %.0f MiB per rank",
+             q->nnodes, (double)est->peak_bytes / 1048576.0);
+  return 0;
+}

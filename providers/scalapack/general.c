@@ -1,0 +1,151 @@
+/*
+ * providers/scalapack/general.c - the routines on a general (possibly
+ * non-square) A, on the provider's P x Q copy of it (the caller's A is
+ * never written: the factors are of no use without their pivots or
+ * Householder scalars, which do not travel back; muster.h):
+ *
+ *   getrs  pXgetrf + pXgetrs: X in B.  An exactly singular A (info = k > 0
+ *          from pXgetrf, global on the grid) is MUSTER_ESINGULAR naming
+ *          U(k,k), as the lapack provider words it.
+ *   gels   pXgeqrf, the rank test, pXormqr / pXunmqr (B := Q^H B), pXtrtrs
+ *          (X := R^-1 B(1:n)), like providers/lapack/general.c and for the
+ *          same reason: pXgels only stops at an exact zero of R's diagonal
+ *          and returns a huge, wrong X for a numerically rank-deficient A.
+ *          |R(k,k)| <= m * eps * max|R(i,i)| refuses the call with
+ *          MUSTER_ESINGULAR and info = k, the lapack provider's test and
+ *          threshold.  R's diagonal reaches every rank exactly
+ *          (sl_diag_abs), so every rank takes the same decision alone.
+ * Workspace sizes are asked for first (lwork = -1) and the allocation
+ * agreed, as pXsyevd's in routines.c.
+ */
+#include <float.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "slInt.h"
+
+static const sl_int ONE = 1, QUERY = -1;
+
+/* ---- getrs ------------------------------------------------------------------------ */
+
+int sl_run_getrs(sl_call_t *s) {
+  sl_int n = (sl_int)s->args->n, nrhs = (sl_int)s->args->nrhs, info = 0;
+  /* pXgetrf's IPIV: LOCr(M_A) + MB_A entries */
+  size_t npiv = (size_t)(s->A.rows + s->tile);
+  sl_int *ipiv = malloc(npiv * sizeof *ipiv);
+  sl_verdict_t v = {.code = 0, .order = SL_ORDER_ARGS};
+  if (!ipiv) {
+    v.code = MUSTER_ENOMEM;
+    snprintf(v.what, sizeof v.what, "cannot allocate %zu pivots", npiv);
+  }
+  int rc = sl_agree(s, &v, 0);
+  if (rc == 0) {
+    s->k->getrf(&n, &n, s->A.a, &ONE, &ONE, s->A.desc, ipiv, &info);
+    if (info > 0) {
+      *s->info = info;
+      rc = sl_err(s, MUSTER_ESINGULAR, "p%cgetrf: singular: U(%d,%d) is exactly zero", s->k->letter,
+                  (int)info, (int)info);
+    } else if (info < 0) {
+      rc = sl_illegal(s, "getrf", info);
+    }
+  }
+  if (rc == 0) {
+    s->k->getrs("N", &n, &nrhs, s->A.a, &ONE, &ONE, s->A.desc, ipiv, s->B.a, &ONE, &ONE, s->B.desc,
+                &info, 1);
+    if (info) rc = sl_illegal(s, "getrs", info);
+  }
+  free(ipiv);
+  return rc;
+}
+
+/* ---- gels ------------------------------------------------------------------------- */
+
+/* A workspace size ScaLAPACK returned in WORK(1) (real part for complex
+ * dtypes), with a margin: a float holds integers exactly only up to 2^24. */
+static sl_int work_size(const sl_call_t *s, const void *q) {
+  double v = muster_dtype_real_bytes(s->t) == 4 ? (double)*(const float *)q : *(const double *)q;
+  return (sl_int)(v * (1.0 + 1e-6)) + 1;
+}
+
+static void call_geqrf(sl_call_t *s, void *tau, void *work, sl_int lwork, sl_int *info) {
+  sl_int m = (sl_int)s->m, n = (sl_int)s->args->n;
+  s->k->geqrf(&m, &n, s->A.a, &ONE, &ONE, s->A.desc, tau, work, &lwork, info);
+}
+
+/* B (m x nrhs) := Q^H B */
+static void call_qhb(sl_call_t *s, const void *tau, void *work, sl_int lwork, sl_int *info) {
+  sl_int m = (sl_int)s->m, n = (sl_int)s->args->n, nrhs = (sl_int)s->args->nrhs;
+  const char *trans = muster_dtype_is_complex(s->t) ? "C" : "T";
+  s->k->ormqr("L", trans, &m, &nrhs, &n, s->A.a, &ONE, &ONE, s->A.desc, tau, s->B.a, &ONE, &ONE,
+              s->B.desc, work, &lwork, info, 1, 1);
+}
+
+/* 0 when R has full numerical rank, else MUSTER_ESINGULAR naming the first
+ * column k (1-based) with |R(k,k)| <= m * eps * max|R(i,i)|; the same on
+ * every rank (d is). */
+static int check_rank(sl_call_t *s, const double *d) {
+  int64_t n = s->args->n;
+  double big = 0, eps = muster_dtype_real_bytes(s->t) == 4 ? FLT_EPSILON : DBL_EPSILON;
+  for (int64_t i = 0; i < n; i++) big = d[i] > big ? d[i] : big;
+  double floor = (double)s->m * eps * big;
+  for (int64_t k = 0; k < n; k++) {
+    if (d[k] > floor) continue;
+    *s->info = k + 1;
+    return sl_err(s, MUSTER_ESINGULAR,
+                  "rank deficient: |R(%" PRId64 ",%" PRId64 ")| = %.3g <= m * eps * max|R(i,i)| = "
+                  "%.3g (A is %" PRId64 " x %" PRId64 ")",
+                  k + 1, k + 1, d[k], floor, s->m, n);
+  }
+  return 0;
+}
+
+/* The sizes both workspace users ask for; the larger one serves both. */
+static int query_work(sl_call_t *s, sl_int *lwork) {
+  double q[2] = {0, 0}, tau[2] = {0, 0};
+  sl_int info = 0;
+  call_geqrf(s, tau, q, QUERY, &info);
+  if (info) return sl_illegal(s, "geqrf", info);
+  *lwork = work_size(s, q);
+  call_qhb(s, tau, q, QUERY, &info);
+  if (info) return sl_illegal(s, muster_dtype_is_complex(s->t) ? "unmqr" : "ormqr", info);
+  sl_int more = work_size(s, q);
+  if (more > *lwork) *lwork = more;
+  return 0;
+}
+
+static int factor_and_solve(sl_call_t *s, void *tau, void *work, sl_int lwork, double *d) {
+  sl_int n = (sl_int)s->args->n, nrhs = (sl_int)s->args->nrhs, info = 0;
+  call_geqrf(s, tau, work, lwork, &info);
+  if (info) return sl_illegal(s, "geqrf", info);
+  sl_diag_abs(s, &s->A, n, d);
+  int rc = check_rank(s, d);
+  if (rc < 0) return rc;
+  call_qhb(s, tau, work, lwork, &info);
+  if (info) return sl_illegal(s, muster_dtype_is_complex(s->t) ? "unmqr" : "ormqr", info);
+  s->k->trtrs("U", "N", "N", &n, &nrhs, s->A.a, &ONE, &ONE, s->A.desc, s->B.a, &ONE, &ONE,
+              s->B.desc, &info, 1, 1, 1);
+  return info ? sl_illegal(s, "trtrs", info) : 0;
+}
+
+int sl_run_gels(sl_call_t *s) {
+  sl_int lwork = 0;
+  int rc = query_work(s, &lwork);
+  if (rc < 0) return rc; /* ScaLAPACK's argument checks are global: every rank is here */
+  /* tau: LOCc(n) entries; d: R's diagonal, replicated */
+  size_t ntau = (size_t)(s->A.cols > 1 ? s->A.cols : 1), nd = (size_t)s->args->n;
+  void *tau = malloc(ntau * s->esz), *work = malloc((size_t)lwork * s->esz);
+  double *d = malloc(nd * sizeof *d);
+  sl_verdict_t v = {.code = 0, .order = SL_ORDER_ARGS};
+  if (!tau || !work || !d) {
+    v.code = MUSTER_ENOMEM;
+    snprintf(v.what, sizeof v.what, "cannot allocate the QR's workspace (%d + %zu + %zu)",
+             (int)lwork, ntau, nd);
+  }
+  rc = sl_agree(s, &v, 0);
+  if (rc == 0) rc = factor_and_solve(s, tau, work, lwork, d);
+  free(tau);
+  free(work);
+  free(d);
+  return rc;
+}
