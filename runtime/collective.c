@@ -39,7 +39,8 @@ typedef struct watchdog {
   const muster_collective_call_t *call;
   double deadline;   /* kind mpi: the call is stuck after this (now_s()); 0: none */
   double timeout;    /* ... MUSTER_TIMEOUT, for the message                  */
-  int abort_on;      /* kind mpi: MPI_Abort when cancel did not end the call */
+  int abort_on;      /* kind mpi: cancel at the deadline, then MPI_Abort when
+                        cancel did not end the call                         */
   char why[512];
 } watchdog_t;
 
@@ -154,7 +155,7 @@ int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out, 
   if (!watching && in->boot && in->boot->kind && !strcmp(in->boot->kind, "mpi")) {
     /* MPI: the peers' state is out of sight; a deadline instead */
     if ((rc = muster__mpi_deadline(&w.timeout, &w.abort_on)) < 0) return *engine_rc = rc;
-    watching = w.timeout > 0;
+    watching = w.timeout > 0 && w.abort_on; /* MUSTER_MPI_ABORT=0: wait, as MPI would */
     w.deadline = watching ? now_s() + w.timeout : 0;
   }
   if (watching && (rc = watch_start(&w, &tid)) < 0) return *engine_rc = rc;

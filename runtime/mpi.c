@@ -213,7 +213,7 @@ static double now_s(void) {
  * waiting rank leaves the CPU to the others) or MUSTER_TIMEOUT passes: a
  * rank of the job is stopped or stuck, and nothing but the job's end can
  * release a started collective, so muster__mpi_abort (MUSTER_MPI_ABORT=0:
- * wait on, as MPI_Allgather would). */
+ * no deadline, as MPI_Allgather). */
 static int mpi_allgather(void *ctx, const void *mine, void *all, size_t len, char *err, size_t errlen) {
   muster__mpi_t *m = ctx;
   double timeout = 0;
@@ -227,6 +227,7 @@ static int mpi_allgather(void *ctx, const void *mine, void *all, size_t len, cha
     snprintf(err, errlen, "rank %d: %s", m->rank, muster_last_error());
     return rc;
   }
+  if (!abort_on) timeout = 0; /* MUSTER_MPI_ABORT=0: wait, as MPI_Allgather would */
   handle_t req;
   memset(&req, 0, sizeof req);
   rc = lib.ompi ? ((iallgather_p_fn)lib.iallgather)(mine, (int)len, lib.byte.p, all, (int)len, lib.byte.p,
@@ -244,9 +245,8 @@ static int mpi_allgather(void *ctx, const void *mine, void *all, size_t len, cha
       snprintf(why, sizeof why, "rank %d: an allgather of the MPI bootstrap has not completed after %.1f s "
                "(MUSTER_TIMEOUT): another rank of the job is stopped (SIGSTOP, a debugger) or stuck",
                m->rank, timeout);
-      if (abort_on) muster__mpi_abort(MUSTER_ETIMEDOUT, why);
-      muster__log(MUSTER_LOG_WARN, "%s; waiting on (MUSTER_MPI_ABORT=0)", why);
-      timeout = 0;
+      muster__mpi_abort(MUSTER_ETIMEDOUT, why);
+      timeout = 0; /* it returned: MPI is not running, and MPI_Test fails next */
     }
     struct timespec nap = {0, nap_ns};
     nanosleep(&nap, NULL);

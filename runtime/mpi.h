@@ -35,8 +35,8 @@ MUSTER_HIDDEN void muster__mpi_close(muster__mpi_t *m);
 
 /* A bootstrap over m: kind "mpi", mpi_comm the address of the duplicate,
  * allgather = MPI_Iallgather of MPI_BYTEs, then MPI_Test and naps until it
- * completes or MUSTER_TIMEOUT passes (then muster__mpi_abort, unless
- * MUSTER_MPI_ABORT=0: it waits on). */
+ * completes or MUSTER_TIMEOUT passes (then muster__mpi_abort; with
+ * MUSTER_MPI_ABORT=0 there is no deadline). */
 MUSTER_HIDDEN void muster__mpi_boot(muster__mpi_t *m, muster_bootstrap_t *b, uint64_t key);
 
 /* The deadline of a collective call or exchange over MPI, whose peers'

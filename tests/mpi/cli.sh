@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/mpi/cli.sh [BUILD] - `muster solve --launcher mpi|auto` under mpirun
-# (run-mpi-tests.sh runs it; docs/testing.md#mpi-tests).  Needs MPIRUN
-# (mpirun and its options) and MUSTER_PROVIDER_PATH (lapack and scalapack)
-# from the caller, as run-mpi-tests.sh exports them.
+# (run-mpi-tests.sh runs it; docs/testing.md#mpi-tests).  MPIRUN: mpirun
+# and its options (run-mpi-tests.sh's, else a default); the providers are
+# BUILD's lapack and scalapack.
 #
 #   solve       every routine x dtype scalapack lists (`muster providers`),
 #               on 1..4 ranks, n = 157 (divisible by no grid or tile),
@@ -10,22 +10,39 @@
 #               (mode=mpi, ranks=NP, provider=scalapack), "check ok" with
 #               a fresh seed each time, and nothing else on stdout
 #   missing     a CLI routine scalapack does not list: exit 1, and the
-#               provider's reason on stderr from every rank, each named
+#               runtime's reason on stderr from every rank, each named
 #   usage       --ranks / --mode / --devices with --launcher: exit 2, its
 #               message, before MPI starts; --launcher auto without a
 #               launcher: exit 2 naming the variables; a bad --launcher
 #   auto        --launcher auto under mpirun picks mpi
 #   forced      --provider lapack (a leader provider) under mpi: exit 1, the
 #               runtime's reason
+#   deadline    a collective call that never returns (the test provider
+#               blocked until cancelled), MUSTER_TIMEOUT 1: cancelled on
+#               every rank, each names the reason, exit 1 within 6 s;
+#               MUSTER_MPI_ABORT=0: no deadline; MUSTER_MPI_ABORT=yes: exit 2
+# CLI_ROUTINES="potrs ..." limits the routines (default: every one the CLI has).
 # Ends with "cli: P passed, F failed"; exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
 MUSTER=$PWD/$BUILD/bin/muster
-: "${MPIRUN:?}" "${MUSTER_PROVIDER_PATH:?}"
+: "${MPIRUN:=mpirun --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1 -x OPENBLAS_NUM_THREADS=1}"
+export OPENBLAS_NUM_THREADS=1
 pass=0 fail=0
 out=$(mktemp) err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
+# The build's provider folders with lapack and scalapack only (no GPU
+# provider's CUDA libraries to load), each where the build put it: a
+# routine's folder has scalapack when the provider implements it.
+PROV=$(mktemp -d /tmp/muster-cli-prov.XXXXXX)
+trap 'rm -rf "$out" "$err" "$PROV"' EXIT
+for dir in "$PWD/$BUILD"/lib/muster/providers/*/; do
+  r=$(basename "$dir")
+  mkdir -p "$PROV/$r"
+  for p in lapack scalapack; do [ -e "$dir/$p.so" ] && ln -s "$dir/$p.so" "$PROV/$r/$p.so"; done
+done
+export MUSTER_PROVIDER_PATH=$PROV
+MPIRUN="$MPIRUN -x MUSTER_PROVIDER_PATH"
 
 ok() { pass=$((pass + 1)); echo "ok - $*"; }
 bad() {
@@ -48,12 +65,13 @@ listed=$("$MUSTER" providers | awk '$1 == "scalapack" {print $3}')
 [ -n "$listed" ] || { echo "cli: scalapack is not in \`muster providers\`"; echo "cli: 0 passed, 1 failed"; exit 1; }
 echo "# scalapack lists: $listed"
 
-for routine in potrs potri syevd getrs; do
+for routine in ${CLI_ROUTINES:-potrs potri syevd getrs}; do
   if ! grep -qw "$routine" <<<"${listed//,/ }"; then
     # shellcheck disable=SC2086
     run 60 $MPIRUN -np 2 "$MUSTER" solve "$routine" --launcher mpi --n 57
-    if [ "$rc" = 1 ] && [ ! -s "$out" ] && grep -q "^muster solve: rank 1 of 2 (pid [0-9]* on .*no usable provider" "$err" &&
-      grep -q "scalapack.*does not implement the routine" "$err"; then
+    if [ "$rc" = 1 ] && [ ! -s "$out" ] &&
+      grep -q "^muster solve: rank 1 of 2 (pid [0-9]* on .*no usable provider for $routine" "$err" &&
+      grep -q "^muster solve: $routine f64 n=57 ranks=2 mode=mpi: .*no usable provider for $routine" "$err"; then
       ok "missing $routine: exit 1, every rank names the reason"
     else
       bad "missing $routine: exit $rc"
@@ -120,6 +138,41 @@ if [ "$rc" = 1 ] && grep -q 'muster_solve_comm runs collective providers only' "
   ok "forced leader provider: exit 1 with the runtime's reason"
 else
   bad "forced leader provider: exit $rc"
+fi
+
+# The deadline of a kind mpi call, alone: colltwo (the collective test
+# provider) with TESTPROV_BLOCK=1 waits until cancelled, on every rank.
+# MUSTER_TIMEOUT 1: each rank's watchdog cancels it at the deadline and every
+# rank ends with the reason (no MPI_Abort: the call returned); with
+# MUSTER_MPI_ABORT=0 there is no deadline, and the job is still waiting 4 s on.
+COLL=$PROV/coll
+mkdir -p "$COLL/potrs"
+ln -s "$PWD/$BUILD/tests/providers/testprov_coll2.so" "$COLL/potrs/colltwo.so"
+t0=$SECONDS
+# shellcheck disable=SC2086
+MUSTER_PROVIDER_PATH=$COLL TESTPROV_BLOCK=1 MUSTER_TIMEOUT=1 \
+  run 30 $MPIRUN -x TESTPROV_BLOCK -x MUSTER_TIMEOUT -np 2 "$MUSTER" solve potrs --launcher mpi --n 64
+why='provider colltwo was cancelled: provider colltwo has not returned after 1.0 s (MUSTER_TIMEOUT)'
+if [ "$rc" = 1 ] && [ $((SECONDS - t0)) -le 6 ] && grep -q "^muster solve: rank 1 of 2 .*$why" "$err" &&
+  grep -q "^muster solve: potrs f64 n=64 ranks=2 mode=mpi: .*$why" "$err" && ! grep -q MPI_Abort "$err"; then
+  ok "deadline: a blocked provider cancelled on every rank after MUSTER_TIMEOUT ($((SECONDS - t0)) s)"
+else
+  bad "deadline: exit $rc after $((SECONDS - t0)) s"
+fi
+# shellcheck disable=SC2086
+MUSTER_PROVIDER_PATH=$COLL TESTPROV_BLOCK=1 MUSTER_TIMEOUT=1 MUSTER_MPI_ABORT=0 \
+  run 4 $MPIRUN -x TESTPROV_BLOCK -x MUSTER_TIMEOUT -x MUSTER_MPI_ABORT -np 2 "$MUSTER" solve potrs \
+  --launcher mpi --n 64
+if [ "$rc" = 124 ]; then
+  ok "MUSTER_MPI_ABORT=0: no deadline (still waiting after 4 s)"
+else
+  bad "MUSTER_MPI_ABORT=0: exit $rc, want the limit's 124"
+fi
+MUSTER_MPI_ABORT=yes run 10 "$MUSTER" solve potrs --launcher mpi
+if [ "$rc" = 2 ] && grep -q "MUSTER_MPI_ABORT: 'yes' is not 0 or 1" "$err"; then
+  ok "MUSTER_MPI_ABORT=yes: exit 2"
+else
+  bad "MUSTER_MPI_ABORT=yes: exit $rc"
 fi
 
 echo "cli: $pass passed, $fail failed"
