@@ -19,7 +19,7 @@
 #               runtime's reason
 #   deadline    a collective call that never returns (the test provider
 #               blocked until cancelled), MUSTER_TIMEOUT 1: cancelled on
-#               every rank, each names the reason, exit 1 within 6 s;
+#               every rank, each names the reason, exit 1 within 10 s;
 #               MUSTER_MPI_ABORT=0: no deadline; MUSTER_MPI_ABORT=yes: exit 2
 # CLI_ROUTINES="potrs ..." limits the routines (default: every one the CLI has).
 # Ends with "cli: P passed, F failed"; exits non-zero on any failure.
@@ -153,7 +153,9 @@ t0=$SECONDS
 MUSTER_PROVIDER_PATH=$COLL TESTPROV_BLOCK=1 MUSTER_TIMEOUT=1 \
   run 30 $MPIRUN -x TESTPROV_BLOCK -x MUSTER_TIMEOUT -np 2 "$MUSTER" solve potrs --launcher mpi --n 64
 why='provider colltwo was cancelled: provider colltwo has not returned after 1.0 s (MUSTER_TIMEOUT)'
-if [ "$rc" = 1 ] && [ $((SECONDS - t0)) -le 6 ] && grep -q "^muster solve: rank 1 of 2 .*$why" "$err" &&
+# the bound: MUSTER_TIMEOUT + mpirun's start and end (the deadline's own
+# precision is cli-fault.sh's: a stopped rank, 2 s, every rank ends 2.1 s on)
+if [ "$rc" = 1 ] && [ $((SECONDS - t0)) -le 10 ] && grep -q "^muster solve: rank 1 of 2 .*$why" "$err" &&
   grep -q "^muster solve: potrs f64 n=64 ranks=2 mode=mpi: .*$why" "$err" && ! grep -q MPI_Abort "$err"; then
   ok "deadline: a blocked provider cancelled on every rank after MUSTER_TIMEOUT ($((SECONDS - t0)) s)"
 else
