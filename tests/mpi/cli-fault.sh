@@ -34,14 +34,8 @@ $MPIRUN $btl -np 3 -x MUSTER_TIMEOUT "$muster" solve potrs --launcher mpi --n 15
   >"$log" 2>&1 &
 mp=$!
 
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
-past() { awk -v t="$(since "$1")" -v b="$2" 'BEGIN { exit !(t > b) }'; }
-ended() { # ended PID: gone, or a zombie
-  local st
-  st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 0
-  [ "$st" = Z ]
-}
+# shellcheck source=tests/mpi/ending.sh
+. tests/mpi/ending.sh
 ranks() { pgrep -P "$mp" -x muster; }
 
 t0=$(now)
@@ -62,21 +56,7 @@ if [ "$target" = mpirun ] && [ "$sig" = STOP ]; then
   sleep 2
   kill -KILL "$victim"
 fi
-t0=$(now)
-status=ok
-while :; do
-  left=""
-  ended "$mp" || left="mpirun"
-  for p in $pids; do ended "$p" || left="$left $p"; done
-  [ -z "$left" ] && break
-  if past "$t0" "$bound"; then
-    status="still running after ${bound} s:$left"
-    kill -9 "$mp" $pids 2>/dev/null
-    break
-  fi
-  sleep 0.05
-done
-took=$(since "$t0")
+await_end "$bound" "$mp" $pids
 wait "$mp" 2>/dev/null
 rc=$?
 sleep 0.2 # let the last exits finish their unlinks
