@@ -15,6 +15,7 @@
 #               message, before MPI starts; --launcher auto without a
 #               launcher: exit 2 naming the variables; a bad --launcher
 #   auto        --launcher auto under mpirun picks mpi
+#   example     docs/examples/mpi_solve on 2 and 4 ranks: rank 0's "ok" line
 #   forced      --provider lapack (a leader provider) under mpi: exit 1, the
 #               runtime's reason
 #   deadline    a collective call that never returns (the test provider
@@ -139,6 +140,18 @@ if [ "$rc" = 1 ] && grep -q 'muster_solve_comm runs collective providers only' "
 else
   bad "forced leader provider: exit $rc"
 fi
+
+# docs/examples/mpi_solve.c, the C API's version of the same
+for np in 2 4; do
+  # shellcheck disable=SC2086
+  run 60 $MPIRUN -np "$np" "$PWD/$BUILD/examples/mpi_solve" 157
+  if [ "$rc" = 0 ] && grep -Eq "^mpi_solve: potrs n=157 over $np ranks \(mpi\): provider scalapack, residual [0-9.]+: ok$" "$out" &&
+    [ "$(wc -l <"$out")" = 1 ]; then
+    ok "example mpi_solve np=$np"
+  else
+    bad "example mpi_solve np=$np: exit $rc"
+  fi
+done
 
 # The deadline of a kind mpi call, alone: colltwo (the collective test
 # provider) with TESTPROV_BLOCK=1 waits until cancelled, on every rank.
