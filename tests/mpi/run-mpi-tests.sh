@@ -29,6 +29,8 @@
 #                     build-address has the driver (run-all.sh builds it)
 #   multihost         two network + mount namespaces as two hosts, one job
 #                     over TCP (tests/mpi/run-multihost.sh)
+#   cli, cli-*        `muster solve --launcher mpi` and docs/examples/mpi_solve
+#                     (tests/mpi/cli.sh, cli-fault.sh, cli-multihost.sh)
 # Each mpirun has a time limit; ends with "N passed, N failed" (run-all.sh's
 # count()) and exits non-zero on any failure.
 set -uo pipefail
