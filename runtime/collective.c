@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "collective.h"
+#include "mpi.h"
 
 static double now_s(void) {
   struct timespec ts;
@@ -36,25 +37,48 @@ typedef struct watchdog {
   int fired;         /* the watchdog cancelled the call                     */
   const muster__coll_in_t *in;
   const muster_collective_call_t *call;
+  double deadline;   /* kind mpi: the call is stuck after this (now_s()); 0: none */
+  double timeout;    /* ... MUSTER_TIMEOUT, for the message                  */
+  int abort_on;      /* kind mpi: cancel at the deadline, then MPI_Abort when
+                        cancel did not end the call                         */
   char why[512];
 } watchdog_t;
+
+/* Wait on w->cv (w->mu held) until w->stop or `seconds` from now. */
+static void nap(watchdog_t *w, double seconds) {
+  struct timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  long ns = (long)(seconds * 1e9);
+  until.tv_sec += ns / 1000000000L;
+  until.tv_nsec += ns % 1000000000L;
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000L;
+  }
+  while (!w->stop && pthread_cond_timedwait(&w->cv, &w->mu, &until) != ETIMEDOUT) {}
+}
+
+/* 0 while the call may go on, else a negative code with the message set:
+ * the peers' state (in->watch), then the deadline (kind mpi). */
+static int check(watchdog_t *w) {
+  const muster__coll_in_t *in = w->in;
+  int rc = in->watch ? in->watch(in->watch_arg) : 0;
+  if (rc == 0 && w->deadline > 0 && now_s() > w->deadline)
+    rc = muster__err(MUSTER_ETIMEDOUT, "provider %s has not returned after %.1f s (MUSTER_TIMEOUT) in a "
+                     "collective call over MPI: another rank of the job is stopped (SIGSTOP, a debugger) "
+                     "or stuck (a kind mpi comm cannot see a remote rank's state)", in->p->name, w->timeout);
+  return rc;
+}
 
 static void *watch_main(void *arg) {
   watchdog_t *w = arg;
   const muster__coll_in_t *in = w->in;
   pthread_mutex_lock(&w->mu);
   while (!w->stop) {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += MUSTER__WATCH_TICK_MS * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-      until.tv_sec++;
-      until.tv_nsec -= 1000000000L;
-    }
-    while (!w->stop && pthread_cond_timedwait(&w->cv, &w->mu, &until) != ETIMEDOUT) {}
+    nap(w, MUSTER__WATCH_TICK_MS * 1e-3);
     if (w->stop) break;
     pthread_mutex_unlock(&w->mu);
-    int rc = in->watch(in->watch_arg);
+    int rc = check(w);
     pthread_mutex_lock(&w->mu);
     if (rc < 0 && !w->stop) {
       /* under the mutex: the caller cannot finish (and free the call)
@@ -63,6 +87,13 @@ static void *watch_main(void *arg) {
       snprintf(w->why, sizeof w->why, "%s", muster_last_error());
       muster__log(MUSTER_LOG_WARN, "rank %d: cancelling provider %s: %s", in->rank, in->p->name, w->why);
       if (in->p->v->cancel) in->p->v->cancel(in->p->ctx, w->call, rc, w->why);
+      if (w->abort_on) { /* kind mpi: nothing else can release the peers */
+        nap(w, MUSTER__MPI_ABORT_GRACE_S);
+        char msg[700];
+        snprintf(msg, sizeof msg, "rank %d: provider %s, cancelled, has not returned within %.1f s: %s",
+                 in->rank, in->p->name, MUSTER__MPI_ABORT_GRACE_S, w->why);
+        if (!w->stop) muster__mpi_abort(rc, msg);
+      }
       break;
     }
   }
@@ -121,6 +152,12 @@ int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out, 
   w.call = &call;
   pthread_t tid;
   int rc, watching = in->watch != NULL;
+  if (!watching && in->boot && in->boot->kind && !strcmp(in->boot->kind, "mpi")) {
+    /* MPI: the peers' state is out of sight; a deadline instead */
+    if ((rc = muster__mpi_deadline(&w.timeout, &w.abort_on)) < 0) return *engine_rc = rc;
+    watching = w.timeout > 0 && w.abort_on; /* MUSTER_MPI_ABORT=0: wait, as MPI would */
+    w.deadline = watching ? now_s() + w.timeout : 0;
+  }
   if (watching && (rc = watch_start(&w, &tid)) < 0) return *engine_rc = rc;
   double t0 = now_s();
   rc = p->v->collective_solve(p->ctx, &call);

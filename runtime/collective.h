@@ -8,7 +8,13 @@
  * peers and its abort word).  The first time watch reports a failure it
  * calls the provider's cancel(ctx, call, code, why) and stops watching; the
  * provider's collective_solve then returns (NCCL: ncclCommAbort).  A
- * provider without cancel is left to fail by itself (MPI under mpirun).
+ * provider without cancel is left to fail by itself.
+ * Kind mpi (in->watch NULL and in->boot->kind "mpi"): the peers' state is
+ * out of sight, so the watchdog has a deadline instead: MUSTER_TIMEOUT
+ * after the call began it cancels with MUSTER_ETIMEDOUT, and when the call
+ * has not returned MUSTER__MPI_ABORT_GRACE_S later it ends the job
+ * (muster__mpi_abort, mpi.h).  MUSTER_MPI_ABORT=0 or MUSTER_TIMEOUT=inf:
+ * no deadline.  docs/bootstrap.md.
  * The thread is stopped and joined before muster__collective_run returns.
  */
 #ifndef MUSTER_COLLECTIVE_H

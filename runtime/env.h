@@ -54,6 +54,14 @@ MUSTER_HIDDEN int muster__env_provider_choice(const char *routine, char *out, si
 #define MUSTER_MAX_PROVIDER_DIR 3800
 MUSTER_HIDDEN int muster__env_provider_path(const char **value);
 
+/* MUSTER_MPI_ABORT: 1 (unset: the default) or 0.  1: a collective call or
+ * bootstrap exchange over a kind mpi comm has a MUSTER_TIMEOUT deadline, after
+ * which the call is cancelled (the scalapack provider then aborts the job)
+ * and, still stuck MUSTER__MPI_ABORT_GRACE_S later, the job is ended with
+ * MPI_Abort (runtime/mpi.h); 0: no deadline, the ranks wait as MPI does (the
+ * launcher's or batch system's limit must end a stuck job). */
+MUSTER_HIDDEN int muster__env_mpi_abort(int *on);
+
 /* muster_env_check (muster/parse.h) checks every variable above at once. */
 
 

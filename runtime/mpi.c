@@ -5,10 +5,14 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "env.h"
 #include "mpi.h"
 
 #define MPI_OK 0
@@ -36,6 +40,14 @@ typedef int (*free_p_fn)(void **);
 typedef int (*free_i_fn)(int *);
 typedef int (*allgather_p_fn)(const void *, int, void *, void *, int, void *, void *);
 typedef int (*allgather_i_fn)(const void *, int, int, void *, int, int, int);
+typedef int (*iallgather_p_fn)(const void *, int, void *, void *, int, void *, void *, void **);
+typedef int (*iallgather_i_fn)(const void *, int, int, void *, int, int, int, int *);
+typedef int (*test_p_fn)(void **, int *, void *);
+typedef int (*test_i_fn)(int *, int *, void *);
+typedef int (*abort_p_fn)(void *, int);
+typedef int (*abort_i_fn)(int, int);
+/* MPI_STATUS_IGNORE: Open MPI's is NULL, MPICH's (MPI_Status *)1 */
+#define STATUS_IGNORE(ompi) ((void *)(uintptr_t)((ompi) ? 0 : 1))
 
 static struct lib {
   void *h;
@@ -46,7 +58,7 @@ static struct lib {
   init_thread_fn init_thread;
   finalize_fn finalize;
   error_string_fn error_string;
-  void *comm_rank, *comm_size, *comm_dup, *comm_free, *allgather;
+  void *comm_rank, *comm_size, *comm_dup, *comm_free, *allgather, *iallgather, *test, *abort;
   char why[300];
 } lib;
 static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
@@ -87,8 +99,12 @@ static void lib_load(void) {
   lib.comm_dup = dlsym(lib.h, "MPI_Comm_dup");
   lib.comm_free = dlsym(lib.h, "MPI_Comm_free");
   lib.allgather = dlsym(lib.h, "MPI_Allgather");
+  lib.iallgather = dlsym(lib.h, "MPI_Iallgather");
+  lib.test = dlsym(lib.h, "MPI_Test");
+  lib.abort = dlsym(lib.h, "MPI_Abort");
   if (!lib.initialized || !lib.finalized || !lib.init_thread || !lib.finalize || !lib.comm_rank ||
-      !lib.comm_size || !lib.comm_dup || !lib.comm_free || !lib.allgather || (lib.ompi && !lib.byte.p)) {
+      !lib.comm_size || !lib.comm_dup || !lib.comm_free || !lib.allgather || !lib.iallgather ||
+      !lib.test || !lib.abort || (lib.ompi && !lib.byte.p)) {
     snprintf(lib.why, sizeof lib.why, "%s lacks an MPI function muster needs", lib.name);
     dlclose(lib.h);
     lib.h = NULL;
@@ -165,16 +181,77 @@ void muster__mpi_close(muster__mpi_t *m) {
   free(m);
 }
 
+/* ---- the deadline and the abort ------------------------------------------------ */
+
+int muster__mpi_deadline(double *timeout_s, int *abort_on) {
+  int rc = muster__env_timeout(timeout_s);
+  return rc < 0 ? rc : muster__env_mpi_abort(abort_on);
+}
+
+void muster__mpi_abort(int code, const char *why) {
+  pthread_once(&lib_once, lib_load);
+  int up = 0, done = 1;
+  if (!lib.h || lib.initialized(&up) != MPI_OK || !up || lib.finalized(&done) != MPI_OK || done) return;
+  char host[64] = "?", msg[1024];
+  gethostname(host, sizeof host - 1);
+  int errorcode = code < 0 ? -code : 1;
+  int len = snprintf(msg, sizeof msg, "muster: pid %d on %s: %s: aborting the MPI job (MPI_Abort, "
+                     "errorcode %d; MUSTER_MPI_ABORT=0 turns this off)\n", (int)getpid(), host, why,
+                     errorcode);
+  if (len > 0) (void)!write(2, msg, (size_t)len < sizeof msg ? (size_t)len : sizeof msg - 1);
+  if (lib.ompi) ((abort_p_fn)lib.abort)(lib.world.p, errorcode);
+  else ((abort_i_fn)lib.abort)(lib.world.i, errorcode);
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* MPI_Iallgather, then MPI_Test with short naps until it completes (a
+ * waiting rank leaves the CPU to the others) or MUSTER_TIMEOUT passes: a
+ * rank of the job is stopped or stuck, and nothing but the job's end can
+ * release a started collective, so muster__mpi_abort (MUSTER_MPI_ABORT=0:
+ * no deadline, as MPI_Allgather). */
 static int mpi_allgather(void *ctx, const void *mine, void *all, size_t len, char *err, size_t errlen) {
   muster__mpi_t *m = ctx;
+  double timeout = 0;
+  int abort_on = 1, done = 0;
   if (len > INT_MAX) {
     snprintf(err, errlen, "bootstrap mpi: %zu bytes is more than one MPI_Allgather takes", len);
     return MUSTER_EINVAL;
   }
-  int rc = lib.ompi ? ((allgather_p_fn)lib.allgather)(mine, (int)len, lib.byte.p, all, (int)len, lib.byte.p,
-                                                      m->comm.p)
-                    : ((allgather_i_fn)lib.allgather)(mine, (int)len, lib.byte.i, all, (int)len, lib.byte.i,
-                                                      m->comm.i);
+  int rc = muster__mpi_deadline(&timeout, &abort_on);
+  if (rc < 0) {
+    snprintf(err, errlen, "rank %d: %s", m->rank, muster_last_error());
+    return rc;
+  }
+  if (!abort_on) timeout = 0; /* MUSTER_MPI_ABORT=0: wait, as MPI_Allgather would */
+  handle_t req;
+  memset(&req, 0, sizeof req);
+  rc = lib.ompi ? ((iallgather_p_fn)lib.iallgather)(mine, (int)len, lib.byte.p, all, (int)len, lib.byte.p,
+                                                    m->comm.p, &req.p)
+                : ((iallgather_i_fn)lib.iallgather)(mine, (int)len, lib.byte.i, all, (int)len, lib.byte.i,
+                                                    m->comm.i, &req.i);
+  double t0 = now_s();
+  long nap_ns = 20000;
+  while (rc == MPI_OK) {
+    rc = lib.ompi ? ((test_p_fn)lib.test)(&req.p, &done, STATUS_IGNORE(1))
+                  : ((test_i_fn)lib.test)(&req.i, &done, STATUS_IGNORE(0));
+    if (rc != MPI_OK || done) break;
+    if (timeout > 0 && now_s() - t0 > timeout) {
+      char why[300];
+      snprintf(why, sizeof why, "rank %d: an allgather of the MPI bootstrap has not completed after %.1f s "
+               "(MUSTER_TIMEOUT): another rank of the job is stopped (SIGSTOP, a debugger) or stuck",
+               m->rank, timeout);
+      muster__mpi_abort(MUSTER_ETIMEDOUT, why);
+      timeout = 0; /* it returned: MPI is not running, and MPI_Test fails next */
+    }
+    struct timespec nap = {0, nap_ns};
+    nanosleep(&nap, NULL);
+    if (nap_ns < 1000000) nap_ns *= 2;
+  }
   if (rc == MPI_OK) return 0;
   rc = mpi_fail("MPI_Allgather", rc);
   snprintf(err, errlen, "rank %d: %s", m->rank, muster_last_error());

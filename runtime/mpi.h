@@ -34,7 +34,29 @@ MUSTER_HIDDEN int muster__mpi_open(muster__mpi_t **out, int *rank, int *size);
 MUSTER_HIDDEN void muster__mpi_close(muster__mpi_t *m);
 
 /* A bootstrap over m: kind "mpi", mpi_comm the address of the duplicate,
- * allgather = MPI_Allgather of MPI_BYTEs. */
+ * allgather = MPI_Iallgather of MPI_BYTEs, then MPI_Test and naps until it
+ * completes or MUSTER_TIMEOUT passes (then muster__mpi_abort; with
+ * MUSTER_MPI_ABORT=0 there is no deadline). */
 MUSTER_HIDDEN void muster__mpi_boot(muster__mpi_t *m, muster_bootstrap_t *b, uint64_t key);
+
+/* The deadline of a collective call or exchange over MPI, whose peers'
+ * state the runtime cannot see: *timeout_s = MUSTER_TIMEOUT (0: none) and
+ * *abort_on = MUSTER_MPI_ABORT (1 unless it is 0).  0 or MUSTER_EINVAL
+ * (a malformed variable, message set). */
+MUSTER_HIDDEN int muster__mpi_deadline(double *timeout_s, int *abort_on);
+
+/* How long a cancelled collective call over MPI may take to return before
+ * muster__mpi_abort ends the job (runtime/collective.c). */
+#define MUSTER__MPI_ABORT_GRACE_S 1.0
+
+/* The one place library code ends the process: a rank of an MPI job whose
+ * collective call or bootstrap exchange is stuck past its deadline (a peer
+ * is stopped: MPI offers no way to interrupt a started collective, and
+ * Open MPI 4 has no communicator revoke).  Writes "muster: pid P on HOST:
+ * <why>: aborting the MPI job (MPI_Abort, errorcode E; ...)" to stderr and
+ * calls MPI_Abort(MPI_COMM_WORLD, E = -code): the launcher then ends every
+ * rank of the job, on every node.  Returns only when MPI is not running in
+ * this process (not loaded, not initialised, or finalised). */
+MUSTER_HIDDEN void muster__mpi_abort(int code, const char *why);
 
 #endif

@@ -22,14 +22,8 @@ log=$(mktemp)
 $MPIRUN -np "$np" "$DRV" loop "$@" >"$log" 2>&1 &
 mp=$!
 
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
-past() { awk -v t="$(since "$1")" -v b="$2" 'BEGIN { exit !(t > b) }'; } # past T0 SECONDS
-ended() { # ended PID: gone, or a zombie
-  local st
-  st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 0
-  [ "$st" = Z ]
-}
+# shellcheck source=tests/mpi/ending.sh
+. "$(dirname "$0")/ending.sh"
 
 t0=$(now)
 while [ "$(grep -c '^loop rank' "$log")" -lt "$np" ]; do
@@ -41,22 +35,8 @@ done
 pids=$(awk '/^loop rank/ {print $5}' "$log")
 victim=$(awk '/^loop rank 1 / {print $5}' "$log")
 sleep 0.5
-t0=$(now)
 kill -"$sig" "$victim"
-status=ok
-while :; do
-  left=""
-  ended "$mp" || left="mpirun"
-  for p in $pids; do ended "$p" || left="$left $p"; done
-  [ -z "$left" ] && break
-  if past "$t0" "$bound"; then
-    status="still running after ${bound} s:$left"
-    kill -9 "$mp" $pids 2>/dev/null
-    break
-  fi
-  sleep 0.05
-done
-took=$(since "$t0")
+await_end "$bound" "$mp" $pids
 wait "$mp" 2>/dev/null
 rc=$?
 sleep 0.2 # let the last exits finish their unlinks

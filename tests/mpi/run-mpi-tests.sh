@@ -33,6 +33,8 @@
 #                     build-address has the driver (run-all.sh builds it)
 #   multihost         two network + mount namespaces as two hosts, one job
 #                     over TCP (tests/mpi/run-multihost.sh)
+#   cli, cli-*        `muster solve --launcher mpi` and docs/examples/mpi_solve
+#                     (tests/mpi/cli.sh, cli-fault.sh, cli-multihost.sh)
 # Each mpirun has a time limit; ends with "N passed, N failed" (run-all.sh's
 # count()) and exits non-zero on any failure.
 set -uo pipefail
@@ -195,6 +197,18 @@ else
   echo "=== asan: not run here: no $ASAN_DRV (scons san=address builds it)"
 fi
 single multihost timeout -k 5 180 tests/mpi/run-multihost.sh "$BUILD"
+
+# `muster solve --launcher mpi` (tests/mpi/cli.sh, cli-fault.sh,
+# cli-multihost.sh): the CLI on 1-4 ranks, its refusals, a stopped rank
+# (MUSTER_TIMEOUT 2: the others abort the job), a killed rank and a killed or
+# stopped mpirun (the ranks end within 2 s), and across the two hosts.
+single cli timeout -k 5 240 tests/mpi/cli.sh "$BUILD"
+single cli-stop env MUSTER_TIMEOUT=2 unshare -m -p -f --mount-proc tests/mpi/cli-fault.sh STOP rank1 5 \
+  'has not (returned|completed) after 2\.0 s \(MUSTER_TIMEOUT\).*aborting the MPI job' "$BUILD"
+single cli-kill unshare -m -p -f --mount-proc tests/mpi/cli-fault.sh KILL rank1 2 'exited on signal 9' "$BUILD"
+single cli-kill-mpirun unshare -m -p -f --mount-proc tests/mpi/cli-fault.sh KILL mpirun 2 '' "$BUILD"
+single cli-stop-mpirun unshare -m -p -f --mount-proc tests/mpi/cli-fault.sh STOP mpirun 2 '' "$BUILD"
+single cli-multihost timeout -k 5 180 tests/mpi/cli-multihost.sh "$BUILD"
 
 echo
 echo "mpi tests took $((SECONDS - t_start)) s"

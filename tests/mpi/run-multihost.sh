@@ -3,7 +3,7 @@
 # across them, through the scalapack provider (issue 13's multi-host test).
 # Needs root (ip netns, mounts); CI runs it from run-mpi-tests.sh.
 #
-# Each host is its own network namespace (hostA, hostB: a veth pair between
+# The hosts (tests/mpi/hosts.sh, shared with cli-multihost.sh): each is its own network namespace (hostA, hostB: a veth pair between
 # them, 10.213.<pid-derived>.1 and .2/24), its own mount namespace with a
 # private tmpfs on /dev/shm, and its own hostname (UTS namespace).  mpirun
 # runs inside hostA and starts hostA's ranks itself; it reaches hostB
@@ -22,61 +22,11 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
 DRV=$PWD/$BUILD/tests/mpi-scalapack
-tag=$(( $$ % 250 + 1 ))
-NSA=muster-hostA-$$ NSB=muster-hostB-$$ VA=mva$$ VB=mvb$$
-NET=10.213.$tag
-WORK=$(mktemp -d /tmp/muster-multihost.XXXXXX)
-
 fail() { echo "multihost: FAIL: $*"; echo "multihost: 0 passed, 1 failed"; exit 1; }
-cleanup() {
-  ip netns del "$NSA" 2>/dev/null
-  ip netns del "$NSB" 2>/dev/null # deleting a namespace deletes its veth end
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM # through the EXIT trap
-[ "$(id -u)" = 0 ] || fail "needs root (network and mount namespaces)"
 [ -x "$DRV" ] || fail "no $DRV (build with MPI + ScaLAPACK installed)"
-
-ip netns add "$NSA" && ip netns add "$NSB" || fail "ip netns add"
-ip link add "$VA" type veth peer name "$VB" || fail "ip link add veth"
-ip link set "$VA" netns "$NSA" && ip link set "$VB" netns "$NSB" || fail "moving the veth ends"
-ip -n "$NSA" addr add "$NET.1/24" dev "$VA" && ip -n "$NSB" addr add "$NET.2/24" dev "$VB" ||
-  fail "addresses"
-for ns in "$NSA" "$NSB"; do ip -n "$ns" link set lo up; done
-ip -n "$NSA" link set "$VA" up && ip -n "$NSB" link set "$VB" up || fail "links up"
-
-# The "host" wrapper: enter NS's network namespace, a new mount namespace
-# with a private /dev/shm, and a UTS namespace named NAME; run the command
-# (a shell command line, as ssh would get it); then record what is left in
-# that /dev/shm.
-cat >"$WORK/host" <<EOF
-#!/bin/bash
-name=\$1 ns=\$2; shift 2
-exec ip netns exec "\$ns" unshare -m -u bash -c '
-  mount -t tmpfs -o size=256m,mode=1777 "muster-\$0" /dev/shm || exit 90
-  hostname "\$0"
-  bash -c "\$1"; rc=\$?
-  echo "\$0: /dev/shm after the job: [\$(ls -A /dev/shm)]" >>"$WORK/shm.log"
-  exit \$rc' "\$name" "\$*"
-EOF
-# The launch agent mpirun calls instead of ssh: "agent HOST COMMAND...".
-cat >"$WORK/agent" <<EOF
-#!/bin/bash
-host=\$1; shift
-case "\$host" in
-  $NET.2) exec "$WORK/host" hostB "$NSB" "\$@" ;;
-  *) echo "agent: unknown host \$host" >&2; exit 1 ;;
-esac
-EOF
-chmod +x "$WORK/host" "$WORK/agent"
-printf '%s slots=2\n%s slots=2\n' "$NET.1" "$NET.2" >"$WORK/hosts"
-
-mpirun_cmd="mpirun --allow-run-as-root --oversubscribe -np 4 --hostfile $WORK/hosts \
-  --mca plm_rsh_agent $WORK/agent --mca pml ob1 --mca btl tcp,self --mca mpi_yield_when_idle 1 \
-  --mca btl_tcp_if_include $NET.0/24 --mca oob_tcp_if_include $NET.0/24 \
-  -x OPENBLAS_NUM_THREADS=1 -x PATH \
-  $DRV whoami --n 37,100"
+# shellcheck source=tests/mpi/hosts.sh
+. tests/mpi/hosts.sh
+mpirun_cmd="$HOSTS_MPIRUN $DRV whoami --n 37,100"
 echo "multihost: $mpirun_cmd"
 timeout 150 "$WORK/host" hostA "$NSA" "$mpirun_cmd" >"$WORK/job.log" 2>&1
 rc=$?

@@ -13,6 +13,9 @@
  * Exit 0 when the check passes, 1 when it fails or the solve errs, 2 on
  * bad usage.
  *
+ * --launcher mpi|auto: this process is one MPI rank (solve_mpi.h); the
+ * same matrix, check and output, rank 0 printing.
+ *
  * The provider: --provider, else $MUSTER_PROVIDER, else the runtime's
  * choice (docs/choice.md; --json prints it with its reason).  One that
  * takes host memory
@@ -33,6 +36,7 @@
 #include "cli.h"
 #include "choose.h"
 #include "opts.h"
+#include "solve_mpi.h"
 #include "solve_run.h"
 
 static int usage_to(FILE *f) {
@@ -41,6 +45,7 @@ static int usage_to(FILE *f) {
           "                    --dtype f32|f64|c64|c128 [--tile T] [--nrhs K] [--provider NAME]\n"
           "                    [--devices LIST] [--seed S] [--reps K] [--warmup K] [--no-vectors]\n"
           "                    [--json]\n"
+          "       mpirun -np R muster solve ROUTINE --launcher mpi|auto [--n N] [--dtype T] ...\n"
           "  ROUTINE: potrs, potri, syevd or getrs (a random well-conditioned general A;\n"
           "  gels and log det: through the C API, docs/routines.md).\n"
           "  Defaults: --n 1024 --ranks 2 --mode threads\n"
@@ -56,7 +61,13 @@ static int usage_to(FILE *f) {
           "  --warmup 0..100, --seed 0..18446744073709551615, --devices entries 0..4095.\n"
           "  Processes mode: every rank's fate (pid, exit status or signal, phase) is on\n"
           "  stderr when one failed, and in the JSON \"fates\"; a rank that dies fails the\n"
-          "  run (exit 1) at once, and the ranks die with the command.\n");
+          "  run (exit 1) at once, and the ranks die with the command.\n"
+          "  --launcher mpi: this process is one rank of a job mpirun/srun started, on any\n"
+          "  node (kind mpi comm, collective providers only, e.g. scalapack); rank 0 prints\n"
+          "  the result, a failing rank its error naming it.  --launcher auto: mpi when\n"
+          "  OMPI_COMM_WORLD_*, PMI_* or SLURM_* say a launcher started us, else exit 2.\n"
+          "  --ranks, --mode and --devices are refused with it (exit 2).  A rank stopped\n"
+          "  mid-solve ends the job after MUSTER_TIMEOUT (docs/bootstrap.md).\n");
   return 2;
 }
 
@@ -104,11 +115,19 @@ static void json_fates(const sr_out_t *out, int ranks) {
   printf("]");
 }
 
-int cmd_solve(int argc, char **argv) {
-  sr_spec_t spec = {.routine = 0, .dtype = MUSTER_F64, .n = 1024, .nrhs = 1, .ranks = 2, .reps = 1};
-  uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
-  int json = 0;
-  const char *mode = "threads";
+/* One run of the command: what the options asked for. */
+typedef struct cli_solve {
+  sr_spec_t spec;
+  uint64_t seed;
+  int seeded, json;
+  const char *mode;     /* threads, processes; "mpi" with a launcher */
+  const char *launcher; /* NULL: the command starts the ranks; "mpi", "auto" */
+  const char *set_ranks, *set_mode, *set_devices; /* given: refused with a launcher */
+} cli_solve_t;
+
+/* The options into c: -1 to go on, else the exit status (0 --help, 2). */
+static int parse(int argc, char **argv, cli_solve_t *c) {
+  sr_spec_t *spec = &c->spec;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -116,156 +135,279 @@ int cmd_solve(int argc, char **argv) {
       usage_to(stdout);
       return 0;
     } else if (!strcmp(a, "--json")) {
-      json = 1;
+      c->json = 1;
     } else if (!strcmp(a, "--no-vectors")) {
-      spec.flags |= MUSTER_NO_VECTORS;
+      spec->flags |= MUSTER_NO_VECTORS;
     } else if (a[0] != '-') {
-      if (spec.routine || muster_routine_from_name(a, &spec.routine) != 0) {
-        fprintf(stderr, "muster solve: %s\n", spec.routine ? "one ROUTINE only" : muster_last_error());
+      if (spec->routine || muster_routine_from_name(a, &spec->routine) != 0) {
+        fprintf(stderr, "muster solve: %s\n", spec->routine ? "one ROUTINE only" : muster_last_error());
         return usage();
       }
     } else if (!v) {
       fprintf(stderr, "muster solve: %s needs a value\n", a);
       return usage();
     } else if (!strcmp(a, "--n") || !strcmp(a, "--nrhs") || !strcmp(a, "--tile")) {
-      int64_t *dst = !strcmp(a, "--n") ? &spec.n : !strcmp(a, "--nrhs") ? &spec.nrhs : &spec.tile;
+      int64_t *dst = !strcmp(a, "--n") ? &spec->n : !strcmp(a, "--nrhs") ? &spec->nrhs : &spec->tile;
       if (opt_i64(WHO, a, v, strcmp(a, "--tile") ? 1 : 0, MAX_N, dst) < 0) return usage();
       i++;
     } else if (!strcmp(a, "--ranks") || !strcmp(a, "--reps") || !strcmp(a, "--warmup")) {
-      int rc = !strcmp(a, "--ranks") ? opt_int(WHO, a, v, 1, MUSTER_MAX_RANKS, &spec.ranks)
-               : !strcmp(a, "--reps") ? opt_int(WHO, a, v, 1, SR_MAX_REPS, &spec.reps)
-                                      : opt_int(WHO, a, v, 0, MAX_WARMUP, &spec.warmup);
+      int rc = !strcmp(a, "--ranks") ? opt_int(WHO, a, v, 1, MUSTER_MAX_RANKS, &spec->ranks)
+               : !strcmp(a, "--reps") ? opt_int(WHO, a, v, 1, SR_MAX_REPS, &spec->reps)
+                                      : opt_int(WHO, a, v, 0, MAX_WARMUP, &spec->warmup);
       if (rc < 0) return usage();
+      if (!strcmp(a, "--ranks")) c->set_ranks = a;
       i++;
     } else if (!strcmp(a, "--seed")) {
-      if (opt_u64(WHO, a, v, &seed) < 0) return usage();
+      if (opt_u64(WHO, a, v, &c->seed) < 0) return usage();
+      c->seeded = 1;
       i++;
     } else if (!strcmp(a, "--mode")) {
-      mode = v;
+      c->mode = c->set_mode = v;
+      i++;
+    } else if (!strcmp(a, "--launcher")) {
+      if (strcmp(v, "mpi") && strcmp(v, "auto")) {
+        fprintf(stderr, "muster solve: --launcher mpi or auto, not '%s'\n", v);
+        return usage();
+      }
+      c->launcher = v;
       i++;
     } else if (!strcmp(a, "--dtype")) {
-      if (muster_dtype_from_name(v, &spec.dtype) != 0) {
+      if (muster_dtype_from_name(v, &spec->dtype) != 0) {
         fprintf(stderr, "muster solve: %s\n", muster_last_error());
         return usage();
       }
       i++;
     } else if (!strcmp(a, "--provider")) {
       if (opt_backend(WHO, a, v) < 0) return usage();
-      spec.provider = v;
+      spec->provider = v;
       i++;
     } else if (!strcmp(a, "--devices")) {
-      if (parse_devices(v, spec.devices, &spec.ndevices) != 0) return usage();
+      if (parse_devices(v, spec->devices, &spec->ndevices) != 0) return usage();
+      c->set_devices = a;
       i++;
     } else {
       fprintf(stderr, "muster solve: unknown option %s\n", a);
       return usage();
     }
   }
-  if (!spec.routine) {
+  return -1;
+}
+
+/* What parse cannot see alone: -1 to go on, else 2. */
+static int check_usage(cli_solve_t *c) {
+  if (!c->spec.routine) {
     fprintf(stderr, "muster solve: which ROUTINE (potrs, potri, syevd, getrs)?\n");
     return usage();
   }
-  if (spec.routine == MUSTER_GELS) { /* its m x n A needs --m through solve_run.c: not yet */
+  if (c->spec.routine == MUSTER_GELS) { /* its m x n A needs --m through solve_run.c: not yet */
     fprintf(stderr, "muster solve: gels is not in the CLI yet; use the C API (docs/routines.md)\n");
     return 2;
   }
-  if (!strcmp(mode, "threads")) spec.processes = 0;
-  else if (!strcmp(mode, "processes")) spec.processes = 1;
+  if (c->launcher) {
+    const char *bad = c->set_ranks ? "--ranks" : c->set_mode ? "--mode" : c->set_devices;
+    if (bad) {
+      fprintf(stderr, "muster solve: %s makes no sense with --launcher %s: the launcher starts the ranks "
+              "(mpirun -np R) and each one's matrix piece is in host memory\n", bad, c->launcher);
+      return 2;
+    }
+    if (!strcmp(c->launcher, "auto") && !muster_launcher_detect(NULL, 0, NULL, NULL)) {
+      fprintf(stderr, "muster solve: --launcher auto: no launcher in the environment (none of "
+              "OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, SLURM_PROCID/NTASKS): run it under mpirun or "
+              "srun, or leave --launcher out to start the ranks here\n");
+      return 2;
+    }
+    c->mode = "mpi";
+    return -1;
+  }
+  if (!strcmp(c->mode, "threads")) c->spec.processes = 0;
+  else if (!strcmp(c->mode, "processes")) c->spec.processes = 1;
   else {
-    fprintf(stderr, "muster solve: --mode threads or processes, not '%s'\n", mode);
+    fprintf(stderr, "muster solve: --mode threads or processes, not '%s'\n", c->mode);
     return usage();
   }
-  /* the matrix, and room for the results */
-  muster_dtype_t t = spec.dtype;
-  int64_t n = spec.n, nrhs = muster_routine_takes(spec.routine) & MUSTER_TAKES_B ? spec.nrhs : 1;
+  return -1;
+}
+
+/* The matrices of one run; all NULL after a failure (printed). */
+typedef struct mats {
+  void *A, *B, *full, *X, *W;
+} mats_t;
+
+static void mats_free(mats_t *m) {
+  free(m->A);
+  free(m->B);
+  free(m->full);
+  free(m->X);
+  free(m->W);
+  memset(m, 0, sizeof *m);
+}
+
+/* The random inputs from c->seed: the same on every rank that calls it. */
+static int mats_make(const cli_solve_t *c, int64_t nrhs, mats_t *m) {
+  muster_dtype_t t = c->spec.dtype;
+  int64_t n = c->spec.n;
   size_t esz = muster_dtype_size(t);
-  void *A = malloc((size_t)(n * n) * esz), *B = malloc((size_t)(n * nrhs) * esz);
-  void *full = malloc((size_t)(n * n) * esz), *X = malloc((size_t)(n * nrhs) * esz);
-  void *W = malloc((size_t)n * sizeof(double));
-  if (!A || !B || !full || !X || !W) {
+  m->A = malloc((size_t)(n * n) * esz), m->B = malloc((size_t)(n * nrhs) * esz);
+  m->full = malloc((size_t)(n * n) * esz), m->X = malloc((size_t)(n * nrhs) * esz);
+  m->W = malloc((size_t)n * sizeof(double));
+  if (!m->A || !m->B || !m->full || !m->X || !m->W) {
     fprintf(stderr, "muster solve: out of memory for n=%" PRId64 "\n", n);
-    return 1;
+    mats_free(m);
+    return -1;
   }
   chk_rng_t rng;
-  chk_seed(&rng, seed);
-  if (spec.routine == MUSTER_GETRS) chk_random_general(t, n, n, &rng, A, n);
-  else chk_random_hermitian(t, n, spec.routine != MUSTER_SYEVD, &rng, A, n);
-  chk_random_dense(t, n, nrhs, &rng, B, n);
+  chk_seed(&rng, c->seed);
+  if (c->spec.routine == MUSTER_GETRS) chk_random_general(t, n, n, &rng, m->A, n);
+  else chk_random_hermitian(t, n, c->spec.routine != MUSTER_SYEVD, &rng, m->A, n);
+  chk_random_dense(t, n, nrhs, &rng, m->B, n);
+  return 0;
+}
 
+/* The residual of the run's result (check.h), INFINITY when it failed. */
+static double residual_of(const sr_spec_t *spec, int64_t nrhs, const mats_t *m) {
+  muster_dtype_t t = spec->dtype;
+  int64_t n = spec->n;
+  switch (spec->routine) {
+  case MUSTER_POTRS: return chk_potrs(t, n, nrhs, m->A, n, m->X, n, m->B, n);
+  case MUSTER_GETRS: return chk_getrs(t, n, nrhs, m->A, n, m->X, n, m->B, n);
+  case MUSTER_POTRI: return chk_potri(t, n, m->A, n, m->full, n);
+  default: return chk_syevd(t, n, m->A, n, (spec->flags & MUSTER_NO_VECTORS) ? NULL : m->full, n, m->W);
+  }
+}
+
+/* The run's outcome on stdout (text or JSON) and its error on stderr; the
+ * exit status.  started: sr_run's (or sm_run's) return, -1 when the run
+ * never started. */
+static int report(const cli_solve_t *c, int64_t nrhs, const mats_t *m, sr_out_t *out, int started,
+                  int xsame, const char *chosen, const char *reason) {
+  const sr_spec_t *spec = &c->spec;
+  muster_dtype_t t = spec->dtype;
+  int64_t n = spec->n;
+  double residual = INFINITY, tol = chk_tolerance(t, n);
+  int ok = 0;
+  if (started == 0 && out->rc == 0) {
+    residual = residual_of(spec, nrhs, m);
+    ok = xsame && residual < tol;
+  }
+  double secs = sr_median(out->seconds, out->rc == 0 ? spec->reps : 0);
+  double psecs = sr_median(out->provider_seconds, out->rc == 0 ? spec->reps : 0);
+  const char *routine = muster_routine_name(spec->routine);
+  if (c->json) {
+    printf("{\"routine\":\"%s\",\"n\":%" PRId64 ",\"nrhs\":%" PRId64 ",\"ranks\":%d,\"mode\":\"%s\","
+           "\"dtype\":\"%s\",\"tile\":%" PRId64 ",\"provider\":",
+           routine, n, nrhs, spec->ranks, c->mode, muster_dtype_name(t), out->res.tile);
+    json_str(out->res.provider[0] ? out->res.provider : (spec->provider ? spec->provider : chosen));
+    printf(",\"mem\":\"%s\",\"devices\":[", spec->cuda ? "cuda" : "host");
+    for (int r = 0; r < spec->ranks; r++) printf("%s%d", r ? "," : "", out->devices[r]);
+    printf("],\"reason\":");
+    json_str(out->res.provider[0] ? out->res.reason : reason);
+    printf(",\"seed\":%" PRIu64 ",\"reps\":%d,\"warmup\":%d,\"seconds\":%.6f,"
+           "\"provider_seconds\":%.6f,", c->seed, spec->reps, spec->warmup, secs, psecs);
+    if (isfinite(residual)) printf("\"residual\":%.3e", residual);
+    else printf("\"residual\":null");
+    printf(",\"tolerance\":%.3e,\"ranks_agree\":%s,\"ok\":%s", tol,
+           (out->rc == 0 && xsame && !out->disagree) ? "true" : "false", ok ? "true" : "false");
+    if (out->rc != 0) {
+      printf(",\"error\":");
+      json_str(muster_strerror(out->rc));
+      printf(",\"message\":");
+      json_str(out->msg);
+    }
+    if (spec->processes && started >= 0) json_fates(out, spec->ranks);
+    printf("}\n");
+  } else if (out->rc == 0) {
+    printf("%s %s n=%" PRId64 " nrhs=%" PRId64 " ranks=%d mode=%s provider=%s tile=%" PRId64
+           " seed=%" PRIu64, routine, muster_dtype_name(t), n, nrhs, spec->ranks, c->mode,
+           out->res.provider, out->res.tile, c->seed);
+    if (spec->cuda) {
+      printf(" mem=cuda devices=");
+      for (int r = 0; r < spec->ranks; r++) printf("%s%d", r ? "," : "", out->devices[r]);
+    }
+    printf("\n");
+    printf("  choice    %s\n", out->res.reason);
+    printf("  time      %.6f s (provider %.6f s)%s\n", secs, psecs, spec->reps > 1 ? ", median" : "");
+    printf("  residual  %.3e (tolerance %.3e)%s\n", residual, tol,
+           xsame ? "" : "  -- ranks got different results");
+    printf("  check     %s\n", ok ? "ok" : "FAILED");
+  }
+  fflush(stdout);
+  if (out->rc != 0)
+    fprintf(stderr, "muster solve: %s %s n=%" PRId64 " ranks=%d mode=%s: %s: %s\n", routine,
+            muster_dtype_name(t), n, spec->ranks, c->mode, muster_strerror(out->rc), out->msg);
+  if (out->rc != 0 && spec->processes && started >= 0)
+    for (int r = 0; r < spec->ranks; r++) fprintf(stderr, "muster solve: %s\n", out->fates[r].text);
+  return ok ? 0 : 1;
+}
+
+/* The ranks started here, as threads or processes (solve_run.h). */
+static int run_local(cli_solve_t *c, int64_t nrhs) {
+  sr_spec_t *spec = &c->spec;
+  mats_t m;
+  if (mats_make(c, nrhs, &m) < 0) return 1;
   sr_out_t out;
   int xsame = 0, started = -1;
   char why[600], chosen[32] = "", reason[MUSTER_MAX_REASON] = "";
-  if (cli_choose_memory(&spec, &spec.cuda, chosen, sizeof chosen, reason, sizeof reason, why, sizeof why) < 0) {
+  if (cli_choose_memory(spec, &spec->cuda, chosen, sizeof chosen, reason, sizeof reason, why, sizeof why) < 0) {
     memset(&out, 0, sizeof out);
     for (int r = 0; r < MUSTER_MAX_RANKS; r++) out.devices[r] = -1;
     out.rc = MUSTER_ENOPROVIDER;
     snprintf(out.msg, sizeof out.msg, "%s", why);
   } else {
-    started = sr_run(&spec, A, B, &out, full, X, W, &xsame);
+    started = sr_run(spec, m.A, m.B, &out, m.full, m.X, m.W, &xsame);
   }
-  double residual = INFINITY, tol = chk_tolerance(t, n);
-  int ok = 0;
-  if (started == 0 && out.rc == 0) {
-    switch (spec.routine) {
-    case MUSTER_POTRS: residual = chk_potrs(t, n, nrhs, A, n, X, n, B, n); break;
-    case MUSTER_GETRS: residual = chk_getrs(t, n, nrhs, A, n, X, n, B, n); break;
-    case MUSTER_POTRI: residual = chk_potri(t, n, A, n, full, n); break;
-    default:
-      residual = chk_syevd(t, n, A, n, (spec.flags & MUSTER_NO_VECTORS) ? NULL : full, n, W);
-      break;
-    }
-    ok = xsame && residual < tol;
+  int rc = report(c, nrhs, &m, &out, started, xsame, chosen, reason);
+  mats_free(&m);
+  return rc;
+}
+
+/* This process is one rank of an MPI job (solve_mpi.h): rank 0 checks and
+ * reports; another rank says only its own failure, naming itself. */
+static int run_mpi(cli_solve_t *c, int64_t nrhs) {
+  sm_job_t j;
+  char host[64] = "?";
+  gethostname(host, sizeof host - 1);
+  int rc = sm_open(&j);
+  if (rc == 0) {
+    c->spec.ranks = j.size;
+    rc = sm_agree_seed(&j, &c->seed); /* rank 0's, unless --seed gave every rank the same */
   }
-  double secs = sr_median(out.seconds, out.rc == 0 ? spec.reps : 0);
-  double psecs = sr_median(out.provider_seconds, out.rc == 0 ? spec.reps : 0);
-  const char *routine = muster_routine_name(spec.routine);
-  if (json) {
-    printf("{\"routine\":\"%s\",\"n\":%" PRId64 ",\"nrhs\":%" PRId64 ",\"ranks\":%d,\"mode\":\"%s\","
-           "\"dtype\":\"%s\",\"tile\":%" PRId64 ",\"provider\":",
-           routine, n, nrhs, spec.ranks, mode, muster_dtype_name(t), out.res.tile);
-    json_str(out.res.provider[0] ? out.res.provider : (spec.provider ? spec.provider : chosen));
-    printf(",\"mem\":\"%s\",\"devices\":[", spec.cuda ? "cuda" : "host");
-    for (int r = 0; r < spec.ranks; r++) printf("%s%d", r ? "," : "", out.devices[r]);
-    printf("],\"reason\":");
-    json_str(out.res.provider[0] ? out.res.reason : reason);
-    printf(",\"seed\":%" PRIu64 ",\"reps\":%d,\"warmup\":%d,\"seconds\":%.6f,"
-           "\"provider_seconds\":%.6f,", seed, spec.reps, spec.warmup, secs, psecs);
-    if (isfinite(residual)) printf("\"residual\":%.3e", residual);
-    else printf("\"residual\":null");
-    printf(",\"tolerance\":%.3e,\"ranks_agree\":%s,\"ok\":%s", tol,
-           (out.rc == 0 && xsame && !out.disagree) ? "true" : "false", ok ? "true" : "false");
-    if (out.rc != 0) {
-      printf(",\"error\":");
-      json_str(muster_strerror(out.rc));
-      printf(",\"message\":");
-      json_str(out.msg);
-    }
-    if (spec.processes && started >= 0) json_fates(&out, spec.ranks);
-    printf("}\n");
-  } else if (out.rc == 0) {
-    printf("%s %s n=%" PRId64 " nrhs=%" PRId64 " ranks=%d mode=%s provider=%s tile=%" PRId64
-           " seed=%" PRIu64, routine, muster_dtype_name(t), n, nrhs, spec.ranks, mode,
-           out.res.provider, out.res.tile, seed);
-    if (spec.cuda) {
-      printf(" mem=cuda devices=");
-      for (int r = 0; r < spec.ranks; r++) printf("%s%d", r ? "," : "", out.devices[r]);
-    }
-    printf("\n");
-    printf("  choice    %s\n", out.res.reason);
-    printf("  time      %.6f s (provider %.6f s)%s\n", secs, psecs, spec.reps > 1 ? ", median" : "");
-    printf("  residual  %.3e (tolerance %.3e)%s\n", residual, tol,
-           xsame ? "" : "  -- ranks got different results");
-    printf("  check     %s\n", ok ? "ok" : "FAILED");
+  if (rc < 0) {
+    fprintf(stderr, "muster solve: rank %d (pid %d on %s): %s\n", j.rank, (int)getpid(), host,
+            muster_last_error());
+    sm_close(&j);
+    return 1;
   }
-  if (out.rc != 0)
-    fprintf(stderr, "muster solve: %s %s n=%" PRId64 " ranks=%d mode=%s: %s: %s\n", routine,
-            muster_dtype_name(t), n, spec.ranks, mode, muster_strerror(out.rc), out.msg);
-  if (out.rc != 0 && spec.processes && started >= 0)
-    for (int r = 0; r < spec.ranks; r++) fprintf(stderr, "muster solve: %s\n", out.fates[r].text);
-  free(A);
-  free(B);
-  free(full);
-  free(X);
-  free(W);
-  return ok ? 0 : 1;
+  mats_t m;
+  int status = 1;
+  sr_out_t out;
+  int xsame = 0;
+  /* a rank without its inputs still takes its part in the exchanges
+   * (sm_run tells the others): a missing rank would leave them waiting */
+  if (mats_make(c, nrhs, &m) < 0) memset(&m, 0, sizeof m);
+  rc = sm_run(&j, &c->spec, m.A, m.B, &out, m.full, m.X, m.W, &xsame);
+  if (rc < 0) {
+    fprintf(stderr, "muster solve: rank %d (pid %d on %s): %s\n", j.rank, (int)getpid(), host,
+            muster_last_error());
+  } else if (j.rank == 0) {
+    status = report(c, nrhs, &m, &out, 0, xsame, "", "");
+  } else {
+    if (out.rc != 0)
+      fprintf(stderr, "muster solve: rank %d of %d (pid %d on %s): %s: %s\n", j.rank, j.size,
+              (int)getpid(), host, muster_strerror(out.rc), out.msg);
+    status = out.rc != 0;
+  }
+  mats_free(&m);
+  sm_close(&j);
+  return status;
+}
+
+int cmd_solve(int argc, char **argv) {
+  cli_solve_t c = {.spec = {.routine = 0, .dtype = MUSTER_F64, .n = 1024, .nrhs = 1, .ranks = 2, .reps = 1},
+                   .seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20),
+                   .mode = "threads"};
+  int rc = parse(argc, argv, &c);
+  if (rc < 0) rc = check_usage(&c);
+  if (rc >= 0) return rc;
+  int64_t nrhs = muster_routine_takes(c.spec.routine) & MUSTER_TAKES_B ? c.spec.nrhs : 1;
+  return c.launcher ? run_mpi(&c, nrhs) : run_local(&c, nrhs);
 }

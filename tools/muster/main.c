@@ -14,7 +14,9 @@ static const struct {
     {"solve", cmd_solve,
      "solve ROUTINE --n N --ranks R --mode threads|processes --dtype f32|f64|c64|c128\n"
      "        [--tile T] [--nrhs K] [--provider NAME] [--devices LIST] [--seed S] [--json]\n"
-     "        run one collective solve on a random SPD/Hermitian matrix and check it"},
+     "        run one collective solve on a random SPD/Hermitian matrix and check it\n"
+     "  mpirun -np R muster solve ROUTINE --launcher mpi|auto [--n N] [--dtype T] ...\n"
+     "        the same with each MPI rank one participant, on any node (collective providers)"},
     {"providers", cmd_providers, "providers [--json]\n        list providers found, their routines, dtypes, availability"},
     {"bench", cmd_bench,
      "bench [--help]\n        benchmarks (see `muster bench --help`)\n"
@@ -41,7 +43,11 @@ static void usage(FILE *f) {
           "  MUSTER_MPI_LIB        libmpi to dlopen for the MPI bootstrap (default libmpi.so.40,\n"
           "                        libmpi.so.12, libmpi.so; docs/bootstrap.md)\n"
           "  MUSTER_TIMEOUT        rendezvous deadline in seconds, 0.001..31536000 (one year),\n"
-          "                        or inf: no deadline (default 60)\n"
+          "                        or inf: no deadline (default 60); over MPI also the deadline\n"
+          "                        of a whole collective call (set it above your longest solve)\n"
+          "  MUSTER_MPI_ABORT      1 (default): an MPI solve or exchange stuck past MUSTER_TIMEOUT\n"
+          "                        (a rank stopped) is cancelled, then the job ends (MPI_Abort);\n"
+          "                        0: no deadline (docs/bootstrap.md)\n"
           "  MUSTER_JOB            job key isolating this job's groups: 1..64 printable ASCII\n"
           "                        bytes, no '/', '.' or space (default \"default\")\n"
           "  MUSTER_LOG            stderr log level: error|warn|info|debug (default silent);\n"

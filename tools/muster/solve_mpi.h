@@ -1,0 +1,51 @@
+/*
+ * tools/muster/solve_mpi.h - `muster solve --launcher mpi|auto`: this
+ * process is one rank of a job that mpirun / srun started (on any node), and
+ * the solve goes through muster_comm_open(kind "mpi") and muster_solve_comm
+ * (collective providers only, e.g. scalapack; docs/cli.md, docs/bootstrap.md).
+ *
+ * Every rank builds the same global matrix from the same seed (rank 0's,
+ * shared once) with no other communication, keeps its contiguous column
+ * block (muster_layout_block_*: the layout the threads/processes modes
+ * use), and calls muster_solve_comm.  What the check needs afterwards
+ * travels over a second duplicate of MPI_COMM_WORLD through the runtime's
+ * own MPI bootstrap (runtime/mpi.h; libmpi is never linked): every rank's
+ * verdict and a hash of its X / W (do the ranks agree?), and, for potri
+ * and syevd with vectors, every rank's block of the result, so rank 0 can
+ * run the same check.c checks as the other modes on the whole result.
+ */
+#ifndef MUSTER_SOLVE_MPI_H
+#define MUSTER_SOLVE_MPI_H
+
+#include "../../runtime/mpi.h" /* the runtime's MPI bootstrap (static link) */
+#include "solve_run.h"
+
+typedef struct sm_job {
+  muster_comm_t *comm;     /* what the solve runs on                   */
+  muster__mpi_t *mpi;      /* the CLI's own allgathers (a second dup)   */
+  muster_bootstrap_t boot; /* over mpi                                  */
+  int rank, size;
+} sm_job_t;
+
+/* Join the job: kind "mpi" (launcher "mpi", or "auto" once
+ * muster_launcher_detect found one: the caller checks that).  0, or a
+ * negative MUSTER_E* code with muster_last_error() set; j is then closed. */
+int sm_open(sm_job_t *j);
+void sm_close(sm_job_t *j);
+
+/* Every rank gets rank 0's *seed.  0 or a negative code (message set). */
+int sm_agree_seed(sm_job_t *j, uint64_t *seed);
+
+/* The solve of spec (spec->ranks must be j->size) on the global A (n x n)
+ * and B (n x nrhs) every rank built (A NULL: this rank could not build
+ * them; it still takes its part, so the others fail with its message), like sr_run: out (rc: the first
+ * failing rank's code, msg naming that rank), and on rank 0 full (n x n,
+ * potri and syevd with vectors: every rank's block), X (its b), W (its w),
+ * *xsame (every rank's b and w are bit-equal to rank 0's).  seconds: rank
+ * 0's, from an allgather (all ranks have arrived) to muster_solve_comm's
+ * return.  Returns 0 when the exchanges went through (out->rc says how the
+ * solve went), else a negative code: the job is broken (message set). */
+int sm_run(sm_job_t *j, const sr_spec_t *spec, const void *A, const void *B, sr_out_t *out, void *full,
+           void *X, void *W, int *xsame);
+
+#endif
