@@ -106,3 +106,53 @@ TEST_IMPL(cmg_provider_refuses_host_memory) {
   dlclose(h);
   return 0;
 }
+
+/* getrs and potrs's log det: what solve() refuses before touching a GPU
+ * (the checks run on the shards' fields only), each message naming the
+ * rank and what is missing. */
+TEST_IMPL(cmg_provider_refuses_bad_getrs_logdet) {
+  const muster_provider_v1_t *v;
+  void *h = load(&v);
+  if (!h) return 0;
+  void *ctx = NULL;
+  char err[256] = "";
+  ASSERT_OK(v->init(&ctx, err, sizeof err));
+  ASSERT(v->routines & (1u << MUSTER_GETRS));
+  ASSERT(v->routines & MUSTER_CAP_LOGDET);
+  static double a[64], b[8], w[1]; /* never dereferenced: the checks fail first */
+  muster_shard_t s = {MUSTER_MEM_CUDA, 0, a, 8, 0, 8, b, 8, w, NULL};
+  int64_t info = -5;
+  muster_provider_call_t call;
+  memset(&call, 0, sizeof call);
+  call.args.routine = MUSTER_GETRS;
+  call.args.dtype = MUSTER_F64;
+  call.args.n = 8;
+  call.args.nrhs = 0;
+  call.args.tile = 8;
+  call.nshards = 1;
+  call.shards = &s;
+  call.info = &info;
+  call.err = err;
+  call.errlen = sizeof err;
+  ASSERT_EQ(v->solve(ctx, &call), MUSTER_EINVAL); /* nrhs 0 */
+  ASSERT_STR_CONTAINS(err, "getrs: nrhs=0 out of range");
+  call.args.nrhs = 2;
+  s.b = NULL;
+  ASSERT_EQ(v->solve(ctx, &call), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(err, "rank 0 (device 0): getrs needs b with ldb >= n");
+  s.b = b;
+  s.ldb = 7;
+  ASSERT_EQ(v->solve(ctx, &call), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(err, "getrs needs b with ldb >= n");
+  s.ldb = 8;
+  call.args.flags = MUSTER_LOGDET; /* log det comes with potrs only */
+  ASSERT_EQ(v->solve(ctx, &call), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(err, "MUSTER_LOGDET is for potrs, not getrs");
+  call.args.routine = MUSTER_POTRS;
+  s.w = NULL;
+  ASSERT_EQ(v->solve(ctx, &call), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(err, "rank 0 (device 0): potrs with MUSTER_LOGDET needs w");
+  v->fini(ctx);
+  dlclose(h);
+  return 0;
+}
