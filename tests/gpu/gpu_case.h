@@ -58,6 +58,8 @@ typedef struct tcase {
   unsigned flags;
   double shift;           /* diagonal shift; n: SPD, 0: syevd, -n: not PD   */
   int nan_in;             /* 0, or put a NaN into 'a' (A(5,2)) or 'b' (B(3,0)) */
+  int64_t zero_col;       /* getrs: 0, or column k (1-based) of A made zero:
+                             singular, MUSTER_ESINGULAR with info k        */
   int expect;             /* 0 or the MUSTER_E* code expected               */
   int expect_alt;         /* another code also accepted (NaN cases), or 0   */
   int reps;
@@ -69,7 +71,11 @@ typedef struct tcase {
 
 /* Append a plain case to `cases` (capacity GC_MAX_CASES); its name is made
  * from its fields plus `shape`.  Defaults: block layout, devices 0..R-1,
- * nrhs 3 for potrs, shift n (SPD) or 0 (syevd), two repetitions. */
+ * nrhs 3 for potrs and getrs, shift n (SPD) or 0 (syevd; getrs: a random
+ * general matrix, gpu_util.h), two repetitions.  Checks by routine:
+ * potrs, getrs ||AX - B|| / (||A|| ||X|| n eps); getrs also A unchanged
+ * on every rank (unless MUSTER_NO_FACTOR); potrs with MUSTER_LOGDET also
+ * every rank's log det against the lapack provider's on the same matrix. */
 #define GC_MAX_CASES 2048
 tcase_t *gc_add(tcase_t *cases, int *ncases, const gprov_t *prov, muster_routine_t rt, unsigned flags,
                 muster_dtype_t dt, int mode, int R, int64_t n, int64_t lda_extra, int64_t tile, const char *shape);

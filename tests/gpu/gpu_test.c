@@ -14,7 +14,9 @@
  *   provider's own tile choice), each solved twice on fresh random matrices
  *   (the second solve must create nothing: no handle, descriptor, buffer,
  *   peer enable or IPC open), results checked by residuals that regenerate
- *   A on the GPU; a not-positive-definite matrix (ENOTPD, info 1); and, in
+ *   A on the GPU; getrs and potrs's log det (cmg_general_cases: residuals,
+ *   A kept, log det against the lapack provider, singular and NaN inputs);
+ *   a not-positive-definite matrix (ENOTPD, info 1); and, in
  *   process mode, a rank SIGKILLed in the middle of a solve (non-leader and
  *   leader): the survivor fails with an error naming the dead peer, in
  *   bounded time, and /dev/shm holds nothing of the job afterwards.
@@ -38,6 +40,50 @@
 static const char *const cmg_stat_names[] = {"handles", "descs", "allocs", "peer", "ipc_opens", "ipc_closes",
                                              "solves", "ops"};
 static const gprov_t cmg = {"cusolvermg", "muster_cusolvermg_stats", 8, cmg_stat_names, 0x1f, 6, NULL};
+
+/* getrs and potrs with its log det, on 1 to 4 GPUs: every dtype x mode
+ * on an aligned n (relayout in place; getrs copies A into work buffers) and
+ * an odd one (lda > n, the provider's tile); then per GPU count and mode:
+ * getrs with MUSTER_NO_FACTOR (factored in the caller's buffers: in place,
+ * and through the copy plan), getrs from a cyclic layout, log det c128 on
+ * an aligned n; an exactly
+ * singular A (a zero column in the second half: MUSTER_ESINGULAR, info =
+ * that column, the message naming U(k,k)); NaN in A or B
+ * (MUSTER_ENONFINITE). */
+static void cmg_general_cases(tcase_t *cases, int *nc, int maxR) {
+  static const muster_dtype_t dts[4] = {MUSTER_F32, MUSTER_F64, MUSTER_C64, MUSTER_C128};
+  tcase_t *c;
+  for (int R = 1; R <= 4 && R <= maxR; R++)
+    for (int mode = 0; mode < 3; mode++) {
+      int64_t T = R <= 2 ? 256 : 128, n = R <= 2 ? 2 * T * R : T * R * R;
+      for (int d = 0; d < 4; d++) {
+        if (mode == M_ALL && (dts[d] == MUSTER_F32 || dts[d] == MUSTER_C128)) continue;
+        gc_add(cases, nc, &cmg, MUSTER_GETRS, 0, dts[d], mode, R, n, 0, T, "aligned");
+        gc_add(cases, nc, &cmg, MUSTER_GETRS, 0, dts[d], mode, R, 1000 + 7 * R, 5, 0, "unaligned");
+        gc_add(cases, nc, &cmg, MUSTER_POTRS, MUSTER_LOGDET, dts[d], mode, R, 1000 + 7 * R, 5, 0, "unaligned");
+      }
+      gc_add(cases, nc, &cmg, MUSTER_GETRS, MUSTER_NO_FACTOR, MUSTER_F64, mode, R, n, 0, T, "aligned");
+      gc_add(cases, nc, &cmg, MUSTER_GETRS, MUSTER_NO_FACTOR, MUSTER_C64, mode, R, 1000 + 7 * R, 5, 0, "unaligned");
+      gc_add(cases, nc, &cmg, MUSTER_POTRS, MUSTER_LOGDET, MUSTER_C128, mode, R, n, 0, T, "aligned");
+      if (R > 1) /* n = 1000: the copy plan (see cmg_cases), which getrs in place needs too */
+        gc_add(cases, nc, &cmg, MUSTER_GETRS, MUSTER_NO_FACTOR, MUSTER_F64, mode, R, 1000, 0,
+               R == 2 ? 128 : R == 3 ? 112 : 83, "copy-plan");
+      c = gc_add(cases, nc, &cmg, MUSTER_GETRS, 0, MUSTER_C64, mode, R, 1001, 3, 96, "");
+      c->layout = MUSTER_LAYOUT_CYCLIC;
+      gc_name(c, "cyclic");
+      for (int d = 1; d <= 2; d++) {
+        c = gc_add(cases, nc, &cmg, MUSTER_GETRS, 0, dts[d], mode, R, 600, 3, 0, "singular");
+        c->zero_col = 600 / 2 + 2;
+        c->expect = MUSTER_ESINGULAR;
+      }
+      if (mode == M_ALL) continue;
+      for (int k = 0; k < 2; k++) {
+        c = gc_add(cases, nc, &cmg, MUSTER_GETRS, 0, MUSTER_F64, mode, R, 500, 0, 0, k ? "NaN-in-B" : "NaN-in-A");
+        c->nan_in = k ? 'b' : 'a';
+        c->expect = MUSTER_ENONFINITE;
+      }
+    }
+}
 
 static void cmg_cases(tcase_t *cases, int *nc, int maxR) {
   static const muster_dtype_t dts[4] = {MUSTER_F32, MUSTER_F64, MUSTER_C64, MUSTER_C128};
@@ -90,6 +136,7 @@ static void cmg_cases(tcase_t *cases, int *nc, int maxR) {
       c->shift = -600;
       c->expect = MUSTER_ENOTPD;
     }
+  cmg_general_cases(cases, nc, maxR);
   /* a rank SIGKILLed in the middle of a solve: syevd f64 n = 12288 takes
    * cuSolverMg about 3.7 s on 2 H200 */
   for (int victim = 1; victim >= 0 && maxR >= 2; victim--) {

@@ -53,7 +53,7 @@ TEST_IMPL(cmg_provider_choose_tile) {
   static const int64_t ns[] = {1, 7, 100, 1000, 1007, 4096, 8192, 10000, 16384, 32768, 65536, 131072};
   for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
     for (int R = 1; R <= 16; R++)
-      for (int rt = MUSTER_POTRS; rt <= MUSTER_SYEVD; rt++) {
+      for (int rt = MUSTER_POTRS; rt <= MUSTER_GETRS; rt++) {
         int64_t t = v->choose_tile(ctx, (muster_routine_t)rt, MUSTER_F64, ns[i], R);
         ASSERT_GE(t, 1);
         ASSERT(muster_layout_tile_valid(ns[i], t, R));
