@@ -27,8 +27,8 @@ static int getrf_failed(cmg_solve_t *j, cusolverStatus_t st, int info) {
   cuc_err_t quiet = {keep, sizeof keep, CMG_NAME}, *E = j->E;
   j->E = &quiet;
   int64_t bad = -1;
-  if (cmg_solve_diag_first(j, CMG_DIAG_ZERO, &k) == 0 && k < 0)
-    (void)cmg_solve_diag_first(j, CMG_DIAG_NONFINITE, &bad);
+  if (cmg_solve_diag_first(j, CUC_DIAG_ZERO, &k) == 0 && k < 0)
+    (void)cmg_solve_diag_first(j, CUC_DIAG_NONFINITE, &bad);
   j->E = E;
   if (bad >= 0)
     return cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in A: cusolverMgGetrf on devices %d.. failed (%s) with "
@@ -68,7 +68,7 @@ static int check_x(cmg_solve_t *j) {
   CUC_CU(j->ids[0], cudaSetDevice(j->ids[0]));
   CUC_CU(j->ids[0], cudaMemcpy2D(h, (size_t)n * j->esz, s0->b, (size_t)s0->ldb * j->esz, (size_t)n * j->esz,
                                  (size_t)nrhs, cudaMemcpyDefault));
-  int64_t k = cmg_diag_first(j->a->dtype, h, n * nrhs, CMG_DIAG_NONFINITE);
+  int64_t k = cuc_diag_first(j->a->dtype, h, n * nrhs, CUC_DIAG_NONFINITE);
   if (k >= 0)
     rc = cuc_fail(E, MUSTER_ENONFINITE, "NaN/Inf in the solution X at row %lld, column %lld (NaN/Inf in B?)",
                   (long long)(k % n + 1), (long long)(k / n + 1));
@@ -84,7 +84,7 @@ int cmg_getrs(cmg_solve_t *j) {
   CUC_CHECK(reserve_pivots(j, ipiv));
   cmg_mg_call_t f = {.op = CMG_MG_GETRF, .ipiv = ipiv, .on_failure = getrf_failed};
   CUC_CHECK(cmg_mg_run(j, &f));
-  CUC_CHECK(cmg_solve_diag_first(j, CMG_DIAG_NONFINITE, &k));
+  CUC_CHECK(cmg_solve_diag_first(j, CUC_DIAG_NONFINITE, &k));
   if (k >= 0) {
     rc = cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in A: cusolverMgGetrf on devices %d.. left U(%lld,%lld) = "
                   "NaN/Inf", j->ids[0], (long long)(k + 1), (long long)(k + 1));

@@ -122,7 +122,7 @@ CMG_HIDDEN int cmg_solve_b(cmg_solve_t *j, cmg_mg_call_t *m);
 /* X (rank 0's B) copied into every other rank's b (on their streams 0). */
 CMG_HIDDEN int cmg_x_to_ranks(cmg_solve_t *j);
 /* Every device synchronized, then the first k (0-based) where the factor's
- * diagonal is `what` (diag.h's CMG_DIAG_*) into *first, -1 when none. */
+ * diagonal is `what` (cudacommon's diag.h: CUC_DIAG_*) into *first, -1 when none. */
 CMG_HIDDEN int cmg_solve_diag_first(cmg_solve_t *j, int what, int64_t *first);
 
 /* ---- estimate.c ------------------------------------------------------------------------ */

@@ -20,7 +20,7 @@ int cmg_solve_diag_first(cmg_solve_t *j, int what, int64_t *first) {
   void *h = NULL;
   int rc = cmg_solve_sync(j);
   if (rc == 0) rc = fetch_diag(j, &h);
-  *first = rc == 0 ? cmg_diag_first(j->a->dtype, h, j->a->n, what) : -1;
+  *first = rc == 0 ? cuc_diag_first(j->a->dtype, h, j->a->n, what) : -1;
   free(h);
   return rc;
 }
@@ -35,7 +35,7 @@ static int potrf_failed(cmg_solve_t *j, cusolverStatus_t st, int info) {
   char keep[16];
   cuc_err_t quiet = {keep, sizeof keep, CMG_NAME}, *E = j->E;
   j->E = &quiet; /* a failing look at the diagonal leaves the cuSolverMg message */
-  if (st == CUSOLVER_STATUS_INTERNAL_ERROR) (void)cmg_solve_diag_first(j, CMG_DIAG_NOT_POSITIVE, &k);
+  if (st == CUSOLVER_STATUS_INTERNAL_ERROR) (void)cmg_solve_diag_first(j, CUC_DIAG_NOT_POSITIVE, &k);
   j->E = E;
   if (k >= 0) {
     *j->call->info = k + 1;
@@ -99,7 +99,7 @@ static int logdet_to_ranks(cmg_solve_t *j) {
   void *h = NULL;
   CUC_CHECK(cmg_solve_sync(j));
   CUC_CHECK(fetch_diag(j, &h));
-  double ld = cmg_diag_chol_logdet(j->a->dtype, h, j->a->n);
+  double ld = cuc_diag_chol_logdet(j->a->dtype, h, j->a->n);
   float f = (float)ld;
   const void *val = muster_dtype_real_bytes(j->a->dtype) == 4 ? (const void *)&f : (const void *)&ld;
   for (int r = 0; r < j->R; r++) {

@@ -1,4 +1,4 @@
-/* providers/cusolvermg/diag.c - a factor's diagonal on the host (diag.h). */
+/* providers/cudacommon/diag.c - a factor's diagonal on the host (diag.h). */
 #include <math.h>
 
 #include "diag.h"
@@ -22,13 +22,13 @@ static void entry(muster_dtype_t t, const void *d, int64_t k, double *re, double
 
 static int is(double re, double im, int what) {
   switch (what) {
-  case CMG_DIAG_NOT_POSITIVE: return !(re > 0.0);
-  case CMG_DIAG_ZERO: return re == 0.0 && im == 0.0;
+  case CUC_DIAG_NOT_POSITIVE: return !(re > 0.0);
+  case CUC_DIAG_ZERO: return re == 0.0 && im == 0.0;
   default: return !isfinite(re) || !isfinite(im);
   }
 }
 
-int64_t cmg_diag_first(muster_dtype_t t, const void *d, int64_t n, int what) {
+int64_t cuc_diag_first(muster_dtype_t t, const void *d, int64_t n, int what) {
   for (int64_t k = 0; k < n; k++) {
     double re, im;
     entry(t, d, k, &re, &im);
@@ -37,7 +37,7 @@ int64_t cmg_diag_first(muster_dtype_t t, const void *d, int64_t n, int what) {
   return -1;
 }
 
-double cmg_diag_chol_logdet(muster_dtype_t t, const void *d, int64_t n) {
+double cuc_diag_chol_logdet(muster_dtype_t t, const void *d, int64_t n) {
   double sum = 0.0;
   for (int64_t k = 0; k < n; k++) {
     double re, im;
