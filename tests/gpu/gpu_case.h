@@ -26,7 +26,8 @@ enum { M_THREADS, M_PROCS, M_ALL };
 extern const char *const gc_mode_name[3];
 
 /* The provider under test: its name and its counters (an exported
- * `stats_symbol`, int fn(uint64_t *out, int cap)). */
+ * `stats_symbol`, int fn(uint64_t *out, int cap); nstats 0: it has none,
+ * and nothing is checked around the second solve). */
 struct tcase;
 typedef struct gprov {
   const char *name;

@@ -1,11 +1,12 @@
 /*
  * tests/gpu/gpu_test.c - the GPU test command (docs/gpu-testing.md).
  *
- *   gpu-test [--provider cusolvermg|cusolverdn] [--only SUBSTR] [--max-gpus R] [--no-kill] [--list]
+ *   gpu-test [--provider cusolvermg|cusolverdn|cusolvermp] [--only SUBSTR] [--max-gpus R] [--no-kill] [--list]
  *
  * Runs, through the public API (muster_solve / muster_solve_all and
  * muster_run_on_devices), the cases of one provider (default cusolvermg;
- * cusolverdn's are in gpu_dn.c), each case in a forked child (gpu_case.h):
+ * cusolverdn's are in gpu_dn.c, cusolvermp's in gpu_mp.c), each case in a
+ * forked child (gpu_case.h):
  * for cusolvermg,
  *   every routine (potrs, potri, syevd, syevd values only) x dtype (f32,
  *   f64, c64, c128) x mode (threads, processes, all = muster_solve_all) x
@@ -34,6 +35,7 @@
 
 #include "gpu_case.h"
 #include "gpu_dn.h"
+#include "gpu_mp.h"
 
 /* ---- cusolvermg's cases ------------------------------------------------------------ */
 
@@ -244,13 +246,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--no-kill")) kills = 0;
     else if (!strcmp(argv[i], "--list")) list = 1;
     else {
-      fprintf(stderr, "usage: gpu-test [--provider cusolvermg|cusolverdn] [--only SUBSTR] [--max-gpus R] "
-                      "[--no-kill] [--list]\n");
+      fprintf(stderr, "usage: gpu-test [--provider cusolvermg|cusolverdn|cusolvermp] [--only SUBSTR] "
+                      "[--max-gpus R] [--no-kill] [--list]\n");
       return 2;
     }
   }
-  if (strcmp(prov, "cusolvermg") && strcmp(prov, "cusolverdn")) {
-    fprintf(stderr, "gpu-test: --provider %s: cusolvermg or cusolverdn\n", prov);
+  if (strcmp(prov, "cusolvermg") && strcmp(prov, "cusolverdn") && strcmp(prov, "cusolvermp")) {
+    fprintf(stderr, "gpu-test: --provider %s: cusolvermg, cusolverdn or cusolvermp\n", prov);
     return 2;
   }
   char job[64];
@@ -269,6 +271,7 @@ int main(int argc, char **argv) {
   }
   if (maxR > ndev) maxR = ndev;
   if (!strcmp(prov, "cusolvermg")) cmg_cases(cases, &ncases, maxR);
+  else if (!strcmp(prov, "cusolvermp")) mp_cases(cases, &ncases, maxR);
   else dn_cases(cases, &ncases, kills);
   int passed = 0, failed = 0, skipped = 0, keep = 0;
   for (int k = 0; k < ncases; k++) { /* what this machine cannot run, and what was not asked for */
