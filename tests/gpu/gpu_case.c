@@ -68,6 +68,22 @@ tcase_t *gc_add(tcase_t *cases, int *ncases, const gprov_t *prov, muster_routine
   return c;
 }
 
+void gc_add_getrs_edges(tcase_t *cases, int *nc, const gprov_t *prov, int mode, int R) {
+  tcase_t *c = gc_add(cases, nc, prov, MUSTER_GETRS, 0, MUSTER_C64, mode, R, 1001, 3, 96, "");
+  c->layout = MUSTER_LAYOUT_CYCLIC;
+  gc_name(c, "cyclic");
+  for (int d = 0; d < 2; d++) {
+    c = gc_add(cases, nc, prov, MUSTER_GETRS, 0, d ? MUSTER_C64 : MUSTER_F64, mode, R, 600, 3, 0, "singular");
+    c->zero_col = 600 / 2 + 2;
+    c->expect = MUSTER_ESINGULAR;
+  }
+  for (int k = 0; k < 2 && mode != M_ALL; k++) {
+    c = gc_add(cases, nc, prov, MUSTER_GETRS, 0, MUSTER_F64, mode, R, 500, 0, 0, k ? "NaN-in-B" : "NaN-in-A");
+    c->nan_in = k ? 'b' : 'a';
+    c->expect = MUSTER_ENONFINITE;
+  }
+}
+
 /* ---- provider counters ------------------------------------------------------------- */
 
 /* The registry may load the provider under any name (it uses

@@ -80,6 +80,13 @@ typedef struct tcase {
 #define GC_MAX_CASES 2048
 tcase_t *gc_add(tcase_t *cases, int *ncases, const gprov_t *prov, muster_routine_t rt, unsigned flags,
                 muster_dtype_t dt, int mode, int R, int64_t n, int64_t lda_extra, int64_t tile, const char *shape);
+/* getrs cases every GPU provider runs the same way, on R ranks in `mode`:
+ * from a cyclic layout (c64, n = 1001, lda = n + 3, tile 96); an exactly
+ * singular A (n = 600, column 302 zero; f64 and c64: MUSTER_ESINGULAR,
+ * info 302); NaN in A or in B (f64, n = 500: MUSTER_ENONFINITE; not for
+ * muster_solve_all). */
+void gc_add_getrs_edges(tcase_t *cases, int *ncases, const gprov_t *prov, int mode, int R);
+
 /* Rebuild c->name after changing its fields (devices, layout, env ...). */
 void gc_name(tcase_t *c, const char *shape);
 

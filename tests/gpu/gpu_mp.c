@@ -16,7 +16,6 @@ static const gprov_t mp = {"cusolvermp", "muster_cusolvermp_stats", 0, NULL, 0, 
 
 void mp_cases(tcase_t *cases, int *nc, int maxR) {
   static const muster_dtype_t dts[4] = {MUSTER_F32, MUSTER_F64, MUSTER_C64, MUSTER_C128};
-  tcase_t *c;
   for (int R = 1; R <= 4 && R <= maxR; R++)
     for (int mode = M_THREADS; mode <= M_PROCS; mode++) {
       if (mode == M_THREADS && R > 1) continue; /* one process per GPU */
@@ -29,18 +28,6 @@ void mp_cases(tcase_t *cases, int *nc, int maxR) {
       gc_add(cases, nc, &mp, MUSTER_POTRS, MUSTER_LOGDET, MUSTER_F64, mode, R, n, 0, 0, "aligned");
       gc_add(cases, nc, &mp, MUSTER_GETRS, MUSTER_NO_FACTOR, MUSTER_F64, mode, R, n, 0, 0, "aligned");
       gc_add(cases, nc, &mp, MUSTER_GETRS, MUSTER_NO_FACTOR, MUSTER_C128, mode, R, 1000 + 7 * R, 5, 0, "unaligned");
-      c = gc_add(cases, nc, &mp, MUSTER_GETRS, 0, MUSTER_C64, mode, R, 1001, 3, 96, "");
-      c->layout = MUSTER_LAYOUT_CYCLIC;
-      gc_name(c, "cyclic");
-      for (int d = 1; d <= 2; d++) {
-        c = gc_add(cases, nc, &mp, MUSTER_GETRS, 0, dts[d], mode, R, 600, 3, 0, "singular");
-        c->zero_col = 600 / 2 + 2;
-        c->expect = MUSTER_ESINGULAR;
-      }
-      for (int k = 0; k < 2; k++) {
-        c = gc_add(cases, nc, &mp, MUSTER_GETRS, 0, MUSTER_F64, mode, R, 500, 0, 0, k ? "NaN-in-B" : "NaN-in-A");
-        c->nan_in = k ? 'b' : 'a';
-        c->expect = MUSTER_ENONFINITE;
-      }
+      gc_add_getrs_edges(cases, nc, &mp, mode, R);
     }
 }

@@ -47,14 +47,11 @@ static const gprov_t cmg = {"cusolvermg", "muster_cusolvermg_stats", 8, cmg_stat
  * on an aligned n (relayout in place; getrs copies A into work buffers) and
  * an odd one (lda > n, the provider's tile); then per GPU count and mode:
  * getrs with MUSTER_NO_FACTOR (factored in the caller's buffers: in place,
- * and through the copy plan), getrs from a cyclic layout, log det c128 on
- * an aligned n; an exactly
- * singular A (a zero column in the second half: MUSTER_ESINGULAR, info =
- * that column, the message naming U(k,k)); NaN in A or B
- * (MUSTER_ENONFINITE). */
+ * and through the copy plan), log det c128 on an aligned n, and the getrs
+ * edges every provider runs (gc_add_getrs_edges: cyclic layout, singular,
+ * NaN in A or B). */
 static void cmg_general_cases(tcase_t *cases, int *nc, int maxR) {
   static const muster_dtype_t dts[4] = {MUSTER_F32, MUSTER_F64, MUSTER_C64, MUSTER_C128};
-  tcase_t *c;
   for (int R = 1; R <= 4 && R <= maxR; R++)
     for (int mode = 0; mode < 3; mode++) {
       int64_t T = R <= 2 ? 256 : 128, n = R <= 2 ? 2 * T * R : T * R * R;
@@ -70,20 +67,7 @@ static void cmg_general_cases(tcase_t *cases, int *nc, int maxR) {
       if (R > 1) /* n = 1000: the copy plan (see cmg_cases), which getrs in place needs too */
         gc_add(cases, nc, &cmg, MUSTER_GETRS, MUSTER_NO_FACTOR, MUSTER_F64, mode, R, 1000, 0,
                R == 2 ? 128 : R == 3 ? 112 : 83, "copy-plan");
-      c = gc_add(cases, nc, &cmg, MUSTER_GETRS, 0, MUSTER_C64, mode, R, 1001, 3, 96, "");
-      c->layout = MUSTER_LAYOUT_CYCLIC;
-      gc_name(c, "cyclic");
-      for (int d = 1; d <= 2; d++) {
-        c = gc_add(cases, nc, &cmg, MUSTER_GETRS, 0, dts[d], mode, R, 600, 3, 0, "singular");
-        c->zero_col = 600 / 2 + 2;
-        c->expect = MUSTER_ESINGULAR;
-      }
-      if (mode == M_ALL) continue;
-      for (int k = 0; k < 2; k++) {
-        c = gc_add(cases, nc, &cmg, MUSTER_GETRS, 0, MUSTER_F64, mode, R, 500, 0, 0, k ? "NaN-in-B" : "NaN-in-A");
-        c->nan_in = k ? 'b' : 'a';
-        c->expect = MUSTER_ENONFINITE;
-      }
+      gc_add_getrs_edges(cases, nc, &cmg, mode, R);
     }
 }
 

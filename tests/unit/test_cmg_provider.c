@@ -68,6 +68,25 @@ TEST_IMPL(cmg_provider_choose_tile) {
   return 0;
 }
 
+/* A call of one shard s (n x n, tile n) whose info and message go to
+ * *info and err. */
+static muster_provider_call_t one_shard_call(muster_routine_t rt, int64_t n, int64_t nrhs, const muster_shard_t *s,
+                                             int64_t *info, char *err, size_t errlen) {
+  muster_provider_call_t call;
+  memset(&call, 0, sizeof call);
+  call.args.routine = rt;
+  call.args.dtype = MUSTER_F64;
+  call.args.n = n;
+  call.args.nrhs = nrhs;
+  call.args.tile = n;
+  call.nshards = 1;
+  call.shards = s;
+  call.info = info;
+  call.err = err;
+  call.errlen = errlen;
+  return call;
+}
+
 TEST_IMPL(cmg_provider_refuses_host_memory) {
   const muster_provider_v1_t *v;
   void *h = load(&v);
@@ -78,18 +97,7 @@ TEST_IMPL(cmg_provider_refuses_host_memory) {
   double a[16], b[4];
   muster_shard_t s = {MUSTER_MEM_HOST, -1, a, 4, 0, 4, b, 4, NULL, NULL};
   int64_t info = -5;
-  muster_provider_call_t call;
-  memset(&call, 0, sizeof call);
-  call.args.routine = MUSTER_POTRS;
-  call.args.dtype = MUSTER_F64;
-  call.args.n = 4;
-  call.args.nrhs = 1;
-  call.args.tile = 4;
-  call.nshards = 1;
-  call.shards = &s;
-  call.info = &info;
-  call.err = err;
-  call.errlen = sizeof err;
+  muster_provider_call_t call = one_shard_call(MUSTER_POTRS, 4, 1, &s, &info, err, sizeof err);
   int rc = v->solve(ctx, &call);
   ASSERT_EQ(rc, MUSTER_EUNSUPPORTED);
   ASSERT_STR_CONTAINS(err, "rank 0");
@@ -122,18 +130,7 @@ TEST_IMPL(cmg_provider_refuses_bad_getrs_logdet) {
   static double a[64], b[8], w[1]; /* never dereferenced: the checks fail first */
   muster_shard_t s = {MUSTER_MEM_CUDA, 0, a, 8, 0, 8, b, 8, w, NULL};
   int64_t info = -5;
-  muster_provider_call_t call;
-  memset(&call, 0, sizeof call);
-  call.args.routine = MUSTER_GETRS;
-  call.args.dtype = MUSTER_F64;
-  call.args.n = 8;
-  call.args.nrhs = 0;
-  call.args.tile = 8;
-  call.nshards = 1;
-  call.shards = &s;
-  call.info = &info;
-  call.err = err;
-  call.errlen = sizeof err;
+  muster_provider_call_t call = one_shard_call(MUSTER_GETRS, 8, 0, &s, &info, err, sizeof err);
   ASSERT_EQ(v->solve(ctx, &call), MUSTER_EINVAL); /* nrhs 0 */
   ASSERT_STR_CONTAINS(err, "getrs: nrhs=0 out of range");
   call.args.nrhs = 2;
