@@ -199,11 +199,13 @@ static void buf_free(rank_buf_t *rb) {
 static uint64_t seed_of(const tcase_t *c, int rep) {
   const char *e = getenv("GPU_TEST_SEED");
   uint64_t base = e ? strtoull(e, NULL, 0) : 1;
-  return base ^ ((uint64_t)c->n * 1000003u + (uint64_t)rep * 7919u + (uint64_t)c->dtype * 31u +
-                 (uint64_t)c->routine * 131u + (uint64_t)c->R);
+  uint64_t s = base ^ ((uint64_t)c->n * 1000003u + (uint64_t)rep * 7919u + (uint64_t)c->dtype * 31u +
+                       (uint64_t)c->routine * 131u + (uint64_t)c->R);
+  return s & ~GU_GENERAL; /* the kind of matrix is matrix_seed's to say */
 }
 
-/* The seed of the case's matrix: getrs's is general (gpu_util.h). */
+/* The seed of the case's matrix: getrs's is general (gpu_util.h); every
+ * other routine's Hermitian (seed_of never sets GU_GENERAL). */
 static uint64_t matrix_seed(const tcase_t *c, uint64_t seed) {
   return c->routine == MUSTER_GETRS ? seed | GU_GENERAL : seed;
 }
