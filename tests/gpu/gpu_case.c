@@ -322,27 +322,24 @@ static int check_syevd(const tcase_t *c, int rank, rank_buf_t *rb, uint64_t seed
 /* getrs without MUSTER_NO_FACTOR: this rank's A must be exactly what was
  * generated (the provider factors a private copy). */
 static int check_a_kept(const tcase_t *c, int rank, const rank_buf_t *rb, uint64_t seed) {
-  size_t esz = gu_esz(c->dtype), col = (size_t)c->n * esz;
+  if (rb->real < 1) return 0;
+  size_t esz = gu_esz(c->dtype), col = (size_t)c->n * esz, pitch = (size_t)rb->lda * esz;
   void *fresh = NULL;
   char *h0 = malloc(col * (size_t)rb->real), *h1 = malloc(col * (size_t)rb->real);
-  int bad = !h0 || !h1 || rb->real < 1;
-  if (!bad) bad = cudaMalloc(&fresh, (size_t)(rb->lda * rb->real) * esz) != cudaSuccess;
-  if (!bad) bad = gu_fill_matrix(c->dtype, fresh, rb->lda, c->n, rb->real, rb->cols, matrix_seed(c, seed), c->shift, 0) !=
-                  cudaSuccess;
-  if (!bad) bad = cudaMemcpy2D(h0, col, fresh, (size_t)rb->lda * esz, col, (size_t)rb->real, cudaMemcpyDefault) !=
-                  cudaSuccess;
-  if (!bad) bad = cudaMemcpy2D(h1, col, rb->a, (size_t)rb->lda * esz, col, (size_t)rb->real, cudaMemcpyDefault) !=
-                  cudaSuccess;
-  if (!bad && memcmp(h0, h1, col * (size_t)rb->real)) {
-    fprintf(stderr, "    %s rank %d: getrs changed A (it must factor a copy without MUSTER_NO_FACTOR)\n", c->name, rank);
-    bad = 2;
-  } else if (bad && rb->real > 0) {
-    fprintf(stderr, "    %s rank %d: could not compare A\n", c->name, rank);
-  }
+  int ok = h0 && h1 && cudaMalloc(&fresh, pitch * (size_t)rb->real) == cudaSuccess &&
+           gu_fill_matrix(c->dtype, fresh, rb->lda, c->n, rb->real, rb->cols, matrix_seed(c, seed), c->shift, 0) ==
+               cudaSuccess &&
+           cudaMemcpy2D(h0, col, fresh, pitch, col, (size_t)rb->real, cudaMemcpyDefault) == cudaSuccess &&
+           cudaMemcpy2D(h1, col, rb->a, pitch, col, (size_t)rb->real, cudaMemcpyDefault) == cudaSuccess;
+  int same = ok && !memcmp(h0, h1, col * (size_t)rb->real);
+  if (!ok) fprintf(stderr, "    %s rank %d: could not compare A\n", c->name, rank);
+  else if (!same)
+    fprintf(stderr, "    %s rank %d: getrs changed A (it must factor a copy without MUSTER_NO_FACTOR)\n", c->name,
+            rank);
   cudaFree(fresh);
   free(h0);
   free(h1);
-  return rb->real < 1 ? 0 : bad != 0;
+  return !same;
 }
 
 /* potrs with MUSTER_LOGDET: this rank's w[0] against log det A from the
