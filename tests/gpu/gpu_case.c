@@ -359,6 +359,7 @@ static int check_logdet(const tcase_t *c, int rank, const rank_buf_t *rb, uint64
   if (!bad) bad = gu_fill_matrix(c->dtype, dev, n, n, n, all, matrix_seed(c, seed), c->shift, 0) != cudaSuccess;
   if (!bad) bad = cudaMemcpy(a, dev, (size_t)(n * n) * esz, cudaMemcpyDefault) != cudaSuccess;
   if (!bad) bad = cudaMemcpy(wgot, rb->w, rsz, cudaMemcpyDefault) != cudaSuccess;
+  if (bad) fprintf(stderr, "    %s rank %d: could not read log det or make the reference's matrix\n", c->name, rank);
   cudaFree(dev);
   if (!bad) {
     muster_solve_args_t args = {MUSTER_POTRS, c->dtype, n, 1, 0, MUSTER_LAYOUT_BLOCK, MUSTER_LOGDET, "lapack"};
@@ -369,7 +370,16 @@ static int check_logdet(const tcase_t *c, int rank, const rank_buf_t *rb, uint64
     bad = rc != 0;
   }
   if (!bad) {
-    double got = rsz == 4 ? *(float *)wgot : *(double *)wgot, ref = rsz == 4 ? *(float *)wref : *(double *)wref;
+    float gf, rf;
+    double got, ref;
+    memcpy(&gf, wgot, sizeof gf);
+    memcpy(&rf, wref, sizeof rf);
+    memcpy(&got, wgot, sizeof got);
+    memcpy(&ref, wref, sizeof ref);
+    if (rsz == 4) {
+      got = gf;
+      ref = rf;
+    }
     double tol = GC_TOL * (gu_eps(c->dtype) * ((double)n + fabs(ref)) + 2.220446049250313e-16 * sqrt((double)n) * fabs(ref));
     if (!(fabs(got - ref) <= tol)) {
       fprintf(stderr, "    %s rank %d: log det %.17g, the lapack provider's %.17g (difference %.3g > %.3g)\n", c->name,
