@@ -121,7 +121,7 @@ void cmg_cache_free(cmg_ctx_t *c) {
   }
   for (int dev = 0; dev < CUC_MAX_ORDINAL; dev++) {
     cmg_dev_t *d = &c->dev[dev];
-    if (!d->ready && !d->work && !d->ws && !d->inv && !d->panel) continue;
+    if (!d->ready && !d->work && !d->ws && !d->inv && !d->panel && !d->ipiv) continue;
     cudaSetDevice(dev);
     for (int i = 0; i < CMG_STREAMS; i++) {
       if (d->streams[i]) cudaStreamDestroy(d->streams[i]);
@@ -131,6 +131,7 @@ void cmg_cache_free(cmg_ctx_t *c) {
     if (d->inv) cudaFree(d->inv);
     if (d->panel) cudaFree(d->panel);
     if (d->ws) cudaFree(d->ws);
+    if (d->ipiv) cudaFree(d->ipiv);
     memset(d, 0, sizeof *d);
   }
   if (c->host_w) cudaFreeHost(c->host_w);

@@ -9,7 +9,8 @@
  *     ordinals);
  *   - matrix descriptors per (rows=lda, cols, tile, dtype) of a device set;
  *   - per device: relayout streams, their staging buffers, the relayout
- *     WORK buffer (copy plans only), the cuSolverMg workspace, the potri
+ *     WORK buffer (copy plans, and getrs's private copy of A), the
+ *     cuSolverMg workspace, getrs's row pivots, the potri
  *     result and panel buffers (potri on 2+ GPUs); one pinned host buffer
  *     for eigenvalues; each grown (cuc_grow) when a call needs more;
  *   - peer access, enabled once per ordered device pair;
@@ -62,6 +63,8 @@ typedef struct cmg_dev {
   size_t work_bytes;
   void *ws;                         /* cuSolverMg workspace             */
   size_t ws_bytes;
+  void *ipiv;                       /* getrs: this GPU's row pivots     */
+  size_t ipiv_bytes;
   void *inv;                        /* potri on 2+ GPUs: the inverse's
                                        columns, until L is no longer read */
   size_t inv_bytes;

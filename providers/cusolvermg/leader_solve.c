@@ -17,8 +17,11 @@ int cmg_solve_validate(cmg_solve_t *j) {
     return cuc_fail(E, MUSTER_EINVAL, "%d ranks: cuSolverMg takes 1 to %d GPUs", R, CMG_MAX_DEV);
   if (a->n < 1 || a->n > INT_MAX)
     return cuc_fail(E, MUSTER_EINVAL, "n=%" PRId64 " out of range 1..%d (cuSolverMg takes int)", a->n, INT_MAX);
-  if (a->routine == MUSTER_POTRS && (a->nrhs < 1 || a->nrhs > INT_MAX))
-    return cuc_fail(E, MUSTER_EINVAL, "potrs: nrhs=%" PRId64 " out of range", a->nrhs);
+  int takes_b = a->routine == MUSTER_POTRS || a->routine == MUSTER_GETRS;
+  if (takes_b && (a->nrhs < 1 || a->nrhs > INT_MAX))
+    return cuc_fail(E, MUSTER_EINVAL, "%s: nrhs=%" PRId64 " out of range", muster_routine_str(a->routine), a->nrhs);
+  if ((a->flags & MUSTER_LOGDET) && a->routine != MUSTER_POTRS)
+    return cuc_fail(E, MUSTER_EINVAL, "MUSTER_LOGDET is for potrs, not %s", muster_routine_str(a->routine));
   if (a->tile < 1 || a->tile > a->n)
     return cuc_fail(E, MUSTER_ETILE, "tile %" PRId64 " out of range 1..n=%" PRId64, a->tile, a->n);
   if (a->routine == MUSTER_SYEVD && a->tile > CMG_SYEVD_MAX_TILE)
@@ -46,6 +49,12 @@ int cmg_solve_validate(cmg_solve_t *j) {
                       PRId64 " (rank 0 has %" PRId64 ")", r, s->device, s->lda, a->n, j->lda);
     int rc = cuc_check_shard(a, &j->L, r, s, E);
     if (rc < 0) return rc;
+    if (a->routine == MUSTER_GETRS && (!s->b || s->ldb < a->n))
+      return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): getrs needs b with ldb >= n (b=%p ldb=%" PRId64 ")",
+                      r, s->device, s->b, s->ldb);
+    if ((a->flags & MUSTER_LOGDET) && !s->w)
+      return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): potrs with MUSTER_LOGDET needs w (one real)", r,
+                      s->device);
     j->user[r] = s->a;
   }
   j->R = R;
@@ -59,39 +68,77 @@ static int plan_force(void) {
   return 0;
 }
 
+/* getrs leaves the caller's A as it was unless MUSTER_NO_FACTOR lets it
+ * factor in place (muster.h): it factors a private copy, in the work
+ * buffers, which is never moved back. */
+static int private_copy(const cmg_solve_t *j) {
+  return j->a->routine == MUSTER_GETRS && !(j->a->flags & MUSTER_NO_FACTOR);
+}
+
+/* Every rank's work buffer grown to its cyclic shard (local_cols columns)
+ * and made what cuSolverMg works on. */
+static int use_work(cmg_solve_t *j) {
+  int rc = 0;
+  size_t bytes = (size_t)(j->L.local_cols * j->lda) * j->esz;
+  for (int r = 0; r < j->R; r++) {
+    cmg_dev_t *d = &j->c->dev[j->ids[r]];
+    CUC_CHECK(cuc_grow(j->ids[r], &d->work, &d->work_bytes, bytes, j->E));
+    j->work[r] = j->mats[r] = d->work;
+  }
+out:
+  return rc;
+}
+
+/* The caller's A already is in the cyclic layout (a cyclic call, or a block
+ * one whose layouts coincide): each rank's real columns copied into its
+ * work buffer as they are, the padding columns zeroed. */
+static int copy_as_is(cmg_solve_t *j) {
+  int rc = 0;
+  cuc_err_t *E = j->E;
+  CUC_CHECK(use_work(j));
+  for (int r = 0; r < j->R; r++) {
+    int dev = j->ids[r];
+    cudaStream_t s = j->c->dev[dev].streams[0];
+    size_t col = (size_t)j->lda * j->esz, real = (size_t)muster_layout_cyclic_real_cols(&j->L, r);
+    CUC_CU(dev, cudaSetDevice(dev));
+    CUC_CU(dev, cudaMemcpyAsync(j->work[r], j->user[r], real * col, cudaMemcpyDefault, s));
+    CUC_CU(dev, cudaMemsetAsync((char *)j->work[r] + real * col, 0, ((size_t)j->L.local_cols - real) * col, s));
+  }
+  CUC_CHECK(cmg_solve_sync(j));
+out:
+  return rc;
+}
+
 int cmg_solve_prepare(cmg_solve_t *j) {
   int rc = 0;
   cuc_err_t *E = j->E;
+  int keep = private_copy(j);
   for (int r = 0; r < j->R; r++) j->mats[r] = j->user[r];
-  if (j->a->layout != MUSTER_LAYOUT_BLOCK) return 0;
+  if (j->a->layout != MUSTER_LAYOUT_BLOCK) return keep ? copy_as_is(j) : 0;
   int64_t cap[CMG_MAX_DEV];
   for (int r = 0; r < j->R; r++) cap[r] = j->call->shards[r].ncols;
-  cmg_plan_req_t req = {j->a->n, j->lda, j->a->tile, j->R, j->esz, cap, CMG_TO_CYCLIC, plan_force(),
-                        CMG_STAGE_CAP};
+  cmg_plan_req_t req = {j->a->n, j->lda, j->a->tile, j->R, j->esz, cap, CMG_TO_CYCLIC,
+                        keep ? CMG_PLAN_COPY : plan_force(), CMG_STAGE_CAP};
   char why[160];
   if (cmg_plan_build(&j->to_cyc, &req, why, sizeof why) < 0) return cuc_fail(E, MUSTER_ENOMEM, "%s", why);
+  if (keep && j->to_cyc.kind == CMG_PLAN_IDENTITY) return copy_as_is(j);
   req.direction = CMG_TO_BLOCK;
   req.force = j->to_cyc.kind == CMG_PLAN_COPY ? CMG_PLAN_COPY : req.force;
-  if (cmg_plan_build(&j->to_blk, &req, why, sizeof why) < 0) return cuc_fail(E, MUSTER_ENOMEM, "%s", why);
-  if (j->to_cyc.kind == CMG_PLAN_COPY)
-    for (int r = 0; r < j->R; r++) {
-      cmg_dev_t *d = &j->c->dev[j->ids[r]];
-      CUC_CHECK(cuc_grow(j->ids[r], &d->work, &d->work_bytes, (size_t)j->to_cyc.work_bytes, E));
-      j->work[r] = j->mats[r] = d->work;
-    }
+  if (!keep && cmg_plan_build(&j->to_blk, &req, why, sizeof why) < 0) return cuc_fail(E, MUSTER_ENOMEM, "%s", why);
+  if (j->to_cyc.kind == CMG_PLAN_COPY) CUC_CHECK(use_work(j));
   CUC_CHECK(cmg_plan_run(j->c, &j->to_cyc, j->ids, j->user, j->work, E));
 out:
   return rc;
 }
 
-/* MUSTER_NO_FACTOR: after a successful potrs, leave A (the factor) in
+/* MUSTER_NO_FACTOR: after a successful potrs or getrs, leave A (the factor) in
  * cuSolverMg's cyclic layout instead of moving it back: saves the second
  * relayout when the caller only wants X (A's content is then unspecified,
  * as muster.h says).  Without the flag A receives L, as with every
  * provider. */
 static int skip_factor_writeback(const cmg_solve_t *j, int rc) {
-  return rc == 0 && j->a->routine == MUSTER_POTRS && j->to_cyc.kind == CMG_PLAN_INPLACE &&
-         (j->a->flags & MUSTER_NO_FACTOR);
+  return rc == 0 && (j->a->routine == MUSTER_POTRS || j->a->routine == MUSTER_GETRS) &&
+         j->to_cyc.kind == CMG_PLAN_INPLACE && (j->a->flags & MUSTER_NO_FACTOR);
 }
 
 int cmg_solve_finish(cmg_solve_t *j, int rc) {
@@ -130,7 +177,28 @@ int cmg_solve_info(cmg_solve_t *j, const char *what, int info) {
   if (info > 0 && strstr(what, "Potrf"))
     return cuc_fail(j->E, MUSTER_ENOTPD, "%s on devices %d..: not positive definite (leading minor %d)", what,
                     j->ids[0], info);
+  if (info > 0 && strstr(what, "Getrf"))
+    return cuc_fail(j->E, MUSTER_ESINGULAR, "%s on devices %d..: singular: U(%d,%d) of the LU factorization is "
+                    "exactly zero", what, j->ids[0], info, info);
   if (info > 0)
     return cuc_fail(j->E, MUSTER_EPROVIDER, "%s: did not converge (info=%d)", what, info);
   return cuc_fail(j->E, MUSTER_EPROVIDER, "%s: parameter %d was refused (info=%d)", what, -info, info);
+}
+
+int cmg_solve_diag(cmg_solve_t *j, void *host) {
+  int rc = 0;
+  cuc_err_t *E = j->E;
+  int64_t n = j->a->n, T = j->a->tile, lda = j->lda;
+  size_t esz = j->esz;
+  for (int64_t C = 0; C * T < n; C++) { /* tile C's diagonal block starts at row C*T of its local columns */
+    int r;
+    int64_t lc, w = n - C * T < T ? n - C * T : T;
+    muster_layout_cyclic_owner(&j->L, C * T, &r, &lc);
+    const char *src = (const char *)j->mats[r] + (size_t)(lc * lda + C * T) * esz;
+    CUC_CU(j->ids[r], cudaSetDevice(j->ids[r]));
+    CUC_CU(j->ids[r], cudaMemcpy2D((char *)host + (size_t)(C * T) * esz, esz, src, (size_t)(lda + 1) * esz, esz,
+                                   (size_t)w, cudaMemcpyDefault));
+  }
+out:
+  return rc;
 }

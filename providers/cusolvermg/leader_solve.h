@@ -2,7 +2,7 @@
  * providers/cusolvermg/leader_solve.h - one solve on the leader: its state
  * (cmg_solve_t; not a "job", which is MUSTER_JOB's namespace of groups), its
  * preparation (leader_solve.c), the one way a cuSolverMg routine is called
- * (mgcall.c) and the routine drivers (potrs.c, potri.c, syevd.c).
+ * (mgcall.c) and the routine drivers (potrs.c, getrs.c, potri.c, syevd.c).
  * Private to the provider; everything runs with ctx->mu held.
  */
 #ifndef MUSTER_CMG_JOB_H
@@ -63,21 +63,28 @@ CMG_HIDDEN int cmg_solve_finish(cmg_solve_t *j, int rc);
 CMG_HIDDEN int cmg_solve_sync(cmg_solve_t *j);
 
 /* A routine's info into *call->info: 0 ok; k > 0 from a potrf (what names
- * "Potrf") MUSTER_ENOTPD (leading minor k); other k > 0 "did not
- * converge", k < 0 "parameter -k refused": MUSTER_EPROVIDER. */
+ * "Potrf") MUSTER_ENOTPD (leading minor k), from a getrf ("Getrf")
+ * MUSTER_ESINGULAR (U(k,k) = 0); other k > 0 "did not converge", k < 0
+ * "parameter -k refused": MUSTER_EPROVIDER. */
 CMG_HIDDEN int cmg_solve_info(cmg_solve_t *j, const char *what, int info);
+
+/* The n diagonal entries of the factor in j->mats (cuSolverMg's cyclic
+ * layout, on every GPU) into host (n elements of the dtype): one strided
+ * copy per tile.  Every device must be idle (cmg_solve_sync). */
+CMG_HIDDEN int cmg_solve_diag(cmg_solve_t *j, void *host);
 
 /* ---- mgcall.c: bufferSize -> workspace -> call, for every routine ----------------- */
 
-typedef enum { CMG_MG_POTRF, CMG_MG_POTRS, CMG_MG_POTRI, CMG_MG_SYEVD } cmg_mg_op_t;
+typedef enum { CMG_MG_POTRF, CMG_MG_POTRS, CMG_MG_POTRI, CMG_MG_SYEVD, CMG_MG_GETRF, CMG_MG_GETRS } cmg_mg_op_t;
 
-/* One cuSolverMg call (lower triangle of the solve's A: j->mats, j->descA)
- * and what only its routine takes. */
+/* One cuSolverMg call (the solve's A: j->mats, j->descA) and what only its
+ * routine takes. */
 typedef struct cmg_mg_call {
   cmg_mg_op_t op;
-  int nrhs;                    /* potrs: columns of B                      */
-  void **b;                    /* potrs: B's pointer per grid column       */
-  cudaLibMgMatrixDesc_t descB; /* potrs                                    */
+  int nrhs;                    /* potrs, getrs: columns of B               */
+  void **b;                    /* potrs, getrs: B's pointer per grid column */
+  cudaLibMgMatrixDesc_t descB; /* potrs, getrs                             */
+  int **ipiv;                  /* getrf, getrs: each GPU's row pivots      */
   cusolverEigMode_t jobz;      /* syevd                                    */
   void *w;                     /* syevd: eigenvalues (pinned host)         */
   /* A failed status with info <= 0: the code to return instead of
@@ -99,9 +106,31 @@ CMG_HIDDEN int cmg_mg_run(cmg_solve_t *j, const cmg_mg_call_t *m);
 /* ---- the drivers: A (j->mats) gets what the lapack provider gives -------------------- */
 
 CMG_HIDDEN int cmg_potrf(cmg_solve_t *j);  /* potrs.c: L in A                      */
-CMG_HIDDEN int cmg_potrs(cmg_solve_t *j);  /* potrs.c: L in A, X in every rank's b */
+/* potrs.c: L in A, X in every rank's b, with MUSTER_LOGDET log det A in
+ * every rank's w */
+CMG_HIDDEN int cmg_potrs(cmg_solve_t *j);
+CMG_HIDDEN int cmg_getrs(cmg_solve_t *j);  /* getrs.c: X in every rank's b        */
 CMG_HIDDEN int cmg_potri(cmg_solve_t *j);  /* potri.c: the full Hermitian inverse  */
 CMG_HIDDEN int cmg_syevd(cmg_solve_t *j);  /* syevd.c: vectors in A, values in w   */
+
+/* ---- potrs.c: what potrs and getrs share ------------------------------------------------ */
+
+/* Run m (CMG_MG_POTRS or _GETRS, after the factorization) on rank 0's B in
+ * chunks of at most min(tile, CMG_RHS_PANEL) columns (m->b, nrhs, descB
+ * set here); every device synchronized after. */
+CMG_HIDDEN int cmg_solve_b(cmg_solve_t *j, cmg_mg_call_t *m);
+/* X (rank 0's B) copied into every other rank's b (on their streams 0). */
+CMG_HIDDEN int cmg_x_to_ranks(cmg_solve_t *j);
+/* Every device synchronized, then the first k (0-based) where the factor's
+ * diagonal is `what` (cudacommon's diag.h: CUC_DIAG_*) into *first, -1 when none. */
+CMG_HIDDEN int cmg_solve_diag_first(cmg_solve_t *j, int what, int64_t *first);
+
+/* ---- estimate.c ------------------------------------------------------------------------ */
+
+/* The estimate hook (muster/provider_v2.h). */
+CMG_HIDDEN int cmg_estimate(void *ctx, const muster_provider_query_t *q, muster_provider_estimate_t *est);
+/* The model's seconds for a routine it models (getrs), else -1. */
+CMG_HIDDEN double cmg_model_seconds(muster_routine_t routine, muster_dtype_t dtype, int64_t n, int ndevices);
 
 /* ---- tile.c -------------------------------------------------------------------------- */
 

@@ -1,8 +1,9 @@
 /* providers/cusolvermg/mgcall.c - the one way the provider calls a
  * cuSolverMg routine: its _bufferSize query, every device's cached
  * workspace grown to that, the call with rank 0's device current, its info
- * checked (leader_solve.h).  The table below is the only place that spells out the
- * routines' argument lists. */
+ * checked (leader_solve.h).  The switches below are the only place that
+ * spells out the routines' argument lists (the Cholesky routines and syevd
+ * on the lower triangle, getrf/getrs on all of A). */
 #include "leader_solve.h"
 
 #define LOWER CUBLAS_FILL_MODE_LOWER
@@ -12,6 +13,8 @@ static const char *const mg_name[] = {
     [CMG_MG_POTRS] = "cusolverMgPotrs",
     [CMG_MG_POTRI] = "cusolverMgPotri",
     [CMG_MG_SYEVD] = "cusolverMgSyevd",
+    [CMG_MG_GETRF] = "cusolverMgGetrf",
+    [CMG_MG_GETRS] = "cusolverMgGetrs",
 };
 
 static const char *const mg_size_name[] = {
@@ -19,6 +22,8 @@ static const char *const mg_size_name[] = {
     [CMG_MG_POTRS] = "cusolverMgPotrs_bufferSize",
     [CMG_MG_POTRI] = "cusolverMgPotri_bufferSize",
     [CMG_MG_SYEVD] = "cusolverMgSyevd_bufferSize",
+    [CMG_MG_GETRF] = "cusolverMgGetrf_bufferSize",
+    [CMG_MG_GETRS] = "cusolverMgGetrs_bufferSize",
 };
 
 static cusolverStatus_t buffer_size(cmg_solve_t *j, const cmg_mg_call_t *m, int64_t *lwork) {
@@ -34,6 +39,10 @@ static cusolverStatus_t buffer_size(cmg_solve_t *j, const cmg_mg_call_t *m, int6
   case CMG_MG_SYEVD:
     return cusolverMgSyevd_bufferSize(h, m->jobz, LOWER, n, j->mats, 1, 1, j->descA, m->w,
                                       cuc_real_type(j->a->dtype), t, lwork);
+  case CMG_MG_GETRF: return cusolverMgGetrf_bufferSize(h, n, n, j->mats, 1, 1, j->descA, m->ipiv, t, lwork);
+  case CMG_MG_GETRS:
+    return cusolverMgGetrs_bufferSize(h, CUBLAS_OP_N, n, m->nrhs, j->mats, 1, 1, j->descA, m->ipiv, m->b, 1, 1,
+                                      m->descB, t, lwork);
   }
   return CUSOLVER_STATUS_INVALID_VALUE;
 }
@@ -50,6 +59,10 @@ static cusolverStatus_t compute(cmg_solve_t *j, const cmg_mg_call_t *m, void **w
   case CMG_MG_POTRI: return cusolverMgPotri(h, LOWER, n, j->mats, 1, 1, j->descA, t, ws, lwork, info);
   case CMG_MG_SYEVD:
     return cusolverMgSyevd(h, m->jobz, LOWER, n, j->mats, 1, 1, j->descA, m->w, cuc_real_type(j->a->dtype), t,
+                           ws, lwork, info);
+  case CMG_MG_GETRF: return cusolverMgGetrf(h, n, n, j->mats, 1, 1, j->descA, m->ipiv, t, ws, lwork, info);
+  case CMG_MG_GETRS:
+    return cusolverMgGetrs(h, CUBLAS_OP_N, n, m->nrhs, j->mats, 1, 1, j->descA, m->ipiv, m->b, 1, 1, m->descB, t,
                            ws, lwork, info);
   }
   return CUSOLVER_STATUS_INVALID_VALUE;

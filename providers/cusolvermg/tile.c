@@ -16,8 +16,9 @@ static int64_t table_tile(muster_routine_t routine, int64_t n, int nshards) {
   if (nshards == 1) return n;
   /* potrs (potrf + potrs): 2048 is best from n = 8192 to 65536 (256 is 2-4x
    * slower); while S <= 8192, T = S costs at most 11% in cuSolverMg and
-   * needs no relayout, which costs more than that */
-  if (routine == MUSTER_POTRS) return S <= 8192 ? S : 2048;
+   * needs no relayout, which costs more than that.  getrs: not measured;
+   * potrs's rule (the same right-looking tiled update, twice the flops) */
+  if (routine == MUSTER_POTRS || routine == MUSTER_GETRS) return S <= 8192 ? S : 2048;
   /* potri: its solve part gains more from smaller tiles (n = 16384: 4096
    * 0.290 s, 2048 0.291 s, 8192 0.323 s) */
   if (S <= 4096) return S;

@@ -16,7 +16,8 @@ int mp_estimate(void *ctx, const muster_provider_query_t *q, muster_provider_est
   est->seconds = -1;
   const mp_libs_t *L = mp_libs_get();
   if (L->rc < 0) return NOPE(L->rc, "%s", L->brief);
-  if (q->routine != MUSTER_POTRS && q->routine != MUSTER_SYEVD) return NOPE(MUSTER_EUNSUPPORTED, "potrs, syevd only");
+  if (q->routine != MUSTER_POTRS && q->routine != MUSTER_SYEVD && q->routine != MUSTER_GETRS)
+    return NOPE(MUSTER_EUNSUPPORTED, "potrs, syevd, getrs only");
   if (q->nranks > 1 && q->span == MUSTER_SPAN_THREADS)
     return NOPE(MUSTER_EUNSUPPORTED, "one process per GPU: %d ranks are threads of one process", q->nranks);
   if (q->mem == MUSTER_MEM_CUDA && q->ndevices > 0 && q->ndevices < q->nranks)
@@ -33,7 +34,7 @@ int mp_estimate(void *ctx, const muster_provider_query_t *q, muster_provider_est
                           ? muster_layout_cyclic_dist(q->n, q->tile, q->nranks, r, q->n)
                           : muster_layout_block_dist(q->n, q->nranks, r, q->n);
     mp_layout_t user = mp_layout_of_dist(&d);
-    s.in_place = mp_layout_same(&user, &solver);
+    s.in_place = mp_layout_same(&user, &solver) && !mp_factors_a_copy(q->routine, q->flags);
     int row, col;
     mp_coords(&solver, r, &row, &col);
     mp_need_t need;

@@ -27,10 +27,34 @@ typedef struct mp_job {
   void *A;             /* cuSOLVERMp's A: the caller's buffer in place   */
   int in_place;
   mp_solverDesc_t descA, descB, descQ;
-  int64_t panel;       /* potrs: right-hand sides per cusolverMpPotrs      */
-  int64_t lrb, lcb;    /* potrs: local piece of one B panel                */
+  int64_t panel;       /* potrs, getrs: right-hand sides per solve call    */
+  int64_t lrb, lcb;    /* potrs, getrs: local piece of one B panel         */
   size_t dwork, hwork; /* workspace bytes                                  */
+  double logdet;       /* potrs with MUSTER_LOGDET: this rank's part of log
+                          det A, then (after the last agreement) all of it */
+  int deferred;        /* a failure every rank must return together (NaN
+                          met on this rank's part of U's diagonal), given
+                          to the last agreement instead of returned at once:
+                          the other ranks are still in NCCL calls         */
 } mp_job_t;
+
+/* The solve on B shared by potrs and getrs (routines.c): B in panels of
+ * j->panel columns, each rank's 2-D piece picked out of its full copy,
+ * solve(j, panel's descriptor, w) on it, then X to every rank's b; waits
+ * for the GPU after every panel. */
+typedef cusolverStatus_t (*mp_solve_panel_fn)(mp_job_t *j, mp_solverDesc_t db, int64_t w);
+MP_HIDDEN int mp_solve_b(mp_job_t *j, mp_solve_panel_fn solve, const char *what);
+
+/* getrs (general.c): prepare adds the pivots and sizes the workspace of
+ * getrf and getrs into *dw, *hw; run factors and solves.  Their contract is
+ * mp_routine_prepare's / mp_routine_run's. */
+MP_HIDDEN int mp_getrs_prepare(mp_job_t *j, size_t *dw, size_t *hw);
+MP_HIDDEN int mp_getrs_run(mp_job_t *j);
+
+/* This rank's part of the factor's diagonal (j->A, solver layout), copied
+ * to the host: *d (malloc'ed, n entries at most; the caller frees it) gets
+ * *count entries.  Waits for the stream. */
+MP_HIDDEN int mp_local_diag(mp_job_t *j, void **d, int64_t *count);
 
 /* The routines (routines.c).  prepare: descriptors, workspace sizes and
  * every buffer, before any rank talks over NCCL (so a refusal, e.g. of

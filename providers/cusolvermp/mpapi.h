@@ -64,6 +64,7 @@ typedef struct mp_solver_grid *mp_solverGrid_t;
 typedef struct mp_solver_desc *mp_solverDesc_t;
 enum { MP_GRID_COL_MAJOR = 0 }; /* cusolverMpGridMapping_t: the only one it runs */
 enum { MP_FILL_LOWER = 0 };     /* cublasFillMode_t */
+enum { MP_OP_N = 0 };           /* cublasOperation_t: no transpose */
 
 /* ---- the table libs.c fills -------------------------------------------------------- */
 
@@ -112,6 +113,22 @@ typedef struct mp_api {
   cusolverStatus_t (*Syevd)(mp_solverHandle_t h, char *compz, int uplo, int64_t n, void *a, int64_t ia, int64_t ja,
                             mp_solverDesc_t da, void *d, void *q, int64_t iq, int64_t jq, mp_solverDesc_t dq,
                             cudaDataType ct, void *dwork, size_t dbytes, void *hwork, size_t hbytes, int *dinfo);
+  /* LU: ipiv is this rank's part of the row pivots (global row indices,
+   * distributed like A's rows: local rows + tile entries, ScaLAPACK's
+   * rule), written by Getrf, read by Getrs */
+  cusolverStatus_t (*Getrf_bufferSize)(mp_solverHandle_t h, int64_t m, int64_t n, void *a, int64_t ia, int64_t ja,
+                                       mp_solverDesc_t da, int64_t *ipiv, cudaDataType ct, size_t *dev, size_t *host);
+  cusolverStatus_t (*Getrf)(mp_solverHandle_t h, int64_t m, int64_t n, void *a, int64_t ia, int64_t ja,
+                            mp_solverDesc_t da, int64_t *ipiv, cudaDataType ct, void *dwork, size_t dbytes,
+                            void *hwork, size_t hbytes, int *dinfo);
+  cusolverStatus_t (*Getrs_bufferSize)(mp_solverHandle_t h, int trans, int64_t n, int64_t nrhs, const void *a,
+                                       int64_t ia, int64_t ja, mp_solverDesc_t da, const int64_t *ipiv, void *b,
+                                       int64_t ib, int64_t jb, mp_solverDesc_t db, cudaDataType ct, size_t *dev,
+                                       size_t *host);
+  cusolverStatus_t (*Getrs)(mp_solverHandle_t h, int trans, int64_t n, int64_t nrhs, const void *a, int64_t ia,
+                            int64_t ja, mp_solverDesc_t da, const int64_t *ipiv, void *b, int64_t ib, int64_t jb,
+                            mp_solverDesc_t db, cudaDataType ct, void *dwork, size_t dbytes, void *hwork,
+                            size_t hbytes, int *dinfo);
 } mp_api_t;
 
 /* Symbol names, in mp_api_t's order: NCCL's then cuSOLVERMp's. */
@@ -123,8 +140,9 @@ typedef struct mp_api {
   "cusolverMpCreate", "cusolverMpDestroy", "cusolverMpGetVersion", "cusolverMpCreateDeviceGrid",           \
       "cusolverMpDestroyGrid", "cusolverMpCreateMatrixDesc", "cusolverMpDestroyMatrixDesc",                \
       "cusolverMpPotrf_bufferSize", "cusolverMpPotrf", "cusolverMpPotrs_bufferSize", "cusolverMpPotrs",    \
-      "cusolverMpSyevd_bufferSize", "cusolverMpSyevd"
+      "cusolverMpSyevd_bufferSize", "cusolverMpSyevd", "cusolverMpGetrf_bufferSize", "cusolverMpGetrf",     \
+      "cusolverMpGetrs_bufferSize", "cusolverMpGetrs"
 #define MP_N_NCCL_SYMBOLS 12
-#define MP_N_SOLVER_SYMBOLS 13
+#define MP_N_SOLVER_SYMBOLS 17
 
 #endif

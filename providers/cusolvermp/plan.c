@@ -200,7 +200,7 @@ uint64_t mp_workspace_bound(const mp_shape_t *s, int64_t lrows, int64_t lcols) {
   uint64_t panel = (uint64_t)s->n * T * esz; /* one block column of the matrix */
   switch (s->routine) {
   case MUSTER_SYEVD: return 2 * local + 4 * panel + (64ull << 20);
-  default: return 2 * panel + (64ull << 20); /* potrf, potrs: panel buffers */
+  default: return 2 * panel + (64ull << 20); /* potrf, potrs, getrf, getrs: panel buffers */
   }
 }
 
@@ -212,11 +212,22 @@ void mp_need(const mp_shape_t *s, int row, int col, mp_need_t *need) {
   uint64_t piece = (uint64_t)lr * (uint64_t)lc * esz;
   need->matrix = s->in_place ? 0 : piece;
   if (s->routine == MUSTER_SYEVD) need->vectors = piece + (uint64_t)s->n * muster_dtype_real_bytes(s->dtype);
-  if (s->routine == MUSTER_POTRS) {
+  if (s->routine == MUSTER_POTRS || s->routine == MUSTER_GETRS) {
     mp_layout_t B = mp_layout_solver(s->n, s->nrhs, s->tile, s->nprow, s->npcol);
     need->rhs = (uint64_t)lr * (uint64_t)mp_local_cols(&B, col) * esz;
   }
+  if (s->routine == MUSTER_GETRS) need->pivots = (uint64_t)mp_pivot_count(&L, row) * sizeof(int64_t);
   need->scratch = mp_scratch_bytes(s);
   need->workspace = mp_workspace_bound(s, lr, lc);
-  need->total = need->matrix + need->vectors + need->rhs + need->scratch + need->workspace + MP_FIXED_BYTES;
+  need->total = need->matrix + need->vectors + need->rhs + need->pivots + need->scratch + need->workspace +
+                MP_FIXED_BYTES;
+}
+
+int mp_diag_tile(const mp_layout_t *L, int64_t t, int row, int col, int64_t *li, int64_t *lj, int64_t *w) {
+  int64_t g = t * L->mb, n = L->m < L->n ? L->m : L->n;
+  if (t < 0 || g >= n || mp_owner(g, L->mb, L->nprow) != row || mp_owner(g, L->nb, L->npcol) != col) return 0;
+  *li = mp_local_index(g, L->mb, L->nprow);
+  *lj = mp_local_index(g, L->nb, L->npcol);
+  *w = n - g < L->mb ? n - g : L->mb;
+  return 1;
 }

@@ -108,6 +108,23 @@ MP_HIDDEN int mp_tile_resolve(muster_routine_t routine, int64_t n, int64_t args_
 MP_HIDDEN int mp_potrs_panel(const mp_release_t *r, const char *env, int64_t nrhs, int64_t *panel, char *why,
                              size_t len);
 
+/* ---- getrs and log det ---------------------------------------------------------- */
+
+/* getrs leaves the caller's A as it was unless MUSTER_NO_FACTOR (muster.h):
+ * it then factors cuSOLVERMp's own copy, even when the layouts agree. */
+static inline int mp_factors_a_copy(muster_routine_t routine, unsigned flags) {
+  return routine == MUSTER_GETRS && !(flags & MUSTER_NO_FACTOR);
+}
+
+/* Row pivots getrf writes on grid row `row`: its local rows plus one tile
+ * (ScaLAPACK's rule for IPIV, which cuSOLVERMp follows). */
+static inline int64_t mp_pivot_count(const mp_layout_t *L, int row) { return mp_local_rows(L, row) + L->mb; }
+
+/* Diagonal tile t (global rows and columns [t*mb, t*mb + w), square
+ * tiles: mb == nb) of layout L: 1 when grid (row, col) holds it, with its
+ * first local row and column in *li, *lj and its width in *w; else 0. */
+MP_HIDDEN int mp_diag_tile(const mp_layout_t *L, int64_t t, int row, int col, int64_t *li, int64_t *lj, int64_t *w);
+
 /* ---- redistribution plans ------------------------------------------------------ */
 
 typedef struct mp_span {
@@ -164,10 +181,11 @@ typedef struct mp_shape {
 
 /* Device bytes the call needs on grid (row, col), beyond the caller's own
  * buffers: cuSOLVERMp's copy of A, the eigenvectors (syevd), B
- * (potrs), the relayout scratch, the eigenvalues, the workspace bound and
+ * (potrs, getrs), getrs's pivots, the relayout scratch, the eigenvalues, the workspace bound and
  * MP_FIXED_BYTES for NCCL's and cuSOLVERMp's own allocations. */
 typedef struct mp_need {
   uint64_t matrix, vectors, rhs, scratch, workspace, total;
+  uint64_t pivots; /* getrs: this rank's row pivots (int64)               */
 } mp_need_t;
 MP_HIDDEN void mp_need(const mp_shape_t *s, int row, int col, mp_need_t *need);
 #define MP_FIXED_BYTES (512ull << 20)

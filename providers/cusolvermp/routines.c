@@ -1,4 +1,5 @@
-/* providers/cusolvermp/routines.c - potrs and syevd on cuSOLVERMp (job.h).
+/* providers/cusolvermp/routines.c - potrs and syevd on cuSOLVERMp, and the
+ * solve on B that potrs and getrs (general.c) share (job.h).
  *
  * potrs: cusolverMpPotrf on A, then B in panels of j->panel columns (the
  * release's documented limit per cusolverMpPotrs, or MUSTER_MP_POTRS_NRHS):
@@ -6,13 +7,17 @@
  * (no traffic), cusolverMpPotrs, then X reaches every rank by one NCCL sum
  * of n x panel (each entry has one owner; the others add zeros).  The
  * factor goes back into the caller's A unless MUSTER_NO_FACTOR (in place it
- * is already there).
+ * is already there).  MUSTER_LOGDET: each rank sums 2 log L(k,k) over the
+ * diagonal entries it holds (one strided copy per diagonal tile), and the
+ * last agreement of the call (solve.c) adds the parts: one double per rank
+ * over the bootstrap, no extra NCCL traffic, no pass over A.
  * syevd: cusolverMpSyevd ("V", or "N" with MUSTER_NO_VECTORS where the
  * release takes it) into Q and W; W to the caller's w (every rank has all
  * eigenvalues), Q back into the caller's A unless MUSTER_NO_VECTORS. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "diag.h"
 #include "job.h"
 #include "kernels.h"
 
@@ -50,10 +55,9 @@ out:
   return rc;
 }
 
-static int prepare_potrs(mp_job_t *j, size_t *dw, size_t *hw) {
-  cuc_err_t *E = j->E;
+/* B's panel buffers and descriptor (potrs, getrs). */
+static int prepare_b(mp_job_t *j) {
   int rc = 0;
-  size_t d2 = 0, h2 = 0;
   mp_comm_t *m = j->m;
   j->lrb = j->lr;
   j->lcb = muster_layout_numroc(j->panel, j->shape.tile, j->mycol, j->shape.npcol);
@@ -61,6 +65,16 @@ static int prepare_potrs(mp_job_t *j, size_t *dw, size_t *hw) {
   CUC_CHECK(desc(j, &j->descB, j->a->n, j->panel, lldb));
   CUC_CHECK(mp_comm_buf(m, MP_BUF_B, (size_t)(lldb * (j->lcb > 0 ? j->lcb : 1)) * j->esz, "a panel of B", j->E));
   CUC_CHECK(mp_comm_buf(m, MP_BUF_X, (size_t)(j->a->n * j->panel) * j->esz, "a panel of X", j->E));
+out:
+  return rc;
+}
+
+static int prepare_potrs(mp_job_t *j, size_t *dw, size_t *hw) {
+  cuc_err_t *E = j->E;
+  int rc = 0;
+  size_t d2 = 0, h2 = 0;
+  mp_comm_t *m = j->m;
+  CUC_CHECK(prepare_b(j));
   CUC_SO(m->device, j->api->Potrf_bufferSize(m->handle, MP_FILL_LOWER, j->a->n, j->A, 1, 1, j->descA,
                                              cuc_cuda_type(j->a->dtype), dw, hw));
   CUC_SO(m->device, j->api->Potrs_bufferSize(m->handle, MP_FILL_LOWER, j->a->n, j->panel, j->A, 1, 1, j->descA,
@@ -103,7 +117,10 @@ int mp_routine_prepare(mp_job_t *j) {
   CUC_CHECK(desc(j, &j->descA, j->a->n, j->a->n, j->lld));
   if (j->a->routine == MUSTER_POTRS)
     CUC_CHECK(prepare_potrs(j, &dw, &hw));
-  else
+  else if (j->a->routine == MUSTER_GETRS) {
+    CUC_CHECK(prepare_b(j));
+    CUC_CHECK(mp_getrs_prepare(j, &dw, &hw));
+  } else
     CUC_CHECK(prepare_syevd(j, &dw, &hw));
   j->dwork = dw;
   j->hwork = hw;
@@ -144,6 +161,57 @@ out:
   return rc;
 }
 
+int mp_solve_b(mp_job_t *j, mp_solve_panel_fn solve, const char *what) {
+  cuc_err_t *E = j->E;
+  int rc = 0, info = 0;
+  mp_comm_t *m = j->m;
+  for (int64_t j0 = 0; j0 < j->a->nrhs; j0 += j->panel) {
+    int64_t w = j->a->nrhs - j0 < j->panel ? j->a->nrhs - j0 : j->panel;
+    mp_solverDesc_t db = j->descB;
+    if (w != j->panel) { /* the last, narrower panel */
+      CUC_CHECK(desc(j, &db, j->a->n, w, j->lrb > 1 ? j->lrb : 1));
+    }
+    CUC_CHECK(upload_b_lists(j, w));
+    const int64_t *rows = m->buf[MP_BUF_IDX], *cols = rows + j->lr;
+    CUC_CU(m->device, mp_gather(j->esz, m->buf[MP_BUF_B], j->lrb > 1 ? j->lrb : 1,
+                                (char *)j->s->b + (size_t)(j0 * j->s->ldb) * j->esz, j->s->ldb, rows, cols, j->lr,
+                                muster_layout_numroc(w, j->shape.tile, j->mycol, j->shape.npcol), m->stream));
+    cusolverStatus_t st = solve(j, db, w);
+    if (db != j->descB) j->api->DestroyMatrixDesc(db);
+    if (st != CUSOLVER_STATUS_SUCCESS) {
+      rc = cuc_solver(j->E, m->device, what, st);
+      goto out;
+    }
+    CUC_CHECK(x_to_everyone(j, j0, w));
+    CUC_CHECK(mp_wait(j->c, j->run, m, j->E));
+    CUC_CHECK(mp_job_info(j, &info));
+    if (info != 0) {
+      rc = cuc_fail(j->E, MUSTER_EPROVIDER, "%s: info %d", what, info);
+      goto out;
+    }
+  }
+out:
+  return rc;
+}
+
+static cusolverStatus_t potrs_panel(mp_job_t *j, mp_solverDesc_t db, int64_t w) {
+  mp_comm_t *m = j->m;
+  return j->api->Potrs(m->handle, MP_FILL_LOWER, j->a->n, w, j->A, 1, 1, j->descA, m->buf[MP_BUF_B], 1, 1, db,
+                       cuc_cuda_type(j->a->dtype), m->buf[MP_BUF_WORK], j->dwork, m->hwork, j->hwork,
+                       m->buf[MP_BUF_INFO]);
+}
+
+/* MUSTER_LOGDET: this rank's part, 2 sum log L(k,k) over the diagonal
+ * entries it holds; the last agreement (solve.c) adds the ranks' parts. */
+static int logdet_part(mp_job_t *j) {
+  void *d = NULL;
+  int64_t count = 0;
+  int rc = mp_local_diag(j, &d, &count);
+  if (rc == 0) j->logdet = cuc_diag_chol_logdet(j->a->dtype, d, count);
+  free(d);
+  return rc;
+}
+
 static int run_potrs(mp_job_t *j) {
   cuc_err_t *E = j->E;
   int rc = 0, info = 0;
@@ -157,33 +225,8 @@ static int run_potrs(mp_job_t *j) {
     *j->call->info = info;
     return 0;
   }
-  for (int64_t j0 = 0; j0 < j->a->nrhs; j0 += j->panel) {
-    int64_t w = j->a->nrhs - j0 < j->panel ? j->a->nrhs - j0 : j->panel;
-    mp_solverDesc_t db = j->descB;
-    if (w != j->panel) { /* the last, narrower panel */
-      CUC_CHECK(desc(j, &db, j->a->n, w, j->lrb > 1 ? j->lrb : 1));
-    }
-    CUC_CHECK(upload_b_lists(j, w));
-    const int64_t *rows = m->buf[MP_BUF_IDX], *cols = rows + j->lr;
-    CUC_CU(m->device, mp_gather(j->esz, m->buf[MP_BUF_B], j->lrb > 1 ? j->lrb : 1,
-                                (char *)j->s->b + (size_t)(j0 * j->s->ldb) * j->esz, j->s->ldb, rows, cols, j->lr,
-                                muster_layout_numroc(w, j->shape.tile, j->mycol, j->shape.npcol), m->stream));
-    cusolverStatus_t st = j->api->Potrs(m->handle, MP_FILL_LOWER, j->a->n, w, j->A, 1, 1, j->descA,
-                                        m->buf[MP_BUF_B], 1, 1, db, t, m->buf[MP_BUF_WORK], j->dwork, m->hwork,
-                                        j->hwork, m->buf[MP_BUF_INFO]);
-    if (db != j->descB) j->api->DestroyMatrixDesc(db);
-    if (st != CUSOLVER_STATUS_SUCCESS) {
-      rc = cuc_solver(j->E, m->device, "cusolverMpPotrs", st);
-      goto out;
-    }
-    CUC_CHECK(x_to_everyone(j, j0, w));
-    CUC_CHECK(mp_wait(j->c, j->run, m, j->E));
-    CUC_CHECK(mp_job_info(j, &info));
-    if (info != 0) {
-      rc = cuc_fail(j->E, MUSTER_EPROVIDER, "cusolverMpPotrs: info %d", info);
-      goto out;
-    }
-  }
+  if (j->a->flags & MUSTER_LOGDET) CUC_CHECK(logdet_part(j));
+  CUC_CHECK(mp_solve_b(j, potrs_panel, "cusolverMpPotrs"));
   if (!j->in_place && !(j->a->flags & MUSTER_NO_FACTOR)) {
     CUC_CHECK(mp_job_move(j, 0, j->A));
     CUC_CHECK(mp_wait(j->c, j->run, m, j->E));
@@ -220,7 +263,13 @@ out:
   return rc;
 }
 
-int mp_routine_run(mp_job_t *j) { return j->a->routine == MUSTER_POTRS ? run_potrs(j) : run_syevd(j); }
+int mp_routine_run(mp_job_t *j) {
+  switch (j->a->routine) {
+  case MUSTER_POTRS: return run_potrs(j);
+  case MUSTER_GETRS: return mp_getrs_run(j);
+  default: return run_syevd(j);
+  }
+}
 
 void mp_routine_done(mp_job_t *j) {
   if (!j->m || j->m->aborted) return;

@@ -20,7 +20,7 @@ int mp_shape_of(const muster_solve_args_t *a, int nranks, int64_t *tile_in, mp_s
   s->routine = a->routine;
   s->dtype = a->dtype;
   s->n = a->n;
-  s->nrhs = a->routine == MUSTER_POTRS ? a->nrhs : 0;
+  s->nrhs = a->routine == MUSTER_POTRS || a->routine == MUSTER_GETRS ? a->nrhs : 0;
   s->flags = a->flags;
   int rc = mp_grid_shape(nranks, getenv("MUSTER_MP_GRID"), &s->nprow, &s->npcol, why, len);
   if (rc < 0) return rc;

@@ -19,6 +19,7 @@ typedef struct agree_msg {
   int32_t rc;
   int32_t pad;
   int64_t info;
+  double part;
   int64_t params[8];
   char msg[AGREE_MSG];
 } agree_msg_t;
@@ -29,14 +30,16 @@ static void params_of(const mp_job_t *j, int64_t *p) {
   memcpy(p, v, sizeof v);
 }
 
-/* Every rank's rc (and info), the same result on every rank. */
-static int agree(mp_job_t *j, int rc, const char *phase, int64_t *info) {
+/* Every rank's rc (and info: the largest; sum: the sum of every rank's
+ * *sum), the same result on every rank. */
+static int agree(mp_job_t *j, int rc, const char *phase, int64_t *info, double *sum) {
   const muster_bootstrap_t *b = j->boot;
   agree_msg_t mine, *all = calloc((size_t)b->size, sizeof *all);
   if (!all) return cuc_fail(j->E, MUSTER_ENOMEM, "out of host memory");
   memset(&mine, 0, sizeof mine);
   mine.rc = rc;
   mine.info = info ? *info : 0;
+  mine.part = sum ? *sum : 0.0;
   params_of(j, mine.params);
   if (rc < 0 && j->E->buf) snprintf(mine.msg, sizeof mine.msg, "%s", j->E->buf);
   char err[256] = "";
@@ -52,7 +55,9 @@ static int agree(mp_job_t *j, int rc, const char *phase, int64_t *info) {
       if (r != b->rank) cuc_fail(j->E, rc, "rank %d failed while %s: %s", r, phase, all[r].msg);
       goto out;
     }
+  if (sum) *sum = 0.0;
   for (int r = 0; r < b->size; r++) {
+    if (sum) *sum += all[r].part;
     if (memcmp(all[r].params, all[0].params, sizeof all[0].params) != 0) {
       rc = cuc_fail(j->E, MUSTER_EINVAL, "rank %d's call differs from rank 0's (routine, dtype, n, nrhs, flags, "
                     "tile or grid; MUSTER_MP_* must be the same on every rank)", r);
@@ -74,8 +79,10 @@ static int check(mp_job_t *j) {
   const muster_bootstrap_t *b = j->boot;
   char why[256];
   if (L->rc < 0) return cuc_fail(j->E, L->rc, "%s", L->why + strlen(MP_NAME ": "));
-  if (a->routine != MUSTER_POTRS && a->routine != MUSTER_SYEVD)
-    return cuc_fail(j->E, MUSTER_EUNSUPPORTED, "runs potrs and syevd, not %s", muster_routine_str(a->routine));
+  if (a->routine != MUSTER_POTRS && a->routine != MUSTER_SYEVD && a->routine != MUSTER_GETRS)
+    return cuc_fail(j->E, MUSTER_EUNSUPPORTED, "runs potrs, getrs and syevd, not %s", muster_routine_str(a->routine));
+  if ((a->flags & MUSTER_LOGDET) && a->routine != MUSTER_POTRS)
+    return cuc_fail(j->E, MUSTER_EINVAL, "MUSTER_LOGDET is for potrs, not %s", muster_routine_str(a->routine));
   if (j->s->mem != MUSTER_MEM_CUDA || j->s->device < 0)
     return cuc_fail(j->E, MUSTER_EUNSUPPORTED, "rank %d: needs CUDA device memory", b->rank);
   if (d->m != a->n || d->n != a->n || d->nprow < 1 || d->npcol < 1 || (int64_t)d->nprow * d->npcol != b->size ||
@@ -87,8 +94,13 @@ static int check(mp_job_t *j) {
   if (d->lld < (ulr > 1 ? ulr : 1) || (ulr * ulc > 0 && !j->s->a))
     return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: a is %s with lld %lld for %lld local rows", b->rank,
                     j->s->a ? "set" : "NULL", (long long)d->lld, (long long)ulr);
-  if (a->routine == MUSTER_POTRS && (a->nrhs < 1 || !j->s->b || j->s->ldb < a->n))
-    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: potrs needs b (n x nrhs, ldb >= n) on every rank", b->rank);
+  int takes_b = a->routine == MUSTER_POTRS || a->routine == MUSTER_GETRS;
+  if (takes_b && (a->nrhs < 1 || !j->s->b || j->s->ldb < a->n))
+    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: %s needs b (n x nrhs, ldb >= n) on every rank", b->rank,
+                    muster_routine_str(a->routine));
+  if ((a->flags & MUSTER_LOGDET) && !j->s->w)
+    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: potrs with MUSTER_LOGDET needs w (one real) on every rank",
+                    b->rank);
   if (a->routine == MUSTER_SYEVD && !j->s->w)
     return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: syevd needs w on every rank", b->rank);
   int rc = mp_shape_of(a, b->size, NULL, &j->shape, why, sizeof why);
@@ -99,12 +111,13 @@ static int check(mp_job_t *j) {
   j->lr = mp_local_rows(&j->solver, j->myrow);
   j->lc = mp_local_cols(&j->solver, j->mycol);
   const char *copy = getenv("MUSTER_MP_COPY");
-  j->in_place = mp_layout_same(&j->user, &j->solver) && !(copy && !strcmp(copy, "1"));
+  j->in_place = mp_layout_same(&j->user, &j->solver) && !(copy && !strcmp(copy, "1")) &&
+                !mp_factors_a_copy(a->routine, a->flags);
   j->shape.in_place = j->in_place;
   j->lld = j->in_place ? d->lld : (j->lr > 1 ? j->lr : 1);
   int64_t cap = (int64_t)(mp_scratch_bytes(&j->shape) / 2 / j->esz);
   j->cap = cap > 0 ? cap : 1;
-  if (a->routine == MUSTER_POTRS &&
+  if (takes_b && /* getrs: potrs's limit (cuSOLVERMp documents none of its own) */
       (rc = mp_potrs_panel(L->rel, getenv("MUSTER_MP_POTRS_NRHS"), a->nrhs, &j->panel, why, sizeof why)) < 0)
     return cuc_fail(j->E, rc, "%s", why);
   return 0;
@@ -147,23 +160,37 @@ out:
   return rc;
 }
 
+/* log det A (the agreed sum) into this rank's w: one real of the dtype's
+ * real type. */
+static int put_logdet(mp_job_t *j) {
+  cuc_err_t *E = j->E;
+  int rc = 0;
+  float f = (float)j->logdet;
+  const void *v = muster_dtype_real_bytes(j->a->dtype) == 4 ? (const void *)&f : (const void *)&j->logdet;
+  CUC_CU(j->s->device, cudaMemcpy(j->s->w, v, muster_dtype_real_bytes(j->a->dtype), cudaMemcpyDefault));
+out:
+  return rc;
+}
+
 static int solve_locked(mp_ctx_t *c, mp_run_t *run, const muster_collective_call_t *call, cuc_err_t *E) {
   mp_job_t j = {.c = c, .call = call, .a = &call->args, .s = call->mine, .boot = call->boot, .E = E, .run = run,
                 .api = &c->libs->api};
   int64_t info = 0;
   int rc = check(&j);
   if (rc == 0 && (rc = cudaSetDevice(j.s->device)) != cudaSuccess) rc = cuc_cuda(E, j.s->device, "cudaSetDevice", rc);
-  CUC_CHECK(agree(&j, rc, "checking the call", NULL));
+  CUC_CHECK(agree(&j, rc, "checking the call", NULL, NULL));
   rc = setup(&j);
-  CUC_CHECK(agree(&j, rc, "making the communicator and the buffers", NULL));
+  CUC_CHECK(agree(&j, rc, "making the communicator and the buffers", NULL, NULL));
   if (call->tile_used) *call->tile_used = j.shape.tile;
   /* NCCL traffic from here: a failure returns at once (see the top) */
   if (!j.in_place) CUC_CHECK(mp_job_move(&j, 1, NULL));
   else j.A = j.s->a;
   CUC_CHECK(mp_routine_run(&j));
   info = *call->info;
-  CUC_CHECK(agree(&j, 0, "finishing", &info));
+  int logdet = (j.a->flags & MUSTER_LOGDET) != 0;
+  CUC_CHECK(agree(&j, j.deferred, "finishing", &info, logdet ? &j.logdet : NULL));
   *call->info = info;
+  if (logdet && info == 0) CUC_CHECK(put_logdet(&j));
 out:
   mp_routine_done(&j);
   if (rc < 0 && j.m) j.m->broken = 1;

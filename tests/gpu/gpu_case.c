@@ -32,7 +32,10 @@ void gc_name(tcase_t *c, const char *shape) {
     k += snprintf(devs + k, sizeof devs - (size_t)k, "%s%d", r ? "," : "", c->devs[r]);
   snprintf(c->name, sizeof c->name, "%s%s %s %s R=%d gpus=%s %s%sn=%lld lda=n+%lld %s=%lld%s%s",
            muster_routine_name(c->routine),
-           (c->flags & MUSTER_NO_VECTORS) ? "(values)" : (c->flags & MUSTER_NO_FACTOR) ? "(no factor)" : "",
+           (c->flags & MUSTER_NO_VECTORS)  ? "(values)"
+           : (c->flags & MUSTER_NO_FACTOR) ? "(no factor)"
+           : (c->flags & MUSTER_LOGDET)    ? "(logdet)"
+                                           : "",
            muster_dtype_name(c->dtype), gc_mode_name[c->mode], c->R, devs, shape, *shape ? " " : "", (long long)c->n,
            (long long)c->lda_extra, c->layout == MUSTER_LAYOUT_CYCLIC ? "cyclic tile" : "tile", (long long)c->tile,
            c->env ? " " : "", c->env ? c->env : "");
@@ -58,11 +61,27 @@ tcase_t *gc_add(tcase_t *cases, int *ncases, const gprov_t *prov, muster_routine
   c->lda_extra = lda_extra;
   c->tile = tile;
   c->layout = MUSTER_LAYOUT_BLOCK;
-  c->nrhs = rt == MUSTER_POTRS ? 3 : 1;
-  c->shift = rt == MUSTER_SYEVD ? 0.0 : (double)n;
+  c->nrhs = rt == MUSTER_POTRS || rt == MUSTER_GETRS ? 3 : 1;
+  c->shift = rt == MUSTER_SYEVD || rt == MUSTER_GETRS ? 0.0 : (double)n;
   c->reps = 2;
   gc_name(c, shape);
   return c;
+}
+
+void gc_add_getrs_edges(tcase_t *cases, int *nc, const gprov_t *prov, int mode, int R) {
+  tcase_t *c = gc_add(cases, nc, prov, MUSTER_GETRS, 0, MUSTER_C64, mode, R, 1001, 3, 96, "");
+  c->layout = MUSTER_LAYOUT_CYCLIC;
+  gc_name(c, "cyclic");
+  for (int d = 0; d < 2; d++) {
+    c = gc_add(cases, nc, prov, MUSTER_GETRS, 0, d ? MUSTER_C64 : MUSTER_F64, mode, R, 600, 3, 0, "singular");
+    c->zero_col = 600 / 2 + 2;
+    c->expect = MUSTER_ESINGULAR;
+  }
+  for (int k = 0; k < 2 && mode != M_ALL; k++) {
+    c = gc_add(cases, nc, prov, MUSTER_GETRS, 0, MUSTER_F64, mode, R, 500, 0, 0, k ? "NaN-in-B" : "NaN-in-A");
+    c->nan_in = k ? 'b' : 'a';
+    c->expect = MUSTER_ENONFINITE;
+  }
 }
 
 /* ---- provider counters ------------------------------------------------------------- */
@@ -103,6 +122,7 @@ int gc_stats(const gprov_t *p, uint64_t out[GC_MAX_STATS]) {
 static int check_no_creation(const tcase_t *c, const uint64_t before[], const uint64_t after[]) {
   const gprov_t *p = c->prov;
   int bad = 0;
+  if (p->nstats == 0) return 0; /* a provider without counters */
   for (int k = 0; k < p->nstats; k++)
     if ((p->created & (1u << k)) && after[k] != before[k]) {
       fprintf(stderr, "    %s: second solve created %s (%llu -> %llu)\n", c->name, p->stat_names[k],
@@ -179,8 +199,25 @@ static void buf_free(rank_buf_t *rb) {
 static uint64_t seed_of(const tcase_t *c, int rep) {
   const char *e = getenv("GPU_TEST_SEED");
   uint64_t base = e ? strtoull(e, NULL, 0) : 1;
-  return base ^ ((uint64_t)c->n * 1000003u + (uint64_t)rep * 7919u + (uint64_t)c->dtype * 31u +
-                 (uint64_t)c->routine * 131u + (uint64_t)c->R);
+  uint64_t s = base ^ ((uint64_t)c->n * 1000003u + (uint64_t)rep * 7919u + (uint64_t)c->dtype * 31u +
+                       (uint64_t)c->routine * 131u + (uint64_t)c->R);
+  return s & ~GU_GENERAL; /* the kind of matrix is matrix_seed's to say */
+}
+
+/* The seed of the case's matrix: getrs's is general (gpu_util.h); every
+ * other routine's Hermitian (seed_of never sets GU_GENERAL). */
+static uint64_t matrix_seed(const tcase_t *c, uint64_t seed) {
+  return c->routine == MUSTER_GETRS ? seed | GU_GENERAL : seed;
+}
+
+/* Which rank holds global column g, and where (the layout of the case). */
+static int owner_of(const tcase_t *c, int64_t g, int64_t *lc) {
+  muster_layout_geom_t L;
+  int owner;
+  geom(c, &L);
+  if (c->layout == MUSTER_LAYOUT_CYCLIC) muster_layout_cyclic_owner(&L, g, &owner, lc);
+  else muster_layout_block_owner(&L, g, &owner, lc);
+  return owner;
 }
 
 /* A NaN in the real part of element k of buffer p. */
@@ -194,7 +231,7 @@ static cudaError_t put_nan(int dtype, void *p, int64_t k) {
 
 static int buf_fill(const tcase_t *c, int rank, rank_buf_t *rb, uint64_t seed) {
   CK(cudaSetDevice(rb->device));
-  CK(gu_fill_matrix(c->dtype, rb->a, rb->lda, c->n, rb->ncols, rb->cols, seed, c->shift, 0));
+  CK(gu_fill_matrix(c->dtype, rb->a, rb->lda, c->n, rb->ncols, rb->cols, matrix_seed(c, seed), c->shift, 0));
   CK(gu_fill_vectors(c->dtype, rb->b, c->n, c->n, c->nrhs, seed + 1, 0));
   CK(gu_fill_vectors(c->dtype, rb->b0, c->n, c->n, c->nrhs, seed + 1, 0));
   CK(cudaMemset(rb->w, 0xff, (size_t)c->n * gu_rsz(c->dtype))); /* NaN until written */
@@ -207,6 +244,9 @@ static int buf_fill(const tcase_t *c, int rank, rank_buf_t *rb, uint64_t seed) {
     if (owner == rank) CK(put_nan(c->dtype, rb->a, lc * rb->lda + 5));
   }
   if (c->nan_in == 'b') CK(put_nan(c->dtype, rb->b, 3));
+  int64_t zc;
+  if (c->zero_col > 0 && owner_of(c, c->zero_col - 1, &zc) == rank)
+    CK(cudaMemset((char *)rb->a + (size_t)(zc * rb->lda) * gu_esz(c->dtype), 0, (size_t)c->n * gu_esz(c->dtype)));
   CK(cudaDeviceSynchronize());
   return 0;
 }
@@ -220,9 +260,9 @@ static muster_shard_t shard_of(const tcase_t *c, const rank_buf_t *rb) {
   s.lda = rb->lda;
   s.col0 = rb->col0;
   s.ncols = rb->ncols;
-  s.b = c->routine == MUSTER_POTRS ? rb->b : NULL;
+  s.b = c->routine == MUSTER_POTRS || c->routine == MUSTER_GETRS ? rb->b : NULL;
   s.ldb = c->n;
-  s.w = c->routine == MUSTER_SYEVD ? rb->w : NULL;
+  s.w = c->routine == MUSTER_SYEVD || (c->flags & MUSTER_LOGDET) ? rb->w : NULL;
   s.stream = NULL;
   return s;
 }
@@ -279,6 +319,81 @@ static int check_syevd(const tcase_t *c, int rank, rank_buf_t *rb, uint64_t seed
   return bad;
 }
 
+/* getrs without MUSTER_NO_FACTOR: this rank's A must be exactly what was
+ * generated (the provider factors a private copy). */
+static int check_a_kept(const tcase_t *c, int rank, const rank_buf_t *rb, uint64_t seed) {
+  if (rb->real < 1) return 0;
+  size_t esz = gu_esz(c->dtype), col = (size_t)c->n * esz, pitch = (size_t)rb->lda * esz;
+  void *fresh = NULL;
+  char *h0 = malloc(col * (size_t)rb->real), *h1 = malloc(col * (size_t)rb->real);
+  int ok = h0 && h1 && cudaMalloc(&fresh, pitch * (size_t)rb->real) == cudaSuccess &&
+           gu_fill_matrix(c->dtype, fresh, rb->lda, c->n, rb->real, rb->cols, matrix_seed(c, seed), c->shift, 0) ==
+               cudaSuccess &&
+           cudaMemcpy2D(h0, col, fresh, pitch, col, (size_t)rb->real, cudaMemcpyDefault) == cudaSuccess &&
+           cudaMemcpy2D(h1, col, rb->a, pitch, col, (size_t)rb->real, cudaMemcpyDefault) == cudaSuccess;
+  int same = ok && !memcmp(h0, h1, col * (size_t)rb->real);
+  if (!ok) fprintf(stderr, "    %s rank %d: could not compare A\n", c->name, rank);
+  else if (!same)
+    fprintf(stderr, "    %s rank %d: getrs changed A (it must factor a copy without MUSTER_NO_FACTOR)\n", c->name,
+            rank);
+  cudaFree(fresh);
+  free(h0);
+  free(h1);
+  return !same;
+}
+
+/* potrs with MUSTER_LOGDET: this rank's w[0] against log det A from the
+ * lapack provider on the same matrix (gathered on the host).  Both sum the
+ * logs of L's diagonal in double: the difference comes from L's rounding
+ * (n eps of the dtype at most), the output's rounding to the dtype (eps
+ * |ld|) and the sum's rounding of different inputs (DBL_EPSILON sqrt(n)
+ * |ld|), each within GC_TOL. */
+static int check_logdet(const tcase_t *c, int rank, const rank_buf_t *rb, uint64_t seed) {
+  size_t esz = gu_esz(c->dtype), rsz = gu_rsz(c->dtype);
+  int64_t n = c->n;
+  void *dev = NULL;
+  char *a = malloc((size_t)(n * n) * esz), *b = calloc((size_t)n, esz), wgot[8], wref[8];
+  int bad = !a || !b;
+  gu_cols_t all = {0, 1, 0, 0, 0};
+  if (!bad) bad = cudaMalloc(&dev, (size_t)(n * n) * esz) != cudaSuccess;
+  if (!bad) bad = gu_fill_matrix(c->dtype, dev, n, n, n, all, matrix_seed(c, seed), c->shift, 0) != cudaSuccess;
+  if (!bad) bad = cudaMemcpy(a, dev, (size_t)(n * n) * esz, cudaMemcpyDefault) != cudaSuccess;
+  if (!bad) bad = cudaMemcpy(wgot, rb->w, rsz, cudaMemcpyDefault) != cudaSuccess;
+  if (bad) fprintf(stderr, "    %s rank %d: could not read log det or make the reference's matrix\n", c->name, rank);
+  cudaFree(dev);
+  if (!bad) {
+    muster_solve_args_t args = {MUSTER_POTRS, c->dtype, n, 1, 0, MUSTER_LAYOUT_BLOCK, MUSTER_LOGDET, "lapack"};
+    muster_shard_t s = {MUSTER_MEM_HOST, -1, a, n, 0, n, b, n, wref, NULL};
+    muster_solve_result_t res;
+    int rc = muster_solve_all(&args, 1, &s, &res);
+    if (rc != 0) fprintf(stderr, "    %s rank %d: the lapack reference failed: %s\n", c->name, rank, muster_last_error());
+    bad = rc != 0;
+  }
+  if (!bad) {
+    float gf, rf;
+    double got, ref;
+    memcpy(&gf, wgot, sizeof gf);
+    memcpy(&rf, wref, sizeof rf);
+    memcpy(&got, wgot, sizeof got);
+    memcpy(&ref, wref, sizeof ref);
+    if (rsz == 4) {
+      got = gf;
+      ref = rf;
+    }
+    double tol = GC_TOL * (gu_eps(c->dtype) * ((double)n + fabs(ref)) + 2.220446049250313e-16 * sqrt((double)n) * fabs(ref));
+    if (!(fabs(got - ref) <= tol)) {
+      fprintf(stderr, "    %s rank %d: log det %.17g, the lapack provider's %.17g (difference %.3g > %.3g)\n", c->name,
+              rank, got, ref, fabs(got - ref), tol);
+      bad = 1;
+    } else if (getenv("GPU_TEST_VERBOSE")) {
+      fprintf(stderr, "    %s rank %d: log det %.17g vs lapack %.17g\n", c->name, rank, got, ref);
+    }
+  }
+  free(a);
+  free(b);
+  return bad;
+}
+
 static double one_ratio(const tcase_t *c, const double o[4]) {
   double r[2];
   gu_resid_ratios(c->routine, c->dtype, c->n, o, r);
@@ -289,9 +404,11 @@ static double one_ratio(const tcase_t *c, const double o[4]) {
 static int buf_check(const tcase_t *c, int rank, rank_buf_t *rb, uint64_t seed) {
   double o[4] = {0, 0, 0, 0}, ratio = 0, ratio2 = 0;
   CK(cudaSetDevice(rb->device));
-  if (c->routine == MUSTER_POTRS) {
-    CK(gu_check_potrs(c->dtype, c->n, c->nrhs, rb->b, c->n, rb->b0, c->n, seed, c->shift, o));
+  if (c->routine == MUSTER_POTRS || c->routine == MUSTER_GETRS) {
+    CK(gu_check_potrs(c->dtype, c->n, c->nrhs, rb->b, c->n, rb->b0, c->n, matrix_seed(c, seed), c->shift, o));
     ratio = one_ratio(c, o);
+    if (c->routine == MUSTER_GETRS && !(c->flags & MUSTER_NO_FACTOR) && check_a_kept(c, rank, rb, seed)) return 1;
+    if ((c->flags & MUSTER_LOGDET) && check_logdet(c, rank, rb, seed)) return 1;
   } else if (c->routine == MUSTER_POTRI) {
     if (rb->real == 0) return 0;
     CK(gu_check_potri(c->dtype, c->n, rb->a, rb->lda, rb->real, rb->cols, seed, c->shift, o));
@@ -318,6 +435,14 @@ static int check_rc(const tcase_t *c, int rank, int rc, const muster_solve_resul
       (res->info != 1 || !strstr(muster_last_error(), "not positive definite (leading minor 1)"))) {
     fprintf(stderr, "    %s rank %d: info=%lld message \"%s\"\n", c->name, rank, (long long)res->info,
             muster_last_error());
+    return 1;
+  }
+  char pivot[48];
+  snprintf(pivot, sizeof pivot, "U(%lld,%lld)", (long long)c->zero_col, (long long)c->zero_col);
+  if (rc == MUSTER_ESINGULAR && (res->info != c->zero_col || !strstr(muster_last_error(), pivot) ||
+                                 !strstr(muster_last_error(), "singular"))) {
+    fprintf(stderr, "    %s rank %d: info=%lld (expected %lld) message \"%s\"\n", c->name, rank, (long long)res->info,
+            (long long)c->zero_col, muster_last_error());
     return 1;
   }
   if (rc == MUSTER_ENONFINITE && !strstr(muster_last_error(), "NaN/Inf")) {

@@ -26,7 +26,8 @@ enum { M_THREADS, M_PROCS, M_ALL };
 extern const char *const gc_mode_name[3];
 
 /* The provider under test: its name and its counters (an exported
- * `stats_symbol`, int fn(uint64_t *out, int cap)). */
+ * `stats_symbol`, int fn(uint64_t *out, int cap); nstats 0: it has none,
+ * and nothing is checked around the second solve). */
 struct tcase;
 typedef struct gprov {
   const char *name;
@@ -58,6 +59,8 @@ typedef struct tcase {
   unsigned flags;
   double shift;           /* diagonal shift; n: SPD, 0: syevd, -n: not PD   */
   int nan_in;             /* 0, or put a NaN into 'a' (A(5,2)) or 'b' (B(3,0)) */
+  int64_t zero_col;       /* getrs: 0, or column k (1-based) of A made zero:
+                             singular, MUSTER_ESINGULAR with info k        */
   int expect;             /* 0 or the MUSTER_E* code expected               */
   int expect_alt;         /* another code also accepted (NaN cases), or 0   */
   int reps;
@@ -69,10 +72,21 @@ typedef struct tcase {
 
 /* Append a plain case to `cases` (capacity GC_MAX_CASES); its name is made
  * from its fields plus `shape`.  Defaults: block layout, devices 0..R-1,
- * nrhs 3 for potrs, shift n (SPD) or 0 (syevd), two repetitions. */
+ * nrhs 3 for potrs and getrs, shift n (SPD) or 0 (syevd; getrs: a random
+ * general matrix, gpu_util.h), two repetitions.  Checks by routine:
+ * potrs, getrs ||AX - B|| / (||A|| ||X|| n eps); getrs also A unchanged
+ * on every rank (unless MUSTER_NO_FACTOR); potrs with MUSTER_LOGDET also
+ * every rank's log det against the lapack provider's on the same matrix. */
 #define GC_MAX_CASES 2048
 tcase_t *gc_add(tcase_t *cases, int *ncases, const gprov_t *prov, muster_routine_t rt, unsigned flags,
                 muster_dtype_t dt, int mode, int R, int64_t n, int64_t lda_extra, int64_t tile, const char *shape);
+/* getrs cases every GPU provider runs the same way, on R ranks in `mode`:
+ * from a cyclic layout (c64, n = 1001, lda = n + 3, tile 96); an exactly
+ * singular A (n = 600, column 302 zero; f64 and c64: MUSTER_ESINGULAR,
+ * info 302); NaN in A or in B (f64, n = 500: MUSTER_ENONFINITE; not for
+ * muster_solve_all). */
+void gc_add_getrs_edges(tcase_t *cases, int *ncases, const gprov_t *prov, int mode, int R);
+
 /* Rebuild c->name after changing its fields (devices, layout, env ...). */
 void gc_name(tcase_t *c, const char *shape);
 

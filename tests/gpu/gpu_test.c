@@ -1,11 +1,12 @@
 /*
  * tests/gpu/gpu_test.c - the GPU test command (docs/gpu-testing.md).
  *
- *   gpu-test [--provider cusolvermg|cusolverdn] [--only SUBSTR] [--max-gpus R] [--no-kill] [--list]
+ *   gpu-test [--provider cusolvermg|cusolverdn|cusolvermp] [--only SUBSTR] [--max-gpus R] [--no-kill] [--list]
  *
  * Runs, through the public API (muster_solve / muster_solve_all and
  * muster_run_on_devices), the cases of one provider (default cusolvermg;
- * cusolverdn's are in gpu_dn.c), each case in a forked child (gpu_case.h):
+ * cusolverdn's are in gpu_dn.c, cusolvermp's in gpu_mp.c), each case in a
+ * forked child (gpu_case.h):
  * for cusolvermg,
  *   every routine (potrs, potri, syevd, syevd values only) x dtype (f32,
  *   f64, c64, c128) x mode (threads, processes, all = muster_solve_all) x
@@ -14,7 +15,9 @@
  *   provider's own tile choice), each solved twice on fresh random matrices
  *   (the second solve must create nothing: no handle, descriptor, buffer,
  *   peer enable or IPC open), results checked by residuals that regenerate
- *   A on the GPU; a not-positive-definite matrix (ENOTPD, info 1); and, in
+ *   A on the GPU; getrs and potrs's log det (cmg_general_cases: residuals,
+ *   A kept, log det against the lapack provider, singular and NaN inputs);
+ *   a not-positive-definite matrix (ENOTPD, info 1); and, in
  *   process mode, a rank SIGKILLed in the middle of a solve (non-leader and
  *   leader): the survivor fails with an error naming the dead peer, in
  *   bounded time, and /dev/shm holds nothing of the job afterwards.
@@ -32,12 +35,41 @@
 
 #include "gpu_case.h"
 #include "gpu_dn.h"
+#include "gpu_mp.h"
 
 /* ---- cusolvermg's cases ------------------------------------------------------------ */
 
 static const char *const cmg_stat_names[] = {"handles", "descs", "allocs", "peer", "ipc_opens", "ipc_closes",
                                              "solves", "ops"};
 static const gprov_t cmg = {"cusolvermg", "muster_cusolvermg_stats", 8, cmg_stat_names, 0x1f, 6, NULL};
+
+/* getrs and potrs with its log det, on 1 to 4 GPUs: every dtype x mode
+ * on an aligned n (relayout in place; getrs copies A into work buffers) and
+ * an odd one (lda > n, the provider's tile); then per GPU count and mode:
+ * getrs with MUSTER_NO_FACTOR (factored in the caller's buffers: in place,
+ * and through the copy plan), log det c128 on an aligned n, and the getrs
+ * edges every provider runs (gc_add_getrs_edges: cyclic layout, singular,
+ * NaN in A or B). */
+static void cmg_general_cases(tcase_t *cases, int *nc, int maxR) {
+  static const muster_dtype_t dts[4] = {MUSTER_F32, MUSTER_F64, MUSTER_C64, MUSTER_C128};
+  for (int R = 1; R <= 4 && R <= maxR; R++)
+    for (int mode = 0; mode < 3; mode++) {
+      int64_t T = R <= 2 ? 256 : 128, n = R <= 2 ? 2 * T * R : T * R * R;
+      for (int d = 0; d < 4; d++) {
+        if (mode == M_ALL && (dts[d] == MUSTER_F32 || dts[d] == MUSTER_C128)) continue;
+        gc_add(cases, nc, &cmg, MUSTER_GETRS, 0, dts[d], mode, R, n, 0, T, "aligned");
+        gc_add(cases, nc, &cmg, MUSTER_GETRS, 0, dts[d], mode, R, 1000 + 7 * R, 5, 0, "unaligned");
+        gc_add(cases, nc, &cmg, MUSTER_POTRS, MUSTER_LOGDET, dts[d], mode, R, 1000 + 7 * R, 5, 0, "unaligned");
+      }
+      gc_add(cases, nc, &cmg, MUSTER_GETRS, MUSTER_NO_FACTOR, MUSTER_F64, mode, R, n, 0, T, "aligned");
+      gc_add(cases, nc, &cmg, MUSTER_GETRS, MUSTER_NO_FACTOR, MUSTER_C64, mode, R, 1000 + 7 * R, 5, 0, "unaligned");
+      gc_add(cases, nc, &cmg, MUSTER_POTRS, MUSTER_LOGDET, MUSTER_C128, mode, R, n, 0, T, "aligned");
+      if (R > 1) /* n = 1000: the copy plan (see cmg_cases), which getrs in place needs too */
+        gc_add(cases, nc, &cmg, MUSTER_GETRS, MUSTER_NO_FACTOR, MUSTER_F64, mode, R, 1000, 0,
+               R == 2 ? 128 : R == 3 ? 112 : 83, "copy-plan");
+      gc_add_getrs_edges(cases, nc, &cmg, mode, R);
+    }
+}
 
 static void cmg_cases(tcase_t *cases, int *nc, int maxR) {
   static const muster_dtype_t dts[4] = {MUSTER_F32, MUSTER_F64, MUSTER_C64, MUSTER_C128};
@@ -90,6 +122,7 @@ static void cmg_cases(tcase_t *cases, int *nc, int maxR) {
       c->shift = -600;
       c->expect = MUSTER_ENOTPD;
     }
+  cmg_general_cases(cases, nc, maxR);
   /* a rank SIGKILLed in the middle of a solve: syevd f64 n = 12288 takes
    * cuSolverMg about 3.7 s on 2 H200 */
   for (int victim = 1; victim >= 0 && maxR >= 2; victim--) {
@@ -197,13 +230,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--no-kill")) kills = 0;
     else if (!strcmp(argv[i], "--list")) list = 1;
     else {
-      fprintf(stderr, "usage: gpu-test [--provider cusolvermg|cusolverdn] [--only SUBSTR] [--max-gpus R] "
-                      "[--no-kill] [--list]\n");
+      fprintf(stderr, "usage: gpu-test [--provider cusolvermg|cusolverdn|cusolvermp] [--only SUBSTR] "
+                      "[--max-gpus R] [--no-kill] [--list]\n");
       return 2;
     }
   }
-  if (strcmp(prov, "cusolvermg") && strcmp(prov, "cusolverdn")) {
-    fprintf(stderr, "gpu-test: --provider %s: cusolvermg or cusolverdn\n", prov);
+  if (strcmp(prov, "cusolvermg") && strcmp(prov, "cusolverdn") && strcmp(prov, "cusolvermp")) {
+    fprintf(stderr, "gpu-test: --provider %s: cusolvermg, cusolverdn or cusolvermp\n", prov);
     return 2;
   }
   char job[64];
@@ -222,6 +255,7 @@ int main(int argc, char **argv) {
   }
   if (maxR > ndev) maxR = ndev;
   if (!strcmp(prov, "cusolvermg")) cmg_cases(cases, &ncases, maxR);
+  else if (!strcmp(prov, "cusolvermp")) mp_cases(cases, &ncases, maxR);
   else dn_cases(cases, &ncases, kills);
   int passed = 0, failed = 0, skipped = 0, keep = 0;
   for (int k = 0; k < ncases; k++) { /* what this machine cannot run, and what was not asked for */

@@ -25,6 +25,10 @@ __device__ __forceinline__ double u11(uint64_t h) { return (double)(h >> 11) * (
 __device__ __forceinline__ bool is_cplx(int dt) { return dt == 3 || dt == 4; }
 
 __device__ __forceinline__ Cx entry(int64_t i, int64_t j, uint64_t seed, double shift, int dt) {
+  if (seed & GU_GENERAL) {  // gpu_util.h: every entry its own hash
+    uint64_t h = mix(seed ^ mix((uint64_t)i * 0x100000001B3ull + (uint64_t)j));
+    return Cx{u11(h) + (i == j ? shift : 0.0), is_cplx(dt) ? u11(mix(h)) : 0.0};
+  }
   if (i == j) return Cx{0.5 * u11(mix(seed ^ mix((uint64_t)i))) + shift, 0.0};
   int64_t lo = i < j ? i : j, hi = i < j ? j : i;
   uint64_t h = mix(seed ^ mix((uint64_t)hi * 0x100000001B3ull + (uint64_t)lo));

@@ -9,6 +9,12 @@
  * (strict diagonal dominance); shift = 0 gives a Hermitian matrix with a
  * spread spectrum for syevd.  Checks regenerate A on the fly in double
  * precision, so they work at any n that fits the solve itself.
+ *
+ * A seed with GU_GENERAL set gives a general (non-Hermitian) matrix
+ * instead, for getrs: entry (i, j) hashes (seed, i, j), complex parts
+ * included on the diagonal, plus `shift` on the diagonal (0: a random
+ * general matrix, so LU's row pivoting is exercised).  Every function below
+ * takes such a seed; gu_check_potrs then gives getrs's residual.
  */
 #ifndef MUSTER_GPU_UTIL_H
 #define MUSTER_GPU_UTIL_H
@@ -19,6 +25,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#define GU_GENERAL (1ull << 63) /* seed bit: a general matrix (above) */
 
 /* Which global column local column lc of a buffer holds. */
 typedef struct gu_cols {

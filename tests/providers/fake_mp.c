@@ -39,4 +39,8 @@ FAIL(cusolverMpPotrs_bufferSize)
 FAIL(cusolverMpPotrs)
 FAIL(cusolverMpSyevd_bufferSize)
 FAIL(cusolverMpSyevd)
+FAIL(cusolverMpGetrf_bufferSize)
+FAIL(cusolverMpGetrf)
+FAIL(cusolverMpGetrs_bufferSize)
+FAIL(cusolverMpGetrs)
 #endif

@@ -59,6 +59,15 @@ static void check_one(int64_t n, int R, int64_t T, int64_t lda, int force, int64
     ASSERT(b.stage);
   }
   cmg_plan_run_host(&to_cyc, (void *const *)b.user, (void *const *)b.work, b.stage);
+  if (to_cyc.kind == CMG_PLAN_COPY) { /* only reads the caller's buffers: getrs factors the copy, A stays */
+    for (int64_t k = 0; k < to_cyc.nops; k++) ASSERT_EQ(to_cyc.ops[k].dst.buf, CMG_WORK);
+    for (int r = 0; r < R; r++)
+      for (int64_t c = 0; c < b.cap[r]; c++)
+        for (int64_t i = 0; i < lda; i++)
+          ASSERT(b.user[r][c * lda + i] == (c < muster_layout_block_ncols(&L, r)
+                                                ? val(muster_layout_block_col0(&L, r) + c, i)
+                                                : -1.0));
+  }
   /* cyclic: every real column in place, padding zero (copy plans) */
   for (int r = 0; r < R; r++) {
     double *cyc = to_cyc.kind == CMG_PLAN_COPY ? b.work[r] : b.user[r];

@@ -53,7 +53,7 @@ TEST_IMPL(cmg_provider_choose_tile) {
   static const int64_t ns[] = {1, 7, 100, 1000, 1007, 4096, 8192, 10000, 16384, 32768, 65536, 131072};
   for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
     for (int R = 1; R <= 16; R++)
-      for (int rt = MUSTER_POTRS; rt <= MUSTER_SYEVD; rt++) {
+      for (int rt = MUSTER_POTRS; rt <= MUSTER_GETRS; rt++) {
         int64_t t = v->choose_tile(ctx, (muster_routine_t)rt, MUSTER_F64, ns[i], R);
         ASSERT_GE(t, 1);
         ASSERT(muster_layout_tile_valid(ns[i], t, R));
@@ -68,6 +68,25 @@ TEST_IMPL(cmg_provider_choose_tile) {
   return 0;
 }
 
+/* A call of one shard s (n x n, tile n) whose info and message go to
+ * *info and err. */
+static muster_provider_call_t one_shard_call(muster_routine_t rt, int64_t n, int64_t nrhs, const muster_shard_t *s,
+                                             int64_t *info, char *err, size_t errlen) {
+  muster_provider_call_t call;
+  memset(&call, 0, sizeof call);
+  call.args.routine = rt;
+  call.args.dtype = MUSTER_F64;
+  call.args.n = n;
+  call.args.nrhs = nrhs;
+  call.args.tile = n;
+  call.nshards = 1;
+  call.shards = s;
+  call.info = info;
+  call.err = err;
+  call.errlen = errlen;
+  return call;
+}
+
 TEST_IMPL(cmg_provider_refuses_host_memory) {
   const muster_provider_v1_t *v;
   void *h = load(&v);
@@ -78,18 +97,7 @@ TEST_IMPL(cmg_provider_refuses_host_memory) {
   double a[16], b[4];
   muster_shard_t s = {MUSTER_MEM_HOST, -1, a, 4, 0, 4, b, 4, NULL, NULL};
   int64_t info = -5;
-  muster_provider_call_t call;
-  memset(&call, 0, sizeof call);
-  call.args.routine = MUSTER_POTRS;
-  call.args.dtype = MUSTER_F64;
-  call.args.n = 4;
-  call.args.nrhs = 1;
-  call.args.tile = 4;
-  call.nshards = 1;
-  call.shards = &s;
-  call.info = &info;
-  call.err = err;
-  call.errlen = sizeof err;
+  muster_provider_call_t call = one_shard_call(MUSTER_POTRS, 4, 1, &s, &info, err, sizeof err);
   int rc = v->solve(ctx, &call);
   ASSERT_EQ(rc, MUSTER_EUNSUPPORTED);
   ASSERT_STR_CONTAINS(err, "rank 0");
@@ -102,6 +110,45 @@ TEST_IMPL(cmg_provider_refuses_host_memory) {
   ASSERT_EQ(len, 0);
   /* the shared GPU code (providers/cudacommon) names the provider */
   ASSERT_STR_CONTAINS(err, "cusolvermg: shard memory kind 1 is not CUDA device memory");
+  v->fini(ctx);
+  dlclose(h);
+  return 0;
+}
+
+/* getrs and potrs's log det: what solve() refuses before touching a GPU
+ * (the checks run on the shards' fields only), each message naming the
+ * rank and what is missing. */
+TEST_IMPL(cmg_provider_refuses_bad_getrs_logdet) {
+  const muster_provider_v1_t *v;
+  void *h = load(&v);
+  if (!h) return 0;
+  void *ctx = NULL;
+  char err[256] = "";
+  ASSERT_OK(v->init(&ctx, err, sizeof err));
+  ASSERT(v->routines & (1u << MUSTER_GETRS));
+  ASSERT(v->routines & MUSTER_CAP_LOGDET);
+  static double a[64], b[8], w[1]; /* never dereferenced: the checks fail first */
+  muster_shard_t s = {MUSTER_MEM_CUDA, 0, a, 8, 0, 8, b, 8, w, NULL};
+  int64_t info = -5;
+  muster_provider_call_t call = one_shard_call(MUSTER_GETRS, 8, 0, &s, &info, err, sizeof err);
+  ASSERT_EQ(v->solve(ctx, &call), MUSTER_EINVAL); /* nrhs 0 */
+  ASSERT_STR_CONTAINS(err, "getrs: nrhs=0 out of range");
+  call.args.nrhs = 2;
+  s.b = NULL;
+  ASSERT_EQ(v->solve(ctx, &call), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(err, "rank 0 (device 0): getrs needs b with ldb >= n");
+  s.b = b;
+  s.ldb = 7;
+  ASSERT_EQ(v->solve(ctx, &call), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(err, "getrs needs b with ldb >= n");
+  s.ldb = 8;
+  call.args.flags = MUSTER_LOGDET; /* log det comes with potrs only */
+  ASSERT_EQ(v->solve(ctx, &call), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(err, "MUSTER_LOGDET is for potrs, not getrs");
+  call.args.routine = MUSTER_POTRS;
+  s.w = NULL;
+  ASSERT_EQ(v->solve(ctx, &call), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(err, "rank 0 (device 0): potrs with MUSTER_LOGDET needs w");
   v->fini(ctx);
   dlclose(h);
   return 0;

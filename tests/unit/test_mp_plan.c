@@ -285,3 +285,61 @@ TEST_IMPL(mp_plan_memory_rule) {
   ASSERT_LT(row1.matrix, need.matrix);
   return 0;
 }
+
+/* getrs: B as potrs's, the row pivots (local rows + one tile of int64 per
+ * rank), and A copied unless MUSTER_NO_FACTOR lets it be factored in
+ * place. */
+TEST_IMPL(mp_plan_getrs_memory) {
+  mp_shape_t s = {MUSTER_GETRS, MUSTER_C64, 5000, 3, 0, 2, 2, 256, 64ll << 20, 0};
+  mp_need_t need;
+  for (int row = 0; row < 2; row++) {
+    mp_need(&s, row, 0, &need);
+    int64_t lr = muster_layout_numroc(5000, 256, row, 2);
+    ASSERT_EQ(need.pivots, (uint64_t)(lr + 256) * 8);
+    ASSERT_EQ(need.rhs, (uint64_t)lr * 3 * 8); /* the 3 columns: one tile, on grid column 0 */
+    ASSERT_EQ(need.matrix, (uint64_t)lr * muster_layout_numroc(5000, 256, 0, 2) * 8);
+    ASSERT_EQ(need.total, need.matrix + need.rhs + need.pivots + need.scratch + need.workspace + MP_FIXED_BYTES);
+  }
+  s.routine = MUSTER_POTRS;
+  mp_need(&s, 0, 0, &need);
+  ASSERT_EQ(need.pivots, 0);
+  ASSERT(mp_factors_a_copy(MUSTER_GETRS, 0));
+  ASSERT(!mp_factors_a_copy(MUSTER_GETRS, MUSTER_NO_FACTOR));
+  ASSERT(!mp_factors_a_copy(MUSTER_POTRS, 0));
+  return 0;
+}
+
+/* The diagonal tiles each rank holds (log det, getrs's NaN check): over
+ * every rank of random grids, tiles and n, each diagonal entry exactly
+ * once, at the local row and column that hold global (g, g). */
+TEST_IMPL(mp_plan_diag_tiles) {
+  for (int trial = 0; trial < 300; trial++) {
+    int P = (int)rnd_in(1, 4), Q = (int)rnd_in(1, 4);
+    int64_t T = rnd_in(1, 40), n = rnd_in(1, 400);
+    mp_layout_t L = mp_layout_solver(n, n, T, P, Q);
+    char *seen = calloc((size_t)n, 1);
+    ASSERT(seen);
+    int64_t total = 0;
+    for (int rank = 0; rank < P * Q; rank++) {
+      int row, col;
+      mp_coords(&L, rank, &row, &col);
+      int64_t lr = mp_local_rows(&L, row), lc = mp_local_cols(&L, col);
+      for (int64_t t = -1; t * T < n + T; t++) {
+        int64_t li = -1, lj = -1, w = 0;
+        if (!mp_diag_tile(&L, t, row, col, &li, &lj, &w)) continue;
+        ASSERT(t >= 0 && w >= 1 && w <= T && li + w <= lr && lj + w <= lc);
+        for (int64_t k = 0; k < w; k++) {
+          int64_t g = global_of(li + k, T, row, P);
+          ASSERT_EQ(g, t * T + k);
+          ASSERT_EQ(global_of(lj + k, T, col, Q), g);
+          ASSERT(!seen[g]);
+          seen[g] = 1;
+        }
+        total += w;
+      }
+    }
+    ASSERT_EQ(total, n);
+    free(seen);
+  }
+  return 0;
+}

@@ -1,0 +1,99 @@
+/* providers/cusolvermg/getrs.c - LU with partial pivoting: cusolverMgGetrf
+ * on A (the caller's, or a private copy: leader_solve.c decides), then
+ * cusolverMgGetrs on rank 0's B with X copied to every rank
+ * (leader_solve.h).
+ *
+ * The row pivots stay where cusolverMgGetrf leaves them, in per-GPU int
+ * buffers laid out like one row of A (rank r's local tiles: local_cols
+ * entries), and cusolverMgGetrs reads them there: they never travel, which
+ * is why the caller cannot get the factors back (muster.h).
+ *
+ * Errors, as the lapack provider words them: an exactly singular A is
+ * MUSTER_ESINGULAR with info = k, U(k,k) = 0 (from getrf's info, or, when
+ * cuSolverMg fails without one, from U's diagonal, as potrs does for a
+ * failed potrf); NaN/Inf in A shows on U's diagonal and NaN/Inf in B in
+ * X: both MUSTER_ENONFINITE. */
+#include <stdlib.h>
+
+#include "diag.h"
+#include "leader_solve.h"
+
+/* A failed cusolverMgGetrf status with info <= 0: look for the zero pivot
+ * on U's diagonal (the columns before it are factored), else a NaN/Inf
+ * there. */
+static int getrf_failed(cmg_solve_t *j, cusolverStatus_t st, int info) {
+  int64_t k = -1;
+  char keep[16];
+  cuc_err_t quiet = {keep, sizeof keep, CMG_NAME}, *E = j->E;
+  j->E = &quiet;
+  int64_t bad = -1;
+  if (cmg_solve_diag_first(j, CUC_DIAG_ZERO, &k) == 0 && k < 0)
+    (void)cmg_solve_diag_first(j, CUC_DIAG_NONFINITE, &bad);
+  j->E = E;
+  if (bad >= 0)
+    return cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in A: cusolverMgGetrf on devices %d.. failed (%s) with "
+                    "U(%lld,%lld) = NaN/Inf", j->ids[0], cuc_solver_status_name(st), (long long)(bad + 1),
+                    (long long)(bad + 1));
+  if (k >= 0) {
+    *j->call->info = k + 1;
+    return cuc_fail(j->E, MUSTER_ESINGULAR, "cusolverMgGetrf on devices %d..: %s with U(%lld,%lld) exactly zero: "
+                    "singular", j->ids[0], cuc_solver_status_name(st), (long long)(k + 1), (long long)(k + 1));
+  }
+  return cuc_fail(j->E, MUSTER_ECUDA, "device %d: cusolverMgGetrf failed: %s (%d), info=%d", j->ids[0],
+                  cuc_solver_status_name(st), (int)st, info);
+}
+
+/* Every device's pivot buffer: local_cols ints (cached, grown). */
+static int reserve_pivots(cmg_solve_t *j, int **ipiv) {
+  int rc = 0;
+  for (int r = 0; r < j->R; r++) {
+    cmg_dev_t *d = &j->c->dev[j->ids[r]];
+    CUC_CHECK(cuc_grow(j->ids[r], &d->ipiv, &d->ipiv_bytes, (size_t)j->L.local_cols * sizeof(int), j->E));
+    ipiv[r] = d->ipiv;
+  }
+out:
+  return rc;
+}
+
+/* NaN/Inf in X (rank 0's B, n x nrhs), read back to the host: the
+ * solve's cost is O(n^2 nrhs), this O(n nrhs). */
+static int check_x(cmg_solve_t *j) {
+  const muster_shard_t *s0 = &j->call->shards[0];
+  int64_t n = j->a->n, nrhs = j->a->nrhs;
+  char *h = malloc((size_t)(n * nrhs) * j->esz);
+  int rc = 0;
+  cuc_err_t *E = j->E;
+  if (!h) return cuc_fail(E, MUSTER_ENOMEM, "cannot allocate %lld x %lld elements to check X", (long long)n,
+                          (long long)nrhs);
+  CUC_CU(j->ids[0], cudaSetDevice(j->ids[0]));
+  CUC_CU(j->ids[0], cudaMemcpy2D(h, (size_t)n * j->esz, s0->b, (size_t)s0->ldb * j->esz, (size_t)n * j->esz,
+                                 (size_t)nrhs, cudaMemcpyDefault));
+  int64_t k = cuc_diag_first(j->a->dtype, h, n * nrhs, CUC_DIAG_NONFINITE);
+  if (k >= 0)
+    rc = cuc_fail(E, MUSTER_ENONFINITE, "NaN/Inf in the solution X at row %lld, column %lld (NaN/Inf in B?)",
+                  (long long)(k % n + 1), (long long)(k / n + 1));
+out:
+  free(h);
+  return rc;
+}
+
+int cmg_getrs(cmg_solve_t *j) {
+  int rc = 0;
+  int *ipiv[CMG_MAX_DEV];
+  int64_t k = -1;
+  CUC_CHECK(reserve_pivots(j, ipiv));
+  cmg_mg_call_t f = {.op = CMG_MG_GETRF, .ipiv = ipiv, .on_failure = getrf_failed};
+  CUC_CHECK(cmg_mg_run(j, &f));
+  CUC_CHECK(cmg_solve_diag_first(j, CUC_DIAG_NONFINITE, &k));
+  if (k >= 0) {
+    rc = cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in A: cusolverMgGetrf on devices %d.. left U(%lld,%lld) = "
+                  "NaN/Inf", j->ids[0], (long long)(k + 1), (long long)(k + 1));
+    goto out;
+  }
+  cmg_mg_call_t s = {.op = CMG_MG_GETRS, .ipiv = ipiv};
+  CUC_CHECK(cmg_solve_b(j, &s));
+  CUC_CHECK(check_x(j));
+  CUC_CHECK(cmg_x_to_ranks(j));
+out:
+  return rc;
+}

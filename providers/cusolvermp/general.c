@@ -1,0 +1,114 @@
+/* providers/cusolvermp/general.c - getrs on cuSOLVERMp (job.h), and the
+ * local part of a factor's diagonal.
+ *
+ * getrs: cusolverMpGetrf on A (cuSOLVERMp's copy unless MUSTER_NO_FACTOR:
+ * the caller's A is left as it was, muster.h), its row pivots kept on the
+ * GPUs (MP_BUF_PIV, each grid row its part), then cusolverMpGetrs on B in
+ * panels as potrs (mp_solve_b), X to every rank.  info k > 0 from getrf
+ * (the same on every rank: cuSOLVERMp reduces it) is returned as info,
+ * which the runtime words as MUSTER_ESINGULAR naming U(k,k).  NaN/Inf:
+ * each rank looks at its part of U's diagonal (where NaN in A ends up) and
+ * every rank at X (the same X everywhere); a rank that finds one does not
+ * stop (the others are in NCCL calls) but hands MUSTER_ENONFINITE to the
+ * last agreement, which every rank returns. */
+#include <stdlib.h>
+
+#include "diag.h"
+#include "job.h"
+
+int mp_local_diag(mp_job_t *j, void **d, int64_t *count) {
+  cuc_err_t *E = j->E;
+  mp_comm_t *m = j->m;
+  int rc = 0;
+  int64_t li, lj, w, lld = j->lld;
+  *count = 0;
+  *d = malloc((size_t)(j->a->n > 0 ? j->a->n : 1) * j->esz);
+  if (!*d) return cuc_fail(E, MUSTER_ENOMEM, "out of host memory for the factor's diagonal");
+  for (int64_t t = 0; t * j->shape.tile < j->a->n; t++) {
+    if (!mp_diag_tile(&j->solver, t, j->myrow, j->mycol, &li, &lj, &w)) continue;
+    const char *src = (const char *)j->A + (size_t)(lj * lld + li) * j->esz;
+    CUC_CU(m->device, cudaMemcpy2DAsync((char *)*d + (size_t)*count * j->esz, j->esz, src, (size_t)(lld + 1) * j->esz,
+                                        j->esz, (size_t)w, cudaMemcpyDeviceToHost, m->stream));
+    *count += w;
+  }
+  CUC_CHECK(mp_wait(j->c, j->run, m, E));
+out:
+  return rc;
+}
+
+int mp_getrs_prepare(mp_job_t *j, size_t *dw, size_t *hw) {
+  cuc_err_t *E = j->E;
+  int rc = 0;
+  size_t d2 = 0, h2 = 0;
+  mp_comm_t *m = j->m;
+  cudaDataType t = cuc_cuda_type(j->a->dtype);
+  int64_t npiv = mp_pivot_count(&j->solver, j->myrow);
+  CUC_CHECK(mp_comm_buf(m, MP_BUF_PIV, (size_t)npiv * sizeof(int64_t), "getrf's row pivots", E));
+  CUC_SO(m->device, j->api->Getrf_bufferSize(m->handle, j->a->n, j->a->n, j->A, 1, 1, j->descA, m->buf[MP_BUF_PIV],
+                                             t, dw, hw));
+  CUC_SO(m->device, j->api->Getrs_bufferSize(m->handle, MP_OP_N, j->a->n, j->panel, j->A, 1, 1, j->descA,
+                                             m->buf[MP_BUF_PIV], m->buf[MP_BUF_B], 1, 1, j->descB, t, &d2, &h2));
+  if (d2 > *dw) *dw = d2;
+  if (h2 > *hw) *hw = h2;
+out:
+  return rc;
+}
+
+static cusolverStatus_t getrs_panel(mp_job_t *j, mp_solverDesc_t db, int64_t w) {
+  mp_comm_t *m = j->m;
+  return j->api->Getrs(m->handle, MP_OP_N, j->a->n, w, j->A, 1, 1, j->descA, m->buf[MP_BUF_PIV], m->buf[MP_BUF_B], 1,
+                       1, db, cuc_cuda_type(j->a->dtype), m->buf[MP_BUF_WORK], j->dwork, m->hwork, j->hwork,
+                       m->buf[MP_BUF_INFO]);
+}
+
+/* NaN/Inf on this rank's part of U's diagonal: the deferred failure. */
+static int check_u(mp_job_t *j) {
+  void *d = NULL;
+  int64_t count = 0, k;
+  int rc = mp_local_diag(j, &d, &count);
+  if (rc == 0 && (k = cuc_diag_first(j->a->dtype, d, count, CUC_DIAG_NONFINITE)) >= 0 && !j->deferred)
+    j->deferred = cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in A: cusolverMpGetrf left NaN/Inf on U's diagonal "
+                           "(rank %d's diagonal entry %lld)", j->boot->rank, (long long)(k + 1));
+  free(d);
+  return rc;
+}
+
+/* NaN/Inf in X (this rank's b, the same on every rank). */
+static int check_x(mp_job_t *j) {
+  cuc_err_t *E = j->E;
+  int64_t n = j->a->n, nrhs = j->a->nrhs, k;
+  char *h = malloc((size_t)(n * nrhs) * j->esz);
+  int rc = 0;
+  if (!h) return cuc_fail(E, MUSTER_ENOMEM, "out of host memory to check X");
+  CUC_CU(j->m->device, cudaMemcpy2D(h, (size_t)n * j->esz, j->s->b, (size_t)j->s->ldb * j->esz, (size_t)n * j->esz,
+                                    (size_t)nrhs, cudaMemcpyDeviceToHost));
+  k = cuc_diag_first(j->a->dtype, h, n * nrhs, CUC_DIAG_NONFINITE);
+  if (k >= 0 && !j->deferred)
+    j->deferred = cuc_fail(E, MUSTER_ENONFINITE, "NaN/Inf in the solution X at row %lld, column %lld (NaN/Inf in B?)",
+                           (long long)(k % n + 1), (long long)(k / n + 1));
+out:
+  free(h);
+  return rc;
+}
+
+int mp_getrs_run(mp_job_t *j) {
+  cuc_err_t *E = j->E;
+  int rc = 0, info = 0;
+  mp_comm_t *m = j->m;
+  CUC_SO(m->device, j->api->Getrf(m->handle, j->a->n, j->a->n, j->A, 1, 1, j->descA, m->buf[MP_BUF_PIV],
+                                  cuc_cuda_type(j->a->dtype), m->buf[MP_BUF_WORK], j->dwork, m->hwork, j->hwork,
+                                  m->buf[MP_BUF_INFO]));
+  CUC_CHECK(mp_wait(j->c, j->run, m, E));
+  CUC_CHECK(mp_job_info(j, &info));
+  if (info != 0) { /* U(info, info) = 0, on every rank */
+    *j->call->info = info;
+    return 0;
+  }
+  CUC_CHECK(check_u(j));
+  CUC_CHECK(mp_solve_b(j, getrs_panel, "cusolverMpGetrs"));
+  CUC_CHECK(check_x(j));
+  /* A: the caller's untouched, or (MUSTER_NO_FACTOR, in place) factored
+   * there; the factors are never moved back (their pivots would not be) */
+out:
+  return rc;
+}
