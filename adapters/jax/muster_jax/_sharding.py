@@ -219,6 +219,54 @@ def prepare(a: jax.Array, T_A: int | None, mesh: Mesh, a_spec: P, cyclic_1d: boo
     return Placement(dim, axis, R, N)
 
 
+def prepare_general(a: jax.Array, T_A: int | None, mesh: Mesh, a_spec: P, tall: bool, what: str) -> Placement:
+    """Check a general (not Hermitian) A against its mesh and spec: square
+    for getrs, m x n with m >= n for gels.
+
+    Args:
+      a: the matrix.
+      T_A: the tile (checked against A's columns when given).
+      mesh: the mesh.
+      a_spec: A's PartitionSpec (either dimension over one axis: a
+        row-sharded A is moved to columns, place_general).
+      tall: m >= n is allowed (gels); else A must be square.
+      what: the caller's name, for messages.
+
+    Returns:
+      Where A is; N is A's columns.
+
+    Raises:
+      ValueError, TypeError: A, T_A or the spec does not fit.
+    """
+    if a.ndim != 2:
+        raise ValueError(f"{what}: a must be 2-D, got shape {a.shape}")
+    if a.dtype not in DTYPES:
+        raise TypeError(f"{what}: dtype {a.dtype} not supported (float32, float64, complex64, complex128)")
+    m, n = a.shape
+    if tall and m < n:
+        raise ValueError(f"{what}: a must have at least as many rows as columns (M >= N), got {a.shape}")
+    if not tall and m != n:
+        raise ValueError(f"{what}: a must be square, got shape {a.shape}")
+    dim, axis = axis_of(a_spec, what)
+    if axis not in mesh.shape:
+        raise ValueError(f"{what}: mesh has no axis {axis!r} (axes {tuple(mesh.shape)})")
+    R = int(mesh.shape[axis])
+    if T_A is not None:
+        _layout.check_T_A(n, T_A, R)
+    return Placement(dim, axis, R, n)
+
+
+def place_general(a: jax.Array, mesh: Mesh, pl: Placement) -> jax.Array:
+    """A general A as the solves' shard_map takes it: its columns padded to
+    the block layout's padded order (the rows stay: gels's m is A's rows)
+    and sharded P(None, axis); a row-sharded A is resharded (only a
+    Hermitian A's row block is its column block's adjoint)."""
+    Np = _layout.block_padded_order(pl.N, pl.R)
+    if Np != pl.N:
+        a = jnp.pad(a, ((0, 0), (0, Np - pl.N)))
+    return constrain(a, mesh, P(None, pl.axis))
+
+
 def place_a(a: jax.Array, mesh: Mesh, pl: Placement, cyclic_1d: bool) -> tuple[jax.Array, P, int]:
     """A as the solves' shard_map takes it.
 
