@@ -75,6 +75,29 @@ def test_jaxmg_1_4_x(mesh4, rng):
     np.testing.assert_allclose(float(logdet), np.linalg.slogdet(a)[1], rtol=1e-12 * N)
 
 
+def test_jaxmg_1_4_x_lu_solve_least_squares(mesh4, rng):
+    """jaxmg 1.4.x's lu_solve / least_squares as its docs call them: A
+    row-sharded P("x"), the mesh and spec read off A, b 1-D or 2-D."""
+    jaxmg = importlib.import_module("muster_jax.jaxmg.v1")
+    a = rng.standard_normal((N, N)) + N * np.eye(N)
+    t = rng.standard_normal((12, N))
+    b, c = rhs(rng, N, 2, np.float64), rhs(rng, 12, 1, np.float64)
+    put = lambda m: jax.device_put(m, NamedSharding(mesh4, P("x")))  # noqa: E731
+    A, T = put(a), put(t)
+    x = jaxmg.lu_solve(A, b, T_A)
+    assert np.abs(a @ np.asarray(x) - b).max() < 1e-12 * N * np.abs(b).max()
+    x, status = jaxmg.lu_solve(A, b[:, 0], T_A, mesh4, P("x"), return_status=True, donate=False)
+    assert x.shape == (N,) and int(status) == 0
+    assert np.abs(a @ np.asarray(x) - b[:, 0]).max() < 1e-12 * N * np.abs(b).max()
+    want = np.linalg.lstsq(t, c, rcond=None)[0]
+    y = jaxmg.least_squares(T, c[:, 0], T_A)
+    assert y.shape == (N,)
+    np.testing.assert_allclose(np.asarray(y), want[:, 0], rtol=1e-10, atol=1e-12)
+    y, status = jaxmg.least_squares(T, c, T_A, matrix_specs=P("x"), return_status=True)
+    np.testing.assert_allclose(np.asarray(y), want, rtol=1e-10, atol=1e-12)
+    assert int(status) == 0
+
+
 def test_jaxmg_1_4_x_two_axis_spec_refused(rng):
     jaxmg = importlib.import_module("muster_jax.jaxmg.v1")
     mesh = jax.make_mesh((2, 2), ("x", "y"), devices=jax.devices()[:4])

@@ -9,10 +9,10 @@ so a program written for donate=True runs unchanged.
 import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from .. import _cholesky, _eigh, _sharding
+from .. import _cholesky, _eigh, _general, _sharding
 from ._common import tile
 
-__all__ = ["potrs", "potri", "syevd"]
+__all__ = ["potrs", "potri", "syevd", "lu_solve", "least_squares"]
 
 
 def _layout_of(a: jax.Array, mesh: Mesh | None, matrix_specs, in_specs, what: str) -> tuple[Mesh, P]:
@@ -92,3 +92,45 @@ def syevd(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None, matrix
     mesh, spec = _layout_of(a, mesh, matrix_specs, in_specs, "jaxmg.syevd")
     return _eigh.syevd(a, tile(T_A, a.shape[0], _ndev(mesh, spec)), mesh, spec,
                        return_eigenvectors=return_eigenvectors, return_status=return_status)
+
+
+def lu_solve(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None = None, matrix_specs=None, *,
+             in_specs=None, return_status: bool = False, pad: bool = True,
+             donate: bool = True) -> jax.Array | tuple[jax.Array, jax.Array]:
+    """Solve A x = b for a general square A (jaxmg 1.4.x's signature; LU
+    with partial pivoting).  Differentiable and batched (jaxmg's is not).
+
+    Args:
+      a: A, N x N, nonsingular, sharded over one mesh axis.
+      b: B, (N,) or (N, nrhs).
+      T_A, mesh, matrix_specs, in_specs, pad, donate: as for potrs.
+      return_status: also return the status (int32; 0 ok, k > 0 U(k,k) is
+        exactly zero).
+
+    Returns:
+      x ((N,) or (N, nrhs), replicated), or (x, status).
+    """
+    mesh, spec = _layout_of(a, mesh, matrix_specs, in_specs, "jaxmg.lu_solve")
+    return _general.lu_solve(a, b, tile(T_A, a.shape[1], _ndev(mesh, spec)), mesh, spec,
+                             return_status=return_status)
+
+
+def least_squares(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,
+                  matrix_specs=None, *, in_specs=None, return_status: bool = False, pad: bool = True,
+                  donate: bool = True) -> jax.Array | tuple[jax.Array, jax.Array]:
+    """min ||A x - b|| for A M x N, M >= N, of full column rank (jaxmg
+    1.4.x's signature; QR).  Differentiable and batched (jaxmg's is not).
+
+    Args:
+      a: A, M x N, sharded over one mesh axis.
+      b: B, (M,) or (M, nrhs).
+      T_A, mesh, matrix_specs, in_specs, pad, donate: as for potrs.
+      return_status: also return the status (int32; 0 ok, k > 0 A rank
+        deficient at column k).
+
+    Returns:
+      x ((N,) or (N, nrhs), replicated), or (x, status).
+    """
+    mesh, spec = _layout_of(a, mesh, matrix_specs, in_specs, "jaxmg.least_squares")
+    return _general.least_squares(a, b, tile(T_A, a.shape[1], _ndev(mesh, spec)), mesh, spec,
+                                  return_status=return_status)
