@@ -9,8 +9,8 @@ adjoint); B is replicated.  The derivatives are in _general_rules.
 import jax
 from jax.sharding import Mesh, PartitionSpec as P
 
-from . import _call, _general_rules, _groups, _sharding
-from ._call import GELS, GETRS, NO_FACTOR
+from . import _call, _general_rules, _groups, _local_rules, _sharding
+from ._call import GELS, GETRS
 
 # ---- inside the caller's shard_map ----------------------------------------------------
 
@@ -18,9 +18,7 @@ from ._call import GELS, GETRS, NO_FACTOR
 def _local(routine: int, a: jax.Array, b: jax.Array, T_A: int | None, axis_name: str, n: int | None,
            provider: str | None, return_status: bool) -> jax.Array | tuple[jax.Array, jax.Array]:
     n = a.shape[0] if n is None else n
-    _, x, status = _call.local_solve(routine, a, b, axis_name=axis_name, n=n, T_A=T_A, flags=NO_FACTOR,
-                                     provider=provider, return_status=return_status)
-    x = x[:n]
+    x, status = _local_rules.solve(routine, a, b, axis_name, n, T_A, provider, bool(return_status))
     return (x, status) if return_status else x
 
 
@@ -28,7 +26,8 @@ def lu_solve_shardmap_ctx(a: jax.Array, b: jax.Array, T_A: int | None = None, *,
                           n: int | None = None, provider: str | None = None,
                           return_status: bool = True) -> jax.Array | tuple[jax.Array, jax.Array]:
     """Solve A X = B (general square A, LU with partial pivoting) inside
-    the caller's shard_map.
+    the caller's shard_map; differentiable (jax.grad of a loss through
+    it, forward and reverse: _local_rules).
 
     Args:
       a: this device's column block of A (N x w, w = the block width:
@@ -53,7 +52,7 @@ def least_squares_shardmap_ctx(a: jax.Array, b: jax.Array, T_A: int | None = Non
                                n: int | None = None, provider: str | None = None,
                                return_status: bool = True) -> jax.Array | tuple[jax.Array, jax.Array]:
     """Least squares min ||A X - B|| (A m x n, m >= n, full column rank)
-    inside the caller's shard_map.
+    inside the caller's shard_map; differentiable as lu_solve_shardmap_ctx.
 
     Args:
       a: this device's column block of A (M x w, w = the block width:
