@@ -2,7 +2,10 @@
 
 The mesh and the matrix's PartitionSpec are read off a's sharding when
 not given; a one-axis spec P("x") (rows) or P(None, "x") (columns) is
-taken.  T_A is a hint (see _common.tile), `pad` is ignored (muster pads as
+taken as it is, and a two-axis one, P("x", "y") (jaxmg's 2-D grid), is
+taken as A's columns spread over both axes, P(None, ("x", "y")): muster
+spreads A over one dimension, so A is resharded once (an all-to-all) before
+the solve.  T_A is a hint (see _common.tile), `pad` is ignored (muster pads as
 it needs) and `donate` too: muster never invalidates the caller's arrays,
 so a program written for donate=True runs unchanged.
 """
@@ -17,11 +20,11 @@ __all__ = ["potrs", "potri", "syevd", "lu_solve", "least_squares"]
 
 def _layout_of(a: jax.Array, mesh: Mesh | None, matrix_specs, in_specs, what: str) -> tuple[Mesh, P]:
     """(mesh, A's spec): as given, else read off a's sharding, else the
-    context mesh with rows over its first axis.
+    context mesh with rows over its first axis; a spec sharding both
+    dimensions (P("x", "y")) becomes P(None, ("x", "y")).
 
     Raises:
-      ValueError: a spec over two mesh axes (P("x", "y")): muster spreads A
-        over one axis.
+      ValueError: a spec that names one mesh axis for both dimensions.
     """
     spec = matrix_specs if matrix_specs is not None else in_specs
     if isinstance(spec, (tuple, list)) and not isinstance(spec, P):
@@ -38,13 +41,16 @@ def _layout_of(a: jax.Array, mesh: Mesh | None, matrix_specs, in_specs, what: st
             else P(mesh.axis_names[0])
     spec = P(*(tuple(spec) + (None,) * (2 - len(tuple(spec)))))
     if all(p is not None for p in spec):
-        raise ValueError(f"{what}: A sharded over two mesh axes ({spec}) is not supported by muster; "
-                         "shard it over one, P('x') or P(None, 'x')")
+        names = [n for p in spec for n in (p if isinstance(p, (tuple, list)) else (p,))]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{what}: {spec} names a mesh axis for both dimensions of A; give each "
+                             "dimension its own axes, e.g. P('x', 'y'), or shard one, P('x')")
+        spec = P(None, tuple(names))
     return mesh, spec
 
 
 def _ndev(mesh: Mesh, spec: P) -> int:
-    return int(mesh.shape[_sharding.axis_of(spec, "jaxmg")[1]])
+    return _sharding.axis_size(mesh, _sharding.axis_of(spec, "jaxmg")[1], "jaxmg")
 
 
 def potrs(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None = None, matrix_specs=None, *,
