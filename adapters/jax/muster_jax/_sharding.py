@@ -196,6 +196,20 @@ class Placement(NamedTuple):
     N: int      # order of A
 
 
+def _where(a: jax.Array, mesh: Mesh, a_spec: P, what: str) -> tuple[int, str | tuple, int]:
+    """(dim, axis, devices along it) of a 2-D A of a dtype muster takes.
+
+    Raises:
+      ValueError, TypeError: A is not 2-D, its dtype, or the spec.
+    """
+    if a.ndim != 2:
+        raise ValueError(f"{what}: a must be 2-D, got shape {a.shape}")
+    if a.dtype not in DTYPES:
+        raise TypeError(f"{what}: dtype {a.dtype} not supported (float32, float64, complex64, complex128)")
+    dim, axis = axis_of(a_spec, what)
+    return dim, axis, axis_size(mesh, axis, what)
+
+
 def prepare(a: jax.Array, T_A: int | None, mesh: Mesh, a_spec: P, cyclic_1d: bool,
             what: str) -> Placement:
     """Check A against its mesh and spec before anything is traced.
@@ -214,12 +228,7 @@ def prepare(a: jax.Array, T_A: int | None, mesh: Mesh, a_spec: P, cyclic_1d: boo
     Raises:
       ValueError, TypeError: A, T_A or the spec does not fit.
     """
-    if a.ndim != 2:
-        raise ValueError(f"{what}: a must be 2-D, got shape {a.shape}")
-    if a.dtype not in DTYPES:
-        raise TypeError(f"{what}: dtype {a.dtype} not supported (float32, float64, complex64, complex128)")
-    dim, axis = axis_of(a_spec, what)
-    R = axis_size(mesh, axis, what)
+    dim, axis, R = _where(a, mesh, a_spec, what)
     N = a.shape[0]
     if cyclic_1d:
         if T_A is None:
@@ -257,17 +266,12 @@ def prepare_general(a: jax.Array, T_A: int | None, mesh: Mesh, a_spec: P, tall: 
     Raises:
       ValueError, TypeError: A, T_A or the spec does not fit.
     """
-    if a.ndim != 2:
-        raise ValueError(f"{what}: a must be 2-D, got shape {a.shape}")
-    if a.dtype not in DTYPES:
-        raise TypeError(f"{what}: dtype {a.dtype} not supported (float32, float64, complex64, complex128)")
+    dim, axis, R = _where(a, mesh, a_spec, what)
     m, n = a.shape
     if tall and m < n:
         raise ValueError(f"{what}: a must have at least as many rows as columns (M >= N), got {a.shape}")
     if not tall and m != n:
         raise ValueError(f"{what}: a must be square, got shape {a.shape}")
-    dim, axis = axis_of(a_spec, what)
-    R = axis_size(mesh, axis, what)
     if T_A is not None:
         _layout.check_T_A(n, T_A, R)
     return Placement(dim, axis, R, n)
