@@ -155,3 +155,20 @@ def test_vmap(mesh4, rng):
         assert lu_residual(a[i], b[i], x[i]) < 10 and lu_residual(a[0], b[i], x0[i]) < 10
         assert ls_residual(t[i], c[i], y[i], dt) < 10
     np.testing.assert_allclose(np.asarray(g), np.asarray(want), rtol=1e-9, atol=1e-9)
+
+
+def test_grad_costs(mesh4, rng):
+    """What docs/jax.md says a gradient costs: lu_solve two getrs (X, then
+    one of A^T), least_squares one gels and one potrs (A^H A's factor,
+    kept for every solve of the rule)."""
+    a, b = general(rng, N, N, np.float64), rhs(rng, N, 1, np.float64)
+    t, c = general(rng, M, N, np.float64), rhs(rng, M, 1, np.float64)
+    routines = {}
+    for name, x, y in [("lu_solve", a, b), ("least_squares", t, c)]:
+        with jax.set_mesh(mesh4):
+            hlo = jax.jit(jax.grad(lambda a, b: jnp.sum(getattr(mj, name)(a, b, mesh=mesh4)), argnums=(0, 1))) \
+                .lower(x, y).as_text()
+        calls = [line for line in hlo.splitlines() if "custom_call @muster_jax" in line]
+        routines[name] = sorted(int(line.split("routine = ")[1].split(" ")[0]) for line in calls)
+    getrs, gels, potrs = (mj._lib.routine_code(r) for r in ("getrs", "gels", "potrs"))
+    assert routines == {"lu_solve": [getrs, getrs], "least_squares": sorted([gels, potrs])}, routines
