@@ -47,14 +47,15 @@ static int want_args(mj_call_t *c, const XLA_FFI_CallFrame *cf, int nargs, int n
 
 int mj_bind_buffers(mj_call_t *c, const XLA_FFI_CallFrame *cf) {
   int r = c->at.routine;
-  int rc = want_args(c, cf, r == MUSTER_POTRS ? 3 : 2, r == MUSTER_POTRI ? 2 : 3);
+  int takes_b = (muster_routine_takes(r) & MUSTER_TAKES_B) != 0;
+  int rc = want_args(c, cf, takes_b ? 3 : 2, r == MUSTER_POTRI ? 2 : 3);
   if (rc < 0) return rc;
   XLA_FFI_Buffer **in = (XLA_FFI_Buffer **)cf->args.args;
   XLA_FFI_Buffer **out = (XLA_FFI_Buffer **)cf->rets.rets;
   c->rank_in = in[0];
   c->a_in = in[1];
   c->a_out = out[0];
-  if (r == MUSTER_POTRS) {
+  if (takes_b) {
     c->b_in = in[2];
     c->b_out = out[1];
   } else if (r == MUSTER_SYEVD) {
@@ -82,12 +83,19 @@ static int check_width(mj_call_t *c) {
   return 0;
 }
 
-/* B (potrs): all of it on every rank, A's rows and dtype. */
+/* B (potrs, getrs, gels): all of it on every rank, A's rows and dtype.
+ * gels's m is B's rows (muster.h: m travels in ldb), so A's rows are m
+ * there; muster_routine_shape refuses m < n. */
 static int check_b(mj_call_t *c) {
   if (c->b_in->dtype != c->a_in->dtype || c->b_in->rank != 2 || c->b_in->dims[0] != c->a_in->dims[0] ||
       c->b_in->dims[1] != c->at.nrhs || elems(c->b_out) != elems(c->b_in))
     return mj_set_err(c, MUSTER_EINVAL, "B must be %" PRId64 " x %" PRId64 " of A's dtype",
                       c->a_in->dims[0], c->at.nrhs);
+  muster_shape_t shape;
+  if (c->at.nrhs < 1 || muster_routine_shape(c->at.routine, c->at.n, c->at.nrhs, c->b_in->dims[0], &shape) < 0)
+    return mj_set_err(c, MUSTER_EINVAL, "%s: B of %" PRId64 " x %" PRId64 " makes no shape with n=%" PRId64,
+                      muster_routine_name((muster_routine_t)c->at.routine), c->b_in->dims[0], c->at.nrhs,
+                      c->at.n);
   return 0;
 }
 

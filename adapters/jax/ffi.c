@@ -21,6 +21,9 @@
  * for layout (0, 1)):
  *   potrs  args [rank s32[2] = (rank, replica), a (ld x w), b (ld x nrhs)]
  *          rets [a (aliased), b (aliased, X on return), status s32[1]]
+ *   getrs  as potrs (A left as it was: muster.h)
+ *   gels   as potrs with ld = m, the rows of A and B (m >= n columns of
+ *          A); X on return in b's first n rows
  *   potri  args [rank, a]  rets [a (aliased, inverse), status]
  *   syevd  args [rank, a]  rets [a (aliased, vectors), w (ld), status]
  * Attributes (attrs.c; no dtype: the buffers carry it): routine, n, nrhs,
@@ -29,7 +32,7 @@
  *
  * Failure: an XLA error carrying muster_last_error() (Python sees it as an
  * exception), or, with return_status=1, the status output (0 ok, k > 0 the
- * leading minor that is not positive definite, < 0 a MUSTER_E* code) and
+ * routine's info: status_of, < 0 a MUSTER_E* code) and
  * outputs filled with NaN.
  */
 #include <stdarg.h>
@@ -142,10 +145,11 @@ static XLA_FFI_Error *metadata(XLA_FFI_CallFrame *cf) {
   return NULL;
 }
 
-/* The status output: 0, the leading minor that is not positive definite,
- * or the MUSTER_E* code. */
+/* The status output: 0, the routine's info k > 0 (potrs/potri: the leading
+ * minor that is not positive definite; getrs: U(k,k) = 0; gels: R(k,k)
+ * below the rank threshold), or the MUSTER_E* code. */
 static int32_t status_of(int rc, const muster_solve_result_t *res) {
-  if (rc == MUSTER_ENOTPD && res->info > 0) return (int32_t)res->info;
+  if ((rc == MUSTER_ENOTPD || rc == MUSTER_ESINGULAR) && res->info > 0) return (int32_t)res->info;
   return rc;
 }
 

@@ -34,9 +34,9 @@ enum { MJ_ERRLEN = 1536 };
 
 /* The attributes of one call, decoded and range-checked (attrs.c). */
 typedef struct mj_attrs {
-  int routine;     /* MUSTER_POTRS, _POTRI or _SYEVD                         */
+  int routine;     /* MUSTER_POTRS, _POTRI, _SYEVD, _GETRS or _GELS          */
   int64_t n;       /* global order                                           */
-  int64_t nrhs;    /* columns of B (potrs), else 0                           */
+  int64_t nrhs;    /* columns of B (potrs, getrs, gels), else 0              */
   int64_t tile;    /* T_A; 0 lets the runtime choose (block layout only)     */
   int64_t site;    /* the Python call site: two solves of a program never mix */
   int layout;      /* MUSTER_LAYOUT_BLOCK or _CYCLIC: what the shard holds   */
@@ -57,7 +57,7 @@ typedef struct mj_call {
   /* The layout geometry of A's shard (buffers.c).  A block call's tile is
    * 1 here: block columns do not depend on it, and its T_A may be 0. */
   muster_layout_geom_t geom;
-  XLA_FFI_Buffer *rank_in, *a_in, *b_in;                /* b_in: potrs only  */
+  XLA_FFI_Buffer *rank_in, *a_in, *b_in;          /* b_in: routines with B */
   XLA_FFI_Buffer *a_out, *b_out, *w_out, *status_out; /* NULL when absent  */
   void *stream;   /* XLA's CUDA stream; NULL on the cpu                        */
   int device;     /* CUDA ordinal on the cuda platform, else XLA's ordinal or -1 */

@@ -1,4 +1,5 @@
-"""muster_jax: multi-device dense solvers (potrs, potri, syevd) for JAX.
+"""muster_jax: multi-device dense solvers (potrs, potri, syevd, lu_solve,
+least_squares) for JAX.
 
 Every device of a mesh holds one column block of A; the muster runtime
 gathers the shards at one call and runs a provider (cuSolverMg on GPUs,
@@ -10,8 +11,9 @@ calculate_all_valid_T_A.  See docs/jax.md.
 Modules: _lib (loading the libraries, the runtime's C functions), _layout
 (the layout rules, from the runtime), _sharding (meshes, specs, placing A),
 _groups (what names a solve's group), _call (the per-device FFI call),
-_cholesky (potrs, potri), _eigh (syevd), _cholesky_rules / _eigh_rules
-(their derivatives and implementations), _algebra (the rules' products),
+_cholesky (potrs, potri), _eigh (syevd), _general (lu_solve,
+least_squares), _cholesky_rules / _eigh_rules / _general_rules (their
+derivatives and implementations), _algebra (the rules' products),
 _factor (solves with potrs's Cholesky factor), _cyclic (cyclic_1d_layout).
 jaxmg.v0 / jaxmg.v1: jaxmg 0.0.x's and 1.4.x's call forms.
 """
@@ -28,13 +30,15 @@ from ._cholesky import (
     potrs_shardmap_ctx,
 )
 from ._eigh import syevd, syevd_no_shardmap, syevd_shardmap_ctx
+from ._general import least_squares, least_squares_shardmap_ctx, lu_solve, lu_solve_shardmap_ctx
 
 __version__ = "0.1.0"
 
 _lib.load()
 
 __all__ = [
-    "potrs", "potri", "syevd",
+    "potrs", "potri", "syevd", "lu_solve", "least_squares",
+    "lu_solve_shardmap_ctx", "least_squares_shardmap_ctx",
     "potrs_shardmap_ctx", "potri_shardmap_ctx", "syevd_shardmap_ctx",
     "potrs_no_shardmap", "potri_no_shardmap", "syevd_no_shardmap",
     "cyclic_1d_layout", "cyclic_1d_to_block", "calculate_all_valid_T_A", "check_T_A",

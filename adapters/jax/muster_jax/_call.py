@@ -18,9 +18,10 @@ from jax.sharding import Mesh, PartitionSpec as P
 
 from . import _groups, _layout, _lib, _sharding
 
-POTRS, POTRI, SYEVD = (_lib.routine_code(r) for r in ("potrs", "potri", "syevd"))
+POTRS, POTRI, SYEVD, GETRS, GELS = (_lib.routine_code(r) for r in ("potrs", "potri", "syevd", "getrs", "gels"))
+TAKES_B = (POTRS, GETRS, GELS)  # the routines with right-hand sides (the handler's third operand)
 NO_VECTORS = 0x1  # MUSTER_NO_VECTORS
-NO_FACTOR = 0x2   # MUSTER_NO_FACTOR: potrs may leave A unspecified (we drop it)
+NO_FACTOR = 0x2   # MUSTER_NO_FACTOR: the routine may leave A unspecified (we drop it)
 _LAYOUT_BLOCK, _LAYOUT_CYCLIC = 0, 1  # muster_layout_t
 _COLMAJOR = (1, 0)  # jax.ffi layouts are major-to-minor: (1, 0) is column-major
 
@@ -36,12 +37,13 @@ def local_solve(routine: int, a: jax.Array, b: jax.Array | None = None, *, axis_
     matrix, or one call with B's columns side by side when A is shared).
 
     Args:
-      routine: POTRS, POTRI or SYEVD.
+      routine: POTRS, POTRI, SYEVD, GETRS or GELS.
       a: this device's column block of A (ld x w; its cyclic buffer if
         cyclic_1d).
-      b: all of B (ld x nrhs), potrs only.
+      b: all of B (ld x nrhs), the routines of TAKES_B only (gels: m x
+        nrhs, ld = m the rows of A).
       axis_name: the mesh axis (or tuple of axes) A is sharded over.
-      n: order of A (ld may be larger: padding rows).
+      n: order of A (ld may be larger: padding rows); gels: A's columns.
       T_A: the tile (None: the runtime's choice; required with cyclic_1d).
       cyclic_1d: whether a is in the cyclic layout.
       flags: NO_VECTORS, NO_FACTOR.
@@ -56,14 +58,16 @@ def local_solve(routine: int, a: jax.Array, b: jax.Array | None = None, *, axis_
       (a_out, b_out or w or None, status int32[1]): potrs gives (A's
       remains: its Cholesky factor in the lower triangle unless NO_FACTOR,
       X, status), potri (its block of inv(A), None, status), syevd (its
-      block of the eigenvectors, the eigenvalues, status).
+      block of the eigenvectors, the eigenvalues, status); getrs and gels
+      as potrs, A as it was (or unspecified with NO_FACTOR) and gels's X
+      in the first n of its m rows.
 
     Raises:
       TypeError: a dtype muster does not take, or b's differs from a's.
     """
     if a.dtype not in _sharding.DTYPES:
         raise TypeError(f"muster_jax: dtype {a.dtype} not supported (float32, float64, complex64, complex128)")
-    if routine == POTRS and b.dtype != a.dtype:
+    if routine in TAKES_B and b.dtype != a.dtype:
         raise TypeError(f"muster_jax: b has dtype {b.dtype}, A has {a.dtype}")
     if process_mode is None:
         process_mode = jax.process_count() > 1
@@ -75,7 +79,7 @@ def local_solve(routine: int, a: jax.Array, b: jax.Array | None = None, *, axis_
                  return_status=np.int32(bool(return_status)), process_mode=np.int32(bool(process_mode)),
                  # every rank in this process: the handler may reuse group names
                  local_ranks=np.int32(1 if process_mode else nranks))
-    res = _batchable(routine, attrs)(_groups.rank_operand(axis_name), a, *([b] if routine == POTRS else []))
+    res = _batchable(routine, attrs)(_groups.rank_operand(axis_name), a, *([b] if routine in TAKES_B else []))
     if routine == POTRI:
         return res[0], None, res[1]
     return res[0], res[1], res[2]
@@ -88,7 +92,7 @@ def _ffi(routine: int, attrs: dict, rank: jax.Array, a: jax.Array, *b: jax.Array
     outs = [jax.ShapeDtypeStruct(a.shape, a.dtype)]
     in_layouts, out_layouts, aliases = [None, _COLMAJOR], [_COLMAJOR], {1: 0}
     nrhs = 0
-    if routine == POTRS:
+    if routine in TAKES_B:
         nrhs = b[0].shape[1]
         in_layouts.append(_COLMAJOR)
         outs.append(jax.ShapeDtypeStruct(b[0].shape, b[0].dtype))
@@ -122,7 +126,7 @@ def _batch_rule(call: Callable, routine: int, size: int, in_batched: list, rank:
                 a: jax.Array, *b: jax.Array) -> tuple[tuple, tuple]:
     """vmap of one device's call over a leading batch axis.
 
-    One matrix A for many B (potrs): a single call with the B's side by
+    One matrix A for many B (the routines with B): a single call with the B's side by
     side as columns, since A X_i = B_i for every i is A [X_1 ...] = [B_1 ...].
     Otherwise one call per matrix, in a loop; each iteration's group is told
     apart by the replica index (replica * size + i), so no two iterations
@@ -132,7 +136,7 @@ def _batch_rule(call: Callable, routine: int, size: int, in_batched: list, rank:
     """
     if in_batched[0]:
         raise NotImplementedError("muster_jax: the rank operand cannot be batched")
-    if routine == POTRS and not in_batched[1]:
+    if routine in TAKES_B and not in_batched[1]:
         bb = b[0]  # batched: (size, ld, nrhs)
         cols = jnp.moveaxis(bb, 0, 1).reshape(bb.shape[1], size * bb.shape[2])
         a_out, x, status = call(rank, a, cols)

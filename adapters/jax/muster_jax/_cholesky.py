@@ -4,7 +4,7 @@ Hermitian positive definite A, on a mesh or inside the caller's shard_map.
 import jax
 from jax.sharding import Mesh, PartitionSpec as P
 
-from . import _call, _cholesky_rules, _sharding
+from . import _call, _cholesky_rules, _local_rules, _sharding
 from ._call import NO_FACTOR, POTRI, POTRS
 
 # ---- inside the caller's shard_map ----------------------------------------------------
@@ -13,7 +13,8 @@ from ._call import NO_FACTOR, POTRI, POTRS
 def potrs_shardmap_ctx(a: jax.Array, b: jax.Array, T_A: int | None = None, *, axis_name: str = "x",
                        n: int | None = None, cyclic_1d: bool = False, provider: str | None = None,
                        return_status: bool = True) -> jax.Array | tuple[jax.Array, jax.Array]:
-    """Solve A X = B inside the caller's shard_map.
+    """Solve A X = B inside the caller's shard_map; differentiable in the
+    block layout (jax.grad of a loss through it: _local_rules).
 
     Args:
       a: this device's column block of A (N x N/ndev), or its cyclic buffer
@@ -33,9 +34,12 @@ def potrs_shardmap_ctx(a: jax.Array, b: jax.Array, T_A: int | None = None, *, ax
       < 0 a MUSTER_E* code.
     """
     n = a.shape[0] if n is None else n
-    _, x, status = _call.local_solve(POTRS, a, b, axis_name=axis_name, n=n, T_A=T_A,
-                                     cyclic_1d=cyclic_1d, flags=NO_FACTOR, provider=provider,
-                                     return_status=return_status)
+    if cyclic_1d:  # not differentiable: the rules read A in column blocks
+        _, x, status = _call.local_solve(POTRS, a, b, axis_name=axis_name, n=n, T_A=T_A,
+                                         cyclic_1d=cyclic_1d, flags=NO_FACTOR, provider=provider,
+                                         return_status=return_status)
+    else:
+        x, status = _local_rules.solve(POTRS, a, b, axis_name, n, T_A, provider, bool(return_status))
     return (x, status) if return_status else x
 
 

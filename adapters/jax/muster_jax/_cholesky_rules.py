@@ -41,7 +41,7 @@ def potrs(cfg: Config, logdet: bool, a: jax.Array, b: jax.Array) -> tuple:
     Returns:
       (X replicated, log det A or None, status int32).
     """
-    _, x, ld, status = cfg.launch(_potrs_impl, (a, b), keep_factor=logdet)
+    _, x, ld, status = cfg.launch(potrs_impl, (a, b), keep_factor=logdet)
     return x, ld, status
 
 
@@ -50,7 +50,7 @@ def _potrs_jvp(cfg, logdet, primals, tangents):
     cfg.check_differentiable()
     a, b = primals
     # one factorization serves X and every solve of the rule and its transpose
-    l, _, ld, status = cfg.launch(_potrs_impl, tuple(map(jax.lax.stop_gradient, (a, b))), keep_factor=True)
+    l, _, ld, status = cfg.launch(potrs_impl, tuple(map(jax.lax.stop_gradient, (a, b))), keep_factor=True)
     kw = dict(mesh=cfg.mesh, axis=cfg.pl.axis, n=cfg.pl.N)
     x, dx = jax.jvp(lambda a, b: _algebra.cho_solve(a, l, b, **kw), primals, tangents)
     st = _algebra.status_tangent(status)
@@ -77,7 +77,7 @@ def _logdet_jvp(cfg, primals, tangents):
     return _logdet(cfg, a, ld), d.astype(ld.dtype)
 
 
-def _potrs_impl(a, b, *, T_A, mesh, pl, return_status, cyclic_1d, provider, site, keep_factor):
+def potrs_impl(a, b, *, T_A, mesh, pl, return_status, cyclic_1d, provider, site, keep_factor):
     """(the padded factor sharded P(None, axis), X, log det A, status) with
     keep_factor; (None, X, None, status) without."""
     a, a_spec, Np = _sharding.place_a(a, mesh, pl, cyclic_1d)

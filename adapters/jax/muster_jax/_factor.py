@@ -17,6 +17,8 @@ import jax.numpy as jnp
 from jax.lax import linalg as lax_linalg
 from jax.sharding import Mesh, PartitionSpec as P
 
+from . import _sharding
+
 
 def _adjoint(x: jax.Array) -> jax.Array:
     return jnp.conj(x).T if jnp.iscomplexobj(x) else x.T
@@ -94,7 +96,7 @@ def solve(l: jax.Array, r: jax.Array, *, mesh: Mesh, axis: str, n: int) -> jax.A
     Returns:
       A^-1 r, n x m, replicated.
     """
-    Np, R = l.shape[0], int(mesh.shape[axis])
+    Np, R = l.shape[0], _sharding.axis_size(mesh, axis)
     r = jnp.pad(r, ((0, Np - n), (0, 0))) if Np != n else r
 
     def body(l_loc, r):

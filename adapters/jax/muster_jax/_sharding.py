@@ -43,19 +43,23 @@ def _two_parts(spec: P) -> tuple:
     return tuple(spec) + (None,) * (2 - len(tuple(spec)))
 
 
-def axis_of(spec: P, what: str) -> tuple[int, str]:
+def axis_of(spec: P, what: str) -> tuple[int, str | tuple]:
     """Where A is sharded.
 
     Args:
-      spec: A's PartitionSpec, P(None, 'x') (columns) or P('x', None) (rows).
+      spec: A's PartitionSpec, P(None, 'x') (columns) or P('x', None)
+        (rows); the dimension may be spread over several mesh axes at once,
+        P(None, ('x', 'y')), devices in the mesh's order along them.
       what: the caller's name, for messages.
 
     Returns:
-      (dim, axis): the sharded dimension of A and the mesh axis over it.
+      (dim, axis): the sharded dimension of A and the mesh axis over it (a
+      tuple of axes for several).
 
     Raises:
-      ValueError: spec is not 2-D or shards other than one dimension over
-        one mesh axis.
+      ValueError: spec is not 2-D or shards both dimensions (jaxmg 1.4.x's
+        two-axis P('x', 'y') is mapped to P(None, ('x', 'y')) by
+        jaxmg.v1 before it comes here).
     """
     parts = _two_parts(spec)
     if len(parts) != 2:
@@ -66,10 +70,26 @@ def axis_of(spec: P, what: str) -> tuple[int, str]:
                          f"P(None, 'x') (columns) or P('x', None) (rows); got {spec}")
     dim, ax = names[0]
     if isinstance(ax, (tuple, list)):
-        if len(ax) != 1:
-            raise ValueError(f"{what}: A must be sharded over one mesh axis, got {spec}")
-        ax = ax[0]
+        if len(set(ax)) != len(ax) or not ax:
+            raise ValueError(f"{what}: a mesh axis named twice in {spec}")
+        ax = ax[0] if len(ax) == 1 else tuple(ax)
     return dim, ax
+
+
+def axis_size(mesh: Mesh, axis: str | tuple, what: str = "muster_jax") -> int:
+    """Devices along a mesh axis, or along a tuple of them (their product).
+
+    Raises:
+      ValueError: the mesh has no such axis.
+    """
+    names = axis if isinstance(axis, tuple) else (axis,)
+    for ax in names:
+        if ax not in mesh.shape:
+            raise ValueError(f"{what}: mesh has no axis {ax!r} (axes {tuple(mesh.shape)})")
+    R = 1
+    for ax in names:
+        R *= int(mesh.shape[ax])
+    return R
 
 
 def check_b_spec(spec: P, axis: str, what: str) -> None:
@@ -84,7 +104,8 @@ def check_b_spec(spec: P, axis: str, what: str) -> None:
       ValueError: any other spec.
     """
     parts = _two_parts(spec)
-    if len(parts) != 2 or parts[1] is not None or parts[0] not in (None, axis, (axis,)):
+    row = tuple(parts[0]) if isinstance(parts[0], list) else parts[0]
+    if len(parts) != 2 or parts[1] is not None or row not in (None, axis, (axis,)):
         raise ValueError(f"{what}: b must be replicated P(None, None) or row-sharded "
                          f"P('{axis}', None); got {spec}")
 
@@ -170,9 +191,23 @@ def spans_processes(mesh: Mesh) -> bool:
 class Placement(NamedTuple):
     """Where A is along the mesh (what prepare found)."""
     dim: int    # the sharded dimension of A: 1 columns, 0 rows
-    axis: str   # the mesh axis over it
+    axis: str | tuple  # the mesh axis over it (a tuple: several at once)
     R: int      # devices along that axis
     N: int      # order of A
+
+
+def _where(a: jax.Array, mesh: Mesh, a_spec: P, what: str) -> tuple[int, str | tuple, int]:
+    """(dim, axis, devices along it) of a 2-D A of a dtype muster takes.
+
+    Raises:
+      ValueError, TypeError: A is not 2-D, its dtype, or the spec.
+    """
+    if a.ndim != 2:
+        raise ValueError(f"{what}: a must be 2-D, got shape {a.shape}")
+    if a.dtype not in DTYPES:
+        raise TypeError(f"{what}: dtype {a.dtype} not supported (float32, float64, complex64, complex128)")
+    dim, axis = axis_of(a_spec, what)
+    return dim, axis, axis_size(mesh, axis, what)
 
 
 def prepare(a: jax.Array, T_A: int | None, mesh: Mesh, a_spec: P, cyclic_1d: bool,
@@ -193,14 +228,7 @@ def prepare(a: jax.Array, T_A: int | None, mesh: Mesh, a_spec: P, cyclic_1d: boo
     Raises:
       ValueError, TypeError: A, T_A or the spec does not fit.
     """
-    if a.ndim != 2:
-        raise ValueError(f"{what}: a must be 2-D, got shape {a.shape}")
-    if a.dtype not in DTYPES:
-        raise TypeError(f"{what}: dtype {a.dtype} not supported (float32, float64, complex64, complex128)")
-    dim, axis = axis_of(a_spec, what)
-    if axis not in mesh.shape:
-        raise ValueError(f"{what}: mesh has no axis {axis!r} (axes {tuple(mesh.shape)})")
-    R = int(mesh.shape[axis])
+    dim, axis, R = _where(a, mesh, a_spec, what)
     N = a.shape[0]
     if cyclic_1d:
         if T_A is None:
@@ -217,6 +245,47 @@ def prepare(a: jax.Array, T_A: int | None, mesh: Mesh, a_spec: P, cyclic_1d: boo
         if T_A is not None:
             _layout.check_T_A(N, T_A, R)
     return Placement(dim, axis, R, N)
+
+
+def prepare_general(a: jax.Array, T_A: int | None, mesh: Mesh, a_spec: P, tall: bool, what: str) -> Placement:
+    """Check a general (not Hermitian) A against its mesh and spec: square
+    for getrs, m x n with m >= n for gels.
+
+    Args:
+      a: the matrix.
+      T_A: the tile (checked against A's columns when given).
+      mesh: the mesh.
+      a_spec: A's PartitionSpec (either dimension over one axis: a
+        row-sharded A is moved to columns, place_general).
+      tall: m >= n is allowed (gels); else A must be square.
+      what: the caller's name, for messages.
+
+    Returns:
+      Where A is; N is A's columns.
+
+    Raises:
+      ValueError, TypeError: A, T_A or the spec does not fit.
+    """
+    dim, axis, R = _where(a, mesh, a_spec, what)
+    m, n = a.shape
+    if tall and m < n:
+        raise ValueError(f"{what}: a must have at least as many rows as columns (M >= N), got {a.shape}")
+    if not tall and m != n:
+        raise ValueError(f"{what}: a must be square, got shape {a.shape}")
+    if T_A is not None:
+        _layout.check_T_A(n, T_A, R)
+    return Placement(dim, axis, R, n)
+
+
+def place_general(a: jax.Array, mesh: Mesh, pl: Placement) -> jax.Array:
+    """A general A as the solves' shard_map takes it: its columns padded to
+    the block layout's padded order (the rows stay: gels's m is A's rows)
+    and sharded P(None, axis); a row-sharded A is resharded (only a
+    Hermitian A's row block is its column block's adjoint)."""
+    Np = _layout.block_padded_order(pl.N, pl.R)
+    if Np != pl.N:
+        a = jnp.pad(a, ((0, 0), (0, Np - pl.N)))
+    return constrain(a, mesh, P(None, pl.axis))
 
 
 def place_a(a: jax.Array, mesh: Mesh, pl: Placement, cyclic_1d: bool) -> tuple[jax.Array, P, int]:

@@ -3,8 +3,9 @@
  *
  * A fake XLA_FFI_Api (errors, run id, device ordinal) and hand-built call
  * frames exercise what XLA would: the metadata call (no api), attribute
- * decoding and its errors, a collective potri / potrs / syevd from R threads
- * (one "device" each), an older XLA whose api lacks RunId_Get and
+ * decoding and its errors, a collective potri / potrs / syevd / getrs / gels
+ * from R threads (one "device" each), singular and rank-deficient getrs /
+ * gels, an older XLA whose api lacks RunId_Get and
  * DeviceOrdinal_Get, return_status with a matrix that is not positive
  * definite, concurrent launches, and a missing peer.  Built by
  * adapters/jax/SConscript as <build>/tests/jax-handler-test; run by
@@ -169,7 +170,7 @@ static void attr_drop(frame_t *f, const char *name) {
 
 typedef struct problem {
   int routine, nranks, rank, return_status;
-  int64_t n, ld, w, nrhs, run_id, site;
+  int64_t n, ld, w, nrhs, run_id, site; /* ld: rows of A and B (gels: m) */
   int32_t rankop[2];
   double *a, *b, *wv;
   int32_t status;
@@ -178,6 +179,8 @@ typedef struct problem {
 } problem_t;
 
 /* The frame XLA would build for one device's instance of `p`. */
+static int takes_b(int routine) { return (muster_routine_takes(routine) & MUSTER_TAKES_B) != 0; }
+
 static void build(frame_t *f, problem_t *p) {
   memset(f, 0, sizeof *f);
   f->cf.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
@@ -195,7 +198,7 @@ static void build(frame_t *f, problem_t *p) {
   f->argp[na++] = &f->bufs[1];
   buf(f, 2, XLA_FFI_DataType_F64, p->a, p->ld, p->w); /* aliased output */
   f->retp[nr++] = &f->bufs[2];
-  if (p->routine == MUSTER_POTRS) {
+  if (takes_b(p->routine)) {
     buf(f, 3, XLA_FFI_DataType_F64, p->b, p->ld, p->nrhs);
     f->argp[na++] = &f->bufs[3];
     buf(f, 4, XLA_FFI_DataType_F64, p->b, p->ld, p->nrhs);
@@ -214,7 +217,7 @@ static void build(frame_t *f, problem_t *p) {
   f->cf.rets = (XLA_FFI_Rets){XLA_FFI_Rets_STRUCT_SIZE, NULL, nr, f->rt, f->retp};
   attr_int(f, "routine", p->routine);
   attr_int(f, "n", p->n);
-  attr_int(f, "nrhs", p->routine == MUSTER_POTRS ? p->nrhs : 0);
+  attr_int(f, "nrhs", takes_b(p->routine) ? p->nrhs : 0);
   attr_int(f, "tile", 0);
   attr_int(f, "site", p->site);
   attr_int(f, "layout", MUSTER_LAYOUT_BLOCK);
@@ -275,9 +278,10 @@ static void *rank_main(void *arg) {
   return m;
 }
 
-/* Column blocks of A (n x n) to R shards of S columns (ld = n), run, back. */
-static void run_launch(launch_t *L, int routine, int R, int64_t n, const double *a, double *b, int64_t nrhs,
-                       int64_t run_id, int64_t site, const XLA_FFI_Api *api, int return_status) {
+/* Column blocks of A (m x n; m = n but for gels) to R shards of S columns
+ * (ld = m), run, back. */
+static void run_launch(launch_t *L, int routine, int R, int64_t m, int64_t n, const double *a, double *b,
+                       int64_t nrhs, int64_t run_id, int64_t site, const XLA_FFI_Api *api, int return_status) {
   int64_t S = (n + R - 1) / R;
   for (int r = 0; r < R; r++) {
     problem_t *p = &L->p[r];
@@ -286,19 +290,19 @@ static void run_launch(launch_t *L, int routine, int R, int64_t n, const double 
     p->nranks = R;
     p->rank = r;
     p->n = n;
-    p->ld = n;
+    p->ld = m;
     p->w = S;
     p->nrhs = nrhs;
     p->run_id = run_id;
     p->site = site;
     p->api = api;
     p->return_status = return_status;
-    p->a = calloc((size_t)(n * S), sizeof(double));
+    p->a = calloc((size_t)(m * S), sizeof(double));
     for (int64_t j = 0; j < S && r * S + j < n; j++)
-      memcpy(p->a + j * n, a + (r * S + j) * n, (size_t)n * sizeof(double));
-    if (routine == MUSTER_POTRS) {
-      p->b = malloc((size_t)(n * nrhs) * sizeof(double));
-      memcpy(p->b, b, (size_t)(n * nrhs) * sizeof(double));
+      memcpy(p->a + j * m, a + (r * S + j) * m, (size_t)m * sizeof(double));
+    if (takes_b(routine)) {
+      p->b = malloc((size_t)(m * nrhs) * sizeof(double));
+      memcpy(p->b, b, (size_t)(m * nrhs) * sizeof(double));
     }
     if (routine == MUSTER_SYEVD) p->wv = calloc((size_t)n, sizeof(double));
     p->status = -999;
@@ -364,7 +368,7 @@ static void test_collective(int routine, int R, int64_t n, const XLA_FFI_Api *ap
   double *b = malloc((size_t)n * 2 * sizeof(double));
   for (int64_t i = 0; i < 2 * n; i++) b[i] = urand();
   launch_t L;
-  run_launch(&L, routine, R, n, a, b, 2, run_id, 11, api, 0);
+  run_launch(&L, routine, R, n, n, a, b, 2, run_id, 11, api, 0);
   for (int r = 0; r < R; r++) {
     CHECK(L.err[r] == NULL, "routine %d rank %d: %s", routine, r, L.err[r]);
     CHECK(L.p[r].status == 0, "status %d", L.p[r].status);
@@ -461,18 +465,81 @@ static void test_status_not_pd(void) {
   double *a = spd(n);
   a[5 + 5 * n] = -1.0;
   launch_t L;
-  run_launch(&L, MUSTER_POTRI, 2, n, a, NULL, 0, 4242, 12, &new_api, 1);
+  run_launch(&L, MUSTER_POTRI, 2, n, n, a, NULL, 0, 4242, 12, &new_api, 1);
   for (int r = 0; r < 2; r++) {
     CHECK(L.err[r] == NULL, "return_status should not raise: %s", L.err[r]);
     CHECK(L.p[r].status > 0 && L.p[r].status <= 6, "status %d", L.p[r].status);
     CHECK(isnan(L.p[r].a[0]), "outputs not NaN");
   }
   free_launch(&L, 2);
-  run_launch(&L, MUSTER_POTRI, 2, n, a, NULL, 0, 4243, 12, &new_api, 0);
+  run_launch(&L, MUSTER_POTRI, 2, n, n, a, NULL, 0, 4243, 12, &new_api, 0);
   for (int r = 0; r < 2; r++)
     CHECK(L.err[r] && strstr(L.err[r], "not positive definite"), "rank %d: %s", r, L.err[r] ? L.err[r] : "none");
   free_launch(&L, 2);
   free(a);
+}
+
+/* max |G^T (A X - B)| (gels: the normal equations; G = A) or max |A X - B|
+ * (getrs: G = NULL) for rank r's X, A m x n, B m x nrhs (ld m). */
+static double general_residual(const launch_t *L, int r, int64_t m, int64_t n, int64_t nrhs, const double *a,
+                               const double *b, int normal) {
+  const double *x = L->p[r].b; /* X in B's first n rows, ld m */
+  double *res = malloc((size_t)m * sizeof *res), e = 0;
+  for (int64_t c = 0; c < nrhs; c++) {
+    for (int64_t i = 0; i < m; i++) {
+      double s = -b[i + c * m];
+      for (int64_t k = 0; k < n; k++) s += a[i + k * m] * x[k + c * m];
+      res[i] = s;
+    }
+    for (int64_t i = 0; i < (normal ? n : m); i++) {
+      double s = res[i];
+      if (normal) {
+        s = 0;
+        for (int64_t k = 0; k < m; k++) s += a[k + i * m] * res[k];
+      }
+      if (fabs(s) > e) e = fabs(s);
+    }
+  }
+  free(res);
+  return e;
+}
+
+/* getrs (m = n) and gels (m > n) on R ranks: residuals on random inputs;
+ * then A made singular (getrs: a zero column; gels: two equal columns):
+ * the status names the column with return_status, else every rank's error
+ * says what. */
+static void test_general(int routine, int R, int64_t m, int64_t n, int64_t run_id) {
+  double *a = malloc((size_t)(m * n) * sizeof *a), *b = malloc((size_t)(m * 2) * sizeof *b);
+  for (int64_t i = 0; i < m * n; i++) a[i] = urand();
+  for (int64_t j = 0; j < n; j++) a[j + j * m] += (double)n; /* well conditioned */
+  for (int64_t i = 0; i < m * 2; i++) b[i] = urand();
+  int gels = routine == MUSTER_GELS;
+  launch_t L;
+  run_launch(&L, routine, R, m, n, a, b, 2, run_id, 13, &new_api, 0);
+  for (int r = 0; r < R; r++) {
+    CHECK(L.err[r] == NULL && L.p[r].status == 0, "%s rank %d: %s (status %d)", muster_routine_name(routine), r,
+          L.err[r] ? L.err[r] : "", L.p[r].status);
+    double e = general_residual(&L, r, m, n, 2, a, b, gels);
+    CHECK(e < 1e-10 * (double)(m * n), "%s rank %d residual %g", muster_routine_name(routine), r, e);
+  }
+  free_launch(&L, R);
+  int64_t k = n / 2; /* column k (0-based) made dependent */
+  for (int64_t i = 0; i < m; i++) a[i + k * m] = gels ? a[i + (k - 1) * m] : 0;
+  run_launch(&L, routine, R, m, n, a, b, 2, run_id + 1, 13, &new_api, 1);
+  for (int r = 0; r < R; r++) {
+    CHECK(L.err[r] == NULL, "return_status should not raise: %s", L.err[r]);
+    CHECK(L.p[r].status > 0 && L.p[r].status <= n, "%s singular: status %d", muster_routine_name(routine),
+          L.p[r].status);
+    CHECK(isnan(L.p[r].b[0]), "X not NaN");
+  }
+  free_launch(&L, R);
+  run_launch(&L, routine, R, m, n, a, b, 2, run_id + 2, 13, &new_api, 0);
+  const char *want = gels ? "rank deficient" : "singular";
+  for (int r = 0; r < R; r++)
+    CHECK(L.err[r] && strstr(L.err[r], want), "rank %d: %s", r, L.err[r] ? L.err[r] : "none");
+  free_launch(&L, R);
+  free(a);
+  free(b);
 }
 
 typedef struct conc {
@@ -598,6 +665,9 @@ int main(void) {
   test_collective(MUSTER_POTRS, 2, 12, &new_api, 2);
   test_collective(MUSTER_SYEVD, 4, 9, &new_api, 3);
   test_collective(MUSTER_POTRI, 2, 7, &old_api, 0); /* no RunId_Get: a name per launch */
+  test_general(MUSTER_GETRS, 3, 11, 11, 20);
+  test_general(MUSTER_GELS, 2, 17, 9, 30);
+  test_general(MUSTER_GELS, 4, 12, 12, 40); /* square gels; n not divisible by R */
   test_attribute_errors();
   test_status_not_pd();
   /* two launches of the same site at once from different threads */

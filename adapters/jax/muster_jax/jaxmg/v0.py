@@ -19,7 +19,7 @@ __all__ = ["potrs", "potri", "syevd", "potrs_shardmap_ctx", "potri_shardmap_ctx"
 
 
 def _ndev(mesh: Mesh, spec: P) -> int:
-    return int(mesh.shape[_sharding.axis_of(spec, "jaxmg")[1]])
+    return _sharding.axis_size(mesh, _sharding.axis_of(spec, "jaxmg")[1], "jaxmg")
 
 
 def potrs(a: jax.Array, b: jax.Array, T_A: int, mesh: Mesh, in_specs: tuple | list,

@@ -2,26 +2,29 @@
 
 The mesh and the matrix's PartitionSpec are read off a's sharding when
 not given; a one-axis spec P("x") (rows) or P(None, "x") (columns) is
-taken.  T_A is a hint (see _common.tile), `pad` is ignored (muster pads as
+taken as it is, and a two-axis one, P("x", "y") (jaxmg's 2-D grid), is
+taken as A's columns spread over both axes, P(None, ("x", "y")): muster
+spreads A over one dimension, so A is resharded once (an all-to-all) before
+the solve.  T_A is a hint (see _common.tile), `pad` is ignored (muster pads as
 it needs) and `donate` too: muster never invalidates the caller's arrays,
 so a program written for donate=True runs unchanged.
 """
 import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from .. import _cholesky, _eigh, _sharding
+from .. import _cholesky, _eigh, _general, _sharding
 from ._common import tile
 
-__all__ = ["potrs", "potri", "syevd"]
+__all__ = ["potrs", "potri", "syevd", "lu_solve", "least_squares"]
 
 
 def _layout_of(a: jax.Array, mesh: Mesh | None, matrix_specs, in_specs, what: str) -> tuple[Mesh, P]:
     """(mesh, A's spec): as given, else read off a's sharding, else the
-    context mesh with rows over its first axis.
+    context mesh with rows over its first axis; a spec sharding both
+    dimensions (P("x", "y")) becomes P(None, ("x", "y")).
 
     Raises:
-      ValueError: a spec over two mesh axes (P("x", "y")): muster spreads A
-        over one axis.
+      ValueError: a spec that names one mesh axis for both dimensions.
     """
     spec = matrix_specs if matrix_specs is not None else in_specs
     if isinstance(spec, (tuple, list)) and not isinstance(spec, P):
@@ -38,13 +41,16 @@ def _layout_of(a: jax.Array, mesh: Mesh | None, matrix_specs, in_specs, what: st
             else P(mesh.axis_names[0])
     spec = P(*(tuple(spec) + (None,) * (2 - len(tuple(spec)))))
     if all(p is not None for p in spec):
-        raise ValueError(f"{what}: A sharded over two mesh axes ({spec}) is not supported by muster; "
-                         "shard it over one, P('x') or P(None, 'x')")
+        names = [n for p in spec for n in (p if isinstance(p, (tuple, list)) else (p,))]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{what}: {spec} names a mesh axis for both dimensions of A; give each "
+                             "dimension its own axes, e.g. P('x', 'y'), or shard one, P('x')")
+        spec = P(None, tuple(names))
     return mesh, spec
 
 
 def _ndev(mesh: Mesh, spec: P) -> int:
-    return int(mesh.shape[_sharding.axis_of(spec, "jaxmg")[1]])
+    return _sharding.axis_size(mesh, _sharding.axis_of(spec, "jaxmg")[1], "jaxmg")
 
 
 def potrs(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None = None, matrix_specs=None, *,
@@ -92,3 +98,45 @@ def syevd(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None, matrix
     mesh, spec = _layout_of(a, mesh, matrix_specs, in_specs, "jaxmg.syevd")
     return _eigh.syevd(a, tile(T_A, a.shape[0], _ndev(mesh, spec)), mesh, spec,
                        return_eigenvectors=return_eigenvectors, return_status=return_status)
+
+
+def lu_solve(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None = None, matrix_specs=None, *,
+             in_specs=None, return_status: bool = False, pad: bool = True,
+             donate: bool = True) -> jax.Array | tuple[jax.Array, jax.Array]:
+    """Solve A x = b for a general square A (jaxmg 1.4.x's signature; LU
+    with partial pivoting).  Differentiable and batched (jaxmg's is not).
+
+    Args:
+      a: A, N x N, nonsingular, sharded over one mesh axis.
+      b: B, (N,) or (N, nrhs).
+      T_A, mesh, matrix_specs, in_specs, pad, donate: as for potrs.
+      return_status: also return the status (int32; 0 ok, k > 0 U(k,k) is
+        exactly zero).
+
+    Returns:
+      x ((N,) or (N, nrhs), replicated), or (x, status).
+    """
+    mesh, spec = _layout_of(a, mesh, matrix_specs, in_specs, "jaxmg.lu_solve")
+    return _general.lu_solve(a, b, tile(T_A, a.shape[1], _ndev(mesh, spec)), mesh, spec,
+                             return_status=return_status)
+
+
+def least_squares(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,
+                  matrix_specs=None, *, in_specs=None, return_status: bool = False, pad: bool = True,
+                  donate: bool = True) -> jax.Array | tuple[jax.Array, jax.Array]:
+    """min ||A x - b|| for A M x N, M >= N, of full column rank (jaxmg
+    1.4.x's signature; QR).  Differentiable and batched (jaxmg's is not).
+
+    Args:
+      a: A, M x N, sharded over one mesh axis.
+      b: B, (M,) or (M, nrhs).
+      T_A, mesh, matrix_specs, in_specs, pad, donate: as for potrs.
+      return_status: also return the status (int32; 0 ok, k > 0 A rank
+        deficient at column k).
+
+    Returns:
+      x ((N,) or (N, nrhs), replicated), or (x, status).
+    """
+    mesh, spec = _layout_of(a, mesh, matrix_specs, in_specs, "jaxmg.least_squares")
+    return _general.least_squares(a, b, tile(T_A, a.shape[1], _ndev(mesh, spec)), mesh, spec,
+                                  return_status=return_status)
