@@ -309,9 +309,9 @@ static void run_launch(launch_t *L, int routine, int R, int64_t m, int64_t n, co
   }
   for (int r = 0; r < R; r++) pthread_create(&L->th[r], NULL, rank_main, &L->p[r]);
   for (int r = 0; r < R; r++) {
-    void *m;
-    pthread_join(L->th[r], &m);
-    L->err[r] = m;
+    void *why;
+    pthread_join(L->th[r], &why);
+    L->err[r] = why;
   }
 }
 
