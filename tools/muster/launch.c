@@ -14,7 +14,6 @@
 #include "muster.h"
 #include "muster/parse.h"
 
-#define NOT_STARTED 3 /* exit status of a child whose gate was closed */
 
 static double now_s(void) {
   struct timespec ts;
@@ -38,13 +37,13 @@ static void child_main(const struct ml_spec *sp, int rank, int gate_fd, pid_t pa
   /* Die with the launcher: nothing may outlive it.  It may have died before
    * this line, and then we were reparented already: leave. */
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) _exit(NOT_STARTED);
+  if (getppid() != parent) _exit(ML_NOT_STARTED);
   char go;
   ssize_t n;
   do n = read(gate_fd, &go, 1);
   while (n < 0 && errno == EINTR);
   close(gate_fd);
-  if (n != 1) _exit(NOT_STARTED); /* the launcher gave up before the start */
+  if (n != 1) _exit(ML_NOT_STARTED); /* the launcher gave up before the start */
   if (rank == stop_rank) raise(SIGSTOP); /* test knob: to be killed before joining */
   int rc = sp->fn(rank, sp->arg);
   /* _exit: the launcher's stdio buffers and atexit handlers are not ours */

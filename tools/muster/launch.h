@@ -28,6 +28,9 @@
 
 #define ML_GRACE_S 5.0     /* default grace after the first death            */
 #define ML_MAX_RANKS 1024  /* children one launch may start (rendezvous)     */
+#define ML_NOT_STARTED 3   /* exit status of a child that never ran its rank:
+                              the gate closed, or the launcher died before the
+                              child armed PR_SET_PDEATHSIG                  */
 #define ML_FATE 1024
 
 /* How one rank's process ended. */
