@@ -40,10 +40,11 @@ from . import _dist, _lib, _runtime
 from ._ops import gels_op, getrs_op, potri_op, potrs_logdet_op, potrs_op, syevd_op
 
 
-def _col0s(a, group, rank, nranks):
-    """First global column of each shard held here (as the forward placed them)."""
+def _col0s(a, group, rank, nranks, ncols=None):
+    """First global column of each shard held here (as the forward placed
+    them); ncols: A's columns (gels), default its rows."""
     if group:
-        n = a[0].shape[0]
+        n = a[0].shape[0] if ncols is None else ncols
         return [_runtime.block_cols(_lib.runtime(), n, nranks, rank)[0]]
     out, c = [], 0
     for t in a:
@@ -65,8 +66,10 @@ def _mat(x):
     return x[:, None] if x.dim() == 1 else x
 
 
-def _slices(a, group, rank, nranks):
-    return [slice(c0, c0 + t.shape[1]) for t, c0 in zip(a, _col0s(a, group, rank, nranks))]
+def _slices(a, group, rank, nranks, ncols=None):
+    """The global columns of each shard held here."""
+    return [slice(c0, c0 + t.shape[1])
+            for t, c0 in zip(a, _col0s(a, group, rank, nranks, ncols))]
 
 
 # ------------------------------------------------------------------- potrs
@@ -135,7 +138,7 @@ def _gels_backward(ctx, gx):
     *a, b, x = ctx.saved_tensors
     group, rank, nranks = ctx.cfg[:3]
     full = _dist.gather_columns(a, group, nranks, ncols=ctx.n)  # m x n
-    cols = _slices(a, group, rank, nranks)
+    cols = _slices(a, group, rank, nranks, ctx.n)
     gram = [(full.mH @ full[:, c]).to(t.device) for t, c in zip(a, cols)]
     z = _mat(potrs_op(gram, gx, *ctx.cfg)).to(full.device)
     gb = full @ z
