@@ -70,11 +70,14 @@ typedef struct muster__tf_kernel {
   size_t cap;               /* leader maps a peer's shard memory once     */
 } muster__tf_kernel_t;
 
-/* Where one call keeps its work: column-major copies of a and b, and w. */
+/* Where one call keeps its work: column-major copies of a and b, and w.
+ * A is m x n: m = n but for gels, whose n (its global column count) no
+ * participant can tell from its own block: 0 until the participants have
+ * told each other their widths (tf_solve.c), like col0. */
 typedef struct muster__tf_work {
   muster_dtype_t dtype;
   size_t esz, rsz;          /* element size, its real part's size */
-  int64_t n, ncols, nrhs;
+  int64_t m, n, ncols, nrhs; /* rows of A and B, columns of A, ... */
   int64_t col0;             /* first global column of this shard  */
   void *a, *b, *w;
 } muster__tf_work_t;
@@ -93,7 +96,7 @@ MUSTER_TF_HIDDEN void muster__tf_compute(void *p, TF_OpKernelContext *ctx);
 
 /* ---- tf_solve.c ---------------------------------------------------------- */
 
-/* Point w->a, w->b, w->w into k's work buffer (w->n, ncols, nrhs, esz, rsz
+/* Point w->a, w->b, w->w into k's work buffer (w->m, ncols, nrhs, esz, rsz
  * set), growing it if needed; process mode: shard memory the leader can map.
  * 0 or a MUSTER_E* code (message in muster_last_error, except ENOMEM from
  * posix_memalign in thread mode, which sets none). */
@@ -102,11 +105,12 @@ MUSTER_TF_HIDDEN int muster__tf_work_buffers(muster__tf_kernel_t *k, muster__tf_
 /* Free k's work buffer (kernel deletion). */
 MUSTER_TF_HIDDEN void muster__tf_work_free(muster__tf_kernel_t *k);
 
-/* Join k's group, check the step when k->same_step, solve with w, leave.
- * 0 or a MUSTER_E* code with *phase ("joining the group", ...) and detail
- * (the runtime's message, copied) set. */
+/* Join k's group, check the step when k->same_step, learn n and col0 for
+ * gels (set in w), solve with w, leave.  0 or a MUSTER_E* code with *phase
+ * ("joining the group", ...) and detail (the runtime's message, copied)
+ * set. */
 MUSTER_TF_HIDDEN int muster__tf_rendezvous(const muster__tf_kernel_t *k,
-                                           const muster__tf_work_t *w, int64_t step,
+                                           muster__tf_work_t *w, int64_t step,
                                            const char **phase, char *detail, size_t len);
 
 /* Join k's group only to abort it with code and why, so that the peers fail

@@ -11,7 +11,8 @@
  * already registered by another copy of this library) is reported on
  * stderr and TensorFlow's own "op not found" follows at use. */
 __attribute__((constructor)) static void muster_tf_init(void) {
-  static const muster_routine_t routines[] = {MUSTER_POTRS, MUSTER_POTRI, MUSTER_SYEVD};
+  static const muster_routine_t routines[] = {MUSTER_POTRS, MUSTER_POTRI, MUSTER_SYEVD,
+                                              MUSTER_GETRS, MUSTER_GELS};
   char why[512];
   for (size_t i = 0; i < sizeof routines / sizeof routines[0]; i++) {
     if (muster__tf_register_op(routines[i], why, sizeof why) < 0 ||

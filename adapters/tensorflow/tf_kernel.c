@@ -144,13 +144,26 @@ bad:
 static void *create_potrs(TF_OpKernelConstruction *c) { return kernel_create(c, MUSTER_POTRS); }
 static void *create_potri(TF_OpKernelConstruction *c) { return kernel_create(c, MUSTER_POTRI); }
 static void *create_syevd(TF_OpKernelConstruction *c) { return kernel_create(c, MUSTER_SYEVD); }
+static void *create_getrs(TF_OpKernelConstruction *c) { return kernel_create(c, MUSTER_GETRS); }
+static void *create_gels(TF_OpKernelConstruction *c) { return kernel_create(c, MUSTER_GELS); }
+
+/* TensorFlow's create callback has no user argument: one function per
+ * routine, indexed by its muster_routine_t value. */
+static void *(*const creators[MUSTER_ROUTINE_END])(TF_OpKernelConstruction *) = {
+    [MUSTER_POTRS] = create_potrs, [MUSTER_POTRI] = create_potri, [MUSTER_SYEVD] = create_syevd,
+    [MUSTER_GETRS] = create_getrs, [MUSTER_GELS] = create_gels,
+};
 
 /* ---- registration -------------------------------------------------------- */
 
 int muster__tf_register_kernels(muster_routine_t r, char *why, size_t whylen) {
   void *(*create)(TF_OpKernelConstruction *) =
-      r == MUSTER_POTRS ? create_potrs : r == MUSTER_POTRI ? create_potri : create_syevd;
+      (int)r > 0 && (int)r < MUSTER_ROUTINE_END ? creators[r] : NULL;
   const char *op = muster__tf_op_name(r);
+  if (!create) {
+    snprintf(why, whylen, "no kernel for routine %d (%s)", (int)r, op);
+    return -1;
+  }
   const muster__tf_type_t *t;
   TF_Status *st = TF_NewStatus();
   int rc = 0;

@@ -16,6 +16,10 @@ columns, the last ones possibly shorter or empty).
     inv  = potri(a)      # this participant's column block of A^-1
     w, v = syevd(a)      # all eigenvalues (ascending), this participant's
                          # column block of the eigenvectors
+    x    = getrs(a, b)   # A X = B for a general square A (LU)
+    x    = gels(a, b)    # least squares, A m x n (m >= n, full rank): a is
+                         # [m, k] (A's n columns split as above), b [m, nrhs],
+                         # X [n, nrhs]
 
 dtypes: float32, float64, complex64, complex128.  Inputs are never modified.
 Errors are TensorFlow errors carrying the runtime's message (who, what, where).
@@ -36,7 +40,7 @@ import tensorflow as tf
 
 from ._lib import block_cols, lib_path, ops
 
-__all__ = ["potrs", "potri", "syevd", "block_columns", "configure_cpu_devices",
+__all__ = ["potrs", "potri", "syevd", "getrs", "gels", "block_columns", "configure_cpu_devices",
            "shard_columns", "gather_columns", "lib_path", "ops"]
 
 DTYPES = (tf.float32, tf.float64, tf.complex64, tf.complex128)
@@ -227,22 +231,48 @@ def _attrs(opname, rank, nranks, key, tile, provider, timeout, shared_memory):
 
 # ---- the ops -------------------------------------------------------------------
 
+def _solve(opname, op, a, b, attrs, name):
+    """potrs, getrs, gels: X from this participant's block a and the
+    replicated b (a matrix, or a vector: one column)."""
+    a = _matrix(opname, a, "a")
+    b = tf.convert_to_tensor(b, dtype=a.dtype)
+    vector = b.shape.rank == 1
+    if vector:
+        b = b[:, None]
+    b = _matrix(opname, b, "b")
+    x = op(a, b, name=name, **_attrs(opname, *attrs))
+    _run_independently(x)
+    return x[:, 0] if vector else x
+
+
 def potrs(a, b, *, rank=None, nranks=None, key=None, tile=0, provider=None, timeout=None,
           shared_memory=None, name=None):
     """Solve A X = B (A Hermitian positive definite) from this participant's
     column block `a` of A and the replicated right-hand sides `b` (n x nrhs,
     or a vector of n).  Returns X, shaped like b, on every participant."""
-    a = _matrix("potrs", a, "a")
-    b = tf.convert_to_tensor(b, dtype=a.dtype)
-    vector = b.shape.rank == 1
-    if vector:
-        b = b[:, None]
-    b = _matrix("potrs", b, "b")
-    x = ops().muster_potrs(a, b, name=name,
-                           **_attrs("potrs", rank, nranks, key, tile, provider, timeout,
-                                    shared_memory))
-    _run_independently(x)
-    return x[:, 0] if vector else x
+    return _solve("potrs", ops().muster_potrs, a, b,
+                  (rank, nranks, key, tile, provider, timeout, shared_memory), name)
+
+
+def getrs(a, b, *, rank=None, nranks=None, key=None, tile=0, provider=None, timeout=None,
+          shared_memory=None, name=None):
+    """Solve A X = B for a general square A (LU with partial pivoting);
+    arguments and result as potrs.  A singular A fails with
+    InvalidArgumentError naming the zero pivot."""
+    return _solve("getrs", ops().muster_getrs, a, b,
+                  (rank, nranks, key, tile, provider, timeout, shared_memory), name)
+
+
+def gels(a, b, *, rank=None, nranks=None, key=None, tile=0, provider=None, timeout=None,
+         shared_memory=None, name=None):
+    """Least squares: X minimizing ||A X - B|| for a tall A (m x n, m >= n)
+    of full column rank.  `a` is this participant's column block [m, k] (A's
+    n columns split by block_columns(n, ...)), `b` the replicated [m, nrhs]
+    (or [m]).  Returns X [n, nrhs] (or [n]) on every participant; its n is
+    learnt at the rendezvous from the blocks' widths, so its static shape
+    is [None, nrhs].  A rank-deficient A fails with InvalidArgumentError."""
+    return _solve("gels", ops().muster_gels, a, b,
+                  (rank, nranks, key, tile, provider, timeout, shared_memory), name)
 
 
 def potri(a, *, rank=None, nranks=None, key=None, tile=0, provider=None, timeout=None,
