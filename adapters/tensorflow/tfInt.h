@@ -58,6 +58,7 @@ typedef struct TF_ShapeInferenceContext TF_ShapeInferenceContext;
  * from step to step).  Made by tf_kernel.c from the op's attributes. */
 typedef struct muster__tf_kernel {
   muster_routine_t routine;
+  bool logdet;              /* MusterPotrsLogdet: potrs with MUSTER_LOGDET */
   int rank, nranks;
   int64_t tile;
   bool shared;              /* participants are processes: shard memory */
@@ -84,10 +85,11 @@ typedef struct muster__tf_work {
 
 /* ---- tf_kernel.c --------------------------------------------------------- */
 
-/* Register the CPU kernels of routine r's op, one per element type.  Called
- * once, at load, after the op itself is registered.  0, or -1 with `why`
- * filled. */
-MUSTER_TF_HIDDEN int muster__tf_register_kernels(muster_routine_t r, char *why, size_t whylen);
+/* Register the CPU kernels of routine r's op (logdet: MusterPotrsLogdet),
+ * one per element type.  Called once, at load, after the op itself is
+ * registered.  0, or -1 with `why` filled. */
+MUSTER_TF_HIDDEN int muster__tf_register_kernels(muster_routine_t r, bool logdet, char *why,
+                                                 size_t whylen);
 
 /* ---- tf_compute.c -------------------------------------------------------- */
 
@@ -135,11 +137,14 @@ MUSTER_TF_HIDDEN void muster__tf_fail_muster(TF_OpKernelContext *ctx,
 /* ---- tf_ops.c ------------------------------------------------------------ */
 
 /* The op name of routine r: "Muster" and its muster_routine_name()
- * capitalised ("MusterPotrs"); "Muster?" for no routine. */
-MUSTER_TF_HIDDEN const char *muster__tf_op_name(muster_routine_t r);
+ * capitalised ("MusterPotrs"); "Muster?" for no routine.  logdet (potrs
+ * only): "MusterPotrsLogdet", potrs that also returns log det A. */
+MUSTER_TF_HIDDEN const char *muster__tf_op_name(muster_routine_t r, bool logdet);
 
-/* Register routine r's op definition.  0, or -1 with `why` filled. */
-MUSTER_TF_HIDDEN int muster__tf_register_op(muster_routine_t r, char *why, size_t whylen);
+/* Register the definition of routine r's op (logdet: as muster__tf_op_name).
+ * 0, or -1 with `why` filled. */
+MUSTER_TF_HIDDEN int muster__tf_register_op(muster_routine_t r, bool logdet, char *why,
+                                            size_t whylen);
 
 /* ---- tf_tensor.c --------------------------------------------------------- */
 

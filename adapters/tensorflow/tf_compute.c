@@ -1,6 +1,7 @@
 /*
  * adapters/tensorflow/tf_compute.c - one call of MusterPotrs, MusterPotri,
- * MusterSyevd, MusterGetrs or MusterGels, on every participant (a replica's thread, or a worker process):
+ * MusterSyevd, MusterGetrs, MusterGels or MusterPotrsLogdet, on every
+ * participant (a replica's thread, or a worker process):
  *   1. copy the inputs into a work buffer, transposed: TensorFlow tensors are
  *      row-major, muster shards column-major.  The inputs are never written.
  *   2. join group "<routine>.<key>" as rank of nranks, muster_solve with this
@@ -90,19 +91,19 @@ static void pack_solution(muster__tf_work_t *w) {
             (size_t)w->n * w->esz);
 }
 
-/* Allocate output i ([d0] or [d0, d1] of dtype t) and fill it from the
- * column-major colmajor. */
+/* Allocate output i (a scalar for ndims 0, [d0] or [d0, d1] of dtype t)
+ * and fill it from the column-major colmajor. */
 static bool output(TF_OpKernelContext *ctx, const muster__tf_kernel_t *k, int i, TF_DataType t,
                    int ndims, int64_t d0, int64_t d1, size_t esz, const void *colmajor) {
   TF_Status *st = TF_NewStatus();
   int64_t dims[2] = {d0, d1};
-  size_t bytes = (size_t)d0 * (size_t)(ndims == 2 ? d1 : 1) * esz;
+  size_t bytes = (size_t)(ndims ? d0 : 1) * (size_t)(ndims == 2 ? d1 : 1) * esz;
   TF_Tensor *o = TF_AllocateOutput(ctx, i, t, dims, ndims, bytes, st);
   bool ok = TF_GetCode(st) == TF_OK && o;
   if (!ok) {
     muster__tf_fail(ctx, TF_RESOURCE_EXHAUSTED, k, "allocating output %d: %s", i,
                     TF_Message(st));
-  } else if (ndims == 1) {
+  } else if (ndims < 2) {
     memcpy(TF_TensorData(o), colmajor, bytes);
   } else {
     /* column-major n x k is row-major k x n: transpose back to [n, k] */
@@ -120,7 +121,8 @@ static void write_outputs(TF_OpKernelContext *ctx, const muster__tf_kernel_t *k,
   case MUSTER_GETRS:
   case MUSTER_GELS:
     pack_solution(w); /* gels: X is B's first n of m rows */
-    output(ctx, k, 0, t, 2, w->n, w->nrhs, w->esz, w->b);
+    if (output(ctx, k, 0, t, 2, w->n, w->nrhs, w->esz, w->b) && k->logdet)
+      output(ctx, k, 1, muster__tf_real_type(muster__tf_type_of(t))->tf, 0, 0, 0, w->rsz, w->w);
     break;
   case MUSTER_POTRI:
     output(ctx, k, 0, t, 2, w->n, w->ncols, w->esz, w->a);

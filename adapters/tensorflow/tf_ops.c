@@ -1,7 +1,8 @@
 /*
  * adapters/tensorflow/tf_ops.c - the op definitions MusterPotrs, MusterPotri,
- * MusterSyevd, MusterGetrs, MusterGels, their names and their shape
- * functions.  tf_init.c registers
+ * MusterSyevd, MusterGetrs, MusterGels and MusterPotrsLogdet (potrs that
+ * also returns log det A, a real scalar of type Tw), their names and their
+ * shape functions.  tf_init.c registers
  * them when TensorFlow loads the library (tf.load_op_library dlopens it, the
  * constructor runs, and TF's op watcher turns what it registers into Python
  * wrappers).
@@ -67,7 +68,8 @@ static void name_ops(void) {
   }
 }
 
-const char *muster__tf_op_name(muster_routine_t r) {
+const char *muster__tf_op_name(muster_routine_t r, bool logdet) {
+  if (logdet) return r == MUSTER_POTRS ? "MusterPotrsLogdet" : "Muster?";
   pthread_once(&op_names_once, name_ops);
   if ((int)r < 0 || (int)r >= MUSTER_ROUTINE_END || !op_names[r][0]) return "Muster?";
   return op_names[r];
@@ -107,7 +109,7 @@ static bool input_matrix(TF_ShapeInferenceContext *ctx, int i, const char *what,
 /* potrs, getrs, gels: a [rows, ncols] and b [rows, nrhs] with the same
  * rows; X [n, nrhs]: b's shape, but for gels, whose n is not known here. */
 static void solve_shape(TF_ShapeInferenceContext *ctx, TF_Status *st, muster_routine_t r) {
-  const char *op = muster__tf_op_name(r);
+  const char *op = muster__tf_op_name(r, false);
   bool tall = muster_routine_takes(r) & MUSTER_TAKES_M;
   char what[160];
   shapes_t s = {TF_NewShapeHandle(), TF_NewShapeHandle(), TF_NewShapeHandle(),
@@ -150,6 +152,15 @@ static void potrs_shape(TF_ShapeInferenceContext *c, TF_Status *st) { solve_shap
 static void getrs_shape(TF_ShapeInferenceContext *c, TF_Status *st) { solve_shape(c, st, MUSTER_GETRS); }
 static void gels_shape(TF_ShapeInferenceContext *c, TF_Status *st) { solve_shape(c, st, MUSTER_GELS); }
 
+/* MusterPotrsLogdet: X as potrs's, log det A a scalar. */
+static void potrs_logdet_shape(TF_ShapeInferenceContext *ctx, TF_Status *st) {
+  solve_shape(ctx, st, MUSTER_POTRS);
+  if (TF_GetCode(st) != TF_OK) return;
+  TF_ShapeHandle *scalar = TF_ShapeInferenceContextScalar(ctx);
+  TF_ShapeInferenceContextSetOutput(ctx, 1, scalar, st);
+  TF_DeleteShapeHandle(scalar);
+}
+
 static void potri_shape(TF_ShapeInferenceContext *ctx, TF_Status *st) {
   shapes_t s = {TF_NewShapeHandle(), TF_NewShapeHandle(), NULL, NULL, NULL, NULL, NULL};
   if (input_matrix(ctx, 0, "MusterPotri: a (this participant's column block of A, n x ncols)",
@@ -176,9 +187,10 @@ out:
 
 /* ---- registration -------------------------------------------------------- */
 
-int muster__tf_register_op(muster_routine_t r, char *why, size_t whylen) {
+int muster__tf_register_op(muster_routine_t r, bool logdet, char *why, size_t whylen) {
   TF_Status *st = TF_NewStatus();
-  TF_OpDefinitionBuilder *b = TF_NewOpDefinitionBuilder(muster__tf_op_name(r));
+  const char *name = muster__tf_op_name(r, logdet);
+  TF_OpDefinitionBuilder *b = TF_NewOpDefinitionBuilder(name);
   char t_attr[128], names[96];
   int rc = 0;
   muster__tf_type_names(names, sizeof names);
@@ -193,6 +205,13 @@ int muster__tf_register_op(muster_routine_t r, char *why, size_t whylen) {
   case MUSTER_GELS:
     TF_OpDefinitionBuilderAddInput(b, "b: T");
     TF_OpDefinitionBuilderAddOutput(b, "x: T");
+    if (logdet) {
+      /* log det A is real, of Tw (checked against T as syevd's) */
+      TF_OpDefinitionBuilderAddAttr(b, "Tw: {float, double}");
+      TF_OpDefinitionBuilderAddOutput(b, "logdet: Tw");
+      TF_OpDefinitionBuilderSetShapeInferenceFunction(b, potrs_logdet_shape);
+      break;
+    }
     TF_OpDefinitionBuilderSetShapeInferenceFunction(
         b, r == MUSTER_POTRS ? potrs_shape : r == MUSTER_GETRS ? getrs_shape : gels_shape);
     break;
@@ -214,7 +233,7 @@ int muster__tf_register_op(muster_routine_t r, char *why, size_t whylen) {
   TF_OpDefinitionBuilderSetIsStateful(b, true);
   TF_RegisterOpDefinition(b, st); /* frees b either way */
   if (TF_GetCode(st) != TF_OK) {
-    snprintf(why, whylen, "registering op %s: %s", muster__tf_op_name(r), TF_Message(st));
+    snprintf(why, whylen, "registering op %s: %s", name, TF_Message(st));
     rc = -1;
   }
   TF_DeleteStatus(st);

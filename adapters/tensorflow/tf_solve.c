@@ -42,7 +42,8 @@ int muster__tf_work_buffers(muster__tf_kernel_t *k, muster__tf_work_t *w) {
   }
   w->a = k->buf;
   w->b = w->nrhs ? (char *)k->buf + sa : NULL;
-  w->w = k->routine == MUSTER_SYEVD ? (char *)k->buf + sa + sb : NULL;
+  /* syevd's n eigenvalues, or potrs's one log det */
+  w->w = k->routine == MUSTER_SYEVD || k->logdet ? (char *)k->buf + sa + sb : NULL;
   return 0;
 }
 
@@ -112,7 +113,8 @@ static int tell_facts(const muster__tf_kernel_t *k, muster_group_t *g, int64_t s
 /* Solve with w's buffers, n and col0 known. */
 static int solve(const muster__tf_kernel_t *k, muster_group_t *g, const muster__tf_work_t *w) {
   /* the work buffers are copies: providers may factor A in place */
-  unsigned flags = muster_routine_takes(k->routine) & MUSTER_TAKES_B ? MUSTER_NO_FACTOR : 0;
+  unsigned flags = (muster_routine_takes(k->routine) & MUSTER_TAKES_B ? MUSTER_NO_FACTOR : 0) |
+                   (k->logdet ? MUSTER_LOGDET : 0);
   muster_solve_args_t args = {
       .routine = k->routine, .dtype = w->dtype, .n = w->n, .nrhs = w->nrhs, .tile = k->tile,
       .layout = MUSTER_LAYOUT_BLOCK, .flags = flags,

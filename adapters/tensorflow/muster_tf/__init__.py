@@ -13,6 +13,7 @@ with ``c0, k = block_columns(n, nranks, rank)`` (blocks of ceil(n/nranks)
 columns, the last ones possibly shorter or empty).
 
     x    = potrs(a, b)   # A X = B, A SPD/HPD; b (n x nrhs) replicated, X replicated
+    x, l = potrs(a, b, return_logdet=True)   # and l = log det A (real scalar)
     inv  = potri(a)      # this participant's column block of A^-1
     w, v = syevd(a)      # all eigenvalues (ascending), this participant's
                          # column block of the eigenvectors
@@ -231,27 +232,35 @@ def _attrs(opname, rank, nranks, key, tile, provider, timeout, shared_memory):
 
 # ---- the ops -------------------------------------------------------------------
 
-def _solve(opname, op, a, b, attrs, name):
+def _solve(opname, op, a, b, attrs, name, logdet=False):
     """potrs, getrs, gels: X from this participant's block a and the
-    replicated b (a matrix, or a vector: one column)."""
+    replicated b (a matrix, or a vector: one column); (X, log det A) for
+    potrs with logdet."""
     a = _matrix(opname, a, "a")
     b = tf.convert_to_tensor(b, dtype=a.dtype)
     vector = b.shape.rank == 1
     if vector:
         b = b[:, None]
     b = _matrix(opname, b, "b")
-    x = op(a, b, name=name, **_attrs(opname, *attrs))
+    extra = dict(Tw=a.dtype.real_dtype) if logdet else {}
+    out = op(a, b, name=name, **extra, **_attrs(opname, *attrs))
+    x = out[0] if logdet else out
     _run_independently(x)
-    return x[:, 0] if vector else x
+    x = x[:, 0] if vector else x
+    return (x, out[1]) if logdet else x
 
 
-def potrs(a, b, *, rank=None, nranks=None, key=None, tile=0, provider=None, timeout=None,
-          shared_memory=None, name=None):
+def potrs(a, b, *, return_logdet=False, rank=None, nranks=None, key=None, tile=0, provider=None,
+          timeout=None, shared_memory=None, name=None):
     """Solve A X = B (A Hermitian positive definite) from this participant's
     column block `a` of A and the replicated right-hand sides `b` (n x nrhs,
-    or a vector of n).  Returns X, shaped like b, on every participant."""
-    return _solve("potrs", ops().muster_potrs, a, b,
-                  (rank, nranks, key, tile, provider, timeout, shared_memory), name)
+    or a vector of n).  Returns X, shaped like b, on every participant;
+    with return_logdet, (X, log det A): a real scalar (float32 for float32
+    and complex64, float64 otherwise) from the Cholesky factor of the same
+    call (op MusterPotrsLogdet; only providers that can return it run it)."""
+    op = ops().muster_potrs_logdet if return_logdet else ops().muster_potrs
+    return _solve("potrs", op, a, b, (rank, nranks, key, tile, provider, timeout, shared_memory),
+                  name, logdet=return_logdet)
 
 
 def getrs(a, b, *, rank=None, nranks=None, key=None, tile=0, provider=None, timeout=None,

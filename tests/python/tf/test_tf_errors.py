@@ -12,7 +12,8 @@ from tensorflow.python.framework import op_def_registry
 import muster_tf
 import tf_helpers as H
 
-OPS = ["MusterPotrs", "MusterPotri", "MusterSyevd", "MusterGetrs", "MusterGels"]
+OPS = ["MusterPotrs", "MusterPotri", "MusterSyevd", "MusterGetrs", "MusterGels",
+       "MusterPotrsLogdet"]
 ONE = dict(rank=0, nranks=1)  # a participant alone: no peers to wait for
 
 

@@ -1,4 +1,5 @@
-"""muster_tf's getrs (general square A) and gels (least squares, tall A):
+"""muster_tf's getrs (general square A), gels (least squares, tall A) and
+potrs(..., return_logdet=True):
 each x dtype with 1, 2 and 4 replicas of a MirroredStrategy, residuals on
 fresh random inputs; shapes of the outputs; singular and rank-deficient
 inputs as InvalidArgumentError, as potrs's not-positive-definite."""
@@ -110,3 +111,38 @@ def test_singular_and_rank_deficient(strategy_of, dtype):
         solve(gsh, tf.constant(b))
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"rank deficient: \|R\(8,8\)\|"):
         fit(tsh, tf.constant(c))
+
+
+@pytest.mark.parametrize("nrep", REPLICAS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_potrs_logdet(strategy_of, dtype, nrep):
+    """potrs(..., return_logdet=True) (op MusterPotrsLogdet): X and log det A
+    on every replica."""
+    st = strategy_of(nrep)
+    r = H.rng()
+    a, b = H.spd(r, N, dtype), H.random(r, (N, 2), dtype)
+
+    @tf.function
+    def step(ash, b):
+        return st.run(lambda a, b: muster_tf.potrs(a, b, return_logdet=True), args=(ash, b))
+
+    x, ld = step(muster_tf.shard_columns(st, a), tf.constant(b))
+    for xi, li in zip(st.experimental_local_results(x), st.experimental_local_results(ld)):
+        H.check_potrs(a, b, xi.numpy(), dtype)
+        H.check_logdet(a, li.numpy(), dtype)
+
+
+def test_potrs_logdet_op_shapes_and_types():
+    ops = muster_tf.ops()
+    f = tf.function(lambda a, b: ops.muster_potrs_logdet(a, b, Tw=tf.float32, key="s", **ONE)
+                    ).get_concrete_function(tf.TensorSpec([7, 7], tf.complex64),
+                                            tf.TensorSpec([7, 2], tf.complex64))
+    x, ld = f.structured_outputs
+    assert x.shape.as_list() == [7, 2] and ld.shape.as_list() == [] and ld.dtype == tf.float32
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Tw .* must be double for T=double"):
+        ops.muster_potrs_logdet(tf.eye(2, dtype=tf.float64), tf.ones([2, 1], tf.float64),
+                                Tw=tf.float32, key="t", **ONE)
+    a = np.eye(4)
+    a[2, 2] = -1
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not positive definite"):
+        muster_tf.potrs(a, np.ones((4, 1)), return_logdet=True, **ONE)

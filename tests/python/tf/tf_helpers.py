@@ -106,3 +106,12 @@ def check_gels(a, b, x, dtype):
     assert x64.shape == (n,) + b64.shape[1:]
     err = nrm(a64.conj().T @ (a64 @ x64 - b64)) / (nrm(a64) * (nrm(a64) * nrm(x64) + nrm(b64)))
     assert err < C * m * eps(dtype), "gels normal-equations residual %.3g (m=%d)" % (err, m)
+
+
+def check_logdet(a, ld, dtype):
+    """log det A (real, of A's real dtype) against numpy's, in double."""
+    assert ld.dtype == np.dtype(NP[dtype](0).real.dtype) and np.shape(ld) == ()
+    sign, ref = np.linalg.slogdet(np.asarray(a, np.complex128))
+    assert abs(sign - 1) < 1e-9
+    n = a.shape[0]
+    assert abs(float(ld) - ref) <= C * n * eps(dtype) * max(1.0, abs(ref)), (float(ld), ref)
