@@ -58,6 +58,7 @@ typedef struct TF_ShapeInferenceContext TF_ShapeInferenceContext;
  * from step to step).  Made by tf_kernel.c from the op's attributes. */
 typedef struct muster__tf_kernel {
   muster_routine_t routine;
+  bool logdet;              /* MusterPotrsLogdet: potrs with MUSTER_LOGDET */
   int rank, nranks;
   int64_t tile;
   bool shared;              /* participants are processes: shard memory */
@@ -70,21 +71,25 @@ typedef struct muster__tf_kernel {
   size_t cap;               /* leader maps a peer's shard memory once     */
 } muster__tf_kernel_t;
 
-/* Where one call keeps its work: column-major copies of a and b, and w. */
+/* Where one call keeps its work: column-major copies of a and b, and w.
+ * A is m x n: m = n but for gels, whose n (its global column count) no
+ * participant can tell from its own block: 0 until the participants have
+ * told each other their widths (tf_solve.c), like col0. */
 typedef struct muster__tf_work {
   muster_dtype_t dtype;
   size_t esz, rsz;          /* element size, its real part's size */
-  int64_t n, ncols, nrhs;
+  int64_t m, n, ncols, nrhs; /* rows of A and B, columns of A, ... */
   int64_t col0;             /* first global column of this shard  */
   void *a, *b, *w;
 } muster__tf_work_t;
 
 /* ---- tf_kernel.c --------------------------------------------------------- */
 
-/* Register the CPU kernels of routine r's op, one per element type.  Called
- * once, at load, after the op itself is registered.  0, or -1 with `why`
- * filled. */
-MUSTER_TF_HIDDEN int muster__tf_register_kernels(muster_routine_t r, char *why, size_t whylen);
+/* Register the CPU kernels of routine r's op (logdet: MusterPotrsLogdet),
+ * one per element type.  Called once, at load, after the op itself is
+ * registered.  0, or -1 with `why` filled. */
+MUSTER_TF_HIDDEN int muster__tf_register_kernels(muster_routine_t r, bool logdet, char *why,
+                                                 size_t whylen);
 
 /* ---- tf_compute.c -------------------------------------------------------- */
 
@@ -93,7 +98,7 @@ MUSTER_TF_HIDDEN void muster__tf_compute(void *p, TF_OpKernelContext *ctx);
 
 /* ---- tf_solve.c ---------------------------------------------------------- */
 
-/* Point w->a, w->b, w->w into k's work buffer (w->n, ncols, nrhs, esz, rsz
+/* Point w->a, w->b, w->w into k's work buffer (w->m, ncols, nrhs, esz, rsz
  * set), growing it if needed; process mode: shard memory the leader can map.
  * 0 or a MUSTER_E* code (message in muster_last_error, except ENOMEM from
  * posix_memalign in thread mode, which sets none). */
@@ -102,11 +107,12 @@ MUSTER_TF_HIDDEN int muster__tf_work_buffers(muster__tf_kernel_t *k, muster__tf_
 /* Free k's work buffer (kernel deletion). */
 MUSTER_TF_HIDDEN void muster__tf_work_free(muster__tf_kernel_t *k);
 
-/* Join k's group, check the step when k->same_step, solve with w, leave.
- * 0 or a MUSTER_E* code with *phase ("joining the group", ...) and detail
- * (the runtime's message, copied) set. */
+/* Join k's group, check the step when k->same_step, learn n and col0 for
+ * gels (set in w), solve with w, leave.  0 or a MUSTER_E* code with *phase
+ * ("joining the group", ...) and detail (the runtime's message, copied)
+ * set. */
 MUSTER_TF_HIDDEN int muster__tf_rendezvous(const muster__tf_kernel_t *k,
-                                           const muster__tf_work_t *w, int64_t step,
+                                           muster__tf_work_t *w, int64_t step,
                                            const char **phase, char *detail, size_t len);
 
 /* Join k's group only to abort it with code and why, so that the peers fail
@@ -131,11 +137,14 @@ MUSTER_TF_HIDDEN void muster__tf_fail_muster(TF_OpKernelContext *ctx,
 /* ---- tf_ops.c ------------------------------------------------------------ */
 
 /* The op name of routine r: "Muster" and its muster_routine_name()
- * capitalised ("MusterPotrs"); "Muster?" for no routine. */
-MUSTER_TF_HIDDEN const char *muster__tf_op_name(muster_routine_t r);
+ * capitalised ("MusterPotrs"); "Muster?" for no routine.  logdet (potrs
+ * only): "MusterPotrsLogdet", potrs that also returns log det A. */
+MUSTER_TF_HIDDEN const char *muster__tf_op_name(muster_routine_t r, bool logdet);
 
-/* Register routine r's op definition.  0, or -1 with `why` filled. */
-MUSTER_TF_HIDDEN int muster__tf_register_op(muster_routine_t r, char *why, size_t whylen);
+/* Register the definition of routine r's op (logdet: as muster__tf_op_name).
+ * 0, or -1 with `why` filled. */
+MUSTER_TF_HIDDEN int muster__tf_register_op(muster_routine_t r, bool logdet, char *why,
+                                            size_t whylen);
 
 /* ---- tf_tensor.c --------------------------------------------------------- */
 

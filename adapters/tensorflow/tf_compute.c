@@ -1,6 +1,7 @@
 /*
- * adapters/tensorflow/tf_compute.c - one call of MusterPotrs, MusterPotri or
- * MusterSyevd, on every participant (a replica's thread, or a worker process):
+ * adapters/tensorflow/tf_compute.c - one call of MusterPotrs, MusterPotri,
+ * MusterSyevd, MusterGetrs, MusterGels or MusterPotrsLogdet, on every
+ * participant (a replica's thread, or a worker process):
  *   1. copy the inputs into a work buffer, transposed: TensorFlow tensors are
  *      row-major, muster shards column-major.  The inputs are never written.
  *   2. join group "<routine>.<key>" as rank of nranks, muster_solve with this
@@ -25,6 +26,12 @@
 #include "muster/layout.h"
 #include "tfInt.h"
 
+/* Whether routine r takes right-hand sides b (potrs, getrs, gels). */
+static bool takes_b(muster_routine_t r) { return muster_routine_takes(r) & MUSTER_TAKES_B; }
+
+/* Whether A may be tall (gels: m x n, n learnt at the rendezvous). */
+static bool takes_m(muster_routine_t r) { return muster_routine_takes(r) & MUSTER_TAKES_M; }
+
 /* Check the inputs' shapes (the shape function did when shapes were static;
  * here they are always known) and fill w's type, sizes and place in A.  On
  * a problem writes msg and returns false. */
@@ -42,27 +49,31 @@ static bool check_inputs(const muster__tf_kernel_t *k, TF_Tensor *a, TF_Tensor *
   w->esz = muster_dtype_bytes(t->dtype);
   w->rsz = muster_dtype_real_bytes(t->dtype);
   if (TF_NumDims(a) != 2) {
-    snprintf(msg, len, "a must be a matrix (this participant's column block of A, n x ncols), "
-             "got rank %d", TF_NumDims(a));
+    snprintf(msg, len, "a must be a matrix (this participant's column block of A, %s x ncols), "
+             "got rank %d", takes_m(k->routine) ? "m" : "n", TF_NumDims(a));
     return false;
   }
-  w->n = TF_Dim(a, 0);
+  w->m = TF_Dim(a, 0);
   w->ncols = TF_Dim(a, 1);
   w->nrhs = 0;
-  if (w->n < 1) {
+  if (w->m < 1) {
     snprintf(msg, len, "a has no rows: n must be >= 1");
     return false;
   }
-  if (muster_layout_geom_init(&L, w->n, 1, k->nranks) < 0) {
-    snprintf(msg, len, "a has %" PRId64 " rows: n must be at most %" PRId64, w->n,
+  if (muster_layout_geom_init(&L, w->m, 1, k->nranks) < 0) {
+    snprintf(msg, len, "a has %" PRId64 " rows: n must be at most %" PRId64, w->m,
              (int64_t)MUSTER_LAYOUT_MAX_N);
     return false;
   }
-  w->col0 = muster_layout_block_col0(&L, k->rank);
-  if (k->routine != MUSTER_POTRS) return true;
-  if (TF_NumDims(b) != 2 || TF_Dim(b, 0) != w->n || TF_Dim(b, 1) < 1) {
-    snprintf(msg, len, "b must be n x nrhs with n=%" PRId64 " (a's rows) and nrhs >= 1, got %s%" PRId64
-             " x %" PRId64, w->n, TF_NumDims(b) == 2 ? "" : "a tensor of rank != 2: ",
+  /* gels: n and col0 come from the widths the participants tell each other */
+  w->n = takes_m(k->routine) ? 0 : w->m;
+  w->col0 = takes_m(k->routine) ? 0 : muster_layout_block_col0(&L, k->rank);
+  if (!takes_b(k->routine)) return true;
+  if (TF_NumDims(b) != 2 || TF_Dim(b, 0) != w->m || TF_Dim(b, 1) < 1) {
+    snprintf(msg, len, "b must be %s x nrhs with %s=%" PRId64 " (a's rows) and nrhs >= 1, got %s%"
+             PRId64 " x %" PRId64, takes_m(k->routine) ? "m" : "n",
+             takes_m(k->routine) ? "m" : "n", w->m,
+             TF_NumDims(b) == 2 ? "" : "a tensor of rank != 2: ",
              TF_NumDims(b) > 0 ? TF_Dim(b, 0) : 0, TF_NumDims(b) > 1 ? TF_Dim(b, 1) : 0);
     return false;
   }
@@ -70,19 +81,29 @@ static bool check_inputs(const muster__tf_kernel_t *k, TF_Tensor *a, TF_Tensor *
   return true;
 }
 
-/* Allocate output i ([d0] or [d0, d1] of dtype t) and fill it from the
- * column-major colmajor. */
+/* gels leaves X (n x nrhs) in the first n rows of B's m: pack it to
+ * leading dimension n in place (column j moves down to j*n, never past
+ * where a later column still is: memmove per column, in order). */
+static void pack_solution(muster__tf_work_t *w) {
+  if (w->m == w->n) return;
+  for (int64_t j = 1; j < w->nrhs; j++)
+    memmove((char *)w->b + (size_t)(j * w->n) * w->esz, (char *)w->b + (size_t)(j * w->m) * w->esz,
+            (size_t)w->n * w->esz);
+}
+
+/* Allocate output i (a scalar for ndims 0, [d0] or [d0, d1] of dtype t)
+ * and fill it from the column-major colmajor. */
 static bool output(TF_OpKernelContext *ctx, const muster__tf_kernel_t *k, int i, TF_DataType t,
                    int ndims, int64_t d0, int64_t d1, size_t esz, const void *colmajor) {
   TF_Status *st = TF_NewStatus();
   int64_t dims[2] = {d0, d1};
-  size_t bytes = (size_t)d0 * (size_t)(ndims == 2 ? d1 : 1) * esz;
+  size_t bytes = (size_t)(ndims ? d0 : 1) * (size_t)(ndims == 2 ? d1 : 1) * esz;
   TF_Tensor *o = TF_AllocateOutput(ctx, i, t, dims, ndims, bytes, st);
   bool ok = TF_GetCode(st) == TF_OK && o;
   if (!ok) {
     muster__tf_fail(ctx, TF_RESOURCE_EXHAUSTED, k, "allocating output %d: %s", i,
                     TF_Message(st));
-  } else if (ndims == 1) {
+  } else if (ndims < 2) {
     memcpy(TF_TensorData(o), colmajor, bytes);
   } else {
     /* column-major n x k is row-major k x n: transpose back to [n, k] */
@@ -94,10 +115,14 @@ static bool output(TF_OpKernelContext *ctx, const muster__tf_kernel_t *k, int i,
 }
 
 static void write_outputs(TF_OpKernelContext *ctx, const muster__tf_kernel_t *k,
-                          const muster__tf_work_t *w, TF_DataType t) {
+                          muster__tf_work_t *w, TF_DataType t) {
   switch (k->routine) {
   case MUSTER_POTRS:
-    output(ctx, k, 0, t, 2, w->n, w->nrhs, w->esz, w->b);
+  case MUSTER_GETRS:
+  case MUSTER_GELS:
+    pack_solution(w); /* gels: X is B's first n of m rows */
+    if (output(ctx, k, 0, t, 2, w->n, w->nrhs, w->esz, w->b) && k->logdet)
+      output(ctx, k, 1, muster__tf_real_type(muster__tf_type_of(t))->tf, 0, 0, 0, w->rsz, w->w);
     break;
   case MUSTER_POTRI:
     output(ctx, k, 0, t, 2, w->n, w->ncols, w->esz, w->a);
@@ -108,7 +133,7 @@ static void write_outputs(TF_OpKernelContext *ctx, const muster__tf_kernel_t *k,
       output(ctx, k, 1, t, 2, w->n, w->ncols, w->esz, w->a);
     break;
   }
-  default: /* no TF op for the other routines (tf_init.c) */
+  default: /* every routine has its case above */
     break;
   }
 }
@@ -132,7 +157,7 @@ void muster__tf_compute(void *p, TF_OpKernelContext *ctx) {
   }
   locked = true;
   TF_GetInput(ctx, 0, &a, st);
-  if (TF_GetCode(st) == TF_OK && k->routine == MUSTER_POTRS) TF_GetInput(ctx, 1, &b, st);
+  if (TF_GetCode(st) == TF_OK && takes_b(k->routine)) TF_GetInput(ctx, 1, &b, st);
   if (TF_GetCode(st) != TF_OK) {
     muster__tf_fail(ctx, TF_INTERNAL, k, "reading inputs: %s", TF_Message(st));
     goto out;
@@ -154,8 +179,8 @@ void muster__tf_compute(void *p, TF_OpKernelContext *ctx) {
     goto out;
   }
   /* inputs stay untouched: the solve runs in place on these copies */
-  muster__tf_transpose(w.esz, w.n, w.ncols, TF_TensorData(a), w.a);
-  if (b) muster__tf_transpose(w.esz, w.n, w.nrhs, TF_TensorData(b), w.b);
+  muster__tf_transpose(w.esz, w.m, w.ncols, TF_TensorData(a), w.a);
+  if (b) muster__tf_transpose(w.esz, w.m, w.nrhs, TF_TensorData(b), w.b);
   rc = muster__tf_rendezvous(k, &w, TF_GetStepId(ctx), &phase, detail, sizeof detail);
   if (rc < 0) {
     muster__tf_fail_muster(ctx, k, phase, rc, detail);

@@ -14,7 +14,7 @@ void muster__tf_fail(TF_OpKernelContext *ctx, TF_Code code, const muster__tf_ker
                      const char *fmt, ...) {
   char msg[2048];
   int off = snprintf(msg, sizeof msg, "%s (group %s, rank %d of %d): ",
-                     muster__tf_op_name(k->routine), k->group, k->rank, k->nranks);
+                     muster__tf_op_name(k->routine, k->logdet), k->group, k->rank, k->nranks);
   va_list ap;
   va_start(ap, fmt);
   if (off > 0 && (size_t)off < sizeof msg) vsnprintf(msg + off, sizeof msg - off, fmt, ap);

@@ -11,11 +11,15 @@
  * already registered by another copy of this library) is reported on
  * stderr and TensorFlow's own "op not found" follows at use. */
 __attribute__((constructor)) static void muster_tf_init(void) {
-  static const muster_routine_t routines[] = {MUSTER_POTRS, MUSTER_POTRI, MUSTER_SYEVD};
+  static const struct {
+    muster_routine_t routine;
+    bool logdet;
+  } ops[] = {{MUSTER_POTRS, false}, {MUSTER_POTRI, false}, {MUSTER_SYEVD, false},
+             {MUSTER_GETRS, false}, {MUSTER_GELS, false},  {MUSTER_POTRS, true}};
   char why[512];
-  for (size_t i = 0; i < sizeof routines / sizeof routines[0]; i++) {
-    if (muster__tf_register_op(routines[i], why, sizeof why) < 0 ||
-        muster__tf_register_kernels(routines[i], why, sizeof why) < 0)
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+    if (muster__tf_register_op(ops[i].routine, ops[i].logdet, why, sizeof why) < 0 ||
+        muster__tf_register_kernels(ops[i].routine, ops[i].logdet, why, sizeof why) < 0)
       fprintf(stderr, "libmuster_tf: %s\n", why);
   }
 }

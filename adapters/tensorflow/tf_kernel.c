@@ -50,8 +50,9 @@ static bool attr_string(TF_OpKernelConstruction *c, const char *name, char *buf,
   return true;
 }
 
-/* Check syevd's Tw (eigenvalue type) against T: Tw must be T's real type. */
-static bool syevd_types_ok(TF_OpKernelConstruction *c, TF_Status *st) {
+/* Check Tw (syevd's eigenvalues, potrs's log det) against T: Tw must be
+ * T's real type. */
+static bool real_type_ok(TF_OpKernelConstruction *c, const char *op, TF_Status *st) {
   TF_DataType t, tw;
   TF_OpKernelConstruction_GetAttrType(c, "T", &t, st);
   if (!attr_ok(c, st)) return false;
@@ -60,7 +61,7 @@ static bool syevd_types_ok(TF_OpKernelConstruction *c, TF_Status *st) {
   const muster__tf_type_t *row = muster__tf_type_of(t); /* T's constraint: never NULL */
   const muster__tf_type_t *want = muster__tf_real_type(row);
   if (tw != want->tf) {
-    construction_fail(c, st, "MusterSyevd: Tw (eigenvalue type) must be %s for T=%s",
+    construction_fail(c, st, "%s: Tw (the real type of T) must be %s for T=%s", op,
                       want->name, row->name);
     return false;
   }
@@ -70,7 +71,7 @@ static bool syevd_types_ok(TF_OpKernelConstruction *c, TF_Status *st) {
 /* Read the attributes into k; false with the construction failed if one is
  * missing or out of range. */
 static bool read_attrs(TF_OpKernelConstruction *c, muster__tf_kernel_t *k, TF_Status *st) {
-  const char *op = muster__tf_op_name(k->routine);
+  const char *op = muster__tf_op_name(k->routine, k->logdet);
   char key[MUSTER_MAX_NAME + 1];
   int64_t rank = 0, nranks = 0;
   TF_Bool shared = 0, same_step = 0;
@@ -89,7 +90,7 @@ static bool read_attrs(TF_OpKernelConstruction *c, muster__tf_kernel_t *k, TF_St
   if (!attr_ok(c, st)) return false;
   if (!attr_string(c, "key", key, sizeof key, st)) return false;
   if (!attr_string(c, "provider", k->provider, sizeof k->provider, st)) return false;
-  if (k->routine == MUSTER_SYEVD && !syevd_types_ok(c, st)) return false;
+  if ((k->routine == MUSTER_SYEVD || k->logdet) && !real_type_ok(c, op, st)) return false;
   if (nranks < 1 || nranks > MUSTER_MAX_RANKS || rank < 0 || rank >= nranks) {
     construction_fail(c, st, "%s: rank=%" PRId64 " nranks=%" PRId64 ": need 0 <= rank < nranks <= %d",
                       op, rank, nranks, MUSTER_MAX_RANKS);
@@ -123,15 +124,16 @@ static void kernel_delete(void *p) {
   free(k);
 }
 
-static void *kernel_create(TF_OpKernelConstruction *c, muster_routine_t routine) {
+static void *kernel_create(TF_OpKernelConstruction *c, muster_routine_t routine, bool logdet) {
   TF_Status *st = TF_NewStatus();
   muster__tf_kernel_t *k = calloc(1, sizeof *k);
   if (!k) {
-    construction_fail(c, st, "%s: out of memory", muster__tf_op_name(routine));
+    construction_fail(c, st, "%s: out of memory", muster__tf_op_name(routine, logdet));
     goto bad;
   }
   pthread_mutex_init(&k->busy, NULL);
   k->routine = routine;
+  k->logdet = logdet;
   if (!read_attrs(c, k, st)) goto bad;
   TF_DeleteStatus(st);
   return k;
@@ -141,16 +143,33 @@ bad:
   return NULL;
 }
 
-static void *create_potrs(TF_OpKernelConstruction *c) { return kernel_create(c, MUSTER_POTRS); }
-static void *create_potri(TF_OpKernelConstruction *c) { return kernel_create(c, MUSTER_POTRI); }
-static void *create_syevd(TF_OpKernelConstruction *c) { return kernel_create(c, MUSTER_SYEVD); }
+static void *create_potrs(TF_OpKernelConstruction *c) { return kernel_create(c, MUSTER_POTRS, false); }
+static void *create_potri(TF_OpKernelConstruction *c) { return kernel_create(c, MUSTER_POTRI, false); }
+static void *create_syevd(TF_OpKernelConstruction *c) { return kernel_create(c, MUSTER_SYEVD, false); }
+static void *create_getrs(TF_OpKernelConstruction *c) { return kernel_create(c, MUSTER_GETRS, false); }
+static void *create_gels(TF_OpKernelConstruction *c) { return kernel_create(c, MUSTER_GELS, false); }
+static void *create_potrs_logdet(TF_OpKernelConstruction *c) {
+  return kernel_create(c, MUSTER_POTRS, true);
+}
+
+/* TensorFlow's create callback has no user argument: one function per
+ * routine, indexed by its muster_routine_t value. */
+static void *(*const creators[MUSTER_ROUTINE_END])(TF_OpKernelConstruction *) = {
+    [MUSTER_POTRS] = create_potrs, [MUSTER_POTRI] = create_potri, [MUSTER_SYEVD] = create_syevd,
+    [MUSTER_GETRS] = create_getrs, [MUSTER_GELS] = create_gels,
+};
 
 /* ---- registration -------------------------------------------------------- */
 
-int muster__tf_register_kernels(muster_routine_t r, char *why, size_t whylen) {
+int muster__tf_register_kernels(muster_routine_t r, bool logdet, char *why, size_t whylen) {
   void *(*create)(TF_OpKernelConstruction *) =
-      r == MUSTER_POTRS ? create_potrs : r == MUSTER_POTRI ? create_potri : create_syevd;
-  const char *op = muster__tf_op_name(r);
+      logdet ? (r == MUSTER_POTRS ? create_potrs_logdet : NULL)
+             : (int)r > 0 && (int)r < MUSTER_ROUTINE_END ? creators[r] : NULL;
+  const char *op = muster__tf_op_name(r, logdet);
+  if (!create) {
+    snprintf(why, whylen, "no kernel for routine %d (%s)", (int)r, op);
+    return -1;
+  }
   const muster__tf_type_t *t;
   TF_Status *st = TF_NewStatus();
   int rc = 0;

@@ -1,14 +1,18 @@
 /*
  * adapters/tensorflow/tf_ops.c - the op definitions MusterPotrs, MusterPotri,
- * MusterSyevd, their names and their shape functions.  tf_init.c registers
+ * MusterSyevd, MusterGetrs, MusterGels and MusterPotrsLogdet (potrs that
+ * also returns log det A, a real scalar of type Tw), their names and their
+ * shape functions.  tf_init.c registers
  * them when TensorFlow loads the library (tf.load_op_library dlopens it, the
  * constructor runs, and TF's op watcher turns what it registers into Python
  * wrappers).
  *
  * Every op takes this participant's shard: `a` is its column block of the
  * global n x n matrix A (shape [n, ncols]: the block layout of
- * muster/layout.h), potrs also takes the replicated right-hand sides
- * b [n, nrhs].  Attributes say who meets whom:
+ * muster/layout.h), potrs and getrs also take the replicated right-hand
+ * sides b [n, nrhs] and return X [n, nrhs].  gels's A is m x n (m >= n):
+ * `a` is [m, ncols], b [m, nrhs], and X [n, nrhs] whose n the participants
+ * learn from each other's widths at the rendezvous (shape [?, nrhs]).  Attributes say who meets whom:
  *   rank, nranks   this participant and how many meet
  *   key            group key: the op's group is "<routine>.<key>"; callers
  *                  make it unique per op in flight (muster_tf does)
@@ -64,7 +68,8 @@ static void name_ops(void) {
   }
 }
 
-const char *muster__tf_op_name(muster_routine_t r) {
+const char *muster__tf_op_name(muster_routine_t r, bool logdet) {
+  if (logdet) return r == MUSTER_POTRS ? "MusterPotrsLogdet" : "Muster?";
   pthread_once(&op_names_once, name_ops);
   if ((int)r < 0 || (int)r >= MUSTER_ROUTINE_END || !op_names[r][0]) return "Muster?";
   return op_names[r];
@@ -101,28 +106,59 @@ static bool input_matrix(TF_ShapeInferenceContext *ctx, int i, const char *what,
   return true;
 }
 
-static void potrs_shape(TF_ShapeInferenceContext *ctx, TF_Status *st) {
+/* potrs, getrs, gels: a [rows, ncols] and b [rows, nrhs] with the same
+ * rows; X [n, nrhs]: b's shape, but for gels, whose n is not known here. */
+static void solve_shape(TF_ShapeInferenceContext *ctx, TF_Status *st, muster_routine_t r) {
+  const char *op = muster__tf_op_name(r, false);
+  bool tall = muster_routine_takes(r) & MUSTER_TAKES_M;
+  char what[160];
   shapes_t s = {TF_NewShapeHandle(), TF_NewShapeHandle(), TF_NewShapeHandle(),
                 TF_NewShapeHandle(), NULL, TF_NewDimensionHandle(), TF_NewDimensionHandle()};
-  if (!input_matrix(ctx, 0, "MusterPotrs: a (this participant's column block of A, n x ncols)",
-                    s.a, s.a2, st))
-    goto out;
-  if (!input_matrix(ctx, 1, "MusterPotrs: b (the right-hand sides, n x nrhs)", s.b, s.b2, st))
-    goto out;
+  TF_ShapeHandle *n = NULL, *nrhs = NULL, *x = NULL;
+  snprintf(what, sizeof what, "%s: a (this participant's column block of A, %s x ncols)", op,
+           tall ? "m" : "n");
+  if (!input_matrix(ctx, 0, what, s.a, s.a2, st)) goto out;
+  snprintf(what, sizeof what, "%s: b (the right-hand sides, %s x nrhs)", op, tall ? "m" : "n");
+  if (!input_matrix(ctx, 1, what, s.b, s.b2, st)) goto out;
   TF_ShapeInferenceContextDim(ctx, s.a2, 0, s.an);
   TF_ShapeInferenceContextDim(ctx, s.b2, 0, s.bn);
   if (TF_DimensionHandleValueKnown(s.an) && TF_DimensionHandleValueKnown(s.bn) &&
       TF_DimensionHandleValue(s.an) != TF_DimensionHandleValue(s.bn)) {
     char msg[256];
-    snprintf(msg, sizeof msg,
-             "MusterPotrs: a has %lld rows but b has %lld: both must have n rows",
-             (long long)TF_DimensionHandleValue(s.an), (long long)TF_DimensionHandleValue(s.bn));
+    snprintf(msg, sizeof msg, "%s: a has %lld rows but b has %lld: both must have %s rows", op,
+             (long long)TF_DimensionHandleValue(s.an), (long long)TF_DimensionHandleValue(s.bn),
+             tall ? "A's m" : "n");
     TF_SetStatus(st, TF_INVALID_ARGUMENT, msg);
     goto out;
   }
-  TF_ShapeInferenceContextSetOutput(ctx, 0, s.b2, st);
+  if (!tall) {
+    TF_ShapeInferenceContextSetOutput(ctx, 0, s.b2, st);
+    goto out;
+  }
+  n = TF_ShapeInferenceContextVectorFromSize(ctx, -1); /* [?]: n, unknown here */
+  nrhs = TF_NewShapeHandle();
+  x = TF_NewShapeHandle();
+  TF_ShapeInferenceContextSubshape(ctx, s.b2, 1, 2, nrhs, st);
+  if (TF_GetCode(st) == TF_OK) TF_ShapeInferenceContextConcatenateShapes(ctx, n, nrhs, x, st);
+  if (TF_GetCode(st) == TF_OK) TF_ShapeInferenceContextSetOutput(ctx, 0, x, st);
 out:
+  if (n) TF_DeleteShapeHandle(n);
+  if (nrhs) TF_DeleteShapeHandle(nrhs);
+  if (x) TF_DeleteShapeHandle(x);
   shapes_free(&s);
+}
+
+static void potrs_shape(TF_ShapeInferenceContext *c, TF_Status *st) { solve_shape(c, st, MUSTER_POTRS); }
+static void getrs_shape(TF_ShapeInferenceContext *c, TF_Status *st) { solve_shape(c, st, MUSTER_GETRS); }
+static void gels_shape(TF_ShapeInferenceContext *c, TF_Status *st) { solve_shape(c, st, MUSTER_GELS); }
+
+/* MusterPotrsLogdet: X as potrs's, log det A a scalar. */
+static void potrs_logdet_shape(TF_ShapeInferenceContext *ctx, TF_Status *st) {
+  solve_shape(ctx, st, MUSTER_POTRS);
+  if (TF_GetCode(st) != TF_OK) return;
+  TF_ShapeHandle *scalar = TF_ShapeInferenceContextScalar(ctx);
+  TF_ShapeInferenceContextSetOutput(ctx, 1, scalar, st);
+  TF_DeleteShapeHandle(scalar);
 }
 
 static void potri_shape(TF_ShapeInferenceContext *ctx, TF_Status *st) {
@@ -151,9 +187,10 @@ out:
 
 /* ---- registration -------------------------------------------------------- */
 
-int muster__tf_register_op(muster_routine_t r, char *why, size_t whylen) {
+int muster__tf_register_op(muster_routine_t r, bool logdet, char *why, size_t whylen) {
   TF_Status *st = TF_NewStatus();
-  TF_OpDefinitionBuilder *b = TF_NewOpDefinitionBuilder(muster__tf_op_name(r));
+  const char *name = muster__tf_op_name(r, logdet);
+  TF_OpDefinitionBuilder *b = TF_NewOpDefinitionBuilder(name);
   char t_attr[128], names[96];
   int rc = 0;
   muster__tf_type_names(names, sizeof names);
@@ -164,9 +201,19 @@ int muster__tf_register_op(muster_routine_t r, char *why, size_t whylen) {
   TF_OpDefinitionBuilderAddInput(b, "a: T");
   switch (r) {
   case MUSTER_POTRS:
+  case MUSTER_GETRS:
+  case MUSTER_GELS:
     TF_OpDefinitionBuilderAddInput(b, "b: T");
     TF_OpDefinitionBuilderAddOutput(b, "x: T");
-    TF_OpDefinitionBuilderSetShapeInferenceFunction(b, potrs_shape);
+    if (logdet) {
+      /* log det A is real, of Tw (checked against T as syevd's) */
+      TF_OpDefinitionBuilderAddAttr(b, "Tw: {float, double}");
+      TF_OpDefinitionBuilderAddOutput(b, "logdet: Tw");
+      TF_OpDefinitionBuilderSetShapeInferenceFunction(b, potrs_logdet_shape);
+      break;
+    }
+    TF_OpDefinitionBuilderSetShapeInferenceFunction(
+        b, r == MUSTER_POTRS ? potrs_shape : r == MUSTER_GETRS ? getrs_shape : gels_shape);
     break;
   case MUSTER_POTRI:
     TF_OpDefinitionBuilderAddOutput(b, "inv: T");
@@ -180,13 +227,13 @@ int muster__tf_register_op(muster_routine_t r, char *why, size_t whylen) {
     TF_OpDefinitionBuilderAddOutput(b, "v: T");
     TF_OpDefinitionBuilderSetShapeInferenceFunction(b, syevd_shape);
     break;
-  default: /* getrs, gels: no TF op yet (tf_init.c registers only the three) */
+  default: /* every routine has its case above */
     break;
   }
   TF_OpDefinitionBuilderSetIsStateful(b, true);
   TF_RegisterOpDefinition(b, st); /* frees b either way */
   if (TF_GetCode(st) != TF_OK) {
-    snprintf(why, whylen, "registering op %s: %s", muster__tf_op_name(r), TF_Message(st));
+    snprintf(why, whylen, "registering op %s: %s", name, TF_Message(st));
     rc = -1;
   }
   TF_DeleteStatus(st);

@@ -13,9 +13,14 @@ with ``c0, k = block_columns(n, nranks, rank)`` (blocks of ceil(n/nranks)
 columns, the last ones possibly shorter or empty).
 
     x    = potrs(a, b)   # A X = B, A SPD/HPD; b (n x nrhs) replicated, X replicated
+    x, l = potrs(a, b, return_logdet=True)   # and l = log det A (real scalar)
     inv  = potri(a)      # this participant's column block of A^-1
     w, v = syevd(a)      # all eigenvalues (ascending), this participant's
                          # column block of the eigenvectors
+    x    = getrs(a, b)   # A X = B for a general square A (LU)
+    x    = gels(a, b)    # least squares, A m x n (m >= n, full rank): a is
+                         # [m, k] (A's n columns split as above), b [m, nrhs],
+                         # X [n, nrhs]
 
 dtypes: float32, float64, complex64, complex128.  Inputs are never modified.
 Errors are TensorFlow errors carrying the runtime's message (who, what, where).
@@ -36,7 +41,7 @@ import tensorflow as tf
 
 from ._lib import block_cols, lib_path, ops
 
-__all__ = ["potrs", "potri", "syevd", "block_columns", "configure_cpu_devices",
+__all__ = ["potrs", "potri", "syevd", "getrs", "gels", "block_columns", "configure_cpu_devices",
            "shard_columns", "gather_columns", "lib_path", "ops"]
 
 DTYPES = (tf.float32, tf.float64, tf.complex64, tf.complex128)
@@ -227,22 +232,56 @@ def _attrs(opname, rank, nranks, key, tile, provider, timeout, shared_memory):
 
 # ---- the ops -------------------------------------------------------------------
 
-def potrs(a, b, *, rank=None, nranks=None, key=None, tile=0, provider=None, timeout=None,
-          shared_memory=None, name=None):
-    """Solve A X = B (A Hermitian positive definite) from this participant's
-    column block `a` of A and the replicated right-hand sides `b` (n x nrhs,
-    or a vector of n).  Returns X, shaped like b, on every participant."""
-    a = _matrix("potrs", a, "a")
+def _solve(opname, op, a, b, attrs, name, logdet=False):
+    """potrs, getrs, gels: X from this participant's block a and the
+    replicated b (a matrix, or a vector: one column); (X, log det A) for
+    potrs with logdet."""
+    a = _matrix(opname, a, "a")
     b = tf.convert_to_tensor(b, dtype=a.dtype)
     vector = b.shape.rank == 1
     if vector:
         b = b[:, None]
-    b = _matrix("potrs", b, "b")
-    x = ops().muster_potrs(a, b, name=name,
-                           **_attrs("potrs", rank, nranks, key, tile, provider, timeout,
-                                    shared_memory))
+    b = _matrix(opname, b, "b")
+    extra = dict(Tw=a.dtype.real_dtype) if logdet else {}
+    out = op(a, b, name=name, **extra, **_attrs(opname, *attrs))
+    x = out[0] if logdet else out
     _run_independently(x)
-    return x[:, 0] if vector else x
+    x = x[:, 0] if vector else x
+    return (x, out[1]) if logdet else x
+
+
+def potrs(a, b, *, return_logdet=False, rank=None, nranks=None, key=None, tile=0, provider=None,
+          timeout=None, shared_memory=None, name=None):
+    """Solve A X = B (A Hermitian positive definite) from this participant's
+    column block `a` of A and the replicated right-hand sides `b` (n x nrhs,
+    or a vector of n).  Returns X, shaped like b, on every participant;
+    with return_logdet, (X, log det A): a real scalar (float32 for float32
+    and complex64, float64 otherwise) from the Cholesky factor of the same
+    call (op MusterPotrsLogdet; only providers that can return it run it)."""
+    op = ops().muster_potrs_logdet if return_logdet else ops().muster_potrs
+    return _solve("potrs", op, a, b, (rank, nranks, key, tile, provider, timeout, shared_memory),
+                  name, logdet=return_logdet)
+
+
+def getrs(a, b, *, rank=None, nranks=None, key=None, tile=0, provider=None, timeout=None,
+          shared_memory=None, name=None):
+    """Solve A X = B for a general square A (LU with partial pivoting);
+    arguments and result as potrs.  A singular A fails with
+    InvalidArgumentError naming the zero pivot."""
+    return _solve("getrs", ops().muster_getrs, a, b,
+                  (rank, nranks, key, tile, provider, timeout, shared_memory), name)
+
+
+def gels(a, b, *, rank=None, nranks=None, key=None, tile=0, provider=None, timeout=None,
+         shared_memory=None, name=None):
+    """Least squares: X minimizing ||A X - B|| for a tall A (m x n, m >= n)
+    of full column rank.  `a` is this participant's column block [m, k] (A's
+    n columns split by block_columns(n, ...)), `b` the replicated [m, nrhs]
+    (or [m]).  Returns X [n, nrhs] (or [n]) on every participant; its n is
+    learnt at the rendezvous from the blocks' widths, so its static shape
+    is [None, nrhs].  A rank-deficient A fails with InvalidArgumentError."""
+    return _solve("gels", ops().muster_gels, a, b,
+                  (rank, nranks, key, tile, provider, timeout, shared_memory), name)
 
 
 def potri(a, *, rank=None, nranks=None, key=None, tile=0, provider=None, timeout=None,

@@ -1,11 +1,14 @@
-"""muster_torch: multi-device dense solvers (potrs, potri, syevd) for PyTorch.
+"""muster_torch: multi-device dense solvers for PyTorch: potrs (with log det
+A on request), potri, syevd for Hermitian A; getrs (general A) and gels
+(least squares, tall A).
 
-A Hermitian matrix held in column blocks, one per device, is solved in one
-call by the muster runtime: cuSolverMg on NVIDIA GPUs, LAPACK on the CPU.
+A matrix held in column blocks, one per device, is solved in one call by
+the muster runtime: cuSolverMg on NVIDIA GPUs, LAPACK on the CPU.
 The caller holds the blocks either in one process (a list of tensors, one
 per device) or one per process (torchrun: a tensor and group=, or a
 DTensor).  The ops are torch.library custom ops (muster::potrs,
-muster::potri, muster::syevd) with fake and autograd registrations, so meta
+muster::potrs_logdet, muster::potri, muster::syevd, muster::getrs,
+muster::gels) with fake and autograd registrations, so meta
 tensors, torch.compile and autograd work.  See docs/torch.md.
 
 Modules: _runtime (libmuster's C API in ctypes, shared with the other
@@ -16,7 +19,8 @@ derivatives), _dist (process groups: group names, gathers), _api (the
 public functions).
 """
 from . import _grad  # noqa: F401  (registers the derivatives)
-from ._api import block_columns, cat_columns, potri, potrs, split_columns, syevd
+from ._api import (block_columns, cat_columns, gels, getrs, least_squares, lu_solve, potri,
+                   potrs, split_columns, syevd)
 from ._dist import group_name
 from ._lib import (
     MusterError,
@@ -35,7 +39,7 @@ from ._lib import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "potrs", "potri", "syevd", "block_columns", "split_columns", "cat_columns", "group_name",
+    "potrs", "potri", "syevd", "getrs", "gels", "lu_solve", "least_squares", "block_columns", "split_columns", "cat_columns", "group_name",
     "lib_dir", "strerror", "MusterError", "MusterLinAlgError", "MusterValueError",
     "MusterTimeoutError", "MusterRuntimeError", "MusterMemoryError", "MusterPermissionError",
     "MusterNotFoundError", "MusterNotImplementedError",

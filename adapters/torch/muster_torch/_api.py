@@ -15,7 +15,7 @@ import sys
 import torch
 
 from . import _dist, _lib, _runtime
-from ._ops import potri_op, potrs_op, syevd_op
+from ._ops import gels_op, getrs_op, potri_op, potrs_logdet_op, potrs_op, syevd_op
 
 
 def _dtensor_api():
@@ -39,11 +39,12 @@ class _Held:
     arguments, and how to hand results back."""
 
     def __init__(self, routine, a, group, timeout=None):
-        self.dt, self.listed = None, isinstance(a, (list, tuple))
+        self.dt, self.listed, self.pg = None, isinstance(a, (list, tuple)), group
         if _is_dtensor(a):
             self.dt, mesh_dim = a, _column_mesh_dim(routine, a)
             self.shards = [a.to_local()]
-            self.group, self.rank, self.nranks = _dist.resolve(a.device_mesh.get_group(mesh_dim), timeout)
+            self.pg = a.device_mesh.get_group(mesh_dim)
+            self.group, self.rank, self.nranks = _dist.resolve(self.pg, timeout)
         elif isinstance(a, (list, tuple)):
             if group is not None:
                 raise ValueError(f"muster_torch.{routine}: a list of shards is one process "
@@ -58,6 +59,15 @@ class _Held:
         else:
             raise TypeError(f"muster_torch.{routine}: a is a {type(a).__name__}: pass a list "
                             "of column blocks, a torch.Tensor (with group=), or a DTensor")
+
+    def columns(self, timeout=None) -> int:
+        """A's global column count: gels's n (its rows are m).  A rank of a
+        process group holding one block asks the group (an all_reduce)."""
+        if self.dt is not None:
+            return self.dt.shape[1]
+        if self.listed or not self.group:
+            return sum(t.shape[1] for t in self.shards)
+        return _dist.total_columns(self.shards[0].shape[1], self.pg, timeout)
 
     def replicated(self, x):
         """A result every rank holds whole (X, eigenvalues)."""
@@ -98,7 +108,7 @@ def _local(x):
     return x.to_local() if _is_dtensor(x) else x
 
 
-def potrs(a, b, *, group=None, tile=None, provider=None, timeout=None):
+def potrs(a, b, *, return_logdet=False, group=None, tile=None, provider=None, timeout=None):
     """Solve A X = B for Hermitian positive definite A held in column blocks.
 
     Args:
@@ -106,6 +116,9 @@ def potrs(a, b, *, group=None, tile=None, provider=None, timeout=None):
         group=, or a DTensor.  float32, float64, complex64 or complex128.
       b: B, (n,) or (n, nrhs), the same dtype; every rank passes all of it
         (a DTensor b must be replicated).
+      return_logdet: also return log det A (real: float32 for float32 and
+        complex64, float64 otherwise), from the Cholesky factor of the same
+        call (no second pass over A).
       group: the torch.distributed process group when each process passes
         its own block.
       tile: T_A of the block-cyclic layout the GPU provider works in; None:
@@ -115,7 +128,8 @@ def potrs(a, b, *, group=None, tile=None, provider=None, timeout=None):
         (default 60).
 
     Returns:
-      X, shaped like b, on b's device (every rank gets all of it).
+      X, shaped like b, on b's device (every rank gets all of it); (X,
+      logdet) with return_logdet, logdet a 0-d tensor on b's device.
 
     Raises:
       torch.linalg.LinAlgError: A is not positive definite (e.info = k, the
@@ -123,9 +137,53 @@ def potrs(a, b, *, group=None, tile=None, provider=None, timeout=None):
         dtypes / shapes.  Others by kind: docs/torch.md.
     """
     held = _Held("potrs", a, group, timeout)
-    x = potrs_op(held.shards, _local(b), held.group, held.rank, held.nranks,
-                 *_opts(tile, provider, timeout))
-    return held.replicated(x)
+    op = potrs_logdet_op if return_logdet else potrs_op
+    out = op(held.shards, _local(b), held.group, held.rank, held.nranks,
+             *_opts(tile, provider, timeout))
+    if return_logdet:
+        return held.replicated(out[0]), held.replicated(out[1])
+    return held.replicated(out)
+
+
+def getrs(a, b, *, group=None, tile=None, provider=None, timeout=None):
+    """Solve A X = B for a general square A (LU with partial pivoting) held
+    in column blocks.  Arguments and result as potrs.
+
+    Raises:
+      torch.linalg.LinAlgError: A is exactly singular (e.info = k, U(k,k)
+        = 0, 1-based), or has NaN/Inf.  Others as potrs.
+    """
+    held = _Held("getrs", a, group, timeout)
+    return held.replicated(getrs_op(held.shards, _local(b), held.group, held.rank,
+                                    held.nranks, *_opts(tile, provider, timeout)))
+
+
+def gels(a, b, *, group=None, tile=None, provider=None, timeout=None):
+    """Least squares: X minimizing ||A X - B||_2 for a tall A (m x n, m >=
+    n) of full column rank, held in column blocks: the n columns spread
+    over the ranks by the block layout, each block holding all m rows.
+
+    Args:
+      a: as potrs's, each block m x k_r.  With group=, the ranks' widths are
+        summed over the process group (one small all_reduce) to learn n.
+      b: B, (m,) or (m, nrhs), every rank all of it.
+      Others as potrs.
+
+    Returns:
+      X, (n,) or (n, nrhs), on b's device, every rank all of it.
+
+    Raises:
+      torch.linalg.LinAlgError: A is rank deficient (e.info = k: R(k,k) is
+        zero or below m * eps * max|R(i,i)|), or has NaN/Inf.
+      ValueError: m < n (a wide A), shapes.  Others as potrs.
+    """
+    held = _Held("gels", a, group, timeout)
+    return held.replicated(gels_op(held.shards, _local(b), held.columns(timeout), held.group,
+                                   held.rank, held.nranks, *_opts(tile, provider, timeout)))
+
+
+lu_solve = getrs          # jaxmg's (and muster_jax's) name
+least_squares = gels      # jaxmg's (and muster_jax's) name
 
 
 def potri(a, *, group=None, tile=None, provider=None, timeout=None):

@@ -12,17 +12,19 @@ def _name(routine):
     return f"muster_torch.{routine}"
 
 
-def shards(routine: str, a, whole: bool) -> tuple[int, torch.dtype]:
+def shards(routine: str, a, whole: bool, ncols: int | None = None) -> tuple[int, torch.dtype]:
     """Check the column blocks this process holds.
 
     Args:
-      routine: "potrs", "potri", "syevd", for messages.
-      a: the list of column blocks (n x k_r tensors).
+      routine: "potrs", "getrs", ..., for messages.
+      a: the list of column blocks (m x k_r tensors).
       whole: the list is every shard of A (one process holds them all), so
-        their widths must add up to n.
+        their widths must add up to A's columns.
+      ncols: gels: A's columns n (A is m x n, m >= n); None: A is square
+        (n = m, its rows).
 
     Returns:
-      (n, dtype).
+      (m, dtype): A's rows and element type.
 
     Raises:
       TypeError: not tensors, an unsupported dtype, or mixed dtypes.
@@ -45,33 +47,40 @@ def shards(routine: str, a, whole: bool) -> tuple[int, torch.dtype]:
         if t.dim() != 2:
             raise ValueError(f"{who}: shard {i} has shape {tuple(t.shape)}: each shard is a "
                              "2-D column block (n x k)")
-    n = a[0].shape[0]
-    if n < 1:
-        raise ValueError(f"{who}: A has {n} rows")
+    m = a[0].shape[0]
+    n = m if ncols is None else ncols
+    if m < 1 or n < 1:
+        raise ValueError(f"{who}: A is {m} x {n}: no rows or no columns")
+    if m < n:
+        raise ValueError(f"{who}: A is {m} x {n}, wider than tall: least squares needs "
+                         "m >= n (full column rank)")
     for i, t in enumerate(a):
-        if t.shape[0] != n:
-            raise ValueError(f"{who}: shard {i} has {t.shape[0]} rows, shard 0 has {n}")
+        if t.shape[0] != m:
+            raise ValueError(f"{who}: shard {i} has {t.shape[0]} rows, shard 0 has {m}")
     if whole and sum(t.shape[1] for t in a) != n:
+        what = f"A has {n} rows" if ncols is None else f"A has {n} columns"
         raise ValueError(f"{who}: the shards hold {sum(t.shape[1] for t in a)} columns, "
-                         f"A has {n} rows: they must hold its n columns, in order")
+                         f"{what}: they must hold its n columns, in order")
     if len({t.device.type for t in a}) > 1:
         raise ValueError(f"{who}: shards on {sorted({str(t.device) for t in a})}: all on the "
                          "CPU or all on CUDA devices")
-    return n, dtype
+    return m, dtype
 
 
-def rhs(b, n: int, dtype: torch.dtype) -> int:
-    """Check potrs's right-hand side; returns nrhs."""
+def rhs(routine: str, b, m: int, n: int, dtype: torch.dtype) -> int:
+    """Check the right-hand side of potrs, getrs (m = n) or gels (A m x n,
+    B m x nrhs); returns nrhs."""
+    who = _name(routine)
     if not isinstance(b, torch.Tensor):
-        raise TypeError(f"muster_torch.potrs: b is a {type(b).__name__}, not a torch.Tensor")
+        raise TypeError(f"{who}: b is a {type(b).__name__}, not a torch.Tensor")
     if b.dtype != dtype:
-        raise TypeError(f"muster_torch.potrs: b is {b.dtype}, A is {dtype}")
-    if b.dim() not in (1, 2) or b.shape[0] != n:
-        raise ValueError(f"muster_torch.potrs: b has shape {tuple(b.shape)}, A is {n} x {n}: "
-                         "b must be (n,) or (n, nrhs)")
+        raise TypeError(f"{who}: b is {b.dtype}, A is {dtype}")
+    if b.dim() not in (1, 2) or b.shape[0] != m:
+        raise ValueError(f"{who}: b has shape {tuple(b.shape)}, A is {m} x {n}: "
+                         f"b must be ({m},) or ({m}, nrhs): A's rows")
     nrhs = 1 if b.dim() == 1 else b.shape[1]
     if nrhs < 1:
-        raise ValueError("muster_torch.potrs: b has no column")
+        raise ValueError(f"{who}: b has no column")
     return nrhs
 
 

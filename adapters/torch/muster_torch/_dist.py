@@ -48,19 +48,25 @@ def group_name(pg, timeout: float | None = None) -> str:
     if dist.get_rank(pg) == 0:
         box.copy_(torch.tensor(list(secrets.token_bytes(6)), dtype=torch.uint8))
     work = dist.broadcast(box, src=dist.get_global_rank(pg, 0), group=pg, async_op=True)
+    _wait(work, pg, timeout, "the group's first muster call")
+    name = "th." + bytes(box.cpu().tolist()).hex()
+    with _lock:
+        _names[pg], _groups[name] = name, pg
+    return name
+
+
+def _wait(work, pg, timeout, what):
+    """Wait for a collective of pg at most the call's timeout (timeout=, else
+    $MUSTER_TIMEOUT); MusterTimeoutError naming `what` after that."""
     wait = _runtime.timeout_seconds(_lib.runtime(), timeout)
     try:
         work.wait(**({"timeout": datetime.timedelta(seconds=wait)} if wait > 0 else {}))
     except RuntimeError as e:  # the backends' "timed out"; nothing is cached
         raise _lib.MusterTimeoutError(
             f"muster_torch: rank {dist.get_rank(pg)} of a process group of "
-            f"{dist.get_world_size(pg)}: the group's first muster call did not reach every "
+            f"{dist.get_world_size(pg)}: {what} did not reach every "
             f"rank within {wait:g} s (a rank not calling, or calling another op): {e}",
             kind="deadline_exceeded") from None
-    name = "th." + bytes(box.cpu().tolist()).hex()
-    with _lock:
-        _names[pg], _groups[name] = name, pg
-    return name
 
 
 def process_group(name: str):
@@ -76,8 +82,9 @@ def resolve(group, timeout: float | None = None) -> tuple[str, int, int]:
     return group_name(group, timeout), dist.get_rank(group), dist.get_world_size(group)
 
 
-def gather_columns(shards, group: str, nranks: int):
-    """The whole n x n matrix from its column blocks.
+def gather_columns(shards, group: str, nranks: int, ncols: int | None = None):
+    """The whole matrix (m x n; n = ncols, default m: square) from its
+    column blocks.
 
     group == "": `shards` is every block (one process): concatenated on the
     first block's device.  Otherwise `shards` is this rank's block only: an
@@ -87,10 +94,22 @@ def gather_columns(shards, group: str, nranks: int):
         home = shards[0].device
         return torch.cat([s.to(home) for s in shards], dim=1)
     mine = shards[0]
-    n = mine.shape[0]
+    m = mine.shape[0]
+    n = m if ncols is None else ncols
     width = -(-n // nranks)
-    padded = torch.zeros((n, width), dtype=mine.dtype, device=mine.device)
+    padded = torch.zeros((m, width), dtype=mine.dtype, device=mine.device)
     padded[:, :mine.shape[1]] = mine
     parts = [torch.empty_like(padded) for _ in range(nranks)]
     dist.all_gather(parts, padded, group=process_group(group))
     return torch.cat(parts, dim=1)[:, :n]
+
+
+def total_columns(width: int, group, timeout: float | None = None) -> int:
+    """The sum over process group `group` of each rank's `width` (gels's n,
+    which no rank can tell from its own block): an all_reduce waiting at
+    most the call's timeout, as group_name's broadcast."""
+    dev = f"cuda:{torch.cuda.current_device()}" if dist.get_backend(group) == "nccl" else "cpu"
+    box = torch.tensor([int(width)], dtype=torch.int64, device=dev)
+    _wait(dist.all_reduce(box, group=group, async_op=True), group, timeout,
+          "the column count of gels's A")
+    return int(box.item())

@@ -17,16 +17,24 @@ import torch
 from . import _buffers, _checks, _lib, _runtime
 from ._buffers import host_pool, ptr
 
+LOGDET = 0x4  # MUSTER_LOGDET (include/muster.h; test_runtime_abi.py checks it)
+
+
+TAKES_B = ("potrs", "getrs", "gels")  # the routines with right-hand sides
+
 
 class Request:
-    """What one call solves, as the ops received it."""
+    """What one call solves, as the ops received it.  ncols: gels's n (A is
+    m x n); None for the square routines.  logdet: potrs also returns
+    log det A (MUSTER_LOGDET)."""
 
     def __init__(self, routine, a, group="", rank=0, nranks=0, tile=0, provider="",
-                 timeout=0.0, b=None, vectors=True):
+                 timeout=0.0, b=None, vectors=True, ncols=None, logdet=False):
         self.routine, self.a, self.b, self.vectors = routine, list(a), b, vectors
         self.group, self.rank, self.tile = group, rank, tile
         self.nranks = nranks if group else len(self.a)
         self.provider, self.timeout = provider, timeout
+        self.ncols, self.logdet = ncols, logdet
 
     def who(self) -> str:
         if self.group:
@@ -35,11 +43,13 @@ class Request:
         return f"muster_torch.{self.routine} ({self.nranks} ranks in this process)"
 
     def check(self):
-        """The Python-side checks (_checks.py); returns (n, dtype, nrhs)."""
+        """The Python-side checks (_checks.py); returns (m, n, dtype, nrhs):
+        A is m x n (m = n but for gels)."""
         _checks.process_args(self.routine, self.a, self.group, self.rank, self.nranks)
-        n, dtype = _checks.shards(self.routine, self.a, whole=not self.group)
-        nrhs = _checks.rhs(self.b, n, dtype) if self.routine == "potrs" else 0
-        return n, dtype, nrhs
+        m, dtype = _checks.shards(self.routine, self.a, whole=not self.group, ncols=self.ncols)
+        n = m if self.ncols is None else self.ncols
+        nrhs = _checks.rhs(self.routine, self.b, m, n, dtype) if self.routine in TAKES_B else 0
+        return m, n, dtype, nrhs
 
     def col0s(self, n):
         """First global column of each shard this process holds."""
@@ -55,7 +65,7 @@ class Request:
 class _Rank:
     """One rank's work buffers and its muster_shard_t."""
 
-    def __init__(self, req, t, col0, n, dtype, nrhs):
+    def __init__(self, req, t, col0, m, dtype, nrhs):
         pooled = bool(req.group) and t.device.type == "cpu"
 
         def buf(role, shape, dt):
@@ -64,18 +74,18 @@ class _Rank:
             return torch.empty(shape, dtype=dt, device=t.device)
 
         self.pooled, self.device = pooled, t.device
-        self.a = _buffers.column_major(t, buf("a", (t.shape[1], n), dtype))
+        self.a = _buffers.column_major(t, buf("a", (t.shape[1], m), dtype))
         self.b = self.w = None
-        if req.routine == "potrs":
+        if req.routine in TAKES_B:
             b2 = req.b if req.b.dim() == 2 else req.b[:, None]
-            self.b = _buffers.column_major(b2.to(t.device), buf("b", (nrhs, n), dtype))
-        if req.routine == "syevd":
-            self.w = buf("w", (n,), _buffers.real_dtype(dtype))
+            self.b = _buffers.column_major(b2.to(t.device), buf("b", (nrhs, m), dtype))
+        if req.routine == "syevd" or req.logdet:  # eigenvalues, or the one log det
+            self.w = buf("w", (m if req.routine == "syevd" else 1,), _buffers.real_dtype(dtype))
         cuda = t.device.type == "cuda"
         self.shard = _runtime.Shard(
             mem=_runtime.MEM_CUDA if cuda else _runtime.MEM_HOST,
-            device=t.device.index if cuda else -1, a=ptr(self.a), lda=n, col0=col0,
-            ncols=t.shape[1], b=ptr(self.b), ldb=n, w=ptr(self.w),
+            device=t.device.index if cuda else -1, a=ptr(self.a), lda=m, col0=col0,
+            ncols=t.shape[1], b=ptr(self.b), ldb=m, w=ptr(self.w),
             stream=_buffers.stream_of(t.device))
 
     def out(self, x):
@@ -84,9 +94,12 @@ class _Rank:
 
 
 def _args(req, n, dtype, nrhs):
-    flags = _runtime.NO_FACTOR if req.routine == "potrs" else 0
+    # the solves never return A's factors: providers may factor in place
+    flags = _runtime.NO_FACTOR if req.routine in TAKES_B else 0
     if req.routine == "syevd" and not req.vectors:
         flags |= _runtime.NO_VECTORS
+    if req.logdet:
+        flags |= LOGDET
     return _runtime.SolveArgs(
         routine=_runtime.enum_value(_lib.runtime(), "routine", req.routine),
         dtype=_buffers.muster_dtype(dtype), n=n, nrhs=max(nrhs, 1), tile=req.tile,
@@ -142,8 +155,8 @@ def _call(req, args, ranks):
 def run(req: Request):
     """Check, copy in, solve, and return the ranks (their buffers hold the results)."""
     try:
-        n, dtype, nrhs = req.check()
-        ranks = [_Rank(req, t, c0, n, dtype, nrhs) for t, c0 in zip(req.a, req.col0s(n))]
+        m, n, dtype, nrhs = req.check()
+        ranks = [_Rank(req, t, c0, m, dtype, nrhs) for t, c0 in zip(req.a, req.col0s(n))]
         args = _args(req, n, dtype, nrhs)
     except Exception as e:  # before the rendezvous: tell the peers, do not let them wait
         if req.group:
@@ -153,12 +166,18 @@ def run(req: Request):
     return ranks
 
 
-def potrs(req: Request) -> torch.Tensor:
-    """X with A X = B, on b's device, shaped like b (column-major)."""
+def solve(req: Request):
+    """potrs, getrs, gels: X (n x nrhs, or (n,) for a vector b) on b's
+    device, column-major; with req.logdet, (X, log det A) instead."""
     ranks = run(req)
     src = next((r for r in ranks if r.device == req.b.device), ranks[0])
-    x = src.out(src.b.mT).to(req.b.device)
-    return x[:, 0] if req.b.dim() == 1 else x
+    n, nrhs = req.ncols or req.b.shape[0], src.b.shape[0]
+    x = torch.empty((nrhs, n), dtype=req.b.dtype, device=req.b.device).mT
+    x.copy_(src.b.mT[:n])  # gels: X is B's first n rows
+    x = x[:, 0] if req.b.dim() == 1 else x
+    if not req.logdet:
+        return x
+    return x, src.w[0].clone().to(req.b.device)
 
 
 def potri(req: Request) -> list[torch.Tensor]:

@@ -12,7 +12,8 @@ from tensorflow.python.framework import op_def_registry
 import muster_tf
 import tf_helpers as H
 
-OPS = ["MusterPotrs", "MusterPotri", "MusterSyevd"]
+OPS = ["MusterPotrs", "MusterPotri", "MusterSyevd", "MusterGetrs", "MusterGels",
+       "MusterPotrsLogdet"]
 ONE = dict(rank=0, nranks=1)  # a participant alone: no peers to wait for
 
 
@@ -47,10 +48,10 @@ def test_raw_op_refuses_integer_dtype():
         raw().muster_potri(tf.ones([2, 2], tf.int32), key="k", **ONE)
 
 
-@pytest.mark.parametrize("fn", ["potrs", "potri", "syevd"])
+@pytest.mark.parametrize("fn", ["potrs", "potri", "syevd", "getrs", "gels"])
 def test_wrapper_refuses_integer_dtype(fn):
     a = tf.ones([2, 2], tf.int32)
-    args = (a, a) if fn == "potrs" else (a,)
+    args = (a, a) if fn in ("potrs", "getrs", "gels") else (a,)
     with pytest.raises(TypeError, match="supported: float32, float64, complex64, complex128"):
         getattr(muster_tf, fn)(*args, **ONE)
 

@@ -31,11 +31,14 @@ def test_worker_processes(tmp_path, mode):
     for p, o in zip(procs, outs):
         assert p.returncode == 0, o[-3000:]
     sys.path.insert(0, str(HERE))
-    from tf_worker import inputs
+    from tf_worker import general_inputs, inputs
     a, h, b = inputs(seed, n)
+    g, t, c = general_inputs(seed, n)
     res = [np.load(tmp_path / ("r%d.npz" % r)) for r in range(nranks)]
     for r in res:
         H.check_potrs(a, b, r["x"], tf.float64)
+        H.check_getrs(g, b, r["xg"], tf.float64)
+        H.check_gels(t, c, r["xls"], tf.float64)
         np.testing.assert_array_equal(r["w"], res[0]["w"])
     H.check_potri(a, np.concatenate([r["inv"] for r in res], axis=1), tf.float64)
     H.check_syevd(h, res[0]["w"], np.concatenate([r["v"] for r in res], axis=1), tf.float64)

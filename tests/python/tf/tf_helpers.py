@@ -79,3 +79,39 @@ def check_syevd(a, w, v, dtype):
     assert orth < C * n * eps(dtype), "eigenvectors not orthonormal: %.3g" % orth
     ref = np.linalg.eigvalsh(a64)
     assert np.max(np.abs(w - ref)) < C * n * eps(dtype) * nrm(a64), "eigenvalues differ from numpy"
+
+
+def general(r, n, dtype):
+    """A general square matrix, well conditioned: 2 I + G / (2 sqrt(n))."""
+    return cast(2 * np.eye(n) + random(r, (n, n), dtype).astype(np.complex128) / (2 * n ** 0.5),
+                dtype)
+
+
+def tall(r, m, n, dtype):
+    """m x n (m >= 2n) of full column rank, singular values near 1."""
+    return cast(np.eye(m, n) + random(r, (m, n), dtype).astype(np.complex128) / (4 * m ** 0.5),
+                dtype)
+
+
+def check_getrs(a, b, x, dtype):
+    """The normwise backward error of A X = B, as potrs's."""
+    check_potrs(a, b, x, dtype)
+
+
+def check_gels(a, b, x, dtype):
+    """The normal equations' residual ||A^H (A X - B)|| over ||A|| (||A||
+    ||X|| + ||B||): zero exactly for the least-squares solution."""
+    m, n = a.shape
+    a64, b64, x64 = (np.asarray(v, np.complex128) for v in (a, b, x))
+    assert x64.shape == (n,) + b64.shape[1:]
+    err = nrm(a64.conj().T @ (a64 @ x64 - b64)) / (nrm(a64) * (nrm(a64) * nrm(x64) + nrm(b64)))
+    assert err < C * m * eps(dtype), "gels normal-equations residual %.3g (m=%d)" % (err, m)
+
+
+def check_logdet(a, ld, dtype):
+    """log det A (real, of A's real dtype) against numpy's, in double."""
+    assert ld.dtype == np.dtype(NP[dtype](0).real.dtype) and np.shape(ld) == ()
+    sign, ref = np.linalg.slogdet(np.asarray(a, np.complex128))
+    assert abs(sign - 1) < 1e-9
+    n = a.shape[0]
+    assert abs(float(ld) - ref) <= C * n * eps(dtype) * max(1.0, abs(ref)), (float(ld), ref)

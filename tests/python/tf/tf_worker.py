@@ -3,8 +3,9 @@
     python tf_worker.py RANK NRANKS SEED N OUT.npz {eager|function}
 
 Builds the same random inputs as every other worker (from SEED), passes its
-column block to potrs, potri and syevd (rank=/nranks= explicit: process mode,
-buffers in shared memory), and saves what it got back.
+column block to potrs, potri, syevd, getrs and gels (rank=/nranks=
+explicit: process mode, buffers in shared memory), and saves what it got
+back.
 """
 import os
 import sys
@@ -28,24 +29,33 @@ def inputs(seed, n):
     return a, h, b
 
 
+def general_inputs(seed, n):
+    """getrs's general g (n x n) and gels's tall t (2n+1 x n) with its c."""
+    r = np.random.default_rng(seed + 1)
+    g = 2 * np.eye(n) + r.standard_normal((n, n)) / (2 * n ** 0.5)
+    t = np.eye(2 * n + 1, n) + r.standard_normal((2 * n + 1, n)) / (4 * n ** 0.5)
+    return g, t, r.standard_normal((2 * n + 1, 3))
+
+
 def main():
     rank, nranks, seed, n = (int(v) for v in sys.argv[1:5])
     out, mode = sys.argv[5], sys.argv[6]
     a, h, b = inputs(seed, n)
+    g, t, c = general_inputs(seed, n)
     c0, k = muster_tf.block_columns(n, nranks, rank)
-    a_blk, h_blk = a[:, c0:c0 + k], h[:, c0:c0 + k]
+    blocks = [tf.constant(x[:, c0:c0 + k]) for x in (a, h, g, t)]
     who = dict(rank=rank, nranks=nranks)
 
-    def step(a_blk, h_blk, b):
+    def step(a_blk, h_blk, g_blk, t_blk, b, c):
         x = muster_tf.potrs(a_blk, b, **who)
         inv = muster_tf.potri(a_blk, **who)
         w, v = muster_tf.syevd(h_blk, **who)
-        return x, inv, w, v
+        return x, inv, w, v, muster_tf.getrs(g_blk, b, **who), muster_tf.gels(t_blk, c, **who)
 
     if mode == "function":
         step = tf.function(step)
-    res = [t.numpy() for t in step(tf.constant(a_blk), tf.constant(h_blk), tf.constant(b))]
-    np.savez(out, x=res[0], inv=res[1], w=res[2], v=res[3])
+    res = [r.numpy() for r in step(*blocks, tf.constant(b), tf.constant(c))]
+    np.savez(out, x=res[0], inv=res[1], w=res[2], v=res[3], xg=res[4], xls=res[5])
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import pathlib
 import subprocess
 
 import muster_torch._runtime as rt
+import muster_torch._solve as solve
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 
@@ -23,6 +24,7 @@ CONSTANTS = {
     "MUSTER_MEM_HOST": rt.MEM_HOST, "MUSTER_MEM_CUDA": rt.MEM_CUDA,
     "MUSTER_LAYOUT_BLOCK": rt.LAYOUT_BLOCK, "MUSTER_LAYOUT_CYCLIC": rt.LAYOUT_CYCLIC,
     "MUSTER_NO_VECTORS": rt.NO_VECTORS, "MUSTER_NO_FACTOR": rt.NO_FACTOR,
+    "MUSTER_LOGDET": solve.LOGDET,  # muster_torch's own (runtime.py is shared, not mine)
     "MUSTER_MAX_RANKS": rt.MAX_RANKS, "MUSTER_MAX_NAME": rt.MAX_NAME,
     "MUSTER_MAX_JOB": rt.MAX_JOB, "MUSTER_MAX_REASON": rt.MAX_REASON,
     "MUSTER_EINVAL": rt.EINVAL, "MUSTER_ENOMEM": rt.ENOMEM, "MUSTER_EPOISONED": rt.EPOISONED,

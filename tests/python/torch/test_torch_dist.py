@@ -1,6 +1,7 @@
 """One rank per process: 2 and 4 processes of a gloo process group
 (torch.multiprocessing, forkserver), each passing its own column block.
-Every op x dtype, DTensor, the derivatives over the group, and two process
+Every op x dtype (getrs, gels and potrs's log det included), DTensor,
+the derivatives over the group, and two process
 groups at once, all checked inside the workers (torch_worker.py, scenario "solves")."""
 import json
 import os
@@ -69,7 +70,8 @@ def solved(request, tmp_path_factory):
     return nranks, seed, res
 
 
-CASES = [f"{op}.{str(d)[6:]}" for d in tu.DTYPES for op in ("potrs", "potri", "syevd")]
+CASES = [f"{op}.{str(d)[6:]}" for d in tu.DTYPES
+         for op in ("potrs", "potri", "syevd", "logdet", "getrs", "gels")]
 
 
 @pytest.mark.parametrize("case", CASES + ["dtensor", "grad", "two_groups"])

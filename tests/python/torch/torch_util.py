@@ -82,3 +82,61 @@ def check_syevd(A, w, V):
         assert r < tol(A.dtype, n), f"syevd residual {r:.3g}"
         I = torch.eye(n, dtype=ct)
         assert float((V64.mH @ V64 - I).abs().max()) < tol(A.dtype, n)
+
+
+def general(n, dtype, gen):
+    """A general (non-Hermitian) n x n matrix with condition number of a few
+    units: 2 I + M / sqrt(n) / 2, M Gaussian (its spectrum lies in a disc
+    of radius about 1/2 around 2)."""
+    m = rhs(n, n, torch.float64, gen)
+    if dtype.is_complex:
+        m = torch.complex(m, rhs(n, n, torch.float64, gen))
+    return (2 * torch.eye(n, dtype=m.dtype) + m / (2 * n ** 0.5)).to(dtype)
+
+
+def tall(m, n, dtype, gen):
+    """An m x n matrix (m >= 2n) of full column rank, singular values within
+    about [0.5, 1.5]: [I; 0] + G / sqrt(m) / 4, G Gaussian."""
+    g = rhs(m, n, torch.float64, gen)
+    if dtype.is_complex:
+        g = torch.complex(g, rhs(m, n, torch.float64, gen))
+    return (torch.eye(m, n, dtype=g.dtype) + g / (4 * m ** 0.5)).to(dtype)
+
+
+def _wide(*ts):
+    return [t.to(torch.complex128 if t.is_complex() else torch.float64) for t in ts]
+
+
+def check_getrs(A, B, X, cond=10.0):
+    """||A X - B|| / (||A|| ||X|| + ||B||) below the dtype's bound."""
+    n = A.shape[0]
+    assert X.shape == B.shape and X.dtype == B.dtype
+    A64, B64, X64 = _wide(A, B, X)
+    X2 = X64[:, None] if X64.dim() == 1 else X64
+    r = rel(A64 @ X64 - B64, A64 @ X2, B64 if B64.dim() == 2 else B64[:, None])
+    assert r < tol(A.dtype, n, cond), f"getrs residual {r:.3g} >= {tol(A.dtype, n, cond):.3g}"
+
+
+def check_gels(A, B, X, cond=10.0):
+    """The normal equations' residual ||A^H (A X - B)|| over ||A|| (||A||
+    ||X|| + ||B||) below the dtype's bound (X is the least-squares solution
+    exactly when A^H (A X - B) = 0)."""
+    m, n = A.shape
+    assert X.dtype == B.dtype and X.shape == (n,) + tuple(B.shape[1:])
+    A64, B64, X64 = _wide(A, B, X)
+    if B64.dim() == 1:
+        B64, X64 = B64[:, None], X64[:, None]
+    num = A64.mH @ (A64 @ X64 - B64)
+    norm = lambda t: float(torch.linalg.matrix_norm(t, ord=1))  # noqa: E731
+    r = norm(num) / (norm(A64) * (norm(A64) * norm(X64) + norm(B64)))
+    assert r < tol(A.dtype, m, cond), f"gels residual {r:.3g} >= {tol(A.dtype, m, cond):.3g}"
+
+
+def check_logdet(A, ld):
+    """log det A against torch's, in double: |error| <= tol * max(1, |log det|)."""
+    real = torch.float32 if A.dtype in (torch.float32, torch.complex64) else torch.float64
+    assert ld.dtype == real and ld.shape == (), (ld.dtype, ld.shape)
+    sign, ref = torch.linalg.slogdet(_wide(A)[0])
+    assert abs(float(sign.real) - 1) < 1e-9
+    err = abs(float(ld) - float(ref))
+    assert err <= tol(A.dtype, A.shape[0]) * max(1.0, abs(float(ref))), (float(ld), float(ref))

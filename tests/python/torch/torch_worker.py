@@ -3,7 +3,8 @@ a gloo process group (torch.multiprocessing, forkserver), runs a scenario,
 and writes what it saw to <tmp>/result.<rank>.json for the test to check.
 
 Scenarios:
-  solves   every op x dtype with this rank's column block, checked here;
+  solves   every op x dtype with this rank's column block, checked here
+           (potrs with and without log det, potri, syevd, getrs, gels);
            the same through a DTensor; the derivatives of each op in the
            process group against those of one process holding every block
   wait     join a solve whose provider (testprov, TESTPROV_GATE) waits, for
@@ -30,7 +31,7 @@ def _setup(rank, nranks, tmp, env):
 
 def _block(A, rank, nranks):
     import muster_torch as mt
-    c0, k = mt.block_columns(A.shape[0], nranks, rank)
+    c0, k = mt.block_columns(A.shape[1], nranks, rank)
     return A[:, c0:c0 + k], slice(c0, c0 + k)
 
 
@@ -52,14 +53,31 @@ def _solves(rank, nranks, tmp, seed, pg):
     for dtype in tu.DTYPES:
         A, H = tu.hpd(n, dtype, gen), tu.herm(n, dtype, gen)
         B = tu.rhs(n, 3, dtype, gen)
+        G, T = tu.general(n, dtype, gen), tu.tall(2 * n + 1, n, dtype, gen)
+        C = tu.rhs(2 * n + 1, 2, dtype, gen)
         a, c = _block(A, rank, nranks)
         h, _ = _block(H, rank, nranks)
+        g, _ = _block(G, rank, nranks)
+        t, _ = _block(T, rank, nranks)
         ct = torch.complex128 if dtype.is_complex else torch.float64
         eye = torch.eye(n, dtype=ct)
 
         def potrs():
             tu.check_potrs(A, B, mt.potrs(a, B, group=pg))
             tu.check_potrs(A, B[:, 0], mt.potrs(a, B[:, 0], group=pg))
+
+        def logdet():
+            x, ld = mt.potrs(a, B, group=pg, return_logdet=True)
+            tu.check_potrs(A, B, x)
+            tu.check_logdet(A, ld)
+
+        def getrs():
+            tu.check_getrs(G, B, mt.getrs(g, B, group=pg))
+            tu.check_getrs(G, B[:, 1], mt.getrs(g, B[:, 1], group=pg))
+
+        def gels():
+            tu.check_gels(T, C, mt.gels(t, C, group=pg))
+            tu.check_gels(T, C[:, 0], mt.gels(t, C[:, 0], group=pg))
 
         def potri():
             y = mt.potri(a, group=pg)
@@ -74,7 +92,8 @@ def _solves(rank, nranks, tmp, seed, pg):
             w_only = mt.syevd(h, group=pg, return_eigenvectors=False)
             assert float((w_only - w).abs().max()) < tu.tol(dtype, n) * float(w.abs().max())
 
-        for name, fn in (("potrs", potrs), ("potri", potri), ("syevd", syevd)):
+        for name, fn in (("potrs", potrs), ("potri", potri), ("syevd", syevd),
+                         ("logdet", logdet), ("getrs", getrs), ("gels", gels)):
             _case(out, f"{name}.{str(dtype)[6:]}", fn)
     _case(out, "dtensor", lambda: _dtensor(rank, nranks, gen))
     _case(out, "grad", lambda: _grads(rank, nranks, gen, pg))
@@ -136,6 +155,17 @@ def _dtensor(rank, nranks, gen):
     tu.check_potri(A, inv.full_tensor())
     w, v = mt.syevd(Ad)
     tu.check_syevd(A, w.full_tensor(), v.full_tensor())
+    x, ld = mt.potrs(Ad, B, return_logdet=True)
+    assert isinstance(ld, DTensor) and ld.placements == (Replicate(),)
+    tu.check_logdet(A, ld.full_tensor())
+    G = tu.general(n, torch.float64, gen)
+    x = mt.getrs(distribute_tensor(G, mesh, [Shard(1)]), B)
+    assert isinstance(x, DTensor) and x.placements == (Replicate(),)
+    tu.check_getrs(G, B, x.full_tensor())
+    T, C = tu.tall(2 * n + 3, n, torch.float64, gen), tu.rhs(2 * n + 3, 2, torch.float64, gen)
+    x = mt.gels(distribute_tensor(T, mesh, [Shard(1)]), C)
+    assert isinstance(x, DTensor) and x.shape == (n, 2)
+    tu.check_gels(T, C, x.full_tensor())
 
 
 def _grads(rank, nranks, gen, pg):
@@ -150,6 +180,8 @@ def _grads(rank, nranks, gen, pg):
     n = 2 * nranks + 1
     A, B = tu.hpd(n, torch.float64, gen), tu.rhs(n, 2, torch.float64, gen)
     W = tu.rhs(n, n, torch.float64, gen)  # weights of the losses
+    G, T = tu.general(n, torch.float64, gen), tu.tall(2 * n + 1, n, torch.float64, gen)
+    C = tu.rhs(2 * n + 1, 2, torch.float64, gen)
     cols = _block(A, rank, nranks)[1]
     losses = {
         "potrs": (lambda a: (mt.potrs(a, B) * W[:, :2]).sum(),
@@ -161,8 +193,20 @@ def _grads(rank, nranks, gen, pg):
         "syevd_vectors": (lambda a: (mt.cat_columns(mt.syevd(a)[1]).abs() * W).sum(),
                           lambda a: (mt.syevd(a, group=pg)[1].abs() * W[:, cols]).sum()),
     }
-    for name, (whole, ranked) in losses.items():
-        ref = [b.clone().requires_grad_() for b in mt.split_columns(A, nranks)]
+    general = {
+        "getrs": (G, lambda a: (mt.getrs(a, B) * W[:, :2]).sum(),
+                  lambda a: (mt.getrs(a, B, group=pg) * W[:, :2]).sum()),
+        "gels": (T, lambda a: (mt.gels(a, C) * W[:, :2]).sum(),
+                 lambda a: (mt.gels(a, C, group=pg) * W[:, :2]).sum()),
+        "logdet": (A, lambda a: mt.potrs(a, B, return_logdet=True)[1] * 3,
+                   lambda a: mt.potrs(a, B, group=pg, return_logdet=True)[1] * 3),
+        "potrs_logdet": (A, lambda a: _weighted(mt.potrs(a, B, return_logdet=True), W),
+                         lambda a: _weighted(mt.potrs(a, B, group=pg, return_logdet=True), W)),
+    }
+    cases = [(A, name, *fns) for name, fns in losses.items()] + \
+            [(M, name, *fns) for name, (M, *fns) in general.items()]
+    for M, name, whole, ranked in cases:
+        ref = [b.clone().requires_grad_() for b in mt.split_columns(M, nranks)]
         whole(ref).backward()
         mine = ref[rank].detach().clone().requires_grad_()
         ranked(mine).backward()
@@ -170,6 +214,11 @@ def _grads(rank, nranks, gen, pg):
         if mine.grad.numel():  # the last ranks may hold no column
             err = float((mine.grad - ref[rank].grad).abs().max())
             assert err < 1e-9 * (float(ref[rank].grad.abs().max()) + 1), (name, err)
+
+
+def _weighted(x_ld, W):
+    x, ld = x_ld
+    return (x * W[:, :2]).sum() + ld * W[0, 0]
 
 
 def _wait(rank, nranks, tmp, seed, pg):
