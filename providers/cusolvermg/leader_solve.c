@@ -27,6 +27,9 @@ int cmg_solve_validate(cmg_solve_t *j) {
   if (a->routine == MUSTER_SYEVD && a->tile > CMG_SYEVD_MAX_TILE)
     return cuc_fail(E, MUSTER_ETILE, "syevd: tile %" PRId64 " > %d, the largest cuSolverMg's syevd takes",
                     a->tile, CMG_SYEVD_MAX_TILE);
+  if (a->routine == MUSTER_GETRS && a->tile > CMG_GETRF_MAX_TILE)
+    return cuc_fail(E, MUSTER_ETILE, "getrs: tile %" PRId64 " > %d, the largest cuSolverMg's getrf takes",
+                    a->tile, CMG_GETRF_MAX_TILE);
   j->esz = muster_dtype_bytes(a->dtype);
   if (!j->esz) return cuc_fail(E, MUSTER_EINVAL, "unknown dtype %d", (int)a->dtype);
   muster_layout_geom_init(&j->L, a->n, a->tile, R);

@@ -12,6 +12,9 @@
 #include "muster/layout.h"
 
 #define CMG_SYEVD_MAX_TILE 1024 /* cuSolverMg's syevd refuses larger tiles */
+#define CMG_GETRF_MAX_TILE 512  /* and its getrf: CUSOLVER_STATUS_INVALID_VALUE
+                                   (info -6) for tiles 600, 1007, 1024, 2048
+                                   on one H200, CUDA 13.0 (2026-11-23)     */
 
 /* Most right-hand-side columns one cusolverMgPotrs call may take.  On 2 or
  * more GPUs cuSolverMg (CUDA 13.0; measured 2026-11-21 on 2 x H200 with

@@ -11,14 +11,16 @@ static int64_t table_tile(muster_routine_t routine, int64_t n, int nshards) {
   int64_t S = muster_ceil_div(n, nshards);
   /* syevd: 256 beats 512 by 1.5-2.5% and 1024 by 6% (n = 8192, 16384) */
   if (routine == MUSTER_SYEVD) return 256;
+  /* getrs: cusolverMgGetrf takes tiles up to CMG_GETRF_MAX_TILE only (its
+   * speed per tile is not measured) */
+  if (routine == MUSTER_GETRS) return CMG_GETRF_MAX_TILE;
   /* one GPU: one tile (cuSolverMg then runs like cusolverDn) was fastest
    * at n = 16384 (4096: +6%, 2048: +14%); no relayout on one GPU anyway */
   if (nshards == 1) return n;
   /* potrs (potrf + potrs): 2048 is best from n = 8192 to 65536 (256 is 2-4x
    * slower); while S <= 8192, T = S costs at most 11% in cuSolverMg and
-   * needs no relayout, which costs more than that.  getrs: not measured;
-   * potrs's rule (the same right-looking tiled update, twice the flops) */
-  if (routine == MUSTER_POTRS || routine == MUSTER_GETRS) return S <= 8192 ? S : 2048;
+   * needs no relayout, which costs more than that. */
+  if (routine == MUSTER_POTRS) return S <= 8192 ? S : 2048;
   /* potri: its solve part gains more from smaller tiles (n = 16384: 4096
    * 0.290 s, 2048 0.291 s, 8192 0.323 s) */
   if (S <= 4096) return S;
@@ -27,7 +29,7 @@ static int64_t table_tile(muster_routine_t routine, int64_t n, int nshards) {
 
 int64_t cmg_fit_tile(muster_routine_t routine, int64_t want, int64_t n, int nshards) {
   int64_t S = muster_ceil_div(n, nshards);
-  int64_t cap = routine == MUSTER_SYEVD ? CMG_SYEVD_MAX_TILE : S;
+  int64_t cap = routine == MUSTER_SYEVD ? CMG_SYEVD_MAX_TILE : routine == MUSTER_GETRS ? CMG_GETRF_MAX_TILE : S;
   if (cap > S) cap = S;
   if (want > cap) want = cap;
   if (want < 1) want = 1;

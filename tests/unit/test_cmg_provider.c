@@ -58,6 +58,7 @@ TEST_IMPL(cmg_provider_choose_tile) {
         ASSERT_GE(t, 1);
         ASSERT(muster_layout_tile_valid(ns[i], t, R));
         if (rt == MUSTER_SYEVD) ASSERT_LE(t, 1024);
+        if (rt == MUSTER_GETRS) ASSERT_LE(t, 512); /* cusolverMgGetrf refuses larger (measured) */
       }
   /* big matrices on 2 GPUs get big tiles that divide the block width */
   int64_t t = v->choose_tile(ctx, MUSTER_POTRS, MUSTER_F64, 32768, 2);
@@ -149,6 +150,10 @@ TEST_IMPL(cmg_provider_refuses_bad_getrs_logdet) {
   s.w = NULL;
   ASSERT_EQ(v->solve(ctx, &call), MUSTER_EINVAL);
   ASSERT_STR_CONTAINS(err, "rank 0 (device 0): potrs with MUSTER_LOGDET needs w");
+  /* a tile cusolverMgGetrf would refuse: said before any GPU work */
+  call = one_shard_call(MUSTER_GETRS, 600, 1, &s, &info, err, sizeof err);
+  ASSERT_EQ(v->solve(ctx, &call), MUSTER_ETILE);
+  ASSERT_STR_CONTAINS(err, "getrs: tile 600 > 512, the largest cuSolverMg's getrf takes");
   v->fini(ctx);
   dlclose(h);
   return 0;
