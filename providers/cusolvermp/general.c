@@ -16,16 +16,19 @@
 #include "diag.h"
 #include "job.h"
 
-int mp_local_diag(mp_job_t *j, void **d, int64_t *count) {
+int mp_local_diag(mp_job_t *j, void **d, int64_t **global, int64_t *count) {
   cuc_err_t *E = j->E;
   mp_comm_t *m = j->m;
   int rc = 0;
-  int64_t li, lj, w, lld = j->lld;
+  int64_t li, lj, w, lld = j->lld, cap = j->a->n > 0 ? j->a->n : 1;
   *count = 0;
-  *d = malloc((size_t)(j->a->n > 0 ? j->a->n : 1) * j->esz);
-  if (!*d) return cuc_fail(E, MUSTER_ENOMEM, "out of host memory for the factor's diagonal");
+  *d = malloc((size_t)cap * j->esz);
+  if (global) *global = malloc((size_t)cap * sizeof **global);
+  if (!*d || (global && !*global)) return cuc_fail(E, MUSTER_ENOMEM, "out of host memory for the factor's diagonal");
   for (int64_t t = 0; t * j->shape.tile < j->a->n; t++) {
     if (!mp_diag_tile(&j->solver, t, j->myrow, j->mycol, &li, &lj, &w)) continue;
+    if (global)
+      for (int64_t i = 0; i < w; i++) (*global)[*count + i] = t * j->shape.tile + i;
     const char *src = (const char *)j->A + (size_t)(lj * lld + li) * j->esz;
     CUC_CU(m->device, cudaMemcpy2DAsync((char *)*d + (size_t)*count * j->esz, j->esz, src, (size_t)(lld + 1) * j->esz,
                                         j->esz, (size_t)w, cudaMemcpyDeviceToHost, m->stream));
@@ -61,15 +64,26 @@ static cusolverStatus_t getrs_panel(mp_job_t *j, mp_solverDesc_t db, int64_t w) 
                        m->buf[MP_BUF_INFO]);
 }
 
-/* NaN/Inf on this rank's part of U's diagonal: the deferred failure. */
+/* This rank's part of U's diagonal: its first 0 or NaN/Inf entry into
+ * j->diag_bad (job.h says why the agreement decides); a NaN/Inf is also
+ * this rank's failure (NaN/Inf in A), unless an earlier 0 on some rank
+ * makes it a consequence of a singular A. */
 static int check_u(mp_job_t *j) {
   void *d = NULL;
-  int64_t count = 0, k;
-  int rc = mp_local_diag(j, &d, &count);
-  if (rc == 0 && (k = cuc_diag_first(j->a->dtype, d, count, CUC_DIAG_NONFINITE)) >= 0 && !j->deferred)
-    j->deferred = cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in A: cusolverMpGetrf left NaN/Inf on U's diagonal "
-                           "(rank %d's diagonal entry %lld)", j->boot->rank, (long long)(k + 1));
+  int64_t *global = NULL, count = 0;
+  int rc = mp_local_diag(j, &d, &global, &count);
+  if (rc == 0) {
+    int64_t kz = cuc_diag_first(j->a->dtype, d, count, CUC_DIAG_ZERO);
+    int64_t kn = cuc_diag_first(j->a->dtype, d, count, CUC_DIAG_NONFINITE);
+    j->diag_zero = kz >= 0 && (kn < 0 || kz < kn);
+    int64_t k = j->diag_zero ? kz : kn;
+    if (k >= 0) j->diag_bad = global[k];
+    if (kn >= 0 && !j->diag_zero && !j->deferred)
+      j->deferred = cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in A: cusolverMpGetrf left NaN/Inf on U's diagonal "
+                             "at U(%lld,%lld)", (long long)(global[kn] + 1), (long long)(global[kn] + 1));
+  }
   free(d);
+  free(global);
   return rc;
 }
 
@@ -104,7 +118,16 @@ int mp_getrs_run(mp_job_t *j) {
     *j->call->info = info;
     return 0;
   }
+  /* U's diagonal before the solve, agreed by every rank (all of them are
+   * here, no NCCL call in flight): a 0 first is a singular A (info, B
+   * untouched), a NaN/Inf first is MUSTER_ENONFINITE on every rank */
   CUC_CHECK(check_u(j));
+  int64_t agreed = 0;
+  CUC_CHECK(mp_agree(j, j->deferred, "checking U's diagonal", &agreed, NULL));
+  if (agreed != 0) {
+    *j->call->info = agreed;
+    return 0;
+  }
   CUC_CHECK(mp_solve_b(j, getrs_panel, "cusolverMpGetrs"));
   CUC_CHECK(check_x(j));
   /* A: the caller's untouched, or (MUSTER_NO_FACTOR, in place) factored

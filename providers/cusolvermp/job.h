@@ -36,6 +36,14 @@ typedef struct mp_job {
                           met on this rank's part of U's diagonal), given
                           to the last agreement instead of returned at once:
                           the other ranks are still in NCCL calls         */
+  int64_t diag_bad;    /* getrs: the first (global, 0-based) entry of U's
+                          diagonal on this rank that is 0 or NaN/Inf,
+                          INT64_MAX none; diag_zero: it is an exact 0.  The
+                          last agreement takes the earliest over the ranks:
+                          a 0 there is a singular A (info), whatever NaN/Inf
+                          followed from it (cusolverMpGetrf reports no info
+                          for it: seen on one H200, cuSOLVERMp 0.8)        */
+  int diag_zero;
 } mp_job_t;
 
 /* The solve on B shared by potrs and getrs (routines.c): B in panels of
@@ -51,10 +59,19 @@ MP_HIDDEN int mp_solve_b(mp_job_t *j, mp_solve_panel_fn solve, const char *what)
 MP_HIDDEN int mp_getrs_prepare(mp_job_t *j, size_t *dw, size_t *hw);
 MP_HIDDEN int mp_getrs_run(mp_job_t *j);
 
+/* Every rank's rc, the same result on every rank (solve.c): a failing
+ * rank's code and message; else info (when given) the largest, or the
+ * earliest 0 on U's diagonal over the ranks (diag_bad; then rc 0); sum
+ * (when given) the sum of every rank's.  A bootstrap allgather: call it
+ * only where every rank is (no NCCL call in flight). */
+MP_HIDDEN int mp_agree(mp_job_t *j, int rc, const char *phase, int64_t *info, double *sum);
+
 /* This rank's part of the factor's diagonal (j->A, solver layout), copied
  * to the host: *d (malloc'ed, n entries at most; the caller frees it) gets
- * *count entries.  Waits for the stream. */
-MP_HIDDEN int mp_local_diag(mp_job_t *j, void **d, int64_t *count);
+ * *count entries, in increasing global order; *global (NULL: not wanted;
+ * malloc'ed, the caller frees it) their global indices, 0-based.  Waits
+ * for the stream. */
+MP_HIDDEN int mp_local_diag(mp_job_t *j, void **d, int64_t **global, int64_t *count);
 
 /* The routines (routines.c).  prepare: descriptors, workspace sizes and
  * every buffer, before any rank talks over NCCL (so a refusal, e.g. of

@@ -206,7 +206,7 @@ static cusolverStatus_t potrs_panel(mp_job_t *j, mp_solverDesc_t db, int64_t w) 
 static int logdet_part(mp_job_t *j) {
   void *d = NULL;
   int64_t count = 0;
-  int rc = mp_local_diag(j, &d, &count);
+  int rc = mp_local_diag(j, &d, NULL, &count);
   if (rc == 0) j->logdet = cuc_diag_chol_logdet(j->a->dtype, d, count);
   free(d);
   return rc;

@@ -17,7 +17,8 @@
 
 typedef struct agree_msg {
   int32_t rc;
-  int32_t pad;
+  int32_t diag_zero; /* mp_job_t's diag_bad and diag_zero (getrs) */
+  int64_t diag_bad;
   int64_t info;
   double part;
   int64_t params[8];
@@ -30,15 +31,28 @@ static void params_of(const mp_job_t *j, int64_t *p) {
   memcpy(p, v, sizeof v);
 }
 
+/* The earliest 0 or NaN/Inf on U's diagonal over the ranks (getrs), if it
+ * is a 0: *info = its 1-based index, 1.  Else 0. */
+static int singular_first(const agree_msg_t *all, int size, int64_t *info) {
+  int first = 0;
+  for (int r = 1; r < size; r++)
+    if (all[r].diag_bad < all[first].diag_bad) first = r;
+  if (all[first].diag_bad == INT64_MAX || !all[first].diag_zero) return 0;
+  *info = all[first].diag_bad + 1;
+  return 1;
+}
+
 /* Every rank's rc (and info: the largest; sum: the sum of every rank's
  * *sum), the same result on every rank. */
-static int agree(mp_job_t *j, int rc, const char *phase, int64_t *info, double *sum) {
+int mp_agree(mp_job_t *j, int rc, const char *phase, int64_t *info, double *sum) {
   const muster_bootstrap_t *b = j->boot;
   agree_msg_t mine, *all = calloc((size_t)b->size, sizeof *all);
   if (!all) return cuc_fail(j->E, MUSTER_ENOMEM, "out of host memory");
   memset(&mine, 0, sizeof mine);
   mine.rc = rc;
   mine.info = info ? *info : 0;
+  mine.diag_bad = j->diag_bad;
+  mine.diag_zero = j->diag_zero;
   mine.part = sum ? *sum : 0.0;
   params_of(j, mine.params);
   if (rc < 0 && j->E->buf) snprintf(mine.msg, sizeof mine.msg, "%s", j->E->buf);
@@ -46,6 +60,10 @@ static int agree(mp_job_t *j, int rc, const char *phase, int64_t *info, double *
   int got = b->allgather(b->ctx, &mine, all, sizeof mine, err, sizeof err);
   if (got < 0) {
     rc = cuc_fail(j->E, got, "rank %d: the bootstrap (%s) failed while %s: %s", b->rank, b->kind, phase, err);
+    goto out;
+  }
+  if (info && singular_first(all, b->size, info)) {
+    rc = 0; /* the NaN/Inf the ranks deferred came from the zero pivot */
     goto out;
   }
   for (int r = 0; r < b->size; r++)
@@ -174,13 +192,13 @@ out:
 
 static int solve_locked(mp_ctx_t *c, mp_run_t *run, const muster_collective_call_t *call, cuc_err_t *E) {
   mp_job_t j = {.c = c, .call = call, .a = &call->args, .s = call->mine, .boot = call->boot, .E = E, .run = run,
-                .api = &c->libs->api};
+                .api = &c->libs->api, .diag_bad = INT64_MAX};
   int64_t info = 0;
   int rc = check(&j);
   if (rc == 0 && (rc = cudaSetDevice(j.s->device)) != cudaSuccess) rc = cuc_cuda(E, j.s->device, "cudaSetDevice", rc);
-  CUC_CHECK(agree(&j, rc, "checking the call", NULL, NULL));
+  CUC_CHECK(mp_agree(&j, rc, "checking the call", NULL, NULL));
   rc = setup(&j);
-  CUC_CHECK(agree(&j, rc, "making the communicator and the buffers", NULL, NULL));
+  CUC_CHECK(mp_agree(&j, rc, "making the communicator and the buffers", NULL, NULL));
   if (call->tile_used) *call->tile_used = j.shape.tile;
   /* NCCL traffic from here: a failure returns at once (see the top) */
   if (!j.in_place) CUC_CHECK(mp_job_move(&j, 1, NULL));
@@ -188,7 +206,7 @@ static int solve_locked(mp_ctx_t *c, mp_run_t *run, const muster_collective_call
   CUC_CHECK(mp_routine_run(&j));
   info = *call->info;
   int logdet = (j.a->flags & MUSTER_LOGDET) != 0;
-  CUC_CHECK(agree(&j, j.deferred, "finishing", &info, logdet ? &j.logdet : NULL));
+  CUC_CHECK(mp_agree(&j, j.deferred, "finishing", &info, logdet ? &j.logdet : NULL));
   *call->info = info;
   if (logdet && info == 0) CUC_CHECK(put_logdet(&j));
 out:
