@@ -251,6 +251,20 @@ CUC_HIDDEN cudaError_t cuc_identity_panel(int dtype, void *panel, int64_t lda, i
 CUC_HIDDEN cudaError_t cuc_mirror_lower(int dtype, const void *stage, int64_t lds, int64_t wc, int64_t row0,
                                         void *dst, int64_t lda, cudaStream_t stream);
 
+/* Where the first NaN/Inf of the m x k matrix x (leading dimension ld, on
+ * the running GPU) is: atomicMin of its column-major index i = c * m + r
+ * into *out, which the caller set to UINT64_MAX first.  Ordered on s. */
+CUC_HIDDEN cudaError_t cuc_scan_finite_launch(int dtype, const void *x, int64_t ld, int64_t m, int64_t k,
+                                              unsigned long long *out, cudaStream_t s);
+
+/* The same, waited for (scan.c): *row, *col of the first NaN/Inf of x on
+ * device dev, or -1, -1.  *word / *have: a device buffer of at least 8
+ * bytes, grown with cuc_grow (the caller keeps and frees it).  Ordered
+ * on s, which it synchronizes. */
+CUC_HIDDEN int cuc_first_nonfinite(int dev, int dtype, const void *x, int64_t ld, int64_t m, int64_t k,
+                                   void **word, size_t *have, cudaStream_t s, int64_t *row, int64_t *col,
+                                   cuc_err_t *E);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,12 +13,32 @@
 // IPC-mapped memory alike), cusolverdn passes the matrix itself (stage =
 // dst, lds = lda).  32x32 tiles through shared memory keep the read of
 // stage (contiguous in c) and the write of dst (contiguous in i) coalesced.
+//
+// cuc_scan_finite_launch: the first NaN/Inf of a matrix (an input, a
+// result, a factor's diagonal), found with one atomicMin on a word the host
+// reads back (cuc_first_nonfinite, scan.c): no copy of the matrix.
 #include <cuComplex.h>
 #include <cuda_runtime.h>
 
 #include "cudacommon.h"
 
 namespace {
+
+// Complex entries are finite when both parts are.
+__device__ __forceinline__ bool finite(float x) { return isfinite(x); }
+__device__ __forceinline__ bool finite(double x) { return isfinite(x); }
+__device__ __forceinline__ bool finite(cuFloatComplex x) { return isfinite(cuCrealf(x)) && isfinite(cuCimagf(x)); }
+__device__ __forceinline__ bool finite(cuDoubleComplex x) { return isfinite(cuCreal(x)) && isfinite(cuCimag(x)); }
+
+template <class T>
+__global__ void scan_finite(const T *__restrict__ x, long long ld, long long m, long long total,
+                            unsigned long long *out) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+       i += (long long)gridDim.x * blockDim.x) {
+    long long c = i / m, r = i % m;
+    if (!finite(x[c * ld + r])) atomicMin(out, (unsigned long long)i);
+  }
+}
 
 __device__ __forceinline__ float conjv(float x) { return x; }
 __device__ __forceinline__ double conjv(double x) { return x; }
@@ -97,6 +117,22 @@ extern "C" cudaError_t cuc_mirror_lower(int dtype, const void *stage, int64_t ld
     mirror<cuDoubleComplex><<<grid, block, 0, stream>>>((const cuDoubleComplex *)stage, lds, wc, row0,
                                                         (cuDoubleComplex *)dst, lda);
     break;
+  default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t cuc_scan_finite_launch(int dtype, const void *x, int64_t ld, int64_t m, int64_t k,
+                                              unsigned long long *out, cudaStream_t s) {
+  long long total = (long long)m * k;
+  if (total <= 0) return cudaSuccess;
+  long long b = (total + 255) / 256;
+  unsigned g = (unsigned)(b < 1 ? 1 : b > 4096 ? 4096 : b);
+  switch (dtype) {
+  case MUSTER_F32: scan_finite<<<g, 256, 0, s>>>((const float *)x, ld, m, total, out); break;
+  case MUSTER_F64: scan_finite<<<g, 256, 0, s>>>((const double *)x, ld, m, total, out); break;
+  case MUSTER_C64: scan_finite<<<g, 256, 0, s>>>((const cuFloatComplex *)x, ld, m, total, out); break;
+  case MUSTER_C128: scan_finite<<<g, 256, 0, s>>>((const cuDoubleComplex *)x, ld, m, total, out); break;
   default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();

@@ -121,7 +121,7 @@ void cmg_cache_free(cmg_ctx_t *c) {
   }
   for (int dev = 0; dev < CUC_MAX_ORDINAL; dev++) {
     cmg_dev_t *d = &c->dev[dev];
-    if (!d->ready && !d->work && !d->ws && !d->inv && !d->panel && !d->ipiv) continue;
+    if (!d->ready && !d->work && !d->ws && !d->inv && !d->panel && !d->ipiv && !d->scan) continue;
     cudaSetDevice(dev);
     for (int i = 0; i < CMG_STREAMS; i++) {
       if (d->streams[i]) cudaStreamDestroy(d->streams[i]);
@@ -132,6 +132,7 @@ void cmg_cache_free(cmg_ctx_t *c) {
     if (d->panel) cudaFree(d->panel);
     if (d->ws) cudaFree(d->ws);
     if (d->ipiv) cudaFree(d->ipiv);
+    if (d->scan) cudaFree(d->scan);
     memset(d, 0, sizeof *d);
   }
   if (c->host_w) cudaFreeHost(c->host_w);

@@ -65,6 +65,8 @@ typedef struct cmg_dev {
   size_t ws_bytes;
   void *ipiv;                       /* getrs: this GPU's row pivots     */
   size_t ipiv_bytes;
+  void *scan;                       /* getrs: the NaN/Inf scan's word   */
+  size_t scan_bytes;
   void *inv;                        /* potri on 2+ GPUs: the inverse's
                                        columns, until L is no longer read */
   size_t inv_bytes;

@@ -11,8 +11,11 @@
  * Errors, as the lapack provider words them: an exactly singular A is
  * MUSTER_ESINGULAR with info = k, U(k,k) = 0 (from getrf's info, or, when
  * cuSolverMg fails without one, from U's diagonal, as potrs does for a
- * failed potrf); NaN/Inf in A shows on U's diagonal and NaN/Inf in B in
- * X: both MUSTER_ENONFINITE. */
+ * failed potrf); NaN/Inf in A: every rank's shard is scanned on its GPU
+ * before the factorization (an O(n^2) read: cusolverMgGetrf on one H200
+ * returned success, with no NaN on U's diagonal nor in X, for an A with one
+ * NaN below the diagonal), and NaN/Inf on U's diagonal after it (overflow)
+ * is caught too; NaN/Inf in B shows in X.  All MUSTER_ENONFINITE. */
 #include <stdlib.h>
 
 #include "diag.h"
@@ -77,10 +80,28 @@ out:
   return rc;
 }
 
+/* NaN/Inf in any rank's shard of A (the caller's, before any copy). */
+static int scan_a(cmg_solve_t *j) {
+  int rc = 0;
+  for (int r = 0; r < j->R; r++) {
+    const muster_shard_t *s = &j->call->shards[r];
+    cmg_dev_t *d = &j->c->dev[j->ids[r]];
+    int64_t row = -1, col = -1;
+    CUC_CHECK(cuc_first_nonfinite(j->ids[r], j->a->dtype, j->user[r], j->lda, j->a->n, s->ncols, &d->scan,
+                                  &d->scan_bytes, d->streams[0], &row, &col, j->E));
+    if (row >= 0)
+      return cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in A: rank %d (device %d) holds one at row %lld of its "
+                      "local column %lld", r, j->ids[r], (long long)(row + 1), (long long)(col + 1));
+  }
+out:
+  return rc;
+}
+
 int cmg_getrs(cmg_solve_t *j) {
   int rc = 0;
   int *ipiv[CMG_MAX_DEV];
   int64_t k = -1;
+  CUC_CHECK(scan_a(j));
   CUC_CHECK(reserve_pivots(j, ipiv));
   cmg_mg_call_t f = {.op = CMG_MG_GETRF, .ipiv = ipiv, .on_failure = getrf_failed};
   CUC_CHECK(cmg_mg_run(j, &f));
