@@ -100,21 +100,6 @@ static double residual_of(const bench_problem_t *p, const void *X) {
   }
 }
 
-/* --m against the routine and the sizes: 0, or -1 after printing why. */
-static int check_m(const bench_problem_t *p, int64_t m, const int64_t *ns, int nn) {
-  if (m && p->routine != MUSTER_GELS) {
-    fprintf(stderr, "%s: --m is the row count of gels's tall A; %s's A is n x n: leave --m out\n", WHO,
-            muster_routine_name(p->routine));
-    return -1;
-  }
-  for (int i = 0; m && i < nn; i++)
-    if (m < ns[i]) {
-      fprintf(stderr, "%s: gels: --m %" PRId64 " < --n %" PRId64 ": A must be tall (m >= n)\n", WHO, m, ns[i]);
-      return -1;
-    }
-  return 0;
-}
-
 typedef struct row {
   int64_t n, m; /* m: rows of A (gels's m, else n) */
   const bench_mode_t *mode;
@@ -176,7 +161,7 @@ int cmd_bench(int argc, char **argv) {
     }
     if (bad) return usage(stderr);
   }
-  if (check_m(&p, m_opt, ns, nn) < 0) return 2;
+  if (opt_gels_m(WHO, p.routine, m_opt, ns, nn) < 0) return 2;
   row_t rows[256];
   int nrows = 0, failed = 0;
   char mach[256];
@@ -192,8 +177,7 @@ int cmd_bench(int argc, char **argv) {
            "residual");
   for (int size = 0; size < nn && nrows < 256; size++) {
     int64_t n = ns[size];
-    /* gels: --m, else 2n (at most OPT_MAX_N, which is >= n) */
-    int64_t mrows = p.routine != MUSTER_GELS ? n : m_opt ? m_opt : 2 * n <= OPT_MAX_N ? 2 * n : OPT_MAX_N;
+    int64_t mrows = p.routine == MUSTER_GELS ? opt_gels_rows(m_opt, n) : n;
     size_t esz = muster_dtype_size(p.dtype);
     void *A = malloc((size_t)(mrows * n) * esz), *B = malloc((size_t)(mrows * p.nrhs) * esz),
          *X = malloc((size_t)(mrows * p.nrhs) * esz);

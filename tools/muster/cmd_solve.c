@@ -130,7 +130,6 @@ typedef struct cli_solve {
   const char *mode;     /* threads, processes; "mpi" with a launcher */
   const char *launcher; /* NULL: the command starts the ranks; "mpi", "auto" */
   const char *set_ranks, *set_mode, *set_devices; /* given: refused with a launcher */
-  int set_m;                                      /* --m given: gels only          */
 } cli_solve_t;
 
 /* The options into c: -1 to go on, else the exit status (0 --help, 2). */
@@ -160,7 +159,6 @@ static int parse(int argc, char **argv, cli_solve_t *c) {
       int64_t *dst = !strcmp(a, "--n") ? &spec->n : !strcmp(a, "--m") ? &spec->m
                      : !strcmp(a, "--nrhs") ? &spec->nrhs : &spec->tile;
       if (opt_i64(WHO, a, v, strcmp(a, "--tile") ? 1 : 0, MAX_N, dst) < 0) return usage();
-      c->set_m |= !strcmp(a, "--m");
       i++;
     } else if (!strcmp(a, "--ranks") || !strcmp(a, "--reps") || !strcmp(a, "--warmup")) {
       int rc = !strcmp(a, "--ranks") ? opt_int(WHO, a, v, 1, MUSTER_MAX_RANKS, &spec->ranks)
@@ -205,29 +203,17 @@ static int parse(int argc, char **argv, cli_solve_t *c) {
   return -1;
 }
 
-/* --m and --logdet against the routine; gels's default m = 2n (at most
- * MAX_N).  0, or -1 after printing why. */
+/* --m (opts.h) and --logdet against the routine; gels's m when --m was
+ * not given.  0, or -1 after printing why. */
 static int check_shape(cli_solve_t *c) {
   sr_spec_t *spec = &c->spec;
-  const char *routine = muster_routine_name(spec->routine);
-  if (c->set_m && spec->routine != MUSTER_GELS) {
-    fprintf(stderr, "muster solve: --m is the row count of gels's tall A; %s's A is n x n: leave --m out\n",
-            routine);
-    return -1;
-  }
+  if (opt_gels_m(WHO, spec->routine, spec->m, &spec->n, 1) < 0) return -1;
   if ((spec->flags & MUSTER_LOGDET) && spec->routine != MUSTER_POTRS) {
     fprintf(stderr, "muster solve: --logdet is potrs's (log det of the SPD A it factors), not %s's\n",
-            routine);
+            muster_routine_name(spec->routine));
     return -1;
   }
-  if (spec->routine != MUSTER_GELS) return 0;
-  if (!c->set_m) spec->m = 2 * spec->n <= MAX_N ? 2 * spec->n : MAX_N;
-  muster_shape_t shape;
-  if (muster_routine_shape(spec->routine, spec->n, spec->nrhs, spec->m, &shape) != 0) {
-    fprintf(stderr, "muster solve: gels: --m %" PRId64 " < --n %" PRId64 ": A must be tall (m >= n); "
-            "a wide A has no unique least-squares solution\n", spec->m, spec->n);
-    return -1;
-  }
+  if (spec->routine == MUSTER_GELS) spec->m = opt_gels_rows(spec->m, spec->n);
   return 0;
 }
 
