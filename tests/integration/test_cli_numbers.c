@@ -35,8 +35,11 @@ struct opt_case {
 };
 
 static const char *const solve[] = {"solve", "potrs", "--n", "16", "--ranks", "2", NULL};
+static const char *const gels[] = {"solve", "gels", "--n", "16", "--ranks", "2", NULL};
 static const char *const bench[] = {"bench", "--n", "16", "--reps", "1", "--modes",
                                     "muster-threads", NULL};
+static const char *const bench_gels[] = {"bench", "--routine", "gels", "--n", "16", "--reps", "1",
+                                         "--modes", "muster-threads", NULL};
 static const char *const cal[] = {"bench", "--calibrate", "--provider", "lapack", "--n", "16",
                                   "--ranks", "1", "--reps", "1", "--out", "-", NULL};
 static const char *const rdv[] = {"rendezvous", "--ranks", "1", "--rounds", "1", NULL};
@@ -46,10 +49,11 @@ static const struct opt_case cases[] = {
     {solve, "--tile", bad_ints},     {solve, "--ranks", bad_ints},
     {solve, "--reps", bad_ints},     {solve, "--warmup", bad_ints},
     {solve, "--seed", bad_u64},      {solve, "--devices", bad_lists},
-    {solve, "--provider", bad_names},
+    {solve, "--provider", bad_names}, {gels, "--m", bad_ints},
     {bench, "--n", bad_lists},       {bench, "--ranks", bad_ints},
     {bench, "--nrhs", bad_ints},     {bench, "--reps", bad_ints},
     {bench, "--warmup", bad_ints},   {bench, "--seed", bad_u64},
+    {bench_gels, "--m", bad_ints},
     {cal, "--n", bad_lists},         {cal, "--ranks", bad_lists},
     {cal, "--nrhs", bad_ints},       {cal, "--reps", bad_ints},
     {cal, "--warmup", bad_ints},     {cal, "--devices", bad_lists},

@@ -4,12 +4,15 @@
  * check, errors on stderr, nothing left in /dev/shm.
  */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "task.h"
 #include "providers/tp_util.h"
+#include "test_shmdump_util.h"
 
 /* Run `<build>/bin/muster ARGS`, stdout into out; returns the exit status. */
 static int muster_cli(const char *args, char *out, size_t cap) {
@@ -29,6 +32,19 @@ static int muster_cli(const char *args, char *out, size_t cap) {
   out[len] = '\0';
   int st = pclose(p);
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* `muster ARGV...` must exit 2 with `want` on stderr and nothing on stdout. */
+static void refused(const char *const *argv, const char *want) {
+  struct tool_result r;
+  ASSERT_EQ(tool_run(&r, 30, NULL, "muster", argv), 0);
+  if (r.exit_code != 2 || r.out_len != 0 || !strstr(r.err, want))
+    fprintf(stderr, "muster %s %s ...: exit %d, want 2 and \"%s\"; stderr: %.400s\n", argv[0], argv[1],
+            r.exit_code, want, r.err);
+  ASSERT_EQ(r.exit_code, 2);
+  ASSERT_EQ(r.out_len, 0);
+  ASSERT_STR_CONTAINS(r.err, want);
+  tool_result_free(&r);
 }
 
 TEST_IMPL(cli_solve_json_every_routine) {
@@ -61,8 +77,6 @@ TEST_IMPL(cli_solve_json_every_routine) {
 TEST_IMPL(cli_solve_errors) {
   setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
   char out[4096];
-  /* gels has no --m in the CLI yet: refused as usage, not run as a square gels */
-  ASSERT_EQ(muster_cli("solve gels --n 30 --ranks 2", out, sizeof out), 2);
   /* an invalid tile is an error of the solve: exit 1, JSON says why */
   ASSERT_EQ(muster_cli("solve potrs --n 30 --ranks 3 --tile 11 --json", out, sizeof out), 1);
   ASSERT_STR_CONTAINS(out, "\"ok\":false");
@@ -75,6 +89,9 @@ TEST_IMPL(cli_solve_errors) {
   ASSERT_EQ(muster_cli("solve potrs --mode sideways", out, sizeof out), 2);
   ASSERT_EQ(muster_cli("solve gesv --n 10", out, sizeof out), 2);
   ASSERT_EQ(muster_cli("solve potrs --dtype f16", out, sizeof out), 2);
+  /* gels: a wide A, and --m on a square routine */
+  ASSERT_EQ(muster_cli("solve gels --n 30 --m 29 --ranks 2", out, sizeof out), 2);
+  ASSERT_EQ(muster_cli("solve getrs --n 30 --m 31 --ranks 2", out, sizeof out), 2);
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
   return 0;
 }
@@ -112,6 +129,141 @@ TEST_IMPL(cli_bench_small) {
   ASSERT_STR_CONTAINS(out, "\"ratio\":");
   ASSERT_EQ(muster_cli("bench --n 40 --reps 1 --modes muster-threads --routine syevd", out, sizeof out), 0);
   ASSERT_STR_CONTAINS(out, "muster-threads");
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  return 0;
+}
+
+/* gels through the CLI: threads and processes x 1..4 ranks x m = n, n + 1
+ * and 2n (n = 23: no rank count divides it), the dtype cycling so that each
+ * mode runs every dtype (24 runs of 0.2 s: the whole product would cost
+ * CI 20 s for little more), and the default m = 2n; every run's JSON says
+ * ok with the normal-equations residual under its tolerance (64 m eps) and
+ * the m it ran. */
+TEST_IMPL(cli_solve_gels_matrix) {
+  setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
+  static const char *const dtypes[] = {"f32", "f64", "c64", "c128"};
+  const int n = 23, ms[] = {23, 24, 46};
+  char args[256], out[4096], want[32];
+  int runs = 0;
+  for (int proc = 0; proc < 2; proc++)
+    for (int ranks = 1; ranks <= 4; ranks++)
+      for (int k = 0; k < 3; k++) {
+        int t = (ranks + k + proc) % 4, nrhs = 1 + (ranks + k) % 3;
+        snprintf(args, sizeof args, "solve gels --n %d --m %d --nrhs %d --ranks %d --mode %s --dtype %s --json", n,
+                 ms[k], nrhs, ranks, proc ? "processes" : "threads", dtypes[t]);
+        int rc = muster_cli(args, out, sizeof out);
+        double res = json_number(out, "residual"), tol = json_number(out, "tolerance");
+        if (rc != 0 || !(res < tol)) fprintf(stderr, "%s -> %d: %s\n", args, rc, out);
+        ASSERT_EQ(rc, 0);
+        ASSERT_STR_CONTAINS(out, "\"ok\":true");
+        ASSERT_STR_CONTAINS(out, "\"provider\":\"lapack\"");
+        snprintf(want, sizeof want, "\"m\":%d,", ms[k]);
+        ASSERT_STR_CONTAINS(out, want);
+        ASSERT(isfinite(res) && res >= 0);
+        ASSERT_DBL_LT(res, tol);
+        runs++;
+      }
+  /* no --m: m = 2n */
+  ASSERT_EQ(muster_cli("solve gels --n 30 --ranks 3 --mode processes --json", out, sizeof out), 0);
+  ASSERT_STR_CONTAINS(out, "\"n\":30,\"m\":60,");
+  ASSERT_STR_CONTAINS(out, "\"ok\":true");
+  /* the text form names m */
+  ASSERT_EQ(muster_cli("solve gels --n 12 --m 17 --ranks 2", out, sizeof out), 0);
+  ASSERT_STR_CONTAINS(out, "gels f64 m=17 n=12 nrhs=1 ranks=2 mode=threads provider=lapack");
+  ASSERT_STR_CONTAINS(out, "check     ok");
+  fprintf(stderr, "%d gels runs ok\n", runs);
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  return 0;
+}
+
+/* What --m and --logdet refuse: exit 2 with the reason, nothing run. */
+TEST_IMPL(cli_solve_gels_refusals) {
+  setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
+  const char *const m_getrs[] = {"solve", "getrs", "--n", "8", "--m", "16", NULL};
+  refused(m_getrs, "--m is the row count of gels's tall A; getrs's A is n x n");
+  const char *const m_potrs[] = {"solve", "potrs", "--m", "16", "--n", "8", NULL};
+  refused(m_potrs, "--m is the row count of gels's tall A; potrs's A is n x n");
+  const char *const wide[] = {"solve", "gels", "--n", "40", "--m", "39", NULL};
+  refused(wide, "gels: --m 39 < --n 40: A must be tall (m >= n)");
+  const char *const wide_mpi[] = {"solve", "gels", "--n", "40", "--m", "1", "--launcher", "mpi", NULL};
+  refused(wide_mpi, "gels: --m 1 < --n 40");
+  const char *const huge[] = {"solve", "gels", "--n", "4", "--m", "65537", NULL};
+  refused(huge, "--m: '65537' is out of range 1..65536");
+  const char *const huger[] = {"solve", "gels", "--n", "4", "--m", "18446744073709551617", NULL};
+  refused(huger, "--m: '18446744073709551617'");
+  const char *const zero[] = {"solve", "gels", "--n", "4", "--m", "0", NULL};
+  refused(zero, "--m: '0' is out of range 1..65536");
+  const char *const ld_getrs[] = {"solve", "getrs", "--n", "8", "--logdet", NULL};
+  refused(ld_getrs, "--logdet is potrs's (log det of the SPD A it factors), not getrs's");
+  const char *const ld_gels[] = {"solve", "gels", "--n", "8", "--logdet", NULL};
+  refused(ld_gels, "not gels's");
+  const char *const bench_m[] = {"bench", "--routine", "getrs", "--m", "9", "--n", "8", NULL};
+  refused(bench_m, "--m is the row count of gels's tall A; getrs's A is n x n");
+  const char *const bench_wide[] = {"bench", "--routine", "gels", "--n", "8,20", "--m", "10", NULL};
+  refused(bench_wide, "gels: --m 10 < --n 20");
+  const char *const cal_gels[] = {"bench", "--calibrate", "--provider", "lapack", "--routine", "gels",
+                                  "--out", "-", NULL};
+  refused(cal_gels, "--routine gels: a cost table row");
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  return 0;
+}
+
+/* potrs --logdet: the log det the provider returned, within its tolerance
+ * of check.c's independent Cholesky, in the JSON and the text. */
+TEST_IMPL(cli_solve_potrs_logdet) {
+  setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
+  static const char *const cases[] = {
+      "solve potrs --logdet --n 41 --ranks 3 --mode threads --dtype f32 --json",
+      "solve potrs --logdet --n 41 --ranks 2 --mode processes --dtype f64 --nrhs 2 --json",
+      "solve potrs --logdet --n 33 --ranks 4 --mode processes --dtype c64 --json",
+      "solve potrs --logdet --n 33 --ranks 1 --mode threads --dtype c128 --json",
+  };
+  char out[4096];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int rc = muster_cli(cases[i], out, sizeof out);
+    double got = json_number(out, "logdet"), ref = json_number(out, "logdet_reference"),
+           tol = json_number(out, "logdet_tolerance");
+    if (rc != 0) fprintf(stderr, "%s -> %d: %s\n", cases[i], rc, out);
+    ASSERT_EQ(rc, 0);
+    ASSERT_STR_CONTAINS(out, "\"ok\":true");
+    /* A = random Hermitian + n I: log det is about n log n, far from 0 */
+    ASSERT(isfinite(got) && isfinite(ref) && ref > 10);
+    ASSERT(fabs(got - ref) <= tol);
+  }
+  ASSERT_EQ(muster_cli("solve potrs --logdet --n 20 --ranks 2", out, sizeof out), 0);
+  ASSERT_STR_CONTAINS(out, "  logdet    ");
+  ASSERT_STR_CONTAINS(out, "check     ok");
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  return 0;
+}
+
+/* bench getrs and gels: the LAPACKE baseline and both muster modes, each
+ * row ok with a finite residual under tolerance (gels at m = 2n and --m). */
+TEST_IMPL(cli_bench_getrs_gels) {
+  setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
+  static const char *const cases[] = {
+      "bench --routine getrs --n 40,57 --reps 1 --ranks 3 --nrhs 2 --json",
+      "bench --routine gels --n 40 --reps 1 --ranks 2 --dtype c64 --json",
+      "bench --routine gels --n 31,40 --m 41 --reps 1 --ranks 4 --dtype f32 --json",
+  };
+  static const char *const modes[] = {"lapacke", "muster-threads", "muster-processes"};
+  char out[8192], key[64];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int rc = muster_cli(cases[i], out, sizeof out);
+    if (rc != 0) fprintf(stderr, "%s -> %d: %s\n", cases[i], rc, out);
+    ASSERT_EQ(rc, 0);
+    for (size_t k = 0; k < 3; k++) {
+      snprintf(key, sizeof key, "\"mode\":\"%s\",", modes[k]);
+      const char *row = strstr(out, key);
+      ASSERT(row != NULL);
+      ASSERT_STR_CONTAINS(row, "\"ok\":true");
+      double res = json_number(row, "residual");
+      ASSERT(isfinite(res) && res >= 0 && res < 1e-3);
+    }
+  }
+  ASSERT_STR_CONTAINS(out, "\"n\":31,\"m\":41,\"mode\":\"lapacke\"");
+  ASSERT_EQ(muster_cli("bench --routine gels --n 40 --reps 1 --ranks 2 --json --modes lapacke", out, sizeof out), 0);
+  ASSERT_STR_CONTAINS(out, "\"n\":40,\"m\":80,\"mode\":\"lapacke\"");
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
   return 0;
 }

@@ -6,9 +6,13 @@
 #
 #   solve       every routine x dtype scalapack lists (`muster providers`),
 #               on 1..4 ranks, n = 157 (divisible by no grid or tile),
-#               potrs with 3 right-hand sides: exit 0, rank 0's result line
-#               (mode=mpi, ranks=NP, provider=scalapack), "check ok" with
-#               a fresh seed each time, and nothing else on stdout
+#               potrs, getrs and gels with 3 right-hand sides, gels with
+#               m = n, n + 1, 2n and 200 rows on 1..4 ranks: exit 0, rank
+#               0's result line (mode=mpi, ranks=NP, provider=scalapack,
+#               gels's m=M), "check ok" with a fresh seed each time, and
+#               nothing else on stdout
+#   logdet      potrs --logdet on 1..4 ranks (when scalapack lists
+#               potrs+logdet): the log det line within its tolerance
 #   missing     a CLI routine scalapack does not list: exit 1, and the
 #               runtime's reason on stderr from every rank, each named
 #   usage       --ranks / --mode / --devices with --launcher: exit 2, its
@@ -66,7 +70,7 @@ listed=$("$MUSTER" providers | awk '$1 == "scalapack" {print $3}')
 [ -n "$listed" ] || { echo "cli: scalapack is not in \`muster providers\`"; echo "cli: 0 passed, 1 failed"; exit 1; }
 echo "# scalapack lists: $listed"
 
-for routine in ${CLI_ROUTINES:-potrs potri syevd getrs}; do
+for routine in ${CLI_ROUTINES:-potrs potri syevd getrs gels}; do
   if ! grep -qw "$routine" <<<"${listed//,/ }"; then
     # shellcheck disable=SC2086
     run 60 $MPIRUN -np 2 "$MUSTER" solve "$routine" --launcher mpi --n 57
@@ -81,9 +85,16 @@ for routine in ${CLI_ROUTINES:-potrs potri syevd getrs}; do
   fi
   for dtype in f32 f64 c64 c128; do
     for np in 1 2 3 4; do
+      # gels: A is m x 157, m = n, n + 1, 2n, 200 by rank count
+      rows=() mtext=
+      if [ "$routine" = gels ]; then
+        m=$(cut -d' ' -f"$np" <<<"157 158 314 200")
+        rows=(--m "$m") mtext=" m=$m"
+      fi
       # shellcheck disable=SC2086
-      run 60 $MPIRUN -np "$np" "$MUSTER" solve "$routine" --launcher mpi --n 157 --nrhs 3 --dtype "$dtype"
-      line="^$routine $dtype n=157 nrhs=[13] ranks=$np mode=mpi provider=scalapack tile=[0-9]+ seed=[0-9]+$"
+      run 60 $MPIRUN -np "$np" "$MUSTER" solve "$routine" --launcher mpi --n 157 "${rows[@]}" --nrhs 3 \
+        --dtype "$dtype"
+      line="^$routine $dtype$mtext n=157 nrhs=[13] ranks=$np mode=mpi provider=scalapack tile=[0-9]+ seed=[0-9]+$"
       if [ "$rc" = 0 ] && grep -Eq "$line" "$out" && grep -q '^  check     ok$' "$out" &&
         [ "$(wc -l <"$out")" = 5 ]; then
         ok "solve $routine $dtype np=$np: $(grep -o 'residual .*' "$out")"
@@ -93,6 +104,23 @@ for routine in ${CLI_ROUTINES:-potrs potri syevd getrs}; do
     done
   done
 done
+
+# potrs --logdet: the log det next to the solve, checked on rank 0
+if grep -qw "potrs+logdet" <<<"${listed//,/ }"; then
+  for np in 1 2 3 4; do
+    dtype=$(cut -d' ' -f"$np" <<<"f32 f64 c64 c128")
+    # shellcheck disable=SC2086
+    run 60 $MPIRUN -np "$np" "$MUSTER" solve potrs --logdet --launcher mpi --n 157 --dtype "$dtype"
+    if [ "$rc" = 0 ] && grep -Eq '^  logdet    [0-9.e+-]+ \(reference [0-9.e+-]+, tolerance [0-9.e+-]+\)$' "$out" &&
+      grep -q '^  check     ok$' "$out" && [ "$(wc -l <"$out")" = 6 ]; then
+      ok "logdet $dtype np=$np: $(grep -o 'logdet .*' "$out")"
+    else
+      bad "logdet $dtype np=$np: exit $rc"
+    fi
+  done
+else
+  bad "scalapack does not list potrs+logdet: $listed"
+fi
 
 # usage: each refused combination, exit 2 with its message, no MPI started
 usage() {
@@ -111,6 +139,7 @@ usage "--mode makes no sense with --launcher auto" --launcher auto --mode thread
 usage "--devices makes no sense with --launcher mpi" --launcher mpi --devices 0
 usage "--launcher mpi or auto, not 'srun'" --launcher srun
 usage "--launcher needs a value" --launcher
+usage "--m is the row count of gels's tall A" --launcher mpi --m 10
 (
   unset OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE PMI_RANK PMI_SIZE SLURM_PROCID SLURM_NTASKS
   usage "no launcher in the environment (none of OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, SLURM_PROCID/NTASKS)" \

@@ -31,10 +31,12 @@ typedef struct bench_problem {
   muster_routine_t routine;
   muster_dtype_t dtype;
   int64_t n, nrhs;
+  int64_t m;         /* rows of A and B: gels's m (>= n), else n    */
   int ranks;         /* participants, for modes that have several */
   int reps, warmup;  /* timed and untimed repetitions              */
-  const void *A;     /* n x n SPD/Hermitian, column-major, ld n     */
-  const void *B;     /* n x nrhs (potrs), ld n                      */
+  const void *A;     /* m x n, column-major, ld m: SPD/Hermitian (potrs,
+                        potri, syevd), general (getrs, gels)        */
+  const void *B;     /* m x nrhs (potrs, getrs, gels), ld m         */
   const char *provider; /* the muster CPU modes' provider: "lapack" by
                         default; NULL: the runtime's choice (--provider auto) */
   double *inner;     /* out, optional: a mode through muster puts the
@@ -51,7 +53,8 @@ typedef struct bench_mode {
   int (*available)(const bench_problem_t *p, char *why, size_t len);
   /* Run warmup + reps solves of p, each on a fresh copy of A and B; put the
    * wall time of each timed one in seconds[0..reps) and the last result X
-   * (n x nrhs for potrs; may be ignored otherwise) in X.  0 or < 0 with err. */
+   * (the whole m x nrhs b after the solve, ld m: potrs, getrs, gels (X in
+   * its first n rows); ignored otherwise) in X.  0 or < 0 with err. */
   int (*run)(const bench_problem_t *p, double *seconds, void *X, char *err, size_t len);
   struct bench_mode *next; /* set by bench_register */
 } bench_mode_t;

@@ -69,6 +69,10 @@ static int cuda_load(char *why, size_t len) {
 
 static int gpu_available(const bench_problem_t *p, char *why, size_t len) {
   int count = 0;
+  if (p->routine == MUSTER_GELS) { /* its shards here are n rows tall */
+    snprintf(why, len, "gels (m x n A) is not in this mode; `muster solve gels --provider NAME` runs it on GPUs");
+    return -1;
+  }
   if (cuda_load(why, len) < 0) return -1;
   int st = cu.device_count(&count);
   if (st != 0 || count < p->ranks) {
@@ -165,7 +169,7 @@ static int gpu_run_mode(const bench_problem_t *p, double *seconds, void *X, char
     }
     if (rep >= 0) seconds[rep] = g.t;
   }
-  if (rc == 0 && X && p->routine == MUSTER_POTRS) {
+  if (rc == 0 && X && (muster_routine_takes(p->routine) & MUSTER_TAKES_B)) {
     cu.set_device(0);
     if (cu.memcpy_(X, g.b[0], (size_t)(n * nrhs) * esz, CUDA_MEMCPY_DEFAULT) != 0) {
       snprintf(err, len, "copying X back failed");

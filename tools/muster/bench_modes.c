@@ -30,6 +30,9 @@ typedef int (*potrf_fn)(int, char, int, void *, int);
 typedef int (*potrs_fn)(int, char, int, int, const void *, int, void *, int);
 typedef int (*potri_fn)(int, char, int, void *, int);
 typedef int (*syevd_fn)(int, char, char, int, void *, int, void *);
+typedef int (*getrf_fn)(int, int, int, void *, int, int *);
+typedef int (*getrs_fn)(int, char, int, int, const void *, int, const int *, void *, int);
+typedef int (*gels_fn)(int, char, int, int, int, void *, int, void *, int);
 
 static void *lapacke;
 static char lapacke_why[256];
@@ -56,44 +59,70 @@ static int lapacke_available(const bench_problem_t *p, char *why, size_t len) {
   return 0;
 }
 
+/* The LAPACKE routines of p's routine and dtype. */
+typedef struct lapacke_fns {
+  potrf_fn potrf;
+  potrs_fn potrs;
+  potri_fn potri;
+  syevd_fn syevd;
+  getrf_fn getrf;
+  getrs_fn getrs;
+  gels_fn gels;
+} lapacke_fns_t;
+
+static int lapacke_fns(muster_dtype_t t, lapacke_fns_t *f) {
+  f->potrf = (potrf_fn)lapacke_sym(t, "potrf");
+  f->potrs = (potrs_fn)lapacke_sym(t, "potrs");
+  f->potri = (potri_fn)lapacke_sym(t, "potri");
+  f->syevd = (syevd_fn)lapacke_sym(t, "syevd");
+  f->getrf = (getrf_fn)lapacke_sym(t, "getrf");
+  f->getrs = (getrs_fn)lapacke_sym(t, "getrs");
+  f->gels = (gels_fn)lapacke_sym(t, "gels");
+  return f->potrf && f->potrs && f->potri && f->syevd && f->getrf && f->getrs && f->gels ? 0 : -1;
+}
+
+/* One solve of p on a (m x n, ld m) and b (m x nrhs, ld m): LAPACK's info. */
+static int lapacke_solve(const bench_problem_t *p, const lapacke_fns_t *f, void *a, void *b, void *w,
+                         int *ipiv) {
+  int n = (int)p->n, m = (int)p->m, nrhs = (int)p->nrhs, info;
+  switch (p->routine) {
+  case MUSTER_POTRS:
+    info = f->potrf(COL_MAJOR, 'L', n, a, n);
+    return info ? info : f->potrs(COL_MAJOR, 'L', n, nrhs, a, n, b, n);
+  case MUSTER_POTRI:
+    info = f->potrf(COL_MAJOR, 'L', n, a, n);
+    return info ? info : f->potri(COL_MAJOR, 'L', n, a, n);
+  case MUSTER_GETRS:
+    info = f->getrf(COL_MAJOR, n, n, a, n, ipiv);
+    return info ? info : f->getrs(COL_MAJOR, 'N', n, nrhs, a, n, ipiv, b, n);
+  case MUSTER_GELS: return f->gels(COL_MAJOR, 'N', m, n, nrhs, a, m, b, m);
+  default: return f->syevd(COL_MAJOR, 'V', 'L', n, a, n, w);
+  }
+}
+
 static int lapacke_run(const bench_problem_t *p, double *seconds, void *X, char *err, size_t len) {
   if (lapacke_available(p, err, len) < 0) return -1;
-  int n = (int)p->n, nrhs = (int)p->nrhs;
+  int64_t n = p->n, m = p->m, nrhs = p->nrhs;
   size_t esz = muster_dtype_size(p->dtype);
-  potrf_fn potrf = (potrf_fn)lapacke_sym(p->dtype, "potrf");
-  potrs_fn potrs = (potrs_fn)lapacke_sym(p->dtype, "potrs");
-  potri_fn potri = (potri_fn)lapacke_sym(p->dtype, "potri");
-  syevd_fn syevd = (syevd_fn)lapacke_sym(p->dtype, "syevd");
-  if (!potrf || !potrs || !potri || !syevd) {
+  int takes_b = !!(muster_routine_takes(p->routine) & MUSTER_TAKES_B);
+  lapacke_fns_t f;
+  if (lapacke_fns(p->dtype, &f) < 0) {
     snprintf(err, len, "liblapacke lacks a routine");
     return -1;
   }
-  void *a = malloc((size_t)n * n * esz), *b = malloc((size_t)n * (nrhs > 0 ? nrhs : 1) * esz);
+  void *a = malloc((size_t)(m * n) * esz), *b = malloc((size_t)(m * nrhs) * esz);
   void *w = malloc((size_t)n * sizeof(double));
-  if (!a || !b || !w) {
-    free(a), free(b), free(w);
-    snprintf(err, len, "out of memory");
-    return -1;
-  }
+  int *ipiv = malloc((size_t)n * sizeof *ipiv);
   int rc = 0;
+  if (!a || !b || !w || !ipiv) {
+    snprintf(err, len, "out of memory");
+    rc = -1;
+  }
   for (int rep = -p->warmup; rep < p->reps && rc == 0; rep++) {
-    memcpy(a, p->A, (size_t)n * n * esz);
-    if (p->routine == MUSTER_POTRS) memcpy(b, p->B, (size_t)n * nrhs * esz);
+    memcpy(a, p->A, (size_t)(m * n) * esz);
+    if (takes_b) memcpy(b, p->B, (size_t)(m * nrhs) * esz);
     double t0 = now_s();
-    int info = 0;
-    switch (p->routine) {
-    case MUSTER_POTRS:
-      info = potrf(COL_MAJOR, 'L', n, a, n);
-      if (!info) info = potrs(COL_MAJOR, 'L', n, nrhs, a, n, b, n);
-      break;
-    case MUSTER_POTRI:
-      info = potrf(COL_MAJOR, 'L', n, a, n);
-      if (!info) info = potri(COL_MAJOR, 'L', n, a, n);
-      break;
-    default:
-      info = syevd(COL_MAJOR, 'V', 'L', n, a, n, w);
-      break;
-    }
+    int info = lapacke_solve(p, &f, a, b, w, ipiv);
     double dt = now_s() - t0;
     if (rep >= 0) seconds[rep] = dt;
     if (info != 0) {
@@ -101,16 +130,17 @@ static int lapacke_run(const bench_problem_t *p, double *seconds, void *X, char 
       rc = -1;
     }
   }
-  if (rc == 0 && X && p->routine == MUSTER_POTRS) memcpy(X, b, (size_t)n * nrhs * esz);
+  if (rc == 0 && X && takes_b) memcpy(X, b, (size_t)(m * nrhs) * esz);
   free(a);
   free(b);
   free(w);
+  free(ipiv);
   return rc;
 }
 
 static bench_mode_t mode_lapacke = {
     .name = "lapacke", .order = 0, .baseline = 1,
-    .what = "LAPACKE (OpenBLAS) called directly on one packed matrix: the baseline",
+    .what = "LAPACKE (OpenBLAS) on one packed matrix (getrs: getrf+getrs, gels: gels): the baseline",
     .available = lapacke_available, .run = lapacke_run};
 BENCH_MODE(mode_lapacke)
 
@@ -119,6 +149,7 @@ BENCH_MODE(mode_lapacke)
 static int muster_run(const bench_problem_t *p, int processes, double *seconds, void *X, char *err,
                       size_t len) {
   sr_spec_t spec = {.routine = p->routine, .dtype = p->dtype, .n = p->n, .nrhs = p->nrhs,
+                    .m = p->routine == MUSTER_GELS ? p->m : 0,
                     .ranks = p->ranks, .processes = processes, .provider = p->provider,
                     .reps = p->reps, .warmup = p->warmup};
   sr_out_t out;

@@ -6,9 +6,11 @@
  *
  * Measures a provider's cost table (runtime/cost.h, docs/choice.md): for
  * every (dtype, ranks, n), the median wall time of muster_solve forced to
- * that provider, on random SPD/Hermitian matrices, rank 0's clock from a
- * barrier to muster_solve's return (what the choice compares: the whole
- * call).  A potrs result over tolerance, or a failed solve, stops it: a
+ * that provider, on random SPD/Hermitian matrices (getrs: general ones),
+ * rank 0's clock from a barrier to muster_solve's return (what the choice
+ * compares: the whole call).  gels is refused: a table row has no m, the
+ * rows of gels's A.  A potrs or getrs result over tolerance, or a failed
+ * solve, stops it: a
  * table must not hold the time of a wrong answer.  FILE is replaced at the
  * end (written to FILE.tmp, then renamed; "-": stdout).
  */
@@ -41,14 +43,15 @@ typedef struct cal {
 
 static int usage(FILE *f) {
   fprintf(f,
-          "usage: muster bench --calibrate --provider NAME [--routine potrs|potri|syevd]\n"
+          "usage: muster bench --calibrate --provider NAME [--routine potrs|potri|syevd|getrs]\n"
           "                    [--dtype f64,f32] [--n 256,512,1024,2048] [--ranks 2] [--nrhs 1]\n"
           "                    [--mode threads|processes] [--reps 5] [--warmup 1] [--devices LIST]\n"
           "                    --out FILE\n"
           "  measures NAME's cost table: the median wall time of muster_solve forced to it for\n"
           "  every (dtype, ranks, n), written as rows 'routine dtype ndevices n nrhs seconds'\n"
           "  (docs/choice.md).  Put FILE next to the provider (<dir>/NAME.cost) or in a folder of\n"
-          "  MUSTER_COST_PATH; the runtime reads it when it loads the provider.\n");
+          "  MUSTER_COST_PATH; the runtime reads it when it loads the provider.  gels is not\n"
+          "  calibrated: a row has no m (the rows of its A), so a table cannot hold its times.\n");
   return f == stderr ? 2 : 0;
 }
 
@@ -67,6 +70,11 @@ static int parse(int argc, char **argv, cal_t *c) {
     if (!strcmp(a, "--provider")) c->spec.provider = v, bad = opt_backend(WHO, a, v) < 0;
     else if (!strcmp(a, "--routine")) {
       if (muster_routine_from_name(v, &c->spec.routine) != 0) return usage(stderr);
+      if (c->spec.routine == MUSTER_GELS) {
+        fprintf(stderr, "%s: --routine gels: a cost table row ('routine dtype ndevices n nrhs seconds') has "
+                "no m, the rows of gels's A, so it cannot hold gels's times; potrs, potri, syevd, getrs\n", WHO);
+        return 2;
+      }
     } else if (!strcmp(a, "--dtype")) dtypes = v;
     else if (!strcmp(a, "--n")) bad = (c->nn = opt_i64_list(WHO, a, v, 1, OPT_MAX_N, c->ns, MAX_POINTS)) < 0;
     else if (!strcmp(a, "--ranks")) {
@@ -120,7 +128,7 @@ static int ndevices_of(const sr_spec_t *s, const sr_out_t *o) {
 
 /* One point: 0 with its median into *secs, or -1 with the reason printed. */
 static int measure(sr_spec_t *s, double *secs, int *ndev) {
-  int64_t n = s->n, nrhs = s->routine == MUSTER_POTRS ? s->nrhs : 1;
+  int64_t n = s->n, nrhs = muster_routine_takes(s->routine) & MUSTER_TAKES_B ? s->nrhs : 1;
   size_t esz = muster_dtype_size(s->dtype);
   void *A = malloc((size_t)(n * n) * esz), *B = malloc((size_t)(n * nrhs) * esz),
        *X = malloc((size_t)(n * nrhs) * esz);
@@ -131,7 +139,8 @@ static int measure(sr_spec_t *s, double *secs, int *ndev) {
   }
   chk_rng_t rng;
   chk_seed(&rng, 42 + (uint64_t)n);
-  chk_random_hermitian(s->dtype, n, s->routine != MUSTER_SYEVD, &rng, A, n);
+  if (s->routine == MUSTER_GETRS) chk_random_general(s->dtype, n, n, &rng, A, n);
+  else chk_random_hermitian(s->dtype, n, s->routine != MUSTER_SYEVD, &rng, A, n);
   chk_random_dense(s->dtype, n, nrhs, &rng, B, n);
   sr_out_t o;
   if (sr_run(s, A, B, &o, NULL, X, NULL, &same) != 0 || o.rc != 0) {
@@ -145,8 +154,8 @@ static int measure(sr_spec_t *s, double *secs, int *ndev) {
             same ? "another provider ran" : "ranks got different results");
     goto out;
   }
-  if (s->routine == MUSTER_POTRS) {
-    double res = chk_potrs(s->dtype, n, nrhs, A, n, X, n, B, n);
+  if (s->routine == MUSTER_POTRS || s->routine == MUSTER_GETRS) {
+    double res = chk_potrs(s->dtype, n, nrhs, A, n, X, n, B, n); /* chk_getrs is the same check */
     if (!(res < chk_tolerance(s->dtype, n))) {
       fprintf(stderr, "muster bench --calibrate: n=%" PRId64 ": residual %.3e over tolerance\n", n, res);
       goto out;

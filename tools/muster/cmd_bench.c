@@ -1,13 +1,15 @@
 /*
  * tools/muster/cmd_bench.c - `muster bench [--routine R] [--dtype T]
- *   [--n 1024,2048,4096] [--ranks R] [--nrhs K] [--reps K] [--warmup K]
- *   [--modes a,b] [--seed S] [--json]`
+ *   [--n 1024,2048,4096] [--m M] [--ranks R] [--nrhs K] [--reps K]
+ *   [--warmup K] [--modes a,b] [--seed S] [--json]`
  *
  * Every mode (bench.h; bench_modes.c has LAPACKE directly and muster in
- * threads and processes mode) solves the same random SPD/Hermitian matrix
- * of each size; reported: median/min/max of the timed reps, and the ratio
- * of each mode's median to the baseline's ("overhead" = ratio - 1).
- * potrs results are residual-checked so nobody times a failed solve.
+ * threads and processes mode) solves the same random matrix of each size
+ * (SPD/Hermitian for potrs, potri, syevd; general for getrs; general m x n,
+ * m = --m or 2n, for gels); reported: median/min/max of the timed reps, and
+ * the ratio of each mode's median to the baseline's ("overhead" = ratio -
+ * 1).  potrs, getrs and gels results are residual-checked (check.h) so
+ * nobody times a failed solve.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -39,13 +41,16 @@ const bench_mode_t *bench_modes(void) { return modes; }
 
 static int usage(FILE *f) {
   fprintf(f,
-          "usage: muster bench [--routine potrs|potri|syevd] [--dtype f32|f64|c64|c128]\n"
-          "                    [--n 1024,2048,4096] [--ranks 2] [--nrhs 1] [--reps 5] [--warmup 1]\n"
+          "usage: muster bench [--routine potrs|potri|syevd|getrs|gels] [--dtype f32|f64|c64|c128]\n"
+          "                    [--n 1024,2048,4096] [--m M] [--ranks 2] [--nrhs 1] [--reps 5] [--warmup 1]\n"
           "                    [--modes NAME,NAME] [--seed 42] [--provider lapack|auto|NAME] [--json]\n"
           "  --provider: the muster modes' provider (default lapack; auto: the runtime's choice)\n"
+          "  --m: gels's rows (every size's A is m x n; m >= every n), default 2n for each n;\n"
+          "       gels only.  getrs, gels: a random general A (potrs: SPD); potrs, getrs and\n"
+          "       gels rows show the residual (gels: the normal-equations one, check.h)\n"
           "       muster bench --calibrate --provider NAME ... --out FILE   (measures a cost\n"
           "                    table: see `muster bench --calibrate --help`)\n"
-          "ranges: --n 1..32 sizes of 1..65536, --ranks 1..64, --nrhs 1..65536, --reps 1..64,\n"
+          "ranges: --n 1..32 sizes of 1..65536, --m 1..65536, --ranks 1..64, --nrhs 1..65536, --reps 1..64,\n"
           "        --warmup 0..100, --seed 0..18446744073709551615\n"
           "modes:\n");
   for (const bench_mode_t *m = modes; m; m = m->next)
@@ -85,8 +90,18 @@ static void machine(char *out, size_t cap) {
   snprintf(out, cap, "%s, %ld cpus", model, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
+/* The residual of X (check.h), NAN for routines without one. */
+static double residual_of(const bench_problem_t *p, const void *X) {
+  switch (p->routine) {
+  case MUSTER_POTRS: return chk_potrs(p->dtype, p->n, p->nrhs, p->A, p->n, X, p->n, p->B, p->n);
+  case MUSTER_GETRS: return chk_getrs(p->dtype, p->n, p->nrhs, p->A, p->n, X, p->n, p->B, p->n);
+  case MUSTER_GELS: return chk_gels(p->dtype, p->m, p->n, p->nrhs, p->A, p->m, X, p->m, p->B, p->m);
+  default: return NAN;
+  }
+}
+
 typedef struct row {
-  int64_t n;
+  int64_t n, m; /* m: rows of A (gels's m, else n) */
   const bench_mode_t *mode;
   double median, min, max, ratio, residual, inner; /* inner: median provider time, NAN unknown */
   int ok;
@@ -100,6 +115,7 @@ int cmd_bench(int argc, char **argv) {
   int nn = 3;
   const char *mlist = NULL;
   uint64_t seed = 42;
+  int64_t m_opt = 0; /* --m; 0: 2n */
   int json = 0;
   for (int i = 1; i < argc; i++)
     if (!strcmp(argv[i], "--calibrate")) return cmd_calibrate(argc, argv);
@@ -120,9 +136,8 @@ int cmd_bench(int argc, char **argv) {
       bad = !strcmp(a, "--routine") ? muster_routine_from_name(v, &p.routine) != 0
                                      : muster_dtype_from_name(v, &p.dtype) != 0;
       if (bad) fprintf(stderr, "%s: %s: %s\n", WHO, a, muster_last_error());
-      /* its LAPACKE baseline (bench_modes.c) has potrs, potri and syevd only */
-      if (!bad && (bad = p.routine == MUSTER_GETRS || p.routine == MUSTER_GELS))
-        fprintf(stderr, "%s: --routine %s: not benchmarked yet (potrs, potri, syevd)\n", WHO, v);
+    } else if (!strcmp(a, "--m")) {
+      bad = opt_i64(WHO, a, v, 1, OPT_MAX_N, &m_opt) < 0;
     } else if (!strcmp(a, "--n")) {
       bad = (nn = opt_i64_list(WHO, a, v, 1, OPT_MAX_N, ns, BENCH_MAX_SIZES)) < 0;
     } else if (!strcmp(a, "--modes")) {
@@ -146,30 +161,38 @@ int cmd_bench(int argc, char **argv) {
     }
     if (bad) return usage(stderr);
   }
+  if (opt_gels_m(WHO, p.routine, m_opt, ns, nn) < 0) return 2;
   row_t rows[256];
   int nrows = 0, failed = 0;
   char mach[256];
   machine(mach, sizeof mach);
+  char mtext[40] = ""; /* gels: its rows */
+  if (p.routine == MUSTER_GELS && m_opt) snprintf(mtext, sizeof mtext, " m=%" PRId64, m_opt);
+  else if (p.routine == MUSTER_GELS) snprintf(mtext, sizeof mtext, " m=2n");
   if (!json)
-    printf("muster bench: %s %s nrhs=%" PRId64 " ranks=%d, median of %d reps (+%d warmup); %s\n"
+    printf("muster bench: %s %s%s nrhs=%" PRId64 " ranks=%d, median of %d reps (+%d warmup); %s\n"
            "%6s  %-18s %10s %10s %10s %9s %11s %10s\n",
-           muster_routine_name(p.routine), muster_dtype_name(p.dtype), p.nrhs, p.ranks, p.reps,
+           muster_routine_name(p.routine), muster_dtype_name(p.dtype), mtext, p.nrhs, p.ranks, p.reps,
            p.warmup, mach, "n", "mode", "median_s", "min_s", "max_s", "overhead", "provider_s",
            "residual");
   for (int size = 0; size < nn && nrows < 256; size++) {
     int64_t n = ns[size];
+    int64_t mrows = p.routine == MUSTER_GELS ? opt_gels_rows(m_opt, n) : n;
     size_t esz = muster_dtype_size(p.dtype);
-    void *A = malloc((size_t)(n * n) * esz), *B = malloc((size_t)(n * p.nrhs) * esz),
-         *X = malloc((size_t)(n * p.nrhs) * esz);
+    void *A = malloc((size_t)(mrows * n) * esz), *B = malloc((size_t)(mrows * p.nrhs) * esz),
+         *X = malloc((size_t)(mrows * p.nrhs) * esz);
     if (!A || !B || !X) {
       fprintf(stderr, "muster bench: out of memory for n=%" PRId64 "\n", n);
       return 1;
     }
     chk_rng_t rng;
     chk_seed(&rng, seed + (uint64_t)n);
-    chk_random_hermitian(p.dtype, n, p.routine != MUSTER_SYEVD, &rng, A, n);
-    chk_random_dense(p.dtype, n, p.nrhs, &rng, B, n);
+    if (p.routine == MUSTER_GETRS || p.routine == MUSTER_GELS)
+      chk_random_general(p.dtype, mrows, n, &rng, A, mrows);
+    else chk_random_hermitian(p.dtype, n, p.routine != MUSTER_SYEVD, &rng, A, n);
+    chk_random_dense(p.dtype, mrows, p.nrhs, &rng, B, mrows);
     p.n = n;
+    p.m = mrows;
     p.A = A;
     p.B = B;
     double base = 0;
@@ -178,6 +201,7 @@ int cmd_bench(int argc, char **argv) {
       row_t *r = &rows[nrows++];
       memset(r, 0, sizeof *r);
       r->n = n;
+      r->m = mrows;
       r->mode = m;
       r->residual = NAN;
       double secs[BENCH_MAX_REPS], inner[BENCH_MAX_REPS];
@@ -201,9 +225,9 @@ int cmd_bench(int argc, char **argv) {
       }
       r->median = sr_median(secs, p.reps);
       if (isfinite(inner[0])) r->inner = sr_median(inner, p.reps);
-      if (p.routine == MUSTER_POTRS) {
-        r->residual = chk_potrs(p.dtype, n, p.nrhs, A, n, X, n, B, n);
-        if (!(r->residual < chk_tolerance(p.dtype, n))) {
+      if (muster_routine_takes(p.routine) & MUSTER_TAKES_B) {
+        r->residual = residual_of(&p, X);
+        if (!(r->residual < chk_tolerance(p.dtype, mrows))) {
           r->ok = 0;
           failed = 1;
           snprintf(r->err, sizeof r->err, "residual %.3e over tolerance", r->residual);
@@ -235,8 +259,10 @@ int cmd_bench(int argc, char **argv) {
            p.warmup, mach, date);
     for (int i = 0; i < nrows; i++) {
       const row_t *r = &rows[i];
-      printf("%s{\"n\":%" PRId64 ",\"mode\":\"%s\",\"baseline\":%s,\"ok\":%s", i ? "," : "", r->n,
-             r->mode->name, r->mode->baseline ? "true" : "false", r->ok ? "true" : "false");
+      printf("%s{\"n\":%" PRId64, i ? "," : "", r->n);
+      if (p.routine == MUSTER_GELS) printf(",\"m\":%" PRId64, r->m);
+      printf(",\"mode\":\"%s\",\"baseline\":%s,\"ok\":%s", r->mode->name, r->mode->baseline ? "true" : "false",
+             r->ok ? "true" : "false");
       if (r->ok || r->median > 0)
         printf(",\"median_s\":%.6f,\"min_s\":%.6f,\"max_s\":%.6f", r->median, r->min, r->max);
       if (isfinite(r->ratio)) printf(",\"ratio\":%.4f", r->ratio);

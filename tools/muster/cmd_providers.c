@@ -24,6 +24,32 @@ static void bits(char *out, size_t cap, unsigned mask, int lo, int hi, const cha
 }
 
 static const char *routine_n(int i) { return muster_routine_name((muster_routine_t)i); }
+
+/* The largest routine value: the bits a provider's routines mask may hold
+ * (muster/types.h's map; MUSTER_CAP_* bits sit above them). */
+static int routine_last(void) {
+  static const int values[] = {
+#define MUSTER__VALUE(NAME, value, ...) value,
+      MUSTER_ROUTINE_MAP(MUSTER__VALUE)
+#undef MUSTER__VALUE
+  };
+  int last = 0;
+  for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
+    if (values[i] > last) last = values[i];
+  return last;
+}
+
+/* "potrs,getrs,...", potrs as "potrs+logdet" when the provider declares
+ * MUSTER_CAP_LOGDET (muster.h) */
+static void routines_text(char *out, size_t cap, unsigned mask) {
+  bits(out, cap, mask, MUSTER_POTRS, routine_last(), routine_n);
+  char *p = strstr(out, "potrs");
+  if (p && (mask & MUSTER_CAP_LOGDET)) {
+    char rest[128];
+    snprintf(rest, sizeof rest, "%s", p + 5);
+    snprintf(p, cap - (size_t)(p - out), "potrs+logdet%s", rest);
+  }
+}
 static const char *dtype_n(int i) { return muster_dtype_name((muster_dtype_t)i); }
 static const char *mem_n(int i) { return i == MUSTER_MEM_HOST ? "host" : i == MUSTER_MEM_CUDA ? "cuda" : "?"; }
 /* span bit i (1 << i): threads, processes, nodes */
@@ -85,7 +111,8 @@ int cmd_providers(int argc, char **argv) {
       printf(",\"path\":");
       json_str(p->path);
       printf(",\"routines\":");
-      json_list(p->routines, MUSTER_POTRS, MUSTER_SYEVD, routine_n);
+      json_list(p->routines, MUSTER_POTRS, routine_last(), routine_n);
+      printf(",\"logdet\":%s", p->routines & MUSTER_CAP_LOGDET ? "true" : "false");
       printf(",\"dtypes\":");
       json_list(p->dtypes, MUSTER_F32, MUSTER_C128, dtype_n);
       printf(",\"memory\":");
@@ -106,15 +133,15 @@ int cmd_providers(int argc, char **argv) {
            getenv("MUSTER_PROVIDER_PATH") ? getenv("MUSTER_PROVIDER_PATH") : "(default)");
     return 1;
   }
-  printf("%-12s %-9s %-19s %-16s %-9s %s\n", "PROVIDER", "PRIORITY", "ROUTINES", "DTYPES", "MEMORY",
+  printf("%-12s %-9s %-36s %-16s %-9s %s\n", "PROVIDER", "PRIORITY", "ROUTINES", "DTYPES", "MEMORY",
          "STATUS");
   for (int i = 0; i < n; i++) {
     const muster_provider_info_t *p = &info[i];
-    char r[64], d[64], m[32];
-    bits(r, sizeof r, p->routines, MUSTER_POTRS, MUSTER_SYEVD, routine_n);
+    char r[128], d[64], m[32];
+    routines_text(r, sizeof r, p->routines);
     bits(d, sizeof d, p->dtypes, MUSTER_F32, MUSTER_C128, dtype_n);
     bits(m, sizeof m, p->mem_kinds, MUSTER_MEM_HOST, MUSTER_MEM_CUDA, mem_n);
-    printf("%-12s %-9d %-19s %-16s %-9s %s%s\n", p->name, p->priority, r, d, m,
+    printf("%-12s %-9d %-36s %-16s %-9s %s%s\n", p->name, p->priority, r, d, m,
            p->available ? "available" : "unavailable: ", p->available ? "" : p->why);
     printf("%-12s %s\n", "", p->path);
     if (p->abi) {

@@ -1,15 +1,20 @@
 /*
- * tools/muster/cmd_solve.c - `muster solve ROUTINE --n N --ranks R
+ * tools/muster/cmd_solve.c - `muster solve ROUTINE --n N [--m M] --ranks R
  *   --mode threads|processes --dtype f32|f64|c64|c128 [--tile T] [--nrhs K]
  *   [--provider NAME] [--devices LIST] [--seed S] [--reps K] [--warmup K]
- *   [--no-vectors] [--json]`
+ *   [--no-vectors] [--logdet] [--json]`
  *
  * A random SPD (potrs, potri), Hermitian (syevd) or general well-conditioned
- * (getrs) matrix, sharded in
- * contiguous column blocks over R ranks, one collective solve (or --reps),
- * then the check: potrs, getrs ||AX-B||/(||A|| ||X||); potri ||A inv_j - e_j|| /
+ * (getrs: n x n; gels: m x n, m >= n, default m = 2n) matrix, sharded in
+ * contiguous column blocks over R ranks (every rank all rows of its
+ * columns: muster_routine_shape), one collective solve (or --reps),
+ * then the check: potrs, getrs ||AX-B||/(||A|| ||X||); gels the
+ * normal-equations residual ||A^H (AX-B)|| / (||A|| (||A|| ||X|| + ||B||));
+ * potri ||A inv_j - e_j|| /
  * (||A|| ||inv_j||) over (sampled) columns; syevd ||A v_j - l_j v_j||/||A||
- * and |V^H V - I| over (sampled) columns.  Tolerance 64 n eps(dtype).
+ * and |V^H V - I| over (sampled) columns.  Tolerance 64 rows eps(dtype)
+ * (rows: m for gels, else n).  potrs --logdet: also log det A, checked
+ * against an independent Cholesky in double (check.c, O(n^3)).
  * Exit 0 when the check passes, 1 when it fails or the solve errs, 2 on
  * bad usage.
  *
@@ -41,13 +46,15 @@
 
 static int usage_to(FILE *f) {
   fprintf(f,
-          "usage: muster solve ROUTINE --n N --ranks R --mode threads|processes\n"
+          "usage: muster solve ROUTINE --n N [--m M] --ranks R --mode threads|processes\n"
           "                    --dtype f32|f64|c64|c128 [--tile T] [--nrhs K] [--provider NAME]\n"
           "                    [--devices LIST] [--seed S] [--reps K] [--warmup K] [--no-vectors]\n"
-          "                    [--json]\n"
+          "                    [--logdet] [--json]\n"
           "       mpirun -np R muster solve ROUTINE --launcher mpi|auto [--n N] [--dtype T] ...\n"
-          "  ROUTINE: potrs, potri, syevd or getrs (a random well-conditioned general A;\n"
-          "  gels and log det: through the C API, docs/routines.md).\n"
+          "  ROUTINE: potrs, potri, syevd, getrs (a random well-conditioned general A) or\n"
+          "  gels (least squares with a random tall A of m rows, n columns: --m M, M >= N,\n"
+          "  default 2N; --m is gels's only).  --logdet (potrs only): also log det A, checked\n"
+          "  against an independent O(n^3) Cholesky in double.\n"
           "  Defaults: --n 1024 --ranks 2 --mode threads\n"
           "  --dtype f64 --nrhs 1 --tile 0 (the provider's choice) --seed from the clock.\n"
           "  --reps K: K timed solves in one group (median shown); --warmup K: untimed ones\n"
@@ -57,7 +64,7 @@ static int usage_to(FILE *f) {
           "  with its reason.  A GPU provider (CUDA memory only, e.g. cusolvermg) puts each rank's\n"
           "  shard on a GPU: rank r on GPU r %% count, or on LIST[r %% len] with --devices\n"
           "  LIST (comma-separated ordinals, e.g. 0,1).\n"
-          "  Ranges: --n and --nrhs 1..65536, --tile 0..65536, --ranks 1..64, --reps 1..64,\n"
+          "  Ranges: --n, --m and --nrhs 1..65536, --tile 0..65536, --ranks 1..64, --reps 1..64,\n"
           "  --warmup 0..100, --seed 0..18446744073709551615, --devices entries 0..4095.\n"
           "  Processes mode: every rank's fate (pid, exit status or signal, phase) is on\n"
           "  stderr when one failed, and in the JSON \"fates\"; a rank that dies fails the\n"
@@ -138,6 +145,8 @@ static int parse(int argc, char **argv, cli_solve_t *c) {
       c->json = 1;
     } else if (!strcmp(a, "--no-vectors")) {
       spec->flags |= MUSTER_NO_VECTORS;
+    } else if (!strcmp(a, "--logdet")) {
+      spec->flags |= MUSTER_LOGDET;
     } else if (a[0] != '-') {
       if (spec->routine || muster_routine_from_name(a, &spec->routine) != 0) {
         fprintf(stderr, "muster solve: %s\n", spec->routine ? "one ROUTINE only" : muster_last_error());
@@ -146,8 +155,9 @@ static int parse(int argc, char **argv, cli_solve_t *c) {
     } else if (!v) {
       fprintf(stderr, "muster solve: %s needs a value\n", a);
       return usage();
-    } else if (!strcmp(a, "--n") || !strcmp(a, "--nrhs") || !strcmp(a, "--tile")) {
-      int64_t *dst = !strcmp(a, "--n") ? &spec->n : !strcmp(a, "--nrhs") ? &spec->nrhs : &spec->tile;
+    } else if (!strcmp(a, "--n") || !strcmp(a, "--m") || !strcmp(a, "--nrhs") || !strcmp(a, "--tile")) {
+      int64_t *dst = !strcmp(a, "--n") ? &spec->n : !strcmp(a, "--m") ? &spec->m
+                     : !strcmp(a, "--nrhs") ? &spec->nrhs : &spec->tile;
       if (opt_i64(WHO, a, v, strcmp(a, "--tile") ? 1 : 0, MAX_N, dst) < 0) return usage();
       i++;
     } else if (!strcmp(a, "--ranks") || !strcmp(a, "--reps") || !strcmp(a, "--warmup")) {
@@ -193,16 +203,27 @@ static int parse(int argc, char **argv, cli_solve_t *c) {
   return -1;
 }
 
+/* --m (opts.h) and --logdet against the routine; gels's m when --m was
+ * not given.  0, or -1 after printing why. */
+static int check_shape(cli_solve_t *c) {
+  sr_spec_t *spec = &c->spec;
+  if (opt_gels_m(WHO, spec->routine, spec->m, &spec->n, 1) < 0) return -1;
+  if ((spec->flags & MUSTER_LOGDET) && spec->routine != MUSTER_POTRS) {
+    fprintf(stderr, "muster solve: --logdet is potrs's (log det of the SPD A it factors), not %s's\n",
+            muster_routine_name(spec->routine));
+    return -1;
+  }
+  if (spec->routine == MUSTER_GELS) spec->m = opt_gels_rows(spec->m, spec->n);
+  return 0;
+}
+
 /* What parse cannot see alone: -1 to go on, else 2. */
 static int check_usage(cli_solve_t *c) {
   if (!c->spec.routine) {
-    fprintf(stderr, "muster solve: which ROUTINE (potrs, potri, syevd, getrs)?\n");
+    fprintf(stderr, "muster solve: which ROUTINE (potrs, potri, syevd, getrs, gels)?\n");
     return usage();
   }
-  if (c->spec.routine == MUSTER_GELS) { /* its m x n A needs --m through solve_run.c: not yet */
-    fprintf(stderr, "muster solve: gels is not in the CLI yet; use the C API (docs/routines.md)\n");
-    return 2;
-  }
+  if (check_shape(c) < 0) return 2;
   if (c->launcher) {
     const char *bad = c->set_ranks ? "--ranks" : c->set_mode ? "--mode" : c->set_devices;
     if (bad) {
@@ -242,14 +263,15 @@ static void mats_free(mats_t *m) {
   memset(m, 0, sizeof *m);
 }
 
-/* The random inputs from c->seed: the same on every rank that calls it. */
+/* The random inputs from c->seed: the same on every rank that calls it.
+ * A is rows x n, B rows x nrhs (rows: sr_rows, m for gels). */
 static int mats_make(const cli_solve_t *c, int64_t nrhs, mats_t *m) {
   muster_dtype_t t = c->spec.dtype;
-  int64_t n = c->spec.n;
+  int64_t n = c->spec.n, rows = sr_rows(&c->spec);
   size_t esz = muster_dtype_size(t);
-  m->A = malloc((size_t)(n * n) * esz), m->B = malloc((size_t)(n * nrhs) * esz);
-  m->full = malloc((size_t)(n * n) * esz), m->X = malloc((size_t)(n * nrhs) * esz);
-  m->W = malloc((size_t)n * sizeof(double));
+  m->A = malloc((size_t)(rows * n) * esz), m->B = malloc((size_t)(rows * nrhs) * esz);
+  m->full = malloc((size_t)(rows * n) * esz), m->X = malloc((size_t)(rows * nrhs) * esz);
+  m->W = calloc((size_t)n, sizeof(double));
   if (!m->A || !m->B || !m->full || !m->X || !m->W) {
     fprintf(stderr, "muster solve: out of memory for n=%" PRId64 "\n", n);
     mats_free(m);
@@ -257,22 +279,50 @@ static int mats_make(const cli_solve_t *c, int64_t nrhs, mats_t *m) {
   }
   chk_rng_t rng;
   chk_seed(&rng, c->seed);
-  if (c->spec.routine == MUSTER_GETRS) chk_random_general(t, n, n, &rng, m->A, n);
+  if (c->spec.routine == MUSTER_GETRS || c->spec.routine == MUSTER_GELS)
+    chk_random_general(t, rows, n, &rng, m->A, rows);
   else chk_random_hermitian(t, n, c->spec.routine != MUSTER_SYEVD, &rng, m->A, n);
-  chk_random_dense(t, n, nrhs, &rng, m->B, n);
+  chk_random_dense(t, rows, nrhs, &rng, m->B, rows);
   return 0;
 }
 
 /* The residual of the run's result (check.h), INFINITY when it failed. */
 static double residual_of(const sr_spec_t *spec, int64_t nrhs, const mats_t *m) {
   muster_dtype_t t = spec->dtype;
-  int64_t n = spec->n;
+  int64_t n = spec->n, rows = sr_rows(spec);
   switch (spec->routine) {
   case MUSTER_POTRS: return chk_potrs(t, n, nrhs, m->A, n, m->X, n, m->B, n);
   case MUSTER_GETRS: return chk_getrs(t, n, nrhs, m->A, n, m->X, n, m->B, n);
+  case MUSTER_GELS: return chk_gels(t, rows, n, nrhs, m->A, rows, m->X, rows, m->B, rows);
   case MUSTER_POTRI: return chk_potri(t, n, m->A, n, m->full, n);
   default: return chk_syevd(t, n, m->A, n, (spec->flags & MUSTER_NO_VECTORS) ? NULL : m->full, n, m->W);
   }
+}
+
+/* potrs --logdet: the log det the solve returned (W's first real) against
+ * check.c's independent one. */
+typedef struct logdet_chk {
+  int asked;
+  double got, ref, tol;
+  int ok;
+} logdet_chk_t;
+
+static logdet_chk_t logdet_of(const sr_spec_t *spec, const mats_t *m, int solved) {
+  logdet_chk_t l = {.asked = !!(spec->flags & MUSTER_LOGDET), .got = NAN, .ref = NAN, .tol = NAN, .ok = 1};
+  if (!l.asked) return l;
+  l.ok = 0;
+  if (!solved) return l;
+  l.got = chk_get_real(spec->dtype, m->W, 0);
+  l.ref = chk_logdet_hpd(spec->dtype, spec->n, m->A, spec->n);
+  l.tol = chk_logdet_tolerance(spec->dtype, spec->n, l.ref);
+  l.ok = fabs(l.got - l.ref) <= l.tol;
+  return l;
+}
+
+/* a JSON number, or null when it is not finite */
+static void json_num(const char *key, double v) {
+  if (isfinite(v)) printf(",\"%s\":%.17g", key, v);
+  else printf(",\"%s\":null", key);
 }
 
 /* The run's outcome on stdout (text or JSON) and its error on stderr; the
@@ -282,20 +332,23 @@ static int report(const cli_solve_t *c, int64_t nrhs, const mats_t *m, sr_out_t 
                   int xsame, const char *chosen, const char *reason) {
   const sr_spec_t *spec = &c->spec;
   muster_dtype_t t = spec->dtype;
-  int64_t n = spec->n;
-  double residual = INFINITY, tol = chk_tolerance(t, n);
-  int ok = 0;
-  if (started == 0 && out->rc == 0) {
+  int64_t n = spec->n, rows = sr_rows(spec);
+  double residual = INFINITY, tol = chk_tolerance(t, rows);
+  int ok = 0, solved = started == 0 && out->rc == 0;
+  if (solved) {
     residual = residual_of(spec, nrhs, m);
     ok = xsame && residual < tol;
   }
+  logdet_chk_t ld = logdet_of(spec, m, solved);
+  ok = ok && ld.ok;
   double secs = sr_median(out->seconds, out->rc == 0 ? spec->reps : 0);
   double psecs = sr_median(out->provider_seconds, out->rc == 0 ? spec->reps : 0);
   const char *routine = muster_routine_name(spec->routine);
   if (c->json) {
-    printf("{\"routine\":\"%s\",\"n\":%" PRId64 ",\"nrhs\":%" PRId64 ",\"ranks\":%d,\"mode\":\"%s\","
-           "\"dtype\":\"%s\",\"tile\":%" PRId64 ",\"provider\":",
-           routine, n, nrhs, spec->ranks, c->mode, muster_dtype_name(t), out->res.tile);
+    printf("{\"routine\":\"%s\",\"n\":%" PRId64, routine, n);
+    if (spec->routine == MUSTER_GELS) printf(",\"m\":%" PRId64, rows);
+    printf(",\"nrhs\":%" PRId64 ",\"ranks\":%d,\"mode\":\"%s\",\"dtype\":\"%s\",\"tile\":%" PRId64
+           ",\"provider\":", nrhs, spec->ranks, c->mode, muster_dtype_name(t), out->res.tile);
     json_str(out->res.provider[0] ? out->res.provider : (spec->provider ? spec->provider : chosen));
     printf(",\"mem\":\"%s\",\"devices\":[", spec->cuda ? "cuda" : "host");
     for (int r = 0; r < spec->ranks; r++) printf("%s%d", r ? "," : "", out->devices[r]);
@@ -305,6 +358,11 @@ static int report(const cli_solve_t *c, int64_t nrhs, const mats_t *m, sr_out_t 
            "\"provider_seconds\":%.6f,", c->seed, spec->reps, spec->warmup, secs, psecs);
     if (isfinite(residual)) printf("\"residual\":%.3e", residual);
     else printf("\"residual\":null");
+    if (ld.asked) {
+      json_num("logdet", ld.got);
+      json_num("logdet_reference", ld.ref);
+      json_num("logdet_tolerance", ld.tol);
+    }
     printf(",\"tolerance\":%.3e,\"ranks_agree\":%s,\"ok\":%s", tol,
            (out->rc == 0 && xsame && !out->disagree) ? "true" : "false", ok ? "true" : "false");
     if (out->rc != 0) {
@@ -316,9 +374,10 @@ static int report(const cli_solve_t *c, int64_t nrhs, const mats_t *m, sr_out_t 
     if (spec->processes && started >= 0) json_fates(out, spec->ranks);
     printf("}\n");
   } else if (out->rc == 0) {
-    printf("%s %s n=%" PRId64 " nrhs=%" PRId64 " ranks=%d mode=%s provider=%s tile=%" PRId64
-           " seed=%" PRIu64, routine, muster_dtype_name(t), n, nrhs, spec->ranks, c->mode,
-           out->res.provider, out->res.tile, c->seed);
+    printf("%s %s", routine, muster_dtype_name(t));
+    if (spec->routine == MUSTER_GELS) printf(" m=%" PRId64, rows);
+    printf(" n=%" PRId64 " nrhs=%" PRId64 " ranks=%d mode=%s provider=%s tile=%" PRId64 " seed=%" PRIu64, n,
+           nrhs, spec->ranks, c->mode, out->res.provider, out->res.tile, c->seed);
     if (spec->cuda) {
       printf(" mem=cuda devices=");
       for (int r = 0; r < spec->ranks; r++) printf("%s%d", r ? "," : "", out->devices[r]);
@@ -328,6 +387,9 @@ static int report(const cli_solve_t *c, int64_t nrhs, const mats_t *m, sr_out_t 
     printf("  time      %.6f s (provider %.6f s)%s\n", secs, psecs, spec->reps > 1 ? ", median" : "");
     printf("  residual  %.3e (tolerance %.3e)%s\n", residual, tol,
            xsame ? "" : "  -- ranks got different results");
+    if (ld.asked)
+      printf("  logdet    %.12g (reference %.12g, tolerance %.1e)%s\n", ld.got, ld.ref, ld.tol,
+             ld.ok ? "" : "  -- off");
     printf("  check     %s\n", ok ? "ok" : "FAILED");
   }
   fflush(stdout);

@@ -12,14 +12,16 @@ static const struct {
   const char *usage;
 } cmds[] = {
     {"solve", cmd_solve,
-     "solve ROUTINE --n N --ranks R --mode threads|processes --dtype f32|f64|c64|c128\n"
-     "        [--tile T] [--nrhs K] [--provider NAME] [--devices LIST] [--seed S] [--json]\n"
-     "        run one collective solve on a random SPD/Hermitian matrix and check it\n"
+     "solve ROUTINE --n N [--m M] --ranks R --mode threads|processes --dtype f32|f64|c64|c128\n"
+     "        [--tile T] [--nrhs K] [--provider NAME] [--devices LIST] [--seed S] [--logdet] [--json]\n"
+     "        run one collective solve (potrs, potri, syevd, getrs, gels: m x n A, --m default\n"
+     "        2n; potrs --logdet: also log det A) on a random matrix and check it\n"
      "  mpirun -np R muster solve ROUTINE --launcher mpi|auto [--n N] [--dtype T] ...\n"
      "        the same with each MPI rank one participant, on any node (collective providers)"},
     {"providers", cmd_providers, "providers [--json]\n        list providers found, their routines, dtypes, availability"},
     {"bench", cmd_bench,
-     "bench [--help]\n        benchmarks (see `muster bench --help`)\n"
+     "bench [--routine potrs|potri|syevd|getrs|gels] [--m M] [--help]\n"
+     "        benchmarks against LAPACKE (see `muster bench --help`)\n"
      "  bench --calibrate --provider NAME --routine R [--n LIST] [--ranks LIST] --out FILE\n"
      "        measure NAME's cost table for the engine choice (docs/choice.md)"},
     {"rendezvous", cmd_rendezvous,

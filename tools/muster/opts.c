@@ -2,14 +2,35 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <inttypes.h>
+
 #include "launch.h"
+#include "muster.h"
+#include "muster/layout.h"
 #include "muster/parse.h"
 #include "opts.h"
-#include "muster/parse.h"
 
 static int report(const char *who, const char *opt) {
   fprintf(stderr, "%s: %s: %s\n", who, opt, muster_last_error());
   return -1;
+}
+
+int64_t opt_gels_rows(int64_t m, int64_t n) { return m ? m : 2 * n <= OPT_MAX_N ? 2 * n : OPT_MAX_N; }
+
+int opt_gels_m(const char *who, int routine, int64_t m, const int64_t *ns, int nn) {
+  if (m && routine != MUSTER_GELS) {
+    fprintf(stderr, "%s: --m is the row count of gels's tall A; %s's A is n x n: leave --m out\n", who,
+            muster_routine_name((muster_routine_t)routine));
+    return -1;
+  }
+  muster_shape_t shape;
+  for (int i = 0; routine == MUSTER_GELS && i < nn; i++)
+    if (muster_routine_shape(routine, ns[i], 1, opt_gels_rows(m, ns[i]), &shape) != 0) {
+      fprintf(stderr, "%s: gels: --m %" PRId64 " < --n %" PRId64 ": A must be tall (m >= n); a wide A has "
+              "no unique least-squares solution\n", who, m, ns[i]);
+      return -1;
+    }
+  return 0;
 }
 
 int opt_i64(const char *who, const char *opt, const char *v, int64_t lo, int64_t hi,

@@ -22,6 +22,13 @@ int opt_u64(const char *who, const char *opt, const char *v, uint64_t *out);
 /* A comma-separated list: the count, or -1 after printing. */
 int opt_i64_list(const char *who, const char *opt, const char *v, int64_t lo, int64_t hi,
                  int64_t *out, int cap);
+/* gels's --m, the one rule for `muster solve` and `muster bench`: *m (0:
+ * not given) is refused for any other routine, and when it is below any of
+ * ns[0..nn) (a wide A); not given, gels's m is 2n for each n (at most
+ * OPT_MAX_N), which opt_gels_rows gives.  0, or -1 after printing why. */
+int opt_gels_m(const char *who, int routine, int64_t m, const int64_t *ns, int nn);
+/* The rows of gels's A for columns n and --m (0: not given). */
+int64_t opt_gels_rows(int64_t m, int64_t n);
 /* A provider name (--provider): 0 or -1 after printing. */
 int opt_backend(const char *who, const char *opt, const char *v);
 

@@ -72,7 +72,7 @@ typedef struct piece {
 } piece_t;
 
 static int piece_alloc(sm_job_t *j, const sr_spec_t *spec, int64_t nrhs, piece_t *p) {
-  int64_t n = spec->n;
+  int64_t n = spec->n, rows = sr_rows(spec);
   size_t esz = muster_dtype_size(spec->dtype);
   muster_layout_geom_t *L = &p->L;
   memset(p, 0, sizeof *p);
@@ -80,15 +80,17 @@ static int piece_alloc(sm_job_t *j, const sr_spec_t *spec, int64_t nrhs, piece_t
     return muster__err(MUSTER_EINVAL, "muster solve: n %lld over %d ranks", (long long)n, j->size);
   p->s.mem = MUSTER_MEM_HOST;
   p->s.device = -1;
-  p->s.lda = p->s.ldb = n;
+  p->s.lda = p->s.ldb = rows; /* gels: m travels in ldb (muster.h) */
   p->s.col0 = muster_layout_block_col0(L, j->rank);
   p->s.ncols = muster_layout_block_ncols(L, j->rank);
-  p->a_bytes = (size_t)(n * L->block_cols) * esz; /* every rank's the same: one allgather */
-  p->b_bytes = muster_routine_takes(spec->routine) & MUSTER_TAKES_B ? (size_t)(n * nrhs) * esz : 0;
-  p->w_bytes = spec->routine == MUSTER_SYEVD ? (size_t)n * sizeof(double) : 0;
+  p->a_bytes = (size_t)(rows * L->block_cols) * esz; /* every rank's the same: one allgather */
+  p->b_bytes = muster_routine_takes(spec->routine) & MUSTER_TAKES_B ? (size_t)(rows * nrhs) * esz : 0;
+  /* the reals the solve writes (syevd's eigenvalues, potrs's log det): what is hashed */
+  p->w_bytes = (size_t)(spec->routine == MUSTER_SYEVD ? n : (spec->flags & MUSTER_LOGDET) ? 1 : 0) *
+               muster_dtype_real_size(spec->dtype);
   p->s.a = calloc(1, p->a_bytes);
   p->s.b = p->b_bytes ? malloc(p->b_bytes) : NULL;
-  p->s.w = p->w_bytes ? malloc(p->w_bytes) : NULL;
+  p->s.w = p->w_bytes ? calloc(1, p->w_bytes) : NULL;
   if (!p->s.a || (p->b_bytes && !p->s.b) || (p->w_bytes && !p->s.w))
     return muster__err(MUSTER_ENOMEM, "muster solve: rank %d (pid %d): cannot allocate its piece "
                        "(%zu bytes of A)", j->rank, (int)getpid(), p->a_bytes);
@@ -104,7 +106,8 @@ static void piece_free(piece_t *p) {
 /* The inputs again: the solve overwrote them. */
 static void piece_fill(const sr_spec_t *spec, piece_t *p, const void *A, const void *B) {
   size_t esz = muster_dtype_size(spec->dtype);
-  memcpy(p->s.a, (const char *)A + (size_t)(p->s.col0 * spec->n) * esz, (size_t)(p->s.ncols * spec->n) * esz);
+  int64_t rows = sr_rows(spec);
+  memcpy(p->s.a, (const char *)A + (size_t)(p->s.col0 * rows) * esz, (size_t)(p->s.ncols * rows) * esz);
   if (p->s.b) memcpy(p->s.b, B, p->b_bytes);
 }
 
@@ -157,7 +160,7 @@ int sm_run(sm_job_t *j, const sr_spec_t *spec, const void *A, const void *B, sr_
            void *X, void *W, int *xsame) {
   memset(out, 0, sizeof *out);
   for (int r = 0; r < MUSTER_MAX_RANKS; r++) out->devices[r] = -1;
-  int64_t n = spec->n, nrhs = muster_routine_takes(spec->routine) & MUSTER_TAKES_B ? spec->nrhs : 1;
+  int64_t rows = sr_rows(spec), nrhs = muster_routine_takes(spec->routine) & MUSTER_TAKES_B ? spec->nrhs : 1;
   piece_t p;
   memset(&p, 0, sizeof p);
   verdict_t v;
@@ -188,8 +191,8 @@ int sm_run(sm_job_t *j, const sr_spec_t *spec, const void *A, const void *B, sr_
     if (rc == 0 && j->rank == 0 && full) {
       size_t esz = muster_dtype_size(spec->dtype);
       for (int r = 0; r < j->size; r++)
-        memcpy((char *)full + (size_t)(muster_layout_block_col0(&p.L, r) * n) * esz, all + (size_t)r * p.a_bytes,
-               (size_t)(muster_layout_block_ncols(&p.L, r) * n) * esz);
+        memcpy((char *)full + (size_t)(muster_layout_block_col0(&p.L, r) * rows) * esz,
+               all + (size_t)r * p.a_bytes, (size_t)(muster_layout_block_ncols(&p.L, r) * rows) * esz);
     }
     free(all);
   }

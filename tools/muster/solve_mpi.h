@@ -36,10 +36,11 @@ void sm_close(sm_job_t *j);
 /* Every rank gets rank 0's *seed.  0 or a negative code (message set). */
 int sm_agree_seed(sm_job_t *j, uint64_t *seed);
 
-/* The solve of spec (spec->ranks must be j->size) on the global A (n x n)
- * and B (n x nrhs) every rank built (A NULL: this rank could not build
+/* The solve of spec (spec->ranks must be j->size) on the global A (rows x
+ * n) and B (rows x nrhs; rows = sr_rows(spec): m for gels, else n) every
+ * rank built (A NULL: this rank could not build
  * them; it still takes its part, so the others fail with its message), like sr_run: out (rc: the first
- * failing rank's code, msg naming that rank), and on rank 0 full (n x n,
+ * failing rank's code, msg naming that rank), and on rank 0 full (rows x n,
  * potri and syevd with vectors: every rank's block), X (its b), W (its w),
  * *xsame (every rank's b and w are bit-equal to rank 0's).  seconds: rank
  * 0's, from an allgather (all ranks have arrived) to muster_solve_comm's

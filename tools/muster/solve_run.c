@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cuda_dl.h"
+#include "muster/layout.h"
 #include "solve_run.h"
 
 static double now_s(void) {
@@ -44,13 +45,25 @@ typedef struct rank_out {
 typedef struct shared {
   const sr_spec_t *spec;
   const void *A, *B;
+  muster_layout_geom_t L; /* the block layout of n columns over the ranks */
   char group[64];
   rank_out_t *outs; /* ranks entries */
-  char *full, *X, *W; /* full: n x n; X: ranks blocks of n x nrhs; W: ranks blocks of n doubles */
+  char *full, *X, *W; /* full: rows x n; X: ranks blocks of rows x nrhs; W: ranks blocks of n doubles */
 } shared_t;
 
 static int64_t nrhs_of(const sr_spec_t *s) {
   return muster_routine_takes(s->routine) & MUSTER_TAKES_B ? s->nrhs : 1;
+}
+
+int64_t sr_rows(const sr_spec_t *s) {
+  muster_shape_t shape;
+  if (muster_routine_shape(s->routine, s->n, s->nrhs, s->m > 0 ? s->m : s->n, &shape) != 0) return s->n;
+  return shape.a_rows;
+}
+
+/* The reals of w every rank gets: syevd's eigenvalues, potrs's log det. */
+static int64_t w_count(const sr_spec_t *s) {
+  return s->routine == MUSTER_SYEVD ? s->n : (s->flags & MUSTER_LOGDET) ? 1 : 0;
 }
 
 /* One rank's buffers: host (malloc, or muster_shard_alloc in process mode
@@ -99,27 +112,27 @@ static int fail_with(rank_out_t *o, int rc, int rank, const char *what, const ch
 /* The shard's inputs again (the solve overwrote them). */
 static int shard_fill(const shared_t *sh, const muster_shard_t *shard, char *why, size_t len) {
   const sr_spec_t *s = sh->spec;
-  int64_t n = s->n;
+  int64_t rows = sr_rows(s);
   size_t esz = muster_dtype_size(s->dtype);
   if (shard->ncols > 0 &&
-      mem_copy(s, shard->a, (const char *)sh->A + (size_t)(shard->col0 * n) * esz,
-               (size_t)(n * shard->ncols) * esz, why, len) < 0)
+      mem_copy(s, shard->a, (const char *)sh->A + (size_t)(shard->col0 * rows) * esz,
+               (size_t)(rows * shard->ncols) * esz, why, len) < 0)
     return -1;
-  if (shard->b && mem_copy(s, shard->b, sh->B, (size_t)(n * nrhs_of(s)) * esz, why, len) < 0) return -1;
+  if (shard->b && mem_copy(s, shard->b, sh->B, (size_t)(rows * nrhs_of(s)) * esz, why, len) < 0) return -1;
   return 0;
 }
 
 /* The results to the driver's shared memory. */
 static int shard_collect(shared_t *sh, int rank, const muster_shard_t *shard, char *why, size_t len) {
   const sr_spec_t *s = sh->spec;
-  int64_t n = s->n, nrhs = nrhs_of(s);
+  int64_t n = s->n, rows = sr_rows(s), nrhs = nrhs_of(s);
   size_t esz = muster_dtype_size(s->dtype);
   if (shard->ncols > 0 && sh->full &&
-      mem_copy(s, sh->full + (size_t)(shard->col0 * n) * esz, shard->a, (size_t)(n * shard->ncols) * esz,
-               why, len) < 0)
+      mem_copy(s, sh->full + (size_t)(shard->col0 * rows) * esz, shard->a,
+               (size_t)(rows * shard->ncols) * esz, why, len) < 0)
     return -1;
-  if (shard->b && mem_copy(s, sh->X + (size_t)(rank * n * nrhs) * esz, shard->b,
-                           (size_t)(n * nrhs) * esz, why, len) < 0)
+  if (shard->b && mem_copy(s, sh->X + (size_t)(rank * rows * nrhs) * esz, shard->b,
+                           (size_t)(rows * nrhs) * esz, why, len) < 0)
     return -1;
   if (shard->w && mem_copy(s, sh->W + (size_t)(rank * n) * sizeof(double), shard->w,
                            (size_t)n * sizeof(double), why, len) < 0)
@@ -162,11 +175,9 @@ static int agree_ready(muster_group_t *g, rank_out_t *o, int rc) {
 static int rank_run(shared_t *sh, int rank, int device, int setup_rc) {
   const sr_spec_t *s = sh->spec;
   rank_out_t *o = &sh->outs[rank];
-  int64_t n = s->n, nrhs = nrhs_of(s), R = s->ranks;
+  int64_t n = s->n, rows = sr_rows(s), nrhs = nrhs_of(s), R = s->ranks;
   size_t esz = muster_dtype_size(s->dtype);
-  int64_t S = (n + R - 1) / R;
-  int64_t col0 = rank * S < n ? rank * S : n;
-  int64_t ncols = n - col0 < S ? n - col0 : S;
+  int64_t col0 = muster_layout_block_col0(&sh->L, rank), ncols = muster_layout_block_ncols(&sh->L, rank);
   char why[400] = "";
   o->reported = 1;
   o->device = device;
@@ -176,16 +187,16 @@ static int rank_run(shared_t *sh, int rank, int device, int setup_rc) {
   shard.device = device;
   shard.col0 = col0;
   shard.ncols = ncols;
-  shard.lda = n;
-  shard.ldb = n;
+  shard.lda = rows;
+  shard.ldb = rows; /* gels: m travels in ldb (muster.h) */
   muster_group_t *g = NULL;
   int rc = setup_rc;
   /* GPU memory is scarce: b and w only where the routine uses them */
   int want_b = !s->cuda || (muster_routine_takes(s->routine) & MUSTER_TAKES_B),
-      want_w = !s->cuda || s->routine == MUSTER_SYEVD;
+      want_w = !s->cuda || w_count(s) > 0;
   if (rc == 0 &&
-      (!(shard.a = mem_alloc(s, (size_t)(n * (ncols > 0 ? ncols : 1)) * esz, why, sizeof why)) ||
-       (want_b && !(shard.b = mem_alloc(s, (size_t)(n * nrhs) * esz, why, sizeof why))) ||
+      (!(shard.a = mem_alloc(s, (size_t)(rows * (ncols > 0 ? ncols : 1)) * esz, why, sizeof why)) ||
+       (want_b && !(shard.b = mem_alloc(s, (size_t)(rows * nrhs) * esz, why, sizeof why))) ||
        (want_w && !(shard.w = mem_alloc(s, (size_t)n * sizeof(double), why, sizeof why)))))
     rc = fail_with(o, s->cuda ? MUSTER_ECUDA : MUSTER_ENOMEM, rank, "cannot allocate its shard", why);
   muster_group_opts_t opts = {.job = NULL, .timeout_s = 0, .device = device};
@@ -335,10 +346,16 @@ int sr_run(const sr_spec_t *s, const void *A, const void *B, sr_out_t *out, void
     snprintf(out->msg, sizeof out->msg, "ranks 1..%d and reps 1..%d", MUSTER_MAX_RANKS, SR_MAX_REPS);
     return -1;
   }
-  int64_t n = s->n, nrhs = nrhs_of(s);
+  muster_layout_geom_t L;
+  if (muster_layout_geom_init(&L, s->n, 1, s->ranks) != 0) {
+    out->rc = MUSTER_EINVAL;
+    snprintf(out->msg, sizeof out->msg, "n %lld makes no layout", (long long)s->n);
+    return -1;
+  }
+  int64_t n = s->n, rows = sr_rows(s), nrhs = nrhs_of(s);
   size_t esz = muster_dtype_size(s->dtype);
-  size_t ob = sizeof(rank_out_t) * (size_t)s->ranks, fb = full ? (size_t)(n * n) * esz : 0,
-         xb = (size_t)(s->ranks * n * nrhs) * esz, wb = (size_t)(s->ranks * n) * sizeof(double);
+  size_t ob = sizeof(rank_out_t) * (size_t)s->ranks, fb = full ? (size_t)(rows * n) * esz : 0,
+         xb = (size_t)(s->ranks * rows * nrhs) * esz, wb = (size_t)(s->ranks * n) * sizeof(double);
   size_t total = ob + fb + xb + wb;
   char *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) {
@@ -347,7 +364,7 @@ int sr_run(const sr_spec_t *s, const void *A, const void *B, sr_out_t *out, void
     return -1;
   }
   static int counter;
-  shared_t sh = {.spec = s, .A = A, .B = B, .outs = (rank_out_t *)m, .full = full ? m + ob : NULL,
+  shared_t sh = {.spec = s, .A = A, .B = B, .L = L, .outs = (rank_out_t *)m, .full = full ? m + ob : NULL,
                  .X = m + ob + fb, .W = m + ob + fb + xb};
   snprintf(sh.group, sizeof sh.group, "cli%d_%d", (int)getpid(), counter++);
   for (int r = 0; r < s->ranks; r++) sh.outs[r].rc = MUSTER_EPEERDEAD; /* until it reports */
@@ -373,17 +390,15 @@ int sr_run(const sr_spec_t *s, const void *A, const void *B, sr_out_t *out, void
     if (sh.outs[r].rc != o0->rc) out->disagree = 1;
   if (out->rc == 0) {
     if (full) memcpy(full, sh.full, fb);
-    if (X) memcpy(X, sh.X, (size_t)(n * nrhs) * esz);
-    size_t wsz = (s->dtype == MUSTER_F32 || s->dtype == MUSTER_C64) ? 4 : 8;
+    if (X) memcpy(X, sh.X, (size_t)(rows * nrhs) * esz);
+    size_t wsz = muster_dtype_real_size(s->dtype);
     if (W) memcpy(W, sh.W, (size_t)n * wsz);
     int same = 1;
     for (int r = 1; r < s->ranks; r++) {
       if ((muster_routine_takes(s->routine) & MUSTER_TAKES_B) &&
-          memcmp(sh.X, sh.X + (size_t)(r * n * nrhs) * esz, (size_t)(n * nrhs) * esz))
+          memcmp(sh.X, sh.X + (size_t)(r * rows * nrhs) * esz, (size_t)(rows * nrhs) * esz))
         same = 0;
-      if (s->routine == MUSTER_SYEVD &&
-          memcmp(sh.W, sh.W + (size_t)(r * n) * sizeof(double), (size_t)n * wsz))
-        same = 0;
+      if (memcmp(sh.W, sh.W + (size_t)(r * n) * sizeof(double), (size_t)w_count(s) * wsz)) same = 0;
     }
     if (xsame) *xsame = same;
   }

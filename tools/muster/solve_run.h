@@ -29,7 +29,9 @@ typedef struct sr_spec {
   muster_routine_t routine;
   muster_dtype_t dtype;
   int64_t n, nrhs, tile;
-  unsigned flags;
+  int64_t m;            /* gels: rows of A and B, >= n (muster_routine_shape);
+                           0 for every other routine                     */
+  unsigned flags;       /* MUSTER_NO_VECTORS, MUSTER_LOGDET, ...          */
   int ranks;
   int processes;        /* 0 threads, 1 processes */
   const char *provider; /* NULL: default choice */
@@ -55,11 +57,18 @@ typedef struct sr_out {
   struct ml_fate fates[MUSTER_MAX_RANKS]; /* processes: how each one ended    */
 } sr_out_t;
 
-/* Run spec on the full matrices A (n x n) and B (n x nrhs), column-major,
- * ld n.  After the last rep: full (n x n, may be NULL) gets A's shards
- * reassembled, X (n x nrhs, may be NULL) rank 0's b, W (n reals, may be
- * NULL) rank 0's w; xsame is set to 1 when every rank's b/w equals rank 0's.
- * Returns 0, or -1 when the ranks could not be started (message in out). */
+/* The rows of A and B of spec (sr_rows): m for gels, else n.  Every rank
+ * holds all rows of its columns of A and all of B (muster/layout.h). */
+int64_t sr_rows(const sr_spec_t *spec);
+
+/* Run spec on the full matrices A (rows x n) and B (rows x nrhs),
+ * column-major, ld rows (rows = sr_rows(spec)).  After the last rep: full
+ * (rows x n, may be NULL) gets A's shards reassembled, X (rows x nrhs, may
+ * be NULL; gels: the solution in its first n rows) rank 0's b, W (n reals,
+ * may be NULL: syevd's eigenvalues, potrs's log det with MUSTER_LOGDET in
+ * W's first real) rank 0's w; xsame is set to 1 when every rank's b/w
+ * equals rank 0's.  Returns 0, or -1 when the ranks could not be started
+ * (message in out). */
 int sr_run(const sr_spec_t *spec, const void *A, const void *B, sr_out_t *out, void *full,
            void *X, void *W, int *xsame);
 
