@@ -94,8 +94,11 @@ static prov_t *node_prov(const node_t *nd) { return __atomic_load_n(&nd->prov, _
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct cds_lfht *table;
 /* recursive: a provider's probe/init runs under it and may fork (our
- * atfork prepare handler then takes it again in the same thread) */
+ * atfork prepare handler then takes it again in the same thread).
+ * writer_depth: how many times its holder holds it (touched only by the
+ * holder; the fork child handler needs it, see there). */
 static pthread_mutex_t writer = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static int writer_depth;
 static _Atomic int scanned[NROUTINES];
 
 static const char *routine_str(int r) { return muster_routine_str(r); }
@@ -119,14 +122,38 @@ static int match_routine(struct cds_lfht_node *n, const void *key) {
   return strcmp(nd->routine, (const char *)key) == 0;
 }
 
+static void writer_lock(void) {
+  pthread_mutex_lock(&writer);
+  writer_depth++;
+}
+
+static void writer_unlock(void) {
+  writer_depth--;
+  pthread_mutex_unlock(&writer);
+}
+
 /* fork: a child must not inherit our writer mutex locked by another thread,
  * nor urcu-bp's registry of the parent's threads (urcu-bp asks its users to
  * call these around fork). Order: ours, then urcu's; reverse after. */
-static void atfork_prepare(void) { pthread_mutex_lock(&writer); }
-static void atfork_parent(void) { pthread_mutex_unlock(&writer); }
-/* the child's only thread is the one that forked, which holds the lock
- * (taken in prepare): unlocking is valid, and keeps TSan's view consistent */
-static void atfork_child(void) { pthread_mutex_unlock(&writer); }
+static void atfork_prepare(void) { writer_lock(); }
+static void atfork_parent(void) { writer_unlock(); }
+/* The child's only thread is the one that forked and took writer in
+ * prepare, but it has a new thread id, and a recursive mutex records its
+ * owner's id: unlocking it here fails (EPERM) and leaves it held by a thread
+ * that does not exist, so the child's first provider load waited forever (a
+ * process that had used the registry, then forked ranks that load another
+ * routine's provider).  So start the child on a fresh mutex, held by its
+ * thread as deep as the forking thread held it before prepare. */
+static void atfork_child(void) {
+  int held = writer_depth - 1;
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&writer, &attr);
+  pthread_mutexattr_destroy(&attr);
+  writer_depth = 0;
+  for (int k = 0; k < held; k++) writer_lock();
+}
 
 static void init_once(void) {
   table = cds_lfht_new(8, 8, 0, 0, NULL);
@@ -187,7 +214,7 @@ void muster__provider_release(muster__provider_t *pp) {
   if (atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1) return;
   /* last reference: nobody can take a new one (lookups only reach providers
    * in the table, which hold a reference; find_live skips a zero count) */
-  pthread_mutex_lock(&writer);
+  writer_lock();
   for (prov_t **pp2 = &live_head; *pp2; pp2 = &(*pp2)->live_next)
     if (*pp2 == p) {
       *pp2 = p->live_next;
@@ -196,7 +223,7 @@ void muster__provider_release(muster__provider_t *pp) {
   /* under the lock too: every dlopen/dlclose of the registry is then
    * serialized by a lock TSan can see (ld.so's own lock it cannot) */
   prov_unload(p);
-  pthread_mutex_unlock(&writer);
+  writer_unlock();
 }
 
 /* The provider's cost table (cost.h): looked for once, at load, in
@@ -567,9 +594,9 @@ static int sync_routines(const int *ids, int nids) {
 
 static int ensure_scanned(int r) {
   if (atomic_load_explicit(&scanned[r], memory_order_acquire)) return 0;
-  pthread_mutex_lock(&writer);
+  writer_lock();
   int rc = atomic_load(&scanned[r]) ? 0 : sync_routines(&r, 1);
-  pthread_mutex_unlock(&writer);
+  writer_unlock();
   return rc;
 }
 
@@ -577,12 +604,12 @@ int muster_providers_rescan(void) {
   int rc = ensure_table();
   if (rc < 0) return rc;
   int ids[NROUTINES], n = 0;
-  pthread_mutex_lock(&writer);
+  writer_lock();
   /* routines never used stay lazy: their first use scans the path anyway */
   for (int r = 1; r < NROUTINES; r++)
     if (atomic_load(&scanned[r])) ids[n++] = r;
   rc = sync_routines(ids, n);
-  pthread_mutex_unlock(&writer);
+  writer_unlock();
   return rc;
 }
 
@@ -639,10 +666,10 @@ int muster__provider_collect(muster_routine_t routine, const char *only, muster_
    * could between unlocked retries (a caller then found "no usable
    * provider" with nothing to say why while another thread swapped files). */
   for (int k = 0; k < n; k++) muster__provider_release(out[k]);
-  pthread_mutex_lock(&writer);
+  writer_lock();
   load_nodes(rname, only);
   n = collect_loaded(rname, only, out, cap, &unloaded);
-  pthread_mutex_unlock(&writer);
+  writer_unlock();
   if (unloaded) { /* prov_load could not even record a failure */
     for (int k = 0; k < n; k++) muster__provider_release(out[k]);
     return muster__err(MUSTER_ENOMEM, "provider registry: could not load the providers of %s "
@@ -663,7 +690,7 @@ int muster_providers_list(muster_provider_info_t *out, int cap) {
     if ((rc = ensure_scanned(r)) < 0) return rc;
   /* one entry per distinct file; listing holds the writer lock so the set
    * is stable (a listing is rare). */
-  pthread_mutex_lock(&writer);
+  writer_lock();
   for (int r = 1; r < NROUTINES; r++) load_nodes(routine_str(r), NULL);
   const prov_t *seen[MAX_FILES * NROUTINES];
   int n = 0;
@@ -706,6 +733,6 @@ int muster_providers_list(muster_provider_info_t *out, int cap) {
   }
   TSAN_RELEASE(&tsan_readers_done);
   rcu_read_unlock();
-  pthread_mutex_unlock(&writer);
+  writer_unlock();
   return n;
 }

@@ -46,11 +46,15 @@ TEST_IMPL(solve_matrix_logdet_threads) { matrix(MUSTER_POTRS, MUSTER_LOGDET, 0);
 TEST_IMPL(solve_matrix_logdet_processes) { matrix(MUSTER_POTRS, MUSTER_LOGDET | MUSTER_NO_FACTOR, 1); return 0; }
 
 /* getrs and gels leave A as it was (the factors are not returned); a
- * larger gels (m = 3n = 270) with lda > m. */
+ * larger gels (m = 3n = 270) with lda > m.  Both orders of the modes: the
+ * first pass runs getrs in threads, then forks the ranks of gels, whose
+ * provider the forked children load (they once hung on the registry's lock,
+ * inherited held: registry_fork_child_loads_another_routine). */
 TEST_IMPL(solve_general_keeps_a) {
   use_lapack();
   const muster_routine_t rs[] = {MUSTER_GETRS, MUSTER_GELS};
-  for (int i = 0; i < 2; i++) {
+  for (int k = 0; k < 4; k++) {
+    int i = k % 2;
     sv_run_t run;
     memset(&run, 0, sizeof run);
     run.args.routine = rs[i];
@@ -60,8 +64,8 @@ TEST_IMPL(solve_general_keeps_a) {
     run.m = i ? 270 : 0;
     run.pad = 3;
     run.R = 3;
-    run.processes = !i; /* processes first: see the note in docs/routines.md (fork after a threads run) */
-    run.seed = 31;
+    run.processes = i ^ (k / 2);
+    run.seed = 31 + (uint64_t)k;
     sv_run(&run);
     ASSERT_EQ(sv_same_outcome(&run), 0);
     ASSERT_OK(run.out[0].rc);

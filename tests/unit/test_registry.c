@@ -7,10 +7,12 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "task.h"
 #include "muster.h"
+#include "muster/provider.h"
 #include "providers/tp_util.h"
 #include "env.h"
 #include "muster/parse.h"
@@ -426,6 +428,63 @@ TEST_IMPL(registry_max_shards) {
   tp_problem_free(&p);
   tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 9, 2, 0);
   ASSERT_OK(muster_solve_all(&p.args, 2, p.shards, &res));
+  tp_problem_free(&p);
+  tp_dir_remove(dir);
+  return 0;
+}
+
+/* ---- fork after use ------------------------------------------------------ */
+
+/* In a forked child: can the registry find a provider for r (a routine the
+ * parent never used, so the child scans and loads: it takes the registry's
+ * lock)?  alarm: a child that waits forever for that lock dies of SIGALRM. */
+static int child_chooses(muster_routine_t r) {
+  alarm(10);
+  muster_provider_query_t q;
+  memset(&q, 0, sizeof q);
+  q.routine = r;
+  q.dtype = MUSTER_F64;
+  q.n = 16;
+  q.nrhs = r == MUSTER_SYEVD ? 0 : 1;
+  q.nranks = 2;
+  char name[32], why[512];
+  return muster_provider_choose(&q, NULL, name, sizeof name, why, sizeof why) == 0 &&
+         strcmp(name, "testprov") == 0;
+}
+
+/* fork and wait; the wait status of a child that ran fn(r), exit 0 if true */
+static int fork_and_wait(int (*fn)(muster_routine_t), muster_routine_t r) {
+  pid_t pid = fork();
+  if (pid == 0) _exit(fn(r) ? 0 : 1);
+  int st = -1;
+  if (pid < 0 || waitpid(pid, &st, 0) != pid) return -1;
+  return st;
+}
+
+/* a child that loads potri, then forks a grandchild that loads syevd */
+static int child_chooses_then_forks(muster_routine_t r) {
+  return child_chooses(r) && fork_and_wait(child_chooses, MUSTER_SYEVD) == 0;
+}
+
+/* A process that used the registry forks, and the child loads another
+ * routine's provider: the child inherited the registry's lock, held (by the
+ * fork handler) under the parent's thread id; unlocking it in the child
+ * failed and the child hung on its first load (solve_general_keeps_a with
+ * threads first: a threads getrs, then the forked ranks of a gels). */
+TEST_IMPL(registry_fork_child_loads_another_routine) {
+  setup();
+  tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
+  tp_link(dir, "potri", "testprov.so", "testprov_v1.so");
+  tp_link(dir, "syevd", "testprov.so", "testprov_v1.so");
+  tp_problem_t p;
+  tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 12, 3, 0);
+  muster_solve_result_t res;
+  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  /* exit status 0; SIGALRM (14) on the old code */
+  ASSERT_EQ(fork_and_wait(child_chooses_then_forks, MUSTER_POTRI), 0);
+  /* the parent's lock still works after its handlers ran */
+  ASSERT_EQ(child_chooses(MUSTER_SYEVD), 1);
+  alarm(0);
   tp_problem_free(&p);
   tp_dir_remove(dir);
   return 0;
