@@ -71,7 +71,7 @@ static int time_of(const muster__choice_in_t *in, muster__cand_t *c) {
     }
     c->peak_bytes = est.peak_bytes;
     if (est.seconds >= 0) {
-      c->timed = 1;
+      c->timed = c->estimated = 1;
       c->seconds = est.seconds;
       int k = snprintf(c->note, sizeof c->note, "estimate: %s", est.note[0] ? est.note : "(no note)");
       if (est.peak_bytes && k > 0 && (size_t)k < sizeof c->note)

@@ -29,6 +29,7 @@ typedef struct muster__cand {
   muster__provider_t *p;
   int ok;              /* can run the call                                  */
   int timed;           /* seconds known                                     */
+  int estimated;       /* ... from its estimate() (else its cost table)     */
   double seconds;
   uint64_t peak_bytes; /* from its estimate, 0 unknown                      */
   int unreachable;     /* excluded because the leader cannot reach shards    */

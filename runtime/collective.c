@@ -3,6 +3,7 @@
  * collective.h).
  */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,21 @@ muster_dist_t muster__collective_dist(const muster_solve_args_t *args, const mus
 
 /* ---- the watchdog -------------------------------------------------------------- */
 
+#define YEAR_S 31536000.0 /* the longest MUSTER_TIMEOUT parse.h takes */
+
+double muster__collective_deadline(const muster__coll_in_t *in, double timeout, char *how, size_t cap) {
+  double e = in->expect_s;
+  if (in->expect_src == MUSTER__EXPECT_NONE || !isfinite(e) || e < 0) {
+    snprintf(how, cap, "MUSTER_TIMEOUT");
+    return timeout;
+  }
+  snprintf(how, cap, "%.3g s MUSTER_TIMEOUT + %d x %.3g s %s %s", timeout, MUSTER__DEADLINE_EXPECT_K, e,
+           in->expect_src == MUSTER__EXPECT_ESTIMATE ? "estimated by" : "from the cost table of",
+           in->p->name);
+  double d = timeout + MUSTER__DEADLINE_EXPECT_K * e;
+  return d < YEAR_S ? d : YEAR_S;
+}
+
 typedef struct watchdog {
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -38,7 +54,8 @@ typedef struct watchdog {
   const muster__coll_in_t *in;
   const muster_collective_call_t *call;
   double deadline;   /* kind mpi: the call is stuck after this (now_s()); 0: none */
-  double timeout;    /* ... MUSTER_TIMEOUT, for the message                  */
+  double timeout;    /* ... seconds after the call began, for the message    */
+  char how[160];     /* ... where timeout came from (muster__collective_deadline) */
   int abort_on;      /* kind mpi: cancel at the deadline, then MPI_Abort when
                         cancel did not end the call                         */
   char why[512];
@@ -64,9 +81,10 @@ static int check(watchdog_t *w) {
   const muster__coll_in_t *in = w->in;
   int rc = in->watch ? in->watch(in->watch_arg) : 0;
   if (rc == 0 && w->deadline > 0 && now_s() > w->deadline)
-    rc = muster__err(MUSTER_ETIMEDOUT, "provider %s has not returned after %.1f s (MUSTER_TIMEOUT) in a "
+    rc = muster__err(MUSTER_ETIMEDOUT, "provider %s has not returned after %.1f s (%s) in a "
                      "collective call over MPI: another rank of the job is stopped (SIGSTOP, a debugger) "
-                     "or stuck (a kind mpi comm cannot see a remote rank's state)", in->p->name, w->timeout);
+                     "or stuck (a kind mpi comm cannot see a remote rank's state)", in->p->name, w->timeout,
+                     w->how);
   return rc;
 }
 
@@ -156,6 +174,11 @@ int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out, 
     /* MPI: the peers' state is out of sight; a deadline instead */
     if ((rc = muster__mpi_deadline(&w.timeout, &w.abort_on)) < 0) return *engine_rc = rc;
     watching = w.timeout > 0 && w.abort_on; /* MUSTER_MPI_ABORT=0: wait, as MPI would */
+    if (watching) {
+      w.timeout = muster__collective_deadline(in, w.timeout, w.how, sizeof w.how);
+      muster__log(MUSTER_LOG_DEBUG, "rank %d: provider %s: deadline %.1f s (%s)", in->rank, p->name,
+                  w.timeout, w.how);
+    }
     w.deadline = watching ? now_s() + w.timeout : 0;
   }
   if (watching && (rc = watch_start(&w, &tid)) < 0) return *engine_rc = rc;

@@ -10,8 +10,10 @@
  * provider's collective_solve then returns (NCCL: ncclCommAbort).  A
  * provider without cancel is left to fail by itself.
  * Kind mpi (in->watch NULL and in->boot->kind "mpi"): the peers' state is
- * out of sight, so the watchdog has a deadline instead: MUSTER_TIMEOUT
- * after the call began it cancels with MUSTER_ETIMEDOUT, and when the call
+ * out of sight, so the watchdog has a deadline instead (muster__collective_
+ * deadline: MUSTER_TIMEOUT, plus MUSTER__DEADLINE_EXPECT_K times the
+ * provider's expected seconds for the call when the choice had them) after
+ * the call began it cancels with MUSTER_ETIMEDOUT, and when the call
  * has not returned MUSTER__MPI_ABORT_GRACE_S later it ends the job
  * (muster__mpi_abort, mpi.h).  MUSTER_MPI_ABORT=0 or MUSTER_TIMEOUT=inf:
  * no deadline.  docs/bootstrap.md.
@@ -23,6 +25,20 @@
 #include "leader.h"
 
 #define MUSTER__WATCH_TICK_MS 100
+
+/* Kind mpi: how many times the provider's expected seconds a call may take
+ * beyond MUSTER_TIMEOUT before it counts as stuck.  4: the expectation is
+ * a model fitted on one machine (scalapack: a 16-core Xeon, within 1.11x
+ * there) or a table measured on one; a slower CPU, ranks sharing cores or
+ * nodes shared with other jobs make the same call several times longer,
+ * and a legitimate call the deadline aborts loses all its work, while a
+ * stuck one only waits longer to be ended. */
+#define MUSTER__DEADLINE_EXPECT_K 4
+
+/* Where muster__coll_in_t.expect_s came from (the choice's candidate). */
+#define MUSTER__EXPECT_NONE 0     /* no time: the deadline is MUSTER_TIMEOUT */
+#define MUSTER__EXPECT_ESTIMATE 1 /* the provider's estimate()              */
+#define MUSTER__EXPECT_COST 2     /* the provider's cost table              */
 
 /* 0 while the call may go on; else a negative code, with the message set
  * in the calling (watchdog) thread. */
@@ -36,7 +52,20 @@ typedef struct muster__coll_in {
   const muster_bootstrap_t *boot;
   muster__watch_fn watch;           /* NULL: no watchdog                       */
   void *watch_arg;
+  int expect_src;                   /* MUSTER__EXPECT_*: of expect_s           */
+  double expect_s;                  /* the chosen provider's expected seconds
+                                       for this call, from the choice that
+                                       chose it (kind mpi: the deadline)      */
 } muster__coll_in_t;
+
+/* The deadline of a kind mpi call, in seconds after it begins: timeout
+ * (MUSTER_TIMEOUT, > 0) + MUSTER__DEADLINE_EXPECT_K * in->expect_s when
+ * in->expect_src says there is one (finite, >= 0), capped at a year.  `how`
+ * (cap bytes) gets where it came from: "MUSTER_TIMEOUT" alone, or
+ * "60 s MUSTER_TIMEOUT + 4 x 21.3 s estimated by scalapack" ("... from
+ * the cost table of NAME"). */
+MUSTER_HIDDEN double muster__collective_deadline(const muster__coll_in_t *in, double timeout, char *how,
+                                                 size_t cap);
 
 /* This rank's piece of a matrix held as args->layout says (block: P = 1,
  * Q = nranks, nb = ceil(n/nranks); cyclic: nb = tile). */

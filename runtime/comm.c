@@ -46,6 +46,8 @@ struct muster_comm {
 typedef struct decision {
   int32_t status;
   uint32_t kind;
+  int32_t expect_src, pad_; /* the winner's expected seconds, as the choice */
+  double expect_s;          /* had them (collective.h: the deadline)       */
   char provider[32];
   char reason[MUSTER_MAX_REASON];
   char msg[400];
@@ -176,6 +178,12 @@ static void decide(const muster__desc_t *const *ds, int R, decision_t *dec) {
     snprintf(dec->provider, sizeof dec->provider, "%s", ch.c[0].p->name);
     snprintf(dec->reason, sizeof dec->reason, "%s", ch.reason);
     dec->kind = ch.c[0].p->v->kind;
+    /* its time for the kind mpi deadline: the choice asked its estimate
+     * already (a forced one's too), so every rank gets it from here */
+    dec->expect_src = !ch.c[0].timed      ? MUSTER__EXPECT_NONE
+                      : ch.c[0].estimated ? MUSTER__EXPECT_ESTIMATE
+                                          : MUSTER__EXPECT_COST;
+    dec->expect_s = ch.c[0].seconds;
   } else {
     snprintf(dec->msg, sizeof dec->msg, "%s", muster_last_error());
   }
@@ -220,7 +228,8 @@ static int run_chosen(muster_comm_t *c, const muster_solve_args_t *args, const m
   make_boot(c, &boot);
   muster__group_watch_t gw = {.g = c->g};
   muster__coll_in_t in = {.p = p, .args = args, .mine = mine, .rank = c->rank, .nranks = c->size,
-                          .boot = &boot, .watch = c->g ? muster__group_watch : NULL, .watch_arg = &gw};
+                          .boot = &boot, .watch = c->g ? muster__group_watch : NULL, .watch_arg = &gw,
+                          .expect_src = dec->expect_src, .expect_s = dec->expect_s};
   int engine_rc;
   rc = muster__collective_run(&in, out, &engine_rc);
   if (engine_rc < 0) {

@@ -1,12 +1,13 @@
 /*
  * providers/scalapack/estimate.c - the estimate hook (the runtime's engine
  * choice, docs/choice.md): whether a call can run here, and the memory it
- * needs on one rank.  No time model (seconds < 0).
+ * needs on one rank, and across nodes its time (slModel.h).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "slInt.h"
+#include "slModel.h"
 
 /* Most bytes one rank allocates: its 1/R of the provider's copy of A, again
  * of Z (syevd, potri), its part of B, and (getrs, gels) the pivots or the
@@ -25,11 +26,14 @@ static uint64_t sl_peak_bytes(const muster_provider_query_t *q) {
 
 /* Can this call run here?  Only with MPI running in this process (the MPI
  * bootstrap), on host memory, and one rank per process (a 1-rank call's
- * span is "threads").  No time model
- * (seconds < 0): on one node the note says why the lapack provider should
- * run it instead (it has the higher priority, and the runtime shows this
- * note in the choice's reason); across nodes this is the CPU engine that can
- * run at all.  docs/performance/scalapack.md has the measurements. */
+ * span is "threads").  Across nodes (the CPU engine that can run there at
+ * all) the seconds of slModel.h: the runtime extends a kind mpi call's
+ * deadline by them (docs/bootstrap.md).  On one node no time (seconds < 0),
+ * and the note says why the lapack provider should run it instead: lapack
+ * has no time either, and a provider with one outranks a provider without
+ * (docs/choice.md), so a time here would move one node's potrs to
+ * scalapack, which measured 1.4-1.6x slower (performance/scalapack-cpu.md).
+ * The runtime shows this note in the choice's reason. */
 int sl_estimate(void *ctx, const muster_provider_query_t *q,
                        muster_provider_estimate_t *est) {
   (void)ctx;
@@ -59,8 +63,11 @@ int sl_estimate(void *ctx, const muster_provider_query_t *q,
     snprintf(est->note, sizeof est->note,
              "one node: lapack measured faster (potrs n=1024: 0.05 s vs 0.2-0.3 s on 2 ranks, "
              "performance/scalapack.md)");
-  else
-    snprintf(est->note, sizeof est->note, "%d nodes: no time model; about %.0f MiB per rank",
+  else {
+    est->seconds = sl_model_seconds(q->routine, q->dtype, q->flags, q->n, q->nrhs, q->nranks);
+    snprintf(est->note, sizeof est->note, "%d nodes: flops model (fit: 16-core Xeon, "
+             "performance/scalapack-cpu.md); about %.0f MiB per rank",
              q->nnodes, (double)est->peak_bytes / 1048576.0);
+  }
   return 0;
 }

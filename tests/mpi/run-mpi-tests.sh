@@ -35,6 +35,8 @@
 #                     over TCP (tests/mpi/run-multihost.sh)
 #   cli, cli-*        `muster solve --launcher mpi` and docs/examples/mpi_solve
 #                     (tests/mpi/cli.sh, cli-fault.sh, cli-multihost.sh)
+#   deadline          a kind mpi call's deadline: MUSTER_TIMEOUT + 4 x the
+#                     chosen provider's estimate (tests/mpi/deadline.sh)
 # Each mpirun has a time limit; ends with "N passed, N failed" (run-all.sh's
 # count()) and exits non-zero on any failure.
 set -uo pipefail
@@ -203,6 +205,9 @@ single multihost timeout -k 5 180 tests/mpi/run-multihost.sh "$BUILD"
 # (MUSTER_TIMEOUT 2: the others abort the job), a killed rank and a killed or
 # stopped mpirun (the ranks end within 2 s), and across the two hosts.
 single cli timeout -k 5 240 tests/mpi/cli.sh "$BUILD"
+# The kind mpi deadline extended by the chosen provider's expected time
+# (tests/mpi/deadline.sh: colltwo on 2 ranks, about 25 s).
+single deadline timeout -k 5 120 tests/mpi/deadline.sh "$BUILD"
 single cli-stop env MUSTER_TIMEOUT=2 unshare -m -p -f --mount-proc tests/mpi/cli-fault.sh STOP rank1 5 \
   'has not (returned|completed) after 2\.0 s \(MUSTER_TIMEOUT\).*aborting the MPI job' "$BUILD"
 single cli-kill unshare -m -p -f --mount-proc tests/mpi/cli-fault.sh KILL rank1 2 'exited on signal 9' "$BUILD"

@@ -24,9 +24,12 @@
  *   TESTPROV_FAIL_RANK=r   rank r fails after the checks (MUSTER_EPROVIDER)
  *   TESTPROV_BLOCK=1       block until cancel() (after the bootstrap
  *                          check), then return cancel's code and reason
+ *   TESTPROV_BLOCK_S=S     the same for at most S seconds, then go on (a
+ *                          long call that ends by itself)
  *   TESTPROV_RELEASE_LOG=PATH  release_comms appends "release KEY"
  *   TESTPROV_ENTER_LOG=PATH    appends "enter RANK PID" once its checks passed
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -205,13 +208,22 @@ static int check_dist(const muster_collective_call_t *c) {
   return ok ? 0 : fail(c, MUSTER_EPROVIDER, "dist does not describe the shard");
 }
 
-/* Wait until cancelled; return its code with the reason. */
-static int block_until_cancelled(const muster_collective_call_t *c) {
+/* Wait until cancelled, or `seconds` (> 0; else no limit) have passed:
+ * cancel's code with the reason, or 0 when the time ran out first. */
+static int block_until_cancelled(const muster_collective_call_t *c, double seconds) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until); /* calls_cv's clock */
+  until.tv_sec += (time_t)seconds;
+  until.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
+  if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
   pthread_mutex_lock(&calls_mu);
   struct running *r = call_slot(c, 1);
-  while (r && !r->cancelled) pthread_cond_wait(&calls_cv, &calls_mu);
-  int code = r ? r->code : MUSTER_EPROVIDER;
-  if (r) snprintf(c->err, c->errlen, "cancelled: %s", r->why);
+  int timed_out = 0;
+  while (r && !r->cancelled && !timed_out)
+    timed_out = seconds > 0 ? pthread_cond_timedwait(&calls_cv, &calls_mu, &until) == ETIMEDOUT
+                            : (pthread_cond_wait(&calls_cv, &calls_mu), 0);
+  int code = !r ? MUSTER_EPROVIDER : r->cancelled ? r->code : 0;
+  if (code < 0) snprintf(c->err, c->errlen, "cancelled: %s", r ? r->why : "(no slot)");
   pthread_mutex_unlock(&calls_mu);
   return code;
 }
@@ -238,7 +250,8 @@ __attribute__((unused)) static int tp_collective(void *ctx, const muster_collect
     snprintf(line, sizeof line, "enter %d %d\n", c->boot->rank, (int)getpid());
     append_line(enter, line);
   }
-  if (rc == 0 && getenv("TESTPROV_BLOCK")) rc = block_until_cancelled(c);
+  if (rc == 0 && getenv("TESTPROV_BLOCK")) rc = block_until_cancelled(c, 0);
+  if (rc == 0 && getenv("TESTPROV_BLOCK_S")) rc = block_until_cancelled(c, atof(getenv("TESTPROV_BLOCK_S")));
   forget_call(c);
   if (rc < 0) return rc;
   const muster_solve_args_t *a = &c->args;
