@@ -74,7 +74,8 @@ static int usage_to(FILE *f) {
           "  the result, a failing rank its error naming it.  --launcher auto: mpi when\n"
           "  OMPI_COMM_WORLD_*, PMI_* or SLURM_* say a launcher started us, else exit 2.\n"
           "  --ranks, --mode and --devices are refused with it (exit 2).  A rank stopped\n"
-          "  mid-solve ends the job after MUSTER_TIMEOUT (docs/bootstrap.md).\n");
+          "  mid-solve ends the job after MUSTER_TIMEOUT plus 4 x the provider's expected\n"
+          "  time when it has one (docs/bootstrap.md).\n");
   return 2;
 }
 
