@@ -16,9 +16,10 @@
  * Inf in A or B: each rank scans its shard of A and its B before any
  * factorization, and every rank returns MUSTER_ENONFINITE (agreed).  Then
  * cusolverMpGeqrf, R's diagonal (each rank the entries it holds), two
- * agreements (the largest |R(i,i)| over the ranks, then the first k with
- * |R(k,k)| <= m * eps * max|R(i,i)|, the rule of the lapack and scalapack
- * providers): a rank-deficient A is info = k on every rank, B untouched.
+ * agreements (the largest finite |R(i,i)| over the ranks, then the first
+ * k with |R(k,k)| <= m * eps * max|R(i,i)|, the rule of the lapack and
+ * scalapack providers, check_rank): a rank-deficient A is info = k on
+ * every rank, B untouched.
  * Else A is moved in again and cusolverMpGels solves with all of B in one
  * call (its documentation sets no limit on NRHS, unlike Potrs and Getrs;
  * it refactors A on every call, so panels would refactor per panel), and
@@ -211,8 +212,13 @@ static double entry_abs(muster_dtype_t t, const void *d, int64_t k) {
 }
 
 /* R's diagonal against the rank rule, agreed by every rank (all of them
- * are here, no NCCL call in flight): *agreed = k (1-based) of the first
- * |R(k,k)| <= m * eps * max|R(i,i)| over the ranks, or 0. */
+ * are here, no NCCL call in flight): first the largest finite |R(i,i)|
+ * over the ranks, then the earliest entry over the ranks that is under
+ * m * eps * max|R(i,i)| or NaN/Inf.  Under: *agreed = its k (1-based) on
+ * every rank.  NaN/Inf (A and B were finite: from the factorization):
+ * MUSTER_ENONFINITE on every rank, unless an earlier entry is under the
+ * rule (as getrs's zero pivot, job.h: a zero column's QR may leave NaN
+ * after it). */
 static int check_rank(mp_job_t *j, int64_t *agreed) {
   void *d = NULL;
   int64_t *global = NULL, count = 0;
@@ -221,24 +227,24 @@ static int check_rank(mp_job_t *j, int64_t *agreed) {
   if (rc == 0) {
     for (int64_t k = 0; k < count; k++) {
       double r = entry_abs(t, d, k);
-      if (!isfinite(r) && !j->deferred)
-        j->deferred = cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf on R's diagonal at R(%lld,%lld) (A and B are "
-                               "finite: overflow in cusolverMpGeqrf)", (long long)(global[k] + 1),
-                               (long long)(global[k] + 1));
-      if (r > j->rmax) j->rmax = r;
+      if (isfinite(r) && r > j->rmax) j->rmax = r;
     }
-    rc = mp_agree(j, j->deferred, "agreeing on R's largest diagonal entry", NULL, NULL);
+    rc = mp_agree(j, 0, "agreeing on R's largest diagonal entry", NULL, NULL);
   }
   if (rc == 0) {
     double eps = muster_dtype_real_bytes(t) == 4 ? FLT_EPSILON : DBL_EPSILON;
     double floor = (double)j->shape.m * eps * j->rmax;
-    for (int64_t k = 0; k < count; k++)
-      if (entry_abs(t, d, k) <= floor) { /* the first: global is increasing */
-        j->diag_bad = global[k];
-        j->diag_zero = 1;
-        break;
-      }
-    rc = mp_agree(j, 0, "checking R's diagonal (the rank)", agreed, NULL);
+    for (int64_t k = 0; k < count; k++) { /* the first: global is increasing */
+      double r = entry_abs(t, d, k);
+      if (isfinite(r) && r > floor) continue;
+      j->diag_bad = global[k];
+      j->diag_zero = isfinite(r);
+      if (!j->diag_zero && !j->deferred)
+        j->deferred = cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf on R's diagonal at R(%lld,%lld) (A and B are "
+                               "finite: from cusolverMpGeqrf)", (long long)(global[k] + 1), (long long)(global[k] + 1));
+      break;
+    }
+    rc = mp_agree(j, j->deferred, "checking R's diagonal (the rank)", agreed, NULL);
   }
   free(d);
   free(global);
