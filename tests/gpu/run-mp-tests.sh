@@ -16,6 +16,8 @@
 # 3b. gpu-test --provider cusolvermp (tests/gpu/gpu_mp.c): getrs and potrs
 #    with log det on 1..4 processes (as many as GPUs), every dtype, residuals,
 #    A kept, log det against the lapack provider, singular and NaN inputs;
+#    gels (m = 2n, n + 1, n) x every dtype on 1..4 processes: the
+#    normal-equations residual, A kept, rank-deficient and NaN inputs;
 # 4. informational runs (printed, not counted): cusolverMpPotrs with all
 #    right-hand sides at once (MUSTER_MP_POTRS_NRHS=all) and a non-blocking
 #    NCCL communicator (MUSTER_MP_NCCL_BLOCKING=0), whose support in
@@ -127,7 +129,7 @@ else
   echo "# 1 GPU: the 2-process cases (1x2 and 2x1 grids, relayout over NCCL) are not run"
 fi
 
-echo "# gpu-test --provider cusolvermp (getrs, potrs log det; $ngpu GPU(s))"
+echo "# gpu-test --provider cusolvermp (getrs, potrs log det, gels; $ngpu GPU(s))"
 if "$here/gpu-test" --provider cusolvermp --max-gpus "${ngpu:-1}"; then pass=$((pass + 1)); else
   fail=$((fail + 1)); echo "FAILED: gpu-test --provider cusolvermp"; fi
 
