@@ -70,8 +70,7 @@ int mp_getrs_prepare(mp_job_t *j, size_t *dw, size_t *hw) {
                                              t, dw, hw));
   CUC_SO(m->device, j->api->Getrs_bufferSize(m->handle, MP_OP_N, j->a->n, j->panel, j->A, 1, 1, j->descA,
                                              m->buf[MP_BUF_PIV], m->buf[MP_BUF_B], 1, 1, j->descB, t, &d2, &h2));
-  if (d2 > *dw) *dw = d2;
-  if (h2 > *hw) *hw = h2;
+  mp_work_max(dw, hw, d2, h2);
 out:
   return rc;
 }
@@ -167,8 +166,7 @@ int mp_gels_prepare(mp_job_t *j, size_t *dw, size_t *hw) {
   CUC_SO(m->device, j->api->Geqrf_bufferSize(m->handle, j->shape.m, j->a->n, j->A, 1, 1, j->descA, t, dw, hw));
   CUC_SO(m->device, j->api->Gels_bufferSize(m->handle, MP_OP_N, j->shape.m, j->a->n, j->panel, j->A, 1, 1, j->descA,
                                             m->buf[MP_BUF_B], 1, 1, j->descB, t, &d2, &h2));
-  if (d2 > *dw) *dw = d2;
-  if (h2 > *hw) *hw = h2;
+  mp_work_max(dw, hw, d2, h2);
 out:
   return rc;
 }

@@ -57,6 +57,12 @@ typedef struct mp_job {
 typedef cusolverStatus_t (*mp_solve_panel_fn)(mp_job_t *j, mp_solverDesc_t db, int64_t w);
 MP_HIDDEN int mp_solve_b(mp_job_t *j, mp_solve_panel_fn solve, const char *what);
 
+/* A routine's workspace when it runs a second call: the larger of each. */
+static inline void mp_work_max(size_t *dw, size_t *hw, size_t d2, size_t h2) {
+  if (d2 > *dw) *dw = d2;
+  if (h2 > *hw) *hw = h2;
+}
+
 /* getrs (general.c): prepare adds the pivots and sizes the workspace of
  * getrf and getrs into *dw, *hw; run factors and solves.  Their contract is
  * mp_routine_prepare's / mp_routine_run's. */

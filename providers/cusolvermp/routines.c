@@ -81,8 +81,7 @@ static int prepare_potrs(mp_job_t *j, size_t *dw, size_t *hw) {
   CUC_SO(m->device, j->api->Potrs_bufferSize(m->handle, MP_FILL_LOWER, j->a->n, j->panel, j->A, 1, 1, j->descA,
                                              m->buf[MP_BUF_B], 1, 1, j->descB, cuc_cuda_type(j->a->dtype), &d2,
                                              &h2));
-  if (d2 > *dw) *dw = d2;
-  if (h2 > *hw) *hw = h2;
+  mp_work_max(dw, hw, d2, h2);
 out:
   return rc;
 }
