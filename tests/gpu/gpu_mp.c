@@ -178,6 +178,8 @@ static tcase_t *add_gels(tcase_t *cases, int *nc, muster_dtype_t dt, int R, int6
   c->nrhs = 3;
   c->reps = 1;
   c->special = gels_special;
+  snprintf(c->name, sizeof c->name, "gels %s processes R=%d %s m=%lld n=%lld lda=%lld", muster_dtype_str(dt), R, shape,
+           (long long)gels_m(c), (long long)n, (long long)gels_lda(c));
   return c;
 }
 
