@@ -11,8 +11,9 @@
 #    ("ok":true: under 64 n eps), on 1 rank (1x1 grid) for potrs (nrhs 3, in
 #    panels), syevd and syevd --no-vectors x f32, f64, c64, c128; the
 #    relayout path on one GPU (MUSTER_MP_COPY=1: gather/scatter kernels);
-#    odd and small n; getrs x every dtype; then, with 2 GPUs, every routine
-#    x dtype on 2 processes (1x2 grid, relayout over NCCL) and the 2x1 grid;
+#    odd and small n; getrs x every dtype; gels (--m 2n, n + 1, n) x every
+#    dtype; then, with 2 GPUs, every routine x dtype on 2 processes (1x2
+#    grid, relayout over NCCL) and the 2x1 grid;
 # 3b. gpu-test --provider cusolvermp (tests/gpu/gpu_mp.c): getrs and potrs
 #    with log det on 1..4 processes (as many as GPUs), every dtype, residuals,
 #    A kept, log det against the lapack provider, singular and NaN inputs;
@@ -103,7 +104,10 @@ for dtype in f32 f64 c64 c128; do
   run 1 - syevd "$dtype" 1 "$n"
   run 1 - syevd "$dtype" 1 "$n" --no-vectors
   run 1 - getrs "$dtype" 1 "$n" --nrhs 2
+  run 1 - gels "$dtype" 1 "$n" --nrhs 2 --m $((2 * n))
 done
+run 1 - gels f64 1 "$n" --nrhs 3 --m $((n + 1))
+run 1 - gels c128 1 "$n" --nrhs 1 --m "$n"
 run 1 MUSTER_MP_COPY=1 getrs c128 1 "$n" --nrhs 1
 run 1 MUSTER_MP_COPY=1 potrs f64 1 "$n" --nrhs 2
 run 1 MUSTER_MP_COPY=1 syevd c128 1 "$n"
@@ -119,7 +123,10 @@ if [ "$ngpu" -ge 2 ]; then
     run 1 - potrs "$dtype" 2 "$n" --nrhs 3
     run 1 - syevd "$dtype" 2 "$n"
     run 1 - getrs "$dtype" 2 "$n" --nrhs 3
+    run 1 - gels "$dtype" 2 "$n" --nrhs 3 --m $((2 * n))
   done
+  run 1 MUSTER_MP_GRID=2x1 gels f64 2 "$n" --nrhs 2 --m $((n + 1))
+  run 1 - gels c64 2 "$n" --nrhs 2 --m "$n"
   run 1 MUSTER_MP_GRID=2x1 getrs f64 2 "$n" --nrhs 2
   run 1 - syevd f64 2 "$n" --no-vectors
   run 1 MUSTER_MP_GRID=2x1 potrs f64 2 "$n" --nrhs 2
