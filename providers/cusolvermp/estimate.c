@@ -1,6 +1,7 @@
 /* providers/cusolvermp/estimate.c - estimate(): can this call run here?
  * The libraries, one GPU per rank, and the memory rule (plan.h: mp_need)
- * against each rank's free bytes.  No time model yet (seconds < 0: the cost
+ * against each rank's free bytes (gels: the query carries no m, its rows,
+ * so the rule counts m = n, a lower bound).  No time model yet (seconds < 0: the cost
  * table, else the priority, decides). */
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,8 +17,9 @@ int mp_estimate(void *ctx, const muster_provider_query_t *q, muster_provider_est
   est->seconds = -1;
   const mp_libs_t *L = mp_libs_get();
   if (L->rc < 0) return NOPE(L->rc, "%s", L->brief);
-  if (q->routine != MUSTER_POTRS && q->routine != MUSTER_SYEVD && q->routine != MUSTER_GETRS)
-    return NOPE(MUSTER_EUNSUPPORTED, "potrs, syevd, getrs only");
+  if (q->routine != MUSTER_POTRS && q->routine != MUSTER_SYEVD && q->routine != MUSTER_GETRS &&
+      q->routine != MUSTER_GELS)
+    return NOPE(MUSTER_EUNSUPPORTED, "potrs, syevd, getrs, gels only");
   if (q->nranks > 1 && q->span == MUSTER_SPAN_THREADS)
     return NOPE(MUSTER_EUNSUPPORTED, "one process per GPU: %d ranks are threads of one process", q->nranks);
   if (q->mem == MUSTER_MEM_CUDA && q->ndevices > 0 && q->ndevices < q->nranks)

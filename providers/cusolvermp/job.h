@@ -42,8 +42,12 @@ typedef struct mp_job {
                           last agreement takes the earliest over the ranks:
                           a 0 there is a singular A (info), whatever NaN/Inf
                           followed from it (cusolverMpGetrf reports no info
-                          for it: seen on one H200, cuSOLVERMp 0.8)        */
+                          for it: seen on one H200, cuSOLVERMp 0.8).
+                          gels: the first |R(k,k)| under the rank rule,
+                          with diag_zero 1                                 */
   int diag_zero;
+  double rmax;         /* gels: the largest |R(i,i)| on this rank, then
+                          (after an agreement) over every rank            */
 } mp_job_t;
 
 /* The solve on B shared by potrs and getrs (routines.c): B in panels of
@@ -53,16 +57,27 @@ typedef struct mp_job {
 typedef cusolverStatus_t (*mp_solve_panel_fn)(mp_job_t *j, mp_solverDesc_t db, int64_t w);
 MP_HIDDEN int mp_solve_b(mp_job_t *j, mp_solve_panel_fn solve, const char *what);
 
+/* A routine's workspace when it runs a second call: the larger of each. */
+static inline void mp_work_max(size_t *dw, size_t *hw, size_t d2, size_t h2) {
+  if (d2 > *dw) *dw = d2;
+  if (h2 > *hw) *hw = h2;
+}
+
 /* getrs (general.c): prepare adds the pivots and sizes the workspace of
  * getrf and getrs into *dw, *hw; run factors and solves.  Their contract is
  * mp_routine_prepare's / mp_routine_run's. */
 MP_HIDDEN int mp_getrs_prepare(mp_job_t *j, size_t *dw, size_t *hw);
 MP_HIDDEN int mp_getrs_run(mp_job_t *j);
+/* gels (general.c), the same contract: B's buffers (mp_routine_prepare
+ * made them, one panel of all nrhs), tau, workspace of geqrf and gels. */
+MP_HIDDEN int mp_gels_prepare(mp_job_t *j, size_t *dw, size_t *hw);
+MP_HIDDEN int mp_gels_run(mp_job_t *j);
 
 /* Every rank's rc, the same result on every rank (solve.c): a failing
  * rank's code and message; else info (when given) the largest, or the
  * earliest 0 on U's diagonal over the ranks (diag_bad; then rc 0); sum
- * (when given) the sum of every rank's.  A bootstrap allgather: call it
+ * (when given) the sum of every rank's; j->rmax the largest of every
+ * rank's.  A bootstrap allgather: call it
  * only where every rank is (no NCCL call in flight). */
 MP_HIDDEN int mp_agree(mp_job_t *j, int rc, const char *phase, int64_t *info, double *sum);
 

@@ -7,7 +7,8 @@
  *   wait.c        the polling wait that cancel and NCCL errors end
  *   redist.c      running a plan (plan.h) on the GPUs over NCCL
  *   solve.c       collective_solve: agree, move A in, the routine, back, agree
- *   routines.c    potrs and syevd; general.c getrs and the factor's diagonal
+ *   routines.c    potrs and syevd; general.c getrs, gels and the factor's
+ *                 diagonal
  *   estimate.c    estimate(): the memory rule against each rank's free bytes
  *
  * Locks: ctx->mu serializes collective_solve and release_comms within the
@@ -32,7 +33,7 @@
 
 /* Device buffers a communicator keeps between calls. */
 enum { MP_BUF_A, MP_BUF_Q, MP_BUF_B, MP_BUF_X, MP_BUF_SEND, MP_BUF_RECV, MP_BUF_WORK, MP_BUF_IDX, MP_BUF_W,
-       MP_BUF_INFO, MP_BUF_PIV, MP_NBUF };
+       MP_BUF_INFO, MP_BUF_PIV, MP_BUF_TAU, MP_BUF_SCAN, MP_NBUF };
 
 typedef struct mp_comm {
   struct mp_comm *next;

@@ -129,6 +129,20 @@ typedef struct mp_api {
                             int64_t ja, mp_solverDesc_t da, const int64_t *ipiv, void *b, int64_t ib, int64_t jb,
                             mp_solverDesc_t db, cudaDataType ct, void *dwork, size_t dbytes, void *hwork,
                             size_t hbytes, int *dinfo);
+  /* QR (gels): Geqrf leaves R in A's upper triangle (the rank check reads
+   * its diagonal) and tau distributed like A's columns; Gels solves
+   * min ||A X - B|| with X in B's first n rows */
+  cusolverStatus_t (*Geqrf_bufferSize)(mp_solverHandle_t h, int64_t m, int64_t n, const void *a, int64_t ia,
+                                       int64_t ja, mp_solverDesc_t da, cudaDataType ct, size_t *dev, size_t *host);
+  cusolverStatus_t (*Geqrf)(mp_solverHandle_t h, int64_t m, int64_t n, void *a, int64_t ia, int64_t ja,
+                            mp_solverDesc_t da, void *tau, cudaDataType ct, void *dwork, size_t dbytes, void *hwork,
+                            size_t hbytes, int *dinfo);
+  cusolverStatus_t (*Gels_bufferSize)(mp_solverHandle_t h, int trans, int64_t m, int64_t n, int64_t nrhs, void *a,
+                                      int64_t ia, int64_t ja, mp_solverDesc_t da, void *b, int64_t ib, int64_t jb,
+                                      mp_solverDesc_t db, cudaDataType ct, size_t *dev, size_t *host);
+  cusolverStatus_t (*Gels)(mp_solverHandle_t h, int trans, int64_t m, int64_t n, int64_t nrhs, void *a, int64_t ia,
+                           int64_t ja, mp_solverDesc_t da, void *b, int64_t ib, int64_t jb, mp_solverDesc_t db,
+                           cudaDataType ct, void *dwork, size_t dbytes, void *hwork, size_t hbytes, int *dinfo);
 } mp_api_t;
 
 /* Symbol names, in mp_api_t's order: NCCL's then cuSOLVERMp's. */
@@ -141,8 +155,9 @@ typedef struct mp_api {
       "cusolverMpDestroyGrid", "cusolverMpCreateMatrixDesc", "cusolverMpDestroyMatrixDesc",                \
       "cusolverMpPotrf_bufferSize", "cusolverMpPotrf", "cusolverMpPotrs_bufferSize", "cusolverMpPotrs",    \
       "cusolverMpSyevd_bufferSize", "cusolverMpSyevd", "cusolverMpGetrf_bufferSize", "cusolverMpGetrf",     \
-      "cusolverMpGetrs_bufferSize", "cusolverMpGetrs"
+      "cusolverMpGetrs_bufferSize", "cusolverMpGetrs", "cusolverMpGeqrf_bufferSize", "cusolverMpGeqrf",      \
+      "cusolverMpGels_bufferSize", "cusolverMpGels"
 #define MP_N_NCCL_SYMBOLS 12
-#define MP_N_SOLVER_SYMBOLS 17
+#define MP_N_SOLVER_SYMBOLS 21
 
 #endif

@@ -189,7 +189,7 @@ void mp_plan_reverse(const mp_plan_t *p, mp_plan_t *back) {
 /* ---- memory -------------------------------------------------------------------- */
 
 uint64_t mp_scratch_bytes(const mp_shape_t *s) {
-  uint64_t col = (uint64_t)s->n * muster_dtype_bytes(s->dtype);
+  uint64_t col = (uint64_t)mp_rows(s) * muster_dtype_bytes(s->dtype);
   uint64_t want = s->scratch > 0 ? (uint64_t)s->scratch : 0;
   return want > 2 * col ? want : 2 * col;
 }
@@ -197,30 +197,31 @@ uint64_t mp_scratch_bytes(const mp_shape_t *s) {
 uint64_t mp_workspace_bound(const mp_shape_t *s, int64_t lrows, int64_t lcols) {
   uint64_t esz = muster_dtype_bytes(s->dtype), T = (uint64_t)s->tile;
   uint64_t local = (uint64_t)lrows * (uint64_t)lcols * esz;
-  uint64_t panel = (uint64_t)s->n * T * esz; /* one block column of the matrix */
+  uint64_t panel = (uint64_t)mp_rows(s) * T * esz; /* one block column of the matrix */
   switch (s->routine) {
   case MUSTER_SYEVD: return 2 * local + 4 * panel + (64ull << 20);
-  default: return 2 * panel + (64ull << 20); /* potrf, potrs, getrf, getrs: panel buffers */
+  default: return 2 * panel + (64ull << 20); /* potrf/s, getrf/s, geqrf, gels: panel buffers */
   }
 }
 
 void mp_need(const mp_shape_t *s, int row, int col, mp_need_t *need) {
-  mp_layout_t L = mp_layout_solver(s->n, s->n, s->tile, s->nprow, s->npcol);
+  mp_layout_t L = mp_layout_solver(mp_rows(s), s->n, s->tile, s->nprow, s->npcol);
   uint64_t esz = muster_dtype_bytes(s->dtype);
   int64_t lr = mp_local_rows(&L, row), lc = mp_local_cols(&L, col);
   memset(need, 0, sizeof *need);
   uint64_t piece = (uint64_t)lr * (uint64_t)lc * esz;
   need->matrix = s->in_place ? 0 : piece;
   if (s->routine == MUSTER_SYEVD) need->vectors = piece + (uint64_t)s->n * muster_dtype_real_bytes(s->dtype);
-  if (s->routine == MUSTER_POTRS || s->routine == MUSTER_GETRS) {
-    mp_layout_t B = mp_layout_solver(s->n, s->nrhs, s->tile, s->nprow, s->npcol);
+  if (s->routine == MUSTER_POTRS || s->routine == MUSTER_GETRS || s->routine == MUSTER_GELS) {
+    mp_layout_t B = mp_layout_solver(mp_rows(s), s->nrhs, s->tile, s->nprow, s->npcol);
     need->rhs = (uint64_t)lr * (uint64_t)mp_local_cols(&B, col) * esz;
   }
   if (s->routine == MUSTER_GETRS) need->pivots = (uint64_t)mp_pivot_count(&L, row) * sizeof(int64_t);
+  if (s->routine == MUSTER_GELS) need->tau = (uint64_t)lc * esz;
   need->scratch = mp_scratch_bytes(s);
   need->workspace = mp_workspace_bound(s, lr, lc);
-  need->total = need->matrix + need->vectors + need->rhs + need->pivots + need->scratch + need->workspace +
-                MP_FIXED_BYTES;
+  need->total = need->matrix + need->vectors + need->rhs + need->pivots + need->tau + need->scratch +
+                need->workspace + MP_FIXED_BYTES;
 }
 
 int mp_diag_tile(const mp_layout_t *L, int64_t t, int row, int col, int64_t *li, int64_t *lj, int64_t *w) {

@@ -111,9 +111,10 @@ MP_HIDDEN int mp_potrs_panel(const mp_release_t *r, const char *env, int64_t nrh
 /* ---- getrs and log det ---------------------------------------------------------- */
 
 /* getrs leaves the caller's A as it was unless MUSTER_NO_FACTOR (muster.h):
- * it then factors cuSOLVERMp's own copy, even when the layouts agree. */
+ * it then factors cuSOLVERMp's own copy, even when the layouts agree.
+ * gels always does: it reads the caller's A twice (general.c says why). */
 static inline int mp_factors_a_copy(muster_routine_t routine, unsigned flags) {
-  return routine == MUSTER_GETRS && !(flags & MUSTER_NO_FACTOR);
+  return routine == MUSTER_GELS || (routine == MUSTER_GETRS && !(flags & MUSTER_NO_FACTOR));
 }
 
 /* Row pivots getrf writes on grid row `row`: its local rows plus one tile
@@ -177,15 +178,24 @@ typedef struct mp_shape {
   int64_t tile;
   int64_t scratch;  /* relayout scratch bytes (MUSTER_MP_SCRATCH_MB)        */
   int in_place;     /* A stays in the caller's buffer (no 2-D copy)         */
+  int64_t m;        /* rows of A and B: gels's m (muster_routine_shape),
+                       else n; 0 is read as n (mp_rows)                    */
 } mp_shape_t;
 
+/* The rows of the call's A and B (gels: m >= n; every other routine: n). */
+static inline int64_t mp_rows(const mp_shape_t *s) { return s->m > s->n ? s->m : s->n; }
+
 /* Device bytes the call needs on grid (row, col), beyond the caller's own
- * buffers: cuSOLVERMp's copy of A, the eigenvectors (syevd), B
- * (potrs, getrs), getrs's pivots, the relayout scratch, the eigenvalues, the workspace bound and
- * MP_FIXED_BYTES for NCCL's and cuSOLVERMp's own allocations. */
+ * buffers: cuSOLVERMp's copy of A (m x n: gels's m rows), the eigenvectors
+ * (syevd), this rank's piece of B (potrs, getrs: n x nrhs; gels: m x
+ * nrhs), getrs's pivots, gels's
+ * Householder scalars, the relayout scratch, the eigenvalues, the
+ * workspace bound and MP_FIXED_BYTES for NCCL's and cuSOLVERMp's own
+ * allocations. */
 typedef struct mp_need {
   uint64_t matrix, vectors, rhs, scratch, workspace, total;
   uint64_t pivots; /* getrs: this rank's row pivots (int64)               */
+  uint64_t tau;    /* gels: this rank's Householder scalars (one a column) */
 } mp_need_t;
 MP_HIDDEN void mp_need(const mp_shape_t *s, int row, int col, mp_need_t *need);
 #define MP_FIXED_BYTES (512ull << 20)
@@ -196,7 +206,7 @@ MP_HIDDEN void mp_need(const mp_shape_t *s, int row, int col, mp_need_t *need);
 MP_HIDDEN uint64_t mp_workspace_bound(const mp_shape_t *s, int64_t lrows, int64_t lcols);
 
 /* Scratch bytes a relayout and potrs' X exchange use: the setting, but at
- * least two columns of the matrix (one chunk each way). */
+ * least two columns of the matrix (m rows: one chunk each way). */
 MP_HIDDEN uint64_t mp_scratch_bytes(const mp_shape_t *s);
 
 #endif

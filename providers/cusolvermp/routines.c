@@ -1,5 +1,5 @@
 /* providers/cusolvermp/routines.c - potrs and syevd on cuSOLVERMp, and the
- * solve on B that potrs and getrs (general.c) share (job.h).
+ * solve on B that potrs, getrs and gels (general.c) share (job.h).
  *
  * potrs: cusolverMpPotrf on A, then B in panels of j->panel columns (the
  * release's documented limit per cusolverMpPotrs, or MUSTER_MP_POTRS_NRHS):
@@ -34,7 +34,8 @@ out:
   return rc;
 }
 
-/* The global rows of this rank's local rows (solver layout), and the
+/* The global rows of this rank's local rows (solver layout: m of them for
+ * gels, in increasing order, so those of X's n rows come first), and the
  * global columns [0, w) of a B panel it holds: one host list, uploaded. */
 static int upload_b_lists(mp_job_t *j, int64_t w) {
   cuc_err_t *E = j->E;
@@ -42,7 +43,7 @@ static int upload_b_lists(mp_job_t *j, int64_t w) {
   int64_t *h = malloc((size_t)(n > 0 ? n : 1) * sizeof *h);
   int rc = 0;
   if (!h) return cuc_fail(j->E, MUSTER_ENOMEM, "out of host memory");
-  for (int64_t g = 0; g < j->a->n; g++)
+  for (int64_t g = 0; g < j->shape.m; g++)
     if (mp_owner(g, j->shape.tile, j->shape.nprow) == j->myrow) h[k++] = g;
   for (int64_t g = 0; g < w; g++)
     if (mp_owner(g, j->shape.tile, j->shape.npcol) == j->mycol) h[k++] = g;
@@ -55,14 +56,14 @@ out:
   return rc;
 }
 
-/* B's panel buffers and descriptor (potrs, getrs). */
+/* B's panel buffers and descriptor (potrs, getrs, gels: m rows). */
 static int prepare_b(mp_job_t *j) {
   int rc = 0;
   mp_comm_t *m = j->m;
   j->lrb = j->lr;
   j->lcb = muster_layout_numroc(j->panel, j->shape.tile, j->mycol, j->shape.npcol);
   int64_t lldb = j->lrb > 1 ? j->lrb : 1;
-  CUC_CHECK(desc(j, &j->descB, j->a->n, j->panel, lldb));
+  CUC_CHECK(desc(j, &j->descB, j->shape.m, j->panel, lldb));
   CUC_CHECK(mp_comm_buf(m, MP_BUF_B, (size_t)(lldb * (j->lcb > 0 ? j->lcb : 1)) * j->esz, "a panel of B", j->E));
   CUC_CHECK(mp_comm_buf(m, MP_BUF_X, (size_t)(j->a->n * j->panel) * j->esz, "a panel of X", j->E));
 out:
@@ -80,8 +81,7 @@ static int prepare_potrs(mp_job_t *j, size_t *dw, size_t *hw) {
   CUC_SO(m->device, j->api->Potrs_bufferSize(m->handle, MP_FILL_LOWER, j->a->n, j->panel, j->A, 1, 1, j->descA,
                                              m->buf[MP_BUF_B], 1, 1, j->descB, cuc_cuda_type(j->a->dtype), &d2,
                                              &h2));
-  if (d2 > *dw) *dw = d2;
-  if (h2 > *hw) *hw = h2;
+  mp_work_max(dw, hw, d2, h2);
 out:
   return rc;
 }
@@ -114,12 +114,12 @@ int mp_routine_prepare(mp_job_t *j) {
   }
   j->A = j->in_place ? j->s->a : m->buf[MP_BUF_A];
   CUC_CHECK(mp_comm_buf(m, MP_BUF_INFO, sizeof(int), "the info word", j->E));
-  CUC_CHECK(desc(j, &j->descA, j->a->n, j->a->n, j->lld));
+  CUC_CHECK(desc(j, &j->descA, j->shape.m, j->a->n, j->lld));
   if (j->a->routine == MUSTER_POTRS)
     CUC_CHECK(prepare_potrs(j, &dw, &hw));
-  else if (j->a->routine == MUSTER_GETRS) {
+  else if (j->a->routine == MUSTER_GETRS || j->a->routine == MUSTER_GELS) {
     CUC_CHECK(prepare_b(j));
-    CUC_CHECK(mp_getrs_prepare(j, &dw, &hw));
+    CUC_CHECK(j->a->routine == MUSTER_GETRS ? mp_getrs_prepare(j, &dw, &hw) : mp_gels_prepare(j, &dw, &hw));
   } else
     CUC_CHECK(prepare_syevd(j, &dw, &hw));
   j->dwork = dw;
@@ -138,16 +138,18 @@ out:
   return rc;
 }
 
-/* X panel [j0, j0 + w) to every rank's b. */
+/* X panel [j0, j0 + w) (B's first n rows) to every rank's b. */
 static int x_to_everyone(mp_job_t *j, int64_t j0, int64_t w) {
   cuc_err_t *E = j->E;
   int rc = 0;
   mp_comm_t *m = j->m;
   int64_t n = j->a->n, lcb = muster_layout_numroc(w, j->shape.tile, j->mycol, j->shape.npcol);
+  /* this rank's local rows of X: the first of its B rows (gels: m > n) */
+  int64_t lrx = muster_layout_numroc(n, j->shape.tile, j->myrow, j->shape.nprow);
   const int64_t *rows = m->buf[MP_BUF_IDX], *cols = rows + j->lr;
   CUC_CU(m->device, cudaMemsetAsync(m->buf[MP_BUF_X], 0, (size_t)(n * w) * j->esz, m->stream));
   CUC_CU(m->device, mp_scatter(j->esz, m->buf[MP_BUF_X], n, m->buf[MP_BUF_B], j->lrb > 1 ? j->lrb : 1, rows, cols,
-                               j->lr, lcb, m->stream));
+                               lrx, lcb, m->stream));
   if (m->nranks > 1) {
     int real8 = muster_dtype_real_bytes(j->a->dtype) == 8;
     size_t count = (size_t)(n * w) * j->esz / (real8 ? 8 : 4);
@@ -169,7 +171,7 @@ int mp_solve_b(mp_job_t *j, mp_solve_panel_fn solve, const char *what) {
     int64_t w = j->a->nrhs - j0 < j->panel ? j->a->nrhs - j0 : j->panel;
     mp_solverDesc_t db = j->descB;
     if (w != j->panel) { /* the last, narrower panel */
-      CUC_CHECK(desc(j, &db, j->a->n, w, j->lrb > 1 ? j->lrb : 1));
+      CUC_CHECK(desc(j, &db, j->shape.m, w, j->lrb > 1 ? j->lrb : 1));
     }
     CUC_CHECK(upload_b_lists(j, w));
     const int64_t *rows = m->buf[MP_BUF_IDX], *cols = rows + j->lr;
@@ -267,6 +269,7 @@ int mp_routine_run(mp_job_t *j) {
   switch (j->a->routine) {
   case MUSTER_POTRS: return run_potrs(j);
   case MUSTER_GETRS: return mp_getrs_run(j);
+  case MUSTER_GELS: return mp_gels_run(j);
   default: return run_syevd(j);
   }
 }

@@ -21,13 +21,14 @@ typedef struct agree_msg {
   int64_t diag_bad;
   int64_t info;
   double part;
-  int64_t params[8];
+  double peak; /* mp_job_t's rmax (gels: the largest |R(i,i)|) */
+  int64_t params[9];
   char msg[AGREE_MSG];
 } agree_msg_t;
 
 static void params_of(const mp_job_t *j, int64_t *p) {
   const mp_shape_t *s = &j->shape;
-  int64_t v[8] = {s->routine, s->dtype, s->n, s->nrhs, s->flags, s->tile, s->nprow, s->npcol};
+  int64_t v[9] = {s->routine, s->dtype, s->n, s->nrhs, s->flags, s->tile, s->nprow, s->npcol, s->m};
   memcpy(p, v, sizeof v);
 }
 
@@ -54,6 +55,7 @@ int mp_agree(mp_job_t *j, int rc, const char *phase, int64_t *info, double *sum)
   mine.diag_bad = j->diag_bad;
   mine.diag_zero = j->diag_zero;
   mine.part = sum ? *sum : 0.0;
+  mine.peak = j->rmax;
   params_of(j, mine.params);
   if (rc < 0 && j->E->buf) snprintf(mine.msg, sizeof mine.msg, "%s", j->E->buf);
   char err[256] = "";
@@ -76,9 +78,10 @@ int mp_agree(mp_job_t *j, int rc, const char *phase, int64_t *info, double *sum)
   if (sum) *sum = 0.0;
   for (int r = 0; r < b->size; r++) {
     if (sum) *sum += all[r].part;
+    if (all[r].peak > j->rmax) j->rmax = all[r].peak;
     if (memcmp(all[r].params, all[0].params, sizeof all[0].params) != 0) {
       rc = cuc_fail(j->E, MUSTER_EINVAL, "rank %d's call differs from rank 0's (routine, dtype, n, nrhs, flags, "
-                    "tile or grid; MUSTER_MP_* must be the same on every rank)", r);
+                    "tile, grid or m; MUSTER_MP_* must be the same on every rank)", r);
       goto out;
     }
     if (info && all[r].info > *info) *info = all[r].info;
@@ -96,26 +99,32 @@ static int check(mp_job_t *j) {
   const muster_dist_t *d = &j->call->dist;
   const muster_bootstrap_t *b = j->boot;
   char why[256];
+  muster_shape_t rows; /* gels: A and B have m = ldb rows */
   if (L->rc < 0) return cuc_fail(j->E, L->rc, "%s", L->why + strlen(MP_NAME ": "));
-  if (a->routine != MUSTER_POTRS && a->routine != MUSTER_SYEVD && a->routine != MUSTER_GETRS)
-    return cuc_fail(j->E, MUSTER_EUNSUPPORTED, "runs potrs, getrs and syevd, not %s", muster_routine_str(a->routine));
+  if (a->routine != MUSTER_POTRS && a->routine != MUSTER_SYEVD && a->routine != MUSTER_GETRS &&
+      a->routine != MUSTER_GELS)
+    return cuc_fail(j->E, MUSTER_EUNSUPPORTED, "runs potrs, getrs, gels and syevd, not %s",
+                    muster_routine_str(a->routine));
+  if (muster_routine_shape(a->routine, a->n, a->nrhs, j->s->ldb, &rows) < 0)
+    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: no shape from n %lld, ldb %lld (gels: m = ldb >= n)", b->rank,
+                    (long long)a->n, (long long)j->s->ldb);
   if ((a->flags & MUSTER_LOGDET) && a->routine != MUSTER_POTRS)
     return cuc_fail(j->E, MUSTER_EINVAL, "MUSTER_LOGDET is for potrs, not %s", muster_routine_str(a->routine));
   if (j->s->mem != MUSTER_MEM_CUDA || j->s->device < 0)
     return cuc_fail(j->E, MUSTER_EUNSUPPORTED, "rank %d: needs CUDA device memory", b->rank);
-  if (d->m != a->n || d->n != a->n || d->nprow < 1 || d->npcol < 1 || (int64_t)d->nprow * d->npcol != b->size ||
+  if (d->m != rows.a_rows || d->n != a->n || d->nprow < 1 || d->npcol < 1 || (int64_t)d->nprow * d->npcol != b->size ||
       d->myrow * d->npcol + d->mycol != b->rank || d->mb < 1 || d->nb < 1)
-    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: its layout (%dx%d grid at %d,%d) does not fit %d ranks of n = %lld",
-                    b->rank, d->nprow, d->npcol, d->myrow, d->mycol, b->size, (long long)a->n);
+    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: its layout (%dx%d grid at %d,%d) does not fit %d ranks of %lld x %lld",
+                    b->rank, d->nprow, d->npcol, d->myrow, d->mycol, b->size, (long long)rows.a_rows, (long long)a->n);
   j->user = mp_layout_of_dist(d);
   int64_t ulr = mp_local_rows(&j->user, d->myrow), ulc = mp_local_cols(&j->user, d->mycol);
   if (d->lld < (ulr > 1 ? ulr : 1) || (ulr * ulc > 0 && !j->s->a))
     return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: a is %s with lld %lld for %lld local rows", b->rank,
                     j->s->a ? "set" : "NULL", (long long)d->lld, (long long)ulr);
-  int takes_b = a->routine == MUSTER_POTRS || a->routine == MUSTER_GETRS;
-  if (takes_b && (a->nrhs < 1 || !j->s->b || j->s->ldb < a->n))
-    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: %s needs b (n x nrhs, ldb >= n) on every rank", b->rank,
-                    muster_routine_str(a->routine));
+  int takes_b = (muster_routine_takes(a->routine) & MUSTER_TAKES_B) != 0;
+  if (takes_b && (a->nrhs < 1 || !j->s->b || j->s->ldb < rows.b_rows))
+    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: %s needs b (%lld x nrhs, ldb >= %lld) on every rank", b->rank,
+                    muster_routine_str(a->routine), (long long)rows.b_rows, (long long)rows.b_rows);
   if ((a->flags & MUSTER_LOGDET) && !j->s->w)
     return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: potrs with MUSTER_LOGDET needs w (one real) on every rank",
                     b->rank);
@@ -123,8 +132,9 @@ static int check(mp_job_t *j) {
     return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: syevd needs w on every rank", b->rank);
   int rc = mp_shape_of(a, b->size, NULL, &j->shape, why, sizeof why);
   if (rc < 0) return cuc_fail(j->E, rc, "%s", why);
+  j->shape.m = rows.a_rows;
   j->esz = muster_dtype_bytes(a->dtype);
-  j->solver = mp_layout_solver(a->n, a->n, j->shape.tile, j->shape.nprow, j->shape.npcol);
+  j->solver = mp_layout_solver(rows.a_rows, a->n, j->shape.tile, j->shape.nprow, j->shape.npcol);
   mp_coords(&j->solver, b->rank, &j->myrow, &j->mycol);
   j->lr = mp_local_rows(&j->solver, j->myrow);
   j->lc = mp_local_cols(&j->solver, j->mycol);
@@ -135,8 +145,10 @@ static int check(mp_job_t *j) {
   j->lld = j->in_place ? d->lld : (j->lr > 1 ? j->lr : 1);
   int64_t cap = (int64_t)(mp_scratch_bytes(&j->shape) / 2 / j->esz);
   j->cap = cap > 0 ? cap : 1;
-  if (takes_b && /* getrs: potrs's limit (cuSOLVERMp documents none of its own) */
-      (rc = mp_potrs_panel(L->rel, getenv("MUSTER_MP_POTRS_NRHS"), a->nrhs, &j->panel, why, sizeof why)) < 0)
+  if (a->routine == MUSTER_GELS) /* all of B in one cusolverMpGels: it refactors A on every call */
+    j->panel = a->nrhs;
+  else if (takes_b && /* getrs: potrs's limit (cuSOLVERMp documents none of its own) */
+           (rc = mp_potrs_panel(L->rel, getenv("MUSTER_MP_POTRS_NRHS"), a->nrhs, &j->panel, why, sizeof why)) < 0)
     return cuc_fail(j->E, rc, "%s", why);
   return 0;
 }

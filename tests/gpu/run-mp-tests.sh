@@ -11,11 +11,14 @@
 #    ("ok":true: under 64 n eps), on 1 rank (1x1 grid) for potrs (nrhs 3, in
 #    panels), syevd and syevd --no-vectors x f32, f64, c64, c128; the
 #    relayout path on one GPU (MUSTER_MP_COPY=1: gather/scatter kernels);
-#    odd and small n; getrs x every dtype; then, with 2 GPUs, every routine
-#    x dtype on 2 processes (1x2 grid, relayout over NCCL) and the 2x1 grid;
+#    odd and small n; getrs x every dtype; gels (--m 2n, n + 1, n) x every
+#    dtype; then, with 2 GPUs, every routine x dtype on 2 processes (1x2
+#    grid, relayout over NCCL) and the 2x1 grid;
 # 3b. gpu-test --provider cusolvermp (tests/gpu/gpu_mp.c): getrs and potrs
 #    with log det on 1..4 processes (as many as GPUs), every dtype, residuals,
 #    A kept, log det against the lapack provider, singular and NaN inputs;
+#    gels (m = 2n, n + 1, n) x every dtype on 1..4 processes: the
+#    normal-equations residual, A kept, rank-deficient and NaN inputs;
 # 4. informational runs (printed, not counted): cusolverMpPotrs with all
 #    right-hand sides at once (MUSTER_MP_POTRS_NRHS=all) and a non-blocking
 #    NCCL communicator (MUSTER_MP_NCCL_BLOCKING=0), whose support in
@@ -101,7 +104,10 @@ for dtype in f32 f64 c64 c128; do
   run 1 - syevd "$dtype" 1 "$n"
   run 1 - syevd "$dtype" 1 "$n" --no-vectors
   run 1 - getrs "$dtype" 1 "$n" --nrhs 2
+  run 1 - gels "$dtype" 1 "$n" --nrhs 2 --m $((2 * n))
 done
+run 1 - gels f64 1 "$n" --nrhs 3 --m $((n + 1))
+run 1 - gels c128 1 "$n" --nrhs 1 --m "$n"
 run 1 MUSTER_MP_COPY=1 getrs c128 1 "$n" --nrhs 1
 run 1 MUSTER_MP_COPY=1 potrs f64 1 "$n" --nrhs 2
 run 1 MUSTER_MP_COPY=1 syevd c128 1 "$n"
@@ -117,7 +123,10 @@ if [ "$ngpu" -ge 2 ]; then
     run 1 - potrs "$dtype" 2 "$n" --nrhs 3
     run 1 - syevd "$dtype" 2 "$n"
     run 1 - getrs "$dtype" 2 "$n" --nrhs 3
+    run 1 - gels "$dtype" 2 "$n" --nrhs 3 --m $((2 * n))
   done
+  run 1 MUSTER_MP_GRID=2x1 gels f64 2 "$n" --nrhs 2 --m $((n + 1))
+  run 1 - gels c64 2 "$n" --nrhs 2 --m "$n"
   run 1 MUSTER_MP_GRID=2x1 getrs f64 2 "$n" --nrhs 2
   run 1 - syevd f64 2 "$n" --no-vectors
   run 1 MUSTER_MP_GRID=2x1 potrs f64 2 "$n" --nrhs 2
@@ -127,7 +136,7 @@ else
   echo "# 1 GPU: the 2-process cases (1x2 and 2x1 grids, relayout over NCCL) are not run"
 fi
 
-echo "# gpu-test --provider cusolvermp (getrs, potrs log det; $ngpu GPU(s))"
+echo "# gpu-test --provider cusolvermp (getrs, potrs log det, gels; $ngpu GPU(s))"
 if "$here/gpu-test" --provider cusolvermp --max-gpus "${ngpu:-1}"; then pass=$((pass + 1)); else
   fail=$((fail + 1)); echo "FAILED: gpu-test --provider cusolvermp"; fi
 

@@ -43,4 +43,8 @@ FAIL(cusolverMpGetrf_bufferSize)
 FAIL(cusolverMpGetrf)
 FAIL(cusolverMpGetrs_bufferSize)
 FAIL(cusolverMpGetrs)
+FAIL(cusolverMpGeqrf_bufferSize)
+FAIL(cusolverMpGeqrf)
+FAIL(cusolverMpGels_bufferSize)
+FAIL(cusolverMpGels)
 #endif

@@ -258,7 +258,7 @@ TEST_IMPL(mp_plan_grid_tile_panel) {
 }
 
 TEST_IMPL(mp_plan_memory_rule) {
-  mp_shape_t s = {MUSTER_POTRS, MUSTER_F64, 65536, 1, 0, 1, 2, 1024, 256ll << 20, 0};
+  mp_shape_t s = {MUSTER_POTRS, MUSTER_F64, 65536, 1, 0, 1, 2, 1024, 256ll << 20, 0, 0};
   mp_need_t need;
   mp_need(&s, 0, 0, &need);
   ASSERT_EQ(need.matrix, 65536ull * 32768 * 8); /* half the matrix on each of 1 x 2 */
@@ -272,7 +272,7 @@ TEST_IMPL(mp_plan_memory_rule) {
   mp_need(&s, 0, 0, &need);
   ASSERT_EQ(need.matrix, 0);
   /* syevd keeps a second piece for the eigenvectors and a bigger workspace */
-  mp_shape_t e = {MUSTER_SYEVD, MUSTER_C128, 10000, 0, 0, 2, 1, 512, 0, 0};
+  mp_shape_t e = {MUSTER_SYEVD, MUSTER_C128, 10000, 0, 0, 2, 1, 512, 0, 0, 0};
   mp_need(&e, 0, 0, &need);
   uint64_t piece = (uint64_t)muster_layout_numroc(10000, 512, 0, 2) * 10000 * 16;
   ASSERT_EQ(need.matrix, piece);
@@ -290,7 +290,7 @@ TEST_IMPL(mp_plan_memory_rule) {
  * rank), and A copied unless MUSTER_NO_FACTOR lets it be factored in
  * place. */
 TEST_IMPL(mp_plan_getrs_memory) {
-  mp_shape_t s = {MUSTER_GETRS, MUSTER_C64, 5000, 3, 0, 2, 2, 256, 64ll << 20, 0};
+  mp_shape_t s = {MUSTER_GETRS, MUSTER_C64, 5000, 3, 0, 2, 2, 256, 64ll << 20, 0, 0};
   mp_need_t need;
   for (int row = 0; row < 2; row++) {
     mp_need(&s, row, 0, &need);
@@ -341,5 +341,88 @@ TEST_IMPL(mp_plan_diag_tiles) {
     ASSERT_EQ(total, n);
     free(seen);
   }
+  return 0;
+}
+
+/* gels's A is m x n (m = ldb >= n): the caller's shards are column blocks
+ * (or cyclic tiles) of all m rows (the runtime's dist: mb = m), moved to
+ * cuSOLVERMp's m x n square tiles and back, for m = n, n + 1, 2n and more;
+ * R's n diagonal entries are each on exactly one rank (the rank check);
+ * and on every grid row the local rows of X (global < n) are the first of
+ * its local rows of B (x_to_everyone scatters that prefix). */
+TEST_IMPL(mp_plan_gels_layouts) {
+  static const int64_t ns[] = {1, 7, 100};
+  static const int grids[][2] = {{1, 1}, {1, 2}, {2, 1}, {2, 2}, {2, 3}};
+  for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+    for (int k = 0; k < 4; k++) {
+      int64_t n = ns[i], m = k == 0 ? n : k == 1 ? n + 1 : k == 2 ? 2 * n : 3 * n + 5;
+      muster_shape_t sh;
+      ASSERT_EQ(muster_routine_shape(MUSTER_GELS, n, 2, m, &sh), 0);
+      ASSERT_EQ(sh.a_rows, m);
+      for (size_t g = 0; g < sizeof grids / sizeof grids[0]; g++) {
+        int P = grids[g][0], Q = grids[g][1], R = P * Q;
+        for (int cyc = 0; cyc < 2; cyc++) {
+          int64_t ct = n / R > 0 ? n / R : 1;
+          muster_dist_t d = cyc && muster_layout_tile_valid(n, ct, R) ? muster_layout_cyclic_dist(n, ct, R, 0, m)
+                                                                       : muster_layout_block_dist(n, R, 0, m);
+          d.m = d.mb = sh.a_rows; /* as the runtime's muster__collective_dist */
+          mp_layout_t src = mp_layout_of_dist(&d);
+          for (int64_t T = 1; T <= 300; T = T * 4 + 1) {
+            mp_layout_t dst = mp_layout_solver(m, n, T, P, Q);
+            round_trip(n, R, src, dst, m * 3 + 1);
+            int64_t seen = 0;
+            for (int rank = 0; rank < R; rank++) {
+              int row, col;
+              mp_coords(&dst, rank, &row, &col);
+              for (int64_t t = 0; t * T < m; t++) {
+                int64_t li, lj, w;
+                if (!mp_diag_tile(&dst, t, row, col, &li, &lj, &w)) continue;
+                ASSERT(t * T + w <= n);
+                seen += w;
+              }
+            }
+            ASSERT_EQ(seen, n);
+            for (int row = 0; row < P; row++) {
+              int64_t lr = mp_local_rows(&dst, row), lrx = muster_layout_numroc(n, T, row, P);
+              for (int64_t l = 0; l < lr; l++)
+                ASSERT_EQ(global_of(l, T, row, P) < n, l < lrx);
+            }
+          }
+        }
+      }
+    }
+  /* a wide A has no shape */
+  muster_shape_t sh;
+  ASSERT_EQ(muster_routine_shape(MUSTER_GELS, 10, 1, 9, &sh), MUSTER_EINVAL);
+  return 0;
+}
+
+/* gels's memory: A's piece, B's piece and the relayout scratch grow with m;
+ * tau is one scalar per local column; A is always copied (its second
+ * pass, Gels, re-reads the caller's A); m = 0 is read as n. */
+TEST_IMPL(mp_plan_gels_memory) {
+  mp_shape_t s = {MUSTER_GELS, MUSTER_F64, 3000, 4, 0, 2, 2, 256, 0, 0, 6000};
+  mp_need_t need, sq;
+  for (int row = 0; row < 2; row++)
+    for (int col = 0; col < 2; col++) {
+      mp_need(&s, row, col, &need);
+      int64_t lr = muster_layout_numroc(6000, 256, row, 2), lc = muster_layout_numroc(3000, 256, col, 2);
+      ASSERT_EQ(need.matrix, (uint64_t)(lr * lc) * 8);
+      ASSERT_EQ(need.rhs, (uint64_t)(lr * muster_layout_numroc(4, 256, col, 2)) * 8);
+      ASSERT_EQ(need.tau, (uint64_t)lc * 8);
+      ASSERT_EQ(need.pivots, 0);
+      ASSERT_EQ(need.scratch, 2ull * 6000 * 8); /* two columns of m rows */
+      ASSERT_EQ(need.total, need.matrix + need.rhs + need.tau + need.scratch + need.workspace + MP_FIXED_BYTES);
+    }
+  mp_shape_t t = s;
+  t.m = 0; /* read as n */
+  mp_need(&t, 0, 0, &sq);
+  mp_need(&s, 0, 0, &need);
+  ASSERT_EQ(sq.matrix, (uint64_t)muster_layout_numroc(3000, 256, 0, 2) * muster_layout_numroc(3000, 256, 0, 2) * 8);
+  ASSERT_GT(need.workspace, sq.workspace); /* the panel buffers hold m rows */
+  ASSERT_EQ(mp_rows(&t), 3000);
+  ASSERT_EQ(mp_rows(&s), 6000);
+  ASSERT(mp_factors_a_copy(MUSTER_GELS, 0));
+  ASSERT(mp_factors_a_copy(MUSTER_GELS, MUSTER_NO_FACTOR));
   return 0;
 }

@@ -155,6 +155,25 @@ TEST_IMPL(mp_provider_refusals) {
   return 0;
 }
 
+/* A one-rank gels (n = 8, lda 12) with ldb and a layout of `dist_m` rows:
+ * MUSTER_EINVAL naming `want` (NULL: the shape fits, and lda 12 < 16 rows
+ * is what is refused), info 0, before CUDA is touched. */
+static void expect_gels_refused(const muster_provider_v2_t *v, void *ctx, int64_t ldb, int64_t dist_m,
+                                const char *want) {
+  char err[1024] = "";
+  muster_shard_t s = {.mem = MUSTER_MEM_CUDA, .device = 0, .a = (void *)16, .lda = 12, .b = (void *)16, .ldb = ldb};
+  muster_bootstrap_t b = {.rank = 0, .size = 1, .kind = "group", .key = 43, .allgather = one_rank_allgather};
+  int64_t info = -1, tile = -1;
+  muster_collective_call_t call = {.args = {.routine = MUSTER_GELS, .dtype = MUSTER_C64, .n = 8, .nrhs = 2},
+                                   .mine = &s, .dist = muster_layout_block_dist(8, 1, 0, 12), .boot = &b,
+                                   .info = &info, .tile_used = &tile, .err = err, .errlen = sizeof err};
+  call.dist.m = call.dist.mb = dist_m;
+  ASSERT_EQ(v->collective_solve(ctx, &call), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(err, want ? want : "with lld 12 for 16 local rows");
+  ASSERT_EQ(info, 0);
+  fprintf(stderr, "  gels refused as expected: %s\n", err);
+}
+
 static void expect_loaded(const char *unused) {
   const muster_provider_v2_t *v = load();
   void *ctx = NULL;
@@ -194,6 +213,13 @@ static void expect_loaded(const char *unused) {
   ASSERT_EQ(v->estimate(ctx, &q, &est), MUSTER_EINVAL);
   ASSERT_STR_CONTAINS(est.note, "MUSTER_MP_GRID='3x3'");
   unsetenv("MUSTER_MP_GRID");
+  /* gels: taken by estimate; its shape refused by collective_solve before any GPU work */
+  q = query(1000, 2, NULL);
+  q.routine = MUSTER_GELS;
+  ASSERT_EQ(v->estimate(ctx, &q, &est), 0);
+  expect_gels_refused(v, ctx, 7, 7, "no shape from n 8, ldb 7 (gels: m = ldb >= n)"); /* m < n */
+  expect_gels_refused(v, ctx, 16, 12, "does not fit 1 ranks of 16 x 8"); /* ldb 16, the layout's m 12 */
+  expect_gels_refused(v, ctx, 16, 16, NULL);                             /* fits: refused for lda only */
   v->fini(ctx);
 }
 
