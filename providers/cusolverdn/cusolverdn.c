@@ -1,11 +1,12 @@
 /*
- * providers/cusolverdn/cusolverdn.c - the one-GPU provider: potrs, potri,
- * syevd for f32, f64, c64, c128 through cusolverDn's 64-bit API on ONE GPU
- * (the leader's, or MUSTER_DN_DEVICE), fed by every rank's shard.  This
- * file holds the hooks and the provider structs; a solve's parts are in
- * job.c (checks, target, gather), move.c (every copy), dncall.c (every
- * cusolverDn call), potrs.c, potri.c, syevd.c (the routines), scan.c (the
- * NaN/Inf check), and estimate.c + model.c (the engine choice).
+ * providers/cusolverdn/cusolverdn.c - the one-GPU provider: potrs (with
+ * log det A on request), potri, syevd, getrs, gels for f32, f64, c64, c128
+ * through cusolverDn's 64-bit API on ONE GPU (the leader's, or
+ * MUSTER_DN_DEVICE), fed by every rank's shard.  This file holds the hooks
+ * and the provider structs; a solve's parts are in job.c (checks, target,
+ * gather), move.c (every copy), dncall.c (every cusolverDn call), potrs.c,
+ * potri.c, syevd.c, general.c (the routines), scan.c (the NaN/Inf check,
+ * the log det), and estimate.c + model.c (the engine choice).
  *
  * solve() runs on the leader with every rank's shard (device pointers: the
  * ranks' own in threads mode, CUDA IPC mappings in process mode, made by
@@ -14,25 +15,33 @@
  *   2. the target's cached handle and streams, peer access both ways
  *      between the target and every rank's GPU;
  *   3. A onto the target: one rank already there (block or cyclic) is
- *      solved in its own buffer; otherwise every rank's columns are copied
- *      into the cached n x n buffer, one 2-D copy per run of the layout;
+ *      solved in its own buffer (getrs, gels: only under MUSTER_NO_FACTOR,
+ *      they leave A as it was); otherwise every rank's columns are copied
+ *      into the cached m x n buffer, one 2-D copy per run of the layout;
  *   4. the routine, lower triangle, on the target's non-default stream:
  *        potrs  Xpotrf + Xpotrs on the target's B (a rank's b there, else
  *               a cached buffer), X copied to every rank's b;
  *        potri  Xpotrf, then the legacy <t>potri and the lower triangle
  *               mirrored into the upper, or (MUSTER_DN_POTRI=solve)
  *               Xpotrs against identity panels written straight out;
+ *               with MUSTER_LOGDET, 2 sum log L(i,i) (a kernel) into
+ *               every rank's w;
  *        syevd  Xsyevd (vectors unless MUSTER_NO_VECTORS), W copied to
  *               every rank's w;
+ *        getrs  Xgetrf + Xgetrs, X copied to every rank's b;
+ *        gels   Xgeqrf, the rank check on R's diagonal, ormqr/unmqr and
+ *               cuBLAS trsm, X (n rows) copied to every rank's b;
  *   5. A back into every rank's columns, unless the caller does not want
- *      it (MUSTER_NO_FACTOR, MUSTER_NO_VECTORS) or it never left; every
+ *      it (MUSTER_NO_FACTOR, MUSTER_NO_VECTORS), it never left, or the
+ *      routine leaves A as it was (getrs, gels); every
  *      stream of the target drained before the status is published.
  * On failure the ranks' A is not written (except in place, where
  * cusolverDn worked on it); b and w are unspecified.
  *
  * Every CUDA/cuSOLVER status is checked (MUSTER_ECUDA naming the device,
  * the call and the status); potrf info k > 0 is MUSTER_ENOTPD with *info =
- * k; NaN/Inf in A, X or W is MUSTER_ENONFINITE; a buffer that does not fit
+ * k; getrf info k > 0 and a rank-deficient R are MUSTER_ESINGULAR with
+ * *info = k; NaN/Inf in A, B, X or W is MUSTER_ENONFINITE; a buffer that does not fit
  * on the target is MUSTER_ENOMEM naming the bytes needed and free.  The
  * calling thread's current device is restored.
  */
@@ -41,7 +50,9 @@
 #include "job.h"
 
 #define ALL_DTYPES ((1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128))
-#define ALL_ROUTINES ((1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD))
+#define ALL_ROUTINES                                                                                  \
+  ((1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD) | (1u << MUSTER_GETRS) | (1u << MUSTER_GELS) | \
+   MUSTER_CAP_LOGDET)
 #define DESCRIPTION "cusolverDn on one GPU fed by every rank (threads: peer copies; processes: CUDA IPC)"
 
 /* Fork-safe: never initializes CUDA in a process that may fork ranks later
@@ -101,7 +112,9 @@ static int solve(void *vc, const muster_provider_call_t *call) {
   switch (j.a->routine) {
   case MUSTER_POTRS: rc = dn_potrs(&j); break;
   case MUSTER_POTRI: rc = dn_potri(&j); break;
-  default: rc = dn_syevd(&j); break; /* validate admits only these three */
+  case MUSTER_GETRS: rc = dn_getrs(&j); break;
+  case MUSTER_GELS: rc = dn_gels(&j); break;
+  default: rc = dn_syevd(&j); break; /* validate admits only these five */
   }
 out:
   rc = dn_job_finish(&j, rc);

@@ -23,6 +23,7 @@
 #define MUSTER_DN_INT_H
 
 #include <cuda_runtime_api.h>
+#include <cublas_v2.h>
 #include <cusolverDn.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -51,8 +52,12 @@ typedef struct dn_dev {
   void *hws;  size_t hws_bytes;           /* its host workspace (pinned)      */
   void *rhs;  size_t rhs_bytes;           /* B when no rank's b is here, or
                                              the potri identity panel          */
-  void *w;    size_t w_bytes;             /* eigenvalues when no rank's w is
-                                             here                             */
+  void *w;    size_t w_bytes;             /* eigenvalues (potrs: log det) when
+                                             no rank's w is here              */
+  void *aux;  size_t aux_bytes;           /* getrs: the pivots (n int64);
+                                             gels: the Householder scalars   */
+  cublasHandle_t blas;                    /* gels's trsm, made at the first
+                                             gels on this device              */
   void *scan; size_t scan_bytes;          /* device: info, then scan results  */
   void *hscan; size_t hscan_bytes;        /* pinned host copy of them         */
 } dn_dev_t;
@@ -91,6 +96,10 @@ DN_HIDDEN uint64_t dn_stat(int which);
 /* Handle, params and streams of device dev, made once. */
 DN_HIDDEN int dn_dev_ready(dn_ctx_t *c, int dev, cuc_err_t *E);
 
+/* The cuBLAS handle of device dev (on its solver stream), made once
+ * (counted in DN_STAT_HANDLES); dn_dev_ready first. */
+DN_HIDDEN int dn_blas_ready(dn_ctx_t *c, int dev, cuc_err_t *E);
+
 /* Device bytes d holds (what estimate() counts as reusable). */
 DN_HIDDEN uint64_t dn_dev_held(const dn_dev_t *d);
 
@@ -121,8 +130,12 @@ DN_HIDDEN int dn_potri_path(int64_t n, muster_dtype_t dtype, int *path, char *wh
 
 /* The solve runs on the caller's own buffer (no gather, no scatter): one
  * rank, on the target, and a routine that does not need A and its result
- * apart (potri's solve path does). */
-static inline int dn_in_place(muster_routine_t routine, int nranks, int rank0_on_target, int potri_path) {
+ * apart (potri's solve path does).  getrs and gels leave A as it was
+ * (muster.h): they factor the caller's buffer only under MUSTER_NO_FACTOR,
+ * else a copy on the target. */
+static inline int dn_in_place(muster_routine_t routine, unsigned flags, int nranks, int rank0_on_target,
+                              int potri_path) {
+  if ((routine == MUSTER_GETRS || routine == MUSTER_GELS) && !(flags & MUSTER_NO_FACTOR)) return 0;
   return nranks == 1 && rank0_on_target && !(routine == MUSTER_POTRI && potri_path == DN_POTRI_SOLVE);
 }
 
@@ -133,6 +146,7 @@ typedef struct dn_shape {
   muster_routine_t routine;
   muster_dtype_t dtype;
   int64_t n, nrhs;
+  int64_t m;            /* rows of A and B: gels's m (ldb), else n; 0 = n  */
   unsigned flags;
   int nranks;
   int on_target;        /* ranks whose shard is on the target GPU          */
@@ -141,17 +155,19 @@ typedef struct dn_shape {
 } dn_shape_t;
 
 /* Device bytes a call needs on the target, the one memory rule: the
- * gathered matrix (n*n elements unless in place), cusolverDn's workspace
- * (dn_workspace_bound), the rhs / panel and eigenvalue buffers when no
- * rank's b / w lies on the target, and DN_FIXED_BYTES. */
+ * gathered matrix (m*n elements unless in place), cusolverDn's workspace
+ * (dn_workspace_bound), the rhs / panel and eigenvalue (or log det)
+ * buffers when no rank's b / w lies on the target, getrs's pivots and
+ * gels's Householder scalars, and DN_FIXED_BYTES. */
 typedef struct dn_need {
   uint64_t matrix, workspace, extra, total;
 } dn_need_t;
 DN_HIDDEN void dn_need(const dn_shape_t *s, dn_need_t *need);
 
-/* Upper bound of cusolverDn's device workspace for the routine (checked
- * against its _bufferSize on a GPU by gpu-test --provider cusolverdn). */
-DN_HIDDEN uint64_t dn_workspace_bound(muster_routine_t routine, muster_dtype_t dtype, int64_t n);
+/* Upper bound of cusolverDn's device workspace for the routine on an
+ * m x n A (m = n but for gels; checked against its _bufferSize on a GPU by
+ * gpu-test --provider cusolverdn). */
+DN_HIDDEN uint64_t dn_workspace_bound(muster_routine_t routine, muster_dtype_t dtype, int64_t m, int64_t n);
 #define DN_FIXED_BYTES (64ull << 20) /* cuSOLVER's own allocations, scan buffers */
 
 /* Expected wall seconds (time model, see model.c) and the part spent

@@ -14,6 +14,10 @@ static const char *const op_name[] = {
     [DN_POTRS] = "cusolverDnXpotrs",
     [DN_POTRI] = "cusolverDn<t>potri",
     [DN_SYEVD] = "cusolverDnXsyevd",
+    [DN_GETRF] = "cusolverDnXgetrf",
+    [DN_GETRS] = "cusolverDnXgetrs",
+    [DN_GEQRF] = "cusolverDnXgeqrf",
+    [DN_ORMQR] = "cusolverDn<t>ormqr/unmqr",
 };
 
 const char *dn_op_name(dn_op_t op) { return op_name[op]; }
@@ -41,6 +45,34 @@ static cusolverStatus_t potri(dn_job_t *j, void *ws, int lwork, int *dinfo) {
   }
 }
 
+/* The legacy ormqr/unmqr (the 64-bit API has none): b (m x nrhs) <- Q^H b,
+ * Q from geqrf's reflectors in A and the scalars in aux; int sizes, lwork
+ * in elements (j->sh.a_rows = m <= INT_MAX, checked by validate). */
+#define ORMQR_ARGS(T, trans) \
+  h, CUBLAS_SIDE_LEFT, trans, (int)j->sh.a_rows, (int)m->nrhs, (int)j->a->n, (const T *)j->A, (int)j->lda, \
+      (const T *)j->d->aux
+static cusolverStatus_t ormqr_size(dn_job_t *j, const dn_call_t *m, int *lwork) {
+  cusolverDnHandle_t h = j->d->handle;
+  switch (j->a->dtype) {
+  case MUSTER_F32: return cusolverDnSormqr_bufferSize(ORMQR_ARGS(float, CUBLAS_OP_T), m->b, (int)m->ldb, lwork);
+  case MUSTER_F64: return cusolverDnDormqr_bufferSize(ORMQR_ARGS(double, CUBLAS_OP_T), m->b, (int)m->ldb, lwork);
+  case MUSTER_C64: return cusolverDnCunmqr_bufferSize(ORMQR_ARGS(cuComplex, CUBLAS_OP_C), m->b, (int)m->ldb, lwork);
+  default: return cusolverDnZunmqr_bufferSize(ORMQR_ARGS(cuDoubleComplex, CUBLAS_OP_C), m->b, (int)m->ldb, lwork);
+  }
+}
+
+static cusolverStatus_t ormqr(dn_job_t *j, const dn_call_t *m, void *ws, int lwork, int *dinfo) {
+  cusolverDnHandle_t h = j->d->handle;
+  int ldb = (int)m->ldb;
+  switch (j->a->dtype) {
+  case MUSTER_F32: return cusolverDnSormqr(ORMQR_ARGS(float, CUBLAS_OP_T), m->b, ldb, ws, lwork, dinfo);
+  case MUSTER_F64: return cusolverDnDormqr(ORMQR_ARGS(double, CUBLAS_OP_T), m->b, ldb, ws, lwork, dinfo);
+  case MUSTER_C64: return cusolverDnCunmqr(ORMQR_ARGS(cuComplex, CUBLAS_OP_C), m->b, ldb, ws, lwork, dinfo);
+  default: return cusolverDnZunmqr(ORMQR_ARGS(cuDoubleComplex, CUBLAS_OP_C), m->b, ldb, ws, lwork, dinfo);
+  }
+}
+#undef ORMQR_ARGS
+
 static cusolverStatus_t buffer_size(dn_job_t *j, const dn_call_t *m, size_t *dev_bytes, size_t *host_bytes) {
   dn_dev_t *d = j->d;
   cudaDataType t = cuc_cuda_type(j->a->dtype);
@@ -59,6 +91,19 @@ static cusolverStatus_t buffer_size(dn_job_t *j, const dn_call_t *m, size_t *dev
   case DN_SYEVD:
     return cusolverDnXsyevd_bufferSize(d->handle, d->params, m->jobz, LOWER, j->a->n, t, j->A, j->lda,
                                        cuc_real_type(j->a->dtype), m->w, t, dev_bytes, host_bytes);
+  case DN_GETRF:
+    return cusolverDnXgetrf_bufferSize(d->handle, d->params, j->a->n, j->a->n, t, j->A, j->lda, t, dev_bytes,
+                                       host_bytes);
+  case DN_GETRS: return CUSOLVER_STATUS_SUCCESS; /* no workspace */
+  case DN_GEQRF:
+    return cusolverDnXgeqrf_bufferSize(d->handle, d->params, j->sh.a_rows, j->a->n, t, j->A, j->lda, t, d->aux, t,
+                                       dev_bytes, host_bytes);
+  case DN_ORMQR: {
+    int lwork = 0;
+    cusolverStatus_t st = ormqr_size(j, m, &lwork);
+    *dev_bytes = (size_t)(lwork > 0 ? lwork : 0) * j->esz;
+    return st;
+  }
   }
   return CUSOLVER_STATUS_INVALID_VALUE;
 }
@@ -76,6 +121,16 @@ static cusolverStatus_t compute(dn_job_t *j, const dn_call_t *m, size_t dev_byte
   case DN_SYEVD:
     return cusolverDnXsyevd(d->handle, d->params, m->jobz, LOWER, j->a->n, t, j->A, j->lda,
                             cuc_real_type(j->a->dtype), m->w, t, d->ws, dev_bytes, d->hws, host_bytes, dinfo);
+  case DN_GETRF:
+    return cusolverDnXgetrf(d->handle, d->params, j->a->n, j->a->n, t, j->A, j->lda, (int64_t *)d->aux, t, d->ws,
+                            dev_bytes, d->hws, host_bytes, dinfo);
+  case DN_GETRS:
+    return cusolverDnXgetrs(d->handle, d->params, CUBLAS_OP_N, j->a->n, m->nrhs, t, j->A, j->lda,
+                            (const int64_t *)d->aux, t, m->b, m->ldb, dinfo);
+  case DN_GEQRF:
+    return cusolverDnXgeqrf(d->handle, d->params, j->sh.a_rows, j->a->n, t, j->A, j->lda, t, d->aux, t, d->ws,
+                            dev_bytes, d->hws, host_bytes, dinfo);
+  case DN_ORMQR: return ormqr(j, m, d->ws, (int)(dev_bytes / j->esz), dinfo);
   }
   return CUSOLVER_STATUS_INVALID_VALUE;
 }
@@ -108,6 +163,9 @@ int dn_info(dn_job_t *j, dn_op_t op, int info) {
   if (info > 0 && op == DN_POTRF)
     return cuc_fail(j->E, MUSTER_ENOTPD, "%s on device %d: not positive definite (leading minor %d)", op_name[op],
                     j->dev, info);
+  if (info > 0 && op == DN_GETRF)
+    return cuc_fail(j->E, MUSTER_ESINGULAR, "%s on device %d: singular: U(%d,%d) of the LU factorization is exactly "
+                    "zero", op_name[op], j->dev, info, info);
   if (info > 0 && op == DN_POTRI)
     return cuc_fail(j->E, MUSTER_ENOTPD, "%s on device %d: the factor is singular at %d (not positive definite, "
                     "leading minor %d)", op_name[op], j->dev, info, info);

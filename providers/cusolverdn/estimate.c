@@ -10,7 +10,10 @@
  * by a rank on that GPU) plus what this provider already holds there
  * (reused, not allocated again); 0 (unknown) skips the check.  Otherwise
  * est->seconds is the model's (model.c), est->peak_bytes dn_need's total.
- * No CUDA call: the query has everything.
+ * No CUDA call: the query has everything but gels's m (ldb), which the
+ * provider ABI's query does not carry: the estimate takes m = n, a lower
+ * bound, and says so in its note; solve() then refuses (MUSTER_ENOMEM,
+ * naming the bytes) a tall A whose m x n copy does not fit.
  */
 #include <stdio.h>
 
@@ -44,8 +47,11 @@ int dn_estimate(void *vc, const muster_provider_query_t *q, muster_provider_esti
   est->peak_bytes = 0;
   est->note[0] = '\0';
   if (!q || q->nranks < 1 || q->nranks > MUSTER_MAX_RANKS || !q->devices || q->n < 1 ||
-      !muster_dtype_bytes(q->dtype) || !muster_routine_str(q->routine) || (q->routine == MUSTER_POTRS && q->nrhs < 1))
+      !muster_dtype_bytes(q->dtype) || !muster_routine_str(q->routine))
     return refuse(est, "malformed query");
+  const int takes_b = (muster_routine_takes(q->routine) & MUSTER_TAKES_B) != 0;
+  if (takes_b && q->nrhs < 1) return refuse(est, "malformed query");
+  if ((q->flags & MUSTER_LOGDET) && q->routine != MUSTER_POTRS) return refuse(est, "MUSTER_LOGDET is for potrs only");
   if (q->mem != MUSTER_MEM_CUDA) return refuse(est, "needs CUDA device memory");
   if (q->span != MUSTER_SPAN_THREADS && q->span != MUSTER_SPAN_PROCESSES)
     return refuse(est, "one node only (threads or processes)");
@@ -53,10 +59,11 @@ int dn_estimate(void *vc, const muster_provider_query_t *q, muster_provider_esti
   if (dn_target_device(q->devices[0], &target, why, sizeof why) < 0 || dn_potri_path(q->n, q->dtype, &path, why, sizeof why) < 0)
     return refuse(est, why);
   if ((uint64_t)q->n > (UINT64_MAX >> 8) / (uint64_t)q->n) return refuse(est, "n too large");
-  dn_shape_t s = {q->routine, q->dtype, q->n, q->routine == MUSTER_POTRS ? q->nrhs : 0, q->flags, q->nranks,
-                  0, 0, path};
+  /* gels's m (= ldb) is not in the query: taken as n, a lower bound of
+   * its memory and time (solve() checks the real bytes again) */
+  dn_shape_t s = {q->routine, q->dtype, q->n, takes_b ? q->nrhs : 0, q->n, q->flags, q->nranks, 0, 0, path};
   for (int r = 0; r < q->nranks; r++) s.on_target += q->devices[r] == target;
-  s.in_place = dn_in_place(q->routine, q->nranks, q->devices[0] == target, path);
+  s.in_place = dn_in_place(q->routine, q->flags, q->nranks, q->devices[0] == target, path);
   dn_need_t need;
   dn_need(&s, &need);
   est->peak_bytes = need.total;
@@ -74,8 +81,8 @@ int dn_estimate(void *vc, const muster_provider_query_t *q, muster_provider_esti
   double moves = 0;
   uint64_t crossing = 0;
   est->seconds = dn_model_seconds(&s, &moves, &crossing);
-  snprintf(est->note, sizeof est->note, "model: %.4f s on device %d (moves %.4f s, %.2f GB between GPUs%s)%s",
+  snprintf(est->note, sizeof est->note, "model: %.4f s on device %d (moves %.4f s, %.2f GB between GPUs%s)%s%s",
            est->seconds, target, moves, GB(crossing), s.in_place ? ", in place" : "",
-           free_b ? "" : "; free memory unknown");
+           free_b ? "" : "; free memory unknown", q->routine == MUSTER_GELS ? "; m taken as n" : "");
   return 0;
 }

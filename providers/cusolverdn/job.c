@@ -8,19 +8,58 @@
 #include "job.h"
 
 /* One rank's shard against the call: CUDA memory on a known device, a,
- * lda, then what every GPU provider checks (cuc_check_shard). */
+ * lda, b and w as the routine's shape wants them, then what every GPU
+ * provider checks (cuc_check_shard). */
 static int check_shard(dn_job_t *j, int r) {
   const muster_shard_t *s = &j->call->shards[r];
   const muster_solve_args_t *a = j->a;
+  const char *name = muster_routine_str(a->routine);
   cuc_err_t *E = j->E;
   if (s->mem != MUSTER_MEM_CUDA)
     return cuc_fail(E, MUSTER_EUNSUPPORTED, "rank %d: shard memory kind %d is not CUDA device memory", r, (int)s->mem);
   if (s->device < 0 || s->device >= CUC_MAX_ORDINAL)
     return cuc_fail(E, MUSTER_EINVAL, "rank %d: device %d out of range 0..%d", r, s->device, CUC_MAX_ORDINAL - 1);
   if (!s->a && s->ncols > 0) return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): a is NULL", r, s->device);
-  if (s->lda < a->n)
-    return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): lda=%" PRId64 " < n=%" PRId64, r, s->device, s->lda, a->n);
+  if (s->lda < j->sh.a_rows)
+    return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): lda=%" PRId64 " < %s=%" PRId64, r, s->device, s->lda,
+                    a->routine == MUSTER_GELS ? "m" : "n", j->sh.a_rows);
+  if (j->sh.b_rows && (!s->b || s->ldb < j->sh.b_rows))
+    return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): %s needs b with ldb >= n (b=%p ldb=%" PRId64 ")", r,
+                    s->device, name, s->b, s->ldb);
+  if (a->routine == MUSTER_GELS && s->ldb != j->sh.b_rows)
+    return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): gels: ldb=%" PRId64 " but rank 0's is %" PRId64
+                    " (ldb is m, the same on every rank)", r, s->device, s->ldb, j->sh.b_rows);
+  if ((a->flags & MUSTER_LOGDET) && !s->w)
+    return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): potrs with MUSTER_LOGDET needs w (one real)", r,
+                    s->device);
   return cuc_check_shard(a, &j->L, r, s, E);
+}
+
+/* The routine and flags (what the shards hold is check_shard's): n, m,
+ * nrhs within what the cusolverDn calls take. */
+static int check_args(dn_job_t *j) {
+  const muster_solve_args_t *a = j->a;
+  cuc_err_t *E = j->E;
+  const char *name = muster_routine_str(a->routine);
+  if (!name) return cuc_fail(E, MUSTER_EUNSUPPORTED, "routine %d", (int)a->routine);
+  if (a->flags & ~MUSTER_FLAGS_KNOWN) return cuc_fail(E, MUSTER_EUNSUPPORTED, "flags 0x%x not implemented", a->flags);
+  if ((a->flags & MUSTER_LOGDET) && a->routine != MUSTER_POTRS)
+    return cuc_fail(E, MUSTER_EINVAL, "MUSTER_LOGDET is for potrs only (%s)", name);
+  /* n*n elements must be addressable; the legacy potri and ormqr take int */
+  int legacy = a->routine == MUSTER_POTRI || a->routine == MUSTER_GELS;
+  int64_t nmax = legacy ? INT_MAX : INT64_C(1) << 31;
+  if (a->n < 1 || a->n > nmax)
+    return cuc_fail(E, MUSTER_EINVAL, "n=%" PRId64 " out of range 1..%" PRId64 " (%s)", a->n, nmax,
+                    a->routine == MUSTER_POTRI ? "the legacy potri takes int"
+                    : legacy                   ? "the legacy ormqr takes int"
+                                               : "n*n elements on one GPU");
+  if (muster_routine_shape(a->routine, a->n, a->nrhs, j->call->shards[0].ldb, &j->sh) < 0 ||
+      (legacy && j->sh.a_rows > INT_MAX))
+    return cuc_fail(E, MUSTER_EINVAL, "gels: m = rank 0's ldb = %" PRId64 " out of range n=%" PRId64 "..%d",
+                    j->call->shards[0].ldb, a->n, INT_MAX);
+  if (j->sh.b_rows && (a->nrhs < 1 || a->nrhs > (legacy ? INT_MAX : INT64_C(1) << 31)))
+    return cuc_fail(E, MUSTER_EINVAL, "%s: nrhs=%" PRId64 " out of range", name, a->nrhs);
+  return 0;
 }
 
 int dn_job_validate(dn_job_t *j) {
@@ -34,14 +73,7 @@ int dn_job_validate(dn_job_t *j) {
   j->esz = muster_dtype_bytes(a->dtype);
   j->rsz = muster_dtype_real_bytes(a->dtype);
   if (!j->esz) return cuc_fail(E, MUSTER_EINVAL, "unknown dtype %d", (int)a->dtype);
-  if (!muster_routine_str(a->routine)) return cuc_fail(E, MUSTER_EUNSUPPORTED, "routine %d", (int)a->routine);
-  /* n*n elements must be addressable; the legacy potri takes int */
-  int64_t nmax = a->routine == MUSTER_POTRI ? INT_MAX : INT64_C(1) << 31;
-  if (a->n < 1 || a->n > nmax)
-    return cuc_fail(E, MUSTER_EINVAL, "n=%" PRId64 " out of range 1..%" PRId64 " (%s)", a->n, nmax,
-                    a->routine == MUSTER_POTRI ? "the legacy potri takes int" : "n*n elements on one GPU");
-  if (a->routine == MUSTER_POTRS && a->nrhs < 1)
-    return cuc_fail(E, MUSTER_EINVAL, "potrs: nrhs=%" PRId64 " out of range", a->nrhs);
+  CUC_CHECK(check_args(j));
   if (a->layout != MUSTER_LAYOUT_BLOCK && a->layout != MUSTER_LAYOUT_CYCLIC)
     return cuc_fail(E, MUSTER_EINVAL, "unknown layout %d", (int)a->layout);
   if (a->layout == MUSTER_LAYOUT_CYCLIC && (a->tile < 1 || a->tile > a->n))
@@ -57,16 +89,17 @@ int dn_job_validate(dn_job_t *j) {
     return cuc_fail(E, MUSTER_EINVAL, "%s", why);
   j->d = &j->c->dev[j->dev];
   j->home = -1;
-  dn_shape_t s = {a->routine, a->dtype, a->n, a->routine == MUSTER_POTRS ? a->nrhs : 0, a->flags, R, 0, 0, path};
+  dn_shape_t s = {a->routine, a->dtype, a->n, j->sh.nrhs, j->sh.a_rows, a->flags, R, 0, 0, path};
   for (int r = R - 1; r >= 0; r--)
     if (call->shards[r].device == j->dev) {
       s.on_target++;
       j->home = r;
     }
-  s.in_place = dn_in_place(a->routine, R, call->shards[0].device == j->dev, path);
-  if (s.in_place && a->routine == MUSTER_POTRI && call->shards[0].lda > INT_MAX)
-    return cuc_fail(E, MUSTER_EINVAL, "rank 0 (device %d): lda=%" PRId64 " > %d (the legacy potri takes int)",
-                    call->shards[0].device, call->shards[0].lda, INT_MAX);
+  s.in_place = dn_in_place(a->routine, a->flags, R, call->shards[0].device == j->dev, path);
+  if (s.in_place && (a->routine == MUSTER_POTRI || a->routine == MUSTER_GELS) && call->shards[0].lda > INT_MAX)
+    return cuc_fail(E, MUSTER_EINVAL, "rank 0 (device %d): lda=%" PRId64 " > %d (the legacy %s takes int)",
+                    call->shards[0].device, call->shards[0].lda, INT_MAX,
+                    a->routine == MUSTER_POTRI ? "potri" : "ormqr");
   j->shape = s;
 out:
   return rc;
@@ -90,8 +123,8 @@ int dn_job_prepare(dn_job_t *j) {
     dn_stat_add(DN_STAT_IN_PLACE, 1);
     return 0;
   }
-  j->lda = j->a->n;
-  CUC_CHECK(cuc_grow_checked(j->dev, &j->d->mat, &j->d->mat_bytes, (size_t)(j->a->n * j->a->n) * j->esz,
+  j->lda = j->sh.a_rows;
+  CUC_CHECK(cuc_grow_checked(j->dev, &j->d->mat, &j->d->mat_bytes, (size_t)(j->sh.a_rows * j->a->n) * j->esz,
                              "the gathered matrix", E));
   j->A = j->d->mat;
   CUC_CHECK(dn_move_cols(j, 0, j->A, j->lda, 0, j->a->n));

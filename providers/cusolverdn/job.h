@@ -23,6 +23,7 @@ typedef struct dn_job {
   muster_layout_geom_t L;  /* the caller's layout (block: tile = S, so runs
                               are whole blocks)                             */
   dn_shape_t shape;        /* for the memory rule                           */
+  muster_shape_t sh;       /* rows of A, B and X (muster_routine_shape)     */
   int home;                /* lowest rank whose shard is on the target, -1  */
   void *A;                 /* what cusolverDn works on: the caller's buffer
                               (in place) or d->mat                          */
@@ -56,27 +57,37 @@ DN_HIDDEN int dn_job_finish(dn_job_t *j, int rc);
  * for them before returning. */
 DN_HIDDEN int dn_move_cols(dn_job_t *j, int to_ranks, void *buf, int64_t ld, int64_t c0, int64_t c1);
 
-/* potrs: B (n x nrhs) from rank 0's b into dst (ld ldd) on the target. */
+/* B (sh.b_rows x nrhs) from rank 0's b into dst (ld ldd) on the target. */
 DN_HIDDEN int dn_fetch_rhs(dn_job_t *j, void *dst, int64_t ldd);
 
-/* Replicate a result held on the target to every rank: potrs X (src, ld
- * lds) into each b, syevd W (src, n reals) into each w; the rank whose
+/* B on the target, where the solve overwrites it with X: the home rank's
+ * b when one rank's shard lies there (rank 0's B copied into it unless it
+ * is rank 0: B is taken from rank 0, as every provider does), else the
+ * context's rhs buffer (grown under the memory rule). */
+DN_HIDDEN int dn_rhs_on_target(dn_job_t *j, void **b, int64_t *ldb);
+
+/* Replicate a result held on the target to every rank: X (src, ld lds,
+ * sh.x_rows rows) into the first rows of each b, W (src, count reals:
+ * syevd's n eigenvalues, potrs's one log det) into each w; the rank whose
  * buffer is src itself is skipped.  Waits for the copies. */
 DN_HIDDEN int dn_replicate_x(dn_job_t *j, const void *src, int64_t lds);
-DN_HIDDEN int dn_replicate_w(dn_job_t *j, const void *src);
+DN_HIDDEN int dn_replicate_w(dn_job_t *j, const void *src, int64_t count);
 
 /* Wait for the solver stream (host side). */
 DN_HIDDEN int dn_sync_solver(dn_job_t *j);
 
 /* ---- dncall.c: bufferSize -> workspace -> call -> info, for every routine ------------ */
 
-typedef enum { DN_POTRF, DN_POTRS, DN_POTRI, DN_SYEVD } dn_op_t;
+typedef enum { DN_POTRF, DN_POTRS, DN_POTRI, DN_SYEVD, DN_GETRF, DN_GETRS, DN_GEQRF, DN_ORMQR } dn_op_t;
 
-/* One cusolverDn call on j->A (lower triangle) and what only its routine
- * takes. */
+/* One cusolverDn call on j->A (Cholesky and syevd: its lower triangle;
+ * getrf, geqrf: all of it, m x n) and what only its routine takes.  getrf
+ * and getrs keep their pivots, geqrf and ormqr their Householder scalars,
+ * in the target's aux buffer. */
 typedef struct dn_call {
   dn_op_t op;
-  void *b;                 /* potrs: right-hand sides on the target          */
+  void *b;                 /* potrs, getrs, ormqr: right-hand sides on the
+                              target                                         */
   int64_t ldb, nrhs;
   cusolverEigMode_t jobz;  /* syevd                                          */
   void *w;                 /* syevd: eigenvalues on the target               */
@@ -90,8 +101,9 @@ typedef struct dn_call {
 DN_HIDDEN int dn_run(dn_job_t *j, const dn_call_t *m, int *info);
 
 /* A routine's info into *call->info: 0 ok; k > 0 from potrf
- * MUSTER_ENOTPD (leading minor k); from syevd "did not converge"
- * MUSTER_EPROVIDER; k < 0 "parameter -k refused" MUSTER_EPROVIDER. */
+ * MUSTER_ENOTPD (leading minor k); from getrf MUSTER_ESINGULAR (U(k,k) is
+ * exactly zero); from syevd "did not converge" MUSTER_EPROVIDER; k < 0
+ * "parameter -k refused" MUSTER_EPROVIDER. */
 DN_HIDDEN int dn_info(dn_job_t *j, dn_op_t op, int info);
 
 /* The name of the cusolverDn function behind op ("cusolverDnXpotrf"). */
@@ -103,8 +115,11 @@ DN_HIDDEN int dn_potrf(dn_job_t *j); /* potrs.c: L in j->A, checked (info, NaN/I
 DN_HIDDEN int dn_potrs(dn_job_t *j); /* potrs.c: L in A unless MUSTER_NO_FACTOR, X in every b */
 DN_HIDDEN int dn_potri(dn_job_t *j); /* potri.c: the full Hermitian inverse in A */
 DN_HIDDEN int dn_syevd(dn_job_t *j); /* syevd.c: vectors in A, values in every w */
+DN_HIDDEN int dn_getrs(dn_job_t *j); /* general.c: X in every b, A never written back */
+DN_HIDDEN int dn_gels(dn_job_t *j);  /* general.c: X in every b's first n rows, likewise */
 
-/* ---- the NaN/Inf check on the target (scan.c) ----------------------------------------- */
+
+/* ---- small kernels on the target (scan.c): NaN/Inf checks, the log det ----------------- */
 
 /* The first NaN/Inf (column-major order) of an m x k matrix of type dtype
  * (a muster_dtype_t; f32/f64 for eigenvalues) with leading dimension ld on
@@ -112,5 +127,15 @@ DN_HIDDEN int dn_syevd(dn_job_t *j); /* syevd.c: vectors in A, values in every w
  * n x n matrix: m = 1, k = n, ld = lda + 1 (the column is the index). */
 DN_HIDDEN int dn_scan_finite(dn_job_t *j, int dtype, const void *x, int64_t ld, int64_t m, int64_t k,
                              int64_t *row, int64_t *col);
+
+/* The same on input: MUSTER_ENONFINITE naming the first NaN/Inf element
+ * (1-based row and column) of `what` ("A", "B"), else 0. */
+DN_HIDDEN int dn_refuse_nonfinite(dn_job_t *j, const char *what, const void *x, int64_t ld, int64_t rows,
+                                  int64_t cols);
+
+/* potrs with MUSTER_LOGDET: 2 sum log L(i,i) of the factor in j->A (its
+ * real diagonal, summed in double on the target) into out on the target,
+ * one real of the dtype's real type; waits for it. */
+DN_HIDDEN int dn_logdet(dn_job_t *j, void *out);
 
 #endif

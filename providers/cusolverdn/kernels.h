@@ -1,5 +1,5 @@
 /* providers/cusolverdn/kernels.h - the provider's own kernels (kernels.cu),
- * callable from C: the NaN/Inf check of scan.c. */
+ * callable from C: the NaN/Inf check and the log det of scan.c. */
 #ifndef MUSTER_DN_KERNELS_H
 #define MUSTER_DN_KERNELS_H
 
@@ -20,6 +20,15 @@ __attribute__((visibility("hidden"))) cudaError_t dn_scan_finite_launch(int dtyp
                                                                         int64_t m, int64_t k,
                                                                         unsigned long long *out,
                                                                         cudaStream_t stream);
+
+/* out (device) = 2 sum_i log re(a(i,i)) of an n x n Cholesky factor a
+ * (leading dimension ld), summed in double by one block: a float for
+ * f32/c64, a double for f64/c128.  Ordered on stream; no host sync.  The
+ * diagonal is known positive (potrf succeeded).  Nothing here is
+ * cusolverdn's own: it could move to providers/cudacommon for the other
+ * GPU providers. */
+__attribute__((visibility("hidden"))) cudaError_t dn_logdet_launch(int dtype, const void *a, int64_t ld, int64_t n,
+                                                                   void *out, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -3,10 +3,12 @@
  * estimate() (dnInt.h).  Pure arithmetic, no CUDA: estimate() must be cheap
  * and runs before anything is exported.
  *
- * Memory.  The target holds the gathered matrix (n*n elements, unless the
+ * Memory.  The target holds the gathered matrix (m*n elements, unless the
  * solve runs in place), cusolverDn's workspace, the right-hand sides or the
  * potri panel when no rank's buffer on the target can take them, the
- * eigenvalues likewise, and DN_FIXED_BYTES for cuSOLVER's own allocations.
+ * eigenvalues (or potrs's log det) likewise, getrs's pivots or gels's
+ * Householder scalars, and DN_FIXED_BYTES for cuSOLVER's (and gels's
+ * cuBLAS handle's) own allocations.
  * The workspace is bounded, not asked for (asking needs a handle on the
  * GPU); gpu-test checks the bounds against cusolverDn's _bufferSize.
  *
@@ -24,6 +26,16 @@
  * 0.2665 / 2.0628 s at n = 8192 / 16384 / 32768 / 65536; potri 0.0596 /
  * 0.2639 s at 8192 / 16384; syevd 0.6162 / 3.2194 s at 8192 / 16384);
  * f_t scales by routine and dtype (dtype_factor below, measured).
+ *
+ * getrs and gels are NOT calibrated on a GPU yet: their engine time is
+ * their flop count at potrs's fitted rate curve (flops_seconds: potrf's
+ * n^3/3 flops take k n^2 (n + h), so F flops take 3 k F (n + h) / n), with
+ * potrs's dtype factors, plus the memory-bound triangular solves:
+ *   getrs  (2/3) n^3 (getrf) + 2 n^2 nrhs element reads at HBM speed;
+ *   gels   2 m n^2 - (2/3) n^3 (geqrf) + 2 m n nrhs element reads
+ *          (ormqr/unmqr, trsm).
+ * Pivoting and Householder panels run below potrf's rate on a GPU, so
+ * these are optimistic until tools/gpu/calibrate-dn.sh measures them.
  */
 #include "dnInt.h"
 
@@ -61,23 +73,40 @@ static double dtype_factor(muster_routine_t r, muster_dtype_t t) {
   return f[r][t];
 }
 
-uint64_t dn_workspace_bound(muster_routine_t routine, muster_dtype_t dtype, int64_t n) {
+/* potrf's n^3/3 flops take fit k n^2 (n + h): F flops of a factorization
+ * of order n at the same rate curve. */
+static double flops_seconds(double flops, double n) {
+  return 3.0 * fit[MUSTER_POTRS].k * flops * (n + fit[MUSTER_POTRS].h) / n;
+}
+
+uint64_t dn_workspace_bound(muster_routine_t routine, muster_dtype_t dtype, int64_t m, int64_t n) {
   uint64_t e = muster_dtype_bytes(dtype), nn = (uint64_t)n;
   /* Xsyevd asks 4 n^2 + 128 n elements, with or without vectors (its
    * _bufferSize on an H100, CUDA 13.0, every dtype, n = 4096 .. 32768):
    * with the matrix, 5 n^2 elements, so f64 n = 65536 (171 GB) fits no
    * single GPU of 2026 */
   if (routine == MUSTER_SYEVD) return 4 * nn * nn * e + 256 * nn * e + (32ull << 20);
-  /* potrf and the legacy potri (the solve path's panel is dn_need's extra) */
+  /* gels: Xgeqrf's and ormqr's panels (checked like the others) */
+  if (routine == MUSTER_GELS) return 1024 * (uint64_t)(m > n ? m : n) * e + (32ull << 20);
+  /* potrf, getrf and the legacy potri (the solve path's panel is dn_need's
+   * extra) */
   return 1024 * nn * e + (32ull << 20);
 }
 
+/* Rows of A: gels's m, else (or unknown) n. */
+static int64_t rows_of(const dn_shape_t *s) { return s->m > 0 ? s->m : s->n; }
+
 void dn_need(const dn_shape_t *s, dn_need_t *need) {
   uint64_t e = muster_dtype_bytes(s->dtype), r = muster_dtype_real_bytes(s->dtype), n = (uint64_t)s->n;
-  need->matrix = s->in_place ? 0 : n * n * e;
-  need->workspace = dn_workspace_bound(s->routine, s->dtype, s->n);
+  uint64_t m = (uint64_t)rows_of(s);
+  need->matrix = s->in_place ? 0 : m * n * e;
+  need->workspace = dn_workspace_bound(s->routine, s->dtype, (int64_t)m, s->n);
   need->extra = 0;
-  if (s->routine == MUSTER_POTRS && s->on_target == 0) need->extra = n * (uint64_t)s->nrhs * e;
+  if ((muster_routine_takes(s->routine) & MUSTER_TAKES_B) && s->on_target == 0)
+    need->extra = (s->routine == MUSTER_GELS ? m : n) * (uint64_t)s->nrhs * e;
+  if (s->routine == MUSTER_POTRS && (s->flags & MUSTER_LOGDET) && s->on_target == 0) need->extra += r;
+  if (s->routine == MUSTER_GETRS) need->extra += n * 8; /* the pivots           */
+  if (s->routine == MUSTER_GELS) need->extra += n * e;  /* the Householder scalars */
   if (s->routine == MUSTER_POTRI && s->potri_path == DN_POTRI_SOLVE)
     need->extra = n * (uint64_t)(s->n < DN_PANEL ? s->n : DN_PANEL) * e;
   if (s->routine == MUSTER_SYEVD && s->on_target == 0) need->extra = n * r;
@@ -89,21 +118,36 @@ static int writes_a_back(const dn_shape_t *s) {
   if (s->in_place) return 0;
   if (s->routine == MUSTER_POTRS) return !(s->flags & MUSTER_NO_FACTOR);
   if (s->routine == MUSTER_SYEVD) return !(s->flags & MUSTER_NO_VECTORS);
+  if (s->routine == MUSTER_GETRS || s->routine == MUSTER_GELS) return 0; /* A is left as it was */
   return 1; /* potri: the legacy path scatters, the solve path writes each panel out */
+}
+
+/* Engine seconds of the routine on the target (no moves). */
+static double engine_seconds(const dn_shape_t *s) {
+  double n = (double)s->n, m = (double)rows_of(s), nrhs = (double)s->nrhs;
+  double e = (double)muster_dtype_bytes(s->dtype);
+  if (s->routine == MUSTER_GETRS)
+    return T_FIX + dtype_factor(MUSTER_POTRS, s->dtype) * flops_seconds(2.0 / 3.0 * n * n * n, n) +
+           2.0 * n * n * nrhs * e / HBM_BPS;
+  if (s->routine == MUSTER_GELS)
+    return T_FIX + dtype_factor(MUSTER_POTRS, s->dtype) * flops_seconds(2.0 * m * n * n - 2.0 / 3.0 * n * n * n, n) +
+           2.0 * m * n * nrhs * e / HBM_BPS;
+  double engine = T_FIX + fit[s->routine].k * dtype_factor(s->routine, s->dtype) * n * n * (n + fit[s->routine].h);
+  if (s->routine == MUSTER_SYEVD && (s->flags & MUSTER_NO_VECTORS))
+    engine = T_FIX + (engine - T_FIX) * SYEVD_VALUES_FACTOR;
+  if (s->routine == MUSTER_POTRS) engine += 2.0 * n * n * nrhs * e / HBM_BPS;
+  return engine;
 }
 
 double dn_model_seconds(const dn_shape_t *s, double *moves, uint64_t *bytes_moved) {
   double n = (double)s->n, e = (double)muster_dtype_bytes(s->dtype);
-  double engine = T_FIX + fit[s->routine].k * dtype_factor(s->routine, s->dtype) * n * n * (n + fit[s->routine].h);
-  if (s->routine == MUSTER_SYEVD && (s->flags & MUSTER_NO_VECTORS))
-    engine = T_FIX + (engine - T_FIX) * SYEVD_VALUES_FACTOR;
-  if (s->routine == MUSTER_POTRS) engine += 2.0 * n * n * (double)s->nrhs * e / HBM_BPS;
+  double engine = engine_seconds(s);
   /* the matrix: a share (1 - on/R) of its bytes crosses between GPUs */
-  double all = s->in_place ? 0.0 : n * n * e, frac_off = 1.0 - (double)s->on_target / s->nranks;
+  double all = s->in_place ? 0.0 : (double)rows_of(s) * n * e, frac_off = 1.0 - (double)s->on_target / s->nranks;
   double passes = s->in_place ? 0.0 : 1.0 + writes_a_back(s);
   double off = all * frac_off * passes, local = all * (1.0 - frac_off) * passes;
-  /* results every other rank receives */
-  double per_rank = s->routine == MUSTER_POTRS ? n * (double)s->nrhs * e
+  /* results every other rank receives: X (n x nrhs) or W (n reals) */
+  double per_rank = (muster_routine_takes(s->routine) & MUSTER_TAKES_B) ? n * (double)s->nrhs * e
                     : s->routine == MUSTER_SYEVD ? n * (double)muster_dtype_real_bytes(s->dtype) : 0.0;
   off += per_rank * (s->nranks - s->on_target);
   *moves = off / NVLINK_BPS + local / LOCAL_BPS;

@@ -29,8 +29,8 @@ out:
   return rc;
 }
 
-/* Columns: rows n of esz bytes, `cols` of them, between two column-major
- * buffers of their own leading dimensions. */
+/* Columns: `rows` elements of esz bytes, `cols` of them, between two
+ * column-major buffers of their own leading dimensions. */
 static int copy_cols(dn_job_t *j, int rank, void *dst, int64_t ldd, const void *src, int64_t lds, int64_t rows,
                      int64_t cols, size_t esz) {
   int rc = 0;
@@ -56,9 +56,9 @@ int dn_move_cols(dn_job_t *j, int to_ranks, void *buf, int64_t ld, int64_t c0, i
     char *mine = (char *)s->a + (size_t)(lcol * s->lda) * j->esz;
     char *there = (char *)buf + (size_t)((g0 - c0) * ld) * j->esz;
     if (to_ranks)
-      CUC_CHECK(copy_cols(j, r, mine, s->lda, there, ld, j->a->n, g1 - g0, j->esz));
+      CUC_CHECK(copy_cols(j, r, mine, s->lda, there, ld, j->sh.a_rows, g1 - g0, j->esz));
     else
-      CUC_CHECK(copy_cols(j, r, there, ld, mine, s->lda, j->a->n, g1 - g0, j->esz));
+      CUC_CHECK(copy_cols(j, r, there, ld, mine, s->lda, j->sh.a_rows, g1 - g0, j->esz));
   }
 out:
   if (rc == 0) rc = sync_copies(j);
@@ -68,7 +68,7 @@ out:
 int dn_fetch_rhs(dn_job_t *j, void *dst, int64_t ldd) {
   int rc = 0;
   const muster_shard_t *s = &j->call->shards[0];
-  CUC_CHECK(copy_cols(j, 0, dst, ldd, s->b, s->ldb, j->a->n, j->a->nrhs, j->esz));
+  CUC_CHECK(copy_cols(j, 0, dst, ldd, s->b, s->ldb, j->sh.b_rows, j->a->nrhs, j->esz));
   rc = sync_copies(j);
 out:
   return rc;
@@ -78,20 +78,38 @@ int dn_replicate_x(dn_job_t *j, const void *src, int64_t lds) {
   int rc = 0;
   for (int r = 0; r < j->R; r++) {
     const muster_shard_t *s = &j->call->shards[r];
-    if (s->b != src) CUC_CHECK(copy_cols(j, r, s->b, s->ldb, src, lds, j->a->n, j->a->nrhs, j->esz));
+    if (s->b != src) CUC_CHECK(copy_cols(j, r, s->b, s->ldb, src, lds, j->sh.x_rows, j->a->nrhs, j->esz));
   }
 out:
   if (rc == 0) rc = sync_copies(j);
   return rc;
 }
 
-int dn_replicate_w(dn_job_t *j, const void *src) {
+int dn_replicate_w(dn_job_t *j, const void *src, int64_t count) {
   int rc = 0;
   for (int r = 0; r < j->R; r++) {
     const muster_shard_t *s = &j->call->shards[r];
-    if (s->w != src) CUC_CHECK(copy_cols(j, r, s->w, j->a->n, src, j->a->n, j->a->n, 1, j->rsz));
+    if (s->w != src) CUC_CHECK(copy_cols(j, r, s->w, count, src, count, count, 1, j->rsz));
   }
 out:
   if (rc == 0) rc = sync_copies(j);
+  return rc;
+}
+
+int dn_rhs_on_target(dn_job_t *j, void **b, int64_t *ldb) {
+  int rc = 0;
+  const muster_shard_t *sh = j->call->shards;
+  if (j->home >= 0) {
+    *b = sh[j->home].b;
+    *ldb = sh[j->home].ldb;
+    if (j->home > 0) rc = dn_fetch_rhs(j, *b, *ldb);
+    return rc;
+  }
+  CUC_CHECK(cuc_grow_checked(j->dev, &j->d->rhs, &j->d->rhs_bytes, (size_t)(j->sh.b_rows * j->a->nrhs) * j->esz,
+                             "the right-hand sides", j->E));
+  *b = j->d->rhs;
+  *ldb = j->sh.b_rows;
+  rc = dn_fetch_rhs(j, *b, *ldb);
+out:
   return rc;
 }

@@ -1,6 +1,7 @@
 /* providers/cusolverdn/potrs.c - the Cholesky drivers: potrf with its
  * checks (also the first half of potri), and potrs with X replicated to
- * every rank and L scattered back (job.h). */
+ * every rank, log det A (MUSTER_LOGDET) likewise, and L scattered back
+ * (job.h). */
 #include <inttypes.h>
 
 #include "job.h"
@@ -49,23 +50,17 @@ out:
   return rc;
 }
 
-/* B on the target: the home rank's b when one rank's shard lies there
- * (rank 0's B copied into it unless it is rank 0: B is taken from rank 0,
- * as every provider does), else the context's rhs buffer. */
-static int rhs_on_target(dn_job_t *j, void **b, int64_t *ldb) {
+/* log det A from the factor's diagonal into a rank's w on the target (the
+ * home rank's) or the context's w buffer, then into every rank's w. */
+static int put_logdet(dn_job_t *j) {
   int rc = 0;
-  const muster_shard_t *sh = j->call->shards;
-  if (j->home >= 0) {
-    *b = sh[j->home].b;
-    *ldb = sh[j->home].ldb;
-    if (j->home > 0) rc = dn_fetch_rhs(j, *b, *ldb);
-    return rc;
+  void *out = j->home >= 0 ? j->call->shards[j->home].w : NULL;
+  if (!out) {
+    CUC_CHECK(cuc_grow_checked(j->dev, &j->d->w, &j->d->w_bytes, j->rsz, "the log det", j->E));
+    out = j->d->w;
   }
-  CUC_CHECK(cuc_grow_checked(j->dev, &j->d->rhs, &j->d->rhs_bytes, (size_t)(j->a->n * j->a->nrhs) * j->esz,
-                             "the right-hand sides", j->E));
-  *b = j->d->rhs;
-  *ldb = j->a->n;
-  rc = dn_fetch_rhs(j, *b, *ldb);
+  CUC_CHECK(dn_logdet(j, out));
+  rc = dn_replicate_w(j, out, 1);
 out:
   return rc;
 }
@@ -75,7 +70,7 @@ int dn_potrs(dn_job_t *j) {
   int64_t row, col;
   dn_call_t m = {.op = DN_POTRS, .nrhs = j->a->nrhs};
   CUC_CHECK(dn_potrf(j));
-  CUC_CHECK(rhs_on_target(j, &m.b, &m.ldb));
+  CUC_CHECK(dn_rhs_on_target(j, &m.b, &m.ldb));
   CUC_CHECK(dn_run(j, &m, &info));
   CUC_CHECK(dn_info(j, DN_POTRS, info));
   CUC_CHECK(dn_scan_finite(j, (int)j->a->dtype, m.b, m.ldb, j->a->n, j->a->nrhs, &row, &col));
@@ -83,6 +78,7 @@ int dn_potrs(dn_job_t *j) {
     return cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in the solution X at row %" PRId64 ", column %" PRId64
                     " (NaN/Inf in B?)", row + 1, col + 1);
   CUC_CHECK(dn_replicate_x(j, m.b, m.ldb));
+  if (j->a->flags & MUSTER_LOGDET) CUC_CHECK(put_logdet(j));
   /* MUSTER_NO_FACTOR: the caller wants X only, A's content is then
    * unspecified: the gathered copy's factor stays on the target */
   if (!j->shape.in_place && !(j->a->flags & MUSTER_NO_FACTOR)) CUC_CHECK(dn_move_cols(j, 1, j->A, j->lda, 0, j->a->n));

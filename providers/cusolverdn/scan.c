@@ -1,5 +1,6 @@
-/* providers/cusolverdn/scan.c - the NaN/Inf check on the target (job.h):
- * one kernel (kernels.cu), one word read back. */
+/* providers/cusolverdn/scan.c - the small kernels on the target (job.h):
+ * the NaN/Inf check (one word read back) and potrs's log det (kernels.cu). */
+#include <inttypes.h>
 #include <string.h>
 
 #include "job.h"
@@ -19,6 +20,26 @@ int dn_scan_finite(dn_job_t *j, int dtype, const void *x, int64_t ld, int64_t m,
   memcpy(&got, (char *)d->hscan + 8, sizeof got);
   *row = got == UINT64_MAX ? -1 : (int64_t)(got % (unsigned long long)m);
   *col = got == UINT64_MAX ? -1 : (int64_t)(got / (unsigned long long)m);
+out:
+  return rc;
+}
+
+int dn_refuse_nonfinite(dn_job_t *j, const char *what, const void *x, int64_t ld, int64_t rows, int64_t cols) {
+  int rc = 0;
+  int64_t row, col;
+  CUC_CHECK(dn_scan_finite(j, (int)j->a->dtype, x, ld, rows, cols, &row, &col));
+  if (row >= 0)
+    return cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in %s at row %" PRId64 ", column %" PRId64 " (device %d)", what,
+                    row + 1, col + 1, j->dev);
+out:
+  return rc;
+}
+
+int dn_logdet(dn_job_t *j, void *out) {
+  int rc = 0;
+  cuc_err_t *E = j->E;
+  CUC_CU(j->dev, dn_logdet_launch((int)j->a->dtype, j->A, j->lda, j->a->n, out, j->d->stream));
+  rc = dn_sync_solver(j); /* the copies to the ranks run on other streams */
 out:
   return rc;
 }

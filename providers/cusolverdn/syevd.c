@@ -22,7 +22,7 @@ int dn_syevd(dn_job_t *j) {
   CUC_CHECK(dn_scan_finite(j, j->rsz == 4 ? MUSTER_F32 : MUSTER_F64, m.w, j->a->n, j->a->n, 1, &k, &unused));
   if (k >= 0)
     return cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in the eigenvalues at %" PRId64 " (NaN/Inf in A?)", k + 1);
-  CUC_CHECK(dn_replicate_w(j, m.w));
+  CUC_CHECK(dn_replicate_w(j, m.w, j->a->n));
   /* with MUSTER_NO_VECTORS A's content is unspecified: nothing goes back */
   if (vectors && !j->shape.in_place) CUC_CHECK(dn_move_cols(j, 1, j->A, j->lda, 0, j->a->n));
 out:

@@ -14,13 +14,13 @@
  * (the threshold numpy.linalg.lstsq and xGELSD use for the rank) refuses the
  * call with MUSTER_ESINGULAR and info = k.
  */
-#include <float.h>
 #include <inttypes.h>
 #include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 
 #include "lapackInt.h"
+#include "../common/rank.h" /* muster__rank_deficient */
 
 #define LAYOUT LAPACK_COL_MAJOR
 
@@ -78,17 +78,6 @@ static lapack_int do_trtrs(muster_dtype_t t, lapack_int m, lapack_int n, lapack_
   }
 }
 
-/* |a(i,i)| of a column-major matrix with leading dimension ld. */
-static double diag_abs(muster_dtype_t t, const void *a, int64_t ld, int64_t i) {
-  size_t at = (size_t)(i * ld + i);
-  switch (t) {
-  case MUSTER_F32: return fabs((double)((const float *)a)[at]);
-  case MUSTER_F64: return fabs(((const double *)a)[at]);
-  case MUSTER_C64: return hypot((double)((const float *)a)[2 * at], (double)((const float *)a)[2 * at + 1]);
-  default: return hypot(((const double *)a)[2 * at], ((const double *)a)[2 * at + 1]);
-  }
-}
-
 /* ---- getrs --------------------------------------------------------------------- */
 
 int lp_run_getrs(const muster_provider_call_t *call, void *full, size_t esz) {
@@ -120,24 +109,18 @@ int lp_run_getrs(const muster_provider_call_t *call, void *full, size_t esz) {
 
 /* ---- gels ---------------------------------------------------------------------- */
 
-/* 0 when R (the upper triangle of the factored full) has full numerical
- * rank, else MUSTER_ESINGULAR naming the first column k (1-based) with
- * |R(k,k)| <= m * eps * max|R(i,i)|. */
+/* 0 when R (the upper triangle of the factored full, ld m) has full
+ * numerical rank, else MUSTER_ESINGULAR naming the first column k
+ * (1-based) that fails the rule of providers/common/rank.h. */
 static int check_rank(const muster_provider_call_t *call, const void *full, int64_t m) {
-  muster_dtype_t t = call->args.dtype;
   int64_t n = call->args.n;
-  double big = 0, eps = muster_dtype_real_bytes(t) == 4 ? FLT_EPSILON : DBL_EPSILON;
-  for (int64_t i = 0; i < n; i++) big = fmax(big, diag_abs(t, full, m, i));
-  double floor = (double)m * eps * big;
-  for (int64_t k = 0; k < n; k++) {
-    double r = diag_abs(t, full, m, k);
-    if (r > floor) continue;
-    if (call->info) *call->info = k + 1;
-    return lp_err(call, MUSTER_ESINGULAR, "rank deficient: |R(%" PRId64 ",%" PRId64 ")| = %.3g "
-                  "<= m * eps * max|R(i,i)| = %.3g (A is %" PRId64 " x %" PRId64 ")",
-                  k + 1, k + 1, r, floor, m, n);
-  }
-  return 0;
+  double r, floor;
+  int64_t k = muster__rank_deficient(call->args.dtype, full, m + 1, n, m, &r, &floor);
+  if (k < 0) return 0;
+  if (call->info) *call->info = k + 1;
+  return lp_err(call, MUSTER_ESINGULAR, "rank deficient: |R(%" PRId64 ",%" PRId64 ")| = %.3g "
+                "<= m * eps * max|R(i,i)| = %.3g (A is %" PRId64 " x %" PRId64 ")",
+                k + 1, k + 1, r, floor, m, n);
 }
 
 int lp_run_gels(const muster_provider_call_t *call, void *full, int64_t m, size_t esz) {

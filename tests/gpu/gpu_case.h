@@ -55,6 +55,7 @@ typedef struct tcase {
   int devs[GC_MAX_RANKS]; /* each rank's device                             */
   int ngpus;              /* GPUs the case needs                            */
   int64_t n, lda_extra, nrhs, tile;
+  int64_t m;              /* gels: rows of A and B (ldb = m); 0 otherwise    */
   muster_layout_t layout; /* cyclic: tile is the layout's (> 0)             */
   unsigned flags;
   double shift;           /* diagonal shift; n: SPD, 0: syevd, -n: not PD   */

@@ -53,7 +53,7 @@ static void query_of(const tcase_t *c, muster_provider_query_t *q, int *devs, ui
   q->routine = c->routine;
   q->dtype = c->dtype;
   q->n = c->n;
-  q->nrhs = c->routine == MUSTER_POTRS ? c->nrhs : 0;
+  q->nrhs = muster_routine_takes(c->routine) & MUSTER_TAKES_B ? c->nrhs : 0;
   q->flags = c->flags;
   q->mem = MUSTER_MEM_CUDA;
   q->nranks = c->R;
@@ -222,22 +222,46 @@ out:
 
 /* ---- the workspace bound ----------------------------------------------------------------- */
 
+/* gels's Q^H B by the legacy ormqr/unmqr, m = n, one rhs: its lwork in bytes. */
+static cusolverStatus_t ormqr_ws(cusolverDnHandle_t h, int dt, int n, void *d, size_t *bytes) {
+  int lw = 0;
+  cusolverStatus_t st;
+  switch (dt) {
+  case MUSTER_F32: st = cusolverDnSormqr_bufferSize(h, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, n, 1, n, d, n, d, d, n, &lw); break;
+  case MUSTER_F64: st = cusolverDnDormqr_bufferSize(h, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, n, 1, n, d, n, d, d, n, &lw); break;
+  case MUSTER_C64: st = cusolverDnCunmqr_bufferSize(h, CUBLAS_SIDE_LEFT, CUBLAS_OP_C, n, 1, n, d, n, d, d, n, &lw); break;
+  default: st = cusolverDnZunmqr_bufferSize(h, CUBLAS_SIDE_LEFT, CUBLAS_OP_C, n, 1, n, d, n, d, d, n, &lw); break;
+  }
+  *bytes = (size_t)lw * gu_esz(dt);
+  return st;
+}
+
 /* cusolverDn's device workspace for what the provider calls: potrs =
  * Xpotrf (Xpotrs takes none), potri = max(Xpotrf, <t>potri), syevd =
- * Xsyevd (jobz as asked).  -1 on failure. */
+ * Xsyevd (jobz as asked), getrs = Xgetrf, gels = max(Xgeqrf, ormqr) with
+ * m = n (what estimate() assumes).  -1 on failure. */
 static int64_t dn_ws(cusolverDnHandle_t h, cusolverDnParams_t p, muster_routine_t rt, int dt, int64_t n,
                      unsigned flags, void *dummy) {
-  size_t dev = 0, host = 0;
+  size_t dev = 0, host = 0, more = 0;
   int lw = 0;
   cusolverStatus_t st;
   cublasFillMode_t lo = CUBLAS_FILL_MODE_LOWER;
+  cudaDataType t = cuc_cuda_type(dt);
   if (rt == MUSTER_SYEVD) {
     cusolverEigMode_t jobz = (flags & MUSTER_NO_VECTORS) ? CUSOLVER_EIG_MODE_NOVECTOR : CUSOLVER_EIG_MODE_VECTOR;
-    st = cusolverDnXsyevd_bufferSize(h, p, jobz, lo, n, cuc_cuda_type(dt), dummy, n, cuc_real_type(dt),
-                                     dummy, cuc_cuda_type(dt), &dev, &host);
+    st = cusolverDnXsyevd_bufferSize(h, p, jobz, lo, n, t, dummy, n, cuc_real_type(dt), dummy, t, &dev, &host);
     return st == CUSOLVER_STATUS_SUCCESS ? (int64_t)dev : -1;
   }
-  st = cusolverDnXpotrf_bufferSize(h, p, lo, n, cuc_cuda_type(dt), dummy, n, cuc_cuda_type(dt), &dev, &host);
+  if (rt == MUSTER_GETRS) {
+    st = cusolverDnXgetrf_bufferSize(h, p, n, n, t, dummy, n, t, &dev, &host);
+    return st == CUSOLVER_STATUS_SUCCESS ? (int64_t)dev : -1;
+  }
+  if (rt == MUSTER_GELS) {
+    st = cusolverDnXgeqrf_bufferSize(h, p, n, n, t, dummy, n, t, dummy, t, &dev, &host);
+    if (st == CUSOLVER_STATUS_SUCCESS) st = ormqr_ws(h, dt, (int)n, dummy, &more);
+    return st == CUSOLVER_STATUS_SUCCESS ? (int64_t)(dev > more ? dev : more) : -1;
+  }
+  st = cusolverDnXpotrf_bufferSize(h, p, lo, n, t, dummy, n, t, &dev, &host);
   if (st != CUSOLVER_STATUS_SUCCESS) return -1;
   if (rt == MUSTER_POTRI) {
     switch (dt) {
@@ -253,8 +277,9 @@ static int64_t dn_ws(cusolverDnHandle_t h, cusolverDnParams_t p, muster_routine_
 }
 
 /* estimate()'s peak for one rank on the target (solved in place: the peak
- * is the workspace bound plus fixed bytes) must cover cusolverDn's own
- * workspace, for every routine and dtype up to n = 32768. */
+ * is the workspace bound plus fixed bytes; getrs and gels with
+ * MUSTER_NO_FACTOR) must cover cusolverDn's own workspace, for every
+ * routine and dtype up to n = 32768. */
 static int dn_workspace(const tcase_t *c, int ndev) {
   cusolverDnHandle_t h = NULL;
   cusolverDnParams_t p = NULL;
@@ -272,11 +297,13 @@ static int dn_workspace(const tcase_t *c, int ndev) {
   muster_providers_list(info, 16);
   const muster_provider_v2_t *v = provider();
   static const int64_t ns[] = {1000, 4096, 16384, 32768};
-  for (int rt = 0; rt < 4 && v; rt++)
+  static const muster_routine_t rts[6] = {MUSTER_POTRS, MUSTER_POTRI, MUSTER_SYEVD, MUSTER_SYEVD, MUSTER_GETRS,
+                                          MUSTER_GELS};
+  static const unsigned fls[6] = {0, 0, 0, MUSTER_NO_VECTORS, MUSTER_NO_FACTOR, MUSTER_NO_FACTOR};
+  for (int rt = 0; rt < 6 && v; rt++)
     for (int dt = MUSTER_F32; dt <= MUSTER_C128; dt++)
       for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
-        tcase_t k = {.routine = rt == 0 ? MUSTER_POTRS : rt == 1 ? MUSTER_POTRI : MUSTER_SYEVD,
-                     .flags = rt == 3 ? MUSTER_NO_VECTORS : 0, .dtype = (muster_dtype_t)dt, .R = 1, .n = ns[i],
+        tcase_t k = {.routine = rts[rt], .flags = fls[rt], .dtype = (muster_dtype_t)dt, .R = 1, .n = ns[i],
                      .nrhs = 1, .ngpus = 1};
         muster_provider_query_t q;
         muster_provider_estimate_t est;
@@ -286,12 +313,12 @@ static int dn_workspace(const tcase_t *c, int ndev) {
         int rc = v->estimate(NULL, &q, &est);
         if (ws < 0 || rc != 0 || (uint64_t)ws > est.peak_bytes) {
           fprintf(stderr, "    workspace: %s%s %s n=%lld: cusolverDn asks %lld bytes, estimate's peak %llu (rc %d)\n",
-                  muster_routine_name(k.routine), k.flags ? "(values)" : "", muster_dtype_name(k.dtype),
+                  muster_routine_name(k.routine), k.flags == MUSTER_NO_VECTORS ? "(values)" : "", muster_dtype_name(k.dtype),
                   (long long)k.n, (long long)ws, (unsigned long long)est.peak_bytes, rc);
           fail = 1;
         } else if (getenv("GPU_TEST_VERBOSE") || k.n == 32768) {
           printf("    workspace %s%s %s n=%lld: %.3f GB of a %.3f GB peak\n", muster_routine_name(k.routine),
-                 k.flags ? "(values)" : "", muster_dtype_name(k.dtype), (long long)k.n, ws / 1e9, est.peak_bytes / 1e9);
+                 k.flags == MUSTER_NO_VECTORS ? "(values)" : "", muster_dtype_name(k.dtype), (long long)k.n, ws / 1e9, est.peak_bytes / 1e9);
         }
       }
   if (!v) {
@@ -400,6 +427,7 @@ void dn_cases(tcase_t *cases, int *nc, int kills) {
     /* cusolverDn's syevd may report it as "did not converge" */
     if (nans[i].rt == MUSTER_SYEVD) c->expect_alt = MUSTER_EPROVIDER;
   }
+  dn_general_cases(cases, nc, &dn);
   special(cases, nc, dn_memory, 1, "memory: gathered matrix larger than the free memory, and larger than the GPU");
   special(cases, nc, dn_workspace, 1, "workspace: estimate's bound covers cusolverDn's bufferSize (n <= 32768)");
   /* a rank SIGKILLed in the middle of a solve: syevd f64 n = 12288 takes

@@ -8,4 +8,8 @@
 /* Append every cusolverdn case (kills: the SIGKILL cases too). */
 void dn_cases(tcase_t *cases, int *ncases, int kills);
 
+/* Append the getrs, gels and potrs-with-log-det cases (gpu_dn_general.c)
+ * of provider dn. */
+void dn_general_cases(tcase_t *cases, int *ncases, const gprov_t *dn);
+
 #endif

@@ -3,8 +3,10 @@
 # folder copied to a machine with 1 or 2 GPUs (about 3 minutes on 1 H100):
 #     <build>/tests/gpu/run-dn-tests.sh [--measure] [gpu-test options]
 # Runs the provider's host-side unit tests (run-tests dn_), then
-# gpu-test --provider cusolverdn: on 1 GPU it skips the cases that need 2
-# and says how many.  --measure then times potri's two paths
+# gpu-test --provider cusolverdn (getrs, gels and potrs with log det
+# included: about 130 more cases, one process each, a few minutes more; not
+# timed on a GPU yet): on 1 GPU it skips the cases that need 2 and says how
+# many.  --measure then times potri's two paths
 # (MUSTER_DN_POTRI=potri|solve, through `muster solve`, 1 rank, f64) against
 # raw cusolverDn (raw-dn) at n = 4096, 8192 and 16384.
 set -u

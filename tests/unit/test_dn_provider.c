@@ -33,7 +33,8 @@ TEST_IMPL(dn_provider_structs_and_probe) {
   const muster_provider_v2_t *v;
   void *h = load(&v);
   if (!h) return 0;
-  ASSERT_EQ(v->routines, (1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD));
+  ASSERT_EQ(v->routines, (1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD) | (1u << MUSTER_GETRS) |
+                             (1u << MUSTER_GELS) | MUSTER_CAP_LOGDET);
   ASSERT_EQ(v->dtypes, (1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128));
   ASSERT_EQ(v->mem_kinds, 1u << MUSTER_MEM_CUDA);
   ASSERT_EQ(v->spans, MUSTER_SPAN_THREADS | MUSTER_SPAN_PROCESSES);
@@ -90,7 +91,7 @@ static void query(query_t *x, muster_routine_t rt, muster_dtype_t t, int64_t n, 
   x->q.routine = rt;
   x->q.dtype = t;
   x->q.n = n;
-  x->q.nrhs = rt == MUSTER_POTRS ? 1 : 0;
+  x->q.nrhs = muster_routine_takes(rt) & MUSTER_TAKES_B ? 1 : 0;
   x->q.mem = MUSTER_MEM_CUDA;
   x->q.nranks = R;
   x->q.span = MUSTER_SPAN_THREADS;
@@ -217,6 +218,61 @@ TEST_IMPL(dn_provider_estimate_memory) {
   return 0;
 }
 
+/* getrs, gels and potrs with log det: the memory rule counts what they
+ * keep on the target, getrs and gels factor a copy unless the caller
+ * gives A up (MUSTER_NO_FACTOR), and gels's m, absent from the query, is
+ * taken as n. */
+TEST_IMPL(dn_provider_estimate_general) {
+  const muster_provider_v2_t *v;
+  void *h = load(&v);
+  if (!h) return 0;
+  void *ctx = NULL;
+  char err[256];
+  ASSERT_OK(v->init(&ctx, err, sizeof err));
+  query_t x;
+  muster_provider_estimate_t est;
+  const uint64_t n = 32768, mat = n * n * 8;
+  /* getrs f64 over 2 GPUs: the gathered matrix, the pivots, the workspace */
+  query(&x, MUSTER_GETRS, MUSTER_F64, (int64_t)n, 2, dev01, 100.0);
+  ASSERT_OK(v->estimate(ctx, &x.q, &est));
+  ASSERT_GT(est.peak_bytes, mat + n * 8);
+  ASSERT_LT(est.peak_bytes, mat + (400ull << 20)); /* + workspace bound, fixed bytes */
+  query(&x, MUSTER_GETRS, MUSTER_F64, (int64_t)n, 2, dev01, 8.0);
+  ASSERT_EQ(v->estimate(ctx, &x.q, &est), MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(est.note, "needs 8.");
+  ASSERT_STR_CONTAINS(est.note, "8.00 GB free");
+  /* one rank on the target: A is left as it was, so a copy is factored ... */
+  query(&x, MUSTER_GETRS, MUSTER_F64, (int64_t)n, 1, dev01, 100.0);
+  ASSERT_OK(v->estimate(ctx, &x.q, &est));
+  ASSERT_GT(est.peak_bytes, mat);
+  ASSERT(!strstr(est.note, "in place"));
+  /* ... unless the caller gives A up */
+  x.q.flags = MUSTER_NO_FACTOR;
+  ASSERT_OK(v->estimate(ctx, &x.q, &est));
+  ASSERT_LT(est.peak_bytes, (uint64_t)1e9);
+  ASSERT_STR_CONTAINS(est.note, "in place");
+  /* gels: m is not in the query, taken as n, and the note says so */
+  query(&x, MUSTER_GELS, MUSTER_C128, 16384, 2, dev01, 100.0);
+  ASSERT_OK(v->estimate(ctx, &x.q, &est));
+  ASSERT_GT(est.peak_bytes, 16384ull * 16384 * 16 + 16384 * 16);
+  ASSERT_STR_CONTAINS(est.note, "m taken as n");
+  /* nrhs is a part of every routine that takes B */
+  x.q.nrhs = 0;
+  ASSERT_EQ(v->estimate(ctx, &x.q, &est), MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(est.note, "malformed");
+  /* log det: potrs only */
+  query(&x, MUSTER_POTRS, MUSTER_F32, 4096, 2, dev01, 100.0);
+  x.q.flags = MUSTER_LOGDET;
+  ASSERT_OK(v->estimate(ctx, &x.q, &est));
+  query(&x, MUSTER_GETRS, MUSTER_F32, 4096, 2, dev01, 100.0);
+  x.q.flags = MUSTER_LOGDET;
+  ASSERT_EQ(v->estimate(ctx, &x.q, &est), MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(est.note, "MUSTER_LOGDET is for potrs only");
+  v->fini(ctx);
+  dlclose(h);
+  return 0;
+}
+
 static double seconds(const muster_provider_v2_t *v, void *ctx, muster_routine_t rt, muster_dtype_t t, int64_t n,
                       int R, const int *devs, unsigned flags) {
   query_t x;
@@ -275,6 +331,20 @@ TEST_IMPL(dn_provider_estimate_model) {
   /* two ranks on one GPU: the moves stay on it (HBM, not NVLink) */
   double same = seconds(v, ctx, MUSTER_POTRS, MUSTER_F64, 32768, 2, dev00, 0);
   ASSERT(same > one && same < two);
+  /* getrs and gels (not calibrated yet): their flops at potrs's rate, in
+   * place so that nothing moves: getrf's (2/3) n^3 is twice potrf's, and
+   * geqrf's 2 m n^2 - (2/3) n^3 with m = n four times */
+  double potrs = seconds(v, ctx, MUSTER_POTRS, MUSTER_F64, 32768, 1, dev01, 0);
+  double getrs = seconds(v, ctx, MUSTER_GETRS, MUSTER_F64, 32768, 1, dev01, MUSTER_NO_FACTOR);
+  double gels = seconds(v, ctx, MUSTER_GELS, MUSTER_F64, 32768, 1, dev01, MUSTER_NO_FACTOR);
+  ASSERT(getrs > 1.9 * potrs && getrs < 2.1 * potrs);
+  ASSERT(gels > 3.8 * potrs && gels < 4.2 * potrs);
+  /* a copy of A is factored (one pass within the GPU), never written back:
+   * less moving than potrs, which scatters its factor back */
+  double getrs_copy = seconds(v, ctx, MUSTER_GETRS, MUSTER_F64, 32768, 2, dev01, 0);
+  ASSERT(getrs_copy - getrs > 0.5 * (two_nf - one) && getrs_copy - getrs < 0.6 * (two - one));
+  ASSERT(seconds(v, ctx, MUSTER_GETRS, MUSTER_C128, 16384, 1, dev01, 0) >
+         2 * seconds(v, ctx, MUSTER_GETRS, MUSTER_F64, 16384, 1, dev01, 0));
   /* values only is cheaper than vectors (and nothing goes back) */
   ASSERT(seconds(v, ctx, MUSTER_SYEVD, MUSTER_F64, 8192, 2, dev01, MUSTER_NO_VECTORS) <
          seconds(v, ctx, MUSTER_SYEVD, MUSTER_F64, 8192, 2, dev01, 0));
@@ -312,6 +382,12 @@ static void call_init(call_t *x, muster_routine_t rt, int R) {
     x->s[r] = (muster_shard_t){MUSTER_MEM_CUDA, r, x->a[r], 8, r * S, 8 - r * S < S ? 8 - r * S : S,
                                x->b, 8, x->w, NULL};
   }
+}
+
+/* gels f64, A 10 x 8 (m = ldb = lda = 10) over R block shards. */
+static void gels_init(call_t *x, int R) {
+  call_init(x, MUSTER_GELS, R);
+  for (int r = 0; r < R; r++) x->s[r].lda = x->s[r].ldb = 10;
 }
 
 static void expect(const muster_provider_v2_t *v, void *ctx, call_t *x, int code, const char *msg) {
@@ -368,12 +444,49 @@ TEST_IMPL(dn_provider_refuses_bad_calls) {
   setenv("MUSTER_DN_POTRI", "inverse", 1);
   expect(v, ctx, &x, MUSTER_EINVAL, "MUSTER_DN_POTRI='inverse': expected auto, potri or solve");
   unsetenv("MUSTER_DN_POTRI");
+  /* getrs, gels, log det */
+  call_init(&x, MUSTER_GETRS, 2);
+  x.c.args.flags = MUSTER_LOGDET;
+  expect(v, ctx, &x, MUSTER_EINVAL, "MUSTER_LOGDET is for potrs only (getrs)");
+  x.c.args.flags = 0x100;
+  expect(v, ctx, &x, MUSTER_EUNSUPPORTED, "flags 0x100 not implemented");
+  call_init(&x, MUSTER_GETRS, 2);
+  x.s[1].b = NULL;
+  expect(v, ctx, &x, MUSTER_EINVAL, "rank 1 (device 1): getrs needs b with ldb >= n");
+  call_init(&x, MUSTER_GETRS, 2);
+  x.c.args.nrhs = 0;
+  expect(v, ctx, &x, MUSTER_EINVAL, "getrs: nrhs=0 out of range");
+  call_init(&x, MUSTER_POTRS, 2);
+  x.c.args.flags = MUSTER_LOGDET;
+  x.s[1].w = NULL;
+  expect(v, ctx, &x, MUSTER_EINVAL, "rank 1 (device 1): potrs with MUSTER_LOGDET needs w (one real)");
+  gels_init(&x, 2);
+  x.s[0].ldb = x.s[1].ldb = 7; /* m < n: a wide A */
+  expect(v, ctx, &x, MUSTER_EINVAL, "gels: m = rank 0's ldb = 7 out of range n=8..2147483647");
+  gels_init(&x, 2);
+  x.s[1].ldb = 11;
+  expect(v, ctx, &x, MUSTER_EINVAL, "rank 1 (device 1): gels: ldb=11 but rank 0's is 10 (ldb is m");
+  gels_init(&x, 2);
+  x.s[1].lda = 9; /* A has m = 10 rows */
+  expect(v, ctx, &x, MUSTER_EINVAL, "rank 1 (device 1): lda=9 < m=10");
+  gels_init(&x, 1);
+  x.c.args.n = (int64_t)INT_MAX + 1;
+  expect(v, ctx, &x, MUSTER_EINVAL, "out of range 1..2147483647 (the legacy ormqr takes int)");
   /* a well-formed call on a machine without a GPU fails at the first CUDA
    * call, naming the device (on a GPU machine these fake pointers would be
-   * used: gpu-test covers that side) */
+   * used: gpu-test covers that side): every routine's checks pass */
   char why[256];
   if (v->probe(why, sizeof why) < 0) {
     call_init(&x, MUSTER_POTRS, 2);
+    expect(v, ctx, &x, MUSTER_ECUDA, "device 0: cudaSetDevice(dev) failed");
+    x.c.args.flags = MUSTER_LOGDET;
+    expect(v, ctx, &x, MUSTER_ECUDA, "device 0: cudaSetDevice(dev) failed");
+    call_init(&x, MUSTER_GETRS, 2);
+    expect(v, ctx, &x, MUSTER_ECUDA, "device 0: cudaSetDevice(dev) failed");
+    gels_init(&x, 2);
+    expect(v, ctx, &x, MUSTER_ECUDA, "device 0: cudaSetDevice(dev) failed");
+    gels_init(&x, 1);
+    x.c.args.flags = MUSTER_NO_FACTOR;
     expect(v, ctx, &x, MUSTER_ECUDA, "device 0: cudaSetDevice(dev) failed");
   }
   /* every rank's local_export refuses host memory, in the provider's name */

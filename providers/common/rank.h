@@ -1,0 +1,46 @@
+/*
+ * providers/common/rank.h - the rank rule of gels (muster.h): an m x n A
+ * (m >= n) is refused as rank deficient when a diagonal entry of its QR
+ * factor R has |R(k,k)| <= m * eps * max_i |R(i,i)| (an exact zero
+ * included), the threshold numpy.linalg.lstsq and xGELSD use for the rank;
+ * eps is the dtype's real epsilon.  Every provider that solves gels judges
+ * R's diagonal here, wherever it computed it (the lapack provider on the
+ * host, cusolverdn from the n entries copied back from its GPU).  Static
+ * inline: providers link nothing of the runtime.
+ */
+#ifndef MUSTER_PROVIDERS_RANK_H
+#define MUSTER_PROVIDERS_RANK_H
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "muster.h"
+
+/* |x| of element i of an array of dtype t. */
+static inline double muster__abs_at(muster_dtype_t t, const void *x, size_t i) {
+  switch (t) {
+  case MUSTER_F32: return fabs((double)((const float *)x)[i]);
+  case MUSTER_F64: return fabs(((const double *)x)[i]);
+  case MUSTER_C64: return hypot((double)((const float *)x)[2 * i], (double)((const float *)x)[2 * i + 1]);
+  default: return hypot(((const double *)x)[2 * i], ((const double *)x)[2 * i + 1]);
+  }
+}
+
+/* R's diagonal is diag[0], diag[stride], ... (n entries of dtype t; stride
+ * ld + 1 on the factored matrix itself, 1 on a packed copy).  Returns the
+ * first k (0-based) that fails the rule, -1 when R has full numerical
+ * rank; *rkk gets |R(k,k)| and *floor the threshold, for the message. */
+static inline int64_t muster__rank_deficient(muster_dtype_t t, const void *diag, int64_t stride, int64_t n,
+                                             int64_t m, double *rkk, double *floor) {
+  double big = 0, eps = muster_dtype_real_bytes(t) == 4 ? FLT_EPSILON : DBL_EPSILON;
+  for (int64_t i = 0; i < n; i++) big = fmax(big, muster__abs_at(t, diag, (size_t)(i * stride)));
+  *floor = (double)m * eps * big;
+  for (int64_t k = 0; k < n; k++) {
+    *rkk = muster__abs_at(t, diag, (size_t)(k * stride));
+    if (!(*rkk > *floor)) return k;
+  }
+  return -1;
+}
+
+#endif
