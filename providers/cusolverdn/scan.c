@@ -14,7 +14,7 @@ int dn_scan_finite(dn_job_t *j, int dtype, const void *x, int64_t ld, int64_t m,
   /* the word follows the info int in the context's small buffer */
   unsigned long long *word = (unsigned long long *)((char *)d->scan + 8), got = 0;
   CUC_CU(j->dev, cudaMemsetAsync(word, 0xff, sizeof *word, d->stream));
-  CUC_CU(j->dev, dn_scan_finite_launch(dtype, x, ld, m, k, word, d->stream));
+  CUC_CU(j->dev, cuc_scan_finite_launch(dtype, x, ld, m, k, word, d->stream));
   CUC_CU(j->dev, cudaMemcpyAsync((char *)d->hscan + 8, word, sizeof *word, cudaMemcpyDeviceToHost, d->stream));
   CUC_CHECK(dn_sync_solver(j));
   memcpy(&got, (char *)d->hscan + 8, sizeof got);

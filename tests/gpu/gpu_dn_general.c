@@ -40,7 +40,7 @@
 #include "gpu_dn.h"
 #include "muster/layout.h"
 
-#include "../../tools/muster/check.c" /* one source for the CLI, the CPU tests and these */
+#include "../../tools/muster/check.h" /* one source for the CLI, the CPU tests and these (check.o) */
 
 #define S_IN_PLACE 7 /* providers/cusolverdn/dnInt.h: DN_STAT_IN_PLACE */
 

@@ -26,9 +26,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <math.h>
+
 #include "gpu_mp.h"
-/* the host generators and gels's residual of `muster solve` (no library holds them) */
-#include "../../tools/muster/check.c"
+/* the host generators and gels's residual of `muster solve` (check.o) */
+#include "../../tools/muster/check.h"
 
 static const gprov_t mp = {"cusolvermp", "muster_cusolvermp_stats", 0, NULL, 0, 0, NULL};
 
