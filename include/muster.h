@@ -256,7 +256,9 @@ MUSTER_EXTERN int muster_launch_close(muster_launch_t *l);
  *                 U(k,k) = 0 (1-based).
  *   MUSTER_GELS   least squares min ||A X - B||_2 for a tall A of full
  *                 column rank: A is m x n with m >= n, B (replicated) m x
- *                 nrhs in, X (n x nrhs) out in B's first n rows.  m is
+ *                 nrhs in, X (n x nrhs) out in B's first n rows (rows
+ *                 n .. m-1 of B afterwards: unspecified, may differ
+ *                 between ranks).  m is
  *                 ldb: B must be packed (ldb = m on every rank) and lda >= m.
  *                 m travels in ldb because muster_solve_args_t and
  *                 muster_shard_t are embedded in the frozen provider ABI

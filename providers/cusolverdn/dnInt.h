@@ -168,6 +168,11 @@ DN_HIDDEN void dn_need(const dn_shape_t *s, dn_need_t *need);
  * m x n A (m = n but for gels; checked against its _bufferSize on a GPU by
  * gpu-test --provider cusolverdn). */
 DN_HIDDEN uint64_t dn_workspace_bound(muster_routine_t routine, muster_dtype_t dtype, int64_t m, int64_t n);
+
+/* The legacy ormqr's workspace for gels, in elements (model.c says where
+ * the rule comes from): its lwork is an int, so a gels whose count passes
+ * INT_MAX (n around 32700 for a square A) cannot run through cusolverDn. */
+DN_HIDDEN uint64_t dn_gels_ormqr_elements(int64_t m, int64_t n);
 #define DN_FIXED_BYTES (64ull << 20) /* cuSOLVER's own allocations, scan buffers */
 
 /* Expected wall seconds (time model, see model.c) and the part spent

@@ -15,6 +15,7 @@
  * bound, and says so in its note; solve() then refuses (MUSTER_ENOMEM,
  * naming the bytes) a tall A whose m x n copy does not fit.
  */
+#include <limits.h>
 #include <stdio.h>
 
 #include "dnInt.h"
@@ -59,6 +60,8 @@ int dn_estimate(void *vc, const muster_provider_query_t *q, muster_provider_esti
   if (dn_target_device(q->devices[0], &target, why, sizeof why) < 0 || dn_potri_path(q->n, q->dtype, &path, why, sizeof why) < 0)
     return refuse(est, why);
   if ((uint64_t)q->n > (UINT64_MAX >> 8) / (uint64_t)q->n) return refuse(est, "n too large");
+  if (q->routine == MUSTER_GELS && dn_gels_ormqr_elements(q->n, q->n) > INT_MAX)
+    return refuse(est, "gels: n too large for cusolverDn's ormqr (its int workspace count passes INT_MAX)");
   /* gels's m (= ldb) is not in the query: taken as n, a lower bound of
    * its memory and time (solve() checks the real bytes again) */
   dn_shape_t s = {q->routine, q->dtype, q->n, takes_b ? q->nrhs : 0, q->n, q->flags, q->nranks, 0, 0, path};

@@ -59,6 +59,9 @@ static int check_args(dn_job_t *j) {
                     j->call->shards[0].ldb, a->n, INT_MAX);
   if (j->sh.b_rows && (a->nrhs < 1 || a->nrhs > (legacy ? INT_MAX : INT64_C(1) << 31)))
     return cuc_fail(E, MUSTER_EINVAL, "%s: nrhs=%" PRId64 " out of range", name, a->nrhs);
+  if (a->routine == MUSTER_GELS && dn_gels_ormqr_elements(j->sh.a_rows, a->n) > INT_MAX)
+    return cuc_fail(E, MUSTER_EUNSUPPORTED, "gels: m=%" PRId64 " n=%" PRId64 " too large for cusolverDn's ormqr "
+                    "(its workspace, about (2 m + 272) n elements, must be counted in an int)", j->sh.a_rows, a->n);
   return 0;
 }
 

@@ -79,6 +79,11 @@ static double flops_seconds(double flops, double n) {
   return 3.0 * fit[MUSTER_POTRS].k * flops * (n + fit[MUSTER_POTRS].h) / n;
 }
 
+uint64_t dn_gels_ormqr_elements(int64_t m, int64_t n) {
+  uint64_t rows = (uint64_t)(m > n ? m : n);
+  return (2 * rows + 512) * (uint64_t)n;
+}
+
 uint64_t dn_workspace_bound(muster_routine_t routine, muster_dtype_t dtype, int64_t m, int64_t n) {
   uint64_t e = muster_dtype_bytes(dtype), nn = (uint64_t)n;
   /* Xsyevd asks 4 n^2 + 128 n elements, with or without vectors (its
@@ -86,8 +91,11 @@ uint64_t dn_workspace_bound(muster_routine_t routine, muster_dtype_t dtype, int6
    * with the matrix, 5 n^2 elements, so f64 n = 65536 (171 GB) fits no
    * single GPU of 2026 */
   if (routine == MUSTER_SYEVD) return 4 * nn * nn * e + 256 * nn * e + (32ull << 20);
-  /* gels: Xgeqrf's and ormqr's panels (checked like the others) */
-  if (routine == MUSTER_GELS) return 1024 * (uint64_t)(m > n ? m : n) * e + (32ull << 20);
+  /* gels: the legacy ormqr asks (2 n + 272) n elements for an n x n A with
+   * one right-hand side (its _bufferSize on an H200, CUDA 13.0, every
+   * dtype, n = 4096 and 16384: far above Xgeqrf's panels); taken as
+   * (2 max(m, n) + 512) n for a tall A, not measured */
+  if (routine == MUSTER_GELS) return dn_gels_ormqr_elements(m, n) * e + (32ull << 20);
   /* potrf, getrf and the legacy potri (the solve path's panel is dn_need's
    * extra) */
   return 1024 * nn * e + (32ull << 20);

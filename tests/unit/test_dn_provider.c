@@ -336,9 +336,20 @@ TEST_IMPL(dn_provider_estimate_model) {
    * geqrf's 2 m n^2 - (2/3) n^3 with m = n four times */
   double potrs = seconds(v, ctx, MUSTER_POTRS, MUSTER_F64, 32768, 1, dev01, 0);
   double getrs = seconds(v, ctx, MUSTER_GETRS, MUSTER_F64, 32768, 1, dev01, MUSTER_NO_FACTOR);
-  double gels = seconds(v, ctx, MUSTER_GELS, MUSTER_F64, 32768, 1, dev01, MUSTER_NO_FACTOR);
   ASSERT(getrs > 1.9 * potrs && getrs < 2.1 * potrs);
-  ASSERT(gels > 3.8 * potrs && gels < 4.2 * potrs);
+  /* gels at 16384 (32768 is refused below): geqrf's (4/3) n^3 twice
+   * getrf's (2/3) n^3, the same fixed costs on both sides */
+  double getrs16 = seconds(v, ctx, MUSTER_GETRS, MUSTER_F64, 16384, 1, dev01, MUSTER_NO_FACTOR);
+  double gels = seconds(v, ctx, MUSTER_GELS, MUSTER_F64, 16384, 1, dev01, MUSTER_NO_FACTOR);
+  fprintf(stderr, "gels/getrs at 16384: %.3f\n", gels / getrs16);
+  ASSERT(gels > 1.9 * getrs16 && gels < 2.1 * getrs16);
+  /* gels at 32768: the legacy ormqr's workspace count passes INT_MAX
+   * (its _bufferSize fails there on an H200): refused, with the reason */
+  query_t big;
+  muster_provider_estimate_t no;
+  query(&big, MUSTER_GELS, MUSTER_F64, 32768, 1, dev01, 0.0);
+  ASSERT_EQ(v->estimate(ctx, &big.q, &no), MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(no.note, "too large for cusolverDn's ormqr");
   /* a copy of A is factored (one pass within the GPU), never written back:
    * less moving than potrs, which scatters its factor back */
   double getrs_copy = seconds(v, ctx, MUSTER_GETRS, MUSTER_F64, 32768, 2, dev01, 0);

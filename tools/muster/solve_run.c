@@ -395,9 +395,11 @@ int sr_run(const sr_spec_t *s, const void *A, const void *B, sr_out_t *out, void
     if (W) memcpy(W, sh.W, (size_t)n * wsz);
     int same = 1;
     for (int r = 1; r < s->ranks; r++) {
-      if ((muster_routine_takes(s->routine) & MUSTER_TAKES_B) &&
-          memcmp(sh.X, sh.X + (size_t)(r * rows * nrhs) * esz, (size_t)(rows * nrhs) * esz))
-        same = 0;
+      /* X is B's first n rows (gels: of m; the rows below are the
+       * provider's scratch, muster.h) */
+      for (int64_t c = 0; c < nrhs && (muster_routine_takes(s->routine) & MUSTER_TAKES_B); c++)
+        if (memcmp(sh.X + (size_t)(c * rows) * esz, sh.X + (size_t)((r * nrhs + c) * rows) * esz, (size_t)n * esz))
+          same = 0;
       if (memcmp(sh.W, sh.W + (size_t)(r * n) * sizeof(double), (size_t)w_count(s) * wsz)) same = 0;
     }
     if (xsame) *xsame = same;
