@@ -57,6 +57,14 @@ static uint64_t hash(const void *p, size_t len) {
   return h;
 }
 
+/* The hash of X: B's first n rows of each of its nrhs columns (ld rows;
+ * gels's rows n .. m-1 are the provider's scratch, muster.h). */
+static uint64_t hash_x(const void *b, int64_t n, int64_t ld, int64_t nrhs, size_t esz) {
+  uint64_t h = 0;
+  for (int64_t c = 0; b && c < nrhs; c++) h = h * 31 + hash((const char *)b + (size_t)(c * ld) * esz, (size_t)n * esz);
+  return h;
+}
+
 /* One rank's word after its solves. */
 typedef struct verdict {
   int32_t rc, pad_;
@@ -176,7 +184,7 @@ int sm_run(sm_job_t *j, const sr_spec_t *spec, const void *A, const void *B, sr_
     if ((v.rc = solve_reps(j, spec, &p, A, B, out)) < 0) {
       snprintf(v.msg, sizeof v.msg, "%s", muster_last_error());
     } else {
-      v.hb = hash(p.s.b, p.b_bytes);
+      v.hb = hash_x(p.s.b, spec->n, rows, nrhs, muster_dtype_bytes(spec->dtype));
       v.hw = hash(p.s.w, p.w_bytes);
     }
     rc = agree(j, &v, out, xsame);
