@@ -145,7 +145,7 @@ int raw_mg(raw_run_t *r) {
     ftimes[rep] = t1 - t0;
     r->info = info;
     if (info != 0) break;
-    if (r->routine == 1 && rep == r->reps - 1) {
+    if ((r->routine == 1 || r->routine == MUSTER_GETRS) && rep == r->reps - 1) { /* same A: AX - B */
       double o[3];
       CU(cudaSetDevice(0));
       CU(gu_check_potrs(r->dtype, n, r->nrhs, B[0], n, b0, n, seed, shift, o));
@@ -200,6 +200,7 @@ int raw_dn(raw_run_t *r) {
   size_t esz = gu_esz(r->dtype), dws = 0, hws = 0, dws2 = 0, hws2 = 0;
   void *A = NULL, *B = NULL, *b0 = NULL, *W = NULL, *dwork = NULL, *hwork = NULL;
   int *dinfo = NULL;
+  int64_t *ipiv = NULL;
   double *times = calloc((size_t)r->reps, sizeof(double)), *ftimes = calloc((size_t)r->reps, sizeof(double));
   cusolverDnHandle_t h = NULL;
   cusolverDnParams_t p = NULL;
@@ -218,6 +219,9 @@ int raw_dn(raw_run_t *r) {
   if (r->routine == 3) {
     SO(cusolverDnXsyevd_bufferSize(h, p, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, t, A, n, rtype(r->dtype),
                                    W, t, &dws, &hws));
+  } else if (r->routine == MUSTER_GETRS) {
+    CU(cudaMalloc((void **)&ipiv, (size_t)n * sizeof *ipiv));
+    SO(cusolverDnXgetrf_bufferSize(h, p, n, n, t, A, n, t, &dws, &hws));
   } else {
     SO(cusolverDnXpotrf_bufferSize(h, p, CUBLAS_FILL_MODE_LOWER, n, t, A, n, t, &dws, &hws));
     if (r->routine == 2) {
@@ -240,6 +244,11 @@ int raw_dn(raw_run_t *r) {
     if (r->routine == 3) {
       SO(cusolverDnXsyevd(h, p, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, t, A, n, rtype(r->dtype), W, t,
                           dwork, dws, hwork, hws, dinfo));
+    } else if (r->routine == MUSTER_GETRS) {
+      SO(cusolverDnXgetrf(h, p, n, n, t, A, n, ipiv, t, dwork, dws, hwork, hws, dinfo));
+      CU(cudaDeviceSynchronize());
+      t1 = now_s();
+      SO(cusolverDnXgetrs(h, p, CUBLAS_OP_N, n, r->nrhs, t, A, n, ipiv, t, B, n, dinfo));
     } else {
       SO(cusolverDnXpotrf(h, p, CUBLAS_FILL_MODE_LOWER, n, t, A, n, t, dwork, dws, hwork, hws, dinfo));
       CU(cudaDeviceSynchronize());
@@ -255,7 +264,7 @@ int raw_dn(raw_run_t *r) {
     CU(cudaMemcpy(&info, dinfo, sizeof info, cudaMemcpyDeviceToHost));
     r->info = info;
     if (info != 0) break;
-    if (r->routine == 1 && rep == r->reps - 1) {
+    if ((r->routine == 1 || r->routine == MUSTER_GETRS) && rep == r->reps - 1) { /* same A: AX - B */
       double o[3];
       CU(gu_check_potrs(r->dtype, n, r->nrhs, B, n, b0, n, seed, shift, o));
       r->resid = o[0] / (o[2] * o[1] * (double)n * gu_eps(r->dtype));
@@ -272,6 +281,7 @@ out:
   cudaFree(b0);
   cudaFree(W);
   cudaFree(dinfo);
+  cudaFree(ipiv);
   cudaFree(dwork);
   free(hwork);
   if (p) cusolverDnDestroyParams(p);

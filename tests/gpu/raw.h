@@ -9,7 +9,8 @@
  *           regenerates A (not timed) and times the routine:
  *             potrs = potrf + potrs, potri = potrf + potri, syevd (vectors).
  *   raw_dn: the same on one GPU with cusolverDn's 64-bit API (potri: the
- *           legacy <t>potri, lower triangle only, as cuSolverMg's).
+ *           legacy <t>potri, lower triangle only, as cuSolverMg's), and
+ *           getrs = Xgetrf + Xgetrs (on the same generated A).
  * Times are wall seconds between device synchronizations.
  */
 #ifndef MUSTER_RAW_H
@@ -18,15 +19,15 @@
 #include <stdint.h>
 
 typedef struct raw_run {
-  int routine;      /* 1 potrs, 2 potri, 3 syevd (muster's values) */
+  int routine;      /* 1 potrs, 2 potri, 3 syevd, 4 getrs (muster's values) */
   int dtype;        /* 1 f32, 2 f64, 3 c64, 4 c128                 */
   int64_t n, nrhs, tile;
   int ngpu, reps;
   uint64_t seed;
   /* out */
   double t_med, t_min;      /* whole routine                          */
-  double t_fact_med;        /* potrf part (potrs, potri)              */
-  double resid;             /* potrs: residual ratio of the last rep  */
+  double t_fact_med;        /* potrf / getrf part (potrs, potri, getrs) */
+  double resid;             /* potrs, getrs: residual ratio of the last rep */
   int info;
   char err[256];
 } raw_run_t;

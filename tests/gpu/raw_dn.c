@@ -9,7 +9,7 @@
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: raw-dn potrs|potri|syevd f32|f64|c64|c128 N [REPS] [NRHS]\n");
+    fprintf(stderr, "usage: raw-dn potrs|potri|syevd|getrs f32|f64|c64|c128 N [REPS] [NRHS]\n");
     return 2;
   }
   raw_run_t r;
@@ -28,7 +28,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "raw-dn: %s\n", r.err);
     return 1;
   }
-  printf("raw-dn %s %s n=%lld: median %.4f s (potrf %.4f s) min %.4f s info %d resid %.3g\n", argv[1], argv[2],
+  printf("raw-dn %s %s n=%lld: median %.4f s (factor %.4f s) min %.4f s info %d resid %.3g\n", argv[1], argv[2],
          (long long)r.n, r.t_med, r.t_fact_med, r.t_min, r.info, r.resid);
   return r.info == 0 ? 0 : 1;
 }
