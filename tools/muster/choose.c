@@ -27,7 +27,7 @@ int cli_choose_memory(const sr_spec_t *spec, int *cuda, char *name, size_t name_
   q.routine = spec->routine;
   q.dtype = spec->dtype;
   q.n = spec->n;
-  q.nrhs = spec->routine == MUSTER_POTRS ? spec->nrhs : 0;
+  q.nrhs = muster_routine_takes(spec->routine) & MUSTER_TAKES_B ? spec->nrhs : 0; /* as the runtime's query */
   q.tile = spec->tile;
   q.layout = MUSTER_LAYOUT_BLOCK;
   q.flags = spec->flags;
