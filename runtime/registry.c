@@ -146,6 +146,10 @@ static void atfork_parent(void) { writer_unlock(); }
  * thread as deep as the forking thread held it before prepare. */
 static void atfork_child(void) {
   int held = writer_depth - 1;
+  /* End prepare's hold first all the same: glibc refuses it (EPERM, the
+   * new id), but a lock checker (TSan) that saw prepare take it records
+   * the release and does not see the child hold it for ever */
+  (void)pthread_mutex_unlock(&writer);
   pthread_mutexattr_t attr;
   pthread_mutexattr_init(&attr);
   pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
