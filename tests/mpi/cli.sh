@@ -49,13 +49,8 @@ done
 export MUSTER_PROVIDER_PATH=$PROV
 MPIRUN="$MPIRUN -x MUSTER_PROVIDER_PATH"
 
-ok() { pass=$((pass + 1)); echo "ok - $*"; }
-bad() {
-  fail=$((fail + 1))
-  echo "not ok - $*"
-  sed 's/^/  | out: /' "$out"
-  sed 's/^/  | err: /' "$err"
-}
+# shellcheck source=tests/mpi/tap.sh
+. tests/mpi/tap.sh
 
 # run LIMIT CMD...: the command's stdout in $out, stderr in $err, exit in $rc
 run() {

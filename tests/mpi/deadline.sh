@@ -37,13 +37,8 @@ ln -s "$PWD/$BUILD/tests/providers/testprov_coll2.so" "$tmp/prov/potrs/colltwo.s
 export MUSTER_PROVIDER_PATH=$tmp/prov MUSTER_TIMEOUT=1
 MPIRUN="$MPIRUN -x MUSTER_PROVIDER_PATH -x MUSTER_TIMEOUT"
 
-ok() { pass=$((pass + 1)); echo "ok - $*"; }
-bad() {
-  fail=$((fail + 1))
-  echo "not ok - $*"
-  sed 's/^/  | out: /' "$out"
-  sed 's/^/  | err: /' "$err"
-}
+# shellcheck source=tests/mpi/tap.sh
+. tests/mpi/tap.sh
 
 # solve LIMIT VAR=VALUE...: `muster solve potrs` on 2 ranks with those
 # variables passed to the ranks; exit in $rc, wall seconds in $took
