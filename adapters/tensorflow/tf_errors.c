@@ -48,7 +48,7 @@ void muster__tf_fail_muster(TF_OpKernelContext *ctx, const muster__tf_kernel_t *
   if (rc == MUSTER_ETIMEDOUT)
     hint = " (in TensorFlow: every replica must run this op concurrently, i.e. inside "
            "tf.function, and each blocks one inter-op thread while it waits: "
-           "inter_op_parallelism_threads must be >= replicas x muster ops in flight)";
+           "inter_op_parallelism_threads must be >= this process's replicas)";
   muster__tf_fail(ctx, tf_code(rc), k, "%s: %s%s%s%s", phase, muster_strerror(rc),
                   detail[0] ? ": " : "", detail, hint);
 }

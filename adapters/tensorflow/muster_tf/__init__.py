@@ -34,7 +34,6 @@ inter-op thread per replica (each blocks one while it waits).
 import itertools
 import os
 import threading
-import warnings
 import weakref
 
 import tensorflow as tf
@@ -47,7 +46,8 @@ __all__ = ["potrs", "potri", "syevd", "getrs", "gels", "block_columns", "configu
 DTYPES = (tf.float32, tf.float64, tf.complex64, tf.complex128)
 
 _lock = threading.Lock()
-_graphs = weakref.WeakKeyDictionary()  # graph -> {"seq": int, "calls": {rank: int}}
+_graphs = weakref.WeakKeyDictionary()  # graph -> {"seq": int, "calls": {rank: int},
+                                       #          "last": {rank: tf.Operation}}
 _graph_seq = itertools.count()
 
 
@@ -61,8 +61,9 @@ def block_columns(n, nranks, rank):
 
 def configure_cpu_devices(n, inter_op_threads=None):
     """Split the host CPU into `n` logical devices and give TensorFlow enough
-    inter-op threads for n replicas to wait at a rendezvous together (two
-    per replica plus two, so two muster ops may be in flight at once).  Call
+    inter-op threads for n replicas to wait at a rendezvous together (one
+    per replica is the least; it sets two per replica plus two, leaving
+    threads for the other ops of the step).  Call
     it before TensorFlow initializes its runtime (before any op runs).
     Returns the logical device names, e.g. for MirroredStrategy(devices)."""
     cpu = tf.config.list_physical_devices("CPU")[0]
@@ -148,20 +149,6 @@ def _participant(opname, rank, nranks, shared_memory):
     return int(rid), nranks, shared, local > 1, local
 
 
-def _warn_threads(opname, local, nops):
-    """With k independent muster ops per replica in flight, T inter-op
-    threads guarantee progress only if T >= k*(local-1)+1: otherwise every
-    thread may wait in a group that still misses a member.  Ops that depend
-    on each other never wait together, so this is a warning, not an error."""
-    need, have = nops * (local - 1) + 1, _inter_op_threads()
-    if nops > 1 and have < need:
-        warnings.warn(
-            "muster_tf.%s: this function has %d muster ops per replica; if they are independent "
-            "of each other, %d replicas need %d TensorFlow inter-op threads to be sure never to "
-            "wait on each other (there are %d): set_inter_op_parallelism_threads(%d)"
-            % (opname, nops, local, need, have, need), RuntimeWarning, stacklevel=4)
-
-
 def _local_replicas(ctx, nranks):
     """Replicas of this process (a multi-worker strategy spans processes)."""
     try:
@@ -179,7 +166,7 @@ def _trace_position(rank):
     with _lock:
         st = _graphs.get(g)
         if st is None:
-            st = _graphs[g] = {"seq": next(_graph_seq), "calls": {}}
+            st = _graphs[g] = {"seq": next(_graph_seq), "calls": {}, "last": {}}
         k = st["calls"].get(rank, 0)
         st["calls"][rank] = k + 1
     return st["seq"], k
@@ -197,15 +184,35 @@ def _auto_key(seq, k, nranks, threads):
     return "%sg%d.%d.n%d" % ("p%d" % os.getpid() if threads else "", seq, k, nranks)
 
 
-def _run_independently(t):
-    """Inside tf.function, stateful ops run in program order: replica 1's op
-    would wait for replica 0's, which waits for replica 1 at the barrier.
-    Mark ours independent (they still must run) so replicas run together."""
+def _in_program_order(rank, make):
+    """Create this call's op with make() so that, inside tf.function, it
+    runs after the previous muster op `rank` added to this graph and
+    independently of every other op.
+
+    TensorFlow's automatic control dependencies chain all stateful ops of a
+    function in program order, across replicas: replica 1's op would wait
+    for replica 0's, which waits for replica 1 at the barrier.  So the op is
+    marked run_independently (it still always runs), and its own replica's
+    order is kept by an explicit control dependency: without it the
+    scheduler may start a replica's ops in any order, and two replicas (or
+    two worker processes, each with its own graph) can each wait in a
+    different group for the other until the timeout.  In program order, a
+    replica has at most one muster op in flight, so R replicas need R
+    inter-op threads, whatever the number of ops."""
     if tf.executing_eagerly():
-        return
-    mgr = getattr(t.graph, "experimental_acd_manager", None)
+        return make()
+    g = tf.compat.v1.get_default_graph()
+    with _lock:
+        prev = _graphs[g]["last"].get(rank)
+    with tf.control_dependencies([prev] if prev is not None else []):
+        out = make()
+    op = (out[0] if isinstance(out, (list, tuple)) else out).op
+    with _lock:
+        _graphs[g]["last"][rank] = op
+    mgr = getattr(g, "experimental_acd_manager", None)
     if mgr is not None:
-        mgr.run_independently(t.op)
+        mgr.run_independently(op)
+    return out
 
 
 def _matrix(opname, x, what, dtype=None):
@@ -222,8 +229,6 @@ def _matrix(opname, x, what, dtype=None):
 def _attrs(opname, rank, nranks, key, tile, provider, timeout, shared_memory):
     rank, nranks, shared, threads, local = _participant(opname, rank, nranks, shared_memory)
     seq, k = _trace_position(rank)
-    if local > 1 and seq is not None:
-        _warn_threads(opname, local, k + 1)
     return dict(rank=rank, nranks=nranks, same_step=local > 1 and not shared,
                 key=str(key) if key is not None else _auto_key(seq, k, nranks, threads),
                 tile=int(tile), provider=provider or "", shared_memory=shared,
@@ -243,9 +248,9 @@ def _solve(opname, op, a, b, attrs, name, logdet=False):
         b = b[:, None]
     b = _matrix(opname, b, "b")
     extra = dict(Tw=a.dtype.real_dtype) if logdet else {}
-    out = op(a, b, name=name, **extra, **_attrs(opname, *attrs))
+    kw = _attrs(opname, *attrs)
+    out = _in_program_order(kw["rank"], lambda: op(a, b, name=name, **extra, **kw))
     x = out[0] if logdet else out
-    _run_independently(x)
     x = x[:, 0] if vector else x
     return (x, out[1]) if logdet else x
 
@@ -288,11 +293,8 @@ def potri(a, *, rank=None, nranks=None, key=None, tile=0, provider=None, timeout
           shared_memory=None, name=None):
     """This participant's column block of A^-1 (A Hermitian positive definite)."""
     a = _matrix("potri", a, "a")
-    inv = ops().muster_potri(a, name=name,
-                             **_attrs("potri", rank, nranks, key, tile, provider, timeout,
-                                      shared_memory))
-    _run_independently(inv)
-    return inv
+    kw = _attrs("potri", rank, nranks, key, tile, provider, timeout, shared_memory)
+    return _in_program_order(kw["rank"], lambda: ops().muster_potri(a, name=name, **kw))
 
 
 def syevd(a, *, rank=None, nranks=None, key=None, tile=0, provider=None, timeout=None,
@@ -301,8 +303,7 @@ def syevd(a, *, rank=None, nranks=None, key=None, tile=0, provider=None, timeout
     (ascending, real) and this participant's column block v of the
     eigenvectors (A V = V diag(w))."""
     a = _matrix("syevd", a, "a")
-    w, v = ops().muster_syevd(a, Tw=a.dtype.real_dtype, name=name,
-                              **_attrs("syevd", rank, nranks, key, tile, provider, timeout,
-                                       shared_memory))
-    _run_independently(w)
+    kw = _attrs("syevd", rank, nranks, key, tile, provider, timeout, shared_memory)
+    w, v = _in_program_order(
+        kw["rank"], lambda: ops().muster_syevd(a, Tw=a.dtype.real_dtype, name=name, **kw))
     return w, v

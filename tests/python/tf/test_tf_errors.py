@@ -219,22 +219,49 @@ def test_a_malformed_shard_fails_its_peers_at_once():
     assert errors[0][0] - t0 < 10
 
 
-def test_independent_ops_warn_when_threads_might_not_suffice(strategy_of, monkeypatch):
-    """4 replicas with 4 inter-op threads: one muster op per replica is
-    enough, two independent ones could all wait in half-formed groups."""
-    monkeypatch.setattr(muster_tf, "_inter_op_threads", lambda: 4)
-    st = strategy_of(4)
+def test_each_replica_runs_its_ops_in_program_order(strategy_of):
+    """Inside tf.function every muster op of a replica depends (control
+    input) on that replica's previous muster op and on no other replica's:
+    a replica never waits in two groups at once, replicas still meet."""
+    st = strategy_of(2)
     ash = muster_tf.shard_columns(st, np.eye(4))
 
-    def trace(nops):
-        @tf.function
-        def step(a):
-            return st.run(lambda a: [muster_tf.potri(a) for _ in range(nops)], args=(a,))
-        return step.get_concrete_function(ash)
+    @tf.function
+    def step(a):
+        return st.run(lambda a: [muster_tf.potri(a), muster_tf.potri(a), muster_tf.potri(a)],
+                      args=(a,))
+    graph = step.get_concrete_function(ash).graph
+    ours = [op for op in graph.get_operations() if op.type == "MusterPotri"]
+    assert len(ours) == 6
+    by_rank = {}
+    for op in ours:
+        by_rank.setdefault(op.get_attr("rank"), []).append(op)
+    assert sorted(by_rank) == [0, 1]
+    for chain in by_rank.values():
+        assert [len([c for c in op.control_inputs if c.type == "MusterPotri"])
+                for op in chain] == [0, 1, 1]
+        assert chain[0] in chain[1].control_inputs
+        assert chain[1] in chain[2].control_inputs
+        assert all(op.get_attr("_independent_side_effects") for op in chain)
 
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        trace(1)
-    with pytest.warns(RuntimeWarning, match="need 7 TensorFlow inter-op threads"):
-        trace(2)
+
+def test_more_independent_ops_than_inter_op_threads_allow_at_once(strategy_of):
+    """4 replicas x 4 muster ops that do not depend on each other: with
+    all of them in flight at once they would need 13 inter-op threads
+    (conftest gives 10) and could wait on each other until the timeout;
+    in program order each replica waits in one group at a time."""
+    assert muster_tf._inter_op_threads() < 13
+    st, n, dtype = strategy_of(4), 21, tf.float64
+    r = H.rng()
+    a, b = H.spd(r, n, dtype), H.random(r, (n, 2), dtype)
+    ash = muster_tf.shard_columns(st, a)
+
+    @tf.function
+    def step(ash, b):
+        return st.run(lambda a, b: [muster_tf.potrs(a, b + k) for k in range(4)], args=(ash, b))
+
+    for _ in range(3):
+        xs = step(ash, tf.constant(b))
+        for k, x in enumerate(xs):
+            for xi in st.experimental_local_results(x):
+                H.check_potrs(a, b + k, xi.numpy(), dtype)

@@ -21,11 +21,16 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 @pytest.mark.parametrize("mode", ["eager", "function"])
 def test_worker_processes(tmp_path, mode):
+    """Six muster ops that do not depend on each other, in each worker.  In
+    tf.function each worker runs them in program order, so one inter-op
+    thread per worker is enough (in any other order two workers can each
+    wait in a different group for the other)."""
     nranks, n = 2, 11
     seed = int.from_bytes(os.urandom(4), "little")
+    env = dict(os.environ, TF_NUM_INTEROP_THREADS="1")
     procs = [subprocess.Popen([sys.executable, str(HERE / "tf_worker.py"), str(r), str(nranks),
                                str(seed), str(n), str(tmp_path / ("r%d.npz" % r)), mode],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
              for r in range(nranks)]
     outs = [p.communicate(timeout=120)[0].decode(errors="replace") for p in procs]
     for p, o in zip(procs, outs):
