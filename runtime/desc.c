@@ -119,7 +119,7 @@ void muster__desc_describe(const muster_solve_args_t *args, const muster_shard_t
   d->layout = args->layout;
   d->flags = args->flags;
   d->n = args->n;
-  d->nrhs = muster_routine_takes(args->routine) & MUSTER_TAKES_B ? args->nrhs : 0;
+  d->nrhs = muster_routine_nrhs(args->routine, args->nrhs);
   d->tile = args->tile;
   d->mem = mine->mem;
   d->device = mine->device;

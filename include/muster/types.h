@@ -15,6 +15,7 @@
 #define MUSTER_TYPES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* What a routine takes besides A (muster_solve_args_t / muster_shard_t
  * fields it reads), the `takes` column of MUSTER_ROUTINE_MAP:
@@ -100,6 +101,15 @@ static inline unsigned muster_routine_takes(int r) {
 #undef MUSTER__ROUTINE_TAKES
   default: return 0;
   }
+}
+
+/* The nrhs a call of routine r carries: nrhs as the caller gave it when r
+ * takes B, 0 when it does not (its nrhs argument means nothing then).  The
+ * runtime's descriptors and the provider queries of its choice hold this
+ * value; anything that builds a query itself (the CLI, a test) uses this so
+ * that its query is the one the runtime would send. */
+static inline int64_t muster_routine_nrhs(int r, int64_t nrhs) {
+  return (muster_routine_takes(r) & MUSTER_TAKES_B) ? nrhs : 0;
 }
 
 /* "f64", or NULL for a value that is no dtype. */

@@ -20,7 +20,7 @@ int mp_shape_of(const muster_solve_args_t *a, int nranks, int64_t *tile_in, mp_s
   s->routine = a->routine;
   s->dtype = a->dtype;
   s->n = s->m = a->n; /* gels: the caller sets m (its ldb) */
-  s->nrhs = muster_routine_takes(a->routine) & MUSTER_TAKES_B ? a->nrhs : 0;
+  s->nrhs = muster_routine_nrhs(a->routine, a->nrhs);
   s->flags = a->flags;
   int rc = mp_grid_shape(nranks, getenv("MUSTER_MP_GRID"), &s->nprow, &s->npcol, why, len);
   if (rc < 0) return rc;

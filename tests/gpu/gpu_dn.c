@@ -53,7 +53,7 @@ static void query_of(const tcase_t *c, muster_provider_query_t *q, int *devs, ui
   q->routine = c->routine;
   q->dtype = c->dtype;
   q->n = c->n;
-  q->nrhs = muster_routine_takes(c->routine) & MUSTER_TAKES_B ? c->nrhs : 0;
+  q->nrhs = muster_routine_nrhs(c->routine, c->nrhs);
   q->flags = c->flags;
   q->mem = MUSTER_MEM_CUDA;
   q->nranks = c->R;

@@ -91,7 +91,7 @@ static void query(query_t *x, muster_routine_t rt, muster_dtype_t t, int64_t n, 
   x->q.routine = rt;
   x->q.dtype = t;
   x->q.n = n;
-  x->q.nrhs = muster_routine_takes(rt) & MUSTER_TAKES_B ? 1 : 0;
+  x->q.nrhs = muster_routine_nrhs(rt, 1);
   x->q.mem = MUSTER_MEM_CUDA;
   x->q.nranks = R;
   x->q.span = MUSTER_SPAN_THREADS;

@@ -65,6 +65,11 @@ TEST_IMPL(dtype_inline_helpers) {
   ASSERT_EQ(muster_routine_takes(MUSTER_SYEVD), MUSTER_TAKES_W);
   ASSERT_EQ(muster_routine_takes(MUSTER_POTRI), 0u);
   ASSERT_EQ(muster_routine_takes(99), 0u);
+  /* the nrhs a call carries: the caller's for routines with a B, else 0 */
+  ASSERT_EQ(muster_routine_nrhs(MUSTER_POTRS, 3), 3);
+  ASSERT_EQ(muster_routine_nrhs(MUSTER_GELS, 2), 2);
+  ASSERT_EQ(muster_routine_nrhs(MUSTER_POTRI, 5), 0);
+  ASSERT_EQ(muster_routine_nrhs(MUSTER_SYEVD, 1), 0);
   ASSERT(strcmp(muster_routine_str(MUSTER_GETRS), "getrs") == 0);
   ASSERT(strcmp(muster_routine_str(MUSTER_GELS), "gels") == 0);
   for (int r = 1; r < MUSTER_ROUTINE_END; r++)

@@ -27,7 +27,7 @@ int cli_choose_memory(const sr_spec_t *spec, int *cuda, char *name, size_t name_
   q.routine = spec->routine;
   q.dtype = spec->dtype;
   q.n = spec->n;
-  q.nrhs = muster_routine_takes(spec->routine) & MUSTER_TAKES_B ? spec->nrhs : 0; /* as the runtime's query */
+  q.nrhs = muster_routine_nrhs(spec->routine, spec->nrhs);
   q.tile = spec->tile;
   q.layout = MUSTER_LAYOUT_BLOCK;
   q.flags = spec->flags;
