@@ -25,8 +25,6 @@
  * dlclose()s it.
  */
 #include <dirent.h>
-#include <dlfcn.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -34,15 +32,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <urcu-bp.h>
 #include <urcu/rculfhash.h>
 
-#include "cost.h"
-#include "provider_abi.h"
 #include "env.h"
 #include "muster/parse.h"
+#include "provider_file.h"
+#include "provider_path.h"
 #include "registry.h"
 
 /* TSan cannot see the ordering urcu provides (uninstrumented library), so
@@ -64,32 +61,19 @@ static char tsan_publish __attribute__((unused)), tsan_readers_done __attribute_
 /* routine ids are 1..MUSTER_ROUTINE_END-1 (muster/types.h) */
 #define NROUTINES MUSTER_ROUTINE_END
 
-typedef struct prov {
-  muster__provider_t pub;       /* first: callers see this part          */
-  _Atomic long refs;            /* nodes + calls                          */
-  void *handle;                 /* dlopen handle; NULL when refused       */
-  int fd;                       /* the file, open while loaded (see load) */
-  char alias[64];               /* "/proc/self/fd/N" it was loaded as     */
-  struct prov *live_next;       /* every provider not yet unloaded        */
-  dev_t dev;                    /* identity of the file when loaded       */
-  ino_t ino;
-  struct timespec mtime;
-  off_t size;
-  muster_provider_v2_t view;    /* what pub.v points to                   */
-  muster__cost_t *table;        /* what pub.cost points to                */
-} prov_t;
-
 typedef struct node {
   struct cds_lfht_node lfht;
   char routine[16];             /* key                                    */
   char backend[32];             /* <backend>.so in <dir>/<routine>/       */
   char *path;                   /* that file                              */
   struct stat st;               /* its identity when listed               */
-  prov_t *prov;                 /* NULL until loaded (set once, atomic);
-                                   holds one reference                    */
+  muster__prov_t *prov;         /* NULL until loaded (set once, atomic);
+                                   holds one reference (provider_file.h)  */
 } node_t;
 
-static prov_t *node_prov(const node_t *nd) { return __atomic_load_n(&nd->prov, __ATOMIC_ACQUIRE); }
+static muster__prov_t *node_prov(const node_t *nd) {
+  return __atomic_load_n(&nd->prov, __ATOMIC_ACQUIRE);
+}
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct cds_lfht *table;
@@ -122,12 +106,12 @@ static int match_routine(struct cds_lfht_node *n, const void *key) {
   return strcmp(nd->routine, (const char *)key) == 0;
 }
 
-static void writer_lock(void) {
+void muster__registry_lock(void) {
   pthread_mutex_lock(&writer);
   writer_depth++;
 }
 
-static void writer_unlock(void) {
+void muster__registry_unlock(void) {
   writer_depth--;
   pthread_mutex_unlock(&writer);
 }
@@ -135,8 +119,8 @@ static void writer_unlock(void) {
 /* fork: a child must not inherit our writer mutex locked by another thread,
  * nor urcu-bp's registry of the parent's threads (urcu-bp asks its users to
  * call these around fork). Order: ours, then urcu's; reverse after. */
-static void atfork_prepare(void) { writer_lock(); }
-static void atfork_parent(void) { writer_unlock(); }
+static void atfork_prepare(void) { muster__registry_lock(); }
+static void atfork_parent(void) { muster__registry_unlock(); }
 /* The child's only thread is the one that forked and took writer in
  * prepare, but it has a new thread id, and a recursive mutex records its
  * owner's id: unlocking it here fails (EPERM) and leaves it held by a thread
@@ -156,7 +140,7 @@ static void atfork_child(void) {
   pthread_mutex_init(&writer, &attr);
   pthread_mutexattr_destroy(&attr);
   writer_depth = 0;
-  for (int k = 0; k < held; k++) writer_lock();
+  for (int k = 0; k < held; k++) muster__registry_lock();
 }
 
 static void init_once(void) {
@@ -171,237 +155,7 @@ static int ensure_table(void) {
   return 0;
 }
 
-/* ---- provider files --------------------------------------------------- */
-
-static prov_t *live_head; /* writer mutex */
-
-/* Close the fd a provider was loaded through, unless ld.so still has an
- * object by that alias name (an object marked NODELETE, or shared with
- * another load): closing would let a later file get the same fd number and
- * hence the same name, and ld.so would hand back the old object.  Such an
- * fd is kept for the life of the process. */
-static void release_fd(prov_t *p) {
-  if (p->fd < 0) return;
-  if (p->alias[0]) {
-    void *still = dlopen(p->alias, RTLD_NOW | RTLD_NOLOAD);
-    if (still) {
-      dlclose(still);
-      p->fd = -1;
-      return;
-    }
-  }
-  close(p->fd);
-  p->fd = -1;
-}
-
-static void prov_unload(prov_t *p) {
-  if (p->handle) {
-    /* release_comms(0) first: fini may not expect communicators left */
-    if (p->pub.v->release_comms) p->pub.v->release_comms(p->pub.ctx, 0);
-    if (p->pub.v->fini) p->pub.v->fini(p->pub.ctx);
-    muster__log(MUSTER_LOG_DEBUG, "provider %s: unloading %s", p->pub.name, p->pub.path);
-    dlclose(p->handle);
-  }
-  release_fd(p);
-  muster__cost_free(p->table);
-  free(p);
-}
-
-void muster__provider_ref(muster__provider_t *pp) {
-  prov_t *p = (prov_t *)pp;
-  atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
-}
-
-void muster__provider_release(muster__provider_t *pp) {
-  prov_t *p = (prov_t *)pp;
-  if (!p) return;
-  if (atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1) return;
-  /* last reference: nobody can take a new one (lookups only reach providers
-   * in the table, which hold a reference; find_live skips a zero count) */
-  writer_lock();
-  for (prov_t **pp2 = &live_head; *pp2; pp2 = &(*pp2)->live_next)
-    if (*pp2 == p) {
-      *pp2 = p->live_next;
-      break;
-    }
-  /* under the lock too: every dlopen/dlclose of the registry is then
-   * serialized by a lock TSan can see (ld.so's own lock it cannot) */
-  prov_unload(p);
-  writer_unlock();
-}
-
-/* The provider's cost table (cost.h): looked for once, at load, in
- * $MUSTER_COST_PATH, then in the path folder the file was listed in (the
- * parent of <dir>/<routine>/), then beside the real file. */
-static void load_cost(prov_t *p, const char *listed) {
-  char dir[PATH_MAX], file[PATH_MAX + 64];
-  snprintf(dir, sizeof dir, "%s", listed);
-  for (int up = 0; up < 2; up++) { /* <dir>/<routine>/<backend>.so -> <dir> */
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = '\0';
-  }
-  if (!muster__cost_find(p->pub.name, dir, p->pub.path, file, sizeof file)) {
-    snprintf(p->pub.cost_why, sizeof p->pub.cost_why, "no %s.cost found", p->pub.name);
-    return;
-  }
-  char why[256];
-  if (muster__cost_read(file, &p->table, why, sizeof why) < 0) {
-    snprintf(p->pub.cost_why, sizeof p->pub.cost_why, "cost table refused: %.230s", why);
-    muster__log(MUSTER_LOG_WARN, "provider %s: %s", p->pub.name, p->pub.cost_why);
-    return;
-  }
-  p->pub.cost = p->table;
-  snprintf(p->pub.cost_why, sizeof p->pub.cost_why, "%.250s", file);
-}
-
-/* Load one file. Never fails as a whole: a refused file gives a prov with
- * handle NULL and `why`, so listings and errors can show it. */
-static prov_t *prov_load(const char *path, const char *backend, const struct stat *st) {
-  prov_t *p = calloc(1, sizeof *p);
-  if (!p) return NULL;
-  atomic_init(&p->refs, 1); /* the caller's */
-  p->fd = -1;
-  p->dev = st->st_dev;
-  p->ino = st->st_ino;
-  p->mtime = st->st_mtim;
-  p->size = st->st_size;
-  copy_str(p->pub.name, sizeof p->pub.name, backend);
-  if (!realpath(path, p->pub.path)) copy_str(p->pub.path, sizeof p->pub.path, path);
-  /* ld.so hands back an already loaded object whose NAME matches, so
-   * dlopen()ing the path again after the file behind it was replaced would
-   * give the old code.  Load through /proc/self/fd/N of an fd kept open
-   * while the provider is loaded: no loaded object can have that name, and
-   * ld.so still shares an object whose inode is the same. */
-  const char *load = p->pub.path;
-  p->fd = open(p->pub.path, O_RDONLY | O_CLOEXEC);
-  struct stat now;
-  if (p->fd >= 0 && fstat(p->fd, &now) == 0) { /* the file we load, if it changed since the listing */
-    p->dev = now.st_dev;
-    p->ino = now.st_ino;
-    p->mtime = now.st_mtim;
-    p->size = now.st_size;
-  }
-  if (p->fd >= 0) {
-    snprintf(p->alias, sizeof p->alias, "/proc/self/fd/%d", p->fd);
-    if (access(p->alias, R_OK) == 0) load = p->alias;
-    else p->alias[0] = '\0';
-  }
-  void *h = dlopen(load, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    const char *e = dlerror();
-    snprintf(p->pub.why, sizeof p->pub.why, "dlopen of %.200s failed: %s", p->pub.path,
-             e ? e : "unknown error");
-    goto refused;
-  }
-  if (muster__abi_resolve(h, backend, &p->view, &p->pub.abi, p->pub.why, sizeof p->pub.why) < 0) {
-    dlclose(h);
-    goto refused;
-  }
-  const muster_provider_v2_t *v = &p->view;
-  char err[256] = "";
-  if (v->init && v->init(&p->pub.ctx, err, sizeof err) < 0) {
-    snprintf(p->pub.why, sizeof p->pub.why, "init failed: %s", err);
-    dlclose(h); /* fini must not run */
-    goto refused;
-  }
-  p->handle = h;
-  p->pub.v = v;
-  p->pub.available = 1;
-  if (v->probe && v->probe(err, sizeof err) < 0) {
-    p->pub.available = 0;
-    snprintf(p->pub.why, sizeof p->pub.why, "probe: %s", err);
-  }
-  load_cost(p, path);
-  muster__log(MUSTER_LOG_INFO, "provider %s (ABI v%u, %s) loaded from %s (%s; cost table: %s)",
-              backend, p->pub.abi, v->kind == MUSTER_PROVIDER_COLLECTIVE ? "collective" : "leader",
-              p->pub.path, p->pub.available ? "available" : p->pub.why, p->pub.cost_why);
-  p->live_next = live_head;
-  live_head = p;
-  return p;
-refused:
-  muster__log(MUSTER_LOG_WARN, "provider file %s refused: %s", path, p->pub.why);
-  release_fd(p);
-  p->live_next = live_head;
-  live_head = p;
-  return p;
-}
-
-/* ---- search path ------------------------------------------------------ */
-
-#define MAX_DIRS MUSTER_MAX_PROVIDER_DIRS
-
-static int add_dir(char dirs[][PATH_MAX], int n, const char *d) {
-  char real[PATH_MAX];
-  if (n >= MAX_DIRS || !realpath(d, real)) return n;
-  struct stat st;
-  if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) return n;
-  for (int i = 0; i < n; i++)
-    if (!strcmp(dirs[i], real)) return n;
-  snprintf(dirs[n], PATH_MAX, "%s", real);
-  return n + 1;
-}
-
-static int add_beside(char dirs[][PATH_MAX], int n, const char *file) {
-  char d[PATH_MAX], cand[PATH_MAX + 64];
-  snprintf(d, sizeof d, "%s", file);
-  char *slash = strrchr(d, '/');
-  if (!slash) return n;
-  *slash = '\0';
-  snprintf(cand, sizeof cand, "%s/muster/providers", d);
-  n = add_dir(dirs, n, cand);
-  snprintf(cand, sizeof cand, "%s/../lib/muster/providers", d);
-  return add_dir(dirs, n, cand);
-}
-
-/* MUSTER_PROVIDER_PATH, else beside libmuster.so (dladdr on one of our
- * symbols; in a statically linked program that is the executable) and
- * beside the executable.  *n = the folders found; MUSTER_EINVAL when
- * MUSTER_PROVIDER_PATH is malformed (env.c). */
-static int search_dirs(char dirs[][PATH_MAX], int *n) {
-  const char *env;
-  int rc = muster__env_provider_path(&env);
-  *n = 0;
-  if (rc < 0) return rc;
-  if (env) {
-    char *copy = strdup(env), *save = NULL;
-    if (!copy) return muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
-    for (char *t = strtok_r(copy, ":", &save); t; t = strtok_r(NULL, ":", &save))
-      *n = add_dir(dirs, *n, t);
-    free(copy);
-    return MUSTER_OK;
-  }
-  Dl_info info;
-  if (dladdr((void *)&muster_providers_rescan, &info) && info.dli_fname)
-    *n = add_beside(dirs, *n, info.dli_fname);
-  char exe[PATH_MAX];
-  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (len > 0) {
-    exe[len] = '\0';
-    *n = add_beside(dirs, *n, exe);
-  }
-  return MUSTER_OK;
-}
-
 /* ---- writer side (mutex held) ----------------------------------------- */
-
-/* A provider of the same file and backend that is still loaded (in the
- * table for another routine, or replaced but still running a call), with a
- * new reference; NULL if none.  Sharing it matters beyond saving a load:
- * one file must be one provider, so that the ld.so object and the fd it
- * was loaded through live and die together. */
-static prov_t *find_live(const struct stat *st, const char *backend) {
-  for (prov_t *p = live_head; p; p = p->live_next) {
-    if (strcmp(p->pub.name, backend) || p->dev != st->st_dev || p->ino != st->st_ino ||
-        p->size != st->st_size || p->mtime.tv_sec != st->st_mtim.tv_sec ||
-        p->mtime.tv_nsec != st->st_mtim.tv_nsec)
-      continue;
-    long r = atomic_load(&p->refs);
-    while (r > 0 && !atomic_compare_exchange_weak(&p->refs, &r, r + 1)) {
-    }
-    if (r > 0) return p;
-  }
-  return NULL;
-}
 
 static node_t *find_node(const char *routine, const char *backend) {
   struct cds_lfht_iter it;
@@ -484,7 +238,7 @@ static node_t *new_node(const char *routine, const struct found *f) {
   n->path = path;
   n->st = f->st;
   /* not loaded yet (lazy), unless that very file is loaded already */
-  n->prov = find_live(&f->st, f->backend);
+  n->prov = muster__prov_find_live(&f->st, f->backend);
   cds_lfht_node_init(&n->lfht);
   return n;
 }
@@ -530,8 +284,8 @@ static void load_nodes(const char *routine, const char *only) {
   rcu_read_lock();
   cds_lfht_for_each_entry_duplicate(table, hash_str(routine), match_routine, routine, &it, nd, lfht) {
     if (node_prov(nd) || (only && only[0] && strcmp(nd->backend, only))) continue;
-    prov_t *p = find_live(&nd->st, nd->backend);
-    if (!p) p = prov_load(nd->path, nd->backend, &nd->st);
+    muster__prov_t *p = muster__prov_find_live(&nd->st, nd->backend);
+    if (!p) p = muster__prov_load(nd->path, nd->backend, &nd->st);
     if (p) __atomic_store_n(&nd->prov, p, __ATOMIC_RELEASE);
   }
   TSAN_RELEASE(&tsan_readers_done);
@@ -539,7 +293,7 @@ static void load_nodes(const char *routine, const char *only) {
 }
 
 static void node_free(node_t *nd) {
-  prov_t *p = node_prov(nd);
+  muster__prov_t *p = node_prov(nd);
   if (p) muster__provider_release(&p->pub);
   free(nd->path);
   free(nd);
@@ -577,11 +331,11 @@ static int sync_routine(char dirs[][PATH_MAX], int ndirs, const char *routine,
 
 /* Scan the given routines (ids); mutex held. */
 static int sync_routines(const int *ids, int nids) {
-  char (*dirs)[PATH_MAX] = calloc(MAX_DIRS, PATH_MAX);
+  char (*dirs)[PATH_MAX] = calloc(MUSTER_MAX_PROVIDER_DIRS, PATH_MAX);
   if (!dirs) return muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
   node_t *dead[MAX_FILES * NROUTINES];
   int ndead = 0, ndirs = 0;
-  int rc = search_dirs(dirs, &ndirs);
+  int rc = muster__provider_search_dirs(dirs, &ndirs);
   for (int i = 0; i < nids && rc == 0; i++) {
     rc = sync_routine(dirs, ndirs, routine_str(ids[i]), dead, &ndead, MAX_FILES * NROUTINES);
     if (rc == 0) atomic_store(&scanned[ids[i]], 1);
@@ -598,9 +352,9 @@ static int sync_routines(const int *ids, int nids) {
 
 static int ensure_scanned(int r) {
   if (atomic_load_explicit(&scanned[r], memory_order_acquire)) return 0;
-  writer_lock();
+  muster__registry_lock();
   int rc = atomic_load(&scanned[r]) ? 0 : sync_routines(&r, 1);
-  writer_unlock();
+  muster__registry_unlock();
   return rc;
 }
 
@@ -608,12 +362,12 @@ int muster_providers_rescan(void) {
   int rc = ensure_table();
   if (rc < 0) return rc;
   int ids[NROUTINES], n = 0;
-  writer_lock();
+  muster__registry_lock();
   /* routines never used stay lazy: their first use scans the path anyway */
   for (int r = 1; r < NROUTINES; r++)
     if (atomic_load(&scanned[r])) ids[n++] = r;
   rc = sync_routines(ids, n);
-  writer_unlock();
+  muster__registry_unlock();
   return rc;
 }
 
@@ -639,7 +393,7 @@ static int collect_loaded(const char *rname, const char *only, muster__provider_
   rcu_read_lock();
   cds_lfht_for_each_entry_duplicate(table, hash_str(rname), match_routine, rname, &it, nd, lfht) {
     if (only && only[0] && strcmp(nd->backend, only) != 0) continue;
-    prov_t *p = node_prov(nd);
+    muster__prov_t *p = node_prov(nd);
     if (!p) { /* first use of this file: load it (slow path, below) */
       *unloaded = 1;
       continue;
@@ -670,10 +424,10 @@ int muster__provider_collect(muster_routine_t routine, const char *only, muster_
    * could between unlocked retries (a caller then found "no usable
    * provider" with nothing to say why while another thread swapped files). */
   for (int k = 0; k < n; k++) muster__provider_release(out[k]);
-  writer_lock();
+  muster__registry_lock();
   load_nodes(rname, only);
   n = collect_loaded(rname, only, out, cap, &unloaded);
-  writer_unlock();
+  muster__registry_unlock();
   if (unloaded) { /* prov_load could not even record a failure */
     for (int k = 0; k < n; k++) muster__provider_release(out[k]);
     return muster__err(MUSTER_ENOMEM, "provider registry: could not load the providers of %s "
@@ -694,15 +448,15 @@ int muster_providers_list(muster_provider_info_t *out, int cap) {
     if ((rc = ensure_scanned(r)) < 0) return rc;
   /* one entry per distinct file; listing holds the writer lock so the set
    * is stable (a listing is rare). */
-  writer_lock();
+  muster__registry_lock();
   for (int r = 1; r < NROUTINES; r++) load_nodes(routine_str(r), NULL);
-  const prov_t *seen[MAX_FILES * NROUTINES];
+  const muster__prov_t *seen[MAX_FILES * NROUTINES];
   int n = 0;
   struct cds_lfht_iter it;
   node_t *nd;
   rcu_read_lock();
   cds_lfht_for_each_entry(table, &it, nd, lfht) {
-    prov_t *p = node_prov(nd);
+    muster__prov_t *p = node_prov(nd);
     if (!p) continue; /* out of memory while loading */
     int k;
     for (k = 0; k < n; k++)
@@ -737,6 +491,6 @@ int muster_providers_list(muster_provider_info_t *out, int cap) {
   }
   TSAN_RELEASE(&tsan_readers_done);
   rcu_read_unlock();
-  writer_unlock();
+  muster__registry_unlock();
   return n;
 }

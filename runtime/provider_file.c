@@ -1,0 +1,189 @@
+/*
+ * runtime/provider_file.c - one provider file: load (dlopen through a kept
+ * fd, ABI table, init, probe, cost table), share, reference-count, unload.
+ * See provider_file.h; the table of routines that points to these is
+ * runtime/registry.c.
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "provider_abi.h"
+#include "provider_file.h"
+
+static muster__prov_t *live_head; /* writer mutex */
+
+/* Close the fd a provider was loaded through, unless ld.so still has an
+ * object by that alias name (an object marked NODELETE, or shared with
+ * another load): closing would let a later file get the same fd number and
+ * hence the same name, and ld.so would hand back the old object.  Such an
+ * fd is kept for the life of the process. */
+static void release_fd(muster__prov_t *p) {
+  if (p->fd < 0) return;
+  if (p->alias[0]) {
+    void *still = dlopen(p->alias, RTLD_NOW | RTLD_NOLOAD);
+    if (still) {
+      dlclose(still);
+      p->fd = -1;
+      return;
+    }
+  }
+  close(p->fd);
+  p->fd = -1;
+}
+
+static void prov_unload(muster__prov_t *p) {
+  if (p->handle) {
+    /* release_comms(0) first: fini may not expect communicators left */
+    if (p->pub.v->release_comms) p->pub.v->release_comms(p->pub.ctx, 0);
+    if (p->pub.v->fini) p->pub.v->fini(p->pub.ctx);
+    muster__log(MUSTER_LOG_DEBUG, "provider %s: unloading %s", p->pub.name, p->pub.path);
+    dlclose(p->handle);
+  }
+  release_fd(p);
+  muster__cost_free(p->table);
+  free(p);
+}
+
+void muster__provider_ref(muster__provider_t *pp) {
+  muster__prov_t *p = (muster__prov_t *)pp;
+  atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+}
+
+void muster__provider_release(muster__provider_t *pp) {
+  muster__prov_t *p = (muster__prov_t *)pp;
+  if (!p) return;
+  if (atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1) return;
+  /* last reference: nobody can take a new one (lookups only reach providers
+   * in the table, which hold a reference; muster__prov_find_live skips a zero count) */
+  muster__registry_lock();
+  for (muster__prov_t **pp2 = &live_head; *pp2; pp2 = &(*pp2)->live_next)
+    if (*pp2 == p) {
+      *pp2 = p->live_next;
+      break;
+    }
+  /* under the lock too: every dlopen/dlclose of the registry is then
+   * serialized by a lock TSan can see (ld.so's own lock it cannot) */
+  prov_unload(p);
+  muster__registry_unlock();
+}
+
+/* The provider's cost table (cost.h): looked for once, at load, in
+ * $MUSTER_COST_PATH, then in the path folder the file was listed in (the
+ * parent of <dir>/<routine>/), then beside the real file. */
+static void load_cost(muster__prov_t *p, const char *listed) {
+  char dir[PATH_MAX], file[PATH_MAX + 64];
+  snprintf(dir, sizeof dir, "%s", listed);
+  for (int up = 0; up < 2; up++) { /* <dir>/<routine>/<backend>.so -> <dir> */
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+  }
+  if (!muster__cost_find(p->pub.name, dir, p->pub.path, file, sizeof file)) {
+    snprintf(p->pub.cost_why, sizeof p->pub.cost_why, "no %s.cost found", p->pub.name);
+    return;
+  }
+  char why[256];
+  if (muster__cost_read(file, &p->table, why, sizeof why) < 0) {
+    snprintf(p->pub.cost_why, sizeof p->pub.cost_why, "cost table refused: %.230s", why);
+    muster__log(MUSTER_LOG_WARN, "provider %s: %s", p->pub.name, p->pub.cost_why);
+    return;
+  }
+  p->pub.cost = p->table;
+  snprintf(p->pub.cost_why, sizeof p->pub.cost_why, "%.250s", file);
+}
+
+/* Load one file. Never fails as a whole: a refused file gives a prov with
+ * handle NULL and `why`, so listings and errors can show it. */
+muster__prov_t *muster__prov_load(const char *path, const char *backend, const struct stat *st) {
+  muster__prov_t *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  atomic_init(&p->refs, 1); /* the caller's */
+  p->fd = -1;
+  p->dev = st->st_dev;
+  p->ino = st->st_ino;
+  p->mtime = st->st_mtim;
+  p->size = st->st_size;
+  snprintf(p->pub.name, sizeof p->pub.name, "%s", backend);
+  if (!realpath(path, p->pub.path)) snprintf(p->pub.path, sizeof p->pub.path, "%s", path);
+  /* ld.so hands back an already loaded object whose NAME matches, so
+   * dlopen()ing the path again after the file behind it was replaced would
+   * give the old code.  Load through /proc/self/fd/N of an fd kept open
+   * while the provider is loaded: no loaded object can have that name, and
+   * ld.so still shares an object whose inode is the same. */
+  const char *load = p->pub.path;
+  p->fd = open(p->pub.path, O_RDONLY | O_CLOEXEC);
+  struct stat now;
+  if (p->fd >= 0 && fstat(p->fd, &now) == 0) { /* the file we load, if it changed since the listing */
+    p->dev = now.st_dev;
+    p->ino = now.st_ino;
+    p->mtime = now.st_mtim;
+    p->size = now.st_size;
+  }
+  if (p->fd >= 0) {
+    snprintf(p->alias, sizeof p->alias, "/proc/self/fd/%d", p->fd);
+    if (access(p->alias, R_OK) == 0) load = p->alias;
+    else p->alias[0] = '\0';
+  }
+  void *h = dlopen(load, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *e = dlerror();
+    snprintf(p->pub.why, sizeof p->pub.why, "dlopen of %.200s failed: %s", p->pub.path,
+             e ? e : "unknown error");
+    goto refused;
+  }
+  if (muster__abi_resolve(h, backend, &p->view, &p->pub.abi, p->pub.why, sizeof p->pub.why) < 0) {
+    dlclose(h);
+    goto refused;
+  }
+  const muster_provider_v2_t *v = &p->view;
+  char err[256] = "";
+  if (v->init && v->init(&p->pub.ctx, err, sizeof err) < 0) {
+    snprintf(p->pub.why, sizeof p->pub.why, "init failed: %s", err);
+    dlclose(h); /* fini must not run */
+    goto refused;
+  }
+  p->handle = h;
+  p->pub.v = v;
+  p->pub.available = 1;
+  if (v->probe && v->probe(err, sizeof err) < 0) {
+    p->pub.available = 0;
+    snprintf(p->pub.why, sizeof p->pub.why, "probe: %s", err);
+  }
+  load_cost(p, path);
+  muster__log(MUSTER_LOG_INFO, "provider %s (ABI v%u, %s) loaded from %s (%s; cost table: %s)",
+              backend, p->pub.abi, v->kind == MUSTER_PROVIDER_COLLECTIVE ? "collective" : "leader",
+              p->pub.path, p->pub.available ? "available" : p->pub.why, p->pub.cost_why);
+  p->live_next = live_head;
+  live_head = p;
+  return p;
+refused:
+  muster__log(MUSTER_LOG_WARN, "provider file %s refused: %s", path, p->pub.why);
+  release_fd(p);
+  p->live_next = live_head;
+  live_head = p;
+  return p;
+}
+
+/* A provider of the same file and backend that is still loaded (in the
+ * table for another routine, or replaced but still running a call), with a
+ * new reference; NULL if none.  Sharing it matters beyond saving a load:
+ * one file must be one provider, so that the ld.so object and the fd it
+ * was loaded through live and die together. */
+muster__prov_t *muster__prov_find_live(const struct stat *st, const char *backend) {
+  for (muster__prov_t *p = live_head; p; p = p->live_next) {
+    if (strcmp(p->pub.name, backend) || p->dev != st->st_dev || p->ino != st->st_ino ||
+        p->size != st->st_size || p->mtime.tv_sec != st->st_mtim.tv_sec ||
+        p->mtime.tv_nsec != st->st_mtim.tv_nsec)
+      continue;
+    long r = atomic_load(&p->refs);
+    while (r > 0 && !atomic_compare_exchange_weak(&p->refs, &r, r + 1)) {
+    }
+    if (r > 0) return p;
+  }
+  return NULL;
+}
+

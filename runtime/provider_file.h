@@ -1,0 +1,58 @@
+/*
+ * runtime/provider_file.h - one provider file, loaded once (private to the
+ * registry: runtime/registry.c and runtime/provider_file.c).
+ *
+ * A provider is one file: its ld.so object, the fd it was loaded through,
+ * its context and its cost table live and die together, however many
+ * table nodes (one per routine folder that lists the file) point to it.
+ * Every provider not yet unloaded is on one list (the "live" list), so a
+ * rescan that finds the same file again shares it instead of loading it
+ * twice.  The registry's writer lock (muster__registry_lock) guards that
+ * list and serializes every dlopen/dlclose.
+ */
+#ifndef MUSTER_PROVIDER_FILE_H
+#define MUSTER_PROVIDER_FILE_H
+
+#include <stdatomic.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cost.h"
+#include "registry.h"
+
+typedef struct muster__prov {
+  muster__provider_t pub;       /* first: callers see this part          */
+  _Atomic long refs;            /* nodes + calls                          */
+  void *handle;                 /* dlopen handle; NULL when refused       */
+  int fd;                       /* the file, open while loaded (see load) */
+  char alias[64];               /* "/proc/self/fd/N" it was loaded as     */
+  struct muster__prov *live_next;       /* every provider not yet unloaded        */
+  dev_t dev;                    /* identity of the file when loaded       */
+  ino_t ino;
+  struct timespec mtime;
+  off_t size;
+  muster_provider_v2_t view;    /* what pub.v points to                   */
+  muster__cost_t *table;        /* what pub.cost points to                */
+} muster__prov_t;
+
+
+/* Load the provider file `path` (listed as backend `backend` with identity
+ * *st): dlopen through an fd kept open, the ABI table, init, probe, cost
+ * table; put it on the live list with one reference (the caller's).
+ * Never fails as a whole: a refused file gives a provider with pub.v NULL
+ * and pub.why saying why, so listings and errors can show it.  NULL only
+ * when out of memory.  Writer lock held. */
+MUSTER_HIDDEN muster__prov_t *muster__prov_load(const char *path, const char *backend,
+                                                const struct stat *st);
+
+/* The live provider of the file with identity *st and backend `backend`,
+ * with a new reference; NULL if none (or it is being unloaded).  Writer
+ * lock held. */
+MUSTER_HIDDEN muster__prov_t *muster__prov_find_live(const struct stat *st, const char *backend);
+
+/* The registry's writer lock (runtime/registry.c): recursive; taken by a
+ * scan, a load, a listing and the last release of a provider. */
+MUSTER_HIDDEN void muster__registry_lock(void);
+MUSTER_HIDDEN void muster__registry_unlock(void);
+
+#endif
