@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "forklock.h"
 #include "hint.h"
 
 #define HINTS 64
@@ -25,21 +26,10 @@ typedef struct hint {
   int used;
 } hint_t;
 
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+/* fork-safe: process mode forks while other threads may hold it */
+MUSTER__FORKLOCK(table)
 static hint_t hints[HINTS];
 static int next_slot;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-/* a fork child (process mode forks) must not inherit mu held by a thread
- * it does not have */
-static void prepare(void) { pthread_mutex_lock(&mu); }
-static void parent(void) { pthread_mutex_unlock(&mu); }
-static void install(void) { pthread_atfork(prepare, parent, parent); }
-
-static void lock(void) {
-  pthread_once(&once, install);
-  pthread_mutex_lock(&mu);
-}
 
 static void make_key(key_t_ *k, int nranks, const muster__desc_t *d) {
   memset(k, 0, sizeof *k); /* padding too: keys are compared with memcmp */
@@ -64,17 +54,17 @@ static hint_t *find(const key_t_ *k) {
 int muster__hint_get(int nranks, const muster__desc_t *d, char *name, size_t cap) {
   key_t_ k;
   make_key(&k, nranks, d);
-  lock();
+  table_lock();
   hint_t *h = find(&k);
   snprintf(name, cap, "%s", h ? h->name : "");
-  pthread_mutex_unlock(&mu);
+  table_unlock();
   return h != NULL;
 }
 
 void muster__hint_put(int nranks, const muster__desc_t *d, const char *name) {
   key_t_ k;
   make_key(&k, nranks, d);
-  lock();
+  table_lock();
   hint_t *h = find(&k);
   if (!h) {
     h = &hints[next_slot];
@@ -83,5 +73,5 @@ void muster__hint_put(int nranks, const muster__desc_t *d, const char *name) {
     h->used = 1;
   }
   snprintf(h->name, sizeof h->name, "%s", name);
-  pthread_mutex_unlock(&mu);
+  table_unlock();
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "forklock.h"
 #include "leader.h"
 #include "muster/layout.h"
 #include "proc.h"
@@ -86,11 +87,11 @@ static int reach_shard(muster__provider_t *p, const muster__desc_t *d, const voi
  * its shards (which keeps that memory alive) and the provider's cached IPC
  * handles: drop them.  Checked only for pids not in the current solve, so
  * a group that keeps meeting pays no system call. */
-static pthread_mutex_t known_mu = PTHREAD_MUTEX_INITIALIZER;
+MUSTER__FORKLOCK(known) /* fork-safe: forklock.h */
 static pid_t *known; /* no bound: every peer ever met and still alive */
 static int nknown, capknown;
 
-/* known_mu held: pid is known (grown as needed; out of memory: it is not,
+/* known lock held: pid is known (grown as needed; out of memory: it is not,
  * and only its cleanup after death is lost) */
 static void know(pid_t pid) {
   for (int i = 0; i < nknown; i++)
@@ -108,7 +109,7 @@ static void know(pid_t pid) {
 static void prune_peers(muster__provider_t *p, const muster__desc_t *const *ds, int R) {
   pid_t self = muster__proc_self_pid(), *dead = NULL;
   int ndead = 0;
-  pthread_mutex_lock(&known_mu);
+  known_lock();
   for (int i = nknown - 1; i >= 0; i--) {
     int here = 0;
     for (int r = 0; r < R && !here; r++) here = ds[r]->pid == known[i];
@@ -119,7 +120,7 @@ static void prune_peers(muster__provider_t *p, const muster__desc_t *const *ds, 
   }
   for (int r = 0; r < R; r++)
     if (ds[r]->pid != self) know((pid_t)ds[r]->pid);
-  pthread_mutex_unlock(&known_mu);
+  known_unlock();
   for (int i = 0; i < ndead; i++) {
     muster__shard_forget(dead[i]);
     if (p->v->forget_peer) p->v->forget_peer(p->ctx, dead[i]);

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "forklock.h"
 #include "proc.h"
 #include "shard.h"
 
@@ -49,7 +50,8 @@ typedef struct peer_map {
  * MUSTER_MAX_RANKS, so a group that keeps meeting maps nothing again. */
 #define IDLE_MAX MUSTER__SHARD_PINS_MAX
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* fork-safe (forklock.h): a host thread may fork while another is in here */
+MUSTER__FORKLOCK(table)
 static region_t *regions;
 static int nregions, capregions;
 static peer_map_t *peers;
@@ -80,12 +82,12 @@ int muster_shard_alloc(size_t bytes, void **out) {
     rc = muster__err(MUSTER_ENOMEM, "muster_shard_alloc(%zu): mmap: %s", bytes, strerror(errno));
     goto out;
   }
-  pthread_mutex_lock(&lock);
+  table_lock();
   if (nregions == capregions) {
     int cap = capregions ? 2 * capregions : 16;
     region_t *r = realloc(regions, (size_t)cap * sizeof *r);
     if (!r) {
-      pthread_mutex_unlock(&lock);
+      table_unlock();
       rc = muster__err(MUSTER_ENOMEM, "muster_shard_alloc: out of memory");
       goto out;
     }
@@ -93,7 +95,7 @@ int muster_shard_alloc(size_t bytes, void **out) {
     capregions = cap;
   }
   regions[nregions++] = (region_t){base, size, fd, (uint64_t)st.st_ino};
-  pthread_mutex_unlock(&lock);
+  table_unlock();
   *out = base;
   return 0;
 out:
@@ -106,7 +108,7 @@ void muster_shard_free(void *p) {
   if (!p) return;
   region_t gone = {0};
   int found = 0;
-  pthread_mutex_lock(&lock);
+  table_lock();
   for (int i = 0; i < nregions; i++) {
     if (regions[i].base == p) {
       gone = regions[i];
@@ -120,7 +122,7 @@ void muster_shard_free(void *p) {
     regions = NULL;
     capregions = 0;
   }
-  pthread_mutex_unlock(&lock);
+  table_unlock();
   if (!found) {
     muster__log(MUSTER_LOG_WARN, "muster_shard_free(%p): not from muster_shard_alloc", p);
     return;
@@ -134,7 +136,7 @@ void muster__shard_find(const void *p, muster__shard_ref_t *ref) {
   ref->fd = -1;
   if (!p) return;
   const char *c = p;
-  pthread_mutex_lock(&lock);
+  table_lock();
   for (int i = 0; i < nregions; i++) {
     if (c >= regions[i].base && c < regions[i].base + regions[i].size) {
       ref->fd = regions[i].fd;
@@ -144,7 +146,7 @@ void muster__shard_find(const void *p, muster__shard_ref_t *ref) {
       break;
     }
   }
-  pthread_mutex_unlock(&lock);
+  table_unlock();
 }
 
 /* lock held */
@@ -179,17 +181,17 @@ static void trim_idle(void) {
 }
 
 void muster__shard_forget(pid_t pid) {
-  pthread_mutex_lock(&lock);
+  table_lock();
   for (int i = npeers - 1; i >= 0; i--)
     if (!peers[i].doomed && (pid ? peers[i].pid == pid : !muster__proc_alive(peers[i].pid, 0)))
       drop_peer(i);
-  pthread_mutex_unlock(&lock);
+  table_unlock();
 }
 
 int muster__shard_peer_count(void) {
-  pthread_mutex_lock(&lock);
+  table_lock();
   int n = npeers;
-  pthread_mutex_unlock(&lock);
+  table_unlock();
   return n;
 }
 
@@ -270,20 +272,20 @@ int muster__shard_map_peer(pid_t pid, const muster__shard_ref_t *ref, muster__sh
   if (pins->n < 0 || pins->n >= MUSTER__SHARD_PINS_MAX)
     return muster__err(MUSTER_EINVAL, "a call pinned more than %d shard mappings",
                        MUSTER__SHARD_PINS_MAX);
-  pthread_mutex_lock(&lock);
+  table_lock();
   int i = find_peer(pid, ref);
   if (i >= 0) *out = pin_peer(i, ref, pins);
-  pthread_mutex_unlock(&lock);
+  table_unlock();
   if (*out) return 0;
   char *base = NULL;
   int rc = map_new(pid, ref, &base);
   if (rc < 0) return rc;
-  pthread_mutex_lock(&lock);
+  table_lock();
   i = find_peer(pid, ref); /* a concurrent call mapped it meanwhile: use that one */
   if (i >= 0) munmap(base, ref->size);
   else i = add_peer(pid, ref, base);
   if (i >= 0) *out = pin_peer(i, ref, pins);
-  pthread_mutex_unlock(&lock);
+  table_unlock();
   if (i < 0) {
     munmap(base, ref->size);
     return muster__err(MUSTER_ENOMEM, "mapping the shard of pid %d: out of memory", (int)pid);
@@ -292,7 +294,7 @@ int muster__shard_map_peer(pid_t pid, const muster__shard_ref_t *ref, muster__sh
 }
 
 void muster__shard_unpin_all(muster__shard_pins_t *pins) {
-  pthread_mutex_lock(&lock);
+  table_lock();
   for (int k = 0; k < pins->n; k++) {
     for (int i = 0; i < npeers; i++) {
       if (peers[i].id != pins->id[k]) continue;
@@ -302,5 +304,5 @@ void muster__shard_unpin_all(muster__shard_pins_t *pins) {
   }
   pins->n = 0;
   trim_idle();
-  pthread_mutex_unlock(&lock);
+  table_unlock();
 }

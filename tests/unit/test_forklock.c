@@ -1,0 +1,116 @@
+/*
+ * tests/unit/test_forklock.c - a fork never leaves a forklock held
+ * (runtime/forklock.h): while another thread takes and drops the lock as
+ * fast as it can, every child of many forks takes it at once and exits.
+ * Without the atfork handlers a child soon inherits the lock held by a
+ * thread it does not have, and hangs: the parent kills it after 5 s and
+ * the test fails.  The same through the shard table's lock (runtime/shard.c), which
+ * the leader of process mode takes.
+ */
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "forklock.h"
+#include "muster.h"
+#include "shard.h"
+#include "task.h"
+
+enum { FORKS = 200 };
+
+MUSTER__FORKLOCK(probe)
+
+static atomic_int stop;
+static volatile unsigned long held_loops;
+
+static void *hold_probe(void *arg) {
+  (void)arg;
+  while (!atomic_load(&stop)) {
+    probe_lock();
+    for (int i = 0; i < 200; i++) held_loops = held_loops + 1; /* held a while */
+    probe_unlock();
+  }
+  return NULL;
+}
+
+/* Many regions, so that finding the last one scans them all with the
+ * shard table's lock held: the lock is held most of the time. */
+enum { REGIONS = 256 };
+static void *regions[REGIONS];
+
+static void *use_shards(void *arg) {
+  (void)arg;
+  muster__shard_ref_t ref;
+  while (!atomic_load(&stop)) muster__shard_find(regions[REGIONS - 1], &ref);
+  return NULL;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* 0: the child exited 0 within 5 s; -1: it hung (killed) or failed */
+static int reap_within(pid_t pid) {
+  int status = 0;
+  for (double t0 = now_s(); now_s() - t0 < 5.0;) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+    usleep(1000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return -1;
+}
+
+static int child_probe(void) {
+  probe_lock();
+  probe_unlock();
+  return 0;
+}
+
+static int child_shard(void) {
+  void *p = NULL;
+  if (muster_shard_alloc(4096, &p) != 0) return 1;
+  muster__shard_ref_t ref;
+  muster__shard_find(p, &ref);
+  int ok = ref.fd >= 0;
+  muster_shard_free(p);
+  return ok ? 0 : 2;
+}
+
+/* Fork FORKS children while `busy` runs in another thread; each child runs
+ * `child` and exits with its result.  Returns how many hung or failed. */
+static int fork_while_busy(void *(*busy)(void *), int (*child)(void)) {
+  pthread_t t;
+  atomic_store(&stop, 0);
+  if (pthread_create(&t, NULL, busy, NULL) != 0) return -1;
+  int bad = 0;
+  for (int k = 0; k < FORKS; k++) {
+    pid_t pid = fork();
+    if (pid == 0) _exit(child());
+    if (pid < 0 || reap_within(pid) < 0) {
+      bad++;
+      break; /* one is enough */
+    }
+  }
+  atomic_store(&stop, 1);
+  pthread_join(t, NULL);
+  return bad;
+}
+
+TEST_IMPL(forklock_fork_never_leaves_it_held) {
+  ASSERT_EQ(fork_while_busy(hold_probe, child_probe), 0);
+  ASSERT_GT(held_loops, 0);
+  return 0;
+}
+
+TEST_IMPL(shard_table_fork_never_leaves_it_held) {
+  for (int i = 0; i < REGIONS; i++) ASSERT_OK(muster_shard_alloc(4096, &regions[i]));
+  int bad = fork_while_busy(use_shards, child_shard);
+  for (int i = 0; i < REGIONS; i++) muster_shard_free(regions[i]);
+  ASSERT_EQ(bad, 0);
+  return 0;
+}
