@@ -48,12 +48,12 @@ struct muster_group {
   uint32_t exch_gen;   /* round of the last exchange passed */
   int passed, has_exch;
   int first_err;
-  int saw_abort;
+  int saw_abort;       /* reported the poison once; EPOISONED from now on */
   int has_status;      /* a leader status has been seen in this session */
   int status;          /* ... its code, and its data (private copy: the
                           segment's buffer is reused two rounds later) */
   uint32_t status_len;
-  uint8_t status_data[MUSTER_MAX_PAYLOAD];       /* reported the poison once; EPOISONED from now on */
+  uint8_t status_data[MUSTER_MAX_PAYLOAD];
   uint64_t session;
 };
 
@@ -70,8 +70,9 @@ MUSTER_HIDDEN void muster__group_cache_init(void);
  * On MUSTER_OK *out is the entry with a reference taken (give it back with
  * muster__group_entry_release) and *made = 1 when this call created the
  * segment.  rank: the joiner's, or -1 for a launcher's hold.  An unhealthy
- * cached entry (poisoned, retired, closing) is dropped and the group opened
- * by name again, except that a rank >= 0 not yet told of the poison gets
+ * cached entry (poisoned, retired, closing), or one inherited from another
+ * pid namespace, leaves the cache and the group is opened by name again,
+ * except that a rank >= 0 not yet told of the poison gets
  * the group's error (once).  Errors: MUSTER_EMISMATCH (the group exists
  * with another nranks; it is poisoned and unlinked for everybody),
  * MUSTER_ENOMEM, and those of muster__segment_open; message set. */
@@ -88,8 +89,8 @@ MUSTER_HIDDEN void muster__group_entry_release(struct gentry *e);
 /* Take g's seat (g->rank) in e's segment: count a seat, claim the slot,
  * write who we are into it, mark the group formed when every rank has been
  * seen, and set g->e, g->h, g->slot, g->session and g->join_gen.  g->rank,
- * g->nranks and g->device must be set.  Returns MUSTER_OK; 1 (positive, no
- * message) when the segment is closing (the caller releases e and goes by
+ * g->nranks and g->device must be set.  Returns MUSTER_OK; 1 (SEAT_RETRY: positive,
+ * no message) when the segment is closing (the caller releases e and goes by
  * name again); MUSTER_EBUSY when the seat is held (by this very thread, or
  * by a live occupant); when the occupant is dead, the group is poisoned
  * (MUSTER_EPEERDEAD naming it) and the group's poison code is returned.
@@ -98,8 +99,8 @@ MUSTER_HIDDEN int muster__group_seat(muster_group_t *g, struct gentry *e);
 
 /* Give back one seat count of e's segment (the slot itself is the
  * caller's to clear); the last one out of a group that never formed closes
- * it and removes its name, as does anyone leaving one that never formed
- * and is poisoned. */
+ * it and removes its name; in a group that never formed and is poisoned,
+ * any caller removes the name. */
 MUSTER_HIDDEN void muster__group_seats_release(struct gentry *e);
 
 #endif
