@@ -14,11 +14,14 @@
  * Only for leaf locks: held for a few instructions, never while taking
  * another muster lock, and never while forking (prepare handlers take the
  * locks in an order of their own, and a non-recursive lock would wait for
- * itself).  The registry's writer lock is none of those (recursive, held
+ * itself).  The group cache's lock is one (runtime/group_cache.c); the
+ * registry's writer lock is none of those (recursive, held
  * across provider init, which may fork): runtime/registry.c has its own
  * handlers.
  *
  *   MUSTER__FORKLOCK(name)    at file scope, once: a static lock `name`
+ *   MUSTER__FORKLOCK_INIT(name, initializer)   the same with another
+ *                             static initializer (an adaptive mutex)
  *   name_lock(), name_unlock()
  *
  * The handlers are installed (pthread_once) at the first name_lock().
@@ -28,8 +31,10 @@
 
 #include <pthread.h>
 
-#define MUSTER__FORKLOCK(name)                                                                  \
-  static pthread_mutex_t name##_mu = PTHREAD_MUTEX_INITIALIZER;                                 \
+#define MUSTER__FORKLOCK(name) MUSTER__FORKLOCK_INIT(name, PTHREAD_MUTEX_INITIALIZER)
+
+#define MUSTER__FORKLOCK_INIT(name, initializer)                                                \
+  static pthread_mutex_t name##_mu = initializer;                                               \
   static pthread_once_t name##_fork_once = PTHREAD_ONCE_INIT;                                   \
   static void name##_fork_prepare(void) { pthread_mutex_lock(&name##_mu); }                     \
   static void name##_fork_release(void) { pthread_mutex_unlock(&name##_mu); }                   \

@@ -90,7 +90,6 @@ int muster_group_join(const char *name, int rank, int nranks, const muster_group
   if (rc == MUSTER_OK && rank < 0) /* -1 is a launcher's (launch.c) */
     rc = muster__err(MUSTER_EINVAL, "group %s: rank %d out of range 0..%d", name, rank, nranks - 1);
   if (rc < 0) return rc;
-  muster__group_cache_init();
   muster_group_t *g = calloc(1, sizeof *g);
   if (!g) return muster__err(MUSTER_ENOMEM, "joining group %s: out of memory", name);
   g->rank = rank;

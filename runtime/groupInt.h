@@ -28,7 +28,7 @@ struct gentry {
   char job[MUSTER_MAX_JOB + 1];
   char name[MUSTER_MAX_NAME + 1];
   int nranks;
-  int refs;         /* handles using it; under cache_mu */
+  int refs;         /* handles using it; under the cache lock */
   int listed;       /* findable in the cache list */
   uint64_t lru;
   struct gentry *next;
@@ -58,12 +58,6 @@ struct muster_group {
 };
 
 /* ---- group_cache.c ---- */
-
-/* Install the cache's fork handlers (once per process; later calls do
- * nothing), so that a fork while another thread holds the cache lock
- * leaves the child a usable cache.  muster_group_join and
- * muster__group_hold call it before they use the cache. */
-MUSTER_HIDDEN void muster__group_cache_init(void);
 
 /* Find (job, name, nranks) in this process's cache or open it by name
  * (creating the segment if there is none); takes the cache lock itself.

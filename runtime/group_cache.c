@@ -10,7 +10,7 @@
  * launcher's hold (muster__group_hold) is an entry reference without a
  * seat, so processes it forks inherit the mapping.
  *
- * This file owns the list and its lock (cache_mu, with its fork handlers);
+ * This file owns the list and its lock (`cache`, a forklock.h lock);
  * the seats inside a segment are group_seat.c's, the handles group.c's.
  */
 #include <pthread.h>
@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "barrier.h"
+#include "forklock.h"
 #include "groupInt.h"
 #include "proc.h"
 #include "segment.h"
@@ -26,22 +27,12 @@
 #define CACHE_MAX 64
 
 /* adaptive: the critical sections are a few loads and stores; spinning a
- * little beats a futex sleep when two ranks join at once */
-static pthread_mutex_t cache_mu = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
+ * little beats a futex sleep when two ranks join at once.  fork-safe
+ * (forklock.h): process mode forks while other threads may hold it. */
+MUSTER__FORKLOCK_INIT(cache, PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP)
 static struct gentry *cache_head;
 static int cache_len;
 static uint64_t cache_clock;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
-static void fork_prepare(void) { pthread_mutex_lock(&cache_mu); }
-static void fork_parent(void) { pthread_mutex_unlock(&cache_mu); }
-/* The child has one thread, the one that forked and took cache_mu in
- * fork_prepare: unlock it (re-initialising a held mutex is undefined and
- * confuses TSan's lock-order tracking). */
-static void fork_child(void) { pthread_mutex_unlock(&cache_mu); }
-static void install_atfork(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
-
-void muster__group_cache_init(void) { pthread_once(&atfork_once, install_atfork); }
 
 /* Retired (dropped by some process) or closed (never formed, now empty):
  * nobody will ever meet in it again. */
@@ -123,7 +114,7 @@ static int mismatch(struct muster_segment *seg, const char *name, int rank, int 
 
 /* Find or open (job, name, nranks); returns it with a reference taken, and
  * *made = 1 when this call created the segment.  rank -1: a launcher's.
- * Caller holds cache_mu. */
+ * Caller holds the cache lock. */
 static int cache_get(const char *job, const char *name, int rank, int nranks,
                      struct gentry **out, int *made) {
   struct gentry *e = cache_find(job, name, nranks);
@@ -176,40 +167,39 @@ static int cache_get(const char *job, const char *name, int rank, int nranks,
 
 int muster__group_cache_get(const char *job, const char *name, int rank, int nranks,
                             struct gentry **out, int *made) {
-  pthread_mutex_lock(&cache_mu);
+  cache_lock();
   int rc = cache_get(job, name, rank, nranks, out, made);
-  pthread_mutex_unlock(&cache_mu);
+  cache_unlock();
   return rc;
 }
 
 void muster__group_entry_release(struct gentry *e) {
-  pthread_mutex_lock(&cache_mu);
+  cache_lock();
   e->refs--;
   /* a poisoned entry stays listed: ranks of this process that were not in
    * the failing round get its error at their next join (cache_get) */
   if (e->listed && entry_dead(e)) entry_unlist(e);
   if (!e->listed && e->refs == 0) entry_free(e);
-  pthread_mutex_unlock(&cache_mu);
+  cache_unlock();
 }
 
 static void cache_flush(int retire) {
-  pthread_mutex_lock(&cache_mu);
+  cache_lock();
   while (cache_head) entry_drop(cache_head, retire);
-  pthread_mutex_unlock(&cache_mu);
+  cache_unlock();
 }
 
 void muster_group_cache_flush(void) { cache_flush(1); }
 
 int muster__group_cache_count(void) {
-  pthread_mutex_lock(&cache_mu);
+  cache_lock();
   int n = cache_len;
-  pthread_mutex_unlock(&cache_mu);
+  cache_unlock();
   return n;
 }
 
 int muster__group_hold(const char *job, const char *name, int nranks,
                        struct muster_segment **seg, void **hold, int *created) {
-  muster__group_cache_init();
   struct gentry *e;
   int rc = muster__group_cache_get(job, name, -1, nranks, &e, created);
   if (rc < 0) return rc;
@@ -221,9 +211,9 @@ int muster__group_hold(const char *job, const char *name, int nranks,
 void muster__group_release_hold(void *hold, int forget) {
   struct gentry *e = hold;
   if (forget) {
-    pthread_mutex_lock(&cache_mu);
+    cache_lock();
     if (e->listed) entry_unlist(e);
-    pthread_mutex_unlock(&cache_mu);
+    cache_unlock();
   }
   muster__group_entry_release(e);
 }

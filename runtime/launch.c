@@ -24,7 +24,7 @@
 #define STR(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
 struct muster_launch {
-  struct muster_segment *seg; /* mapped while held (group.c's cache entry) */
+  struct muster_segment *seg; /* mapped while held (group_cache.c's entry) */
   void *hold;
   char name[MUSTER_MAX_NAME + 1];
   int nranks;

@@ -48,6 +48,7 @@ TEST_ENTRY(shard_pinned_mappings_survive, 20)
 /* fork while another thread holds a runtime lock (test_forklock.c) */
 TEST_ENTRY(forklock_fork_never_leaves_it_held, 60)
 TEST_ENTRY(shard_table_fork_never_leaves_it_held, 60)
+TEST_ENTRY(group_cache_fork_never_leaves_it_held, 60)
 TEST_ENTRY(solve_many_ranks_processes_23, 60)
 TEST_ENTRY(solve_many_ranks_processes_33, 60)
 TEST_ENTRY(solve_many_ranks_processes_64, 60)

@@ -4,16 +4,19 @@
  * fast as it can, every child of many forks takes it at once and exits.
  * Without the atfork handlers a child soon inherits the lock held by a
  * thread it does not have, and hangs: the parent kills it after 5 s and
- * the test fails.  The same through the shard table's lock (runtime/shard.c), which
- * the leader of process mode takes.
+ * the test fails.  The same through the shard table's lock (runtime/shard.c),
+ * which the leader of process mode takes, and the group cache's
+ * (runtime/group_cache.c), which every join takes.
  */
 #include <signal.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "forklock.h"
+#include "group.h"
 #include "muster.h"
 #include "shard.h"
 #include "task.h"
@@ -34,6 +37,19 @@ static void *hold_probe(void *arg) {
   }
   return NULL;
 }
+
+/* Many groups in the cache; the busy thread counts them (the cache lock
+ * taken and dropped back to back: held about half the time). */
+enum { GROUPS = 60 };
+static muster_group_t *groups[GROUPS];
+
+static void *use_groups(void *arg) {
+  (void)arg;
+  while (!atomic_load(&stop)) (void)muster__group_cache_count();
+  return NULL;
+}
+
+static int child_group(void) { return muster__group_cache_count() >= GROUPS ? 0 : 1; }
 
 /* Many regions, so that finding the last one scans them all with the
  * shard table's lock held: the lock is held most of the time. */
@@ -111,6 +127,19 @@ TEST_IMPL(shard_table_fork_never_leaves_it_held) {
   for (int i = 0; i < REGIONS; i++) ASSERT_OK(muster_shard_alloc(4096, &regions[i]));
   int bad = fork_while_busy(use_shards, child_shard);
   for (int i = 0; i < REGIONS; i++) muster_shard_free(regions[i]);
+  ASSERT_EQ(bad, 0);
+  return 0;
+}
+
+TEST_IMPL(group_cache_fork_never_leaves_it_held) {
+  for (int i = 0; i < GROUPS; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "fl.%d", i);
+    ASSERT_OK(muster_group_join(name, 0, 1, NULL, &groups[i]));
+  }
+  int bad = fork_while_busy(use_groups, child_group);
+  for (int i = 0; i < GROUPS; i++) ASSERT_OK(muster_group_leave(groups[i]));
+  muster_group_cache_flush();
   ASSERT_EQ(bad, 0);
   return 0;
 }
