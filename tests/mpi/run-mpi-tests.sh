@@ -96,12 +96,27 @@ driver() {
   fi
 }
 
-# single NAME CMD...: a test that passes when CMD exits 0.
+# Open MPI's shared-memory segments in this host's /dev/shm (a part that
+# runs in a private /dev/shm cannot leave any here)
+vader_segments() { find /dev/shm -maxdepth 1 -name 'vader_segment.*' 2>/dev/null | sort; }
+
+# single NAME CMD...: a test that passes when CMD exits 0 and leaves no
+# new Open MPI segment in /dev/shm.
 single() {
-  local name=$1 log="$LOG/$1.log" t0=$SECONDS
+  local name=$1 log="$LOG/$1.log" t0=$SECONDS before left
   shift
+  before=$(vader_segments)
   "$@" >"$log" 2>&1
   local rc=$?
+  # a part must leave /dev/shm as it found it, Open MPI's files included (a
+  # killed mpirun leaves its ranks' vader segments: such runs use TCP)
+  left=$(vader_segments | grep -vxF -e "$before" || true) # -e: one pattern per line
+  if [ -n "$left" ]; then
+    echo "left in /dev/shm (removed now): $(echo $left)" >>"$log"
+    # shellcheck disable=SC2086
+    rm -f $left
+    rc=1
+  fi
   echo "=== $name ($((SECONDS - t0)) s)"
   sed 's/^/  /' "$log"
   if [ $rc = 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "  FAIL: $name exited $rc"; fi
