@@ -19,8 +19,9 @@ typedef struct chk_rng { uint64_t s; } chk_rng_t;
 void chk_seed(chk_rng_t *r, uint64_t seed);
 
 /* Hermitian n x n with entries in [-1,1) (+ i[-1,1) off the diagonal for
- * complex dtypes); spd != 0 adds n to the diagonal, which makes it
- * diagonally dominant, hence positive definite and well conditioned. */
+ * complex dtypes); spd != 0 adds n (real) or 2n (complex) to the diagonal,
+ * which makes it strictly diagonally dominant, hence positive definite and
+ * well conditioned. */
 void chk_random_hermitian(muster_dtype_t t, int64_t n, int spd, chk_rng_t *r, void *a, int64_t lda);
 /* n x nrhs with entries in [-1,1). */
 void chk_random_dense(muster_dtype_t t, int64_t n, int64_t nrhs, chk_rng_t *r, void *b, int64_t ldb);
