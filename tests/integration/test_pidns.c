@@ -278,9 +278,12 @@ static int stuck_namespace(int index, void *arg) {
   char want[160];
   struct tool_result r;
   const char *dump[] = {"--job", test_job(), NULL};
-  snprintf(want, sizeof want, "pid namespace %llu (ours)", (unsigned long long)ns);
-  shmdump_until(&r, dump, want);
+  /* wait for rank 0's row, not for the namespace line: a segment still
+   * being created (no magic yet) prints that line too, and no rows (a CI
+   * run caught it there) */
   snprintf(want, sizeof want, "   %-4d %-8d %-6s", 0, (int)rank, "alive");
+  shmdump_until(&r, dump, want);
+  snprintf(want, sizeof want, "pid namespace %llu (ours)", (unsigned long long)ns);
   ASSERT_STR_CONTAINS(r.out, want);
   tool_result_free(&r);
   __atomic_store_n(&sh->ready[index], 1, __ATOMIC_RELEASE);
