@@ -259,11 +259,20 @@ MUSTER_HIDDEN int muster__segment_validate(const void *map, size_t maplen, char 
  * not only dots.  Return MUSTER_OK or MUSTER_EINVAL with the message set. */
 MUSTER_HIDDEN int muster__segment_check_job(const char *job);
 MUSTER_HIDDEN int muster__segment_check_group(const char *group);
+/* 1 if every byte of s is one a job name (allow_dot 0) or a group name
+ * (allow_dot 1) may hold; the length and the only-dots rule are the
+ * callers'. */
+MUSTER_HIDDEN int muster__segment_name_chars_ok(const char *s, int allow_dot);
 
 /* Longest segment file name, without NUL: "muster." + uid (10 digits) +
  * '.' + pidns (20) + '.' + job + '.' + group = 200 bytes, under NAME_MAX. */
 #define MUSTER_SEG_NAME_MAX (7 + 10 + 1 + 20 + 1 + MUSTER_MAX_JOB + 1 + MUSTER_MAX_NAME)
 _Static_assert(MUSTER_SEG_NAME_MAX <= 255, "segment names must fit NAME_MAX");
+
+/* This process's pid namespace, which every segment name it uses carries,
+ * into *ns: MUSTER_OK, or MUSTER_ESYS with the message set when
+ * /proc/self/ns/pid is unreadable. */
+MUSTER_HIDDEN int muster__segment_pidns(uint64_t *ns);
 
 /* "muster.<uid>.<pidns>.<job>.<group>" of this process (getuid(), its pid
  * namespace) into buf.  MUSTER_EINVAL if it does not fit; MUSTER_ESYS when
