@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include "muster.h"
+#include "muster/provider.h"
 
 /* <build>/tests/providers (the test providers) and <build>/lib/muster/providers. */
 const char *tp_build_dir(void);
@@ -33,6 +34,14 @@ const muster_provider_info_t *tp_find_info(const muster_provider_info_t *info, i
 int tp_cli(const char *args, char *out, size_t cap, char *err, size_t ecap);
 /* 1 if a mapping of this process names a file whose path contains s. */
 int tp_maps_has(const char *s);
+
+/* The build's provider `backend` (<build>/lib/muster/providers/<backend>.so,
+ * dlopened as test_provider_dlopen does): its v2 struct, checked for what
+ * every v2 provider must hold (ABI version, struct size, layout rules,
+ * name) and for `kind` (MUSTER_PROVIDER_LEADER or _COLLECTIVE); the
+ * handle in *handle (may be NULL).  NULL when the build has no such file
+ * (built without nvcc). */
+const muster_provider_v2_t *tp_provider_v2(const char *backend, int kind, void **handle);
 
 /* Plain potrs f64 problem on nshards shards of an n x n matrix (contents
  * irrelevant for the test provider): fills args and shards, allocating with

@@ -12,19 +12,6 @@
 #include "providers/tp_util.h"
 #include "task.h"
 
-static void *load(const muster_provider_v2_t **v) {
-  void *h = test_provider_dlopen("cusolvermg");
-  *v = NULL;
-  if (!h) return NULL;
-  *v = dlsym(h, MUSTER_PROVIDER_SYMBOL_V2);
-  ASSERT(*v);
-  ASSERT_EQ((*v)->abi_version, MUSTER_PROVIDER_V2_ABI);
-  ASSERT_EQ((*v)->struct_size, sizeof(muster_provider_v2_t));
-  ASSERT_EQ((*v)->layout_rules, MUSTER_LAYOUT_RULES_VERSION);
-  ASSERT_EQ((*v)->kind, MUSTER_PROVIDER_LEADER);
-  return h;
-}
-
 static const int devs[] = {0, 1, 2, 3}, one_gpu[] = {0, 0, 0, 0};
 
 static double est_seconds(const muster_provider_v2_t *v, void *ctx, muster_routine_t rt, muster_dtype_t dt,
@@ -52,7 +39,8 @@ static double est_seconds(const muster_provider_v2_t *v, void *ctx, muster_routi
 
 TEST_IMPL(cmg_provider_v2_estimate) {
   const muster_provider_v2_t *v;
-  void *h = load(&v);
+  void *h;
+  v = tp_provider_v2("cusolvermg", MUSTER_PROVIDER_LEADER, &h);
   if (!h) return 0;
   char note[120];
   /* what it declares: getrs and potrs's log det besides the others */
@@ -112,7 +100,8 @@ TEST_IMPL(cmg_provider_v2_estimate) {
  * when the table is re-measured and the model's fit is not. */
 TEST_IMPL(cmg_estimate_scales_potrs_rows) {
   const muster_provider_v2_t *v;
-  void *h = load(&v);
+  void *h;
+  v = tp_provider_v2("cusolvermg", MUSTER_PROVIDER_LEADER, &h);
   if (!h) return 0;
   muster__cost_t *t = NULL;
   char why[256], note[256];

@@ -15,23 +15,10 @@
 #include "providers/tp_util.h"
 #include "task.h"
 
-static void *load(const muster_provider_v2_t **v) {
-  void *h = test_provider_dlopen("cusolverdn");
-  *v = NULL;
-  if (!h) return NULL;
-  *v = dlsym(h, MUSTER_PROVIDER_SYMBOL_V2);
-  ASSERT(*v);
-  ASSERT_EQ((*v)->abi_version, MUSTER_PROVIDER_V2_ABI);
-  ASSERT_EQ((*v)->struct_size, sizeof(muster_provider_v2_t));
-  ASSERT_EQ((*v)->layout_rules, MUSTER_LAYOUT_RULES_VERSION);
-  ASSERT_EQ((*v)->kind, MUSTER_PROVIDER_LEADER);
-  ASSERT(!strcmp((*v)->name, "cusolverdn"));
-  return h;
-}
-
 TEST_IMPL(dn_provider_structs_and_probe) {
   const muster_provider_v2_t *v;
-  void *h = load(&v);
+  void *h;
+  v = tp_provider_v2("cusolverdn", MUSTER_PROVIDER_LEADER, &h);
   if (!h) return 0;
   ASSERT_EQ(v->routines, (1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD) | (1u << MUSTER_GETRS) |
                              (1u << MUSTER_GELS) | MUSTER_CAP_LOGDET);
@@ -116,7 +103,8 @@ static const int dev01[] = {0, 1, 0, 1}, dev00[] = {0, 0, 0, 0};
 
 TEST_IMPL(dn_provider_estimate_memory) {
   const muster_provider_v2_t *v;
-  void *h = load(&v);
+  void *h;
+  v = tp_provider_v2("cusolverdn", MUSTER_PROVIDER_LEADER, &h);
   if (!h) return 0;
   void *ctx = NULL;
   char err[256];
@@ -224,7 +212,8 @@ TEST_IMPL(dn_provider_estimate_memory) {
  * taken as n. */
 TEST_IMPL(dn_provider_estimate_general) {
   const muster_provider_v2_t *v;
-  void *h = load(&v);
+  void *h;
+  v = tp_provider_v2("cusolverdn", MUSTER_PROVIDER_LEADER, &h);
   if (!h) return 0;
   void *ctx = NULL;
   char err[256];
@@ -286,7 +275,8 @@ static double seconds(const muster_provider_v2_t *v, void *ctx, muster_routine_t
 
 TEST_IMPL(dn_provider_estimate_model) {
   const muster_provider_v2_t *v;
-  void *h = load(&v);
+  void *h;
+  v = tp_provider_v2("cusolverdn", MUSTER_PROVIDER_LEADER, &h);
   if (!h) return 0;
   void *ctx = NULL;
   char err[256];
@@ -412,7 +402,8 @@ static void expect(const muster_provider_v2_t *v, void *ctx, call_t *x, int code
 
 TEST_IMPL(dn_provider_refuses_bad_calls) {
   const muster_provider_v2_t *v;
-  void *h = load(&v);
+  void *h;
+  v = tp_provider_v2("cusolverdn", MUSTER_PROVIDER_LEADER, &h);
   if (!h) return 0;
   void *ctx = NULL;
   char err[256] = "";
@@ -523,7 +514,8 @@ TEST_IMPL(dn_provider_refuses_bad_calls) {
 #define SMALL_TOL 1.75
 TEST_IMPL(dn_provider_model_matches_h200) {
   const muster_provider_v2_t *v;
-  void *h = load(&v);
+  void *h;
+  v = tp_provider_v2("cusolverdn", MUSTER_PROVIDER_LEADER, &h);
   if (!h) return 0;
   void *ctx = NULL;
   char err[256];
@@ -562,7 +554,8 @@ TEST_IMPL(dn_provider_model_matches_h200) {
  * (0.047 s against 0.045 s) and is not asserted either way. */
 TEST_IMPL(dn_vs_cmg_table_two_gpus) {
   const muster_provider_v2_t *v;
-  void *h = load(&v);
+  void *h;
+  v = tp_provider_v2("cusolverdn", MUSTER_PROVIDER_LEADER, &h);
   if (!h) return 0;
   void *ctx = NULL;
   char err[256], why[256], note[256];

@@ -14,6 +14,7 @@
 
 #include "muster/layout.h"
 #include "muster/provider.h"
+#include "providers/tp_util.h"
 #include "task.h"
 
 static char fakes[PATH_MAX]; /* <build>/tests/providers/fakemp */
@@ -60,13 +61,8 @@ static void isolate(const char *root, const char *nccl) {
 }
 
 static const muster_provider_v2_t *load(void) {
-  void *h = test_provider_dlopen("cusolvermp");
-  if (!h) _exit(0); /* built without nvcc: nothing to test */
-  const muster_provider_v2_t *v = dlsym(h, MUSTER_PROVIDER_SYMBOL_V2);
-  ASSERT(v);
-  ASSERT_EQ(v->abi_version, MUSTER_PROVIDER_V2_ABI);
-  ASSERT_EQ(v->kind, MUSTER_PROVIDER_COLLECTIVE);
-  ASSERT(!strcmp(v->name, "cusolvermp"));
+  const muster_provider_v2_t *v = tp_provider_v2("cusolvermp", MUSTER_PROVIDER_COLLECTIVE, NULL);
+  if (!v) _exit(0); /* built without nvcc: nothing to test */
   ASSERT(v->collective_solve && v->cancel && v->release_comms && v->estimate);
   ASSERT(!v->solve && !v->choose_tile);
   return v;

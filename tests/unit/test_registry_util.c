@@ -1,5 +1,6 @@
 /* tests/unit/test_registry_util.c - see tests/providers/tp_util.h. */
 #define _XOPEN_SOURCE 700
+#include <dlfcn.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
@@ -195,3 +196,16 @@ int tp_cli(const char *args, char *out, size_t cap, char *err, size_t ecap) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
+const muster_provider_v2_t *tp_provider_v2(const char *backend, int kind, void **handle) {
+  void *h = test_provider_dlopen(backend);
+  if (handle) *handle = h;
+  if (!h) return NULL;
+  const muster_provider_v2_t *v = dlsym(h, MUSTER_PROVIDER_SYMBOL_V2);
+  ASSERT(v);
+  ASSERT_EQ(v->abi_version, MUSTER_PROVIDER_V2_ABI);
+  ASSERT_EQ(v->struct_size, sizeof(muster_provider_v2_t));
+  ASSERT_EQ(v->layout_rules, MUSTER_LAYOUT_RULES_VERSION);
+  ASSERT_EQ(v->kind, kind);
+  ASSERT(!strcmp(v->name, backend));
+  return v;
+}
