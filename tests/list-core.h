@@ -2,6 +2,9 @@
 /* the runner: a killed runner takes its running test along (test_runner.c) */
 TEST_ENTRY(runner_child_sleeps, 10)
 TEST_ENTRY(runner_killed_takes_test_along, 30)
+/* each test's own TMPDIR; a file left there fails it (test_runner.c) */
+TEST_ENTRY(runner_child_tmpdir, 10)
+TEST_ENTRY(runner_tmpdir_leak_fails_test, 30)
 TEST_ENTRY(error_strerror_all_codes, 10)
 TEST_ENTRY(error_names_and_kinds, 10)
 /* the parser and the MUSTER_* variables (test_env.c) */

@@ -10,11 +10,16 @@
  * Each test: fork, setpgid (so a test's own forked ranks die with it),
  * MUSTER_JOB=t<runner pid>_<index>, a deadline of TIMEOUT * $MUSTER_TEST_SCALE
  * (sanitizers and valgrind set it), SIGKILL of the whole group at the
- * deadline.  After the test, a segment of its job left in /dev/shm (by a
- * process of any pid namespace) fails it.
+ * deadline, TMPDIR a fresh folder of its own ($TMPDIR or /tmp, then
+ * muster-<job>.XXXXXX; test_tmpdir()).  After the test, a segment of its
+ * job left in /dev/shm (by a process of any pid namespace) fails it, and
+ * so does anything left in its folder; both are removed.
  * Prints "ok"/"not ok" per test and ends with "N passed, N failed".
  */
 #include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,14 +81,56 @@ static int sweep_job(const char *job) {
   return n;
 }
 
+/* A fresh folder for the test's temporary files, into dir[cap]. */
+static int make_tmpdir(const char *job, char *dir, size_t cap) {
+  const char *base = getenv("TMPDIR");
+  if (!base || !*base) base = "/tmp";
+  if ((size_t)snprintf(dir, cap, "%s/muster-%s.XXXXXX", base, job) >= cap || !mkdtemp(dir)) {
+    fprintf(stderr, "run-tests: cannot make a temporary folder under %s: %s\n", base, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *f) {
+  (void)st;
+  (void)f;
+  if (type == FTW_DP) rmdir(path);
+  else unlink(path);
+  return 0;
+}
+
+/* Name (and count) what a test left in its folder, then remove the folder:
+ * one leak fails one test. */
+static int sweep_tmpdir(const char *dir) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    fprintf(stderr, "  leaked temporary file: %s/%s\n", dir, e->d_name);
+    n++;
+  }
+  if (d) closedir(d);
+  nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+  return n;
+}
+
 /* The test running now (its process group), so that a runner killed from
  * outside (CI's time limit, ^C, `timeout`) takes it and its ranks along:
  * each test has its own process group, which a signal to the runner's
- * group alone would not reach, and a hung test would outlive the run. */
-static volatile sig_atomic_t running_pgid;
+ * group alone would not reach, and a hung test would outlive the run.
+ * With a test running, the handler only kills it and records the signal:
+ * run_one then removes what the test left (its job's segments, its
+ * TMPDIR) and dies of that signal; between tests it dies at once. */
+static volatile sig_atomic_t running_pgid, stopped_by;
 
 static void die_with_test(int sig) {
-  if (running_pgid > 0) kill(-running_pgid, SIGKILL);
+  if (running_pgid > 0) {
+    kill(-running_pgid, SIGKILL);
+    stopped_by = sig;
+    return;
+  }
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -95,22 +142,66 @@ static void set_handlers(void (*handler)(int)) {
   for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++) signal(stop_signals[i], handler);
 }
 
+/* Block the stop signals (old mask into *old), so that none lands between
+ * making something of a test's and recording it (or removing it). */
+static void block_stops(sigset_t *old) {
+  sigset_t stop_sigs;
+  sigemptyset(&stop_sigs);
+  for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++) sigaddset(&stop_sigs, stop_signals[i]);
+  sigprocmask(SIG_BLOCK, &stop_sigs, old);
+}
+
+/* The runner was told to stop while a test ran, and has cleaned up after
+ * it: die of the same signal. */
+static void die_of(int sig) {
+  fflush(stdout);
+  signal(sig, SIG_DFL);
+  sigset_t only;
+  sigemptyset(&only);
+  sigaddset(&only, sig);
+  sigprocmask(SIG_UNBLOCK, &only, NULL);
+  raise(sig);
+  _exit(128 + sig);
+}
+
+/* Wait for the test (pid) until it exits or its time limit; 1 if it timed
+ * out (killed), 0 if it ended or the runner was told to stop. */
+static int wait_test(pid_t pid, double t0, double limit, int *status) {
+  for (;;) {
+    pid_t w = waitpid(pid, status, WNOHANG);
+    if (w == pid) return 0;
+    if (stopped_by) { /* the handler killed it */
+      waitpid(pid, status, 0);
+      return 0;
+    }
+    if (now() - t0 > limit) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, status, 0);
+      return 1;
+    }
+    usleep(2000);
+  }
+}
+
 static int run_one(const struct entry *t, int index, double scale) {
-  char job[64];
+  char job[64], tmpdir[PATH_MAX];
   snprintf(job, sizeof job, "t%d_%d", (int)getpid(), index);
   fflush(stdout);
   fflush(stderr);
   double t0 = now();
-  /* No signal between the fork and running_pgid: one delivered there would
-   * leave the new test behind (seen under ASan at load 10). */
-  sigset_t stop_sigs, old_mask;
-  sigemptyset(&stop_sigs);
-  for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++) sigaddset(&stop_sigs, stop_signals[i]);
-  sigprocmask(SIG_BLOCK, &stop_sigs, &old_mask);
+  /* No signal between the folder, the fork and running_pgid: one delivered
+   * there would leave the new test behind (seen under ASan at load 10). */
+  sigset_t old_mask;
+  block_stops(&old_mask);
+  if (make_tmpdir(job, tmpdir, sizeof tmpdir) < 0) {
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    return 1;
+  }
   pid_t pid = fork();
   if (pid < 0) {
-    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     perror("fork");
+    sweep_tmpdir(tmpdir);
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     return 1;
   }
   if (pid == 0) {
@@ -118,6 +209,7 @@ static int run_one(const struct entry *t, int index, double scale) {
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     setpgid(0, 0);
     setenv("MUSTER_JOB", job, 1);
+    setenv("TMPDIR", tmpdir, 1);
     int rc = t->fn();
     fflush(stdout);
     fflush(stderr);
@@ -126,30 +218,23 @@ static int run_one(const struct entry *t, int index, double scale) {
   setpgid(pid, pid);
   running_pgid = pid;
   sigprocmask(SIG_SETMASK, &old_mask, NULL);
-  double limit = t->timeout * scale;
-  int status = 0, timed_out = 0;
-  for (;;) {
-    pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (now() - t0 > limit) {
-      kill(-pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      timed_out = 1;
-      break;
-    }
-    usleep(2000);
-  }
-  /* Kill stragglers the test forked (ranks) before judging /dev/shm. */
+  int status = 0, timed_out = wait_test(pid, t0, t->timeout * scale, &status);
+  /* Kill stragglers the test forked (ranks) before judging /dev/shm; no
+   * stop signal until what it left is gone. */
+  block_stops(&old_mask);
   kill(-pid, SIGKILL);
   running_pgid = 0;
   usleep(1000);
   double dt = now() - t0;
-  int leaked = sweep_job(job);
-  int ok = !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0 && !leaked;
+  int leaked = sweep_job(job), leaked_tmp = sweep_tmpdir(tmpdir);
+  if (stopped_by) die_of(stopped_by);
+  sigprocmask(SIG_SETMASK, &old_mask, NULL);
+  int ok = !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0 && !leaked && !leaked_tmp;
   if (ok) {
     printf("ok %d - %s (%.2fs)\n", index + 1, t->name, dt);
   } else {
     const char *why = timed_out ? "timed out" : leaked ? "leaked /dev/shm segment"
+                      : leaked_tmp ? "leaked temporary file"
                       : WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "failed";
     printf("not ok %d - %s (%.2fs): %s (exit %d)\n", index + 1, t->name, dt, why,
            WIFEXITED(status) ? WEXITSTATUS(status) : -1);

@@ -85,6 +85,11 @@ int test_count_muster_maps(void);      /* mappings of /dev/shm/muster.* */
 int test_is_job_segment(const char *name, const char *job);
 int test_count_job_segments(const char *job); /* /dev/shm/muster.<uid>.*.<job>.* */
 const char *test_job(void);            /* this test's MUSTER_JOB */
+/* "<$TMPDIR or /tmp>/<name>" into out[cap] (name may end in XXXXXX for
+ * mkdtemp/mkstemp): where a test keeps its temporary files.  The runner
+ * gives each test a TMPDIR of its own and fails a test that leaves
+ * anything in it. */
+void test_tmp_path(char *out, size_t cap, const char *name);
 /* dlopen <build>/lib/muster/providers/<backend>.so as the registry does
  * (RTLD_NOW | RTLD_LOCAL); NULL, with a note on stderr, when the build has
  * no such file (built without nvcc) or, with MUSTER_TEST_NO_CUDA_LIBS set,

@@ -73,6 +73,12 @@ const char *test_job(void) {
   return j ? j : "default";
 }
 
+void test_tmp_path(char *out, size_t cap, const char *name) {
+  const char *base = getenv("TMPDIR");
+  if (!base || !*base) base = "/tmp";
+  ASSERT((size_t)snprintf(out, cap, "%s/%s", base, name) < cap);
+}
+
 void *test_provider_dlopen(const char *backend) {
   char exe[PATH_MAX], path[PATH_MAX + 64];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);

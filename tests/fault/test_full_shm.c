@@ -9,6 +9,7 @@
  * it is a race; nothing may remain in the folder.
  */
 #include <dirent.h>
+#include <limits.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -75,7 +76,8 @@ static void rank_main(const char *group, int rank, struct outcome *o) {
 }
 
 static void ranks_on_full_dir(void) {
-  char dir[] = "/tmp/muster-full-XXXXXX";
+  char dir[PATH_MAX];
+  test_tmp_path(dir, sizeof dir, "muster-full-XXXXXX");
   ASSERT(mkdtemp(dir));
   tiny_tmpfs(dir);
   muster__segment_test_set_dir(dir);

@@ -7,6 +7,7 @@
  * Live groups made by the runtime itself: test_shmdump_live.c.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -388,7 +389,8 @@ TEST_IMPL(shmdump_fuzz_random_segments) {
  * hostile groups, a folder, a link), in a private folder (--dir): each is
  * listed, the tool never crashes, --job picks the names of that job. */
 TEST_IMPL(shmdump_odd_names) {
-  char dir[] = "/tmp/muster-odd-XXXXXX", path[1024], longname[256];
+  char dir[PATH_MAX], path[PATH_MAX + 512], longname[256];
+  test_tmp_path(dir, sizeof dir, "muster-odd-XXXXXX");
   ASSERT(mkdtemp(dir) != NULL);
   ASSERT_EQ(craft_segment(test_job(), "oddsrc", 2, dead_pid(), 1, 0x1, NULL, NULL, 0), 0);
   size_t len = muster__segment_size(2);

@@ -1,5 +1,6 @@
 /* tests/integration/test_v2_util.c - see test_v2_util.h. */
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
@@ -170,8 +171,9 @@ void v2_expect_all(const v2_run_t *run, int k, int want, const char *has) {
 }
 
 void v2_capture_stderr(void (*fn)(void *), void *arg, char *out, size_t cap) {
-  char path[64];
-  snprintf(path, sizeof path, "/tmp/muster-v2err.%d", (int)getpid());
+  char path[PATH_MAX], name[64];
+  snprintf(name, sizeof name, "muster-v2err.%d", (int)getpid());
+  test_tmp_path(path, sizeof path, name);
   fflush(stderr);
   int saved = dup(2), fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_APPEND, 0600);
   ASSERT(saved >= 0 && fd >= 0);

@@ -14,7 +14,7 @@
 const char *tp_build_dir(void);
 const char *tp_lapack_dir(void);
 
-/* A fresh private folder /tmp/muster-tp.XXXXXX (path in out). */
+/* A fresh private folder muster-tp.XXXXXX in the test's TMPDIR (path in out). */
 void tp_dir_make(char *out, size_t cap);
 /* dir/routine/linkname -> <tp_build_dir>/target, replaced atomically (rename). */
 void tp_link(const char *dir, const char *routine, const char *linkname, const char *target);

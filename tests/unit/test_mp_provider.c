@@ -135,7 +135,8 @@ static void in_child(void (*fn)(const char *), const char *root, const char *ncc
 
 TEST_IMPL(mp_provider_refusals) {
   find_fakes();
-  char root[] = "/tmp/mp_provider_XXXXXX";
+  char root[PATH_MAX];
+  test_tmp_path(root, sizeof root, "mp_provider_XXXXXX");
   ASSERT(mkdtemp(root));
   /* 0.9 needs NCCL >= 2.29: the 2.28.9 the GPU machines have is refused by name */
   in_child(expect_refused, root, "nccl22809", "0.9.1.9318", "needs NCCL >= 2.29.0, this process has 2.28.9");
@@ -221,7 +222,8 @@ static void expect_loaded(const char *unused) {
 
 TEST_IMPL(mp_provider_loads_and_estimates) {
   find_fakes();
-  char root[] = "/tmp/mp_provider_XXXXXX";
+  char root[PATH_MAX];
+  test_tmp_path(root, sizeof root, "mp_provider_XXXXXX");
   ASSERT(mkdtemp(root));
   /* NCCL 2.28.9 + cuSOLVERMp 0.8.0 from a wheel: taken */
   in_child(expect_loaded, root, "nccl22809", "0.8.0.3126", NULL);
@@ -238,7 +240,8 @@ static void expect_disabled(const char *want) {
 
 TEST_IMPL(mp_provider_disabled) {
   find_fakes();
-  char root[] = "/tmp/mp_provider_XXXXXX";
+  char root[PATH_MAX];
+  test_tmp_path(root, sizeof root, "mp_provider_XXXXXX");
   ASSERT(mkdtemp(root));
   make_site(root, "0.8.0.3126");
   pid_t pid = fork();

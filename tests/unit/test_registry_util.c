@@ -30,8 +30,7 @@ const char *tp_build_dir(void) { init_dirs(); return build_dir; }
 const char *tp_lapack_dir(void) { init_dirs(); return lapack_dir; }
 
 void tp_dir_make(char *out, size_t cap) {
-  ASSERT(cap > 32);
-  snprintf(out, cap, "/tmp/muster-tp.XXXXXX");
+  test_tmp_path(out, cap, "muster-tp.XXXXXX");
   ASSERT(mkdtemp(out) != NULL);
 }
 
@@ -175,12 +174,13 @@ int tp_cli(const char *args, char *out, size_t cap, char *err, size_t ecap) {
 #ifdef __SANITIZE_THREAD__
   setenv("OPENBLAS_NUM_THREADS", "1", 0); /* OpenBLAS's own pool looks racy to TSan */
 #endif
-  char exe[PATH_MAX], errf[64], cmd[PATH_MAX + 1200];
+  char exe[PATH_MAX], errf[PATH_MAX], name[64], cmd[3 * PATH_MAX + 1200];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   ASSERT(n > 0);
   exe[n] = '\0';
   *strrchr(exe, '/') = '\0';
-  snprintf(errf, sizeof errf, "/tmp/muster-cli-err.%d", (int)getpid());
+  snprintf(name, sizeof name, "muster-cli-err.%d", (int)getpid());
+  test_tmp_path(errf, sizeof errf, name);
   snprintf(cmd, sizeof cmd, "%s/../bin/muster %s 2>%s", exe, args, errf);
   FILE *p = popen(cmd, "r");
   ASSERT(p != NULL);

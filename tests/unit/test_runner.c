@@ -2,9 +2,15 @@
  * tests/unit/test_runner.c - the test runner itself: killed from outside
  * (CI's time limit, ^C, `timeout`), it takes the running test's process
  * group along, so a hung test never outlives the run (it used to: a test
- * has its own process group, which a signal to the runner did not reach).
+ * has its own process group, which a signal to the runner did not reach),
+ * and each test gets a fresh TMPDIR; one that leaves a file there fails,
+ * named, and the folder is removed all the same.
  */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,6 +50,86 @@ TEST_IMPL(runner_killed_takes_test_along) {
     int left = tool_wait_gone(kid, 1, 2.0); /* the sleeping test went with it */
     if (left != 0) kill(kid[0], SIGKILL);     /* else it would hold the run's output open forever */
     ASSERT_EQ(left, 0);
+    /* and the killed runner removed that test's TMPDIR (a folder in ours:
+     * left there, this test would fail as leaking a temporary file) */
   }
+  return 0;
+}
+
+/* Checks its TMPDIR is its own and empty; leaves a file and a folder with
+ * a file there while MUSTER_RUNNER_LEAK_TMP is set (only the test below). */
+TEST_IMPL(runner_child_tmpdir) {
+  const char *dir = getenv("TMPDIR");
+  char want[128];
+  snprintf(want, sizeof want, "/muster-%s.", test_job());
+  ASSERT(dir && strstr(dir, want));
+  DIR *d = opendir(dir);
+  ASSERT(d);
+  int entries = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) entries += e->d_name[0] != '.';
+  closedir(d);
+  ASSERT_EQ(entries, 0);
+  if (getenv("MUSTER_RUNNER_LEAK_TMP")) {
+    char path[PATH_MAX];
+    test_tmp_path(path, sizeof path, "left.txt");
+    int fd = open(path, O_WRONLY | O_CREAT, 0600);
+    ASSERT(fd >= 0);
+    close(fd);
+    test_tmp_path(path, sizeof path, "leftdir");
+    ASSERT_EQ(mkdir(path, 0700), 0);
+    test_tmp_path(path, sizeof path, "leftdir/inner");
+    ASSERT((fd = open(path, O_WRONLY | O_CREAT, 0600)) >= 0);
+    close(fd);
+  }
+  return 0;
+}
+
+TEST_IMPL(runner_tmpdir_leak_fails_test) {
+  char self[512], log[PATH_MAX], text[8192];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  ASSERT(n > 0);
+  self[n] = '\0';
+  test_tmp_path(log, sizeof log, "runner.log");
+  pid_t runner = fork();
+  ASSERT(runner >= 0);
+  if (runner == 0) {
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) _exit(126);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    setenv("MUSTER_RUNNER_LEAK_TMP", "1", 1);
+    execl(self, self, "runner_child_tmpdir", (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  ASSERT_EQ(waitpid(runner, &st, 0), runner);
+  int fd = open(log, O_RDONLY);
+  ASSERT(fd >= 0);
+  ssize_t len = read(fd, text, sizeof text - 1);
+  close(fd);
+  unlink(log);
+  ASSERT(len > 0);
+  text[len] = '\0';
+  ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+  ASSERT_STR_CONTAINS(text, "- runner_child_tmpdir (");
+  ASSERT_STR_CONTAINS(text, "leaked temporary file (exit 0)");
+  ASSERT_STR_CONTAINS(text, "0 passed, 1 failed");
+  /* both leftovers named; the folder holding them is gone */
+  const char *left = strstr(text, "leaked temporary file: ");
+  ASSERT(left);
+  left += strlen("leaked temporary file: ");
+  char dir[PATH_MAX];
+  size_t dl = strcspn(left, "\n");
+  ASSERT(dl < sizeof dir);
+  memcpy(dir, left, dl);
+  dir[dl] = '\0';
+  ASSERT(strrchr(dir, '/'));
+  *strrchr(dir, '/') = '\0';
+  char want[PATH_MAX + 32];
+  snprintf(want, sizeof want, "%s/left.txt\n", dir);
+  ASSERT_STR_CONTAINS(text, want);
+  snprintf(want, sizeof want, "%s/leftdir\n", dir);
+  ASSERT_STR_CONTAINS(text, want);
+  ASSERT(access(dir, F_OK) != 0);
   return 0;
 }

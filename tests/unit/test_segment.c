@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -409,7 +410,8 @@ TEST_IMPL(segment_reclaim_stale) {
 
 /* /dev/shm unwritable: a folder we may not write in. */
 TEST_IMPL(segment_unwritable_dir) {
-  char dir[] = "/tmp/muster-ro-XXXXXX";
+  char dir[PATH_MAX];
+  test_tmp_path(dir, sizeof dir, "muster-ro-XXXXXX");
   ASSERT(mkdtemp(dir));
   ASSERT_EQ(chmod(dir, 0555), 0);
   pid_t p = fork();
@@ -456,7 +458,8 @@ TEST_IMPL(segment_full) {
   /* 2: a real 8 KiB tmpfs in a private mount namespace, when we may mount */
   pid_t p = fork();
   if (p == 0) {
-    char dir[] = "/tmp/muster-full-XXXXXX";
+    char dir[PATH_MAX];
+    test_tmp_path(dir, sizeof dir, "muster-full-XXXXXX");
     if (unshare(CLONE_NEWNS) < 0) _exit(77); /* not allowed here: case 1 covers it */
     /* type and source are ignored for a propagation change; valgrind wants them set */
     if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0 || !mkdtemp(dir)) _exit(6);

@@ -45,6 +45,10 @@ def run_block(code, tmp_path, timeout=300):
     path = tmp_path / "example.py"
     path.write_text(code)
     env = dict(os.environ)
+    # torchrun makes a log folder (torchelastic_*) in TMPDIR and never removes
+    # it: keep it under pytest's tmp_path, not in /tmp
+    (tmp_path / "tmp").mkdir()
+    env["TMPDIR"] = str(tmp_path / "tmp")
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "adapters" / "torch"),
                                          env.get("PYTHONPATH", "")])
     out = subprocess.run(command(code, path), env=env, capture_output=True, text=True,
