@@ -14,7 +14,8 @@
 # docs/torch.md says what that costs); (9) the README's main job; (10) the
 # scalapack provider under MPI (tests/mpi/run-mpi-tests.sh: mpirun -np 1..4,
 # faults, two namespaced "hosts"; needs root; stage 1 installs MPI +
-# ScaLAPACK, so a build without the driver fails this stage).  Ends with one line
+# ScaLAPACK, so a build without the driver fails this stage); (11) nothing
+# left in /dev/shm, nor in /tmp under our names.  Ends with one line
 # "total: N passed, N failed"; exits non-zero if any stage failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -57,6 +58,10 @@ mkdir -p "$LOG"
 
 stage "build"
 scons -Q -j"$JOBS" || { echo "build failed"; exit 1; }
+
+# What /dev/shm and /tmp hold before the tests: stage (11) compares.
+shm_before=$(ls -A /dev/shm 2>/dev/null | sort)
+tmp_before=$(ls -A /tmp 2>/dev/null | sort)
 
 stage "C suite"
 run_stage "C suite" "$LOG/c.log" build/tests/run-tests
@@ -124,6 +129,24 @@ grep -q '"ok": *true\|check: ok\|ok' "$LOG/main.log" || failed_stages+=("main jo
 stage "scalapack provider under MPI"
 run_stage "MPI" "$LOG/mpi.log" bash tests/mpi/run-mpi-tests.sh build
 count "$LOG/mpi.log"
+
+# Every test removes what it made (the C runner checks each test's segments
+# and TMPDIR, the pytest fixtures each test's segments, the MPI parts their
+# segments and TMPDIR); this is the net under all of them.  Anything new in
+# /dev/shm fails, and so does a new /tmp entry with a name of ours or of
+# the engines we start (Open MPI's session folders, valgrind's vgdb pipes,
+# torchrun's logs).
+stage "leftovers in /dev/shm and /tmp"
+new_entries() { comm -13 <(printf '%s\n' "$1") <(ls -A "$2" 2>/dev/null | sort); }
+left_shm=$(new_entries "$shm_before" /dev/shm)
+left_tmp=$(new_entries "$tmp_before" /tmp | grep -E '^(muster|mp_provider_|torchelastic_|ompi\.|vgdb-pipe)' || true)
+if [ -n "$left_shm$left_tmp" ]; then
+  [ -z "$left_shm" ] || echo "left in /dev/shm: $(echo $left_shm)"
+  [ -z "$left_tmp" ] || echo "left in /tmp: $(echo $left_tmp)"
+  failed_stages+=("leftovers"); total_fail=$((total_fail + 1))
+else
+  echo "none"; total_pass=$((total_pass + 1))
+fi
 
 echo
 if [ ${#failed_stages[@]} -gt 0 ]; then

@@ -75,14 +75,31 @@ if [ ! -x "$DRV" ]; then
   exit 1
 fi
 
+# Open MPI keeps a session folder per mpirun (ompi.<host>.<uid>/pid.<pid>)
+# in TMPDIR and removes it when the job ends; a killed mpirun cannot.  So
+# every part runs with a TMPDIR of its own: part_tmp makes it (path in
+# PART_TMP), part_tmp_left prints what is left in it and removes it.
+part_tmp() { PART_TMP=$(mktemp -d /tmp/muster-mpi-part.XXXXXX); }
+part_tmp_left() {
+  find "$PART_TMP" -mindepth 1 -maxdepth 3 2>/dev/null | sed "s|^$PART_TMP/||" | head -5
+  rm -rf "$PART_TMP"
+}
+
 # driver NAME TIMEOUT ARGS...: one mpirun of the driver; adds its closing
-# "P passed, F failed" (or one failure when there is none).
+# "P passed, F failed" (or one failure when there is none).  Nothing may be
+# left in its TMPDIR (the job ended by itself).
 driver() {
-  local name=$1 limit=$2 log="$LOG/$1.log" line p f t0=$SECONDS
+  local name=$1 limit=$2 log="$LOG/$1.log" line p f t0=$SECONDS left
   shift 2
+  part_tmp
   # shellcheck disable=SC2086
-  timeout -k 5 "$limit" "$@" >"$log" 2>&1
+  TMPDIR=$PART_TMP timeout -k 5 "$limit" "$@" >"$log" 2>&1
   local rc=$?
+  left=$(part_tmp_left)
+  if [ -n "$left" ]; then
+    echo "left in TMPDIR (removed now): $(echo $left)" >>"$log"
+    [ "$rc" != 0 ] || rc=1
+  fi
   echo "=== $name ($((SECONDS - t0)) s)"
   grep -v '^ok ' "$log" | sed 's/^/  /'
   line=$(grep -E '^mpi-scalapack np=[0-9]+ [a-z]+: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
@@ -90,7 +107,7 @@ driver() {
   f=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+')
   pass=$((pass + ${p:-0}))
   fail=$((fail + ${f:-0}))
-  if [ -z "$line" ] || { [ "$rc" != 0 ] && [ "${f:-0}" = 0 ]; }; then
+  if [ -z "$line" ] || [ -n "$left" ] || { [ "$rc" != 0 ] && [ "${f:-0}" = 0 ]; }; then
     fail=$((fail + 1))
     echo "  FAIL: $name exited $rc$([ -z "$line" ] && echo ' without its closing count')"
   fi
@@ -101,13 +118,17 @@ driver() {
 vader_segments() { find /dev/shm -maxdepth 1 -name 'vader_segment.*' 2>/dev/null | sort; }
 
 # single NAME CMD...: a test that passes when CMD exits 0 and leaves no
-# new Open MPI segment in /dev/shm.
+# new Open MPI segment in /dev/shm.  Its TMPDIR is removed after it (some
+# of these kill mpirun on purpose: its session folder stays, and is noted).
 single() {
   local name=$1 log="$LOG/$1.log" t0=$SECONDS before left
   shift
   before=$(vader_segments)
-  "$@" >"$log" 2>&1
+  part_tmp
+  TMPDIR=$PART_TMP "$@" >"$log" 2>&1
   local rc=$?
+  left=$(part_tmp_left)
+  [ -z "$left" ] || echo "left in TMPDIR by a killed mpirun (removed now): $(echo $left)" >>"$log"
   # a part must leave /dev/shm as it found it, Open MPI's files included (a
   # killed mpirun leaves its ranks' vader segments: such runs use TCP)
   left=$(vader_segments | grep -vxF -e "$before" || true) # -e: one pattern per line
