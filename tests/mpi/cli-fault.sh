@@ -23,6 +23,7 @@ muster=$PWD/$build/bin/muster
 mount -t tmpfs -o size=512m,mode=1777 muster-cli-fault /dev/shm ||
   { echo "cli-fault: cannot mount a private /dev/shm (needs root and unshare -m)"; exit 2; }
 log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 # Open MPI's shared-memory transport (vader) keeps a segment in /dev/shm
 # that mpirun removes at the job's end: SIGKILL mpirun and it stays (Open
 # MPI's, not muster's, which makes none here).  Those runs use TCP between

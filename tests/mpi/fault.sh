@@ -18,6 +18,7 @@ shift 4
 mount -t tmpfs -o size=512m,mode=1777 muster-fault /dev/shm ||
   { echo "fault: cannot mount a private /dev/shm (needs root and unshare -m)"; exit 2; }
 log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 # shellcheck disable=SC2086
 $MPIRUN -np "$np" "$DRV" loop "$@" >"$log" 2>&1 &
 mp=$!
