@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "json_str.h"
 
 const char *const bench_col_name[BC_COLS] = {"default", "cusolverdn", "cusolvermg", "raw_mg", "raw_dn"};
 const char *const bench_col_provider[BC_COLS] = {NULL, "cusolverdn", "cusolvermg", NULL, NULL};
@@ -21,19 +22,6 @@ void bench_rank(bench_row_t *row) {
   }
   if (row->best >= 0 && row->col[BC_DEFAULT].ran)
     row->default_over_best = row->col[BC_DEFAULT].t_med / row->col[row->best].t_med;
-}
-
-/* A JSON string: reasons quote messages from providers and the driver, so
- * escape anything that is not printable ASCII. */
-static void jstr(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; s && *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-    else if (c < 0x20 || c >= 0x7f) fprintf(f, "\\u%04x", c);
-    else fputc(c, f);
-  }
-  fputc('"', f);
 }
 
 /* A number, or null when it is not one (NaN, inf: JSON has neither). */
@@ -58,9 +46,9 @@ static void jcol(FILE *f, int k, const bench_col_t *c) {
   }
   if (k < BC_MUSTER_COLS) {
     fputs(", \"provider\": ", f);
-    jstr(f, c->provider);
+    json_put_str(f, c->provider, SIZE_MAX);
     fputs(", \"reason\": ", f);
-    jstr(f, c->reason);
+    json_put_str(f, c->reason, SIZE_MAX);
     if (c->ran) {
       fputs(", \"provider_seconds\": ", f);
       jnum(f, c->prov_med);
@@ -76,7 +64,7 @@ static void jcol(FILE *f, int k, const bench_col_t *c) {
   }
   if (c->skip[0]) {
     fputs(c->ran ? ", \"note\": " : ", \"skipped\": ", f);
-    jstr(f, c->skip);
+    json_put_str(f, c->skip, SIZE_MAX);
   }
   fputc('}', f);
 }
@@ -90,7 +78,7 @@ static void jrow(FILE *f, const bench_row_t *w) {
     jcol(f, k, &w->col[k]);
   }
   fputs("}, \"best\": ", f);
-  if (w->best >= 0) jstr(f, bench_col_name[w->best]);
+  if (w->best >= 0) json_put_str(f, bench_col_name[w->best], SIZE_MAX);
   else fputs("null", f);
   fputs(", \"default_over_best\": ", f);
   if (w->default_over_best > 0) jnum(f, w->default_over_best);
@@ -101,14 +89,14 @@ static void jrow(FILE *f, const bench_row_t *w) {
 void bench_json(FILE *f, const bench_env_t *env, const bench_row_t *rows, int nrows,
                 const bench_row_t *capacity) {
   fputs("{\"bench\": \"muster-gpu-bench\", \"schema\": 1, \"date\": ", f);
-  jstr(f, env->date);
+  json_put_str(f, env->date, SIZE_MAX);
   fputs(", \"device\": ", f);
-  jstr(f, env->device);
+  json_put_str(f, env->device, SIZE_MAX);
   fputs(", \"driver\": ", f);
-  jstr(f, env->driver);
+  json_put_str(f, env->driver, SIZE_MAX);
   fprintf(f, ", \"cuda_runtime\": %d, \"cuda_driver\": %d, \"gpu_memory_bytes\": %llu, \"gpus\": %d, \"command\": ",
           env->cuda_runtime, env->cuda_driver, (unsigned long long)env->gpu_bytes, env->gpus);
-  jstr(f, env->command);
+  json_put_str(f, env->command, SIZE_MAX);
   fputs(",\n \"columns\": [", f);
   for (int k = 0; k < BC_COLS; k++) fprintf(f, "%s\"%s\"", k ? ", " : "", bench_col_name[k]);
   fputs("],\n \"rows\": [", f);

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,6 +97,20 @@ TEST_IMPL(cli_solve_errors) {
   return 0;
 }
 
+/* The test provider `name` copied to dir/potrs/testprov.so. */
+static void copy_provider(const char *dir, const char *name) {
+  char from[PATH_MAX + 64], to[PATH_MAX + 64], buf[65536];
+  snprintf(from, sizeof from, "%s/%s", tp_build_dir(), name);
+  snprintf(to, sizeof to, "%s/potrs", dir);
+  ASSERT_EQ(mkdir(to, 0700), 0);
+  snprintf(to, sizeof to, "%s/potrs/testprov.so", dir);
+  FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+  ASSERT(in && out);
+  for (size_t n; (n = fread(buf, 1, sizeof buf, in)) > 0;) ASSERT_EQ(fwrite(buf, 1, n, out), n);
+  fclose(in);
+  ASSERT_EQ(fclose(out), 0);
+}
+
 TEST_IMPL(cli_providers_lists_refused_files) {
   char dir[256], args[600], out[8192];
   tp_dir_make(dir, sizeof dir);
@@ -110,6 +125,17 @@ TEST_IMPL(cli_providers_lists_refused_files) {
   ASSERT_STR_CONTAINS(out, "\"available\":1}");
   ASSERT_EQ(muster_cli("providers", out, sizeof out), 0);
   ASSERT_STR_CONTAINS(out, "testprov_abi999.so");
+  /* a folder whose name has a control byte, a quote, a backslash and UTF-8:
+   * the JSON stays valid, each escaped (tools/common/json_str.h) */
+  char odd[400];
+  snprintf(odd, sizeof odd, "%s/odd\x01\"\\\xc3\xa9", dir);
+  ASSERT_EQ(mkdir(odd, 0700), 0);
+  copy_provider(odd, "testprov_v1.so"); /* a file, not a link: listings show the real path */
+  setenv("MUSTER_PROVIDER_PATH", odd, 1);
+  ASSERT_EQ(muster_cli(args, out, sizeof out), 0);
+  ASSERT(json_valid(out));
+  ASSERT_STR_CONTAINS(out, "/odd\\u0001\\\"\\\\\\u00c3\\u00a9/potrs/testprov.so\"");
+  setenv("MUSTER_PROVIDER_PATH", dir, 1);
   /* none usable: exit 1 */
   char link[400];
   snprintf(link, sizeof link, "%s/potrs/testprov.so", dir);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "json_str.h"
 #include "muster.h"
 #include "muster/provider.h"
 
@@ -58,16 +59,6 @@ static const char *kind_n(unsigned k) {
   return k == MUSTER_PROVIDER_LEADER ? "leader" : k == MUSTER_PROVIDER_COLLECTIVE ? "collective" : "-";
 }
 
-static void json_str(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') printf("\\%c", *s);
-    else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
-    else putchar(*s);
-  }
-  putchar('"');
-}
-
 static void json_list(unsigned mask, int lo, int hi, const char *(*name)(int)) {
   putchar('[');
   int first = 1;
@@ -107,9 +98,9 @@ int cmd_providers(int argc, char **argv) {
     for (int i = 0; i < n; i++) {
       const muster_provider_info_t *p = &info[i];
       printf("%s{\"name\":", i ? "," : "");
-      json_str(p->name);
+      json_put_str(stdout, p->name, SIZE_MAX);
       printf(",\"path\":");
-      json_str(p->path);
+      json_put_str(stdout, p->path, SIZE_MAX);
       printf(",\"routines\":");
       json_list(p->routines, MUSTER_POTRS, routine_last(), routine_n);
       printf(",\"logdet\":%s", p->routines & MUSTER_CAP_LOGDET ? "true" : "false");
@@ -118,11 +109,11 @@ int cmd_providers(int argc, char **argv) {
       printf(",\"memory\":");
       json_list(p->mem_kinds, MUSTER_MEM_HOST, MUSTER_MEM_CUDA, mem_n);
       printf(",\"priority\":%d,\"available\":%s,\"why\":", p->priority, p->available ? "true" : "false");
-      json_str(p->available ? "" : p->why);
+      json_put_str(stdout, p->available ? "" : p->why, SIZE_MAX);
       printf(",\"abi\":%u,\"kind\":\"%s\",\"spans\":", p->abi, kind_n(p->kind));
       json_list(p->spans, 0, 2, span_n);
       printf(",\"cost\":");
-      json_str(p->cost);
+      json_put_str(stdout, p->cost, SIZE_MAX);
       printf("}");
     }
     printf("],\"available\":%d}\n", usable);

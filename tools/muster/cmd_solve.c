@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "json_str.h"
 #include "cli.h"
 #include "choose.h"
 #include "opts.h"
@@ -82,16 +83,6 @@ static int usage_to(FILE *f) {
 static int usage(void) { return usage_to(stderr); }
 
 
-static void json_str(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') printf("\\%c", *s);
-    else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
-    else putchar(*s);
-  }
-  putchar('"');
-}
-
 #define WHO "muster solve" /* who, in messages */
 #define MAX_N 65536     /* --n, --nrhs: a dense n x n matrix in host memory */
 #define MAX_WARMUP 100
@@ -117,7 +108,7 @@ static void json_fates(const sr_out_t *out, int ranks) {
            f->pid && WIFEXITED(f->status) ? WEXITSTATUS(f->status) : -1,
            f->pid && WIFSIGNALED(f->status) ? WTERMSIG(f->status) : 0, f->died ? "true" : "false",
            f->killed ? "true" : "false");
-    json_str(f->text);
+    json_put_str(stdout, f->text, SIZE_MAX);
     printf("}");
   }
   printf("]");
@@ -350,11 +341,11 @@ static int report(const cli_solve_t *c, int64_t nrhs, const mats_t *m, sr_out_t 
     if (spec->routine == MUSTER_GELS) printf(",\"m\":%" PRId64, rows);
     printf(",\"nrhs\":%" PRId64 ",\"ranks\":%d,\"mode\":\"%s\",\"dtype\":\"%s\",\"tile\":%" PRId64
            ",\"provider\":", nrhs, spec->ranks, c->mode, muster_dtype_name(t), out->res.tile);
-    json_str(out->res.provider[0] ? out->res.provider : (spec->provider ? spec->provider : chosen));
+    json_put_str(stdout, out->res.provider[0] ? out->res.provider : (spec->provider ? spec->provider : chosen), SIZE_MAX);
     printf(",\"mem\":\"%s\",\"devices\":[", spec->cuda ? "cuda" : "host");
     for (int r = 0; r < spec->ranks; r++) printf("%s%d", r ? "," : "", out->devices[r]);
     printf("],\"reason\":");
-    json_str(out->res.provider[0] ? out->res.reason : reason);
+    json_put_str(stdout, out->res.provider[0] ? out->res.reason : reason, SIZE_MAX);
     printf(",\"seed\":%" PRIu64 ",\"reps\":%d,\"warmup\":%d,\"seconds\":%.6f,"
            "\"provider_seconds\":%.6f,", c->seed, spec->reps, spec->warmup, secs, psecs);
     if (isfinite(residual)) printf("\"residual\":%.3e", residual);
@@ -368,9 +359,9 @@ static int report(const cli_solve_t *c, int64_t nrhs, const mats_t *m, sr_out_t 
            (out->rc == 0 && xsame && !out->disagree) ? "true" : "false", ok ? "true" : "false");
     if (out->rc != 0) {
       printf(",\"error\":");
-      json_str(muster_strerror(out->rc));
+      json_put_str(stdout, muster_strerror(out->rc), SIZE_MAX);
       printf(",\"message\":");
-      json_str(out->msg);
+      json_put_str(stdout, out->msg, SIZE_MAX);
     }
     if (spec->processes && started >= 0) json_fates(out, spec->ranks);
     printf("}\n");

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "json_str.h"
 #include "proc.h"
 #include "shmdump.h"
 
@@ -203,19 +204,6 @@ void sd_print_text(const struct sd_opts *o, const struct sd_list *l, double now)
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-/* A JSON string of at most `max` bytes of s (names and reasons come from
- * files anyone of our uid could have written: escape everything odd). */
-static void json_str(const char *s, size_t max) {
-  putchar('"');
-  for (size_t i = 0; i < max && s[i]; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c == '"' || c == '\\') printf("\\%c", c);
-    else if (c < 0x20 || c >= 0x7f) printf("\\u%04x", c);
-    else putchar(c);
-  }
-  putchar('"');
-}
-
 /* true / false, or null when it cannot be told (another pid namespace) */
 static const char *json_alive(int alive) {
   return alive == SD_ALIVE ? "true" : alive == SD_DEAD ? "false" : "null";
@@ -223,7 +211,7 @@ static const char *json_alive(int alive) {
 
 static void json_key_str(const char *key, const char *s, size_t max) {
   printf("\"%s\":", key);
-  json_str(s, max);
+  json_put_str(stdout, s, max);
 }
 
 static void json_num(const char *key, double v) {
@@ -314,7 +302,7 @@ void sd_print_json(const struct sd_opts *o, const struct sd_list *l, double now)
          (unsigned long long)muster__proc_self_pidns());
   json_key_str("dir", o->dir, SD_PATH);
   printf(",\"job\":");
-  if (o->job) json_str(o->job, 256);
+  if (o->job) json_put_str(stdout, o->job, 256);
   else printf("null");
   printf(",\"count\":%d,\"segments\":[", l->n);
   for (int i = 0; i < l->n; i++) {
@@ -325,7 +313,7 @@ void sd_print_json(const struct sd_opts *o, const struct sd_list *l, double now)
   for (int i = 0, first = 1; i < l->n; i++)
     if (l->v[i].removed) {
       if (!first) printf(",");
-      json_str(l->v[i].path, SD_PATH);
+      json_put_str(stdout, l->v[i].path, SD_PATH);
       first = 0;
     }
   printf("]}\n");
