@@ -10,15 +10,14 @@
  * Each test: fork, setpgid (so a test's own forked ranks die with it),
  * MUSTER_JOB=t<runner pid>_<index>, a deadline of TIMEOUT * $MUSTER_TEST_SCALE
  * (sanitizers and valgrind set it), SIGKILL of the whole group at the
- * deadline, TMPDIR a fresh folder of its own ($TMPDIR or /tmp, then
- * muster-<job>.XXXXXX; test_tmpdir()).  After the test, a segment of its
+ * deadline, TMPDIR a fresh folder of its own (muster-<job>.XXXXXX in
+ * test_tmp_base(); tests name files there with test_tmp_path()).  After the test, a segment of its
  * job left in /dev/shm (by a process of any pid namespace) fails it, and
  * so does anything left in its folder; both are removed.
  * Prints "ok"/"not ok" per test and ends with "N passed, N failed".
  */
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -83,20 +82,11 @@ static int sweep_job(const char *job) {
 
 /* A fresh folder for the test's temporary files, into dir[cap]. */
 static int make_tmpdir(const char *job, char *dir, size_t cap) {
-  const char *base = getenv("TMPDIR");
-  if (!base || !*base) base = "/tmp";
+  const char *base = test_tmp_base();
   if ((size_t)snprintf(dir, cap, "%s/muster-%s.XXXXXX", base, job) >= cap || !mkdtemp(dir)) {
     fprintf(stderr, "run-tests: cannot make a temporary folder under %s: %s\n", base, strerror(errno));
     return -1;
   }
-  return 0;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *f) {
-  (void)st;
-  (void)f;
-  if (type == FTW_DP) rmdir(path);
-  else unlink(path);
   return 0;
 }
 
@@ -112,7 +102,7 @@ static int sweep_tmpdir(const char *dir) {
     n++;
   }
   if (d) closedir(d);
-  nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+  test_remove_tree(dir);
   return n;
 }
 

@@ -90,6 +90,11 @@ const char *test_job(void);            /* this test's MUSTER_JOB */
  * gives each test a TMPDIR of its own and fails a test that leaves
  * anything in it. */
 void test_tmp_path(char *out, size_t cap, const char *name);
+const char *test_tmp_base(void);       /* $TMPDIR, or /tmp when unset or empty */
+/* A fresh folder in the test's TMPDIR (mkdtemp), its path in out[cap]. */
+void test_tmp_dir(char *out, size_t cap);
+/* rm -rf dir (links not followed); goes on past what it cannot remove. */
+void test_remove_tree(const char *dir);
 /* dlopen <build>/lib/muster/providers/<backend>.so as the registry does
  * (RTLD_NOW | RTLD_LOCAL); NULL, with a note on stderr, when the build has
  * no such file (built without nvcc) or, with MUSTER_TEST_NO_CUDA_LIBS set,

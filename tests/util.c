@@ -1,5 +1,6 @@
 /* tests/util.c - helpers shared by tests (see task.h). */
 #include <dirent.h>
+#include <ftw.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -73,11 +74,29 @@ const char *test_job(void) {
   return j ? j : "default";
 }
 
-void test_tmp_path(char *out, size_t cap, const char *name) {
+const char *test_tmp_base(void) {
   const char *base = getenv("TMPDIR");
-  if (!base || !*base) base = "/tmp";
-  ASSERT((size_t)snprintf(out, cap, "%s/%s", base, name) < cap);
+  return base && *base ? base : "/tmp";
 }
+
+void test_tmp_path(char *out, size_t cap, const char *name) {
+  ASSERT((size_t)snprintf(out, cap, "%s/%s", test_tmp_base(), name) < cap);
+}
+
+void test_tmp_dir(char *out, size_t cap) {
+  test_tmp_path(out, cap, "d.XXXXXX");
+  ASSERT(mkdtemp(out) != NULL);
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  remove(path);
+  return 0; /* go on: remove all that can be */
+}
+
+void test_remove_tree(const char *dir) { nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS); }
 
 void *test_provider_dlopen(const char *backend) {
   char exe[PATH_MAX], path[PATH_MAX + 64];

@@ -57,7 +57,7 @@ static void kill_one(int victim, int R, int sig) {
   unsetenv("TESTPROV_ENTER_LOG");
   unsetenv("TESTPROV_RELEASE_LOG");
   v2_free(&run);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
 }
 
 TEST_IMPL(collective_peer_killed) {

@@ -77,8 +77,7 @@ static void rank_main(const char *group, int rank, struct outcome *o) {
 
 static void ranks_on_full_dir(void) {
   char dir[PATH_MAX];
-  test_tmp_path(dir, sizeof dir, "muster-full-XXXXXX");
-  ASSERT(mkdtemp(dir));
+  test_tmp_dir(dir, sizeof dir);
   tiny_tmpfs(dir);
   muster__segment_test_set_dir(dir);
   struct outcome *out = mmap(NULL, sizeof *out * RANKS, PROT_READ | PROT_WRITE,

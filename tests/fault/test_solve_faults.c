@@ -15,7 +15,7 @@
 static char dir[256];
 
 static void use_testprov(void) {
-  tp_dir_make(dir, sizeof dir);
+  test_tmp_dir(dir, sizeof dir);
   tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
   setenv("MUSTER_PROVIDER_PATH", dir, 1);
   unsetenv("MUSTER_PROVIDER");
@@ -49,7 +49,7 @@ static void crash_case(const char *env) {
   for (int r = 1; r < run.R; r++) ASSERT_DBL_LT(run.out[r].t_return - t0, 3.0);
   sv_free(&run);
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
 }
 
 TEST_IMPL(solve_provider_sigkill_in_leader) {
@@ -91,6 +91,6 @@ TEST_IMPL(solve_leader_sigkill_mid_solve) {
   unlink(gate);
   unsetenv("TESTPROV_GATE");
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   return 0;
 }

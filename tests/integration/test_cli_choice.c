@@ -21,7 +21,7 @@
 
 TEST_IMPL(cli_choice_memory_refusal_fake_cuda) {
   char dir[256], fake[PATH_MAX + 64], qlog[320], out[8192], err[8192];
-  tp_dir_make(dir, sizeof dir);
+  test_tmp_dir(dir, sizeof dir);
   tp_link(dir, "potrs", "bigcuda.so", "testprov_bigcuda2.so");     /* priority 300 */
   tp_link(dir, "potrs", "smallcuda.so", "testprov_smallcuda2.so"); /* priority 250 */
   setenv("MUSTER_PROVIDER_PATH", dir, 1);
@@ -67,7 +67,7 @@ TEST_IMPL(cli_choice_memory_refusal_fake_cuda) {
   unsetenv("TESTPROV_EST");
   unsetenv("TESTPROV_QLOG");
   unsetenv("LD_LIBRARY_PATH");
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
   return 0;
 }
@@ -77,7 +77,7 @@ TEST_IMPL(cli_bench_calibrate) {
   setenv("OPENBLAS_NUM_THREADS", "1", 0);
 #endif
   char dir[256], args[700], file[400], out[8192], err[8192];
-  tp_dir_make(dir, sizeof dir);
+  test_tmp_dir(dir, sizeof dir);
   setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
   unsetenv("MUSTER_PROVIDER");
   unsetenv("MUSTER_COST_PATH");
@@ -123,7 +123,7 @@ TEST_IMPL(cli_bench_calibrate) {
   ASSERT(stat(file, &st) != 0);
   ASSERT_EQ(tp_cli("bench --calibrate --help", out, sizeof out, err, sizeof err), 0);
   ASSERT_STR_CONTAINS(out, "routine dtype ndevices n nrhs seconds");
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
   return 0;
 }

@@ -37,7 +37,7 @@ struct slow {
 };
 
 static void slow_setup(struct slow *s) {
-  tp_dir_make(s->dir, sizeof s->dir);
+  test_tmp_dir(s->dir, sizeof s->dir);
   tp_link(s->dir, "potrs", "testprov.so", "testprov_v1.so");
   setenv("MUSTER_PROVIDER_PATH", s->dir, 1);
   snprintf(s->gate, sizeof s->gate, "%s/gate", s->dir);
@@ -87,7 +87,7 @@ static double solve_kill_in_compute(struct tool_result *res, int victim, double 
   }
   double took = cli_finish(&r, res, t_kill);
   unlink(s.gate);
-  tp_dir_remove(s.dir);
+  test_remove_tree(s.dir);
   return took;
 }
 
@@ -193,7 +193,7 @@ static void launcher_killed(int before_join) {
   else slow_leader(&s);
   cli_kill(&r);
   unlink(s.gate);
-  tp_dir_remove(s.dir);
+  test_remove_tree(s.dir);
 }
 
 TEST_IMPL(cli_solve_launcher_killed) {
@@ -284,6 +284,6 @@ TEST_IMPL(cli_solve_leader_stopped) {
   ASSERT_STR_CONTAINS(res.err, "while no other rank ran (more than MUSTER_TIMEOUT); killed by the launcher");
   tool_result_free(&res);
   unlink(s.gate);
-  tp_dir_remove(s.dir);
+  test_remove_tree(s.dir);
   return 0;
 }

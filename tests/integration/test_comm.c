@@ -175,7 +175,7 @@ TEST_IMPL(comm_store_private_shm) {
   unsetenv("TESTPROV_QLOG");
   munmap(s, sizeof *s);
   munmap(out, sizeof(outcome_t) * R);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   return 0;
 }
 
@@ -225,7 +225,7 @@ static void comm_group(int processes) {
   }
   for (int r = 0; r < R; r++) expect_rank(&g.out[r], "group");
   munmap(g.out, sizeof(outcome_t) * R);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
 }
 

@@ -390,8 +390,7 @@ TEST_IMPL(shmdump_fuzz_random_segments) {
  * listed, the tool never crashes, --job picks the names of that job. */
 TEST_IMPL(shmdump_odd_names) {
   char dir[PATH_MAX], path[PATH_MAX + 512], longname[256];
-  test_tmp_path(dir, sizeof dir, "muster-odd-XXXXXX");
-  ASSERT(mkdtemp(dir) != NULL);
+  test_tmp_dir(dir, sizeof dir);
   ASSERT_EQ(craft_segment(test_job(), "oddsrc", 2, dead_pid(), 1, 0x1, NULL, NULL, 0), 0);
   size_t len = muster__segment_size(2);
   unsigned char *img = malloc(len);

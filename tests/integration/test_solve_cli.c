@@ -113,7 +113,7 @@ static void copy_provider(const char *dir, const char *name) {
 
 TEST_IMPL(cli_providers_lists_refused_files) {
   char dir[256], args[600], out[8192];
-  tp_dir_make(dir, sizeof dir);
+  test_tmp_dir(dir, sizeof dir);
   tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
   tp_link(dir, "potrs", "abi.so", "testprov_abi999.so");
   setenv("MUSTER_PROVIDER_PATH", dir, 1);
@@ -141,7 +141,7 @@ TEST_IMPL(cli_providers_lists_refused_files) {
   snprintf(link, sizeof link, "%s/potrs/testprov.so", dir);
   unlink(link);
   ASSERT_EQ(muster_cli("providers", out, sizeof out), 1);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   return 0;
 }
 

@@ -116,7 +116,7 @@ TEST_IMPL(cli_solve_default_provider_host) {
  * memory only, priority 200, available): the default is GPU mode. */
 static void gpu_dir(char *dir, size_t cap) {
   char lapack[PATH_MAX + 64];
-  tp_dir_make(dir, cap);
+  test_tmp_dir(dir, cap);
   snprintf(lapack, sizeof lapack, "%s/lapack.so", tp_lapack_dir());
   static const char *routines[] = {"potrs", "potri", "syevd"};
   for (int i = 0; i < 3; i++) {
@@ -166,7 +166,7 @@ TEST_IMPL(cli_solve_gpu_mode_fails_cleanly) {
   ASSERT_EQ(tp_cli("solve potrs --n 40 --ranks 2 --provider lapack --json", out, sizeof out, err, sizeof err), 0);
   ASSERT_STR_CONTAINS(out, "\"provider\":\"lapack\",\"mem\":\"host\"");
   unsetenv("MUSTER_PROVIDER");
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
   return 0;
 }
@@ -258,7 +258,7 @@ TEST_IMPL(cli_solve_gpu_mode_fake_cuda) {
     ASSERT_STR_CONTAINS(err, "(fake)");
   }
   unsetenv("LD_LIBRARY_PATH");
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
   return 0;
 }

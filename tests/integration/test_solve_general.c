@@ -227,6 +227,6 @@ TEST_IMPL(solve_logdet_needs_the_cap) {
   q.flags = 0;
   ASSERT_OK(muster_provider_choose(&q, NULL, name, sizeof name, why, sizeof why));
   ASSERT(strcmp(name, "testprov") == 0);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   return 0;
 }

@@ -27,7 +27,7 @@ static void setup(void) {
 }
 
 static void teardown(void) {
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
 }
 

@@ -14,14 +14,10 @@
 const char *tp_build_dir(void);
 const char *tp_lapack_dir(void);
 
-/* A fresh private folder muster-tp.XXXXXX in the test's TMPDIR (path in out). */
-void tp_dir_make(char *out, size_t cap);
 /* dir/routine/linkname -> <tp_build_dir>/target, replaced atomically (rename). */
 void tp_link(const char *dir, const char *routine, const char *linkname, const char *target);
 /* Like tp_link with an absolute target. */
 void tp_link_abs(const char *dir, const char *routine, const char *linkname, const char *target);
-/* rm -rf dir */
-void tp_dir_remove(const char *dir);
 /* A fresh private folder as MUSTER_PROVIDER_PATH, with MUSTER_PROVIDER,
  * MUSTER_COST_PATH and the test providers' TESTPROV_* knobs unset. */
 void tp_env_fresh(char *dir, size_t cap);

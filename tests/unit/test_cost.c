@@ -118,9 +118,9 @@ TEST_IMPL(cost_table_lookup) {
 
 TEST_IMPL(cost_table_files) {
   char d1[256], d2[256], d3[256], path[600], found[600], why[256];
-  tp_dir_make(d1, sizeof d1);
-  tp_dir_make(d2, sizeof d2);
-  tp_dir_make(d3, sizeof d3);
+  test_tmp_dir(d1, sizeof d1);
+  test_tmp_dir(d2, sizeof d2);
+  test_tmp_dir(d3, sizeof d3);
   char so[600];
   snprintf(so, sizeof so, "%s/real.so", d3);
   unsetenv("MUSTER_COST_PATH");
@@ -149,8 +149,8 @@ TEST_IMPL(cost_table_files) {
   ASSERT_EQ(muster__cost_read(path, &t, why, sizeof why), MUSTER_ENOENT);
   ASSERT_STR_CONTAINS(why, "nothere.cost");
   unsetenv("MUSTER_COST_PATH");
-  tp_dir_remove(d1);
-  tp_dir_remove(d2);
-  tp_dir_remove(d3);
+  test_remove_tree(d1);
+  test_remove_tree(d2);
+  test_remove_tree(d3);
   return 0;
 }

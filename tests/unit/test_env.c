@@ -131,7 +131,7 @@ TEST_IMPL(env_variables_refused) {
   /* only the lapack provider: loading cusolvermg's CUDA libraries under
    * valgrind trips ld.so's own strncmp over-read */
   char dir[256], lapack[PATH_MAX];
-  tp_dir_make(dir, sizeof dir);
+  test_tmp_dir(dir, sizeof dir);
   snprintf(lapack, sizeof lapack, "%s/lapack.so", tp_lapack_dir());
   tp_link_abs(dir, "potrs", "lapack.so", lapack);
   setenv("MUSTER_PROVIDER_PATH", dir, 1);
@@ -175,7 +175,7 @@ TEST_IMPL(env_variables_refused) {
   ASSERT_OK(join_rc());
   ASSERT_OK(launch_rc());
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   return 0;
 }
 

@@ -136,8 +136,7 @@ static void in_child(void (*fn)(const char *), const char *root, const char *ncc
 TEST_IMPL(mp_provider_refusals) {
   find_fakes();
   char root[PATH_MAX];
-  test_tmp_path(root, sizeof root, "mp_provider_XXXXXX");
-  ASSERT(mkdtemp(root));
+  test_tmp_dir(root, sizeof root);
   /* 0.9 needs NCCL >= 2.29: the 2.28.9 the GPU machines have is refused by name */
   in_child(expect_refused, root, "nccl22809", "0.9.1.9318", "needs NCCL >= 2.29.0, this process has 2.28.9");
   /* 0.8 needs NCCL >= 2.27 */
@@ -146,9 +145,7 @@ TEST_IMPL(mp_provider_refusals) {
   in_child(expect_refused, root, "nccl22809", "0.7.2.1", "cuSOLVERMp 0.7.2 is not a release this provider runs");
   /* no cuSOLVERMp at all: the message names the NCCL found and the folders searched */
   in_child(expect_refused, root, "nccl22809", NULL, "no usable cuSOLVERMp with NCCL 2.28.9");
-  char cmd[PATH_MAX + 16];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", root);
-  ASSERT_EQ(system(cmd), 0);
+  test_remove_tree(root);
   return 0;
 }
 
@@ -223,13 +220,10 @@ static void expect_loaded(const char *unused) {
 TEST_IMPL(mp_provider_loads_and_estimates) {
   find_fakes();
   char root[PATH_MAX];
-  test_tmp_path(root, sizeof root, "mp_provider_XXXXXX");
-  ASSERT(mkdtemp(root));
+  test_tmp_dir(root, sizeof root);
   /* NCCL 2.28.9 + cuSOLVERMp 0.8.0 from a wheel: taken */
   in_child(expect_loaded, root, "nccl22809", "0.8.0.3126", NULL);
-  char cmd[PATH_MAX + 16];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", root);
-  ASSERT_EQ(system(cmd), 0);
+  test_remove_tree(root);
   return 0;
 }
 
@@ -241,8 +235,7 @@ static void expect_disabled(const char *want) {
 TEST_IMPL(mp_provider_disabled) {
   find_fakes();
   char root[PATH_MAX];
-  test_tmp_path(root, sizeof root, "mp_provider_XXXXXX");
-  ASSERT(mkdtemp(root));
+  test_tmp_dir(root, sizeof root);
   make_site(root, "0.8.0.3126");
   pid_t pid = fork();
   ASSERT(pid >= 0);
@@ -254,8 +247,6 @@ TEST_IMPL(mp_provider_disabled) {
   int st = 0;
   ASSERT_EQ(waitpid(pid, &st, 0), pid);
   ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  char cmd[PATH_MAX + 16];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", root);
-  ASSERT_EQ(system(cmd), 0);
+  test_remove_tree(root);
   return 0;
 }

@@ -123,7 +123,7 @@ static void ours(const mp_cands_t *c, const char *root, char *out, size_t cap) {
 
 TEST_IMPL(mp_version_search_order) {
   char root[PATH_MAX], env[PATH_MAX * 3], got[8192];
-  tp_dir_make(root, sizeof root);
+  test_tmp_dir(root, sizeof root);
   const char *sp = "lib/python3.11/site-packages";
   /* an explicit folder, a venv with 0.9.1, a conda env with 0.8.0, a python3 on PATH with 0.8.0 and NCCL,
    * PYTHONPATH, LD_LIBRARY_PATH, a CUDA toolkit, an HPC SDK */
@@ -206,6 +206,6 @@ TEST_IMPL(mp_version_search_order) {
   ASSERT_EQ(seen, 1);
   ASSERT(!strcmp(mp_lib_file(MP_LIB_CUBLASMP), "libcublasmp.so.0"));
   ASSERT(!strcmp(mp_lib_name(MP_LIB_SOLVER), "cuSOLVERMp"));
-  tp_dir_remove(root);
+  test_remove_tree(root);
   return 0;
 }

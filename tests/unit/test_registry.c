@@ -20,7 +20,7 @@
 static char dir[256];
 
 static void setup(void) {
-  tp_dir_make(dir, sizeof dir);
+  test_tmp_dir(dir, sizeof dir);
   setenv("MUSTER_PROVIDER_PATH", dir, 1);
   unsetenv("MUSTER_PROVIDER");
 }
@@ -56,7 +56,7 @@ TEST_IMPL(registry_lazy_load_and_list) {
   ASSERT(info[0].mem_kinds & (1u << MUSTER_MEM_HOST));
   ASSERT_EQ(info[0].priority, 10);
   tp_problem_free(&p);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   return 0;
 }
 
@@ -103,7 +103,7 @@ TEST_IMPL(registry_refuses_broken_files) {
   ASSERT(strcmp(res.provider, "testprov") == 0);
   ASSERT(tp_marker(&p, 1) == 1.0);
   tp_problem_free(&p);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   return 0;
 }
 
@@ -146,7 +146,7 @@ TEST_IMPL(registry_provider_choice) {
   ASSERT_OK(solve_potrs(&p, NULL, &res));
   ASSERT(strcmp(res.provider, "testprov") == 0);
   tp_problem_free(&p);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   return 0;
 }
 
@@ -164,7 +164,7 @@ TEST_IMPL(registry_unknown_routine) {
   ASSERT_EQ(muster_solve_all(&p.args, 2, p.shards, &res), MUSTER_ENOPROVIDER);
   ASSERT_STR_CONTAINS(muster_last_error(), "no provider of syevd");
   tp_problem_free(&p);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   return 0;
 }
 
@@ -226,7 +226,7 @@ TEST_IMPL(registry_rescan_swap_under_load) {
   muster_provider_info_t info[4];
   ASSERT_EQ(muster_providers_list(info, 4), 1);
   ASSERT_STR_CONTAINS(info[0].path, "testprov_v1.so");
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   return 0;
 }
 
@@ -278,7 +278,7 @@ TEST_IMPL(registry_unload_waits_for_running_call) {
   ASSERT(tp_maps_has("testprov_v2.so"));
   tp_problem_free(&p);
   unsetenv("TESTPROV_GATE");
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   return 0;
 }
 
@@ -321,7 +321,7 @@ TEST_IMPL(registry_rescan_picks_up_new_and_removed) {
   ASSERT_OK(muster_solve_all(&p.args, p.nshards, p.shards, &res));
   ASSERT(tp_marker(&p, 0) == 2.0);
   tp_problem_free(&p);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   return 0;
 }
 
@@ -344,7 +344,7 @@ TEST_IMPL(registry_forced_loads_only_that_one) {
   ASSERT(strcmp(res.provider, "otherprov") == 0);
   ASSERT(tp_maps_has("testprov_other.so"));
   tp_problem_free(&p);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   return 0;
 }
 
@@ -383,8 +383,8 @@ TEST_IMPL(registry_env_choice_parsing) {
  * missing folder is skipped; a path change is picked up by a rescan. */
 TEST_IMPL(registry_search_path_order) {
   char d1[256], d2[256], path[700];
-  tp_dir_make(d1, sizeof d1);
-  tp_dir_make(d2, sizeof d2);
+  test_tmp_dir(d1, sizeof d1);
+  test_tmp_dir(d2, sizeof d2);
   tp_link(d1, "potrs", "testprov.so", "testprov_v1.so");
   tp_link(d2, "potrs", "testprov.so", "testprov_v2.so");
   snprintf(path, sizeof path, "/nonexistent/muster:%s:%s", d1, d2);
@@ -404,8 +404,8 @@ TEST_IMPL(registry_search_path_order) {
   ASSERT_EQ(muster_providers_list(info, 4), 1);
   ASSERT_STR_CONTAINS(info[0].path, "testprov_v2.so");
   tp_problem_free(&p);
-  tp_dir_remove(d1);
-  tp_dir_remove(d2);
+  test_remove_tree(d1);
+  test_remove_tree(d2);
   return 0;
 }
 
@@ -429,7 +429,7 @@ TEST_IMPL(registry_max_shards) {
   tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 9, 2, 0);
   ASSERT_OK(muster_solve_all(&p.args, 2, p.shards, &res));
   tp_problem_free(&p);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   return 0;
 }
 
@@ -486,6 +486,6 @@ TEST_IMPL(registry_fork_child_loads_another_routine) {
   ASSERT_EQ(child_chooses(MUSTER_SYEVD), 1);
   alarm(0);
   tp_problem_free(&p);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   return 0;
 }

@@ -29,11 +29,6 @@ static void init_dirs(void) {
 const char *tp_build_dir(void) { init_dirs(); return build_dir; }
 const char *tp_lapack_dir(void) { init_dirs(); return lapack_dir; }
 
-void tp_dir_make(char *out, size_t cap) {
-  test_tmp_path(out, cap, "muster-tp.XXXXXX");
-  ASSERT(mkdtemp(out) != NULL);
-}
-
 void tp_link_abs(const char *dir, const char *routine, const char *linkname, const char *target) {
   char sub[PATH_MAX], tmp[PATH_MAX + 64], dst[PATH_MAX + 64];
   snprintf(sub, sizeof sub, "%s/%s", dir, routine);
@@ -50,13 +45,6 @@ void tp_link(const char *dir, const char *routine, const char *linkname, const c
   snprintf(abs, sizeof abs, "%s/%s", tp_build_dir(), target);
   tp_link_abs(dir, routine, linkname, abs);
 }
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st; (void)flag; (void)ftw;
-  return remove(path);
-}
-
-void tp_dir_remove(const char *dir) { nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS); }
 
 int tp_maps_has(const char *s) {
   FILE *f = fopen("/proc/self/maps", "r");
@@ -152,7 +140,7 @@ void tp_env_fresh(char *dir, size_t cap) {
   static const char *knobs[] = {"MUSTER_PROVIDER", "MUSTER_COST_PATH", "TESTPROV_EST", "TESTPROV_UNAVAILABLE",
                                 "TESTPROV_BLOCK", "TESTPROV_FAIL_RANK", "TESTPROV_INFO", "TESTPROV_QLOG",
                                 "TESTPROV_ENTER_LOG", "TESTPROV_RELEASE_LOG"};
-  tp_dir_make(dir, cap);
+  test_tmp_dir(dir, cap);
   setenv("MUSTER_PROVIDER_PATH", dir, 1);
   for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) unsetenv(knobs[i]);
 }

@@ -71,7 +71,7 @@ TEST_IMPL(registry_v2_versions_and_refusals) {
   ASSERT_EQ(muster_solve_all(&p.args, 2, p.shards, &res), MUSTER_EUNSUPPORTED);
   ASSERT_STR_CONTAINS(muster_last_error(), "a collective provider: every rank must call it");
   tp_problem_free(&p);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   return 0;
 }
 
@@ -134,7 +134,7 @@ TEST_IMPL(registry_choice_cost_table_and_log) {
   q.nranks = 0;
   ASSERT_EQ(muster_provider_choose(&q, NULL, name, sizeof name, NULL, 0), MUSTER_EINVAL);
   tp_problem_free(&p);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   return 0;
 }
 
@@ -158,7 +158,7 @@ TEST_IMPL(registry_choice_bad_cost_table) {
   ASSERT_OK(muster_solve_all(&p.args, 2, p.shards, &res));
   ASSERT(!strcmp(res.provider, "otherprov"));
   tp_problem_free(&p);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   return 0;
 }
 
@@ -188,6 +188,6 @@ TEST_IMPL(registry_choice_fallback_and_estimate) {
   ASSERT_STR_CONTAINS(muster_last_error(), "dlopen of");
   unsetenv("TESTPROV_UNAVAILABLE");
   tp_problem_free(&p);
-  tp_dir_remove(dir);
+  test_remove_tree(dir);
   return 0;
 }

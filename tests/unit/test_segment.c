@@ -411,8 +411,7 @@ TEST_IMPL(segment_reclaim_stale) {
 /* /dev/shm unwritable: a folder we may not write in. */
 TEST_IMPL(segment_unwritable_dir) {
   char dir[PATH_MAX];
-  test_tmp_path(dir, sizeof dir, "muster-ro-XXXXXX");
-  ASSERT(mkdtemp(dir));
+  test_tmp_dir(dir, sizeof dir);
   ASSERT_EQ(chmod(dir, 0555), 0);
   pid_t p = fork();
   if (p == 0) {
