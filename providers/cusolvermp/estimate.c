@@ -20,6 +20,9 @@ int mp_estimate(void *ctx, const muster_provider_query_t *q, muster_provider_est
   if (q->routine != MUSTER_POTRS && q->routine != MUSTER_SYEVD && q->routine != MUSTER_GETRS &&
       q->routine != MUSTER_GELS)
     return NOPE(MUSTER_EUNSUPPORTED, "potrs, syevd, getrs, gels only");
+  char why[200];
+  int rc = mp_refused(L->rel, q->routine, q->nranks, why, sizeof why);
+  if (rc < 0) return NOPE(rc, "%.119s", why);
   if (q->nranks > 1 && q->span == MUSTER_SPAN_THREADS)
     return NOPE(MUSTER_EUNSUPPORTED, "one process per GPU: %d ranks are threads of one process", q->nranks);
   if (q->mem == MUSTER_MEM_CUDA && q->ndevices > 0 && q->ndevices < q->nranks)
@@ -27,8 +30,7 @@ int mp_estimate(void *ctx, const muster_provider_query_t *q, muster_provider_est
   muster_solve_args_t a = {.routine = q->routine, .dtype = q->dtype, .n = q->n, .nrhs = q->nrhs, .tile = q->tile,
                            .layout = q->layout, .flags = q->flags};
   mp_shape_t s;
-  char why[200];
-  int rc = mp_shape_of(&a, q->nranks, NULL, &s, why, sizeof why);
+  rc = mp_shape_of(&a, q->nranks, NULL, &s, why, sizeof why);
   if (rc < 0) return NOPE(rc, "%.110s", why);
   mp_layout_t solver = mp_layout_solver(q->n, q->n, s.tile, s.nprow, s.npcol);
   for (int r = 0; r < q->nranks; r++) {

@@ -1,4 +1,4 @@
-/* providers/cusolvermp/general.c - getrs and gels on cuSOLVERMp (job.h),
+/* providers/cusolvermp/general.c - getrs on cuSOLVERMp (job.h),
  * and the local part of a factor's diagonal.
  *
  * getrs: cusolverMpGetrf on A (cuSOLVERMp's copy unless MUSTER_NO_FACTOR:
@@ -11,23 +11,7 @@
  * every rank at X (the same X everywhere); a rank that finds one does not
  * stop (the others are in NCCL calls) but hands MUSTER_ENONFINITE to the
  * last agreement, which every rank returns.
- *
- * gels: A (m x n, m >= n) is always copied into cuSOLVERMp's layout.  NaN/
- * Inf in A or B: each rank scans its shard of A and its B before any
- * factorization, and every rank returns MUSTER_ENONFINITE (agreed).  Then
- * cusolverMpGeqrf, R's diagonal (each rank the entries it holds), two
- * agreements (the largest finite |R(i,i)| over the ranks, then the first
- * k with |R(k,k)| <= m * eps * max|R(i,i)|, the rule of the lapack and
- * scalapack providers, check_rank): a rank-deficient A is info = k on
- * every rank, B untouched.
- * Else A is moved in again and cusolverMpGels solves with all of B in one
- * call (its documentation sets no limit on NRHS, unlike Potrs and Getrs;
- * it refactors A on every call, so panels would refactor per panel), and
- * X (B's first n rows) reaches every rank as potrs's does.  Why factor
- * twice: cusolverMpGels does not document what it leaves in A (its A is
- * an input), and cuSOLVERMp 0.8 has no triangular solve to finish
- * Geqrf + Ormqr with, so R comes from Geqrf and X from Gels: twice the QR
- * flops of one factorization, no extra memory (the same copy of A). */
+ */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -105,8 +89,7 @@ static int check_u(mp_job_t *j) {
   return rc;
 }
 
-/* NaN/Inf in X (this rank's b, the same on every rank). */
-static int check_x(mp_job_t *j) {
+int mp_check_x(mp_job_t *j) {
   cuc_err_t *E = j->E;
   int64_t n = j->a->n, nrhs = j->a->nrhs, k;
   char *h = malloc((size_t)(n * nrhs) * j->esz);
@@ -147,134 +130,9 @@ int mp_getrs_run(mp_job_t *j) {
     return 0;
   }
   CUC_CHECK(mp_solve_b(j, getrs_panel, "cusolverMpGetrs"));
-  CUC_CHECK(check_x(j));
+  CUC_CHECK(mp_check_x(j));
   /* A: the caller's untouched, or (MUSTER_NO_FACTOR, in place) factored
    * there; the factors are never moved back (their pivots would not be) */
-out:
-  return rc;
-}
-
-/* ---- gels ------------------------------------------------------------------------- */
-
-int mp_gels_prepare(mp_job_t *j, size_t *dw, size_t *hw) {
-  cuc_err_t *E = j->E;
-  int rc = 0;
-  size_t d2 = 0, h2 = 0;
-  mp_comm_t *m = j->m;
-  cudaDataType t = cuc_cuda_type(j->a->dtype);
-  CUC_CHECK(mp_comm_buf(m, MP_BUF_TAU, (size_t)(j->lc > 0 ? j->lc : 1) * j->esz, "geqrf's Householder scalars", E));
-  CUC_SO(m->device, j->api->Geqrf_bufferSize(m->handle, j->shape.m, j->a->n, j->A, 1, 1, j->descA, t, dw, hw));
-  CUC_SO(m->device, j->api->Gels_bufferSize(m->handle, MP_OP_N, j->shape.m, j->a->n, j->panel, j->A, 1, 1, j->descA,
-                                            m->buf[MP_BUF_B], 1, 1, j->descB, t, &d2, &h2));
-  mp_work_max(dw, hw, d2, h2);
-out:
-  return rc;
-}
-
-static cusolverStatus_t gels_panel(mp_job_t *j, mp_solverDesc_t db, int64_t w) {
-  mp_comm_t *m = j->m;
-  return j->api->Gels(m->handle, MP_OP_N, j->shape.m, j->a->n, w, j->A, 1, 1, j->descA, m->buf[MP_BUF_B], 1, 1, db,
-                      cuc_cuda_type(j->a->dtype), m->buf[MP_BUF_WORK], j->dwork, m->hwork, j->hwork,
-                      m->buf[MP_BUF_INFO]);
-}
-
-/* NaN/Inf in this rank's shard of A or in its B (the caller's buffers):
- * this rank's failure in j->deferred. */
-static int scan_inputs(mp_job_t *j) {
-  const muster_dist_t *d = &j->call->dist;
-  mp_comm_t *m = j->m;
-  int64_t row = -1, col = -1;
-  int rc = cuc_first_nonfinite(m->device, j->a->dtype, j->s->a, d->lld, mp_local_rows(&j->user, d->myrow),
-                               mp_local_cols(&j->user, d->mycol), &m->buf[MP_BUF_SCAN], &m->have[MP_BUF_SCAN],
-                               m->stream, &row, &col, j->E);
-  if (rc == 0 && row >= 0)
-    j->deferred = cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in A: rank %d holds one at row %lld of its local "
-                           "column %lld", j->boot->rank, (long long)(row + 1), (long long)(col + 1));
-  if (rc == 0 && !j->deferred)
-    rc = cuc_first_nonfinite(m->device, j->a->dtype, j->s->b, j->s->ldb, j->shape.m, j->a->nrhs,
-                             &m->buf[MP_BUF_SCAN], &m->have[MP_BUF_SCAN], m->stream, &row, &col, j->E);
-  if (rc == 0 && !j->deferred && row >= 0)
-    j->deferred = cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in B at row %lld, column %lld", (long long)(row + 1),
-                           (long long)(col + 1));
-  return rc;
-}
-
-/* |d[k]| of a host copy of diagonal entries of dtype t. */
-static double entry_abs(muster_dtype_t t, const void *d, int64_t k) {
-  switch (t) {
-  case MUSTER_F32: return fabs((double)((const float *)d)[k]);
-  case MUSTER_F64: return fabs(((const double *)d)[k]);
-  case MUSTER_C64: return hypot((double)((const float *)d)[2 * k], (double)((const float *)d)[2 * k + 1]);
-  default: return hypot(((const double *)d)[2 * k], ((const double *)d)[2 * k + 1]);
-  }
-}
-
-/* R's diagonal against the rank rule, agreed by every rank (all of them
- * are here, no NCCL call in flight): first the largest finite |R(i,i)|
- * over the ranks, then the earliest entry over the ranks that is under
- * m * eps * max|R(i,i)| or NaN/Inf.  Under: *agreed = its k (1-based) on
- * every rank.  NaN/Inf (A and B were finite: from the factorization):
- * MUSTER_ENONFINITE on every rank, unless an earlier entry is under the
- * rule (as getrs's zero pivot, job.h: a zero column's QR may leave NaN
- * after it). */
-static int check_rank(mp_job_t *j, int64_t *agreed) {
-  void *d = NULL;
-  int64_t *global = NULL, count = 0;
-  muster_dtype_t t = j->a->dtype;
-  int rc = mp_local_diag(j, &d, &global, &count);
-  if (rc == 0) {
-    for (int64_t k = 0; k < count; k++) {
-      double r = entry_abs(t, d, k);
-      if (isfinite(r) && r > j->rmax) j->rmax = r;
-    }
-    rc = mp_agree(j, 0, "agreeing on R's largest diagonal entry", NULL, NULL);
-  }
-  if (rc == 0) {
-    double eps = muster_dtype_real_bytes(t) == 4 ? FLT_EPSILON : DBL_EPSILON;
-    double floor = (double)j->shape.m * eps * j->rmax;
-    for (int64_t k = 0; k < count; k++) { /* the first: global is increasing */
-      double r = entry_abs(t, d, k);
-      if (isfinite(r) && r > floor) continue;
-      j->diag_bad = global[k];
-      j->diag_zero = isfinite(r);
-      if (!j->diag_zero && !j->deferred)
-        j->deferred = cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf on R's diagonal at R(%lld,%lld) (A and B are "
-                               "finite: from cusolverMpGeqrf)", (long long)(global[k] + 1), (long long)(global[k] + 1));
-      break;
-    }
-    rc = mp_agree(j, j->deferred, "checking R's diagonal (the rank)", agreed, NULL);
-  }
-  free(d);
-  free(global);
-  return rc;
-}
-
-int mp_gels_run(mp_job_t *j) {
-  cuc_err_t *E = j->E;
-  int rc = 0, info = 0;
-  int64_t agreed = 0;
-  mp_comm_t *m = j->m;
-  /* A's relayout (solve.c) may be in flight: drain it before agreeing */
-  CUC_CHECK(mp_wait(j->c, j->run, m, E));
-  CUC_CHECK(scan_inputs(j));
-  CUC_CHECK(mp_agree(j, j->deferred, "checking A and B for NaN/Inf", NULL, NULL));
-  CUC_SO(m->device, j->api->Geqrf(m->handle, j->shape.m, j->a->n, j->A, 1, 1, j->descA, m->buf[MP_BUF_TAU],
-                                  cuc_cuda_type(j->a->dtype), m->buf[MP_BUF_WORK], j->dwork, m->hwork, j->hwork,
-                                  m->buf[MP_BUF_INFO]));
-  CUC_CHECK(mp_wait(j->c, j->run, m, E));
-  CUC_CHECK(mp_job_info(j, &info));
-  if (info != 0) {
-    rc = cuc_fail(E, MUSTER_EPROVIDER, "cusolverMpGeqrf: info %d", info);
-    goto out;
-  }
-  CUC_CHECK(check_rank(j, &agreed));
-  if (agreed != 0) { /* rank deficient: B untouched, info on every rank */
-    *j->call->info = agreed;
-    return 0;
-  }
-  CUC_CHECK(mp_job_move(j, 1, NULL)); /* the caller's A again, for Gels */
-  CUC_CHECK(mp_solve_b(j, gels_panel, "cusolverMpGels"));
-  CUC_CHECK(check_x(j));
 out:
   return rc;
 }

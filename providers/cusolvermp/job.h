@@ -27,7 +27,11 @@ typedef struct mp_job {
   void *A;             /* cuSOLVERMp's A: the caller's buffer in place   */
   int in_place;
   mp_solverDesc_t descA, descB, descQ;
-  int64_t panel;       /* potrs, getrs: right-hand sides per solve call    */
+  int64_t panel;       /* potrs, getrs: right-hand sides per solve call;
+                          gels: all of them (B's descriptor: Q^H B is one
+                          call)                                            */
+  int64_t tri_panel;   /* gels: right-hand sides per triangular solve (the
+                          unpivoted cusolverMpGetrs on R: potrs's limit)  */
   int64_t lrb, lcb;    /* potrs, getrs: local piece of one B panel         */
   size_t dwork, hwork; /* workspace bytes                                  */
   double logdet;       /* potrs with MUSTER_LOGDET: this rank's part of log
@@ -56,6 +60,15 @@ typedef struct mp_job {
  * for the GPU after every panel. */
 typedef cusolverStatus_t (*mp_solve_panel_fn)(mp_job_t *j, mp_solverDesc_t db, int64_t w);
 MP_HIDDEN int mp_solve_b(mp_job_t *j, mp_solve_panel_fn solve, const char *what);
+/* Its two halves (routines.c): B's columns [j0, j0 + w) from the caller's
+ * b (every rank's full copy) into this rank's piece of MP_BUF_B (solver
+ * layout, w columns); and X, the first n rows of the w columns in MP_BUF_B,
+ * back into columns [j0, j0 + w) of every rank's b (one NCCL sum).  Both
+ * are ordered on the stream, not waited for.  0, or a code with E. */
+MP_HIDDEN int mp_b_in(mp_job_t *j, int64_t j0, int64_t w);
+MP_HIDDEN int mp_x_out(mp_job_t *j, int64_t j0, int64_t w);
+/* A descriptor of an m x n matrix on the job's grid and tile (routines.c). */
+MP_HIDDEN int mp_desc(mp_job_t *j, mp_solverDesc_t *d, int64_t m, int64_t n, int64_t lld);
 
 /* A routine's workspace when it runs a second call: the larger of each. */
 static inline void mp_work_max(size_t *dw, size_t *hw, size_t d2, size_t h2) {
@@ -68,9 +81,14 @@ static inline void mp_work_max(size_t *dw, size_t *hw, size_t d2, size_t h2) {
  * mp_routine_prepare's / mp_routine_run's. */
 MP_HIDDEN int mp_getrs_prepare(mp_job_t *j, size_t *dw, size_t *hw);
 MP_HIDDEN int mp_getrs_run(mp_job_t *j);
-/* gels (general.c), the same contract: B's buffers (mp_routine_prepare
- * made them, one panel of all nrhs), tau, workspace of geqrf and gels. */
+/* gels (gels.c), the same contract: B's buffers (mp_routine_prepare
+ * made them, one panel of all nrhs), tau, workspace of geqrf, ormqr and
+ * the triangular solve. */
 MP_HIDDEN int mp_gels_prepare(mp_job_t *j, size_t *dw, size_t *hw);
+/* NaN/Inf in X, the first n rows of this rank's b (general.c; the same X
+ * on every rank): MUSTER_ENONFINITE into j->deferred, for the last
+ * agreement.  0, or a code with E. */
+MP_HIDDEN int mp_check_x(mp_job_t *j);
 MP_HIDDEN int mp_gels_run(mp_job_t *j);
 
 /* Every rank's rc, the same result on every rank (solve.c): a failing

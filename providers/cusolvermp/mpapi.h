@@ -64,7 +64,8 @@ typedef struct mp_solver_grid *mp_solverGrid_t;
 typedef struct mp_solver_desc *mp_solverDesc_t;
 enum { MP_GRID_COL_MAJOR = 0 }; /* cusolverMpGridMapping_t: the only one it runs */
 enum { MP_FILL_LOWER = 0 };     /* cublasFillMode_t */
-enum { MP_OP_N = 0 };           /* cublasOperation_t: no transpose */
+enum { MP_OP_N = 0, MP_OP_T = 1, MP_OP_C = 2 }; /* cublasOperation_t */
+enum { MP_SIDE_LEFT = 0 };                      /* cublasSideMode_t  */
 
 /* ---- the table libs.c fills -------------------------------------------------------- */
 
@@ -137,6 +138,16 @@ typedef struct mp_api {
   cusolverStatus_t (*Geqrf)(mp_solverHandle_t h, int64_t m, int64_t n, void *a, int64_t ia, int64_t ja,
                             mp_solverDesc_t da, void *tau, cudaDataType ct, void *dwork, size_t dbytes, void *hwork,
                             size_t hbytes, int *dinfo);
+  /* Q^H C (side left, trans T or C) from Geqrf's reflectors: gels's
+   * Q^H B, before R X = (Q^H B)(1:n) (gels.c) */
+  cusolverStatus_t (*Ormqr_bufferSize)(mp_solverHandle_t h, int side, int trans, int64_t m, int64_t n, int64_t k,
+                                       const void *a, int64_t ia, int64_t ja, mp_solverDesc_t da, const void *tau,
+                                       void *c, int64_t ic, int64_t jc, mp_solverDesc_t dc, cudaDataType ct,
+                                       size_t *dev, size_t *host);
+  cusolverStatus_t (*Ormqr)(mp_solverHandle_t h, int side, int trans, int64_t m, int64_t n, int64_t k,
+                            const void *a, int64_t ia, int64_t ja, mp_solverDesc_t da, const void *tau, void *c,
+                            int64_t ic, int64_t jc, mp_solverDesc_t dc, cudaDataType ct, void *dwork, size_t dbytes,
+                            void *hwork, size_t hbytes, int *dinfo);
   cusolverStatus_t (*Gels_bufferSize)(mp_solverHandle_t h, int trans, int64_t m, int64_t n, int64_t nrhs, void *a,
                                       int64_t ia, int64_t ja, mp_solverDesc_t da, void *b, int64_t ib, int64_t jb,
                                       mp_solverDesc_t db, cudaDataType ct, size_t *dev, size_t *host);
@@ -156,8 +167,8 @@ typedef struct mp_api {
       "cusolverMpPotrf_bufferSize", "cusolverMpPotrf", "cusolverMpPotrs_bufferSize", "cusolverMpPotrs",    \
       "cusolverMpSyevd_bufferSize", "cusolverMpSyevd", "cusolverMpGetrf_bufferSize", "cusolverMpGetrf",     \
       "cusolverMpGetrs_bufferSize", "cusolverMpGetrs", "cusolverMpGeqrf_bufferSize", "cusolverMpGeqrf",      \
-      "cusolverMpGels_bufferSize", "cusolverMpGels"
+      "cusolverMpOrmqr_bufferSize", "cusolverMpOrmqr", "cusolverMpGels_bufferSize", "cusolverMpGels"
 #define MP_N_NCCL_SYMBOLS 12
-#define MP_N_SOLVER_SYMBOLS 21
+#define MP_N_SOLVER_SYMBOLS 23
 
 #endif

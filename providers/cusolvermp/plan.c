@@ -91,6 +91,13 @@ int mp_potrs_panel(const mp_release_t *r, const char *env, int64_t nrhs, int64_t
   return 0;
 }
 
+int mp_refused(const mp_release_t *r, muster_routine_t routine, int nranks, char *why, size_t len) {
+  if (routine != MUSTER_GELS || nranks <= 1 || (r && r->qr_grids)) return 0;
+  snprintf(why, len, "gels on %d processes: cuSOLVERMp %s's QR is not known right there (0.8.0: wrong X)", nranks,
+           r ? r->label : "(version not known yet)");
+  return MUSTER_EUNSUPPORTED;
+}
+
 /* ---- plans --------------------------------------------------------------------- */
 
 /* Index lists of one dimension (rows or columns) of rank (src coordinate

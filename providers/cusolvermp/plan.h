@@ -108,11 +108,20 @@ MP_HIDDEN int mp_tile_resolve(muster_routine_t routine, int64_t n, int64_t args_
 MP_HIDDEN int mp_potrs_panel(const mp_release_t *r, const char *env, int64_t nrhs, int64_t *panel, char *why,
                              size_t len);
 
+/* Does release r (NULL: not known yet) run `routine` on nranks processes?
+ * 0, or MUSTER_EUNSUPPORTED with the reason in why: gels on more than one
+ * process where the release's QR was not seen right there (version.c's
+ * table says what was seen).  estimate() and the solve both ask, so the
+ * engine choice passes over cusolvermp and a forced call is refused
+ * before any NCCL traffic. */
+MP_HIDDEN int mp_refused(const mp_release_t *r, muster_routine_t routine, int nranks, char *why, size_t len);
+
 /* ---- getrs and log det ---------------------------------------------------------- */
 
 /* getrs leaves the caller's A as it was unless MUSTER_NO_FACTOR (muster.h):
  * it then factors cuSOLVERMp's own copy, even when the layouts agree.
- * gels always does: it reads the caller's A twice (general.c says why). */
+ * gels always does: the caller's A is an input (muster.h), and gels.c
+ * zeroes the reflectors under R in the copy. */
 static inline int mp_factors_a_copy(muster_routine_t routine, unsigned flags) {
   return routine == MUSTER_GELS || (routine == MUSTER_GETRS && !(flags & MUSTER_NO_FACTOR));
 }

@@ -1,6 +1,8 @@
 /* providers/cusolvermp/routines.c - potrs and syevd on cuSOLVERMp, and the
  * solve on B that potrs, getrs and gels (general.c) share (job.h).
  *
+ * mp_b_in / mp_x_out move B's columns into cuSOLVERMp's layout and X back
+ * out to every rank (gels.c uses them apart from mp_solve_b).
  * potrs: cusolverMpPotrf on A, then B in panels of j->panel columns (the
  * release's documented limit per cusolverMpPotrs, or MUSTER_MP_POTRS_NRHS):
  * each rank picks its 2-D piece of the panel out of its own full copy of B
@@ -25,7 +27,7 @@ static int want_vectors(const mp_job_t *j) {
   return !(j->a->flags & MUSTER_NO_VECTORS) || !(j->m->rel && j->m->rel->values_only);
 }
 
-static int desc(mp_job_t *j, mp_solverDesc_t *d, int64_t m, int64_t n, int64_t lld) {
+int mp_desc(mp_job_t *j, mp_solverDesc_t *d, int64_t m, int64_t n, int64_t lld) {
   cuc_err_t *E = j->E;
   int rc = 0;
   CUC_SO(j->m->device, j->api->CreateMatrixDesc(d, j->m->grid, cuc_cuda_type(j->a->dtype), m, n, j->shape.tile,
@@ -63,7 +65,7 @@ static int prepare_b(mp_job_t *j) {
   j->lrb = j->lr;
   j->lcb = muster_layout_numroc(j->panel, j->shape.tile, j->mycol, j->shape.npcol);
   int64_t lldb = j->lrb > 1 ? j->lrb : 1;
-  CUC_CHECK(desc(j, &j->descB, j->shape.m, j->panel, lldb));
+  CUC_CHECK(mp_desc(j, &j->descB, j->shape.m, j->panel, lldb));
   CUC_CHECK(mp_comm_buf(m, MP_BUF_B, (size_t)(lldb * (j->lcb > 0 ? j->lcb : 1)) * j->esz, "a panel of B", j->E));
   CUC_CHECK(mp_comm_buf(m, MP_BUF_X, (size_t)(j->a->n * j->panel) * j->esz, "a panel of X", j->E));
 out:
@@ -91,7 +93,7 @@ static int prepare_syevd(mp_job_t *j, size_t *dw, size_t *hw) {
   int rc = 0;
   mp_comm_t *m = j->m;
   char compz[2] = {want_vectors(j) ? 'V' : 'N', 0};
-  CUC_CHECK(desc(j, &j->descQ, j->a->n, j->a->n, j->lld));
+  CUC_CHECK(mp_desc(j, &j->descQ, j->a->n, j->a->n, j->lld));
   CUC_CHECK(mp_comm_buf(m, MP_BUF_Q, (size_t)(j->lld * (j->lc > 0 ? j->lc : 1)) * j->esz, "the eigenvectors", j->E));
   CUC_CHECK(mp_comm_buf(m, MP_BUF_W, (size_t)j->a->n * muster_dtype_real_bytes(j->a->dtype), "the eigenvalues",
                         j->E));
@@ -114,7 +116,7 @@ int mp_routine_prepare(mp_job_t *j) {
   }
   j->A = j->in_place ? j->s->a : m->buf[MP_BUF_A];
   CUC_CHECK(mp_comm_buf(m, MP_BUF_INFO, sizeof(int), "the info word", j->E));
-  CUC_CHECK(desc(j, &j->descA, j->shape.m, j->a->n, j->lld));
+  CUC_CHECK(mp_desc(j, &j->descA, j->shape.m, j->a->n, j->lld));
   if (j->a->routine == MUSTER_POTRS)
     CUC_CHECK(prepare_potrs(j, &dw, &hw));
   else if (j->a->routine == MUSTER_GETRS || j->a->routine == MUSTER_GELS) {
@@ -138,8 +140,7 @@ out:
   return rc;
 }
 
-/* X panel [j0, j0 + w) (B's first n rows) to every rank's b. */
-static int x_to_everyone(mp_job_t *j, int64_t j0, int64_t w) {
+int mp_x_out(mp_job_t *j, int64_t j0, int64_t w) {
   cuc_err_t *E = j->E;
   int rc = 0;
   mp_comm_t *m = j->m;
@@ -163,28 +164,37 @@ out:
   return rc;
 }
 
-int mp_solve_b(mp_job_t *j, mp_solve_panel_fn solve, const char *what) {
+int mp_b_in(mp_job_t *j, int64_t j0, int64_t w) {
   cuc_err_t *E = j->E;
+  int rc = 0;
+  mp_comm_t *m = j->m;
+  CUC_CHECK(upload_b_lists(j, w));
+  const int64_t *rows = m->buf[MP_BUF_IDX], *cols = rows + j->lr;
+  CUC_CU(m->device, mp_gather(j->esz, m->buf[MP_BUF_B], j->lrb > 1 ? j->lrb : 1,
+                              (char *)j->s->b + (size_t)(j0 * j->s->ldb) * j->esz, j->s->ldb, rows, cols, j->lr,
+                              muster_layout_numroc(w, j->shape.tile, j->mycol, j->shape.npcol), m->stream));
+out:
+  return rc;
+}
+
+int mp_solve_b(mp_job_t *j, mp_solve_panel_fn solve, const char *what) {
   int rc = 0, info = 0;
   mp_comm_t *m = j->m;
   for (int64_t j0 = 0; j0 < j->a->nrhs; j0 += j->panel) {
     int64_t w = j->a->nrhs - j0 < j->panel ? j->a->nrhs - j0 : j->panel;
     mp_solverDesc_t db = j->descB;
     if (w != j->panel) { /* the last, narrower panel */
-      CUC_CHECK(desc(j, &db, j->shape.m, w, j->lrb > 1 ? j->lrb : 1));
+      CUC_CHECK(mp_desc(j, &db, j->shape.m, w, j->lrb > 1 ? j->lrb : 1));
     }
-    CUC_CHECK(upload_b_lists(j, w));
-    const int64_t *rows = m->buf[MP_BUF_IDX], *cols = rows + j->lr;
-    CUC_CU(m->device, mp_gather(j->esz, m->buf[MP_BUF_B], j->lrb > 1 ? j->lrb : 1,
-                                (char *)j->s->b + (size_t)(j0 * j->s->ldb) * j->esz, j->s->ldb, rows, cols, j->lr,
-                                muster_layout_numroc(w, j->shape.tile, j->mycol, j->shape.npcol), m->stream));
-    cusolverStatus_t st = solve(j, db, w);
+    rc = mp_b_in(j, j0, w);
+    cusolverStatus_t st = rc == 0 ? solve(j, db, w) : CUSOLVER_STATUS_SUCCESS;
     if (db != j->descB) j->api->DestroyMatrixDesc(db);
+    if (rc < 0) goto out;
     if (st != CUSOLVER_STATUS_SUCCESS) {
       rc = cuc_solver(j->E, m->device, what, st);
       goto out;
     }
-    CUC_CHECK(x_to_everyone(j, j0, w));
+    CUC_CHECK(mp_x_out(j, j0, w));
     CUC_CHECK(mp_wait(j->c, j->run, m, j->E));
     CUC_CHECK(mp_job_info(j, &info));
     if (info != 0) {

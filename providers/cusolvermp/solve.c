@@ -108,6 +108,8 @@ static int check(mp_job_t *j) {
   if (muster_routine_shape(a->routine, a->n, a->nrhs, j->s->ldb, &rows) < 0)
     return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: no shape from n %lld, ldb %lld (gels: m = ldb >= n)", b->rank,
                     (long long)a->n, (long long)j->s->ldb);
+  int rc = mp_refused(L->rel, a->routine, b->size, why, sizeof why);
+  if (rc < 0) return cuc_fail(j->E, rc, "%s", why);
   if ((a->flags & MUSTER_LOGDET) && a->routine != MUSTER_POTRS)
     return cuc_fail(j->E, MUSTER_EINVAL, "MUSTER_LOGDET is for potrs, not %s", muster_routine_str(a->routine));
   if (j->s->mem != MUSTER_MEM_CUDA || j->s->device < 0)
@@ -130,7 +132,7 @@ static int check(mp_job_t *j) {
                     b->rank);
   if (a->routine == MUSTER_SYEVD && !j->s->w)
     return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: syevd needs w on every rank", b->rank);
-  int rc = mp_shape_of(a, b->size, NULL, &j->shape, why, sizeof why);
+  rc = mp_shape_of(a, b->size, NULL, &j->shape, why, sizeof why);
   if (rc < 0) return cuc_fail(j->E, rc, "%s", why);
   j->shape.m = rows.a_rows;
   j->esz = muster_dtype_bytes(a->dtype);
@@ -145,11 +147,15 @@ static int check(mp_job_t *j) {
   j->lld = j->in_place ? d->lld : (j->lr > 1 ? j->lr : 1);
   int64_t cap = (int64_t)(mp_scratch_bytes(&j->shape) / 2 / j->esz);
   j->cap = cap > 0 ? cap : 1;
-  if (a->routine == MUSTER_GELS) /* all of B in one cusolverMpGels: it refactors A on every call */
-    j->panel = a->nrhs;
-  else if (takes_b && /* getrs: potrs's limit (cuSOLVERMp documents none of its own) */
-           (rc = mp_potrs_panel(L->rel, getenv("MUSTER_MP_POTRS_NRHS"), a->nrhs, &j->panel, why, sizeof why)) < 0)
+  /* getrs, and gels's triangular solve: potrs's limit (cuSOLVERMp
+   * documents none of its own for cusolverMpGetrs) */
+  if (takes_b &&
+      (rc = mp_potrs_panel(L->rel, getenv("MUSTER_MP_POTRS_NRHS"), a->nrhs, &j->panel, why, sizeof why)) < 0)
     return cuc_fail(j->E, rc, "%s", why);
+  if (a->routine == MUSTER_GELS) { /* Q^H B on all of B in one call (gels.c) */
+    j->tri_panel = j->panel;
+    j->panel = a->nrhs;
+  }
   return 0;
 }
 

@@ -39,6 +39,9 @@ typedef struct mp_release {
   int potrs_nrhs;        /* right-hand sides one cusolverMpPotrs may take
                             (the documentation: "only supports NRHS=1")     */
   int values_only;       /* cusolverMpSyevd takes jobz "N" (documented)     */
+  int qr_grids;          /* its QR (Geqrf, Ormqr, Gels) was seen right on
+                            more than one process: gels runs there only
+                            then (mp_refused, plan.h)                        */
   const char *label;     /* "0.8"                                           */
 } mp_release_t;
 

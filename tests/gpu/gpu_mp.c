@@ -9,7 +9,9 @@
  * column); NaN in A or B (MUSTER_ENONFINITE on every rank).  The provider
  * exports no counters: nothing is checked around the second solve.
  *
- * gels (gpu_case.c knows square A only: these cases run as specials, here):
+ * gels (gpu_case.c knows square A only: these cases run as specials, here),
+ * one process (on more, every rank is refused with MUSTER_EUNSUPPORTED and
+ * A and B untouched: cuSOLVERMp 0.8's QR was wrong there, version.c):
  * A m x n (m = 2n, n + 1, n; lda = m or m + 3) in column blocks, B m x 3 on
  * every rank, generated on the host (tools/muster/check.c's
  * chk_random_general: well conditioned) and checked there on every rank:
@@ -18,6 +20,7 @@
  * 0 exactly) and column k = 2 x column 1 (R(k,k) at roundoff, which plain
  * xGELS would not see): MUSTER_ESINGULAR with info k and B untouched on
  * every rank.  NaN in A or B: MUSTER_ENONFINITE, B untouched, every rank. */
+#include <complex.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +65,41 @@ static int gels_inputs(const tcase_t *c, uint64_t seed, void **a, void **b) {
   return 0;
 }
 
+/* Where a wrong X is wrong: g = A^H (A X - B) is A^H A (X - X*), and
+ * A^H A is close to m I for chk_random_general's A, so the rows of g
+ * that stand out are the rows of X that are off.  Prints how many rows of
+ * column 0 are above a thousandth of the largest, the first and last of
+ * them, and the largest. */
+static void gels_where(const tcase_t *c, const void *a, int64_t lda, const void *x, const void *b0) {
+  int64_t m = gels_m(c), n = c->n, first = -1, last = -1, count = 0, imax = 0;
+  double *g = calloc((size_t)n, sizeof *g), gmax = 0;
+  double complex *r = calloc((size_t)m, sizeof *r);
+  if (!g || !r) goto out;
+  for (int64_t i = 0; i < m; i++) {
+    double complex v = -chk_get(c->dtype, b0, m, i, 0);
+    for (int64_t k = 0; k < n; k++) v += chk_get(c->dtype, a, lda, i, k) * chk_get(c->dtype, x, m, k, 0);
+    r[i] = v;
+  }
+  for (int64_t k = 0; k < n; k++) {
+    double complex v = 0;
+    for (int64_t i = 0; i < m; i++) v += conj(chk_get(c->dtype, a, lda, i, k)) * r[i];
+    g[k] = cabs(v);
+    if (g[k] > gmax) gmax = g[k], imax = k;
+  }
+  for (int64_t k = 0; k < n; k++)
+    if (g[k] > 1e-3 * gmax) {
+      if (first < 0) first = k;
+      last = k;
+      count++;
+    }
+  fprintf(stderr, "    %s: X column 1 off in %lld of %lld rows (first %lld, last %lld, largest at %lld: %.3g)\n",
+          c->name, (long long)count, (long long)n, (long long)first + 1, (long long)last + 1, (long long)imax + 1,
+          gmax);
+out:
+  free(g);
+  free(r);
+}
+
 /* What rank `rank` expects after its solve returned rc: 0 when it holds. */
 static int gels_check(const tcase_t *c, int rank, int rc, const muster_solve_result_t *res, const void *a,
                       const void *b0, const void *a_after, const void *b_after, int64_t col0, int64_t ncols,
@@ -94,6 +132,7 @@ static int gels_check(const tcase_t *c, int rank, int rc, const muster_solve_res
   if (!(got <= tol)) {
     fprintf(stderr, "    %s rank %d (seed %llu): ||A^H(AX-B)|| relative %.3g > %.3g\n", who, rank,
             (unsigned long long)seed, got, tol);
+    if (rank == 0) gels_where(c, a, lda, b_after, b0);
     return 1;
   }
   return 0;
@@ -188,6 +227,10 @@ static tcase_t *add_gels(tcase_t *cases, int *nc, muster_dtype_t dt, int R, int6
 static void gels_cases(tcase_t *cases, int *nc, int R) {
   static const muster_dtype_t dts[4] = {MUSTER_F32, MUSTER_F64, MUSTER_C64, MUSTER_C128};
   int64_t n = 300 + 7 * R;
+  if (R > 1) { /* refused (plan.h: mp_refused), A and B untouched, every rank */
+    for (int d = 0; d < 4; d++) add_gels(cases, nc, dts[d], R, n, n, "m=2n refused")->expect = MUSTER_EUNSUPPORTED;
+    return;
+  }
   for (int d = 0; d < 4; d++) {
     add_gels(cases, nc, dts[d], R, n, n, "m=2n");
     add_gels(cases, nc, dts[d], R, n, 1, "m=n+1");

@@ -45,6 +45,8 @@ FAIL(cusolverMpGetrs_bufferSize)
 FAIL(cusolverMpGetrs)
 FAIL(cusolverMpGeqrf_bufferSize)
 FAIL(cusolverMpGeqrf)
+FAIL(cusolverMpOrmqr_bufferSize)
+FAIL(cusolverMpOrmqr)
 FAIL(cusolverMpGels_bufferSize)
 FAIL(cusolverMpGels)
 #endif

@@ -426,3 +426,23 @@ TEST_IMPL(mp_plan_gels_memory) {
   ASSERT(mp_factors_a_copy(MUSTER_GELS, MUSTER_NO_FACTOR));
   return 0;
 }
+
+/* gels on more than one process only where the release's QR was seen right
+ * there (version.c): neither release so far; one process, and every other
+ * routine, always */
+TEST_IMPL(mp_plan_gels_on_grids) {
+  char why[200] = "";
+  const mp_release_t *r08 = mp_release_of(MP_VER(0, 8, 0)), *r09 = mp_release_of(MP_VER(0, 9, 1));
+  ASSERT(r08 && r09 && !r08->qr_grids && !r09->qr_grids);
+  ASSERT_EQ(mp_refused(r08, MUSTER_GELS, 2, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT(strstr(why, "gels on 2 processes") && strstr(why, "0.8"));
+  ASSERT_EQ(mp_refused(NULL, MUSTER_GELS, 4, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT(strstr(why, "not known yet"));
+  ASSERT_EQ(mp_refused(r08, MUSTER_GELS, 1, why, sizeof why), 0);
+  muster_routine_t others[] = {MUSTER_POTRS, MUSTER_GETRS, MUSTER_SYEVD};
+  for (int i = 0; i < 3; i++) ASSERT_EQ(mp_refused(r08, others[i], 4, why, sizeof why), 0);
+  mp_release_t seen = *r08;
+  seen.qr_grids = 1;
+  ASSERT_EQ(mp_refused(&seen, MUSTER_GELS, 4, why, sizeof why), 0);
+  return 0;
+}

@@ -89,6 +89,7 @@ TEST_IMPL(mp_version_compat_table) {
   return 0;
 }
 
+
 /* ---- the search over a fake tree ------------------------------------------------ */
 
 static void touch(const char *root, const char *rel) {
