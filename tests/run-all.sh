@@ -6,7 +6,9 @@
 #
 # Stages: (1) dependencies (tools/ci/install-deps.sh --python); (2) the
 # default build; (3) the C suite (build/tests/run-tests: every test in its own
-# process with a time limit); (4) the same suite under ASan+UBSan and (5) under
+# process with a time limit), then the build folder's bin, lib and tests
+# copied elsewhere run their data-reading tests without the source tree
+# (tests/check-build-travels.sh, under strace); (4) the same suite under ASan+UBSan and (5) under
 # TSan; (6) valgrind memcheck on the single-process tests; (7) the Python
 # tests (pytest: JAX on 4 host devices, TensorFlow on logical CPU devices,
 # tools/plot_gpu_bench.py on its fixture); (8) the PyTorch adapter's tests
@@ -66,6 +68,10 @@ tmp_before=$(ls -A /tmp 2>/dev/null | sort)
 stage "C suite"
 run_stage "C suite" "$LOG/c.log" build/tests/run-tests
 count "$LOG/c.log"
+
+stage "build folder travels"
+run_stage "build travels" "$LOG/travels.log" bash tests/check-build-travels.sh build
+count "$LOG/travels.log"
 
 if [ -z "${QUICK:-}" ]; then
   stage "C suite under ASan+UBSan"
