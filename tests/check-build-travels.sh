@@ -15,7 +15,7 @@
 # trace (printed at the end).  Prints each check and "N passed,
 # M failed"; exits 1 on a failure.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
 BUILD=$(cd "${1:-build}" && pwd)
 TESTS="devices cmg_ cuc_ dn_ mp_plan mp_version mp_provider examples_ sl_model"
