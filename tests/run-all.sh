@@ -6,10 +6,14 @@
 #
 # Stages: (1) dependencies (tools/ci/install-deps.sh --python); (2) the
 # default build; (3) the C suite (build/tests/run-tests: every test in its own
-# process with a time limit); (4) the same suite under ASan+UBSan and (5) under
-# TSan; (6) valgrind memcheck on the single-process tests; (7) the Python
-# tests (pytest: JAX on 4 host devices, TensorFlow on logical CPU devices,
-# tools/plot_gpu_bench.py on its fixture); (8) the PyTorch adapter's tests
+# process with a time limit), then the build folder's bin, lib and tests
+# copied elsewhere run their data-reading tests without the source tree
+# (tests/check-build-travels.sh, under strace), and gpu-test's --part and
+# --smoke select what they say (tests/gpu/check-parts.sh, no GPU); (4) the
+# same suite under ASan+UBSan and (5) under TSan; (6) valgrind memcheck on
+# the single-process tests; (7) the Python tests (pytest: JAX on 4 host
+# devices, TensorFlow on logical CPU devices, tools/plot_gpu_bench.py on its
+# fixture); (8) the PyTorch adapter's tests
 # (tools/ci/install-torch.sh makes build/venv-torch with PyPI's torch first;
 # docs/torch.md says what that costs); (9) the README's main job; (10) the
 # scalapack provider under MPI (tests/mpi/run-mpi-tests.sh: mpirun -np 1..4,
@@ -66,6 +70,14 @@ tmp_before=$(ls -A /tmp 2>/dev/null | sort)
 stage "C suite"
 run_stage "C suite" "$LOG/c.log" build/tests/run-tests
 count "$LOG/c.log"
+
+stage "build folder travels"
+run_stage "build travels" "$LOG/travels.log" bash tests/check-build-travels.sh build
+count "$LOG/travels.log"
+
+stage "GPU test selection (gpu-test --list: parts, smoke)"
+run_stage "GPU selection" "$LOG/gpu-select.log" bash tests/gpu/check-parts.sh build
+count "$LOG/gpu-select.log"
 
 if [ -z "${QUICK:-}" ]; then
   stage "C suite under ASan+UBSan"

@@ -95,6 +95,12 @@ const char *test_tmp_base(void);       /* $TMPDIR, or /tmp when unset or empty *
 void test_tmp_dir(char *out, size_t cap);
 /* rm -rf dir (links not followed); goes on past what it cannot remove. */
 void test_remove_tree(const char *dir);
+/* "<build>/tests/data/<rel>" into out[cap]: the data files tests read
+ * (measured cost tables, the docs' measurements), which tests/SConscript
+ * installs there from the same path relative to the source tree; found
+ * beside the executable, so a build folder copied elsewhere, without the
+ * sources, runs its tests (docs/gpu-testing.md). */
+void test_data_path(char *out, size_t cap, const char *rel);
 /* dlopen <build>/lib/muster/providers/<backend>.so as the registry does
  * (RTLD_NOW | RTLD_LOCAL); NULL, with a note on stderr, when the build has
  * no such file (built without nvcc) or, with MUSTER_TEST_NO_CUDA_LIBS set,

@@ -98,14 +98,25 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
 
 void test_remove_tree(const char *dir) { nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS); }
 
+/* The folder of this executable (<build>/tests for run-tests) into out[PATH_MAX]. */
+static void exe_dir(char *out) {
+  ssize_t n = readlink("/proc/self/exe", out, PATH_MAX - 1);
+  ASSERT(n > 0);
+  out[n] = '\0';
+  char *slash = strrchr(out, '/');
+  ASSERT(slash);
+  *slash = '\0';
+}
+
+void test_data_path(char *out, size_t cap, const char *rel) {
+  char dir[PATH_MAX];
+  exe_dir(dir);
+  ASSERT((size_t)snprintf(out, cap, "%s/data/%s", dir, rel) < cap);
+}
+
 void *test_provider_dlopen(const char *backend) {
   char exe[PATH_MAX], path[PATH_MAX + 64];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  ASSERT(n > 0);
-  exe[n] = '\0';
-  char *slash = strrchr(exe, '/');
-  ASSERT(slash);
-  *slash = '\0'; /* <build>/tests */
+  exe_dir(exe); /* <build>/tests */
   snprintf(path, sizeof path, "%s/../lib/muster/providers/%s.so", exe, backend);
   if (access(path, F_OK) != 0) {
     /* built without CUDA (no nvcc): nothing to load, and nothing claims it */

@@ -104,7 +104,9 @@ int gc_run(const tcase_t *c, int ndev);
 void gc_fork_ranks(const tcase_t *c, const char *group, int notify_fd, int close_fd, pid_t *pids);
 
 /* Kill special (gpu_proc.c): 2 processes, rank c->victim SIGKILLed about 1 s into the
- * solve.  A dead leader: the survivor must fail with MUSTER_EPEERDEAD
+ * last solve (c->reps > 1: the ones before are plain solves that warm up,
+ * e.g. make cusolvermp's NCCL communicator, whose creation NCCL cannot
+ * abort).  A dead leader: the survivor must fail with MUSTER_EPEERDEAD
  * within c->survive_s; a dead non-leader (already at the final barrier):
  * the leader must finish with results that check out, or an error.  Either
  * way nothing of the job may be left in /dev/shm. */

@@ -19,7 +19,10 @@
  * under 64 m eps, A unchanged.  Rank deficient: a zero column k (R(k,k) =
  * 0 exactly) and column k = 2 x column 1 (R(k,k) at roundoff, which plain
  * xGELS would not see): MUSTER_ESINGULAR with info k and B untouched on
- * every rank.  NaN in A or B: MUSTER_ENONFINITE, B untouched, every rank. */
+ * every rank.  NaN in A or B: MUSTER_ENONFINITE, B untouched, every rank.
+ *
+ * A rank SIGKILLed mid-solve (gc_kill, after a warm-up solve), leader and
+ * non-leader, on 2 processes. */
 #include <complex.h>
 #include <errno.h>
 #include <stdio.h>
@@ -270,5 +273,19 @@ void mp_cases(tcase_t *cases, int *nc, int maxR) {
       gc_add_getrs_edges(cases, nc, &mp, mode, R);
     }
     gels_cases(cases, nc, R);
+  }
+  /* a rank SIGKILLed in the middle of a solve (syevd f64 n = 12288, the
+   * other providers' kill); one solve first, so that the kill lands in the
+   * solve and not in the communicator's creation, which NCCL cannot abort:
+   * the dead leader's peer gets MUSTER_EPEERDEAD once the watchdog aborted
+   * the communicator */
+  for (int victim = 1; victim >= 0 && maxR >= 2; victim--) {
+    tcase_t *c = gc_add(cases, nc, &mp, MUSTER_SYEVD, 0, MUSTER_F64, M_PROCS, 2, 12288, 0, 0, "");
+    c->victim = victim;
+    c->survive_s = 10.0;
+    c->reps = 2;
+    c->special = gc_kill;
+    snprintf(c->name, sizeof c->name, "kill rank %d (%s) mid-solve: syevd f64 processes R=2 n=12288 (after one solve)",
+             victim, victim ? "non-leader" : "leader");
   }
 }

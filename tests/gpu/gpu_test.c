@@ -1,7 +1,8 @@
 /*
  * tests/gpu/gpu_test.c - the GPU test command (docs/gpu-testing.md).
  *
- *   gpu-test [--provider cusolvermg|cusolverdn|cusolvermp] [--only SUBSTR] [--max-gpus R] [--no-kill] [--list]
+ *   gpu-test [--provider cusolvermg|cusolverdn|cusolvermp] [--only SUBSTR] [--max-gpus R] [--no-kill]
+ *            [--smoke] [--part K/N] [--list]
  *
  * Runs, through the public API (muster_solve / muster_solve_all and
  * muster_run_on_devices), the cases of one provider (default cusolvermg;
@@ -22,8 +23,12 @@
  *   leader): the survivor fails with an error naming the dead peer, in
  *   bounded time, and /dev/shm holds nothing of the job afterwards.
  * Cases that need more GPUs than there are (or than --max-gpus) are
- * skipped, and the count is printed.  Prints one line per case and
- * "N passed, M failed, K skipped"; exit 1 on any failure.
+ * skipped, and the count is printed.  --smoke keeps one case per routine x
+ * mode x GPU count and one kill (gpu_select.h), each solved once; --part
+ * K/N keeps part K of N, the parts balanced by estimated time; --list
+ * prints what would run and its estimate.  Prints one line per case and
+ * "N passed, M failed, K skipped (S s, G GPU(s)[, part K/N])"; exit 1 on
+ * any failure.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -36,6 +41,7 @@
 #include "gpu_case.h"
 #include "gpu_dn.h"
 #include "gpu_mp.h"
+#include "gpu_select.h"
 
 /* ---- cusolvermg's cases ------------------------------------------------------------ */
 
@@ -148,14 +154,12 @@ static void case_env(const tcase_t *c, int set) {
   else unsetenv(name);
 }
 
-static int batched(const tcase_t *c) { return !c->special && c->mode != M_PROCS; }
-
 /* Threads and all-mode cases: one child runs them in turn (one CUDA
  * start-up for all); it reports each case on a pipe.  Returns the cases
  * that failed; *passed counts the others. */
 static int run_batch(tcase_t *cases, int ncases, int ndev, int *passed) {
   int fd[2], expected = 0, seen = 0, failed = 0;
-  for (int k = 0; k < ncases; k++) expected += batched(&cases[k]);
+  for (int k = 0; k < ncases; k++) expected += gs_batched(&cases[k]);
   if (!expected || pipe(fd) < 0) return 0;
   fflush(stdout);
   pid_t p = fork();
@@ -164,7 +168,7 @@ static int run_batch(tcase_t *cases, int ncases, int ndev, int *passed) {
     close(fd[0]);
     for (int k = 0; k < ncases; k++) {
       tcase_t *c = &cases[k];
-      if (!batched(c)) continue;
+      if (!gs_batched(c)) continue;
       double t0 = gc_now();
       case_env(c, 1);
       int ok = gc_run(c, ndev) == 0;
@@ -220,20 +224,41 @@ static int run_alone(const tcase_t *c, int k, int ndev) {
 
 static tcase_t cases[GC_MAX_CASES];
 
+static int usage(void) {
+  fprintf(stderr, "usage: gpu-test [--provider cusolvermg|cusolverdn|cusolvermp] [--only SUBSTR] "
+                  "[--max-gpus R] [--no-kill] [--smoke] [--part K/N] [--list]\n");
+  return 2;
+}
+
+/* "K/N" with 1 <= K <= N <= 64 into *k, *n; 0 when it is one. */
+static int parse_part(const char *s, int *k, int *n) {
+  char *end;
+  long a = strtol(s, &end, 10);
+  if (end == s || *end != '/') return -1;
+  const char *t = end + 1;
+  long b = strtol(t, &end, 10);
+  if (end == t || *end || b < 1 || b > 64 || a < 1 || a > b) return -1;
+  *k = (int)a;
+  *n = (int)b;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *only = NULL, *prov = "cusolvermg";
-  int maxR = 4, kills = 1, list = 0, ncases = 0;
+  int maxR = 4, kills = 1, list = 0, smoke = 0, part_k = 1, part_n = 1, ncases = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--provider") && i + 1 < argc) prov = argv[++i];
     else if (!strcmp(argv[i], "--max-gpus") && i + 1 < argc) maxR = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--no-kill")) kills = 0;
     else if (!strcmp(argv[i], "--list")) list = 1;
-    else {
-      fprintf(stderr, "usage: gpu-test [--provider cusolvermg|cusolverdn|cusolvermp] [--only SUBSTR] "
-                      "[--max-gpus R] [--no-kill] [--list]\n");
-      return 2;
-    }
+    else if (!strcmp(argv[i], "--smoke")) smoke = 1;
+    else if (!strcmp(argv[i], "--part") && i + 1 < argc) {
+      if (parse_part(argv[++i], &part_k, &part_n)) {
+        fprintf(stderr, "gpu-test: --part %s: K/N with 1 <= K <= N <= 64\n", argv[i]);
+        return 2;
+      }
+    } else return usage();
   }
   if (strcmp(prov, "cusolvermg") && strcmp(prov, "cusolverdn") && strcmp(prov, "cusolvermp")) {
     fprintf(stderr, "gpu-test: --provider %s: cusolvermg, cusolverdn or cusolvermp\n", prov);
@@ -266,14 +291,24 @@ int main(int argc, char **argv) {
   if (skipped)
     printf("# skipped %d case(s) that need more GPUs than the %d used here (--max-gpus or the machine)\n", skipped,
            maxR);
+  if (smoke) ncases = gs_smoke(cases, ncases);
+  double est = 0;
+  char part[32] = "";
+  if (part_n > 1) {
+    ncases = gs_part(cases, ncases, part_k, part_n, &est);
+    snprintf(part, sizeof part, ", part %d/%d", part_k, part_n);
+  } else
+    for (int k = 0; k < ncases; k++) est += gs_cost(&cases[k]);
+  printf("# %d case(s)%s%s, estimated %.0f s on an H200\n", ncases, smoke ? " (smoke)" : "", part, est);
   double t_all = gc_now();
   if (list) {
-    for (int k = 0; k < ncases; k++) printf("%s\n", cases[k].name);
+    for (int k = 0; k < ncases; k++) printf("%s (~%.2fs)\n", cases[k].name, gs_cost(&cases[k]));
     return 0;
   }
   failed += run_batch(cases, ncases, ndev, &passed);
   for (int k = 0; k < ncases; k++)
-    if (!batched(&cases[k])) run_alone(&cases[k], k, ndev) ? passed++ : failed++;
-  printf("%d passed, %d failed, %d skipped (%.1f s, %d GPU(s))\n", passed, failed, skipped, gc_now() - t_all, ndev);
+    if (!gs_batched(&cases[k])) run_alone(&cases[k], k, ndev) ? passed++ : failed++;
+  printf("%d passed, %d failed, %d skipped (%.1f s, %d GPU(s)%s)\n", passed, failed, skipped, gc_now() - t_all, ndev,
+         part);
   return failed ? 1 : 0;
 }

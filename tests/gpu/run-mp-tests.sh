@@ -1,9 +1,10 @@
 #!/bin/sh
 # The cusolvermp GPU tests (docs/gpu-testing.md), one command from a build
-# folder copied to a machine with 1 or 2 GPUs, CUDA 13, the nvidia-nccl-cu13
+# folder copied to a machine with 1 to 4 GPUs, CUDA 13, the nvidia-nccl-cu13
 # wheel in a Python environment (its NCCL is found there), and the
 # cuSOLVERMp wheel carried in <build>/deps (no network needed):
-#     <build>/tests/gpu/run-mp-tests.sh [N]     (N: matrix order, default 1001)
+#     <build>/tests/gpu/run-mp-tests.sh [N] [--part K/N] [--max-gpus R] [--list]
+# (N: matrix order, default 1001; R: use at most R GPUs)
 # 1. the provider's host-side unit tests (run-tests mp_);
 # 2. the wheel <build>/deps/nvidia_cusolvermp_cu13-*.whl unpacked into a
 #    temporary folder named by MUSTER_MP_LIBDIR (unless MUSTER_MP_LIBDIR is set);
@@ -13,92 +14,74 @@
 #    relayout path on one GPU (MUSTER_MP_COPY=1: gather/scatter kernels);
 #    odd and small n; getrs x every dtype; gels (--m 2n, n + 1, n) x every
 #    dtype; then, with 2 GPUs, every routine x dtype on 2 processes (1x2
-#    grid, relayout over NCCL) and the 2x1 grid;
+#    grid, relayout over NCCL) and the 2x1 grid; with 4, every routine on 4
+#    processes;
 # 3b. gpu-test --provider cusolvermp (tests/gpu/gpu_mp.c): getrs and potrs
 #    with log det on 1..4 processes (as many as GPUs), every dtype, residuals,
 #    A kept, log det against the lapack provider, singular and NaN inputs;
 #    gels (m = 2n, n + 1, n) x every dtype on 1..4 processes: the
-#    normal-equations residual, A kept, rank-deficient and NaN inputs;
+#    normal-equations residual, A kept, rank-deficient and NaN inputs; a
+#    rank SIGKILLed mid-solve (2 GPUs);
 # 4. informational runs (printed, not counted): cusolverMpPotrs with all
 #    right-hand sides at once (MUSTER_MP_POTRS_NRHS=all) and a non-blocking
 #    NCCL communicator (MUSTER_MP_NCCL_BLOCKING=0), whose support in
 #    cuSOLVERMp 0.8 is unknown;
 # 5. nothing of the job left in /dev/shm.
-# Prints one line per run and "N passed, M failed"; exits 1 on any failure.
+# --part K/N: the host-side tests in part 1 only, the runs of 3 and 4 dealt
+# round-robin, gpu-test's cases by its --part; --list: print what the part
+# would run with estimated seconds, run nothing.
+# Prints one line per run, the part's elapsed seconds and "N passed, M
+# failed"; exits 1 on any failure.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-build=$(cd "$here/../.." && pwd)
-muster="$build/bin/muster"
-n=${1:-1001}
-export MUSTER_PROVIDER_PATH="$build/lib/muster/providers"
-export NCCL_NVLS_ENABLE=0
+. "$here/gpu-env.sh"
+parts_from_args "$@"
+n=1001
+prev=
+for a in "$@"; do
+  case $prev:$a in
+    --part:* | --max-gpus:*) ;;
+    *:[0-9]*) n=$a ;;
+    *:--part | *:--max-gpus | *:--list) ;;
+    *) echo "usage: run-mp-tests.sh [N] [--part K/N] [--max-gpus R] [--list]" >&2; exit 2 ;;
+  esac
+  prev=$a
+done
 export MUSTER_JOB="mpgpu$$"
 unset MUSTER_PROVIDER
 seed=${MP_GPU_SEED:-$(date +%s)}
-pass=0
-fail=0
 t_start=$(date +%s)
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
-ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ "$listing" = 1 ]; then ngpu=${max_gpus:-4}; else
+  gpu_info
+  ngpu=$(gpu_count)
+  [ -n "$max_gpus" ] && [ "$max_gpus" -lt "$ngpu" ] && ngpu=$max_gpus
+fi
+part_opt=
+[ "$part_n" -gt 1 ] && part_opt="--part $part_k/$part_n"
+list_opt=
+[ "$listing" = 1 ] && list_opt=--list
 
-echo "# host-side unit tests"
-if "$build/tests/run-tests" mp_; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: run-tests mp_"; fi
+if [ "$listing" = 0 ] && [ "$part_k" = 1 ]; then
+  echo "# host-side unit tests"
+  if "$build/tests/run-tests" mp_; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: run-tests mp_"; fi
+fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-if [ -z "${MUSTER_MP_LIBDIR:-}" ]; then
-  whl=$(ls "$build"/deps/nvidia_cusolvermp_cu13-*.whl 2>/dev/null | head -1)
-  if [ -n "$whl" ]; then
-    python3 -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])" "$whl" "$tmp/site"
-    export MUSTER_MP_LIBDIR="$tmp/site/nvidia/cu13/lib"
-    # its metadata folder tells the provider the version before CUDA starts
-    export PYTHONPATH="$tmp/site${PYTHONPATH:+:$PYTHONPATH}"
-    echo "# cuSOLVERMp from $(basename "$whl")"
-  else
-    echo "# no wheel in $build/deps: cuSOLVERMp must be installed where the provider looks"
-  fi
+if [ "$listing" = 0 ]; then
+  mp_libs "$tmp"
+  "$muster" providers 2>&1 | grep -i -A2 cusolvermp
 fi
-"$muster" providers 2>&1 | grep -i -A2 cusolvermp
 
-field() { # field NAME JSON: the raw value of "NAME": (string quotes dropped)
-  printf '%s' "$2" | sed -n "s/.*\"$1\":\(\"[^\"]*\"\|\[[^]]*\]\|[^,}]*\).*/\1/p" | tr -d '"[]'
-}
-
-# run COUNTED ENV ROUTINE DTYPE RANKS N [options]: ENV is "-" or NAME=value
+# run COUNTED ENV ROUTINE DTYPE RANKS N [options]: cli_run, cusolvermp in processes
 run() {
   counted=$1 envset=$2 routine=$3 dtype=$4 ranks=$5 nn=$6
   shift 6
-  err=$(mktemp)
-  if [ "$envset" = - ]; then
-    out=$(timeout 180 "$muster" solve "$routine" --n "$nn" --dtype "$dtype" --mode processes --ranks "$ranks" \
-          --provider cusolvermp --seed "$seed" --json "$@" 2>"$err")
-  else
-    out=$(env "$envset" timeout 180 "$muster" solve "$routine" --n "$nn" --dtype "$dtype" --mode processes \
-          --ranks "$ranks" --provider cusolvermp --seed "$seed" --json "$@" 2>"$err")
-  fi
-  rc=$?
-  prov=$(field provider "$out") res=$(field residual "$out") secs=$(field seconds "$out") ok=$(field ok "$out")
-  why=""
-  [ "$rc" = 0 ] || why="exit $rc"
-  [ "$prov" = cusolvermp ] || why="$why provider '$prov'"
-  [ "$ok" = true ] || why="$why ok '$ok'"
-  if [ -z "$why" ]; then result=ok; else result="FAILED:$why"; fi
-  if [ "$counted" = 1 ]; then
-    if [ -z "$why" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
-  else
-    result="(info) $result"
-  fi
-  printf '%-6s %-5s %-5s %-6s %-28s %-10s %-9s %s %s\n' "$routine" "$dtype" "$ranks" "$nn" "$envset" "$res" "$secs" \
-    "$result" "$*"
-  if [ -n "$why" ]; then
-    [ -n "$out" ] && echo "    stdout: $(printf '%s' "$out" | cut -c1-400)"
-    sed 's/^/    stderr: /' "$err" | head -8
-  fi
-  rm -f "$err"
+  cli_run "$counted" "$envset" cusolvermp "$routine" "$dtype" processes "$ranks" "$nn" "$@"
 }
 
-echo "# n=$n seed=$seed (MP_GPU_SEED=$seed to replay); GPUs: $ngpu"
-printf '%-6s %-5s %-5s %-6s %-28s %-10s %-9s %s\n' routine dtype ranks n env residual seconds result
+echo "# n=$n seed=$seed (MP_GPU_SEED=$seed to replay); GPUs: $ngpu; part $part_k/$part_n"
+[ "$listing" = 1 ] || cli_header
 for dtype in f32 f64 c64 c128; do
   run 1 - potrs "$dtype" 1 "$n" --nrhs 3
   run 1 - syevd "$dtype" 1 "$n"
@@ -135,17 +118,29 @@ if [ "$ngpu" -ge 2 ]; then
 else
   echo "# 1 GPU: the 2-process cases (1x2 and 2x1 grids, relayout over NCCL) are not run"
 fi
+if [ "$ngpu" -ge 4 ]; then
+  run 1 - potrs c64 4 "$n" --nrhs 3
+  run 1 - syevd c128 4 "$n"
+  run 1 - getrs f32 4 "$n" --nrhs 2
+  run 1 - gels f64 4 "$n" --nrhs 2 --m $((2 * n))
+fi
+if [ "$listing" = 1 ]; then
+  echo "# $cli_index muster solve runs in all, ${cli_est} s estimated for this part's"
+fi
 
-echo "# gpu-test --provider cusolvermp (getrs, potrs log det, gels; $ngpu GPU(s))"
-if "$here/gpu-test" --provider cusolvermp --max-gpus "${ngpu:-1}"; then pass=$((pass + 1)); else
+echo "# gpu-test --provider cusolvermp (getrs, potrs log det, gels, kills; $ngpu GPU(s))"
+# shellcheck disable=SC2086 # empty or one option and its value
+if "$here/gpu-test" --provider cusolvermp --max-gpus "$ngpu" $part_opt $list_opt; then
+  [ "$listing" = 1 ] || pass=$((pass + 1))
+else
   fail=$((fail + 1)); echo "FAILED: gpu-test --provider cusolvermp"; fi
+[ "$listing" = 1 ] && exit $((fail > 0))
 
-left=$(ls -A /dev/shm | awk -F. -v u="$(id -u)" -v j="$MUSTER_JOB" \
-  '$1 == "muster" && $2 == u && $3 ~ /^[0-9]+$/ && $4 == j' | wc -l)
+left=$(job_left "$MUSTER_JOB")
 if [ "$left" != 0 ]; then
   echo "FAILED: $left segment(s) of job $MUSTER_JOB left in /dev/shm"
   fail=$((fail + 1))
 fi
-echo "# $(( $(date +%s) - t_start )) s"
+part_done run-mp-tests.sh "$t_start"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

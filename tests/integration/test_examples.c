@@ -1,6 +1,7 @@
 /*
  * tests/integration/test_examples.c - runs the programs of docs/examples
- * (built into <build>/examples) and checks their exit status and output:
+ * (built into <build>/examples; run here from their copies in
+ * <build>/tests/examples) and checks their exit status and output:
  * an example that no longer builds, runs or says what its README promises
  * fails here.  Each example checks its own results (residuals, payloads);
  * these tests check that it said so, printed nothing on stderr, and that a
@@ -11,8 +12,11 @@
 
 #define RUN_TIMEOUT 50
 
-/* The examples are in <build>/examples (tool_path). */
-#define EXAMPLE(name) "examples/" name
+/* The examples' copies for the tests, <build>/tests/examples (tool_path:
+ * beside run-tests, so a copied build folder's bin, lib and tests run them;
+ * docs/examples/SConscript). */
+#define EXAMPLES "tests/examples/"
+#define EXAMPLE(name) EXAMPLES name
 
 /* Run example `name` with argv and env ("K=V"; both NULL-terminated, env
  * may be NULL) into *r; the run must have ended by itself. */
@@ -91,7 +95,7 @@ static void provider_path(char *buf, size_t cap, const char *dir) {
 
 TEST_IMPL(examples_provider) {
   char env0[1300];
-  provider_path(env0, sizeof env0, "examples/providers");
+  provider_path(env0, sizeof env0, EXAMPLES "providers");
   const char *env[] = {env0, NULL}, *argv[] = {"50", "2", NULL};
   run_ok(EXAMPLE("provider"), argv, env, "provider: potrs f64 n=50 by \"example\" for 2 processes",
          ": provider example, scaled residual", 2);

@@ -4,6 +4,7 @@
  * model scaled from the shipped potrs rows, the other routines leave the
  * choice to the cost table, and ranks sharing a GPU are refused. */
 #include <dlfcn.h>
+#include <limits.h>
 #include <math.h>
 
 #include "cost.h"
@@ -104,8 +105,9 @@ TEST_IMPL(cmg_estimate_scales_potrs_rows) {
   v = tp_provider_v2("cusolvermg", MUSTER_PROVIDER_LEADER, &h);
   if (!h) return 0;
   muster__cost_t *t = NULL;
-  char why[256], note[256];
-  ASSERT_OK(muster__cost_read(MUSTER_TEST_SRCDIR "/providers/cusolvermg/cusolvermg.cost", &t, why, sizeof why));
+  char why[256], note[256], table[PATH_MAX];
+  test_data_path(table, sizeof table, "providers/cusolvermg/cusolvermg.cost");
+  ASSERT_OK(muster__cost_read(table, &t, why, sizeof why));
   static const int64_t ns[] = {8192, 16384, 32768, 65536};
   for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
     double potrs = 0, getrs = est_seconds(v, NULL, MUSTER_GETRS, MUSTER_F64, ns[i], 2, devs, 0, NULL);

@@ -521,9 +521,9 @@ TEST_IMPL(dn_provider_model_matches_h200) {
   char err[256];
   ASSERT_OK(v->init(&ctx, err, sizeof err));
   muster__cost_t *t = NULL;
-  char why[256];
-  ASSERT_OK(muster__cost_read(MUSTER_TEST_SRCDIR "/providers/cusolverdn/measured-h200.cost", &t, why,
-                              sizeof why));
+  char why[256], table[PATH_MAX];
+  test_data_path(table, sizeof table, "providers/cusolverdn/measured-h200.cost");
+  ASSERT_OK(muster__cost_read(table, &t, why, sizeof why));
   int checked = 0, off = 0;
   for (int i = 0; i < t->nrows; i++) {
     const muster__cost_row_t *r = &t->rows[i];
@@ -558,11 +558,11 @@ TEST_IMPL(dn_vs_cmg_table_two_gpus) {
   v = tp_provider_v2("cusolverdn", MUSTER_PROVIDER_LEADER, &h);
   if (!h) return 0;
   void *ctx = NULL;
-  char err[256], why[256], note[256];
+  char err[256], why[256], note[256], table[PATH_MAX];
   ASSERT_OK(v->init(&ctx, err, sizeof err));
   muster__cost_t *t = NULL;
-  ASSERT_OK(muster__cost_read(MUSTER_TEST_SRCDIR "/providers/cusolvermg/cusolvermg.cost", &t, why,
-                              sizeof why));
+  test_data_path(table, sizeof table, "providers/cusolvermg/cusolvermg.cost");
+  ASSERT_OK(muster__cost_read(table, &t, why, sizeof why));
   static const struct {
     muster_routine_t rt;
     int64_t n;

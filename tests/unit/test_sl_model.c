@@ -10,6 +10,7 @@
  *     is below every cell with n >= 1024 by VM_LO..VM_HI: it is not a model
  *     of that VM (docs/providers.md says why), and this pins how far off.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -22,8 +23,9 @@
 #define VM_HI 120.0
 
 static FILE *doc(const char *name) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/docs/performance/%s", MUSTER_TEST_SRCDIR, name);
+  char rel[128], path[PATH_MAX];
+  snprintf(rel, sizeof rel, "docs/performance/%s", name);
+  test_data_path(path, sizeof path, rel);
   FILE *f = fopen(path, "r");
   if (!f) fprintf(stderr, "cannot read %s\n", path);
   return f;

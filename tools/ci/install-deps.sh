@@ -7,14 +7,14 @@
 # optional: the cusolvermg provider is built only where nvcc is found.
 # Open MPI + ScaLAPACK (the scalapack provider and tests/mpi) and iproute2
 # (ip netns, for tests/mpi/run-multihost.sh) are installed too; without them
-# the build skips those parts.
+# the build skips those parts.  strace: tests/check-build-travels.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 pkgs="scons gcc g++ make pkg-config liburcu-dev libopenblas-dev liblapacke-dev python3 valgrind
-      openmpi-bin libopenmpi-dev libscalapack-openmpi-dev iproute2"
+      openmpi-bin libopenmpi-dev libscalapack-openmpi-dev iproute2 strace"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
