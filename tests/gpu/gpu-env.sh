@@ -87,7 +87,9 @@ part_done() { # part_done NAME T0
 # forced; ENV is "-" or NAME=value; COUNTED 0: printed, not counted.  Runs
 # are numbered (cli_index) and dealt round-robin to the parts: a run not in
 # this part is passed over; with listing=1 it is printed with its estimate
-# (added to cli_est), not run.  Uses seed, pass, fail.
+# (added to cli_est), not run.  With expect_refused=TEXT in its environment
+# (`expect_refused=TEXT cli_run ...`) the run passes when it exits non-zero
+# with TEXT on stderr (a refusal).  Uses seed, pass, fail.
 cli_index=0
 cli_est=0
 cli_run() {
@@ -112,9 +114,14 @@ cli_run() {
   rc=$?
   got=$(field provider "$out") res=$(field residual "$out") secs=$(field seconds "$out") ok=$(field ok "$out")
   why=""
-  [ "$rc" = 0 ] || why="exit $rc"
-  [ "$got" = "$prov" ] || why="$why provider '$got'"
-  [ "$ok" = true ] || why="$why ok '$ok'"
+  if [ -n "${expect_refused:-}" ]; then # a refusal: non-zero exit, its reason on stderr
+    [ "$rc" != 0 ] || why="exit 0"
+    grep -qF "$expect_refused" "$err" || why="$why no '$expect_refused' on stderr"
+  else
+    [ "$rc" = 0 ] || why="exit $rc"
+    [ "$got" = "$prov" ] || why="$why provider '$got'"
+    [ "$ok" = true ] || why="$why ok '$ok'"
+  fi
   if [ -z "$why" ]; then result=ok; else result="FAILED:$why"; fi
   if [ "$counted" = 1 ]; then
     if [ -z "$why" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
