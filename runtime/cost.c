@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -99,10 +100,21 @@ int muster__cost_parse(const char *text, const char *path, muster__cost_t **out,
 
 int muster__cost_read(const char *path, muster__cost_t **out, char *why, size_t cap) {
   *out = NULL;
-  FILE *f = fopen(path, "re");
-  if (!f) {
+  /* O_NONBLOCK: a FIFO put there (or swapped in since muster__cost_find
+   * saw a regular file) must not hang the provider's load; only a regular
+   * file is read */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  struct stat st;
+  if (fd < 0) {
     snprintf(why, cap, "%s: %s", path, strerror(errno));
     return errno == ENOENT ? MUSTER_ENOENT : MUSTER_EACCES;
+  }
+  int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  FILE *f = regular ? fdopen(fd, "r") : NULL;
+  if (!f) {
+    snprintf(why, cap, "%s: %s", path, regular ? strerror(errno) : "not a regular file");
+    close(fd);
+    return regular ? MUSTER_ENOMEM : MUSTER_EINVAL;
   }
   size_t max = (size_t)MUSTER__COST_MAX_ROWS * 128, len = 0;
   char *text = malloc(max + 1);

@@ -145,6 +145,39 @@ TEST_IMPL(cli_providers_lists_refused_files) {
   return 0;
 }
 
+/* A FIFO named like a provider in a folder of MUSTER_PROVIDER_PATH ahead
+ * of the build's providers (the hostile run's case: `muster solve` and
+ * `muster providers` never returned): the solve runs on lapack, and the
+ * listing shows the FIFO as refused, saying why. */
+TEST_IMPL(cli_fifo_in_provider_folder) {
+  char dir[256], fifo[400], path[700];
+  test_tmp_dir(dir, sizeof dir);
+  snprintf(fifo, sizeof fifo, "%s/getrs", dir);
+  ASSERT_EQ(mkdir(fifo, 0700), 0);
+  snprintf(fifo, sizeof fifo, "%s/getrs/x.so", dir);
+  ASSERT_EQ(mkfifo(fifo, 0600), 0);
+  snprintf(path, sizeof path, "%s:%s", dir, tp_lapack_dir());
+  setenv("MUSTER_PROVIDER_PATH", path, 1);
+  const char *solve[] = {"solve", "getrs", "--n", "64", "--ranks", "2", "--mode", "processes",
+                         "--provider", "lapack", "--json", NULL};
+  const char *list[] = {"providers", "--json", NULL};
+  struct tool_result r;
+  ASSERT_EQ(tool_run(&r, 20, NULL, "muster", solve), 0);
+  ASSERT_EQ(r.timed_out, 0);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_STR_CONTAINS(r.out, "\"ok\":true");
+  tool_result_free(&r);
+  ASSERT_EQ(tool_run(&r, 20, NULL, "muster", list), 0);
+  ASSERT_EQ(r.timed_out, 0);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT(json_valid(r.out));
+  ASSERT_STR_CONTAINS(r.out, "\"name\":\"x\"");
+  ASSERT_STR_CONTAINS(r.out, "/getrs/x.so is not a regular file (a FIFO)");
+  tool_result_free(&r);
+  test_remove_tree(dir);
+  return 0;
+}
+
 TEST_IMPL(cli_bench_small) {
   setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
   char out[8192];
