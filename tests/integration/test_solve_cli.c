@@ -178,6 +178,41 @@ TEST_IMPL(cli_fifo_in_provider_folder) {
   return 0;
 }
 
+/* `muster ARGS > /dev/full`: exit 1 (never 0) and a message on stderr,
+ * for every command that prints (they all exited 0 with the output lost). */
+TEST_IMPL(cli_stdout_unwritable) {
+  setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
+  static const char *const cases[] = {
+      "solve getrs --n 64 --ranks 2 --mode processes --provider lapack",
+      "solve potrs --n 32 --ranks 2 --mode threads --json", "providers", "providers --json",
+      "--version", "--help"};
+  char exe[PATH_MAX], dir[256], cmd[PATH_MAX + 1024], err[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  ASSERT(n > 0);
+  exe[n] = '\0';
+  *strrchr(exe, '/') = '\0';
+  test_tmp_dir(dir, sizeof dir);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    snprintf(cmd, sizeof cmd, "%s/../bin/muster %s > /dev/full 2> %s/err", exe, cases[i], dir);
+    int st = system(cmd);
+    snprintf(cmd, sizeof cmd, "%s/err", dir);
+    FILE *f = fopen(cmd, "r");
+    ASSERT(f);
+    err[fread(err, 1, sizeof err - 1, f)] = '\0';
+    fclose(f);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 1) fprintf(stderr, "muster %s: status 0x%x\n", cases[i], st);
+    ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+    ASSERT_STR_CONTAINS(err, "muster: cannot write standard output: ");
+  }
+  /* shmdump too */
+  snprintf(cmd, sizeof cmd, "%s/../bin/shmdump > /dev/full 2> %s/err", exe, dir);
+  int st = system(cmd);
+  ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+  test_remove_tree(dir);
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  return 0;
+}
+
 TEST_IMPL(cli_bench_small) {
   setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
   char out[8192];

@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "out_close.h"
 #include "muster.h"
 
 static const struct {
@@ -70,7 +71,7 @@ static void usage(FILE *f) {
           "docs: docs/cli.md, docs/runtime.md, docs/choice.md, docs/bootstrap.md, docs/troubleshooting.md\n");
 }
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
@@ -88,4 +89,9 @@ int main(int argc, char **argv) {
   fprintf(stderr, "muster: unknown subcommand '%s'\n", argv[1]);
   usage(stderr);
   return 2;
+}
+
+int main(int argc, char **argv) {
+  int rc = run(argc, argv);
+  return out_close("muster", rc); /* `> /dev/full` is a failure, not exit 0 */
 }
