@@ -28,6 +28,11 @@ static const char *const bad_lists[] = {"", ",", "1,", ",1", "1,,2", "1;2", "1 2
 static const char *const bad_names[] = {"", "a/b", "a b", ".hidden", "=,=,potrs=", "lapack,x",
                                         "x\001y", NULL /* + a 5000-byte one */};
 
+/* --modes: names of `muster bench`'s modes, each known (an unknown one ran
+ * nothing and exited 0 with an empty table) */
+static const char *const bad_modes[] = {"", "bogus", "lapacke,", ",lapacke", "lapacke,,muster-threads",
+                                        "muster-threads,bogus", "x\001y", NULL};
+
 struct opt_case {
   const char *const *args;  /* a valid, tiny run, before the option */
   const char *opt;
@@ -53,7 +58,7 @@ static const struct opt_case cases[] = {
     {bench, "--n", bad_lists},       {bench, "--ranks", bad_ints},
     {bench, "--nrhs", bad_ints},     {bench, "--reps", bad_ints},
     {bench, "--warmup", bad_ints},   {bench, "--seed", bad_u64},
-    {bench_gels, "--m", bad_ints},
+    {bench_gels, "--m", bad_ints},   {bench, "--modes", bad_modes},
     {cal, "--n", bad_lists},         {cal, "--ranks", bad_lists},
     {cal, "--nrhs", bad_ints},       {cal, "--reps", bad_ints},
     {cal, "--warmup", bad_ints},     {cal, "--devices", bad_lists},
