@@ -166,13 +166,15 @@ int muster__env_mpi_abort(int *on) {
   return MUSTER_OK;
 }
 
+int muster__env_mpi_lib(const char **value) { return get("MUSTER_MPI_LIB", value); }
+
 int muster_env_check(void) {
   double t;
   const char *s;
   char p[MUSTER_MAX_BACKEND + 1];
   int rc, on;
   if ((rc = muster__env_timeout(&t)) < 0 || (rc = muster__env_job(&s)) < 0 ||
-      (rc = muster__env_mpi_abort(&on)) < 0 ||
+      (rc = muster__env_mpi_abort(&on)) < 0 || (rc = muster__env_mpi_lib(&s)) < 0 ||
       (rc = muster__env_check_log()) < 0 ||
       (rc = muster__env_provider_choice(NULL, p, sizeof p)) < 0 ||
       (rc = muster__env_provider_path(&s)) < 0)

@@ -62,6 +62,12 @@ MUSTER_HIDDEN int muster__env_provider_path(const char **value);
  * launcher's or batch system's limit must end a stuck job). */
 MUSTER_HIDDEN int muster__env_mpi_abort(int *on);
 
+/* MUSTER_MPI_LIB: the libmpi the MPI bootstrap loads (runtime/mpi.c), a
+ * file name or path; *value NULL when unset (the default names).  Only
+ * set-but-empty is refused here: whether it loads is known where MPI is
+ * used, which then refuses a value that does not load or is no libmpi. */
+MUSTER_HIDDEN int muster__env_mpi_lib(const char **value);
+
 /* muster_env_check (muster/parse.h) checks every variable above at once. */
 
 

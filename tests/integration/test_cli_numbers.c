@@ -189,8 +189,26 @@ TEST_IMPL(cli_env_refuse_bad_values) {
     ASSERT_STR_CONTAINS(r.err, "shmdump: --job: job name");
     tool_result_free(&r);
   }
+  /* MUSTER_MPI_LIB where MPI is used (--launcher mpi, no mpirun: MPI
+   * would start as a singleton): exit 2 naming it, before MPI starts;
+   * every value fell back to libmpi.so.40 and ran with exit 0 */
+  static const char *const solve_mpi[] = {"solve", "potrs", "--n", "16", "--launcher", "mpi", NULL};
+  const struct env_case mpi_libs[] = {
+      {"MUSTER_MPI_LIB", "", "muster: MUSTER_MPI_LIB is set but empty"},
+      {"MUSTER_MPI_LIB", "garbage", "MUSTER_MPI_LIB: cannot load 'garbage'"},
+      {"MUSTER_MPI_LIB", "/nonexistent/libmpi.so", "MUSTER_MPI_LIB: cannot load '/nonexistent/libmpi.so'"},
+      {"MUSTER_MPI_LIB", "libm.so.6", "MUSTER_MPI_LIB: 'libm.so.6' is no libmpi"},
+  };
+  for (size_t i = 0; i < sizeof mpi_libs / sizeof mpi_libs[0]; i++) {
+    char kv[200];
+    snprintf(kv, sizeof kv, "%s=%s", mpi_libs[i].var, mpi_libs[i].value);
+    const char *env[] = {kv, NULL};
+    failures += !refused(solve_mpi, NULL, NULL, env, mpi_libs[i].want);
+  }
+  ASSERT_EQ(failures, 0);
   /* the accepted forms still run */
-  const char *ok_env[] = {"MUSTER_TIMEOUT=inf", "MUSTER_LOG=WARN", "MUSTER_JOB=j_1", NULL};
+  const char *ok_env[] = {"MUSTER_TIMEOUT=inf", "MUSTER_LOG=WARN", "MUSTER_JOB=j_1",
+                          "MUSTER_MPI_LIB=garbage" /* no MPI used: not looked at */, NULL};
   struct tool_result r;
   const char *argv[] = {"rendezvous", "--ranks", "2", "--rounds", "3", NULL};
   ASSERT_EQ(tool_run(&r, 60, ok_env, "muster", argv), 0);

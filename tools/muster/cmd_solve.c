@@ -429,7 +429,8 @@ static int run_mpi(cli_solve_t *c, int64_t nrhs) {
     fprintf(stderr, "muster solve: rank %d (pid %d on %s): %s\n", j.rank, (int)getpid(), host,
             muster_last_error());
     sm_close(&j);
-    return 1;
+    /* the options were checked: only a variable (MUSTER_MPI_LIB) is invalid here */
+    return rc == MUSTER_EINVAL ? 2 : 1;
   }
   mats_t m;
   int status = 1;
