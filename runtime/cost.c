@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cost.h"
+#include "env.h"
 
 /* ---- parsing ------------------------------------------------------------- */
 
@@ -151,7 +152,8 @@ static int try_file(const char *dir, size_t dirlen, const char *backend, char *o
 
 int muster__cost_find(const char *backend, const char *listed_dir, const char *real_so, char *out,
                       size_t cap) {
-  const char *env = getenv("MUSTER_COST_PATH");
+  const char *env = NULL;
+  if (muster__env_cost_path(&env) < 0) env = NULL; /* refused where it is checked (registry) */
   for (const char *s = env; s && *s;) {
     const char *e = strchr(s, ':');
     size_t l = e ? (size_t)(e - s) : strlen(s);

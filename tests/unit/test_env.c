@@ -155,6 +155,8 @@ TEST_IMPL(env_variables_refused) {
       {"MUSTER_PROVIDER", big, "MUSTER_PROVIDER: entry 1: 'xxxx"},
       {"MUSTER_PROVIDER", "", "MUSTER_PROVIDER is set but empty"},
       {"MUSTER_LOG", "", "MUSTER_LOG is set but empty"},
+      {"MUSTER_COST_PATH", "", "MUSTER_COST_PATH is set but empty"},
+      {"MUSTER_COST_PATH", "/a::/b", "MUSTER_COST_PATH: folder 2 of '/a::/b' is empty"},
   };
   int (*const solve_calls[])(void) = {solve_rc, NULL};
   refuse_each(solve_vars, COUNT(solve_vars), solve_calls);
@@ -162,6 +164,7 @@ TEST_IMPL(env_variables_refused) {
       {"MUSTER_PROVIDER_PATH", "", "MUSTER_PROVIDER_PATH is set but empty"},
       {"MUSTER_PROVIDER_PATH", "/a:", "MUSTER_PROVIDER_PATH: folder 2 of '/a:' is empty"},
       {"MUSTER_LOG", "5", "MUSTER_LOG: '5' is not a log level"},
+      {"MUSTER_COST_PATH", ":/a", "MUSTER_COST_PATH: folder 1 of ':/a' is empty"},
   };
   int (*const list_calls[])(void) = {list_rc, NULL};
   refuse_each(list_vars, COUNT(list_vars), list_calls);
