@@ -26,6 +26,8 @@ TEST_ENTRY(cli_solve_rank_killed_during_compute, 60)
 TEST_ENTRY(cli_solve_leader_killed, 60)
 TEST_ENTRY(cli_solve_launcher_killed, 60)
 TEST_ENTRY(cli_solve_leader_stopped, 60)
+TEST_ENTRY(cli_launch_fork_fails, 60)
+TEST_ENTRY(cli_launch_out_of_fds, 120)
 TEST_ENTRY(cli_rendezvous_rank_killed_before_join, 60)
 TEST_ENTRY(cli_rendezvous_leader_killed, 60)
 TEST_ENTRY(cli_rendezvous_launcher_killed, 60)
@@ -33,3 +35,4 @@ TEST_ENTRY(cli_rendezvous_launcher_killed, 60)
 TEST_ENTRY(cli_options_refuse_bad_numbers, 240)
 TEST_ENTRY(cli_env_refuse_bad_values, 120)
 TEST_ENTRY(cli_rendezvous_full_shm, 60) /* test_full_shm.c */
+TEST_ENTRY(cli_solve_full_shm, 60) /* test_full_shm.c */

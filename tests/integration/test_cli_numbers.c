@@ -169,6 +169,8 @@ TEST_IMPL(cli_env_refuse_bad_values) {
       {"MUSTER_LAUNCH_TEST_STOP", "", "MUSTER_LAUNCH_TEST_STOP: '' is empty"},
       {"MUSTER_LAUNCH_TEST_STOP", "-1", "MUSTER_LAUNCH_TEST_STOP: '-1' is out of range 0..1023"},
       {"MUSTER_LAUNCH_TEST_STOP", "99999999999999999999", "MUSTER_LAUNCH_TEST_STOP: '99999"},
+      {"MUSTER_LAUNCH_TEST_FORK_FAIL", "", "MUSTER_LAUNCH_TEST_FORK_FAIL: '' is empty"},
+      {"MUSTER_LAUNCH_TEST_FORK_FAIL", "x", "MUSTER_LAUNCH_TEST_FORK_FAIL: 'x' is not"},
   };
   int failures = 0, n = (int)(sizeof cases_env / sizeof cases_env[0]);
   for (int i = 0; i < n; i++) {

@@ -21,14 +21,26 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int ml_test_stop_rank(int *rank) {
-  const char *v = getenv("MUSTER_LAUNCH_TEST_STOP");
+static int test_rank(const char *var, int *rank) {
+  const char *v = getenv(var);
   int64_t r;
   *rank = -1;
   if (!v) return 0;
   if (muster_parse_i64(v, 0, ML_MAX_RANKS - 1, &r) < 0) return -1;
   *rank = (int)r;
   return 0;
+}
+
+int ml_test_stop_rank(int *rank) { return test_rank("MUSTER_LAUNCH_TEST_STOP", rank); }
+int ml_test_fork_fail_rank(int *rank) { return test_rank("MUSTER_LAUNCH_TEST_FORK_FAIL", rank); }
+
+/* err = code and "what: strerror(e) (ENAME)"; -1.  ENOMEM is memory, any
+ * other errno a system call that failed (EAGAIN of fork, EMFILE). */
+static int fail_errno(struct ml_error *err, int e, const char *what) {
+  err->code = e == ENOMEM ? MUSTER_ENOMEM : MUSTER_ESYS;
+  snprintf(err->msg, sizeof err->msg, "%s: %s (%s)", what, strerror(e),
+           strerrorname_np(e) ? strerrorname_np(e) : "?");
+  return -1;
 }
 
 /* The child of `rank`: die with the launcher, wait for the gate, run. */
@@ -62,6 +74,14 @@ static void describe_end(int rank, int pid, int st, char *buf, size_t cap) {
 static void record(const struct ml_spec *sp, muster_launch_t *l, int r, int st,
                    struct ml_fate *f) {
   f->status = st;
+  if (WIFEXITED(st) && WEXITSTATUS(st) == ML_NOT_STARTED) {
+    /* the gate closed unopened: the launch failed (that is the error), this
+     * rank never ran (the group hears of it all the same) */
+    if (l) muster_launch_reap(l, r, st, NULL, 0);
+    snprintf(f->text, sizeof f->text, "rank %d (pid %d) did not run: the launch was called off",
+             r, f->pid);
+    return;
+  }
   if (l) {
     f->died = muster_launch_reap(l, r, st, f->text, sizeof f->text) != 0;
   } else {
@@ -164,18 +184,22 @@ static void reap_all(const struct ml_spec *sp, muster_launch_t *l, pid_t *live,
   }
 }
 
-/* Fork every rank behind the closed gate; 0, or -1 (the ones started are
- * in live[]). */
+/* Fork every rank behind the closed gate; 0, or -1 with err (the ones
+ * started are in live[]). */
 static int fork_all(const struct ml_spec *sp, muster_launch_t *l, int gate[2], pid_t *live,
-                    struct ml_fate *f) {
+                    struct ml_fate *f, struct ml_error *err) {
   pid_t parent = getpid();
-  int stop_rank;
+  int stop_rank, fail_rank;
   ml_test_stop_rank(&stop_rank); /* checked by main: malformed is -1 */
+  ml_test_fork_fail_rank(&fail_rank);
   fflush(NULL); /* children must not inherit unflushed output */
   for (int r = 0; r < sp->ranks; r++) {
-    pid_t p = fork();
+    pid_t p = r == fail_rank ? (errno = EAGAIN, -1) : fork();
     if (p < 0) {
-      fprintf(stderr, "%s: cannot fork rank %d: %s\n", sp->who, r, strerror(errno));
+      char what[64];
+      snprintf(what, sizeof what, "cannot fork rank %d of %d", r, sp->ranks);
+      fail_errno(err, errno, what);
+      snprintf(f[r].text, sizeof f[r].text, "rank %d: not started: %s", r, err->msg);
       return -1;
     }
     if (p == 0) {
@@ -184,38 +208,44 @@ static int fork_all(const struct ml_spec *sp, muster_launch_t *l, int gate[2], p
     }
     live[r] = f[r].pid = p;
     if (l && muster_launch_declare(l, r, p) < 0) {
-      fprintf(stderr, "%s: %s\n", sp->who, muster_last_error());
+      err->code = MUSTER_EINVAL;
+      snprintf(err->msg, sizeof err->msg, "%s", muster_last_error());
       return -1;
     }
   }
   return 0;
 }
 
-int ml_run(const struct ml_spec *sp, struct ml_fate *f) {
+int ml_run(const struct ml_spec *sp, struct ml_fate *f, struct ml_error *err) {
   muster_launch_t *l = NULL;
   pid_t *live = calloc((size_t)sp->ranks, sizeof *live);
-  int gate[2] = {-1, -1}, rc = 0;
+  int gate[2] = {-1, -1}, rc = 0, orc;
+  memset(err, 0, sizeof *err);
   for (int r = 0; r < sp->ranks; r++) {
     memset(&f[r], 0, sizeof f[r]);
-    snprintf(f[r].text, sizeof f[r].text, "rank %d: not started", r);
+    snprintf(f[r].text, sizeof f[r].text, "rank %d: not started: the launch failed before its fork", r);
   }
-  if (!live || pipe(gate) != 0) {
-    fprintf(stderr, "%s: cannot prepare the ranks: %s\n", sp->who, strerror(errno));
+  if (!live) return fail_errno(err, ENOMEM, "cannot prepare the ranks");
+  if (pipe(gate) != 0) {
     free(live);
-    return -1;
+    return fail_errno(err, errno, "cannot make the ranks' start gate (pipe)");
   }
-  if (sp->group && muster_launch_open(sp->group, sp->ranks, NULL, MUSTER_LAUNCH_UNNAMED, &l) < 0) {
-    fprintf(stderr, "%s: cannot open group %s for %d ranks as their launcher: %s\n", sp->who,
-            sp->group, sp->ranks, muster_last_error());
+  if (sp->group &&
+      (orc = muster_launch_open(sp->group, sp->ranks, NULL, MUSTER_LAUNCH_UNNAMED, &l)) < 0) {
+    err->code = orc; /* the runtime's: MUSTER_ENOSPC for a full /dev/shm */
+    snprintf(err->msg, sizeof err->msg, "cannot open group %s for %d ranks as their launcher: %s",
+             sp->group, sp->ranks, muster_last_error());
     rc = -1;
   }
-  if (rc == 0) rc = fork_all(sp, l, gate, live, f);
+  if (rc == 0) rc = fork_all(sp, l, gate, live, f, err);
   close(gate[0]);
   if (rc == 0) {
     /* one byte per rank opens the gate; closing it unwritten sends them home */
     char go[ML_MAX_RANKS];
     memset(go, 'g', sizeof go);
-    if (write(gate[1], go, (size_t)sp->ranks) != sp->ranks) rc = -1;
+    errno = 0;
+    if (write(gate[1], go, (size_t)sp->ranks) != sp->ranks)
+      rc = fail_errno(err, errno ? errno : EIO, "cannot open the ranks' start gate (write)");
   }
   close(gate[1]);
   reap_all(sp, l, live, f);

@@ -10,6 +10,10 @@
  *   - one fork per rank, behind a gate (a pipe), so that either all start or
  *     none does; each child dies with the launcher (PR_SET_PDEATHSIG, then
  *     getppid() to close the race with a launcher that died before it);
+ *   - when the ranks cannot be started (the group cannot be opened: a full
+ *     /dev/shm, no file descriptor left; a fork fails) none runs: the ones
+ *     forked leave at the closed gate, and ml_run says why (struct
+ *     ml_error: the code and the cause, for the command's own summary);
  *   - every child's pid is declared (muster_launch_declare) before the gate
  *     opens, and every child that ends is reported (muster_launch_reap):
  *     when one dies the others fail at once with its rank, pid, signal and
@@ -62,15 +66,31 @@ struct ml_spec {
   double grace_s;     /* 0: ML_GRACE_S                                        */
 };
 
+/* Why the ranks could not be started. */
+struct ml_error {
+  int code;       /* MUSTER_E*: the runtime's when the group could not be
+                     opened (MUSTER_ENOSPC: /dev/shm is full), MUSTER_ENOMEM
+                     or MUSTER_ESYS for a system call of the launcher      */
+  char msg[600];  /* e.g. "cannot fork rank 1 of 2: Resource temporarily
+                     unavailable (EAGAIN)"                                  */
+};
+
 /* Start spec->ranks children and reap them all; fates[ranks] says how each
  * ended.  Returns 0 when every rank ended cleanly, 1 when one did not, -1
- * when they could not be started (the reason on stderr; none is left
- * running, and fates say "not started"). */
-int ml_run(const struct ml_spec *spec, struct ml_fate *fates);
+ * when they could not be started: *err says why (nothing is printed);
+ * none is left running, and every rank's fate says it was not started
+ * (one that was forked: "rank 0 (pid P) did not run: the launch was
+ * called off"). */
+int ml_run(const struct ml_spec *spec, struct ml_fate *fates, struct ml_error *err);
 
-/* Test knob $MUSTER_LAUNCH_TEST_STOP=RANK: that rank's child stops itself
- * (SIGSTOP) before it runs, i.e. before it joins, so a test can kill it
- * there.  *rank = -1 when unset; -1 returned (message set) when malformed. */
+/* Test knobs, 0..ML_MAX_RANKS-1 (*rank = -1 when unset; -1 returned,
+ * message set, when malformed):
+ *   $MUSTER_LAUNCH_TEST_STOP=RANK: that rank's child stops itself (SIGSTOP)
+ *     before it runs, i.e. before it joins, so a test can kill it there;
+ *   $MUSTER_LAUNCH_TEST_FORK_FAIL=RANK: the fork of that rank fails as a
+ *     fork at the process limit does (EAGAIN), which a test cannot cause
+ *     for real as root (RLIMIT_NPROC does not apply to root). */
 int ml_test_stop_rank(int *rank);
+int ml_test_fork_fail_rank(int *rank);
 
 #endif

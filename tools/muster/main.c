@@ -69,6 +69,8 @@ static void usage(FILE *f) {
           "                        provider variable malformed or empty: the solve fails naming it\n"
           "  MUSTER_LAUNCH_TEST_STOP  tests only: the rank (0..1023) whose process stops\n"
           "                        itself before it joins, in processes mode\n"
+          "  MUSTER_LAUNCH_TEST_FORK_FAIL  tests only: the rank (0..1023) whose fork fails\n"
+          "                        (EAGAIN), in processes mode\n"
           "\nexit status: 0 on success; 1 on a failed check or runtime error, or when a rank's\n"
           "process died (processes mode); 2 on bad usage (an option or variable).\n"
           "docs: docs/cli.md, docs/runtime.md, docs/choice.md, docs/bootstrap.md, docs/troubleshooting.md\n");
