@@ -71,6 +71,36 @@ static void describe_end(int rank, int pid, int st, char *buf, size_t cap) {
              sigdescr_np(WTERMSIG(st)) ? sigdescr_np(WTERMSIG(st)) : "unknown signal");
 }
 
+/* The fate of a rank the launcher killed, said once: how it was (stopped,
+ * or still running), where (the reap's words after "was killed by signal
+ * 9 (Killed) "), and why it was killed. */
+static void killed_text(const struct ml_spec *sp, int r, struct ml_fate *f) {
+  char head[96], where[ML_FATE];
+  double grace = sp->grace_s > 0 ? sp->grace_s : ML_GRACE_S;
+  size_t n = strlen(f->text);
+  if (!f->stopped) {
+    snprintf(f->text + n, sizeof f->text - n, "; it was still running %.0f s after the first "
+             "failure; killed by the launcher", grace);
+    return;
+  }
+  int len = snprintf(head, sizeof head, "rank %d (pid %d) was killed by signal %d (%s) ", r,
+                     f->pid, SIGKILL, sigdescr_np(SIGKILL) ? sigdescr_np(SIGKILL) : "?");
+  snprintf(where, sizeof where, "%s", strncmp(f->text, head, (size_t)len) ? "" : f->text + len);
+  n = (size_t)snprintf(f->text, sizeof f->text, "rank %d (pid %d) was stopped (SIGSTOP or a "
+                       "debugger)%s%s; killed by the launcher (SIGKILL) ", r, f->pid,
+                       where[0] ? " " : "", where);
+  if (n >= sizeof f->text) return;
+  if (f->killed == ML_KILL_FAILED)
+    snprintf(f->text + n, sizeof f->text - n, "once the run had failed: stopped, it could not "
+             "end on its own");
+  else if (f->killed == ML_KILL_IDLE)
+    snprintf(f->text + n, sizeof f->text - n, "after it had been stopped for %.1f s while no "
+             "other rank ran (more than MUSTER_TIMEOUT)", f->stopped_s);
+  else
+    snprintf(f->text + n, sizeof f->text - n, "%.0f s after the first failure: stopped, it "
+             "could not end on its own", grace);
+}
+
 static void record(const struct ml_spec *sp, muster_launch_t *l, int r, int st,
                    struct ml_fate *f) {
   f->status = st;
@@ -89,14 +119,7 @@ static void record(const struct ml_spec *sp, muster_launch_t *l, int r, int st,
     f->died = !WIFEXITED(st) || WEXITSTATUS(st) != 0;
   }
   if (f->killed) {
-    size_t n = strlen(f->text);
-    if (f->stopped_s > 0)
-      snprintf(f->text + n, sizeof f->text - n, "; it had been stopped (SIGSTOP or a debugger) "
-               "for %.1f s while no other rank ran (more than MUSTER_TIMEOUT); killed by the "
-               "launcher", f->stopped_s);
-    else
-      snprintf(f->text + n, sizeof f->text - n, "; it was still running %.0f s after the first "
-               "failure; killed by the launcher", sp->grace_s > 0 ? sp->grace_s : ML_GRACE_S);
+    killed_text(sp, r, f);
     f->died = 1;
   }
 }
@@ -119,35 +142,40 @@ static double stop_limit(void) {
 
 /* The ranks still alive (live[r] > 0) are all stopped (SIGSTOP, a tracer):
  * nothing will make progress on its own. */
-static int all_stopped(const struct ml_spec *sp, const pid_t *live, const int *stopped) {
+static int all_stopped(const struct ml_spec *sp, const pid_t *live, const double *stop_t) {
   int any = 0;
   for (int r = 0; r < sp->ranks; r++) {
     if (live[r] <= 0) continue;
-    if (!stopped[r]) return 0;
+    if (stop_t[r] <= 0) return 0;
     any = 1;
   }
   return any;
 }
 
+/* SIGKILL every rank still there, for reason `why` (ML_KILL_*); a rank
+ * stopped since stop_t[r] says so in its fate. */
 static void kill_live(const struct ml_spec *sp, const pid_t *live, struct ml_fate *f,
-                      const int *stopped, double stopped_s) {
+                      const double *stop_t, int why) {
+  double now = now_s();
   for (int r = 0; r < sp->ranks; r++)
     if (live[r] > 0 && kill(live[r], SIGKILL) == 0) {
-      f[r].killed = 1;
-      f[r].stopped_s = stopped && stopped[r] ? stopped_s : 0;
+      f[r].killed = why;
+      f[r].stopped = stop_t[r] > 0;
+      f[r].stopped_s = stop_t[r] > 0 ? now - stop_t[r] : 0;
     }
 }
 
 /* Reap every child in live[] (pid, 0 once reaped).  After the first death
- * the others get the grace, then SIGKILL.  A rank stopped while every
- * other live rank is stopped too (or gone) gets stop_limit(), then SIGKILL:
- * a finished job must not wait forever for a rank someone stopped.
+ * the others get the grace, then SIGKILL; but once every rank still there
+ * is stopped, nothing can end on its own any more: after a death they are
+ * killed at once, and with none (the others finished) after stop_limit(),
+ * so that a finished job does not wait forever for a rank someone stopped.
  * Stops and continues are seen through WUNTRACED | WCONTINUED. */
 static void reap_all(const struct ml_spec *sp, muster_launch_t *l, pid_t *live,
                      struct ml_fate *f) {
   double grace = sp->grace_s > 0 ? sp->grace_s : ML_GRACE_S, deadline = 0, limit = stop_limit();
-  double stuck_since = 0;
-  int left = 0, killed = 0, seq = 0, stopped[ML_MAX_RANKS] = {0};
+  double stuck_since = 0, stop_t[ML_MAX_RANKS] = {0}; /* when each stopped, 0 running */
+  int left = 0, killed = 0, seq = 0;
   for (int r = 0; r < sp->ranks; r++) left += live[r] > 0;
   while (left > 0) {
     int st, poll = !killed && (deadline > 0 || stuck_since > 0);
@@ -157,10 +185,10 @@ static void reap_all(const struct ml_spec *sp, muster_launch_t *l, pid_t *live,
     if (w == 0) {
       double now = now_s();
       if (deadline > 0 && now >= deadline) {
-        kill_live(sp, live, f, NULL, 0);
+        kill_live(sp, live, f, stop_t, ML_KILL_GRACE);
         killed = 1;
       } else if (stuck_since > 0 && now - stuck_since >= limit) {
-        kill_live(sp, live, f, stopped, now - stuck_since);
+        kill_live(sp, live, f, stop_t, ML_KILL_IDLE);
         killed = 1;
       } else {
         usleep(2000);
@@ -170,7 +198,7 @@ static void reap_all(const struct ml_spec *sp, muster_launch_t *l, pid_t *live,
     int r = rank_of(f, sp->ranks, w, live);
     if (r < 0) continue;
     if (WIFSTOPPED(st) || WIFCONTINUED(st)) {
-      stopped[r] = WIFSTOPPED(st);
+      stop_t[r] = WIFSTOPPED(st) ? (stop_t[r] > 0 ? stop_t[r] : now_s()) : 0;
     } else {
       live[r] = 0;
       left--;
@@ -178,8 +206,12 @@ static void reap_all(const struct ml_spec *sp, muster_launch_t *l, pid_t *live,
       record(sp, l, r, st, &f[r]);
       if (f[r].died && deadline == 0) deadline = now_s() + grace;
     }
-    int stuck = isfinite(limit) && all_stopped(sp, live, stopped);
-    if (!stuck) stuck_since = 0;
+    int stuck = all_stopped(sp, live, stop_t);
+    if (stuck && deadline > 0 && !killed) { /* the run failed: nothing to wait for */
+      kill_live(sp, live, f, stop_t, ML_KILL_FAILED);
+      killed = 1;
+    }
+    if (!stuck || !isfinite(limit)) stuck_since = 0;
     else if (stuck_since == 0) stuck_since = now_s();
   }
 }

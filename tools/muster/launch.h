@@ -21,9 +21,15 @@
  *   - after the first death the others get `grace_s` to end on their own
  *     (a leader inside a long provider call cannot notice), then are
  *     SIGKILLed, so the command always ends;
- *   - a rank stopped (SIGSTOP, a debugger) while no other rank runs any
- *     more is SIGKILLed once that has lasted MUSTER_TIMEOUT (never with
- *     MUSTER_TIMEOUT=inf), so a finished job does not wait for it forever.
+ *   - a stopped rank (SIGSTOP, a debugger) cannot end on its own: once a
+ *     rank has died and every rank still there is stopped, they are
+ *     SIGKILLed at once (a stopped rank makes the others fail within
+ *     MUSTER_TIMEOUT, naming it; the command then ends, not a grace
+ *     later);
+ *   - a rank stopped while no other rank runs any more and none died (the
+ *     others finished) is SIGKILLed once that has lasted MUSTER_TIMEOUT
+ *     (never with MUSTER_TIMEOUT=inf), so a finished job does not wait for
+ *     it forever.
  */
 #ifndef MUSTER_CLI_LAUNCH_H
 #define MUSTER_CLI_LAUNCH_H
@@ -37,16 +43,23 @@
                               child armed PR_SET_PDEATHSIG                  */
 #define ML_FATE 1024
 
+/* Why the launcher killed a rank (ml_fate.killed). */
+enum {
+  ML_KILL_GRACE = 1, /* still there grace_s after the first death            */
+  ML_KILL_FAILED,    /* stopped, after a death, with no other rank running   */
+  ML_KILL_IDLE       /* stopped MUSTER_TIMEOUT while no other rank ran, none
+                        having died (the others finished)                    */
+};
+
 /* How one rank's process ended. */
 struct ml_fate {
   int pid;         /* 0: never started                                        */
   int status;      /* waitpid() status                                         */
   int died;        /* 1: not a clean end (signal, non-zero exit, exit while
                       seated or before joining, or killed by the launcher)     */
-  int killed;      /* 1: the launcher killed it after the grace, or after it
-                      had been stopped longer than MUSTER_TIMEOUT while no
-                      other rank ran                                        */
-  double stopped_s;/* killed while stopped: for how long, else 0           */
+  int killed;      /* the launcher killed it: why, ML_KILL_*; 0 it did not   */
+  int stopped;     /* killed: 1 when it was stopped then (SIGSTOP, a debugger) */
+  double stopped_s;/* killed while stopped: for how long                      */
   int seq;         /* order in which it was reaped, 1 = first; 0 never         */
   char text[ML_FATE]; /* "rank 1 (pid 4242) was killed by signal 9 (Killed)
                          while waiting at barrier 3 of group g"               */

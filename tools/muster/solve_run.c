@@ -37,6 +37,8 @@ typedef struct rank_out {
   char msg[600];
   int device;   /* the GPU it used, -1: host or not known */
   int reported; /* rank_body ran */
+  int done;     /* rank_run returned: rc and msg are its own words (until
+                   then they are the driver's "did not report")           */
   muster_solve_result_t res;
   double seconds[SR_MAX_REPS];
   double provider_seconds[SR_MAX_REPS];
@@ -249,6 +251,7 @@ out:
   mem_free(s, shard.a);
   mem_free(s, shard.b);
   mem_free(s, shard.w);
+  __atomic_store_n(&o->done, 1, __ATOMIC_RELEASE); /* the driver may read o after */
   return rc;
 }
 
@@ -336,7 +339,8 @@ static int run_processes(shared_t *sh, sr_out_t *out) {
   for (int r = 0; r < sh->spec->ranks; r++) { /* what a rank that failed said */
     struct ml_fate *f = &out->fates[r];
     size_t n = strlen(f->text);
-    if (sh->outs[r].reported && sh->outs[r].rc != 0)
+    /* only words it said: one killed (or stopped) mid-run said nothing */
+    if (__atomic_load_n(&sh->outs[r].done, __ATOMIC_ACQUIRE) && sh->outs[r].rc != 0)
       snprintf(f->text + n, sizeof f->text - n, "; it said: %s: %s",
                muster_strerror(sh->outs[r].rc), sh->outs[r].msg);
   }
