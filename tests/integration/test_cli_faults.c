@@ -521,3 +521,41 @@ TEST_IMPL(cli_solve_stopped_in_grace) {
   test_remove_tree(s.dir);
   return 0;
 }
+
+/* A rank stopped when the others finish cleanly (released from its last
+ * barrier, it never left): no rank failed, so the launcher waits
+ * MUSTER_TIMEOUT=2 after the others ended, then kills it: a finished job
+ * does not wait forever for a rank someone stopped (the storm found that
+ * hang).  Its fate says so once. */
+TEST_IMPL(cli_solve_rank_stopped_after_finish) {
+  struct slow s;
+  struct run r;
+  struct tool_result res;
+  slow_setup(&s);
+  const char *env[] = {s.env_gate, s.env_entered, "MUSTER_TIMEOUT=2", NULL};
+  cli_start(&r, slow_argv, env, 3);
+  ASSERT_EQ(slow_leader(&s), r.kids[0]);
+  usleep(100000);
+  pid_t victim = r.kids[2];
+  ASSERT_EQ(kill(victim, SIGSTOP), 0);
+  while (tool_proc_state(victim) != 'T') usleep(1000);
+  double t_open = test_now();
+  unlink(s.gate);
+  double took = cli_finish(&r, &res, t_open);
+  ASSERT_EQ(res.exit_code, 1);
+  ASSERT_DBL_LT(2.0, took);
+  ASSERT_DBL_LT(took, 5.0);
+  for (int i = 0; i < 2; i++)
+    contains_fmt(res.err, "\nmuster solve: rank %d (pid %d) exited with status 0 after it left group "
+                 "cli", i, r.kids[i]);
+  contains_fmt(res.err, "\nmuster solve: rank %d (pid %d) was stopped (SIGSTOP or a debugger) after "
+               "it was released from barrier ", 2, victim);
+  ASSERT_STR_CONTAINS(res.err, ", before it moved on; killed by the launcher (SIGKILL) after it had "
+                      "been stopped for 2.");
+  ASSERT_STR_CONTAINS(res.err, " s while no other rank ran and none had failed (more than "
+                      "MUSTER_TIMEOUT)\n");
+  ASSERT(strstr(res.err, "still running") == NULL && strstr(res.err, "did not report") == NULL);
+  tool_result_free(&res);
+  test_remove_tree(s.dir);
+  return 0;
+}

@@ -95,7 +95,7 @@ static void killed_text(const struct ml_spec *sp, int r, struct ml_fate *f) {
              "end on its own");
   else if (f->killed == ML_KILL_IDLE)
     snprintf(f->text + n, sizeof f->text - n, "after it had been stopped for %.1f s while no "
-             "other rank ran (more than MUSTER_TIMEOUT)", f->stopped_s);
+             "other rank ran and none had failed (more than MUSTER_TIMEOUT)", f->stopped_s);
   else
     snprintf(f->text + n, sizeof f->text - n, "%.0f s after the first failure: stopped, it "
              "could not end on its own", grace);
@@ -153,15 +153,16 @@ static int all_stopped(const struct ml_spec *sp, const pid_t *live, const double
 }
 
 /* SIGKILL every rank still there, for reason `why` (ML_KILL_*); a rank
- * stopped since stop_t[r] says so in its fate. */
+ * stopped since stop_t[r] says so in its fate, and for how long: since it
+ * stopped, or for ML_KILL_IDLE how long no other rank ran (idle_s). */
 static void kill_live(const struct ml_spec *sp, const pid_t *live, struct ml_fate *f,
-                      const double *stop_t, int why) {
+                      const double *stop_t, int why, double idle_s) {
   double now = now_s();
   for (int r = 0; r < sp->ranks; r++)
     if (live[r] > 0 && kill(live[r], SIGKILL) == 0) {
       f[r].killed = why;
       f[r].stopped = stop_t[r] > 0;
-      f[r].stopped_s = stop_t[r] > 0 ? now - stop_t[r] : 0;
+      f[r].stopped_s = why == ML_KILL_IDLE ? idle_s : stop_t[r] > 0 ? now - stop_t[r] : 0;
     }
 }
 
@@ -185,10 +186,10 @@ static void reap_all(const struct ml_spec *sp, muster_launch_t *l, pid_t *live,
     if (w == 0) {
       double now = now_s();
       if (deadline > 0 && now >= deadline) {
-        kill_live(sp, live, f, stop_t, ML_KILL_GRACE);
+        kill_live(sp, live, f, stop_t, ML_KILL_GRACE, 0);
         killed = 1;
       } else if (stuck_since > 0 && now - stuck_since >= limit) {
-        kill_live(sp, live, f, stop_t, ML_KILL_IDLE);
+        kill_live(sp, live, f, stop_t, ML_KILL_IDLE, now - stuck_since);
         killed = 1;
       } else {
         usleep(2000);
@@ -208,7 +209,7 @@ static void reap_all(const struct ml_spec *sp, muster_launch_t *l, pid_t *live,
     }
     int stuck = all_stopped(sp, live, stop_t);
     if (stuck && deadline > 0 && !killed) { /* the run failed: nothing to wait for */
-      kill_live(sp, live, f, stop_t, ML_KILL_FAILED);
+      kill_live(sp, live, f, stop_t, ML_KILL_FAILED, 0);
       killed = 1;
     }
     if (!stuck || !isfinite(limit)) stuck_since = 0;

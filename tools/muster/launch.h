@@ -59,7 +59,8 @@ struct ml_fate {
                       seated or before joining, or killed by the launcher)     */
   int killed;      /* the launcher killed it: why, ML_KILL_*; 0 it did not   */
   int stopped;     /* killed: 1 when it was stopped then (SIGSTOP, a debugger) */
-  double stopped_s;/* killed while stopped: for how long                      */
+  double stopped_s;/* killed while stopped: for how long (ML_KILL_IDLE: how
+                      long no other rank ran)                               */
   int seq;         /* order in which it was reaped, 1 = first; 0 never         */
   char text[ML_FATE]; /* "rank 1 (pid 4242) was killed by signal 9 (Killed)
                          while waiting at barrier 3 of group g"               */
