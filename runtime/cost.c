@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "cost.h"
+#include "env.h"
 
 /* ---- parsing ------------------------------------------------------------- */
 
@@ -99,10 +101,21 @@ int muster__cost_parse(const char *text, const char *path, muster__cost_t **out,
 
 int muster__cost_read(const char *path, muster__cost_t **out, char *why, size_t cap) {
   *out = NULL;
-  FILE *f = fopen(path, "re");
-  if (!f) {
+  /* O_NONBLOCK: a FIFO put there (or swapped in since muster__cost_find
+   * saw a regular file) must not hang the provider's load; only a regular
+   * file is read */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  struct stat st;
+  if (fd < 0) {
     snprintf(why, cap, "%s: %s", path, strerror(errno));
     return errno == ENOENT ? MUSTER_ENOENT : MUSTER_EACCES;
+  }
+  int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  FILE *f = regular ? fdopen(fd, "r") : NULL;
+  if (!f) {
+    snprintf(why, cap, "%s: %s", path, regular ? strerror(errno) : "not a regular file");
+    close(fd);
+    return regular ? MUSTER_ENOMEM : MUSTER_EINVAL;
   }
   size_t max = (size_t)MUSTER__COST_MAX_ROWS * 128, len = 0;
   char *text = malloc(max + 1);
@@ -139,7 +152,8 @@ static int try_file(const char *dir, size_t dirlen, const char *backend, char *o
 
 int muster__cost_find(const char *backend, const char *listed_dir, const char *real_so, char *out,
                       size_t cap) {
-  const char *env = getenv("MUSTER_COST_PATH");
+  const char *env = NULL;
+  if (muster__env_cost_path(&env) < 0) env = NULL; /* refused where it is checked (registry) */
   for (const char *s = env; s && *s;) {
     const char *e = strchr(s, ':');
     size_t l = e ? (size_t)(e - s) : strlen(s);

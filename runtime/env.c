@@ -128,31 +128,36 @@ int muster__env_provider_choice(const char *routine, char *out, size_t cap) {
   return MUSTER_OK;
 }
 
-/* ---- MUSTER_PROVIDER_PATH ----------------------------------------------- */
+/* ---- folder lists: MUSTER_PROVIDER_PATH, MUSTER_COST_PATH --------------- */
 
-int muster__env_provider_path(const char **value) {
+static int folders(const char *var, int max_folders, const char **value) {
   const char *s;
-  int rc = get("MUSTER_PROVIDER_PATH", &s);
+  int rc = get(var, &s), k = 0;
   *value = NULL;
   if (rc < 0 || !s) return rc;
-  int k = 1;
-  for (const char *e = s;; k++) {
-    const char *colon = strchr(e, ':');
-    size_t len = colon ? (size_t)(colon - e) : strlen(e);
-    if (k > MUSTER_MAX_PROVIDER_DIRS)
-      return muster__err(MUSTER_EINVAL, "MUSTER_PROVIDER_PATH: more than %d folders in '%.48s...'",
-                         MUSTER_MAX_PROVIDER_DIRS, s);
-    if (len == 0)
-      return muster__err(MUSTER_EINVAL, "MUSTER_PROVIDER_PATH: folder %d of '%.200s' is empty "
-                         "(a leading, trailing or doubled ':')", k, s);
-    if (len > MUSTER_MAX_PROVIDER_DIR)
-      return muster__err(MUSTER_EINVAL, "MUSTER_PROVIDER_PATH: folder %d ('%.48s...') is %zu "
-                         "bytes, more than %d", k, e, len, MUSTER_MAX_PROVIDER_DIR);
-    if (!colon) break;
-    e = colon + 1;
+  switch (muster_scan_folders(s, max_folders, MUSTER_MAX_PROVIDER_DIR, &k)) {
+  case MUSTER_SCAN_RANGE:
+    return muster__err(MUSTER_EINVAL, "%s: more than %d folders in '%.48s...'", var, max_folders, s);
+  case MUSTER_SCAN_SYNTAX:
+    return muster__err(MUSTER_EINVAL, "%s: folder %d of '%.200s' is empty (a leading, trailing "
+                       "or doubled ':')", var, k, s);
+  case MUSTER_SCAN_LONG: {
+    const char *f = s;
+    for (int i = 1; i < k; i++) f = strchr(f, ':') + 1;
+    return muster__err(MUSTER_EINVAL, "%s: folder %d ('%.48s...') is %zu bytes, more than %d", var,
+                       k, f, strcspn(f, ":"), MUSTER_MAX_PROVIDER_DIR);
+  }
   }
   *value = s;
   return MUSTER_OK;
+}
+
+int muster__env_provider_path(const char **value) {
+  return folders("MUSTER_PROVIDER_PATH", MUSTER_MAX_PROVIDER_DIRS, value);
+}
+
+int muster__env_cost_path(const char **value) {
+  return folders("MUSTER_COST_PATH", MUSTER_MAX_PROVIDER_DIRS, value);
 }
 
 int muster__env_mpi_abort(int *on) {
@@ -166,16 +171,18 @@ int muster__env_mpi_abort(int *on) {
   return MUSTER_OK;
 }
 
+int muster__env_mpi_lib(const char **value) { return get("MUSTER_MPI_LIB", value); }
+
 int muster_env_check(void) {
   double t;
   const char *s;
   char p[MUSTER_MAX_BACKEND + 1];
   int rc, on;
   if ((rc = muster__env_timeout(&t)) < 0 || (rc = muster__env_job(&s)) < 0 ||
-      (rc = muster__env_mpi_abort(&on)) < 0 ||
+      (rc = muster__env_mpi_abort(&on)) < 0 || (rc = muster__env_mpi_lib(&s)) < 0 ||
       (rc = muster__env_check_log()) < 0 ||
       (rc = muster__env_provider_choice(NULL, p, sizeof p)) < 0 ||
-      (rc = muster__env_provider_path(&s)) < 0)
+      (rc = muster__env_provider_path(&s)) < 0 || (rc = muster__env_cost_path(&s)) < 0)
     return rc;
   return MUSTER_OK;
 }

@@ -50,9 +50,13 @@ MUSTER_HIDDEN int muster__env_provider_choice(const char *routine, char *out, si
  * for <dir>/<routine>/<file> in PATH_MAX).  *value = the checked value, or
  * NULL when unset (the default folders).  A folder that does not exist is
  * not an error (it holds no provider). */
-#define MUSTER_MAX_PROVIDER_DIRS 16
-#define MUSTER_MAX_PROVIDER_DIR 3800
+#define MUSTER_MAX_PROVIDER_DIRS MUSTER_MAX_FOLDERS
+#define MUSTER_MAX_PROVIDER_DIR MUSTER_MAX_FOLDER_LEN
 MUSTER_HIDDEN int muster__env_provider_path(const char **value);
+
+/* MUSTER_COST_PATH: folders searched first for cost tables (cost.h), by
+ * MUSTER_PROVIDER_PATH's rule.  *value NULL when unset. */
+MUSTER_HIDDEN int muster__env_cost_path(const char **value);
 
 /* MUSTER_MPI_ABORT: 1 (unset: the default) or 0.  1: a collective call or
  * bootstrap exchange over a kind mpi comm has a MUSTER_TIMEOUT deadline, after
@@ -61,6 +65,12 @@ MUSTER_HIDDEN int muster__env_provider_path(const char **value);
  * MPI_Abort (runtime/mpi.h); 0: no deadline, the ranks wait as MPI does (the
  * launcher's or batch system's limit must end a stuck job). */
 MUSTER_HIDDEN int muster__env_mpi_abort(int *on);
+
+/* MUSTER_MPI_LIB: the libmpi the MPI bootstrap loads (runtime/mpi.c), a
+ * file name or path; *value NULL when unset (the default names).  Only
+ * set-but-empty is refused here: whether it loads is known where MPI is
+ * used, which then refuses a value that does not load or is no libmpi. */
+MUSTER_HIDDEN int muster__env_mpi_lib(const char **value);
 
 /* muster_env_check (muster/parse.h) checks every variable above at once. */
 

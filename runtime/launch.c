@@ -186,7 +186,10 @@ static void ending(int wstatus, char *buf, size_t cap) {
 }
 
 /* Where in the group the occupant of slot s was, e.g. "while waiting at
- * barrier 3 of group g". */
+ * barrier 3 of group g".  A rank whose barrier completed while it still
+ * sat in it (phase WAITING at an older generation: stopped or not
+ * scheduled right then) was released from it, not waiting: the barrier's
+ * own report of it says so too (barrier.c, describe_missing). */
 static void whereabouts(const muster_launch_t *l, const struct muster_seg_slot *s, int seated,
                         char *buf, size_t cap) {
   uint64_t passed = LD(&s->barriers);
@@ -203,7 +206,11 @@ static void whereabouts(const muster_launch_t *l, const struct muster_seg_slot *
     snprintf(buf, cap, "while publishing for barrier %" PRIu64 " of group %s", passed + 1, l->name);
     break;
   case MUSTER_PHASE_WAITING:
-    snprintf(buf, cap, "while waiting at barrier %" PRIu64 " of group %s", passed + 1, l->name);
+    if (LD(&s->barrier_gen) != LDA(&l->seg->hdr->generation))
+      snprintf(buf, cap, "after it was released from barrier %" PRIu64 " of group %s, before it "
+               "moved on", passed + 1, l->name);
+    else
+      snprintf(buf, cap, "while waiting at barrier %" PRIu64 " of group %s", passed + 1, l->name);
     break;
   case MUSTER_PHASE_PASSED:
     snprintf(buf, cap, "past barrier %" PRIu64 " of group %s (computing, or between calls)",

@@ -60,6 +60,7 @@ static struct lib {
   error_string_fn error_string;
   void *comm_rank, *comm_size, *comm_dup, *comm_free, *allgather, *iallgather, *test, *abort;
   char why[300];
+  int code; /* !h: MUSTER_EINVAL (MUSTER_MPI_LIB is bad), else MUSTER_ENOENT */
 } lib;
 static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -70,14 +71,32 @@ struct muster__mpi {
   int rank, size;
 };
 
+/* MUSTER_MPI_LIB, when set, is the only libmpi tried: a value that is
+ * empty, does not load or is no libmpi is an error naming it
+ * (MUSTER_EINVAL), never a quiet fall back to another MPI than the one
+ * asked for. */
 static void lib_load(void) {
-  const char *env = getenv("MUSTER_MPI_LIB");
-  const char *names[] = {env && *env ? env : NULL, "libmpi.so.40", "libmpi.so.12", "libmpi.so"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib.h; i++) {
-    if (!names[i]) continue;
+  static const char *const defaults[] = {"libmpi.so.40", "libmpi.so.12", "libmpi.so"};
+  const char *env = NULL;
+  lib.code = MUSTER_ENOENT;
+  if (muster__env_mpi_lib(&env) < 0) {
+    lib.code = MUSTER_EINVAL;
+    snprintf(lib.why, sizeof lib.why, "%s", muster_last_error());
+    return;
+  }
+  const char *const *names = env ? &env : defaults;
+  size_t count = env ? 1 : sizeof defaults / sizeof defaults[0];
+  for (size_t i = 0; i < count && !lib.h; i++) {
     lib.h = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL);
     if (lib.h) snprintf(lib.name, sizeof lib.name, "%s", names[i]);
     else if (!lib.why[0]) snprintf(lib.why, sizeof lib.why, "%s", dlerror());
+  }
+  if (!lib.h && env) {
+    char e[sizeof lib.why];
+    snprintf(e, sizeof e, "%s", lib.why);
+    lib.code = MUSTER_EINVAL;
+    snprintf(lib.why, sizeof lib.why, "MUSTER_MPI_LIB: cannot load '%.60s': %.150s (unset it to "
+             "try libmpi.so.40, libmpi.so.12, libmpi.so)", env, e);
   }
   if (!lib.h) return;
   void *world = dlsym(lib.h, "ompi_mpi_comm_world");
@@ -105,7 +124,10 @@ static void lib_load(void) {
   if (!lib.initialized || !lib.finalized || !lib.init_thread || !lib.finalize || !lib.comm_rank ||
       !lib.comm_size || !lib.comm_dup || !lib.comm_free || !lib.allgather || !lib.iallgather ||
       !lib.test || !lib.abort || (lib.ompi && !lib.byte.p)) {
-    snprintf(lib.why, sizeof lib.why, "%s lacks an MPI function muster needs", lib.name);
+    if (env) lib.code = MUSTER_EINVAL;
+    if (env) snprintf(lib.why, sizeof lib.why, "MUSTER_MPI_LIB: '%.60s' is no libmpi: it lacks an "
+                      "MPI function muster needs", env);
+    else snprintf(lib.why, sizeof lib.why, "%s lacks an MPI function muster needs", lib.name);
     dlclose(lib.h);
     lib.h = NULL;
   }
@@ -144,6 +166,7 @@ static int ensure_init(void) {
 int muster__mpi_open(muster__mpi_t **out, int *rank, int *size) {
   *out = NULL;
   pthread_once(&lib_once, lib_load);
+  if (!lib.h && lib.code == MUSTER_EINVAL) return muster__err(MUSTER_EINVAL, "bootstrap mpi: %s", lib.why);
   if (!lib.h)
     return muster__err(MUSTER_ENOENT, "bootstrap mpi: cannot load libmpi (set MUSTER_MPI_LIB to its "
                        "path): %s", lib.why[0] ? lib.why : "not found");

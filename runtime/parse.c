@@ -10,43 +10,13 @@
 #include "error.h"
 #include "muster/parse.h"
 
-#define SHOW_MAX 48 /* bytes of a bad value quoted in a message */
-
 /* ASCII only: the caller's locale must not change what is accepted */
 static int is_digit(int c) { return c >= '0' && c <= '9'; }
 static int is_alnum(int c) { return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
-/* 'value' for a message: at most SHOW_MAX bytes, non-printable bytes as
- * '?', and the full length when it was cut. */
-static const char *show(const char *s, size_t len, char *buf, size_t cap) {
-  size_t n = len < SHOW_MAX ? len : SHOW_MAX, k = 0;
-  buf[k++] = '\'';
-  for (size_t i = 0; i < n && k + 2 < cap; i++)
-    buf[k++] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
-  buf[k++] = '\'';
-  buf[k] = '\0';
-  if (len > n) snprintf(buf + k, cap - k, "... (%zu bytes)", len);
-  return buf;
-}
-
 static int bad(const char *s, size_t len, const char *why) {
-  char q[SHOW_MAX + 40];
-  return muster__err(MUSTER_EINVAL, "%s %s", show(s, len, q, sizeof q), why);
-}
-
-/* Digits of s[0..len) as an unsigned value; 0 or -1 (not digits, or more
- * than UINT64_MAX). */
-static int digits(const char *s, size_t len, uint64_t *out) {
-  uint64_t v = 0;
-  if (len == 0) return -1;
-  for (size_t i = 0; i < len; i++) {
-    if (s[i] < '0' || s[i] > '9') return -1;
-    unsigned d = (unsigned)(s[i] - '0');
-    if (v > (UINT64_MAX - d) / 10) return -2;
-    v = v * 10 + d;
-  }
-  *out = v;
-  return 0;
+  char q[96];
+  return muster__err(MUSTER_EINVAL, "%s %s", muster_quote(s, len, q, sizeof q), why);
 }
 
 static int range_error(const char *s, size_t len, int64_t lo, int64_t hi) {
@@ -55,17 +25,12 @@ static int range_error(const char *s, size_t len, int64_t lo, int64_t hi) {
   return bad(s, len, why);
 }
 
-/* One integer of s[0..len) in [lo, hi]. */
+/* One integer of s[0..len) in [lo, hi] (muster_scan_i64's rule). */
 static int parse_i64_n(const char *s, size_t len, int64_t lo, int64_t hi, int64_t *out) {
   if (len == 0) return bad(s, len, "is empty (an integer is needed)");
-  int neg = s[0] == '-';
-  uint64_t mag;
-  int d = digits(s + neg, len - (size_t)neg, &mag);
-  if (d == -1) return bad(s, len, "is not a decimal integer");
-  if (d == -2 || mag > (uint64_t)INT64_MAX + (uint64_t)neg) return range_error(s, len, lo, hi);
-  int64_t v = neg ? (int64_t)(0 - mag) : (int64_t)mag;
-  if (v < lo || v > hi) return range_error(s, len, lo, hi);
-  *out = v;
+  int rc = muster_scan_i64(s, len, lo, hi, out);
+  if (rc == MUSTER_SCAN_SYNTAX) return bad(s, len, "is not a decimal integer");
+  if (rc < 0) return range_error(s, len, lo, hi);
   return MUSTER_OK;
 }
 
@@ -77,16 +42,14 @@ int muster_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
 int muster_parse_u64(const char *s, uint64_t hi, uint64_t *out) {
   if (!s) return muster__err(MUSTER_EINVAL, "no value (an integer is needed)");
   size_t len = strlen(s);
-  uint64_t v = 0;
-  int d = digits(s, len, &v);
   if (len == 0) return bad(s, len, "is empty (an integer is needed)");
-  if (d == -1) return bad(s, len, "is not a decimal integer without sign");
-  if (d == -2 || v > hi) {
+  int rc = muster_scan_u64(s, len, hi, out);
+  if (rc == MUSTER_SCAN_SYNTAX) return bad(s, len, "is not a decimal integer without sign");
+  if (rc < 0) {
     char why[64];
     snprintf(why, sizeof why, "is out of range 0..%" PRIu64, hi);
     return bad(s, len, why);
   }
-  *out = v;
   return MUSTER_OK;
 }
 
@@ -105,8 +68,8 @@ int muster_parse_i64_list(const char *s, int64_t lo, int64_t hi, int64_t *out, i
     if (len == 0) return bad(s, total, "has an empty entry");
     int rc = parse_i64_n(p, len, lo, hi, &out[n]);
     if (rc < 0) {
-      char q[SHOW_MAX + 40];
-      return muster__err_prefix(rc, "entry %d of %s", n + 1, show(s, total, q, sizeof q));
+      char q[96];
+      return muster__err_prefix(rc, "entry %d of %s", n + 1, muster_quote(s, total, q, sizeof q));
     }
     if (!comma) return n + 1;
     p = comma + 1;

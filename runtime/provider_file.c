@@ -5,6 +5,7 @@
  * runtime/registry.c.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -96,6 +97,48 @@ static void load_cost(muster__prov_t *p, const char *listed) {
   snprintf(p->pub.cost_why, sizeof p->pub.cost_why, "%.250s", file);
 }
 
+/* What a file that is not a regular file is, for a refusal. */
+static const char *file_kind(mode_t m) {
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  if (S_ISDIR(m)) return "a folder";
+  return "not a file";
+}
+
+/* Open the provider file without ever blocking or touching a device: only
+ * a regular file is loaded.  Opening a FIFO for reading waits for a writer
+ * (every registry scan, hence every solve and `muster providers`, hung on a
+ * FIFO in a provider folder), and opening a device can do things (a tape
+ * rewinds, a tty becomes ours).  listed: its identity when the folder was
+ * listed (stat, through links); a file swapped for something else since
+ * is caught by the fstat of what was opened: O_NONBLOCK makes that open of
+ * a FIFO return at once.  0 with p->fd, or -1 with p->pub.why. */
+static int open_regular(muster__prov_t *p, const struct stat *listed) {
+  if (!S_ISREG(listed->st_mode)) {
+    snprintf(p->pub.why, sizeof p->pub.why, "%.200s is not a regular file (%s)", p->pub.path,
+             file_kind(listed->st_mode));
+    return -1;
+  }
+  p->fd = open(p->pub.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  struct stat now;
+  if (p->fd < 0 || fstat(p->fd, &now) != 0) {
+    snprintf(p->pub.why, sizeof p->pub.why, "cannot open %.200s: %s", p->pub.path, strerror(errno));
+    return -1;
+  }
+  if (!S_ISREG(now.st_mode)) {
+    snprintf(p->pub.why, sizeof p->pub.why, "%.200s is not a regular file (%s)", p->pub.path,
+             file_kind(now.st_mode));
+    return -1;
+  }
+  p->dev = now.st_dev; /* the file we load, if it changed since the listing */
+  p->ino = now.st_ino;
+  p->mtime = now.st_mtim;
+  p->size = now.st_size;
+  return 0;
+}
+
 /* Load one file. Never fails as a whole: a refused file gives a prov with
  * handle NULL and `why`, so listings and errors can show it. */
 muster__prov_t *muster__prov_load(const char *path, const char *backend, const struct stat *st) {
@@ -115,19 +158,10 @@ muster__prov_t *muster__prov_load(const char *path, const char *backend, const s
    * while the provider is loaded: no loaded object can have that name, and
    * ld.so still shares an object whose inode is the same. */
   const char *load = p->pub.path;
-  p->fd = open(p->pub.path, O_RDONLY | O_CLOEXEC);
-  struct stat now;
-  if (p->fd >= 0 && fstat(p->fd, &now) == 0) { /* the file we load, if it changed since the listing */
-    p->dev = now.st_dev;
-    p->ino = now.st_ino;
-    p->mtime = now.st_mtim;
-    p->size = now.st_size;
-  }
-  if (p->fd >= 0) {
-    snprintf(p->alias, sizeof p->alias, "/proc/self/fd/%d", p->fd);
-    if (access(p->alias, R_OK) == 0) load = p->alias;
-    else p->alias[0] = '\0';
-  }
+  if (open_regular(p, st) < 0) goto refused;
+  snprintf(p->alias, sizeof p->alias, "/proc/self/fd/%d", p->fd);
+  if (access(p->alias, R_OK) == 0) load = p->alias;
+  else p->alias[0] = '\0'; /* no /proc: by name (checked regular just now) */
   void *h = dlopen(load, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char *e = dlerror();

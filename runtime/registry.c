@@ -413,8 +413,10 @@ int muster__provider_collect(muster_routine_t routine, const char *only, muster_
                              int cap) {
   const char *rname = routine_str(routine);
   if (!rname) return muster__err(MUSTER_EINVAL, "unknown routine %d", (int)routine);
-  int rc = ensure_table();
+  const char *cost_path;
+  int rc = muster__env_cost_path(&cost_path); /* read when a provider loads: never skipped */
   if (rc < 0) return rc;
+  if ((rc = ensure_table()) < 0) return rc;
   if ((rc = ensure_scanned(routine)) < 0) return rc;
   int unloaded = 0;
   int n = collect_loaded(rname, only, out, cap, &unloaded);
@@ -440,7 +442,9 @@ int muster__provider_collect(muster_routine_t routine, const char *only, muster_
 
 int muster_providers_list(muster_provider_info_t *out, int cap) {
   if (cap < 0 || (cap > 0 && !out)) return muster__err(MUSTER_EINVAL, "muster_providers_list: bad buffer");
+  const char *cost_path;
   int rc = muster__env_check_log();
+  if (rc == 0) rc = muster__env_cost_path(&cost_path);
   if (rc < 0) return rc;
   rc = ensure_table();
   if (rc < 0) return rc;

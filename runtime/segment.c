@@ -301,7 +301,11 @@ enum verdict { V_ATTACH, V_RETRY, V_RECLAIM };
 
 /* A valid segment found by our name was made by our uid in our pid
  * namespace (the name says so; only a hand-made file says otherwise). */
-static int check_identity(const struct muster_segment *seg) {
+/* Who made it, and for which group: the header's job and group must be
+ * the ones its name says.  A hard link (or a copy) of another job's
+ * segment planted at our name would otherwise let us sit in that job's
+ * group, and its ranks in ours. */
+static int check_identity(const struct muster_segment *seg, const char *job, const char *group) {
   const struct muster_seg_header *h = seg->hdr;
   if (h->uid != (uint32_t)getuid())
     return muster__err(MUSTER_EACCES, "segment %s was made by uid %u, not uid %u", seg->path,
@@ -310,6 +314,11 @@ static int check_identity(const struct muster_segment *seg) {
     return muster__err(MUSTER_ECORRUPT, "segment %s was made in pid namespace %" PRIu64 ", not "
                        "in %" PRIu64 " as its name says (remove it or run shmdump --clean)",
                        seg->path, h->creator_pidns, seg->pidns);
+  /* validated: both strings are NUL-terminated inside their fields */
+  if (strcmp(h->job, job) != 0 || strcmp(h->group, group) != 0)
+    return muster__err(MUSTER_ECORRUPT, "segment %s holds group %s of job %s, not group %s of "
+                       "job %s as its name says (a hard link or a copy of another group's "
+                       "segment: remove it)", seg->path, h->group, h->job, group, job);
   return MUSTER_OK;
 }
 
@@ -351,7 +360,8 @@ static int name_moved(const struct muster_segment *seg, const struct stat *st) {
 
 /* The existing segment is mapped (or too small to map); wait for a creator
  * in progress, validate, and decide. */
-static int judge_existing(struct muster_segment *seg, int nranks, enum verdict *v) {
+static int judge_existing(struct muster_segment *seg, const char *job, const char *group,
+                          int nranks, enum verdict *v) {
   char why[256];
   struct stat st;
   int rc = MUSTER_OK, vrc = MUSTER_ECORRUPT;
@@ -385,7 +395,7 @@ static int judge_existing(struct muster_segment *seg, int nranks, enum verdict *
     sleep_ms(2);
   }
   if (vrc < 0) return judge_invalid(seg, &st, vrc, why, v);
-  MUSTER_CHECK(check_identity(seg));
+  MUSTER_CHECK(check_identity(seg, job, group));
   struct muster_seg_header *h = seg->hdr;
   if (LD(&h->abort_state) != MUSTER_ABORT_NONE || LD(&h->retired)) {
     /* poisoned/retired: whoever did it removes the name; help, then retry */
@@ -436,7 +446,7 @@ int muster__segment_open(struct muster_segment *seg, const char *job, const char
       return sys_err(errno, "cannot open group segment", seg->path);
     }
     enum verdict v = V_ATTACH;
-    rc = judge_existing(seg, nranks, &v);
+    rc = judge_existing(seg, job, group, nranks, &v);
     if (rc == MUSTER_OK && v == V_ATTACH) {
       *created = 0;
       return MUSTER_OK;

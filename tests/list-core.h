@@ -11,6 +11,7 @@ TEST_ENTRY(error_names_and_kinds, 10)
 TEST_ENTRY(parse_numbers_edges, 10)
 TEST_ENTRY(env_variables_refused, 30)
 TEST_ENTRY(env_timeout_range, 10)
+TEST_ENTRY(env_mpi_lib_refused, 20)
 /* group integration: exchange/status/rounds, threads and processes */
 TEST_ENTRY(group_exchange_threads_1, 20)
 TEST_ENTRY(group_exchange_threads_2, 20)

@@ -26,10 +26,17 @@ TEST_ENTRY(cli_solve_rank_killed_during_compute, 60)
 TEST_ENTRY(cli_solve_leader_killed, 60)
 TEST_ENTRY(cli_solve_launcher_killed, 60)
 TEST_ENTRY(cli_solve_leader_stopped, 60)
+TEST_ENTRY(cli_solve_rank_stopped, 60)
+TEST_ENTRY(cli_solve_stopped_in_grace, 60)
+TEST_ENTRY(cli_solve_rank_stopped_after_finish, 60)
 TEST_ENTRY(cli_rendezvous_rank_killed_before_join, 60)
 TEST_ENTRY(cli_rendezvous_leader_killed, 60)
 TEST_ENTRY(cli_rendezvous_launcher_killed, 60)
+/* ranks that cannot be started (test_cli_launch.c) */
+TEST_ENTRY(cli_launch_fork_fails, 60)
+TEST_ENTRY(cli_launch_out_of_fds, 120)
 /* every option and MUSTER_* variable fed bad values (test_cli_numbers.c) */
 TEST_ENTRY(cli_options_refuse_bad_numbers, 240)
 TEST_ENTRY(cli_env_refuse_bad_values, 120)
 TEST_ENTRY(cli_rendezvous_full_shm, 60) /* test_full_shm.c */
+TEST_ENTRY(cli_solve_full_shm, 60) /* test_full_shm.c */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/env.h"
 #include "mp.h"
 
 /* What every rank publishes when a communicator is made: its own status
@@ -16,10 +17,6 @@ typedef struct boot_msg {
   mp_ncclUniqueId id;
 } boot_msg_t;
 
-static int blocking_setting(void) {
-  const char *e = getenv("MUSTER_MP_NCCL_BLOCKING");
-  return !(e && !strcmp(e, "0"));
-}
 
 /* Rank 0's unique id, known to every rank; the same code on every rank. */
 static int share_id(const mp_api_t *api, const muster_bootstrap_t *boot, int device, mp_ncclUniqueId *id,
@@ -57,11 +54,13 @@ int mp_nccl_fail(cuc_err_t *E, int dev, const char *call, mp_nres_t r) {
 static int nccl_init(mp_ctx_t *c, mp_run_t *run, const muster_bootstrap_t *boot, mp_comm_t *m, cuc_err_t *E) {
   const mp_api_t *api = &c->libs->api;
   mp_ncclUniqueId id;
-  int rc = share_id(api, boot, m->device, &id, E);
-  if (rc < 0) return rc;
+  char why[160];
+  int blocking, rc = prov_env_switch("MUSTER_MP_NCCL_BLOCKING", 1, &blocking, why, sizeof why);
+  if (rc < 0) return cuc_fail(E, rc, "%s", why);
+  if ((rc = share_id(api, boot, m->device, &id, E)) < 0) return rc;
   /* NVLink multicast (NVLS) stays off unless the user asked for it */
   setenv("NCCL_NVLS_ENABLE", "0", 0);
-  mp_ncclConfig_t cfg = {sizeof cfg, MP_NCCL_CONFIG_MAGIC, MP_NCCL_CONFIG_VERSION, blocking_setting(),
+  mp_ncclConfig_t cfg = {sizeof cfg, MP_NCCL_CONFIG_MAGIC, MP_NCCL_CONFIG_VERSION, blocking,
                          MP_NCCL_CONFIG_UNDEF_INT, MP_NCCL_CONFIG_UNDEF_INT, MP_NCCL_CONFIG_UNDEF_INT, NULL,
                          MP_NCCL_CONFIG_UNDEF_INT};
   mp_ncclComm_t comm = NULL;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/env.h"
 #include "libs.h"
 #include "muster.h"
 
@@ -149,11 +150,20 @@ static int load_solver(mp_libs_t *L, char *tried, size_t tlen) {
 
 /* Fill L, or its refusal (rc and why). */
 static void load_libs(mp_libs_t *L) {
-  char tried[sizeof L->why] = "", a[24], b[24];
-  const char *force = getenv("MUSTER_MP_DISABLE");
-  if (force && *force && strcmp(force, "0") != 0) {
+  char tried[sizeof L->why] = "", a[24], b[24], bad[400];
+  const char *libdir;
+  int off;
+  /* a malformed variable is MUSTER_EINVAL from every call (probe, estimate,
+   * solve), naming it: never a quiet "on" or a folder skipped */
+  if (prov_env_switch("MUSTER_MP_DISABLE", 0, &off, bad, sizeof bad) < 0 ||
+      prov_env_folders("MUSTER_MP_LIBDIR", &libdir, bad, sizeof bad) < 0) {
+    L->rc = MUSTER_EINVAL;
+    snprintf(L->why, sizeof L->why, "cusolvermp: %s", bad);
+    return;
+  }
+  if (off) {
     L->rc = MUSTER_EUNSUPPORTED;
-    snprintf(L->why, sizeof L->why, "cusolvermp: disabled by MUSTER_MP_DISABLE=%s", force);
+    snprintf(L->why, sizeof L->why, "cusolvermp: disabled by MUSTER_MP_DISABLE=1");
     return;
   }
   if (load_nccl(L, tried, sizeof tried) < 0) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/env.h"
 #include "plan.h"
 
 int mp_layout_same(const mp_layout_t *a, const mp_layout_t *b) {
@@ -18,17 +19,7 @@ int mp_layout_same(const mp_layout_t *a, const mp_layout_t *b) {
 /* ---- grid, tile, panels ---------------------------------------------------------- */
 
 int mp_grid_shape(int nranks, const char *env, int *nprow, int *npcol, char *why, size_t len) {
-  if (env && *env) {
-    int p = 0, q = 0, used = 0;
-    if (sscanf(env, "%dx%d%n", &p, &q, &used) != 2 || env[used] != '\0' || p < 1 || q < 1 ||
-        (int64_t)p * q != nranks) {
-      snprintf(why, len, "MUSTER_MP_GRID='%s' is not PxQ with P*Q = %d ranks", env, nranks);
-      return MUSTER_EINVAL;
-    }
-    *nprow = p;
-    *npcol = q;
-    return 0;
-  }
+  if (env) return prov_env_grid_of("MUSTER_MP_GRID", env, nranks, nprow, npcol, why, len);
   int p = 1;
   for (int d = 1; (int64_t)d * d <= nranks; d++)
     if (nranks % d == 0) p = d;
@@ -47,15 +38,12 @@ int64_t mp_default_tile(muster_routine_t routine, int64_t n) {
 
 int mp_tile_resolve(muster_routine_t routine, int64_t n, int64_t args_tile, const char *env, int64_t *tile,
                     char *why, size_t len) {
-  int64_t t = args_tile;
+  int64_t t = args_tile, v = 0;
   const char *from = "the call's tile";
-  if (t <= 0 && env && *env) {
-    char *end = NULL;
-    long long v = strtoll(env, &end, 10);
-    if (!end || *end || v < 1 || v > MUSTER_LAYOUT_MAX_N) {
-      snprintf(why, len, "MUSTER_MP_TILE='%s' is not a tile size", env);
-      return MUSTER_EINVAL;
-    }
+  /* checked even when the call's tile wins: a bad value is never ignored */
+  if (env && prov_env_int_of("MUSTER_MP_TILE", env, 1, MUSTER_LAYOUT_MAX_N, &v, why, len) < 0)
+    return MUSTER_EINVAL;
+  if (t <= 0 && env) {
     t = v;
     from = "MUSTER_MP_TILE";
   }
@@ -74,17 +62,12 @@ int mp_tile_resolve(muster_routine_t routine, int64_t n, int64_t args_tile, cons
 
 int mp_potrs_panel(const mp_release_t *r, const char *env, int64_t nrhs, int64_t *panel, char *why, size_t len) {
   int64_t w = r ? r->potrs_nrhs : 1;
-  if (env && *env) {
-    char *end = NULL;
-    long long v = strtoll(env, &end, 10);
-    if (!strcmp(env, "all")) {
-      w = nrhs;
-    } else if (end && !*end && v >= 1) {
-      w = v;
-    } else {
-      snprintf(why, len, "MUSTER_MP_POTRS_NRHS='%s' is not a count or 'all'", env);
-      return MUSTER_EINVAL;
-    }
+  if (env && !strcmp(env, "all")) {
+    w = nrhs;
+  } else if (env && !*env) {
+    return prov_env_int_of("MUSTER_MP_POTRS_NRHS", env, 1, INT64_MAX, &w, why, len); /* empty */
+  } else if (env && muster_scan_i64(env, strlen(env), 1, INT64_MAX, &w) < 0) {
+    return prov_env_bad("MUSTER_MP_POTRS_NRHS", env, "is not a count (1 or more) or 'all'", why, len);
   }
   *panel = w < nrhs ? w : nrhs;
   if (*panel < 1) *panel = 1;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/env.h"
 #include "mp.h"
 
 /* The caller's tile is the solver's when the caller holds a cyclic layout
@@ -23,21 +24,20 @@ int mp_shape_of(const muster_solve_args_t *a, int nranks, int64_t *tile_in, mp_s
   s->nrhs = muster_routine_nrhs(a->routine, a->nrhs);
   s->flags = a->flags;
   int rc = mp_grid_shape(nranks, getenv("MUSTER_MP_GRID"), &s->nprow, &s->npcol, why, len);
+  /* the plan's functions take the value; an empty one they refuse too */
   if (rc < 0) return rc;
   int64_t t = tile_in && *tile_in > 0 ? *tile_in : caller_tile(a);
   rc = mp_tile_resolve(a->routine, a->n, t, getenv("MUSTER_MP_TILE"), &s->tile, why, len);
   if (rc < 0) return rc;
-  const char *mb = getenv("MUSTER_MP_SCRATCH_MB");
-  if (mb && *mb) {
-    char *end = NULL;
-    long long v = strtoll(mb, &end, 10);
-    if (!end || *end || v < 1 || v > (1ll << 30)) {
-      snprintf(why, len, "MUSTER_MP_SCRATCH_MB='%s' is not a size in MiB", mb);
-      return MUSTER_EINVAL;
-    }
-    s->scratch = (int64_t)v << 20;
-  } else {
-    s->scratch = 64ll << 20;
-  }
+  int64_t mb;
+  if ((rc = prov_env_int("MUSTER_MP_SCRATCH_MB", 1, 1ll << 30, 64, &mb, why, len)) < 0) return rc;
+  s->scratch = mb << 20;
+  /* the switches, checked here so that estimate refuses a bad one as the
+   * solve does (the solve reads MUSTER_MP_COPY, the communicator
+   * MUSTER_MP_NCCL_BLOCKING, where each is used) */
+  int copy, blocking;
+  if ((rc = prov_env_switch("MUSTER_MP_COPY", 0, &copy, why, len)) < 0 ||
+      (rc = prov_env_switch("MUSTER_MP_NCCL_BLOCKING", 1, &blocking, why, len)) < 0)
+    return rc;
   return 0;
 }

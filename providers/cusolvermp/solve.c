@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/env.h"
 #include "job.h"
 
 #define AGREE_MSG 240
@@ -140,8 +141,9 @@ static int check(mp_job_t *j) {
   mp_coords(&j->solver, b->rank, &j->myrow, &j->mycol);
   j->lr = mp_local_rows(&j->solver, j->myrow);
   j->lc = mp_local_cols(&j->solver, j->mycol);
-  const char *copy = getenv("MUSTER_MP_COPY");
-  j->in_place = mp_layout_same(&j->user, &j->solver) && !(copy && !strcmp(copy, "1")) &&
+  int copy = 0; /* checked by mp_shape_of above */
+  prov_env_switch("MUSTER_MP_COPY", 0, &copy, why, sizeof why);
+  j->in_place = mp_layout_same(&j->user, &j->solver) && !copy &&
                 !mp_factors_a_copy(a->routine, a->flags);
   j->shape.in_place = j->in_place;
   j->lld = j->in_place ? d->lld : (j->lr > 1 ? j->lr : 1);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../common/env.h"
 #include "slInt.h"
 
 /* The most square P x Q with P <= Q: ScaLAPACK's factorizations balance
@@ -19,21 +20,11 @@ static void square_ish(int nranks, int *nprow, int *npcol) {
 
 int sl_grid_shape(int nranks, int *nprow, int *npcol, char *why, size_t whylen) {
   const char *env = getenv("MUSTER_SCALAPACK_GRID");
-  if (!env || !*env) {
+  if (!env) {
     square_ish(nranks, nprow, npcol);
     return 0;
   }
-  int p = 0, q = 0, used = 0;
-  if (sscanf(env, "%dx%d%n", &p, &q, &used) != 2 || env[used] != '\0' || p < 1 || q < 1 ||
-      (int64_t)p * q != nranks) {
-    snprintf(why, whylen,
-             "MUSTER_SCALAPACK_GRID='%s' is not PxQ with P*Q = %d (the number of ranks)", env,
-             nranks);
-    return MUSTER_EINVAL;
-  }
-  *nprow = p;
-  *npcol = q;
-  return 0;
+  return prov_env_grid_of("MUSTER_SCALAPACK_GRID", env, nranks, nprow, npcol, why, whylen);
 }
 
 /* Measured on the 2-core development VM (docs/performance/scalapack.md,

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 
 #include "muster.h"
+#include "providers/tp_util.h"
 #include "segment.h"
 #include "task.h"
 #include "../integration/test_shmdump_util.h"
@@ -143,5 +144,41 @@ static void cli_on_full_shm(void) {
 
 TEST_IMPL(cli_rendezvous_full_shm) {
   in_child(cli_on_full_shm);
+  return 0;
+}
+
+/* `muster solve` in processes mode on the full /dev/shm: the summary is
+ * the cause, "no space in /dev/shm" naming the group and the folder, in
+ * text and JSON, with every rank's fate "not started" (it was "peer died:
+ * the ranks could not be started", the cause only on an earlier line, and
+ * no "fates"). */
+static void cli_solve_on_full_shm(void) {
+  tiny_tmpfs("/dev/shm");
+  const char *argv[] = {"solve", "getrs", "--n", "64", "--ranks", "4", "--mode", "processes",
+                        "--provider", "lapack", "--json", NULL};
+  struct tool_result r;
+  ASSERT_EQ(tool_run(&r, 30, NULL, "muster", argv), 0);
+  if (r.exit_code != 1 || !strstr(r.out, "\"error\":\"no space in /dev/shm\""))
+    fprintf(stderr, "exit %d\nstdout: %s\nstderr: %s\n", r.exit_code, r.out, r.err);
+  ASSERT_EQ(r.exit_code, 1);
+  ASSERT(json_valid(r.out));
+  ASSERT_STR_CONTAINS(r.out, "\"error\":\"no space in /dev/shm\",\"message\":\"cannot open group cli");
+  ASSERT_STR_CONTAINS(r.out, "as their launcher: no space for group");
+  for (int k = 0; k < RANKS; k++) {
+    char want[128];
+    snprintf(want, sizeof want, "{\"rank\":%d,\"pid\":0,", k);
+    ASSERT_STR_CONTAINS(r.out, want);
+  }
+  ASSERT_EQ(count_substr(r.out, "not started: the launch failed before its fork"), RANKS);
+  ASSERT_STR_CONTAINS(r.err, "muster solve: getrs f64 n=64 ranks=4 mode=processes: no space in "
+                      "/dev/shm: cannot open group cli");
+  ASSERT(strstr(r.out, "peer died") == NULL && strstr(r.err, "peer died") == NULL);
+  ASSERT_EQ(files_in("/dev/shm"), 0);
+  tool_result_free(&r);
+}
+
+TEST_IMPL(cli_solve_full_shm) {
+  setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
+  in_child(cli_solve_on_full_shm);
   return 0;
 }

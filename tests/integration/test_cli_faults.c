@@ -10,6 +10,7 @@
  */
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -275,15 +276,166 @@ TEST_IMPL(cli_solve_leader_stopped) {
   double took = cli_finish(&r, &res, t_stop);
   ASSERT_EQ(res.exit_code, 1);
   ASSERT_DBL_LT(1.0, took);
-  ASSERT_DBL_LT(took, 5.0); /* 1 s for the others, 1 s more for the launcher, slack */
+  ASSERT_DBL_LT(took, 5.0); /* 1 s for the others, then at once; slack */
   contains_fmt(res.err, "it said: timed out waiting for peers: rank %d (pid %d, device -1) is stopped", 0,
                leader);
   ASSERT_STR_CONTAINS(res.err, "more than the timeout (1.0 s), while group cli");
-  contains_fmt(res.err, "rank %d (pid %d) was killed by signal 9 (Killed)", 0, leader);
-  ASSERT_STR_CONTAINS(res.err, "had been stopped (SIGSTOP or a debugger) for ");
-  ASSERT_STR_CONTAINS(res.err, "while no other rank ran (more than MUSTER_TIMEOUT); killed by the launcher");
+  /* its fate once: stopped, where, killed at once since the run had failed */
+  contains_fmt(res.err, "\nmuster solve: rank %d (pid %d) was stopped (SIGSTOP or a debugger) past "
+               "barrier 3 of group cli", 0, leader);
+  ASSERT_STR_CONTAINS(res.err, " (computing, or between calls); killed by the launcher (SIGKILL) once "
+                      "the run had failed: stopped, it could not end on its own\n");
+  ASSERT(strstr(res.err, "did not report") == NULL && strstr(res.err, "was killed by signal") == NULL);
   tool_result_free(&res);
   unlink(s.gate);
+  test_remove_tree(s.dir);
+  return 0;
+}
+
+/* The hostile run's case: a rank stopped (SIGSTOP) where the others will
+ * wait for it, MUSTER_TIMEOUT=3.  Rank 2 waits at the barrier after its
+ * shard while the leader computes; it is stopped there, then the leader
+ * finishes, which releases rank 2 from that barrier but it cannot move on;
+ * ranks 0 and 1 go on to the next rep and wait for it.  They fail after the
+ * timeout naming it stopped, and the launcher then kills it at once: the
+ * command ends about T after the stop, not T + min(T, 5) (65 s by
+ * default).  Each rank's fate is one line, said once and consistent with
+ * what the others said of it: rank 2 "was stopped ... after it was
+ * released from barrier K", never "still running 5 s after the first
+ * failure" nor "while waiting at barrier K", and no "it said: peer died:
+ * rank 2 did not report" quoted for a rank that said nothing. */
+TEST_IMPL(cli_solve_rank_stopped) {
+  struct slow s;
+  struct run r;
+  struct tool_result res;
+  slow_setup(&s);
+  const char *argv[] = {"solve", "potrs", "--n", "48", "--ranks", "3", "--mode", "processes",
+                        "--provider", "testprov", "--reps", "2", "--json", NULL};
+  const char *env[] = {s.env_gate, s.env_entered, "MUSTER_TIMEOUT=3", NULL};
+  cli_start(&r, argv, env, 3);
+  ASSERT_EQ(slow_leader(&s), r.kids[0]);
+  usleep(100000); /* ranks 1 and 2 wait for the leader's result */
+  pid_t victim = r.kids[2];
+  double t_stop = test_now();
+  ASSERT_EQ(kill(victim, SIGSTOP), 0);
+  while (tool_proc_state(victim) != 'T') usleep(1000);
+  unlink(s.gate); /* the leader finishes: rank 2 is released, stopped */
+  double took = cli_finish(&r, &res, t_stop);
+  ASSERT_EQ(res.exit_code, 1);
+  ASSERT_DBL_LT(3.0, took);
+  ASSERT_DBL_LT(took, 5.0);
+  char group[64], head[160], *line;
+  snprintf(group, sizeof group, "group cli%d_0", (int)r.pid);
+  snprintf(head, sizeof head, "\nmuster solve: rank 2 (pid %d) was stopped (SIGSTOP or a debugger) "
+           "after it was released from barrier ", (int)victim);
+  ASSERT((line = strstr(res.err, head)) != NULL);
+  int k = atoi(line + strlen(head));
+  ASSERT_GT(k, 0);
+  char want[600];
+  snprintf(want, sizeof want, "%s%d of %s, before it moved on; killed by the launcher (SIGKILL) "
+           "once the run had failed: stopped, it could not end on its own\n", head, k, group);
+  ASSERT_STR_CONTAINS(res.err, want);
+  /* the others: what they said of it, the same barrier */
+  for (int i = 0; i < 2; i++) {
+    snprintf(want, sizeof want, "\nmuster solve: rank %d (pid %d) exited with status 1 after it "
+             "left %s; it said: timed out waiting for peers: rank 2 missing after ", i,
+             (int)r.kids[i], group);
+    ASSERT_STR_CONTAINS(res.err, want);
+  }
+  snprintf(want, sizeof want, "at barrier %d of %s (generation ", k + 1, group);
+  ASSERT_EQ(count_substr(res.err, want), 2);
+  snprintf(want, sizeof want, "rank 2 (pid %d, device -1) is stopped (SIGSTOP?); it was released "
+           "from barrier %d (generation ", (int)victim, k);
+  ASSERT_EQ(count_substr(res.err, want), 2);
+  /* the summary is rank 2's fate; one fate line per rank */
+  snprintf(want, sizeof want, "muster solve: potrs f64 n=48 ranks=3 mode=processes: timed out "
+           "waiting for peers: rank 2 (pid %d) was stopped (SIGSTOP or a debugger) after it was "
+           "released from barrier %d", (int)victim, k);
+  ASSERT_STR_CONTAINS(res.err, want);
+  snprintf(want, sizeof want, "\nmuster solve: rank 2 (pid %d)", (int)victim);
+  ASSERT_EQ(count_substr(res.err, want), 1);
+  ASSERT(strstr(res.err, "still running") == NULL);
+  ASSERT(strstr(res.err, "did not report") == NULL);
+  ASSERT(strstr(res.err, "while waiting at barrier") == NULL);
+  ASSERT(json_valid(res.out));
+  ASSERT_STR_CONTAINS(res.out, "\"error\":\"timed out waiting for peers\"");
+  snprintf(want, sizeof want, "{\"rank\":2,\"pid\":%d,\"exit\":-1,\"signal\":9,\"died\":true,"
+           "\"killed\":true,", (int)victim);
+  ASSERT_STR_CONTAINS(res.out, want);
+  tool_result_free(&res);
+  test_remove_tree(s.dir);
+  return 0;
+}
+
+/* After a death, a rank still running (the leader inside the provider)
+ * and one stopped (SIGSTOP) are both killed after the 5 s grace: each
+ * fate says which it was, the stopped one never "still running". */
+TEST_IMPL(cli_solve_stopped_in_grace) {
+  struct slow s;
+  struct run r;
+  struct tool_result res;
+  slow_setup(&s);
+  const char *env[] = {s.env_gate, s.env_entered, NULL};
+  cli_start(&r, slow_argv, env, 3);
+  ASSERT_EQ(slow_leader(&s), r.kids[0]);
+  usleep(100000);
+  ASSERT_EQ(kill(r.kids[2], SIGSTOP), 0);
+  while (tool_proc_state(r.kids[2]) != 'T') usleep(1000);
+  double t_kill = test_now();
+  ASSERT_EQ(kill(r.kids[1], SIGKILL), 0);
+  double took = cli_finish(&r, &res, t_kill);
+  ASSERT_EQ(res.exit_code, 1);
+  ASSERT_DBL_LT(4.0, took);
+  ASSERT_DBL_LT(took, 10.0);
+  contains_fmt(res.err, "\nmuster solve: rank %d (pid %d) was killed by signal 9 (Killed) past "
+               "barrier", 0, r.kids[0]);
+  ASSERT_STR_CONTAINS(res.err, "; it was still running 5 s after the first failure; killed by the "
+                      "launcher\n");
+  contains_fmt(res.err, "\nmuster solve: rank %d (pid %d) was stopped (SIGSTOP or a debugger) while "
+               "waiting at barrier", 2, r.kids[2]);
+  ASSERT_STR_CONTAINS(res.err, "; killed by the launcher (SIGKILL) 5 s after the first failure: "
+                      "stopped, it could not end on its own\n");
+  ASSERT_EQ(count_substr(res.err, "still running"), 1);
+  unlink(s.gate);
+  tool_result_free(&res);
+  test_remove_tree(s.dir);
+  return 0;
+}
+
+/* A rank stopped when the others finish cleanly (released from its last
+ * barrier, it never left): no rank failed, so the launcher waits
+ * MUSTER_TIMEOUT=2 after the others ended, then kills it: a finished job
+ * does not wait forever for a rank someone stopped (the storm found that
+ * hang).  Its fate says so once. */
+TEST_IMPL(cli_solve_rank_stopped_after_finish) {
+  struct slow s;
+  struct run r;
+  struct tool_result res;
+  slow_setup(&s);
+  const char *env[] = {s.env_gate, s.env_entered, "MUSTER_TIMEOUT=2", NULL};
+  cli_start(&r, slow_argv, env, 3);
+  ASSERT_EQ(slow_leader(&s), r.kids[0]);
+  usleep(100000);
+  pid_t victim = r.kids[2];
+  ASSERT_EQ(kill(victim, SIGSTOP), 0);
+  while (tool_proc_state(victim) != 'T') usleep(1000);
+  double t_open = test_now();
+  unlink(s.gate);
+  double took = cli_finish(&r, &res, t_open);
+  ASSERT_EQ(res.exit_code, 1);
+  ASSERT_DBL_LT(2.0, took);
+  ASSERT_DBL_LT(took, 5.0);
+  for (int i = 0; i < 2; i++)
+    contains_fmt(res.err, "\nmuster solve: rank %d (pid %d) exited with status 0 after it left group "
+                 "cli", i, r.kids[i]);
+  contains_fmt(res.err, "\nmuster solve: rank %d (pid %d) was stopped (SIGSTOP or a debugger) after "
+               "it was released from barrier ", 2, victim);
+  ASSERT_STR_CONTAINS(res.err, ", before it moved on; killed by the launcher (SIGKILL) after it had "
+                      "been stopped for 2.");
+  ASSERT_STR_CONTAINS(res.err, " s while no other rank ran and none had failed (more than "
+                      "MUSTER_TIMEOUT)\n");
+  ASSERT(strstr(res.err, "still running") == NULL && strstr(res.err, "did not report") == NULL);
+  tool_result_free(&res);
   test_remove_tree(s.dir);
   return 0;
 }

@@ -28,6 +28,11 @@ static const char *const bad_lists[] = {"", ",", "1,", ",1", "1,,2", "1;2", "1 2
 static const char *const bad_names[] = {"", "a/b", "a b", ".hidden", "=,=,potrs=", "lapack,x",
                                         "x\001y", NULL /* + a 5000-byte one */};
 
+/* --modes: names of `muster bench`'s modes, each known (an unknown one ran
+ * nothing and exited 0 with an empty table) */
+static const char *const bad_modes[] = {"", "bogus", "lapacke,", ",lapacke", "lapacke,,muster-threads",
+                                        "muster-threads,bogus", "x\001y", NULL};
+
 struct opt_case {
   const char *const *args;  /* a valid, tiny run, before the option */
   const char *opt;
@@ -53,7 +58,7 @@ static const struct opt_case cases[] = {
     {bench, "--n", bad_lists},       {bench, "--ranks", bad_ints},
     {bench, "--nrhs", bad_ints},     {bench, "--reps", bad_ints},
     {bench, "--warmup", bad_ints},   {bench, "--seed", bad_u64},
-    {bench_gels, "--m", bad_ints},
+    {bench_gels, "--m", bad_ints},   {bench, "--modes", bad_modes},
     {cal, "--n", bad_lists},         {cal, "--ranks", bad_lists},
     {cal, "--nrhs", bad_ints},       {cal, "--reps", bad_ints},
     {cal, "--warmup", bad_ints},     {cal, "--devices", bad_lists},
@@ -158,9 +163,14 @@ TEST_IMPL(cli_env_refuse_bad_values) {
       {"MUSTER_PROVIDER_PATH", "/a::/b", "MUSTER_PROVIDER_PATH: folder 2 of '/a::/b' is empty"},
       {"MUSTER_PROVIDER_PATH", many, "MUSTER_PROVIDER_PATH: more than 16 folders in '/d:/d"},
       {"MUSTER_PROVIDER_PATH", longdir, "MUSTER_PROVIDER_PATH: folder 1 ('/ddddd"},
+      {"MUSTER_COST_PATH", "", "MUSTER_COST_PATH is set but empty"},
+      {"MUSTER_COST_PATH", "/a:", "MUSTER_COST_PATH: folder 2 of '/a:' is empty"},
+      {"MUSTER_COST_PATH", many, "MUSTER_COST_PATH: more than 16 folders"},
       {"MUSTER_LAUNCH_TEST_STOP", "", "MUSTER_LAUNCH_TEST_STOP: '' is empty"},
       {"MUSTER_LAUNCH_TEST_STOP", "-1", "MUSTER_LAUNCH_TEST_STOP: '-1' is out of range 0..1023"},
       {"MUSTER_LAUNCH_TEST_STOP", "99999999999999999999", "MUSTER_LAUNCH_TEST_STOP: '99999"},
+      {"MUSTER_LAUNCH_TEST_FORK_FAIL", "", "MUSTER_LAUNCH_TEST_FORK_FAIL: '' is empty"},
+      {"MUSTER_LAUNCH_TEST_FORK_FAIL", "x", "MUSTER_LAUNCH_TEST_FORK_FAIL: 'x' is not"},
   };
   int failures = 0, n = (int)(sizeof cases_env / sizeof cases_env[0]);
   for (int i = 0; i < n; i++) {
@@ -184,8 +194,26 @@ TEST_IMPL(cli_env_refuse_bad_values) {
     ASSERT_STR_CONTAINS(r.err, "shmdump: --job: job name");
     tool_result_free(&r);
   }
+  /* MUSTER_MPI_LIB where MPI is used (--launcher mpi, no mpirun: MPI
+   * would start as a singleton): exit 2 naming it, before MPI starts;
+   * every value fell back to libmpi.so.40 and ran with exit 0 */
+  static const char *const solve_mpi[] = {"solve", "potrs", "--n", "16", "--launcher", "mpi", NULL};
+  const struct env_case mpi_libs[] = {
+      {"MUSTER_MPI_LIB", "", "muster: MUSTER_MPI_LIB is set but empty"},
+      {"MUSTER_MPI_LIB", "garbage", "MUSTER_MPI_LIB: cannot load 'garbage'"},
+      {"MUSTER_MPI_LIB", "/nonexistent/libmpi.so", "MUSTER_MPI_LIB: cannot load '/nonexistent/libmpi.so'"},
+      {"MUSTER_MPI_LIB", "libm.so.6", "MUSTER_MPI_LIB: 'libm.so.6' is no libmpi"},
+  };
+  for (size_t i = 0; i < sizeof mpi_libs / sizeof mpi_libs[0]; i++) {
+    char kv[200];
+    snprintf(kv, sizeof kv, "%s=%s", mpi_libs[i].var, mpi_libs[i].value);
+    const char *env[] = {kv, NULL};
+    failures += !refused(solve_mpi, NULL, NULL, env, mpi_libs[i].want);
+  }
+  ASSERT_EQ(failures, 0);
   /* the accepted forms still run */
-  const char *ok_env[] = {"MUSTER_TIMEOUT=inf", "MUSTER_LOG=WARN", "MUSTER_JOB=j_1", NULL};
+  const char *ok_env[] = {"MUSTER_TIMEOUT=inf", "MUSTER_LOG=WARN", "MUSTER_JOB=j_1",
+                          "MUSTER_MPI_LIB=garbage" /* no MPI used: not looked at */, NULL};
   struct tool_result r;
   const char *argv[] = {"rendezvous", "--ranks", "2", "--rounds", "3", NULL};
   ASSERT_EQ(tool_run(&r, 60, ok_env, "muster", argv), 0);

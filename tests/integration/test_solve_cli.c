@@ -145,6 +145,74 @@ TEST_IMPL(cli_providers_lists_refused_files) {
   return 0;
 }
 
+/* A FIFO named like a provider in a folder of MUSTER_PROVIDER_PATH ahead
+ * of the build's providers (the hostile run's case: `muster solve` and
+ * `muster providers` never returned): the solve runs on lapack, and the
+ * listing shows the FIFO as refused, saying why. */
+TEST_IMPL(cli_fifo_in_provider_folder) {
+  char dir[256], fifo[400], path[700];
+  test_tmp_dir(dir, sizeof dir);
+  snprintf(fifo, sizeof fifo, "%s/getrs", dir);
+  ASSERT_EQ(mkdir(fifo, 0700), 0);
+  snprintf(fifo, sizeof fifo, "%s/getrs/x.so", dir);
+  ASSERT_EQ(mkfifo(fifo, 0600), 0);
+  snprintf(path, sizeof path, "%s:%s", dir, tp_lapack_dir());
+  setenv("MUSTER_PROVIDER_PATH", path, 1);
+  const char *solve[] = {"solve", "getrs", "--n", "64", "--ranks", "2", "--mode", "processes",
+                         "--provider", "lapack", "--json", NULL};
+  const char *list[] = {"providers", "--json", NULL};
+  struct tool_result r;
+  ASSERT_EQ(tool_run(&r, 20, NULL, "muster", solve), 0);
+  ASSERT_EQ(r.timed_out, 0);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_STR_CONTAINS(r.out, "\"ok\":true");
+  tool_result_free(&r);
+  ASSERT_EQ(tool_run(&r, 20, NULL, "muster", list), 0);
+  ASSERT_EQ(r.timed_out, 0);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT(json_valid(r.out));
+  ASSERT_STR_CONTAINS(r.out, "\"name\":\"x\"");
+  ASSERT_STR_CONTAINS(r.out, "/getrs/x.so is not a regular file (a FIFO)");
+  tool_result_free(&r);
+  test_remove_tree(dir);
+  return 0;
+}
+
+/* `muster ARGS > /dev/full`: exit 1 (never 0) and a message on stderr,
+ * for every command that prints (they all exited 0 with the output lost). */
+TEST_IMPL(cli_stdout_unwritable) {
+  setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
+  static const char *const cases[] = {
+      "solve getrs --n 64 --ranks 2 --mode processes --provider lapack",
+      "solve potrs --n 32 --ranks 2 --mode threads --json", "providers", "providers --json",
+      "--version", "--help"};
+  char exe[PATH_MAX], dir[256], cmd[PATH_MAX + 1024], err[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  ASSERT(n > 0);
+  exe[n] = '\0';
+  *strrchr(exe, '/') = '\0';
+  test_tmp_dir(dir, sizeof dir);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    snprintf(cmd, sizeof cmd, "%s/../bin/muster %s > /dev/full 2> %s/err", exe, cases[i], dir);
+    int st = system(cmd);
+    snprintf(cmd, sizeof cmd, "%s/err", dir);
+    FILE *f = fopen(cmd, "r");
+    ASSERT(f);
+    err[fread(err, 1, sizeof err - 1, f)] = '\0';
+    fclose(f);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 1) fprintf(stderr, "muster %s: status 0x%x\n", cases[i], st);
+    ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+    ASSERT_STR_CONTAINS(err, "muster: cannot write standard output: ");
+  }
+  /* shmdump too */
+  snprintf(cmd, sizeof cmd, "%s/../bin/shmdump > /dev/full 2> %s/err", exe, dir);
+  int st = system(cmd);
+  ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+  test_remove_tree(dir);
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  return 0;
+}
+
 TEST_IMPL(cli_bench_small) {
   setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
   char out[8192];

@@ -185,11 +185,17 @@ static void mismatch(drv_t *d, int dtype) {
   lfx_free(&fx);
 }
 
-/* One rank's bad argument stops every rank, with its words. */
+/* One rank's bad argument stops every rank, with its words.  The grid
+ * " 1xR" (a space) and "" were taken by sscanf, or as the default. */
 static void bad_piece(drv_t *d, int which) {
   static const char *names[] = {"no W on the last rank", "MUSTER_SCALAPACK_GRID=3x5",
-                                "a bootstrap of kind \"group\""};
-  static const char *texts[] = {"W (eigenvalues) is null", "not PxQ", "needs the MPI bootstrap"};
+                                "a bootstrap of kind \"group\"", "MUSTER_SCALAPACK_GRID=' 1xR'",
+                                "MUSTER_SCALAPACK_GRID=''"};
+  static const char *texts[] = {"W (eigenvalues) is null", "MUSTER_SCALAPACK_GRID: '3x5' is not PxQ",
+                                "needs the MPI bootstrap", "is not PxQ with P*Q",
+                                "MUSTER_SCALAPACK_GRID is set but empty"};
+  char grid[32];
+  snprintf(grid, sizeof grid, " 1x%d", d->size);
   lfx_t fx;
   setup(&fx, d, MUSTER_SYEVD, MUSTER_F64, 37, 900);
   muster_bootstrap_t b = d->boot;
@@ -198,6 +204,8 @@ static void bad_piece(drv_t *d, int which) {
   if (which == 0 && d->rank == d->size - 1) me->w = NULL;
   if (which == 1) setenv("MUSTER_SCALAPACK_GRID", "3x5", 1);
   if (which == 2) b.kind = "group";
+  if (which == 3) setenv("MUSTER_SCALAPACK_GRID", grid, 1);
+  if (which == 4) setenv("MUSTER_SCALAPACK_GRID", "", 1);
   int want = which == 2 ? MUSTER_EUNSUPPORTED : MUSTER_EINVAL;
   int rc = drv_solve_on(d, &fx, &b);
   me->w = w;
@@ -430,7 +438,7 @@ void drv_mode_errors(drv_t *d) {
     mismatch(d, 0);
     mismatch(d, 1);
   }
-  for (int w = 0; w < 3; w++) bad_piece(d, w);
+  for (int w = 0; w < 5; w++) bad_piece(d, w);
   sub_comms(d);
   if (d->size > 1) lone_release(d);
   estimates(d);

@@ -158,7 +158,10 @@ TEST_IMPL(dn_provider_estimate_memory) {
   ASSERT_OK(v->estimate(ctx, &x.q, &est));
   setenv("MUSTER_DN_POTRI", "fastest", 1);
   ASSERT_EQ(v->estimate(ctx, &x.q, &est), MUSTER_EUNSUPPORTED);
-  ASSERT_STR_CONTAINS(est.note, "MUSTER_DN_POTRI='fastest'");
+  ASSERT_STR_CONTAINS(est.note, "MUSTER_DN_POTRI: 'fastest' is not auto, potri or solve");
+  setenv("MUSTER_DN_POTRI", "", 1); /* set but empty: refused, not the default */
+  ASSERT_EQ(v->estimate(ctx, &x.q, &est), MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(est.note, "MUSTER_DN_POTRI is set but empty");
   unsetenv("MUSTER_DN_POTRI");
   /* syevd's workspace is 4 n^2 elements (cusolverDn's bufferSize): with
    * the matrix, 5 n^2 */
@@ -182,7 +185,15 @@ TEST_IMPL(dn_provider_estimate_memory) {
   ASSERT_STR_CONTAINS(est.note, "free memory unknown");
   setenv("MUSTER_DN_DEVICE", "gpu1", 1);
   ASSERT_EQ(v->estimate(ctx, &x.q, &est), MUSTER_EUNSUPPORTED);
-  ASSERT_STR_CONTAINS(est.note, "MUSTER_DN_DEVICE='gpu1' is not a device ordinal");
+  ASSERT_STR_CONTAINS(est.note, "MUSTER_DN_DEVICE: 'gpu1' is not an integer in 0..63");
+  /* the runtime's rule (muster/parse.h): no space, no sign, nothing empty;
+   * strtol took " 1" and "+1", and "" was the default */
+  static const char *const bad_dev[] = {" 1", "+1", "1 ", "", "0x1", "64", NULL};
+  for (int i = 0; bad_dev[i]; i++) {
+    setenv("MUSTER_DN_DEVICE", bad_dev[i], 1);
+    ASSERT_EQ(v->estimate(ctx, &x.q, &est), MUSTER_EUNSUPPORTED);
+    ASSERT_STR_CONTAINS(est.note, "MUSTER_DN_DEVICE");
+  }
   unsetenv("MUSTER_DN_DEVICE");
 
   /* what one GPU cannot do at all */
@@ -441,10 +452,12 @@ TEST_IMPL(dn_provider_refuses_bad_calls) {
   expect(v, ctx, &x, MUSTER_EINVAL, "out of range 1..2147483647 (the legacy potri takes int)");
   call_init(&x, MUSTER_POTRS, 2);
   setenv("MUSTER_DN_DEVICE", "-1", 1);
-  expect(v, ctx, &x, MUSTER_EINVAL, "MUSTER_DN_DEVICE='-1' is not a device ordinal 0..63");
+  expect(v, ctx, &x, MUSTER_EINVAL, "MUSTER_DN_DEVICE: '-1' is not an integer in 0..63");
+  setenv("MUSTER_DN_DEVICE", "", 1);
+  expect(v, ctx, &x, MUSTER_EINVAL, "MUSTER_DN_DEVICE is set but empty");
   unsetenv("MUSTER_DN_DEVICE");
   setenv("MUSTER_DN_POTRI", "inverse", 1);
-  expect(v, ctx, &x, MUSTER_EINVAL, "MUSTER_DN_POTRI='inverse': expected auto, potri or solve");
+  expect(v, ctx, &x, MUSTER_EINVAL, "MUSTER_DN_POTRI: 'inverse' is not auto, potri or solve");
   unsetenv("MUSTER_DN_POTRI");
   /* getrs, gels, log det */
   call_init(&x, MUSTER_GETRS, 2);

@@ -8,6 +8,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "env.h"
 #include "group.h"
@@ -153,6 +155,8 @@ TEST_IMPL(env_variables_refused) {
       {"MUSTER_PROVIDER", big, "MUSTER_PROVIDER: entry 1: 'xxxx"},
       {"MUSTER_PROVIDER", "", "MUSTER_PROVIDER is set but empty"},
       {"MUSTER_LOG", "", "MUSTER_LOG is set but empty"},
+      {"MUSTER_COST_PATH", "", "MUSTER_COST_PATH is set but empty"},
+      {"MUSTER_COST_PATH", "/a::/b", "MUSTER_COST_PATH: folder 2 of '/a::/b' is empty"},
   };
   int (*const solve_calls[])(void) = {solve_rc, NULL};
   refuse_each(solve_vars, COUNT(solve_vars), solve_calls);
@@ -160,6 +164,7 @@ TEST_IMPL(env_variables_refused) {
       {"MUSTER_PROVIDER_PATH", "", "MUSTER_PROVIDER_PATH is set but empty"},
       {"MUSTER_PROVIDER_PATH", "/a:", "MUSTER_PROVIDER_PATH: folder 2 of '/a:' is empty"},
       {"MUSTER_LOG", "5", "MUSTER_LOG: '5' is not a log level"},
+      {"MUSTER_COST_PATH", ":/a", "MUSTER_COST_PATH: folder 1 of ':/a' is empty"},
   };
   int (*const list_calls[])(void) = {list_rc, NULL};
   refuse_each(list_vars, COUNT(list_vars), list_calls);
@@ -176,6 +181,47 @@ TEST_IMPL(env_variables_refused) {
   ASSERT_OK(launch_rc());
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
   test_remove_tree(dir);
+  return 0;
+}
+
+/* MUSTER_MPI_LIB, where MPI is used (muster_comm_open of kind mpi): a
+ * value that is empty, does not load or is no libmpi is MUSTER_EINVAL
+ * naming the variable and the value (each used to be passed over for the
+ * default libmpi.so.40, so a typo ran another MPI than the one asked for).
+ * libmpi is loaded once per process: each case in its own child. */
+TEST_IMPL(env_mpi_lib_refused) {
+  static const struct var_case cases[] = {
+      {"MUSTER_MPI_LIB", "", "MUSTER_MPI_LIB is set but empty"},
+      {"MUSTER_MPI_LIB", "garbage", "MUSTER_MPI_LIB: cannot load 'garbage': garbage: "},
+      {"MUSTER_MPI_LIB", "/nonexistent/libmpi.so.40", "cannot load '/nonexistent/libmpi.so.40'"},
+      {"MUSTER_MPI_LIB", "/etc/passwd", "MUSTER_MPI_LIB: cannot load '/etc/passwd'"},
+      {"MUSTER_MPI_LIB", "libm.so.6", "MUSTER_MPI_LIB: 'libm.so.6' is no libmpi"},
+  };
+  for (size_t i = 0; i < COUNT(cases); i++) {
+    fflush(NULL);
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+      setenv(cases[i].var, cases[i].value, 1);
+      muster_comm_opts_t o = {.kind = "mpi"};
+      muster_comm_t *c = NULL;
+      EXPECT_EINVAL(muster_comm_open(&o, &c), cases[i].want);
+      EXPECT_EINVAL(muster_comm_open(&o, &c), cases[i].want); /* every time */
+      _exit(0);
+    }
+    int st;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fprintf(stderr, "case '%s': status 0x%x\n", cases[i].value, st);
+    ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+  /* the check of every variable refuses the empty one (it cannot know
+   * whether a path loads without loading MPI) */
+  setenv("MUSTER_MPI_LIB", "", 1);
+  EXPECT_EINVAL(muster_env_check(), "MUSTER_MPI_LIB is set but empty");
+  setenv("MUSTER_MPI_LIB", "garbage", 1);
+  ASSERT_OK(muster_env_check());
+  ASSERT_OK(join_rc()); /* nothing that does not use MPI minds it */
+  unsetenv("MUSTER_MPI_LIB");
   return 0;
 }
 

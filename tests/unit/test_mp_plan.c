@@ -210,9 +210,12 @@ TEST_IMPL(mp_plan_grid_tile_panel) {
   }
   ASSERT_EQ(mp_grid_shape(2, "2x1", &P, &Q, why, sizeof why), 0);
   ASSERT(P == 2 && Q == 1);
-  ASSERT_EQ(mp_grid_shape(2, "", &P, &Q, why, sizeof why), 0);
+  ASSERT_EQ(mp_grid_shape(2, "01x2", &P, &Q, why, sizeof why), 0);
   ASSERT(P == 1 && Q == 2);
-  static const char *bad[] = {"2x2", "x2", "2x", "1x2x", "0x2", "2*1", "-1x-2", "1x2 "};
+  /* the runtime's number rule (muster/parse.h): sscanf took " 1x2",
+   * "+1x2" and "1x +2", and "" was the default */
+  static const char *bad[] = {"2x2", "x2", "2x", "1x2x", "0x2", "2*1", "-1x-2", "1x2 ", "",
+                              " 1x2", "+1x2", "1x +2", "1x2\n", "4294967297x2"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     ASSERT_EQ(mp_grid_shape(2, bad[i], &P, &Q, why, sizeof why), MUSTER_EINVAL);
     ASSERT_STR_CONTAINS(why, "MUSTER_MP_GRID");
@@ -236,6 +239,13 @@ TEST_IMPL(mp_plan_grid_tile_panel) {
   ASSERT_STR_CONTAINS(why, "MUSTER_MP_TILE 96");
   ASSERT_EQ(mp_tile_resolve(MUSTER_POTRS, 1000, 0, "12k", &t, why, sizeof why), MUSTER_EINVAL);
   ASSERT_EQ(mp_tile_resolve(MUSTER_POTRS, 1000, 0, "0", &t, why, sizeof why), MUSTER_EINVAL);
+  static const char *bad_tile[] = {"", " 64", "+64", "64 ", "0x40", NULL};
+  for (int i = 0; bad_tile[i]; i++) {
+    ASSERT_EQ(mp_tile_resolve(MUSTER_POTRS, 1000, 0, bad_tile[i], &t, why, sizeof why), MUSTER_EINVAL);
+    ASSERT_STR_CONTAINS(why, "MUSTER_MP_TILE");
+    /* a bad value is refused even where the call's tile wins */
+    ASSERT_EQ(mp_tile_resolve(MUSTER_POTRS, 1000, 300, bad_tile[i], &t, why, sizeof why), MUSTER_EINVAL);
+  }
   ASSERT_EQ(mp_tile_resolve(MUSTER_POTRS, 1000, MUSTER_LAYOUT_MAX_N + 1, NULL, &t, why, sizeof why), MUSTER_ETILE);
 
   int64_t w;
@@ -253,7 +263,12 @@ TEST_IMPL(mp_plan_grid_tile_panel) {
   ASSERT_EQ(w, 1);
   ASSERT_EQ(mp_potrs_panel(r08, "0", 5, &w, why, sizeof why), MUSTER_EINVAL);
   ASSERT_EQ(mp_potrs_panel(r08, "many", 5, &w, why, sizeof why), MUSTER_EINVAL);
-  ASSERT_STR_CONTAINS(why, "MUSTER_MP_POTRS_NRHS='many'");
+  ASSERT_STR_CONTAINS(why, "MUSTER_MP_POTRS_NRHS: 'many' is not a count (1 or more) or 'all'");
+  static const char *bad_nrhs[] = {"", " 3", "+3", "3 ", "ALL", "-1", NULL};
+  for (int i = 0; bad_nrhs[i]; i++) {
+    ASSERT_EQ(mp_potrs_panel(r08, bad_nrhs[i], 5, &w, why, sizeof why), MUSTER_EINVAL);
+    ASSERT_STR_CONTAINS(why, "MUSTER_MP_POTRS_NRHS");
+  }
   return 0;
 }
 

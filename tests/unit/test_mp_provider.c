@@ -90,8 +90,8 @@ static muster_provider_query_t query(int64_t n, int nranks, const uint64_t *free
 }
 
 /* probe, estimate and a 1-rank collective_solve must all refuse with
- * MUSTER_EUNSUPPORTED and a message holding `want`. */
-static void expect_refused(const char *want) {
+ * `code` and a message holding `want`. */
+static void expect_refused_as(int code, const char *want) {
   const muster_provider_v2_t *v = load();
   char why[2048] = "";
   ASSERT_EQ(v->probe(why, sizeof why) < 0, 1);
@@ -100,7 +100,7 @@ static void expect_refused(const char *want) {
   ASSERT_EQ(v->init(&ctx, err, sizeof err), 0);
   muster_provider_query_t q = query(1000, 1, NULL);
   muster_provider_estimate_t est;
-  ASSERT_EQ(v->estimate(ctx, &q, &est), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(v->estimate(ctx, &q, &est), code);
   ASSERT_STR_CONTAINS(est.note, want);
   muster_shard_t s = {.mem = MUSTER_MEM_CUDA, .device = 0, .a = (void *)16, .lda = 8, .b = (void *)16, .ldb = 8};
   muster_bootstrap_t b = {.rank = 0, .size = 1, .kind = "group", .key = 42, .allgather = one_rank_allgather};
@@ -108,7 +108,7 @@ static void expect_refused(const char *want) {
   muster_collective_call_t call = {.args = {.routine = MUSTER_POTRS, .dtype = MUSTER_F64, .n = 8, .nrhs = 1},
                                    .mine = &s, .dist = muster_layout_block_dist(8, 1, 0, 8), .boot = &b,
                                    .info = &info, .tile_used = &tile, .err = err, .errlen = sizeof err};
-  ASSERT_EQ(v->collective_solve(ctx, &call), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(v->collective_solve(ctx, &call), code);
   ASSERT_STR_CONTAINS(err, "cusolvermp: ");
   ASSERT_STR_CONTAINS(err, want);
   ASSERT_EQ(info, 0);
@@ -117,6 +117,8 @@ static void expect_refused(const char *want) {
   v->fini(ctx);
   fprintf(stderr, "  refused as expected: %s\n", err);
 }
+
+static void expect_refused(const char *want) { expect_refused_as(MUSTER_EUNSUPPORTED, want); }
 
 static void in_child(void (*fn)(const char *), const char *root, const char *nccl, const char *solver_ver,
                      const char *want) {
@@ -205,8 +207,28 @@ static void expect_loaded(const char *unused) {
   setenv("MUSTER_MP_GRID", "3x3", 1);
   q = query(1000, 8, NULL);
   ASSERT_EQ(v->estimate(ctx, &q, &est), MUSTER_EINVAL);
-  ASSERT_STR_CONTAINS(est.note, "MUSTER_MP_GRID='3x3'");
+  ASSERT_STR_CONTAINS(est.note, "MUSTER_MP_GRID: '3x3' is not PxQ with P*Q = 8");
   unsetenv("MUSTER_MP_GRID");
+  /* every variable of a call, malformed: refused naming it (each used to
+   * be taken: anything but "0" was blocking, anything but "1" no copy,
+   * strtoll took " 64", and "" was the default) */
+  static const struct { const char *var, *value, *want; } bad[] = {
+      {"MUSTER_MP_GRID", "", "MUSTER_MP_GRID is set but empty"},
+      {"MUSTER_MP_GRID", " 2x4", "MUSTER_MP_GRID: ' 2x4' is not PxQ"},
+      {"MUSTER_MP_TILE", "+64", "MUSTER_MP_TILE: '+64' is not an integer in 1.."},
+      {"MUSTER_MP_SCRATCH_MB", " 64", "MUSTER_MP_SCRATCH_MB: ' 64' is not an integer in 1..1073741824"},
+      {"MUSTER_MP_SCRATCH_MB", "", "MUSTER_MP_SCRATCH_MB is set but empty"},
+      {"MUSTER_MP_COPY", "yes", "MUSTER_MP_COPY: 'yes' is not 0 or 1"},
+      {"MUSTER_MP_NCCL_BLOCKING", "false", "MUSTER_MP_NCCL_BLOCKING: 'false' is not 0 or 1"},
+      {"MUSTER_MP_NCCL_BLOCKING", "", "MUSTER_MP_NCCL_BLOCKING is set but empty"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv(bad[i].var, bad[i].value, 1);
+    q = query(1000, 8, NULL);
+    ASSERT_EQ(v->estimate(ctx, &q, &est), MUSTER_EINVAL);
+    ASSERT_STR_CONTAINS(est.note, bad[i].want);
+    unsetenv(bad[i].var);
+  }
   /* gels: refused on more than one process (plan.h: mp_refused; 0.8's QR
    * was seen wrong there), taken on one; its shape refused by
    * collective_solve before any GPU work */
@@ -236,6 +258,36 @@ TEST_IMPL(mp_provider_loads_and_estimates) {
 static void expect_disabled(const char *want) {
   setenv("MUSTER_MP_DISABLE", "1", 1);
   expect_refused(want);
+}
+
+/* The libraries' variables, malformed: MUSTER_EINVAL naming them from
+ * probe, estimate and solve (MUSTER_MP_DISABLE=yes or "false" turned the
+ * provider off; an empty folder of MUSTER_MP_LIBDIR was skipped).  The
+ * libraries are looked for once per process: each case in a child. */
+static const char *env_case[2];
+
+static void expect_env_refused(const char *want) {
+  setenv(env_case[0], env_case[1], 1);
+  expect_refused_as(MUSTER_EINVAL, want);
+}
+
+TEST_IMPL(mp_provider_env_refused) {
+  find_fakes();
+  char root[PATH_MAX];
+  test_tmp_dir(root, sizeof root);
+  static const char *const cases[][3] = {
+      {"MUSTER_MP_DISABLE", "yes", "MUSTER_MP_DISABLE: 'yes' is not 0 or 1"},
+      {"MUSTER_MP_DISABLE", "", "MUSTER_MP_DISABLE is set but empty"},
+      {"MUSTER_MP_LIBDIR", "/a::/b", "MUSTER_MP_LIBDIR: '/a::/b' has an empty folder (2)"},
+      {"MUSTER_MP_LIBDIR", "", "MUSTER_MP_LIBDIR is set but empty"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    env_case[0] = cases[i][0];
+    env_case[1] = cases[i][1];
+    in_child(expect_env_refused, root, "nccl22809", "0.8.0.3126", cases[i][2]);
+  }
+  test_remove_tree(root);
+  return 0;
 }
 
 TEST_IMPL(mp_provider_disabled) {

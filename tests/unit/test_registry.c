@@ -14,6 +14,7 @@
 #include "muster.h"
 #include "muster/provider.h"
 #include "providers/tp_util.h"
+#include "cost.h"
 #include "env.h"
 #include "muster/parse.h"
 
@@ -103,6 +104,53 @@ TEST_IMPL(registry_refuses_broken_files) {
   ASSERT(strcmp(res.provider, "testprov") == 0);
   ASSERT(tp_marker(&p, 1) == 1.0);
   tp_problem_free(&p);
+  test_remove_tree(dir);
+  return 0;
+}
+
+/* Files that are not regular files in a routine folder: a FIFO, a link to
+ * one, a link to a character device and a folder, each named like a
+ * provider.  Each is refused with its kind, never opened in a way that
+ * blocks (a FIFO hung every scan, hence every solve and `muster
+ * providers`: the open waited for a writer), and the provider beside them
+ * still works.  The cost table reader refuses a FIFO the same way. */
+TEST_IMPL(registry_refuses_special_files) {
+  setup();
+  tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
+  char path[400], fifo[400];
+  snprintf(fifo, sizeof fifo, "%s/potrs/fifo.so", dir);
+  ASSERT_EQ(mkfifo(fifo, 0600), 0);
+  tp_link_abs(dir, "potrs", "tofifo.so", fifo);
+  tp_link_abs(dir, "potrs", "null.so", "/dev/null");
+  snprintf(path, sizeof path, "%s/potrs/folder.so", dir);
+  ASSERT_EQ(mkdir(path, 0700), 0);
+  muster_provider_info_t info[16];
+  int n = muster_providers_list(info, 16);
+  ASSERT_EQ(n, 5);
+  static const struct { const char *name, *kind; } refused[] = {
+      {"fifo", "is not a regular file (a FIFO)"},
+      {"tofifo", "is not a regular file (a FIFO)"},
+      {"null", "/dev/null is not a regular file (a character device)"},
+      {"folder", "is not a regular file (a folder)"}};
+  for (int k = 0; k < 4; k++) {
+    const muster_provider_info_t *i = tp_find_info(info, n, refused[k].name);
+    ASSERT(i && !i->available);
+    ASSERT_STR_CONTAINS(i->why, refused[k].kind);
+    ASSERT(i->routines & (1u << MUSTER_POTRS)); /* the folder that named it */
+  }
+  tp_problem_t p;
+  tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 8, 2, 0);
+  muster_solve_result_t res;
+  ASSERT_EQ(solve_potrs(&p, "fifo", &res), MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(muster_last_error(), "is not a regular file (a FIFO)");
+  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT(strcmp(res.provider, "testprov") == 0);
+  tp_problem_free(&p);
+  /* a cost table that is a FIFO */
+  muster__cost_t *t = NULL;
+  char why[256];
+  ASSERT_EQ(muster__cost_read(fifo, &t, why, sizeof why), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(why, "not a regular file");
   test_remove_tree(dir);
   return 0;
 }

@@ -133,11 +133,12 @@ TEST_IMPL(segment_name_format) {
   return 0;
 }
 
-/* A freshly created, valid segment image of nranks (copied to the heap). */
-static void *make_image(int nranks, size_t *size) {
+/* A freshly created, valid segment image of group `group` of nranks
+ * (copied to the heap). */
+static void *make_image(const char *group, int nranks, size_t *size) {
   struct muster_segment seg;
   int created = 0;
-  ASSERT_OK(muster__segment_open(&seg, test_job(), "img", nranks, &created));
+  ASSERT_OK(muster__segment_open(&seg, test_job(), group, nranks, &created));
   ASSERT_EQ(created, 1);
   *size = seg.size;
   void *copy = malloc(seg.size);
@@ -151,7 +152,7 @@ static void *make_image(int nranks, size_t *size) {
 TEST_IMPL(segment_validate_fields) {
   size_t size;
   char why[256];
-  struct muster_seg_header *good = make_image(3, &size);
+  struct muster_seg_header *good = make_image("img", 3, &size);
   ASSERT_EQ(size, muster__segment_size(3));
   ASSERT_EQ(muster__segment_validate(good, size, why, sizeof why), 0);
   ASSERT_EQ(good->nranks, 3);
@@ -265,7 +266,7 @@ static pid_t dead_pid(void) {
 TEST_IMPL(segment_refuse_bad) {
   size_t size;
   char path[512];
-  struct muster_seg_header *img = make_image(2, &size);
+  struct muster_seg_header *img = make_image("bad", 2, &size);
   int fds = test_count_fds();
 
   /* other layout version, live creator: refused, left alone */
@@ -324,6 +325,36 @@ TEST_IMPL(segment_refuse_bad) {
     ASSERT_STR_CONTAINS(muster_last_error(), "belongs to uid 65534");
   }
 
+  /* a valid segment of another group or job at the name (a copy, or a
+   * hard link to a live one): refused, left alone */
+  unlink(path); /* ours again (the case above gave it to uid 65534) */
+  snprintf(img->group, sizeof img->group, "other");
+  write_file(path, img, size);
+  ASSERT_EQ(join_rc("bad", 2), MUSTER_ECORRUPT);
+  ASSERT_STR_CONTAINS(muster_last_error(), "holds group other of job ");
+  ASSERT_STR_CONTAINS(muster_last_error(), "not group bad of job ");
+  ASSERT(exists(path));
+  snprintf(img->group, sizeof img->group, "bad");
+  snprintf(img->job, sizeof img->job, "otherjob");
+  write_file(path, img, size);
+  ASSERT_EQ(join_rc("bad", 2), MUSTER_ECORRUPT);
+  ASSERT_STR_CONTAINS(muster_last_error(), "holds group bad of job otherjob, not group bad of job ");
+  snprintf(img->job, sizeof img->job, "%s", test_job());
+  unlink(path);
+  {
+    muster_group_t *mine = NULL;
+    char other_path[512];
+    ASSERT_OK(muster_group_join("linked", 0, 2, NULL, &mine));
+    path_of("linked", other_path, sizeof other_path);
+    ASSERT_EQ(link(other_path, path), 0); /* group linked's live segment, named bad */
+    ASSERT_EQ(join_rc("bad", 2), MUSTER_ECORRUPT);
+    ASSERT_STR_CONTAINS(muster_last_error(), "holds group linked of job ");
+    ASSERT(exists(path));
+    unlink(path);
+    ASSERT_OK(muster_group_leave(mine));
+    muster_group_cache_flush();
+  }
+
   /* a symlink planted at the name is refused, never followed */
   unlink(path);
   ASSERT_EQ(symlink("/etc/passwd", path), 0);
@@ -352,7 +383,7 @@ TEST_IMPL(segment_refuse_bad) {
 TEST_IMPL(segment_reclaim_stale) {
   size_t size;
   char path[512];
-  struct muster_seg_header *img = make_image(2, &size);
+  struct muster_seg_header *img = make_image("stale", 2, &size);
   path_of("stale", path, sizeof path);
   struct stat st0, st1;
 

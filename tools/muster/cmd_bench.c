@@ -71,6 +71,47 @@ static int in_list(const char *list, const char *name) {
   return 0;
 }
 
+/* s[0..len) for a message, as the runtime's parser quotes a value: at
+ * most 48 bytes, '?' for a byte that is not printable. */
+static void put_quoted(const char *s, size_t len) {
+  fputc('\'', stderr);
+  for (size_t i = 0; i < len && i < 48; i++) fputc(s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?', stderr);
+  fputc('\'', stderr);
+  if (len > 48) fprintf(stderr, "... (%zu bytes)", len);
+}
+
+/* Every entry of --modes names a mode: 0, or -1 after a message quoting
+ * the value and naming the first entry that does not (an unknown one used
+ * to run nothing and exit 0 with an empty table). */
+static int check_modes(const char *list) {
+  int k = 1;
+  for (const char *s = list;; k++) {
+    const char *e = strchr(s, ',');
+    size_t l = e ? (size_t)(e - s) : strlen(s);
+    int known = 0;
+    for (const bench_mode_t *m = modes; m && !known; m = m->next)
+      known = strlen(m->name) == l && !strncmp(s, m->name, l);
+    if (!known) {
+      fprintf(stderr, "%s: --modes: ", WHO);
+      put_quoted(list, strlen(list));
+      if (l == 0) {
+        fprintf(stderr, " has an empty entry (%d)", k);
+      } else {
+        fprintf(stderr, ": entry %d ", k);
+        put_quoted(s, l);
+        fprintf(stderr, " is not a mode");
+      }
+      fprintf(stderr, "; the modes are");
+      for (const bench_mode_t *m = modes; m; m = m->next)
+        fprintf(stderr, "%s %s", m == modes ? "" : ",", m->name);
+      fprintf(stderr, "\n");
+      return -1;
+    }
+    if (!e) return 0;
+    s = e + 1;
+  }
+}
+
 static void machine(char *out, size_t cap) {
   char model[160] = "unknown cpu";
   FILE *f = fopen("/proc/cpuinfo", "r");
@@ -142,6 +183,7 @@ int cmd_bench(int argc, char **argv) {
       bad = (nn = opt_i64_list(WHO, a, v, 1, OPT_MAX_N, ns, BENCH_MAX_SIZES)) < 0;
     } else if (!strcmp(a, "--modes")) {
       mlist = v;
+      bad = check_modes(v) < 0;
     } else if (!strcmp(a, "--ranks")) {
       bad = opt_int(WHO, a, v, 1, MUSTER_MAX_RANKS, &p.ranks) < 0;
     } else if (!strcmp(a, "--nrhs")) {

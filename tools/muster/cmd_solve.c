@@ -363,7 +363,7 @@ static int report(const cli_solve_t *c, int64_t nrhs, const mats_t *m, sr_out_t 
       printf(",\"message\":");
       json_put_str(stdout, out->msg, SIZE_MAX);
     }
-    if (spec->processes && started >= 0) json_fates(out, spec->ranks);
+    if (spec->processes) json_fates(out, spec->ranks); /* every case: "not started" too */
     printf("}\n");
   } else if (out->rc == 0) {
     printf("%s %s", routine, muster_dtype_name(t));
@@ -388,7 +388,7 @@ static int report(const cli_solve_t *c, int64_t nrhs, const mats_t *m, sr_out_t 
   if (out->rc != 0)
     fprintf(stderr, "muster solve: %s %s n=%" PRId64 " ranks=%d mode=%s: %s: %s\n", routine,
             muster_dtype_name(t), n, spec->ranks, c->mode, muster_strerror(out->rc), out->msg);
-  if (out->rc != 0 && spec->processes && started >= 0)
+  if (out->rc != 0 && spec->processes && (started >= 0 || out->launch_failed))
     for (int r = 0; r < spec->ranks; r++) fprintf(stderr, "muster solve: %s\n", out->fates[r].text);
   return ok ? 0 : 1;
 }
@@ -402,8 +402,7 @@ static int run_local(cli_solve_t *c, int64_t nrhs) {
   int xsame = 0, started = -1;
   char why[600], chosen[32] = "", reason[MUSTER_MAX_REASON] = "";
   if (cli_choose_memory(spec, &spec->cuda, chosen, sizeof chosen, reason, sizeof reason, why, sizeof why) < 0) {
-    memset(&out, 0, sizeof out);
-    for (int r = 0; r < MUSTER_MAX_RANKS; r++) out.devices[r] = -1;
+    sr_out_init(&out);
     out.rc = MUSTER_ENOPROVIDER;
     snprintf(out.msg, sizeof out.msg, "%s", why);
   } else {
@@ -429,7 +428,8 @@ static int run_mpi(cli_solve_t *c, int64_t nrhs) {
     fprintf(stderr, "muster solve: rank %d (pid %d on %s): %s\n", j.rank, (int)getpid(), host,
             muster_last_error());
     sm_close(&j);
-    return 1;
+    /* the options were checked: only a variable (MUSTER_MPI_LIB) is invalid here */
+    return rc == MUSTER_EINVAL ? 2 : 1;
   }
   mats_t m;
   int status = 1;

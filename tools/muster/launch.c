@@ -21,14 +21,26 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int ml_test_stop_rank(int *rank) {
-  const char *v = getenv("MUSTER_LAUNCH_TEST_STOP");
+static int test_rank(const char *var, int *rank) {
+  const char *v = getenv(var);
   int64_t r;
   *rank = -1;
   if (!v) return 0;
   if (muster_parse_i64(v, 0, ML_MAX_RANKS - 1, &r) < 0) return -1;
   *rank = (int)r;
   return 0;
+}
+
+int ml_test_stop_rank(int *rank) { return test_rank("MUSTER_LAUNCH_TEST_STOP", rank); }
+int ml_test_fork_fail_rank(int *rank) { return test_rank("MUSTER_LAUNCH_TEST_FORK_FAIL", rank); }
+
+/* err = code and "what: strerror(e) (ENAME)"; -1.  ENOMEM is memory, any
+ * other errno a system call that failed (EAGAIN of fork, EMFILE). */
+static int fail_errno(struct ml_error *err, int e, const char *what) {
+  err->code = e == ENOMEM ? MUSTER_ENOMEM : MUSTER_ESYS;
+  snprintf(err->msg, sizeof err->msg, "%s: %s (%s)", what, strerror(e),
+           strerrorname_np(e) ? strerrorname_np(e) : "?");
+  return -1;
 }
 
 /* The child of `rank`: die with the launcher, wait for the gate, run. */
@@ -59,9 +71,47 @@ static void describe_end(int rank, int pid, int st, char *buf, size_t cap) {
              sigdescr_np(WTERMSIG(st)) ? sigdescr_np(WTERMSIG(st)) : "unknown signal");
 }
 
+/* The fate of a rank the launcher killed, said once: how it was (stopped,
+ * or still running), where (the reap's words after "was killed by signal
+ * 9 (Killed) "), and why it was killed. */
+static void killed_text(const struct ml_spec *sp, int r, struct ml_fate *f) {
+  char head[96], where[ML_FATE];
+  double grace = sp->grace_s > 0 ? sp->grace_s : ML_GRACE_S;
+  size_t n = strlen(f->text);
+  if (!f->stopped) {
+    snprintf(f->text + n, sizeof f->text - n, "; it was still running %.0f s after the first "
+             "failure; killed by the launcher", grace);
+    return;
+  }
+  int len = snprintf(head, sizeof head, "rank %d (pid %d) was killed by signal %d (%s) ", r,
+                     f->pid, SIGKILL, sigdescr_np(SIGKILL) ? sigdescr_np(SIGKILL) : "?");
+  snprintf(where, sizeof where, "%s", strncmp(f->text, head, (size_t)len) ? "" : f->text + len);
+  n = (size_t)snprintf(f->text, sizeof f->text, "rank %d (pid %d) was stopped (SIGSTOP or a "
+                       "debugger)%s%s; killed by the launcher (SIGKILL) ", r, f->pid,
+                       where[0] ? " " : "", where);
+  if (n >= sizeof f->text) return;
+  if (f->killed == ML_KILL_FAILED)
+    snprintf(f->text + n, sizeof f->text - n, "once the run had failed: stopped, it could not "
+             "end on its own");
+  else if (f->killed == ML_KILL_IDLE)
+    snprintf(f->text + n, sizeof f->text - n, "after it had been stopped for %.1f s while no "
+             "other rank ran and none had failed (more than MUSTER_TIMEOUT)", f->stopped_s);
+  else
+    snprintf(f->text + n, sizeof f->text - n, "%.0f s after the first failure: stopped, it "
+             "could not end on its own", grace);
+}
+
 static void record(const struct ml_spec *sp, muster_launch_t *l, int r, int st,
                    struct ml_fate *f) {
   f->status = st;
+  if (WIFEXITED(st) && WEXITSTATUS(st) == ML_NOT_STARTED) {
+    /* the gate closed unopened: the launch failed (that is the error), this
+     * rank never ran (the group hears of it all the same) */
+    if (l) muster_launch_reap(l, r, st, NULL, 0);
+    snprintf(f->text, sizeof f->text, "rank %d (pid %d) did not run: the launch was called off",
+             r, f->pid);
+    return;
+  }
   if (l) {
     f->died = muster_launch_reap(l, r, st, f->text, sizeof f->text) != 0;
   } else {
@@ -69,14 +119,7 @@ static void record(const struct ml_spec *sp, muster_launch_t *l, int r, int st,
     f->died = !WIFEXITED(st) || WEXITSTATUS(st) != 0;
   }
   if (f->killed) {
-    size_t n = strlen(f->text);
-    if (f->stopped_s > 0)
-      snprintf(f->text + n, sizeof f->text - n, "; it had been stopped (SIGSTOP or a debugger) "
-               "for %.1f s while no other rank ran (more than MUSTER_TIMEOUT); killed by the "
-               "launcher", f->stopped_s);
-    else
-      snprintf(f->text + n, sizeof f->text - n, "; it was still running %.0f s after the first "
-               "failure; killed by the launcher", sp->grace_s > 0 ? sp->grace_s : ML_GRACE_S);
+    killed_text(sp, r, f);
     f->died = 1;
   }
 }
@@ -99,35 +142,41 @@ static double stop_limit(void) {
 
 /* The ranks still alive (live[r] > 0) are all stopped (SIGSTOP, a tracer):
  * nothing will make progress on its own. */
-static int all_stopped(const struct ml_spec *sp, const pid_t *live, const int *stopped) {
+static int all_stopped(const struct ml_spec *sp, const pid_t *live, const double *stop_t) {
   int any = 0;
   for (int r = 0; r < sp->ranks; r++) {
     if (live[r] <= 0) continue;
-    if (!stopped[r]) return 0;
+    if (stop_t[r] <= 0) return 0;
     any = 1;
   }
   return any;
 }
 
+/* SIGKILL every rank still there, for reason `why` (ML_KILL_*); a rank
+ * stopped since stop_t[r] says so in its fate, and for how long: since it
+ * stopped, or for ML_KILL_IDLE how long no other rank ran (idle_s). */
 static void kill_live(const struct ml_spec *sp, const pid_t *live, struct ml_fate *f,
-                      const int *stopped, double stopped_s) {
+                      const double *stop_t, int why, double idle_s) {
+  double now = now_s();
   for (int r = 0; r < sp->ranks; r++)
     if (live[r] > 0 && kill(live[r], SIGKILL) == 0) {
-      f[r].killed = 1;
-      f[r].stopped_s = stopped && stopped[r] ? stopped_s : 0;
+      f[r].killed = why;
+      f[r].stopped = stop_t[r] > 0;
+      f[r].stopped_s = why == ML_KILL_IDLE ? idle_s : stop_t[r] > 0 ? now - stop_t[r] : 0;
     }
 }
 
 /* Reap every child in live[] (pid, 0 once reaped).  After the first death
- * the others get the grace, then SIGKILL.  A rank stopped while every
- * other live rank is stopped too (or gone) gets stop_limit(), then SIGKILL:
- * a finished job must not wait forever for a rank someone stopped.
+ * the others get the grace, then SIGKILL; but once every rank still there
+ * is stopped, nothing can end on its own any more: after a death they are
+ * killed at once, and with none (the others finished) after stop_limit(),
+ * so that a finished job does not wait forever for a rank someone stopped.
  * Stops and continues are seen through WUNTRACED | WCONTINUED. */
 static void reap_all(const struct ml_spec *sp, muster_launch_t *l, pid_t *live,
                      struct ml_fate *f) {
   double grace = sp->grace_s > 0 ? sp->grace_s : ML_GRACE_S, deadline = 0, limit = stop_limit();
-  double stuck_since = 0;
-  int left = 0, killed = 0, seq = 0, stopped[ML_MAX_RANKS] = {0};
+  double stuck_since = 0, stop_t[ML_MAX_RANKS] = {0}; /* when each stopped, 0 running */
+  int left = 0, killed = 0, seq = 0;
   for (int r = 0; r < sp->ranks; r++) left += live[r] > 0;
   while (left > 0) {
     int st, poll = !killed && (deadline > 0 || stuck_since > 0);
@@ -137,10 +186,10 @@ static void reap_all(const struct ml_spec *sp, muster_launch_t *l, pid_t *live,
     if (w == 0) {
       double now = now_s();
       if (deadline > 0 && now >= deadline) {
-        kill_live(sp, live, f, NULL, 0);
+        kill_live(sp, live, f, stop_t, ML_KILL_GRACE, 0);
         killed = 1;
       } else if (stuck_since > 0 && now - stuck_since >= limit) {
-        kill_live(sp, live, f, stopped, now - stuck_since);
+        kill_live(sp, live, f, stop_t, ML_KILL_IDLE, now - stuck_since);
         killed = 1;
       } else {
         usleep(2000);
@@ -150,7 +199,7 @@ static void reap_all(const struct ml_spec *sp, muster_launch_t *l, pid_t *live,
     int r = rank_of(f, sp->ranks, w, live);
     if (r < 0) continue;
     if (WIFSTOPPED(st) || WIFCONTINUED(st)) {
-      stopped[r] = WIFSTOPPED(st);
+      stop_t[r] = WIFSTOPPED(st) ? (stop_t[r] > 0 ? stop_t[r] : now_s()) : 0;
     } else {
       live[r] = 0;
       left--;
@@ -158,24 +207,32 @@ static void reap_all(const struct ml_spec *sp, muster_launch_t *l, pid_t *live,
       record(sp, l, r, st, &f[r]);
       if (f[r].died && deadline == 0) deadline = now_s() + grace;
     }
-    int stuck = isfinite(limit) && all_stopped(sp, live, stopped);
-    if (!stuck) stuck_since = 0;
+    int stuck = all_stopped(sp, live, stop_t);
+    if (stuck && deadline > 0 && !killed) { /* the run failed: nothing to wait for */
+      kill_live(sp, live, f, stop_t, ML_KILL_FAILED, 0);
+      killed = 1;
+    }
+    if (!stuck || !isfinite(limit)) stuck_since = 0;
     else if (stuck_since == 0) stuck_since = now_s();
   }
 }
 
-/* Fork every rank behind the closed gate; 0, or -1 (the ones started are
- * in live[]). */
+/* Fork every rank behind the closed gate; 0, or -1 with err (the ones
+ * started are in live[]). */
 static int fork_all(const struct ml_spec *sp, muster_launch_t *l, int gate[2], pid_t *live,
-                    struct ml_fate *f) {
+                    struct ml_fate *f, struct ml_error *err) {
   pid_t parent = getpid();
-  int stop_rank;
+  int stop_rank, fail_rank;
   ml_test_stop_rank(&stop_rank); /* checked by main: malformed is -1 */
+  ml_test_fork_fail_rank(&fail_rank);
   fflush(NULL); /* children must not inherit unflushed output */
   for (int r = 0; r < sp->ranks; r++) {
-    pid_t p = fork();
+    pid_t p = r == fail_rank ? (errno = EAGAIN, -1) : fork();
     if (p < 0) {
-      fprintf(stderr, "%s: cannot fork rank %d: %s\n", sp->who, r, strerror(errno));
+      char what[64];
+      snprintf(what, sizeof what, "cannot fork rank %d of %d", r, sp->ranks);
+      fail_errno(err, errno, what);
+      snprintf(f[r].text, sizeof f[r].text, "rank %d: not started: %s", r, err->msg);
       return -1;
     }
     if (p == 0) {
@@ -184,38 +241,44 @@ static int fork_all(const struct ml_spec *sp, muster_launch_t *l, int gate[2], p
     }
     live[r] = f[r].pid = p;
     if (l && muster_launch_declare(l, r, p) < 0) {
-      fprintf(stderr, "%s: %s\n", sp->who, muster_last_error());
+      err->code = MUSTER_EINVAL;
+      snprintf(err->msg, sizeof err->msg, "%s", muster_last_error());
       return -1;
     }
   }
   return 0;
 }
 
-int ml_run(const struct ml_spec *sp, struct ml_fate *f) {
+int ml_run(const struct ml_spec *sp, struct ml_fate *f, struct ml_error *err) {
   muster_launch_t *l = NULL;
   pid_t *live = calloc((size_t)sp->ranks, sizeof *live);
-  int gate[2] = {-1, -1}, rc = 0;
+  int gate[2] = {-1, -1}, rc = 0, orc;
+  memset(err, 0, sizeof *err);
   for (int r = 0; r < sp->ranks; r++) {
     memset(&f[r], 0, sizeof f[r]);
-    snprintf(f[r].text, sizeof f[r].text, "rank %d: not started", r);
+    snprintf(f[r].text, sizeof f[r].text, "rank %d: not started: the launch failed before its fork", r);
   }
-  if (!live || pipe(gate) != 0) {
-    fprintf(stderr, "%s: cannot prepare the ranks: %s\n", sp->who, strerror(errno));
+  if (!live) return fail_errno(err, ENOMEM, "cannot prepare the ranks");
+  if (pipe(gate) != 0) {
     free(live);
-    return -1;
+    return fail_errno(err, errno, "cannot make the ranks' start gate (pipe)");
   }
-  if (sp->group && muster_launch_open(sp->group, sp->ranks, NULL, MUSTER_LAUNCH_UNNAMED, &l) < 0) {
-    fprintf(stderr, "%s: cannot open group %s for %d ranks as their launcher: %s\n", sp->who,
-            sp->group, sp->ranks, muster_last_error());
+  if (sp->group &&
+      (orc = muster_launch_open(sp->group, sp->ranks, NULL, MUSTER_LAUNCH_UNNAMED, &l)) < 0) {
+    err->code = orc; /* the runtime's: MUSTER_ENOSPC for a full /dev/shm */
+    snprintf(err->msg, sizeof err->msg, "cannot open group %s for %d ranks as their launcher: %s",
+             sp->group, sp->ranks, muster_last_error());
     rc = -1;
   }
-  if (rc == 0) rc = fork_all(sp, l, gate, live, f);
+  if (rc == 0) rc = fork_all(sp, l, gate, live, f, err);
   close(gate[0]);
   if (rc == 0) {
     /* one byte per rank opens the gate; closing it unwritten sends them home */
     char go[ML_MAX_RANKS];
     memset(go, 'g', sizeof go);
-    if (write(gate[1], go, (size_t)sp->ranks) != sp->ranks) rc = -1;
+    errno = 0;
+    if (write(gate[1], go, (size_t)sp->ranks) != sp->ranks)
+      rc = fail_errno(err, errno ? errno : EIO, "cannot open the ranks' start gate (write)");
   }
   close(gate[1]);
   reap_all(sp, l, live, f);

@@ -10,6 +10,10 @@
  *   - one fork per rank, behind a gate (a pipe), so that either all start or
  *     none does; each child dies with the launcher (PR_SET_PDEATHSIG, then
  *     getppid() to close the race with a launcher that died before it);
+ *   - when the ranks cannot be started (the group cannot be opened: a full
+ *     /dev/shm, no file descriptor left; a fork fails) none runs: the ones
+ *     forked leave at the closed gate, and ml_run says why (struct
+ *     ml_error: the code and the cause, for the command's own summary);
  *   - every child's pid is declared (muster_launch_declare) before the gate
  *     opens, and every child that ends is reported (muster_launch_reap):
  *     when one dies the others fail at once with its rank, pid, signal and
@@ -17,9 +21,15 @@
  *   - after the first death the others get `grace_s` to end on their own
  *     (a leader inside a long provider call cannot notice), then are
  *     SIGKILLed, so the command always ends;
- *   - a rank stopped (SIGSTOP, a debugger) while no other rank runs any
- *     more is SIGKILLed once that has lasted MUSTER_TIMEOUT (never with
- *     MUSTER_TIMEOUT=inf), so a finished job does not wait for it forever.
+ *   - a stopped rank (SIGSTOP, a debugger) cannot end on its own: once a
+ *     rank has died and every rank still there is stopped, they are
+ *     SIGKILLed at once (a stopped rank makes the others fail within
+ *     MUSTER_TIMEOUT, naming it; the command then ends, not a grace
+ *     later);
+ *   - a rank stopped while no other rank runs any more and none died (the
+ *     others finished) is SIGKILLed once that has lasted MUSTER_TIMEOUT
+ *     (never with MUSTER_TIMEOUT=inf), so a finished job does not wait for
+ *     it forever.
  */
 #ifndef MUSTER_CLI_LAUNCH_H
 #define MUSTER_CLI_LAUNCH_H
@@ -33,16 +43,24 @@
                               child armed PR_SET_PDEATHSIG                  */
 #define ML_FATE 1024
 
+/* Why the launcher killed a rank (ml_fate.killed). */
+enum {
+  ML_KILL_GRACE = 1, /* still there grace_s after the first death            */
+  ML_KILL_FAILED,    /* stopped, after a death, with no other rank running   */
+  ML_KILL_IDLE       /* stopped MUSTER_TIMEOUT while no other rank ran, none
+                        having died (the others finished)                    */
+};
+
 /* How one rank's process ended. */
 struct ml_fate {
   int pid;         /* 0: never started                                        */
   int status;      /* waitpid() status                                         */
   int died;        /* 1: not a clean end (signal, non-zero exit, exit while
                       seated or before joining, or killed by the launcher)     */
-  int killed;      /* 1: the launcher killed it after the grace, or after it
-                      had been stopped longer than MUSTER_TIMEOUT while no
-                      other rank ran                                        */
-  double stopped_s;/* killed while stopped: for how long, else 0           */
+  int killed;      /* the launcher killed it: why, ML_KILL_*; 0 it did not   */
+  int stopped;     /* killed: 1 when it was stopped then (SIGSTOP, a debugger) */
+  double stopped_s;/* killed while stopped: for how long (ML_KILL_IDLE: how
+                      long no other rank ran)                               */
   int seq;         /* order in which it was reaped, 1 = first; 0 never         */
   char text[ML_FATE]; /* "rank 1 (pid 4242) was killed by signal 9 (Killed)
                          while waiting at barrier 3 of group g"               */
@@ -62,15 +80,31 @@ struct ml_spec {
   double grace_s;     /* 0: ML_GRACE_S                                        */
 };
 
+/* Why the ranks could not be started. */
+struct ml_error {
+  int code;       /* MUSTER_E*: the runtime's when the group could not be
+                     opened (MUSTER_ENOSPC: /dev/shm is full), MUSTER_ENOMEM
+                     or MUSTER_ESYS for a system call of the launcher      */
+  char msg[600];  /* e.g. "cannot fork rank 1 of 2: Resource temporarily
+                     unavailable (EAGAIN)"                                  */
+};
+
 /* Start spec->ranks children and reap them all; fates[ranks] says how each
  * ended.  Returns 0 when every rank ended cleanly, 1 when one did not, -1
- * when they could not be started (the reason on stderr; none is left
- * running, and fates say "not started"). */
-int ml_run(const struct ml_spec *spec, struct ml_fate *fates);
+ * when they could not be started: *err says why (nothing is printed);
+ * none is left running, and every rank's fate says it was not started
+ * (one that was forked: "rank 0 (pid P) did not run: the launch was
+ * called off"). */
+int ml_run(const struct ml_spec *spec, struct ml_fate *fates, struct ml_error *err);
 
-/* Test knob $MUSTER_LAUNCH_TEST_STOP=RANK: that rank's child stops itself
- * (SIGSTOP) before it runs, i.e. before it joins, so a test can kill it
- * there.  *rank = -1 when unset; -1 returned (message set) when malformed. */
+/* Test knobs, 0..ML_MAX_RANKS-1 (*rank = -1 when unset; -1 returned,
+ * message set, when malformed):
+ *   $MUSTER_LAUNCH_TEST_STOP=RANK: that rank's child stops itself (SIGSTOP)
+ *     before it runs, i.e. before it joins, so a test can kill it there;
+ *   $MUSTER_LAUNCH_TEST_FORK_FAIL=RANK: the fork of that rank fails as a
+ *     fork at the process limit does (EAGAIN), which a test cannot cause
+ *     for real as root (RLIMIT_NPROC does not apply to root). */
 int ml_test_stop_rank(int *rank);
+int ml_test_fork_fail_rank(int *rank);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "out_close.h"
 #include "muster.h"
 
 static const struct {
@@ -41,9 +42,11 @@ static void usage(FILE *f) {
           "                        by ',' (ROUTINE potrs|potri|syevd, each once; NAME 1..31 of\n"
           "                        [A-Za-z0-9._-]), e.g. lapack,syevd=cusolvermg; else each\n"
           "                        call goes to the provider expected fastest (docs/choice.md)\n"
-          "  MUSTER_COST_PATH      ':'-separated folders searched first for <backend>.cost tables\n"
-          "  MUSTER_MPI_LIB        libmpi to dlopen for the MPI bootstrap (default libmpi.so.40,\n"
-          "                        libmpi.so.12, libmpi.so; docs/bootstrap.md)\n"
+          "  MUSTER_COST_PATH      1..16 folders separated by ':', none empty, searched first for\n"
+          "                        <backend>.cost tables\n"
+          "  MUSTER_MPI_LIB        libmpi to dlopen for the MPI bootstrap, the only one tried\n"
+          "                        (default libmpi.so.40, libmpi.so.12, libmpi.so; one that does\n"
+          "                        not load: exit 2 when MPI starts; docs/bootstrap.md)\n"
           "  MUSTER_TIMEOUT        rendezvous deadline in seconds, 0.001..31536000 (one year),\n"
           "                        or inf: no deadline (default 60); over MPI a collective call's\n"
           "                        deadline is MUSTER_TIMEOUT + 4 x the provider's expected time\n"
@@ -62,15 +65,18 @@ static void usage(FILE *f) {
           "  MUSTER_MP_GRID, MUSTER_MP_TILE, MUSTER_MP_POTRS_NRHS, MUSTER_MP_SCRATCH_MB,\n"
           "  MUSTER_MP_NCCL_BLOCKING, MUSTER_MP_COPY, MUSTER_MP_DISABLE  cusolvermp: grid PxQ, tile,\n"
           "                        rhs per potrs call (n|all), relayout scratch, NCCL mode (0|1), force\n"
-          "                        the relayout, turn it off (docs/providers.md#cusolvermp)\n"
+          "                        the relayout, turn it off (docs/providers.md#cusolvermp); every\n"
+          "                        provider variable malformed or empty: the solve fails naming it\n"
           "  MUSTER_LAUNCH_TEST_STOP  tests only: the rank (0..1023) whose process stops\n"
           "                        itself before it joins, in processes mode\n"
+          "  MUSTER_LAUNCH_TEST_FORK_FAIL  tests only: the rank (0..1023) whose fork fails\n"
+          "                        (EAGAIN), in processes mode\n"
           "\nexit status: 0 on success; 1 on a failed check or runtime error, or when a rank's\n"
           "process died (processes mode); 2 on bad usage (an option or variable).\n"
           "docs: docs/cli.md, docs/runtime.md, docs/choice.md, docs/bootstrap.md, docs/troubleshooting.md\n");
 }
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
@@ -88,4 +94,9 @@ int main(int argc, char **argv) {
   fprintf(stderr, "muster: unknown subcommand '%s'\n", argv[1]);
   usage(stderr);
   return 2;
+}
+
+int main(int argc, char **argv) {
+  int rc = run(argc, argv);
+  return out_close("muster", rc); /* `> /dev/full` is a failure, not exit 0 */
 }

@@ -66,5 +66,6 @@ int opt_check_env(void) {
     return -1;
   }
   if (ml_test_stop_rank(&rank) < 0) return report("muster", "MUSTER_LAUNCH_TEST_STOP");
+  if (ml_test_fork_fail_rank(&rank) < 0) return report("muster", "MUSTER_LAUNCH_TEST_FORK_FAIL");
   return 0;
 }

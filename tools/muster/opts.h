@@ -32,8 +32,9 @@ int64_t opt_gels_rows(int64_t m, int64_t n);
 /* A provider name (--provider): 0 or -1 after printing. */
 int opt_backend(const char *who, const char *opt, const char *v);
 
-/* Every MUSTER_* variable the CLI reads (runtime/env.h) and its test knob
- * MUSTER_LAUNCH_TEST_STOP: 0, or -1 after printing "muster: <why>". */
+/* Every MUSTER_* variable the CLI reads (runtime/env.h) and its test knobs
+ * MUSTER_LAUNCH_TEST_STOP and _FORK_FAIL: 0, or -1 after printing
+ * "muster: <why>". */
 int opt_check_env(void);
 
 #endif

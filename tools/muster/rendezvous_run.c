@@ -370,7 +370,9 @@ static int run_processes(const struct rv_config *c, enum rv_kind kind, struct rv
     fprintf(stderr, "muster rendezvous: out of memory\n");
     return -1;
   }
-  int rc = ml_run(&ml, f);
+  struct ml_error err;
+  int rc = ml_run(&ml, f, &err);
+  if (rc < 0) fprintf(stderr, "muster rendezvous: %s: %s\n", muster_strerror(err.code), err.msg);
   if (rc > 0) {
     report_failures(c, s);
     report_fates(c, f);

@@ -37,6 +37,8 @@ typedef struct rank_out {
   char msg[600];
   int device;   /* the GPU it used, -1: host or not known */
   int reported; /* rank_body ran */
+  int done;     /* rank_run returned: rc and msg are its own words (until
+                   then they are the driver's "did not report")           */
   muster_solve_result_t res;
   double seconds[SR_MAX_REPS];
   double provider_seconds[SR_MAX_REPS];
@@ -67,13 +69,21 @@ static int64_t w_count(const sr_spec_t *s) {
 }
 
 /* One rank's buffers: host (malloc, or muster_shard_alloc in process mode
- * so the leader can map them) or CUDA (cudaMalloc on the current GPU). */
-static void *mem_alloc(const sr_spec_t *s, size_t bytes, char *why, size_t len) {
+ * so the leader can map them) or CUDA (cudaMalloc on the current GPU).
+ * NULL with why and *code: the failure's own code (muster_shard_alloc out
+ * of file descriptors is MUSTER_ESYS, not "out of memory"). */
+static void *mem_alloc(const sr_spec_t *s, size_t bytes, int *code, char *why, size_t len) {
   void *p = NULL;
+  int rc;
+  *code = MUSTER_ENOMEM;
   if (s->cuda) {
+    *code = MUSTER_ECUDA;
     if (cudl_malloc(&p, bytes, why, len) < 0) return NULL;
   } else if (s->processes) {
-    if (muster_shard_alloc(bytes, &p) != 0) snprintf(why, len, "%s", muster_last_error());
+    if ((rc = muster_shard_alloc(bytes, &p)) != 0) {
+      *code = rc;
+      snprintf(why, len, "%s", muster_last_error());
+    }
   } else {
     p = malloc(bytes);
     if (!p) snprintf(why, len, "malloc(%zu bytes) failed", bytes);
@@ -194,11 +204,12 @@ static int rank_run(shared_t *sh, int rank, int device, int setup_rc) {
   /* GPU memory is scarce: b and w only where the routine uses them */
   int want_b = !s->cuda || (muster_routine_takes(s->routine) & MUSTER_TAKES_B),
       want_w = !s->cuda || w_count(s) > 0;
+  int code = 0;
   if (rc == 0 &&
-      (!(shard.a = mem_alloc(s, (size_t)(rows * (ncols > 0 ? ncols : 1)) * esz, why, sizeof why)) ||
-       (want_b && !(shard.b = mem_alloc(s, (size_t)(rows * nrhs) * esz, why, sizeof why))) ||
-       (want_w && !(shard.w = mem_alloc(s, (size_t)n * sizeof(double), why, sizeof why)))))
-    rc = fail_with(o, s->cuda ? MUSTER_ECUDA : MUSTER_ENOMEM, rank, "cannot allocate its shard", why);
+      (!(shard.a = mem_alloc(s, (size_t)(rows * (ncols > 0 ? ncols : 1)) * esz, &code, why, sizeof why)) ||
+       (want_b && !(shard.b = mem_alloc(s, (size_t)(rows * nrhs) * esz, &code, why, sizeof why))) ||
+       (want_w && !(shard.w = mem_alloc(s, (size_t)n * sizeof(double), &code, why, sizeof why)))))
+    rc = fail_with(o, code, rank, "cannot allocate its shard", why);
   muster_group_opts_t opts = {.job = NULL, .timeout_s = 0, .device = device};
   int jrc = muster_group_join(sh->group, rank, (int)R, &opts, &g);
   if (jrc != 0) {
@@ -240,6 +251,7 @@ out:
   mem_free(s, shard.a);
   mem_free(s, shard.b);
   mem_free(s, shard.w);
+  __atomic_store_n(&o->done, 1, __ATOMIC_RELEASE); /* the driver may read o after */
   return rc;
 }
 
@@ -316,11 +328,19 @@ static int lost(const struct ml_fate *f) {
 static int run_processes(shared_t *sh, sr_out_t *out) {
   struct ml_spec ml = {.who = "muster", .group = sh->group, .ranks = sh->spec->ranks,
                        .fn = process_rank, .arg = sh};
-  int rc = ml_run(&ml, out->fates);
+  struct ml_error err;
+  int rc = ml_run(&ml, out->fates, &err);
+  if (rc < 0) { /* none ran: the launch's own error is the run's */
+    out->launch_failed = 1;
+    out->rc = err.code;
+    snprintf(out->msg, sizeof out->msg, "%s", err.msg);
+    return -1;
+  }
   for (int r = 0; r < sh->spec->ranks; r++) { /* what a rank that failed said */
     struct ml_fate *f = &out->fates[r];
     size_t n = strlen(f->text);
-    if (sh->outs[r].reported && sh->outs[r].rc != 0)
+    /* only words it said: one killed (or stopped) mid-run said nothing */
+    if (__atomic_load_n(&sh->outs[r].done, __ATOMIC_ACQUIRE) && sh->outs[r].rc != 0)
       snprintf(f->text + n, sizeof f->text - n, "; it said: %s: %s",
                muster_strerror(sh->outs[r].rc), sh->outs[r].msg);
   }
@@ -333,14 +353,20 @@ static int run_processes(shared_t *sh, sr_out_t *out) {
     int len = said ? (int)(said - first->text) : (int)strlen(first->text);
     snprintf(out->msg, sizeof out->msg, "%.*s", len, first->text);
   }
-  if (rc < 0 && !first) snprintf(out->msg, sizeof out->msg, "the ranks could not be started");
-  return rc < 0 ? -1 : 0;
+  return 0;
+}
+
+void sr_out_init(sr_out_t *out) {
+  memset(out, 0, sizeof *out);
+  for (int r = 0; r < MUSTER_MAX_RANKS; r++) {
+    out->devices[r] = -1;
+    snprintf(out->fates[r].text, sizeof out->fates[r].text, "rank %d: not started", r);
+  }
 }
 
 int sr_run(const sr_spec_t *s, const void *A, const void *B, sr_out_t *out, void *full, void *X,
            void *W, int *xsame) {
-  memset(out, 0, sizeof *out);
-  for (int r = 0; r < MUSTER_MAX_RANKS; r++) out->devices[r] = -1;
+  sr_out_init(out);
   if (s->ranks < 1 || s->ranks > MUSTER_MAX_RANKS || s->reps < 1 || s->reps > SR_MAX_REPS || s->warmup < 0) {
     out->rc = MUSTER_EINVAL;
     snprintf(out->msg, sizeof out->msg, "ranks 1..%d and reps 1..%d", MUSTER_MAX_RANKS, SR_MAX_REPS);
@@ -374,6 +400,10 @@ int sr_run(const sr_spec_t *s, const void *A, const void *B, sr_out_t *out, void
   }
   int rc = s->processes ? run_processes(&sh, out) : run_threads(&sh);
   const rank_out_t *o0 = &sh.outs[0];
+  if (out->launch_failed) { /* rc and msg are the launch's */
+    munmap(m, total);
+    return -1;
+  }
   out->rc = o0->rc;
   if (out->died) {
     if (out->rc == 0) out->rc = MUSTER_EPEERDEAD; /* it may have finished before the death */

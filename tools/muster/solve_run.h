@@ -54,7 +54,10 @@ typedef struct sr_out {
   int died;                 /* processes: a rank's process was killed, or ended
                                without reporting; then rc != 0 and msg is the
                                fate of the first one reaped                    */
-  struct ml_fate fates[MUSTER_MAX_RANKS]; /* processes: how each one ended    */
+  int launch_failed;        /* processes: the ranks could not be started (none
+                               ran): rc and msg are why (ml_error)             */
+  struct ml_fate fates[MUSTER_MAX_RANKS]; /* processes: how each one ended,
+                               also when they could not be started         */
 } sr_out_t;
 
 /* The rows of A and B of spec (sr_rows): m for gels, else n.  Every rank
@@ -71,6 +74,10 @@ int64_t sr_rows(const sr_spec_t *spec);
  * (message in out). */
 int sr_run(const sr_spec_t *spec, const void *A, const void *B, sr_out_t *out, void *full,
            void *X, void *W, int *xsame);
+
+/* out before a run: no result, every device -1, every fate "rank R: not
+ * started" (what stays of a run that never started; sr_run calls it). */
+void sr_out_init(sr_out_t *out);
 
 /* median of v[0..n) (sorts v) */
 double sr_median(double *v, int n);

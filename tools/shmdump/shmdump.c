@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "out_close.h"
 #include "shmdump.h"
 
 static const char usage_text[] =
@@ -138,5 +139,5 @@ int main(int argc, char **argv) {
   if (o.json) sd_print_json(&o, &l, now);
   else sd_print_text(&o, &l, now);
   sd_list_free(&l);
-  return fflush(stdout) == 0 ? 0 : 1;
+  return out_close("shmdump", 0);
 }
