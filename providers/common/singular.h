@@ -65,13 +65,15 @@ static inline void muster__lu_scales(muster_dtype_t t, const void *lu, int64_t l
   }
 }
 
-/* U's diagonal diag[0], diag[stride], ... (n entries of dtype t) against
- * the column scales (muster__lu_scales, all n): the first k (0-based) that
- * fails the rule, -1 when none does; *ukk gets |U(k,k)| and *floor the
- * threshold, for the message. */
+/* The first `count` entries of U's diagonal diag[0], diag[stride], ...
+ * (dtype t; U is n x n) against the column scales (muster__lu_scales): the
+ * first k (0-based) that fails the rule, -1 when none does; *ukk gets
+ * |U(k,k)| and *floor the threshold, for the message.  count < n: a
+ * library that stopped at an exact zero pivot (info = count + 1) factored
+ * only the columns before it. */
 static inline int64_t muster__lu_singular(muster_dtype_t t, const void *diag, int64_t stride, int64_t n,
-                                          const double *scale, double *ukk, double *floor) {
-  for (int64_t k = 0; k < n; k++) {
+                                          int64_t count, const double *scale, double *ukk, double *floor) {
+  for (int64_t k = 0; k < count; k++) {
     *ukk = muster__abs_at(t, diag, (size_t)(k * stride));
     if (muster__lu_pivot_small(t, n, *ukk, scale[k], floor)) return k;
   }

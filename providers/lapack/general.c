@@ -95,7 +95,7 @@ static int check_pivots(const muster_provider_call_t *call, const void *full) {
   double *scale = malloc((size_t)n * sizeof *scale), ukk, floor;
   if (!scale) return lp_err(call, MUSTER_ENOMEM, "cannot allocate %" PRId64 " column scales", n);
   muster__lu_scales(a->dtype, full, n, n, scale);
-  int64_t k = muster__lu_singular(a->dtype, full, n + 1, n, scale, &ukk, &floor);
+  int64_t k = muster__lu_singular(a->dtype, full, n + 1, n, n, scale, &ukk, &floor);
   free(scale);
   if (k < 0) return 0;
   char what[160];
