@@ -304,7 +304,7 @@ void sv_expect_ok_x(muster_routine_t r, muster_dtype_t t, int64_t n, int64_t m, 
             tile, run.out[0].rc, run.out[0].msg);
     ASSERT(0);
   }
-  double res = sv_residual(&run), tol = chk_tolerance(t, sv_rows(&run));
+  double res = sv_residual(&run), tol = chk_routine_tolerance(r, t, sv_rows(&run));
   if (!(res < tol)) {
     fprintf(stderr, "%s %s n=%" PRId64 " R=%d %s: residual %g >= tol %g\n", muster_routine_name(r),
             muster_dtype_name(t), n, R, processes ? "processes" : "threads", res, tol);
