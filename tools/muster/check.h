@@ -61,9 +61,9 @@ double chk_gels(muster_dtype_t t, int64_t m, int64_t n, int64_t nrhs, const void
  * bound on X's error.  gamma's worst case grows like m n eps, the rounding
  * of m-term sums in practice like sqrt(m) eps.  Measured with the lapack
  * provider (4 dtypes, m x n from 1 x 1 to 3000 x 20, well conditioned,
- * random, and with rows or columns graded 1e-3 .. 1e3; 4,300 solves per
- * dtype): at most 1.4 eps (m <= 7), falling with m (at most 0.3 eps from
- * m = 150): 12x below the bound or more everywhere.  A relative 1e-3 fails in f32 and c64 up to m =
+ * random, and with rows or columns graded 1e-3 .. 1e3; 3,500 to 4,300
+ * solves per dtype): at most 1.4 eps (m <= 7), falling with m (at most
+ * 0.3 eps from m = 150): 12x below the bound or more everywhere.  A relative 1e-3 fails in f32 and c64 up to m =
  * 275 000 (64 m eps, the bound before, let it through from m = 132). */
 double chk_gels_tolerance(muster_dtype_t t, int64_t m);
 /* The tolerance of routine r's residual (chk_potrs, chk_getrs, chk_gels,
