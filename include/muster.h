@@ -252,8 +252,10 @@ MUSTER_EXTERN int muster_launch_close(muster_launch_t *l);
  *                 is left as it was: the factors are not returned (their
  *                 row pivots would not travel back); MUSTER_NO_FACTOR lets a
  *                 provider factor A in place instead (A unspecified after).
- *                 Exactly singular A: MUSTER_ESINGULAR, res->info = k with
- *                 U(k,k) = 0 (1-based).
+ *                 Singular A: MUSTER_ESINGULAR, res->info = k (1-based),
+ *                 the first pivot with |U(k,k)| <= 2 n eps max_{i<=k}
+ *                 |U(i,k)| (an exact zero included; docs/routines.md),
+ *                 B untouched.
  *   MUSTER_GELS   least squares min ||A X - B||_2 for a tall A of full
  *                 column rank: A is m x n with m >= n, B (replicated) m x
  *                 nrhs in, X (n x nrhs) out in B's first n rows (rows

@@ -146,7 +146,8 @@ static XLA_FFI_Error *metadata(XLA_FFI_CallFrame *cf) {
 }
 
 /* The status output: 0, the routine's info k > 0 (potrs/potri: the leading
- * minor that is not positive definite; getrs: U(k,k) = 0; gels: R(k,k)
+ * minor that is not positive definite; getrs: U(k,k) zero or under the
+ * singularity rule; gels: R(k,k)
  * below the rank threshold), or the MUSTER_E* code. */
 static int32_t status_of(int rc, const muster_solve_result_t *res) {
   if ((rc == MUSTER_ENOTPD || rc == MUSTER_ESINGULAR) && res->info > 0) return (int32_t)res->info;

@@ -41,7 +41,8 @@
   X(POTRI, 2, "potri", 1, 0, ENOTPD, "not positive definite (leading minor %lld)")           \
   X(SYEVD, 3, "syevd", 0, MUSTER_TAKES_W, EPROVIDER, "did not converge (info %lld)")        \
   X(GETRS, 4, "getrs", 1, MUSTER_TAKES_B, ESINGULAR,                                         \
-    "singular: U(%lld,%lld) of the LU factorization is exactly zero")                        \
+    "singular: U(%lld,%lld) of the LU factorization is zero or under the singularity "       \
+    "threshold 2 n eps max_{i<=k} |U(i,k)|")                                                 \
   X(GELS, 5, "gels", 1, MUSTER_TAKES_B | MUSTER_TAKES_M, ESINGULAR,                          \
     "rank deficient: R(%lld,%lld) of the QR factorization is zero or below the rank "         \
     "threshold")

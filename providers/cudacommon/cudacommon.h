@@ -18,6 +18,9 @@
  *             mappings per peer process in a cuc_ipc_cache_t (ipc.c)
  *   kernels   identity panels and the lower-to-upper mirror of a Hermitian
  *             result (kernels.cu)
+ *   pivots    the column scales of getrs's singularity rule
+ *             (providers/common/singular.h) from an LU factor on GPUs
+ *             (kernels.cu, pivots.c)
  *   shards    a rank's shard against the call: b, w, its columns in the
  *             layout (shard.c); muster's dtypes as CUDA data types
  *
@@ -256,6 +259,42 @@ CUC_HIDDEN cudaError_t cuc_mirror_lower(int dtype, const void *stage, int64_t ld
  * into *out, which the caller set to UINT64_MAX first.  Ordered on s. */
 CUC_HIDDEN cudaError_t cuc_scan_finite_launch(int dtype, const void *x, int64_t ld, int64_t m, int64_t k,
                                               unsigned long long *out, cudaStream_t s);
+
+/* Local index -> global index (0-based) of a block-cyclic distribution of
+ * one dimension: blocks of nb, over nprocs processes, this one `me`, the
+ * first block on process 0.  {extent, 1, 0} is the identity. */
+typedef struct cuc_cyclic {
+  int64_t nb;
+  int nprocs, me;
+} cuc_cyclic_t;
+
+#ifdef __CUDACC__ /* kernels.cu's kernels map with it too */
+__host__ __device__
+#endif
+static inline int64_t cuc_cyclic_global(cuc_cyclic_t m, int64_t l) {
+  return (l / m.nb) * m.nprocs * m.nb + m.me * m.nb + l % m.nb;
+}
+
+/* The column scales of getrs's singularity rule on a piece of an LU factor
+ * (rows x cols, leading dimension ld, on the running GPU; rmap / cmap say
+ * which global row and column each local one is): for every local column
+ * c, the largest |entry| whose global row is at most its global column g
+ * (U's part of the column), atomicMax'ed into out[g] as the bits of a
+ * non-negative double (they order as the doubles do).  The caller zeroes
+ * out (n words, n the global order) first; columns with g >= n are
+ * skipped, and so are NaN entries; pieces of a column on several GPUs
+ * combine there or in a max over their copies.  Ordered on s. */
+CUC_HIDDEN cudaError_t cuc_upper_colmax_launch(int dtype, const void *a, int64_t ld, int64_t rows, int64_t cols,
+                                               cuc_cyclic_t rmap, cuc_cyclic_t cmap, int64_t n,
+                                               unsigned long long *out, cudaStream_t s);
+
+/* The same, waited for (pivots.c): out zeroed (in *buf, a device buffer of
+ * device dev grown with cuc_grow to n words), the kernel, then the n scales
+ * max'ed into host[] (n doubles, which the caller zeroes first).  Ordered
+ * on s, which it synchronizes. */
+CUC_HIDDEN int cuc_upper_colmax(int dev, int dtype, const void *a, int64_t ld, int64_t rows, int64_t cols,
+                                cuc_cyclic_t rmap, cuc_cyclic_t cmap, int64_t n, void **buf, size_t *have,
+                                cudaStream_t s, double *host, cuc_err_t *E);
 
 /* The same, waited for (scan.c): *row, *col of the first NaN/Inf of x on
  * device dev, or -1, -1.  *word / *have: a device buffer of at least 8

@@ -17,6 +17,11 @@
 // cuc_scan_finite_launch: the first NaN/Inf of a matrix (an input, a
 // result, a factor's diagonal), found with one atomicMin on a word the host
 // reads back (cuc_first_nonfinite, scan.c): no copy of the matrix.
+//
+// cuc_upper_colmax_launch: the largest |U(i,k)|, i <= k, of each column k
+// of a piece of an LU factor (getrs's singularity rule,
+// providers/common/singular.h): one block per column, a warp reduction,
+// one atomicMax per warp on the bits of a non-negative double.
 #include <cuComplex.h>
 #include <cuda_runtime.h>
 
@@ -29,6 +34,30 @@ __device__ __forceinline__ bool finite(float x) { return isfinite(x); }
 __device__ __forceinline__ bool finite(double x) { return isfinite(x); }
 __device__ __forceinline__ bool finite(cuFloatComplex x) { return isfinite(cuCrealf(x)) && isfinite(cuCimagf(x)); }
 __device__ __forceinline__ bool finite(cuDoubleComplex x) { return isfinite(cuCreal(x)) && isfinite(cuCimag(x)); }
+
+__device__ __forceinline__ double absv(float x) { return fabs((double)x); }
+__device__ __forceinline__ double absv(double x) { return fabs(x); }
+__device__ __forceinline__ double absv(cuFloatComplex x) { return hypot((double)cuCrealf(x), (double)cuCimagf(x)); }
+__device__ __forceinline__ double absv(cuDoubleComplex x) { return hypot(cuCreal(x), cuCimag(x)); }
+
+// blockDim.x a multiple of 32.  Local rows map to increasing global rows,
+// so a thread stops at its first row below the diagonal.  fmax drops NaN.
+template <class T>
+__global__ void upper_colmax(const T *__restrict__ a, long long ld, long long rows, long long cols, cuc_cyclic_t rmap,
+                             cuc_cyclic_t cmap, long long n, unsigned long long *out) {
+  for (long long c = blockIdx.x; c < cols; c += gridDim.x) {
+    const long long g = cuc_cyclic_global(cmap, c);
+    if (g >= n) continue; // padding: the same for the whole block
+    double big = 0.0;
+    for (long long r = (long long)blockIdx.y * blockDim.x + threadIdx.x; r < rows;
+         r += (long long)gridDim.y * blockDim.x) {
+      if (cuc_cyclic_global(rmap, r) > g) break;
+      big = fmax(big, absv(a[c * ld + r]));
+    }
+    for (int off = 16; off > 0; off >>= 1) big = fmax(big, __shfl_down_sync(0xffffffffu, big, off));
+    if ((threadIdx.x & 31) == 0 && big > 0.0) atomicMax(out + g, (unsigned long long)__double_as_longlong(big));
+  }
+}
 
 template <class T>
 __global__ void scan_finite(const T *__restrict__ x, long long ld, long long m, long long total,
@@ -135,5 +164,26 @@ extern "C" cudaError_t cuc_scan_finite_launch(int dtype, const void *x, int64_t 
   case MUSTER_C128: scan_finite<<<g, 256, 0, s>>>((const cuDoubleComplex *)x, ld, m, total, out); break;
   default: return cudaErrorInvalidValue;
   }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t cuc_upper_colmax_launch(int dtype, const void *a, int64_t ld, int64_t rows, int64_t cols,
+                                               cuc_cyclic_t rmap, cuc_cyclic_t cmap, int64_t n,
+                                               unsigned long long *out, cudaStream_t s) {
+  if (rows <= 0 || cols <= 0) return cudaSuccess;
+  if (rmap.nb <= 0 || cmap.nb <= 0 || rmap.nprocs <= 0 || cmap.nprocs <= 0) return cudaErrorInvalidValue;
+  const unsigned block = 256;
+  long long gy = (rows + 4 * block - 1) / (4 * block); // about 4 rows per thread
+  dim3 grid((unsigned)(cols < 65536 ? cols : 65536), (unsigned)(gy < 1 ? 1 : gy > 64 ? 64 : gy));
+#define COLMAX_ARGS(T)                                                                                       \
+  (const T *)a, ld, rows, cols, rmap, cmap, n, out
+  switch (dtype) {
+  case MUSTER_F32: upper_colmax<<<grid, block, 0, s>>>(COLMAX_ARGS(float)); break;
+  case MUSTER_F64: upper_colmax<<<grid, block, 0, s>>>(COLMAX_ARGS(double)); break;
+  case MUSTER_C64: upper_colmax<<<grid, block, 0, s>>>(COLMAX_ARGS(cuFloatComplex)); break;
+  case MUSTER_C128: upper_colmax<<<grid, block, 0, s>>>(COLMAX_ARGS(cuDoubleComplex)); break;
+  default: return cudaErrorInvalidValue;
+  }
+#undef COLMAX_ARGS
   return cudaGetLastError();
 }

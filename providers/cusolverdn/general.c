@@ -1,6 +1,9 @@
 /*
  * providers/cusolverdn/general.c - the routines on a general A (job.h):
- *   getrs  Xgetrf + Xgetrs (LU with partial pivoting, the n pivots in the
+ *   getrs  Xgetrf, U's diagonal and column scales judged on the host
+ *          (providers/common/singular.h, the lapack provider's rule: an
+ *          exact zero, or the rounding-level pivot two equal columns
+ *          leave), Xgetrs (LU with partial pivoting, the n pivots in the
  *          target's aux buffer);
  *   gels   Xgeqrf, R's diagonal judged on the host (providers/common/rank.h,
  *          the lapack provider's rule), <t>ormqr/unmqr (B <- Q^H B), then
@@ -14,9 +17,11 @@
  * b (its first n rows).
  */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "../common/rank.h" /* muster__rank_deficient */
+#include "../common/rank.h"     /* muster__rank_deficient */
+#include "../common/singular.h" /* muster__lu_singular */
 #include "job.h"
 
 /* Refuse NaN/Inf input; B on the target (overwritten with X there). */
@@ -47,12 +52,49 @@ static int grow_aux(dn_job_t *j, size_t bytes, const char *what) {
   return cuc_grow_checked(j->dev, &j->d->aux, &j->d->aux_bytes, (size_t)j->a->n * bytes, what, j->E);
 }
 
+/* U's first `upto` pivots against the rule of providers/common/singular.h:
+ * the column scales from the factor on the target (a kernel, n words back:
+ * cudacommon's cuc_upper_colmax), its diagonal copied to the pinned host
+ * buffer after the info word and the scan word, judged there. */
+static int check_pivots(dn_job_t *j, int64_t upto) {
+  int rc = 0;
+  cuc_err_t *E = j->E;
+  dn_dev_t *d = j->d;
+  int64_t n = j->a->n;
+  const size_t at = 64; /* past the words of dn_run and dn_scan_finite */
+  double *scale = calloc((size_t)n, sizeof *scale), ukk, floor;
+  if (!scale) return cuc_fail(E, MUSTER_ENOMEM, "cannot allocate %" PRId64 " column scales", n);
+  cuc_cyclic_t whole = {n, 1, 0};
+  /* d->scan is free between calls: dn_run's info was read */
+  CUC_CHECK(cuc_upper_colmax(j->dev, (int)j->a->dtype, j->A, j->lda, n, n, whole, whole, n, &d->scan,
+                             &d->scan_bytes, d->stream, scale, E));
+  CUC_CHECK(cuc_grow_checked(-1, &d->hscan, &d->hscan_bytes, at + (size_t)n * j->esz, "U's diagonal", E));
+  CUC_CU(j->dev, cudaMemcpy2DAsync((char *)d->hscan + at, j->esz, j->A, (size_t)(j->lda + 1) * j->esz, j->esz,
+                                   (size_t)n, cudaMemcpyDeviceToHost, d->stream));
+  CUC_CHECK(dn_sync_solver(j));
+  int64_t k = muster__lu_singular(j->a->dtype, (char *)d->hscan + at, 1, n, upto, scale, &ukk, &floor);
+  if (k >= 0) {
+    char what[160];
+    muster__lu_singular_text(what, sizeof what, k, ukk, floor);
+    *j->call->info = k + 1;
+    rc = cuc_fail(E, MUSTER_ESINGULAR, "cusolverDnXgetrf on device %d: %s (A is %" PRId64 " x %" PRId64 ")", j->dev,
+                  what, n, n);
+  }
+out:
+  free(scale);
+  return rc;
+}
+
 int dn_getrs(dn_job_t *j) {
   int rc = 0, info = 0;
   dn_call_t f = {.op = DN_GETRF}, m = {.op = DN_GETRS, .nrhs = j->a->nrhs};
   CUC_CHECK(take_input(j, &m));
   CUC_CHECK(grow_aux(j, sizeof(int64_t), "the pivots"));
   CUC_CHECK(dn_run(j, &f, &info));
+  if (info < 0) CUC_CHECK(dn_info(j, DN_GETRF, info));
+  /* info = k > 0: U(k,k) is exactly zero; an earlier pivot may fail the
+   * rule (the columns before k are factored), else k is named */
+  CUC_CHECK(check_pivots(j, info > 0 ? info - 1 : j->a->n));
   CUC_CHECK(dn_info(j, DN_GETRF, info));
   CUC_CHECK(dn_run(j, &m, &info));
   CUC_CHECK(dn_info(j, DN_GETRS, info));

@@ -8,16 +8,20 @@
  * entries), and cusolverMgGetrs reads them there: they never travel, which
  * is why the caller cannot get the factors back (muster.h).
  *
- * Errors, as the lapack provider words them: an exactly singular A is
- * MUSTER_ESINGULAR with info = k, U(k,k) = 0 (from getrf's info, or, when
- * cuSolverMg fails without one, from U's diagonal, as potrs does for a
- * failed potrf); NaN/Inf in A: every rank's shard is scanned on its GPU
+ * Errors, as the lapack provider words them: a singular A is
+ * MUSTER_ESINGULAR with info = k, the first pivot that fails the rule of
+ * providers/common/singular.h (|U(k,k)| <= 2 n eps max_{i<=k} |U(i,k)|:
+ * U's diagonal and, from a kernel on each GPU, its columns' largest
+ * entries; cuSolverMg itself stops only at an exact zero, which it reports
+ * as getrf's info or, failing without one, leaves on U's diagonal, as
+ * potrs does for a failed potrf); NaN/Inf in A: every rank's shard is scanned on its GPU
  * before the factorization (an O(n^2) read: cusolverMgGetrf on one H200
  * returned success, with no NaN on U's diagonal nor in X, for an A with one
  * NaN below the diagonal), and NaN/Inf on U's diagonal after it (overflow)
  * is caught too; NaN/Inf in B shows in X.  All MUSTER_ENONFINITE. */
 #include <stdlib.h>
 
+#include "../common/singular.h" /* muster__lu_singular */
 #include "diag.h"
 #include "leader_solve.h"
 
@@ -97,20 +101,63 @@ out:
   return rc;
 }
 
+/* U's first `upto` pivots against the rule of providers/common/singular.h:
+ * each GPU's part of the columns' scales (its cyclic tiles, whole columns:
+ * cuc_upper_colmax), U's diagonal (cmg_solve_diag), judged on the host. */
+static int check_pivots(cmg_solve_t *j, int64_t upto) {
+  int64_t n = j->a->n;
+  double *scale = calloc((size_t)n, sizeof *scale), ukk, floor;
+  void *diag = malloc((size_t)n * j->esz);
+  int rc = scale && diag ? cmg_solve_sync(j)
+                         : cuc_fail(j->E, MUSTER_ENOMEM, "cannot allocate %lld column scales", (long long)n);
+  if (rc < 0) goto out;
+  cuc_cyclic_t rows = {n, 1, 0};
+  for (int r = 0; r < j->R; r++) {
+    cmg_dev_t *d = &j->c->dev[j->ids[r]];
+    cuc_cyclic_t cols = {j->a->tile, j->R, r};
+    CUC_CHECK(cuc_upper_colmax(j->ids[r], j->a->dtype, j->mats[r], j->lda, n, muster_layout_cyclic_real_cols(&j->L, r),
+                               rows, cols, n, &d->scan, &d->scan_bytes, d->streams[0], scale, j->E));
+  }
+  CUC_CHECK(cmg_solve_diag(j, diag));
+  int64_t k = muster__lu_singular(j->a->dtype, diag, 1, n, upto, scale, &ukk, &floor);
+  if (k >= 0) {
+    char what[160];
+    muster__lu_singular_text(what, sizeof what, k, ukk, floor);
+    *j->call->info = k + 1;
+    rc = cuc_fail(j->E, MUSTER_ESINGULAR, "cusolverMgGetrf on devices %d..: %s (A is %lld x %lld)", j->ids[0], what,
+                  (long long)n, (long long)n);
+  }
+out:
+  free(scale);
+  free(diag);
+  return rc;
+}
+
+/* cusolverMgGetrf; an exact zero pivot it reports (info = k, U(k,k) = 0)
+ * is named unless an earlier pivot fails the rule (the columns before k
+ * are factored). */
+static int getrf(cmg_solve_t *j, int **ipiv) {
+  cmg_mg_call_t f = {.op = CMG_MG_GETRF, .ipiv = ipiv, .on_failure = getrf_failed};
+  int rc = cmg_mg_run(j, &f);
+  if (rc != MUSTER_ESINGULAR) return rc;
+  int rc2 = check_pivots(j, *j->call->info - 1);
+  return rc2 < 0 ? rc2 : rc;
+}
+
 int cmg_getrs(cmg_solve_t *j) {
   int rc = 0;
   int *ipiv[CMG_MAX_DEV];
   int64_t k = -1;
   CUC_CHECK(scan_a(j));
   CUC_CHECK(reserve_pivots(j, ipiv));
-  cmg_mg_call_t f = {.op = CMG_MG_GETRF, .ipiv = ipiv, .on_failure = getrf_failed};
-  CUC_CHECK(cmg_mg_run(j, &f));
+  CUC_CHECK(getrf(j, ipiv));
   CUC_CHECK(cmg_solve_diag_first(j, CUC_DIAG_NONFINITE, &k));
   if (k >= 0) {
     rc = cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in A: cusolverMgGetrf on devices %d.. left U(%lld,%lld) = "
                   "NaN/Inf", j->ids[0], (long long)(k + 1), (long long)(k + 1));
     goto out;
   }
+  CUC_CHECK(check_pivots(j, j->a->n));
   cmg_mg_call_t s = {.op = CMG_MG_GETRS, .ipiv = ipiv};
   CUC_CHECK(cmg_solve_b(j, &s));
   CUC_CHECK(check_x(j));

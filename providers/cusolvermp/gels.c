@@ -25,6 +25,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "../common/rank.h" /* muster__abs_at */
 #include "diag.h"
 #include "job.h"
 #include "kernels.h"
@@ -73,16 +74,6 @@ static int scan_inputs(mp_job_t *j) {
   return rc;
 }
 
-/* |d[k]| of a host copy of diagonal entries of dtype t. */
-static double entry_abs(muster_dtype_t t, const void *d, int64_t k) {
-  switch (t) {
-  case MUSTER_F32: return fabs((double)((const float *)d)[k]);
-  case MUSTER_F64: return fabs(((const double *)d)[k]);
-  case MUSTER_C64: return hypot((double)((const float *)d)[2 * k], (double)((const float *)d)[2 * k + 1]);
-  default: return hypot(((const double *)d)[2 * k], ((const double *)d)[2 * k + 1]);
-  }
-}
-
 /* R's diagonal against the rank rule, agreed by every rank (all of them
  * are here, no NCCL call in flight): first the largest finite |R(i,i)|
  * over the ranks, then the earliest entry over the ranks that is under
@@ -98,7 +89,7 @@ static int check_rank(mp_job_t *j, int64_t *agreed) {
   int rc = mp_local_diag(j, &d, &global, &count);
   if (rc == 0) {
     for (int64_t k = 0; k < count; k++) {
-      double r = entry_abs(t, d, k);
+      double r = muster__abs_at(t, d, (size_t)k);
       if (isfinite(r) && r > j->rmax) j->rmax = r;
     }
     rc = mp_agree(j, 0, "agreeing on R's largest diagonal entry", NULL, NULL);
@@ -107,7 +98,7 @@ static int check_rank(mp_job_t *j, int64_t *agreed) {
     double eps = muster_dtype_real_bytes(t) == 4 ? FLT_EPSILON : DBL_EPSILON;
     double floor = (double)j->shape.m * eps * j->rmax;
     for (int64_t k = 0; k < count; k++) { /* the first: global is increasing */
-      double r = entry_abs(t, d, k);
+      double r = muster__abs_at(t, d, (size_t)k);
       if (isfinite(r) && r > floor) continue;
       j->diag_bad = global[k];
       j->diag_zero = isfinite(r);

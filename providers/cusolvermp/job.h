@@ -41,12 +41,16 @@ typedef struct mp_job {
                           to the last agreement instead of returned at once:
                           the other ranks are still in NCCL calls         */
   int64_t diag_bad;    /* getrs: the first (global, 0-based) entry of U's
-                          diagonal on this rank that is 0 or NaN/Inf,
-                          INT64_MAX none; diag_zero: it is an exact 0.  The
-                          last agreement takes the earliest over the ranks:
-                          a 0 there is a singular A (info), whatever NaN/Inf
-                          followed from it (cusolverMpGetrf reports no info
-                          for it: seen on one H200, cuSOLVERMp 0.8).
+                          diagonal on this rank that is under the
+                          singularity rule (providers/common/singular.h: an
+                          exact 0 included) or NaN/Inf, INT64_MAX none;
+                          diag_zero: it is under the rule.  The last
+                          agreement takes the earliest over the ranks: a
+                          pivot under the rule there is a singular A
+                          (info), whatever NaN/Inf followed from it
+                          (cusolverMpGetrf reports no info for a zero
+                          pivot that NaN follows: seen on one H200,
+                          cuSOLVERMp 0.8).
                           gels: the first |R(k,k)| under the rank rule,
                           with diag_zero 1                                 */
   int diag_zero;
@@ -93,7 +97,8 @@ MP_HIDDEN int mp_gels_run(mp_job_t *j);
 
 /* Every rank's rc, the same result on every rank (solve.c): a failing
  * rank's code and message; else info (when given) the largest, or the
- * earliest 0 on U's diagonal over the ranks (diag_bad; then rc 0); sum
+ * earliest pivot under the singularity rule on U's diagonal over the ranks
+ * (diag_bad; then rc 0); sum
  * (when given) the sum of every rank's; j->rmax the largest of every
  * rank's.  A bootstrap allgather: call it
  * only where every rank is (no NCCL call in flight). */

@@ -40,7 +40,7 @@ enum {
 };
 /* ncclDataType_t values used here */
 enum { MP_NCCL_INT8 = 0, MP_NCCL_FLOAT32 = 7, MP_NCCL_FLOAT64 = 8 };
-enum { MP_NCCL_SUM = 0 }; /* ncclRedOp_t */
+enum { MP_NCCL_SUM = 0, MP_NCCL_MAX = 2 }; /* ncclRedOp_t */
 
 #define MP_NCCL_CONFIG_MAGIC 0xcafebeefu
 #define MP_NCCL_CONFIG_UNDEF_INT (-2147483647 - 1)

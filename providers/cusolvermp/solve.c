@@ -33,8 +33,9 @@ static void params_of(const mp_job_t *j, int64_t *p) {
   memcpy(p, v, sizeof v);
 }
 
-/* The earliest 0 or NaN/Inf on U's diagonal over the ranks (getrs), if it
- * is a 0: *info = its 1-based index, 1.  Else 0. */
+/* The earliest pivot under the singularity rule or NaN/Inf on U's
+ * diagonal over the ranks (getrs), if it is under the rule: *info = its
+ * 1-based index, 1.  Else 0. */
 static int singular_first(const agree_msg_t *all, int size, int64_t *info) {
   int first = 0;
   for (int r = 1; r < size; r++)

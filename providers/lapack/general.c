@@ -13,6 +13,11 @@
  * numerically rank-deficient A.  Here |R(k,k)| <= m * eps * max|R(i,i)|
  * (the threshold numpy.linalg.lstsq and xGELSD use for the rank) refuses the
  * call with MUSTER_ESINGULAR and info = k.
+ *
+ * getrs likewise looks at U's diagonal after xGETRF, which stops only at an
+ * exact zero: |U(k,k)| <= 2 n eps max_{i<=k} |U(i,k)| (providers/common/
+ * singular.h: two equal columns leave a pivot at rounding level) refuses
+ * the call with MUSTER_ESINGULAR and info = k, B untouched.
  */
 #include <inttypes.h>
 #include <lapacke.h>
@@ -20,7 +25,8 @@
 #include <stdlib.h>
 
 #include "lapackInt.h"
-#include "../common/rank.h" /* muster__rank_deficient */
+#include "../common/rank.h"     /* muster__rank_deficient */
+#include "../common/singular.h" /* muster__lu_singular */
 
 #define LAYOUT LAPACK_COL_MAJOR
 
@@ -80,6 +86,25 @@ static lapack_int do_trtrs(muster_dtype_t t, lapack_int m, lapack_int n, lapack_
 
 /* ---- getrs --------------------------------------------------------------------- */
 
+/* 0 when U (the upper triangle of the factored full, ld n) passes the rule
+ * of providers/common/singular.h, else MUSTER_ESINGULAR naming the first
+ * column k (1-based) that fails it. */
+static int check_pivots(const muster_provider_call_t *call, const void *full) {
+  const muster_solve_args_t *a = &call->args;
+  int64_t n = a->n;
+  double *scale = malloc((size_t)n * sizeof *scale), ukk, floor;
+  if (!scale) return lp_err(call, MUSTER_ENOMEM, "cannot allocate %" PRId64 " column scales", n);
+  muster__lu_scales(a->dtype, full, n, n, scale);
+  int64_t k = muster__lu_singular(a->dtype, full, n + 1, n, n, scale, &ukk, &floor);
+  free(scale);
+  if (k < 0) return 0;
+  char what[160];
+  muster__lu_singular_text(what, sizeof what, k, ukk, floor);
+  if (call->info) *call->info = k + 1;
+  return lp_err(call, MUSTER_ESINGULAR, "LAPACKE_%cgetrf: %s (A is %" PRId64 " x %" PRId64 ")", lp_prefix(a->dtype),
+                what, n, n);
+}
+
 int lp_run_getrs(const muster_provider_call_t *call, void *full, size_t esz) {
   const muster_solve_args_t *a = &call->args;
   lapack_int n = (lapack_int)a->n, nrhs = (lapack_int)a->nrhs;
@@ -88,14 +113,10 @@ int lp_run_getrs(const muster_provider_call_t *call, void *full, size_t esz) {
   int rc = ipiv ? lp_take_b(call, n, esz, &x)
                 : lp_err(call, MUSTER_ENOMEM, "cannot allocate %d pivots", (int)n);
   if (rc == 0) {
+    /* info > 0 (an exact zero pivot; the factorization is complete) is
+     * the rule's too: it names the first pivot that fails it */
     lapack_int info = do_getrf(a->dtype, n, full, ipiv);
-    if (info > 0) {
-      if (call->info) *call->info = info;
-      rc = lp_err(call, MUSTER_ESINGULAR, "LAPACKE_%cgetrf: singular: U(%d,%d) is exactly zero",
-                  lp_prefix(a->dtype), (int)info, (int)info);
-    } else if (info < 0) {
-      rc = lp_lapacke_failed(call, "getrf", info);
-    }
+    rc = info < 0 ? lp_lapacke_failed(call, "getrf", info) : check_pivots(call, full);
   }
   if (rc == 0) {
     lapack_int info = do_getrs(a->dtype, n, nrhs, full, ipiv, x);

@@ -4,9 +4,14 @@
  * never written: the factors are of no use without their pivots or
  * Householder scalars, which do not travel back; muster.h):
  *
- *   getrs  pXgetrf + pXgetrs: X in B.  An exactly singular A (info = k > 0
- *          from pXgetrf, global on the grid) is MUSTER_ESINGULAR naming
- *          U(k,k), as the lapack provider words it.
+ *   getrs  pXgetrf, the singularity test, pXgetrs: X in B.  pXgetrf stops
+ *          only at an exact zero pivot; |U(k,k)| <= 2 n eps max_{i<=k}
+ *          |U(i,k)| (providers/common/singular.h, the lapack provider's
+ *          rule: an exact zero, or the rounding-level pivot two equal
+ *          columns leave) is MUSTER_ESINGULAR with info = k, worded as
+ *          the lapack provider words it.  U's diagonal and column scales
+ *          reach every rank exactly (sl_diag_abs, sl_upper_col_max), so
+ *          every rank takes the same decision alone.
  *   gels   pXgeqrf, the rank test, pXormqr / pXunmqr (B := Q^H B), pXtrtrs
  *          (X := R^-1 B(1:n)), like providers/lapack/general.c and for the
  *          same reason: pXgels only stops at an exact zero of R's diagonal
@@ -23,32 +28,51 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../common/singular.h" /* muster__lu_pivot_small */
 #include "slInt.h"
 
 static const sl_int ONE = 1, QUERY = -1;
 
 /* ---- getrs ------------------------------------------------------------------------ */
 
+/* 0 when the factored s->A passes the rule of providers/common/singular.h,
+ * else MUSTER_ESINGULAR naming the first column k (1-based) that fails it;
+ * the same on every rank (d and scale are). */
+static int check_pivots(sl_call_t *s, double *d, double *scale) {
+  int64_t n = s->args->n;
+  double floor = 0;
+  sl_diag_abs(s, &s->A, n, d);
+  sl_upper_col_max(s, &s->A, n, scale);
+  for (int64_t k = 0; k < n; k++) {
+    if (!muster__lu_pivot_small(s->t, n, d[k], scale[k], &floor)) continue;
+    char what[160];
+    muster__lu_singular_text(what, sizeof what, k, d[k], floor);
+    *s->info = k + 1;
+    return sl_err(s, MUSTER_ESINGULAR, "p%cgetrf: %s (A is %" PRId64 " x %" PRId64 ")", s->k->letter, what, n,
+                  n);
+  }
+  return 0;
+}
+
 int sl_run_getrs(sl_call_t *s) {
   sl_int n = (sl_int)s->args->n, nrhs = (sl_int)s->args->nrhs, info = 0;
-  /* pXgetrf's IPIV: LOCr(M_A) + MB_A entries */
+  /* pXgetrf's IPIV: LOCr(M_A) + MB_A entries; U's diagonal and column
+   * scales: n each, replicated */
   size_t npiv = (size_t)(s->A.rows + s->tile);
   sl_int *ipiv = malloc(npiv * sizeof *ipiv);
+  double *d = malloc(2 * (size_t)n * sizeof *d);
   sl_verdict_t v = {.code = 0, .order = SL_ORDER_ARGS};
-  if (!ipiv) {
+  if (!ipiv || !d) {
     v.code = MUSTER_ENOMEM;
-    snprintf(v.what, sizeof v.what, "cannot allocate %zu pivots", npiv);
+    snprintf(v.what, sizeof v.what, "cannot allocate %zu pivots and 2 x %d diagonal entries", npiv, (int)n);
   }
   int rc = sl_agree(s, &v, 0);
   if (rc == 0) {
+    /* info = k > 0 (an exact zero pivot, global on the grid; the
+     * factorization is complete) is the rule's too: it names the first
+     * pivot that fails it */
     s->k->getrf(&n, &n, s->A.a, &ONE, &ONE, s->A.desc, ipiv, &info);
-    if (info > 0) {
-      *s->info = info;
-      rc = sl_err(s, MUSTER_ESINGULAR, "p%cgetrf: singular: U(%d,%d) is exactly zero", s->k->letter,
-                  (int)info, (int)info);
-    } else if (info < 0) {
-      rc = sl_illegal(s, "getrf", info);
-    }
+    rc = info < 0 ? sl_illegal(s, "getrf", info) : check_pivots(s, d, d + n);
   }
   if (rc == 0) {
     s->k->getrs("N", &n, &nrhs, s->A.a, &ONE, &ONE, s->A.desc, ipiv, s->B.a, &ONE, &ONE, s->B.desc,
@@ -56,6 +80,7 @@ int sl_run_getrs(sl_call_t *s) {
     if (info) rc = sl_illegal(s, "getrs", info);
   }
   free(ipiv);
+  free(d);
   return rc;
 }
 

@@ -196,3 +196,21 @@ void sl_diag_abs(const sl_call_t *s, const sl_mat_t *m, int64_t k, double *d) {
   }
   Cdgsum2d(s->ctxt, "All", " ", (sl_int)k, 1, d, (sl_int)(k > 1 ? k : 1), -1, -1);
 }
+
+void sl_upper_col_max(const sl_call_t *s, const sl_mat_t *m, int64_t n, double *scale) {
+  sl_int nb = (sl_int)s->tile, src = 0, nprow = s->nprow, npcol = s->npcol, myrow = s->myrow,
+         mycol = s->mycol;
+  for (int64_t i = 0; i < n; i++) scale[i] = 0;
+  for (int64_t lc = 0; lc < m->cols; lc++) {
+    sl_int l1 = (sl_int)(lc + 1);
+    int64_t gc = indxl2g_(&l1, &nb, &mycol, &src, &npcol) - 1;
+    double big = 0;
+    for (int64_t lr = 0; lr < m->rows; lr++) { /* global rows grow with local ones */
+      sl_int r1 = (sl_int)(lr + 1);
+      if (indxl2g_(&r1, &nb, &myrow, &src, &nprow) - 1 > gc) break;
+      big = fmax(big, abs_at(s->t, m->a, (size_t)(lc * m->desc[SL_LLD] + lr)));
+    }
+    if (gc < n) scale[gc] = big;
+  }
+  Cdgamx2d(s->ctxt, "All", " ", (sl_int)n, 1, scale, (sl_int)(n > 1 ? n : 1), NULL, NULL, -1, -1, -1);
+}

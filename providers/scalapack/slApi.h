@@ -44,6 +44,10 @@ sl_gebr2d_fn Csgebr2d, Cdgebr2d, Ccgebr2d, Czgebr2d;
  * sum on every process. */
 void Cdgsum2d(sl_int ctxt, const char *scope, const char *top, sl_int m, sl_int n, double *a,
               sl_int lda, sl_int rdest, sl_int cdest);
+/* Element-wise largest absolute value, likewise; ldia = -1: no locations
+ * (ra, ca unused). */
+void Cdgamx2d(sl_int ctxt, const char *scope, const char *top, sl_int m, sl_int n, double *a,
+              sl_int lda, sl_int *ra, sl_int *ca, sl_int ldia, sl_int rdest, sl_int cdest);
 
 /* ---- ScaLAPACK tools ----------------------------------------------------------- */
 /* Global index (1-based) of local index indxloc (1-based). */

@@ -220,6 +220,11 @@ SL_HIDDEN int sl_caller_nonfinite(const sl_call_t *s, int lower, int64_t *row, i
  * non-zero term, so the sums are exact and the same on every rank, in any
  * reduction order: decisions taken from d need no agreement. */
 SL_HIDDEN void sl_diag_abs(const sl_call_t *s, const sl_mat_t *m, int64_t k, double *d);
+/* scale[k] = max_{i<=k} |m(i,k)| for the n columns of the factor m, on
+ * every rank: each process the entries it holds on or above the diagonal,
+ * then one element-wise max over the grid (Cdgamx2d: exact, the same on
+ * every rank, as sl_diag_abs). */
+SL_HIDDEN void sl_upper_col_max(const sl_call_t *s, const sl_mat_t *m, int64_t n, double *scale);
 
 /* ---- routines (routines.c) -------------------------------------------------------------- */
 

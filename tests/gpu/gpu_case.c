@@ -77,6 +77,13 @@ void gc_add_getrs_edges(tcase_t *cases, int *nc, const gprov_t *prov, int mode, 
     c->zero_col = 600 / 2 + 2;
     c->expect = MUSTER_ESINGULAR;
   }
+  static const muster_dtype_t dts[4] = {MUSTER_F32, MUSTER_F64, MUSTER_C64, MUSTER_C128};
+  for (int d = 0; d < 4; d++) { /* column 302 = column 2: U(302,302) at rounding level, not 0 */
+    c = gc_add(cases, nc, prov, MUSTER_GETRS, 0, dts[d], mode, R, 600, 3, 0, "equal-columns");
+    c->zero_col = 600 / 2 + 2;
+    c->dup_of = 2;
+    c->expect = MUSTER_ESINGULAR;
+  }
   for (int k = 0; k < 2 && mode != M_ALL; k++) {
     c = gc_add(cases, nc, prov, MUSTER_GETRS, 0, MUSTER_F64, mode, R, 500, 0, 0, k ? "NaN-in-B" : "NaN-in-A");
     c->nan_in = k ? 'b' : 'a';
@@ -245,8 +252,15 @@ static int buf_fill(const tcase_t *c, int rank, rank_buf_t *rb, uint64_t seed) {
   }
   if (c->nan_in == 'b') CK(put_nan(c->dtype, rb->b, 3));
   int64_t zc;
-  if (c->zero_col > 0 && owner_of(c, c->zero_col - 1, &zc) == rank)
-    CK(cudaMemset((char *)rb->a + (size_t)(zc * rb->lda) * gu_esz(c->dtype), 0, (size_t)c->n * gu_esz(c->dtype)));
+  if (c->zero_col > 0 && owner_of(c, c->zero_col - 1, &zc) == rank) {
+    char *zcol = (char *)rb->a + (size_t)(zc * rb->lda) * gu_esz(c->dtype);
+    if (c->dup_of > 0) { /* column dup_of's entries: numerically singular */
+      gu_cols_t one = {.cyclic = 0, .nranks = 1, .rank = 0, .col0 = c->dup_of - 1, .width = 0};
+      CK(gu_fill_matrix(c->dtype, zcol, rb->lda, c->n, 1, one, matrix_seed(c, seed), c->shift, 0));
+    } else {
+      CK(cudaMemset(zcol, 0, (size_t)c->n * gu_esz(c->dtype)));
+    }
+  }
   CK(cudaDeviceSynchronize());
   return 0;
 }
@@ -456,6 +470,18 @@ static int check_rc(const tcase_t *c, int rank, int rc, const muster_solve_resul
   return 0;
 }
 
+/* A refused getrs (MUSTER_ESINGULAR): this rank's b still holds B. */
+static int check_b_kept(const tcase_t *c, int rank, const rank_buf_t *rb) {
+  size_t bytes = (size_t)(c->n * c->nrhs) * gu_esz(c->dtype);
+  char *h0 = malloc(bytes), *h1 = malloc(bytes);
+  int same = h0 && h1 && cudaMemcpy(h0, rb->b0, bytes, cudaMemcpyDefault) == cudaSuccess &&
+             cudaMemcpy(h1, rb->b, bytes, cudaMemcpyDefault) == cudaSuccess && !memcmp(h0, h1, bytes);
+  if (!same) fprintf(stderr, "    %s rank %d: B was written (or could not be read) after a refusal\n", c->name, rank);
+  free(h0);
+  free(h1);
+  return !same;
+}
+
 /* ---- one rank in a group (threads and processes) ------------------------------------ */
 
 typedef struct rank_ctx {
@@ -508,6 +534,7 @@ static int rank_main(int rank, int device, void *arg) {
       return rc == 0 ? (bad ? 99 : 0) : 100 + (-rc);
     }
     fail |= check_rc(c, rank, rc, &res);
+    if (!fail && rc == MUSTER_ESINGULAR && c->routine == MUSTER_GETRS) fail |= check_b_kept(c, rank, &rb);
     if (!fail && rc == 0) fail |= buf_check(c, rank, &rb, seed);
     if (!fail && rc == 0 && rank == 0 && c->prov->check) fail |= c->prov->check(c, st0, st1);
     if (!fail && rep > 0 && rank == 0 && c->expect == 0) fail |= check_no_creation(c, st0, st1);
@@ -573,6 +600,8 @@ static int run_all(const tcase_t *c) {
     int rc = muster_solve_all(&a, c->R, sh, &res);
     gc_stats(c->prov, st1);
     fail |= check_rc(c, 0, rc, &res);
+    for (int r = 0; r < c->R && !fail && rc == MUSTER_ESINGULAR && c->routine == MUSTER_GETRS; r++)
+      fail |= check_b_kept(c, r, &rb[r]);
     for (int r = 0; r < c->R && !fail && rc == 0; r++) fail |= buf_check(c, r, &rb[r], seed);
     if (!fail && rc == 0 && c->prov->check) fail |= c->prov->check(c, st0, st1);
     if (!fail && rep > 0 && c->expect == 0) fail |= check_no_creation(c, st0, st1);

@@ -62,6 +62,10 @@ typedef struct tcase {
   int nan_in;             /* 0, or put a NaN into 'a' (A(5,2)) or 'b' (B(3,0)) */
   int64_t zero_col;       /* getrs: 0, or column k (1-based) of A made zero:
                              singular, MUSTER_ESINGULAR with info k        */
+  int64_t dup_of;         /* getrs with zero_col: 0, or column zero_col is
+                             a copy of column dup_of (1-based) instead of
+                             zero: numerically singular (LU leaves a pivot
+                             at rounding level, not 0), the same error    */
   int expect;             /* 0 or the MUSTER_E* code expected               */
   int expect_alt;         /* another code also accepted (NaN cases), or 0   */
   int reps;
@@ -84,8 +88,10 @@ tcase_t *gc_add(tcase_t *cases, int *ncases, const gprov_t *prov, muster_routine
 /* getrs cases every GPU provider runs the same way, on R ranks in `mode`:
  * from a cyclic layout (c64, n = 1001, lda = n + 3, tile 96); an exactly
  * singular A (n = 600, column 302 zero; f64 and c64: MUSTER_ESINGULAR,
- * info 302); NaN in A or in B (f64, n = 500: MUSTER_ENONFINITE; not for
- * muster_solve_all). */
+ * info 302); a numerically singular one (n = 600, column 302 = column 2;
+ * every dtype: MUSTER_ESINGULAR, info 302, by the singularity rule of
+ * providers/common/singular.h); NaN in A or in B (f64, n = 500:
+ * MUSTER_ENONFINITE; not for muster_solve_all). */
 void gc_add_getrs_edges(tcase_t *cases, int *ncases, const gprov_t *prov, int mode, int R);
 
 /* Rebuild c->name after changing its fields (devices, layout, env ...). */

@@ -3,16 +3,17 @@
  * MUSTER_LOGDET (gpu_dn.h): every routine x dtype x {threads, processes} x
  * 1-4 ranks (n a prime, so never divisible by the ranks; gels with m = 2n
  * + 12), the cyclic layout, MUSTER_NO_FACTOR (solved in the caller's
- * buffer), a target GPU holding no rank, exactly singular and rank-deficient
- * A, NaN in A or B.
+ * buffer), a target GPU holding no rank, exactly singular, numerically
+ * singular (two equal columns) and rank-deficient A, NaN in A or B.
  *
  * Each case runs in its own process (a gc special).  The matrices are made
  * on the host by tools/muster/check.c (as `muster solve` and the CPU solve
  * tests make them: well conditioned), copied into each rank's device
  * buffers, solved twice through muster_solve, and checked on the host:
- *   - every rank's X equal; getrs ||A X - B|| / (||A|| ||X||) and gels
- *     ||A^H (A X - B)|| / (||A|| (||A|| ||X|| + ||B||)) below
- *     chk_tolerance (64 n eps of the dtype);
+ *   - every rank's X equal; getrs ||A X - B|| / (||A|| ||X||) below
+ *     chk_tolerance (64 n eps of the dtype) and gels ||A^H (A X - B)|| /
+ *     (||A|| (||A|| ||X|| + ||B||)) below chk_gels_tolerance (16 sqrt(m)
+ *     eps);
  *   - log det A equal on every rank and within chk_logdet_tolerance of
  *     the lapack provider's on the same A (muster_solve_all, host memory);
  *   - getrs and gels leave every rank's A as it was (unless
@@ -21,8 +22,10 @@
  *     the caller's buffer exactly when it should (one rank on the target,
  *     and potrs or MUSTER_NO_FACTOR);
  *   - failures: MUSTER_ESINGULAR with res->info = the broken column (a zero
- *     column for getrs, a repeated one for gels) and a message naming it,
- *     MUSTER_ENONFINITE naming NaN/Inf.
+ *     column for getrs, or, on an A of random entries only, a copy of
+ *     column 2: a pivot at rounding level, not 0; a repeated one for gels)
+ *     and a message naming it, B untouched (getrs), MUSTER_ENONFINITE
+ *     naming NaN/Inf.
  * GPU_DN_HOST=1 runs the same cases with host shards through the lapack
  * provider (gpu-dn-selfcheck does, on a machine without a GPU): it checks
  * this file's own logic, the counters aside.
@@ -88,12 +91,16 @@ static void make_inputs(gg_run_t *g) {
                                                     (uint64_t)c->routine * 131u + (uint64_t)c->R * 7u));
   g->A = calloc((size_t)(rows * n), g->esz);
   g->B = calloc((size_t)(rows * c->nrhs), g->esz);
-  if (general(c)) chk_random_general(t, rows, n, &rng, g->A, rows);
+  if (c->dup_of > 0) chk_random_dense(t, rows, n, &rng, g->A, rows); /* LU pivots for real */
+  else if (general(c)) chk_random_general(t, rows, n, &rng, g->A, rows);
   else chk_random_hermitian(t, n, 1, &rng, g->A, n);
   chk_random_dense(t, rows, c->nrhs, &rng, g->B, rows);
-  if (c->expect == MUSTER_ESINGULAR) { /* getrs: column k zero; gels: column k = column 0 */
+  if (c->expect == MUSTER_ESINGULAR) { /* getrs: column k zero (or = column dup_of); gels: column k = column 0 */
     for (int64_t i = 0; i < rows; i++)
-      chk_set(t, g->A, rows, i, k, c->routine == MUSTER_GETRS ? 0 : chk_get(t, g->A, rows, i, 0));
+      chk_set(t, g->A, rows, i, k,
+              c->routine == MUSTER_GELS ? chk_get(t, g->A, rows, i, 0)
+              : c->dup_of > 0           ? chk_get(t, g->A, rows, i, c->dup_of - 1)
+                                        : 0);
     g->bad = k + 1;
   }
   if (c->nan_in == 'a') chk_set(t, g->A, rows, 5, 2, NAN); /* in the lower triangle: potrs reads it */
@@ -313,7 +320,7 @@ static int check_ok(const gg_run_t *g) {
   }
   double resid = c->routine == MUSTER_GELS ? chk_gels(t, rows, n, c->nrhs, g->A, rows, g->X, rows, g->B, rows)
                                            : chk_getrs(t, n, c->nrhs, g->A, n, g->X, n, g->B, n);
-  double tol = chk_tolerance(t, rows);
+  double tol = chk_routine_tolerance(c->routine, t, rows);
   if (!(resid < tol)) GG_FAIL("residual %.3g, tolerance %.3g\n", resid, tol);
   if (getenv("GPU_TEST_VERBOSE")) printf("    residual %.3g (tolerance %.3g)\n", resid, tol);
   if (c->flags & MUSTER_LOGDET) {
@@ -329,8 +336,10 @@ static int check_ok(const gg_run_t *g) {
 static int check_error(const gg_run_t *g) {
   const tcase_t *c = g->c;
   char needle[64];
-  if (c->expect == MUSTER_ESINGULAR && c->routine == MUSTER_GETRS)
-    snprintf(needle, sizeof needle, "singular: U(%lld,%lld)", (long long)g->bad, (long long)g->bad);
+  size_t bbytes = (size_t)(g->rows * c->nrhs) * g->esz;
+  int getrs_singular = c->expect == MUSTER_ESINGULAR && c->routine == MUSTER_GETRS;
+  /* "singular: U(k,k) is exactly zero" or "singular: |U(k,k)| = ..." */
+  if (getrs_singular) snprintf(needle, sizeof needle, "U(%lld,%lld)", (long long)g->bad, (long long)g->bad);
   else if (c->expect == MUSTER_ESINGULAR)
     snprintf(needle, sizeof needle, "rank deficient: |R(%lld,%lld)|", (long long)g->bad, (long long)g->bad);
   else
@@ -340,6 +349,10 @@ static int check_error(const gg_run_t *g) {
     if (c->expect == MUSTER_ESINGULAR && o->info != g->bad)
       GG_FAIL("rank %d: info %lld, expected %lld\n", r, (long long)o->info, (long long)g->bad);
     if (!strstr(o->msg, needle)) GG_FAIL("rank %d: message \"%s\" lacks \"%s\"\n", r, o->msg, needle);
+    if (getrs_singular && !strstr(o->msg, "singular"))
+      GG_FAIL("rank %d: message \"%s\" lacks \"singular\"\n", r, o->msg);
+    if (getrs_singular && memcmp(g->X + (size_t)r * bbytes, g->B, bbytes))
+      GG_FAIL("rank %d: B was written after a refusal\n", r);
   }
   return 0;
 }
@@ -437,6 +450,9 @@ void dn_general_cases(tcase_t *cases, int *nc, const gprov_t *dn) {
     /* failures */
     for (int d = 0; d < 4; d += 3) {
       c = add(cases, nc, dn, MUSTER_GETRS, 0, dts[d], mode, 2, 1, 997, "singular");
+      c->expect = MUSTER_ESINGULAR;
+      c = add(cases, nc, dn, MUSTER_GETRS, 0, dts[d], mode, 2, 1, 997, "equal-columns");
+      c->dup_of = 2; /* column 499 = column 2, on random entries only */
       c->expect = MUSTER_ESINGULAR;
       c = add(cases, nc, dn, MUSTER_GELS, 0, dts[d], mode, 3, 1, 601, "rank-deficient");
       c->expect = MUSTER_ESINGULAR;

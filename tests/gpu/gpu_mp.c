@@ -16,7 +16,7 @@
  * every rank, generated on the host (tools/muster/check.c's
  * chk_random_general: well conditioned) and checked there on every rank:
  * the normal-equations residual ||A^H (A X - B)|| relative (chk_gels)
- * under 64 m eps, A unchanged.  Rank deficient: a zero column k (R(k,k) =
+ * under 16 sqrt(m) eps (chk_gels_tolerance), A unchanged.  Rank deficient: a zero column k (R(k,k) =
  * 0 exactly) and column k = 2 x column 1 (R(k,k) at roundoff, which plain
  * xGELS would not see): MUSTER_ESINGULAR with info k and B untouched on
  * every rank.  NaN in A or B: MUSTER_ENONFINITE, B untouched, every rank.
@@ -131,7 +131,7 @@ static int gels_check(const tcase_t *c, int rank, int rc, const muster_solve_res
     }
     return 0;
   }
-  double got = chk_gels(c->dtype, m, n, c->nrhs, a, lda, b_after, m, b0, m), tol = chk_tolerance(c->dtype, m);
+  double got = chk_gels(c->dtype, m, n, c->nrhs, a, lda, b_after, m, b0, m), tol = chk_gels_tolerance(c->dtype, m);
   if (!(got <= tol)) {
     fprintf(stderr, "    %s rank %d (seed %llu): ||A^H(AX-B)|| relative %.3g > %.3g\n", who, rank,
             (unsigned long long)seed, got, tol);

@@ -37,6 +37,15 @@ struct sv_run {
   int not_spd;          /* make A fail at a known place: indefinite
                            (potrs, potri), exactly singular (getrs: a zero
                            column), rank deficient (gels: a column repeated) */
+  double dup;           /* getrs: column n/2 := dup x column 1 (0: off),
+                           numerically singular: U's pivot there is at
+                           rounding level, not 0 (info n/2 + 1) */
+  int plain;            /* getrs: A of random entries only, without
+                           chk_random_general's diagonal shift (the GPU
+                           tests' matrices: LU really pivots) */
+  double col_decades;   /* general A: column j scaled by 10^(d (2j/(n-1)
+                           - 1)), d = col_decades (0: off): 8 gives 1e-8
+                           .. 1e8, well conditioned but badly scaled */
   int64_t bad_minor;    /* out: the info the failure must give */
   sv_tweak_fn tweak;
   double kill_leader_after_s; /* processes: SIGKILL rank 0 this long after start */

@@ -231,7 +231,8 @@ TEST_IMPL(cli_bench_small) {
  * and 2n (n = 23: no rank count divides it), the dtype cycling so that each
  * mode runs every dtype (24 runs of 0.2 s: the whole product would cost
  * CI 20 s for little more), and the default m = 2n; every run's JSON says
- * ok with the normal-equations residual under its tolerance (64 m eps) and
+ * ok with the normal-equations residual under its tolerance (16 sqrt(m)
+ * eps, chk_gels_tolerance) and
  * the m it ran. */
 TEST_IMPL(cli_solve_gels_matrix) {
   setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);

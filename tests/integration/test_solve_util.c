@@ -38,6 +38,19 @@ static void spoil(sv_run_t *run) {
     chk_set(t, run->A, rows, i, k, run->args.routine == MUSTER_GETRS ? 0 : chk_get(t, run->A, rows, i, 0));
 }
 
+/* run->dup and run->col_decades on the generated A (test_solve.h). */
+static void reshape(sv_run_t *run) {
+  muster_dtype_t t = run->args.dtype;
+  int64_t n = run->args.n, rows = sv_rows(run), k = n / 2;
+  for (int64_t j = 0; run->col_decades != 0 && j < n; j++) {
+    double s = pow(10.0, run->col_decades * (n > 1 ? 2.0 * (double)j / (double)(n - 1) - 1.0 : 0.0));
+    for (int64_t i = 0; i < rows; i++) chk_set(t, run->A, rows, i, j, s * chk_get(t, run->A, rows, i, j));
+  }
+  if (run->dup == 0) return;
+  run->bad_minor = k + 1;
+  for (int64_t i = 0; i < rows; i++) chk_set(t, run->A, rows, i, k, run->dup * chk_get(t, run->A, rows, i, 1));
+}
+
 static void generate(sv_run_t *run) {
   muster_dtype_t t = run->args.dtype;
   int64_t n = run->args.n, nrhs = nrhs_of(run), rows = sv_rows(run);
@@ -47,10 +60,12 @@ static void generate(sv_run_t *run) {
   ASSERT(run->A && run->B);
   chk_rng_t rng;
   chk_seed(&rng, run->seed);
-  if (general(run)) chk_random_general(t, rows, n, &rng, run->A, rows);
+  if (general(run) && run->plain) chk_random_dense(t, rows, n, &rng, run->A, rows);
+  else if (general(run)) chk_random_general(t, rows, n, &rng, run->A, rows);
   else chk_random_hermitian(t, n, run->args.routine != MUSTER_SYEVD, &rng, run->A, n);
   chk_random_dense(t, rows, nrhs, &rng, run->B, rows);
   if (run->not_spd) spoil(run);
+  reshape(run);
   if (run->make_nan) chk_set(t, run->A, rows, n - 1, n - 1, NAN);
 }
 
@@ -289,7 +304,7 @@ void sv_expect_ok_x(muster_routine_t r, muster_dtype_t t, int64_t n, int64_t m, 
             tile, run.out[0].rc, run.out[0].msg);
     ASSERT(0);
   }
-  double res = sv_residual(&run), tol = chk_tolerance(t, sv_rows(&run));
+  double res = sv_residual(&run), tol = chk_routine_tolerance(r, t, sv_rows(&run));
   if (!(res < tol)) {
     fprintf(stderr, "%s %s n=%" PRId64 " R=%d %s: residual %g >= tol %g\n", muster_routine_name(r),
             muster_dtype_name(t), n, R, processes ? "processes" : "threads", res, tol);

@@ -6,9 +6,10 @@
  * tools/muster/check.c (the CLI's generators: a well-conditioned general
  * m x n A, an HPD A for log det) with fresh seeds, block layout, every rank
  * holding all m rows of its columns.  Checked:
- *   - residuals of every rank's X: getrs ||AX-B|| / (||A|| ||X|| n eps),
- *     gels the normal equations ||A^H (AX-B)|| / (||A|| (||A|| ||X|| +
- *     ||B||) m eps), both <= DRV_TOL; X the same on every rank;
+ *   - residuals of every rank's X: getrs ||AX-B|| / (||A|| ||X|| n eps)
+ *     <= DRV_TOL, gels the normal equations ||A^H (AX-B)|| / (||A||
+ *     (||A|| ||X|| + ||B||)) <= chk_gels_tolerance (16 sqrt(m) eps); X
+ *     the same on every rank;
  *   - X equal (to tolerance) to the lapack provider's on the same input;
  *   - log det A against an independent Cholesky and against lapack's, the
  *     same bits on every rank;
@@ -16,7 +17,12 @@
  *   - exactly singular getrs, rank-deficient gels, NaN in A (upper
  *     triangle: a general A is read whole) and in the rows of B below n:
  *     the right code and info on every rank, nothing written, the lapack
- *     provider saying the same; MUSTER_LOGDET on getrs refused.
+ *     provider saying the same; MUSTER_LOGDET on getrs refused;
+ *   - numerically singular getrs (n = 40 and 101: column n/2+1 = column
+ *     2, and on an A of random entries = 2 x column 2): the pivot there is
+ *     at rounding level, not 0, and is refused by the singularity rule
+ *     (providers/common/singular.h) on every rank, as by lapack; a
+ *     well-conditioned A with columns scaled 1e-8 .. 1e8 is solved.
  */
 #include <float.h>
 #include <math.h>
@@ -34,14 +40,26 @@ typedef struct gcase {
   void *A, *B; /* m x n and m x nrhs, ld m */
 } gcase_t;
 
-enum spoil { CLEAN, SINGULAR, NAN_A, NAN_B };
+/* SINGULAR: exactly (getrs) or numerically (gels); DUP, PLAIN_DUP2:
+ * getrs numerically singular (a pivot at rounding level, not 0); SCALED:
+ * well conditioned, columns 1e-8 .. 1e8, to be solved. */
+enum spoil { CLEAN, SINGULAR, NAN_A, NAN_B, DUP, PLAIN_DUP2, SCALED };
 
 /* Column k zeroed (getrs: U(k+1,k+1) = 0 exactly) or set to column 0
- * (gels: R(k+1,k+1) ~ 0); NaN at A(0, n-1), or at B(m-1, 0). */
+ * (gels: R(k+1,k+1) ~ 0); NaN at A(0, n-1), or at B(m-1, 0); column k set
+ * to column 1 (DUP) or 2 x column 1 (PLAIN_DUP2, on an A of random entries
+ * only: LU pivots); column j scaled by 10^(8 (2j/(n-1) - 1)) (SCALED). */
 static void spoil(gcase_t *g, enum spoil how, int64_t k) {
   muster_dtype_t t = g->fx.t;
-  if (how == NAN_A) chk_set(t, g->A, g->m, 0, g->fx.n - 1, NAN);
+  int64_t n = g->fx.n;
+  if (how == NAN_A) chk_set(t, g->A, g->m, 0, n - 1, NAN);
   if (how == NAN_B) chk_set(t, g->B, g->m, g->m - 1, 0, NAN);
+  for (int64_t i = 0; (how == DUP || how == PLAIN_DUP2) && i < g->m; i++)
+    chk_set(t, g->A, g->m, i, k, (how == DUP ? 1.0 : 2.0) * chk_get(t, g->A, g->m, i, 1));
+  for (int64_t j = 0; how == SCALED && j < n; j++) {
+    double f = pow(10.0, n > 1 ? 8.0 * (2.0 * (double)j / (double)(n - 1) - 1.0) : 0.0);
+    for (int64_t i = 0; i < g->m; i++) chk_set(t, g->A, g->m, i, j, f * chk_get(t, g->A, g->m, i, j));
+  }
   if (how != SINGULAR) return;
   for (int64_t i = 0; i < g->m; i++)
     chk_set(t, g->A, g->m, i, k, g->fx.routine == MUSTER_GETRS ? 0 : chk_get(t, g->A, g->m, i, 0));
@@ -79,6 +97,8 @@ static void setup(gcase_t *g, drv_t *d, muster_routine_t r, muster_dtype_t t, in
   chk_seed(&rng, seed);
   if (r == MUSTER_POTRS)
     chk_random_hermitian(t, n, 1, &rng, g->A, n);
+  else if (how == PLAIN_DUP2)
+    chk_random_dense(t, g->m, n, &rng, g->A, g->m);
   else
     chk_random_general(t, g->m, n, &rng, g->A, g->m);
   chk_random_dense(t, g->m, fx->nrhs, &rng, g->B, g->m);
@@ -133,10 +153,11 @@ static void residuals(const gcase_t *g, char *why, size_t len) {
   double eps = chk_eps(t);
   for (int r = 0; r < fx->R; r++) {
     const muster_shard_t *s = &fx->shards[r];
+    /* in units of the tolerance: getrs n eps x DRV_TOL, gels chk_gels_tolerance */
     double res = fx->routine == MUSTER_GELS
-                     ? chk_gels(t, m, n, fx->nrhs, g->A, m, s->b, fx->ldb, g->B, m) / (m * eps)
-                     : chk_getrs(t, n, fx->nrhs, g->A, m, s->b, fx->ldb, g->B, m) / (n * eps);
-    if (!(res <= DRV_TOL)) drv_say(why, len, "rank %d: residual %.3g > %g", r, res, DRV_TOL);
+                     ? chk_gels(t, m, n, fx->nrhs, g->A, m, s->b, fx->ldb, g->B, m) / chk_gels_tolerance(t, m)
+                     : chk_getrs(t, n, fx->nrhs, g->A, m, s->b, fx->ldb, g->B, m) / (n * eps) / DRV_TOL;
+    if (!(res <= 1)) drv_say(why, len, "rank %d: residual %.3g x its tolerance", r, res);
     for (int64_t c = 0; c < fx->nrhs; c++)
       if (memcmp((char *)s->b + (size_t)(c * fx->ldb) * fx->esz,
                  (char *)fx->shards[0].b + (size_t)(c * fx->ldb) * fx->esz, (size_t)n * fx->esz))
@@ -159,10 +180,10 @@ static void lapack_ref(drv_t *d, const gcase_t *g, int k, uint64_t seed, enum sp
   lfx_solve(d->lp, d->lp_ctx, &ref->fx);
 }
 
-static void against_lapack(drv_t *d, const gcase_t *g, int k, uint64_t seed, char *why,
-                           size_t len) {
+static void against_lapack(drv_t *d, const gcase_t *g, int k, uint64_t seed, enum spoil how,
+                           char *why, size_t len) {
   gcase_t ref;
-  lapack_ref(d, g, k, seed, CLEAN, &ref);
+  lapack_ref(d, g, k, seed, how, &ref);
   const lfx_t *fx = &g->fx;
   double tol = DRV_TOL * (double)g->m * lfx_eps(fx->t);
   if (ref.fx.err[0] || ref.fx.info)
@@ -180,10 +201,10 @@ static void against_lapack(drv_t *d, const gcase_t *g, int k, uint64_t seed, cha
 /* direct: a provider tile of 7 (dividing neither n nor m) on a direct
  * call, else the auto tile through muster_solve_comm. */
 static void solve_case(drv_t *d, muster_routine_t r, muster_dtype_t t, int64_t n, unsigned flags,
-                       int direct, int k) {
+                       int direct, int k, enum spoil how) {
   uint64_t seed = d->seed + 5000u + (uint64_t)k * 13;
   gcase_t g;
-  setup(&g, d, r, t, n, flags, k, seed, CLEAN);
+  setup(&g, d, r, t, n, flags, k, seed, how);
   d->tile = direct ? 7 : 0;
   before_t s;
   keep(&g, d->rank, &s);
@@ -198,23 +219,22 @@ static void solve_case(drv_t *d, muster_routine_t r, muster_dtype_t t, int64_t n
   drv_share(d, &g.fx);
   if (d->rank == 0 && !why[0]) {
     residuals(&g, why, sizeof why);
-    against_lapack(d, &g, k, seed, why, sizeof why);
+    against_lapack(d, &g, k, seed, how, why, sizeof why);
   }
   drv_case(d, !why[0], why,
-           "%s %s%s %s n=%" PRId64 " m=%" PRId64 " nrhs=%" PRId64 " tile=%s (%.3f s)",
+           "%s %s%s %s n=%" PRId64 " m=%" PRId64 " nrhs=%" PRId64 " tile=%s%s (%.3f s)",
            d->tile ? "direct" : "comm", muster_routine_str(r),
            flags & MUSTER_LOGDET ? "+logdet" : "", muster_dtype_str(t), n, g.m, g.fx.nrhs,
-           d->tile ? "7" : "auto", dt);
+           d->tile ? "7" : "auto", how == SCALED ? " columns 1e-8..1e8" : "", dt);
   d->tile = 0;
   gfree(&g);
 }
 
 /* A failure of the input: `want` with `text` and info on every rank, A and
  * b untouched, and lapack saying the same code and info. */
-static void error_case(drv_t *d, muster_routine_t r, muster_dtype_t t, enum spoil how, int want,
-                       int64_t info, const char *text, int k) {
+static void error_case(drv_t *d, muster_routine_t r, muster_dtype_t t, int64_t n, enum spoil how,
+                       int want, int64_t info, const char *text, int k) {
   uint64_t seed = d->seed + 9000u + (uint64_t)k * 17;
-  int64_t n = 37;
   gcase_t g;
   setup(&g, d, r, t, n, 0, k, seed, how);
   before_t s;
@@ -233,9 +253,10 @@ static void error_case(drv_t *d, muster_routine_t r, muster_dtype_t t, enum spoi
     gfree(&ref);
   }
   static const char *const hows[] = {"clean", "singular", "NaN in A's upper triangle",
-                                     "NaN in B below row n"};
-  drv_case(d, !why[0], why, "%s %s %s %s: %s, info %" PRId64 " everywhere",
-           d->via_comm ? "comm" : "direct", muster_routine_str(r), muster_dtype_str(t), hows[how],
+                                     "NaN in B below row n", "column n/2+1 = column 2",
+                                     "random entries, column n/2+1 = 2 x column 2", "scaled"};
+  drv_case(d, !why[0], why, "%s %s %s n=%" PRId64 " %s: %s, info %" PRId64 " everywhere",
+           d->via_comm ? "comm" : "direct", muster_routine_str(r), muster_dtype_str(t), n, hows[how],
            muster_err_name(want), info);
   gfree(&g);
 }
@@ -261,21 +282,29 @@ void drv_mode_general(drv_t *d, const int64_t *ns, int nns) {
     if (d->dtypes && !(d->dtypes & (1u << t))) continue;
     for (int ni = 0; ni < nns; ni++) {
       for (int direct = 0; direct < 2; direct++) {
-        solve_case(d, MUSTER_GETRS, t, ns[ni], 0, direct, k++);
-        solve_case(d, MUSTER_GELS, t, ns[ni], 0, direct, k++);
-        solve_case(d, MUSTER_POTRS, t, ns[ni], MUSTER_LOGDET, direct, k++);
+        solve_case(d, MUSTER_GETRS, t, ns[ni], 0, direct, k++, CLEAN);
+        solve_case(d, MUSTER_GELS, t, ns[ni], 0, direct, k++, CLEAN);
+        solve_case(d, MUSTER_POTRS, t, ns[ni], MUSTER_LOGDET, direct, k++, CLEAN);
       }
+      solve_case(d, MUSTER_GETRS, t, ns[ni], 0, k % 2, k, SCALED);
+      k++;
     }
     char text[96];
     snprintf(text, sizeof text, "U(%d,%d)", 37 / 2 + 1, 37 / 2 + 1);
-    error_case(d, MUSTER_GETRS, t, SINGULAR, MUSTER_ESINGULAR, 37 / 2 + 1, text, k++);
+    error_case(d, MUSTER_GETRS, t, 37, SINGULAR, MUSTER_ESINGULAR, 37 / 2 + 1, text, k++);
     snprintf(text, sizeof text, "R(%d,%d)", 37 / 2 + 1, 37 / 2 + 1);
-    error_case(d, MUSTER_GELS, t, SINGULAR, MUSTER_ESINGULAR, 37 / 2 + 1, text, k++);
+    error_case(d, MUSTER_GELS, t, 37, SINGULAR, MUSTER_ESINGULAR, 37 / 2 + 1, text, k++);
+    /* numerically singular getrs: n = 40 and an odd larger n, both kinds */
+    for (int64_t n = 40; n <= 101; n += 61)
+      for (enum spoil how = DUP; how <= PLAIN_DUP2; how++) {
+        snprintf(text, sizeof text, "U(%d,%d)", (int)(n / 2 + 1), (int)(n / 2 + 1));
+        error_case(d, MUSTER_GETRS, t, n, how, MUSTER_ESINGULAR, n / 2 + 1, text, k++);
+      }
   }
   int via = d->via_comm;
   for (d->via_comm = 0; d->via_comm < 2; d->via_comm++) { /* direct, then muster_solve_comm */
-    error_case(d, MUSTER_GETRS, MUSTER_F64, NAN_A, MUSTER_ENONFINITE, 0, "row 0, column 36", k++);
-    error_case(d, MUSTER_GELS, MUSTER_C64, NAN_B, MUSTER_ENONFINITE, 0, "NaN", k++);
+    error_case(d, MUSTER_GETRS, MUSTER_F64, 37, NAN_A, MUSTER_ENONFINITE, 0, "row 0, column 36", k++);
+    error_case(d, MUSTER_GELS, MUSTER_C64, 37, NAN_B, MUSTER_ENONFINITE, 0, "NaN", k++);
   }
   d->via_comm = via;
   logdet_elsewhere(d);

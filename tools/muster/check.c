@@ -82,6 +82,12 @@ double chk_tolerance(muster_dtype_t t, int64_t n) {
   return tol;
 }
 
+double chk_gels_tolerance(muster_dtype_t t, int64_t m) { return 16.0 * sqrt((double)m) * chk_eps(t); }
+
+double chk_routine_tolerance(muster_routine_t r, muster_dtype_t t, int64_t rows) {
+  return r == MUSTER_GELS ? chk_gels_tolerance(t, rows) : chk_tolerance(t, rows);
+}
+
 static double norm_f(muster_dtype_t t, int64_t rows, int64_t cols, const void *a, int64_t lda) {
   double s = 0;
   for (int64_t j = 0; j < cols; j++)

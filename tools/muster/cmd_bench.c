@@ -269,7 +269,7 @@ int cmd_bench(int argc, char **argv) {
       if (isfinite(inner[0])) r->inner = sr_median(inner, p.reps);
       if (muster_routine_takes(p.routine) & MUSTER_TAKES_B) {
         r->residual = residual_of(&p, X);
-        if (!(r->residual < chk_tolerance(p.dtype, mrows))) {
+        if (!(r->residual < chk_routine_tolerance(p.routine, p.dtype, mrows))) {
           r->ok = 0;
           failed = 1;
           snprintf(r->err, sizeof r->err, "residual %.3e over tolerance", r->residual);

@@ -325,7 +325,7 @@ static int report(const cli_solve_t *c, int64_t nrhs, const mats_t *m, sr_out_t 
   const sr_spec_t *spec = &c->spec;
   muster_dtype_t t = spec->dtype;
   int64_t n = spec->n, rows = sr_rows(spec);
-  double residual = INFINITY, tol = chk_tolerance(t, rows);
+  double residual = INFINITY, tol = chk_routine_tolerance(spec->routine, t, rows);
   int ok = 0, solved = started == 0 && out->rc == 0;
   if (solved) {
     residual = residual_of(spec, nrhs, m);

@@ -42,8 +42,8 @@ def lu_solve_shardmap_ctx(a: jax.Array, b: jax.Array, T_A: int | None = None, *,
 
     Returns:
       X (N x nrhs) on every device; (X, status) with return_status, status
-      int32[1]: 0 ok, k > 0 U(k,k) of the LU factorization is exactly zero
-      (A singular), < 0 a MUSTER_E* code.
+      int32[1]: 0 ok, k > 0 U(k,k) of the LU factorization is zero or under
+      2 n eps max_{i<=k} |U(i,k)| (A singular), < 0 a MUSTER_E* code.
     """
     return _local(GETRS, a, b, T_A, axis_name, n, provider, return_status)
 
@@ -129,8 +129,9 @@ def lu_solve(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | No
 
     Returns:
       X, replicated (1-D if b was); (X, status) with return_status, status
-      an int32: 0, k > 0 when U(k,k) of the LU factorization is exactly zero
-      (A singular), or a negative MUSTER_E* code (strerror names it).
+      an int32: 0, k > 0 when U(k,k) of the LU factorization is zero or
+      under 2 n eps max_{i<=k} |U(i,k)| (A singular), or a negative
+      MUSTER_E* code (strerror names it).
 
     Raises:
       ValueError: A singular (the message names the zero pivot), shapes or
