@@ -21,8 +21,7 @@ int mp_estimate(void *ctx, const muster_provider_query_t *q, muster_provider_est
       q->routine != MUSTER_GELS)
     return NOPE(MUSTER_EUNSUPPORTED, "potrs, syevd, getrs, gels only");
   char why[200];
-  int rc = mp_refused(L->rel, q->routine, q->nranks, why, sizeof why);
-  if (rc < 0) return NOPE(rc, "%.119s", why);
+  int rc = 0;
   if (q->nranks > 1 && q->span == MUSTER_SPAN_THREADS)
     return NOPE(MUSTER_EUNSUPPORTED, "one process per GPU: %d ranks are threads of one process", q->nranks);
   if (q->mem == MUSTER_MEM_CUDA && q->ndevices > 0 && q->ndevices < q->nranks)
@@ -32,6 +31,7 @@ int mp_estimate(void *ctx, const muster_provider_query_t *q, muster_provider_est
   mp_shape_t s;
   rc = mp_shape_of(&a, q->nranks, NULL, &s, why, sizeof why);
   if (rc < 0) return NOPE(rc, "%.110s", why);
+  if ((rc = mp_refused(L->rel, q->routine, s.nprow, s.npcol, why, sizeof why)) < 0) return NOPE(rc, "%.119s", why);
   mp_layout_t solver = mp_layout_solver(q->n, q->n, s.tile, s.nprow, s.npcol);
   for (int r = 0; r < q->nranks; r++) {
     muster_dist_t d = q->layout == MUSTER_LAYOUT_CYCLIC && q->tile > 0

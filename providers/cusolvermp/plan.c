@@ -74,11 +74,19 @@ int mp_potrs_panel(const mp_release_t *r, const char *env, int64_t nrhs, int64_t
   return 0;
 }
 
-int mp_refused(const mp_release_t *r, muster_routine_t routine, int nranks, char *why, size_t len) {
-  if (routine != MUSTER_GELS || nranks <= 1 || (r && r->qr_grids)) return 0;
-  snprintf(why, len, "gels on %d processes: cuSOLVERMp %s's QR is not known right there (0.8.0: wrong X)", nranks,
-           r ? r->label : "(version not known yet)");
-  return MUSTER_EUNSUPPORTED;
+int mp_refused(const mp_release_t *r, muster_routine_t routine, int nprow, int npcol, char *why, size_t len) {
+  const char *rel = r ? r->label : "(version not known yet)";
+  if (routine == MUSTER_GELS && nprow * npcol > 1 && !(r && r->qr_grids)) {
+    snprintf(why, len, "gels on %d processes: cuSOLVERMp %s's QR is not known right there (0.8.0: wrong X)",
+             nprow * npcol, rel);
+    return MUSTER_EUNSUPPORTED;
+  }
+  if (routine == MUSTER_GETRS && nprow > 1 && npcol == 1 && !(r && r->lu_columns)) {
+    snprintf(why, len, "getrs on a %dx1 grid: cuSOLVERMp %s's Getrf failed there (0.8.0); set MUSTER_MP_GRID to PxQ, "
+             "Q > 1", nprow, rel);
+    return MUSTER_EUNSUPPORTED;
+  }
+  return 0;
 }
 
 /* ---- plans --------------------------------------------------------------------- */

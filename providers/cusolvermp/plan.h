@@ -108,13 +108,15 @@ MP_HIDDEN int mp_tile_resolve(muster_routine_t routine, int64_t n, int64_t args_
 MP_HIDDEN int mp_potrs_panel(const mp_release_t *r, const char *env, int64_t nrhs, int64_t *panel, char *why,
                              size_t len);
 
-/* Does release r (NULL: not known yet) run `routine` on nranks processes?
- * 0, or MUSTER_EUNSUPPORTED with the reason in why: gels on more than one
- * process where the release's QR was not seen right there (version.c's
- * table says what was seen).  estimate() and the solve both ask, so the
- * engine choice passes over cusolvermp and a forced call is refused
- * before any NCCL traffic. */
-MP_HIDDEN int mp_refused(const mp_release_t *r, muster_routine_t routine, int nranks, char *why, size_t len);
+/* Does release r (NULL: not known yet) run `routine` on an nprow x npcol
+ * grid?  0, or MUSTER_EUNSUPPORTED with the reason in why: gels on more
+ * than one process where the release's QR was not seen right there, getrs
+ * on a P x 1 grid (P > 1) where its Getrf was not (version.c's table says
+ * what was seen).  estimate() and the solve both ask, so the engine choice
+ * passes over cusolvermp and a forced call is refused before any NCCL
+ * traffic. */
+MP_HIDDEN int mp_refused(const mp_release_t *r, muster_routine_t routine, int nprow, int npcol, char *why,
+                         size_t len);
 
 /* ---- getrs and log det ---------------------------------------------------------- */
 

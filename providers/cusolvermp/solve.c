@@ -110,8 +110,6 @@ static int check(mp_job_t *j) {
   if (muster_routine_shape(a->routine, a->n, a->nrhs, j->s->ldb, &rows) < 0)
     return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: no shape from n %lld, ldb %lld (gels: m = ldb >= n)", b->rank,
                     (long long)a->n, (long long)j->s->ldb);
-  int rc = mp_refused(L->rel, a->routine, b->size, why, sizeof why);
-  if (rc < 0) return cuc_fail(j->E, rc, "%s", why);
   if ((a->flags & MUSTER_LOGDET) && a->routine != MUSTER_POTRS)
     return cuc_fail(j->E, MUSTER_EINVAL, "MUSTER_LOGDET is for potrs, not %s", muster_routine_str(a->routine));
   if (j->s->mem != MUSTER_MEM_CUDA || j->s->device < 0)
@@ -134,7 +132,8 @@ static int check(mp_job_t *j) {
                     b->rank);
   if (a->routine == MUSTER_SYEVD && !j->s->w)
     return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: syevd needs w on every rank", b->rank);
-  rc = mp_shape_of(a, b->size, NULL, &j->shape, why, sizeof why);
+  int rc = mp_shape_of(a, b->size, NULL, &j->shape, why, sizeof why);
+  if (rc == 0) rc = mp_refused(L->rel, a->routine, j->shape.nprow, j->shape.npcol, why, sizeof why);
   if (rc < 0) return cuc_fail(j->E, rc, "%s", why);
   j->shape.m = rows.a_rows;
   j->esz = muster_dtype_bytes(a->dtype);

@@ -6,15 +6,19 @@
 #include "version.h"
 
 static const mp_release_t mp_releases[] = {
-    /* first, last, NCCL, cuBLASMp min, max, potrs nrhs, jobz N, QR on grids, label.
+    /* first, last, NCCL, cuBLASMp min, max, potrs nrhs, jobz N, QR on grids, LU on P x 1, label.
      * QR on grids: 0.8.0.3126 (NCCL 2.28.9, 2 x H200, 2026-11-26) solved
      * gels on two processes with X wrong past its first tile of rows (a 1x2
      * grid: cusolverMpGels, and Geqrf + Ormqr + an unpivoted Getrs, gave
      * the same wrong X; one process and tile >= n were right) and failed
      * in Ormqr on a 2x1 grid; 0.9.1 has not run on two GPUs here (its NCCL
-     * wheel, 305 MB, is more than travels to the GPU machines). */
-    {MP_VER(0, 8, 0), MP_VER(0, 8, 99), MP_VER(2, 27, 0), 0, 0, 1, 1, 0, "0.8"},
-    {MP_VER(0, 9, 0), MP_VER(0, 9, 99), MP_VER(2, 29, 0), MP_VER(0, 10, 0), MP_VER(0, 10, 99), 1, 1, 0, "0.9"},
+     * wheel, 305 MB, is more than travels to the GPU machines).
+     * LU on P x 1: 0.8.0.3126's cusolverMpGetrf failed with
+     * CUSOLVER_STATUS_INTERNAL_ERROR on 2x1 and 4x1 grids, every time (4 x
+     * H200, 2026-11-26; 1x2, 2x2 and 1x4 were right, and so were potrs and
+     * syevd on 2x1). */
+    {MP_VER(0, 8, 0), MP_VER(0, 8, 99), MP_VER(2, 27, 0), 0, 0, 1, 1, 0, 0, "0.8"},
+    {MP_VER(0, 9, 0), MP_VER(0, 9, 99), MP_VER(2, 29, 0), MP_VER(0, 10, 0), MP_VER(0, 10, 99), 1, 1, 0, 0, "0.9"},
 };
 
 /* One decimal field at *s (advanced past it): 0..99999, else -1. */

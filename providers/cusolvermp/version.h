@@ -42,6 +42,8 @@ typedef struct mp_release {
   int qr_grids;          /* its QR (Geqrf, Ormqr, Gels) was seen right on
                             more than one process: gels runs there only
                             then (mp_refused, plan.h)                        */
+  int lu_columns;        /* its Getrf was seen right on a P x 1 grid (P > 1):
+                            getrs runs on one only then (mp_refused)         */
   const char *label;     /* "0.8"                                           */
 } mp_release_t;
 

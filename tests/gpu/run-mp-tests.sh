@@ -110,7 +110,7 @@ if [ "$ngpu" -ge 2 ]; then
     expect_refused="gels on 2 processes" run 1 - gels "$dtype" 2 "$n" --nrhs 3 --m $((2 * n))
   done
   expect_refused="gels on 2 processes" run 1 MUSTER_MP_GRID=2x1 gels f64 2 "$n" --nrhs 2 --m $((n + 1))
-  run 1 MUSTER_MP_GRID=2x1 getrs f64 2 "$n" --nrhs 2
+  expect_refused="getrs on a 2x1 grid" run 1 MUSTER_MP_GRID=2x1 getrs f64 2 "$n" --nrhs 2
   run 1 - syevd f64 2 "$n" --no-vectors
   run 1 MUSTER_MP_GRID=2x1 potrs f64 2 "$n" --nrhs 2
   run 1 MUSTER_MP_GRID=2x1 syevd c64 2 "$n"

@@ -442,22 +442,32 @@ TEST_IMPL(mp_plan_gels_memory) {
   return 0;
 }
 
-/* gels on more than one process only where the release's QR was seen right
- * there (version.c): neither release so far; one process, and every other
- * routine, always */
+/* gels on more than one process, and getrs on a P x 1 grid, only where the
+ * release was seen right there (version.c): neither release so far; other
+ * grids and routines always */
 TEST_IMPL(mp_plan_gels_on_grids) {
   char why[200] = "";
   const mp_release_t *r08 = mp_release_of(MP_VER(0, 8, 0)), *r09 = mp_release_of(MP_VER(0, 9, 1));
-  ASSERT(r08 && r09 && !r08->qr_grids && !r09->qr_grids);
-  ASSERT_EQ(mp_refused(r08, MUSTER_GELS, 2, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT(r08 && r09 && !r08->qr_grids && !r09->qr_grids && !r08->lu_columns && !r09->lu_columns);
+  ASSERT_EQ(mp_refused(r08, MUSTER_GELS, 1, 2, why, sizeof why), MUSTER_EUNSUPPORTED);
   ASSERT(strstr(why, "gels on 2 processes") && strstr(why, "0.8"));
-  ASSERT_EQ(mp_refused(NULL, MUSTER_GELS, 4, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(mp_refused(r08, MUSTER_GELS, 2, 1, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(mp_refused(NULL, MUSTER_GELS, 2, 2, why, sizeof why), MUSTER_EUNSUPPORTED);
   ASSERT(strstr(why, "not known yet"));
-  ASSERT_EQ(mp_refused(r08, MUSTER_GELS, 1, why, sizeof why), 0);
-  muster_routine_t others[] = {MUSTER_POTRS, MUSTER_GETRS, MUSTER_SYEVD};
-  for (int i = 0; i < 3; i++) ASSERT_EQ(mp_refused(r08, others[i], 4, why, sizeof why), 0);
+  ASSERT_EQ(mp_refused(r08, MUSTER_GELS, 1, 1, why, sizeof why), 0);
+  ASSERT_EQ(mp_refused(r08, MUSTER_GETRS, 2, 1, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT(strstr(why, "getrs on a 2x1 grid") && strstr(why, "MUSTER_MP_GRID"));
+  ASSERT_EQ(mp_refused(r09, MUSTER_GETRS, 4, 1, why, sizeof why), MUSTER_EUNSUPPORTED);
+  int ok[][2] = {{1, 1}, {1, 2}, {2, 2}, {1, 4}, {2, 4}};
+  for (int g = 0; g < 5; g++) ASSERT_EQ(mp_refused(r08, MUSTER_GETRS, ok[g][0], ok[g][1], why, sizeof why), 0);
+  muster_routine_t others[] = {MUSTER_POTRS, MUSTER_SYEVD};
+  for (int i = 0; i < 2; i++) {
+    ASSERT_EQ(mp_refused(r08, others[i], 2, 2, why, sizeof why), 0);
+    ASSERT_EQ(mp_refused(r08, others[i], 4, 1, why, sizeof why), 0);
+  }
   mp_release_t seen = *r08;
-  seen.qr_grids = 1;
-  ASSERT_EQ(mp_refused(&seen, MUSTER_GELS, 4, why, sizeof why), 0);
+  seen.qr_grids = seen.lu_columns = 1;
+  ASSERT_EQ(mp_refused(&seen, MUSTER_GELS, 2, 2, why, sizeof why), 0);
+  ASSERT_EQ(mp_refused(&seen, MUSTER_GETRS, 2, 1, why, sizeof why), 0);
   return 0;
 }
