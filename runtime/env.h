@@ -62,6 +62,14 @@ MUSTER_HIDDEN int muster__env_provider_path(const char **value);
  * launcher's or batch system's limit must end a stuck job). */
 MUSTER_HIDDEN int muster__env_mpi_abort(int *on);
 
+/* MUSTER_MPI_HEARTBEAT: 1 (unset: the default) or 0.  1: a process in
+ * which muster initialised MPI (with MPI_THREAD_MULTIPLE) runs the
+ * heartbeat (runtime/mpi_beat.c): the waits on the other ranks fail when a
+ * rank is silent for MUSTER_TIMEOUT, however long the work.  0: no
+ * heartbeat thread (no MPI call from a muster thread while the program's
+ * threads use MPI); those waits then have the MUSTER_TIMEOUT deadline. */
+MUSTER_HIDDEN int muster__env_mpi_heartbeat(int *on);
+
 /* muster_env_check (muster/parse.h) checks every variable above at once. */
 
 
