@@ -35,7 +35,7 @@
 # Environment: MPIRUN (mpirun and its options), MUSTER_PROVIDER_PATH.
 set -u
 phase=$1 np=$2 build=${3:-build}
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 muster=$PWD/$build/bin/muster
 shim=$PWD/$build/tests/libmpi-stopshim.so
 mount -t tmpfs -o size=512m,mode=1777 muster-stop /dev/shm ||
@@ -58,7 +58,9 @@ if [ "$phase" = healthy ]; then
   secs=$(grep -oE 'provider [0-9.]+ s' "$log" | grep -oE '[0-9.]+')
   sed 's/^/  | /' "$log"
   echo "stop healthy: exit $rc after $(since "$t0") s, the provider's call took ${secs:-?} s (MUSTER_TIMEOUT 1)"
-  [ "$rc" = 0 ] && grep -q '^  check     ok' "$log" || fail "a healthy solve longer than MUSTER_TIMEOUT did not pass"
+  if [ "$rc" != 0 ] || ! grep -q '^  check     ok' "$log"; then
+    fail "a healthy solve longer than MUSTER_TIMEOUT did not pass"
+  fi
   awk -v s="${secs:-0}" 'BEGIN { exit !(s > 1.5) }' ||
     fail "the provider's call took ${secs:-?} s: not longer than MUSTER_TIMEOUT by enough to test it (raise n)"
   exit 0
@@ -75,6 +77,7 @@ case $phase in
   *) echo "stop: PHASE is init, finalize, solve or healthy"; exit 2 ;;
 esac
 # each rank's exit status, written down by a wrapper that is not the rank
+# shellcheck disable=SC2016 # expanded by the wrapper's shell
 wrap='"$@" & p=$!; wait $p; rc=$?; echo "rank $OMPI_COMM_WORLD_RANK pid $p exit $rc" >>"$STATUS"; exit $rc'
 # shellcheck disable=SC2086
 STATUS=$exits $MPIRUN $opts -x MUSTER_TIMEOUT -x STATUS -np "$np" bash -c "$wrap" wrap \
@@ -85,7 +88,7 @@ rank_of() { tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null | sed -n 's/^OMPI_COMM_
 state_of() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
 t0=$(now)
 while [ "$(pgrep -x muster | wc -l)" -lt "$np" ]; do
-  kill -0 "$mp" 2>/dev/null && ! past "$t0" 60 || fail "the ranks never started"
+  if ! kill -0 "$mp" 2>/dev/null || past "$t0" 60; then fail "the ranks never started"; fi
   sleep 0.05
 done
 victim="" survivors=""
@@ -98,10 +101,11 @@ if [ "$phase" = solve ]; then
   kill -STOP "$victim"
 fi
 while [ "$(state_of "$victim")" != T ]; do # init, finalize: the shim stops it
-  kill -0 "$mp" 2>/dev/null && ! past "$t0" 60 || fail "rank 1 (pid $victim) never stopped"
+  if ! kill -0 "$mp" 2>/dev/null || past "$t0" 60; then fail "rank 1 (pid $victim) never stopped"; fi
   sleep 0.02
 done
 bound=$((MUSTER_TIMEOUT + 3))
+# shellcheck disable=SC2086 # one pid a word
 await_end "$bound" $survivors
 [ "$status" = ok ] || fail "$status (the survivors, after rank 1 stopped)"
 took_survivors=$took
