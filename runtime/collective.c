@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "collective.h"
-#include "mpi.h"
+#include "mpiInt.h"
 
 static double now_s(void) {
   struct timespec ts;
@@ -53,7 +53,9 @@ typedef struct watchdog {
   int fired;         /* the watchdog cancelled the call                     */
   const muster__coll_in_t *in;
   const muster_collective_call_t *call;
-  double deadline;   /* kind mpi: the call is stuck after this (now_s()); 0: none */
+  int beats;         /* kind mpi: the peers' heartbeat is the watch        */
+  double deadline;   /* kind mpi without it: the call is stuck after this
+                        (now_s()); 0: none                                  */
   double timeout;    /* ... seconds after the call began, for the message    */
   char how[160];     /* ... where timeout came from (muster__collective_deadline) */
   int abort_on;      /* kind mpi: cancel at the deadline, then MPI_Abort when
@@ -76,10 +78,11 @@ static void nap(watchdog_t *w, double seconds) {
 }
 
 /* 0 while the call may go on, else a negative code with the message set:
- * the peers' state (in->watch), then the deadline (kind mpi). */
+ * the peers' state (in->watch; kind mpi: their heartbeat), then the
+ * deadline (kind mpi without a heartbeat). */
 static int check(watchdog_t *w) {
   const muster__coll_in_t *in = w->in;
-  int rc = in->watch ? in->watch(in->watch_arg) : 0;
+  int rc = in->watch ? in->watch(in->watch_arg) : w->beats ? muster__mpi_beat_check() : 0;
   if (rc == 0 && w->deadline > 0 && now_s() > w->deadline)
     rc = muster__err(MUSTER_ETIMEDOUT, "provider %s has not returned after %.1f s (%s) in a "
                      "collective call over MPI: another rank of the job is stopped (SIGSTOP, a debugger) "
@@ -104,9 +107,19 @@ static void *watch_main(void *arg) {
       w->fired = 1;
       snprintf(w->why, sizeof w->why, "%s", muster_last_error());
       muster__log(MUSTER_LOG_WARN, "rank %d: cancelling provider %s: %s", in->rank, in->p->name, w->why);
+      if (w->beats) { /* say it now: the provider's cancel may end the job (scalapack's MPI_Abort), and
+                         the others, told by the heartbeat within a tick, say it too meanwhile */
+        char msg[700];
+        snprintf(msg, sizeof msg, "rank %d: provider %s: %s: ending the call in %.1f s", in->rank,
+                 in->p->name, w->why, MUSTER__MPI_REPORT_GRACE_S);
+        muster__mpi_report(msg);
+        nap(w, MUSTER__MPI_REPORT_GRACE_S);
+        if (w->stop) break; /* it returned meanwhile */
+      }
       if (in->p->v->cancel) in->p->v->cancel(in->p->ctx, w->call, rc, w->why);
       if (w->abort_on) { /* kind mpi: nothing else can release the peers */
         nap(w, MUSTER__MPI_ABORT_GRACE_S);
+        if (w->stop) break;
         char msg[700];
         snprintf(msg, sizeof msg, "rank %d: provider %s, cancelled, has not returned within %.1f s: %s",
                  in->rank, in->p->name, MUSTER__MPI_ABORT_GRACE_S, w->why);
@@ -170,22 +183,29 @@ int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out, 
   w.call = &call;
   pthread_t tid;
   int rc, watching = in->watch != NULL;
-  if (!watching && in->boot && in->boot->kind && !strcmp(in->boot->kind, "mpi")) {
-    /* MPI: the peers' state is out of sight; a deadline instead */
+  int mpi = !watching && in->boot && in->boot->kind && !strcmp(in->boot->kind, "mpi");
+  char was[MUSTER__MPI_PHASE_MAX];
+  if (mpi) {
+    muster__mpi_phase_get(was, sizeof was);
+    /* MPI: the peers' heartbeat, else (none in this process) a deadline */
     if ((rc = muster__mpi_deadline(&w.timeout, &w.abort_on)) < 0) return *engine_rc = rc;
-    watching = w.timeout > 0 && w.abort_on; /* MUSTER_MPI_ABORT=0: wait, as MPI would */
-    if (watching) {
+    w.beats = muster__mpi_beat_on();
+    watching = w.abort_on && (w.beats || w.timeout > 0); /* MUSTER_MPI_ABORT=0: wait, as MPI would */
+    if (watching && !w.beats) {
       w.timeout = muster__collective_deadline(in, w.timeout, w.how, sizeof w.how);
       muster__log(MUSTER_LOG_DEBUG, "rank %d: provider %s: deadline %.1f s (%s)", in->rank, p->name,
                   w.timeout, w.how);
+      w.deadline = now_s() + w.timeout;
     }
-    w.deadline = watching ? now_s() + w.timeout : 0;
+    muster__mpi_phase("inside provider %s's collective_solve (%s n=%lld)", p->name,
+                      muster_routine_name(in->args->routine), (long long)in->args->n);
   }
   if (watching && (rc = watch_start(&w, &tid)) < 0) return *engine_rc = rc;
   double t0 = now_s();
   rc = p->v->collective_solve(p->ctx, &call);
   out->seconds = now_s() - t0;
   if (watching) watch_stop(&w, tid);
+  if (mpi) muster__mpi_phase("%s", was);
   out->info = info;
   out->tile = tile;
   err[sizeof err - 1] = '\0';

@@ -9,14 +9,18 @@
  * calls the provider's cancel(ctx, call, code, why) and stops watching; the
  * provider's collective_solve then returns (NCCL: ncclCommAbort).  A
  * provider without cancel is left to fail by itself.
- * Kind mpi (in->watch NULL and in->boot->kind "mpi"): the peers' state is
- * out of sight, so the watchdog has a deadline instead (muster__collective_
- * deadline: MUSTER_TIMEOUT, plus MUSTER__DEADLINE_EXPECT_K times the
- * provider's expected seconds for the call when the choice had them) after
- * the call began it cancels with MUSTER_ETIMEDOUT, and when the call
- * has not returned MUSTER__MPI_ABORT_GRACE_S later it ends the job
- * (muster__mpi_abort, mpi.h).  MUSTER_MPI_ABORT=0 or MUSTER_TIMEOUT=inf:
- * no deadline.  docs/bootstrap.md.
+ * Kind mpi (in->watch NULL and in->boot->kind "mpi"): the peers' process
+ * state is out of this node's sight; the watch is their heartbeat over MPI
+ * (muster__mpi_beat_check, mpiInt.h: a rank silent for MUSTER_TIMEOUT,
+ * however long the call), and without one in this process a deadline
+ * (muster__collective_deadline: MUSTER_TIMEOUT, plus
+ * MUSTER__DEADLINE_EXPECT_K times the provider's expected seconds for the
+ * call when the choice had them, after the call began).  Either way it
+ * cancels with MUSTER_ETIMEDOUT (with the heartbeat, after reporting on
+ * stderr and MUSTER__MPI_REPORT_GRACE_S, so that the other ranks report
+ * too), and when the call has not returned MUSTER__MPI_ABORT_GRACE_S later
+ * it ends the job (muster__mpi_abort, mpi.h).  MUSTER_MPI_ABORT=0: no watch;
+ * MUSTER_TIMEOUT=inf: no silence or deadline is too long.  docs/bootstrap.md.
  * The thread is stopped and joined before muster__collective_run returns.
  */
 #ifndef MUSTER_COLLECTIVE_H

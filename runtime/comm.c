@@ -159,8 +159,11 @@ static void make_boot(muster_comm_t *c, muster_bootstrap_t *b) {
 static int gather(muster_comm_t *c, const void *mine, void *all, size_t len, const char *what) {
   muster_bootstrap_t b;
   make_boot(c, &b);
-  char err[600] = "";
+  char err[600] = "", was[MUSTER__MPI_PHASE_MAX];
+  muster__mpi_phase_get(was, sizeof was);
+  if (c->mpi) muster__mpi_phase("in comm %s's exchange: %s", c->name, what);
   int rc = b.allgather(b.ctx, mine, all, len, err, sizeof err);
+  if (c->mpi) muster__mpi_phase("%s", was);
   if (rc < 0)
     return muster__err(rc, "comm %s (kind %s), rank %d, %s: %s", c->name, c->kind,
                        c->rank, what, err[0] ? err : muster_strerror(rc));
@@ -251,10 +254,8 @@ out:
   return rc;
 }
 
-int muster_solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
+static int solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
                       muster_solve_result_t *res) {
-  if (res) memset(res, 0, sizeof *res);
-  if (!c) return muster__err(MUSTER_EINVAL, "muster_solve_comm: comm is NULL");
   int R = c->size, rc = 0;
   size_t big = sizeof(muster__desc_t) > sizeof(decision_t) ? sizeof(muster__desc_t) : sizeof(decision_t);
   if (big < sizeof(verdict_t)) big = sizeof(verdict_t);
@@ -285,5 +286,19 @@ int muster_solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const m
 out:
   muster__outcome_result(&out, res);
   free(all);
+  return rc;
+}
+
+int muster_solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
+                      muster_solve_result_t *res) {
+  if (res) memset(res, 0, sizeof *res);
+  if (!c) return muster__err(MUSTER_EINVAL, "muster_solve_comm: comm is NULL");
+  char was[MUSTER__MPI_PHASE_MAX];
+  if (c->mpi) { /* what the others' messages say if this rank goes silent (mpi.h) */
+    muster__mpi_phase_get(was, sizeof was);
+    muster__mpi_phase("in muster_solve_comm (comm %s)", c->name);
+  }
+  int rc = solve_comm(c, args, mine, res);
+  if (c->mpi) muster__mpi_phase("%s", was);
   return rc;
 }

@@ -160,18 +160,20 @@ int muster__env_cost_path(const char **value) {
   return folders("MUSTER_COST_PATH", MUSTER_MAX_PROVIDER_DIRS, value);
 }
 
-int muster__env_mpi_abort(int *on) {
+/* A 0-or-1 variable: *on = 1 unless it says 0. */
+static int flag(const char *name, int *on) {
   const char *s;
-  int rc = get("MUSTER_MPI_ABORT", &s);
+  int rc = get(name, &s);
   *on = 1;
   if (rc < 0 || !s) return rc;
-  if (strcmp(s, "0") && strcmp(s, "1"))
-    return muster__err(MUSTER_EINVAL, "MUSTER_MPI_ABORT: '%.48s' is not 0 or 1", s);
+  if (strcmp(s, "0") && strcmp(s, "1")) return muster__err(MUSTER_EINVAL, "%s: '%.48s' is not 0 or 1", name, s);
   *on = s[0] == '1';
   return MUSTER_OK;
 }
 
 int muster__env_mpi_lib(const char **value) { return get("MUSTER_MPI_LIB", value); }
+int muster__env_mpi_abort(int *on) { return flag("MUSTER_MPI_ABORT", on); }
+int muster__env_mpi_heartbeat(int *on) { return flag("MUSTER_MPI_HEARTBEAT", on); }
 
 int muster_env_check(void) {
   double t;
@@ -180,6 +182,7 @@ int muster_env_check(void) {
   int rc, on;
   if ((rc = muster__env_timeout(&t)) < 0 || (rc = muster__env_job(&s)) < 0 ||
       (rc = muster__env_mpi_abort(&on)) < 0 || (rc = muster__env_mpi_lib(&s)) < 0 ||
+      (rc = muster__env_mpi_heartbeat(&on)) < 0 ||
       (rc = muster__env_check_log()) < 0 ||
       (rc = muster__env_provider_choice(NULL, p, sizeof p)) < 0 ||
       (rc = muster__env_provider_path(&s)) < 0 || (rc = muster__env_cost_path(&s)) < 0)

@@ -71,6 +71,13 @@ MUSTER_HIDDEN int muster__env_mpi_abort(int *on);
  * set-but-empty is refused here: whether it loads is known where MPI is
  * used, which then refuses a value that does not load or is no libmpi. */
 MUSTER_HIDDEN int muster__env_mpi_lib(const char **value);
+/* MUSTER_MPI_HEARTBEAT: 1 (unset: the default) or 0.  1: a process in
+ * which muster initialised MPI (with MPI_THREAD_MULTIPLE) runs the
+ * heartbeat (runtime/mpi_beat.c): the waits on the other ranks fail when a
+ * rank is silent for MUSTER_TIMEOUT, however long the work.  0: no
+ * heartbeat thread (no MPI call from a muster thread while the program's
+ * threads use MPI); those waits then have the MUSTER_TIMEOUT deadline. */
+MUSTER_HIDDEN int muster__env_mpi_heartbeat(int *on);
 
 /* muster_env_check (muster/parse.h) checks every variable above at once. */
 

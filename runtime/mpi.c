@@ -13,18 +13,14 @@
 #include <unistd.h>
 
 #include "env.h"
-#include "mpi.h"
+#include "mpiInt.h"
+#include "proc.h"
 
 #define MPI_OK 0
-#define THREAD_MULTIPLE 3 /* the same value in Open MPI and MPICH */
 #define MPICH_COMM_WORLD 0x44000000
 #define MPICH_BYTE 0x4c00010d
 
-/* A handle of either ABI: Open MPI's are pointers, MPICH's ints. */
-typedef union handle {
-  void *p;
-  int i;
-} handle_t;
+typedef muster__mpi_handle_t handle_t;
 
 /* The functions whose signatures do not involve a handle. */
 typedef int (*initialized_fn)(int *);
@@ -65,6 +61,9 @@ static struct lib {
 static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
 static int we_initialized;
+static int thread_level;  /* what MPI_Init_thread gave us */
+static handle_t watch_comm; /* the heartbeat's (ensure_watch) */
+static int have_watch;
 
 struct muster__mpi {
   handle_t comm; /* the duplicate of MPI_COMM_WORLD */
@@ -133,32 +132,108 @@ static void lib_load(void) {
   }
 }
 
-/* "MPI_Xxx failed: <MPI's text>" into the thread's message. */
-static int mpi_fail(const char *what, int code) {
+/* ---- what the other MPI modules use (mpiInt.h) ---------------------------------- */
+
+void *muster__mpi_sym(const char *name) { return lib.h ? dlsym(lib.h, name) : NULL; }
+int muster__mpi_abi_ompi(void) { return lib.ompi; }
+handle_t muster__mpi_world(void) { return lib.world; }
+
+int muster__mpi_test(handle_t *req, int *done) {
+  return lib.ompi ? ((test_p_fn)lib.test)(&req->p, done, STATUS_IGNORE(1))
+                  : ((test_i_fn)lib.test)(&req->i, done, STATUS_IGNORE(0));
+}
+
+int muster__mpi_fail(const char *what, int code) {
   char text[512] = "";
   int len = 0;
   if (lib.error_string) lib.error_string(code, text, &len);
   return muster__err(MUSTER_EPROVIDER, "%s (%s) failed: %s (%d)", what, lib.name, text[0] ? text : "?", code);
 }
 
-static void finalize_at_exit(void) {
-  int done = 1;
-  if (lib.finalized(&done) == MPI_OK && !done) lib.finalize();
+/* ---- MPI's start and end, on the MPI thread (mpi_life.c) ------------------------- */
+
+static int init_job(void *provided) {
+  int err = lib.init_thread(NULL, NULL, MUSTER__MPI_THREAD_MULTIPLE, provided);
+  return err == MPI_OK ? 0 : muster__mpi_fail("MPI_Init_thread", err);
 }
 
-/* MPI_Init_thread unless the program did it. */
+static int finalize_job(void *unused) {
+  (void)unused;
+  int err = lib.finalize();
+  return err == MPI_OK ? 0 : muster__mpi_fail("MPI_Finalize", err);
+}
+
+static void finalize_at_exit(void) {
+  if (muster__mpi_finish() < 0) muster__mpi_report(muster_last_error());
+}
+
+/* MPI_Init_thread unless the program did it.  A start that never ends (a
+ * rank stopped inside MPI_Init) is MUSTER_ETIMEDOUT, here and for every
+ * later call: MPI_Initialized itself would wait for it. */
 static int ensure_init(void) {
+  static int failed;
+  static char why[700];
   int rc = 0, flag = 0;
   pthread_mutex_lock(&init_mu);
-  if (lib.initialized(&flag) != MPI_OK) flag = 0;
-  if (!flag) {
-    int provided = 0, err = lib.init_thread(NULL, NULL, THREAD_MULTIPLE, &provided);
-    if (err != MPI_OK) rc = mpi_fail("MPI_Init_thread", err);
-    else if (!we_initialized) {
+  if (failed) {
+    rc = muster__err(MUSTER_ETIMEDOUT, "%s", why);
+  } else if (lib.initialized(&flag) != MPI_OK || !flag) {
+    muster__mpi_phase("in MPI_Init_thread");
+    int provided = 0;
+    rc = muster__mpi_life_run("MPI_Init_thread", init_job, &provided);
+    if (rc < 0) {
+      failed = rc == MUSTER_ETIMEDOUT;
+      snprintf(why, sizeof why, "%s", muster_last_error());
+    } else if (!we_initialized) {
       we_initialized = 1;
+      thread_level = provided;
       atexit(finalize_at_exit);
     }
   }
+  pthread_mutex_unlock(&init_mu);
+  return rc;
+}
+
+static int req_done(void *req) {
+  int done = 0, err = muster__mpi_test(req, &done);
+  return err != MPI_OK ? muster__mpi_fail("MPI_Test", err) : done;
+}
+
+/* A duplicate of MPI_COMM_WORLD into *dup: MPI_Comm_idup, then a wait
+ * (muster__mpi_wait's mode) that fails naming a stopped rank rather than
+ * hanging. */
+static int dup_world(handle_t *dup, const char *what, int mode) {
+  handle_t req;
+  memset(&req, 0, sizeof req);
+  int err = muster__mpi_idup(lib.world, dup, &req);
+  if (err != MPI_OK) return muster__mpi_fail("MPI_Comm_idup", err);
+  return muster__mpi_wait(what, req_done, &req, mode);
+}
+
+/* Once per process that muster initialised MPI in: the watch communicator
+ * and, with MPI_THREAD_MULTIPLE and unless MUSTER_MPI_HEARTBEAT=0, the
+ * heartbeat over it (mpi_beat.c).  A program that initialised MPI itself
+ * gets neither: a heartbeat thread must stop before MPI_Finalize, and only
+ * the program knows when that is; its waits keep the deadline. */
+static int ensure_watch(int rank, int size) {
+  static int done, rc;
+  static char why[700];
+  int on = 1;
+  pthread_mutex_lock(&init_mu);
+  if (done || !we_initialized) {
+    if (rc < 0) muster__err(rc, "%s", why);
+    pthread_mutex_unlock(&init_mu);
+    return rc;
+  }
+  done = 1;
+  if ((rc = muster__mpi_calls_load()) == 0 && (rc = muster__env_mpi_heartbeat(&on)) == 0) {
+    muster__mpi_phase("creating the heartbeat's communicator (MPI_Comm_idup)");
+    rc = dup_world(&watch_comm, "MPI_Comm_idup of the heartbeat's communicator", MUSTER__WAIT_LOCAL);
+    have_watch = rc == 0;
+  }
+  if (rc == 0 && on && thread_level == MUSTER__MPI_THREAD_MULTIPLE)
+    rc = muster__mpi_beat_start(watch_comm, rank, size);
+  if (rc < 0) snprintf(why, sizeof why, "%s", muster_last_error());
   pthread_mutex_unlock(&init_mu);
   return rc;
 }
@@ -174,20 +249,26 @@ int muster__mpi_open(muster__mpi_t **out, int *rank, int *size) {
   if (rc < 0) return rc;
   muster__mpi_t *m = calloc(1, sizeof *m);
   if (!m) return muster__err(MUSTER_ENOMEM, "bootstrap mpi: out of memory");
-  int err = lib.ompi ? ((dup_p_fn)lib.comm_dup)(lib.world.p, &m->comm.p)
-                     : ((dup_i_fn)lib.comm_dup)(lib.world.i, &m->comm.i);
+  int err = lib.ompi ? ((rank_p_fn)lib.comm_rank)(lib.world.p, &m->rank)
+                     : ((rank_i_fn)lib.comm_rank)(lib.world.i, &m->rank);
+  if (err == MPI_OK)
+    err = lib.ompi ? ((rank_p_fn)lib.comm_size)(lib.world.p, &m->size)
+                   : ((rank_i_fn)lib.comm_size)(lib.world.i, &m->size);
   if (err != MPI_OK) {
     free(m);
-    return mpi_fail("MPI_Comm_dup", err);
+    return muster__mpi_fail("MPI_Comm_rank/size", err);
   }
-  err = lib.ompi ? ((rank_p_fn)lib.comm_rank)(m->comm.p, &m->rank) : ((rank_i_fn)lib.comm_rank)(m->comm.i, &m->rank);
-  if (err == MPI_OK)
-    err = lib.ompi ? ((rank_p_fn)lib.comm_size)(m->comm.p, &m->size)
-                   : ((rank_i_fn)lib.comm_size)(m->comm.i, &m->size);
-  if (err != MPI_OK) {
-    muster__mpi_close(m);
-    return mpi_fail("MPI_Comm_rank/size", err);
+  if ((rc = ensure_watch(m->rank, m->size)) < 0) {
+    free(m);
+    return rc;
   }
+  muster__mpi_phase("opening a kind mpi comm (MPI_Comm_idup)");
+  if ((rc = muster__mpi_calls_load()) < 0 ||
+      (rc = dup_world(&m->comm, "MPI_Comm_idup of a kind mpi comm", MUSTER__WAIT_SEEN)) < 0) {
+    if (rc != MUSTER_ETIMEDOUT) free(m); /* else MPI may still write m->comm: left to the process's end */
+    return rc;
+  }
+  muster__mpi_phase("outside muster's calls (the program's own work)");
   *out = m;
   *rank = m->rank;
   *size = m->size;
@@ -204,6 +285,35 @@ void muster__mpi_close(muster__mpi_t *m) {
   free(m);
 }
 
+int muster__mpi_finish(void) {
+  static int done;
+  pthread_mutex_lock(&init_mu);
+  int rc = 0, fin = 1, was = done;
+  done = 1;
+  if (was || !we_initialized || lib.finalized(&fin) != MPI_OK || fin) {
+    pthread_mutex_unlock(&init_mu);
+    return 0;
+  }
+  if (have_watch) { /* every rank here, or the one that is not named */
+    muster__mpi_phase("leaving: at the last exchange before MPI_Finalize");
+    handle_t req;
+    memset(&req, 0, sizeof req);
+    int err = muster__mpi_ibarrier(watch_comm, &req);
+    rc = err != MPI_OK ? muster__mpi_fail("MPI_Ibarrier", err)
+                       : muster__mpi_wait("the last exchange before MPI_Finalize", req_done, &req,
+                                          MUSTER__WAIT_SEEN);
+  }
+  muster__mpi_beat_stop(); /* no muster thread in MPI from here: the process may exit */
+  if (rc == 0) {
+    if (have_watch) muster__mpi_comm_free(&watch_comm);
+    have_watch = 0;
+    muster__mpi_phase("in MPI_Finalize");
+    rc = muster__mpi_life_run("MPI_Finalize", finalize_job, NULL);
+  }
+  pthread_mutex_unlock(&init_mu);
+  return rc;
+}
+
 /* ---- the deadline and the abort ------------------------------------------------ */
 
 int muster__mpi_deadline(double *timeout_s, int *abort_on) {
@@ -211,36 +321,40 @@ int muster__mpi_deadline(double *timeout_s, int *abort_on) {
   return rc < 0 ? rc : muster__env_mpi_abort(abort_on);
 }
 
+void muster__mpi_report(const char *why) {
+  char host[64] = "?", msg[1200];
+  gethostname(host, sizeof host - 1);
+  int len = snprintf(msg, sizeof msg, "muster: pid %d on %s: %s\n", (int)getpid(), host, why);
+  if (len > 0) (void)!write(2, msg, (size_t)len < sizeof msg ? (size_t)len : sizeof msg - 1);
+}
+
 void muster__mpi_abort(int code, const char *why) {
   pthread_once(&lib_once, lib_load);
   int up = 0, done = 1;
   if (!lib.h || lib.initialized(&up) != MPI_OK || !up || lib.finalized(&done) != MPI_OK || done) return;
-  char host[64] = "?", msg[1024];
-  gethostname(host, sizeof host - 1);
+  char msg[1100];
   int errorcode = code < 0 ? -code : 1;
-  int len = snprintf(msg, sizeof msg, "muster: pid %d on %s: %s: aborting the MPI job (MPI_Abort, "
-                     "errorcode %d; MUSTER_MPI_ABORT=0 turns this off)\n", (int)getpid(), host, why,
-                     errorcode);
-  if (len > 0) (void)!write(2, msg, (size_t)len < sizeof msg ? (size_t)len : sizeof msg - 1);
+  snprintf(msg, sizeof msg, "%s: aborting the MPI job (MPI_Abort, errorcode %d; MUSTER_MPI_ABORT=0 turns "
+           "this off)", why, errorcode);
+  muster__mpi_report(msg);
+  if (muster__mpi_beat_on()) { /* the others hear of it by the heartbeat and say so too */
+    struct timespec grace = {0, (long)(MUSTER__MPI_REPORT_GRACE_S * 1e9)};
+    nanosleep(&grace, NULL);
+  }
   if (lib.ompi) ((abort_p_fn)lib.abort)(lib.world.p, errorcode);
   else ((abort_i_fn)lib.abort)(lib.world.i, errorcode);
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* MPI_Iallgather, then MPI_Test with short naps until it completes (a
- * waiting rank leaves the CPU to the others) or MUSTER_TIMEOUT passes: a
- * rank of the job is stopped or stuck, and nothing but the job's end can
- * release a started collective, so muster__mpi_abort (MUSTER_MPI_ABORT=0:
- * no deadline, as MPI_Allgather). */
+ * waiting rank leaves the CPU to the others) under muster__mpi_wait: with
+ * the heartbeat, until a rank is silent for MUSTER_TIMEOUT; without, for
+ * MUSTER_TIMEOUT.  Then nothing but the job's end can release the started
+ * collective: muster__mpi_abort, naming the rank (MUSTER_MPI_ABORT=0: no
+ * check, as MPI_Allgather). */
 static int mpi_allgather(void *ctx, const void *mine, void *all, size_t len, char *err, size_t errlen) {
   muster__mpi_t *m = ctx;
   double timeout = 0;
-  int abort_on = 1, done = 0;
+  int abort_on = 1;
   if (len > INT_MAX) {
     snprintf(err, errlen, "bootstrap mpi: %zu bytes is more than one MPI_Allgather takes", len);
     return MUSTER_EINVAL;
@@ -250,34 +364,23 @@ static int mpi_allgather(void *ctx, const void *mine, void *all, size_t len, cha
     snprintf(err, errlen, "rank %d: %s", m->rank, muster_last_error());
     return rc;
   }
-  if (!abort_on) timeout = 0; /* MUSTER_MPI_ABORT=0: wait, as MPI_Allgather would */
   handle_t req;
   memset(&req, 0, sizeof req);
   rc = lib.ompi ? ((iallgather_p_fn)lib.iallgather)(mine, (int)len, lib.byte.p, all, (int)len, lib.byte.p,
                                                     m->comm.p, &req.p)
                 : ((iallgather_i_fn)lib.iallgather)(mine, (int)len, lib.byte.i, all, (int)len, lib.byte.i,
                                                     m->comm.i, &req.i);
-  double t0 = now_s();
-  long nap_ns = 20000;
-  while (rc == MPI_OK) {
-    rc = lib.ompi ? ((test_p_fn)lib.test)(&req.p, &done, STATUS_IGNORE(1))
-                  : ((test_i_fn)lib.test)(&req.i, &done, STATUS_IGNORE(0));
-    if (rc != MPI_OK || done) break;
-    if (timeout > 0 && now_s() - t0 > timeout) {
-      char why[300];
-      snprintf(why, sizeof why, "rank %d: an allgather of the MPI bootstrap has not completed after %.1f s "
-               "(MUSTER_TIMEOUT): another rank of the job is stopped (SIGSTOP, a debugger) or stuck",
-               m->rank, timeout);
-      muster__mpi_abort(MUSTER_ETIMEDOUT, why);
-      timeout = 0; /* it returned: MPI is not running, and MPI_Test fails next */
-    }
-    struct timespec nap = {0, nap_ns};
-    nanosleep(&nap, NULL);
-    if (nap_ns < 1000000) nap_ns *= 2;
+  char what[64];
+  snprintf(what, sizeof what, "rank %d: an allgather of the MPI bootstrap", m->rank);
+  int mode = abort_on ? MUSTER__WAIT_PEERS : MUSTER__WAIT_FOREVER;
+  rc = rc != MPI_OK ? muster__mpi_fail("MPI_Iallgather", rc) : muster__mpi_wait(what, req_done, &req, mode);
+  if (rc == MUSTER_ETIMEDOUT) {
+    char why[900];
+    snprintf(why, sizeof why, "rank %d: %s", m->rank, muster_last_error());
+    muster__mpi_abort(rc, why);
+    muster__err(rc, "%s", why); /* it returned: MPI is not running here */
   }
-  if (rc == MPI_OK) return 0;
-  rc = mpi_fail("MPI_Allgather", rc);
-  snprintf(err, errlen, "rank %d: %s", m->rank, muster_last_error());
+  if (rc < 0) snprintf(err, errlen, "rank %d: %s", m->rank, muster_last_error());
   return rc;
 }
 
@@ -304,20 +407,29 @@ static int env_int(const char *name, int *out) {
   return 1;
 }
 
-int muster_launcher_detect(char *name, size_t cap, int *rank, int *size) {
-  static const struct { const char *name, *rank, *size; } launchers[] = {
-      {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-      {"pmi", "PMI_RANK", "PMI_SIZE"},
-      {"slurm", "SLURM_PROCID", "SLURM_NTASKS"},
-  };
-  if (name && cap) name[0] = '\0';
+/* job: the variables that name the job (the same in every rank of one
+ * mpirun/srun, another in the next), for mpi_peers.c's search of this
+ * node's ranks; NULL when the launcher has none we know. */
+static const muster__launcher_t launchers[] = {
+    {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", {"OMPI_MCA_ess_base_jobid", NULL}},
+    {"pmi", "PMI_RANK", "PMI_SIZE", {NULL, NULL}},
+    {"slurm", "SLURM_PROCID", "SLURM_NTASKS", {"SLURM_JOB_ID", "SLURM_STEP_ID"}},
+};
+
+const muster__launcher_t *muster__launcher_find(int *rank, int *size) {
   for (size_t i = 0; i < sizeof launchers / sizeof launchers[0]; i++) {
     int r, s;
     if (!env_int(launchers[i].rank, &r) || !env_int(launchers[i].size, &s) || r >= s) continue;
-    if (name && cap) snprintf(name, cap, "%s", launchers[i].name);
     if (rank) *rank = r;
     if (size) *size = s;
-    return 1;
+    return &launchers[i];
   }
-  return 0;
+  return NULL;
+}
+
+int muster_launcher_detect(char *name, size_t cap, int *rank, int *size) {
+  if (name && cap) name[0] = '\0';
+  const muster__launcher_t *l = muster__launcher_find(rank, size);
+  if (l && name && cap) snprintf(name, cap, "%s", l->name);
+  return l != NULL;
 }

@@ -12,6 +12,8 @@ TEST_ENTRY(parse_numbers_edges, 10)
 TEST_ENTRY(env_variables_refused, 30)
 TEST_ENTRY(env_timeout_range, 10)
 TEST_ENTRY(env_mpi_lib_refused, 20)
+/* the MPI path's watch of this node (runtime/mpi_peers.c) */
+TEST_ENTRY(mpi_node_watch_names_stopped_rank, 30)
 /* group integration: exchange/status/rounds, threads and processes */
 TEST_ENTRY(group_exchange_threads_1, 20)
 TEST_ENTRY(group_exchange_threads_2, 20)

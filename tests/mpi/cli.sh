@@ -23,9 +23,12 @@
 #   forced      --provider lapack (a leader provider) under mpi: exit 1, the
 #               runtime's reason
 #   deadline    a collective call that never returns (the test provider
-#               blocked until cancelled), MUSTER_TIMEOUT 1: cancelled on
-#               every rank, each names the reason, exit 1 within 10 s;
-#               MUSTER_MPI_ABORT=0: no deadline; MUSTER_MPI_ABORT=yes: exit 2
+#               blocked until cancelled), MUSTER_TIMEOUT 1: with the
+#               heartbeat (every rank is alive) it is not cancelled (still
+#               waiting after 4 s); without (MUSTER_MPI_HEARTBEAT=0) it is,
+#               on every rank at the deadline, each names the reason, exit 1
+#               within 10 s; MUSTER_MPI_ABORT=0: no deadline;
+#               MUSTER_MPI_ABORT=yes, MUSTER_MPI_HEARTBEAT=yes: exit 2
 # CLI_ROUTINES="potrs ..." limits the routines (default: every one the CLI has).
 # Ends with "cli: P passed, F failed"; exits non-zero on any failure.
 set -uo pipefail
@@ -179,16 +182,30 @@ done
 
 # The deadline of a kind mpi call, alone: colltwo (the collective test
 # provider) with TESTPROV_BLOCK=1 waits until cancelled, on every rank.
-# MUSTER_TIMEOUT 1: each rank's watchdog cancels it at the deadline and every
-# rank ends with the reason (no MPI_Abort: the call returned); with
-# MUSTER_MPI_ABORT=0 there is no deadline, and the job is still waiting 4 s on.
+# With the heartbeat (the CLI initialises MPI: the default) every rank is
+# alive and beating, so MUSTER_TIMEOUT 1 does not end the call: waiting on
+# a live peer is work, however long (still waiting 4 s on; tests/mpi/stop.sh
+# has the stopped peer).  Without it (MUSTER_MPI_HEARTBEAT=0), each rank's
+# watchdog cancels the call at the deadline and every rank ends with the
+# reason (no MPI_Abort: the call returned); with MUSTER_MPI_ABORT=0 there is
+# no deadline either, and the job is still waiting 4 s on.
 COLL=$PROV/coll
 mkdir -p "$COLL/potrs"
 ln -s "$PWD/$BUILD/tests/providers/testprov_coll2.so" "$COLL/potrs/colltwo.so"
-t0=$SECONDS
+# (TCP between the ranks: the limit kills mpirun, see below)
 # shellcheck disable=SC2086
 MUSTER_PROVIDER_PATH=$COLL TESTPROV_BLOCK=1 MUSTER_TIMEOUT=1 \
-  run 30 $MPIRUN -x TESTPROV_BLOCK -x MUSTER_TIMEOUT -np 2 "$MUSTER" solve potrs --launcher mpi --n 64
+  run 4 $MPIRUN --mca btl self,tcp -x TESTPROV_BLOCK -x MUSTER_TIMEOUT -np 2 "$MUSTER" solve potrs --launcher mpi --n 64
+if [ "$rc" = 124 ] && ! grep -q 'cancel' "$err"; then
+  ok "heartbeat: a blocked provider on live ranks is not cancelled (still waiting after 4 s)"
+else
+  bad "heartbeat: exit $rc, want the limit's 124"
+fi
+t0=$SECONDS
+# shellcheck disable=SC2086
+MUSTER_PROVIDER_PATH=$COLL TESTPROV_BLOCK=1 MUSTER_TIMEOUT=1 MUSTER_MPI_HEARTBEAT=0 \
+  run 30 $MPIRUN -x TESTPROV_BLOCK -x MUSTER_TIMEOUT -x MUSTER_MPI_HEARTBEAT -np 2 "$MUSTER" solve potrs \
+  --launcher mpi --n 64
 why='provider colltwo was cancelled: provider colltwo has not returned after 1.0 s (MUSTER_TIMEOUT)'
 # the bound: MUSTER_TIMEOUT + mpirun's start and end (the deadline's own
 # precision is cli-fault.sh's: a stopped rank, 2 s, every rank ends 2.1 s on)
@@ -211,12 +228,15 @@ if [ "$rc" = 124 ]; then
 else
   bad "MUSTER_MPI_ABORT=0: exit $rc, want the limit's 124"
 fi
-MUSTER_MPI_ABORT=yes run 10 "$MUSTER" solve potrs --launcher mpi
-if [ "$rc" = 2 ] && grep -q "MUSTER_MPI_ABORT: 'yes' is not 0 or 1" "$err"; then
-  ok "MUSTER_MPI_ABORT=yes: exit 2"
-else
-  bad "MUSTER_MPI_ABORT=yes: exit $rc"
-fi
+for v in MUSTER_MPI_ABORT MUSTER_MPI_HEARTBEAT; do
+  env "$v=yes" timeout -k 5 10 "$MUSTER" solve potrs --launcher mpi >"$out" 2>"$err"
+  rc=$?
+  if [ "$rc" = 2 ] && grep -q "$v: 'yes' is not 0 or 1" "$err"; then
+    ok "$v=yes: exit 2"
+  else
+    bad "$v=yes: exit $rc"
+  fi
+done
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/mpi/deadline.sh [BUILD] - the deadline of a kind mpi collective call
-# is MUSTER_TIMEOUT + 4 x the chosen provider's expected seconds
+# without the heartbeat is MUSTER_TIMEOUT + 4 x the chosen provider's
+# expected seconds
 # (runtime/collective.c; docs/bootstrap.md), through `muster solve
 # --launcher mpi` on 2 ranks with colltwo, the collective test provider
 # (tests/providers/testprov_v2.h): TESTPROV_EST gives its estimate,
@@ -8,7 +9,9 @@
 # answer is no solution: the CLI's check then fails, exit 1, and rank 0's
 # "time" line shows that the call ran to its end),
 # TESTPROV_BLOCK=1 one that never returns until cancelled.  MUSTER_TIMEOUT 1
-# throughout.
+# throughout, and MUSTER_MPI_HEARTBEAT=0: the deadline is the watch of a
+# process without the heartbeat (with it, a call on live ranks has none:
+# tests/mpi/cli.sh "heartbeat", tests/mpi/stop.sh).
 #
 #   long        estimate 0.5 s (deadline 1 + 4 x 0.5 = 3 s), a 2 s call:
 #               not cancelled, the estimate asked once per solve
@@ -34,8 +37,8 @@ trap 'rm -rf "$tmp"' EXIT
 out=$tmp/out err=$tmp/err qlog=$tmp/qlog
 mkdir -p "$tmp/prov/potrs"
 ln -s "$PWD/$BUILD/tests/providers/testprov_coll2.so" "$tmp/prov/potrs/colltwo.so"
-export MUSTER_PROVIDER_PATH=$tmp/prov MUSTER_TIMEOUT=1
-MPIRUN="$MPIRUN -x MUSTER_PROVIDER_PATH -x MUSTER_TIMEOUT"
+export MUSTER_PROVIDER_PATH=$tmp/prov MUSTER_TIMEOUT=1 MUSTER_MPI_HEARTBEAT=0
+MPIRUN="$MPIRUN -x MUSTER_PROVIDER_PATH -x MUSTER_TIMEOUT -x MUSTER_MPI_HEARTBEAT"
 
 # shellcheck source=tests/mpi/tap.sh
 . tests/mpi/tap.sh

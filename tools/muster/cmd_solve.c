@@ -425,9 +425,11 @@ static int run_mpi(cli_solve_t *c, int64_t nrhs) {
     rc = sm_agree_seed(&j, &c->seed); /* rank 0's, unless --seed gave every rank the same */
   }
   if (rc < 0) {
+    if (!j.comm) muster_launcher_detect(NULL, 0, &j.rank, NULL); /* MPI's is not known */
     fprintf(stderr, "muster solve: rank %d (pid %d on %s): %s\n", j.rank, (int)getpid(), host,
             muster_last_error());
     sm_close(&j);
+    sm_end(rc); /* a timeout in MPI's start: a thread is left inside MPI */
     /* the options were checked: only a variable (MUSTER_MPI_LIB) is invalid here */
     return rc == MUSTER_EINVAL ? 2 : 1;
   }
@@ -452,6 +454,12 @@ static int run_mpi(cli_solve_t *c, int64_t nrhs) {
   }
   mats_free(&m);
   sm_close(&j);
+  if ((rc = muster__mpi_finish()) < 0) {
+    fprintf(stderr, "muster solve: rank %d of %d (pid %d on %s): %s\n", j.rank, j.size, (int)getpid(), host,
+            muster_last_error());
+    sm_end(rc);
+    status = 1;
+  }
   return status;
 }
 

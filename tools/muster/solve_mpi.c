@@ -34,10 +34,19 @@ void sm_close(sm_job_t *j) {
   j->mpi = NULL;
 }
 
+void sm_end(int rc) {
+  if (rc != MUSTER_ETIMEDOUT) return;
+  fflush(NULL);
+  _exit(1);
+}
+
 /* The CLI's own allgather over the second duplicate. */
 static int gather(sm_job_t *j, const void *mine, void *all, size_t len, const char *what) {
-  char err[600] = "";
+  char err[600] = "", was[MUSTER__MPI_PHASE_MAX];
+  muster__mpi_phase_get(was, sizeof was);
+  muster__mpi_phase("in muster solve's exchange: %s", what);
   int rc = j->boot.allgather(j->boot.ctx, mine, all, len, err, sizeof err);
+  muster__mpi_phase("%s", was);
   return rc < 0 ? muster__err(rc, "muster solve: rank %d of %d, %s: %s", j->rank, j->size, what, err) : 0;
 }
 

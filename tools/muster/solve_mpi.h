@@ -33,6 +33,14 @@ typedef struct sm_job {
 int sm_open(sm_job_t *j);
 void sm_close(sm_job_t *j);
 
+/* After an error rc of sm_open or muster__mpi_finish: MUSTER_ETIMEDOUT
+ * means a thread of this process is blocked inside MPI for good (MPI_Init
+ * or MPI_Finalize waiting for a stopped rank, named in the message the
+ * caller printed): end the process now with _exit(1), since exit() would
+ * run MPI's and the program's exit handlers beside it.  Any other rc:
+ * returns. */
+void sm_end(int rc);
+
 /* Every rank gets rank 0's *seed.  0 or a negative code (message set). */
 int sm_agree_seed(sm_job_t *j, uint64_t *seed);
 
