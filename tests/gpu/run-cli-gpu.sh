@@ -34,9 +34,13 @@ printf '%-6s %-5s %-9s %-5s %-8s %-6s %-11s %-10s %-9s %s\n' \
   routine dtype mode ranks devices mem provider residual seconds result
 
 # choice_check PROVIDER REASON LOG: why the choice does not name PROVIDER
-# (empty when it does)
+# (empty when it does).  Only the choices for this run's routine, dtype and
+# n on GPU memory count: the CLI also logs one before the ranks exist ("any
+# memory") and the ranks one for a forced provider's check (n=0), which may
+# name another engine.  Uses routine, dtype, n.
 choice_check() {
-  wins=$(sed -n 's/.* info: choice for .*: \([A-Za-z0-9._-]*\) wins: .*/\1/p' "$3" | sort -u | tr '\n' ' ')
+  wins=$(grep -F "choice for $routine $dtype n=$n " "$3" | grep -F ", cuda memory," |
+         sed -n 's/.* info: choice for .*: \([A-Za-z0-9._-]*\) wins: .*/\1/p' | sort -u | tr '\n' ' ')
   [ "$wins" = "$1 " ] || { echo "the choice's log names '$wins', not $1"; return; }
   head=$(printf '%s' "$2" | cut -c1-60)
   [ -n "$head" ] && grep -F " $1 wins: $head" "$3" >/dev/null || { echo "reason '$head' not in the log's choice"; return; }
@@ -118,7 +122,7 @@ if [ "$left" != 0 ]; then
   echo "FAILED: $left segment(s) of job $MUSTER_JOB left in /dev/shm"
   fail=$((fail + 1))
 fi
-echo "# runs each engine won: $(printf '%s' "$won" | sort | uniq -c | awk '{printf "%s%s %d", NR > 1 ? ", " : "", $2, $1}')"
+echo "# runs each engine won: $(printf '%s' "$won" | sort | uniq -c | awk '{printf "%s%s %d", (NR > 1 ? ", " : ""), $2, $1}')"
 echo "# $(( $(date +%s) - t_start )) s"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
