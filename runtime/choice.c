@@ -250,7 +250,8 @@ int muster__choose(const muster__choice_in_t *in, muster__choice_t *ch) {
     by = "MUSTER_PROVIDER";
   }
   muster__provider_t *provs[MUSTER__CHOICE_MAX];
-  int n = muster__provider_collect(in->q->routine, forced, provs, MUSTER__CHOICE_MAX);
+  int n = muster__provider_collect(in->q->routine, forced, (int)in->q->mem, provs,
+                                   MUSTER__CHOICE_MAX);
   if (n < 0) {
     ch->n = ch->held = 0;
     return n;

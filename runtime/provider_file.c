@@ -168,6 +168,17 @@ refused:
   return p;
 }
 
+muster__prov_t *muster__prov_stub(const char *path, const char *backend, const char *why) {
+  muster__prov_t *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  atomic_init(&p->refs, 1);
+  p->fd = -1;
+  snprintf(p->pub.name, sizeof p->pub.name, "%s", backend);
+  if (!realpath(path, p->pub.path)) snprintf(p->pub.path, sizeof p->pub.path, "%s", path);
+  snprintf(p->pub.why, sizeof p->pub.why, "%s", why);
+  return p;
+}
+
 /* A provider of the same file and backend that is still loaded (in the
  * table for another routine, or replaced but still running a call), with a
  * new reference; NULL if none.  Sharing it matters beyond saving a load:
