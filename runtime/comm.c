@@ -24,6 +24,7 @@
 #include "bootstrap.h"
 #include "choice.h"
 #include "collective.h"
+#include "exit_guard.h"
 #include "group.h"
 #include "mpi.h"
 
@@ -251,8 +252,8 @@ out:
   return rc;
 }
 
-int muster_solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
-                      muster_solve_result_t *res) {
+static int solve_comm_call(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
+                           muster_solve_result_t *res) {
   if (res) memset(res, 0, sizeof *res);
   if (!c) return muster__err(MUSTER_EINVAL, "muster_solve_comm: comm is NULL");
   int R = c->size, rc = 0;
@@ -285,5 +286,16 @@ int muster_solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const m
 out:
   muster__outcome_result(&out, res);
   free(all);
+  return rc;
+}
+
+/* muster_solve_comm with exit() safe meanwhile (exit_guard.h) */
+int muster_solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
+                      muster_solve_result_t *res) {
+  if (res) memset(res, 0, sizeof *res);
+  int rc = muster__exit_guard_enter("muster_solve_comm");
+  if (rc < 0) return rc;
+  rc = solve_comm_call(c, args, mine, res);
+  muster__exit_guard_leave();
   return rc;
 }

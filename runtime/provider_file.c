@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exit_guard.h"
 #include "provider_abi.h"
 #include "provider_file.h"
 
@@ -154,6 +155,9 @@ muster__prov_t *muster__prov_load(const char *path, const char *backend, const s
     snprintf(p->pub.why, sizeof p->pub.why, "probe: %s", err);
   }
   load_cost(p, path);
+  /* its libraries registered their exit handlers (C++ destructors, CUDA's
+   * teardown) as they loaded: ours must run before them (exit_guard.h) */
+  muster__exit_guard_arm();
   muster__log(MUSTER_LOG_INFO, "provider %s (ABI v%u, %s) loaded from %s (%s; cost table: %s)",
               backend, p->pub.abi, v->kind == MUSTER_PROVIDER_COLLECTIVE ? "collective" : "leader",
               p->pub.path, p->pub.available ? "available" : p->pub.why, p->pub.cost_why);

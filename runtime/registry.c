@@ -37,6 +37,7 @@
 #include <urcu/rculfhash.h>
 
 #include "env.h"
+#include "exit_guard.h"
 #include "muster/parse.h"
 #include "provider_elf.h"
 #include "provider_file.h"
@@ -394,7 +395,7 @@ static int ensure_scanned(int r) {
   return rc;
 }
 
-int muster_providers_rescan(void) {
+static int providers_rescan_call(void) {
   int rc = ensure_table();
   if (rc < 0) return rc;
   int ids[NROUTINES], n = 0;
@@ -477,7 +478,7 @@ int muster__provider_collect(muster_routine_t routine, const char *only, int mem
 
 /* ---- listing ------------------------------------------------------------ */
 
-int muster_providers_list(muster_provider_info_t *out, int cap) {
+static int providers_list_call(muster_provider_info_t *out, int cap) {
   if (cap < 0 || (cap > 0 && !out)) return muster__err(MUSTER_EINVAL, "muster_providers_list: bad buffer");
   int rc = muster__env_check_log();
   if (rc < 0) return rc;
@@ -532,4 +533,22 @@ int muster_providers_list(muster_provider_info_t *out, int cap) {
   rcu_read_unlock();
   muster__registry_unlock();
   return n;
+}
+
+/* muster_providers_rescan with exit() safe meanwhile (exit_guard.h) */
+int muster_providers_rescan(void) {
+  int rc = muster__exit_guard_enter("muster_providers_rescan");
+  if (rc < 0) return rc;
+  rc = providers_rescan_call();
+  muster__exit_guard_leave();
+  return rc;
+}
+
+/* muster_providers_list with exit() safe meanwhile (exit_guard.h) */
+int muster_providers_list(muster_provider_info_t *out, int cap) {
+  int rc = muster__exit_guard_enter("muster_providers_list");
+  if (rc < 0) return rc;
+  rc = providers_list_call(out, cap);
+  muster__exit_guard_leave();
+  return rc;
 }

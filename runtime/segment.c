@@ -280,21 +280,30 @@ void muster__segment_close(struct muster_segment *seg) {
   seg->fd = -1;
 }
 
+/* Is pid (start time `start`, pid namespace ns) alive?  Process `gone` of
+ * ours counts as dead; one of another pid namespace cannot be judged, so
+ * counts as alive. */
+static int alive_but(int pid, uint64_t start, uint64_t ns, int gone) {
+  if (!muster__proc_same_pidns(ns)) return 1;
+  return pid != gone && muster__proc_alive(pid, start);
+}
+
 /* Everyone who could still use the segment is gone: its creator and every
- * rank seated in it. */
-static int all_dead(const struct muster_seg_header *h) {
-  /* someone in another pid namespace cannot be judged: count as alive */
-  if (!muster__proc_same_pidns(h->creator_pidns) ||
-      muster__proc_alive(h->creator_pid, h->creator_start))
-    return 0;
+ * rank seated in it (process `gone` counted as gone, 0: none). */
+static int all_dead_but(const struct muster_seg_header *h, int gone) {
+  if (alive_but(h->creator_pid, h->creator_start, h->creator_pidns, gone)) return 0;
   for (int r = 0; r < h->nranks; r++) {
     const struct muster_seg_slot *s = muster__segment_slot((struct muster_seg_header *)h, r);
     if (LD(&s->owner_tid) == 0) continue;
-    if (!muster__proc_same_pidns(LD(&s->pidns)) ||
-        muster__proc_alive(LD(&s->pid), LD(&s->start_time)))
-      return 0;
+    if (alive_but(LD(&s->pid), LD(&s->start_time), LD(&s->pidns), gone)) return 0;
   }
   return 1;
+}
+
+static int all_dead(const struct muster_seg_header *h) { return all_dead_but(h, 0); }
+
+int muster__segment_ours_alone(const struct muster_seg_header *h) {
+  return all_dead_but(h, muster__proc_self_pid());
 }
 
 enum verdict { V_ATTACH, V_RETRY, V_RECLAIM };
