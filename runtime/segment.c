@@ -418,6 +418,28 @@ out:
   return rc;
 }
 
+int muster__segment_reclaim_stale(const char *job, const char *group) {
+  struct muster_segment seg;
+  char name[MUSTER_SEG_NAME_MAX + 1];
+  memset(&seg, 0, sizeof seg);
+  seg.fd = -1;
+  if (muster__segment_pidns(&seg.pidns) < 0 ||
+      muster__segment_name_in(name, sizeof name, seg.pidns, job, group) < 0 ||
+      (size_t)snprintf(seg.path, sizeof seg.path, "%s/%s", muster__segment_dir(), name) >=
+          sizeof seg.path)
+    return 0;
+  seg.fd = open(seg.path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (seg.fd < 0) return 0;
+  enum verdict v = V_ATTACH;
+  int removed = judge_existing(&seg, 0, &v) == MUSTER_OK && v == V_RECLAIM;
+  if (removed) {
+    muster__log(MUSTER_LOG_INFO, "reclaiming stale segment %s", seg.path);
+    unlink_if_same(seg.fd, seg.path, seg.dev, seg.ino);
+  }
+  muster__segment_close(&seg);
+  return removed;
+}
+
 int muster__segment_open(struct muster_segment *seg, const char *job, const char *group,
                          int nranks, int *created) {
   int rc = MUSTER_OK;
