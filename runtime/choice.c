@@ -9,6 +9,7 @@
 #include "choice.h"
 #include "cost.h"
 #include "env.h"
+#include "exit_guard.h"
 #include "muster/parse.h"
 
 static const char *mem_str(int mem) {
@@ -250,7 +251,8 @@ int muster__choose(const muster__choice_in_t *in, muster__choice_t *ch) {
     by = "MUSTER_PROVIDER";
   }
   muster__provider_t *provs[MUSTER__CHOICE_MAX];
-  int n = muster__provider_collect(in->q->routine, forced, provs, MUSTER__CHOICE_MAX);
+  int n = muster__provider_collect(in->q->routine, forced, (int)in->q->mem, provs,
+                                   MUSTER__CHOICE_MAX);
   if (n < 0) {
     ch->n = ch->held = 0;
     return n;
@@ -292,8 +294,8 @@ int muster__provider_get(muster_routine_t routine, muster_dtype_t dtype, muster_
 
 /* ---- public ------------------------------------------------------------------------- */
 
-int muster_provider_choose(const muster_provider_query_t *q, const char *want, char *name,
-                           size_t cap, char *reason, size_t rcap) {
+static int provider_choose_call(const muster_provider_query_t *q, const char *want, char *name,
+                                size_t cap, char *reason, size_t rcap) {
   if (!q || !name || cap == 0)
     return muster__err(MUSTER_EINVAL, "muster_provider_choose: %s", q ? "no name buffer" : "query is NULL");
   name[0] = '\0';
@@ -310,5 +312,15 @@ int muster_provider_choose(const muster_provider_query_t *q, const char *want, c
     if (reason && rcap) snprintf(reason, rcap, "%s", ch.reason);
   }
   muster__choice_done(&ch);
+  return rc;
+}
+
+/* muster_provider_choose with exit() safe meanwhile (exit_guard.h) */
+int muster_provider_choose(const muster_provider_query_t *q, const char *want, char *name,
+                           size_t cap, char *reason, size_t rcap) {
+  int rc = muster__exit_guard_enter("muster_provider_choose");
+  if (rc < 0) return rc;
+  rc = provider_choose_call(q, want, name, cap, reason, rcap);
+  muster__exit_guard_leave();
   return rc;
 }

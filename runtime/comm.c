@@ -24,6 +24,7 @@
 #include "bootstrap.h"
 #include "choice.h"
 #include "collective.h"
+#include "exit_guard.h"
 #include "group.h"
 #include "mpi.h"
 
@@ -289,16 +290,20 @@ out:
   return rc;
 }
 
+/* muster_solve_comm with exit() safe meanwhile (exit_guard.h) */
 int muster_solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
                       muster_solve_result_t *res) {
   if (res) memset(res, 0, sizeof *res);
   if (!c) return muster__err(MUSTER_EINVAL, "muster_solve_comm: comm is NULL");
+  int rc = muster__exit_guard_enter("muster_solve_comm");
+  if (rc < 0) return rc;
   char was[MUSTER__MPI_PHASE_MAX];
   if (c->mpi) { /* what the others' messages say if this rank goes silent (mpi.h) */
     muster__mpi_phase_get(was, sizeof was);
     muster__mpi_phase("in muster_solve_comm (comm %s)", c->name);
   }
-  int rc = solve_comm(c, args, mine, res);
+  rc = solve_comm(c, args, mine, res);
   if (c->mpi) muster__mpi_phase("%s", was);
+  muster__exit_guard_leave();
   return rc;
 }

@@ -84,6 +84,14 @@ MUSTER_HIDDEN int muster__group_hold(const char *job, const char *name, int nran
                                      struct muster_segment **seg, void **hold, int *created);
 MUSTER_HIDDEN void muster__group_release_hold(void *hold, int forget);
 
+/* At exit (exit_guard.c, after joins are refused): remove the name of every
+ * cached group that never formed and that nobody else can still use (it
+ * would be stale once this process is gone, segment.h), and of every
+ * formed one whose name is still there (its last rank was between marking
+ * it formed and removing the name), so that a process ending while its
+ * threads join leaves nothing in /dev/shm. */
+MUSTER_HIDDEN void muster__group_cache_exit(void);
+
 /* Number of group segments this process has cached (tests). */
 MUSTER_HIDDEN int muster__group_cache_count(void);
 

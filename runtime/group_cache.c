@@ -6,7 +6,9 @@
  * cached, healthy group takes the seat with a few atomics and no system
  * call.  Entries are dropped when the group is poisoned, retired or closed
  * (at leave, once unused), when over CACHE_MAX (least recently used idle
- * one), and by muster_group_cache_flush() (also run at exit).  A
+ * one), and by muster_group_cache_flush() (also run at exit).  Once exit()
+ * has begun no join opens anything (exit_guard.h), and the names of the
+ * groups only this process was forming are removed.  A
  * launcher's hold (muster__group_hold) is an entry reference without a
  * seat, so processes it forks inherit the mapping.
  *
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "barrier.h"
+#include "exit_guard.h"
 #include "forklock.h"
 #include "groupInt.h"
 #include "proc.h"
@@ -117,8 +120,11 @@ static int mismatch(struct muster_segment *seg, const char *name, int rank, int 
  * Caller holds the cache lock. */
 static int cache_get(const char *job, const char *name, int rank, int nranks,
                      struct gentry **out, int *made) {
-  struct gentry *e = cache_find(job, name, nranks);
   *made = 0;
+  if (muster__exit_guard_exiting()) /* a segment made now would outlive us */
+    return muster__err(MUSTER_EEXITING, "joining group %s: the process is exiting (exit() was "
+                       "called or main returned)", name);
+  struct gentry *e = cache_find(job, name, nranks);
   if (e && rank >= 0 && !entry_dead(e) && entry_poisoned(e)) {
     /* A rank that has not been told yet (it was between calls, or late)
      * gets the group's error now, like the ranks that waited; one that was
@@ -218,7 +224,27 @@ void muster__group_release_hold(void *hold, int forget) {
   muster__group_entry_release(e);
 }
 
+void muster__group_cache_exit(void) {
+  int self = muster__proc_self_pid();
+  cache_lock();
+  for (struct gentry *e = cache_head; e; e = e->next) {
+    const struct muster_seg_header *h = e->seg.hdr;
+    int launcher = LD(&h->launcher_pid); /* another's ranks may still come by name */
+    /* formed: the name must be gone already, but the rank that formed it
+     * may be between marking it and removing the name */
+    if (LD(&h->formed) ||
+        ((launcher == 0 || launcher == self) && muster__segment_ours_alone(h)))
+      muster__segment_unlink(&e->seg);
+  }
+  cache_unlock();
+}
+
 /* At exit: unmap without retiring.  Peers still using a group then see this
  * process gone (MUSTER_EPEERDEAD at once) instead of going by name and
- * waiting for a rank that will never come. */
-__attribute__((destructor)) static void cache_at_exit(void) { cache_flush(0); }
+ * waiting for a rank that will never come.  Names of groups this process
+ * was forming go first (exit_guard.h): a flushed entry in use is no longer
+ * listed. */
+__attribute__((destructor)) static void cache_at_exit(void) {
+  muster__exit_guard_begin();
+  cache_flush(0);
+}

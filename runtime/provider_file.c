@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exit_guard.h"
 #include "provider_abi.h"
 #include "provider_file.h"
 
@@ -188,6 +189,9 @@ muster__prov_t *muster__prov_load(const char *path, const char *backend, const s
     snprintf(p->pub.why, sizeof p->pub.why, "probe: %s", err);
   }
   load_cost(p, path);
+  /* its libraries registered their exit handlers (C++ destructors, CUDA's
+   * teardown) as they loaded: ours must run before them (exit_guard.h) */
+  muster__exit_guard_arm();
   muster__log(MUSTER_LOG_INFO, "provider %s (ABI v%u, %s) loaded from %s (%s; cost table: %s)",
               backend, p->pub.abi, v->kind == MUSTER_PROVIDER_COLLECTIVE ? "collective" : "leader",
               p->pub.path, p->pub.available ? "available" : p->pub.why, p->pub.cost_why);
@@ -199,6 +203,17 @@ refused:
   release_fd(p);
   p->live_next = live_head;
   live_head = p;
+  return p;
+}
+
+muster__prov_t *muster__prov_stub(const char *path, const char *backend, const char *why) {
+  muster__prov_t *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  atomic_init(&p->refs, 1);
+  p->fd = -1;
+  snprintf(p->pub.name, sizeof p->pub.name, "%s", backend);
+  if (!realpath(path, p->pub.path)) snprintf(p->pub.path, sizeof p->pub.path, "%s", path);
+  snprintf(p->pub.why, sizeof p->pub.why, "%s", why);
   return p;
 }
 

@@ -45,6 +45,14 @@ typedef struct muster__prov {
 MUSTER_HIDDEN muster__prov_t *muster__prov_load(const char *path, const char *backend,
                                                 const struct stat *st);
 
+/* A stand-in for a file not loaded for a call of memory kind it does not
+ * take (its file says so, provider_elf.h): pub.v NULL, pub.available 0 and
+ * pub.why `why`, so a choice lists it and says why it cannot run; one
+ * reference (the caller's); never on the live list.  NULL when out of
+ * memory. */
+MUSTER_HIDDEN muster__prov_t *muster__prov_stub(const char *path, const char *backend,
+                                                const char *why);
+
 /* The live provider of the file with identity *st and backend `backend`,
  * with a new reference; NULL if none (or it is being unloaded).  Writer
  * lock held. */

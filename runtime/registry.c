@@ -37,7 +37,9 @@
 #include <urcu/rculfhash.h>
 
 #include "env.h"
+#include "exit_guard.h"
 #include "muster/parse.h"
+#include "provider_elf.h"
 #include "provider_file.h"
 #include "provider_path.h"
 #include "registry.h"
@@ -69,6 +71,12 @@ typedef struct node {
   struct stat st;               /* its identity when listed               */
   muster__prov_t *prov;         /* NULL until loaded (set once, atomic);
                                    holds one reference (provider_file.h)  */
+  unsigned file_mem;            /* memory kinds its file declares, 0
+                                   unknown (provider_elf.h)               */
+  muster__prov_t *stub;         /* stands in for it, unloaded, in calls of
+                                   a memory kind it lacks; NULL when it
+                                   lacks none or file_mem is unknown (one
+                                   reference)                             */
 } node_t;
 
 static muster__prov_t *node_prov(const node_t *nd) {
@@ -223,6 +231,29 @@ static void del_node(node_t *nd, node_t **dead, int *ndead, int deadcap) {
   if (*ndead < deadcap && cds_lfht_del(table, &nd->lfht) == 0) dead[(*ndead)++] = nd;
 }
 
+/* The stand-in of a node whose file lacks a memory kind (registry.h):
+ * "no host memory (cuda only, says its file; not loaded)". */
+static void node_stub(node_t *n) {
+  static const struct { int kind; const char *name; } kinds[] = {
+      {MUSTER_MEM_HOST, "host"}, {MUSTER_MEM_CUDA, "cuda"}};
+  char names[2][32] = {"", ""}, why[200]; /* [0]: kinds it lacks, [1]: kinds it takes */
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    char *into = names[(n->file_mem >> kinds[k].kind) & 1u];
+    size_t len = strlen(into);
+    snprintf(into + len, sizeof names[0] - len, "%s%s", len ? " or " : "", kinds[k].name);
+  }
+  if (!n->file_mem || !names[0][0]) return;
+  snprintf(why, sizeof why, "no %s memory (%s only, says its file; not loaded)", names[0],
+           names[1][0] ? names[1] : "other kinds");
+  n->stub = muster__prov_stub(n->path, n->backend, why);
+}
+
+/* Not loaded for a call on memory kind mem (0: any): its file says it does
+ * not take it. */
+static int node_skips(const node_t *nd, int mem) {
+  return mem && nd->stub && !(nd->file_mem & (1u << mem));
+}
+
 /* A table node for file f of `routine`, not yet in the table. */
 static node_t *new_node(const char *routine, const struct found *f) {
   node_t *n = calloc(1, sizeof *n);
@@ -239,6 +270,8 @@ static node_t *new_node(const char *routine, const struct found *f) {
   n->st = f->st;
   /* not loaded yet (lazy), unless that very file is loaded already */
   n->prov = muster__prov_find_live(&f->st, f->backend);
+  n->file_mem = muster__provider_file_mem(f->path);
+  node_stub(n);
   cds_lfht_node_init(&n->lfht);
   return n;
 }
@@ -275,15 +308,18 @@ static void publish_node(node_t *n, node_t *old, node_t **dead, int *ndead, int 
 }
 
 /* Load the not yet loaded providers of `routine` (only backend `only`
- * when given).  Writer mutex held.  Loading is where the cost is (a GPU
- * provider's dlopen pulls in its CUDA libraries: ~100 ms), so a forced
- * provider is the only one loaded. */
-static void load_nodes(const char *routine, const char *only) {
+ * when given) that take memory kind mem (0: any).  Writer mutex held.
+ * Loading is where the cost is (a GPU provider's dlopen pulls in its CUDA
+ * libraries: ~100 ms, ~200 MB), so a forced provider is the only one
+ * loaded, and one whose file says it takes only device memory is not
+ * loaded for a call on host memory. */
+static void load_nodes(const char *routine, const char *only, int mem) {
   struct cds_lfht_iter it;
   node_t *nd;
   rcu_read_lock();
   cds_lfht_for_each_entry_duplicate(table, hash_str(routine), match_routine, routine, &it, nd, lfht) {
-    if (node_prov(nd) || (only && only[0] && strcmp(nd->backend, only))) continue;
+    if (node_prov(nd) || (only && only[0] && strcmp(nd->backend, only)) || node_skips(nd, mem))
+      continue;
     muster__prov_t *p = muster__prov_find_live(&nd->st, nd->backend);
     if (!p) p = muster__prov_load(nd->path, nd->backend, &nd->st);
     if (p) __atomic_store_n(&nd->prov, p, __ATOMIC_RELEASE);
@@ -295,6 +331,7 @@ static void load_nodes(const char *routine, const char *only) {
 static void node_free(node_t *nd) {
   muster__prov_t *p = node_prov(nd);
   if (p) muster__provider_release(&p->pub);
+  if (nd->stub) muster__provider_release(&nd->stub->pub);
   free(nd->path);
   free(nd);
 }
@@ -358,7 +395,7 @@ static int ensure_scanned(int r) {
   return rc;
 }
 
-int muster_providers_rescan(void) {
+static int providers_rescan_call(void) {
   int rc = ensure_table();
   if (rc < 0) return rc;
   int ids[NROUTINES], n = 0;
@@ -383,9 +420,11 @@ int muster_provider_forced(muster_routine_t routine, char *name, size_t cap) {
 }
 
 /* Take a reference on every loaded provider of `rname` (backend `only`
- * when given) into out; *unloaded set when some node is not loaded yet. */
-static int collect_loaded(const char *rname, const char *only, muster__provider_t **out, int cap,
-                          int *unloaded) {
+ * when given) into out, or on its stand-in when it is not loaded and does
+ * not take memory kind mem; *unloaded set when some node is not loaded
+ * yet. */
+static int collect_loaded(const char *rname, const char *only, int mem, muster__provider_t **out,
+                          int cap, int *unloaded) {
   struct cds_lfht_iter it;
   node_t *nd;
   int n = 0;
@@ -394,6 +433,7 @@ static int collect_loaded(const char *rname, const char *only, muster__provider_
   cds_lfht_for_each_entry_duplicate(table, hash_str(rname), match_routine, rname, &it, nd, lfht) {
     if (only && only[0] && strcmp(nd->backend, only) != 0) continue;
     muster__prov_t *p = node_prov(nd);
+    if (!p && node_skips(nd, mem)) p = nd->stub;
     if (!p) { /* first use of this file: load it (slow path, below) */
       *unloaded = 1;
       continue;
@@ -409,8 +449,8 @@ static int collect_loaded(const char *rname, const char *only, muster__provider_
   return n;
 }
 
-int muster__provider_collect(muster_routine_t routine, const char *only, muster__provider_t **out,
-                             int cap) {
+int muster__provider_collect(muster_routine_t routine, const char *only, int mem,
+                             muster__provider_t **out, int cap) {
   const char *rname = routine_str(routine);
   if (!rname) return muster__err(MUSTER_EINVAL, "unknown routine %d", (int)routine);
   const char *cost_path;
@@ -419,7 +459,7 @@ int muster__provider_collect(muster_routine_t routine, const char *only, muster_
   if ((rc = ensure_table()) < 0) return rc;
   if ((rc = ensure_scanned(routine)) < 0) return rc;
   int unloaded = 0;
-  int n = collect_loaded(rname, only, out, cap, &unloaded);
+  int n = collect_loaded(rname, only, mem, out, cap, &unloaded);
   if (!unloaded) return n;
   /* Load, then collect again with the writer mutex still held: a rescan
    * (which holds it) cannot put a fresh, unloaded node in between, as it
@@ -427,8 +467,8 @@ int muster__provider_collect(muster_routine_t routine, const char *only, muster_
    * provider" with nothing to say why while another thread swapped files). */
   for (int k = 0; k < n; k++) muster__provider_release(out[k]);
   muster__registry_lock();
-  load_nodes(rname, only);
-  n = collect_loaded(rname, only, out, cap, &unloaded);
+  load_nodes(rname, only, mem);
+  n = collect_loaded(rname, only, mem, out, cap, &unloaded);
   muster__registry_unlock();
   if (unloaded) { /* prov_load could not even record a failure */
     for (int k = 0; k < n; k++) muster__provider_release(out[k]);
@@ -440,7 +480,7 @@ int muster__provider_collect(muster_routine_t routine, const char *only, muster_
 
 /* ---- listing ------------------------------------------------------------ */
 
-int muster_providers_list(muster_provider_info_t *out, int cap) {
+static int providers_list_call(muster_provider_info_t *out, int cap) {
   if (cap < 0 || (cap > 0 && !out)) return muster__err(MUSTER_EINVAL, "muster_providers_list: bad buffer");
   const char *cost_path;
   int rc = muster__env_check_log();
@@ -453,7 +493,7 @@ int muster_providers_list(muster_provider_info_t *out, int cap) {
   /* one entry per distinct file; listing holds the writer lock so the set
    * is stable (a listing is rare). */
   muster__registry_lock();
-  for (int r = 1; r < NROUTINES; r++) load_nodes(routine_str(r), NULL);
+  for (int r = 1; r < NROUTINES; r++) load_nodes(routine_str(r), NULL, 0);
   const muster__prov_t *seen[MAX_FILES * NROUTINES];
   int n = 0;
   struct cds_lfht_iter it;
@@ -497,4 +537,22 @@ int muster_providers_list(muster_provider_info_t *out, int cap) {
   rcu_read_unlock();
   muster__registry_unlock();
   return n;
+}
+
+/* muster_providers_rescan with exit() safe meanwhile (exit_guard.h) */
+int muster_providers_rescan(void) {
+  int rc = muster__exit_guard_enter("muster_providers_rescan");
+  if (rc < 0) return rc;
+  rc = providers_rescan_call();
+  muster__exit_guard_leave();
+  return rc;
+}
+
+/* muster_providers_list with exit() safe meanwhile (exit_guard.h) */
+int muster_providers_list(muster_provider_info_t *out, int cap) {
+  int rc = muster__exit_guard_enter("muster_providers_list");
+  if (rc < 0) return rc;
+  rc = providers_list_call(out, cap);
+  muster__exit_guard_leave();
+  return rc;
 }

@@ -35,9 +35,12 @@ typedef struct muster__provider {
 /* Every provider file of `routine` on the path (only backend `only` when
  * it is a non-empty name), loaded if not yet, each with a reference the
  * caller drops with muster__provider_release: refused and unavailable ones
- * too (their `why` says why).  Returns the count (at most cap; several
- * folders may hold more), or a negative code. */
-MUSTER_HIDDEN int muster__provider_collect(muster_routine_t routine, const char *only,
+ * too (their `why` says why).  mem (a muster_mem_t, 0: any): a file whose
+ * struct says it does not take that memory kind (provider_elf.h) is not
+ * loaded for it: a stand-in, unavailable, says so ("no host memory ...").
+ * Returns the count (at most cap; several folders may hold more), or a
+ * negative code. */
+MUSTER_HIDDEN int muster__provider_collect(muster_routine_t routine, const char *only, int mem,
                                            muster__provider_t **out, int cap);
 
 /* Take one more reference on a provider already held. */

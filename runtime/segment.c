@@ -280,21 +280,30 @@ void muster__segment_close(struct muster_segment *seg) {
   seg->fd = -1;
 }
 
+/* Is pid (start time `start`, pid namespace ns) alive?  Process `gone` of
+ * ours counts as dead; one of another pid namespace cannot be judged, so
+ * counts as alive. */
+static int alive_but(int pid, uint64_t start, uint64_t ns, int gone) {
+  if (!muster__proc_same_pidns(ns)) return 1;
+  return pid != gone && muster__proc_alive(pid, start);
+}
+
 /* Everyone who could still use the segment is gone: its creator and every
- * rank seated in it. */
-static int all_dead(const struct muster_seg_header *h) {
-  /* someone in another pid namespace cannot be judged: count as alive */
-  if (!muster__proc_same_pidns(h->creator_pidns) ||
-      muster__proc_alive(h->creator_pid, h->creator_start))
-    return 0;
+ * rank seated in it (process `gone` counted as gone, 0: none). */
+static int all_dead_but(const struct muster_seg_header *h, int gone) {
+  if (alive_but(h->creator_pid, h->creator_start, h->creator_pidns, gone)) return 0;
   for (int r = 0; r < h->nranks; r++) {
     const struct muster_seg_slot *s = muster__segment_slot((struct muster_seg_header *)h, r);
     if (LD(&s->owner_tid) == 0) continue;
-    if (!muster__proc_same_pidns(LD(&s->pidns)) ||
-        muster__proc_alive(LD(&s->pid), LD(&s->start_time)))
-      return 0;
+    if (alive_but(LD(&s->pid), LD(&s->start_time), LD(&s->pidns), gone)) return 0;
   }
   return 1;
+}
+
+static int all_dead(const struct muster_seg_header *h) { return all_dead_but(h, 0); }
+
+int muster__segment_ours_alone(const struct muster_seg_header *h) {
+  return all_dead_but(h, muster__proc_self_pid());
 }
 
 enum verdict { V_ATTACH, V_RETRY, V_RECLAIM };
@@ -417,6 +426,28 @@ static int judge_existing(struct muster_segment *seg, const char *job, const cha
   *v = V_ATTACH;
 out:
   return rc;
+}
+
+int muster__segment_reclaim_stale(const char *job, const char *group) {
+  struct muster_segment seg;
+  char name[MUSTER_SEG_NAME_MAX + 1];
+  memset(&seg, 0, sizeof seg);
+  seg.fd = -1;
+  if (muster__segment_pidns(&seg.pidns) < 0 ||
+      muster__segment_name_in(name, sizeof name, seg.pidns, job, group) < 0 ||
+      (size_t)snprintf(seg.path, sizeof seg.path, "%s/%s", muster__segment_dir(), name) >=
+          sizeof seg.path)
+    return 0;
+  seg.fd = open(seg.path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (seg.fd < 0) return 0;
+  enum verdict v = V_ATTACH;
+  int removed = judge_existing(&seg, job, group, 0, &v) == MUSTER_OK && v == V_RECLAIM;
+  if (removed) {
+    muster__log(MUSTER_LOG_INFO, "reclaiming stale segment %s", seg.path);
+    unlink_if_same(seg.fd, seg.path, seg.dev, seg.ino);
+  }
+  muster__segment_close(&seg);
+  return removed;
 }
 
 int muster__segment_open(struct muster_segment *seg, const char *job, const char *group,

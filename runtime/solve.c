@@ -11,6 +11,7 @@
 #include "choice.h"
 #include "collective.h"
 #include "env.h"
+#include "exit_guard.h"
 #include "group.h"
 #include "hint.h"
 #include "leader.h"
@@ -226,8 +227,8 @@ static int follow(call_t *c) {
 
 /* ---- the collective solve ----------------------------------------------------------------- */
 
-int muster_solve(muster_group_t *g, const muster_solve_args_t *args, const muster_shard_t *mine,
-                 muster_solve_result_t *res) {
+static int solve_call(muster_group_t *g, const muster_solve_args_t *args, const muster_shard_t *mine,
+                      muster_solve_result_t *res) {
   if (!g) return muster__err(MUSTER_EINVAL, "muster_solve: group is NULL");
   if (res) memset(res, 0, sizeof *res);
   call_t c;
@@ -279,8 +280,8 @@ static int choose_for_all(const muster__desc_t *const *ds, int R, muster__provid
   return rc;
 }
 
-int muster_solve_all(const muster_solve_args_t *args, int nshards, const muster_shard_t *shards,
-                     muster_solve_result_t *res) {
+static int solve_all_call(const muster_solve_args_t *args, int nshards, const muster_shard_t *shards,
+                          muster_solve_result_t *res) {
   if (res) memset(res, 0, sizeof *res);
   if (nshards < 1 || nshards > MUSTER_MAX_RANKS)
     return muster__err(MUSTER_EINVAL, "muster_solve_all: nshards=%d (1..%d)", nshards, MUSTER_MAX_RANKS);
@@ -320,5 +321,27 @@ out:
   free(blob);
   free(usable);
   free(d);
+  return rc;
+}
+
+/* muster_solve with exit() safe meanwhile (exit_guard.h) */
+int muster_solve(muster_group_t *g, const muster_solve_args_t *args, const muster_shard_t *mine,
+                 muster_solve_result_t *res) {
+  if (res) memset(res, 0, sizeof *res);
+  int rc = muster__exit_guard_enter("muster_solve");
+  if (rc < 0) return rc;
+  rc = solve_call(g, args, mine, res);
+  muster__exit_guard_leave();
+  return rc;
+}
+
+/* muster_solve_all with exit() safe meanwhile (exit_guard.h) */
+int muster_solve_all(const muster_solve_args_t *args, int nshards, const muster_shard_t *shards,
+                     muster_solve_result_t *res) {
+  if (res) memset(res, 0, sizeof *res);
+  int rc = muster__exit_guard_enter("muster_solve_all");
+  if (rc < 0) return rc;
+  rc = solve_all_call(args, nshards, shards, res);
+  muster__exit_guard_leave();
   return rc;
 }

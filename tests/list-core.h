@@ -54,6 +54,9 @@ TEST_ENTRY(fault_stop_whole_job_mid_work, 30)
 TEST_ENTRY(fault_stop_whole_job_busy, 30)
 TEST_ENTRY(fault_stop_whole_process_threads, 30)
 TEST_ENTRY(fault_stop_one_rank_named, 20)
+/* exit() while other threads join or solve (test_exit.c) */
+TEST_ENTRY(exit_while_threads_join, 60)
+TEST_ENTRY(exit_while_threads_solve, 90)
 /* the standing storm: random faults of random solves, replayable by seed (test_storm.c) */
 TEST_ENTRY(fault_storm, 300)
 /* segments: names, validation, refusing and reclaiming bad segments */

@@ -35,6 +35,10 @@ TEST_ENTRY(cli_rendezvous_launcher_killed, 60)
 /* ranks that cannot be started (test_cli_launch.c) */
 TEST_ENTRY(cli_launch_fork_fails, 60)
 TEST_ENTRY(cli_launch_out_of_fds, 120)
+/* threads mode ended by SIGINT, SIGTERM, SIGKILL: nothing left (test_cli_signals.c) */
+TEST_ENTRY(cli_solve_threads_sigint_sigterm, 120)
+TEST_ENTRY(cli_solve_threads_sigkill, 90)
+TEST_ENTRY(cli_rendezvous_threads_sigterm, 90)
 /* every option and MUSTER_* variable fed bad values (test_cli_numbers.c) */
 TEST_ENTRY(cli_options_refuse_bad_numbers, 240)
 TEST_ENTRY(cli_env_refuse_bad_values, 120)

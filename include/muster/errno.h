@@ -39,7 +39,8 @@
   X(ENONFINITE, -19, "NaN or Inf in matrix", NUMERICAL)                                      \
   X(EBUSY, -20, "rank already taken", FAILED_PRECONDITION)                                   \
   X(ENOTPD, -21, "matrix not positive definite", NUMERICAL)                                 \
-  X(ESINGULAR, -22, "matrix singular or rank deficient", NUMERICAL)
+  X(ESINGULAR, -22, "matrix singular or rank deficient", NUMERICAL)                         \
+  X(EEXITING, -23, "the process is exiting", FAILED_PRECONDITION)
 
 /* Kinds of failure.  X(NAME, value, "name", what it covers) */
 #define MUSTER_ERR_KIND_MAP(X)                                                               \

@@ -121,10 +121,9 @@ TEST_IMPL(cli_rendezvous_bad_usage) {
   return 0;
 }
 
-/* Real runtime failures: more ranks than a group holds (threads: every
- * join fails; processes: the launcher cannot open the group, so no rank is
- * started).  Exit 1, the runtime's message on stderr, no stdout, no child
- * and no segment left.  A job key the runtime refuses is a usage error of
+/* Real runtime failures: more ranks than a group holds (the command cannot
+ * open the group, so no rank thread or process is started).  Exit 1, the
+ * runtime's message on stderr, no stdout, no child and no segment left.  A job key the runtime refuses is a usage error of
  * the environment: exit 2 naming the variable and its value. */
 TEST_IMPL(cli_rendezvous_runtime_errors) {
   const char *modes[] = {"threads", "processes"};
@@ -141,13 +140,7 @@ TEST_IMPL(cli_rendezvous_runtime_errors) {
     ASSERT_EQ(r.exit_code, 1);
     ASSERT_DBL_LT(test_now() - t0, 20.0); /* refused at join, no waiting */
     ASSERT_STR_CONTAINS(r.err, nranks_msg);
-    if (m == 0) {
-      ASSERT_STR_CONTAINS(r.err, "muster_group_join(");
-      ASSERT_STR_CONTAINS(r.err, "invalid argument");
-      ASSERT_STR_CONTAINS(r.err, "... and");   /* 65 failures summarised */
-    } else {
-      ASSERT_STR_CONTAINS(r.err, "cannot open group rendezvous.");
-    }
+    ASSERT_STR_CONTAINS(r.err, "cannot open group rendezvous.");
     ASSERT_EQ(r.out_len, 0);
     tool_result_free(&r);
 

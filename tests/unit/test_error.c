@@ -43,7 +43,7 @@ TEST_IMPL(error_names_and_kinds) {
   ASSERT(muster_err_kind(value) != MUSTER_KIND_OK);
   MUSTER_ERRNO_MAP(CHECK_ROW)
 #undef CHECK_ROW
-  ASSERT_EQ(count, 22);
+  ASSERT_EQ(count, 23);
   for (int a = -1; a >= -count; a--)
     for (int b = a - 1; b >= -count; b--) ASSERT(strcmp(muster_err_name(a), muster_err_name(b)));
   ASSERT(strcmp(muster_err_name(5), "MUSTER_E?") == 0);

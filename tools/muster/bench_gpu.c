@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "launch.h"
 
 typedef int (*cuda_int_fn)(int);
 typedef int (*cuda_count_fn)(int *);
@@ -151,6 +152,11 @@ static int gpu_run_mode(const bench_problem_t *p, double *seconds, void *X, char
       rc = -1;
     }
   }
+  muster_launch_t *hold = NULL; /* the group has no name: a signal leaves nothing */
+  if (rc == 0 && ml_hold_threads(g.group, R, &hold) < 0) {
+    snprintf(err, len, "%s", muster_last_error());
+    rc = -1;
+  }
   for (int rep = -p->warmup; rep < p->reps && rc == 0; rep++) {
     for (int r = 0; r < R && rc == 0; r++) {
       cu.set_device(r);
@@ -169,6 +175,7 @@ static int gpu_run_mode(const bench_problem_t *p, double *seconds, void *X, char
     }
     if (rep >= 0) seconds[rep] = g.t;
   }
+  if (hold) muster_launch_close(hold);
   if (rc == 0 && X && (muster_routine_takes(p->routine) & MUSTER_TAKES_B)) {
     cu.set_device(0);
     if (cu.memcpy_(X, g.b[0], (size_t)(n * nrhs) * esz, CUDA_MEMCPY_DEFAULT) != 0) {

@@ -1,7 +1,13 @@
-/* tools/muster/launch.c - start ranks as processes and reap them (launch.h). */
+/* tools/muster/launch.c - start ranks as processes and reap them, hold a
+ * threads-mode group without a name, sweep the leftovers of earlier runs
+ * (launch.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../runtime/proc.h"    /* the runtime's own rules (static link): */
+#include "../../runtime/segment.h" /* segment names, stale reclaim */
 #include "launch.h"
 #include "muster.h"
 #include "muster/parse.h"
@@ -249,6 +257,91 @@ static int fork_all(const struct ml_spec *sp, muster_launch_t *l, int gate[2], p
   return 0;
 }
 
+/* The pid in a group name this command makes: "cli<pid>_<k>" (solve,
+ * bench), "rendezvous.<pid>", "bench-gpu.<pid>.<k>"; 0 for another name. */
+static int group_pid(const char *group) {
+  static const struct { const char *prefix; char after; } forms[] = {
+      {"cli", '_'}, {"rendezvous.", '\0'}, {"bench-gpu.", '.'}};
+  for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+    size_t len = strlen(forms[i].prefix);
+    if (strncmp(group, forms[i].prefix, len) != 0) continue;
+    char *end;
+    long pid = strtol(group + len, &end, 10);
+    if (end == group + len || *end != forms[i].after || pid <= 0 || pid > INT32_MAX) return 0;
+    return (int)pid;
+  }
+  return 0;
+}
+
+/* Groups of earlier runs of this command in this job that a SIGKILL left
+ * in /dev/shm (one that landed while the group was being made): a name of
+ * ours (group_pid) whose pid no longer exists is removed if the runtime
+ * judges it stale, as the next join of that name would; such a name is
+ * never joined again (docs/cli.md "Signals"). */
+static void reclaim_earlier_runs(void) {
+  const char *job = getenv("MUSTER_JOB"); /* checked by main */
+  DIR *d = opendir(muster__segment_dir());
+  if (!d) return;
+  uint64_t ns = muster__proc_self_pidns();
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    struct muster_seg_name n;
+    if (muster__segment_parse_name(e->d_name, &n) != 0 || n.uid != (uint32_t)getuid() ||
+        n.pidns != ns || strcmp(n.job, job ? job : "default") != 0)
+      continue;
+    int pid = group_pid(n.group);
+    if (pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH)
+      muster__segment_reclaim_stale(n.job, n.group);
+  }
+  closedir(d);
+}
+
+/* SIGINT, SIGTERM, SIGHUP and SIGQUIT that come while ml_hold_threads's
+ * group has a name wait until it has none.  Blocking them in this thread
+ * is not enough: any thread may take a signal sent to the process, and
+ * other threads exist by then (OpenBLAS's workers, loaded with lapack).
+ * So a handler, installed where the signal's action was the default one:
+ * outside that window it dies of the signal as the default action would;
+ * inside it leaves the signal in hold_gate for ml_hold_threads. */
+static const int ending_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+static atomic_int hold_gate; /* 0: no name; 1: the name exists; 2 + sig: sig came meanwhile */
+static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
+
+static void die_of(int sig) {
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigaction(sig, &dfl, NULL);
+  raise(sig); /* in a handler: delivered (fatal) as it returns */
+}
+
+static void on_ending_signal(int sig) {
+  int named = 1;
+  if (!atomic_compare_exchange_strong(&hold_gate, &named, 2 + sig)) die_of(sig);
+}
+
+static void install_handlers(void) {
+  for (size_t i = 0; i < sizeof ending_signals / sizeof ending_signals[0]; i++) {
+    struct sigaction now, sa;
+    if (sigaction(ending_signals[i], NULL, &now) != 0 || now.sa_handler != SIG_DFL) continue;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_ending_signal;
+    sa.sa_flags = SA_RESTART;
+    sigfillset(&sa.sa_mask);
+    sigaction(ending_signals[i], &sa, NULL);
+  }
+}
+
+int ml_hold_threads(const char *group, int ranks, muster_launch_t **l) {
+  reclaim_earlier_runs();
+  pthread_once(&handlers_once, install_handlers);
+  atomic_store(&hold_gate, 1);
+  int rc = muster_launch_open(group, ranks, NULL, MUSTER_LAUNCH_UNNAMED, l);
+  int came = atomic_exchange(&hold_gate, 0);
+  if (came >= 2) die_of(came - 2); /* the name is gone: now */
+  return rc;
+}
+
 int ml_run(const struct ml_spec *sp, struct ml_fate *f, struct ml_error *err) {
   muster_launch_t *l = NULL;
   pid_t *live = calloc((size_t)sp->ranks, sizeof *live);
@@ -263,6 +356,7 @@ int ml_run(const struct ml_spec *sp, struct ml_fate *f, struct ml_error *err) {
     free(live);
     return fail_errno(err, errno, "cannot make the ranks' start gate (pipe)");
   }
+  if (sp->group) reclaim_earlier_runs();
   if (sp->group &&
       (orc = muster_launch_open(sp->group, sp->ranks, NULL, MUSTER_LAUNCH_UNNAMED, &l)) < 0) {
     err->code = orc; /* the runtime's: MUSTER_ENOSPC for a full /dev/shm */

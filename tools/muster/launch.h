@@ -1,7 +1,8 @@
 /*
  * tools/muster/launch.h - how the CLI starts ranks as processes and reaps
  * them, for `muster solve` and `muster bench` (solve_run.c) and `muster
- * rendezvous` (rendezvous_run.c):
+ * rendezvous` (rendezvous_run.c), and holds the group of threads-mode
+ * ranks (ml_hold_threads, at the end):
  *
  *   - the group the ranks will join is opened first with
  *     muster_launch_open(..., MUSTER_LAUNCH_UNNAMED): the children find it
@@ -96,6 +97,22 @@ struct ml_error {
  * (one that was forked: "rank 0 (pid P) did not run: the launch was
  * called off"). */
 int ml_run(const struct ml_spec *spec, struct ml_fate *fates, struct ml_error *err);
+
+/* Threads mode: hold `group` (ranks threads of this process will join it)
+ * as its launcher with MUSTER_LAUNCH_UNNAMED, so that its name is gone
+ * before any thread starts: the threads find it in this process's cache,
+ * and a signal that ends the command (SIGINT, SIGTERM, SIGKILL) while they
+ * run leaves nothing in /dev/shm.  SIGINT, SIGTERM, SIGHUP and SIGQUIT
+ * that come while the name exists (inside muster_launch_open) wait until
+ * it is gone (a handler, installed at the first call where their action
+ * was the default; at any other time it dies of the signal at once); a
+ * SIGKILL there leaves a stale segment, which the next run removes: this
+ * and ml_run first remove the groups of earlier runs in the job whose pid
+ * is dead and that the runtime judges stale.  0 with *l
+ * (give it back with muster_launch_close once the threads are done), or
+ * the runtime's code with muster_last_error() set. */
+struct muster_launch;
+int ml_hold_threads(const char *group, int ranks, struct muster_launch **l);
 
 /* Test knobs, 0..ML_MAX_RANKS-1 (*rank = -1 when unset; -1 returned,
  * message set, when malformed):

@@ -305,9 +305,17 @@ static int run_threads(const struct rv_config *c, enum rv_kind kind, struct rv_s
   struct rv_thread *ts = calloc((size_t)c->ranks, sizeof *ts);
   pthread_t *tid = calloc((size_t)c->ranks, sizeof *tid);
   pthread_attr_t attr;
+  muster_launch_t *hold = NULL;
   int started = 0, rc = 0;
   if (!ts || !tid) {
     fprintf(stderr, "muster rendezvous: out of memory\n");
+    rc = -1;
+    goto out;
+  }
+  /* the group has no name: a signal that ends us leaves nothing */
+  if (kind == RV_MUSTER && ml_hold_threads(c->group, c->ranks, &hold) < 0) {
+    fprintf(stderr, "muster rendezvous: cannot open group %s for %d ranks: %s\n", c->group,
+            c->ranks, muster_last_error());
     rc = -1;
     goto out;
   }
@@ -326,6 +334,7 @@ static int run_threads(const struct rv_config *c, enum rv_kind kind, struct rv_s
   pthread_attr_destroy(&attr);
   gate_open(&gate, rc == 0 ? 1 : -1);
   for (int r = 0; r < started; r++) pthread_join(tid[r], NULL);
+  if (hold) muster_launch_close(hold);
   if (kind == RV_MUSTER) muster_group_cache_flush();
   if (rc == 0) rc = report_failures(c, s);
 out:

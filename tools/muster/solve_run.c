@@ -293,10 +293,17 @@ static int run_threads(shared_t *sh) {
     all_failed(sh, MUSTER_ECUDA, msg);
     return 0;
   }
-  int rc = muster_run_on_devices(s->ranks, devices, rank_body, sh);
+  muster_launch_t *l; /* the group has no name: a signal that ends us leaves nothing */
+  int rc = ml_hold_threads(sh->group, s->ranks, &l);
+  if (rc < 0) {
+    all_failed(sh, rc, muster_last_error());
+    return 0;
+  }
+  rc = muster_run_on_devices(s->ranks, devices, rank_body, sh);
   /* each rank's own code is in outs; a rank whose device could not be made
    * current never ran, and then none did: the reason is rc's */
   if (rc < 0 && !sh->outs[0].reported) all_failed(sh, rc, muster_last_error());
+  muster_launch_close(l);
   return 0;
 }
 
