@@ -11,6 +11,7 @@ TEST_ENTRY(registry_fork_child_loads_another_routine, 30)
 /* memory kinds read from the files: a host call loads no GPU provider (test_registry_mem.c) */
 TEST_ENTRY(registry_reads_memory_kinds_from_files, 30)
 TEST_ENTRY(registry_host_call_loads_no_gpu_provider, 30)
+TEST_ENTRY(registry_cuda_call_loads_cuda_providers, 30)
 TEST_ENTRY(solve_matrix_potrs_threads, 60)
 TEST_ENTRY(solve_matrix_potrs_processes, 60)
 TEST_ENTRY(solve_matrix_potri_threads, 60)

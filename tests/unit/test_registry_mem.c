@@ -164,7 +164,21 @@ TEST_IMPL(registry_host_call_loads_no_gpu_provider) {
   ASSERT_STR_CONTAINS(muster_last_error(), "cudaprov");
   ASSERT_STR_CONTAINS(muster_last_error(), "no host memory");
   ASSERT(!tp_maps_has("testprov_cuda.so"));
-  /* a call on CUDA memory loads them */
+  test_remove_tree(dir);
+  return 0;
+}
+
+/* A call on CUDA memory loads the providers that take it (the test's own:
+ * the build's GPU providers would map CUDA's libraries, whose loader
+ * bookkeeping valgrind's stage would count as leaks). */
+TEST_IMPL(registry_cuda_call_loads_cuda_providers) {
+  char dir[256], path[1024];
+  tp_env_fresh(dir, sizeof dir);
+  ASSERT(build_has("lapack", path, sizeof path));
+  tp_link_abs(dir, "potrs", "lapack.so", path);
+  tp_link(dir, "potrs", "cudaprov.so", "testprov_cuda.so");
+  tp_link(dir, "potrs", "smallcuda.so", "testprov_smallcuda2.so");
+  ASSERT(!tp_maps_has("testprov_cuda.so"));
   muster_provider_query_t q = {.routine = MUSTER_POTRS, .dtype = MUSTER_F64, .n = 8, .nrhs = 1,
                                .nranks = 2, .ndevices = 2, .mem = MUSTER_MEM_CUDA};
   char name[32], reason[MUSTER_MAX_REASON];
