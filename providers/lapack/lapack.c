@@ -5,8 +5,10 @@
  * runs LAPACK on it (lower triangle, like cuSolverMg), and writes back:
  *   potrs  potrf + potrs: X into EVERY shard's b; A's shards get the factor
  *          (lower triangle L, A = L L^H; the strictly upper part unchanged).
- *   potri  potrf + potri, then the upper triangle mirrored (conjugated) from
- *          the lower: A's shards get the full Hermitian inverse.
+ *   potri  potrf + what potri does (trtri + lauum, inverse.c: OpenBLAS's
+ *          one-thread potri crashes on old cores), then the upper triangle
+ *          mirrored (conjugated) from the lower: A's shards get the full
+ *          Hermitian inverse.
  *          With MUSTER_LOGDET, log det A (2 sum log L(i,i)) into every w.
  *   syevd  syevd/heevd: eigenvalues ascending into EVERY shard's w;
  *          eigenvectors (columns) into A's shards, unless MUSTER_NO_VECTORS,
@@ -63,15 +65,6 @@ static lapack_int do_potrs(muster_dtype_t t, lapack_int n, lapack_int nrhs, cons
   case MUSTER_F64: return LAPACKE_dpotrs_work(LAYOUT, 'L', n, nrhs, a, n, b, n);
   case MUSTER_C64: return LAPACKE_cpotrs_work(LAYOUT, 'L', n, nrhs, a, n, b, n);
   default: return LAPACKE_zpotrs_work(LAYOUT, 'L', n, nrhs, a, n, b, n);
-  }
-}
-
-static lapack_int do_potri(muster_dtype_t t, lapack_int n, void *a) {
-  switch (t) {
-  case MUSTER_F32: return LAPACKE_spotri_work(LAYOUT, 'L', n, a, n);
-  case MUSTER_F64: return LAPACKE_dpotri_work(LAYOUT, 'L', n, a, n);
-  case MUSTER_C64: return LAPACKE_cpotri_work(LAYOUT, 'L', n, a, n);
-  default: return LAPACKE_zpotri_work(LAYOUT, 'L', n, a, n);
   }
 }
 
@@ -190,17 +183,12 @@ static void mirror_lower(muster_dtype_t t, void *full, int64_t n) {
   }
 }
 
+/* potrf, then potri's inverse from the factor (inverse.c: not ?potri). */
 static int run_potri(const muster_provider_call_t *call, void *full, size_t esz) {
   int64_t n = call->args.n;
   int rc = factor(call, full);
+  if (rc == 0) rc = lp_potri_from_factor(call, full);
   if (rc < 0) return rc;
-  lapack_int info = do_potri(call->args.dtype, (lapack_int)n, full);
-  if (info > 0) {
-    if (call->info) *call->info = info;
-    return lp_err(call, MUSTER_EPROVIDER, "LAPACKE_%cpotri: factor singular at diagonal %d",
-                  lp_prefix(call->args.dtype), (int)info);
-  }
-  if (info < 0) return lp_lapacke_failed(call, "potri", info);
   mirror_lower(call->args.dtype, full, n);
   rc = lp_check_result(call, call->args.dtype, "inverse", full, n, n);
   if (rc == 0) lp_scatter(call, full, esz, 0);

@@ -69,6 +69,10 @@ LP_HIDDEN int lp_take_b(const muster_provider_call_t *call, int64_t rows, size_t
 LP_HIDDEN void lp_put_x(const muster_provider_call_t *call, const void *x, int64_t ldx,
                         int64_t rows, size_t esz);
 
+/* potri after potrf: full (n x n, ld n) holds L; its lower triangle <-
+ * that of inv(A) = inv(L)^H inv(L) (inverse.c).  0 or a code + message. */
+LP_HIDDEN int lp_potri_from_factor(const muster_provider_call_t *call, void *full);
+
 /* getrf + getrs (getrs) and geqrf + ormqr/unmqr + trtrs (gels) on full,
  * the gathered A (ld = its rows); A's shards are never written. */
 LP_HIDDEN int lp_run_getrs(const muster_provider_call_t *call, void *full, size_t esz);

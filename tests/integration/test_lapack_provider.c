@@ -168,14 +168,13 @@ TEST_IMPL(lapack_provider_syevd) {
   return 0;
 }
 
-/* A larger n, past LAPACK's blocking (nb = 64 .. 256), 3 ranks, cyclic. */
-TEST_IMPL(lapack_provider_larger_n) {
-  void *ctx = NULL;
-  const muster_provider_v1_t *p = lfx_provider(&ctx);
-  for (int r = 1; r <= 3; r++) {
+/* Every dtype of the routines first .. last at one n, 3 ranks, cyclic. */
+static void at_n(const muster_provider_v1_t *p, void *ctx, int64_t n, muster_routine_t first,
+                 muster_routine_t last) {
+  for (int r = (int)first; r <= (int)last; r++) {
     for (int di = 0; di < 4; di += 1) {
       lfx_seed((uint64_t)(77 + r * 4 + di));
-      lfx_t fx = {.routine = (muster_routine_t)r, .t = dtypes[di], .n = 301, .nrhs = 2, .R = 3,
+      lfx_t fx = {.routine = (muster_routine_t)r, .t = dtypes[di], .n = n, .nrhs = 2, .R = 3,
                   .layout = MUSTER_LAYOUT_CYCLIC};
       fx.tile = p->choose_tile(ctx, fx.routine, fx.t, fx.n, fx.R);
       lfx_setup(&fx);
@@ -186,6 +185,34 @@ TEST_IMPL(lapack_provider_larger_n) {
     }
   }
   p->fini(ctx);
+}
+
+/* A larger n, past LAPACK's blocking (nb = 64 .. 256). */
+TEST_IMPL(lapack_provider_larger_n) {
+  void *ctx = NULL;
+  const muster_provider_v1_t *p = lfx_provider(&ctx);
+  at_n(p, ctx, 301, MUSTER_POTRS, MUSTER_SYEVD);
+  return 0;
+}
+
+/* potri on one OpenBLAS thread with the kernels it picks for old x86-64
+ * cores, and for CPUs it does not know (0.3.21 on a VM's "Intel(R) Xeon(R)
+ * Processor": Prescott).  Its own ?potri crashed there (SIGSEGV in
+ * ?trsm_kernel_RT; providers/lapack/inverse.c says why): f32 and c64 from
+ * n = 133 on Prescott, f64 too from n = 261 on Core2.  Not syevd: those
+ * cores' ?symv_L kernels read up to 24 bytes past the matrix and LAPACKE's
+ * work arrays (valgrind; malloc's slack takes it, no crash). */
+TEST_IMPL(lapack_provider_old_kernels_prescott) {
+  void *ctx = NULL;
+  const muster_provider_v1_t *p = lfx_provider_on_core("Prescott", &ctx);
+  at_n(p, ctx, 133, MUSTER_POTRI, MUSTER_POTRI);
+  return 0;
+}
+
+TEST_IMPL(lapack_provider_old_kernels_core2) {
+  void *ctx = NULL;
+  const muster_provider_v1_t *p = lfx_provider_on_core("Core2", &ctx);
+  at_n(p, ctx, 261, MUSTER_POTRI, MUSTER_POTRI);
   return 0;
 }
 

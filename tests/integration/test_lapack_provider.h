@@ -32,6 +32,9 @@ typedef struct lfx {
 
 /* dlopen the lapack provider built next to this test binary; init its context. */
 const muster_provider_v1_t *lfx_provider(void **ctx);
+/* The same with OpenBLAS on one thread and the kernels of `core`
+ * (OPENBLAS_CORETYPE, e.g. "Prescott"), checked where OpenBLAS can pick. */
+const muster_provider_v1_t *lfx_provider_on_core(const char *core, void **ctx);
 void lfx_seed(uint64_t seed);
 double lfx_eps(muster_dtype_t t);
 int lfx_is_complex(muster_dtype_t t);

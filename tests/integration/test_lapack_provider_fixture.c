@@ -3,6 +3,7 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <strings.h>
 
 #include "test_lapack_provider.h"
 
@@ -22,6 +23,26 @@ const muster_provider_v1_t *lfx_provider(void **ctx) {
   ASSERT_EQ(p->struct_size, sizeof(muster_provider_v1_t));
   char err[256] = "";
   ASSERT_EQ(p->init(ctx, err, sizeof err), 0);
+  return p;
+}
+
+/* OpenBLAS picks its kernels and thread count when it loads (lfx_provider:
+ * each test is a fresh process), from OPENBLAS_CORETYPE where its build is
+ * DYNAMIC_ARCH (Debian's): then the core must be the one asked for. */
+const muster_provider_v1_t *lfx_provider_on_core(const char *core, void **ctx) {
+  setenv("OPENBLAS_CORETYPE", core, 1);
+  setenv("OPENBLAS_NUM_THREADS", "1", 1);
+  const muster_provider_v1_t *p = lfx_provider(ctx);
+  void *ob = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
+  char *(*config)(void) = ob ? (char *(*)(void))dlsym(ob, "openblas_get_config") : NULL;
+  char *(*corename)(void) = ob ? (char *(*)(void))dlsym(ob, "openblas_get_corename") : NULL;
+  if (config && corename && strstr(config(), "DYNAMIC_ARCH")) {
+    if (strcasecmp(corename(), core) != 0) fprintf(stderr, "OpenBLAS runs %s, not %s\n", corename(), core);
+    ASSERT(strcasecmp(corename(), core) == 0);
+  } else {
+    fprintf(stderr, "  (OpenBLAS without DYNAMIC_ARCH here: its own kernels, not %s)\n", core);
+  }
+  if (ob) dlclose(ob); /* the NOLOAD reference only */
   return p;
 }
 

@@ -6,7 +6,6 @@ rules; opcheck of each op; torch.compile of a function calling them.
 Their one-rank-per-process runs are in torch_worker.py ("solves")."""
 import pytest
 import torch
-from torch.autograd import gradcheck
 
 import muster_torch as mt
 import torch_util as tu
@@ -121,14 +120,18 @@ def test_gradcheck(dtype, nranks, gen):
     n = 5
     A, B = tu.general(n, dtype, gen).requires_grad_(), tu.rhs(n, 2, dtype, gen).requires_grad_()
     split = lambda a: mt.split_columns(a, nranks)  # noqa: E731
-    assert gradcheck(lambda a, b: mt.getrs(split(a), b), (A, B))
-    assert gradcheck(lambda a, b: mt.getrs(split(a), b[:, 0]), (A, B))
+    lu = tu.solve_conditioning(A.detach())
+    assert tu.gradcheck_fd(lambda a, b: mt.getrs(split(a), b), (A, B), *lu)
+    assert tu.gradcheck_fd(lambda a, b: mt.getrs(split(a), b[:, 0]), (A, B), *lu)
     T, C = tu.tall(11, n, dtype, gen).requires_grad_(), tu.rhs(11, 2, dtype, gen).requires_grad_()
-    assert gradcheck(lambda a, b: mt.gels(split(a), b), (T, C))
-    assert gradcheck(lambda a, b: mt.gels(split(a), b[:, 1]), (T, C))
+    ls = tu.solve_conditioning(T.detach(), least_squares=True)
+    assert tu.gradcheck_fd(lambda a, b: mt.gels(split(a), b), (T, C), *ls)
+    assert tu.gradcheck_fd(lambda a, b: mt.gels(split(a), b[:, 1]), (T, C), *ls)
     H = tu.hpd(n, dtype, gen).requires_grad_()
-    assert gradcheck(lambda a, b: mt.potrs(split(sym(a)), b, return_logdet=True), (H, B))
-    assert gradcheck(lambda a: mt.potrs(split(sym(a)), B.detach(), return_logdet=True)[1], (H,))
+    chol = tu.solve_conditioning(H.detach())
+    assert tu.gradcheck_fd(lambda a, b: mt.potrs(split(sym(a)), b, return_logdet=True), (H, B), *chol)
+    assert tu.gradcheck_fd(lambda a: mt.potrs(split(sym(a)), B.detach(), return_logdet=True)[1], (H,),
+                           *chol)
 
 
 def test_gradients_match_torch_linalg(gen):

@@ -1,5 +1,14 @@
 """Inputs and checks shared by the muster_torch tests."""
+import math
+import pathlib
+import sys
+
 import torch
+from torch.autograd import gradcheck
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/python
+import fdcheck  # noqa: E402
+from fdcheck import eigen_conditioning, solve_conditioning  # noqa: E402,F401 (for the tests)
 
 DTYPES = (torch.float32, torch.float64, torch.complex64, torch.complex128)
 
@@ -140,3 +149,22 @@ def check_logdet(A, ld):
     assert abs(float(sign.real) - 1) < 1e-9
     err = abs(float(ld) - float(ref))
     assert err <= tol(A.dtype, A.shape[0]) * max(1.0, abs(float(ref))), (float(ld), float(ref))
+
+
+def gradcheck_fd(f, inputs, dist, amp):
+    """torch.autograd.gradcheck(f, inputs) with the finite-difference step
+    and tolerances derived from the problem (tests/python/fdcheck.py): dist
+    and amp of the matrix inputs[0] (fdcheck.solve_conditioning,
+    fdcheck.eigen_conditioning).  gradcheck moves one real or imaginary
+    part at a time (tangents of norm 1) and compares every entry of the
+    Jacobians: |numerical - analytical| <= atol + rtol |numerical|."""
+    dtype = inputs[0].dtype
+    h, err = fdcheck.step_and_error(eps(dtype) / 2, 1.0, dist, amp)
+    with torch.no_grad():
+        out = f(*inputs)
+    out = [out] if isinstance(out, torch.Tensor) else list(out)
+    norm = lambda ts: math.sqrt(sum(float(t.detach().abs().pow(2).sum()) for t in ts))  # noqa: E731
+    scale = fdcheck.derivative_scale(norm(out), sum(t.numel() for t in out), 1.0, dist, 1,
+                                     norm(inputs))
+    tol = fdcheck.SAFETY * err
+    return gradcheck(f, inputs, eps=h, atol=tol * scale, rtol=tol)
