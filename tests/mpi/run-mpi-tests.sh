@@ -201,11 +201,14 @@ for g in 4x1 1x4; do
 done
 # shellcheck disable=SC2086
 driver "grid-2x1" 120 $MPIRUN -np 2 -x MUSTER_SCALAPACK_GRID=2x1 "$DRV" solve --n 100 --quick
-# A killed rank: mpirun notices and ends the job by itself.  Both fault
-# parts use TCP: ranks ended by a signal or by MPI_Abort leave the
-# shared-memory transport's (vader's) segments in /dev/shm, Open MPI's own
-# (a CI run's stop part left two), which the part's check would count.
-single kill env MPIRUN="$MPIRUN --mca btl self,tcp" unshare -m -p -f --mount-proc tests/mpi/fault.sh KILL 3 10 \
+# A killed rank: mpirun notices and ends the job by itself.  Its ranks talk
+# over shared memory (vader), as cli-kill's do: over TCP a survivor writing
+# to the dead rank's socket dies of SIGPIPE, and mpirun may name that rank
+# ("rank 2 ... exited on signal 13") instead of the killed one (a CI run
+# failed so).  The stop part uses TCP: ranks ended by MPI_Abort leave
+# vader's segments in /dev/shm, Open MPI's own (a CI run's stop part left
+# two), which the part's check would count; a stopped rank closes no socket.
+single kill unshare -m -p -f --mount-proc tests/mpi/fault.sh KILL 3 10 \
   'exited on signal 9' --n 600 --seconds 120
 # A stopped rank: the others' deadline (the runtime's part, played by the
 # driver's watchdog) calls cancel(), which aborts the MPI job.
