@@ -32,7 +32,7 @@ int muster__env_job(const char **job) {
   int rc = get("MUSTER_JOB", &s);
   if (rc < 0) return rc;
   *job = s ? s : MUSTER_DEFAULT_JOB;
-  rc = s ? muster__segment_check_job(s) : MUSTER_OK;
+  rc = s ? muster_segment_check_job(s) : MUSTER_OK;
   if (rc < 0)
     return muster__err_prefix(rc, "MUSTER_JOB '%.48s'%s", s, strlen(s) > 48 ? "..." : "");
   return rc;

@@ -26,7 +26,7 @@
  * no deadline.  Unset: MUSTER_DEFAULT_TIMEOUT_S. */
 MUSTER_HIDDEN int muster__env_timeout(double *seconds);
 
-/* MUSTER_JOB checked as a job name (muster__segment_check_job); *job points
+/* MUSTER_JOB checked as a job name (muster_segment_check_job); *job points
  * into the environment.  Unset: MUSTER_DEFAULT_JOB. */
 MUSTER_HIDDEN int muster__env_job(const char **job);
 

@@ -26,7 +26,7 @@
 static int pick_job(const muster_group_opts_t *opts, const char **job) {
   if (opts && opts->job) {
     *job = opts->job;
-    return muster__segment_check_job(opts->job);
+    return muster_segment_check_job(opts->job);
   }
   return muster__env_job(job);
 }

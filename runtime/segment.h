@@ -66,10 +66,11 @@
 
 #include "error.h"
 #include "muster.h"
+#include "muster/segment.h" /* the public seam: names, listing, a view */
 
 #define MUSTER_SEG_MAGIC UINT64_C(0x31474553542d534d) /* "MS-TSEG1" little-endian */
 #define MUSTER_SEG_VERSION 1u
-#define MUSTER_SEG_PREFIX "muster."               /* file name prefix in /dev/shm */
+#define MUSTER_SEG_PREFIX MUSTER_SEGMENT_PREFIX    /* file name prefix in /dev/shm */
 #define MUSTER_SEG_REASON_MAX 512                 /* abort_reason bytes incl. NUL */
 
 /* Phase of one rank slot (slot.phase). */
@@ -255,18 +256,17 @@ MUSTER_HIDDEN int muster__segment_validate(const void *map, size_t maplen, char 
                                            size_t whylen);
 
 /* Names.  Job: 1..MUSTER_MAX_JOB printable ASCII bytes, no '/', no '.', no
- * space.  Group: 1..MUSTER_MAX_NAME printable ASCII bytes, no '/', no space,
- * not only dots.  Return MUSTER_OK or MUSTER_EINVAL with the message set. */
-MUSTER_HIDDEN int muster__segment_check_job(const char *job);
+ * space (muster_segment_check_job, include/muster/segment.h).  Group:
+ * 1..MUSTER_MAX_NAME printable ASCII bytes, no '/', no space, not only
+ * dots.  Return MUSTER_OK or MUSTER_EINVAL with the message set. */
 MUSTER_HIDDEN int muster__segment_check_group(const char *group);
 /* 1 if every byte of s is one a job name (allow_dot 0) or a group name
  * (allow_dot 1) may hold; the length and the only-dots rule are the
  * callers'. */
 MUSTER_HIDDEN int muster__segment_name_chars_ok(const char *s, int allow_dot);
 
-/* Longest segment file name, without NUL: "muster." + uid (10 digits) +
- * '.' + pidns (20) + '.' + job + '.' + group = 200 bytes, under NAME_MAX. */
-#define MUSTER_SEG_NAME_MAX (7 + 10 + 1 + 20 + 1 + MUSTER_MAX_JOB + 1 + MUSTER_MAX_NAME)
+/* Longest segment file name, without NUL (include/muster/segment.h). */
+#define MUSTER_SEG_NAME_MAX MUSTER_SEGMENT_NAME_MAX
 _Static_assert(MUSTER_SEG_NAME_MAX <= 255, "segment names must fit NAME_MAX");
 
 /* This process's pid namespace, which every segment name it uses carries,
@@ -285,26 +285,6 @@ MUSTER_HIDDEN int muster__segment_name(char *buf, size_t cap, const char *job,
  * pidns is 0 or the name does not fit. */
 MUSTER_HIDDEN int muster__segment_name_in(char *buf, size_t cap, uint64_t pidns,
                                           const char *job, const char *group);
-
-/* A segment file name taken apart. */
-struct muster_seg_name {
-  uint32_t uid;
-  uint64_t pidns;
-  char job[MUSTER_MAX_JOB + 1];
-  const char *group;       /* into the name: all after the fourth '.'      */
-};
-
-/* Take apart a file name as muster__segment_name_in makes it: MUSTER_OK
- * when it is "muster." + uid (decimal, no leading zero, 32 bits) + '.' +
- * pidns (decimal, no leading zero, 1..2^64-1) + '.' + a valid job + '.' +
- * a non-empty rest, the group.  The group is not judged (scanners must
- * show a file with a hostile group name too; muster__segment_check_group
- * judges it).  MUSTER_EINVAL for anything else, e.g. the names of builds
- * up to 5b153d5 (no <pidns>, unless their job was all digits: then they
- * read as one of ours with another pid namespace).  Reads name only up to
- * its NUL; never sets muster_last_error() (scanners feed it every file of
- * a folder); *out is zeroed on error. */
-MUSTER_HIDDEN int muster__segment_parse_name(const char *name, struct muster_seg_name *out);
 
 /* Folder segments live in: "/dev/shm", unless a test overrode it. */
 MUSTER_HIDDEN const char *muster__segment_dir(void);

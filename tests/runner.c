@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "muster/segment.h"
 #include "task.h"
 
 #define TEST_ENTRY(name, timeout) int run_test_##name(void);
@@ -68,7 +69,8 @@ static int sweep_job(const char *job) {
   int n = 0;
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
-    if (test_is_job_segment(e->d_name, job)) {
+    /* the runtime's own parser: a name of any pid namespace, any group */
+    if (muster_segment_name_match(e->d_name, MUSTER_SEGMENT_MINE, job)) {
       char path[512];
       snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
       fprintf(stderr, "  leaked segment: %s\n", path);

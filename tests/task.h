@@ -80,10 +80,9 @@ uint64_t test_seed(const char *env_var);
 uint64_t test_rand(uint64_t *state);     /* next value; *state never 0  */
 int test_count_fds(void);              /* open fds of this process */
 int test_count_muster_maps(void);      /* mappings of /dev/shm/muster.* */
-/* 1 if file name `name` is a segment of job `job` and our uid, of any pid
- * namespace: muster.<uid>.<pidns>.<job>.* */
-int test_is_job_segment(const char *name, const char *job);
-int test_count_job_segments(const char *job); /* /dev/shm/muster.<uid>.*.<job>.* */
+/* segments of job `job` and our uid in /dev/shm, of any pid namespace
+ * (muster_segment_list, include/muster/segment.h) */
+int test_count_job_segments(const char *job);
 const char *test_job(void);            /* this test's MUSTER_JOB */
 /* "<$TMPDIR or /tmp>/<name>" into out[cap] (name may end in XXXXXX for
  * mkdtemp/mkstemp): where a test keeps its temporary files.  The runner

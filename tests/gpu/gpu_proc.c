@@ -1,8 +1,6 @@
 /* tests/gpu/gpu_proc.c - the GPU test command's processes (gpu_case.h):
  * a rank SIGKILLed mid-solve, waiting with a time limit, counting GPUs
  * without initializing CUDA here. */
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,28 +12,14 @@
 #include <cuda_runtime_api.h>
 
 #include "gpu_case.h"
+#include "muster/segment.h"
 
 /* ---- kill a rank in the middle of a solve -------------------------------------------- */
 
-/* Segments of job, of any pid namespace: muster.<uid>.<pidns>.<job>.<group>
- * (runtime/segment.h; this binary links libmuster.so, without the
- * runtime's internal muster__segment_parse_name). */
+/* Segments of job and our uid, of any pid namespace (the runtime's parser:
+ * include/muster/segment.h, exported by libmuster.so). */
 static int count_job_segments(const char *job) {
-  char prefix[32];
-  snprintf(prefix, sizeof prefix, "muster.%u.", (unsigned)getuid());
-  size_t pl = strlen(prefix), jl = strlen(job);
-  DIR *d = opendir("/dev/shm");
-  int n = 0;
-  struct dirent *e;
-  if (!d) return -1;
-  while ((e = readdir(d)) != NULL) {
-    const char *p = e->d_name + pl;
-    if (strncmp(e->d_name, prefix, pl) != 0 || !isdigit((unsigned char)*p)) continue;
-    while (isdigit((unsigned char)*p)) p++;
-    n += *p == '.' && !strncmp(p + 1, job, jl) && p[1 + jl] == '.';
-  }
-  closedir(d);
-  return n;
+  return muster_segment_list(MUSTER_SEGMENT_DIR, MUSTER_SEGMENT_MINE, job, NULL, 0);
 }
 
 int gc_kill(const tcase_t *c, int ndev) {

@@ -37,7 +37,7 @@ static void seg_remove(const char *group) {
 static void expect_state_in(const char *out, uint64_t pidns, const char *group,
                             const char *state) {
   char name[MUSTER_SEG_NAME_MAX + 1], line[512];
-  ASSERT_OK(muster__segment_name_in(name, sizeof name, pidns, test_job(), group));
+  ASSERT_OK(muster_segment_name_format(name, sizeof name, (uint32_t)getuid(), pidns, test_job(), group));
   snprintf(line, sizeof line, "== %s  [%s]", name, state);
   ASSERT_STR_CONTAINS(out, line);
 }

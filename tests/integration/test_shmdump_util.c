@@ -320,7 +320,7 @@ pid_t dead_pid(void) {
 
 void segment_path_in(char *buf, size_t cap, uint64_t pidns, const char *job, const char *group) {
   char name[MUSTER_SEG_NAME_MAX + 1];
-  ASSERT_OK(muster__segment_name_in(name, sizeof name, pidns, job, group));
+  ASSERT_OK(muster_segment_name_format(name, sizeof name, (uint32_t)getuid(), pidns, job, group));
   snprintf(buf, cap, "/dev/shm/%s", name);
 }
 

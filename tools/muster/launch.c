@@ -1,7 +1,6 @@
 /* tools/muster/launch.c - start ranks as processes and reap them, hold a
  * threads-mode group without a name, sweep the leftovers of earlier runs
  * (launch.h). */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -16,11 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../runtime/proc.h"    /* the runtime's own rules (static link): */
-#include "../../runtime/segment.h" /* segment names, stale reclaim */
+#include "../../runtime/segment.h" /* stale reclaim (static link); names: muster/segment.h */
 #include "launch.h"
 #include "muster.h"
 #include "muster/parse.h"
+#include "muster/segment.h"
 
 
 static double now_s(void) {
@@ -280,20 +279,17 @@ static int group_pid(const char *group) {
  * never joined again (docs/cli.md "Signals"). */
 static void reclaim_earlier_runs(void) {
   const char *job = getenv("MUSTER_JOB"); /* checked by main */
-  DIR *d = opendir(muster__segment_dir());
-  if (!d) return;
-  uint64_t ns = muster__proc_self_pidns();
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    struct muster_seg_name n;
-    if (muster__segment_parse_name(e->d_name, &n) != 0 || n.uid != (uint32_t)getuid() ||
-        n.pidns != ns || strcmp(n.job, job ? job : "default") != 0)
-      continue;
-    int pid = group_pid(n.group);
+  const unsigned ours = MUSTER_SEGMENT_MINE | MUSTER_SEGMENT_HERE;
+  int cap = muster_segment_list(NULL, ours, job ? job : "default", NULL, 0);
+  muster_segment_name_t *names = cap > 0 ? calloc((size_t)cap, sizeof *names) : NULL;
+  if (!names) return;
+  int n = muster_segment_list(NULL, ours, job ? job : "default", names, cap);
+  for (int i = 0; i < n && i < cap; i++) { /* names made since are not earlier runs' */
+    int pid = group_pid(names[i].group);
     if (pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH)
-      muster__segment_reclaim_stale(n.job, n.group);
+      muster__segment_reclaim_stale(names[i].job, names[i].group);
   }
-  closedir(d);
+  free(names);
 }
 
 /* SIGINT, SIGTERM, SIGHUP and SIGQUIT that come while ml_hold_threads's

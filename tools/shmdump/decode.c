@@ -5,8 +5,9 @@
  * rather than mapped: a segment that another process truncates while we
  * look cannot SIGBUS us, and the fields we validate are the fields we print
  * (a live group keeps changing under a mapping).  Only what fstat reports is
- * read, capped at the largest valid segment; the snapshot is validated by
- * the runtime's own muster__segment_validate() before any field is used.
+ * read, capped at the largest valid segment; the snapshot is validated and
+ * copied out by the runtime's muster_segment_view() before any field is
+ * used.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -17,7 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "proc.h"
 #include "shmdump.h"
 
 const char *sd_state_name(enum sd_state st) {
@@ -31,28 +31,18 @@ const char *sd_state_name(enum sd_state st) {
 
 const char *sd_phase_name(uint32_t phase) {
   switch (phase) {
-  case MUSTER_PHASE_FREE: return "never joined";
-  case MUSTER_PHASE_JOINED: return "joined";
-  case MUSTER_PHASE_PUBLISHED: return "published";
-  case MUSTER_PHASE_WAITING: return "waiting";
-  case MUSTER_PHASE_PASSED: return "passed";
-  case MUSTER_PHASE_LEFT: return "left";
+  case MUSTER_SEGMENT_PHASE_FREE: return "never joined";
+  case MUSTER_SEGMENT_PHASE_JOINED: return "joined";
+  case MUSTER_SEGMENT_PHASE_PUBLISHED: return "published";
+  case MUSTER_SEGMENT_PHASE_WAITING: return "waiting";
+  case MUSTER_SEGMENT_PHASE_PASSED: return "passed";
+  case MUSTER_SEGMENT_PHASE_LEFT: return "left";
   default: return "?";
   }
 }
 
-const uint8_t *sd_latest_payload(const struct muster_seg_slot *sl, uint32_t *len,
-                                 uint32_t *gen) {
-  int b = (int32_t)(sl->payload_gen[1] - sl->payload_gen[0]) > 0 ? 1 : 0;
-  if (sl->payload_len[b] == 0 && sl->payload_len[!b] != 0) b = !b;
-  *len = sl->payload_len[b];
-  *gen = sl->payload_gen[b];
-  if (*len > MUSTER_MAX_PAYLOAD) *len = MUSTER_MAX_PAYLOAD; /* validated; belt and braces */
-  return *len ? sl->payload[b] : NULL;
-}
-
 static int seated(uint32_t phase) {
-  return phase >= MUSTER_PHASE_JOINED && phase <= MUSTER_PHASE_PASSED;
+  return phase >= MUSTER_SEGMENT_PHASE_JOINED && phase <= MUSTER_SEGMENT_PHASE_PASSED;
 }
 
 static void set_state(struct sd_seg *s, enum sd_state st, const char *fmt, ...)
@@ -65,9 +55,9 @@ static void set_state(struct sd_seg *s, enum sd_state st, const char *fmt, ...) 
   va_end(ap);
 }
 
-/* Read the whole file into s->hdr (aligned snapshot); -1 with the state set. */
-static int snapshot(struct sd_seg *s, int fd) {
-  size_t cap = muster__segment_size(MUSTER_MAX_RANKS);
+/* Read the whole file into *snap (*len bytes); -1 with the state set. */
+static int snapshot(struct sd_seg *s, int fd, unsigned char **snap, size_t *snap_len) {
+  size_t cap = muster_segment_size(MUSTER_MAX_RANKS);
   size_t len = (size_t)s->file_size < cap ? (size_t)s->file_size : cap;
   size_t alloc = (len + 63) & ~(size_t)63;
   unsigned char *buf = aligned_alloc(64, alloc ? alloc : 64);
@@ -88,8 +78,8 @@ static int snapshot(struct sd_seg *s, int fd) {
     set_state(s, SD_TRUNCATED, "file shrank while being read (%zu of %zu bytes)", got, len);
     return -1;
   }
-  s->hdr = (struct muster_seg_header *)buf;
-  s->snap_len = len;
+  *snap = buf;
+  *snap_len = len;
   return 0;
 }
 
@@ -112,15 +102,21 @@ static int open_checked(struct sd_seg *s) {
 }
 
 int sd_other_pidns(const struct sd_seg *s) {
-  return s->name_ok && !muster__proc_same_pidns(s->parsed.pidns);
+  uint64_t mine;
+  return s->name_ok && muster_segment_self_pidns(&mine) == MUSTER_OK &&
+         s->parsed.pidns != mine;
 }
 
 /* pid + start time mean something only in the pid namespace they were
  * recorded in: the segment's (its name) and the slot's (slot.pidns /
  * creator_pidns, 0 = unknown: assume the segment's). */
 static int liveness(const struct sd_seg *s, pid_t pid, uint64_t start, uint64_t pidns) {
-  if (sd_other_pidns(s) || !muster__proc_same_pidns(pidns)) return SD_UNKNOWN;
-  return muster__proc_alive(pid, start) ? SD_ALIVE : SD_DEAD;
+  if (sd_other_pidns(s)) return SD_UNKNOWN;
+  switch (muster_segment_pid_alive(pid, start, pidns)) {
+  case MUSTER_SEGMENT_ALIVE: return SD_ALIVE;
+  case MUSTER_SEGMENT_DEAD: return SD_DEAD;
+  default: return SD_UNKNOWN;
+  }
 }
 
 const char *sd_alive_name(int alive) {
@@ -128,18 +124,18 @@ const char *sd_alive_name(int alive) {
 }
 
 static void judge_valid(struct sd_seg *s, double now) {
-  const struct muster_seg_header *h = s->hdr;
+  const muster_segment_view_t *h = s->view;
   int any_alive = s->nholders > 0, dead_seated = -1, stuck_rank = -1;
   double longest_wait = 0;
   s->creator_alive = liveness(s, h->creator_pid, h->creator_start, h->creator_pidns);
   any_alive |= s->creator_alive != SD_DEAD;
   for (int r = 0; r < h->nranks; r++) {
-    const struct muster_seg_slot *sl = muster__segment_slot((struct muster_seg_header *)h, r);
+    const muster_segment_rank_t *sl = &h->ranks[r];
     s->alive[r] = sl->pid > 0 ? liveness(s, sl->pid, sl->start_time, sl->pidns) : SD_DEAD;
     any_alive |= s->alive[r] != SD_DEAD;
     if (seated(sl->phase) && sl->pid > 0 && s->alive[r] == SD_DEAD && dead_seated < 0)
       dead_seated = r;
-    if (sl->phase == MUSTER_PHASE_WAITING && sl->wait_start_ns) {
+    if (sl->phase == MUSTER_SEGMENT_PHASE_WAITING && sl->wait_start_ns) {
       double waited = now - (double)sl->wait_start_ns * 1e-9;
       if (waited > longest_wait) {
         longest_wait = waited;
@@ -149,14 +145,13 @@ static void judge_valid(struct sd_seg *s, double now) {
   }
   if (!any_alive) {
     set_state(s, SD_STALE, "creator pid %d and every member are dead; no process holds it%s",
-              h->creator_pid, h->abort_state == MUSTER_ABORT_SET ? " (it was aborted)" : "");
-  } else if (h->abort_state == MUSTER_ABORT_SET) {
+              h->creator_pid, h->aborted ? " (it was aborted)" : "");
+  } else if (h->aborted) {
     set_state(s, SD_POISONED, "aborted with %d (%s), blaming rank %d (pid %d): %.*s",
               h->abort_code, muster_strerror(h->abort_code), h->abort_rank, h->abort_pid,
               (int)sizeof h->abort_reason, h->abort_reason);
   } else if (dead_seated >= 0) {
-    const struct muster_seg_slot *sl =
-        muster__segment_slot((struct muster_seg_header *)h, dead_seated);
+    const muster_segment_rank_t *sl = &h->ranks[dead_seated];
     set_state(s, SD_DEAD_RANKS, "rank %d (pid %d) died while %s", dead_seated, sl->pid,
               sd_phase_name(sl->phase));
   } else if (stuck_rank >= 0 && longest_wait >= SD_STUCK_S) {
@@ -170,6 +165,38 @@ static void judge_valid(struct sd_seg *s, double now) {
   }
 }
 
+/* Judge the bytes read: invalid (as the runtime's validation says),
+ * inconsistent with the file (size, owner, the name's pid namespace), or
+ * valid, kept in s->view for printing. */
+static void judge_snapshot(struct sd_seg *s, const unsigned char *snap, size_t len, double now) {
+  muster_segment_verdict_t vd;
+  s->view = malloc(sizeof *s->view);
+  int rc = s->view ? muster_segment_view(snap, len, s->view, &vd) : MUSTER_ENOMEM;
+  if (rc == MUSTER_EVERSION || rc == MUSTER_ECORRUPT) {
+    set_state(s, rc == MUSTER_EVERSION ? SD_VERSION : vd.truncated ? SD_TRUNCATED : SD_CORRUPT,
+              "%s%s", vd.why[0] ? vd.why : muster_strerror(rc),
+              s->file_size == 0 ? " (its creator died before sizing it?)" : "");
+  } else if (rc != 0) {
+    set_state(s, SD_UNREADABLE, "cannot decode: %s", muster_strerror(rc));
+  } else if ((size_t)s->file_size > len) {
+    set_state(s, SD_CORRUPT, "%lld bytes, larger than any segment (%zu)",
+              (long long)s->file_size, len);
+  } else if (s->view->uid != (uint32_t)s->owner) {
+    set_state(s, SD_CORRUPT, "header says uid %u, the file is owned by uid %u", s->view->uid,
+              (unsigned)s->owner);
+  } else if (s->name_ok && s->view->creator_pidns != s->parsed.pidns) {
+    /* the runtime refuses it too (segment.c check_identity) */
+    set_state(s, SD_CORRUPT, "header says pid namespace %llu, the name says %llu",
+              (unsigned long long)s->view->creator_pidns,
+              (unsigned long long)s->parsed.pidns);
+  } else {
+    judge_valid(s, now);
+    return;
+  }
+  free(s->view); /* only a valid segment's contents are printed */
+  s->view = NULL;
+}
+
 void sd_decode(struct sd_seg *s, double now_real_s) {
   if (s->state == SD_UNREADABLE) return; /* set by the scan */
   if (s->owner != getuid()) {
@@ -179,42 +206,9 @@ void sd_decode(struct sd_seg *s, double now_real_s) {
   }
   int fd = open_checked(s);
   if (fd < 0) return;
-  if (s->file_size < 16) { /* not even magic + version: nothing to validate */
-    set_state(s, SD_TRUNCATED, "%lld bytes, shorter than the %u-byte header%s",
-              (long long)s->file_size, MUSTER_SEG_HEADER_SIZE,
-              s->file_size == 0 ? " (its creator died before sizing it?)" : "");
-    goto out;
-  }
-  if (snapshot(s, fd) != 0) goto out;
-  char why[256] = "";
-  int rc = muster__segment_validate(s->hdr, s->snap_len, why, sizeof why);
-  if (rc == MUSTER_EVERSION || rc == MUSTER_ECORRUPT) {
-    /* "truncated: N bytes", or "file is N bytes, header says M (truncated or
-     * padded)": only a file shorter than its header says is truncated */
-    int truncated = strncmp(why, "truncated", 9) == 0 ||
-                    (strstr(why, "truncated or padded") &&
-                     (uint64_t)s->file_size < s->hdr->total_size);
-    set_state(s, rc == MUSTER_EVERSION ? SD_VERSION : truncated ? SD_TRUNCATED : SD_CORRUPT,
-              "%s", why[0] ? why : muster_strerror(rc));
-  } else if (rc != 0) {
-    set_state(s, SD_CORRUPT, "validation failed: %s", muster_strerror(rc));
-  } else if ((size_t)s->file_size > s->snap_len) {
-    set_state(s, SD_CORRUPT, "%lld bytes, larger than any segment (%zu)",
-              (long long)s->file_size, s->snap_len);
-  } else if (s->hdr->uid != (uint32_t)s->owner) {
-    set_state(s, SD_CORRUPT, "header says uid %u, the file is owned by uid %u", s->hdr->uid,
-              (unsigned)s->owner);
-  } else if (s->name_ok && s->hdr->creator_pidns != s->parsed.pidns) {
-    /* the runtime refuses it too (segment.c check_identity) */
-    set_state(s, SD_CORRUPT, "header says pid namespace %llu, the name says %llu",
-              (unsigned long long)s->hdr->creator_pidns,
-              (unsigned long long)s->parsed.pidns);
-  } else {
-    judge_valid(s, now_real_s);
-    goto out;
-  }
-  free(s->hdr); /* only a validated snapshot is kept for printing */
-  s->hdr = NULL;
-out:
+  unsigned char *snap = NULL;
+  size_t snap_len = 0;
+  if (snapshot(s, fd, &snap, &snap_len) == 0) judge_snapshot(s, snap, snap_len, now_real_s);
+  free(snap);
   close(fd);
 }

@@ -4,26 +4,25 @@
 #include <unistd.h>
 
 #include "json_str.h"
-#include "proc.h"
 #include "shmdump.h"
 
 #define SD_PREVIEW 16 /* payload bytes shown in hex */
 
-static const struct muster_seg_slot *slot_of(const struct sd_seg *s, int r) {
-  return muster__segment_slot(s->hdr, r);
+static const muster_segment_rank_t *slot_of(const struct sd_seg *s, int r) {
+  return &s->view->ranks[r];
 }
 
-static int at_open_barrier(const struct muster_seg_header *h, const struct muster_seg_slot *sl) {
-  return sl->phase == MUSTER_PHASE_WAITING && sl->barrier_gen == h->generation;
+static int at_open_barrier(const muster_segment_view_t *h, const muster_segment_rank_t *sl) {
+  return sl->phase == MUSTER_SEGMENT_PHASE_WAITING && sl->barrier_gen == h->generation;
 }
 
 /* what a rank in `phase` is doing, for a MISSING line */
 static const char *phase_story(uint32_t phase) {
   switch (phase) {
-  case MUSTER_PHASE_JOINED: return "it joined and has not come to a barrier yet";
-  case MUSTER_PHASE_PUBLISHED: return "it published and is about to arrive";
-  case MUSTER_PHASE_WAITING: return "it waits at an older barrier";
-  case MUSTER_PHASE_PASSED: return "it is past its last barrier (reading or computing)";
+  case MUSTER_SEGMENT_PHASE_JOINED: return "it joined and has not come to a barrier yet";
+  case MUSTER_SEGMENT_PHASE_PUBLISHED: return "it published and is about to arrive";
+  case MUSTER_SEGMENT_PHASE_WAITING: return "it waits at an older barrier";
+  case MUSTER_SEGMENT_PHASE_PASSED: return "it is past its last barrier (reading or computing)";
   default: return "?";
   }
 }
@@ -32,26 +31,26 @@ static const char *phase_story(uint32_t phase) {
  * waits at the open barrier, everyone not waiting there is missing; before
  * the group formed, the ranks that never joined are. */
 static const char *missing_why(const struct sd_seg *s, int r, char *buf, size_t cap) {
-  const struct muster_seg_header *h = s->hdr;
-  const struct muster_seg_slot *sl = slot_of(s, r);
+  const muster_segment_view_t *h = s->view;
+  const muster_segment_rank_t *sl = slot_of(s, r);
   int waiting = 0;
   /* A busy healthy group always has someone "behind" at the instant of the
    * snapshot: only name ranks when the group is in trouble. */
   if (s->state == SD_LIVE) return NULL;
   for (int i = 0; i < h->nranks; i++) waiting |= at_open_barrier(h, slot_of(s, i));
-  if (sl->pid > 0 && s->alive[r] == SD_DEAD && sl->phase != MUSTER_PHASE_LEFT &&
-      sl->phase != MUSTER_PHASE_FREE) {
+  if (sl->pid > 0 && s->alive[r] == SD_DEAD && sl->phase != MUSTER_SEGMENT_PHASE_LEFT &&
+      sl->phase != MUSTER_SEGMENT_PHASE_FREE) {
     snprintf(buf, cap, "dead: pid %d is gone, or reused by another process", sl->pid);
     return buf;
   }
   if (waiting && !at_open_barrier(h, sl)) {
-    if (sl->phase == MUSTER_PHASE_FREE) snprintf(buf, cap, "never joined");
-    else if (sl->phase == MUSTER_PHASE_LEFT) snprintf(buf, cap, "left the group (pid %d)", sl->pid);
+    if (sl->phase == MUSTER_SEGMENT_PHASE_FREE) snprintf(buf, cap, "never joined");
+    else if (sl->phase == MUSTER_SEGMENT_PHASE_LEFT) snprintf(buf, cap, "left the group (pid %d)", sl->pid);
     else snprintf(buf, cap, "pid %d has not reached the barrier of generation %u; %s", sl->pid,
                   h->generation, phase_story(sl->phase));
     return buf;
   }
-  if (!waiting && !h->formed && sl->phase == MUSTER_PHASE_FREE) {
+  if (!waiting && !h->formed && sl->phase == MUSTER_SEGMENT_PHASE_FREE) {
     snprintf(buf, cap, "never joined");
     return buf;
   }
@@ -100,22 +99,22 @@ static void print_holders(const struct sd_seg *s) {
 }
 
 static void print_ranks_text(const struct sd_seg *s, double now) {
-  const struct muster_seg_header *h = s->hdr;
+  const muster_segment_view_t *h = s->view;
   char why[160], hex[SD_PREVIEW * 4 + 16];
   for (int r = 0; r < h->nranks; r++)
     if (missing_why(s, r, why, sizeof why)) printf("   MISSING: rank %d (%s)\n", r, why);
   printf("   %-4s %-8s %-6s %-6s %-13s %-7s %-9s %s\n", "rank", "pid", "alive", "device", "phase",
          "gen", "waited", "payload (latest round)");
   for (int r = 0; r < h->nranks; r++) {
-    const struct muster_seg_slot *sl = slot_of(s, r);
-    if (sl->phase == MUSTER_PHASE_FREE) {
+    const muster_segment_rank_t *sl = slot_of(s, r);
+    if (sl->phase == MUSTER_SEGMENT_PHASE_FREE) {
       printf("   %-4d %-8s %-6s %-6s %-13s %-7s %-9s %s\n", r, "-", "-", "-", "never joined", "-",
              "-", "-");
       continue;
     }
-    uint32_t len, gen;
-    const uint8_t *p = sd_latest_payload(sl, &len, &gen);
-    double waited = sl->phase == MUSTER_PHASE_WAITING ? secs_since(now, sl->wait_start_ns) : -1;
+    uint32_t len = sl->payload_len, gen = sl->payload_round;
+    const uint8_t *p = len ? sl->payload : NULL;
+    double waited = sl->phase == MUSTER_SEGMENT_PHASE_WAITING ? secs_since(now, sl->wait_start_ns) : -1;
     char wbuf[32] = "-", pbuf[SD_PREVIEW * 4 + 64] = "-";
     if (waited >= 0) snprintf(wbuf, sizeof wbuf, "%.2f s", waited);
     if (p) {
@@ -153,22 +152,19 @@ static void print_seg_text(const struct sd_seg *s, double now) {
   print_holders(s);
   printf("\n");
   if (s->removed) printf("   REMOVED by --clean\n");
-  const struct muster_seg_header *h = s->hdr;
+  const muster_segment_view_t *h = s->view;
   if (!h) return;
   printf("   job %.*s  group %.*s  layout v%u  ranks %d expected, %d joined, %u seated, "
          "%u arrived at the open barrier (generation %u)\n",
          (int)sizeof h->job, h->job, (int)sizeof h->group, h->group, h->version, h->nranks,
-         __builtin_popcountll(h->seen_mask), MUSTER_SEATS_COUNT(h->seats), h->arrived,
+         __builtin_popcountll(h->seen_mask), h->seated, h->arrived,
          h->generation);
   printf("   creator pid %d (%s), created %.1f s ago; formed %s; generation %u\n",
          h->creator_pid, sd_alive_name(s->creator_alive), secs_since(now, h->created_ns),
          h->formed ? "yes" : "no", h->generation);
-  if (h->status[0].valid || h->status[1].valid) {
-    int b = (int32_t)(h->status[1].gen - h->status[0].gen) > 0 && h->status[1].valid ? 1 : 0;
-    printf("   leader status %d (round %u, %u bytes)\n", h->status[b].status, h->status[b].gen,
-           h->status[b].len);
-  }
-  if (h->abort_state == MUSTER_ABORT_SET) {
+  if (h->status_valid)
+    printf("   leader status %d (round %u, %u bytes)\n", h->status, h->status_round, h->status_len);
+  if (h->aborted) {
     char ago[32] = "";
     if (h->abort_ns) snprintf(ago, sizeof ago, " %.1f s ago", secs_since(now, h->abort_ns));
     printf("   aborted%s with %d (%s), blaming rank %d (pid %d); error given to ranks", ago,
@@ -220,7 +216,7 @@ static void json_num(const char *key, double v) {
 }
 
 static void print_ranks_json(const struct sd_seg *s, double now) {
-  const struct muster_seg_header *h = s->hdr;
+  const muster_segment_view_t *h = s->view;
   char why[160], hex[MUSTER_MAX_PAYLOAD * 2 + 1];
   printf(",\"missing\":[");
   for (int r = 0, first = 1; r < h->nranks; r++)
@@ -232,9 +228,9 @@ static void print_ranks_json(const struct sd_seg *s, double now) {
     }
   printf("],\"ranks\":[");
   for (int r = 0; r < h->nranks; r++) {
-    const struct muster_seg_slot *sl = slot_of(s, r);
-    uint32_t len, gen;
-    const uint8_t *p = sd_latest_payload(sl, &len, &gen);
+    const muster_segment_rank_t *sl = slot_of(s, r);
+    uint32_t len = sl->payload_len, gen = sl->payload_round;
+    const uint8_t *p = len ? sl->payload : NULL;
     for (uint32_t i = 0; i < len && p; i++) snprintf(hex + 2 * i, 3, "%02x", p[i]);
     if (!p) hex[0] = '\0';
     printf("%s{\"rank\":%d,\"pid\":%d,\"alive\":%s,\"pidns\":%llu,\"device\":%d,",
@@ -243,7 +239,7 @@ static void print_ranks_json(const struct sd_seg *s, double now) {
     json_key_str("phase", sd_phase_name(sl->phase), 32);
     printf(",\"barrier_gen\":%u,\"sessions\":%llu,\"barriers\":%llu,", sl->barrier_gen,
            (unsigned long long)sl->sessions, (unsigned long long)sl->barriers);
-    json_num("waited_s", sl->phase == MUSTER_PHASE_WAITING ? secs_since(now, sl->wait_start_ns) : -1);
+    json_num("waited_s", sl->phase == MUSTER_SEGMENT_PHASE_WAITING ? secs_since(now, sl->wait_start_ns) : -1);
     printf(",\"abort_seen\":%s,\"payload_len\":%u,\"payload_round\":%u,",
            sl->abort_seen ? "true" : "false", len, gen);
     json_key_str("payload_hex", hex, sizeof hex);
@@ -271,7 +267,7 @@ static void print_seg_json(const struct sd_seg *s, double now) {
   printf(",\"removed\":%s,\"holders\":[", s->removed ? "true" : "false");
   for (int i = 0; i < s->nholders; i++) printf("%s%d", i ? "," : "", (int)s->holders[i]);
   printf("]");
-  const struct muster_seg_header *h = s->hdr;
+  const muster_segment_view_t *h = s->view;
   if (h) {
     printf(",");
     json_key_str("job", h->job, sizeof h->job);
@@ -281,10 +277,10 @@ static void print_seg_json(const struct sd_seg *s, double now) {
            "\"generation\":%u,\"formed\":%s,\"creator\":{\"pid\":%d,\"alive\":%s,"
            "\"pidns\":%llu},",
            h->version, h->nranks, __builtin_popcountll(h->seen_mask),
-           MUSTER_SEATS_COUNT(h->seats), h->arrived, h->generation, h->formed ? "true" : "false",
+           h->seated, h->arrived, h->generation, h->formed ? "true" : "false",
            h->creator_pid, json_alive(s->creator_alive), (unsigned long long)h->creator_pidns);
     json_num("age_s", secs_since(now, h->created_ns));
-    if (h->abort_state == MUSTER_ABORT_SET) {
+    if (h->aborted) {
       printf(",\"abort\":{\"code\":%d,\"rank\":%d,\"pid\":%d,", h->abort_code, h->abort_rank,
              h->abort_pid);
       json_key_str("reason", h->abort_reason, sizeof h->abort_reason);
@@ -298,8 +294,9 @@ static void print_seg_json(const struct sd_seg *s, double now) {
 }
 
 void sd_print_json(const struct sd_opts *o, const struct sd_list *l, double now) {
-  printf("{\"uid\":%u,\"pidns\":%llu,", (unsigned)getuid(),
-         (unsigned long long)muster__proc_self_pidns());
+  uint64_t pidns = 0; /* 0: /proc unreadable, as the runtime reports it */
+  muster_segment_self_pidns(&pidns);
+  printf("{\"uid\":%u,\"pidns\":%llu,", (unsigned)getuid(), (unsigned long long)pidns);
   json_key_str("dir", o->dir, SD_PATH);
   printf(",\"job\":");
   if (o->job) json_put_str(stdout, o->job, 256);

@@ -18,13 +18,12 @@ static const char deleted_suffix[] = " (deleted)";
  * format has none, so it is listed only without --job. */
 static int job_matches(const struct sd_opts *o, const char *name) {
   if (!o->job) return 1;
-  struct muster_seg_name n;
-  return muster__segment_parse_name(name, &n) == MUSTER_OK && strcmp(n.job, o->job) == 0;
+  return muster_segment_name_match(name, 0, o->job);
 }
 
 static void set_name(struct sd_seg *s, const char *name) {
   snprintf(s->name, sizeof s->name, "%s", name);
-  s->name_ok = muster__segment_parse_name(s->name, &s->parsed) == MUSTER_OK;
+  s->name_ok = muster_segment_name_parse(s->name, &s->parsed) == MUSTER_OK;
 }
 
 static struct sd_seg *find_inode(struct sd_list *l, dev_t dev, ino_t ino) {
@@ -75,7 +74,7 @@ static int scan_dir(const struct sd_opts *o, struct sd_list *l) {
   }
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
-    if (strncmp(e->d_name, MUSTER_SEG_PREFIX, strlen(MUSTER_SEG_PREFIX)) != 0) continue;
+    if (strncmp(e->d_name, MUSTER_SEGMENT_PREFIX, strlen(MUSTER_SEGMENT_PREFIX)) != 0) continue;
     if (!job_matches(o, e->d_name)) continue;
     struct stat st;
     if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue; /* gone */
@@ -103,7 +102,7 @@ static int segment_target(const struct sd_opts *o, char *target, char *name, siz
   if (tl > sl && strcmp(target + tl - sl, deleted_suffix) == 0) target[tl - sl] = '\0';
   if (strncmp(target, o->dir, dl) != 0 || target[dl] != '/') return 0;
   const char *base = target + dl + 1;
-  if (strchr(base, '/') || strncmp(base, MUSTER_SEG_PREFIX, strlen(MUSTER_SEG_PREFIX)) != 0)
+  if (strchr(base, '/') || strncmp(base, MUSTER_SEGMENT_PREFIX, strlen(MUSTER_SEGMENT_PREFIX)) != 0)
     return 0;
   snprintf(name, cap, "%s", base);
   return 1;
@@ -162,7 +161,7 @@ static void scan_maps(const struct sd_opts *o, struct sd_list *l, pid_t pid) {
       continue;
     const char *file = line + pos;
     if (strncmp(file, o->dir, dl) != 0 || file[dl] != '/' ||
-        strncmp(file + dl + 1, MUSTER_SEG_PREFIX, strlen(MUSTER_SEG_PREFIX)) != 0)
+        strncmp(file + dl + 1, MUSTER_SEGMENT_PREFIX, strlen(MUSTER_SEGMENT_PREFIX)) != 0)
       continue;
     struct sd_seg *s = find_inode(l, makedev(maj, min), (ino_t)ino);
     if (s) add_holder(s, pid);
@@ -212,7 +211,7 @@ int sd_scan(const struct sd_opts *o, struct sd_list *l) {
 void sd_list_free(struct sd_list *l) {
   for (int i = 0; i < l->n; i++) {
     free(l->v[i].holders);
-    free(l->v[i].hdr);
+    free(l->v[i].view);
   }
   free(l->v);
   *l = (struct sd_list){0};

@@ -87,7 +87,7 @@ static int parse_args(int argc, char **argv, struct sd_opts *o) {
       return 2;
     }
   }
-  if (o->job && muster__segment_check_job(o->job) < 0) { /* the runtime's rule for job keys */
+  if (o->job && muster_segment_check_job(o->job) < 0) { /* the runtime's rule for job keys */
     fprintf(stderr, "shmdump: --job: %s\n(see shmdump --help)\n", muster_last_error());
     return 2;
   }

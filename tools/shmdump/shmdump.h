@@ -17,7 +17,7 @@
 #include <sys/types.h>
 
 #include "muster.h"
-#include "segment.h"
+#include "muster/segment.h" /* the public seam: shmdump reads no runtime internals */
 
 #define SD_PATH 512
 
@@ -52,7 +52,7 @@ struct sd_seg {
   char path[SD_PATH];      /* /dev/shm/NAME, or the link target (deleted)    */
   char open_path[SD_PATH]; /* what we open: /dev/shm/NAME or /proc/P/fd/N    */
   char name[256];          /* basename: muster.<uid>.<pidns>.<job>.<group>   */
-  struct muster_seg_name parsed; /* the name taken apart, if name_ok         */
+  muster_segment_name_t parsed; /* the name taken apart, if name_ok          */
   int name_ok;             /* the name is of this build's format             */
   int by_name;             /* found in the folder (so --clean may unlink it) */
   dev_t dev;
@@ -66,8 +66,7 @@ struct sd_seg {
   /* set by sd_decode */
   enum sd_state state;
   char reason[512];        /* why it is unreadable/corrupt/stuck/...         */
-  struct muster_seg_header *hdr; /* validated private snapshot, or NULL       */
-  size_t snap_len;
+  muster_segment_view_t *view; /* its validated contents, or NULL           */
   int creator_alive;        /* SD_ALIVE, SD_DEAD or SD_UNKNOWN               */
   int alive[MUSTER_MAX_RANKS];
   int removed;             /* --clean unlinked it                            */
@@ -97,9 +96,6 @@ const char *sd_alive_name(int alive); /* "alive", "DEAD", "unknown" */
 /* 1 if the segment's name says it belongs to another pid namespace than
  * ours (0 for names that do not say: another format) */
 int sd_other_pidns(const struct sd_seg *s);
-/* the rank's payload of the latest round it published (NULL if none) */
-const uint8_t *sd_latest_payload(const struct muster_seg_slot *sl, uint32_t *len,
-                                 uint32_t *gen);
 
 /* print.c */
 void sd_print_text(const struct sd_opts *o, const struct sd_list *l, double now_real_s);
