@@ -5,6 +5,9 @@ TEST_ENTRY(runner_killed_takes_test_along, 30)
 /* each test's own TMPDIR; a file left there fails it (test_runner.c) */
 TEST_ENTRY(runner_child_tmpdir, 10)
 TEST_ENTRY(runner_tmpdir_leak_fails_test, 30)
+/* a segment of the real naming left behind fails a test (test_segment_seam.c) */
+TEST_ENTRY(runner_child_leaks_segment, 10)
+TEST_ENTRY(runner_segment_leak_fails_test, 30)
 TEST_ENTRY(error_strerror_all_codes, 10)
 TEST_ENTRY(error_names_and_kinds, 10)
 /* the parser and the MUSTER_* variables (test_env.c) */
@@ -62,6 +65,10 @@ TEST_ENTRY(fault_storm, 300)
 /* segments: names, validation, refusing and reclaiming bad segments */
 TEST_ENTRY(segment_names, 10)
 TEST_ENTRY(segment_name_format, 10)
+/* the public seam, include/muster/segment.h (test_segment_seam.c) */
+TEST_ENTRY(segment_seam_names, 10)
+TEST_ENTRY(segment_seam_list, 10)
+TEST_ENTRY(segment_seam_view, 20)
 TEST_ENTRY(segment_name_needs_proc, 10)
 TEST_ENTRY(segment_validate_fields, 20)
 TEST_ENTRY(segment_refuse_bad, 20)
