@@ -127,6 +127,7 @@ FUNCS = (
     ("muster_shard_alloc", _i32, [ctypes.c_size_t, _P(_vp)]),
     ("muster_shard_free", None, [_vp]),
     ("muster_parse_seconds", _i32, [_str, _i32, _P(ctypes.c_double)]),
+    ("muster_segment_name_match", _i32, [_str, ctypes.c_uint, _str]),
 )
 
 
@@ -211,6 +212,24 @@ def timeout_seconds(lib, given: float | None) -> float:
     if lib.muster_parse_seconds(env.encode(), 1, ctypes.byref(out)) < 0:
         raise ValueError(f"MUSTER_TIMEOUT={env!r}: {last_error(lib)}")
     return out.value
+
+
+SEGMENT_DIR = "/dev/shm"          # MUSTER_SEGMENT_DIR (include/muster/segment.h)
+SEGMENT_MINE, SEGMENT_HERE = 0x1, 0x2  # MUSTER_SEGMENT_MINE, MUSTER_SEGMENT_HERE
+
+
+def job_segments(lib, job: str, folder: str = SEGMENT_DIR) -> list[str]:
+    """Paths of the segments of `job` and this uid in `folder`, of any pid
+    namespace and any group: what a test (or a rank in a container sharing
+    /dev/shm) leaked.  The names are judged by the runtime's own parser
+    (muster_segment_name_match, include/muster/segment.h: the format is
+    muster.<uid>.<pidns>.<job>.<group>) through ctypes rather than by a
+    Python copy of the rule: a copy drifts (the torch suite's glob lacked
+    <pidns> and matched nothing), and one that calls the C function needs
+    no test of its own to stay the same as it."""
+    want = lib.muster_segment_name_match
+    return sorted(os.path.join(folder, f) for f in os.listdir(folder)
+                  if want(os.fsencode(f), SEGMENT_MINE, job.encode()))
 
 
 def block_cols(lib, n: int, nranks: int, rank: int) -> tuple[int, int]:

@@ -7,7 +7,6 @@ in /dev/shm.
 """
 import os
 import pathlib
-import re
 import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
@@ -31,14 +30,13 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import muster_jax  # noqa: E402,F401
+from muster_jax import _lib, _runtime  # noqa: E402
 
 
 def job_segments():
-    """Segments of this session's job, of any pid namespace:
-    muster.<uid>.<pidns>.<job>.<group> (runtime/segment.h)."""
-    job = re.escape(os.environ["MUSTER_JOB"])
-    pat = re.compile(r"muster\.%d\.[0-9]+\.%s\." % (os.getuid(), job))
-    return ["/dev/shm/" + f for f in os.listdir("/dev/shm") if pat.match(f)]
+    """Segments of this session's job, of any pid namespace, as the
+    runtime's parser sees them (adapters/common/runtime.py job_segments)."""
+    return _runtime.job_segments(_lib.runtime(), os.environ["MUSTER_JOB"])
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,6 @@ in /dev/shm afterwards.
 """
 import os
 import pathlib
-import re
 import sys
 
 import pytest
@@ -24,16 +23,16 @@ sys.path.insert(0, str(REPO / "adapters" / "tensorflow"))
 
 import tensorflow as tf  # noqa: E402
 import muster_tf  # noqa: E402
+from muster_tf import _lib, _runtime  # noqa: E402
 
 NDEV = 4
 DEVICES = muster_tf.configure_cpu_devices(NDEV)
 
 
 def job_segments(job):
-    """Segments of job, of any pid namespace: muster.<uid>.<pidns>.<job>.<group>
-    (runtime/segment.h)."""
-    pat = re.compile(r"muster\.%d\.[0-9]+\.%s\." % (os.getuid(), re.escape(job)))
-    return ["/dev/shm/" + f for f in os.listdir("/dev/shm") if pat.match(f)]
+    """Segments of job, of any pid namespace, as the runtime's parser sees
+    them (adapters/common/runtime.py job_segments)."""
+    return _runtime.job_segments(_lib.runtime(), job)
 
 
 @pytest.fixture(autouse=True)
