@@ -102,7 +102,9 @@ typedef struct muster_group_opts {
 } muster_group_opts_t;
 
 /* Join group `name` as `rank` of `nranks`.  The segment
- * /dev/shm/muster.<uid>.<job>.<name> is created by whoever comes first
+ * /dev/shm/muster.<uid>.<pidns>.<job>.<name> (<pidns>: this process's pid
+ * namespace; muster/segment.h makes and parses these names, docs/runtime.md
+ * "Naming" documents them) is created by whoever comes first
  * (O_EXCL, mode 0600), attached by the others; a stale segment whose
  * creator and members are dead is reclaimed.  Every participant must pass
  * the same nranks (else MUSTER_EMISMATCH for all).  name: 1..MUSTER_MAX_NAME

@@ -14,7 +14,7 @@
  * '.', so the group name is everything after the fourth '.'.  Every process
  * of a group is in one pid namespace (processes of two namespaces that
  * share /dev/shm, containers, never meet in one segment).  docs/runtime.md
- * "Segment names" is the documentation of record.
+ * "Naming" is the documentation of record.
  *
  * Conventions: muster.h's (0 or a negative MUSTER_E* code).  The parsing
  * and matching functions never set muster_last_error(): scanners feed them

@@ -118,15 +118,25 @@ TEST_IMPL(solve_pidns_isolation) {
 
 /* ---- a child inherits its parent's cached group ------------------------ */
 
+/* 1 if a /proc/self/maps line maps a segment of ours of pid namespace ns
+ * (its name taken apart by the runtime's parser, muster/segment.h). */
+static int maps_segment_of(char *line, uint64_t ns) {
+  char *name = strstr(line, "/dev/shm/");
+  if (!name) return 0;
+  name += strlen("/dev/shm/");
+  name[strcspn(name, " \n")] = '\0'; /* drop " (deleted)" and the newline */
+  muster_segment_name_t n;
+  return muster_segment_name_parse(name, &n) == MUSTER_OK && n.uid == (uint32_t)getuid() &&
+         n.pidns == ns;
+}
+
 /* Mappings of /dev/shm segments of pid namespace ns in this process. */
 static int maps_of_pidns(uint64_t ns) {
-  char want[64], line[1024];
-  snprintf(want, sizeof want, "/dev/shm/muster.%u.%llu.", (unsigned)getuid(),
-           (unsigned long long)ns);
+  char line[1024];
   FILE *f = fopen("/proc/self/maps", "r");
   ASSERT(f != NULL);
   int n = 0;
-  while (fgets(line, sizeof line, f)) n += strstr(line, want) != NULL;
+  while (fgets(line, sizeof line, f)) n += maps_segment_of(line, ns);
   fclose(f);
   return n;
 }
