@@ -106,5 +106,12 @@ void test_data_path(char *out, size_t cap, const char *rel);
  * when it cannot load (no CUDA toolkit on this machine); any other load
  * failure fails the test. */
 void *test_provider_dlopen(const char *backend);
+/* Run this binary's runner on the tests named `name` with environment
+ * variable env set to 1 (so a child test knows to misbehave); its stdout
+ * and stderr into text[cap], NUL-terminated.  Returns its wait status. */
+int test_run_runner(const char *name, const char *env, char *text, size_t cap);
+/* The rest of the first line of text that holds prefix, after it, into
+ * out[cap] (the test fails when there is none). */
+void test_line_after(const char *text, const char *prefix, char *out, size_t cap);
 
 #endif

@@ -1,5 +1,6 @@
 /* tests/util.c - helpers shared by tests (see task.h). */
 #include <dirent.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <dlfcn.h>
 #include <limits.h>
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "muster/segment.h"
@@ -120,4 +122,43 @@ void *test_provider_dlopen(const char *backend) {
     ASSERT(getenv("MUSTER_TEST_NO_CUDA_LIBS") != NULL);
   }
   return h;
+}
+
+int test_run_runner(const char *name, const char *env, char *text, size_t cap) {
+  char self[PATH_MAX], log[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  ASSERT(n > 0 && cap > 1);
+  self[n] = '\0';
+  test_tmp_path(log, sizeof log, "runner.log");
+  pid_t runner = fork();
+  ASSERT(runner >= 0);
+  if (runner == 0) {
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) _exit(126);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    setenv(env, "1", 1);
+    execl(self, self, name, (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  ASSERT_EQ(waitpid(runner, &st, 0), runner);
+  int fd = open(log, O_RDONLY);
+  ASSERT(fd >= 0);
+  ssize_t len = read(fd, text, cap - 1);
+  close(fd);
+  unlink(log);
+  ASSERT(len > 0);
+  text[len] = '\0';
+  return st;
+}
+
+void test_line_after(const char *text, const char *prefix, char *out, size_t cap) {
+  const char *p = strstr(text, prefix);
+  ASSERT(p);
+  p += strlen(prefix);
+  size_t n = strcspn(p, "\n");
+  ASSERT(n < cap);
+  memcpy(out, p, n);
+  out[n] = '\0';
 }

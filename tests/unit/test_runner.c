@@ -85,44 +85,15 @@ TEST_IMPL(runner_child_tmpdir) {
 }
 
 TEST_IMPL(runner_tmpdir_leak_fails_test) {
-  char self[512], log[PATH_MAX], text[8192];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  ASSERT(n > 0);
-  self[n] = '\0';
-  test_tmp_path(log, sizeof log, "runner.log");
-  pid_t runner = fork();
-  ASSERT(runner >= 0);
-  if (runner == 0) {
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0) _exit(126);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    setenv("MUSTER_RUNNER_LEAK_TMP", "1", 1);
-    execl(self, self, "runner_child_tmpdir", (char *)NULL);
-    _exit(127);
-  }
-  int st;
-  ASSERT_EQ(waitpid(runner, &st, 0), runner);
-  int fd = open(log, O_RDONLY);
-  ASSERT(fd >= 0);
-  ssize_t len = read(fd, text, sizeof text - 1);
-  close(fd);
-  unlink(log);
-  ASSERT(len > 0);
-  text[len] = '\0';
+  char text[8192];
+  int st = test_run_runner("runner_child_tmpdir", "MUSTER_RUNNER_LEAK_TMP", text, sizeof text);
   ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1);
   ASSERT_STR_CONTAINS(text, "- runner_child_tmpdir (");
   ASSERT_STR_CONTAINS(text, "leaked temporary file (exit 0)");
   ASSERT_STR_CONTAINS(text, "0 passed, 1 failed");
   /* both leftovers named; the folder holding them is gone */
-  const char *left = strstr(text, "leaked temporary file: ");
-  ASSERT(left);
-  left += strlen("leaked temporary file: ");
   char dir[PATH_MAX];
-  size_t dl = strcspn(left, "\n");
-  ASSERT(dl < sizeof dir);
-  memcpy(dir, left, dl);
-  dir[dl] = '\0';
+  test_line_after(text, "leaked temporary file: ", dir, sizeof dir);
   ASSERT(strrchr(dir, '/'));
   *strrchr(dir, '/') = '\0';
   char want[PATH_MAX + 32];

@@ -25,9 +25,8 @@ static uint64_t self_ns(void) {
 TEST_IMPL(segment_seam_names) {
   char name[MUSTER_SEGMENT_NAME_MAX + 1], want[128];
   uint64_t ns = self_ns();
-  struct stat st;
-  ASSERT_EQ(stat("/proc/self/ns/pid", &st), 0);
-  ASSERT_EQ(ns, (uint64_t)st.st_ino);
+  struct stat pid_ns;
+  ASSERT(stat("/proc/self/ns/pid", &pid_ns) == 0 && ns == (uint64_t)pid_ns.st_ino);
   /* pidns 0: this process's; the name parses back to what made it */
   ASSERT_OK(muster_segment_name_format(name, sizeof name, 1234, 0, "j1", "potrs.17"));
   snprintf(want, sizeof want, "muster.1234.%llu.j1.potrs.17", (unsigned long long)ns);
@@ -179,43 +178,15 @@ TEST_IMPL(runner_child_leaks_segment) {
 }
 
 TEST_IMPL(runner_segment_leak_fails_test) {
-  char self[PATH_MAX], log[PATH_MAX], text[8192];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  ASSERT(n > 0);
-  self[n] = '\0';
-  test_tmp_path(log, sizeof log, "runner.log");
-  pid_t runner = fork();
-  ASSERT(runner >= 0);
-  if (runner == 0) {
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0) _exit(126);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    setenv("MUSTER_RUNNER_LEAK_SHM", "1", 1);
-    execl(self, self, "runner_child_leaks_segment", (char *)NULL);
-    _exit(127);
-  }
-  int st;
-  ASSERT_EQ(waitpid(runner, &st, 0), runner);
-  int fd = open(log, O_RDONLY);
-  ASSERT(fd >= 0);
-  ssize_t len = read(fd, text, sizeof text - 1);
-  close(fd);
-  unlink(log);
-  ASSERT(len > 0);
-  text[len] = '\0';
+  char text[8192];
+  int st = test_run_runner("runner_child_leaks_segment", "MUSTER_RUNNER_LEAK_SHM", text,
+                           sizeof text);
   ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1);
   ASSERT_STR_CONTAINS(text, "leaked /dev/shm segment (exit 0)");
   ASSERT_STR_CONTAINS(text, ".planted.0\n");
   /* the runner named it and removed it */
-  const char *path = strstr(text, "leaked segment: ");
-  ASSERT(path);
-  path += strlen("leaked segment: ");
   char leaked[PATH_MAX];
-  size_t pl = strcspn(path, "\n");
-  ASSERT(pl < sizeof leaked);
-  memcpy(leaked, path, pl);
-  leaked[pl] = '\0';
+  test_line_after(text, "leaked segment: ", leaked, sizeof leaked);
   ASSERT_EQ(muster_segment_name_match(strrchr(leaked, '/') + 1, MUSTER_SEGMENT_MINE, NULL), 1);
   ASSERT(access(leaked, F_OK) != 0);
   return 0;
