@@ -43,10 +43,13 @@ mp_libs() {
   echo "# cuSOLVERMp from $(basename "$whl")"
 }
 
-# job_left JOB: how many segments of job JOB, of any pid namespace
-# (muster.<uid>.<pidns>.<job>.<group>), are in /dev/shm
+# job_left JOB: how many segments of job JOB and our uid, of any pid
+# namespace, are in /dev/shm by name: shmdump's list (the runtime's parser,
+# include/muster/segment.h; no copy of the naming here), its by-name rows
+# ("by_name":true,"size":N,"owner_uid":U, in that order: print.c)
 job_left() {
-  ls -A /dev/shm | awk -F. -v u="$(id -u)" -v j="$1" '$1 == "muster" && $2 == u && $3 ~ /^[0-9]+$/ && $4 == j' | wc -l
+  "$build/bin/shmdump" --job "$1" --json |
+    grep -o "\"by_name\":true,\"size\":[0-9]*,\"owner_uid\":$(id -u)," | wc -l
 }
 
 # parts_from_args ARGS...: part_k, part_n (--part K/N, else 1/1), listing
