@@ -13,6 +13,7 @@ import ctypes
 import importlib.util
 import os
 import pathlib
+import subprocess
 
 import pytest
 
@@ -105,3 +106,16 @@ def test_each_conftest_leak_check_catches_real_names(fw, lib, planted, monkeypat
 def test_library_declares_the_matcher(lib):
     fn = lib.muster_segment_name_match
     assert fn.restype is ctypes.c_int and len(fn.argtypes) == 3
+
+
+def test_constants_match_the_header(tmp_path):
+    """runtime.py's SEGMENT_* are muster/segment.h's (as test_runtime_abi.py
+    checks muster.h's, in the torch suite)."""
+    src, exe = tmp_path / "seg.c", tmp_path / "seg"
+    src.write_text('#include <stdio.h>\n#include <muster/segment.h>\nint main(void) {\n'
+                   '  printf("%s %u %u\\n", MUSTER_SEGMENT_DIR, MUSTER_SEGMENT_MINE,'
+                   ' MUSTER_SEGMENT_HERE);\n  return 0;\n}\n')
+    subprocess.run(["gcc", "-std=gnu11", "-I", str(REPO / "include"), "-o", str(exe), str(src)],
+                   check=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
+    assert out == [runtime.SEGMENT_DIR, str(runtime.SEGMENT_MINE), str(runtime.SEGMENT_HERE)]
