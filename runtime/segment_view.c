@@ -26,7 +26,9 @@ size_t muster_segment_size(int nranks) {
 static void copy_payload(const struct muster_seg_slot *sl, muster_segment_rank_t *r) {
   int b = (int32_t)(sl->payload_gen[1] - sl->payload_gen[0]) > 0 ? 1 : 0;
   if (sl->payload_len[b] == 0 && sl->payload_len[!b] != 0) b = !b;
-  r->payload_len = sl->payload_len[b]; /* <= MUSTER_MAX_PAYLOAD: validated */
+  r->payload_len = sl->payload_len[b]; /* validated <= MUSTER_MAX_PAYLOAD; clamped
+                                          for a caller that passed a live mapping */
+  if (r->payload_len > MUSTER_MAX_PAYLOAD) r->payload_len = MUSTER_MAX_PAYLOAD;
   r->payload_round = sl->payload_gen[b];
   memcpy(r->payload, sl->payload[b], r->payload_len);
 }
@@ -127,7 +129,9 @@ int muster_segment_view(const void *bytes, size_t len, muster_segment_view_t *ou
   memset(out, 0, offsetof(muster_segment_view_t, ranks));
   copy_identity(&h, out);
   copy_state(&h, out);
-  for (int r = 0; r < h.nranks; r++) {
+  /* nranks was validated; the bounds hold even if a live mapping was passed */
+  for (int r = 0; r < out->nranks && r < MUSTER_MAX_RANKS && muster__segment_size(r + 1) <= len;
+       r++) {
     memcpy(&sl, (const char *)bytes + muster__segment_size(r), sizeof sl);
     copy_rank(&sl, &out->ranks[r]);
   }
