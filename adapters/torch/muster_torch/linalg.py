@@ -71,13 +71,15 @@ def solve(A, B, *, left=True, assume="gen", devices=None, tile=None, provider=No
 
     Shapes as torch.linalg.solve: A (*, n, n); B (*, n, k), or (*, n) (a
     batch of vectors: B 1-D, or B's shape A's without its last dimension);
-    batch dimensions broadcast.  Differs: no out=; a singular A raises
+    batch dimensions broadcast.  Differs: no out=; with left=False a vector
+    B is a row, x A = b (torch.linalg.solve rejects a vector there); a singular A raises
     torch.linalg.LinAlgError only where LU meets an exact zero pivot (as
     torch); assume="pos" raises it for A not positive definite.
     """
     _square("solve", A)
     pos = _assume("solve", assume)
-    vector = _batch.is_vector_rhs(A, B)
+    vector = isinstance(B, torch.Tensor) and _batch.is_vector_rhs(A, B)
+    _rows_match("solve", A, B, vector, left)
     if not left:  # X A = B  <=>  A^T X^T = B^T (a vector b is a row: x A = b)
         A, B = A.mT, (B if vector else B.mT)
     routine = _api.potrs if pos else _api.getrs
@@ -155,10 +157,12 @@ def lstsq(A, B, rcond=None, *, driver=None, devices=None, tile=None, provider=No
     muster's only driver is QR (gels, as torch's driver="gels"); driver must
     be None or "gels", and rcond is accepted and unused (it is for the
     rank-revealing drivers).  A (*, m, n) with m >= n, B (*, m, k), batch
-    dimensions broadcast.  What is filled:
-      solution: X (*, n, k).
+    dimensions broadcast (torch broadcasts B's only), or B (*, m) of
+    A.dim() - 1 dimensions: a batch of vectors (torch's rule).  What is
+    filled:
+      solution: X (*, n, k), or (*, n) for vectors.
       residuals: the squared residual norm of each column, ||A X - B||^2
-        (*, k), when m > n (as torch); computed as A X - B, so a residual
+        (*, k), or (*, 1) for vectors, when m > n (as torch); computed as A X - B, so a residual
         far below ||A|| ||X|| + ||B|| has only the digits left above that
         scale.  An empty tensor when m == n, as torch.
       rank: n in every batch element (int64): gels raises
@@ -167,24 +171,54 @@ def lstsq(A, B, rcond=None, *, driver=None, devices=None, tile=None, provider=No
         driver leaves it empty.
       singular_values: an empty tensor (as torch's "gels" and "gelsy").
     Differs: a wide A (m < n: torch's minimum-norm solution) raises
-    ValueError; no vector B (torch takes none either).
+    ValueError.
     """
     _square_or_tall(A)
     if driver not in (None, "gels"):
         raise ValueError(f"muster_torch.linalg.lstsq: driver={driver!r}: muster's least "
                          "squares is QR (\"gels\" or None)")
-    batch, A, B = _batch.broadcast("lstsq", A, B, vector=False)
+    vector = _lstsq_vector(A, B)
+    _rows_match("lstsq", A, B, vector)
+    batch, A, B = _batch.broadcast("lstsq", A, B, vector)
     x = _batch.each(lambda a, b: _api.gels(_shards(a, devices), b, tile=tile,
                                            provider=provider, timeout=timeout), batch, A, B)
     m, n = A.shape[-2:]
     real = A.real.dtype if A.is_complex() else A.dtype
     if m > n:
-        residuals = (A @ x - B).abs().pow(2).sum(-2)
+        r = (A @ x[..., None] - B[..., None]) if vector else (A @ x - B)
+        residuals = r.abs().pow(2).sum(-2)
     else:
         residuals = torch.empty((0,), dtype=real, device=A.device)
     rank = torch.full(batch, n, dtype=torch.int64, device=A.device)
     sv = torch.empty((0,), dtype=real, device=A.device)
     return torch.return_types.linalg_lstsq((x, residuals, rank, sv))
+
+
+def _lstsq_vector(a, b):
+    """torch.linalg.lstsq's rule: B is a (batch of) vector(s) when it has
+    one dimension less than A; otherwise as many."""
+    if not isinstance(b, torch.Tensor) or b.dim() not in (a.dim() - 1, a.dim()):
+        raise ValueError(f"muster_torch.linalg.lstsq: A has shape {tuple(a.shape)}, B "
+                         f"{tuple(getattr(b, 'shape', ()))}: B must have as many dimensions "
+                         "as A (*, m, k), or one less (*, m)")
+    return b.dim() == a.dim() - 1
+
+
+def _rows_match(name, a, b, vector, left=True):
+    """B is a tensor with A's rows (left) or columns (left=False), as the
+    equation needs."""
+    if not isinstance(b, torch.Tensor):
+        raise TypeError(f"muster_torch.linalg.{name}: B is a {type(b).__name__}, not a "
+                        "torch.Tensor")
+    if b.dim() < (1 if vector else 2):
+        raise ValueError(f"muster_torch.linalg.{name}: B has shape {tuple(b.shape)}: a "
+                         "vector (*, n) or a matrix (*, n, k)")
+    rows = b.shape[-1] if vector or not left else b.shape[-2]
+    if rows != a.shape[-2]:
+        eq = "A X = B" if left else "X A = B"
+        raise ValueError(f"muster_torch.linalg.{name}: A has shape {tuple(a.shape)}, B "
+                         f"{tuple(b.shape)}: {eq} needs B's {'rows' if left else 'columns'} "
+                         f"to be A's {a.shape[-2]} rows")
 
 
 def _square_or_tall(a):
