@@ -16,9 +16,9 @@ adapters), _lib (loading it; errors as exceptions), _buffers (work buffers,
 dtypes), _checks (dtype and shape checks), _solve (one call of the
 runtime), _ops (the custom ops and fake implementations), _grad (their
 derivatives), _vmap (their torch.func.vmap rules), _dist (process
-groups: group names, gathers), _api (the public functions), _batch (batch
-dimensions of linalg), linalg (torch.linalg's names: solve, eigh,
-eigvalsh, inv, lstsq, slogdet).
+groups: group names, gathers), _api (the public functions), linalg
+(torch.linalg's names: solve, eigh, eigvalsh, inv, lstsq, slogdet), with
+_batch (its batch dimensions) and _linalg_checks (its argument checks).
 """
 from . import _grad  # noqa: F401  (registers the derivatives)
 from . import _vmap  # noqa: F401  (registers the torch.func.vmap rules)

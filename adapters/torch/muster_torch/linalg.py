@@ -27,24 +27,7 @@ as torch does.  Gradients are those of the LAPACK-named ops (_grad.py).
 import torch
 
 from . import _api, _batch
-
-_ASSUME = ("gen", "pos")
-
-
-def _square(name, a):
-    if not isinstance(a, torch.Tensor):
-        raise TypeError(f"muster_torch.linalg.{name}: A is a {type(a).__name__}, not a "
-                        "torch.Tensor")
-    if a.dim() < 2 or a.shape[-1] != a.shape[-2]:
-        raise ValueError(f"muster_torch.linalg.{name}: A has shape {tuple(a.shape)}: a square "
-                         "matrix or a batch of them (*, n, n)")
-
-
-def _assume(name, assume):
-    if assume not in _ASSUME:
-        raise ValueError(f"muster_torch.linalg.{name}: assume={assume!r}: 'gen' (a general "
-                         "A) or 'pos' (Hermitian positive definite A)")
-    return assume == "pos"
+from . import _linalg_checks as checks
 
 
 def _shards(a, devices):
@@ -72,14 +55,14 @@ def solve(A, B, *, left=True, assume="gen", devices=None, tile=None, provider=No
     Shapes as torch.linalg.solve: A (*, n, n); B (*, n, k), or (*, n) (a
     batch of vectors: B 1-D, or B's shape A's without its last dimension);
     batch dimensions broadcast.  Differs: no out=; with left=False a vector
-    B is a row, x A = b (torch.linalg.solve rejects a vector there); a singular A raises
-    torch.linalg.LinAlgError only where LU meets an exact zero pivot (as
-    torch); assume="pos" raises it for A not positive definite.
+    B is a row, x A = b (torch.linalg.solve rejects a vector there).  As
+    torch, a singular A raises torch.linalg.LinAlgError where LU meets an
+    exact zero pivot; assume="pos" raises it for A not positive definite.
     """
-    _square("solve", A)
-    pos = _assume("solve", assume)
+    checks.square("solve", A)
+    pos = checks.is_pos("solve", assume)
     vector = isinstance(B, torch.Tensor) and _batch.is_vector_rhs(A, B)
-    _rows_match("solve", A, B, vector, left)
+    checks.rows_match("solve", A, B, vector, left)
     if not left:  # X A = B  <=>  A^T X^T = B^T (a vector b is a row: x A = b)
         A, B = A.mT, (B if vector else B.mT)
     routine = _api.potrs if pos else _api.getrs
@@ -100,8 +83,9 @@ def eigh(A, UPLO="L", *, devices=None, tile=None, provider=None, timeout=None):
     torch; they need not equal torch's.  Gradients as torch's (infinite at
     repeated eigenvalues).  Differs: no out=.
     """
-    _square("eigh", A)
-    a = _uplo("eigh", A, UPLO)
+    checks.square("eigh", A)
+    checks.uplo("eigh", UPLO)
+    a = A if UPLO == "L" else A.mH  # muster reads the lower triangle
     w, v = _batch.each(lambda m: _eigh_one(m, True, devices, tile, provider, timeout),
                        A.shape[:-2], a)
     return torch.return_types.linalg_eigh((w, v))
@@ -110,16 +94,11 @@ def eigh(A, UPLO="L", *, devices=None, tile=None, provider=None, timeout=None):
 def eigvalsh(A, UPLO="L", *, devices=None, tile=None, provider=None, timeout=None):
     """The eigenvalues of a Hermitian A, ascending: torch.linalg.eigvalsh
     (syevd without eigenvectors, unless A requires grad).  As eigh."""
-    _square("eigvalsh", A)
-    a = _uplo("eigvalsh", A, UPLO)
+    checks.square("eigvalsh", A)
+    checks.uplo("eigvalsh", UPLO)
+    a = A if UPLO == "L" else A.mH  # muster reads the lower triangle
     return _batch.each(lambda m: _eigh_one(m, False, devices, tile, provider, timeout),
                        A.shape[:-2], a)
-
-
-def _uplo(name, a, uplo):
-    if uplo not in ("L", "U"):
-        raise ValueError(f"muster_torch.linalg.{name}: UPLO={uplo!r}: 'L' or 'U'")
-    return a if uplo == "L" else a.mH
 
 
 def _eigh_one(a, vectors, devices, tile, provider, timeout):
@@ -138,8 +117,8 @@ def inv(A, *, assume="gen", devices=None, tile=None, provider=None, timeout=None
     then the inverse of the factor; reads A's lower triangle only): the
     result is Hermitian.  Differs: no out=.
     """
-    _square("inv", A)
-    if not _assume("inv", assume):
+    checks.square("inv", A)
+    if not checks.is_pos("inv", assume):
         eye = torch.eye(A.shape[-1], dtype=A.dtype, device=A.device)
         return solve(A, eye.expand(A.shape), devices=devices, tile=tile, provider=provider,
                      timeout=timeout)
@@ -173,12 +152,12 @@ def lstsq(A, B, rcond=None, *, driver=None, devices=None, tile=None, provider=No
     Differs: a wide A (m < n: torch's minimum-norm solution) raises
     ValueError.
     """
-    _square_or_tall(A)
+    checks.square_or_tall(A)
     if driver not in (None, "gels"):
         raise ValueError(f"muster_torch.linalg.lstsq: driver={driver!r}: muster's least "
                          "squares is QR (\"gels\" or None)")
-    vector = _lstsq_vector(A, B)
-    _rows_match("lstsq", A, B, vector)
+    vector = checks.lstsq_vector(A, B)
+    checks.rows_match("lstsq", A, B, vector)
     batch, A, B = _batch.broadcast("lstsq", A, B, vector)
     x = _batch.each(lambda a, b: _api.gels(_shards(a, devices), b, tile=tile,
                                            provider=provider, timeout=timeout), batch, A, B)
@@ -194,43 +173,6 @@ def lstsq(A, B, rcond=None, *, driver=None, devices=None, tile=None, provider=No
     return torch.return_types.linalg_lstsq((x, residuals, rank, sv))
 
 
-def _lstsq_vector(a, b):
-    """torch.linalg.lstsq's rule: B is a (batch of) vector(s) when it has
-    one dimension less than A; otherwise as many."""
-    if not isinstance(b, torch.Tensor) or b.dim() not in (a.dim() - 1, a.dim()):
-        raise ValueError(f"muster_torch.linalg.lstsq: A has shape {tuple(a.shape)}, B "
-                         f"{tuple(getattr(b, 'shape', ()))}: B must have as many dimensions "
-                         "as A (*, m, k), or one less (*, m)")
-    return b.dim() == a.dim() - 1
-
-
-def _rows_match(name, a, b, vector, left=True):
-    """B is a tensor with A's rows (left) or columns (left=False), as the
-    equation needs."""
-    if not isinstance(b, torch.Tensor):
-        raise TypeError(f"muster_torch.linalg.{name}: B is a {type(b).__name__}, not a "
-                        "torch.Tensor")
-    if b.dim() < (1 if vector else 2):
-        raise ValueError(f"muster_torch.linalg.{name}: B has shape {tuple(b.shape)}: a "
-                         "vector (*, n) or a matrix (*, n, k)")
-    rows = b.shape[-1] if vector or not left else b.shape[-2]
-    if rows != a.shape[-2]:
-        eq = "A X = B" if left else "X A = B"
-        raise ValueError(f"muster_torch.linalg.{name}: A has shape {tuple(a.shape)}, B "
-                         f"{tuple(b.shape)}: {eq} needs B's {'rows' if left else 'columns'} "
-                         f"to be A's {a.shape[-2]} rows")
-
-
-def _square_or_tall(a):
-    if not isinstance(a, torch.Tensor):
-        raise TypeError(f"muster_torch.linalg.lstsq: A is a {type(a).__name__}, not a "
-                        "torch.Tensor")
-    if a.dim() < 2 or a.shape[-2] < a.shape[-1]:
-        raise ValueError(f"muster_torch.linalg.lstsq: A has shape {tuple(a.shape)}: a matrix "
-                         "(*, m, n) with m >= n (muster has no minimum-norm solution of a "
-                         "wide A)")
-
-
 def slogdet(A, *, assume="gen", devices=None, tile=None, provider=None, timeout=None):
     """(sign, logabsdet) of det A: torch.linalg.slogdet, and its result type
     (torch.return_types.linalg_slogdet).
@@ -244,8 +186,8 @@ def slogdet(A, *, assume="gen", devices=None, tile=None, provider=None, timeout=
     raises torch.linalg.LinAlgError, where torch would return its sign.
     Differs: no out=.
     """
-    _square("slogdet", A)
-    if not _assume("slogdet", assume):
+    checks.square("slogdet", A)
+    if not checks.is_pos("slogdet", assume):
         raise NotImplementedError("muster_torch.linalg.slogdet: muster's log det is "
                                   "Cholesky's (assume='pos', Hermitian positive definite A); "
                                   "for a general A use torch.linalg.slogdet")
