@@ -2,8 +2,8 @@
 broadcast as torch.linalg's, one muster call per matrix) against
 torch.linalg, an empty batch, and torch.func.vmap of every op against a
 loop of single calls (one call per element when A is batched, ONE call when
-only B is: counted), with vmap over a dimension other than 0 and gradients
-through vmap."""
+only B is: counted), with vmap over a dimension other than 0, gradients
+through vmap, and torch.compile of linalg and vmap."""
 import pytest
 import torch
 
@@ -180,3 +180,25 @@ def test_gradients_through_vmap(gen):
         (loop(f, a2, b2, in_dims=in_dims).sin() ** 2).sum().backward()
         assert torch.allclose(a1.grad, a2.grad, atol=1e-12)
         assert torch.allclose(b1.grad, b2.grad, atol=1e-12)
+
+
+def test_compile(gen):
+    """torch.compile (aot_eager, fullgraph) of linalg on a batch, its result
+    types, and vmap inside the compiled function: traced through the ops'
+    fake implementations and vmap rules."""
+    n = 5
+    G = stack(lambda: tu.general(n, F64, gen), 2)
+    H = stack(lambda: tu.hpd(n, F64, gen), 2)
+    B = stack(lambda: tu.rhs(n, 2, F64, gen), 2)
+
+    @torch.compile(fullgraph=True, backend="aot_eager")
+    def f(g, h, b):
+        w, v = mt.linalg.eigh(h)
+        x = torch.func.vmap(lambda bb: mt.potrs(h[0], bb))(b)
+        return mt.linalg.solve(g, b), w, v, x
+
+    X, w, V, x = f(G, H, B)
+    assert torch.allclose(X, torch.linalg.solve(G, B))
+    assert torch.allclose(w, torch.linalg.eigvalsh(H))
+    assert torch.allclose(H @ V, V * w[:, None, :])
+    assert torch.allclose(H[0] @ x, B)
