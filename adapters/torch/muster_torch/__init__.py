@@ -15,10 +15,14 @@ Modules: _runtime (libmuster's C API in ctypes, shared with the other
 adapters), _lib (loading it; errors as exceptions), _buffers (work buffers,
 dtypes), _checks (dtype and shape checks), _solve (one call of the
 runtime), _ops (the custom ops and fake implementations), _grad (their
-derivatives), _dist (process groups: group names, gathers), _api (the
-public functions).
+derivatives), _vmap (their torch.func.vmap rules), _dist (process
+groups: group names, gathers), _api (the public functions), linalg
+(torch.linalg's names: solve, eigh, eigvalsh, inv, lstsq, slogdet), with
+_batch (its batch dimensions) and _linalg_checks (its argument checks).
 """
 from . import _grad  # noqa: F401  (registers the derivatives)
+from . import _vmap  # noqa: F401  (registers the torch.func.vmap rules)
+from . import linalg
 from ._api import (block_columns, cat_columns, gels, getrs, least_squares, lu_solve, potri,
                    potrs, split_columns, syevd)
 from ._dist import group_name
@@ -39,7 +43,7 @@ from ._lib import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "potrs", "potri", "syevd", "getrs", "gels", "lu_solve", "least_squares", "block_columns", "split_columns", "cat_columns", "group_name",
+    "linalg", "potrs", "potri", "syevd", "getrs", "gels", "lu_solve", "least_squares", "block_columns", "split_columns", "cat_columns", "group_name",
     "lib_dir", "strerror", "MusterError", "MusterLinAlgError", "MusterValueError",
     "MusterTimeoutError", "MusterRuntimeError", "MusterMemoryError", "MusterPermissionError",
     "MusterNotFoundError", "MusterNotImplementedError",

@@ -6,7 +6,8 @@ per case and "gpu_check MODE: N passed, M failed"; exits 1 if any failed.
                                 when there are 2, 2 GPUs): every op x dtype,
                                 residuals, results on the blocks' devices,
                                 inputs unchanged; the caller's stream is
-                                honoured; gradcheck; torch.compile; the
+                                honoured; muster_torch.linalg on a
+                                batch and vmap; gradcheck; torch.compile; the
                                 docs' py-gpu examples
   torchrun --nproc-per-node R gpu_check.py dist
                                 one process per GPU (gloo for CPU tensors,
@@ -111,6 +112,43 @@ def compile_gpu(ngpu, gen):
     tu.check_potrs(A, B * 2, cpu(X) - 1)
 
 
+def local_linalg(ngpu, dtype, gen):
+    """muster_torch.linalg on a batch of 2 matrices split over the GPUs,
+    against torch.linalg in double on the CPU; vmap of potrs with A shared."""
+    n, L = N // 2 + ngpu, mt.linalg
+    G = torch.stack([tu.general(n, dtype, gen) for _ in range(2)])
+    H = torch.stack([tu.hpd(n, dtype, gen) for _ in range(2)])
+    B = torch.stack([tu.rhs(n, 2, dtype, gen) for _ in range(2)])
+    wide = lambda t: t.to(torch.complex128 if t.is_complex() else torch.float64)  # noqa: E731
+    g, h, b, dev = G.to("cuda:0"), H.to("cuda:0"), B.to("cuda:0"), devices(ngpu)
+
+    def close(got, want, what, cond=10.0):
+        assert got.device == torch.device("cuda:0"), (what, got.device)
+        err = float((wide(cpu(got)) - wide(want)).abs().max()) / max(1.0, float(want.abs().max()))
+        assert err <= tu.tol(dtype, n, cond), (what, err, tu.tol(dtype, n, cond))
+
+    cg = float(torch.linalg.cond(wide(G)).max())
+    ch = float(torch.linalg.cond(wide(H)).max())
+    close(L.solve(g, b, devices=dev), torch.linalg.solve(wide(G), wide(B)), "solve", cg)
+    close(L.solve(h, b, assume="pos", devices=dev), torch.linalg.solve(wide(H), wide(B)),
+          "solve pos", ch)
+    close(L.inv(g, devices=dev), torch.linalg.inv(wide(G)), "inv", cg)
+    close(L.inv(h, assume="pos", devices=dev), torch.linalg.inv(wide(H)), "inv pos", ch)
+    w, V = L.eigh(h, devices=dev)
+    close(w, torch.linalg.eigvalsh(wide(H)), "eigh", float(H.abs().sum(-2).max()))
+    for i in range(2):
+        tu.check_syevd(H[i], cpu(w[i]), cpu(V[i]))
+    close(L.slogdet(h, assume="pos", devices=dev).logabsdet,
+          torch.linalg.slogdet(wide(H)).logabsdet, "slogdet", ch)
+    T = torch.stack([tu.tall(2 * n, n, dtype, gen) for _ in range(2)])
+    C = torch.stack([tu.rhs(2 * n, 2, dtype, gen) for _ in range(2)])
+    ct = float(torch.linalg.cond(wide(T)).max())
+    close(L.lstsq(T.to("cuda:0"), C.to("cuda:0"), devices=dev).solution,
+          torch.linalg.lstsq(wide(T), wide(C)).solution, "lstsq", ct + ct * ct)
+    x = torch.func.vmap(lambda bb: mt.potrs(mt.split_columns(h[0], dev), bb))(b)
+    close(x, torch.linalg.solve(wide(H[0]), wide(B)), "vmap potrs", ch)
+
+
 def doc_examples():
     sys.path.insert(0, str(HERE))
     import test_docs
@@ -133,6 +171,8 @@ def local():
     for k in ngpus:
         for dtype in tu.DTYPES:
             case(f"local {k}gpu {str(dtype)[6:]}", lambda: local_solves(k, dtype, gen))
+        for dtype in tu.DTYPES:
+            case(f"local {k}gpu linalg {str(dtype)[6:]}", lambda: local_linalg(k, dtype, gen))
         case(f"local {k}gpu gradcheck", lambda: gradcheck_gpu(k, gen))
         case(f"local {k}gpu compile", lambda: compile_gpu(k, gen))
     case("caller's stream", lambda: stream_is_honoured(gen))

@@ -1,8 +1,8 @@
 """One rank per process: 2 and 4 processes of a gloo process group
 (torch.multiprocessing, forkserver), each passing its own column block.
 Every op x dtype (getrs, gels and potrs's log det included), DTensor,
-the derivatives over the group, and two process
-groups at once, all checked inside the workers (torch_worker.py, scenario "solves")."""
+the derivatives over the group, two process
+groups at once, and torch.func.vmap over the group, all checked inside the workers (torch_worker.py, scenario "solves")."""
 import json
 import os
 import pathlib
@@ -74,7 +74,7 @@ CASES = [f"{op}.{str(d)[6:]}" for d in tu.DTYPES
          for op in ("potrs", "potri", "syevd", "logdet", "getrs", "gels")]
 
 
-@pytest.mark.parametrize("case", CASES + ["dtensor", "grad", "two_groups"])
+@pytest.mark.parametrize("case", CASES + ["dtensor", "grad", "two_groups", "vmap"])
 def test_processes(solved, case):
     nranks, seed, res = solved
     for r in range(nranks):

@@ -98,7 +98,27 @@ def _solves(rank, nranks, tmp, seed, pg):
     _case(out, "dtensor", lambda: _dtensor(rank, nranks, gen))
     _case(out, "grad", lambda: _grads(rank, nranks, gen, pg))
     _case(out, "two_groups", lambda: _two_groups(rank, nranks, gen, pg))
+    _case(out, "vmap", lambda: _vmap(rank, nranks, gen, pg))
     return out
+
+
+def _vmap(rank, nranks, gen, pg):
+    """torch.func.vmap over a process group: B batched with A shared (one
+    collective call), and A's blocks batched (one collective call per
+    element, every rank in the same order)."""
+    import torch
+    import muster_torch as mt
+    import torch_util as tu
+    n, f64 = 2 * nranks + 3, torch.float64
+    H = torch.stack([tu.hpd(n, f64, gen) for _ in range(3)])
+    B = torch.stack([tu.rhs(n, 2, f64, gen) for _ in range(3)])
+    c0, k = mt.block_columns(n, nranks, rank)
+    x = torch.func.vmap(lambda b: mt.potrs(H[0][:, c0:c0 + k], b, group=pg))(B)
+    for i in range(3):
+        tu.check_potrs(H[0], B[i], x[i])
+    x = torch.func.vmap(lambda a, b: mt.potrs(a, b, group=pg))(H[:, :, c0:c0 + k], B)
+    for i in range(3):
+        tu.check_potrs(H[i], B[i], x[i])
 
 
 def _two_groups(rank, nranks, gen, pg):
