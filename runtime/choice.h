@@ -51,7 +51,7 @@ typedef struct muster__choice {
   muster__cand_t c[MUSTER__CHOICE_MAX]; /* ranked: c[0] is the winner      */
   char forced[32];        /* the backend forced, "" when none                  */
   const char *forced_by;  /* "args.provider" or "MUSTER_PROVIDER"             */
-  char reason[MUSTER_MAX_REASON];
+  char reason[MUSTER_MAX_REASON_FULL];
   int held;               /* 1: the c[].p are referenced (muster__choose)      */
 } muster__choice_t;
 
@@ -60,6 +60,10 @@ typedef struct muster__choice {
  * c[0] can run the call (ch->reason says why it won); else ENOPROVIDER
  * (nothing can run it) or EUNSUPPORTED (the forced one cannot) with a
  * message listing each candidate and why not. */
+/* The reason src into dst (cap bytes), ending in "..." when it is cut:
+ * how every smaller copy of ch->reason is made (outcome, res.reason). */
+MUSTER_HIDDEN void muster__reason_copy(char *dst, size_t cap, const char *src);
+
 MUSTER_HIDDEN int muster__choice_rank(const muster__choice_in_t *in, const char *forced,
                                       const char *forced_by, muster__provider_t *const *provs,
                                       int n, muster__choice_t *ch);

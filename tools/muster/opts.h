@@ -7,6 +7,7 @@
 #ifndef MUSTER_CLI_OPTS_H
 #define MUSTER_CLI_OPTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The ranges every subcommand accepts for the options they share. */
@@ -31,6 +32,13 @@ int opt_gels_m(const char *who, int routine, int64_t m, const int64_t *ns, int n
 int64_t opt_gels_rows(int64_t m, int64_t n);
 /* A provider name (--provider): 0 or -1 after printing. */
 int opt_backend(const char *who, const char *opt, const char *v);
+
+/* The names of every routine / dtype, from muster/types.h's tables (the
+ * help is written from them, so it lists what the code takes), joined by
+ * sep: "potrs|potri|syevd|getrs|gels".  Returns buf. */
+const char *opt_routine_names(char *buf, size_t cap, const char *sep);
+const char *opt_dtype_names(char *buf, size_t cap, const char *sep);
+#define OPT_NAMES_CAP 128 /* enough for either list */
 
 /* Every MUSTER_* variable the CLI reads (runtime/env.h) and its test knobs
  * MUSTER_LAUNCH_TEST_STOP and _FORK_FAIL: 0, or -1 after printing
