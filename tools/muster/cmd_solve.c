@@ -221,6 +221,7 @@ static int run_local(cli_solve_t *c, int64_t nrhs) {
   } else {
     spec->on_rep = on_rep;
     started = sr_run(spec, m.A, m.B, &out, m.full, m.X, m.W, &xsame);
+    if (out.res.provider[0]) cli_whole_reason(spec, &out.res, pick.reason, sizeof pick.reason);
   }
   int rc = solve_report(c, nrhs, &m, &out, started, xsame, &pick);
   mats_free(&m);

@@ -36,8 +36,10 @@ typedef struct mats {
 int mats_make(const cli_solve_t *c, int64_t nrhs, mats_t *m);
 void mats_free(mats_t *m);
 
-/* What the run chose before it started: the provider, and the runtime's
- * whole reason for it (res.reason is cut to MUSTER_MAX_REASON bytes). */
+/* The provider the run chose before it started (before any shard exists:
+ * cli_choose_memory), and the reason the JSON shows: the runtime's whole
+ * reason for the provider that ran (cli_whole_reason; res.reason is cut to
+ * MUSTER_MAX_REASON bytes), or for the pick when nothing ran. */
 typedef struct pick {
   char provider[32];
   char reason[MUSTER_MAX_REASON_FULL];

@@ -137,12 +137,9 @@ static int64_t tile_of(const cli_solve_t *c, const sr_out_t *out) {
   return out->res.tile > 0 ? out->res.tile : c->spec.tile;
 }
 
-/* The whole reason of the provider that ran: the CLI's own choice (same
- * query, MUSTER_MAX_REASON_FULL bytes) when it picked that provider, else
- * the runtime's res.reason (cut to MUSTER_MAX_REASON). */
+/* The reason the JSON shows: pick's (solve_cli.h), else res.reason. */
 static const char *reason_of(const sr_out_t *out, const pick_t *pick) {
-  if (!out->res.provider[0]) return pick->reason;
-  return !strcmp(out->res.provider, pick->provider) && pick->reason[0] ? pick->reason : out->res.reason;
+  return pick->reason[0] ? pick->reason : out->res.reason;
 }
 
 static void print_json(const cli_solve_t *c, int64_t nrhs, const sr_out_t *out, const pick_t *pick,
