@@ -1,8 +1,10 @@
 /*
- * tools/muster/opts.h - option values of every subcommand, parsed by the
- * runtime's one parser (runtime/parse.h) and reported the same way: a bad
- * value prints "muster SUB: --opt: '<value>' is out of range 1..64" (the
- * parser's reason) on stderr, and the subcommand exits 2.
+ * tools/muster/opts.h - option values of every subcommand (the words are
+ * found by tools/common/cli_args.h), parsed by the runtime's one parser
+ * (runtime/parse.h) and reported the same way: a bad value prints the one
+ * line "muster SUB: --opt: '<value>' is out of range 1..64; see 'muster
+ * SUB --help'" (the parser's reason, cli_usage_error) on stderr, and the
+ * subcommand exits 2.
  */
 #ifndef MUSTER_CLI_OPTS_H
 #define MUSTER_CLI_OPTS_H
@@ -15,7 +17,7 @@
 #define OPT_MAX_DEVICE 4095   /* --devices entries                      */
 #define OPT_MAX_WARMUP 100    /* --warmup                               */
 
-/* 0 with *out set, or -1 after printing "<who>: <opt>: <why>". */
+/* 0 with *out set, or -1 after printing "<who>: <opt>: <why>; see ...". */
 int opt_i64(const char *who, const char *opt, const char *v, int64_t lo, int64_t hi,
             int64_t *out);
 int opt_int(const char *who, const char *opt, const char *v, int lo, int hi, int *out);
