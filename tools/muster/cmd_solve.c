@@ -220,7 +220,9 @@ static int run_local(cli_solve_t *c, int64_t nrhs) {
     snprintf(out.msg, sizeof out.msg, "%s", why);
   } else {
     spec->on_rep = on_rep;
+    if (spec->processes) prog_pause(); /* the ranks are forked single-threaded (progress.h) */
     started = sr_run(spec, m.A, m.B, &out, m.full, m.X, m.W, &xsame);
+    prog_resume();
     if (out.res.provider[0]) cli_whole_reason(spec, &out.res, pick.reason, sizeof pick.reason);
   }
   int rc = solve_report(c, nrhs, &m, &out, started, xsame, &pick);

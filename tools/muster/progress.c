@@ -55,6 +55,21 @@ static void *watch(void *arg) {
   return NULL;
 }
 
+void prog_pause(void) {
+  prog_t *p = P;
+  if (!p || !watching) return;
+  __atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
+  pthread_join(watcher, NULL);
+  watching = 0;
+}
+
+void prog_resume(void) {
+  prog_t *p = P;
+  if (!p || watching || p->mode != 0) return;
+  __atomic_store_n(&p->stop, 0, __ATOMIC_RELEASE);
+  watching = pthread_create(&watcher, NULL, watch, p) == 0;
+}
+
 int prog_start(const char *who, int mode) {
   if (mode < 0) return 0;
   prog_t *p = mmap(NULL, sizeof *p, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -82,11 +97,7 @@ void prog_phase(int phase, int rep, int reps) {
 void prog_stop(void) {
   prog_t *p = P;
   if (!p) return;
-  if (watching) {
-    __atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
-    pthread_join(watcher, NULL);
-    watching = 0;
-  }
+  prog_pause();
   P = NULL;
   munmap(p, sizeof *p);
 }
