@@ -263,8 +263,8 @@ TEST_IMPL(cli_solve_check_levels) {
   ASSERT(isfinite(json_number(r.out, "logdet_reference")));
   tool_result_free(&r);
   static const char *const routines[] = {"potri", "syevd"};
-  for (int i = 0; i < 2; i++) { /* n > 512: the default samples columns, full takes them all */
-    const char *const a[] = {"solve", routines[i], "--n", "600", "--ranks", "2", "--check", "full", "--json", NULL};
+  for (int i = 0; i < 2; i++) { /* n > 512 (potri), 256 (syevd): the default samples columns, full takes all */
+    const char *const a[] = {"solve", routines[i], "--n", "520", "--ranks", "2", "--check", "full", "--json", NULL};
     run(&r, "muster", a);
     ASSERT_EQ(r.exit_code, 0);
     ASSERT_STR_CONTAINS(r.out, "\"check\":\"full\"");
