@@ -55,15 +55,15 @@ typedef struct muster__choice {
   int held;               /* 1: the c[].p are referenced (muster__choose)      */
 } muster__choice_t;
 
+/* The reason src into dst (cap bytes), ending in "..." when it is cut:
+ * how every smaller copy of ch->reason is made (outcome, res.reason). */
+MUSTER_HIDDEN void muster__reason_copy(char *dst, size_t cap, const char *src);
+
 /* Rank the given providers for `in` (pure: takes no references, reads no
  * environment; `forced` as resolved by the caller, "" for none).  0 when
  * c[0] can run the call (ch->reason says why it won); else ENOPROVIDER
  * (nothing can run it) or EUNSUPPORTED (the forced one cannot) with a
  * message listing each candidate and why not. */
-/* The reason src into dst (cap bytes), ending in "..." when it is cut:
- * how every smaller copy of ch->reason is made (outcome, res.reason). */
-MUSTER_HIDDEN void muster__reason_copy(char *dst, size_t cap, const char *src);
-
 MUSTER_HIDDEN int muster__choice_rank(const muster__choice_in_t *in, const char *forced,
                                       const char *forced_by, muster__provider_t *const *provs,
                                       int n, muster__choice_t *ch);
