@@ -338,6 +338,9 @@ typedef struct muster_shard {
 } muster_shard_t;
 
 #define MUSTER_MAX_REASON 256 /* bytes of muster_solve_result_t.reason     */
+/* Bytes that hold any reason of muster_provider_choose whole; a reason cut
+ * to fit a smaller buffer (res.reason) ends in "...". */
+#define MUSTER_MAX_REASON_FULL 2048
 
 typedef struct muster_solve_result {
   int64_t info;          /* LAPACK-style: 0 ok; k > 0 e.g. leading minor k not
@@ -470,7 +473,8 @@ MUSTER_EXTERN int muster_providers_list(muster_provider_info_t *out, int cap);
  * be NULL when the facts are not known yet), exactly as a solve makes it
  * (docs/choice.md): want names a backend ("" or NULL: $MUSTER_PROVIDER,
  * else the expected fastest).  0 with the backend in name (cap bytes) and
- * why it won in reason (rcap bytes; may be NULL); MUSTER_ENOPROVIDER /
+ * why it won in reason (rcap bytes, MUSTER_MAX_REASON_FULL for all of it,
+ * "..." at the end when cut; may be NULL); MUSTER_ENOPROVIDER /
  * MUSTER_EUNSUPPORTED with a message naming every candidate and why not. */
 struct muster_provider_query;
 MUSTER_EXTERN int muster_provider_choose(const struct muster_provider_query *q, const char *want,

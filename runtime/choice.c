@@ -161,6 +161,13 @@ static void write_reason(muster__choice_t *ch) {
   if (used >= cap && cap > 4) memcpy(r + cap - 4, "...", 4);
 }
 
+void muster__reason_copy(char *dst, size_t cap, const char *src) {
+  if (!cap) return;
+  size_t len = strlen(src);
+  snprintf(dst, cap, "%s", src);
+  if (len >= cap && cap > 4) memcpy(dst + cap - 4, "...", 4);
+}
+
 /* The error when nothing can run the call, listing each candidate. */
 static int no_winner(const muster__choice_in_t *in, const muster__choice_t *ch) {
   const muster_provider_query_t *q = in->q;
@@ -309,7 +316,7 @@ static int provider_choose_call(const muster_provider_query_t *q, const char *wa
   int rc = muster__choose(&in, &ch);
   if (rc == 0) {
     snprintf(name, cap, "%s", ch.c[0].p->name);
-    if (reason && rcap) snprintf(reason, rcap, "%s", ch.reason);
+    if (reason && rcap) muster__reason_copy(reason, rcap, ch.reason);
   }
   muster__choice_done(&ch);
   return rc;

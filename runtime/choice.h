@@ -51,9 +51,13 @@ typedef struct muster__choice {
   muster__cand_t c[MUSTER__CHOICE_MAX]; /* ranked: c[0] is the winner      */
   char forced[32];        /* the backend forced, "" when none                  */
   const char *forced_by;  /* "args.provider" or "MUSTER_PROVIDER"             */
-  char reason[MUSTER_MAX_REASON];
+  char reason[MUSTER_MAX_REASON_FULL];
   int held;               /* 1: the c[].p are referenced (muster__choose)      */
 } muster__choice_t;
+
+/* The reason src into dst (cap bytes), ending in "..." when it is cut:
+ * how every smaller copy of ch->reason is made (outcome, res.reason). */
+MUSTER_HIDDEN void muster__reason_copy(char *dst, size_t cap, const char *src);
 
 /* Rank the given providers for `in` (pure: takes no references, reads no
  * environment; `forced` as resolved by the caller, "" for none).  0 when

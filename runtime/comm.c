@@ -180,7 +180,7 @@ static void decide(const muster__desc_t *const *ds, int R, decision_t *dec) {
   dec->status = muster__choose(&in, &ch);
   if (dec->status == 0) {
     snprintf(dec->provider, sizeof dec->provider, "%s", ch.c[0].p->name);
-    snprintf(dec->reason, sizeof dec->reason, "%s", ch.reason);
+    muster__reason_copy(dec->reason, sizeof dec->reason, ch.reason);
     dec->kind = ch.c[0].p->v->kind;
     /* its time for the kind mpi deadline: the choice asked its estimate
      * already (a forced one's too), so every rank gets it from here */

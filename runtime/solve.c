@@ -124,7 +124,7 @@ static int lead(call_t *c) {
     c->chosen = ch.c[0].p;
     muster__provider_ref(c->chosen);
     snprintf(c->out.provider, sizeof c->out.provider, "%s", c->chosen->name);
-    snprintf(c->out.reason, sizeof c->out.reason, "%s", ch.reason);
+    muster__reason_copy(c->out.reason, sizeof c->out.reason, ch.reason);
     c->out.kind = c->chosen->v->kind;
   }
   muster__choice_done(&ch);
@@ -274,7 +274,7 @@ static int choose_for_all(const muster__desc_t *const *ds, int R, muster__provid
     *out = ch.c[0].p;
     muster__provider_ref(*out);
     snprintf(o->provider, sizeof o->provider, "%s", (*out)->name);
-    snprintf(o->reason, sizeof o->reason, "%s", ch.reason);
+    muster__reason_copy(o->reason, sizeof o->reason, ch.reason);
   }
   muster__choice_done(&ch);
   return rc;

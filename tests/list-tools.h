@@ -44,3 +44,11 @@ TEST_ENTRY(cli_options_refuse_bad_numbers, 240)
 TEST_ENTRY(cli_env_refuse_bad_values, 120)
 TEST_ENTRY(cli_rendezvous_full_shm, 60) /* test_full_shm.c */
 TEST_ENTRY(cli_solve_full_shm, 60) /* test_full_shm.c */
+/* conventions every subcommand shares (test_cli_conventions.c) */
+TEST_ENTRY(cli_options_gnu_style, 60)
+TEST_ENTRY(cli_json_strings_utf8, 30)
+TEST_ENTRY(cli_json_reason_whole, 30)
+TEST_ENTRY(cli_solve_reports_tile, 30)
+TEST_ENTRY(cli_solve_check_levels, 90)
+TEST_ENTRY(cli_solve_progress_on_stderr, 30)
+TEST_ENTRY(cli_help_from_tables, 10)

@@ -134,7 +134,7 @@ TEST_IMPL(cli_providers_lists_refused_files) {
   setenv("MUSTER_PROVIDER_PATH", odd, 1);
   ASSERT_EQ(muster_cli(args, out, sizeof out), 0);
   ASSERT(json_valid(out));
-  ASSERT_STR_CONTAINS(out, "/odd\\u0001\\\"\\\\\\u00c3\\u00a9/potrs/testprov.so\"");
+  ASSERT_STR_CONTAINS(out, "/odd\\u0001\\\"\\\\\xc3\xa9/potrs/testprov.so\""); /* é as it is */
   setenv("MUSTER_PROVIDER_PATH", dir, 1);
   /* none usable: exit 1 */
   char link[400];
@@ -303,15 +303,17 @@ TEST_IMPL(cli_solve_gels_refusals) {
   return 0;
 }
 
-/* potrs --logdet: the log det the provider returned, within its tolerance
- * of check.c's independent Cholesky, in the JSON and the text. */
+/* potrs --logdet --check=full: the log det the provider returned, within
+ * its tolerance of check.c's independent Cholesky, in the JSON and the
+ * text; by default (--check=residual) within its O(n^2) Hadamard and
+ * Ostrowski bounds, no reference computed. */
 TEST_IMPL(cli_solve_potrs_logdet) {
   setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
   static const char *const cases[] = {
-      "solve potrs --logdet --n 41 --ranks 3 --mode threads --dtype f32 --json",
-      "solve potrs --logdet --n 41 --ranks 2 --mode processes --dtype f64 --nrhs 2 --json",
-      "solve potrs --logdet --n 33 --ranks 4 --mode processes --dtype c64 --json",
-      "solve potrs --logdet --n 33 --ranks 1 --mode threads --dtype c128 --json",
+      "solve potrs --logdet --n 41 --ranks 3 --mode threads --dtype f32 --check=full --json",
+      "solve potrs --logdet --n 41 --ranks 2 --mode processes --dtype f64 --nrhs 2 --check full --json",
+      "solve potrs --logdet --n 33 --ranks 4 --mode processes --dtype c64 --check=full --json",
+      "solve potrs --logdet --n 33 --ranks 1 --mode threads --dtype c128 --check=full --json",
   };
   char out[4096];
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -321,12 +323,24 @@ TEST_IMPL(cli_solve_potrs_logdet) {
     if (rc != 0) fprintf(stderr, "%s -> %d: %s\n", cases[i], rc, out);
     ASSERT_EQ(rc, 0);
     ASSERT_STR_CONTAINS(out, "\"ok\":true");
+    ASSERT_STR_CONTAINS(out, "\"check\":\"full\"");
     /* A = random Hermitian + n I: log det is about n log n, far from 0 */
     ASSERT(isfinite(got) && isfinite(ref) && ref > 10);
     ASSERT(fabs(got - ref) <= tol);
   }
-  ASSERT_EQ(muster_cli("solve potrs --logdet --n 20 --ranks 2", out, sizeof out), 0);
+  /* the default: bounds around it, no reference */
+  ASSERT_EQ(muster_cli("solve potrs --logdet --n 41 --ranks 2 --dtype c64 --json", out, sizeof out), 0);
+  ASSERT_STR_CONTAINS(out, "\"check\":\"residual\"");
+  ASSERT(strstr(out, "logdet_reference") == NULL);
+  double got = json_number(out, "logdet"), lo = json_number(out, "logdet_lower_bound"),
+         hi = json_number(out, "logdet_upper_bound");
+  ASSERT(isfinite(got) && isfinite(lo) && isfinite(hi) && lo < got && got < hi + 1e-3);
+  ASSERT_EQ(muster_cli("solve potrs --logdet --n 20 --ranks 2 --check=full", out, sizeof out), 0);
   ASSERT_STR_CONTAINS(out, "  logdet    ");
+  ASSERT_STR_CONTAINS(out, "(reference ");
+  ASSERT_STR_CONTAINS(out, "check     ok");
+  ASSERT_EQ(muster_cli("solve potrs --logdet --n 20 --ranks 2", out, sizeof out), 0);
+  ASSERT_STR_CONTAINS(out, "(bounds ");
   ASSERT_STR_CONTAINS(out, "check     ok");
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
   return 0;

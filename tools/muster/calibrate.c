@@ -25,6 +25,7 @@
 #include "check.h"
 #include "choose.h"
 #include "cli.h"
+#include "cli_args.h"
 #include "opts.h"
 
 #define WHO "muster bench --calibrate"
@@ -55,61 +56,78 @@ static int usage(FILE *f) {
   return f == stderr ? 2 : 0;
 }
 
+enum { O_HELP, O_H, O_CALIBRATE, O_PROVIDER, O_ROUTINE, O_DTYPE, O_N, O_RANKS, O_NRHS, O_MODE, O_REPS,
+       O_WARMUP, O_OUT, O_DEVICES };
+static const cli_opt_t opts[] = {{"--help", 0},  {"-h", 0},      {"--calibrate", 0}, {"--provider", 1},
+                                 {"--routine", 1}, {"--dtype", 1}, {"--n", 1},         {"--ranks", 1},
+                                 {"--nrhs", 1},  {"--mode", 1},  {"--reps", 1},      {"--warmup", 1},
+                                 {"--out", 1},   {"--devices", 1}};
+
+/* An int list option into out[]: its count, or -1 after printing. */
+static int int_list(const char *a, const char *v, int64_t lo, int64_t hi, int *out, int cap) {
+  int64_t tmp[MUSTER_MAX_RANKS > MAX_POINTS ? MUSTER_MAX_RANKS : MAX_POINTS];
+  int k = opt_i64_list(WHO, a, v, lo, hi, tmp, cap);
+  for (int j = 0; j < k; j++) out[j] = (int)tmp[j];
+  return k;
+}
+
+/* Option k with value v into c (--dtype and --mode into *dtypes, *mode):
+ * 0, or 2 after printing why. */
+static int option(int k, const char *v, cal_t *c, const char **dtypes, const char **mode) {
+  const char *a = opts[k].name;
+  switch (k) {
+  case O_CALIBRATE: return 0;
+  case O_PROVIDER: c->spec.provider = v; return opt_backend(WHO, a, v) < 0 ? 2 : 0;
+  case O_ROUTINE:
+    if (muster_routine_from_name(v, &c->spec.routine) != 0) return cli_usage_error(WHO, "%s", muster_last_error());
+    if (c->spec.routine == MUSTER_GELS)
+      return cli_usage_error(WHO, "--routine gels: a cost table row ('routine dtype ndevices n nrhs seconds') "
+                             "has no m, the rows of gels's A, so it cannot hold gels's times; potrs, potri, "
+                             "syevd, getrs");
+    return 0;
+  case O_DTYPE: *dtypes = v; return 0;
+  case O_N: return (c->nn = opt_i64_list(WHO, a, v, 1, OPT_MAX_N, c->ns, MAX_POINTS)) < 0 ? 2 : 0;
+  case O_RANKS: return (c->nranks = int_list(a, v, 1, MUSTER_MAX_RANKS, c->ranks, MAX_POINTS)) < 0 ? 2 : 0;
+  case O_NRHS: return opt_i64(WHO, a, v, 1, OPT_MAX_N, &c->spec.nrhs) < 0 ? 2 : 0;
+  case O_MODE: *mode = v; return 0;
+  case O_REPS: return opt_int(WHO, a, v, 1, SR_MAX_REPS, &c->spec.reps) < 0 ? 2 : 0;
+  case O_WARMUP: return opt_int(WHO, a, v, 0, OPT_MAX_WARMUP, &c->spec.warmup) < 0 ? 2 : 0;
+  case O_OUT: c->out = v; return 0;
+  case O_DEVICES: {
+    int n = int_list(a, v, 0, OPT_MAX_DEVICE, c->spec.devices, MUSTER_MAX_RANKS);
+    c->spec.ndevices = n < 0 ? 0 : n;
+    return n < 0 ? 2 : 0;
+  }
+  }
+  return 2;
+}
+
 /* 0, 2 (usage error, printed) or -1 (--help printed). */
 static int parse(int argc, char **argv, cal_t *c) {
-  int64_t tmp[MAX_POINTS];
   const char *dtypes = "f64", *mode = "threads";
   c->spec = (sr_spec_t){.routine = MUSTER_POTRS, .nrhs = 1, .reps = 5, .warmup = 1};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--calibrate")) continue;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(stdout), -1;
-    if (!v) return fprintf(stderr, "muster bench --calibrate: %s needs a value\n", a), usage(stderr);
-    i++;
-    int bad = 0;
-    if (!strcmp(a, "--provider")) c->spec.provider = v, bad = opt_backend(WHO, a, v) < 0;
-    else if (!strcmp(a, "--routine")) {
-      if (muster_routine_from_name(v, &c->spec.routine) != 0) return usage(stderr);
-      if (c->spec.routine == MUSTER_GELS) {
-        fprintf(stderr, "%s: --routine gels: a cost table row ('routine dtype ndevices n nrhs seconds') has "
-                "no m, the rows of gels's A, so it cannot hold gels's times; potrs, potri, syevd, getrs\n", WHO);
-        return 2;
-      }
-    } else if (!strcmp(a, "--dtype")) dtypes = v;
-    else if (!strcmp(a, "--n")) bad = (c->nn = opt_i64_list(WHO, a, v, 1, OPT_MAX_N, c->ns, MAX_POINTS)) < 0;
-    else if (!strcmp(a, "--ranks")) {
-      bad = (c->nranks = opt_i64_list(WHO, a, v, 1, MUSTER_MAX_RANKS, tmp, MAX_POINTS)) < 0;
-      for (int j = 0; j < c->nranks; j++) c->ranks[j] = (int)tmp[j];
-    } else if (!strcmp(a, "--nrhs")) bad = opt_i64(WHO, a, v, 1, OPT_MAX_N, &c->spec.nrhs) < 0;
-    else if (!strcmp(a, "--mode")) mode = v;
-    else if (!strcmp(a, "--reps")) bad = opt_int(WHO, a, v, 1, SR_MAX_REPS, &c->spec.reps) < 0;
-    else if (!strcmp(a, "--warmup")) bad = opt_int(WHO, a, v, 0, OPT_MAX_WARMUP, &c->spec.warmup) < 0;
-    else if (!strcmp(a, "--out")) c->out = v;
-    else if (!strcmp(a, "--devices")) {
-      int k = opt_i64_list(WHO, a, v, 0, OPT_MAX_DEVICE, tmp, MUSTER_MAX_RANKS);
-      bad = k < 0;
-      for (int j = 0; j < k; j++) c->spec.devices[j] = (int)tmp[j];
-      c->spec.ndevices = k < 0 ? 0 : k;
-    } else {
-      fprintf(stderr, "%s: unknown option %s\n", WHO, a);
-      return usage(stderr);
-    }
-    if (bad) return 2;
+  cli_args_t args;
+  cli_args_init(&args, WHO, argc, argv);
+  const char *v;
+  for (int k; (k = cli_args_next(&args, opts, (int)(sizeof opts / sizeof opts[0]), &v)) != CLI_END;) {
+    if (k == CLI_ERROR) return 2;
+    if (k == CLI_OPERAND) return cli_usage_error(WHO, "unexpected argument '%s'", v);
+    if (k == O_HELP || k == O_H) return usage(stdout), -1;
+    if (option(k, v, c, &dtypes, &mode)) return 2;
   }
   for (const char *s = dtypes; *s && c->ndtypes < 4;) {
     char name[8];
     size_t l = strcspn(s, ",");
     snprintf(name, sizeof name, "%.*s", (int)(l < 7 ? l : 7), s);
-    if (muster_dtype_from_name(name, &c->dtypes[c->ndtypes++]) != 0) return usage(stderr);
+    if (muster_dtype_from_name(name, &c->dtypes[c->ndtypes++]) != 0)
+      return cli_usage_error(WHO, "--dtype: %s", muster_last_error());
     s += l + (s[l] == ',');
   }
   if (!c->nn) c->nn = opt_i64_list(WHO, "--n", "256,512,1024,2048", 1, OPT_MAX_N, c->ns, MAX_POINTS);
   if (!c->nranks) c->nranks = 1, c->ranks[0] = 2;
   c->spec.processes = !strcmp(mode, "processes");
-  if (!c->spec.provider || !c->out || (strcmp(mode, "threads") && strcmp(mode, "processes"))) {
-    fprintf(stderr, "%s: needs --provider and --out, and --mode threads or processes\n", WHO);
-    return usage(stderr);
-  }
+  if (!c->spec.provider || !c->out || (strcmp(mode, "threads") && strcmp(mode, "processes")))
+    return cli_usage_error(WHO, "needs --provider and --out, and --mode threads or processes");
   return 0;
 }
 

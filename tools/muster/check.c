@@ -179,24 +179,63 @@ double chk_logdet_tolerance(muster_dtype_t t, int64_t n, double ref) {
   return chk_tolerance(t, n) * ((double)n + fabs(ref));
 }
 
-/* Columns to check: all when n <= full, else 32 spread over [0, n). */
-static int64_t sample(int64_t n, int64_t full, int64_t k, int64_t *count) {
-  if (n <= full) {
-    *count = n;
-    return k;
+#define SAMPLE_COLS 32 /* columns the sampled checks take when n is large */
+
+const char *chk_level_name(chk_level_t l) {
+  return l == CHK_NONE ? "none" : l == CHK_FULL ? "full" : "residual";
+}
+
+int chk_level_from_name(const char *s, chk_level_t *out) {
+  for (int l = CHK_NONE; l <= CHK_FULL; l++)
+    if (!strcmp(s, chk_level_name((chk_level_t)l))) {
+      *out = (chk_level_t)l;
+      return 0;
+    }
+  return -1;
+}
+
+int64_t chk_level_columns(chk_level_t l, muster_routine_t r, int64_t n) {
+  /* below these sizes every column is cheap: the check is O(n^3) but small */
+  int64_t all_up_to = r == MUSTER_SYEVD ? 256 : 512;
+  return l == CHK_FULL || n <= all_up_to ? n : SAMPLE_COLS;
+}
+
+void chk_logdet_bounds(muster_dtype_t t, int64_t n, const void *a, int64_t lda, double *lo, double *hi) {
+  double l = 0, h = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double d = creal(chk_get(t, a, lda, i, i)), r = 0;
+    for (int64_t j = 0; j < n; j++)
+      if (j != i) r += cabs(chk_get(t, a, lda, i, j));
+    h += log(d);
+    l += d > r ? log(d - r) : -INFINITY;
   }
-  *count = 32;
-  return (k * (n - 1)) / 31;
+  *lo = l;
+  *hi = h;
+}
+
+/* Column k of `cols` spread over [0, n): all of them when cols >= n. */
+static int64_t spread(int64_t n, int64_t cols, int64_t k, int64_t *count) {
+  if (cols >= n || cols < 2) {
+    *count = cols >= n ? n : 1;
+    return cols >= n ? k : 0;
+  }
+  *count = cols;
+  return (k * (n - 1)) / (cols - 1);
 }
 
 double chk_potri(muster_dtype_t t, int64_t n, const void *a, int64_t lda, const void *inv,
                  int64_t ldi) {
+  return chk_potri_cols(t, n, a, lda, inv, ldi, chk_level_columns(CHK_RESIDUAL, MUSTER_POTRI, n));
+}
+
+double chk_potri_cols(muster_dtype_t t, int64_t n, const void *a, int64_t lda, const void *inv,
+                      int64_t ldi, int64_t cols) {
   double complex *y = malloc((size_t)n * sizeof *y);
   if (!y) return INFINITY;
   double na = norm_f(t, n, n, a, lda), worst = 0;
   int64_t count = 0;
   for (int64_t k = 0; k == 0 || k < count; k++) {
-    int64_t j = sample(n, 512, k, &count);
+    int64_t j = spread(n, cols, k, &count);
     matvec(t, n, a, lda, inv, ldi, j, y);
     double r2 = 0, c2 = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -215,6 +254,11 @@ double chk_potri(muster_dtype_t t, int64_t n, const void *a, int64_t lda, const 
 
 double chk_syevd(muster_dtype_t t, int64_t n, const void *a, int64_t lda, const void *v,
                  int64_t ldv, const void *w) {
+  return chk_syevd_cols(t, n, a, lda, v, ldv, w, chk_level_columns(CHK_RESIDUAL, MUSTER_SYEVD, n));
+}
+
+double chk_syevd_cols(muster_dtype_t t, int64_t n, const void *a, int64_t lda, const void *v,
+                      int64_t ldv, const void *w, int64_t cols) {
   double worst = 0, na = norm_f(t, n, n, a, lda);
   for (int64_t i = 1; i < n; i++)
     if (!(chk_get_real(t, w, i) >= chk_get_real(t, w, i - 1))) return INFINITY; /* ascending */
@@ -230,10 +274,14 @@ double chk_syevd(muster_dtype_t t, int64_t n, const void *a, int64_t lda, const 
   }
   double complex *y = malloc((size_t)n * sizeof *y);
   if (!y) return INFINITY;
-  int64_t count = 0, cols[32 > 256 ? 32 : 256];
+  int64_t count = 0, *picked = malloc((size_t)(cols < n ? cols : n) * sizeof *picked);
+  if (!picked) {
+    free(y);
+    return INFINITY;
+  }
   for (int64_t k = 0; k == 0 || k < count; k++) {
-    int64_t j = sample(n, 256, k, &count);
-    cols[k] = j;
+    int64_t j = spread(n, cols, k, &count);
+    picked[k] = j;
     matvec(t, n, a, lda, v, ldv, j, y);
     double lj = chk_get_real(t, w, j), r2 = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -249,11 +297,12 @@ double chk_syevd(muster_dtype_t t, int64_t n, const void *a, int64_t lda, const 
     for (int64_t q = p; q < count; q++) {
       double complex d = 0;
       for (int64_t i = 0; i < n; i++)
-        d += conj(chk_get(t, v, ldv, i, cols[p])) * chk_get(t, v, ldv, i, cols[q]);
+        d += conj(chk_get(t, v, ldv, i, picked[p])) * chk_get(t, v, ldv, i, picked[q]);
       double res = cabs(d - (p == q ? 1.0 : 0.0));
       if (!isfinite(res)) res = INFINITY;
       if (res > worst) worst = res;
     }
   free(y);
+  free(picked);
   return worst;
 }

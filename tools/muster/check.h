@@ -77,14 +77,42 @@ double chk_logdet_hpd(muster_dtype_t t, int64_t n, const void *a, int64_t lda);
  * relative error of O(n eps) for the well-conditioned test matrices. */
 double chk_logdet_tolerance(muster_dtype_t t, int64_t n, double ref);
 
+/* How much `muster solve` checks (--check): nothing; the O(n^2)-per-rhs
+ * residuals (potri and syevd on 32 columns spread over A when n is large,
+ * log det against bounds); or in full (every column of potri and syevd,
+ * log det against an independent O(n^3) Cholesky).  The tolerances are the
+ * same at every level (chk_routine_tolerance, chk_logdet_tolerance). */
+typedef enum chk_level { CHK_NONE = 0, CHK_RESIDUAL = 1, CHK_FULL = 2 } chk_level_t;
+/* "none", "residual", "full" */
+const char *chk_level_name(chk_level_t l);
+/* 0 with *out, or -1 for a name that is none of them */
+int chk_level_from_name(const char *s, chk_level_t *out);
+/* The columns of potri's and syevd's checks at level l for n (n: all). */
+int64_t chk_level_columns(chk_level_t l, muster_routine_t r, int64_t n);
+
+/* log det A of a strictly diagonally dominant Hermitian positive definite
+ * A lies in [*lo, *hi], in O(n^2): Hadamard's inequality (det A <= prod
+ * a_ii) above, Ostrowski's (det A >= prod (a_ii - r_i), r_i the sum of
+ * |a_ij| off the diagonal of row i) below; *lo is -INFINITY when A is not
+ * strictly dominant.  The default check of potrs --logdet (the random test
+ * matrices are dominant); --check=full compares with chk_logdet_hpd. */
+void chk_logdet_bounds(muster_dtype_t t, int64_t n, const void *a, int64_t lda, double *lo, double *hi);
+
 /* potri: max over sampled columns j of ||A inv_j - e_j|| / (||A||_F ||inv_j||)  (all
  * columns when n <= 512) */
 double chk_potri(muster_dtype_t t, int64_t n, const void *a, int64_t lda, const void *inv,
                  int64_t ldi);
+/* The same on `cols` columns spread over [0, n) (all when cols >= n). */
+double chk_potri_cols(muster_dtype_t t, int64_t n, const void *a, int64_t lda, const void *inv,
+                      int64_t ldi, int64_t cols);
 /* syevd: max(||A v_j - l_j v_j|| / ||A||_F, |v_i^H v_j - d_ij|) over sampled j
  * (all when n <= 256), and w ascending; vectors NULL: only the eigenvalue
  * sum against trace(A) and ordering. */
 double chk_syevd(muster_dtype_t t, int64_t n, const void *a, int64_t lda, const void *v,
                  int64_t ldv, const void *w);
+/* The same on `cols` columns spread over [0, n) (all when cols >= n; the
+ * orthonormality check is O(cols^2 n)). */
+double chk_syevd_cols(muster_dtype_t t, int64_t n, const void *a, int64_t lda, const void *v,
+                      int64_t ldv, const void *w, int64_t cols);
 
 #endif

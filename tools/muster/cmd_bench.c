@@ -22,6 +22,7 @@
 #include "bench.h"
 #include "check.h"
 #include "cli.h"
+#include "cli_args.h"
 #include "opts.h"
 #include "solve_run.h"
 
@@ -40,8 +41,9 @@ void bench_register(bench_mode_t *m) {
 const bench_mode_t *bench_modes(void) { return modes; }
 
 static int usage(FILE *f) {
+  char routines[OPT_NAMES_CAP], dtypes[OPT_NAMES_CAP];
   fprintf(f,
-          "usage: muster bench [--routine potrs|potri|syevd|getrs|gels] [--dtype f32|f64|c64|c128]\n"
+          "usage: muster bench [--routine %s] [--dtype %s]\n"
           "                    [--n 1024,2048,4096] [--m M] [--ranks 2] [--nrhs 1] [--reps 5] [--warmup 1]\n"
           "                    [--modes NAME,NAME] [--seed 42] [--provider lapack|auto|NAME] [--json]\n"
           "  --provider: the muster modes' provider (default lapack; auto: the runtime's choice)\n"
@@ -52,7 +54,8 @@ static int usage(FILE *f) {
           "                    table: see `muster bench --calibrate --help`)\n"
           "ranges: --n 1..32 sizes of 1..65536, --m 1..65536, --ranks 1..64, --nrhs 1..65536, --reps 1..64,\n"
           "        --warmup 0..100, --seed 0..18446744073709551615\n"
-          "modes:\n");
+          "options take their value as --opt V or --opt=V\n"
+          "modes:\n", opt_routine_names(routines, sizeof routines, "|"), opt_dtype_names(dtypes, sizeof dtypes, "|"));
   for (const bench_mode_t *m = modes; m; m = m->next)
     fprintf(f, "  %-20s %s%s\n", m->name, m->what, m->baseline ? " [baseline]" : "");
   return f == stderr ? 2 : 0;
@@ -104,7 +107,7 @@ static int check_modes(const char *list) {
       fprintf(stderr, "; the modes are");
       for (const bench_mode_t *m = modes; m; m = m->next)
         fprintf(stderr, "%s %s", m == modes ? "" : ",", m->name);
-      fprintf(stderr, "\n");
+      fprintf(stderr, "; see '%s --help'\n", WHO); /* the one-line form of cli_usage_error */
       return -1;
     }
     if (!e) return 0;
@@ -149,6 +152,13 @@ typedef struct row {
   char err[300];
 } row_t;
 
+enum { O_HELP, O_H, O_JSON, O_ROUTINE, O_DTYPE, O_M, O_N, O_MODES, O_RANKS, O_NRHS, O_REPS, O_WARMUP,
+       O_SEED, O_PROVIDER };
+static const cli_opt_t opts[] = {{"--help", 0}, {"-h", 0},       {"--json", 0},   {"--routine", 1},
+                                 {"--dtype", 1}, {"--m", 1},     {"--n", 1},      {"--modes", 1},
+                                 {"--ranks", 1}, {"--nrhs", 1},  {"--reps", 1},   {"--warmup", 1},
+                                 {"--seed", 1},  {"--provider", 1}};
+
 int cmd_bench(int argc, char **argv) {
   bench_problem_t p = {.routine = MUSTER_POTRS, .dtype = MUSTER_F64, .nrhs = 1, .ranks = 2,
                        .reps = 5, .warmup = 1, .provider = "lapack"};
@@ -160,48 +170,36 @@ int cmd_bench(int argc, char **argv) {
   int json = 0;
   for (int i = 1; i < argc; i++)
     if (!strcmp(argv[i], "--calibrate")) return cmd_calibrate(argc, argv);
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(stdout);
-    if (!strcmp(a, "--json")) {
-      json = 1;
-      continue;
-    }
-    if (!v) {
-      fprintf(stderr, "muster bench: %s needs a value\n", a);
-      return usage(stderr);
-    }
-    i++;
+  cli_args_t args;
+  cli_args_init(&args, WHO, argc, argv);
+  const char *v;
+  for (int k; (k = cli_args_next(&args, opts, (int)(sizeof opts / sizeof opts[0]), &v)) != CLI_END;) {
+    if (k == CLI_ERROR) return 2;
+    if (k == CLI_OPERAND) return cli_usage_error(WHO, "unexpected argument '%s'", v);
+    if (k == O_HELP || k == O_H) return usage(stdout);
+    const char *a = opts[k].name;
     int bad = 0;
-    if (!strcmp(a, "--routine") || !strcmp(a, "--dtype")) {
-      bad = !strcmp(a, "--routine") ? muster_routine_from_name(v, &p.routine) != 0
-                                     : muster_dtype_from_name(v, &p.dtype) != 0;
-      if (bad) fprintf(stderr, "%s: %s: %s\n", WHO, a, muster_last_error());
-    } else if (!strcmp(a, "--m")) {
-      bad = opt_i64(WHO, a, v, 1, OPT_MAX_N, &m_opt) < 0;
-    } else if (!strcmp(a, "--n")) {
-      bad = (nn = opt_i64_list(WHO, a, v, 1, OPT_MAX_N, ns, BENCH_MAX_SIZES)) < 0;
-    } else if (!strcmp(a, "--modes")) {
-      mlist = v;
-      bad = check_modes(v) < 0;
-    } else if (!strcmp(a, "--ranks")) {
-      bad = opt_int(WHO, a, v, 1, MUSTER_MAX_RANKS, &p.ranks) < 0;
-    } else if (!strcmp(a, "--nrhs")) {
-      bad = opt_i64(WHO, a, v, 1, OPT_MAX_N, &p.nrhs) < 0;
-    } else if (!strcmp(a, "--reps")) {
-      bad = opt_int(WHO, a, v, 1, BENCH_MAX_REPS, &p.reps) < 0;
-    } else if (!strcmp(a, "--warmup")) {
-      bad = opt_int(WHO, a, v, 0, OPT_MAX_WARMUP, &p.warmup) < 0;
-    } else if (!strcmp(a, "--seed")) {
-      bad = opt_u64(WHO, a, v, &seed) < 0;
-    } else if (!strcmp(a, "--provider")) {
+    switch (k) {
+    case O_JSON: json = 1; break;
+    case O_ROUTINE:
+    case O_DTYPE:
+      bad = k == O_ROUTINE ? muster_routine_from_name(v, &p.routine) != 0 : muster_dtype_from_name(v, &p.dtype) != 0;
+      if (bad) cli_usage_error(WHO, "%s: %s", a, muster_last_error());
+      break;
+    case O_M: bad = opt_i64(WHO, a, v, 1, OPT_MAX_N, &m_opt) < 0; break;
+    case O_N: bad = (nn = opt_i64_list(WHO, a, v, 1, OPT_MAX_N, ns, BENCH_MAX_SIZES)) < 0; break;
+    case O_MODES: mlist = v, bad = check_modes(v) < 0; break;
+    case O_RANKS: bad = opt_int(WHO, a, v, 1, MUSTER_MAX_RANKS, &p.ranks) < 0; break;
+    case O_NRHS: bad = opt_i64(WHO, a, v, 1, OPT_MAX_N, &p.nrhs) < 0; break;
+    case O_REPS: bad = opt_int(WHO, a, v, 1, BENCH_MAX_REPS, &p.reps) < 0; break;
+    case O_WARMUP: bad = opt_int(WHO, a, v, 0, OPT_MAX_WARMUP, &p.warmup) < 0; break;
+    case O_SEED: bad = opt_u64(WHO, a, v, &seed) < 0; break;
+    case O_PROVIDER:
       bad = strcmp(v, "auto") && opt_backend(WHO, a, v) < 0;
       p.provider = strcmp(v, "auto") ? v : NULL;
-    } else {
-      fprintf(stderr, "muster bench: unknown option %s\n", a);
-      bad = 1;
+      break;
     }
-    if (bad) return usage(stderr);
+    if (bad) return 2;
   }
   if (opt_gels_m(WHO, p.routine, m_opt, ns, nn) < 0) return 2;
   row_t rows[256];

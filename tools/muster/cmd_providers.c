@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "json_str.h"
 #include "muster.h"
 #include "muster/provider.h"
@@ -72,17 +73,21 @@ static void json_list(unsigned mask, int lo, int hi, const char *(*name)(int)) {
 
 int cmd_providers(int argc, char **argv) {
   int json = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      printf("usage: muster providers [--json]\n"
-             "  lists the providers on MUSTER_PROVIDER_PATH (default: <lib>/muster/providers),\n"
-             "  loading each to ask whether it can run here.\n");
-      return 0;
-    } else {
-      fprintf(stderr, "muster providers: unknown option %s\n", argv[i]);
-      return 2;
+  static const cli_opt_t opts[] = {{"--help", 0}, {"-h", 0}, {"--json", 0}};
+  cli_args_t args;
+  cli_args_init(&args, "muster providers", argc, argv);
+  const char *v;
+  for (int k; (k = cli_args_next(&args, opts, 3, &v)) != CLI_END;) {
+    if (k == CLI_ERROR) return 2;
+    if (k == CLI_OPERAND) return cli_usage_error("muster providers", "unexpected argument '%s'", v);
+    if (k == 2) {
+      json = 1;
+      continue;
     }
+    printf("usage: muster providers [--json]\n"
+           "  lists the providers on MUSTER_PROVIDER_PATH (default: <lib>/muster/providers),\n"
+           "  loading each to ask whether it can run here.\n");
+    return 0;
   }
   muster_provider_info_t info[64];
   int n = muster_providers_list(info, 64);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "opts.h"
 #include "muster/parse.h"
 #include "rendezvous.h"
@@ -51,23 +52,12 @@ static void usage(FILE *f) {
   fprintf(f, usage_text, RV_MAX_SPAWN, MUSTER_MAX_RANKS, RV_MAX_ROUNDS, MUSTER_MAX_PAYLOAD);
 }
 
-static int bad_usage(const char *fmt, const char *arg) {
-  fprintf(stderr, "muster rendezvous: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n(see muster rendezvous --help)\n");
-  return 2;
-}
-
 #define WHO "muster rendezvous"
 
-/* An option's integer value in [lo, hi] (v NULL: it had none); 0, or 2
- * after printing why. */
+/* An option's integer value in [lo, hi]; 0, or 2 after printing why. */
 static int int_option(const char *opt, const char *v, long lo, long hi, long *out) {
   int64_t x;
-  if (opt_i64(WHO, opt, v, lo, hi, &x) < 0) {
-    fprintf(stderr, "(see muster rendezvous --help)\n");
-    return 2;
-  }
+  if (opt_i64(WHO, opt, v, lo, hi, &x) < 0) return 2;
   *out = (long)x;
   return 0;
 }
@@ -92,61 +82,54 @@ static int parse_corrupt(const char *inj, struct rv_config *c) {
   c->corrupt_kind = kind ? RV_PTHREAD : RV_MUSTER;
   return 0;
 bad:
-  return bad_usage("MUSTER_RENDEZVOUS_TEST_CORRUPT must be RANK,ROUND[,baseline], got '%s'", inj);
+  return cli_usage_error(WHO, "MUSTER_RENDEZVOUS_TEST_CORRUPT must be RANK,ROUND[,baseline], got '%s'", inj);
 }
 
-/* Accepts "--name value" and "--name=value"; returns the value or NULL. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name, int *matched) {
-  size_t n = strlen(name);
-  *matched = 0;
-  if (strncmp(argv[*i], name, n) != 0) return NULL;
-  if (argv[*i][n] == '=') {
-    *matched = 1;
-    return argv[*i] + n + 1;
+enum { O_HELP, O_H, O_JSON, O_BASELINE, O_RANKS, O_MODE, O_ROUNDS, O_WARMUP, O_CYCLES, O_PAYLOAD };
+static const cli_opt_t opts[] = {{"--help", 0},   {"-h", 0},         {"--json", 0},   {"--baseline", 0},
+                                 {"--ranks", 1},  {"--mode", 1},     {"--rounds", 1}, {"--warmup", 1},
+                                 {"--cycles", 1}, {"--payload", 1}};
+
+/* Option k with value v into c (cycles apart); 0 or 2. */
+static int option(int k, const char *v, struct rv_config *c, long *cycles) {
+  long x = 0;
+  const char *a = opts[k].name;
+  switch (k) {
+  case O_JSON: c->json = 1; return 0;
+  case O_BASELINE: c->baseline = 1; return 0;
+  case O_RANKS: if (int_option(a, v, 1, RV_MAX_SPAWN, &x)) return 2; c->ranks = (int)x; return 0;
+  case O_ROUNDS: if (int_option(a, v, 1, RV_MAX_ROUNDS, &x)) return 2; c->rounds = x; return 0;
+  case O_WARMUP: if (int_option(a, v, 0, RV_MAX_ROUNDS, &x)) return 2; c->warmup = x; return 0;
+  case O_CYCLES: return int_option(a, v, 0, RV_MAX_ROUNDS, cycles);
+  case O_PAYLOAD:
+    if (int_option(a, v, 1, MUSTER_MAX_PAYLOAD, &x)) return 2;
+    c->payload = (size_t)x;
+    return 0;
+  case O_MODE:
+    if (!strcmp(v, "threads")) c->mode = RV_THREADS;
+    else if (!strcmp(v, "processes")) c->mode = RV_PROCESSES;
+    else return cli_usage_error(WHO, "--mode must be threads or processes, got '%s'", v);
+    return 0;
   }
-  if (argv[*i][n] != '\0') return NULL;
-  *matched = 1;
-  if (*i + 1 >= argc) return NULL;
-  return argv[++*i];
+  return 2;
 }
 
+/* 0, 1 (--help printed) or 2 (bad usage, printed). */
 static int parse_args(int argc, char **argv, struct rv_config *c) {
   long cycles = -1;
   *c = (struct rv_config){.ranks = 2, .mode = RV_THREADS, .rounds = 1000, .warmup = 20,
                           .payload = 64};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v;
-    int m;
-    long x;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+  cli_args_t args;
+  cli_args_init(&args, WHO, argc, argv);
+  const char *v;
+  for (int k; (k = cli_args_next(&args, opts, (int)(sizeof opts / sizeof opts[0]), &v)) != CLI_END;) {
+    if (k == CLI_ERROR) return 2;
+    if (k == CLI_OPERAND) return cli_usage_error(WHO, "unexpected argument '%s'", v);
+    if (k == O_HELP || k == O_H) {
       usage(stdout);
       return 1;
-    } else if (!strcmp(a, "--json")) {
-      c->json = 1;
-    } else if (!strcmp(a, "--baseline")) {
-      c->baseline = 1;
-    } else if ((v = opt_value(argc, argv, &i, "--ranks", &m)) || m) {
-      if (int_option("--ranks", v, 1, RV_MAX_SPAWN, &x)) return 2;
-      c->ranks = (int)x;
-    } else if ((v = opt_value(argc, argv, &i, "--mode", &m)) || m) {
-      if (v && !strcmp(v, "threads")) c->mode = RV_THREADS;
-      else if (v && !strcmp(v, "processes")) c->mode = RV_PROCESSES;
-      else return bad_usage("--mode must be threads or processes, got '%s'", v ? v : "");
-    } else if ((v = opt_value(argc, argv, &i, "--rounds", &m)) || m) {
-      if (int_option("--rounds", v, 1, RV_MAX_ROUNDS, &x)) return 2;
-      c->rounds = x;
-    } else if ((v = opt_value(argc, argv, &i, "--warmup", &m)) || m) {
-      if (int_option("--warmup", v, 0, RV_MAX_ROUNDS, &x)) return 2;
-      c->warmup = x;
-    } else if ((v = opt_value(argc, argv, &i, "--cycles", &m)) || m) {
-      if (int_option("--cycles", v, 0, RV_MAX_ROUNDS, &x)) return 2;
-      cycles = x;
-    } else if ((v = opt_value(argc, argv, &i, "--payload", &m)) || m) {
-      if (int_option("--payload", v, 1, MUSTER_MAX_PAYLOAD, &x)) return 2;
-      c->payload = (size_t)x;
-    } else {
-      return bad_usage("unknown argument '%s'", a);
     }
+    if (option(k, v, c, &cycles)) return 2;
   }
   c->cycles = cycles >= 0 ? cycles : c->rounds;
   /* tests prove that a wrong read is caught (docs/cli.md) */

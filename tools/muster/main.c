@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "opts.h"
 #include "out_close.h"
 #include "muster.h"
@@ -12,16 +13,18 @@ static const struct {
   int (*fn)(int, char **);
   const char *usage;
 } cmds[] = {
+    /* usage: a printf format of %1$s the routines ("a|b"), %2$s the dtypes */
     {"solve", cmd_solve,
-     "solve ROUTINE --n N [--m M] --ranks R --mode threads|processes --dtype f32|f64|c64|c128\n"
-     "        [--tile T] [--nrhs K] [--provider NAME] [--devices LIST] [--seed S] [--logdet] [--json]\n"
-     "        run one collective solve (potrs, potri, syevd, getrs, gels: m x n A, --m default\n"
-     "        2n; potrs --logdet: also log det A) on a random matrix and check it\n"
+     "solve ROUTINE --n N [--m M] --ranks R --mode threads|processes --dtype %2$s\n"
+     "        [--tile T] [--nrhs K] [--provider NAME] [--devices LIST] [--seed S] [--logdet]\n"
+     "        [--check none|residual|full] [--quiet|--progress] [--json]\n"
+     "        run one collective solve (ROUTINE %1$s; gels: m x n A, --m\n"
+     "        default 2n; potrs --logdet: also log det A) on a random matrix and check it\n"
      "  mpirun -np R muster solve ROUTINE --launcher mpi|auto [--n N] [--dtype T] ...\n"
      "        the same with each MPI rank one participant, on any node (collective providers)"},
     {"providers", cmd_providers, "providers [--json]\n        list providers found, their routines, dtypes, availability"},
     {"bench", cmd_bench,
-     "bench [--routine potrs|potri|syevd|getrs|gels] [--m M] [--help]\n"
+     "bench [--routine %1$s] [--m M] [--help]\n"
      "        benchmarks against LAPACKE (see `muster bench --help`)\n"
      "  bench --calibrate --provider NAME --routine R [--n LIST] [--ranks LIST] --out FILE\n"
      "        measure NAME's cost table for the engine choice (docs/choice.md)"},
@@ -31,17 +34,26 @@ static const struct {
 };
 
 static void usage(FILE *f) {
+  char routines[OPT_NAMES_CAP], dtypes[OPT_NAMES_CAP];
+  opt_routine_names(routines, sizeof routines, "|");
+  opt_dtype_names(dtypes, sizeof dtypes, "|");
   fprintf(f, "usage: muster SUBCOMMAND [options]   (muster %d.%d.%d)\n\nsubcommands:\n",
           MUSTER_VERSION_MAJOR, MUSTER_VERSION_MINOR, MUSTER_VERSION_PATCH);
-  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) fprintf(f, "  %s\n", cmds[i].usage);
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    fputs("  ", f);
+    fprintf(f, cmds[i].usage, routines, dtypes);
+    fputc('\n', f);
+  }
+  fputs("  options take their value as --opt V or --opt=V; -- ends the options\n", f);
   fprintf(f,
           "\nenvironment (unset: the default; set but empty or malformed: exit 2):\n"
           "  MUSTER_PROVIDER_PATH  1..16 provider folders separated by ':', none empty, each\n"
           "                        at most 3800 bytes (default: <lib>/muster/providers)\n"
           "  MUSTER_PROVIDER       force a backend: NAME, and/or ROUTINE=NAME entries separated\n"
-          "                        by ',' (ROUTINE potrs|potri|syevd, each once; NAME 1..31 of\n"
-          "                        [A-Za-z0-9._-]), e.g. lapack,syevd=cusolvermg; else each\n"
-          "                        call goes to the provider expected fastest (docs/choice.md)\n"
+          "                        by ',' (ROUTINE %s, each once;\n"
+          "                        NAME 1..31 of [A-Za-z0-9._-]), e.g. lapack,syevd=cusolvermg;\n"
+          "                        else each call goes to the provider expected fastest\n"
+          "                        (docs/choice.md)\n"
           "  MUSTER_COST_PATH      1..16 folders separated by ':', none empty, searched first for\n"
           "                        <backend>.cost tables\n"
           "  MUSTER_MPI_LIB        libmpi to dlopen for the MPI bootstrap, the only one tried\n"
@@ -72,14 +84,22 @@ static void usage(FILE *f) {
           "  MUSTER_LAUNCH_TEST_FORK_FAIL  tests only: the rank (0..1023) whose fork fails\n"
           "                        (EAGAIN), in processes mode\n"
           "\nexit status: 0 on success; 1 on a failed check or runtime error, or when a rank's\n"
-          "process died (processes mode); 2 on bad usage (an option or variable).\n"
-          "docs: docs/cli.md, docs/runtime.md, docs/choice.md, docs/bootstrap.md, docs/troubleshooting.md\n");
+          "process died (processes mode); 2 on bad usage (an option or variable: one line\n"
+          "on stderr).\n"
+          "docs: docs/cli.md, docs/runtime.md, docs/choice.md, docs/bootstrap.md, docs/troubleshooting.md\n",
+          routines);
 }
 
 static int run(int argc, char **argv) {
-  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-    usage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+  if (argc < 2) {
+    char names[128] = "";
+    for (size_t i = 0, used = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+      used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", cmds[i].name);
+    return cli_usage_error("muster", "which SUBCOMMAND (%s)?", names);
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return 0;
   }
   if (!strcmp(argv[1], "--version")) {
     printf("muster %d.%d.%d\n", MUSTER_VERSION_MAJOR, MUSTER_VERSION_MINOR, MUSTER_VERSION_PATCH);
@@ -91,9 +111,7 @@ static int run(int argc, char **argv) {
     if (opt_check_env() < 0) return 2;
     return cmds[i].fn(argc - 1, argv + 1);
   }
-  fprintf(stderr, "muster: unknown subcommand '%s'\n", argv[1]);
-  usage(stderr);
-  return 2;
+  return cli_usage_error("muster", "unknown subcommand '%.200s'", argv[1]);
 }
 
 int main(int argc, char **argv) {

@@ -1,12 +1,15 @@
 /*
- * tools/muster/opts.h - option values of every subcommand, parsed by the
- * runtime's one parser (runtime/parse.h) and reported the same way: a bad
- * value prints "muster SUB: --opt: '<value>' is out of range 1..64" (the
- * parser's reason) on stderr, and the subcommand exits 2.
+ * tools/muster/opts.h - option values of every subcommand (the words are
+ * found by tools/common/cli_args.h), parsed by the runtime's one parser
+ * (runtime/parse.h) and reported the same way: a bad value prints the one
+ * line "muster SUB: --opt: '<value>' is out of range 1..64; see 'muster
+ * SUB --help'" (the parser's reason, cli_usage_error) on stderr, and the
+ * subcommand exits 2.
  */
 #ifndef MUSTER_CLI_OPTS_H
 #define MUSTER_CLI_OPTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The ranges every subcommand accepts for the options they share. */
@@ -14,7 +17,7 @@
 #define OPT_MAX_DEVICE 4095   /* --devices entries                      */
 #define OPT_MAX_WARMUP 100    /* --warmup                               */
 
-/* 0 with *out set, or -1 after printing "<who>: <opt>: <why>". */
+/* 0 with *out set, or -1 after printing "<who>: <opt>: <why>; see ...". */
 int opt_i64(const char *who, const char *opt, const char *v, int64_t lo, int64_t hi,
             int64_t *out);
 int opt_int(const char *who, const char *opt, const char *v, int lo, int hi, int *out);
@@ -31,6 +34,13 @@ int opt_gels_m(const char *who, int routine, int64_t m, const int64_t *ns, int n
 int64_t opt_gels_rows(int64_t m, int64_t n);
 /* A provider name (--provider): 0 or -1 after printing. */
 int opt_backend(const char *who, const char *opt, const char *v);
+
+/* The names of every routine / dtype, from muster/types.h's tables (the
+ * help is written from them, so it lists what the code takes), joined by
+ * sep: "potrs|potri|syevd|getrs|gels".  Returns buf. */
+const char *opt_routine_names(char *buf, size_t cap, const char *sep);
+const char *opt_dtype_names(char *buf, size_t cap, const char *sep);
+#define OPT_NAMES_CAP 128 /* enough for either list */
 
 /* Every MUSTER_* variable the CLI reads (runtime/env.h) and its test knobs
  * MUSTER_LAUNCH_TEST_STOP and _FORK_FAIL: 0, or -1 after printing

@@ -230,6 +230,7 @@ static int rank_run(shared_t *sh, int rank, int device, int setup_rc) {
       fail(o, rc);
       goto out;
     }
+    if (rank == 0 && s->on_rep) s->on_rep(rep + s->warmup + 1, s->warmup + s->reps);
     double t0 = now_s();
     rc = muster_solve(g, &args, &shard, &o->res);
     if (rep >= 0) {

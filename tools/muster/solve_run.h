@@ -41,6 +41,9 @@ typedef struct sr_spec {
   int ndevices;         /* cuda: entries of devices[]; 0: rank r on GPU
                            r % cudaGetDeviceCount()          */
   int devices[MUSTER_MAX_RANKS]; /* rank r on GPU devices[r % ndevices] */
+  /* NULL, or called by rank 0 (in its own process in processes mode)
+   * before solve i of n (1-based; warmup ones first) */
+  void (*on_rep)(int i, int n);
 } sr_spec_t;
 
 typedef struct sr_out {

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "out_close.h"
+#include "cli_args.h"
 #include "shmdump.h"
 
 static const char usage_text[] =
@@ -61,36 +62,28 @@ static double now_real(void) {
 }
 
 static int parse_args(int argc, char **argv, struct sd_opts *o) {
+  enum { O_HELP, O_H, O_JSON, O_CLEAN, O_JOB, O_DIR };
+  static const cli_opt_t opts[] = {{"--help", 0},  {"-h", 0},    {"--json", 0},
+                                   {"--clean", 0}, {"--job", 1}, {"--dir", 1}};
   *o = (struct sd_opts){.dir = "/dev/shm"};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+  cli_args_t args;
+  cli_args_init(&args, "shmdump", argc, argv);
+  const char *v;
+  for (int k; (k = cli_args_next(&args, opts, (int)(sizeof opts / sizeof opts[0]), &v)) != CLI_END;) {
+    if (k == CLI_ERROR) return 2;
+    if (k == CLI_OPERAND) return cli_usage_error("shmdump", "unexpected argument '%s'", v);
+    if (k == O_HELP || k == O_H) {
       fputs(usage_text, stdout);
       return 1;
-    } else if (!strcmp(a, "--json")) {
-      o->json = 1;
-    } else if (!strcmp(a, "--clean")) {
-      o->clean = 1;
-    } else if (!strcmp(a, "--job") || !strcmp(a, "--dir")) {
-      if (i + 1 >= argc || !argv[i + 1][0]) {
-        fprintf(stderr, "shmdump: %s needs a value\n(see shmdump --help)\n", a);
-        return 2;
-      }
-      if (!strcmp(a, "--job")) o->job = argv[++i];
-      else o->dir = argv[++i];
-    } else if (!strncmp(a, "--job=", 6) && a[6]) {
-      o->job = a + 6;
-    } else if (!strncmp(a, "--dir=", 6) && a[6]) {
-      o->dir = a + 6;
-    } else {
-      fprintf(stderr, "shmdump: unknown argument '%s'\n(see shmdump --help)\n", a);
-      return 2;
     }
+    if ((k == O_JOB || k == O_DIR) && !v[0]) return cli_usage_error("shmdump", "option '%s' needs a value", opts[k].name);
+    if (k == O_JSON) o->json = 1;
+    else if (k == O_CLEAN) o->clean = 1;
+    else if (k == O_JOB) o->job = v;
+    else o->dir = v;
   }
-  if (o->job && muster_segment_check_job(o->job) < 0) { /* the runtime's rule for job keys */
-    fprintf(stderr, "shmdump: --job: %s\n(see shmdump --help)\n", muster_last_error());
-    return 2;
-  }
+  if (o->job && muster_segment_check_job(o->job) < 0) /* the runtime's rule for job keys */
+    return cli_usage_error("shmdump", "--job: %s", muster_last_error());
   /* "/dev/shm/" and "/dev/shm" must match the same /proc link targets */
   static char dir[4096];
   snprintf(dir, sizeof dir, "%s", o->dir);
