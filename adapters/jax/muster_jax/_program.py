@@ -22,7 +22,7 @@ _cache = {}
 _lock = threading.Lock()
 
 
-def run(fn: Callable, arrays: tuple, mesh: Mesh, **static):
+def run(fn: Callable, arrays: tuple, mesh: Mesh, /, **static):
     """fn(*arrays, **static) as one program.
 
     Args:

@@ -63,7 +63,7 @@ def _body(a, b, *, mesh, spec, dtype, vec, numpy_resid, T_A, provider):
     R = _sharding.axis_size(mesh, axis)
     gspec = P(None, axis) if _layout.block_padded_order(n, R) == n else rep
     gram = _algebra.mm(_algebra.adjoint(a), a, mesh, gspec)
-    w = _eigh.syevd(gram, None, mesh, gspec, return_eigenvectors=False, provider=provider)
+    w = _eigh.syevd(gram, None, mesh, P(None, axis), return_eigenvectors=False, provider=provider)
     s = jnp.sqrt(jnp.maximum(w, 0))[::-1]
     rank = jnp.asarray(n, dtype=int)
     return (x[:, 0] if vec else x), resid, rank, s
