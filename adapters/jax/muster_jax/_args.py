@@ -149,5 +149,5 @@ def manual_axis(axis_name, what: str) -> None:
 def dtype(a, name: str, what: str) -> None:
     """Raises TypeError for a dtype muster does not take."""
     if a.dtype not in _sharding.DTYPES:
-        raise TypeError(f"{what}: {name} has dtype {a.dtype}; muster takes float32, float64, complex64, "
-                        f"complex128: pass {name}.astype(jnp.float64) (or float32)")
+        raise TypeError(f"{what}: {name} has dtype {a.dtype}, not supported; muster takes float32, float64, "
+                        f"complex64, complex128: pass {name}.astype(jnp.float64) (or float32)")

@@ -151,6 +151,8 @@ def mesh_args(what: str, a, b, T_A, provider, mesh) -> tuple:
     provider, mesh); ValueError / TypeError naming the argument at fault."""
     a = _args.array(a, "a", what)
     _args.nonempty(a, "a", what)
+    if a.ndim == 2:
+        _args.dtype(a, "a", what)
     mesh = _sharding.mesh_or_context(mesh)
     _args.on_mesh(a, "a", mesh, what)
     if b is not None:

@@ -205,12 +205,17 @@ def test_check_grads(mesh4, rng, name, dt):
 @pytest.mark.parametrize("dt", DTYPES, ids=ids)
 def test_grads_match_jnp(mesh4, rng, dt):
     """jax.grad of real losses through muster_jax.linalg and through
-    jnp.linalg / jax.scipy.linalg (one device) agree."""
+    jnp.linalg (one device) agree.  solve(assume_a="pos") is compared with
+    jnp.linalg.solve of the same Hermitian matrix: jax.scipy's own
+    solve(assume_a="pos") gives a different gradient for complex A (its
+    custom_linear_solve says symmetric=True, A^T = A, which a complex
+    Hermitian A is not; jax 0.10.2: 0.025 off a gradient of size 0.048),
+    while muster's passes check_grads against finite differences."""
     a, g, b = hpd(rng, N, dt), general(rng, N, N, dt), rhs(rng, N, 2, dt)
     t, c = general(rng, M, N, dt), rhs(rng, M, 1, dt)
     pairs = [
         (lambda a: jnp.sum(jnp.abs(ml.solve(sym(a), b, assume_a="pos")) ** 2),
-         lambda a: jnp.sum(jnp.abs(jsl.solve(sym(a), b, assume_a="pos")) ** 2), a),
+         lambda a: jnp.sum(jnp.abs(jnp.linalg.solve(sym(a), b)) ** 2), a),
         (lambda a: jnp.sum(jnp.abs(ml.solve(a, b)) ** 2), lambda a: jnp.sum(jnp.abs(jnp.linalg.solve(a, b)) ** 2), g),
         (lambda a: ml.slogdet(sym(a), assume_a="pos").logabsdet,
          lambda a: jnp.linalg.slogdet(sym(a)).logabsdet, a),
@@ -219,8 +224,8 @@ def test_grads_match_jnp(mesh4, rng, dt):
          lambda a: jnp.sum(jnp.abs(jnp.linalg.lstsq(a, c)[0]) ** 2), t),
     ]
     with jax.set_mesh(mesh4):
-        for mine, theirs, x in pairs:
+        for i, (mine, theirs, x) in enumerate(pairs):
             k = cond(x)
             gm = jax.jit(jax.grad(mine))(x)
             gt = jax.grad(theirs)(c128(x) if np.iscomplexobj(x) else x.astype(np.float64))
-            assert rel(gm, gt) < tol(dt, k * k * k, M), (rel(gm, gt), tol(dt, k ** 3, M))
+            assert rel(gm, gt) < tol(dt, k * k * k, M), (i, rel(gm, gt), tol(dt, k ** 3, M))

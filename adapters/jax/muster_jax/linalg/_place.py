@@ -115,11 +115,20 @@ def uplo(value, what: str, name: str = "UPLO") -> bool:
     raise ValueError(f"{what}: {name} must be 'L' or 'U', got {value!r}")
 
 
+def even(spec: P, mesh: Mesh, n: int) -> P:
+    """spec for an n x n intermediate when its sharded dimension divides
+    evenly over the devices, else replicated (Explicit mesh axes refuse an
+    uneven sharding; the routines pad A before sharding it)."""
+    R = _sharding.axis_size(mesh, sharded_axis(spec))
+    return spec if n % R == 0 else P(None, None)
+
+
 def from_triangle(a: jax.Array, mesh: Mesh, spec: P, lower: bool) -> jax.Array:
     """The Hermitian matrix of a's lower (or upper) triangle, placed like a:
     what jax.scipy's Cholesky routines read (the other triangle ignored).
     Its tangent is Hermitian too, so muster's rules, which take herm(dA),
     give this function's exact derivative."""
+    spec = even(spec, mesh, a.shape[0])
     tri = jnp.tril(a) if lower else jnp.triu(a)
     strict = jnp.tril(a, -1) if lower else jnp.triu(a, 1)
     return _sharding.constrain(tri, mesh, spec) + _sharding.constrain(_algebra.adjoint(strict), mesh, spec)
@@ -127,7 +136,7 @@ def from_triangle(a: jax.Array, mesh: Mesh, spec: P, lower: bool) -> jax.Array:
 
 def hermitian_part(a: jax.Array, mesh: Mesh, spec: P) -> jax.Array:
     """(a + a^H) / 2, placed like a (jnp.linalg.eigh's symmetrize_input)."""
-    return _algebra.herm(a, mesh, spec)
+    return _algebra.herm(a, mesh, even(spec, mesh, a.shape[0]))
 
 
 def sharded_axis(spec: P):
