@@ -49,6 +49,9 @@ def numerical_forms(mesh):
         "potrs jit 1-D b": lambda: jax.jit(lambda a, b: mj.potrs(a, b, mesh=mesh))(A, b1),
         "potrs eager vmap": lambda: jax.vmap(lambda a: mj.potrs(a, b1, mesh=mesh))(np.stack([A, A])),
         "potri eager": lambda: mj.potri(A, mesh=mesh),
+        "potrs jit grad": lambda: _in(mesh, jax.jit(jax.grad(lambda a: jnp.sum(mj.potrs(a, b1, mesh=mesh)))), A),
+        "linalg.solve jit grad": lambda: _in(mesh, jax.jit(jax.grad(
+            lambda a: jnp.sum(ml.solve(a, b1, assume_a="pos")))), A),
         "lu_solve eager 1-D b": lambda: mj.lu_solve(G, b1, mesh=mesh),
         "least_squares eager 1-D b": lambda: mj.least_squares(G, b1, mesh=mesh),
         "linalg.solve pos": lambda: ml.solve(A, b1, assume_a="pos", mesh=mesh),
@@ -60,6 +63,11 @@ def numerical_forms(mesh):
         "jaxmg.v1 potrs": lambda: v1.potrs(jax.device_put(A, sh), b1, 2),
         "jaxmg.v0 potrs": lambda: v0.potrs(jax.device_put(A, sh), b1, 2, mesh, (P(None, "x"), P(None, None))),
     }
+
+
+def _in(mesh, f, *args):
+    with jax.set_mesh(mesh):
+        return jax.block_until_ready(f(*args))
 
 
 FORMS = list(numerical_forms(None))
