@@ -120,7 +120,8 @@ def test_tile_type(cpu_mesh4, T_A, exc, msg):
                  lambda: ml.solve(jnp.eye(8), jnp.ones(8), T_A=T_A, mesh=cpu_mesh4)):
         with pytest.raises(exc, match=msg):
             call()
-    mj.potrs(jnp.eye(8), jnp.ones(8), T_A=np.int64(2), mesh=cpu_mesh4)  # a numpy integer is an int
+    x = mj.potrs(jnp.eye(8), jnp.ones(8), T_A=np.int64(2), mesh=cpu_mesh4)  # a numpy integer is an int
+    np.testing.assert_allclose(x, 1.0)
 
 
 def test_array_likes_accepted_others_refused(mesh4):
