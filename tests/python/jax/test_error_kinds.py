@@ -60,6 +60,7 @@ def numerical_forms(mesh):
         "linalg.cho_factor": lambda: ml.cho_factor(A, mesh=mesh)[0].factor,
         "linalg.slogdet pos": lambda: ml.slogdet(A, assume_a="pos", mesh=mesh),
         "linalg.lstsq": lambda: ml.lstsq(G, b1, mesh=mesh),
+        "linalg.solve batch": lambda: ml.solve(np.stack([np.eye(8), A]), np.ones((2, 8)), assume_a="pos", mesh=mesh),
         "jaxmg.v1 potrs": lambda: v1.potrs(jax.device_put(A, sh), b1, 2),
         "jaxmg.v0 potrs": lambda: v0.potrs(jax.device_put(A, sh), b1, 2, mesh, (P(None, "x"), P(None, None))),
     }
@@ -205,7 +206,8 @@ def test_jaxmg_v0_block_orientation(mesh4, rng):
     (lambda: ml.lstsq(np.ones((3, 4)), np.ones(3)), ValueError, r"M >= N"),
     (lambda: ml.slogdet(np.eye(4), method="qr"), ValueError, "pass method=None"),
     (lambda: ml.solve(np.eye(4, dtype=np.float16), np.ones(4, np.float16)), TypeError, "float16"),
-    (lambda: ml.solve(np.ones((2, 4, 4)), np.ones(4)), ValueError, "jax.vmap"),
+    (lambda: ml.solve(np.ones((2, 4, 4)), np.ones(4)), ValueError, r"a has batch dimensions \(2,\), so b must be"),
+    (lambda: ml.lstsq(np.ones((2, 6, 4)), np.ones((2, 6))), ValueError, "jax.vmap"),
     (lambda: ml.solve(np.eye(4), np.ones(5)), ValueError, r"b must be \(4,\) or \(4, k\)"),
     (lambda: ml.cho_solve(jax.scipy.linalg.cho_factor(np.eye(4)), np.ones(4)), TypeError,
      "jax.scipy.linalg.cho_solve"),

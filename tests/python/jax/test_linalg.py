@@ -165,6 +165,25 @@ def test_vmap(mesh4, rng):
     assert rel(xs[1], np.linalg.solve(2 * a, b)) < tol(np.float64, cond(a), 8)
 
 
+@pytest.mark.parametrize("dt", [np.float64, np.complex64], ids=ids)
+def test_batches(mesh4, rng, dt):
+    """a (..., N, N) as jnp.linalg takes it: each matrix solved on its own."""
+    a = np.stack([np.stack([hpd(rng, N, dt) for _ in range(3)]) for _ in range(2)])  # (2, 3, N, N)
+    b, bk = np.stack([rhs(rng, N, 3, dt).T for _ in range(2)]), np.stack([[rhs(rng, N, 2, dt)] * 3] * 2)
+    k = max(cond(m) for m in a.reshape(-1, N, N))
+    ref = np.linalg.solve(c128(a), c128(b)[..., None])[..., 0]
+    x = ml.solve(a, b, assume_a="pos")
+    assert x.shape == (2, 3, N) and rel(x, ref) < tol(dt, k)
+    assert rel(ml.solve(a, bk), np.linalg.solve(c128(a), c128(bk))) < tol(dt, k)
+    r = ml.eigh(a)
+    assert type(r).__name__ == "EighResult" and r.eigenvectors.shape == (2, 3, N, N)
+    assert rel(r.eigenvalues, np.linalg.eigvalsh(c128(a))) < tol(dt, k)
+    assert rel(ml.eigvalsh(a), np.linalg.eigvalsh(c128(a))) < tol(dt, k)
+    assert rel(ml.inv(a, assume_a="pos"), np.linalg.inv(c128(a))) < tol(dt, k)
+    s = ml.slogdet(a, assume_a="pos")
+    assert s.sign.shape == (2, 3) and rel(s.logabsdet, np.linalg.slogdet(c128(a))[1]) < tol(dt, k)
+
+
 # ---- derivatives -------------------------------------------------------------------------
 
 

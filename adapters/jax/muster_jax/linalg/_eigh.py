@@ -3,7 +3,7 @@ import jax
 from jax.sharding import Mesh
 
 from .. import _args, _eigh, _program
-from . import _place
+from . import _batch, _place
 from ._results import EighResult
 
 
@@ -24,12 +24,13 @@ def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True, *, mesh: Mes
       columns, N x N, column-sharded over the mesh (replicated when N does
       not divide evenly over the devices).
 
-    Differences from jnp.linalg.eigh: no batch dimensions (jax.vmap the
-    call); a failure raises (JaxRuntimeError).  Derivatives: syevd's rule,
+    A batch (..., N, N) is solved one matrix after another.
+
+    Differences from jnp.linalg.eigh: a failure raises (JaxRuntimeError).  Derivatives: syevd's rule,
     the one jnp uses (eigenvectors need distinct eigenvalues).
     """
-    return EighResult(*_call("muster_jax.linalg.eigh", a, UPLO or "L", symmetrize_input, True, mesh, T_A,
-                             provider))
+    out = _call("muster_jax.linalg.eigh", a, UPLO or "L", symmetrize_input, True, mesh, T_A, provider)
+    return out if isinstance(out, EighResult) else EighResult(*out)
 
 
 def eigvalsh(a, UPLO: str | None = "L", *, symmetrize_input: bool = True, mesh: Mesh | None = None,
@@ -41,6 +42,12 @@ def eigvalsh(a, UPLO: str | None = "L", *, symmetrize_input: bool = True, mesh: 
 
 def _call(what, a, uplo, symmetrize, vectors, mesh, T_A, provider):
     lower = _place.uplo(uplo, what)
+    a = _args.array(a, "a", what)
+    if a.ndim > 2:
+        m = _place.where(a, mesh, what)[0]
+        fn = eigh if vectors else eigvalsh
+        return _batch.run(fn, (a,), m, UPLO=uplo, symmetrize_input=bool(symmetrize), mesh=m, T_A=T_A,
+                          provider=provider)
     a = _place.matrix(a, what)
     dtype = _place.inexact(what, a)
     mesh, spec = _place.where(a, mesh, what)

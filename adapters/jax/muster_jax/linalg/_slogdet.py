@@ -5,7 +5,7 @@ import jax.numpy as jnp
 from jax.sharding import Mesh, PartitionSpec as P
 
 from .. import _args, _cholesky, _eigh, _program
-from . import _place
+from . import _batch, _place
 from ._results import SlogdetResult
 
 
@@ -32,6 +32,8 @@ def slogdet(a, *, method: str | None = None, assume_a: str = "gen", mesh: Mesh |
     Returns:
       SlogdetResult(sign (a's dtype), logabsdet (real)).
 
+    A batch (..., N, N) is done one matrix after another.
+
     Differences from jnp: with "pos" an A that is not positive definite
     raises (JaxRuntimeError INVALID_ARGUMENT) where jnp returns its sign
     and log |det|.  Derivatives: potrs's log det rule (one potri), or
@@ -42,6 +44,12 @@ def slogdet(a, *, method: str | None = None, assume_a: str = "gen", mesh: Mesh |
         raise ValueError(f"{what}: method={method!r} is not supported (assume_a picks muster's routine); "
                          "pass method=None")
     assume = _place.assume(assume_a, what)
+    a = _args.array(a, "a", what)
+    if a.ndim > 2 and assume != "gen":
+        m = _place.where(a, mesh, what)[0]
+        return _batch.run(slogdet, (a,), m, assume_a=assume, mesh=m, T_A=T_A, provider=provider)
+    if assume == "gen":
+        return SlogdetResult(*jnp.linalg.slogdet(jnp.asarray(a).astype(_place.inexact(what, a))))
     a = _place.matrix(a, what)
     dtype = _place.inexact(what, a)
     if assume == "gen":

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 from jax.sharding import Mesh, PartitionSpec as P
 
 from .. import _args, _cholesky, _general, _program
-from . import _place
+from . import _batch, _place
 
 
 def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: bool = False,
@@ -33,15 +33,24 @@ def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: boo
     Returns:
       x, b's shape, replicated.
 
+    Batches: a (..., N, N) with b (..., N) or (..., N, K) of the same
+    leading dimensions (not broadcast), solved one matrix after another.
+
     Differences from jax.scipy: a failure raises (JaxRuntimeError
     INVALID_ARGUMENT: "not positive definite", "singular") where
-    jax.scipy returns NaN or inf; no leading batch dimensions (jax.vmap
-    the call).  Derivatives: assume_a="pos" follows potrs's rule along the
+    jax.scipy returns NaN or inf; b's batch dimensions are not broadcast.  Derivatives: assume_a="pos" follows potrs's rule along the
     Hermitian matrix of the triangle read (jax.scipy differentiates all of
     a: the two agree for every Hermitian direction); the others, lu_solve's.
     """
     what = "muster_jax.linalg.solve"
     assume = _place.assume(assume_a, what)
+    a = _args.array(a, "a", what)
+    if a.ndim > 2:
+        b = _args.array(b, "b", what)
+        _batch.lead(a, b, what)
+        m = _place.where(a, mesh, what)[0]
+        return _batch.run(solve, (a, b), m, lower=bool(lower), assume_a=assume, mesh=m, T_A=T_A,
+                          provider=provider)
     a = _place.matrix(a, what)
     b = _place.rhs(b, a.shape[0], what)
     dtype = _place.inexact(what, a, b)
@@ -78,12 +87,16 @@ def inv(a, *, assume_a: str = "gen", mesh: Mesh | None = None, T_A: int | None =
       A^-1, N x N.
 
     Differences from jnp.linalg.inv: a singular or (with "pos") indefinite
-    A raises (JaxRuntimeError INVALID_ARGUMENT) where jnp returns inf/NaN;
-    no batch dimensions.  Derivatives: potri's rule (along Hermitian
+    A raises (JaxRuntimeError INVALID_ARGUMENT) where jnp returns inf/NaN.
+    A batch (..., N, N) is inverted one matrix after another.  Derivatives: potri's rule (along Hermitian
     directions of the lower triangle) or lu_solve's.
     """
     what = "muster_jax.linalg.inv"
     assume = _place.assume(assume_a, what)
+    a = _args.array(a, "a", what)
+    if a.ndim > 2:
+        m = _place.where(a, mesh, what)[0]
+        return _batch.run(inv, (a,), m, assume_a=assume, mesh=m, T_A=T_A, provider=provider)
     a = _place.matrix(a, what)
     dtype = _place.inexact(what, a)
     mesh, spec = _place.where(a, mesh, what)
