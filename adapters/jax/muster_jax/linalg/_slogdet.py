@@ -1,6 +1,5 @@
 """slogdet: jnp.linalg.slogdet's SlogdetResult, from potrs's log det for a
 positive definite A and syevd's eigenvalues for a Hermitian one."""
-import jax
 import jax.numpy as jnp
 from jax.sharding import Mesh, PartitionSpec as P
 
@@ -52,8 +51,6 @@ def slogdet(a, *, method: str | None = None, assume_a: str = "gen", mesh: Mesh |
         return SlogdetResult(*jnp.linalg.slogdet(jnp.asarray(a).astype(_place.inexact(what, a))))
     a = _place.matrix(a, what)
     dtype = _place.inexact(what, a)
-    if assume == "gen":
-        return SlogdetResult(*jnp.linalg.slogdet(jnp.asarray(a).astype(dtype)))
     mesh, spec = _place.where(a, mesh, what)
     T_A, provider = _args.tile(T_A, what), _args.provider(provider, what)
     return SlogdetResult(*_program.run(_body, (a,), mesh, mesh=mesh, spec=spec, dtype=dtype,
