@@ -248,7 +248,7 @@ int muster__choose(const muster__choice_in_t *in, muster__choice_t *ch) {
       return muster__err_prefix(rc, "provider requested for %s", rname ? rname : "?");
     }
     snprintf(forced, sizeof forced, "%s", in->want);
-    by = "args.provider";
+    by = in->want_by ? in->want_by : "args.provider";
   } else if (rname) {
     int rc = muster__env_provider_choice(rname, forced, sizeof forced);
     if (rc < 0) {
@@ -280,7 +280,7 @@ void muster__choice_done(muster__choice_t *ch) {
 }
 
 int muster__provider_get(muster_routine_t routine, muster_dtype_t dtype, muster_mem_t mem,
-                         const char *name, int nranks, muster__provider_t **out) {
+                         const char *name, const char *by, int nranks, muster__provider_t **out) {
   *out = NULL;
   muster_provider_query_t q;
   memset(&q, 0, sizeof q);
@@ -288,7 +288,7 @@ int muster__provider_get(muster_routine_t routine, muster_dtype_t dtype, muster_
   q.dtype = dtype;
   q.mem = mem;
   q.nranks = nranks;
-  muster__choice_in_t in = {.q = &q, .want = name, .kinds = ~0u, .no_estimate = 1};
+  muster__choice_in_t in = {.q = &q, .want = name, .want_by = by, .kinds = ~0u, .no_estimate = 1};
   muster__choice_t ch;
   int rc = muster__choose(&in, &ch);
   if (rc == 0) {

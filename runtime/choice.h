@@ -40,6 +40,7 @@ typedef struct muster__cand {
 typedef struct muster__choice_in {
   const muster_provider_query_t *q; /* q->mem 0: any memory kind; q->span 0: any span */
   const char *want;       /* the call's args.provider; NULL/"": none          */
+  const char *want_by;    /* who named want, for messages (NULL: "args.provider") */
   unsigned kinds;         /* allowed kinds: bits 1u << MUSTER_PROVIDER_*      */
   const char *no_leader;  /* not NULL: why no leader provider can run it       */
   int no_estimate;        /* 1: fitness only, do not call estimate() (a rank
@@ -79,9 +80,11 @@ MUSTER_HIDDEN void muster__choice_done(muster__choice_t *ch);
 /* The provider named `name` for a call whose choice was made elsewhere
  * (a rank following its leader, or checking a forced one): referenced in
  * *out, or a negative code with a message when this process cannot load
- * it or it cannot take (dtype, mem, nranks). */
+ * it or it cannot take (dtype, mem, nranks).  `by` says who named it, for
+ * that message ("MUSTER_PROVIDER", "the leader's choice"; NULL:
+ * "args.provider"). */
 MUSTER_HIDDEN int muster__provider_get(muster_routine_t routine, muster_dtype_t dtype,
-                                       muster_mem_t mem, const char *name, int nranks,
-                                       muster__provider_t **out);
+                                       muster_mem_t mem, const char *name, const char *by,
+                                       int nranks, muster__provider_t **out);
 
 #endif

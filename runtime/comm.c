@@ -222,7 +222,8 @@ static int run_chosen(muster_comm_t *c, const muster_solve_args_t *args, const m
   verdict_t v;
   memset(&v, 0, sizeof v);
   muster__provider_t *p = NULL;
-  v.rc = muster__provider_get(args->routine, args->dtype, mine->mem, dec->provider, c->size, &p);
+  v.rc = muster__provider_get(args->routine, args->dtype, mine->mem, dec->provider, "rank 0's choice",
+                              c->size, &p);
   if (v.rc < 0) snprintf(v.msg, sizeof v.msg, "cannot run provider %s, rank 0's choice: %s", dec->provider,
                          muster_last_error());
   int rc = agree(c, &v, all, "agreeing on the provider");

@@ -63,6 +63,7 @@ static void guess(call_t *c) {
   if (d->problem) return;
   char name[MUSTER_MAX_BACKEND + 1] = "";
   int forced = 1;
+  const char *by = d->want[0] ? "args.provider" : "MUSTER_PROVIDER"; /* who forced it, for messages */
   if (d->want[0]) {
     snprintf(name, sizeof name, "%s", d->want);
   } else if (muster__env_provider_choice(muster_routine_str(d->routine), name, sizeof name) < 0) {
@@ -71,11 +72,12 @@ static void guess(call_t *c) {
   }
   if (!name[0]) {
     forced = 0;
+    by = "a remembered choice";
     muster__hint_get(c->R, d, name, sizeof name);
   }
   if (!name[0]) return;
   int rc = muster__provider_get((muster_routine_t)d->routine, (muster_dtype_t)d->dtype,
-                                (muster_mem_t)d->mem, name, c->R, &c->guess);
+                                (muster_mem_t)d->mem, name, by, c->R, &c->guess);
   if (rc < 0) {
     if (forced) muster__desc_problem(d, rc, "%s", muster_last_error());
     return;
@@ -219,7 +221,8 @@ static int follow(call_t *c) {
     muster__provider_ref(c->chosen);
   } else if (!c->chosen) {
     got = muster__provider_get((muster_routine_t)c->pub.d.routine, (muster_dtype_t)c->pub.d.dtype,
-                               (muster_mem_t)c->pub.d.mem, c->out.provider, c->R, &c->chosen);
+                               (muster_mem_t)c->pub.d.mem, c->out.provider, "the leader's choice", c->R,
+                               &c->chosen);
   }
   if (c->out.kind == MUSTER_PROVIDER_LEADER) return follow_leader(c, got);
   return follow_collective(c, got);

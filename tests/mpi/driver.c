@@ -59,7 +59,7 @@ static void open_runtime(drv_t *d) {
   ASSERT_OK(muster__mpi_open(&d->mpi, &r, &n));
   ASSERT(r == d->rank && n == d->size);
   muster__mpi_boot(d->mpi, &d->boot, 1);
-  if (muster__provider_get(MUSTER_POTRS, MUSTER_F64, MUSTER_MEM_HOST, "scalapack", d->size,
+  if (muster__provider_get(MUSTER_POTRS, MUSTER_F64, MUSTER_MEM_HOST, "scalapack", NULL, d->size,
                            &d->slp) != 0)
     fprintf(stderr, "loading scalapack: %s\n", muster_last_error());
   ASSERT(d->slp != NULL);

@@ -15,7 +15,9 @@ _cholesky (potrs, potri), _eigh (syevd), _general (lu_solve,
 least_squares), _cholesky_rules / _eigh_rules / _general_rules (their
 derivatives and implementations), _algebra (the rules' products),
 _factor (solves with potrs's Cholesky factor), _cyclic (cyclic_1d_layout).
-jaxmg.v0 / jaxmg.v1: jaxmg 0.0.x's and 1.4.x's call forms.
+_args (checks of the caller's arguments), _program (one XLA program per
+call).  linalg: jax.numpy.linalg / jax.scipy.linalg names on the same
+solvers.  jaxmg.v0 / jaxmg.v1: jaxmg 0.0.x's and 1.4.x's call forms.
 """
 from . import _lib
 from ._lib import ffi_api_version, last_solve, lib_dir, strerror
@@ -31,13 +33,14 @@ from ._cholesky import (
 )
 from ._eigh import syevd, syevd_no_shardmap, syevd_shardmap_ctx
 from ._general import least_squares, least_squares_shardmap_ctx, lu_solve, lu_solve_shardmap_ctx
+from . import linalg
 
 __version__ = "0.1.0"
 
 _lib.load()
 
 __all__ = [
-    "potrs", "potri", "syevd", "lu_solve", "least_squares",
+    "linalg", "potrs", "potri", "syevd", "lu_solve", "least_squares",
     "lu_solve_shardmap_ctx", "least_squares_shardmap_ctx",
     "potrs_shardmap_ctx", "potri_shardmap_ctx", "syevd_shardmap_ctx",
     "potrs_no_shardmap", "potri_no_shardmap", "syevd_no_shardmap",

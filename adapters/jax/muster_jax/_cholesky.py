@@ -4,7 +4,7 @@ Hermitian positive definite A, on a mesh or inside the caller's shard_map.
 import jax
 from jax.sharding import Mesh, PartitionSpec as P
 
-from . import _call, _cholesky_rules, _local_rules, _sharding
+from . import _args, _call, _cholesky_rules, _local_rules, _program, _sharding
 from ._call import NO_FACTOR, POTRI, POTRS
 
 # ---- inside the caller's shard_map ----------------------------------------------------
@@ -33,6 +33,7 @@ def potrs_shardmap_ctx(a: jax.Array, b: jax.Array, T_A: int | None = None, *, ax
       int32[1]: 0 ok, k > 0 the leading minor k is not positive definite,
       < 0 a MUSTER_E* code.
     """
+    a, b, T_A, provider = ctx_args("muster_jax.potrs_shardmap_ctx", a, b, T_A, axis_name, provider)
     n = a.shape[0] if n is None else n
     if cyclic_1d:  # not differentiable: the rules read A in column blocks
         _, x, status = _call.local_solve(POTRS, a, b, axis_name=axis_name, n=n, T_A=T_A,
@@ -57,11 +58,26 @@ def potri_shardmap_ctx(a: jax.Array, T_A: int | None = None, *, axis_name: str =
       This device's block of inv(A) (in a's layout); (block, status) with
       return_status.
     """
+    a, _, T_A, provider = ctx_args("muster_jax.potri_shardmap_ctx", a, None, T_A, axis_name, provider)
     n = a.shape[0] if n is None else n
     inv, _, status = _call.local_solve(POTRI, a, axis_name=axis_name, n=n, T_A=T_A,
                                        cyclic_1d=cyclic_1d, provider=provider,
                                        return_status=return_status)
     return (inv, status) if return_status else inv
+
+
+def ctx_args(what: str, a, b, T_A, axis_name, provider) -> tuple:
+    """The checked arguments of a *_shardmap_ctx function: (a, b, T_A,
+    provider); ValueError / TypeError naming the argument at fault."""
+    _args.manual_axis(axis_name, what)
+    a = _args.array(a, "a", what)
+    _args.nonempty(a, "a", what)
+    if a.ndim != 2:
+        raise ValueError(f"{what}: a must be this device's 2-D block of A, got shape {a.shape}")
+    _args.dtype(a, "a", what)
+    if b is not None:
+        b = _args.array(b, "b", what)
+    return a, b, _args.tile(T_A, what), _args.provider(provider, what)
 
 
 # jaxmg's names for the same functions
@@ -103,7 +119,7 @@ def potrs(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None 
       return_logdet, (X, logdet, status) with both.
     """
     what = "muster_jax.potrs"
-    mesh = _sharding.mesh_or_context(mesh)
+    a, b, T_A, provider, mesh = mesh_args(what, a, b, T_A, provider, mesh)
     if in_specs is None:
         in_specs = (P(None, mesh.axis_names[0]), P(None, None))
     if not isinstance(in_specs, (tuple, list)) or len(in_specs) != 2:
@@ -111,21 +127,38 @@ def potrs(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None 
     pl = _sharding.prepare(a, T_A, mesh, in_specs[0], cyclic_1d, what)
     _sharding.check_b_spec(in_specs[1], pl.axis, what)
     vec = b.ndim == 1
-    if vec:
-        b = b[:, None]
-    if b.ndim != 2 or b.shape[0] != pl.N:
+    if b.ndim not in (1, 2) or b.shape[0] != pl.N:
         raise ValueError(f"{what}: b must be ({pl.N},) or ({pl.N}, nrhs), got {b.shape}")
     if b.dtype != a.dtype:
-        raise TypeError(f"{what}: b has dtype {b.dtype}, a has {a.dtype}")
+        raise TypeError(f"{what}: b has dtype {b.dtype}, a has {a.dtype}: pass b.astype(a.dtype)")
     cfg = _call.Config(mesh, pl, tuple(in_specs[0]), T_A, bool(return_status), bool(cyclic_1d),
                                  provider)
     if return_logdet and cyclic_1d:
         raise NotImplementedError(f"{what}: return_logdet needs A in the block layout (cyclic_1d=False)")
-    x, ld, status = _cholesky_rules.potrs(cfg, bool(return_logdet), a, b)
+    return _program.run(_potrs_program, (a, b), mesh, cfg=cfg, logdet=bool(return_logdet), vec=vec)
+
+
+def _potrs_program(a, b, *, cfg, logdet, vec):
+    x, ld, status = _cholesky_rules.potrs(cfg, logdet, a, b[:, None] if vec else b)
     if vec:
         x = x[:, 0]
-    out = (x,) + ((ld,) if return_logdet else ()) + ((status,) if return_status else ())
+    out = (x,) + ((ld,) if logdet else ()) + ((status,) if cfg.return_status else ())
     return out if len(out) > 1 else x
+
+
+def mesh_args(what: str, a, b, T_A, provider, mesh) -> tuple:
+    """The checked arguments of a function on a mesh: (a, b, T_A,
+    provider, mesh); ValueError / TypeError naming the argument at fault."""
+    a = _args.array(a, "a", what)
+    _args.nonempty(a, "a", what)
+    if a.ndim == 2:
+        _args.dtype(a, "a", what)
+    mesh = _sharding.mesh_or_context(mesh)
+    _args.on_mesh(a, "a", mesh, what)
+    if b is not None:
+        b = _args.array(b, "b", what)
+        _args.on_mesh(b, "b", mesh, what)
+    return a, b, _args.tile(T_A, what), _args.provider(provider, what), mesh
 
 
 def potri(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,
@@ -145,10 +178,14 @@ def potri(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,
       turns it back); (inv(A), status) with return_status.
     """
     what = "muster_jax.potri"
-    mesh = _sharding.mesh_or_context(mesh)
+    a, _, T_A, provider, mesh = mesh_args(what, a, None, T_A, provider, mesh)
     spec = _sharding.single_spec(in_specs, mesh)
     pl = _sharding.prepare(a, T_A, mesh, spec, cyclic_1d, what)
     cfg = _call.Config(mesh, pl, tuple(spec), T_A, bool(return_status), bool(cyclic_1d), provider)
+    return _program.run(_potri_program, (a,), mesh, cfg=cfg)
+
+
+def _potri_program(a, *, cfg):
     inv, status = _cholesky_rules.potri(cfg, a)
-    return (inv, status) if return_status else inv
+    return (inv, status) if cfg.return_status else inv
 

@@ -4,7 +4,7 @@ a Hermitian A), on a mesh or inside the caller's shard_map.
 import jax
 from jax.sharding import Mesh, PartitionSpec as P
 
-from . import _call, _eigh_rules, _sharding
+from . import _call, _cholesky, _eigh_rules, _program, _sharding
 from ._call import NO_VECTORS, SYEVD
 
 
@@ -31,6 +31,7 @@ def syevd_shardmap_ctx(a: jax.Array, T_A: int | None = None, *, axis_name: str =
       status); without return_status the same less the status (the
       eigenvalues alone, not a 1-tuple).
     """
+    a, _, T_A, provider = _cholesky.ctx_args("muster_jax.syevd_shardmap_ctx", a, None, T_A, axis_name, provider)
     n = a.shape[0] if n is None else n
     v, w, status = _call.local_solve(SYEVD, a, axis_name=axis_name, n=n, T_A=T_A, cyclic_1d=cyclic_1d,
                                      flags=0 if return_eigenvectors else NO_VECTORS, provider=provider,
@@ -70,13 +71,17 @@ def syevd(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,
       with return_status.
     """
     what = "muster_jax.syevd"
-    mesh = _sharding.mesh_or_context(mesh)
+    a, _, T_A, provider, mesh = _cholesky.mesh_args(what, a, None, T_A, provider, mesh)
     spec = _sharding.single_spec(in_specs, mesh)
     pl = _sharding.prepare(a, T_A, mesh, spec, cyclic_1d, what)
     cfg = _call.Config(mesh, pl, tuple(spec), T_A, bool(return_status), bool(cyclic_1d), provider)
-    w, v, status = _eigh_rules.syevd(cfg, bool(return_eigenvectors), a)
-    out = (w, v) if return_eigenvectors else (w,)
-    if return_status:
+    return _program.run(_syevd_program, (a,), mesh, cfg=cfg, vectors=bool(return_eigenvectors))
+
+
+def _syevd_program(a, *, cfg, vectors):
+    w, v, status = _eigh_rules.syevd(cfg, vectors, a)
+    out = (w, v) if vectors else (w,)
+    if cfg.return_status:
         return out + (status,)
-    return out if return_eigenvectors else w
+    return out if vectors else w
 

@@ -9,7 +9,7 @@ adjoint); B is replicated.  The derivatives are in _general_rules.
 import jax
 from jax.sharding import Mesh, PartitionSpec as P
 
-from . import _call, _general_rules, _groups, _local_rules, _sharding
+from . import _call, _cholesky, _general_rules, _groups, _local_rules, _program, _sharding
 from ._call import GELS, GETRS
 
 # ---- inside the caller's shard_map ----------------------------------------------------
@@ -17,6 +17,8 @@ from ._call import GELS, GETRS
 
 def _local(routine: int, a: jax.Array, b: jax.Array, T_A: int | None, axis_name: str, n: int | None,
            provider: str | None, return_status: bool) -> jax.Array | tuple[jax.Array, jax.Array]:
+    what = "muster_jax." + ("lu_solve" if routine == GETRS else "least_squares") + "_shardmap_ctx"
+    a, b, T_A, provider = _cholesky.ctx_args(what, a, b, T_A, axis_name, provider)
     n = a.shape[0] if n is None else n
     x, status = _local_rules.solve(routine, a, b, axis_name, n, T_A, provider, bool(return_status))
     return (x, status) if return_status else x
@@ -68,6 +70,7 @@ def least_squares_shardmap_ctx(a: jax.Array, b: jax.Array, T_A: int | None = Non
       threshold (A rank deficient).
     """
     if n is None:
+        _cholesky.ctx_args("muster_jax.least_squares_shardmap_ctx", a, b, T_A, axis_name, provider)
         n = a.shape[1] * _groups.axis_size(axis_name)
     return _local(GELS, a, b, T_A, axis_name, n, provider, return_status)
 
@@ -89,22 +92,24 @@ def _specs(in_specs: P | tuple | list | None, mesh: Mesh, what: str) -> tuple[P,
 
 def _solve(routine: int, what: str, a: jax.Array, b: jax.Array, T_A: int | None, mesh: Mesh | None,
            in_specs, return_status: bool, provider: str | None) -> jax.Array | tuple[jax.Array, jax.Array]:
-    mesh = _sharding.mesh_or_context(mesh)
+    a, b, T_A, provider, mesh = _cholesky.mesh_args(what, a, b, T_A, provider, mesh)
     a_spec, b_spec = _specs(in_specs, mesh, what)
     pl = _sharding.prepare_general(a, T_A, mesh, a_spec, routine == GELS, what)
     _sharding.check_b_spec(b_spec, pl.axis, what)
     vec = b.ndim == 1
-    if vec:
-        b = b[:, None]
-    if b.ndim != 2 or b.shape[0] != a.shape[0]:
+    if b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
         raise ValueError(f"{what}: b must be ({a.shape[0]},) or ({a.shape[0]}, nrhs), got {b.shape}")
     if b.dtype != a.dtype:
-        raise TypeError(f"{what}: b has dtype {b.dtype}, a has {a.dtype}")
+        raise TypeError(f"{what}: b has dtype {b.dtype}, a has {a.dtype}: pass b.astype(a.dtype)")
     cfg = _call.Config(mesh, pl, tuple(a_spec), T_A, bool(return_status), False, provider)
-    x, status = _general_rules.solve(cfg, routine, a, b)
+    return _program.run(_solve_program, (a, b), mesh, cfg=cfg, routine=routine, vec=vec)
+
+
+def _solve_program(a, b, *, cfg, routine, vec):
+    x, status = _general_rules.solve(cfg, routine, a, b[:, None] if vec else b)
     if vec:
         x = x[:, 0]
-    return (x, status) if return_status else x
+    return (x, status) if cfg.return_status else x
 
 
 def lu_solve(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,

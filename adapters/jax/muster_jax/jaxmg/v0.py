@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import Mesh, PartitionSpec as P
 
-from .. import _cholesky, _eigh, _sharding
+from .. import _args, _cholesky, _eigh, _groups, _sharding
 from .._cyclic import cyclic_1d_layout
 from .._layout import calculate_all_valid_T_A
 from ._common import manual_axis, tile
@@ -68,40 +68,65 @@ def syevd(a: jax.Array, T_A: int, mesh: Mesh, in_specs: tuple | P, return_eigenv
                        return_eigenvectors=return_eigenvectors, return_status=return_status)
 
 
-def _local_a(a: jax.Array) -> jax.Array:
-    """jaxmg's *_shardmap_ctx take a row block; muster's a column block (of
-    a Hermitian A: the row block's conjugate transpose)."""
-    return _sharding.to_colblock(a, 0)
+def _local_a(a, axis: str, what: str) -> jax.Array:
+    """This device's column block of A from the block jaxmg's
+    *_shardmap_ctx were given.  jaxmg 0.0.x takes a row block (N/ndev x N);
+    a column block (N x N/ndev) is taken as well: the local shape says
+    which it is, at trace time.  A row block of a Hermitian A is the
+    conjugate transpose of its column block.
+
+    Raises:
+      ValueError: the shape is neither (the message says what fits).
+    """
+    a = _args.array(a, "a", what)
+    if a.ndim != 2:
+        raise ValueError(f"{what}: a must be this device's 2-D block of A, got shape {a.shape}")
+    R = _groups.axis_size(axis)
+    rows, cols = a.shape
+    if rows * R == cols:  # a row block (jaxmg 0.0.x's orientation; R = 1: the whole matrix)
+        return _sharding.to_colblock(a, 0)
+    if cols * R == rows:  # a column block
+        return a
+    raise ValueError(f"{what}: a has local shape {a.shape} on {R} devices along {axis!r}: pass this "
+                     f"device's row block, ({rows} x {rows * R}) for N={rows * R} (jaxmg 0.0.x's "
+                     f"P({axis!r}, None)), or its column block, ({cols * R} x {cols}) for N={cols * R} "
+                     f"(P(None, {axis!r})); pad A to a multiple of {R} first")
 
 
 def potrs_shardmap_ctx(a: jax.Array, b: jax.Array, T_A: int, pad: bool = True) -> tuple[jax.Array, jax.Array]:
     """potrs inside the caller's shard_map (jaxmg 0.0.x).
 
     Args:
-      a: this device's row block of A (N/ndev x N).
+      a: this device's row block of A (N/ndev x N), as jaxmg takes it, or
+        its column block (N x N/ndev); the local shape says which.
       b: all of B (N x nrhs).
       T_A, pad: as for potrs.
 
     Returns:
       (x, status int32[1]).
     """
-    axis = manual_axis("jaxmg.potrs_shardmap_ctx")
-    return _cholesky.potrs_shardmap_ctx(_local_a(a), b, None, axis_name=axis, return_status=True)
+    what = "jaxmg.potrs_shardmap_ctx"
+    axis = manual_axis(what)
+    return _cholesky.potrs_shardmap_ctx(_local_a(a, axis, what), b, None, axis_name=axis, return_status=True)
 
 
 def potri_shardmap_ctx(a: jax.Array, T_A: int, pad: bool = True) -> tuple[jax.Array, jax.Array]:
     """potri inside the caller's shard_map (jaxmg 0.0.x): (this device's row
     block of inv(A), status)."""
-    axis = manual_axis("jaxmg.potri_shardmap_ctx")
-    inv, status = _cholesky.potri_shardmap_ctx(_local_a(a), None, axis_name=axis, return_status=True)
-    return _local_a(inv), status
+    what = "jaxmg.potri_shardmap_ctx"
+    axis = manual_axis(what)
+    a = _args.array(a, "a", what)
+    inv, status = _cholesky.potri_shardmap_ctx(_local_a(a, axis, what), None, axis_name=axis,
+                                               return_status=True)
+    return (_sharding.to_colblock(inv, 0) if a.shape[0] * _groups.axis_size(axis) == a.shape[1] else inv), status
 
 
 def syevd_shardmap_ctx(a: jax.Array, T_A: int, return_eigenvectors: bool = True, pad: bool = True):
     """syevd inside the caller's shard_map (jaxmg 0.0.x): (w, this device's
     column block of V, status), or (w, status)."""
-    axis = manual_axis("jaxmg.syevd_shardmap_ctx")
-    return _eigh.syevd_shardmap_ctx(_local_a(a), None, axis_name=axis,
+    what = "jaxmg.syevd_shardmap_ctx"
+    axis = manual_axis(what)
+    return _eigh.syevd_shardmap_ctx(_local_a(a, axis, what), None, axis_name=axis,
                                     return_eigenvectors=return_eigenvectors, return_status=True)
 
 
