@@ -32,7 +32,7 @@ from ._cholesky import (
 from ._eigh import syevd, syevd_no_shardmap, syevd_shardmap_ctx
 from ._general import least_squares, least_squares_shardmap_ctx, lu_solve, lu_solve_shardmap_ctx
 
-__version__ = "0.1.0"
+__version__ = _lib.version()
 
 _lib.load()
 
