@@ -142,7 +142,8 @@ static int open_regular(muster__prov_t *p, const struct stat *listed) {
 
 /* Load one file. Never fails as a whole: a refused file gives a prov with
  * handle NULL and `why`, so listings and errors can show it. */
-muster__prov_t *muster__prov_load(const char *path, const char *backend, const struct stat *st) {
+muster__prov_t *muster__prov_load(const char *path, const char *backend, const struct stat *st,
+                                  const char *id) {
   muster__prov_t *p = calloc(1, sizeof *p);
   if (!p) return NULL;
   atomic_init(&p->refs, 1); /* the caller's */
@@ -151,6 +152,7 @@ muster__prov_t *muster__prov_load(const char *path, const char *backend, const s
   p->ino = st->st_ino;
   p->mtime = st->st_mtim;
   p->size = st->st_size;
+  snprintf(p->id, sizeof p->id, "%s", id);
   snprintf(p->pub.name, sizeof p->pub.name, "%s", backend);
   if (!realpath(path, p->pub.path)) snprintf(p->pub.path, sizeof p->pub.path, "%s", path);
   /* ld.so hands back an already loaded object whose NAME matches, so
@@ -217,17 +219,23 @@ muster__prov_t *muster__prov_stub(const char *path, const char *backend, const c
   return p;
 }
 
-/* A provider of the same file and backend that is still loaded (in the
- * table for another routine, or replaced but still running a call), with a
- * new reference; NULL if none.  Sharing it matters beyond saving a load:
- * one file must be one provider, so that the ld.so object and the fd it
- * was loaded through live and die together. */
-muster__prov_t *muster__prov_find_live(const struct stat *st, const char *backend) {
+/* The same file as *st, or a copy of it (the same id) */
+static int same_file(const muster__prov_t *p, const struct stat *st, const char *id) {
+  if (id[0] && !strcmp(p->id, id)) return 1;
+  return p->dev == st->st_dev && p->ino == st->st_ino && p->size == st->st_size &&
+         p->mtime.tv_sec == st->st_mtim.tv_sec && p->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+/* A provider of the same file (or a copy: the same id) and backend that is
+ * still loaded (in the table for another routine, or replaced but still
+ * running a call), with a new reference; NULL if none.  Sharing it matters
+ * beyond saving a load: one file must be one provider, so that the ld.so
+ * object and the fd it was loaded through live and die together, and a
+ * copy of a file must not be a second instance of it (ld.so loads two
+ * inodes twice: two CUDA contexts, two caches of handles). */
+muster__prov_t *muster__prov_find_live(const struct stat *st, const char *id, const char *backend) {
   for (muster__prov_t *p = live_head; p; p = p->live_next) {
-    if (strcmp(p->pub.name, backend) || p->dev != st->st_dev || p->ino != st->st_ino ||
-        p->size != st->st_size || p->mtime.tv_sec != st->st_mtim.tv_sec ||
-        p->mtime.tv_nsec != st->st_mtim.tv_nsec)
-      continue;
+    if (strcmp(p->pub.name, backend) || !same_file(p, st, id)) continue;
     long r = atomic_load(&p->refs);
     while (r > 0 && !atomic_compare_exchange_weak(&p->refs, &r, r + 1)) {
     }

@@ -31,19 +31,21 @@ typedef struct muster__prov {
   ino_t ino;
   struct timespec mtime;
   off_t size;
+  char id[96];                  /* what the file is (provider_elf.h): a copy
+                                   of the same file elsewhere is this one */
   muster_provider_v2_t view;    /* what pub.v points to                   */
   muster__cost_t *table;        /* what pub.cost points to                */
 } muster__prov_t;
 
 
 /* Load the provider file `path` (listed as backend `backend` with identity
- * *st): dlopen through an fd kept open, the ABI table, init, probe, cost
+ * *st, and `id`, muster__provider_file_id's, "" if unknown): dlopen through an fd kept open, the ABI table, init, probe, cost
  * table; put it on the live list with one reference (the caller's).
  * Never fails as a whole: a refused file gives a provider with pub.v NULL
  * and pub.why saying why, so listings and errors can show it.  NULL only
  * when out of memory.  Writer lock held. */
 MUSTER_HIDDEN muster__prov_t *muster__prov_load(const char *path, const char *backend,
-                                                const struct stat *st);
+                                                const struct stat *st, const char *id);
 
 /* A stand-in for a file not loaded for a call of memory kind it does not
  * take (its file says so, provider_elf.h): pub.v NULL, pub.available 0 and
@@ -53,10 +55,12 @@ MUSTER_HIDDEN muster__prov_t *muster__prov_load(const char *path, const char *ba
 MUSTER_HIDDEN muster__prov_t *muster__prov_stub(const char *path, const char *backend,
                                                 const char *why);
 
-/* The live provider of the file with identity *st and backend `backend`,
+/* The live provider of backend `backend` loaded from the file with
+ * identity *st, or from a copy of it (the same id, when id is not ""),
  * with a new reference; NULL if none (or it is being unloaded).  Writer
  * lock held. */
-MUSTER_HIDDEN muster__prov_t *muster__prov_find_live(const struct stat *st, const char *backend);
+MUSTER_HIDDEN muster__prov_t *muster__prov_find_live(const struct stat *st, const char *id,
+                                                     const char *backend);
 
 /* The registry's writer lock (runtime/registry.c): recursive; taken by a
  * scan, a load, a listing and the last release of a provider. */

@@ -69,6 +69,7 @@ typedef struct node {
   char backend[32];             /* <backend>.so in <dir>/<routine>/       */
   char *path;                   /* that file                              */
   struct stat st;               /* its identity when listed               */
+  char id[96];                  /* and what it is (provider_elf.h)        */
   muster__prov_t *prov;         /* NULL until loaded (set once, atomic);
                                    holds one reference (provider_file.h)  */
   unsigned file_mem;            /* memory kinds its file declares, 0
@@ -268,8 +269,9 @@ static node_t *new_node(const char *routine, const struct found *f) {
   snprintf(n->backend, sizeof n->backend, "%s", f->backend);
   n->path = path;
   n->st = f->st;
-  /* not loaded yet (lazy), unless that very file is loaded already */
-  n->prov = muster__prov_find_live(&f->st, f->backend);
+  muster__provider_file_id(f->path, n->id, sizeof n->id);
+  /* not loaded yet (lazy), unless that very file (or a copy) is loaded already */
+  n->prov = muster__prov_find_live(&f->st, n->id, f->backend);
   n->file_mem = muster__provider_file_mem(f->path);
   node_stub(n);
   cds_lfht_node_init(&n->lfht);
@@ -320,8 +322,8 @@ static void load_nodes(const char *routine, const char *only, int mem) {
   cds_lfht_for_each_entry_duplicate(table, hash_str(routine), match_routine, routine, &it, nd, lfht) {
     if (node_prov(nd) || (only && only[0] && strcmp(nd->backend, only)) || node_skips(nd, mem))
       continue;
-    muster__prov_t *p = muster__prov_find_live(&nd->st, nd->backend);
-    if (!p) p = muster__prov_load(nd->path, nd->backend, &nd->st);
+    muster__prov_t *p = muster__prov_find_live(&nd->st, nd->id, nd->backend);
+    if (!p) p = muster__prov_load(nd->path, nd->backend, &nd->st, nd->id);
     if (p) __atomic_store_n(&nd->prov, p, __ATOMIC_RELEASE);
   }
   TSAN_RELEASE(&tsan_readers_done);
