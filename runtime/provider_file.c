@@ -140,6 +140,36 @@ static int open_regular(muster__prov_t *p, const struct stat *listed) {
   return 0;
 }
 
+/* dlopen the file p->fd holds.  By its real path when ld.so has no object
+ * of that name: $ORIGIN in the provider's RPATH is then its folder (a
+ * wheel's providers find the libraries `auditwheel repair` bundled
+ * through it, <site-packages>/muster_runtime.libs; loaded as
+ * /proc/self/fd/N, $ORIGIN is /proc/self/fd and they are not found).  But
+ * ld.so hands back an already loaded object whose NAME matches, so when
+ * one has that name (an older version of a replaced file, still running a
+ * call or kept NODELETE), or the file ld.so opened by name is not the one
+ * we hold (replaced meanwhile), load through /proc/self/fd/N of the kept
+ * fd: no loaded object can have that name, and ld.so still shares an
+ * object whose inode is the same.  NULL with dlerror() set on failure. */
+static void *open_object(muster__prov_t *p) {
+  void *h = dlopen(p->pub.path, RTLD_NOW | RTLD_NOLOAD);
+  if (h) {
+    dlclose(h);
+  } else {
+    (void)dlerror();
+    h = dlopen(p->pub.path, RTLD_NOW | RTLD_LOCAL);
+    struct stat now;
+    if (!h) return NULL;
+    if (stat(p->pub.path, &now) == 0 && now.st_dev == p->dev && now.st_ino == p->ino) return h;
+    dlclose(h);
+  }
+  const char *load = p->pub.path;
+  snprintf(p->alias, sizeof p->alias, "/proc/self/fd/%d", p->fd);
+  if (access(p->alias, R_OK) == 0) load = p->alias;
+  else p->alias[0] = '\0'; /* no /proc: by name (checked regular just now) */
+  return dlopen(load, RTLD_NOW | RTLD_LOCAL);
+}
+
 /* Load one file. Never fails as a whole: a refused file gives a prov with
  * handle NULL and `why`, so listings and errors can show it. */
 muster__prov_t *muster__prov_load(const char *path, const char *backend, const struct stat *st,
@@ -155,17 +185,8 @@ muster__prov_t *muster__prov_load(const char *path, const char *backend, const s
   snprintf(p->id, sizeof p->id, "%s", id);
   snprintf(p->pub.name, sizeof p->pub.name, "%s", backend);
   if (!realpath(path, p->pub.path)) snprintf(p->pub.path, sizeof p->pub.path, "%s", path);
-  /* ld.so hands back an already loaded object whose NAME matches, so
-   * dlopen()ing the path again after the file behind it was replaced would
-   * give the old code.  Load through /proc/self/fd/N of an fd kept open
-   * while the provider is loaded: no loaded object can have that name, and
-   * ld.so still shares an object whose inode is the same. */
-  const char *load = p->pub.path;
   if (open_regular(p, st) < 0) goto refused;
-  snprintf(p->alias, sizeof p->alias, "/proc/self/fd/%d", p->fd);
-  if (access(p->alias, R_OK) == 0) load = p->alias;
-  else p->alias[0] = '\0'; /* no /proc: by name (checked regular just now) */
-  void *h = dlopen(load, RTLD_NOW | RTLD_LOCAL);
+  void *h = open_object(p);
   if (!h) {
     const char *e = dlerror();
     snprintf(p->pub.why, sizeof p->pub.why, "dlopen of %.200s failed: %s", p->pub.path,
