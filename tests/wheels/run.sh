@@ -10,7 +10,8 @@
 #      `muster solve potrs --n 512` and a potrs on 4 JAX host devices run
 #   3. muster_jax without the runtime wheel fails at import, saying what
 #      is missing and how to get it
-#   4. muster_torch in build/venv-torch's python (tools/ci/install-torch.sh;
+#   4. muster_torch in build/venv-torch's python ($TORCH_PYTHON; made by
+#      tools/ci/install-torch.sh;
 #      the wheels go to a --target folder on PYTHONPATH, so torch's 5 GB are
 #      not installed twice); skipped when that venv is missing
 # TensorFlow: no muster_tf wheel yet (docs/install.md).
@@ -23,9 +24,11 @@ bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 finish() { echo "wheels: $pass passed, $fail failed"; [ "$fail" = 0 ]; exit $?; }
 
+LOG=${LOG:-build/test-logs}
+mkdir -p "$LOG"
 t0=$SECONDS
-if ! bash tools/wheels/build.sh >"${LOG:-/tmp}/wheels-build.log" 2>&1; then
-  tail -30 "${LOG:-/tmp}/wheels-build.log"; bad "tools/wheels/build.sh"; finish
+if ! bash tools/wheels/build.sh >"$LOG/wheels-build.log" 2>&1; then
+  tail -30 "$LOG/wheels-build.log"; bad "tools/wheels/build.sh"; finish
 fi
 ok "tools/wheels/build.sh ($((SECONDS - t0)) s)"
 PY=${PYTHON:-$ROOT/build/venv/bin/python}
@@ -84,10 +87,11 @@ echo "   $msg"
 check "muster_jax without muster-runtime fails at import, naming it" \
   grep -q "ImportError: muster_jax cannot find the muster libraries: .*pip install muster-runtime==$ver" <<<"$msg"
 
-if [ -x "$ROOT/build/venv-torch/bin/python" ]; then
+TORCH_PY=${TORCH_PYTHON:-$ROOT/build/venv-torch/bin/python}
+if [ -x "$TORCH_PY" ]; then
   "$vpy" -m pip install -q --disable-pip-version-check --no-deps --target "$tmp/torchsite" \
     "$ROOT/$rt" "$ROOT/dist/muster_torch-$ver-py3-none-any.whl" >/dev/null 2>&1
-  out=$("${clean_env[@]}" PYTHONPATH="$tmp/torchsite" "$ROOT/build/venv-torch/bin/python" -c '
+  out=$("${clean_env[@]}" PYTHONPATH="$tmp/torchsite" "$TORCH_PY" -c '
 import torch, muster_torch as mt
 A = torch.eye(6, dtype=torch.float64) * 2
 x = mt.potrs(mt.split_columns(A, 2), torch.ones(6, dtype=torch.float64))
