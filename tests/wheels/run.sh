@@ -41,7 +41,7 @@ trap 'rm -rf "$tmp"' EXIT
 clean_env=(env -u MUSTER_BUILD -u MUSTER_LIB_DIR -u MUSTER_PROVIDER_PATH -u MUSTER_COST_PATH
            -u MUSTER_PROVIDER -u PYTHONPATH)
 t1=$SECONDS
-python3 -m venv "$tmp/venv" && "$tmp/venv/bin/python" -m pip install -q --disable-pip-version-check \
+python3 -m venv "$tmp/venv" && "$tmp/venv/bin/python" -m pip install -q --disable-pip-version-check --no-compile \
   "$ROOT/$rt" "$ROOT/dist/muster_jax-$ver-py3-none-any.whl" >"$tmp/pip.log" 2>&1
 check "pip install muster_runtime + muster_jax into a fresh venv ($((SECONDS - t1)) s)" test -x "$tmp/venv/bin/muster"
 mkdir -p "$tmp/elsewhere"
