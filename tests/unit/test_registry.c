@@ -63,8 +63,9 @@ TEST_IMPL(registry_lazy_load_and_list) {
   return 0;
 }
 
-/* Copy test provider `target` (a file, not a link) to <dir>/<routine>/<name>,
- * as a wheel's routine folders hold their providers. */
+/* Copy test provider `target` (a file, not a link; relative to the test
+ * providers' folder) to <dir>/<routine>/<name>, as a wheel's routine
+ * folders hold their providers. */
 static void copy_provider(const char *routine, const char *name, const char *target) {
   char src[PATH_MAX + 64], sub[PATH_MAX], dst[PATH_MAX + 64], buf[1 << 16];
   snprintf(src, sizeof src, "%s/%s", tp_build_dir(), target);
@@ -124,6 +125,25 @@ TEST_IMPL(registry_copies_load_once) {
   ASSERT_EQ(muster_providers_list(info, 8), 1);
   ASSERT_OK(solve_potrs(&p, NULL, &res));
   ASSERT_EQ(maps_files("/testprov.so") + maps_files("/testprov_v1.so"), 1);
+  tp_problem_free(&p);
+  test_remove_tree(dir);
+  return 0;
+}
+
+/* A provider whose RPATH is $ORIGIN-relative finds its library there: it
+ * is loaded by its real path, not /proc/self/fd/N (where $ORIGIN would be
+ * /proc/self/fd), the way an installed wheel's providers find the
+ * libraries auditwheel bundled (issue 25). */
+TEST_IMPL(registry_origin_rpath) {
+  setup();
+  copy_provider("potrs", "testprov.so", "testprov_origin.so");
+  copy_provider("deps", "libtpdep.so", "dep/libtpdep.so"); /* not a routine: never listed */
+  tp_problem_t p;
+  tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 12, 2, 0);
+  muster_solve_result_t res;
+  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT(strcmp(res.provider, "testprov") == 0);
+  for (int s = 0; s < 2; s++) ASSERT(tp_marker(&p, s) == 3.0);
   tp_problem_free(&p);
   test_remove_tree(dir);
   return 0;
