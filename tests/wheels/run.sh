@@ -53,7 +53,10 @@ meta=$("${clean_env[@]}" "$vpy" -c 'import importlib.metadata as m, muster_jax; 
 check "versions agree: '$out' / $meta" test "$out $meta" = "muster $ver $ver $ver $ver"
 
 "${clean_env[@]}" "$tmp/venv/bin/muster" solve potrs --n 512 >"$tmp/solve.log" 2>&1
-check "muster solve potrs --n 512" grep -q "ok" "$tmp/solve.log" || cat "$tmp/solve.log"
+rc=$?
+solved() { [ "$rc" = 0 ] && grep -qE '^ +check +ok' "$tmp/solve.log"; }
+check "muster solve potrs --n 512 (exit $rc, $(grep -E '^ +check' "$tmp/solve.log" | xargs))" solved
+solved || cat "$tmp/solve.log"
 
 cat >"$tmp/jax_potrs.py" <<'PYEOF'
 import jax
