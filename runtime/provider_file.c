@@ -265,3 +265,10 @@ muster__prov_t *muster__prov_find_live(const struct stat *st, const char *id, co
   return NULL;
 }
 
+
+const muster__prov_t *muster__prov_other_build(const struct stat *st, const char *id,
+                                               const char *backend) {
+  for (const muster__prov_t *p = live_head; p; p = p->live_next)
+    if (p->handle && p->nodes > 0 && !strcmp(p->pub.name, backend) && !same_file(p, st, id)) return p;
+  return NULL;
+}

@@ -33,6 +33,7 @@ typedef struct muster__prov {
   off_t size;
   char id[96];                  /* what the file is (provider_elf.h): a copy
                                    of the same file elsewhere is this one */
+  int nodes;                    /* table nodes pointing to it (writer lock) */
   muster_provider_v2_t view;    /* what pub.v points to                   */
   muster__cost_t *table;        /* what pub.cost points to                */
 } muster__prov_t;
@@ -61,6 +62,16 @@ MUSTER_HIDDEN muster__prov_t *muster__prov_stub(const char *path, const char *ba
  * lock held. */
 MUSTER_HIDDEN muster__prov_t *muster__prov_find_live(const struct stat *st, const char *id,
                                                      const char *backend);
+
+/* A loaded provider of backend `backend` that some table node points to
+ * and is not the file with identity *st / id: another build of the same
+ * backend, found in another folder or routine; NULL if none.  Loading the
+ * file too would make two instances of one provider in the process (two
+ * CUDA contexts, two caches of handles): the caller refuses it instead.
+ * A provider replaced by a rescan is not counted (no node points to it
+ * once the rescan is done).  Writer lock held. */
+MUSTER_HIDDEN const muster__prov_t *muster__prov_other_build(const struct stat *st, const char *id,
+                                                             const char *backend);
 
 /* The registry's writer lock (runtime/registry.c): recursive; taken by a
  * scan, a load, a listing and the last release of a provider. */

@@ -130,6 +130,31 @@ TEST_IMPL(registry_copies_load_once) {
   return 0;
 }
 
+/* Two different builds of one backend on the path (here in two routine
+ * folders) are never both loaded: the one loaded first serves, the other
+ * is refused, saying why (two instances of a GPU provider would be two
+ * CUDA contexts). */
+TEST_IMPL(registry_two_builds_one_instance) {
+  setup();
+  tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
+  tp_link(dir, "syevd", "testprov.so", "testprov_v2.so");
+  tp_problem_t p;
+  tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 12, 2, 0);
+  muster_solve_result_t res;
+  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  muster_provider_info_t info[8];
+  int n = muster_providers_list(info, 8);
+  ASSERT_EQ(n, 2);
+  int loaded = info[0].available ? 0 : 1, refused = 1 - loaded;
+  ASSERT(info[loaded].available && !info[refused].available);
+  ASSERT_STR_CONTAINS(info[loaded].path, "testprov_v1.so");
+  ASSERT_STR_CONTAINS(info[refused].why, "another build of testprov is loaded");
+  ASSERT(tp_maps_has("testprov_v1.so") && !tp_maps_has("testprov_v2.so"));
+  tp_problem_free(&p);
+  test_remove_tree(dir);
+  return 0;
+}
+
 /* A provider whose RPATH is $ORIGIN-relative finds its library there: it
  * is loaded by its real path, not /proc/self/fd/N (where $ORIGIN would be
  * /proc/self/fd), the way an installed wheel's providers find the
