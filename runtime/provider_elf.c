@@ -12,6 +12,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -123,4 +124,67 @@ unsigned muster__provider_file_mem(const char *path) {
     mem = read_mem(fd, &eh);
   close(fd);
   return mem;
+}
+
+/* ---- identity ------------------------------------------------------------ */
+
+#define MAX_HASHED (256u << 20) /* a provider file hashed whole, at most */
+
+/* The GNU build-id of the ELF file as hex into out, or 0: the notes of its
+ * SHT_NOTE sections, owner "GNU", type NT_GNU_BUILD_ID. */
+static int build_id(int fd, char *out, size_t cap) {
+  Elf64_Ehdr eh;
+  if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || !header_ok(&eh)) return 0;
+  Elf64_Shdr *sh = read_at(fd, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof *sh);
+  int found = 0;
+  for (unsigned i = 0; sh && i < eh.e_shnum && !found; i++) {
+    if (sh[i].sh_type != SHT_NOTE) continue;
+    unsigned char *n = read_at(fd, sh[i].sh_offset, sh[i].sh_size);
+    for (uint64_t at = 0; n && at + sizeof(Elf64_Nhdr) <= sh[i].sh_size && !found;) {
+      Elf64_Nhdr h;
+      memcpy(&h, n + at, sizeof h);
+      uint64_t name = at + sizeof h, desc = name + ((h.n_namesz + 3u) & ~3u);
+      if (desc + h.n_descsz > sh[i].sh_size) break;
+      if (h.n_type == NT_GNU_BUILD_ID && h.n_namesz == 4 && !memcmp(n + name, "GNU", 4) &&
+          h.n_descsz > 0 && 9 + 2 * (size_t)h.n_descsz < cap) {
+        size_t len = (size_t)snprintf(out, cap, "build-id:");
+        for (uint32_t k = 0; k < h.n_descsz; k++) len += (size_t)snprintf(out + len, cap - len, "%02x", n[desc + k]);
+        found = 1;
+      }
+      at = desc + ((h.n_descsz + 3u) & ~3u);
+    }
+    free(n);
+  }
+  free(sh);
+  return found;
+}
+
+/* FNV-1a over the whole file, or 0 when it cannot be read */
+static int content_hash(int fd, off_t size, char *out, size_t cap) {
+  if (size < 0 || (uint64_t)size > MAX_HASHED) return 0;
+  static const size_t chunk = 1u << 16;
+  unsigned char *buf = malloc(chunk);
+  uint64_t h = 1469598103934665603ull;
+  off_t at = 0;
+  while (buf && at < size) {
+    ssize_t n = pread(fd, buf, chunk, at);
+    if (n <= 0) break;
+    for (ssize_t k = 0; k < n; k++) h = (h ^ buf[k]) * 1099511628211ull;
+    at += n;
+  }
+  free(buf);
+  if (at != size) return 0;
+  snprintf(out, cap, "fnv1a:%016llx:%lld", (unsigned long long)h, (long long)size);
+  return 1;
+}
+
+void muster__provider_file_id(const char *path, char *out, size_t cap) {
+  out[0] = '\0';
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return;
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && !build_id(fd, out, cap) &&
+      !content_hash(fd, st.st_size, out, cap))
+    out[0] = '\0';
+  close(fd);
 }

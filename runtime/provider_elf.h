@@ -13,6 +13,8 @@
 #ifndef MUSTER_PROVIDER_ELF_H
 #define MUSTER_PROVIDER_ELF_H
 
+#include <stddef.h>
+
 #include "error.h"
 
 /* The mem_kinds bits of the provider struct in the ELF file at path, as
@@ -24,5 +26,15 @@
  * mem_kinds 0 in the file, e.g. set by a constructor): then the provider
  * must be loaded to know.  Never fails otherwise; reads at most a few MB. */
 MUSTER_HIDDEN unsigned muster__provider_file_mem(const char *path);
+
+/* What the file is, whatever path or copy names it, into out (cap >= 64):
+ * "build-id:<hex>" from its GNU build-id note (the linker's hash of the
+ * output, kept by patchelf, so copies that `auditwheel repair` gave
+ * different RPATHs keep it), else "fnv1a:<hex>:<size>" of its bytes; ""
+ * when the file cannot be read (or is over 256 MB).  A wheel holds no
+ * links, so each routine folder holds a copy of its providers: the
+ * registry shares one loaded provider among the files of one identity
+ * (provider_file.h).  Never fails otherwise. */
+MUSTER_HIDDEN void muster__provider_file_id(const char *path, char *out, size_t cap);
 
 #endif

@@ -140,9 +140,40 @@ static int open_regular(muster__prov_t *p, const struct stat *listed) {
   return 0;
 }
 
+/* dlopen the file p->fd holds.  By its real path when ld.so has no object
+ * of that name: $ORIGIN in the provider's RPATH is then its folder (a
+ * wheel's providers find the libraries `auditwheel repair` bundled
+ * through it, <site-packages>/muster_runtime.libs; loaded as
+ * /proc/self/fd/N, $ORIGIN is /proc/self/fd and they are not found).  But
+ * ld.so hands back an already loaded object whose NAME matches, so when
+ * one has that name (an older version of a replaced file, still running a
+ * call or kept NODELETE), or the file ld.so opened by name is not the one
+ * we hold (replaced meanwhile), load through /proc/self/fd/N of the kept
+ * fd: no loaded object can have that name, and ld.so still shares an
+ * object whose inode is the same.  NULL with dlerror() set on failure. */
+static void *open_object(muster__prov_t *p) {
+  void *h = dlopen(p->pub.path, RTLD_NOW | RTLD_NOLOAD);
+  if (h) {
+    dlclose(h);
+  } else {
+    (void)dlerror();
+    h = dlopen(p->pub.path, RTLD_NOW | RTLD_LOCAL);
+    struct stat now;
+    if (!h) return NULL;
+    if (stat(p->pub.path, &now) == 0 && now.st_dev == p->dev && now.st_ino == p->ino) return h;
+    dlclose(h);
+  }
+  const char *load = p->pub.path;
+  snprintf(p->alias, sizeof p->alias, "/proc/self/fd/%d", p->fd);
+  if (access(p->alias, R_OK) == 0) load = p->alias;
+  else p->alias[0] = '\0'; /* no /proc: by name (checked regular just now) */
+  return dlopen(load, RTLD_NOW | RTLD_LOCAL);
+}
+
 /* Load one file. Never fails as a whole: a refused file gives a prov with
  * handle NULL and `why`, so listings and errors can show it. */
-muster__prov_t *muster__prov_load(const char *path, const char *backend, const struct stat *st) {
+muster__prov_t *muster__prov_load(const char *path, const char *backend, const struct stat *st,
+                                  const char *id) {
   muster__prov_t *p = calloc(1, sizeof *p);
   if (!p) return NULL;
   atomic_init(&p->refs, 1); /* the caller's */
@@ -151,19 +182,11 @@ muster__prov_t *muster__prov_load(const char *path, const char *backend, const s
   p->ino = st->st_ino;
   p->mtime = st->st_mtim;
   p->size = st->st_size;
+  snprintf(p->id, sizeof p->id, "%s", id);
   snprintf(p->pub.name, sizeof p->pub.name, "%s", backend);
   if (!realpath(path, p->pub.path)) snprintf(p->pub.path, sizeof p->pub.path, "%s", path);
-  /* ld.so hands back an already loaded object whose NAME matches, so
-   * dlopen()ing the path again after the file behind it was replaced would
-   * give the old code.  Load through /proc/self/fd/N of an fd kept open
-   * while the provider is loaded: no loaded object can have that name, and
-   * ld.so still shares an object whose inode is the same. */
-  const char *load = p->pub.path;
   if (open_regular(p, st) < 0) goto refused;
-  snprintf(p->alias, sizeof p->alias, "/proc/self/fd/%d", p->fd);
-  if (access(p->alias, R_OK) == 0) load = p->alias;
-  else p->alias[0] = '\0'; /* no /proc: by name (checked regular just now) */
-  void *h = dlopen(load, RTLD_NOW | RTLD_LOCAL);
+  void *h = open_object(p);
   if (!h) {
     const char *e = dlerror();
     snprintf(p->pub.why, sizeof p->pub.why, "dlopen of %.200s failed: %s", p->pub.path,
@@ -217,17 +240,23 @@ muster__prov_t *muster__prov_stub(const char *path, const char *backend, const c
   return p;
 }
 
-/* A provider of the same file and backend that is still loaded (in the
- * table for another routine, or replaced but still running a call), with a
- * new reference; NULL if none.  Sharing it matters beyond saving a load:
- * one file must be one provider, so that the ld.so object and the fd it
- * was loaded through live and die together. */
-muster__prov_t *muster__prov_find_live(const struct stat *st, const char *backend) {
+/* The same file as *st, or a copy of it (the same id) */
+static int same_file(const muster__prov_t *p, const struct stat *st, const char *id) {
+  if (id[0] && !strcmp(p->id, id)) return 1;
+  return p->dev == st->st_dev && p->ino == st->st_ino && p->size == st->st_size &&
+         p->mtime.tv_sec == st->st_mtim.tv_sec && p->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+/* A provider of the same file (or a copy: the same id) and backend that is
+ * still loaded (in the table for another routine, or replaced but still
+ * running a call), with a new reference; NULL if none.  Sharing it matters
+ * beyond saving a load: one file must be one provider, so that the ld.so
+ * object and the fd it was loaded through live and die together, and a
+ * copy of a file must not be a second instance of it (ld.so loads two
+ * inodes twice: two CUDA contexts, two caches of handles). */
+muster__prov_t *muster__prov_find_live(const struct stat *st, const char *id, const char *backend) {
   for (muster__prov_t *p = live_head; p; p = p->live_next) {
-    if (strcmp(p->pub.name, backend) || p->dev != st->st_dev || p->ino != st->st_ino ||
-        p->size != st->st_size || p->mtime.tv_sec != st->st_mtim.tv_sec ||
-        p->mtime.tv_nsec != st->st_mtim.tv_nsec)
-      continue;
+    if (strcmp(p->pub.name, backend) || !same_file(p, st, id)) continue;
     long r = atomic_load(&p->refs);
     while (r > 0 && !atomic_compare_exchange_weak(&p->refs, &r, r + 1)) {
     }
@@ -236,3 +265,10 @@ muster__prov_t *muster__prov_find_live(const struct stat *st, const char *backen
   return NULL;
 }
 
+
+const muster__prov_t *muster__prov_other_build(const struct stat *st, const char *id,
+                                               const char *backend) {
+  for (const muster__prov_t *p = live_head; p; p = p->live_next)
+    if (p->handle && p->nodes > 0 && !strcmp(p->pub.name, backend) && !same_file(p, st, id)) return p;
+  return NULL;
+}

@@ -31,19 +31,22 @@ typedef struct muster__prov {
   ino_t ino;
   struct timespec mtime;
   off_t size;
+  char id[96];                  /* what the file is (provider_elf.h): a copy
+                                   of the same file elsewhere is this one */
+  int nodes;                    /* table nodes pointing to it (writer lock) */
   muster_provider_v2_t view;    /* what pub.v points to                   */
   muster__cost_t *table;        /* what pub.cost points to                */
 } muster__prov_t;
 
 
 /* Load the provider file `path` (listed as backend `backend` with identity
- * *st): dlopen through an fd kept open, the ABI table, init, probe, cost
+ * *st, and `id`, muster__provider_file_id's, "" if unknown): dlopen through an fd kept open, the ABI table, init, probe, cost
  * table; put it on the live list with one reference (the caller's).
  * Never fails as a whole: a refused file gives a provider with pub.v NULL
  * and pub.why saying why, so listings and errors can show it.  NULL only
  * when out of memory.  Writer lock held. */
 MUSTER_HIDDEN muster__prov_t *muster__prov_load(const char *path, const char *backend,
-                                                const struct stat *st);
+                                                const struct stat *st, const char *id);
 
 /* A stand-in for a file not loaded for a call of memory kind it does not
  * take (its file says so, provider_elf.h): pub.v NULL, pub.available 0 and
@@ -53,10 +56,22 @@ MUSTER_HIDDEN muster__prov_t *muster__prov_load(const char *path, const char *ba
 MUSTER_HIDDEN muster__prov_t *muster__prov_stub(const char *path, const char *backend,
                                                 const char *why);
 
-/* The live provider of the file with identity *st and backend `backend`,
+/* The live provider of backend `backend` loaded from the file with
+ * identity *st, or from a copy of it (the same id, when id is not ""),
  * with a new reference; NULL if none (or it is being unloaded).  Writer
  * lock held. */
-MUSTER_HIDDEN muster__prov_t *muster__prov_find_live(const struct stat *st, const char *backend);
+MUSTER_HIDDEN muster__prov_t *muster__prov_find_live(const struct stat *st, const char *id,
+                                                     const char *backend);
+
+/* A loaded provider of backend `backend` that some table node points to
+ * and is not the file with identity *st / id: another build of the same
+ * backend, found in another folder or routine; NULL if none.  Loading the
+ * file too would make two instances of one provider in the process (two
+ * CUDA contexts, two caches of handles): the caller refuses it instead.
+ * A provider replaced by a rescan is not counted (no node points to it
+ * once the rescan is done).  Writer lock held. */
+MUSTER_HIDDEN const muster__prov_t *muster__prov_other_build(const struct stat *st, const char *id,
+                                                             const char *backend);
 
 /* The registry's writer lock (runtime/registry.c): recursive; taken by a
  * scan, a load, a listing and the last release of a provider. */

@@ -69,6 +69,7 @@ typedef struct node {
   char backend[32];             /* <backend>.so in <dir>/<routine>/       */
   char *path;                   /* that file                              */
   struct stat st;               /* its identity when listed               */
+  char id[96];                  /* and what it is (provider_elf.h)        */
   muster__prov_t *prov;         /* NULL until loaded (set once, atomic);
                                    holds one reference (provider_file.h)  */
   unsigned file_mem;            /* memory kinds its file declares, 0
@@ -268,8 +269,10 @@ static node_t *new_node(const char *routine, const struct found *f) {
   snprintf(n->backend, sizeof n->backend, "%s", f->backend);
   n->path = path;
   n->st = f->st;
-  /* not loaded yet (lazy), unless that very file is loaded already */
-  n->prov = muster__prov_find_live(&f->st, f->backend);
+  muster__provider_file_id(f->path, n->id, sizeof n->id);
+  /* not loaded yet (lazy), unless that very file (or a copy) is loaded already */
+  n->prov = muster__prov_find_live(&f->st, n->id, f->backend);
+  if (n->prov) n->prov->nodes++;
   n->file_mem = muster__provider_file_mem(f->path);
   node_stub(n);
   cds_lfht_node_init(&n->lfht);
@@ -307,6 +310,18 @@ static void publish_node(node_t *n, node_t *old, node_t **dead, int *ndead, int 
   rcu_read_unlock();
 }
 
+/* Load nd's file, unless another build of its backend is loaded (provider_file.h:
+ * muster__prov_other_build): then a stand-in that says so. */
+static muster__prov_t *load_once(const node_t *nd) {
+  const muster__prov_t *other = muster__prov_other_build(&nd->st, nd->id, nd->backend);
+  if (!other) return muster__prov_load(nd->path, nd->backend, &nd->st, nd->id);
+  char why[256];
+  snprintf(why, sizeof why, "another build of %.31s is loaded, from %.160s: one instance per process",
+           nd->backend, other->pub.path);
+  muster__log(MUSTER_LOG_WARN, "provider file %s refused: %s", nd->path, why);
+  return muster__prov_stub(nd->path, nd->backend, why);
+}
+
 /* Load the not yet loaded providers of `routine` (only backend `only`
  * when given) that take memory kind mem (0: any).  Writer mutex held.
  * Loading is where the cost is (a GPU provider's dlopen pulls in its CUDA
@@ -320,9 +335,11 @@ static void load_nodes(const char *routine, const char *only, int mem) {
   cds_lfht_for_each_entry_duplicate(table, hash_str(routine), match_routine, routine, &it, nd, lfht) {
     if (node_prov(nd) || (only && only[0] && strcmp(nd->backend, only)) || node_skips(nd, mem))
       continue;
-    muster__prov_t *p = muster__prov_find_live(&nd->st, nd->backend);
-    if (!p) p = muster__prov_load(nd->path, nd->backend, &nd->st);
-    if (p) __atomic_store_n(&nd->prov, p, __ATOMIC_RELEASE);
+    muster__prov_t *p = muster__prov_find_live(&nd->st, nd->id, nd->backend);
+    if (!p) p = load_once(nd);
+    if (!p) continue;
+    p->nodes++;
+    __atomic_store_n(&nd->prov, p, __ATOMIC_RELEASE);
   }
   TSAN_RELEASE(&tsan_readers_done);
   rcu_read_unlock();
@@ -330,6 +347,7 @@ static void load_nodes(const char *routine, const char *only, int mem) {
 
 static void node_free(node_t *nd) {
   muster__prov_t *p = node_prov(nd);
+  if (p) p->nodes--;
   if (p) muster__provider_release(&p->pub);
   if (nd->stub) muster__provider_release(&nd->stub->pub);
   free(nd->path);

@@ -1,5 +1,8 @@
 /* registry, solve and muster solve tests: TEST_ENTRY(name, timeout_s) */
 TEST_ENTRY(registry_lazy_load_and_list, 10)
+TEST_ENTRY(registry_copies_load_once, 10)
+TEST_ENTRY(registry_origin_rpath, 10)
+TEST_ENTRY(registry_two_builds_one_instance, 10)
 TEST_ENTRY(registry_refuses_broken_files, 10)
 TEST_ENTRY(registry_refuses_special_files, 10)
 TEST_ENTRY(registry_provider_choice, 10)

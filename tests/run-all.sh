@@ -15,10 +15,12 @@
 # devices, TensorFlow on logical CPU devices, tools/plot_gpu_bench.py on its
 # fixture); (8) the PyTorch adapter's tests
 # (tools/ci/install-torch.sh makes build/venv-torch with PyPI's torch first;
-# docs/torch.md says what that costs); (9) the README's main job; (10) the
+# docs/torch.md says what that costs); (9) the wheels: built from the
+# checkout, pip-installed into a fresh venv and run from elsewhere
+# (tests/wheels/run.sh); (10) the README's main job; (11) the
 # scalapack provider under MPI (tests/mpi/run-mpi-tests.sh: mpirun -np 1..4,
 # faults, two namespaced "hosts"; needs root; stage 1 installs MPI +
-# ScaLAPACK, so a build without the driver fails this stage); (11) nothing
+# ScaLAPACK, so a build without the driver fails this stage); (12) nothing
 # left in /dev/shm, nor in /tmp under our names.  Ends with one line
 # "total: N passed, N failed"; exits non-zero if any stage failed.
 set -uo pipefail
@@ -63,7 +65,7 @@ mkdir -p "$LOG"
 stage "build"
 scons -Q -j"$JOBS" || { echo "build failed"; exit 1; }
 
-# What /dev/shm and /tmp hold before the tests: stage (11) compares.
+# What /dev/shm and /tmp hold before the tests: stage (12) compares.
 shm_before=$(ls -A /dev/shm 2>/dev/null | sort)
 tmp_before=$(ls -A /tmp 2>/dev/null | sort)
 
@@ -133,6 +135,15 @@ if [ -x build/venv-torch/bin/python ]; then
   count_pytest "$LOG/pytest-torch.log"
 fi
 echo "PyTorch stage: $((SECONDS - t0)) s"
+
+stage "wheels (pip install from dist/, docs/install.md)"
+# tools/wheels/build.sh, then a fresh venv with no build tree and no MUSTER_*
+# variables: muster solve, muster_jax on 4 host devices, muster_torch in
+# build/venv-torch's python (tests/wheels/run.sh says what and why)
+t0=$SECONDS
+run_stage "wheels" "$LOG/wheels.log" env LOG="$LOG" bash tests/wheels/run.sh
+count "$LOG/wheels.log"
+echo "wheels stage: $((SECONDS - t0)) s"
 
 stage "main job (README quick start)"
 run_stage "main job" "$LOG/main.log" build/bin/muster solve potrs --n 1024 --ranks 2 --mode threads --dtype f64

@@ -11,12 +11,15 @@ imported here.  tests/python/torch/test_runtime_abi.py compiles a C program
 against muster.h and checks every struct and constant below against it.
 
 Search order for the folder holding an adapter's libraries (lib_dir):
-  1. <package>/lib        (a copy tools/bundle-adapter-libs.sh put there)
-  2. $MUSTER_LIB_DIR      (explicit override)
-  3. $MUSTER_BUILD/lib (relative to the repository unless absolute), then
-     <repo>/build/lib     (the source tree after `scons`)
-The runtime finds its providers under <that folder>/muster/providers unless
-$MUSTER_PROVIDER_PATH says otherwise.
+  1. $MUSTER_LIB_DIR      (explicit override: a build's lib folder)
+  2. the muster-runtime wheel's lib folder (muster_runtime.lib_dir()): what
+     an installed package uses (docs/install.md)
+  3. in a source tree only (the package sits in <repo>/adapters/<framework>/
+     beside <repo>/SConstruct): $MUSTER_BUILD/lib (relative to the
+     repository unless absolute), then <repo>/build/lib
+A package that finds none fails at import with missing_libraries()'s
+message, the same in every adapter.  The runtime finds its providers under
+<that folder>/muster/providers unless $MUSTER_PROVIDER_PATH says otherwise.
 """
 import ctypes
 import os
@@ -27,37 +30,77 @@ _lock = threading.Lock()
 _loaded = {}  # folder -> CDLL of its libmuster.so
 
 
+RUNTIME_DIST = "muster-runtime"  # the wheel holding the libraries (tools/wheels/runtime)
+
+
+def _source_tree(pkg_dir: pathlib.Path):
+    """<repo> when the package is <repo>/adapters/<framework>/<package> of a
+    source tree, else None (an installed package: no guesses)."""
+    repo = pkg_dir.parent.parent.parent
+    if pkg_dir.parent.parent.name == "adapters" and (repo / "SConstruct").is_file():
+        return repo
+    return None
+
+
 def candidates(pkg_dir: pathlib.Path):
     """The folders lib_dir tries, in order (module docstring)."""
-    repo = pkg_dir.parent.parent.parent  # adapters/<framework>/<package> -> repo
-    yield pkg_dir / "lib"
     if os.environ.get("MUSTER_LIB_DIR"):
         yield pathlib.Path(os.environ["MUSTER_LIB_DIR"])
-    if os.environ.get("MUSTER_BUILD"):
-        b = pathlib.Path(os.environ["MUSTER_BUILD"])
-        yield (b if b.is_absolute() else repo / b) / "lib"
-    yield repo / "build" / "lib"
+    try:
+        import muster_runtime
+        yield muster_runtime.lib_dir()
+    except ImportError:
+        pass
+    repo = _source_tree(pkg_dir)
+    if repo is not None:
+        if os.environ.get("MUSTER_BUILD"):
+            b = pathlib.Path(os.environ["MUSTER_BUILD"])
+            yield (b if b.is_absolute() else repo / b) / "lib"
+        yield repo / "build" / "lib"
 
 
-def lib_dir(pkg_dir: pathlib.Path, libname: str, who: str, hint: str = "") -> pathlib.Path:
-    """The first folder of the search order that holds `libname`.
+def package_version(dist: str) -> str:
+    """The installed distribution's version ("0+unknown" for a package run
+    from a source tree): the wheels' one version, include/muster.h's, which
+    `muster --version` prints too."""
+    from importlib import metadata
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def missing_libraries(who: str, dist: str, names, tried) -> str:
+    """The one message of every adapter whose libraries are missing: what is
+    missing, where it looked, how to get it."""
+    v = package_version(dist)
+    pin = f"=={v}" if v != "0+unknown" else ""
+    return (f"{who} cannot find the muster libraries: {' and '.join(names)} "
+            f"not in {', '.join(map(str, tried)) or 'any folder (no muster-runtime installed)'}. "
+            f"Install the runtime wheel of the same version (pip install {RUNTIME_DIST}{pin}; "
+            f"docs/install.md), or set MUSTER_LIB_DIR to the lib folder of a muster build")
+
+
+def lib_dir(pkg_dir: pathlib.Path, libname: str, who: str, dist: str = "") -> pathlib.Path:
+    """The first folder of the search order that holds `libname` and
+    libmuster.so.
 
     Args:
       pkg_dir: the adapter package's folder (resolved).
       libname: the file that must be there ("libmuster.so", "libmuster_jax.so").
       who: the package, for the message.
-      hint: how to build the library, appended to the message.
+      dist: its distribution name (default: who), for the version it pins.
 
     Raises:
-      ImportError: no folder holds it; the message lists those tried.
+      ImportError: no folder holds them; missing_libraries()'s message.
     """
+    names = sorted({libname, "libmuster.so"})
     tried = []
     for d in candidates(pkg_dir):
-        if (d / libname).exists():
+        if all((d / n).exists() for n in names):
             return d
-        tried.append(str(d))
-    raise ImportError(f"{who}: {libname} not found in {', '.join(tried)} "
-                      f"({hint or 'build it with `scons`'}, or set MUSTER_LIB_DIR)")
+        tried.append(d)
+    raise ImportError(missing_libraries(who, dist or who, names, tried))
 
 
 # ---------------------------------------------------------------- C structs

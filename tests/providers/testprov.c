@@ -18,6 +18,9 @@
  *   TP_RULES     layout_rules it claims (default MUSTER_LAYOUT_RULES_VERSION)
  *   TP_NO_HOOK   leave out the hook its kind needs (solve / collective_solve)
  *   TP_SPANS     spans (default threads|processes)
+ *   TP_DEP       link libtpdep.so, found through RPATH $ORIGIN/../deps (a
+ *                provider installed from a wheel finds what auditwheel
+ *                bundled so)
  * Behaviour at run time (environment of the leader process):
  *   TESTPROV_ENTERED=PATH  solve first writes the leader's pid into PATH
  *                        (tests know it is inside the provider, and who)
@@ -37,6 +40,11 @@
 #include <unistd.h>
 
 #include "muster/provider.h"
+
+#ifdef TP_DEP
+int tp_dep_value(void); /* tpdep.c: libtpdep.so */
+__attribute__((constructor)) static void tp_dep_touch(void) { (void)tp_dep_value(); }
+#endif
 
 #ifndef TP_NAME
 #define TP_NAME "testprov"

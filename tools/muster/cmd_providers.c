@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "cli_args.h"
 #include "json_str.h"
+#include "libs_found.h"
 #include "muster.h"
 #include "muster/provider.h"
 
@@ -121,7 +122,9 @@ int cmd_providers(int argc, char **argv) {
       json_put_str(stdout, p->cost, SIZE_MAX);
       printf("}");
     }
-    printf("],\"available\":%d}\n", usable);
+    printf("],\"libraries\":");
+    libs_found_json();
+    printf(",\"available\":%d}\n", usable);
     return usable ? 0 : 1;
   }
   if (n == 0) {
@@ -146,5 +149,6 @@ int cmd_providers(int argc, char **argv) {
       printf("%-12s ABI v%u, %s, spans %s; cost table: %s\n", "", p->abi, kind_n(p->kind), sp, p->cost);
     }
   }
+  libs_found_print();
   return usable ? 0 : 1;
 }

@@ -35,7 +35,7 @@ from ._eigh import syevd, syevd_no_shardmap, syevd_shardmap_ctx
 from ._general import least_squares, least_squares_shardmap_ctx, lu_solve, lu_solve_shardmap_ctx
 from . import linalg
 
-__version__ = "0.1.0"
+__version__ = _lib.version()
 
 _lib.load()
 

@@ -3,7 +3,8 @@ the runtime's C functions muster_jax calls through ctypes.
 
 The folder is found, and libmuster.so loaded with its ctypes signatures, by
 _runtime.py (adapters/common/runtime.py, shared with the other adapters):
-<package>/lib, $MUSTER_LIB_DIR, $MUSTER_BUILD/lib, <repo>/build/lib.
+$MUSTER_LIB_DIR, the muster-runtime wheel's lib folder, and in a
+source tree $MUSTER_BUILD/lib, <repo>/build/lib; none: ImportError at import.
 """
 import ctypes
 import pathlib
@@ -30,6 +31,11 @@ def lib_dir() -> pathlib.Path:
       ImportError: no folder of the search order holds it.
     """
     return _runtime.lib_dir(_PKG, "libmuster_jax.so", "muster_jax")
+
+
+def version() -> str:
+    """The installed muster_jax's version (its metadata; the runtime's too)."""
+    return _runtime.package_version("muster_jax")
 
 
 def load() -> dict:

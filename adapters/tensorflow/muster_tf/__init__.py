@@ -38,7 +38,11 @@ import weakref
 
 import tensorflow as tf
 
+from . import _runtime
 from ._lib import block_cols, lib_path, ops
+
+__version__ = _runtime.package_version("muster_tf")
+lib_path()  # a package without its libraries fails at import, saying what is missing
 
 __all__ = ["potrs", "potri", "syevd", "getrs", "gels", "block_columns", "configure_cpu_devices",
            "shard_columns", "gather_columns", "lib_path", "ops"]

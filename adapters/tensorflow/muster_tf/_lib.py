@@ -3,10 +3,9 @@
 The folder holding libmuster_tf.so is found by _runtime.py
 (adapters/common/runtime.py, shared with the other adapters; the same
 search order as muster_jax):
-  1. <package>/lib                    (a copy installed with the package)
-  2. $MUSTER_LIB_DIR                  (explicit override)
-  3. $MUSTER_BUILD/lib (relative to the repository unless absolute), then
-     <repo>/build/lib                 (source tree after `scons`)
+$MUSTER_LIB_DIR, the muster-runtime wheel's lib folder, and in a source
+tree $MUSTER_BUILD/lib, <repo>/build/lib.  (No muster_tf wheel yet:
+libmuster_tf.so is built against one TensorFlow, docs/install.md.)
 libmuster_tf.so finds libmuster.so next to itself (rpath $ORIGIN), and the
 runtime finds its providers under <that folder>/muster/providers unless
 $MUSTER_PROVIDER_PATH says otherwise.  muster_tf reaches the runtime's own
@@ -28,9 +27,7 @@ _state = {}
 
 def lib_path():
     """Path of the libmuster_tf.so that muster_tf loads."""
-    return _runtime.lib_dir(_PKG, LIBNAME, "muster_tf",
-                            "build it with `scons` in a Python environment where tensorflow "
-                            "is installed") / LIBNAME
+    return _runtime.lib_dir(_PKG, LIBNAME, "muster_tf") / LIBNAME
 
 
 def ops():

@@ -40,7 +40,13 @@ from ._lib import (
     strerror,
 )
 
-__version__ = "0.1.0"
+from . import _lib, _runtime
+
+__version__ = _runtime.package_version("muster_torch")
+
+# the libraries now, so that a package without them fails at import, not at
+# its first call (the message says what is missing and how to get it)
+_lib.lib_dir()
 
 __all__ = [
     "linalg", "potrs", "potri", "syevd", "getrs", "gels", "lu_solve", "least_squares", "block_columns", "split_columns", "cat_columns", "group_name",

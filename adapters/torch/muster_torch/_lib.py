@@ -6,7 +6,8 @@ muster_torch has no library of its own: the ops call libmuster's C API
 through ctypes, which releases the GIL for the whole call.  The folder is
 found, and libmuster.so loaded with its signatures, by _runtime.py
 (adapters/common/runtime.py, shared with muster_jax and muster_tf):
-<package>/lib, $MUSTER_LIB_DIR, $MUSTER_BUILD/lib, <repo>/build/lib.
+$MUSTER_LIB_DIR, the muster-runtime wheel's lib folder, and in a
+source tree $MUSTER_BUILD/lib, <repo>/build/lib; none: ImportError at import.
 
 A failure maps by its kind (muster_err_kind, docs/errors.md), never code by
 code, to one of the exception classes below; each is also a MusterError
