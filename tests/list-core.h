@@ -8,6 +8,9 @@ TEST_ENTRY(runner_tmpdir_leak_fails_test, 30)
 /* a segment of the real naming left behind fails a test (test_segment_seam.c) */
 TEST_ENTRY(runner_child_leaks_segment, 10)
 TEST_ENTRY(runner_segment_leak_fails_test, 30)
+/* what a test leaves outside its process group is killed before the sweep (test_runner.c) */
+TEST_ENTRY(runner_child_escapes, 10)
+TEST_ENTRY(runner_reaps_escaped_process, 30)
 TEST_ENTRY(error_strerror_all_codes, 10)
 TEST_ENTRY(error_names_and_kinds, 10)
 /* the parser and the MUSTER_* variables (test_env.c) */

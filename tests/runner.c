@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -193,6 +194,52 @@ static int wait_test(pid_t pid, double t0, double limit, int *status) {
   }
 }
 
+/* The parent of pid from /proc/<pid>/stat, or -1 (gone, unreadable). */
+static pid_t parent_of(pid_t pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  size_t k = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[k] = '\0';
+  const char *p = strrchr(buf, ')'); /* the name may hold spaces and ')' */
+  int ppid;
+  char state;
+  return p && sscanf(p + 1, " %c %d", &state, &ppid) == 2 ? (pid_t)ppid : -1;
+}
+
+/* SIGKILL every child of the runner; the number signalled. */
+static int kill_children(void) {
+  DIR *d = opendir("/proc");
+  struct dirent *e;
+  int n = 0;
+  pid_t self = getpid();
+  while (d && (e = readdir(d)) != NULL) {
+    char *end;
+    long pid = strtol(e->d_name, &end, 10);
+    if (*end || pid <= 0 || parent_of((pid_t)pid) != self) continue;
+    kill((pid_t)pid, SIGKILL);
+    n++;
+  }
+  if (d) closedir(d);
+  return n;
+}
+
+/* Kill and reap every process a test left, whatever its process group (a
+ * rank in a group of its own, a process whose parent died first): the
+ * runner is the subreaper of all of them (main), so each becomes its child
+ * once its parent is gone.  Only then is the test's TMPDIR swept: a CI run
+ * under TSan left fault_storm's TMPDIR behind, a process still alive after
+ * the group kill having made a file in it while it was being removed. */
+static void reap_descendants(void) {
+  for (;;) {
+    kill_children();
+    pid_t w = waitpid(-1, NULL, 0);
+    if (w < 0 && errno != EINTR) return; /* ECHILD: none left */
+  }
+}
+
 static int run_one(const struct entry *t, int index, double scale) {
   char job[64], tmpdir[PATH_MAX];
   snprintf(job, sizeof job, "t%d_%d", (int)getpid(), index);
@@ -234,7 +281,7 @@ static int run_one(const struct entry *t, int index, double scale) {
   block_stops(&old_mask);
   kill(-pid, SIGKILL);
   running_pgid = 0;
-  usleep(1000);
+  reap_descendants();
   double dt = now() - t0;
   int leaked = sweep_job(job), leaked_tmp = sweep_tmpdir(tmpdir);
   if (stopped_by) die_of(stopped_by);
@@ -255,6 +302,9 @@ static int run_one(const struct entry *t, int index, double scale) {
 
 int main(int argc, char **argv) {
   set_handlers(die_with_test);
+  /* what a test leaves, orphans included, comes back to the runner to be
+   * killed and reaped before the sweep (reap_descendants) */
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) perror("run-tests: prctl(PR_SET_CHILD_SUBREAPER)");
   const char *s = getenv("MUSTER_TEST_SCALE");
   double scale = s ? atof(s) : 1.0;
   if (scale <= 0) scale = 1.0;

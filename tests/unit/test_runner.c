@@ -104,3 +104,52 @@ TEST_IMPL(runner_tmpdir_leak_fails_test) {
   ASSERT(access(dir, F_OK) != 0);
   return 0;
 }
+
+/* While MUSTER_RUNNER_ESCAPE is set (only the test below): leaves a
+ * process that escaped the test's process group (setsid, its parent gone
+ * at once, as a daemon does) making and removing files in TMPDIR every
+ * millisecond, says its pid on stderr, and passes. */
+TEST_IMPL(runner_child_escapes) {
+  if (!getenv("MUSTER_RUNNER_ESCAPE")) return 0;
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t mid = fork();
+  ASSERT(mid >= 0);
+  if (mid == 0) {
+    setsid();
+    pid_t daemon = fork();
+    if (daemon != 0) _exit(daemon > 0 ? 0 : 1);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/churn", getenv("TMPDIR"));
+    pid_t self = getpid();
+    if (write(fds[1], &self, sizeof self) != sizeof self) _exit(1);
+    for (;;) {
+      int fd = open(path, O_WRONLY | O_CREAT, 0600);
+      if (fd >= 0) close(fd);
+      unlink(path);
+      usleep(1000);
+    }
+  }
+  pid_t daemon = 0;
+  ASSERT_EQ(read(fds[0], &daemon, sizeof daemon), (ssize_t)sizeof daemon);
+  waitpid(mid, NULL, 0);
+  fprintf(stderr, "escaped pid %d\n", (int)daemon);
+  return 0;
+}
+
+/* The runner kills and reaps what a test left outside its process group
+ * before it sweeps the test's TMPDIR: nothing runs on, the folder goes
+ * (a straggler of fault_storm left its TMPDIR in a CI run under TSan). */
+TEST_IMPL(runner_reaps_escaped_process) {
+  char text[8192], num[32];
+  int st = test_run_runner("runner_child_escapes", "MUSTER_RUNNER_ESCAPE", text, sizeof text);
+  test_line_after(text, "escaped pid ", num, sizeof num);
+  pid_t daemon = (pid_t)atoi(num);
+  ASSERT(daemon > 0);
+  int left = tool_wait_gone(&daemon, 1, 0.5);
+  if (left) kill(daemon, SIGKILL); /* a failed run must not leave it either */
+  ASSERT_EQ(left, 0);
+  ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  ASSERT_STR_CONTAINS(text, "1 passed, 0 failed");
+  return 0;
+}
