@@ -7,15 +7,21 @@ taken as A's columns spread over both axes, P(None, ("x", "y")): muster
 spreads A over one dimension, so A is resharded once (an all-to-all) before
 the solve.  T_A is a hint (see _common.tile), `pad` is ignored (muster pads as
 it needs) and `donate` too: muster never invalidates the caller's arrays,
-so a program written for donate=True runs unchanged.
+so a program written for donate=True runs unchanged.  The *_shardmap_ctx
+forms (for a caller-owned jax.jit, work buffers first) are in _v1_ctx, and
+__version__ is muster_jax's.
 """
 import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from .. import _cholesky, _eigh, _general, _sharding
+from .. import _cholesky, _eigh, _general, _lib, _sharding
 from ._common import tile
 
-__all__ = ["potrs", "potri", "syevd", "lu_solve", "least_squares"]
+__all__ = ["__version__", "potrs", "potri", "syevd", "lu_solve", "least_squares", "potrs_shardmap_ctx",
+           "syevd_shardmap_ctx", "lu_solve_shardmap_ctx", "least_squares_shardmap_ctx"]
+
+# jaxmg's is its distribution's version; this module's is muster_jax's.
+__version__ = _lib.version()
 
 
 def _layout_of(a: jax.Array, mesh: Mesh | None, matrix_specs, in_specs, what: str) -> tuple[Mesh, P]:
@@ -140,3 +146,8 @@ def least_squares(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh
     mesh, spec = _layout_of(a, mesh, matrix_specs, in_specs, "jaxmg.least_squares")
     return _general.least_squares(a, b, tile(T_A, a.shape[1], _ndev(mesh, spec)), mesh, spec,
                                   return_status=return_status)
+
+
+# jaxmg 1.4.1's forms for a caller-owned jax.jit (they call the functions above)
+from ._v1_ctx import (least_squares_shardmap_ctx, lu_solve_shardmap_ctx,  # noqa: E402
+                      potrs_shardmap_ctx, syevd_shardmap_ctx)
