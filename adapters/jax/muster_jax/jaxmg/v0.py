@@ -2,7 +2,9 @@
 
 A is row-sharded, P("x", None), as jaxmg 0.0.x takes it (column-sharded
 works too), b replicated.  `pad` is accepted and ignored: muster always
-pads what it needs.  T_A is a hint (see _common.tile).
+pads what it needs.  T_A is a hint (see _common.tile).  jaxmg 0.0.9's
+layout helpers (cyclic_1d, pad_rows, unpad_rows, get_cols_cyclic,
+verify_cyclic) are in _cyclic_rows, plot_block_to_cyclic in _plot.
 """
 import jax
 import jax.numpy as jnp
@@ -12,10 +14,13 @@ from .. import _args, _cholesky, _eigh, _groups, _sharding
 from .._cyclic import cyclic_1d_layout
 from .._layout import calculate_all_valid_T_A
 from ._common import manual_axis, tile
+from ._cyclic_rows import calculate_padding, cyclic_1d, get_cols_cyclic, pad_rows, unpad_rows, verify_cyclic
+from ._plot import plot_block_to_cyclic
 
 __all__ = ["potrs", "potri", "syevd", "potrs_shardmap_ctx", "potri_shardmap_ctx", "syevd_shardmap_ctx",
            "potrs_no_shardmap", "potri_no_shardmap", "syevd_no_shardmap", "potri_symmetrize",
-           "cyclic_1d_layout", "calculate_all_valid_T_A", "calculate_padding"]
+           "cyclic_1d_layout", "calculate_all_valid_T_A", "calculate_padding", "cyclic_1d", "pad_rows",
+           "unpad_rows", "verify_cyclic", "get_cols_cyclic", "plot_block_to_cyclic"]
 
 
 def _ndev(mesh: Mesh, spec: P) -> int:
@@ -140,8 +145,3 @@ def potri_symmetrize(a: jax.Array) -> jax.Array:
     """Both triangles from the upper one (jaxmg's potri filled one)."""
     u = jnp.triu(a)
     return u + jnp.conj(u).T - jnp.diag(jnp.diag(u))
-
-
-def calculate_padding(shard_size: int, T_A: int) -> int:
-    """jaxmg's padding of a shard to a multiple of T_A (muster pads itself)."""
-    return (-shard_size) % T_A
