@@ -28,7 +28,7 @@
 # nothing but this script may be
 # left in the PID namespace, and the private /dev/shm must be empty.
 #
-#   healthy   no stop: MUSTER_TIMEOUT=1 and a syevd (n 1800) whose provider
+#   healthy   no stop: MUSTER_TIMEOUT=1 and a syevd (n 2600) whose provider
 #             call takes longer than that: it must run to its end, exit 0,
 #             check ok (a long solve is work, not waiting on a peer)
 #
@@ -53,7 +53,7 @@ if [ "$phase" = healthy ]; then
   t0=$(now)
   # shellcheck disable=SC2086
   MUSTER_TIMEOUT=1 timeout -k 5 120 $MPIRUN -x MUSTER_TIMEOUT -np "$np" "$muster" solve syevd --launcher mpi \
-    --provider scalapack --n 1800 >"$log" 2>&1
+    --provider scalapack --n 2600 >"$log" 2>&1
   rc=$?
   secs=$(grep -oE 'provider [0-9.]+ s' "$log" | grep -oE '[0-9.]+')
   sed 's/^/  | /' "$log"
