@@ -451,7 +451,12 @@ static void *worker_main(void *arg) {
                           : r == MUSTER_POTRS ? lfx_potrs_residual(&fx)
                           : r == MUSTER_POTRI ? lfx_potri_residual(&fx)
                                               : lfx_syevd_residual(&fx, &orth);
-    if (rc || !(res < TOL) || !(orth < TOL)) w->failures++;
+    if (rc || !(res < TOL) || !(orth < TOL)) {
+      w->failures++;
+      fprintf(stderr, "worker %d call %d: %s %s n=%d R=%d %s: rc %d residual %g orth %g: %s\n", w->id, it,
+              muster_routine_str(r), muster_dtype_str(fx.t), (int)fx.n, fx.R, fx.layout ? "cyclic" : "block", rc,
+              res, orth, rc ? fx.err : "");
+    }
     lfx_free(&fx);
   }
   return NULL;

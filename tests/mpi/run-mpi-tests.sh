@@ -54,21 +54,11 @@ mkdir -p "$LOG"
 # scheduler time slice).  One OpenBLAS thread per rank, for the same reason.
 export MPIRUN="mpirun --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1 -x OPENBLAS_NUM_THREADS=1"
 export OPENBLAS_NUM_THREADS=1
-# OpenBLAS 0.3.21 falls back to its Prescott (SSE3) kernels on a CPU it does
-# not know (CI's VMs); with them ScaLAPACK's pssyevd (f32, n = 37 on 1 x 2)
-# fails now and then with "SLASCL parameter 4 had an illegal value": a NaN
-# in the tridiagonal that depends on what ran before in the process
-# (docs/providers.md, "Old x86 cores").  Not ours to fix: where such a CPU
-# has AVX2, the ranks use the Haswell kernels, and say so.
-openblas_core() {
-  python3 -c 'import ctypes; l = ctypes.CDLL("libopenblas.so.0"); f = l.openblas_get_corename
-f.restype = ctypes.c_char_p; print(f().decode())' 2>/dev/null
-}
-if [ -z "${OPENBLAS_CORETYPE:-}" ] && [ "$(openblas_core)" = Prescott ] && grep -qw avx2 /proc/cpuinfo; then
-  export OPENBLAS_CORETYPE=Haswell
-  MPIRUN="$MPIRUN -x OPENBLAS_CORETYPE"
-  echo "OpenBLAS picked Prescott on a CPU with AVX2: the ranks use OPENBLAS_CORETYPE=Haswell"
-fi
+# OpenBLAS's kernels: Haswell where 0.3.21 fell back to Prescott on an AVX2
+# CPU (tools/ci/openblas-kernels.sh says why); the ranks get the choice.
+# shellcheck source=tools/ci/openblas-kernels.sh
+. tools/ci/openblas-kernels.sh
+[ -z "${OPENBLAS_CORETYPE:-}" ] || MPIRUN="$MPIRUN -x OPENBLAS_CORETYPE"
 # The provider path of the driver's runs: lapack and scalapack alone (the
 # engine choice's reasons then name only them, and no GPU provider's CUDA
 # libraries are loaded: slow under valgrind).  prov_dir BUILD prints it.
