@@ -49,6 +49,11 @@ typedef struct tp_problem {
   int shm;
 } tp_problem_t;
 void tp_problem_init(tp_problem_t *p, muster_routine_t r, muster_dtype_t t, int64_t n, int nshards, int shm);
+/* A fresh provider folder of the test (test_tmp_dir) into dir[cap], made
+ * the only one on MUSTER_PROVIDER_PATH, MUSTER_PROVIDER unset. */
+void tp_registry_dir(char *dir, size_t cap);
+/* muster_solve_all of p with args.provider = provider (NULL: the choice). */
+int tp_solve(tp_problem_t *p, const char *provider, muster_solve_result_t *res);
 void tp_problem_free(tp_problem_t *p);
 /* The marker the test provider wrote into shard s: the value every element
  * of its output has, or -1 when they differ. */

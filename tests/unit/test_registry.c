@@ -22,16 +22,7 @@
 
 static char dir[256];
 
-static void setup(void) {
-  test_tmp_dir(dir, sizeof dir);
-  setenv("MUSTER_PROVIDER_PATH", dir, 1);
-  unsetenv("MUSTER_PROVIDER");
-}
-
-static int solve_potrs(tp_problem_t *p, const char *provider, muster_solve_result_t *res) {
-  p->args.provider = provider;
-  return muster_solve_all(&p->args, p->nshards, p->shards, res);
-}
+static void setup(void) { tp_registry_dir(dir, sizeof dir); }
 
 TEST_IMPL(registry_lazy_load_and_list) {
   setup();
@@ -42,7 +33,7 @@ TEST_IMPL(registry_lazy_load_and_list) {
   tp_problem_t p;
   tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 12, 3, 0);
   muster_solve_result_t res;
-  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT_OK(tp_solve(&p, NULL, &res));
   ASSERT(tp_maps_has("testprov_v1.so"));
   ASSERT(strcmp(res.provider, "testprov") == 0);
   ASSERT_GT(res.tile, 0);
@@ -94,15 +85,15 @@ TEST_IMPL(registry_refuses_broken_files) {
   tp_problem_t p;
   tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 8, 2, 0);
   muster_solve_result_t res;
-  int rc = solve_potrs(&p, "abi", &res);
+  int rc = tp_solve(&p, "abi", &res);
   ASSERT_EQ(rc, MUSTER_EUNSUPPORTED);
   ASSERT_STR_CONTAINS(muster_last_error(), "testprov_abi999.so");
   ASSERT_STR_CONTAINS(muster_last_error(), "says ABI version 999; it must say 1");
-  rc = solve_potrs(&p, "notelf", &res);
+  rc = tp_solve(&p, "notelf", &res);
   ASSERT_EQ(rc, MUSTER_EUNSUPPORTED);
   ASSERT_STR_CONTAINS(muster_last_error(), "notelf.so");
   /* the good one still works next to them */
-  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT_OK(tp_solve(&p, NULL, &res));
   ASSERT(strcmp(res.provider, "testprov") == 0);
   ASSERT(tp_marker(&p, 1) == 1.0);
   tp_problem_free(&p);
@@ -143,9 +134,9 @@ TEST_IMPL(registry_refuses_special_files) {
   tp_problem_t p;
   tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 8, 2, 0);
   muster_solve_result_t res;
-  ASSERT_EQ(solve_potrs(&p, "fifo", &res), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(tp_solve(&p, "fifo", &res), MUSTER_EUNSUPPORTED);
   ASSERT_STR_CONTAINS(muster_last_error(), "is not a regular file (a FIFO)");
-  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT_OK(tp_solve(&p, NULL, &res));
   ASSERT(strcmp(res.provider, "testprov") == 0);
   tp_problem_free(&p);
   /* a cost table that is a FIFO */
@@ -166,34 +157,34 @@ TEST_IMPL(registry_provider_choice) {
   tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 8, 2, 0);
   muster_solve_result_t res;
   /* highest priority */
-  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT_OK(tp_solve(&p, NULL, &res));
   ASSERT(strcmp(res.provider, "otherprov") == 0 && tp_marker(&p, 0) == 7.0);
   /* MUSTER_PROVIDER for every routine */
   setenv("MUSTER_PROVIDER", "testprov", 1);
-  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT_OK(tp_solve(&p, NULL, &res));
   ASSERT(strcmp(res.provider, "testprov") == 0 && tp_marker(&p, 0) == 1.0);
   /* per routine */
   setenv("MUSTER_PROVIDER", "potri=otherprov,potrs=testprov", 1);
-  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT_OK(tp_solve(&p, NULL, &res));
   ASSERT(strcmp(res.provider, "testprov") == 0);
   setenv("MUSTER_PROVIDER", "potri=testprov", 1); /* says nothing about potrs */
-  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT_OK(tp_solve(&p, NULL, &res));
   ASSERT(strcmp(res.provider, "otherprov") == 0);
   /* the call's own choice wins over the environment */
   setenv("MUSTER_PROVIDER", "testprov", 1);
-  ASSERT_OK(solve_potrs(&p, "otherprov", &res));
+  ASSERT_OK(tp_solve(&p, "otherprov", &res));
   ASSERT(strcmp(res.provider, "otherprov") == 0);
   /* a name nobody provides */
   setenv("MUSTER_PROVIDER", "nosuch", 1);
-  ASSERT_EQ(solve_potrs(&p, NULL, &res), MUSTER_ENOPROVIDER);
+  ASSERT_EQ(tp_solve(&p, NULL, &res), MUSTER_ENOPROVIDER);
   ASSERT_STR_CONTAINS(muster_last_error(), "'nosuch'");
   unsetenv("MUSTER_PROVIDER");
   tp_problem_free(&p);
   /* a dtype the forced provider lacks; unforced, the other one takes it */
   tp_problem_init(&p, MUSTER_POTRS, MUSTER_C64, 8, 2, 0);
-  ASSERT_EQ(solve_potrs(&p, "otherprov", &res), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(tp_solve(&p, "otherprov", &res), MUSTER_EUNSUPPORTED);
   ASSERT_STR_CONTAINS(muster_last_error(), "no dtype c64");
-  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT_OK(tp_solve(&p, NULL, &res));
   ASSERT(strcmp(res.provider, "testprov") == 0);
   tp_problem_free(&p);
   test_remove_tree(dir);
@@ -383,14 +374,14 @@ TEST_IMPL(registry_forced_loads_only_that_one) {
   tp_problem_t p;
   tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 8, 2, 0);
   muster_solve_result_t res;
-  ASSERT_OK(solve_potrs(&p, "testprov", &res));
+  ASSERT_OK(tp_solve(&p, "testprov", &res));
   ASSERT(tp_maps_has("testprov_v1.so"));
   ASSERT(!tp_maps_has("testprov_other.so"));
   setenv("MUSTER_PROVIDER", "potrs=testprov", 1);
-  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT_OK(tp_solve(&p, NULL, &res));
   ASSERT(!tp_maps_has("testprov_other.so"));
   unsetenv("MUSTER_PROVIDER");
-  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT_OK(tp_solve(&p, NULL, &res));
   ASSERT(strcmp(res.provider, "otherprov") == 0);
   ASSERT(tp_maps_has("testprov_other.so"));
   tp_problem_free(&p);
@@ -529,7 +520,7 @@ TEST_IMPL(registry_fork_child_loads_another_routine) {
   tp_problem_t p;
   tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 12, 3, 0);
   muster_solve_result_t res;
-  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT_OK(tp_solve(&p, NULL, &res));
   /* exit status 0; SIGALRM (14) on the old code */
   ASSERT_EQ(fork_and_wait(child_chooses_then_forks, MUSTER_POTRI), 0);
   /* the parent's lock still works after its handlers ran */

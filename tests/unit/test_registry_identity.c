@@ -16,16 +16,7 @@
 
 static char dir[256];
 
-static void setup(void) {
-  test_tmp_dir(dir, sizeof dir);
-  setenv("MUSTER_PROVIDER_PATH", dir, 1);
-  unsetenv("MUSTER_PROVIDER");
-}
-
-static int solve_potrs(tp_problem_t *p, const char *provider, muster_solve_result_t *res) {
-  p->args.provider = provider;
-  return muster_solve_all(&p->args, p->nshards, p->shards, res);
-}
+static void setup(void) { tp_registry_dir(dir, sizeof dir); }
 
 /* Copy test provider `target` (a file, not a link; relative to the test
  * providers' folder) to <dir>/<routine>/<name>, as a wheel's routine
@@ -76,7 +67,7 @@ TEST_IMPL(registry_copies_load_once) {
   tp_problem_t p;
   tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 12, 3, 0);
   muster_solve_result_t res;
-  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT_OK(tp_solve(&p, NULL, &res));
   ASSERT(strcmp(res.provider, "testprov") == 0);
   ASSERT_EQ(maps_files("/testprov.so"), 1);
   muster_provider_info_t info[8];
@@ -87,7 +78,7 @@ TEST_IMPL(registry_copies_load_once) {
   /* a rescan finds the same copies: still one */
   ASSERT_OK(muster_providers_rescan());
   ASSERT_EQ(muster_providers_list(info, 8), 1);
-  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT_OK(tp_solve(&p, NULL, &res));
   ASSERT_EQ(maps_files("/testprov.so") + maps_files("/testprov_v1.so"), 1);
   tp_problem_free(&p);
   test_remove_tree(dir);
@@ -105,7 +96,7 @@ TEST_IMPL(registry_two_builds_one_instance) {
   tp_problem_t p;
   tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 12, 2, 0);
   muster_solve_result_t res;
-  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT_OK(tp_solve(&p, NULL, &res));
   muster_provider_info_t info[8];
   int n = muster_providers_list(info, 8);
   ASSERT_EQ(n, 2);
@@ -130,7 +121,7 @@ TEST_IMPL(registry_origin_rpath) {
   tp_problem_t p;
   tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 12, 2, 0);
   muster_solve_result_t res;
-  ASSERT_OK(solve_potrs(&p, NULL, &res));
+  ASSERT_OK(tp_solve(&p, NULL, &res));
   ASSERT(strcmp(res.provider, "testprov") == 0);
   for (int s = 0; s < 2; s++) ASSERT(tp_marker(&p, s) == 3.0);
   tp_problem_free(&p);

@@ -197,3 +197,14 @@ const muster_provider_v2_t *tp_provider_v2(const char *backend, int kind, void *
   ASSERT(!strcmp(v->name, backend));
   return v;
 }
+
+void tp_registry_dir(char *dir, size_t cap) {
+  test_tmp_dir(dir, cap);
+  setenv("MUSTER_PROVIDER_PATH", dir, 1);
+  unsetenv("MUSTER_PROVIDER");
+}
+
+int tp_solve(tp_problem_t *p, const char *provider, muster_solve_result_t *res) {
+  p->args.provider = provider;
+  return muster_solve_all(&p->args, p->nshards, p->shards, res);
+}
