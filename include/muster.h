@@ -467,6 +467,15 @@ MUSTER_EXTERN int muster_provider_forced(muster_routine_t routine, char *name, s
  * the number found or a negative code. */
 MUSTER_EXTERN int muster_providers_list(muster_provider_info_t *out, int cap);
 
+/* The whole reason for the provider of the calling thread's last
+ * muster_solve or muster_solve_all: res.reason without its cut.  The caller
+ * of muster_solve_all and rank 0 of a group (it made the choice) hold all
+ * of it; another rank holds the MUSTER_MAX_REASON bytes it was sent.
+ * Copies it into buf (cap bytes, MUSTER_MAX_REASON_FULL for all of it, "..."
+ * at the end when cut; buf may be NULL) and returns its whole length; ""
+ * and 0 before this thread's first solve or when no choice was made. */
+MUSTER_EXTERN size_t muster_solve_reason(char *buf, size_t cap);
+
 /* The runtime's choice for a call described by q (struct in
  * muster/provider_v2.h: routine, dtype, n, nrhs, nranks, span, mem ...; mem
  * 0 considers every memory kind, span 0 every span; the per-rank arrays may

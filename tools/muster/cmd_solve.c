@@ -223,7 +223,7 @@ static int run_local(cli_solve_t *c, int64_t nrhs) {
     if (spec->processes) prog_pause(); /* the ranks are forked single-threaded (progress.h) */
     started = sr_run(spec, m.A, m.B, &out, m.full, m.X, m.W, &xsame);
     prog_resume();
-    if (out.res.provider[0]) cli_whole_reason(spec, &out.res, pick.reason, sizeof pick.reason);
+    if (out.res.provider[0] && out.reason[0]) snprintf(pick.reason, sizeof pick.reason, "%s", out.reason);
   }
   int rc = solve_report(c, nrhs, &m, &out, started, xsame, &pick);
   mats_free(&m);
