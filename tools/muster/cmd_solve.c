@@ -274,7 +274,7 @@ static int run_mpi(cli_solve_t *c, int64_t nrhs) {
   }
   mats_free(&m);
   sm_close(&j);
-  if ((rc = muster__mpi_finish()) < 0) {
+  if ((rc = muster_mpi_finish()) < 0) {
     fprintf(stderr, "muster solve: rank %d of %d (pid %d on %s): %s\n", j.rank, j.size, (int)getpid(), host,
             muster_last_error());
     sm_end(rc);

@@ -287,7 +287,7 @@ static void reclaim_earlier_runs(void) {
   for (int i = 0; i < n && i < cap; i++) { /* names made since are not earlier runs' */
     int pid = group_pid(names[i].group);
     if (pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH)
-      muster__segment_reclaim_stale(names[i].job, names[i].group);
+      muster_segment_reclaim_stale(names[i].job, names[i].group);
   }
   free(names);
 }

@@ -33,7 +33,7 @@ typedef struct sm_job {
 int sm_open(sm_job_t *j);
 void sm_close(sm_job_t *j);
 
-/* After an error rc of sm_open or muster__mpi_finish: MUSTER_ETIMEDOUT
+/* After an error rc of sm_open or muster_mpi_finish: MUSTER_ETIMEDOUT
  * means a thread of this process is blocked inside MPI for good (MPI_Init
  * or MPI_Finalize waiting for a stopped rank, named in the message the
  * caller printed): end the process now with _exit(1), since exit() would
