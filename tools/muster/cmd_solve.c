@@ -244,7 +244,7 @@ static int run_mpi(cli_solve_t *c, int64_t nrhs) {
   if (rc < 0) {
     if (!j.comm) muster_launcher_detect(NULL, 0, &j.rank, NULL); /* MPI's is not known */
     fprintf(stderr, "muster solve: rank %d (pid %d on %s): %s\n", j.rank, (int)getpid(), host,
-            muster_last_error());
+            sm_last_error());
     sm_close(&j);
     sm_end(rc); /* a timeout in MPI's start: a thread is left inside MPI */
     /* the options were checked: only a variable (MUSTER_MPI_LIB) is invalid here */
@@ -262,7 +262,7 @@ static int run_mpi(cli_solve_t *c, int64_t nrhs) {
   rc = sm_run(&j, &c->spec, m.A, m.B, &out, m.full, m.X, m.W, &xsame);
   if (rc < 0) {
     fprintf(stderr, "muster solve: rank %d (pid %d on %s): %s\n", j.rank, (int)getpid(), host,
-            muster_last_error());
+            sm_last_error());
   } else if (j.rank == 0) {
     static const pick_t none; /* the choice is the ranks' own */
     status = solve_report(c, nrhs, &m, &out, 0, xsame, &none);
@@ -274,9 +274,9 @@ static int run_mpi(cli_solve_t *c, int64_t nrhs) {
   }
   mats_free(&m);
   sm_close(&j);
-  if ((rc = muster_mpi_finish()) < 0) {
+  if ((rc = sm_finish()) < 0) {
     fprintf(stderr, "muster solve: rank %d of %d (pid %d on %s): %s\n", j.rank, j.size, (int)getpid(), host,
-            muster_last_error());
+            sm_last_error());
     sm_end(rc);
     status = 1;
   }
