@@ -69,7 +69,7 @@ static int tell_facts(muster_group_t *g, uint64_t tag, int64_t ncols, int64_t *n
 }
 
 /* The solve of a joined rank; n == 0 learned first. */
-static int solve_joined(muster_group_t *g, const muster_named_t *who, const muster_solve_args_t *args,
+static int solve_joined(muster_group_t *g, muster_named_t *who, const muster_solve_args_t *args,
                         const muster_shard_t *mine, muster_solve_result_t *res) {
   muster_solve_args_t a = *args;
   muster_shard_t s = *mine;
@@ -90,10 +90,11 @@ static int solve_joined(muster_group_t *g, const muster_named_t *who, const must
       s.col0 = col0;
     }
   }
+  who->n = a.n;
   return muster_solve(g, &a, &s, res);
 }
 
-int muster_solve_named(const muster_named_t *who, const muster_solve_args_t *args, const muster_shard_t *mine,
+int muster_solve_named(muster_named_t *who, const muster_solve_args_t *args, const muster_shard_t *mine,
                        muster_solve_result_t *res) {
   if (res) memset(res, 0, sizeof *res);
   int rc = check_who(who, "muster_solve_named");
@@ -101,6 +102,7 @@ int muster_solve_named(const muster_named_t *who, const muster_solve_args_t *arg
   if (!args || !mine)
     return muster__err(MUSTER_EINVAL, "muster_solve_named: %s is NULL", args ? "mine" : "args");
   muster_group_t *g = NULL;
+  who->n = 0;
   if ((rc = join(who, &g)) < 0) return rc;
   rc = solve_joined(g, who, args, mine, res);
   char msg[1024];

@@ -107,16 +107,17 @@ MUSTER_TF_HIDDEN int muster__tf_work_buffers(muster__tf_kernel_t *k, muster__tf_
 /* Free k's work buffer (kernel deletion). */
 MUSTER_TF_HIDDEN void muster__tf_work_free(muster__tf_kernel_t *k);
 
-/* Join k's group, check the step when k->same_step, learn n and col0 for
- * gels (set in w), solve with w, leave.  0 or a MUSTER_E* code with *phase
- * ("joining the group", ...) and detail (the runtime's message, copied)
- * set. */
+/* muster_solve_named with w: join k's group, check the step when
+ * k->same_step, learn n and col0 for gels (w->n set after), solve, leave.
+ * 0 or a MUSTER_E* code with *phase and detail (the runtime's message,
+ * which names the step that failed, copied) set. */
 MUSTER_TF_HIDDEN int muster__tf_rendezvous(const muster__tf_kernel_t *k,
                                            muster__tf_work_t *w, int64_t step,
                                            const char **phase, char *detail, size_t len);
 
-/* Join k's group only to abort it with code and why, so that the peers fail
- * now with our problem instead of at their timeout.  Best effort. */
+/* muster_abort_named: join k's group only to abort it with code and why,
+ * so that the peers fail now with our problem instead of at their timeout.
+ * Best effort. */
 MUSTER_TF_HIDDEN void muster__tf_abort_peers(const muster__tf_kernel_t *k, int code,
                                              const char *why);
 

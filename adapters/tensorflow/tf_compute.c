@@ -65,7 +65,7 @@ static bool check_inputs(const muster__tf_kernel_t *k, TF_Tensor *a, TF_Tensor *
              (int64_t)MUSTER_LAYOUT_MAX_N);
     return false;
   }
-  /* gels: n and col0 come from the widths the participants tell each other */
+  /* gels: the runtime learns n and col0 from the ranks' widths (muster_solve_named) */
   w->n = takes_m(k->routine) ? 0 : w->m;
   w->col0 = takes_m(k->routine) ? 0 : muster_layout_block_col0(&L, k->rank);
   if (!takes_b(k->routine)) return true;

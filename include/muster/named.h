@@ -20,7 +20,8 @@
 extern "C" {
 #endif
 
-/* Who calls: this rank's seat in a group and how it joins. */
+/* Who calls: this rank's seat in a group and how it joins; and, out, what
+ * the runtime learned. */
 typedef struct muster_named {
   const char *group;   /* the group's name (muster_group_join's rule)        */
   int rank, nranks;    /* this rank of nranks                                */
@@ -31,14 +32,16 @@ typedef struct muster_named {
                           (a framework's step or run id): ranks of two
                           overlapping calls that met in one group fail with
                           MUSTER_EMISMATCH instead of solving together     */
+  int64_t n;           /* out: the n the solve ran with (args->n, or the one
+                          learned from the widths), 0 when it did not run  */
 } muster_named_t;
 
 /* Join who->group, muster_solve, leave: every rank of the group calls it
  * with its own shard, as muster_solve.  args->n == 0 (block layout only):
  * the runtime learns n as the sum of every rank's mine->ncols and each
  * rank's first column as the sum of the widths of the ranks below it
- * (mine->col0 is then ignored): what gels's ranks need when each knows only
- * its own columns.  n == 0 or a tag costs one exchange before the solve;
+ * (mine->col0 is then ignored), and who->n gets it: what gels's ranks
+ * need when each knows only its own columns.  n == 0 or a tag costs one exchange before the solve;
  * every rank must then pass n == 0 (or not) and a tag (or not) alike, else
  * all get MUSTER_EMISMATCH.
  * Returns muster_solve's code with res filled as it fills it; the message
@@ -46,7 +49,7 @@ typedef struct muster_named {
  * G: ...", the solve's own, or "leaving group G: ..." (a leave's error only
  * when all else went well).  A rank that failed poisons the group, so the
  * others fail at once rather than at their deadline. */
-MUSTER_EXTERN int muster_solve_named(const muster_named_t *who, const muster_solve_args_t *args,
+MUSTER_EXTERN int muster_solve_named(muster_named_t *who, const muster_solve_args_t *args,
                                      const muster_shard_t *mine, muster_solve_result_t *res);
 
 /* Join who->group only to abort it with code (a MUSTER_E* value) and why

@@ -22,6 +22,7 @@ enum { R = 3, NRHS = 2 };
 typedef struct rank_io {
   void *a, *b;          /* this rank's shard of A (lda rows), all of B */
   int rc;
+  int64_t n;            /* who.n after the call */
   char msg[600];
   muster_solve_result_t res;
 } rank_io_t;
@@ -57,6 +58,7 @@ static int named_rank(int rank, int device, void *arg) {
   muster_shard_t s = {.mem = MUSTER_MEM_HOST, .device = -1, .a = io->a, .lda = x->m,
                       .col0 = args.n ? col0 : -7, .ncols = ncols, .b = io->b, .ldb = x->m};
   io->rc = muster_solve_named(&who, &args, &s, &io->res);
+  io->n = who.n;
   snprintf(io->msg, sizeof io->msg, "%s", muster_last_error());
   return 0;
 }
@@ -116,6 +118,7 @@ static void expect_solved(const named_run_t *x, const void *A, const void *B) {
     const rank_io_t *io = &x->io[r];
     if (io->rc) fprintf(stderr, "rank %d: %s\n", r, io->msg);
     ASSERT_EQ(io->rc, 0);
+    ASSERT_EQ(io->n, x->n); /* given or learned */
     ASSERT(!strcmp(io->res.provider, "lapack"));
     double res = x->routine == MUSTER_GELS
                      ? chk_gels(T, x->m, x->n, NRHS, A, x->m, io->b, x->m, B, x->m)
