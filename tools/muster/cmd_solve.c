@@ -141,26 +141,24 @@ static int option(int k, const char *v, cli_solve_t *c) {
   return -1;
 }
 
+/* One word into the cli_solve_t arg (a cli_on_word): an option, or the
+ * ROUTINE operand; 0, or 2 after printing why. */
+static int word(int k, const char *v, void *arg) {
+  cli_solve_t *c = arg;
+  if (k != CLI_OPERAND) return option(k, v, c) < 0 ? 2 : 0;
+  if (c->spec.routine) return cli_usage_error(WHO, "one ROUTINE only, not '%s' too", v);
+  if (muster_routine_from_name(v, &c->spec.routine) != 0) return cli_usage_error(WHO, "%s", muster_last_error());
+  return 0;
+}
+
 /* The options into c: -1 to go on, else the exit status (0 --help, 2). */
 static int parse(int argc, char **argv, cli_solve_t *c) {
-  cli_args_t args;
-  cli_args_init(&args, WHO, argc, argv);
-  const char *v;
-  for (int k; (k = cli_args_next(&args, opts, (int)(sizeof opts / sizeof opts[0]), &v)) != CLI_END;) {
-    if (k == CLI_ERROR) return 2;
-    if (k == O_HELP || k == O_H) {
-      usage();
-      return 0;
-    }
-    if (k != CLI_OPERAND) {
-      if (option(k, v, c) < 0) return 2;
-    } else if (c->spec.routine) {
-      return cli_usage_error(WHO, "one ROUTINE only, not '%s' too", v);
-    } else if (muster_routine_from_name(v, &c->spec.routine) != 0) {
-      return cli_usage_error(WHO, "%s", muster_last_error());
-    }
+  int rc = cli_args_each(WHO, argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), 1, word, c);
+  if (rc == CLI_HELP) {
+    usage();
+    return 0;
   }
-  return -1;
+  return rc != 0 ? 2 : -1;
 }
 
 /* --m (opts.h) and --logdet against the routine; gels's m when --m was
