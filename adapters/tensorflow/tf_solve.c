@@ -15,7 +15,7 @@
 
 static size_t round_up(size_t x) { return (x + ALIGN - 1) / ALIGN * ALIGN; }
 
-void muster__tf_work_free(muster__tf_kernel_t *k) {
+void mtf_work_free(mtf_kernel_t *k) {
   if (!k->buf) return;
   if (k->shared) muster_shard_free(k->buf);
   else free(k->buf);
@@ -23,13 +23,13 @@ void muster__tf_work_free(muster__tf_kernel_t *k) {
   k->cap = 0;
 }
 
-int muster__tf_work_buffers(muster__tf_kernel_t *k, muster__tf_work_t *w) {
+int mtf_work_buffers(mtf_kernel_t *k, mtf_work_t *w) {
   size_t sa = round_up((size_t)(w->m * w->ncols) * w->esz);
   size_t sb = round_up((size_t)(w->m * w->nrhs) * w->esz);
   size_t sw = round_up((size_t)w->m * w->rsz);
   size_t need = sa + sb + sw;
   if (need > k->cap) {
-    muster__tf_work_free(k);
+    mtf_work_free(k);
     if (k->shared) {
       int rc = muster_shard_alloc(need, &k->buf);
       if (rc < 0) return rc;
@@ -47,13 +47,13 @@ int muster__tf_work_buffers(muster__tf_kernel_t *k, muster__tf_work_t *w) {
 }
 
 /* This rank's seat in k's group (muster/named.h). */
-static muster_named_t who_of(const muster__tf_kernel_t *k) {
+static muster_named_t who_of(const mtf_kernel_t *k) {
   muster_named_t who = {.group = k->group, .rank = k->rank, .nranks = k->nranks, .job = NULL,
                         .timeout_s = k->timeout_s, .device = -1};
   return who;
 }
 
-void muster__tf_abort_peers(const muster__tf_kernel_t *k, int code, const char *why) {
+void mtf_abort_peers(const mtf_kernel_t *k, int code, const char *why) {
   muster_named_t who = who_of(k);
   (void)muster_abort_named(&who, code, why);
 }
@@ -64,7 +64,7 @@ void muster__tf_abort_peers(const muster__tf_kernel_t *k, int code, const char *
  * of the other.  The tag must not be 0 (no tag): the step is moved off it. */
 #define STEP_TAG_SALT 0x7466737465702d31ull /* "tfstep-1" */
 
-int muster__tf_rendezvous(const muster__tf_kernel_t *k, muster__tf_work_t *w, int64_t step,
+int mtf_rendezvous(const mtf_kernel_t *k, mtf_work_t *w, int64_t step,
                           const char **phase, char *detail, size_t len) {
   /* the work buffers are copies: providers may factor A in place */
   unsigned flags = (muster_routine_takes(k->routine) & MUSTER_TAKES_B ? MUSTER_NO_FACTOR : 0) |

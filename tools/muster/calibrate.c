@@ -4,7 +4,7 @@
  *   [--nrhs K] [--mode threads|processes] [--reps K] [--warmup K]
  *   [--devices LIST] --out FILE`
  *
- * Measures a provider's cost table (runtime/cost.h, docs/choice.md): for
+ * Measures a provider's cost table (docs/choice.md "Cost tables"): for
  * every (dtype, ranks, n), the median wall time of muster_solve forced to
  * that provider, on random SPD/Hermitian matrices (getrs: general ones),
  * rank 0's clock from a barrier to muster_solve's return (what the choice
