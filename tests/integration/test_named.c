@@ -101,15 +101,8 @@ static void done(named_run_t *x, void *A, void *B) {
 }
 
 static named_run_t base(muster_routine_t routine, int64_t n, int64_t m, int64_t args_n) {
-  named_run_t x;
-  memset(&x, 0, sizeof x);
-  x.routine = routine;
-  x.n = n;
-  x.m = m;
-  x.args_n = args_n;
-  x.nranks = R;
-  for (int r = 0; r < R; r++) x.n_of[r] = -1;
-  return x;
+  return (named_run_t){.routine = routine, .n = n, .m = m, .args_n = args_n, .nranks = R,
+                       .n_of = {-1, -1, -1}};
 }
 
 /* Every rank solved, and its X (B's first n rows) passes the residual. */
