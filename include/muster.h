@@ -1,9 +1,15 @@
 /*
- * muster.h - the one public header of the muster runtime.
+ * muster.h - the public header of the muster runtime.
  *
  * muster lets N participants (threads of one process, or processes of one
  * node), one per device, meet at a named group, publish what they hold, and
  * run a dense solver once, from the leader, with every participant's shard.
+ *
+ * One header per facility (liburcu style), under muster/: included here
+ * are errno.h (codes), types.h (routines, dtypes), comm.h (communicators:
+ * solves across nodes) and named.h (join, solve, leave in one call); a
+ * program includes on its own layout.h, parse.h, segment.h (inspecting
+ * segments), proc.h, and provider.h (the provider ABI).
  *
  * Conventions (libuv style):
  *   - every function returns 0 (MUSTER_OK) or a negative MUSTER_E* code;
