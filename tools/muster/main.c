@@ -37,8 +37,7 @@ static void usage(FILE *f) {
   char routines[OPT_NAMES_CAP], dtypes[OPT_NAMES_CAP];
   opt_routine_names(routines, sizeof routines, "|");
   opt_dtype_names(dtypes, sizeof dtypes, "|");
-  fprintf(f, "usage: muster SUBCOMMAND [options]   (muster %d.%d.%d)\n\nsubcommands:\n",
-          MUSTER_VERSION_MAJOR, MUSTER_VERSION_MINOR, MUSTER_VERSION_PATCH);
+  fprintf(f, "usage: muster SUBCOMMAND [options]   (muster %s)\n\nsubcommands:\n", muster_version());
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
     fputs("  ", f);
     fprintf(f, cmds[i].usage, routines, dtypes);
@@ -102,7 +101,8 @@ static int run(int argc, char **argv) {
     return 0;
   }
   if (!strcmp(argv[1], "--version")) {
-    printf("muster %d.%d.%d\n", MUSTER_VERSION_MAJOR, MUSTER_VERSION_MINOR, MUSTER_VERSION_PATCH);
+    /* the library's: the CLI links libmuster.so, which may be newer */
+    printf("muster %s\n", muster_version());
     return 0;
   }
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
