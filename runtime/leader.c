@@ -40,7 +40,7 @@ static int64_t resolve_tile(muster__provider_t *p, const muster__desc_t *d0, int
   if (p->v->choose_tile)
     t = p->v->choose_tile(p->ctx, (muster_routine_t)d0->routine, (muster_dtype_t)d0->dtype, d0->n, R);
   if (t > 0 && muster_layout_tile_valid(d0->n, t, R)) return t;
-  return muster__solve_default_tile(d0->n, R);
+  return muster_layout_default_tile(d0->n, R);
 }
 
 /* Make rank r's shard usable in this process; the peer mappings it uses

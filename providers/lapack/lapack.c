@@ -36,11 +36,7 @@
 
 #include "lapackInt.h"
 
-#define ALL_DTYPES \
-  ((1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128))
-#define ALL_ROUTINES                                                                        \
-  ((1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD) | (1u << MUSTER_GETRS) | \
-   (1u << MUSTER_GELS) | MUSTER_CAP_LOGDET)
+#define ALL_ROUTINES (MUSTER_ROUTINE_BITS(POTRS, POTRI, SYEVD, GETRS, GELS) | MUSTER_CAP_LOGDET)
 #define LAYOUT LAPACK_COL_MAJOR
 
 /* ---- typed LAPACKE calls on the packed matrix (lda = n) -------------------- */
@@ -365,13 +361,10 @@ static void lp_fini(void *ctx) {
 }
 
 /* LAPACK ignores the tile, but a caller that goes cyclic needs a valid one:
- * the largest valid tile <= 256 (cuSolverMg's recommended minimum). */
+ * the default (muster/layout.h). */
 static int64_t lp_choose_tile(void *ctx, muster_routine_t routine, muster_dtype_t dtype, int64_t n,
                               int nshards) {
-  if (n < 1 || nshards < 1 || nshards > MUSTER_MAX_RANKS) return 0;
-  for (int64_t t = 256; t >= 1; t--)
-    if (muster_layout_tile_valid(n, t, nshards)) return t;
-  return 0;
+  return muster_layout_default_tile(n, nshards);
 }
 
 __attribute__((visibility("default"))) const muster_provider_v1_t muster_provider_v1 = {
@@ -381,7 +374,7 @@ __attribute__((visibility("default"))) const muster_provider_v1_t muster_provide
     .description = "CPU reference: OpenBLAS + LAPACKE on host shards (gathered on the leader)",
     .priority = 10,
     .routines = ALL_ROUTINES,
-    .dtypes = ALL_DTYPES,
+    .dtypes = MUSTER_ALL_DTYPES,
     .mem_kinds = 1u << MUSTER_MEM_HOST,
     .max_shards = MUSTER_MAX_RANKS,
     .probe = lp_probe,

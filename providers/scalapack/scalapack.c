@@ -20,12 +20,7 @@
 #include "../common/finite.h"
 #include "slInt.h"
 
-#define ALL_DTYPES \
-  ((1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128))
-#define ALL_ROUTINES                                                                     \
-  ((1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD) | (1u << MUSTER_GETRS) | \
-   (1u << MUSTER_GELS))
-
+#define ALL_ROUTINES (MUSTER_ROUTINE_BITS(POTRS, POTRI, SYEVD, GETRS, GELS))
 int sl_takes_b(const sl_call_t *s) {
   return (muster_routine_takes(s->args->routine) & MUSTER_TAKES_B) != 0;
 }
@@ -439,7 +434,7 @@ __attribute__((visibility("default"))) const muster_provider_v2_t muster_provide
         "the MPI bootstrap",
     .priority = 5,
     .routines = ALL_ROUTINES | MUSTER_CAP_LOGDET,
-    .dtypes = ALL_DTYPES,
+    .dtypes = MUSTER_ALL_DTYPES,
     .mem_kinds = 1u << MUSTER_MEM_HOST,
     /* THREADS for one rank (the runtime's span of a 1-rank call); more
      * ranks as threads of one process are refused by estimate */

@@ -132,8 +132,11 @@ TEST_IMPL(lapack_provider_abi) {
   ASSERT_GT(p->priority, 0);
   char why[128] = "x";
   ASSERT_EQ(p->probe(why, sizeof why), 0);
-  /* choose_tile: the largest valid tile <= 256 */
+  /* choose_tile: the default tile (muster/layout.h), the runtime's fallback
+   * too: the largest valid tile <= 256, else S (none <= 256 on 18 ranks) */
   ASSERT_EQ(p->choose_tile(ctx, MUSTER_POTRS, MUSTER_F64, 4096, 2), 256);
+  ASSERT_EQ(p->choose_tile(ctx, MUSTER_POTRS, MUSTER_F64, 4861, 18), 271);
+  ASSERT_EQ(muster_layout_default_tile(4861, 18), 271);
   ASSERT_EQ(p->choose_tile(ctx, MUSTER_POTRS, MUSTER_F64, 100, 1), 100);
   ASSERT_EQ(p->choose_tile(ctx, MUSTER_SYEVD, MUSTER_C64, 1000, 3), 167);
   for (int R = 1; R <= 8; R++) {
