@@ -44,8 +44,8 @@
     "singular: U(%lld,%lld) of the LU factorization is zero or under the singularity "       \
     "threshold 2 n eps max_{i<=k} |U(i,k)|")                                                 \
   X(GELS, 5, "gels", 1, MUSTER_TAKES_B | MUSTER_TAKES_M, ESINGULAR,                          \
-    "rank deficient: R(%lld,%lld) of the QR factorization is zero or below the rank "         \
-    "threshold")
+    "rank deficient: R(%lld,%lld) of the QR factorization is zero or below the rank "        \
+    "threshold m * eps * max|R(i,i)|")
 
 /* X(NAME, value, name, element bytes, real part bytes, is complex) */
 #define MUSTER_DTYPE_MAP(X)                                                                  \

@@ -14,6 +14,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "muster.h"
 
@@ -40,6 +41,16 @@ static inline double muster__rank_floor(muster_dtype_t t, int64_t m, double big)
 
 /* 1 when |R(k,k)| = rkk fails the rule against floor (NaN included). */
 static inline int muster__rank_fails(double rkk, double floor) { return !(rkk > floor); }
+
+/* The detail of a column that fails (k 0-based), for err under the info > 0
+ * contract (muster/provider.h: the runtime words "rank deficient"):
+ * "|R(k,k)| = r <= m * eps * max|R(i,i)| = f; A is m x n", k 1-based. */
+static inline void muster__rank_text(char *buf, size_t len, int64_t k, double rkk, double floor, int64_t m,
+                                     int64_t n) {
+  long long k1 = (long long)k + 1;
+  snprintf(buf, len, "|R(%lld,%lld)| = %.3g <= " MUSTER__RANK_RULE " = %.3g; A is %lld x %lld", k1, k1, rkk,
+           floor, (long long)m, (long long)n);
+}
 
 /* R's diagonal is diag[0], diag[stride], ... (n entries of dtype t; stride
  * ld + 1 on the factored matrix itself, 1 on a packed copy).  Returns the

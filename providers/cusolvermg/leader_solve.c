@@ -177,14 +177,12 @@ out:
 int cmg_solve_info(cmg_solve_t *j, const char *what, int info) {
   *j->call->info = info;
   if (info == 0) return 0;
-  if (info > 0 && strstr(what, "Potrf"))
-    return cuc_fail(j->E, MUSTER_ENOTPD, "%s on devices %d..: not positive definite (leading minor %d)", what,
-                    j->ids[0], info);
+  /* info > 0: the detail only, the runtime words the verdict (muster/provider.h) */
+  if (info > 0 && strstr(what, "Potrf")) return cuc_fail(j->E, MUSTER_ENOTPD, "%s on devices %d..", what, j->ids[0]);
   if (info > 0 && strstr(what, "Getrf"))
-    return cuc_fail(j->E, MUSTER_ESINGULAR, "%s on devices %d..: singular: U(%d,%d) of the LU factorization is "
-                    "exactly zero", what, j->ids[0], info, info);
-  if (info > 0)
-    return cuc_fail(j->E, MUSTER_EPROVIDER, "%s: did not converge (info=%d)", what, info);
+    return cuc_fail(j->E, MUSTER_ESINGULAR, "U(%d,%d) is exactly zero; %s on devices %d..", info, info, what,
+                    j->ids[0]);
+  if (info > 0) return cuc_fail(j->E, MUSTER_EPROVIDER, "%s on devices %d..", what, j->ids[0]);
   return cuc_fail(j->E, MUSTER_EPROVIDER, "%s: parameter %d was refused (info=%d)", what, -info, info);
 }
 

@@ -47,8 +47,8 @@ static int check_pivots(sl_call_t *s, double *d, double *scale) {
     char what[160];
     muster__lu_singular_text(what, sizeof what, k, d[k], floor);
     *s->info = k + 1;
-    return sl_err(s, MUSTER_ESINGULAR, "p%cgetrf: %s (A is %" PRId64 " x %" PRId64 ")", s->k->letter, what, n,
-                  n);
+    return sl_err(s, MUSTER_ESINGULAR, "%s; p%cgetrf, A is %" PRId64 " x %" PRId64, what, s->k->letter, n,
+                  n); /* the detail: the runtime words "singular" */
   }
   return 0;
 }
@@ -115,11 +115,10 @@ static int check_rank(sl_call_t *s, const double *d) {
   double floor = muster__rank_floor(s->t, s->m, big);
   for (int64_t k = 0; k < n; k++) {
     if (!muster__rank_fails(d[k], floor)) continue;
+    char what[160];
+    muster__rank_text(what, sizeof what, k, d[k], floor, s->m, n);
     *s->info = k + 1;
-    return sl_err(s, MUSTER_ESINGULAR,
-                  "rank deficient: |R(%" PRId64 ",%" PRId64 ")| = %.3g <= m * eps * max|R(i,i)| = "
-                  "%.3g (A is %" PRId64 " x %" PRId64 ")",
-                  k + 1, k + 1, d[k], floor, s->m, n);
+    return sl_err(s, MUSTER_ESINGULAR, "%s; p%cgeqrf", what, s->k->letter); /* detail */
   }
   return 0;
 }

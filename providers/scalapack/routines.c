@@ -40,8 +40,7 @@ static int factor(sl_call_t *s) {
   s->k->potrf("L", &n, s->A.a, &ONE, &ONE, s->A.desc, &info, 1);
   if (info > 0) {
     *s->info = info;
-    return sl_err(s, MUSTER_ENOTPD, "p%cpotrf: not positive definite (leading minor %d)",
-                  s->k->letter, (int)info);
+    return sl_err(s, MUSTER_ENOTPD, "p%cpotrf", s->k->letter); /* detail */
   }
   return info < 0 ? sl_illegal(s, "potrf", info) : 0;
 }

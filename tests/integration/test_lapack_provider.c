@@ -296,9 +296,9 @@ TEST_IMPL(lapack_provider_not_positive_definite) {
         snap_take(&fx, &s);
         ASSERT_EQ(lfx_solve(p, ctx, &fx), MUSTER_ENOTPD);
         ASSERT_EQ(fx.info, k);
-        char want[64];
-        snprintf(want, sizeof want, "not positive definite (leading minor %" PRId64 ")", k);
-        ASSERT_STR_CONTAINS(fx.err, want);
+        /* the info > 0 contract (muster/provider.h): info and the code; the
+         * runtime words the verdict, the provider gives only where */
+        ASSERT(!strstr(fx.err, "positive definite"));
         ASSERT_STR_CONTAINS(fx.err, "potrf");
         snap_same(&fx, &s);
         lfx_free(&fx);
