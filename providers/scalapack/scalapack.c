@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/err.h"
 #include "../common/finite.h"
 #include "slInt.h"
 
@@ -34,17 +35,14 @@ int sl_err(const sl_call_t *s, int code, const char *fmt, ...) {
   const muster_collective_call_t *cc = s->cc;
   if (!cc->err || cc->errlen == 0) return code;
   const char *r = muster_routine_str(s->args->routine), *t = muster_dtype_str(s->args->dtype);
-  char host[64] = "?";
+  char host[64] = "?", who[192];
   gethostname(host, sizeof host - 1);
-  int k = snprintf(cc->err, cc->errlen,
-                   "scalapack (rank %d of %d, pid %d on %s, %s %s n=%" PRId64 "): ", s->rank,
-                   s->size, (int)getpid(), host, r ? r : "?", t ? t : "?", s->args->n);
-  if (k >= 0 && (size_t)k < cc->errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cc->err + k, cc->errlen - (size_t)k, fmt, ap);
-    va_end(ap);
-  }
+  snprintf(who, sizeof who, "scalapack (rank %d of %d, pid %d on %s, %s %s n=%" PRId64 ")", s->rank, s->size,
+           (int)getpid(), host, r ? r : "?", t ? t : "?", s->args->n);
+  va_list ap;
+  va_start(ap, fmt);
+  muster__prov_verr(cc->err, cc->errlen, code, who, fmt, ap);
+  va_end(ap);
   return code;
 }
 
