@@ -22,7 +22,7 @@
  * Threading: no mutable static state; the context's one cached buffer is
  * handed out under a lock (a call owns it exclusively until it gives it
  * back), so groups may call concurrently.  OpenBLAS threads inside each call.
- * The .so is built with -fvisibility=hidden: muster_provider_v1 is its only
+ * The .so is built with -fvisibility=hidden: muster_provider_v2 is its only
  * exported symbol.
  */
 #include <inttypes.h>
@@ -365,15 +365,20 @@ static int64_t lp_choose_tile(void *ctx, muster_routine_t routine, muster_dtype_
   return muster_layout_default_tile(n, nshards);
 }
 
-__attribute__((visibility("default"))) const muster_provider_v1_t muster_provider_v1 = {
-    .abi_version = MUSTER_PROVIDER_V1_ABI,
-    .struct_size = sizeof(muster_provider_v1_t),
+/* ABI v2, leader kind: the leader gathers every rank's host shard, so the
+ * ranks must share its memory (threads, or processes of one node). */
+__attribute__((visibility("default"))) const muster_provider_v2_t muster_provider_v2 = {
+    .abi_version = MUSTER_PROVIDER_V2_ABI,
+    .struct_size = sizeof(muster_provider_v2_t),
+    .layout_rules = MUSTER_LAYOUT_RULES_VERSION,
+    .kind = MUSTER_PROVIDER_LEADER,
     .name = "lapack",
     .description = "CPU reference: OpenBLAS + LAPACKE on host shards (gathered on the leader)",
     .priority = 10,
     .routines = ALL_ROUTINES,
     .dtypes = MUSTER_ALL_DTYPES,
     .mem_kinds = 1u << MUSTER_MEM_HOST,
+    .spans = MUSTER_SPAN_THREADS | MUSTER_SPAN_PROCESSES,
     .max_shards = MUSTER_MAX_RANKS,
     .probe = lp_probe,
     .init = lp_init,
