@@ -64,6 +64,12 @@ def test_rank_and_pivot_thresholds_have_one_home():
         assert re.search(r"muster__rank_(floor|deficient)\(", text), f"{prov} judges gels's R without rank.h"
 
 
+def test_element_magnitude_has_one_home():
+    """|x| of a complex element (hypot of its parts) is muster__abs_at's."""
+    bad = [o for o in offenders(r"\bhypot\(", {"providers/common/rank.h"}) if not o.split(":")[0].endswith(".cu")]
+    assert not bad, "a second element magnitude:\n" + "\n".join(bad)
+
+
 def test_dtype_masks_are_generated():
     """No provider spells out the dtype list: MUSTER_ALL_DTYPES."""
     bad = offenders(r"1u?\s*<<\s*MUSTER_F32\)?\s*\|\s*\(?1u?\s*<<\s*MUSTER_F64", set())
