@@ -132,8 +132,9 @@ static void comm_free(mp_ctx_t *c, mp_comm_t *m) {
 
 int mp_comm_get(mp_ctx_t *c, mp_run_t *run, const muster_bootstrap_t *boot, int nprow, int npcol, int device,
                 mp_comm_t **out, cuc_err_t *E) {
-  for (mp_comm_t *m = c->comms; m; m = m->next)
-    if (m->key == boot->key && m->nprow == nprow && m->npcol == npcol && m->device == device &&
+  for (muster__keyed_t *e = c->comms; e; e = e->next) {
+    mp_comm_t *m = (mp_comm_t *)e;
+    if (e->key == boot->key && m->nprow == nprow && m->npcol == npcol && m->device == device &&
         m->rank == boot->rank && !m->broken && !m->aborted) {
       pthread_mutex_lock(&c->run_mu);
       run->comm = m;
@@ -141,9 +142,10 @@ int mp_comm_get(mp_ctx_t *c, mp_run_t *run, const muster_bootstrap_t *boot, int 
       *out = m;
       return 0;
     }
+  }
   mp_comm_t *m = calloc(1, sizeof *m);
   if (!m) return cuc_fail(E, MUSTER_ENOMEM, "out of host memory");
-  *m = (mp_comm_t){.key = boot->key, .nprow = nprow, .npcol = npcol, .nranks = boot->size, .rank = boot->rank,
+  *m = (mp_comm_t){.link.key = boot->key, .nprow = nprow, .npcol = npcol, .nranks = boot->size, .rank = boot->rank,
                    .device = device};
   int rc = 0;
   CUC_CU(device, cudaSetDevice(device));
@@ -152,23 +154,13 @@ int mp_comm_get(mp_ctx_t *c, mp_run_t *run, const muster_bootstrap_t *boot, int 
 out:
   if (rc < 0) m->broken = 1;
   /* listed even when broken: cancel may hold it, release_comms frees it */
-  m->next = c->comms;
-  c->comms = m;
+  muster__keyed_push(&c->comms, &m->link);
   *out = m;
   return rc;
 }
 
 void mp_comm_release(mp_ctx_t *c, uint64_t key) {
-  mp_comm_t **pp = &c->comms;
-  while (*pp) {
-    mp_comm_t *m = *pp;
-    if (key == 0 || m->key == key) {
-      *pp = m->next;
-      comm_free(c, m);
-    } else {
-      pp = &m->next;
-    }
-  }
+  for (muster__keyed_t *e; (e = muster__keyed_take(&c->comms, key));) comm_free(c, (mp_comm_t *)e);
 }
 
 void mp_comm_abort_locked(mp_ctx_t *c, mp_comm_t *m) {
