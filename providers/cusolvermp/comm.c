@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/agree.h"
 #include "../common/env.h"
 #include "mp.h"
 
@@ -21,17 +22,15 @@ typedef struct boot_msg {
 /* Rank 0's unique id, known to every rank; the same code on every rank. */
 static int share_id(const mp_api_t *api, const muster_bootstrap_t *boot, int device, mp_ncclUniqueId *id,
                     cuc_err_t *E) {
-  boot_msg_t mine, *all = calloc((size_t)boot->size, sizeof *all);
-  if (!all) return cuc_fail(E, MUSTER_ENOMEM, "out of host memory");
+  boot_msg_t mine, *all = NULL;
   memset(&mine, 0, sizeof mine);
   mine.device = device;
   mp_nres_t r = MP_NCCL_SUCCESS;
   if (boot->rank == 0 && (r = api->ncclGetUniqueId(&mine.id)) != MP_NCCL_SUCCESS) mine.rc = MUSTER_ECUDA;
-  char err[256] = "";
-  int rc = boot->allgather(boot->ctx, &mine, all, sizeof mine, err, sizeof err);
+  char err[400];
+  int rc = muster__agree_gather(boot, &mine, sizeof mine, (void **)&all, "sharing NCCL's unique id", err, sizeof err);
   if (rc < 0) {
-    rc = cuc_fail(E, rc, "rank %d: the bootstrap (%s) failed while sharing NCCL's unique id: %s", boot->rank,
-                  boot->kind, err);
+    rc = cuc_fail(E, rc, "%s", err);
   } else if (all[0].rc < 0) {
     rc = cuc_fail(E, all[0].rc, "rank 0: ncclGetUniqueId failed%s%s", boot->rank == 0 ? ": " : "",
                   boot->rank == 0 ? api->ncclGetErrorString(r) : "");

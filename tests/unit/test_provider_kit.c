@@ -1,10 +1,14 @@
 /* The provider kit's shared helpers (providers/common): the per-key cache
- * of collective providers (keyed.h) and the one error writer (err.h). */
+ * of collective providers (keyed.h), the gathering half of their verdict
+ * agreement (agree.h) and the one error writer (err.h). */
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "task.h"
 #include "muster.h"
+#include "common/agree.h"
 #include "common/err.h"
 #include "common/keyed.h"
 
@@ -64,5 +68,36 @@ TEST_IMPL(provider_kit_error_writer) {
   ASSERT_EQ(write_err(buf, sizeof buf, MUSTER_EINVAL, NULL, "x"), MUSTER_EINVAL);
   ASSERT(strcmp(buf, "provider: x") == 0);
   ASSERT_EQ(write_err(NULL, 0, MUSTER_ECUDA, "cuda", "x"), MUSTER_ECUDA); /* no buffer: nothing written */
+  return 0;
+}
+
+/* A bootstrap of 3 ranks seen from rank 1: the others' messages are
+ * 10 + r; `fail` makes the allgather fail as a dead peer would. */
+static int fake_allgather(void *ctx, const void *mine, void *all, size_t len, char *err, size_t errlen) {
+  if (*(int *)ctx) {
+    snprintf(err, errlen, "rank 2 died");
+    return MUSTER_EPEERDEAD;
+  }
+  for (int r = 0; r < 3; r++) {
+    int v = r == 1 ? *(const int *)mine : 10 + r;
+    memcpy((char *)all + (size_t)r * len, &v, sizeof v);
+  }
+  return 0;
+}
+
+/* every rank's message in rank order; a failing bootstrap is named */
+TEST_IMPL(provider_kit_agree_gather) {
+  int fail = 0, mine = 42, *all = NULL;
+  muster_bootstrap_t b = {.rank = 1, .size = 3, .kind = "group", .key = 5, .ctx = &fail,
+                          .allgather = fake_allgather};
+  char why[200] = "";
+  ASSERT_OK(muster__agree_gather(&b, &mine, sizeof mine, (void **)&all, "testing", why, sizeof why));
+  ASSERT(all && all[0] == 10 && all[1] == 42 && all[2] == 12);
+  free(all);
+  fail = 1;
+  ASSERT_EQ(muster__agree_gather(&b, &mine, sizeof mine, (void **)&all, "testing", why, sizeof why),
+            MUSTER_EPEERDEAD);
+  ASSERT(all == NULL);
+  ASSERT(strcmp(why, "rank 1: the bootstrap (group) failed while testing: rank 2 died") == 0);
   return 0;
 }
