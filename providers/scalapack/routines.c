@@ -181,8 +181,7 @@ static int run_syevd(sl_call_t *s) {
     call_syevd(s, work, lwork, rwork, lrwork, iwork, liwork, &info);
     if (info > 0) {
       *s->info = info;
-      rc = sl_err(s, MUSTER_EPROVIDER, "p%c%s: failed to converge (info %d)", s->k->letter,
-                  s->k->syevd ? "syevd" : "heevd", (int)info);
+      rc = sl_err(s, MUSTER_EPROVIDER, "p%c%s", s->k->letter, s->k->syevd ? "syevd" : "heevd"); /* detail */
     } else if (info < 0) {
       rc = sl_illegal(s, s->k->syevd ? "syevd" : "heevd", info);
     } else {
