@@ -50,14 +50,8 @@ int cmg_solve_validate(cmg_solve_t *j) {
     if (s->lda != j->lda || s->lda < a->n)
       return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): lda=%" PRId64 "; every rank needs the same lda >= n=%"
                       PRId64 " (rank 0 has %" PRId64 ")", r, s->device, s->lda, a->n, j->lda);
-    int rc = cuc_check_shard(a, &j->L, r, s, E);
+    int rc = cuc_check_shard(a, &j->L, r, s, E); /* b, w: the routine's shape */
     if (rc < 0) return rc;
-    if (a->routine == MUSTER_GETRS && (!s->b || s->ldb < a->n))
-      return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): getrs needs b with ldb >= n (b=%p ldb=%" PRId64 ")",
-                      r, s->device, s->b, s->ldb);
-    if ((a->flags & MUSTER_LOGDET) && !s->w)
-      return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): potrs with MUSTER_LOGDET needs w (one real)", r,
-                      s->device);
     j->user[r] = s->a;
   }
   j->R = R;
