@@ -33,6 +33,10 @@
  *                         providers' cost tables (<backend>.cost)
  *   MUSTER_MPI_LIB        the libmpi the MPI bootstrap dlopen()s
  *                         (docs/bootstrap.md)
+ *   MUSTER_MPI_ABORT      1 (default): an MPI wait on a silent rank ends the
+ *                         job (MPI_Abort); 0: no check there
+ *   MUSTER_MPI_HEARTBEAT  1 (default): the ranks beat over MPI, so a stopped
+ *                         rank is told from a long solve; 0: deadlines
  *   MUSTER_TIMEOUT        rendezvous deadline in seconds, 0.001..31536000, or
  *                         "inf" for none (default 60)
  *   MUSTER_JOB            job key that isolates groups of one job from those

@@ -24,13 +24,6 @@ _Static_assert(sizeof(muster__outcome_t) <= MUSTER_MAX_PAYLOAD, "outcome too lar
 #define KIND_BIT(k) (1u << (k))
 #define ALL_KINDS (KIND_BIT(MUSTER_PROVIDER_LEADER) | KIND_BIT(MUSTER_PROVIDER_COLLECTIVE))
 
-int64_t muster__solve_default_tile(int64_t n, int nranks) {
-  int64_t best = 0;
-  for (int64_t t = 1; t <= 256 && t <= muster_ceil_div(n, nranks); t++)
-    if (muster_layout_tile_valid(n, t, nranks)) best = t;
-  return best ? best : muster_ceil_div(n, nranks);
-}
-
 static int is_leader_kind(const muster__provider_t *p) {
   return p && p->v->kind == MUSTER_PROVIDER_LEADER;
 }
