@@ -275,9 +275,9 @@ TEST_IMPL(cli_solve_gels_matrix) {
 TEST_IMPL(cli_solve_gels_refusals) {
   setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
   const char *const m_getrs[] = {"solve", "getrs", "--n", "8", "--m", "16", NULL};
-  refused(m_getrs, "--m is the row count of gels's tall A; getrs's A is n x n");
+  refused(m_getrs, "--m is the row count of a non-square A (gels, geqrf, gesvd, polar); getrs's A is n x n");
   const char *const m_potrs[] = {"solve", "potrs", "--m", "16", "--n", "8", NULL};
-  refused(m_potrs, "--m is the row count of gels's tall A; potrs's A is n x n");
+  refused(m_potrs, "--m is the row count of a non-square A (gels, geqrf, gesvd, polar); potrs's A is n x n");
   const char *const wide[] = {"solve", "gels", "--n", "40", "--m", "39", NULL};
   refused(wide, "gels: --m 39 < --n 40: A must be tall (m >= n)");
   const char *const wide_mpi[] = {"solve", "gels", "--n", "40", "--m", "1", "--launcher", "mpi", NULL};
@@ -293,7 +293,7 @@ TEST_IMPL(cli_solve_gels_refusals) {
   const char *const ld_gels[] = {"solve", "gels", "--n", "8", "--logdet", NULL};
   refused(ld_gels, "not gels's");
   const char *const bench_m[] = {"bench", "--routine", "getrs", "--m", "9", "--n", "8", NULL};
-  refused(bench_m, "--m is the row count of gels's tall A; getrs's A is n x n");
+  refused(bench_m, "--m is the row count of a non-square A (gels, geqrf, gesvd, polar); getrs's A is n x n");
   const char *const bench_wide[] = {"bench", "--routine", "gels", "--n", "8,20", "--m", "10", NULL};
   refused(bench_wide, "gels: --m 10 < --n 20");
   const char *const cal_gels[] = {"bench", "--calibrate", "--provider", "lapack", "--routine", "gels",

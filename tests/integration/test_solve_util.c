@@ -241,30 +241,6 @@ static double logdet_residual(const sv_run_t *run) {
   return 0;
 }
 
-/* geqrf, gesvd, polar: rank 0's factors, found where muster_routine_outputs
- * puts them, through check_qr.h; A unchanged where it keeps its values. */
-static double factor_residual(const sv_run_t *run) {
-  muster_dtype_t t = run->args.dtype;
-  int64_t n = run->args.n, m = run->m;
-  size_t esz = esz_of(run);
-  muster_outputs_t o;
-  if (muster_routine_outputs(run->args.routine, run->args.flags, m, n, &o) < 0) return INFINITY;
-  const char *p0 = (const char *)run->X + (size_t)o.part[0].offset * esz;
-  const char *p1 = (const char *)run->X + (size_t)o.part[1].offset * esz;
-  if (!o.a_holds && memcmp(run->full, run->A, (size_t)(m * n) * esz)) return INFINITY;
-  switch (run->args.routine) {
-  case MUSTER_GEQRF:
-    return o.a_holds == MUSTER_FACTOR_Q ? chk_qr(t, m, n, run->A, m, run->full, m, n, p0, n)
-                                        : chk_qr(t, m, n, run->A, m, p0, m, m, run->full, m);
-  case MUSTER_GESVD:
-    if (o.nparts == 0) return chk_svd(t, m, n, run->A, m, run->W, NULL, 0, 0, NULL, 0, 0);
-    if (o.nparts == 2) return chk_svd(t, m, n, run->A, m, run->W, p0, m, m, p1, n, n);
-    if (m >= n) return chk_svd(t, m, n, run->A, m, run->W, run->full, m, n, p0, n, n);
-    return chk_svd(t, m, n, run->A, m, run->W, p0, m, m, run->full, m, m);
-  default: return chk_polar(t, m, n, run->A, m, run->full, m, p0, n);
-  }
-}
-
 double sv_residual(const sv_run_t *run) {
   muster_dtype_t t = run->args.dtype;
   int64_t n = run->args.n, nrhs = nrhs_of(run), rows = sv_rows(run);
@@ -280,7 +256,8 @@ double sv_residual(const sv_run_t *run) {
       return INFINITY;
   }
   if ((run->args.flags & MUSTER_LOGDET) && logdet_residual(run) != 0) return INFINITY;
-  if (factors(run)) return factor_residual(run);
+  if (factors(run))
+    return chk_factors(t, run->args.routine, run->args.flags, rows, n, run->A, run->full, run->X, run->W);
   switch (run->args.routine) {
   case MUSTER_POTRS: return chk_potrs(t, n, nrhs, run->A, n, run->X, n, run->B, n);
   case MUSTER_GETRS: return chk_getrs(t, n, nrhs, run->A, n, run->X, n, run->B, n);

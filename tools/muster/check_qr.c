@@ -2,7 +2,10 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "check_qr.h"
+#include "muster/layout.h" /* muster_routine_outputs */
 
 static double fro(muster_dtype_t t, int64_t rows, int64_t cols, const void *a, int64_t lda) {
   double s = 0;
@@ -102,4 +105,25 @@ double chk_polar(muster_dtype_t t, int64_t m, int64_t n, const void *a, int64_t 
 
 double chk_factor_tolerance(muster_dtype_t t, int64_t m, int64_t n) {
   return chk_tolerance(t, m > n ? m : n);
+}
+
+double chk_factors(muster_dtype_t t, int routine, unsigned flags, int64_t m, int64_t n, const void *a,
+                   const void *after, const void *b, const void *w) {
+  size_t esz = muster_dtype_size(t);
+  muster_outputs_t o;
+  if (muster_routine_outputs(routine, flags, m, n, &o) < 0) return INFINITY;
+  const char *p0 = (const char *)b + (size_t)o.part[0].offset * esz;
+  const char *p1 = (const char *)b + (size_t)o.part[1].offset * esz;
+  if (!o.a_holds && memcmp(after, a, (size_t)(m * n) * esz)) return INFINITY;
+  switch (routine) {
+  case MUSTER_GEQRF:
+    return o.a_holds == MUSTER_FACTOR_Q ? chk_qr(t, m, n, a, m, after, m, n, p0, n)
+                                        : chk_qr(t, m, n, a, m, p0, m, m, after, m);
+  case MUSTER_GESVD:
+    if (o.nparts == 0) return chk_svd(t, m, n, a, m, w, NULL, 0, 0, NULL, 0, 0);
+    if (o.nparts == 2) return chk_svd(t, m, n, a, m, w, p0, m, m, p1, n, n);
+    if (m >= n) return chk_svd(t, m, n, a, m, w, after, m, n, p0, n, n);
+    return chk_svd(t, m, n, a, m, w, p0, m, m, after, m, m);
+  default: return chk_polar(t, m, n, a, m, after, m, p0, n);
+  }
 }

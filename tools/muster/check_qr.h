@@ -34,6 +34,13 @@ double chk_svd(muster_dtype_t t, int64_t m, int64_t n, const void *a, int64_t ld
  * chk_factor_tolerance ||H||_F). */
 double chk_polar(muster_dtype_t t, int64_t m, int64_t n, const void *a, int64_t lda, const void *up,
                  int64_t ldup, const void *h, int64_t ldh);
+/* The result of a geqrf, gesvd or polar call (routine and flags as
+ * passed) on a (m x n, ld m), read where muster_routine_outputs puts it:
+ * after, A's factor as the shards held it reassembled (m x n, ld m), b
+ * rank 0's B (packed, ld m), w its W.  The routine's check above; a
+ * changed A where the rule keeps it, or no such routine: INFINITY. */
+double chk_factors(muster_dtype_t t, int routine, unsigned flags, int64_t m, int64_t n, const void *a,
+                   const void *after, const void *b, const void *w);
 /* The tolerance of the three: chk_tolerance(t, max(m, n)). */
 double chk_factor_tolerance(muster_dtype_t t, int64_t m, int64_t n);
 
