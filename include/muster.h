@@ -340,16 +340,20 @@ typedef struct muster_shard {
   muster_mem_t mem;
   int device;            /* CUDA ordinal for MEM_CUDA, -1 for host          */
   void *a;               /* this rank's columns of A, column-major          */
-  int64_t lda;           /* leading dimension of a, >= n (gels: >= m)       */
+  int64_t lda;           /* leading dimension of a, >= n (gels, geqrf,
+                            gesvd, polar: >= m)                             */
   int64_t col0;          /* LAYOUT_BLOCK: first global column held          */
   int64_t ncols;         /* columns held (LAYOUT_CYCLIC: local padded width) */
   void *b;               /* potrs, getrs: n x nrhs, ldb; gels: m x nrhs in,
                             X in its first n rows out; every rank holds all
                             of B and every rank gets all of X back          */
-  int64_t ldb;           /* >= n; gels: = m, the rows of A and B (>= n)     */
+  int64_t ldb;           /* >= n; gels: = m, the rows of A and B (>= n);
+                            geqrf, gesvd, polar: = m (>= 1), B the factors'
+                            output (muster_routine_outputs)                 */
   void *w;               /* syevd: n eigenvalues (float for f32/c64, double
                             for f64/c128), written on every rank; potrs
-                            with MUSTER_LOGDET: one real, log det A        */
+                            with MUSTER_LOGDET: one real, log det A; gesvd:
+                            min(m,n) singular values, descending           */
   void *stream;          /* cudaStream_t the caller's data is ordered on;
                             NULL: the legacy default stream                 */
 } muster_shard_t;

@@ -6,7 +6,8 @@
  * form meets every shape), over 1..4 ranks; checked by
  * check_qr.h's residuals on fresh random inputs.  Then rank-deficient A
  * (no error: the factors still reproduce A), NaN input (MUSTER_ENONFINITE,
- * nothing written) and the bad arguments the routines add.  Sizes 24..70:
+ * nothing written), the bad arguments the routines add, and one caller
+ * holding every shard in the cyclic layout.  Sizes 17..71:
  * the whole file runs in a few seconds.
  */
 #include <math.h>
@@ -196,5 +197,72 @@ TEST_IMPL(layout_factor_outputs) {
   ASSERT_OK(muster_routine_shape(MUSTER_GEQRF, 50, 20, 20, &sh));
   ASSERT(sh.a_rows == 20 && sh.b_rows == 20 && sh.nrhs == 20);
   ASSERT_EQ(muster_routine_shape(MUSTER_GEQRF, 50, 20, 0, &sh), MUSTER_EINVAL);
+  return 0;
+}
+
+/* One caller holding every shard (muster_solve_all), cyclic layout with
+ * an odd tile: the factor over A comes back in A's cyclic places.  geqrf
+ * tall, polar wide, and gesvd values only with no B at all (nrhs 0, b
+ * NULL). */
+static void single_caller(const struct form *f, muster_dtype_t t, int64_t m, int64_t n, int R) {
+  size_t esz = muster_dtype_size(t);
+  muster_outputs_t o;
+  ASSERT_OK(muster_routine_outputs(f->routine, f->flags, m, n, &o));
+  int64_t tile = sv_odd_tile(n, R), lcols = muster_layout_local_cols(n, tile, R);
+  void *A = malloc((size_t)(m * n) * esz), *after = malloc((size_t)(m * n) * esz);
+  double *W[MUSTER_MAX_RANKS];
+  ASSERT(A && after);
+  chk_rng_t rng;
+  chk_seed(&rng, 99);
+  chk_random_dense(t, m, n, &rng, A, m);
+  muster_shard_t sh[MUSTER_MAX_RANKS];
+  void *bs[MUSTER_MAX_RANKS];
+  int64_t gcols[MUSTER_MAX_RANKS][64];
+  ASSERT(lcols <= 64);
+  for (int r = 0; r < R; r++) {
+    memset(&sh[r], 0, sizeof sh[r]);
+    sh[r].mem = MUSTER_MEM_HOST;
+    sh[r].device = -1;
+    sh[r].lda = m;
+    sh[r].ncols = lcols;
+    sh[r].ldb = m;
+    sh[r].a = calloc((size_t)(m * lcols), esz);
+    bs[r] = sh[r].b = o.b_cols ? calloc((size_t)(m * o.b_cols), esz) : NULL;
+    W[r] = calloc((size_t)n, sizeof(double));
+    sh[r].w = W[r];
+    ASSERT(sh[r].a && W[r]);
+    muster_layout_cyclic_cols(n, tile, R, r, gcols[r], 64);
+    for (int64_t c = 0; c < lcols; c++)
+      if (gcols[r][c] >= 0) memcpy((char *)sh[r].a + (size_t)(c * m) * esz, (char *)A + (size_t)(gcols[r][c] * m) * esz, (size_t)m * esz);
+  }
+  muster_solve_args_t args = {.routine = f->routine, .dtype = t, .n = n, .nrhs = o.b_cols, .tile = tile,
+                              .layout = MUSTER_LAYOUT_CYCLIC, .flags = f->flags, .provider = NULL};
+  muster_solve_result_t res;
+  int rc = muster_solve_all(&args, R, sh, &res);
+  if (rc) fprintf(stderr, "%s: %s\n", muster_routine_name(f->routine), muster_last_error());
+  ASSERT_OK(rc);
+  for (int r = 0; r < R; r++)
+    for (int64_t c = 0; c < lcols; c++)
+      if (gcols[r][c] >= 0) memcpy((char *)after + (size_t)(gcols[r][c] * m) * esz, (char *)sh[r].a + (size_t)(c * m) * esz, (size_t)m * esz);
+  for (int r = 1; r < R; r++) {
+    if (o.b_cols) ASSERT(memcmp(bs[0], bs[r], (size_t)(m * o.b_cols) * esz) == 0);
+    ASSERT(memcmp(W[0], W[r], (size_t)o.w_count * muster_dtype_real_size(t)) == 0);
+  }
+  double e = chk_factors(t, f->routine, f->flags, m, n, A, after, bs[0], W[0]);
+  ASSERT_DBL_LT(e, chk_factor_tolerance(t, m, n));
+  for (int r = 0; r < R; r++) {
+    free(sh[r].a);
+    free(bs[r]);
+    free(W[r]);
+  }
+  free(A);
+  free(after);
+}
+
+TEST_IMPL(solve_factors_single_caller_cyclic) {
+  use_lapack();
+  single_caller(&forms[0], MUSTER_F64, 50, 29, 3);
+  single_caller(&forms[5], MUSTER_C64, 17, 29, 2);
+  single_caller(&forms[2], MUSTER_C128, 40, 29, 4);
   return 0;
 }
