@@ -37,7 +37,7 @@ int lp_factor_begin(const muster_provider_call_t *call, const muster_outputs_t *
   return 0;
 }
 
-int lp_factor_check(const muster_provider_call_t *call, const muster_outputs_t *o,
+static int factor_check(const muster_provider_call_t *call, const muster_outputs_t *o,
                     const lp_factors_t *f) {
   muster_dtype_t t = call->args.dtype, real = muster_dtype_real_bytes(t) == 4 ? MUSTER_F32 : MUSTER_F64;
   int rc = 0;
@@ -48,7 +48,7 @@ int lp_factor_check(const muster_provider_call_t *call, const muster_outputs_t *
   return rc;
 }
 
-void lp_factor_put(const muster_provider_call_t *call, const muster_outputs_t *o,
+static void factor_put(const muster_provider_call_t *call, const muster_outputs_t *o,
                    const lp_factors_t *f) {
   muster_dtype_t t = call->args.dtype;
   size_t esz = muster_dtype_bytes(t), wsz = muster_dtype_real_bytes(t);
@@ -60,4 +60,11 @@ void lp_factor_put(const muster_provider_call_t *call, const muster_outputs_t *o
              (size_t)(o->part[p].rows * o->part[p].cols) * esz);
     if (o->w_count) memcpy(s->w, f->w, (size_t)o->w_count * wsz);
   }
+}
+
+int lp_factor_end(const muster_provider_call_t *call, const muster_outputs_t *o, const lp_factors_t *f,
+                  int rc) {
+  if (rc == 0) rc = factor_check(call, o, f);
+  if (rc == 0) factor_put(call, o, f);
+  return rc;
 }

@@ -101,12 +101,11 @@ typedef struct lp_factors {
  * (MUSTER_ENONFINITE naming the element and its rank).  The caller frees
  * *full, also on error. */
 LP_HIDDEN int lp_factor_begin(const muster_provider_call_t *call, const muster_outputs_t *o, void **full);
-/* MUSTER_ENONFINITE when a factor has NaN/Inf, else 0. */
-LP_HIDDEN int lp_factor_check(const muster_provider_call_t *call, const muster_outputs_t *o,
-                              const lp_factors_t *f);
-/* Write the factors where o says: A's shards, every B, every W. */
-LP_HIDDEN void lp_factor_put(const muster_provider_call_t *call, const muster_outputs_t *o,
-                             const lp_factors_t *f);
+/* rc (an earlier failure), or MUSTER_ENONFINITE when a factor has NaN/Inf;
+ * else the factors written where o says (A's shards, every B, every W)
+ * and 0. */
+LP_HIDDEN int lp_factor_end(const muster_provider_call_t *call, const muster_outputs_t *o,
+                            const lp_factors_t *f, int rc);
 
 /* The thin ('S'), full ('A') or values-only ('N') SVD of full (m x n, ld
  * m, destroyed): s (min(m,n) reals), u (ld m), vt (ld: its rows).  0, or

@@ -84,8 +84,7 @@ int lp_run_polar(const muster_provider_call_t *call, const muster_outputs_t *o) 
     hermitize(t, h, n);
   }
   lp_factors_t f = {.a = full, .b = {h}};
-  if (rc == 0) rc = lp_factor_check(call, o, &f);
-  if (rc == 0) lp_factor_put(call, o, &f);
+  rc = lp_factor_end(call, o, &f, rc);
   free(full);
   free(s);
   free(u);

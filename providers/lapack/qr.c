@@ -73,8 +73,7 @@ int lp_run_geqrf(const muster_provider_call_t *call, const muster_outputs_t *o) 
     rc = info ? lp_lapacke_failed(call, "geqrf", info) : form(call, o, full, tau, other);
   }
   lp_factors_t f = {.a = full, .b = {other}};
-  if (rc == 0) rc = lp_factor_check(call, o, &f);
-  if (rc == 0) lp_factor_put(call, o, &f);
+  rc = lp_factor_end(call, o, &f, rc);
   free(full);
   free(tau);
   free(other);

@@ -64,8 +64,7 @@ int lp_run_gesvd(const muster_provider_call_t *call, const muster_outputs_t *o) 
     f.a = m >= n ? u : vt;
     f.b[0] = m >= n ? vt : u;
   }
-  if (rc == 0) rc = lp_factor_check(call, o, &f);
-  if (rc == 0) lp_factor_put(call, o, &f);
+  rc = lp_factor_end(call, o, &f, rc);
   free(full);
   free(s);
   free(u);

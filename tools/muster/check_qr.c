@@ -7,22 +7,12 @@
 #include "check_qr.h"
 #include "muster/layout.h" /* muster_routine_outputs */
 
-static double fro(muster_dtype_t t, int64_t rows, int64_t cols, const void *a, int64_t lda) {
-  double s = 0;
-  for (int64_t j = 0; j < cols; j++)
-    for (int64_t i = 0; i < rows; i++) {
-      double complex v = chk_get(t, a, lda, i, j);
-      s += creal(v) * creal(v) + cimag(v) * cimag(v);
-    }
-  return sqrt(s);
-}
-
 /* ||A - B diag(d) C||_F / ||A||_F: B rows x inner, C inner x cols, d NULL
  * for none (reals of t's precision otherwise). */
 static double product_residual(muster_dtype_t t, int64_t rows, int64_t cols, int64_t inner,
                                const void *a, int64_t lda, const void *b, int64_t ldb,
                                const double *d, const void *c, int64_t ldc) {
-  double s = 0, na = fro(t, rows, cols, a, lda);
+  double s = 0, na = chk_norm_f(t, rows, cols, a, lda);
   for (int64_t j = 0; j < cols; j++)
     for (int64_t i = 0; i < rows; i++) {
       double complex v = chk_get(t, a, lda, i, j);
@@ -76,7 +66,7 @@ double chk_svd(muster_dtype_t t, int64_t m, int64_t n, const void *a, int64_t ld
     }
   }
   if (!u || !vh) {
-    double na = fro(t, m, n, a, lda);
+    double na = chk_norm_f(t, m, n, a, lda);
     res = na > 0 ? fabs(sum2 - na * na) / (na * na) : sqrt(sum2);
   } else {
     res = max2(product_residual(t, m, n, k, a, lda, u, ldu, d, vh, ldvh),
@@ -88,7 +78,7 @@ double chk_svd(muster_dtype_t t, int64_t m, int64_t n, const void *a, int64_t ld
 
 double chk_polar(muster_dtype_t t, int64_t m, int64_t n, const void *a, int64_t lda, const void *up,
                  int64_t ldup, const void *h, int64_t ldh) {
-  double asym = 0, nh = fro(t, n, n, h, ldh);
+  double asym = 0, nh = chk_norm_f(t, n, n, h, ldh);
   for (int64_t j = 0; j < n; j++) {
     double complex hjj = chk_get(t, h, ldh, j, j);
     double floor = chk_factor_tolerance(t, m, n) * nh;
