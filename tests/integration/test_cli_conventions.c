@@ -321,7 +321,7 @@ TEST_IMPL(cli_help_from_tables) {
   const char *const top[] = {"--help", NULL};
   run(&r, "muster", top);
   ASSERT_EQ(r.exit_code, 0);
-  ASSERT_STR_CONTAINS(r.out, "(ROUTINE potrs|potri|syevd|getrs|gels, each once;");
+  ASSERT_STR_CONTAINS(r.out, "(ROUTINE potrs|potri|syevd|getrs|gels|geqrf|gesvd|polar, each once;");
   ASSERT_STR_CONTAINS(r.out, "--dtype f32|f64|c64|c128");
   tool_result_free(&r);
   const char *const solve[] = {"solve", "--help", NULL};
