@@ -140,6 +140,25 @@ typedef void sl_ormqr_fn(const char *side, const char *trans, const sl_int *m, c
                          sl_int *info, size_t side_len, size_t trans_len);
 sl_ormqr_fn psormqr_, pdormqr_, pcunmqr_, pzunmqr_;
 
+/* The first n columns of Q from pXgeqrf's k reflectors, in place
+ * (pXorgqr; pXungqr for complex); tau as pXgeqrf left it. */
+typedef void sl_orgqr_fn(const sl_int *m, const sl_int *n, const sl_int *k, void *a, const sl_int *ia,
+                         const sl_int *ja, const sl_int *desca, const void *tau, void *work,
+                         const sl_int *lwork, sl_int *info);
+sl_orgqr_fn psorgqr_, pdorgqr_, pcungqr_, pzungqr_;
+
+/* B := A (m x n): uplo "U" or "L" the triangle only, else all (pXlacpy). */
+typedef void sl_lacpy_fn(const char *uplo, const sl_int *m, const sl_int *n, const void *a,
+                         const sl_int *ia, const sl_int *ja, const sl_int *desca, void *b,
+                         const sl_int *ib, const sl_int *jb, const sl_int *descb, size_t uplo_len);
+sl_lacpy_fn pslacpy_, pdlacpy_, pclacpy_, pzlacpy_;
+
+/* A's strictly uplo triangle := alpha, its diagonal := beta (pXlaset). */
+typedef void sl_laset_fn(const char *uplo, const sl_int *m, const sl_int *n, const void *alpha,
+                         const void *beta, void *a, const sl_int *ia, const sl_int *ja,
+                         const sl_int *desca, size_t uplo_len);
+sl_laset_fn pslaset_, pdlaset_, pclaset_, pzlaset_;
+
 /* B := op(A)^-1 B, A triangular (info > 0: A(info, info) is exactly zero). */
 typedef void sl_trtrs_fn(const char *uplo, const char *trans, const char *diag, const sl_int *n,
                          const sl_int *nrhs, const void *a, const sl_int *ia, const sl_int *ja,
