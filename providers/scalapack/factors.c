@@ -1,18 +1,24 @@
 /*
- * providers/scalapack/factors.c - geqrf on the provider's P x Q copy of A
- * (m x n, tall or wide): pXgeqrf, then Q explicitly with pXorgqr /
- * pXungqr.  Where Q and R go is muster_routine_outputs (muster/layout.h):
- * thin and m >= n, Q over A and R (n x n) into B; else R (m x n, zero
- * below its diagonal) over A and Q (m x m) into B.  s->Z holds B's factor
- * on the grid; it reaches every rank's b through rank 0 (pXgemr2d into
- * rank 0's b, then a BLACS broadcast), as X does (redist.c).  A
- * rank-deficient A is no error.  ScaLAPACK's info is global, so no
- * agreement is needed after the calls (routines.c says why).
+ * providers/scalapack/factors.c - what geqrf, gesvd and polar share (their
+ * plan, result check and write-back), and geqrf itself on the provider's
+ * P x Q copy of A (m x n, tall or wide): pXgeqrf, then Q explicitly with
+ * pXorgqr / pXungqr.  Where the factors go is muster_routine_outputs
+ * (muster/layout.h): for geqrf thin and m >= n, Q over A and R (n x n)
+ * into B; else R (m x n, zero below its diagonal) over A and Q (m x m)
+ * into B.  On the grid, A's factor is in s->A (geqrf) or s->B (gesvd,
+ * polar: svd.c), B's in s->Z; B's reaches every rank's b through rank 0
+ * (pXgemr2d into rank 0's b, then a BLACS broadcast), as X does
+ * (redist.c).  pXgesvd computes thin vectors only, so gesvd with
+ * MUSTER_FULL_MATRICES is refused here (lapack runs it).  A rank-deficient
+ * A is no error.  ScaLAPACK's info is global, so no agreement is needed
+ * after the calls (routines.c says why).
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "../common/finite.h"
 #include "muster/layout.h"
 #include "slInt.h"
 
@@ -41,12 +47,25 @@ int sl_factors_plan(sl_call_t *s, sl_verdict_t *v) {
              me->b ? "given" : "NULL");
     return v->code = MUSTER_EINVAL;
   }
-  if (sl_mat_alloc(s, &s->Z, o.part[0].rows, o.part[0].cols) < 0) {
-    snprintf(v->what, sizeof v->what, "cannot allocate the %" PRId64 " x %" PRId64 " factor",
-             o.part[0].rows, o.part[0].cols);
+  if (o.nparts > 1) {
+    snprintf(v->what, sizeof v->what, "pXgesvd computes thin vectors only: the full U and V^H "
+             "(MUSTER_FULL_MATRICES) are the lapack provider's");
+    return v->code = MUSTER_EUNSUPPORTED;
+  }
+  int own_a = o.a_holds && s->args->routine != MUSTER_GEQRF;
+  if ((o.nparts && sl_mat_alloc(s, &s->Z, o.part[0].rows, o.part[0].cols) < 0) ||
+      (own_a && sl_mat_alloc(s, &s->B, s->m, s->args->n) < 0) ||
+      (o.w_count && !(s->w = calloc((size_t)o.w_count, sizeof(double))))) {
+    snprintf(v->what, sizeof v->what, "cannot allocate the factors (%" PRId64 " x %" PRId64 ")",
+             s->m, s->args->n);
     return v->code = MUSTER_ENOMEM;
   }
   return 0;
+}
+
+/* The grid matrix of A's factor. */
+static const sl_mat_t *a_factor(const sl_call_t *s) {
+  return s->args->routine == MUSTER_GEQRF ? &s->A : &s->B;
 }
 
 /* The larger of what pXgeqrf and pXorgqr ask for on this grid. */
@@ -111,7 +130,10 @@ int sl_run_geqrf(sl_call_t *s) {
 const char *sl_factors_nonfinite(const sl_call_t *s, int64_t *row, int64_t *col) {
   muster_outputs_t o;
   outputs(s, &o);
-  if (o.a_holds && sl_find_nonfinite(s, &s->A, 0, s->m, row, col)) return "factor in A";
+  muster_dtype_t real = muster_dtype_real_bytes(s->t) == 4 ? MUSTER_F32 : MUSTER_F64;
+  if (o.w_count && muster__find_nonfinite(real, s->w, o.w_count, o.w_count, 1, 0, row, col))
+    return "singular values";
+  if (o.a_holds && sl_find_nonfinite(s, a_factor(s), 0, s->m, row, col)) return "factor in A";
   if (o.nparts && sl_find_nonfinite(s, &s->Z, 0, o.part[0].rows, row, col)) return "factor in B";
   return NULL;
 }
@@ -123,8 +145,10 @@ void sl_factors_write_back(sl_call_t *s) {
   sl_int m = (sl_int)s->m, n = (sl_int)s->args->n, dc[SL_DLEN];
   if (o.a_holds) {
     sl_caller_desc(s, dc);
-    s->k->gemr2d(&m, &n, s->A.a, &ONE, &ONE, s->A.desc, me->a, &ONE, &ONE, dc, &s->line_ctxt);
+    const sl_mat_t *f = a_factor(s);
+    s->k->gemr2d(&m, &n, f->a, &ONE, &ONE, f->desc, me->a, &ONE, &ONE, dc, &s->line_ctxt);
   }
+  if (o.w_count) memcpy(me->w, s->w, (size_t)o.w_count * muster_dtype_real_bytes(s->t));
   if (o.nparts) {
     const muster_part_t *p = &o.part[0];
     void *at = (char *)me->b + (size_t)p->offset * s->esz;

@@ -24,7 +24,7 @@
   ((1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128))
 #define ALL_ROUTINES                                                                     \
   ((1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD) | (1u << MUSTER_GETRS) | \
-   (1u << MUSTER_GELS) | (1u << MUSTER_GEQRF))
+   (1u << MUSTER_GELS) | (1u << MUSTER_GEQRF) | (1u << MUSTER_GESVD) | (1u << MUSTER_POLAR))
 
 int sl_takes_b(const sl_call_t *s) {
   return (muster_routine_takes(s->args->routine) & MUSTER_TAKES_B) != 0 && !sl_factors(s);

@@ -126,6 +126,9 @@ typedef struct sl_kind {
   sl_orgqr_fn *orgqr;                 /* pXorgqr, pXungqr */
   sl_lacpy_fn *lacpy;
   sl_laset_fn *laset;
+  sl_gesvd_fn *gesvd;                 /* real dtypes, else NULL */
+  sl_cgesvd_fn *cgesvd;               /* complex dtypes, else NULL */
+  sl_gemm_fn *gemm;
   sl_gebs2d_fn *gebs2d, *real_gebs2d; /* the dtype, and its real type (W) */
   sl_gebr2d_fn *gebr2d, *real_gebr2d;
   const void *one, *zero; /* 1 and 0 of the dtype (alpha, beta) */
@@ -161,9 +164,11 @@ typedef struct sl_call {
   sl_int ctxt, caller_ctxt, line_ctxt, root_ctxt;
   sl_mat_t A; /* the provider's copy of A, P x Q, tile x tile blocks */
   sl_mat_t B; /* potrs, getrs: B, then X (n x nrhs); gels: B (m x nrhs),
-                 then X in its first n rows                         */
-  sl_mat_t Z; /* syevd: eigenvectors; potri: the mirror's copy       */
-  void *w;    /* syevd: eigenvalues (replicated)                     */
+                 then X in its first n rows; gesvd, polar: the m x n
+                 factor that goes over A (geqrf forms it in A)       */
+  sl_mat_t Z; /* syevd: eigenvectors; potri: the mirror's copy;
+                 geqrf, gesvd, polar: the factor that goes into b     */
+  void *w;    /* syevd: eigenvalues (replicated); gesvd: singular values */
   double logdet; /* potrs with MUSTER_LOGDET (the same on every rank) */
 } sl_call_t;
 
@@ -229,7 +234,8 @@ SL_HIDDEN void sl_diag_abs(const sl_call_t *s, const sl_mat_t *m, int64_t k, dou
  * every rank, as sl_diag_abs). */
 SL_HIDDEN void sl_upper_col_max(const sl_call_t *s, const sl_mat_t *m, int64_t n, double *scale);
 
-/* ---- geqrf (factors.c): A = Q R, the factors placed by muster_routine_outputs ---- */
+/* ---- geqrf, gesvd, polar (factors.c, svd.c): the factors placed by
+ * muster_routine_outputs ---- */
 
 /* 1 for the factor routines (MUSTER_TAKES_O). */
 SL_HIDDEN int sl_factors(const sl_call_t *s);
@@ -238,6 +244,8 @@ SL_HIDDEN int sl_factors(const sl_call_t *s);
 SL_HIDDEN int sl_factors_plan(sl_call_t *s, sl_verdict_t *v);
 /* Run, as sl_run. */
 SL_HIDDEN int sl_run_geqrf(sl_call_t *s);
+SL_HIDDEN int sl_run_gesvd(sl_call_t *s);
+SL_HIDDEN int sl_run_polar(sl_call_t *s);
 /* The first NaN/Inf of the factors on this rank, as check_result wants it:
  * the factor's name, or NULL. */
 SL_HIDDEN const char *sl_factors_nonfinite(const sl_call_t *s, int64_t *row, int64_t *col);

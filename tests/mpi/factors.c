@@ -1,13 +1,16 @@
 /*
- * tests/mpi/factors.c - "factors": geqrf through the scalapack provider,
- * thin and full (MUSTER_FULL_MATRICES), every dtype, a tall, a wide and a
- * square A (m = 2n+3, n/2+1, n), through muster_solve_comm (auto tile) and
- * directly (tile 7); block layout, every rank holding all m rows of its
- * columns.  Checked on rank 0 with every rank's result shared:
- * tools/muster/check_qr.h's chk_factors (||A - QR||, ||Q^H Q - I||, R
- * upper trapezoidal) on rank 0's copy under chk_factor_tolerance, every
- * rank's B the same; a rank-deficient A (column n/2 = column 0) solved; NaN
- * in A refused with MUSTER_ENONFINITE on every rank, nothing written.
+ * tests/mpi/factors.c - "factors": geqrf (thin and full), gesvd (values
+ * only, thin vectors) and polar through the scalapack provider, every
+ * dtype, a tall, a wide and a square A (m = 2n+3, n/2+1, n), through
+ * muster_solve_comm (auto tile) and directly (tile 7); block layout, every
+ * rank holding all m rows of its columns.  Checked on rank 0 with every
+ * rank's result shared: tools/muster/check_qr.h's chk_factors (||A - QR||,
+ * ||A - U S V^H||, ||A - U_p H||, orthogonality, R upper trapezoidal, S
+ * descending, H Hermitian) on rank 0's copy under chk_factor_tolerance,
+ * every rank's B and W the same; a rank-deficient A (column n/2 = column
+ * 0) solved; NaN in A refused with MUSTER_ENONFINITE on every rank, nothing
+ * written; gesvd's full vectors refused (MUSTER_EUNSUPPORTED: pXgesvd has
+ * thin ones only).
  */
 #include <math.h>
 
@@ -25,15 +28,25 @@ typedef struct fcase {
 
 enum spoil { CLEAN, DEFICIENT, NAN_A };
 
-static void setup(fcase_t *c, drv_t *d, muster_dtype_t t, int64_t m, int64_t n, unsigned flags,
+/* The forms: routine + flags. */
+static const struct form {
+  muster_routine_t routine;
+  unsigned flags;
+} forms[] = {
+    {MUSTER_GEQRF, 0}, {MUSTER_GEQRF, MUSTER_FULL_MATRICES}, {MUSTER_GESVD, MUSTER_NO_VECTORS},
+    {MUSTER_GESVD, 0}, {MUSTER_POLAR, 0},
+};
+
+static void setup(fcase_t *c, drv_t *d, const struct form *f, muster_dtype_t t, int64_t m, int64_t n,
                   uint64_t seed, enum spoil how) {
   memset(c, 0, sizeof *c);
   muster_outputs_t o;
-  ASSERT_OK(muster_routine_outputs(MUSTER_GEQRF, flags, m, n, &o));
+  unsigned flags = f->flags;
+  ASSERT_OK(muster_routine_outputs(f->routine, flags, m, n, &o));
   lfx_t *fx = &c->fx;
   c->m = m;
-  *fx = (lfx_t){.routine = MUSTER_GEQRF, .t = t, .esz = muster_dtype_size(t), .n = n,
-                .nrhs = o.b_cols, .R = d->size, .layout = MUSTER_LAYOUT_BLOCK, .flags = flags,
+  *fx = (lfx_t){.routine = f->routine, .t = t, .esz = muster_dtype_size(t), .n = n,
+                .nrhs = o.b_cols > 0 ? o.b_cols : 1, .R = d->size, .layout = MUSTER_LAYOUT_BLOCK, .flags = flags,
                 .lda = m + (int64_t)(seed % 2), .ldb = m};
   c->A = calloc((size_t)(m * n), fx->esz);
   ASSERT(c->A);
@@ -47,11 +60,11 @@ static void setup(fcase_t *c, drv_t *d, muster_dtype_t t, int64_t m, int64_t n, 
   for (int r = 0; r < fx->R; r++) {
     int64_t c0 = muster_layout_block_col0(&L, r), nc = muster_layout_block_ncols(&L, r);
     fx->blk[r] = calloc((size_t)(L.block_cols * fx->lda), fx->esz);
-    void *b = calloc((size_t)(m * fx->nrhs), fx->esz);
-    ASSERT(fx->blk[r] && b);
+    void *b = calloc((size_t)(m * fx->nrhs), fx->esz), *w = calloc((size_t)n, sizeof(double));
+    ASSERT(fx->blk[r] && b && w);
     muster_copy_cols(fx->blk[r], fx->lda, (char *)c->A + (size_t)(c0 * m) * fx->esz, m, m, nc, fx->esz);
     fx->shards[r] = (muster_shard_t){.mem = MUSTER_MEM_HOST, .device = -1, .a = fx->blk[r],
-                                     .lda = fx->lda, .col0 = c0, .ncols = nc, .b = b, .ldb = m};
+                                     .lda = fx->lda, .col0 = c0, .ncols = nc, .b = b, .ldb = m, .w = w};
   }
 }
 
@@ -70,20 +83,25 @@ static void *after_a(const fcase_t *c) {
 
 static void check(const fcase_t *c, char *why, size_t len) {
   const lfx_t *fx = &c->fx;
-  for (int r = 1; r < fx->R; r++)
+  int64_t k = c->m < fx->n ? c->m : fx->n;
+  for (int r = 1; r < fx->R; r++) {
     if (memcmp(fx->shards[r].b, fx->shards[0].b, (size_t)(c->m * fx->nrhs) * fx->esz))
       drv_say(why, len, "B on rank %d differs from rank 0's", r);
+    if (memcmp(fx->shards[r].w, fx->shards[0].w, (size_t)k * muster_dtype_real_size(fx->t)))
+      drv_say(why, len, "W on rank %d differs from rank 0's", r);
+  }
   void *a = after_a(c);
-  double e = chk_factors(fx->t, MUSTER_GEQRF, fx->flags, c->m, fx->n, c->A, a, fx->shards[0].b, NULL);
+  double e = chk_factors(fx->t, fx->routine, fx->flags, c->m, fx->n, c->A, a, fx->shards[0].b,
+                         fx->shards[0].w);
   if (!(e < chk_factor_tolerance(fx->t, c->m, fx->n)))
     drv_say(why, len, "chk_factors %.3g >= %.3g", e, chk_factor_tolerance(fx->t, c->m, fx->n));
   free(a);
 }
 
-static void one(drv_t *d, muster_dtype_t t, int64_t m, int64_t n, unsigned flags, int direct, int k,
+static void one(drv_t *d, const struct form *f, muster_dtype_t t, int64_t m, int64_t n, int direct, int k,
                 enum spoil how) {
   fcase_t c;
-  setup(&c, d, t, m, n, flags, d->seed + 7000u + (uint64_t)k * 11, how);
+  setup(&c, d, f, t, m, n, d->seed + 7000u + (uint64_t)k * 11, how);
   d->tile = direct ? 7 : 0;
   size_t abytes = (size_t)(c.fx.shards[d->rank].ncols * c.fx.lda) * c.fx.esz;
   void *before = malloc(abytes ? abytes : 1);
@@ -101,11 +119,28 @@ static void one(drv_t *d, muster_dtype_t t, int64_t m, int64_t n, unsigned flags
   }
   drv_share(d, &c.fx);
   if (d->rank == 0 && !why[0] && how != NAN_A) check(&c, why, sizeof why);
-  drv_case(d, !why[0], why, "%s geqrf%s %s m=%" PRId64 " n=%" PRId64 " tile=%s%s", direct ? "direct" : "comm",
-           flags ? " full" : "", muster_dtype_str(t), m, n, direct ? "7" : "auto",
+  drv_case(d, !why[0], why, "%s %s%s %s m=%" PRId64 " n=%" PRId64 " tile=%s%s", direct ? "direct" : "comm",
+           muster_routine_str(f->routine), f->flags & MUSTER_FULL_MATRICES ? " full"
+           : f->flags & MUSTER_NO_VECTORS ? " values" : "", muster_dtype_str(t), m, n, direct ? "7" : "auto",
            how == DEFICIENT ? " rank-deficient" : how == NAN_A ? " NaN" : "");
   d->tile = 0;
   free(before);
+  lfx_free(&c.fx);
+  free(c.A);
+}
+
+/* gesvd's full vectors: MUSTER_EUNSUPPORTED on every rank, nothing written. */
+static void full_svd_refused(drv_t *d, int k) {
+  static const struct form full = {MUSTER_GESVD, MUSTER_FULL_MATRICES};
+  fcase_t c;
+  const int64_t m = 20, n = 29;
+  memset(&c, 0, sizeof c);
+  setup(&c, d, &full, MUSTER_F64, m, n, d->seed + 7000u + (uint64_t)k * 11, CLEAN);
+  int rc = drv_solve(d, &c.fx);
+  char why[700] = "";
+  if (rc != MUSTER_EUNSUPPORTED || !strstr(c.fx.err, "thin vectors only"))
+    snprintf(why, sizeof why, "rc %d, want MUSTER_EUNSUPPORTED: %s", rc, c.fx.err);
+  drv_case(d, !why[0], why, "gesvd full refused");
   lfx_free(&c.fx);
   free(c.A);
 }
@@ -114,14 +149,15 @@ void drv_mode_factors(drv_t *d) {
   int k = 0;
   const int64_t n = 29;
   const int64_t ms[] = {2 * n + 3, n / 2 + 1, n};
+  const size_t nforms = sizeof forms / sizeof forms[0];
   for (int di = 0; di < 4; di++) {
     if (d->dtypes && !(d->dtypes & (1u << dtypes[di]))) continue;
-    for (int f = 0; f < 2; f++)
-      for (int s = 0; s < 3; s++, k++)
-        one(d, dtypes[di], ms[s], n, f ? MUSTER_FULL_MATRICES : 0, k % 2, k, CLEAN);
+    for (size_t f = 0; f < nforms; f++)
+      for (int s = 0; s < 3; s++, k++) one(d, &forms[f], dtypes[di], ms[s], n, k % 2, k, CLEAN);
   }
-  one(d, MUSTER_F64, 2 * n, n, 0, 0, k++, DEFICIENT);
-  one(d, MUSTER_C64, n / 2, n, MUSTER_FULL_MATRICES, 1, k++, DEFICIENT);
-  one(d, MUSTER_F64, 40, n, 0, 0, k++, NAN_A);
-  one(d, MUSTER_C128, 20, n, 0, 1, k++, NAN_A);
+  for (size_t f = 0; f < nforms; f++, k++) /* tall, then wide */
+    one(d, &forms[f], dtypes[f % 4], f % 2 ? n / 2 : 2 * n, n, (int)(f % 2), k, DEFICIENT);
+  one(d, &forms[0], MUSTER_F64, 40, n, 0, k++, NAN_A);
+  one(d, &forms[4], MUSTER_C128, 20, n, 1, k++, NAN_A);
+  full_svd_refused(d, k++);
 }

@@ -18,9 +18,10 @@
 #                     (37, 100, 257; 1, 2, 3, 5 on 3 and 4 ranks): residuals,
 #                     lapack's answer, A untouched; singular getrs,
 #                     rank-deficient gels, NaN: the same error everywhere
-#   factors np=1,2,4  geqrf thin and full x dtype on a tall, a wide and a square
-#                     A: ||A - QR||, ||Q^H Q - I|| (check_qr.h), B the same on
-#                     every rank; rank-deficient solved, NaN refused everywhere
+#   factors np=1,2,4  geqrf (thin, full), gesvd (values, thin), polar x dtype
+#                     on a tall, a wide and a square A: chk_factors (check_qr.h),
+#                     B and W the same on every rank; rank-deficient solved,
+#                     NaN refused everywhere, gesvd's full vectors refused
 #   errors np=1..4    not positive definite, NaN/Inf (A, B, result), ranks that
 #                     disagree, bad pieces, bootstrap kinds, sub-communicators,
 #                     release_comms, estimate, late cancels; some through
@@ -68,7 +69,7 @@ export OPENBLAS_NUM_THREADS=1
 prov_dir() {
   local dir r p
   dir=$(mktemp -d /tmp/muster-mpi-prov.XXXXXX)
-  for r in potrs potri syevd getrs gels geqrf; do
+  for r in potrs potri syevd getrs gels geqrf gesvd polar; do
     mkdir -p "$dir/$r"
     for p in lapack scalapack; do ln -s "$PWD/$1/lib/muster/providers/$p.so" "$dir/$r/$p.so"; done
   done
@@ -199,7 +200,7 @@ for np in 1 2 3 4; do
   # shellcheck disable=SC2086
   driver "general-np$np" 120 $MPIRUN -np $np "$DRV" general
 done
-# geqrf thin and full, tall, wide and square (tests/mpi/factors.c)
+# geqrf, gesvd, polar on tall, wide and square A (tests/mpi/factors.c)
 for np in 1 2 4; do
   # shellcheck disable=SC2086
   driver "factors-np$np" 120 $MPIRUN -np $np "$DRV" factors
