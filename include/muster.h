@@ -308,6 +308,19 @@ MUSTER_EXTERN int muster_launch_close(muster_launch_t *l);
  *                 A (R's diagonal has an exact zero, or |R(k,k)| <=
  *                 m * eps * max|R(i,i)|) is refused: MUSTER_ESINGULAR with
  *                 res->info = k, never a silently wrong X.
+ *   MUSTER_GEQRF  A = Q R, MUSTER_GESVD  A = U S V^H, MUSTER_POLAR  A = U_p H
+ *                 (right polar: U_p with orthonormal columns or rows, H
+ *                 Hermitian positive semidefinite), for any m x n A (tall or
+ *                 wide; m = ldb, B packed, lda >= m).  The factors are the
+ *                 outputs: the one shaped like A overwrites A, the others go
+ *                 into B (replicated, packed one after another), the
+ *                 singular values into W: muster_routine_outputs()
+ *                 (muster/layout.h) is the rule and gives the least nrhs
+ *                 (columns of m rows) B must have; nrhs 0 and b NULL are
+ *                 fine when B gets nothing (gesvd with MUSTER_NO_VECTORS).
+ *                 A rank-deficient A is no error (Q R = A and U S V^H = A
+ *                 still hold; polar's U_p is then one of several).  NaN/Inf
+ *                 in A: MUSTER_ENONFINITE, nothing written.
  * The rows of A, B and X of each routine: muster_routine_shape()
  * (muster/layout.h).  Every routine distributes A by columns: n columns
  * over the ranks, each rank holding all rows of its columns.
@@ -326,7 +339,7 @@ typedef enum muster_layout {
   MUSTER_LAYOUT_CYCLIC = 1  /* already 1-D column block-cyclic with `tile`  */
 } muster_layout_t;
 
-#define MUSTER_NO_VECTORS   0x1u   /* syevd: eigenvalues only */
+#define MUSTER_NO_VECTORS   0x1u   /* syevd: eigenvalues only; gesvd: values only */
 /* potrs: the caller wants X only; A's content after the call is unspecified
  * (a provider may leave the factor in its own layout: cusolvermg then skips
  * moving it back from cuSolverMg's block-cyclic layout, 5% of a large potrs). */
@@ -337,7 +350,11 @@ typedef enum muster_layout {
  * writes its eigenvalues.  Only providers that declare MUSTER_CAP_LOGDET
  * in their routines bits are chosen for it.  Any other routine: EINVAL. */
 #define MUSTER_LOGDET       0x4u
-#define MUSTER_FLAGS_KNOWN  (MUSTER_NO_VECTORS | MUSTER_NO_FACTOR | MUSTER_LOGDET)
+/* geqrf: the full m x m Q (and R m x n); gesvd: the full U (m x m) and V^H
+ * (n x n).  Without it the thin factors (k = min(m, n) columns of Q or U,
+ * k rows of V^H).  Where each lands: muster_routine_outputs (muster/layout.h). */
+#define MUSTER_FULL_MATRICES 0x8u
+#define MUSTER_FLAGS_KNOWN  (MUSTER_NO_VECTORS | MUSTER_NO_FACTOR | MUSTER_LOGDET | MUSTER_FULL_MATRICES)
 
 /* A provider's routines bits may carry, besides (1u << routine), what it
  * can do beyond a routine's plain form (bits above every routine value). */
@@ -360,16 +377,20 @@ typedef struct muster_shard {
   muster_mem_t mem;
   int device;            /* CUDA ordinal for MEM_CUDA, -1 for host          */
   void *a;               /* this rank's columns of A, column-major          */
-  int64_t lda;           /* leading dimension of a, >= n (gels: >= m)       */
+  int64_t lda;           /* leading dimension of a, >= n (gels, geqrf,
+                            gesvd, polar: >= m)                             */
   int64_t col0;          /* LAYOUT_BLOCK: first global column held          */
   int64_t ncols;         /* columns held (LAYOUT_CYCLIC: local padded width) */
   void *b;               /* potrs, getrs: n x nrhs, ldb; gels: m x nrhs in,
                             X in its first n rows out; every rank holds all
                             of B and every rank gets all of X back          */
-  int64_t ldb;           /* >= n; gels: = m, the rows of A and B (>= n)     */
+  int64_t ldb;           /* >= n; gels: = m, the rows of A and B (>= n);
+                            geqrf, gesvd, polar: = m (>= 1), B the factors'
+                            output (muster_routine_outputs)                 */
   void *w;               /* syevd: n eigenvalues (float for f32/c64, double
                             for f64/c128), written on every rank; potrs
-                            with MUSTER_LOGDET: one real, log det A        */
+                            with MUSTER_LOGDET: one real, log det A; gesvd:
+                            min(m,n) singular values, descending           */
   void *stream;          /* cudaStream_t the caller's data is ordered on;
                             NULL: the legacy default stream                 */
 } muster_shard_t;

@@ -67,6 +67,24 @@ static void check_ref(muster__desc_t *d, const char *what, const muster__shard_r
             "region has %" PRIu64 " from there", what, need, r->size - r->offset);
 }
 
+/* geqrf, gesvd, polar: m = ldb, the flags the routine takes, and a B wide
+ * enough for the factors muster_routine_outputs puts there. */
+static void check_outputs(const muster_solve_args_t *args, const muster_shard_t *mine, muster__desc_t *d) {
+  const char *name = muster_routine_str(args->routine);
+  muster_outputs_t o;
+  if (mine->ldb < 1 || mine->ldb > MUSTER_LAYOUT_MAX_N)
+    problem(d, MUSTER_EINVAL, "%s: m=ldb=%" PRId64 ": the rows of A travel in ldb, which must be "
+            "1..2^40", name, mine->ldb);
+  else if (args->n >= 1 && args->n <= MUSTER_LAYOUT_MAX_N &&
+           muster_routine_outputs(args->routine, args->flags, mine->ldb, args->n, &o) < 0)
+    problem(d, MUSTER_EINVAL, "%s: flags 0x%x: it takes %s", name, args->flags,
+            args->routine == MUSTER_POLAR ? "no flags" : args->routine == MUSTER_GEQRF
+            ? "only MUSTER_FULL_MATRICES" : "only MUSTER_FULL_MATRICES and MUSTER_NO_VECTORS");
+  else if (args->n >= 1 && (args->nrhs < o.b_cols || args->nrhs > MUSTER_LAYOUT_MAX_N))
+    problem(d, MUSTER_EINVAL, "%s: nrhs=%" PRId64 ": B (m=%" PRId64 " rows, packed) needs %" PRId64
+            " columns for its factors (muster_routine_outputs)", name, args->nrhs, mine->ldb, o.b_cols);
+}
+
 static void check_args(const muster_solve_args_t *args, const muster_shard_t *mine, muster__desc_t *d) {
   if (muster__env_check_log() < 0) /* a malformed MUSTER_LOG fails the call (env.h) */
     problem(d, MUSTER_EINVAL, "%s", muster_last_error());
@@ -76,20 +94,22 @@ static void check_args(const muster_solve_args_t *args, const muster_shard_t *mi
   else if (args->provider)
     snprintf(d->want, sizeof d->want, "%s", args->provider);
   if (!muster_routine_str(args->routine))
-    problem(d, MUSTER_EINVAL, "unknown routine %d (known: potrs, potri, syevd, getrs, gels)",
+    problem(d, MUSTER_EINVAL, "unknown routine %d (known: potrs, potri, syevd, getrs, gels, geqrf, gesvd, polar)",
             (int)args->routine);
   if (muster_dtype_size(args->dtype) == 0)
     problem(d, MUSTER_EINVAL, "unknown dtype %d (known: f32, f64, c64, c128)", (int)args->dtype);
   if (args->n <= 0 || args->n > MUSTER_LAYOUT_MAX_N)
     problem(d, MUSTER_EINVAL, "n=%" PRId64 ": must be > 0", args->n);
   unsigned takes = muster_routine_takes(args->routine);
-  if ((takes & MUSTER_TAKES_B) && (args->nrhs < 1 || args->nrhs > MUSTER_LAYOUT_MAX_N))
+  if (takes & MUSTER_TAKES_O)
+    check_outputs(args, mine, d);
+  else if ((takes & MUSTER_TAKES_B) && (args->nrhs < 1 || args->nrhs > MUSTER_LAYOUT_MAX_N))
     problem(d, MUSTER_EINVAL, "nrhs=%" PRId64 ": %s needs nrhs >= 1", args->nrhs,
             muster_routine_str(args->routine));
-  if ((takes & MUSTER_TAKES_M) && mine->ldb < args->n)
+  if ((takes & MUSTER_TAKES_M) && !(takes & MUSTER_TAKES_O) && mine->ldb < args->n)
     problem(d, MUSTER_EINVAL, "gels: m=ldb=%" PRId64 " < n=%" PRId64 ": A must be tall (m >= n; "
             "a wide A is not supported)", mine->ldb, args->n);
-  if ((takes & MUSTER_TAKES_M) && mine->ldb > MUSTER_LAYOUT_MAX_N)
+  if ((takes & MUSTER_TAKES_M) && !(takes & MUSTER_TAKES_O) && mine->ldb > MUSTER_LAYOUT_MAX_N)
     problem(d, MUSTER_EINVAL, "gels: m=ldb=%" PRId64 " too large", mine->ldb);
   if (args->flags & ~MUSTER_FLAGS_KNOWN)
     problem(d, MUSTER_EINVAL, "flags 0x%x: unknown bits 0x%x", args->flags,
@@ -149,6 +169,9 @@ void muster__desc_describe(const muster_solve_args_t *args, const muster_shard_t
 }
 
 int64_t muster__desc_w_count(const muster__desc_t *d) {
+  muster_outputs_t o;
+  if (muster_routine_takes(d->routine) & MUSTER_TAKES_O)
+    return muster_routine_outputs(d->routine, d->flags, d->ldb, d->n, &o) == 0 ? o.w_count : 0;
   if (muster_routine_takes(d->routine) & MUSTER_TAKES_W) return d->n;
   return d->routine == MUSTER_POTRS && (d->flags & MUSTER_LOGDET) ? 1 : 0;
 }
@@ -179,7 +202,8 @@ static int validate_shard(const muster__desc_t *d, int r) {
     return muster__err(MUSTER_EINVAL, "rank %d: ldb=%" PRId64 " < n=%" PRId64, r, d->ldb, sh.b_rows);
   if (muster__desc_w_count(d) && !d->w)
     return muster__err(MUSTER_EINVAL, "rank %d (pid %" PRId64 "): %s needs w (%s), got NULL", r,
-                       d->pid, rname, d->routine == MUSTER_POTRS ? "one real: log det A" : "n eigenvalues");
+                       d->pid, rname, d->routine == MUSTER_POTRS ? "one real: log det A"
+                       : d->routine == MUSTER_GESVD ? "min(m,n) singular values" : "n eigenvalues");
   return 0;
 }
 

@@ -42,7 +42,9 @@
 
 #include "../muster.h"
 
-/* Bumped whenever a rule of this header changes meaning. */
+/* Bumped whenever a rule of this header changes meaning.  A rule for a new
+ * routine (geqrf, gesvd, polar) changes none: a provider built before it
+ * does not declare the routine, so it never meets the new rule. */
 #define MUSTER_LAYOUT_RULES_VERSION 1
 
 /* Largest n we accept: keeps n*R*T and byte offsets far from overflow. */
@@ -236,7 +238,11 @@ static inline int muster_layout_iter_next(muster_layout_iter_t *it,
  *   potrs, getrs  A n x n, B n x nrhs, X n x nrhs
  *   gels          A m x n, B m x nrhs, X n x nrhs, with m = ldb >= n
  *                 (muster.h says why m is ldb)
- *   potri, syevd  A n x n, no B (b_rows = x_rows = nrhs = 0)            */
+ *   potri, syevd  A n x n, no B (b_rows = x_rows = nrhs = 0)
+ *   geqrf, gesvd, polar (MUSTER_TAKES_O)  A m x n with m = ldb >= 1, tall
+ *                 or wide; B m x nrhs is output only (b_rows = x_rows = m,
+ *                 or 0 when nrhs = 0); what lands in A and B:
+ *                 muster_routine_outputs below */
 typedef struct muster_shape {
   int64_t a_rows, a_cols; /* A: rows (the bound for lda), columns = n     */
   int64_t b_rows;         /* B on input, 0: the routine takes no B        */
@@ -246,8 +252,9 @@ typedef struct muster_shape {
 
 /* Fill *s for routine (muster_routine_t value) with n, nrhs and ldb as the
  * caller passed them.  0, or MUSTER_EINVAL when they make no shape: gels
- * with m = ldb < n (a wide A; not supported) or n < 1.  nrhs is not
- * checked here (callers word that). */
+ * with m = ldb < n (a wide A; not supported), a TAKES_O routine with
+ * m = ldb < 1, or n < 1.  nrhs is not checked here (callers word that;
+ * for TAKES_O routines against muster_routine_outputs' b_cols). */
 static inline int muster_routine_shape(int routine, int64_t n, int64_t nrhs, int64_t ldb,
                                        muster_shape_t *s) {
   unsigned takes = muster_routine_takes(routine);
@@ -257,10 +264,116 @@ static inline int muster_routine_shape(int routine, int64_t n, int64_t nrhs, int
   if (!(takes & MUSTER_TAKES_B)) return 0;
   s->b_rows = s->x_rows = n;
   s->nrhs = nrhs;
+  if (takes & MUSTER_TAKES_O) {
+    if (ldb < 1 || ldb > MUSTER_LAYOUT_MAX_N) return MUSTER_EINVAL;
+    s->a_rows = ldb;
+    s->b_rows = s->x_rows = nrhs > 0 ? ldb : 0;
+    return 0;
+  }
   if (takes & MUSTER_TAKES_M) {
     if (ldb < n) return MUSTER_EINVAL;
     s->a_rows = s->b_rows = ldb;
   }
+  return 0;
+}
+
+/* ---- where the factors of geqrf, gesvd and polar go ------------------------------- */
+
+/* The factors a MUSTER_TAKES_O routine returns (docs/factorizations.md). */
+typedef enum muster_factor {
+  MUSTER_FACTOR_NONE = 0,
+  MUSTER_FACTOR_Q,  /* geqrf: Q, orthonormal columns                      */
+  MUSTER_FACTOR_R,  /* geqrf: R, upper triangular (trapezoidal), zeros below */
+  MUSTER_FACTOR_U,  /* gesvd: left singular vectors (columns)             */
+  MUSTER_FACTOR_VH, /* gesvd: right singular vectors, as the rows of V^H  */
+  MUSTER_FACTOR_UP, /* polar: the unitary factor U_p of A = U_p H          */
+  MUSTER_FACTOR_H   /* polar: the Hermitian positive semidefinite factor H */
+} muster_factor_t;
+
+/* One factor written into B: column-major with leading dimension `rows`
+ * (packed), starting at element `offset` of B (B itself is packed: ldb = m,
+ * so B is one array of m * nrhs elements). */
+typedef struct muster_part {
+  int what;        /* muster_factor_t */
+  int64_t rows, cols, offset;
+} muster_part_t;
+
+typedef struct muster_outputs {
+  int64_t m, n, k;       /* A is m x n; k = min(m, n)                      */
+  int a_holds;           /* factor that overwrites A (m x n, distributed
+                            exactly as A), or NONE: A is left as it was    */
+  int nparts;            /* factors in B, 0..2, in this order              */
+  muster_part_t part[2];
+  int64_t b_elems;       /* elements of B they fill                        */
+  int64_t b_cols;        /* ceil(b_elems / m): the least nrhs (columns of B,
+                            m rows each) the caller must give; 0: B unused */
+  int64_t w_count;       /* reals written into W on every rank (gesvd: the
+                            k singular values, descending), else 0         */
+} muster_outputs_t;
+
+static inline void muster__outputs_add(muster_outputs_t *o, int what, int64_t rows, int64_t cols) {
+  muster_part_t *p = &o->part[o->nparts++];
+  p->what = what;
+  p->rows = rows;
+  p->cols = cols;
+  p->offset = o->b_elems;
+  o->b_elems += rows * cols;
+}
+
+/* The one rule: the factor that has A's shape (m x n) overwrites A, where
+ * it is distributed as A was; the others, small or square, are replicated
+ * into B on every rank.
+ *   geqrf         thin (default) and m >= n: A <- Q (m x n), B <- R (n x n)
+ *                 m < n, or MUSTER_FULL_MATRICES: A <- R (m x n, zero below
+ *                 its diagonal), B <- Q (m x m)
+ *   gesvd         W <- the k singular values, descending
+ *                 MUSTER_NO_VECTORS: nothing else (A left as it was, B unused)
+ *                 thin, m >= n: A <- U (m x n), B <- V^H (n x n)
+ *                 thin, m < n:  A <- V^H (m x n), B <- U (m x m)
+ *                 MUSTER_FULL_MATRICES: A left as it was, B <- U (m x m)
+ *                 then V^H (n x n)
+ *   polar         A = U_p H: A <- U_p (m x n), B <- H (n x n)
+ * 0, or MUSTER_EINVAL for another routine, m or n out of range, or a flag
+ * the routine does not take (geqrf: FULL_MATRICES; gesvd: FULL_MATRICES,
+ * NO_VECTORS; polar: none). */
+static inline int muster_routine_outputs(int routine, unsigned flags, int64_t m, int64_t n,
+                                         muster_outputs_t *o) {
+  memset(o, 0, sizeof *o);
+  if (!(muster_routine_takes(routine) & MUSTER_TAKES_O) || m < 1 || n < 1 ||
+      m > MUSTER_LAYOUT_MAX_N || n > MUSTER_LAYOUT_MAX_N)
+    return MUSTER_EINVAL;
+  o->m = m;
+  o->n = n;
+  o->k = m < n ? m : n;
+  int full = (flags & MUSTER_FULL_MATRICES) != 0;
+  unsigned allowed = routine == MUSTER_GEQRF   ? MUSTER_FULL_MATRICES
+                     : routine == MUSTER_GESVD ? MUSTER_FULL_MATRICES | MUSTER_NO_VECTORS
+                                               : 0u;
+  if (flags & ~allowed) return MUSTER_EINVAL;
+  if (routine == MUSTER_GEQRF && !full && m >= n) {
+    o->a_holds = MUSTER_FACTOR_Q;
+    muster__outputs_add(o, MUSTER_FACTOR_R, n, n);
+  } else if (routine == MUSTER_GEQRF) {
+    o->a_holds = MUSTER_FACTOR_R;
+    muster__outputs_add(o, MUSTER_FACTOR_Q, m, m);
+  } else if (routine == MUSTER_POLAR) {
+    o->a_holds = MUSTER_FACTOR_UP;
+    muster__outputs_add(o, MUSTER_FACTOR_H, n, n);
+  } else {
+    o->w_count = o->k;
+    if (flags & MUSTER_NO_VECTORS) {
+    } else if (full) {
+      muster__outputs_add(o, MUSTER_FACTOR_U, m, m);
+      muster__outputs_add(o, MUSTER_FACTOR_VH, n, n);
+    } else if (m >= n) {
+      o->a_holds = MUSTER_FACTOR_U;
+      muster__outputs_add(o, MUSTER_FACTOR_VH, n, n);
+    } else {
+      o->a_holds = MUSTER_FACTOR_VH;
+      muster__outputs_add(o, MUSTER_FACTOR_U, m, m);
+    }
+  }
+  o->b_cols = muster_ceil_div(o->b_elems, m);
   return 0;
 }
 

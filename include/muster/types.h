@@ -23,14 +23,21 @@
  *   MUSTER_TAKES_W  w: real outputs written on every rank
  *   MUSTER_TAKES_M  gels: A and B have m = ldb rows (m >= n); muster.h
  *                   says why m travels in ldb
+ *   MUSTER_TAKES_O  geqrf, gesvd, polar: A is m x n with m = ldb, any
+ *                   m >= 1 (tall or wide); B and W are outputs only, and
+ *                   which factor lands where is muster_routine_outputs()'s
+ *                   rule (muster/layout.h, docs/factorizations.md)
  * W is also taken by potrs with MUSTER_LOGDET (one real, log det A). */
 #define MUSTER_TAKES_B 0x1u
 #define MUSTER_TAKES_W 0x2u
 #define MUSTER_TAKES_M 0x4u
+#define MUSTER_TAKES_O 0x8u
 
 /* X(NAME, value, name, factors, takes, info)
  *   factors  1 when the routine factors A (LU, Cholesky, QR): it may
- *            overwrite A with the factor (unless MUSTER_NO_FACTOR)
+ *            overwrite A with the factor (unless MUSTER_NO_FACTOR); 0 for
+ *            geqrf, gesvd and polar, whose factors ARE the outputs (A always
+ *            receives one of them: MUSTER_TAKES_O)
  *   takes    MUSTER_TAKES_* bits
  *   info     what LAPACK's info = k > 0 means: the MUSTER_E* name the
  *            runtime returns for it and the sentence it words it with
@@ -45,7 +52,13 @@
     "threshold 2 n eps max_{i<=k} |U(i,k)|")                                                 \
   X(GELS, 5, "gels", 1, MUSTER_TAKES_B | MUSTER_TAKES_M, ESINGULAR,                          \
     "rank deficient: R(%lld,%lld) of the QR factorization is zero or below the rank "        \
-    "threshold m * eps * max|R(i,i)|")
+    "threshold m * eps * max|R(i,i)|")                                                     \
+  X(GEQRF, 6, "geqrf", 0, MUSTER_TAKES_B | MUSTER_TAKES_M | MUSTER_TAKES_O, EPROVIDER,       \
+    "failed (info %lld)")                                                                    \
+  X(GESVD, 7, "gesvd", 0, MUSTER_TAKES_B | MUSTER_TAKES_M | MUSTER_TAKES_O | MUSTER_TAKES_W, \
+    EPROVIDER, "did not converge (%lld superdiagonals)")                                     \
+  X(POLAR, 8, "polar", 0, MUSTER_TAKES_B | MUSTER_TAKES_M | MUSTER_TAKES_O, EPROVIDER,       \
+    "its SVD did not converge (%lld superdiagonals)")
 
 /* X(NAME, value, name, element bytes, real part bytes, is complex) */
 #define MUSTER_DTYPE_MAP(X)                                                                  \

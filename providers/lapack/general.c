@@ -51,16 +51,9 @@ static lapack_int do_getrs(muster_dtype_t t, lapack_int n, lapack_int nrhs, cons
   }
 }
 
-/* The plain (not _work) calls below do their own workspace queries; their
- * NaN scan of A and B repeats the gather's, O(m n) next to O(m n^2). */
-static lapack_int do_geqrf(muster_dtype_t t, lapack_int m, lapack_int n, void *a, void *tau) {
-  switch (t) {
-  case MUSTER_F32: return LAPACKE_sgeqrf(LAYOUT, m, n, a, m, tau);
-  case MUSTER_F64: return LAPACKE_dgeqrf(LAYOUT, m, n, a, m, tau);
-  case MUSTER_C64: return LAPACKE_cgeqrf(LAYOUT, m, n, a, m, tau);
-  default: return LAPACKE_zgeqrf(LAYOUT, m, n, a, m, tau);
-  }
-}
+/* The plain (not _work) calls below (and lp_geqrf, factors.c) do their own
+ * workspace queries; their NaN scan of A and B repeats the gather's, O(m n)
+ * next to O(m n^2). */
 
 /* b (m x nrhs) <- Q^H b */
 static lapack_int do_qhb(muster_dtype_t t, lapack_int m, lapack_int n, lapack_int nrhs,
@@ -151,7 +144,7 @@ int lp_run_gels(const muster_provider_call_t *call, void *full, int64_t m, size_
   int rc = tau ? lp_take_b(call, m, esz, &x)
                : lp_err(call, MUSTER_ENOMEM, "cannot allocate %d Householder scalars", (int)n);
   if (rc == 0) {
-    lapack_int info = do_geqrf(a->dtype, mm, n, full, tau);
+    lapack_int info = lp_geqrf(a->dtype, mm, n, full, tau);
     rc = info ? lp_lapacke_failed(call, "geqrf", info) : check_rank(call, full, m);
   }
   if (rc == 0) {

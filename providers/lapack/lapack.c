@@ -15,6 +15,8 @@
  *          in which case A's shards are left untouched.
  *   getrs, gels  (general.c) on all of A, gathered m x n; A's shards are
  *          never written.
+ *   geqrf, gesvd, polar  (qr.c, svd.c, polar.c, factors.c) on all of A,
+ *          gathered m x n; the factors go where muster_routine_outputs says.
  * On any error nothing is written to the shards.  potrs, potri and syevd
  * read only the lower triangle of A; NaN/Inf there (or in B) is refused before LAPACK runs, and a
  * NaN/Inf result is refused rather than returned as success.
@@ -36,7 +38,8 @@
 
 #include "lapackInt.h"
 
-#define ALL_ROUTINES (MUSTER_ROUTINE_BITS(POTRS, POTRI, SYEVD, GETRS, GELS) | MUSTER_CAP_LOGDET)
+#define ALL_ROUTINES \
+  (MUSTER_ROUTINE_BITS(POTRS, POTRI, SYEVD, GETRS, GELS, GEQRF, GESVD, POLAR) | MUSTER_CAP_LOGDET)
 #define LAYOUT LAPACK_COL_MAJOR
 
 /* ---- typed LAPACKE calls on the packed matrix (lda = n) -------------------- */
@@ -271,7 +274,7 @@ static void work_give(struct lp_ctx *c, void *p, size_t cap) {
 
 static int check_args(const muster_provider_call_t *call, muster_shape_t *sh) {
   const muster_solve_args_t *a = &call->args;
-  if (a->routine < MUSTER_POTRS || a->routine > MUSTER_GELS)
+  if (a->routine < MUSTER_POTRS || a->routine > MUSTER_POLAR)
     return lp_err(call, MUSTER_EUNSUPPORTED, "routine %d not implemented", (int)a->routine);
   if (a->flags & ~MUSTER_FLAGS_KNOWN)
     return lp_err(call, MUSTER_EUNSUPPORTED, "flags 0x%x not implemented", a->flags);
@@ -296,12 +299,27 @@ static int check_args(const muster_provider_call_t *call, muster_shape_t *sh) {
   return lp_check_shards(call, sh);
 }
 
+/* geqrf, gesvd, polar: the factors' places, and a B wide enough for them. */
+static int run_factors(const muster_provider_call_t *call) {
+  const muster_solve_args_t *a = &call->args;
+  muster_outputs_t o;
+  if (muster_routine_outputs(a->routine, a->flags, call->shards[0].ldb, a->n, &o) < 0)
+    return lp_err(call, MUSTER_EINVAL, "flags 0x%x not taken by %s", a->flags, muster_routine_str(a->routine));
+  if (a->nrhs < o.b_cols)
+    return lp_err(call, MUSTER_EINVAL, "nrhs=%" PRId64 ": B needs %" PRId64 " columns of m=%" PRId64
+                  " rows for its factors", a->nrhs, o.b_cols, o.m);
+  if (a->routine == MUSTER_GEQRF) return lp_run_geqrf(call, &o);
+  if (a->routine == MUSTER_GESVD) return lp_run_gesvd(call, &o);
+  return lp_run_polar(call, &o);
+}
+
 static int lp_solve(void *ctx, const muster_provider_call_t *call) {
   if (!call) return MUSTER_EINVAL;
   if (call->info) *call->info = 0;
   muster_shape_t sh;
   int rc = check_args(call, &sh);
   if (rc < 0) return rc;
+  if (muster_routine_takes(call->args.routine) & MUSTER_TAKES_O) return run_factors(call);
   const muster_solve_args_t *a = &call->args;
   size_t esz = muster_dtype_bytes(a->dtype);
   int64_t n = a->n, m = sh.a_rows, i, j;

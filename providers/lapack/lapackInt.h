@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <lapacke.h>
 
 #include "muster/provider.h"
 #include "muster/layout.h"
@@ -43,6 +44,10 @@ LP_HIDDEN int lp_gather_lower(const muster_provider_call_t *call, void *full, si
 /* Every shard's A <- full: the lower triangle only, or everything. */
 LP_HIDDEN void lp_scatter(const muster_provider_call_t *call, const void *full, size_t esz,
                           int lower);
+
+/* Every shard's A <- full (rows x n, ld rows): whole columns. */
+LP_HIDDEN void lp_scatter_rows(const muster_provider_call_t *call, const void *full, int64_t rows,
+                               size_t esz);
 
 /* Rank whose shard holds global column gcol (for messages). */
 LP_HIDDEN int lp_owner(const muster_provider_call_t *call, int64_t gcol);
@@ -77,5 +82,40 @@ LP_HIDDEN int lp_potri_from_factor(const muster_provider_call_t *call, void *ful
  * the gathered A (ld = its rows); A's shards are never written. */
 LP_HIDDEN int lp_run_getrs(const muster_provider_call_t *call, void *full, size_t esz);
 LP_HIDDEN int lp_run_gels(const muster_provider_call_t *call, void *full, int64_t m, size_t esz);
+
+/* ---- geqrf, gesvd, polar (factors.c, qr.c, svd.c, polar.c) ---------------- */
+
+/* xGEQRF on a (m x n, ld m), tau: min(m, n) scalars (also gels's). */
+LP_HIDDEN lapack_int lp_geqrf(muster_dtype_t t, lapack_int m, lapack_int n, void *a, void *tau);
+
+/* The computed factors, each packed (ld = its rows): the one for A (NULL
+ * when A keeps its values), those for B in muster_outputs_t's order, the
+ * reals for W. */
+typedef struct lp_factors {
+  const void *a;
+  const void *b[2];
+  const void *w;
+} lp_factors_t;
+
+/* *full <- a malloc'ed m x n gather of A (ld m), refused with NaN/Inf
+ * (MUSTER_ENONFINITE naming the element and its rank).  The caller frees
+ * *full, also on error. */
+LP_HIDDEN int lp_factor_begin(const muster_provider_call_t *call, const muster_outputs_t *o, void **full);
+/* rc (an earlier failure), or MUSTER_ENONFINITE when a factor has NaN/Inf;
+ * else the factors written where o says (A's shards, every B, every W)
+ * and 0. */
+LP_HIDDEN int lp_factor_end(const muster_provider_call_t *call, const muster_outputs_t *o,
+                            const lp_factors_t *f, int rc);
+
+/* The thin ('S'), full ('A') or values-only ('N') SVD of full (m x n, ld
+ * m, destroyed): s (min(m,n) reals), u (ld m), vt (ld: its rows).  0, or
+ * MUSTER_EPROVIDER with *info when it does not converge. */
+LP_HIDDEN int lp_svd(const muster_provider_call_t *call, char job, int64_t m, int64_t n, void *full,
+                     void *s, void *u, void *vt);
+
+/* The routines, with o from muster_routine_outputs (m = rank 0's ldb). */
+LP_HIDDEN int lp_run_geqrf(const muster_provider_call_t *call, const muster_outputs_t *o);
+LP_HIDDEN int lp_run_gesvd(const muster_provider_call_t *call, const muster_outputs_t *o);
+LP_HIDDEN int lp_run_polar(const muster_provider_call_t *call, const muster_outputs_t *o);
 
 #endif

@@ -71,8 +71,9 @@ int lp_check_shards(const muster_provider_call_t *call, const muster_shape_t *sh
     int holds = a->layout == MUSTER_LAYOUT_CYCLIC || s->ncols > 0;
     muster_shape_t sh;
     if (muster_routine_shape(a->routine, a->n, a->nrhs, s->ldb, &sh) < 0)
-      return lp_err(call, MUSTER_EINVAL, "rank %d: gels needs m = ldb >= n, ldb is %" PRId64, r,
-                    s->ldb);
+      return lp_err(call, MUSTER_EINVAL, "rank %d: %s needs m = ldb %s, ldb is %" PRId64, r,
+                    muster_routine_str(a->routine),
+                    muster_routine_takes(a->routine) & MUSTER_TAKES_O ? ">= 1" : ">= n", s->ldb);
     if (sh.a_rows != sh0->a_rows)
       return lp_err(call, MUSTER_EINVAL, "rank %d: m = ldb %" PRId64 ", rank 0 has %" PRId64, r,
                     s->ldb, sh0->a_rows);
@@ -82,9 +83,11 @@ int lp_check_shards(const muster_provider_call_t *call, const muster_shape_t *sh
                     s->lda, sh.a_rows == a->n ? "n" : "m", sh.a_rows);
     if (sh.b_rows && (!s->b || s->ldb < sh.b_rows))
       return lp_err(call, MUSTER_EINVAL, "rank %d: B is null or ldb %" PRId64 " < n", r, s->ldb);
-    if ((a->routine == MUSTER_SYEVD || (a->flags & MUSTER_LOGDET)) && !s->w)
+    if ((muster_routine_takes(a->routine) & MUSTER_TAKES_W || (a->flags & MUSTER_LOGDET)) && !s->w)
       return lp_err(call, MUSTER_EINVAL, "rank %d: W (%s) is null", r,
-                    a->routine == MUSTER_SYEVD ? "eigenvalues" : "log det");
+                    a->routine == MUSTER_SYEVD   ? "eigenvalues"
+                    : a->routine == MUSTER_GESVD ? "singular values"
+                                                 : "log det");
   }
   if (a->layout == MUSTER_LAYOUT_BLOCK) return check_block_cover(call);
   if (a->layout == MUSTER_LAYOUT_CYCLIC) return check_cyclic_shape(call);
@@ -179,6 +182,11 @@ int lp_gather_full(const muster_provider_call_t *call, void *full, int64_t rows,
 
 void lp_scatter(const muster_provider_call_t *call, const void *full, size_t esz, int lower) {
   move_t m = {.n = call->args.n, .rows = call->args.n, .esz = esz, .lower = lower};
+  move_columns(call, (void *)full, 0, &m);
+}
+
+void lp_scatter_rows(const muster_provider_call_t *call, const void *full, int64_t rows, size_t esz) {
+  move_t m = {.n = call->args.n, .rows = rows, .esz = esz};
   move_columns(call, (void *)full, 0, &m);
 }
 

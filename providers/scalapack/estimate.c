@@ -9,16 +9,27 @@
 #include "slInt.h"
 #include "slModel.h"
 
+/* n x n matrices one rank holds 1/R of: A, and Z (syevd, potri; geqrf's
+ * Q or R), gesvd's two vectors, polar's vectors and scratch. */
+static int copies_of_a(int routine) {
+  switch (routine) {
+  case MUSTER_SYEVD: case MUSTER_POTRI: case MUSTER_GEQRF: return 2;
+  case MUSTER_GESVD: return 3;
+  case MUSTER_POLAR: return 6;
+  default: return 1;
+  }
+}
+
 /* Most bytes one rank allocates: its 1/R of the provider's copy of A, again
- * of Z (syevd, potri), its part of B, and (getrs, gels) the pivots or the
+ * of the others (copies_of_a), its part of B, and (getrs, gels) the pivots or the
  * QR's tau and workspace, each about one tile-wide panel of A (tile <= n;
  * 128 when the call leaves it to us, the largest of sl_auto_tile's table).  The
- * query carries no m (the rows of a gels A, muster_provider_query_t is
- * frozen), so gels counts m = n: a lower bound of its 1/R of m x n. */
+ * query carries no m (the rows of a gels, geqrf, gesvd or polar A:
+ * muster_provider_query_t is frozen), so they count m = n. */
 static uint64_t sl_peak_bytes(const muster_provider_query_t *q) {
   double R = q->nranks > 0 ? q->nranks : 1, n = (double)q->n, nrhs = q->nrhs > 0 ? q->nrhs : 0;
   double tile = q->tile > 0 ? (double)q->tile : 128, share = n * n / R;
-  int mats = (q->routine == MUSTER_SYEVD || q->routine == MUSTER_POTRI) ? 2 : 1;
+  int mats = copies_of_a(q->routine);
   double panel = (q->routine == MUSTER_GETRS || q->routine == MUSTER_GELS) ? (n / R + tile) * tile
                                                                             : 0;
   return (uint64_t)((share * mats + n * nrhs + panel) * (double)muster_dtype_bytes(q->dtype));
@@ -44,6 +55,11 @@ int sl_estimate(void *ctx, const muster_provider_query_t *q,
     snprintf(est->note, sizeof est->note,
              "ranks are threads of one process: ScaLAPACK needs "
              "one MPI rank per process");
+    return MUSTER_EUNSUPPORTED;
+  }
+  if (q->routine == MUSTER_GESVD && (q->flags & MUSTER_FULL_MATRICES)) {
+    snprintf(est->note, sizeof est->note, "pXgesvd computes thin vectors only (the full U and V^H: "
+             "lapack)");
     return MUSTER_EUNSUPPORTED;
   }
   if (q->mem && q->mem != MUSTER_MEM_HOST) {

@@ -18,6 +18,9 @@ double sl_model_flops(int routine, int dtype, unsigned flags, int64_t n64, int64
     case MUSTER_POTRI: f = n3; break;
     case MUSTER_GETRS: f = 2 * n3 / 3 + 2 * n * n * nrhs; break;
     case MUSTER_GELS:  f = 4 * n3 / 3 + 3 * n * n * nrhs; break;
+    case MUSTER_GEQRF: f = 8 * n3 / 3; break; /* geqrf + orgqr (m taken as n: not in the query) */
+    case MUSTER_GESVD: f = (flags & MUSTER_NO_VECTORS) ? 8 * n3 / 3 : 22 * n3; break; /* gebrd, +vectors */
+    case MUSTER_POLAR: f = 22 * n3 + 4 * n3; break; /* the thin SVD and two gemm */
     case MUSTER_SYEVD: f = (flags & MUSTER_NO_VECTORS) ? 4 * n3 / 3 : 14 * n3 / 3; break;
     default: return -1;
   }

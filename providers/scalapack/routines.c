@@ -12,6 +12,7 @@
  *          mode): vectors in Z, values in w, then w sent from grid process
  *          (0, 0) to every rank (share_w says why)
  *   getrs, gels  general.c
+ *   geqrf  factors.c; gesvd, polar  svd.c
  * ScaLAPACK's info is global (the same on every process of the grid), so
  * these return the same code and message on every rank without an
  * agreement; only the workspace allocation of syevd needs one.
@@ -200,6 +201,9 @@ int sl_run(sl_call_t *s) {
   case MUSTER_POTRI: return run_potri(s);
   case MUSTER_GETRS: return sl_run_getrs(s);
   case MUSTER_GELS: return sl_run_gels(s);
+  case MUSTER_GEQRF: return sl_run_geqrf(s);
+  case MUSTER_GESVD: return sl_run_gesvd(s);
+  case MUSTER_POLAR: return sl_run_polar(s);
   default: return run_syevd(s);
   }
 }

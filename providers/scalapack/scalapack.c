@@ -21,14 +21,15 @@
 #include "../common/finite.h"
 #include "slInt.h"
 
-#define ALL_ROUTINES (MUSTER_ROUTINE_BITS(POTRS, POTRI, SYEVD, GETRS, GELS))
+#define ALL_ROUTINES (MUSTER_ROUTINE_BITS(POTRS, POTRI, SYEVD, GETRS, GELS, GEQRF, GESVD, POLAR))
+
 int sl_takes_b(const sl_call_t *s) {
-  return (muster_routine_takes(s->args->routine) & MUSTER_TAKES_B) != 0;
+  return (muster_routine_takes(s->args->routine) & MUSTER_TAKES_B) != 0 && !sl_factors(s);
 }
 
-/* A general A (getrs, gels): every element is read, and none written back. */
+/* A general A (getrs, gels, geqrf): every element is read. */
 static int general(const sl_call_t *s) {
-  return s->args->routine == MUSTER_GETRS || s->args->routine == MUSTER_GELS;
+  return s->args->routine == MUSTER_GETRS || s->args->routine == MUSTER_GELS || sl_factors(s);
 }
 
 int sl_err(const sl_call_t *s, int code, const char *fmt, ...) {
@@ -112,8 +113,8 @@ static int check_piece(sl_call_t *s, sl_verdict_t *v) {
     return bad(v, MUSTER_EUNSUPPORTED, "the piece is not host memory");
   if (muster_routine_shape(s->args->routine, n, s->args->nrhs, me->ldb, &sh) != 0 ||
       sh.a_rows > INT_MAX)
-    return bad(v, MUSTER_EINVAL, "gels needs m = ldb with n <= m <= INT_MAX, ldb is %" PRId64,
-               me->ldb);
+    return bad(v, MUSTER_EINVAL, "%s needs m = ldb with %s <= m <= INT_MAX, ldb is %" PRId64,
+               muster_routine_str(s->args->routine), sl_factors(s) ? "1" : "n", me->ldb);
   s->m = sh.a_rows;
   if (d->m != s->m || d->n != n || d->mb < 1 || d->nb < 1 || d->mb > INT_MAX || d->nb > INT_MAX)
     return bad(v, MUSTER_EINVAL,
@@ -165,7 +166,7 @@ static int allocate(sl_call_t *s, sl_verdict_t *v) {
       (s->args->routine == MUSTER_SYEVD && !(s->w = calloc((size_t)n, sizeof(double)))))
     return bad(v, MUSTER_ENOMEM, "cannot allocate the %d x %d grid's pieces (tile %" PRId64 ")",
                s->nprow, s->npcol, s->tile);
-  return 0;
+  return sl_factors(s) ? sl_factors_plan(s, v) : 0;
 }
 
 /* NaN/Inf in what the routine reads of this rank's piece of A (the lower
@@ -198,7 +199,9 @@ static int check_result(sl_call_t *s) {
   int64_t i = -1, j = -1;
   const char *what = NULL;
   int64_t n = s->args->n;
-  if (sl_takes_b(s)) { /* X: B's first n rows */
+  if (sl_factors(s)) {
+    what = sl_factors_nonfinite(s, &i, &j);
+  } else if (sl_takes_b(s)) { /* X: B's first n rows */
     if (sl_find_nonfinite(s, &s->B, 0, n, &i, &j)) what = "X";
   } else if (s->args->routine == MUSTER_POTRI) {
     if (sl_find_nonfinite(s, &s->A, 0, n, &i, &j)) what = "inverse";
@@ -224,7 +227,9 @@ static int check_result(sl_call_t *s) {
 /* Only now, with every rank's success agreed, into the caller's buffers. */
 static void write_back(sl_call_t *s) {
   const muster_solve_args_t *a = s->args;
-  if (general(s)) {
+  if (sl_factors(s)) {
+    sl_factors_write_back(s);
+  } else if (general(s)) {
     sl_gather_x(s); /* A stays as it was (muster.h) */
   } else if (a->routine == MUSTER_POTRS) {
     if (!(a->flags & MUSTER_NO_FACTOR)) sl_gather_result(s, &s->A);
@@ -253,7 +258,7 @@ static int contexts(sl_ctx_t *c, sl_call_t *s, unsigned stamp) {
   s->line_ctxt = sl_comm_grid(s->comm, 1, s->size, stamp);
   s->caller_ctxt = sl_comm_grid(s->comm, d->nprow, d->npcol, stamp);
   s->ctxt = sl_comm_grid(s->comm, s->nprow, s->npcol, stamp);
-  s->root_ctxt = sl_takes_b(s) ? sl_comm_grid(s->comm, 1, 1, stamp) : -1;
+  s->root_ctxt = sl_takes_b(s) || sl_factors(s) ? sl_comm_grid(s->comm, 1, 1, stamp) : -1;
   sl_int p = 0, q = 0, r = -1, col = -1;
   Cblacs_gridinfo(s->ctxt, &p, &q, &r, &col);
   if (p != s->nprow || q != s->npcol || r != s->myrow || col != s->mycol)

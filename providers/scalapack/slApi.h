@@ -140,6 +140,51 @@ typedef void sl_ormqr_fn(const char *side, const char *trans, const sl_int *m, c
                          sl_int *info, size_t side_len, size_t trans_len);
 sl_ormqr_fn psormqr_, pdormqr_, pcunmqr_, pzunmqr_;
 
+/* The first n columns of Q from pXgeqrf's k reflectors, in place
+ * (pXorgqr; pXungqr for complex); tau as pXgeqrf left it. */
+typedef void sl_orgqr_fn(const sl_int *m, const sl_int *n, const sl_int *k, void *a, const sl_int *ia,
+                         const sl_int *ja, const sl_int *desca, const void *tau, void *work,
+                         const sl_int *lwork, sl_int *info);
+sl_orgqr_fn psorgqr_, pdorgqr_, pcungqr_, pzungqr_;
+
+/* B := A (m x n): uplo "U" or "L" the triangle only, else all (pXlacpy). */
+typedef void sl_lacpy_fn(const char *uplo, const sl_int *m, const sl_int *n, const void *a,
+                         const sl_int *ia, const sl_int *ja, const sl_int *desca, void *b,
+                         const sl_int *ib, const sl_int *jb, const sl_int *descb, size_t uplo_len);
+sl_lacpy_fn pslacpy_, pdlacpy_, pclacpy_, pzlacpy_;
+
+/* A's strictly uplo triangle := alpha, its diagonal := beta (pXlaset). */
+typedef void sl_laset_fn(const char *uplo, const sl_int *m, const sl_int *n, const void *alpha,
+                         const void *beta, void *a, const sl_int *ia, const sl_int *ja,
+                         const sl_int *desca, size_t uplo_len);
+sl_laset_fn pslaset_, pdlaset_, pclaset_, pzlaset_;
+
+/* The SVD A = U S V^H: S (min(m,n), every process), the first min(m,n)
+ * columns of U and rows of V^H with job "V", none with "N" (pXgesvd; the
+ * complex ones take rwork).  A is destroyed. */
+typedef void sl_gesvd_fn(const char *jobu, const char *jobvt, const sl_int *m, const sl_int *n,
+                         void *a, const sl_int *ia, const sl_int *ja, const sl_int *desca, void *s,
+                         void *u, const sl_int *iu, const sl_int *ju, const sl_int *descu, void *vt,
+                         const sl_int *ivt, const sl_int *jvt, const sl_int *descvt, void *work,
+                         const sl_int *lwork, sl_int *info, size_t jobu_len, size_t jobvt_len);
+sl_gesvd_fn psgesvd_, pdgesvd_;
+typedef void sl_cgesvd_fn(const char *jobu, const char *jobvt, const sl_int *m, const sl_int *n,
+                          void *a, const sl_int *ia, const sl_int *ja, const sl_int *desca, void *s,
+                          void *u, const sl_int *iu, const sl_int *ju, const sl_int *descu, void *vt,
+                          const sl_int *ivt, const sl_int *jvt, const sl_int *descvt, void *work,
+                          const sl_int *lwork, void *rwork, sl_int *info, size_t jobu_len,
+                          size_t jobvt_len);
+sl_cgesvd_fn pcgesvd_, pzgesvd_;
+
+/* C := alpha op(A) op(B) + beta C (PBLAS pXgemm; op "N", "T" or "C"). */
+typedef void sl_gemm_fn(const char *transa, const char *transb, const sl_int *m, const sl_int *n,
+                        const sl_int *k, const void *alpha, const void *a, const sl_int *ia,
+                        const sl_int *ja, const sl_int *desca, const void *b, const sl_int *ib,
+                        const sl_int *jb, const sl_int *descb, const void *beta, void *c,
+                        const sl_int *ic, const sl_int *jc, const sl_int *descc, size_t ta_len,
+                        size_t tb_len);
+sl_gemm_fn psgemm_, pdgemm_, pcgemm_, pzgemm_;
+
 /* B := op(A)^-1 B, A triangular (info > 0: A(info, info) is exactly zero). */
 typedef void sl_trtrs_fn(const char *uplo, const char *trans, const char *diag, const sl_int *n,
                          const sl_int *nrhs, const void *a, const sl_int *ia, const sl_int *ja,

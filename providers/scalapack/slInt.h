@@ -123,6 +123,12 @@ typedef struct sl_kind {
   sl_geqrf_fn *geqrf;
   sl_ormqr_fn *ormqr;                 /* pXormqr, pXunmqr */
   sl_trtrs_fn *trtrs;
+  sl_orgqr_fn *orgqr;                 /* pXorgqr, pXungqr */
+  sl_lacpy_fn *lacpy;
+  sl_laset_fn *laset;
+  sl_gesvd_fn *gesvd;                 /* real dtypes, else NULL */
+  sl_cgesvd_fn *cgesvd;               /* complex dtypes, else NULL */
+  sl_gemm_fn *gemm;
   sl_gebs2d_fn *gebs2d, *real_gebs2d; /* the dtype, and its real type (W) */
   sl_gebr2d_fn *gebr2d, *real_gebr2d;
   const void *one, *zero; /* 1 and 0 of the dtype (alpha, beta) */
@@ -158,13 +164,15 @@ typedef struct sl_call {
   sl_int ctxt, caller_ctxt, line_ctxt, root_ctxt;
   sl_mat_t A; /* the provider's copy of A, P x Q, tile x tile blocks */
   sl_mat_t B; /* potrs, getrs: B, then X (n x nrhs); gels: B (m x nrhs),
-                 then X in its first n rows                         */
-  sl_mat_t Z; /* syevd: eigenvectors; potri: the mirror's copy       */
-  void *w;    /* syevd: eigenvalues (replicated)                     */
+                 then X in its first n rows; gesvd, polar: the m x n
+                 factor that goes over A (geqrf forms it in A)       */
+  sl_mat_t Z; /* syevd: eigenvectors; potri: the mirror's copy;
+                 geqrf, gesvd, polar: the factor that goes into b     */
+  void *w;    /* syevd: eigenvalues (replicated); gesvd: singular values */
   double logdet; /* potrs with MUSTER_LOGDET (the same on every rank) */
 } sl_call_t;
 
-/* 1 when the routine takes B (potrs, getrs, gels). */
+/* 1 when the routine takes B as an input (potrs, getrs, gels). */
 SL_HIDDEN int sl_takes_b(const sl_call_t *s);
 
 /* Write the provider's message (who, what call, then fmt) into cc->err and
@@ -225,6 +233,24 @@ SL_HIDDEN void sl_diag_abs(const sl_call_t *s, const sl_mat_t *m, int64_t k, dou
  * then one element-wise max over the grid (Cdgamx2d: exact, the same on
  * every rank, as sl_diag_abs). */
 SL_HIDDEN void sl_upper_col_max(const sl_call_t *s, const sl_mat_t *m, int64_t n, double *scale);
+
+/* ---- geqrf, gesvd, polar (factors.c, svd.c): the factors placed by
+ * muster_routine_outputs ---- */
+
+/* 1 for the factor routines (MUSTER_TAKES_O). */
+SL_HIDDEN int sl_factors(const sl_call_t *s);
+/* This rank's check of B and W against muster_routine_outputs, and the
+ * grid matrix of B's factor (s->Z).  0, or a code into v. */
+SL_HIDDEN int sl_factors_plan(sl_call_t *s, sl_verdict_t *v);
+/* Run, as sl_run. */
+SL_HIDDEN int sl_run_geqrf(sl_call_t *s);
+SL_HIDDEN int sl_run_gesvd(sl_call_t *s);
+SL_HIDDEN int sl_run_polar(sl_call_t *s);
+/* The first NaN/Inf of the factors on this rank, as check_result wants it:
+ * the factor's name, or NULL. */
+SL_HIDDEN const char *sl_factors_nonfinite(const sl_call_t *s, int64_t *row, int64_t *col);
+/* Into the caller's A piece and every rank's b. */
+SL_HIDDEN void sl_factors_write_back(sl_call_t *s);
 
 /* ---- routines (routines.c) -------------------------------------------------------------- */
 

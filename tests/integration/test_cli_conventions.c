@@ -83,7 +83,7 @@ TEST_IMPL(cli_options_gnu_style) {
   const char *const bad_check[] = {"solve", "potrs", "--check=most", NULL};
   one_line_error("muster", "muster solve", bad_check, "--check none, residual or full, not 'most'");
   const char *const no_routine[] = {"solve", "--n", "8", NULL};
-  one_line_error("muster", "muster solve", no_routine, "which ROUTINE (potrs, potri, syevd, getrs, gels)?");
+  one_line_error("muster", "muster solve", no_routine, "which ROUTINE (potrs, potri, syevd, getrs, gels, geqrf, gesvd, polar)?");
   const char *const rv[] = {"rendezvous", "--rounds=5", "--x", NULL};
   one_line_error("muster", "muster rendezvous", rv, "unknown option '--x'");
   const char *const bench[] = {"bench", "--reps", NULL};
@@ -341,13 +341,13 @@ TEST_IMPL(cli_help_from_tables) {
   const char *const top[] = {"--help", NULL};
   run(&r, "muster", top);
   ASSERT_EQ(r.exit_code, 0);
-  ASSERT_STR_CONTAINS(r.out, "(ROUTINE potrs|potri|syevd|getrs|gels, each once;");
+  ASSERT_STR_CONTAINS(r.out, "(ROUTINE potrs|potri|syevd|getrs|gels|geqrf|gesvd|polar, each once;");
   ASSERT_STR_CONTAINS(r.out, "--dtype f32|f64|c64|c128");
   tool_result_free(&r);
   const char *const solve[] = {"solve", "--help", NULL};
   run(&r, "muster", solve);
   ASSERT_EQ(r.exit_code, 0);
-  ASSERT_STR_CONTAINS(r.out, "ROUTINE: one of potrs, potri, syevd, getrs, gels.");
+  ASSERT_STR_CONTAINS(r.out, "ROUTINE: one of potrs, potri, syevd, getrs, gels, geqrf, gesvd, polar.");
   ASSERT_STR_CONTAINS(r.out, "--check none|residual|full");
   tool_result_free(&r);
   return 0;

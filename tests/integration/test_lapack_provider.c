@@ -125,7 +125,8 @@ TEST_IMPL(lapack_provider_abi) {
   const muster_provider_v2_t *p = lfx_provider(&ctx);
   ASSERT(strcmp(p->name, "lapack") == 0);
   ASSERT_EQ(p->routines, (1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD) |
-                             (1u << MUSTER_GETRS) | (1u << MUSTER_GELS) | MUSTER_CAP_LOGDET);
+                             (1u << MUSTER_GETRS) | (1u << MUSTER_GELS) | (1u << MUSTER_GEQRF) |
+                             (1u << MUSTER_GESVD) | (1u << MUSTER_POLAR) | MUSTER_CAP_LOGDET);
   ASSERT_EQ(p->dtypes, (1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128));
   ASSERT_EQ(p->mem_kinds, 1u << MUSTER_MEM_HOST);
   ASSERT_EQ(p->max_shards, MUSTER_MAX_RANKS);

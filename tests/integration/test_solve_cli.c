@@ -275,9 +275,9 @@ TEST_IMPL(cli_solve_gels_matrix) {
 TEST_IMPL(cli_solve_gels_refusals) {
   setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
   const char *const m_getrs[] = {"solve", "getrs", "--n", "8", "--m", "16", NULL};
-  refused(m_getrs, "--m is the row count of gels's tall A; getrs's A is n x n");
+  refused(m_getrs, "--m is the row count of a non-square A (gels, geqrf, gesvd, polar); getrs's A is n x n");
   const char *const m_potrs[] = {"solve", "potrs", "--m", "16", "--n", "8", NULL};
-  refused(m_potrs, "--m is the row count of gels's tall A; potrs's A is n x n");
+  refused(m_potrs, "--m is the row count of a non-square A (gels, geqrf, gesvd, polar); potrs's A is n x n");
   const char *const wide[] = {"solve", "gels", "--n", "40", "--m", "39", NULL};
   refused(wide, "gels: --m 39 < --n 40: A must be tall (m >= n)");
   const char *const wide_mpi[] = {"solve", "gels", "--n", "40", "--m", "1", "--launcher", "mpi", NULL};
@@ -293,7 +293,7 @@ TEST_IMPL(cli_solve_gels_refusals) {
   const char *const ld_gels[] = {"solve", "gels", "--n", "8", "--logdet", NULL};
   refused(ld_gels, "not gels's");
   const char *const bench_m[] = {"bench", "--routine", "getrs", "--m", "9", "--n", "8", NULL};
-  refused(bench_m, "--m is the row count of gels's tall A; getrs's A is n x n");
+  refused(bench_m, "--m is the row count of a non-square A (gels, geqrf, gesvd, polar); getrs's A is n x n");
   const char *const bench_wide[] = {"bench", "--routine", "gels", "--n", "8,20", "--m", "10", NULL};
   refused(bench_wide, "gels: --m 10 < --n 20");
   const char *const cal_gels[] = {"bench", "--calibrate", "--provider", "lapack", "--routine", "gels",
@@ -374,5 +374,36 @@ TEST_IMPL(cli_bench_getrs_gels) {
   ASSERT_EQ(muster_cli("bench --routine gels --n 40 --reps 1 --ranks 2 --json --modes lapacke", out, sizeof out), 0);
   ASSERT_STR_CONTAINS(out, "\"n\":40,\"m\":80,\"mode\":\"lapacke\"");
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  return 0;
+}
+
+/* geqrf, gesvd, polar through the CLI, on a tall, a wide and a square A,
+ * one run in processes mode (the forms x dtypes x modes are
+ * test_solve_factors.c's): residual under tolerance in the JSON; the
+ * flags a routine does not take are refused (exit 2). */
+TEST_IMPL(cli_solve_factors) {
+  setenv("MUSTER_PROVIDER_PATH", tp_lapack_dir(), 1);
+  static const char *const forms[] = {"geqrf --full", "gesvd", "gesvd --no-vectors", "polar"};
+  static const char *const dtypes[] = {"f32", "f64", "c64", "c128"};
+  const int ms[] = {40, 17, 29, 17};
+  char args[256], out[4096], want[32];
+  for (int f = 0; f < 4; f++) {
+    snprintf(args, sizeof args, "solve %s --n 29 --m %d --ranks %d --mode %s --dtype %s --json", forms[f],
+             ms[f], 1 + f % 4, f == 3 ? "processes" : "threads", dtypes[f % 4]);
+    int rc = muster_cli(args, out, sizeof out);
+    double res = json_number(out, "residual"), tol = json_number(out, "tolerance");
+    if (rc != 0 || !(res < tol)) fprintf(stderr, "%s -> %d: %s\n", args, rc, out);
+    ASSERT_EQ(rc, 0);
+    ASSERT_STR_CONTAINS(out, "\"ok\":true");
+    snprintf(want, sizeof want, "\"m\":%d,", ms[f]);
+    ASSERT_STR_CONTAINS(out, want);
+    ASSERT(isfinite(res) && res >= 0);
+  }
+  const char *const full_polar[] = {"solve", "polar", "--n", "8", "--full", NULL};
+  refused(full_polar, "polar takes neither --full nor --no-vectors");
+  const char *const novec_qr[] = {"solve", "geqrf", "--n", "8", "--no-vectors", NULL};
+  refused(novec_qr, "geqrf takes --full, not --no-vectors");
+  const char *const full_potrs[] = {"solve", "potrs", "--n", "8", "--full", NULL};
+  refused(full_potrs, "--full is geqrf's and gesvd's");
   return 0;
 }

@@ -13,6 +13,7 @@
 
 /* one source for the CLI and the tests */
 #include "../../tools/muster/check.c"
+#include "../../tools/muster/check_qr.c"
 
 static atomic_int run_counter;
 
@@ -20,10 +21,13 @@ static size_t esz_of(const sv_run_t *run) { return muster_dtype_size(run->args.d
 static int64_t nrhs_of(const sv_run_t *run) {
   return muster_routine_takes(run->args.routine) & MUSTER_TAKES_B ? run->args.nrhs : 1;
 }
+static int factors(const sv_run_t *run) { return (muster_routine_takes(run->args.routine) & MUSTER_TAKES_O) != 0; }
 static int general(const sv_run_t *run) {
-  return run->args.routine == MUSTER_GETRS || run->args.routine == MUSTER_GELS;
+  return run->args.routine == MUSTER_GETRS || run->args.routine == MUSTER_GELS || factors(run);
 }
-int64_t sv_rows(const sv_run_t *run) { return run->args.routine == MUSTER_GELS ? run->m : run->args.n; }
+int64_t sv_rows(const sv_run_t *run) {
+  return muster_routine_takes(run->args.routine) & MUSTER_TAKES_M ? run->m : run->args.n;
+}
 
 /* The known failure of run->not_spd, and the info it must give. */
 static void spoil(sv_run_t *run) {
@@ -60,13 +64,13 @@ static void generate(sv_run_t *run) {
   ASSERT(run->A && run->B);
   chk_rng_t rng;
   chk_seed(&rng, run->seed);
-  if (general(run) && run->plain) chk_random_dense(t, rows, n, &rng, run->A, rows);
+  if (general(run) && (run->plain || factors(run))) chk_random_dense(t, rows, n, &rng, run->A, rows);
   else if (general(run)) chk_random_general(t, rows, n, &rng, run->A, rows);
   else chk_random_hermitian(t, n, run->args.routine != MUSTER_SYEVD, &rng, run->A, n);
   chk_random_dense(t, rows, nrhs, &rng, run->B, rows);
   if (run->not_spd) spoil(run);
   reshape(run);
-  if (run->make_nan) chk_set(t, run->A, rows, n - 1, n - 1, NAN);
+  if (run->make_nan) chk_set(t, run->A, rows, (rows < n ? rows : n) - 1, n - 1, NAN);
 }
 
 static void alloc_shared(sv_run_t *run) {
@@ -112,7 +116,7 @@ static void rank_main(rank_arg_t *ra) {
   sv_run_t *run = ra->run;
   int rank = ra->rank, R = run->R;
   int64_t n = run->args.n, nrhs = nrhs_of(run), rows = sv_rows(run), ld = rows + run->pad;
-  int64_t ldb = run->args.routine == MUSTER_GELS ? rows : ld; /* gels: m is ldb */
+  int64_t ldb = muster_routine_takes(run->args.routine) & MUSTER_TAKES_M ? rows : ld; /* m is ldb */
   size_t esz = esz_of(run);
   int64_t S = (n + R - 1) / R;
   int64_t col0 = (int64_t)rank * S < n ? (int64_t)rank * S : n;
@@ -167,6 +171,7 @@ int sv_run(sv_run_t *run) {
 #endif
   if (nrhs_of(run) < 1) run->args.nrhs = 2;
   if (run->args.routine == MUSTER_GELS && run->m == 0) run->m = 2 * run->args.n;
+  if (factors(run) && run->m == 0) run->m = run->args.n;
   generate(run);
   alloc_shared(run);
   rank_arg_t ra[MUSTER_MAX_RANKS];
@@ -241,6 +246,7 @@ double sv_residual(const sv_run_t *run) {
   int64_t n = run->args.n, nrhs = nrhs_of(run), rows = sv_rows(run);
   size_t esz = esz_of(run), wsz = muster_dtype_real_size(t);
   int64_t nw = run->args.routine == MUSTER_SYEVD ? n : (run->args.flags & MUSTER_LOGDET) ? 1 : 0;
+  if (run->args.routine == MUSTER_GESVD) nw = rows < n ? rows : n;
   /* every rank got the same X / W */
   for (int r = 1; r < run->R; r++) {
     if ((muster_routine_takes(run->args.routine) & MUSTER_TAKES_B) &&
@@ -250,6 +256,8 @@ double sv_residual(const sv_run_t *run) {
       return INFINITY;
   }
   if ((run->args.flags & MUSTER_LOGDET) && logdet_residual(run) != 0) return INFINITY;
+  if (factors(run))
+    return chk_factors(t, run->args.routine, run->args.flags, rows, n, run->A, run->full, run->X, run->W);
   switch (run->args.routine) {
   case MUSTER_POTRS: return chk_potrs(t, n, nrhs, run->A, n, run->X, n, run->B, n);
   case MUSTER_GETRS: return chk_getrs(t, n, nrhs, run->A, n, run->X, n, run->B, n);

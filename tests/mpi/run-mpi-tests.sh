@@ -18,6 +18,10 @@
 #                     (37, 100, 257; 1, 2, 3, 5 on 3 and 4 ranks): residuals,
 #                     lapack's answer, A untouched; singular getrs,
 #                     rank-deficient gels, NaN: the same error everywhere
+#   factors np=1,2,4  geqrf (thin, full), gesvd (values, thin), polar x dtype
+#                     on a tall, a wide and a square A: chk_factors (check_qr.h),
+#                     B and W the same on every rank; rank-deficient solved,
+#                     NaN refused everywhere, gesvd's full vectors refused
 #   errors np=1..4    not positive definite, NaN/Inf (A, B, result), ranks that
 #                     disagree, bad pieces, bootstrap kinds, sub-communicators,
 #                     release_comms, estimate, late cancels; some through
@@ -65,7 +69,7 @@ export OPENBLAS_NUM_THREADS=1
 prov_dir() {
   local dir r p
   dir=$(mktemp -d /tmp/muster-mpi-prov.XXXXXX)
-  for r in potrs potri syevd getrs gels; do
+  for r in potrs potri syevd getrs gels geqrf gesvd polar; do
     mkdir -p "$dir/$r"
     for p in lapack scalapack; do ln -s "$PWD/$1/lib/muster/providers/$p.so" "$dir/$r/$p.so"; done
   done
@@ -195,6 +199,11 @@ done
 for np in 1 2 3 4; do
   # shellcheck disable=SC2086
   driver "general-np$np" 120 $MPIRUN -np $np "$DRV" general
+done
+# geqrf, gesvd, polar on tall, wide and square A (tests/mpi/factors.c)
+for np in 1 2 4; do
+  # shellcheck disable=SC2086
+  driver "factors-np$np" 120 $MPIRUN -np $np "$DRV" factors
 done
 for np in 3 4; do
   # shellcheck disable=SC2086

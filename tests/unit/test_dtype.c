@@ -55,7 +55,7 @@ TEST_IMPL(dtype_inline_helpers) {
     ASSERT(strcmp(muster_dtype_str(t), muster_dtype_name((muster_dtype_t)t)) == 0);
   }
   ASSERT_EQ(MUSTER_DTYPE_END, 5);
-  ASSERT_EQ(MUSTER_ROUTINE_END, 6);
+  ASSERT_EQ(MUSTER_ROUTINE_END, 9);
   /* the provider masks generated from the maps: every dtype, the named routines */
   unsigned every = 0;
   for (int t = 1; t < MUSTER_DTYPE_END; t++) every |= 1u << t;
@@ -71,6 +71,11 @@ TEST_IMPL(dtype_inline_helpers) {
   ASSERT_EQ(muster_routine_takes(MUSTER_GELS), MUSTER_TAKES_B | MUSTER_TAKES_M);
   ASSERT_EQ(muster_routine_takes(MUSTER_SYEVD), MUSTER_TAKES_W);
   ASSERT_EQ(muster_routine_takes(MUSTER_POTRI), 0u);
+  ASSERT_EQ(muster_routine_takes(MUSTER_GEQRF), MUSTER_TAKES_B | MUSTER_TAKES_M | MUSTER_TAKES_O);
+  ASSERT_EQ(muster_routine_takes(MUSTER_GESVD),
+            MUSTER_TAKES_B | MUSTER_TAKES_M | MUSTER_TAKES_O | MUSTER_TAKES_W);
+  ASSERT_EQ(muster_routine_takes(MUSTER_POLAR), MUSTER_TAKES_B | MUSTER_TAKES_M | MUSTER_TAKES_O);
+  ASSERT(!muster_routine_factors(MUSTER_GEQRF) && !muster_routine_factors(MUSTER_POLAR));
   ASSERT_EQ(muster_routine_takes(99), 0u);
   /* the nrhs a call carries: the caller's for routines with a B, else 0 */
   ASSERT_EQ(muster_routine_nrhs(MUSTER_POTRS, 3), 3);

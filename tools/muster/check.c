@@ -88,7 +88,7 @@ double chk_routine_tolerance(muster_routine_t r, muster_dtype_t t, int64_t rows)
   return r == MUSTER_GELS ? chk_gels_tolerance(t, rows) : chk_tolerance(t, rows);
 }
 
-static double norm_f(muster_dtype_t t, int64_t rows, int64_t cols, const void *a, int64_t lda) {
+double chk_norm_f(muster_dtype_t t, int64_t rows, int64_t cols, const void *a, int64_t lda) {
   double s = 0;
   for (int64_t j = 0; j < cols; j++)
     for (int64_t i = 0; i < rows; i++) {
@@ -122,7 +122,7 @@ double chk_potrs(muster_dtype_t t, int64_t n, int64_t nrhs, const void *a, int64
     }
   }
   free(y);
-  double den = norm_f(t, n, n, a, lda) * norm_f(t, n, nrhs, x, ldx);
+  double den = chk_norm_f(t, n, n, a, lda) * chk_norm_f(t, n, nrhs, x, ldx);
   double res = den > 0 ? sqrt(r2) / den : INFINITY;
   return isfinite(res) ? res : INFINITY;
 }
@@ -145,8 +145,8 @@ double chk_gels(muster_dtype_t t, int64_t m, int64_t n, int64_t nrhs, const void
     }
   }
   free(r);
-  double na = norm_f(t, m, n, a, lda);
-  double den = na * (na * norm_f(t, n, nrhs, x, ldx) + norm_f(t, m, nrhs, b, ldb));
+  double na = chk_norm_f(t, m, n, a, lda);
+  double den = na * (na * chk_norm_f(t, n, nrhs, x, ldx) + chk_norm_f(t, m, nrhs, b, ldb));
   double res = den > 0 ? sqrt(g2) / den : INFINITY;
   return isfinite(res) ? res : INFINITY;
 }
@@ -232,7 +232,7 @@ double chk_potri_cols(muster_dtype_t t, int64_t n, const void *a, int64_t lda, c
                       int64_t ldi, int64_t cols) {
   double complex *y = malloc((size_t)n * sizeof *y);
   if (!y) return INFINITY;
-  double na = norm_f(t, n, n, a, lda), worst = 0;
+  double na = chk_norm_f(t, n, n, a, lda), worst = 0;
   int64_t count = 0;
   for (int64_t k = 0; k == 0 || k < count; k++) {
     int64_t j = spread(n, cols, k, &count);
@@ -259,7 +259,7 @@ double chk_syevd(muster_dtype_t t, int64_t n, const void *a, int64_t lda, const 
 
 double chk_syevd_cols(muster_dtype_t t, int64_t n, const void *a, int64_t lda, const void *v,
                       int64_t ldv, const void *w, int64_t cols) {
-  double worst = 0, na = norm_f(t, n, n, a, lda);
+  double worst = 0, na = chk_norm_f(t, n, n, a, lda);
   for (int64_t i = 1; i < n; i++)
     if (!(chk_get_real(t, w, i) >= chk_get_real(t, w, i - 1))) return INFINITY; /* ascending */
   if (!v) { /* eigenvalues only: their sum is the trace */

@@ -37,6 +37,9 @@ double complex chk_get(muster_dtype_t t, const void *base, int64_t ld, int64_t i
 void chk_set(muster_dtype_t t, void *base, int64_t ld, int64_t i, int64_t j, double complex v);
 double chk_get_real(muster_dtype_t t, const void *w, int64_t i); /* eigenvalue i */
 
+/* ||A||_F of rows x cols A (ld lda). */
+double chk_norm_f(muster_dtype_t t, int64_t rows, int64_t cols, const void *a, int64_t lda);
+
 /* Unit roundoff of the dtype, and the tolerance the checks use:
  * 64 * n * eps (f32: at least 1e-4 absolute floor for tiny n). */
 double chk_eps(muster_dtype_t t);

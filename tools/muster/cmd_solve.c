@@ -37,6 +37,7 @@
 #include "opts.h"
 #include "progress.h"
 #include "solve_cli.h"
+#include "solve_factors.h"
 #include "solve_mpi.h"
 
 static void usage(void) {
@@ -46,11 +47,15 @@ static void usage(void) {
   printf("usage: muster solve ROUTINE --n N [--m M] --ranks R --mode threads|processes\n"
          "                    --dtype %s [--tile T] [--nrhs K] [--provider NAME]\n"
          "                    [--devices LIST] [--seed S] [--reps K] [--warmup K] [--no-vectors]\n"
+         "                    [--full]\n"
          "                    [--logdet] [--check none|residual|full] [--quiet|--progress] [--json]\n"
          "       mpirun -np R muster solve ROUTINE --launcher mpi|auto [--n N] [--dtype T] ...\n"
          "  ROUTINE: one of %s.  getrs: a random well-conditioned general A;\n"
          "  gels: least squares with a random tall A of m rows, n columns (--m M, M >= N,\n"
-         "  default 2N; --m is gels's only).  --logdet (potrs only): also log det A.\n"
+         "  default 2N).  --logdet (potrs only): also log det A.\n"
+         "  geqrf, gesvd, polar: QR (Q explicit), SVD, polar A = U_p H of a random m x n A\n"
+         "  (--m M, default N; tall or wide); --full: the full Q (geqrf), U and V^H (gesvd);\n"
+         "  --no-vectors: gesvd's values only; --nrhs is set to the columns B needs.\n"
          "  Options take their value as --opt V or --opt=V; -- ends the options.\n"
          "  Defaults: --n 1024 --ranks 2 --mode threads --dtype f64 --nrhs 1 --tile 0 (the\n"
          "  provider's choice; the tile used is printed) --seed from the clock.\n"
@@ -98,10 +103,10 @@ static int parse_devices(const char *v, int *devices, int *count) {
 }
 
 /* The options, in the order of the switch in `option`. */
-enum { O_HELP, O_H, O_JSON, O_NOVEC, O_LOGDET, O_QUIET, O_PROGRESS, O_N, O_M, O_NRHS, O_TILE, O_RANKS,
+enum { O_HELP, O_H, O_JSON, O_NOVEC, O_FULL, O_LOGDET, O_QUIET, O_PROGRESS, O_N, O_M, O_NRHS, O_TILE, O_RANKS,
        O_REPS, O_WARMUP, O_SEED, O_MODE, O_LAUNCHER, O_DTYPE, O_PROVIDER, O_DEVICES, O_CHECK };
 static const cli_opt_t opts[] = {
-    {"--help", 0}, {"-h", 0}, {"--json", 0}, {"--no-vectors", 0}, {"--logdet", 0}, {"--quiet", 0},
+    {"--help", 0}, {"-h", 0}, {"--json", 0}, {"--no-vectors", 0}, {"--full", 0}, {"--logdet", 0}, {"--quiet", 0},
     {"--progress", 0}, {"--n", 1}, {"--m", 1}, {"--nrhs", 1}, {"--tile", 1}, {"--ranks", 1},
     {"--reps", 1}, {"--warmup", 1}, {"--seed", 1}, {"--mode", 1}, {"--launcher", 1}, {"--dtype", 1},
     {"--provider", 1}, {"--devices", 1}, {"--check", 1}};
@@ -113,6 +118,7 @@ static int option(int k, const char *v, cli_solve_t *c) {
   switch (k) {
   case O_JSON: c->json = 1; return 0;
   case O_NOVEC: spec->flags |= MUSTER_NO_VECTORS; return 0;
+  case O_FULL: spec->flags |= MUSTER_FULL_MATRICES; return 0;
   case O_LOGDET: spec->flags |= MUSTER_LOGDET; return 0;
   case O_QUIET: c->progress = -1; return 0;
   case O_PROGRESS: c->progress = 1; return 0;
@@ -172,6 +178,12 @@ static int check_shape(cli_solve_t *c) {
     return -1;
   }
   if (spec->routine == MUSTER_GELS) spec->m = opt_gels_rows(spec->m, spec->n);
+  if (muster_routine_takes(spec->routine) & MUSTER_TAKES_O) return sf_shape(WHO, spec);
+  if (spec->flags & MUSTER_FULL_MATRICES) {
+    cli_usage_error(WHO, "--full is geqrf's and gesvd's (the full Q, U and V^H), not %s's",
+                    muster_routine_name(spec->routine));
+    return -1;
+  }
   return 0;
 }
 

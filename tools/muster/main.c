@@ -17,9 +17,10 @@ static const struct {
     {"solve", cmd_solve,
      "solve ROUTINE --n N [--m M] --ranks R --mode threads|processes --dtype %2$s\n"
      "        [--tile T] [--nrhs K] [--provider NAME] [--devices LIST] [--seed S] [--logdet]\n"
-     "        [--check none|residual|full] [--quiet|--progress] [--json]\n"
+     "        [--full] [--no-vectors] [--check none|residual|full] [--quiet|--progress] [--json]\n"
      "        run one collective solve (ROUTINE %1$s; gels: m x n A, --m\n"
-     "        default 2n; potrs --logdet: also log det A) on a random matrix and check it\n"
+     "        default 2n; geqrf, gesvd, polar: m x n A, --m default n, --full the full\n"
+     "        factors; potrs --logdet: also log det A) on a random matrix and check it\n"
      "  mpirun -np R muster solve ROUTINE --launcher mpi|auto [--n N] [--dtype T] ...\n"
      "        the same with each MPI rank one participant, on any node (collective providers)"},
     {"providers", cmd_providers, "providers [--json]\n        list providers found, their routines, dtypes, availability"},

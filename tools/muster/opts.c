@@ -48,9 +48,9 @@ const char *opt_dtype_names(char *buf, size_t cap, const char *sep) {
 int64_t opt_gels_rows(int64_t m, int64_t n) { return m ? m : 2 * n <= OPT_MAX_N ? 2 * n : OPT_MAX_N; }
 
 int opt_gels_m(const char *who, int routine, int64_t m, const int64_t *ns, int nn) {
-  if (m && routine != MUSTER_GELS) {
-    cli_usage_error(who, "--m is the row count of gels's tall A; %s's A is n x n: leave --m out",
-                    muster_routine_name((muster_routine_t)routine));
+  if (m && !(muster_routine_takes(routine) & MUSTER_TAKES_M)) {
+    cli_usage_error(who, "--m is the row count of a non-square A (gels, geqrf, gesvd, polar); %s's A "
+                    "is n x n: leave --m out", muster_routine_name((muster_routine_t)routine));
     return -1;
   }
   muster_shape_t shape;

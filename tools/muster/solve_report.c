@@ -13,6 +13,7 @@
 #include "json_str.h"
 #include "progress.h"
 #include "solve_cli.h"
+#include "solve_factors.h"
 
 void mats_free(mats_t *m) {
   free(m->A);
@@ -37,7 +38,8 @@ int mats_make(const cli_solve_t *c, int64_t nrhs, mats_t *m) {
   }
   chk_rng_t rng;
   chk_seed(&rng, c->seed);
-  if (c->spec.routine == MUSTER_GETRS || c->spec.routine == MUSTER_GELS)
+  if (sf_is_factor(c->spec.routine)) chk_random_dense(t, rows, n, &rng, m->A, rows);
+  else if (c->spec.routine == MUSTER_GETRS || c->spec.routine == MUSTER_GELS)
     chk_random_general(t, rows, n, &rng, m->A, rows);
   else chk_random_hermitian(t, n, c->spec.routine != MUSTER_SYEVD, &rng, m->A, n);
   chk_random_dense(t, rows, nrhs, &rng, m->B, rows);
@@ -49,6 +51,8 @@ int mats_make(const cli_solve_t *c, int64_t nrhs, mats_t *m) {
 static double residual_of(const sr_spec_t *spec, chk_level_t l, int64_t nrhs, const mats_t *m) {
   muster_dtype_t t = spec->dtype;
   int64_t n = spec->n, rows = sr_rows(spec), cols = chk_level_columns(l, spec->routine, n);
+  if (sf_is_factor(spec->routine))
+    return chk_factors(t, spec->routine, spec->flags, rows, n, m->A, m->full, m->X, m->W);
   switch (spec->routine) {
   case MUSTER_POTRS: return chk_potrs(t, n, nrhs, m->A, n, m->X, n, m->B, n);
   case MUSTER_GETRS: return chk_getrs(t, n, nrhs, m->A, n, m->X, n, m->B, n);
@@ -97,7 +101,8 @@ static verdict_t check_run(const cli_solve_t *c, int64_t nrhs, const mats_t *m, 
   verdict_t v = {.residual = NAN, .tol = NAN, .ok = solved && xsame};
   if (c->check != CHK_NONE) {
     prog_phase(PROG_CHECKING, 0, 0);
-    v.tol = chk_routine_tolerance(spec->routine, spec->dtype, sr_rows(spec));
+    v.tol = sf_is_factor(spec->routine) ? chk_factor_tolerance(spec->dtype, sr_rows(spec), spec->n)
+                                        : chk_routine_tolerance(spec->routine, spec->dtype, sr_rows(spec));
     v.residual = solved ? residual_of(spec, c->check, nrhs, m) : INFINITY;
     v.ok = v.ok && v.residual < v.tol;
   }
@@ -146,7 +151,7 @@ static void print_json(const cli_solve_t *c, int64_t nrhs, const sr_out_t *out, 
                        const verdict_t *v, int xsame, double secs, double psecs) {
   const sr_spec_t *spec = &c->spec;
   printf("{\"routine\":\"%s\",\"n\":%" PRId64, muster_routine_name(spec->routine), spec->n);
-  if (spec->routine == MUSTER_GELS) printf(",\"m\":%" PRId64, sr_rows(spec));
+  if (muster_routine_takes(spec->routine) & MUSTER_TAKES_M) printf(",\"m\":%" PRId64, sr_rows(spec));
   printf(",\"nrhs\":%" PRId64 ",\"ranks\":%d,\"mode\":\"%s\",\"dtype\":\"%s\"", nrhs, spec->ranks, c->mode,
          muster_dtype_name(spec->dtype));
   json_num("tile", tile_of(c, out) > 0 ? (double)tile_of(c, out) : NAN, "%.0f");
@@ -187,7 +192,7 @@ static void print_text(const cli_solve_t *c, int64_t nrhs, const sr_out_t *out, 
                        double secs, double psecs) {
   const sr_spec_t *spec = &c->spec;
   printf("%s %s", muster_routine_name(spec->routine), muster_dtype_name(spec->dtype));
-  if (spec->routine == MUSTER_GELS) printf(" m=%" PRId64, sr_rows(spec));
+  if (muster_routine_takes(spec->routine) & MUSTER_TAKES_M) printf(" m=%" PRId64, sr_rows(spec));
   printf(" n=%" PRId64 " nrhs=%" PRId64 " ranks=%d mode=%s provider=%s tile=%" PRId64 " seed=%" PRIu64, spec->n,
          nrhs, spec->ranks, c->mode, out->res.provider, tile_of(c, out), c->seed);
   if (spec->cuda) {

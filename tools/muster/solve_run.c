@@ -66,6 +66,7 @@ int64_t sr_rows(const sr_spec_t *s) {
 
 /* The reals of w every rank gets: syevd's eigenvalues, potrs's log det. */
 static int64_t w_count(const sr_spec_t *s) {
+  if (s->routine == MUSTER_GESVD) return s->m < s->n ? s->m : s->n; /* the singular values */
   return s->routine == MUSTER_SYEVD ? s->n : (s->flags & MUSTER_LOGDET) ? 1 : 0;
 }
 
@@ -439,7 +440,8 @@ int sr_run(const sr_spec_t *s, const void *A, const void *B, sr_out_t *out, void
       /* X is B's first n rows (gels: of m; the rows below are the
        * provider's scratch, muster.h) */
       for (int64_t c = 0; c < nrhs && (muster_routine_takes(s->routine) & MUSTER_TAKES_B); c++)
-        if (memcmp(sh.X + (size_t)(c * rows) * esz, sh.X + (size_t)((r * nrhs + c) * rows) * esz, (size_t)n * esz))
+        if (memcmp(sh.X + (size_t)(c * rows) * esz, sh.X + (size_t)((r * nrhs + c) * rows) * esz,
+                   (size_t)(muster_routine_takes(s->routine) & MUSTER_TAKES_O ? rows : n) * esz))
           same = 0;
       if (memcmp(sh.W, sh.W + (size_t)(r * n) * sizeof(double), (size_t)w_count(s) * wsz)) same = 0;
     }
