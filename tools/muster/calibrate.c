@@ -87,10 +87,10 @@ static int option(int k, const char *v, void *arg) {
   case O_PROVIDER: c->spec.provider = v; return opt_backend(WHO, a, v) < 0 ? 2 : 0;
   case O_ROUTINE:
     if (muster_routine_from_name(v, &c->spec.routine) != 0) return cli_usage_error(WHO, "%s", muster_last_error());
-    if (c->spec.routine == MUSTER_GELS)
-      return cli_usage_error(WHO, "--routine gels: a cost table row ('routine dtype ndevices n nrhs seconds') "
-                             "has no m, the rows of gels's A, so it cannot hold gels's times; potrs, potri, "
-                             "syevd, getrs");
+    if (muster_routine_takes(c->spec.routine) & MUSTER_TAKES_M) /* gels, the factorizations */
+      return cli_usage_error(WHO, "--routine %s: a cost table row ('routine dtype ndevices n nrhs seconds') "
+                             "has no m, the rows of %s's A, so it cannot hold its times; potrs, potri, "
+                             "syevd, getrs", v, v);
     return 0;
   case O_DTYPE: x->dtypes = v; return 0;
   case O_N: return (c->nn = opt_i64_list(WHO, a, v, 1, OPT_MAX_N, c->ns, MAX_POINTS)) < 0 ? 2 : 0;

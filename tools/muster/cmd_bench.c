@@ -55,7 +55,7 @@ static int usage(FILE *f) {
           "ranges: --n 1..32 sizes of 1..65536, --m 1..65536, --ranks 1..64, --nrhs 1..65536, --reps 1..64,\n"
           "        --warmup 0..100, --seed 0..18446744073709551615\n"
           "options take their value as --opt V or --opt=V\n"
-          "modes:\n", opt_routine_names(routines, sizeof routines, "|"), opt_dtype_names(dtypes, sizeof dtypes, "|"));
+          "modes:\n", opt_routine_names(routines, sizeof routines, "|", MUSTER_TAKES_O), opt_dtype_names(dtypes, sizeof dtypes, "|"));
   for (const bench_mode_t *m = modes; m; m = m->next)
     fprintf(f, "  %-20s %s%s\n", m->name, m->what, m->baseline ? " [baseline]" : "");
   return f == stderr ? 2 : 0;
@@ -183,6 +183,12 @@ static int option(int k, const char *v, void *arg) {
   case O_DTYPE:
     bad = k == O_ROUTINE ? muster_routine_from_name(v, &p->routine) != 0 : muster_dtype_from_name(v, &p->dtype) != 0;
     if (bad) cli_usage_error(WHO, "%s: %s", a, muster_last_error());
+    else if (k == O_ROUTINE && (muster_routine_takes(p->routine) & MUSTER_TAKES_O)) {
+      char names[OPT_NAMES_CAP];
+      bad = 1;
+      cli_usage_error(WHO, "--routine %s: bench times the solvers (%s); time a factorization with "
+                      "`muster solve %s --reps N`", v, opt_routine_names(names, sizeof names, ", ", MUSTER_TAKES_O), v);
+    }
     break;
   case O_M: bad = opt_i64(WHO, a, v, 1, OPT_MAX_N, &x->m_opt) < 0; break;
   case O_N: bad = (x->nn = opt_i64_list(WHO, a, v, 1, OPT_MAX_N, x->ns, BENCH_MAX_SIZES)) < 0; break;

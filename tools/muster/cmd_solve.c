@@ -42,7 +42,7 @@
 
 static void usage(void) {
   char routines[OPT_NAMES_CAP], dtypes[OPT_NAMES_CAP];
-  opt_routine_names(routines, sizeof routines, ", ");
+  opt_routine_names(routines, sizeof routines, ", ", 0);
   opt_dtype_names(dtypes, sizeof dtypes, "|");
   printf("usage: muster solve ROUTINE --n N [--m M] --ranks R --mode threads|processes\n"
          "                    --dtype %s [--tile T] [--nrhs K] [--provider NAME]\n"
@@ -191,7 +191,7 @@ static int check_shape(cli_solve_t *c) {
 static int check_usage(cli_solve_t *c) {
   char routines[OPT_NAMES_CAP];
   if (!c->spec.routine)
-    return cli_usage_error(WHO, "which ROUTINE (%s)?", opt_routine_names(routines, sizeof routines, ", "));
+    return cli_usage_error(WHO, "which ROUTINE (%s)?", opt_routine_names(routines, sizeof routines, ", ", 0));
   if (check_shape(c) < 0) return 2;
   if (c->launcher) {
     const char *bad = c->set_ranks ? "--ranks" : c->set_mode ? "--mode" : c->set_devices;

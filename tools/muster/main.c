@@ -36,7 +36,7 @@ static const struct {
 
 static void usage(FILE *f) {
   char routines[OPT_NAMES_CAP], dtypes[OPT_NAMES_CAP];
-  opt_routine_names(routines, sizeof routines, "|");
+  opt_routine_names(routines, sizeof routines, "|", 0);
   opt_dtype_names(dtypes, sizeof dtypes, "|");
   fprintf(f, "usage: muster SUBCOMMAND [options]   (muster %s)\n\nsubcommands:\n", muster_version());
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {

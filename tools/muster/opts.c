@@ -25,11 +25,12 @@ static void append(char *buf, size_t cap, size_t *used, const char *s) {
   buf[*used] = '\0';
 }
 
-const char *opt_routine_names(char *buf, size_t cap, const char *sep) {
+const char *opt_routine_names(char *buf, size_t cap, const char *sep, unsigned without) {
   size_t used = 0;
   buf[0] = '\0';
-#define ROUTINE_NAME(NAME, value, name, ...) \
-  append(buf, cap, &used, used ? sep : ""), append(buf, cap, &used, name);
+#define ROUTINE_NAME(NAME, value, name, ...)                                   \
+  if (!(muster_routine_takes(value) & without))                                \
+    append(buf, cap, &used, used ? sep : ""), append(buf, cap, &used, name);
   MUSTER_ROUTINE_MAP(ROUTINE_NAME)
 #undef ROUTINE_NAME
   return buf;

@@ -37,8 +37,9 @@ int opt_backend(const char *who, const char *opt, const char *v);
 
 /* The names of every routine / dtype, from muster/types.h's tables (the
  * help is written from them, so it lists what the code takes), joined by
- * sep: "potrs|potri|syevd|getrs|gels".  Returns buf. */
-const char *opt_routine_names(char *buf, size_t cap, const char *sep);
+ * sep: "potrs|potri|syevd|getrs|gels|...", routines that take any of the
+ * MUSTER_TAKES_* bits in `without` left out.  Returns buf. */
+const char *opt_routine_names(char *buf, size_t cap, const char *sep, unsigned without);
 const char *opt_dtype_names(char *buf, size_t cap, const char *sep);
 #define OPT_NAMES_CAP 128 /* enough for either list */
 
