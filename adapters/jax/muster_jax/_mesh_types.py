@@ -25,12 +25,7 @@ import jax
 from jax.sharding import AxisType, Mesh, PartitionSpec as P
 
 from . import _sharding
-
-
-def explicit_axes(mesh) -> set:
-    """The names of mesh's Explicit axes."""
-    types = getattr(mesh, "axis_types", None) or ()
-    return {ax for ax, t in zip(mesh.axis_names, types) if "Explicit" in str(t)}
+from ._sharding import explicit_axes
 
 
 def _spec_axes(x) -> set:
