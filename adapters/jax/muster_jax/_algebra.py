@@ -14,16 +14,12 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from . import _factor, _sharding
 
 
-def _explicit(mesh: Mesh) -> bool:
-    return any("Explicit" in str(t) for t in (getattr(mesh, "axis_types", None) or ()))
-
-
 def mm(x: jax.Array, y: jax.Array, mesh: Mesh, spec: P) -> jax.Array:
     """x @ y, placed as spec says: jax picks no placement for a product of
     arrays sharded over one axis in different dimensions under Explicit
     axes, so it is told (out_sharding); under Auto axes XLA's partitioner
     picks and the result is constrained."""
-    if _explicit(mesh):
+    if _sharding.explicit_axes(mesh):
         return jnp.matmul(x, y, out_sharding=NamedSharding(mesh, spec))
     return _sharding.constrain(x @ y, mesh, spec)
 

@@ -4,7 +4,7 @@ Hermitian positive definite A, on a mesh or inside the caller's shard_map.
 import jax
 from jax.sharding import Mesh, PartitionSpec as P
 
-from . import _args, _call, _cholesky_rules, _local_rules, _program, _sharding
+from . import _args, _call, _cholesky_rules, _local_rules, _mesh_types, _program, _sharding
 from ._call import NO_FACTOR, POTRI, POTRS
 
 # ---- inside the caller's shard_map ----------------------------------------------------
@@ -158,6 +158,7 @@ def mesh_args(what: str, a, b, T_A, provider, mesh) -> tuple:
     if b is not None:
         b = _args.array(b, "b", what)
         _args.on_mesh(b, "b", mesh, what)
+    mesh = _mesh_types.for_call(mesh, a, b)
     return a, b, _args.tile(T_A, what), _args.provider(provider, what), mesh
 
 
@@ -187,5 +188,6 @@ def potri(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,
 
 def _potri_program(a, *, cfg):
     inv, status = _cholesky_rules.potri(cfg, a)
+    inv = _mesh_types.follow(inv, a, cfg.mesh)
     return (inv, status) if cfg.return_status else inv
 

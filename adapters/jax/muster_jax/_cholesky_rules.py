@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import PartitionSpec as P
 
-from . import _algebra, _call, _sharding
+from . import _algebra, _call, _mesh_types, _sharding
 from ._call import NO_FACTOR, POTRI, POTRS, Config
 
 
@@ -70,10 +70,11 @@ def _logdet(cfg: Config, a: jax.Array, ld: jax.Array) -> jax.Array:
 @_logdet.defjvp
 def _logdet_jvp(cfg, primals, tangents):
     a, ld = primals
+    da = _mesh_types.pin_tangent(tangents[0], cfg.mesh)
     spec = cfg.out_spec()
     inv, _ = potri(cfg, a)  # d log det A = tr(A^-1 dA): A^-1 is needed whole, kept distributed
     # tr(A^-1 herm(dA)) = sum of conj(A^-1) * herm(dA) (A^-1 is Hermitian)
-    d = jnp.real(jnp.sum(jnp.conj(inv) * _algebra.herm(tangents[0], cfg.mesh, spec)))
+    d = jnp.real(jnp.sum(jnp.conj(inv) * _algebra.herm(da, cfg.mesh, spec)))
     return _logdet(cfg, a, ld), d.astype(ld.dtype)
 
 
@@ -128,6 +129,7 @@ def potri(cfg: Config, a: jax.Array) -> tuple[jax.Array, jax.Array]:
 def _potri_jvp(cfg, primals, tangents):
     cfg.check_differentiable()
     (a,), (da,) = primals, tangents
+    da = _mesh_types.pin_tangent(da, cfg.mesh)
     inv, status = potri(cfg, a)  # differentiable again: the rule nests
     spec = cfg.out_spec()
     mesh = cfg.mesh

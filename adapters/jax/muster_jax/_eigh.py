@@ -4,7 +4,7 @@ a Hermitian A), on a mesh or inside the caller's shard_map.
 import jax
 from jax.sharding import Mesh, PartitionSpec as P
 
-from . import _call, _cholesky, _eigh_rules, _program, _sharding
+from . import _call, _cholesky, _eigh_rules, _mesh_types, _program, _sharding
 from ._call import NO_VECTORS, SYEVD
 
 
@@ -80,6 +80,7 @@ def syevd(a: jax.Array, T_A: int | None = None, mesh: Mesh | None = None,
 
 def _syevd_program(a, *, cfg, vectors):
     w, v, status = _eigh_rules.syevd(cfg, vectors, a)
+    v = None if v is None else _mesh_types.follow(v, a, cfg.mesh)
     out = (w, v) if vectors else (w,)
     if cfg.return_status:
         return out + (status,)

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import PartitionSpec as P
 
-from . import _algebra, _call, _sharding
+from . import _algebra, _call, _mesh_types, _sharding
 from ._call import NO_VECTORS, SYEVD, Config
 
 
@@ -44,6 +44,7 @@ def syevd(cfg: Config, vectors: bool, a: jax.Array) -> tuple:
 def _syevd_jvp(cfg, vectors, primals, tangents):
     cfg.check_differentiable()
     (a,), (da,) = primals, tangents
+    da = _mesh_types.pin_tangent(da, cfg.mesh)
     w, v, status = syevd(cfg, True, a)  # dw needs V too; differentiable again: the rule nests
     vspec = P(None, cfg.pl.axis) if cfg.out_spec() != P(None, None) else P(None, None)
 

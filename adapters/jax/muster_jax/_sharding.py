@@ -132,6 +132,12 @@ def single_spec(in_specs: P | tuple | list | None, mesh: Mesh) -> P:
     raise ValueError(f"in_specs must be the PartitionSpec of a (or a 1-tuple of it), got {in_specs}")
 
 
+def explicit_axes(mesh) -> set:
+    """The names of mesh's Explicit axes (a concrete or abstract mesh)."""
+    types = getattr(mesh, "axis_types", None) or ()
+    return {ax for ax, t in zip(mesh.axis_names, types) if "Explicit" in str(t)}
+
+
 def constrain(x: jax.Array, mesh: Mesh, spec: P) -> jax.Array:
     """Put x in `spec`: reshard over Explicit mesh axes, a sharding
     constraint over Auto ones (jax refuses the other pairings).
@@ -146,8 +152,7 @@ def constrain(x: jax.Array, mesh: Mesh, spec: P) -> jax.Array:
     """
     used = {p for part in spec if part is not None
             for p in (part if isinstance(part, (tuple, list)) else (part,))}
-    types = getattr(mesh, "axis_types", None) or ()
-    explicit = {ax for ax, t in zip(mesh.axis_names, types) if "Explicit" in str(t)}
+    explicit = explicit_axes(mesh)
     if explicit and used <= explicit:
         return jax.sharding.reshard(x, NamedSharding(mesh, spec))
     return jax.lax.with_sharding_constraint(x, NamedSharding(mesh, spec))

@@ -56,11 +56,10 @@ def rows_match(name, a, b, vector, left=True):
                          f"to be A's {a.shape[-2]} rows")
 
 
-def square_or_tall(a):
+def matrix(name, a):
     if not isinstance(a, torch.Tensor):
-        raise TypeError(f"muster_torch.linalg.lstsq: A is a {type(a).__name__}, not a "
+        raise TypeError(f"muster_torch.linalg.{name}: A is a {type(a).__name__}, not a "
                         "torch.Tensor")
-    if a.dim() < 2 or a.shape[-2] < a.shape[-1]:
-        raise ValueError(f"muster_torch.linalg.lstsq: A has shape {tuple(a.shape)}: a matrix "
-                         "(*, m, n) with m >= n (muster has no minimum-norm solution of a "
-                         "wide A)")
+    if a.dim() < 2:
+        raise ValueError(f"muster_torch.linalg.{name}: A has shape {tuple(a.shape)}: a matrix "
+                         "(*, m, n)")

@@ -8,8 +8,8 @@ gels, potri, syevd; muster_torch's top level).
     eigh(A, UPLO=)         eigh(A, UPLO=)                        syevd
     eigvalsh(A, UPLO=)     eigvalsh(A, UPLO=)                    syevd, no vectors
     inv(A)                 inv(A); inv(A, assume="pos")          getrs on I; potri
-    lstsq(A, B)            lstsq(A, B)                           gels
-    slogdet(A)             slogdet(A, assume="pos")              potrs's log det
+    lstsq(A, B)            lstsq(A, B)                           gels; potrs of A A^H (wide A)
+    slogdet(A)             slogdet(A); slogdet(A, assume="pos") torch's LU; potrs's log det
 
 A and B are whole tensors, as torch.linalg takes them, with any leading
 batch dimensions (broadcast as torch.linalg does; one muster call per
@@ -129,68 +129,89 @@ def inv(A, *, assume="gen", devices=None, tile=None, provider=None, timeout=None
 
 def lstsq(A, B, rcond=None, *, driver=None, devices=None, tile=None, provider=None,
           timeout=None):
-    """Least squares min ||A X - B||_F for a tall A of full column rank:
-    torch.linalg.lstsq, and its result type (torch.return_types.linalg_lstsq:
-    solution, residuals, rank, singular_values).
+    """Least squares min ||A X - B||_F: torch.linalg.lstsq, and its result
+    type (torch.return_types.linalg_lstsq: solution, residuals, rank,
+    singular_values).
 
-    muster's only driver is QR (gels, as torch's driver="gels"); driver must
-    be None or "gels", and rcond is accepted and unused (it is for the
-    rank-revealing drivers).  A (*, m, n) with m >= n, B (*, m, k), batch
-    dimensions broadcast (torch broadcasts B's only), or B (*, m) of
-    A.dim() - 1 dimensions: a batch of vectors (torch's rule).  What is
-    filled:
+    A (*, m, n) of full rank, B (*, m, k), batch dimensions broadcast (torch
+    broadcasts B's only), or B (*, m) of A.dim() - 1 dimensions: a batch of
+    vectors (torch's rule).
+      * tall or square A (m >= n, full column rank): QR (gels), as torch's
+        driver="gels".
+      * wide A (m < n, full row rank): the minimum-norm solution X = A^H
+        (A A^H)^-1 B, what torch's "gelsy", "gelsd" and "gelss" give for a
+        full row rank A (its "gels" assumes m >= n): potrs of the m x m
+        Gram matrix A A^H (Hermitian positive definite).  It conditions as
+        cond(A)^2 where an LQ would as cond(A): for an ill-conditioned A it
+        loses about twice the digits.
+    driver must be None or "gels" (muster's routines are the ones above),
+    and rcond is accepted and unused (it is for the rank-revealing drivers).
+    What is filled:
       solution: X (*, n, k), or (*, n) for vectors.
       residuals: the squared residual norm of each column, ||A X - B||^2
         (*, k), or (*, 1) for vectors, when m > n (as torch); computed as A X - B, so a residual
         far below ||A|| ||X|| + ||B|| has only the digits left above that
-        scale.  An empty tensor when m == n, as torch.
-      rank: n in every batch element (int64): gels raises
-        torch.linalg.LinAlgError for a rank-deficient A instead of returning
-        an answer, so a returned answer has full rank.  torch's "gels"
-        driver leaves it empty.
+        scale.  An empty tensor when m <= n, as torch.
+      rank: min(m, n) in every batch element (int64): gels and potrs raise
+        torch.linalg.LinAlgError for a rank-deficient A instead of
+        returning an answer, so a returned answer has full rank.  torch's
+        "gels" driver leaves it empty.
       singular_values: an empty tensor (as torch's "gels" and "gelsy").
-    Differs: a wide A (m < n: torch's minimum-norm solution) raises
-    ValueError.
+    Gradients: those of the routines (gels's; potrs's and the products
+    for a wide A), torch's for a full-rank A.
     """
-    checks.square_or_tall(A)
+    checks.matrix("lstsq", A)
     if driver not in (None, "gels"):
         raise ValueError(f"muster_torch.linalg.lstsq: driver={driver!r}: muster's least "
-                         "squares is QR (\"gels\" or None)")
+                         "squares is QR, or the Gram matrix's Cholesky for a wide A (\"gels\" "
+                         "or None)")
     vector = checks.lstsq_vector(A, B)
     checks.rows_match("lstsq", A, B, vector)
     batch, A, B = _batch.broadcast("lstsq", A, B, vector)
-    x = _batch.each(lambda a, b: _api.gels(_shards(a, devices), b, tile=tile,
-                                           provider=provider, timeout=timeout), batch, A, B)
     m, n = A.shape[-2:]
+    one = _gels_one if m >= n else _min_norm_one
+    x = _batch.each(lambda a, b: one(a, b, devices, tile, provider, timeout), batch, A, B)
     real = A.real.dtype if A.is_complex() else A.dtype
     if m > n:
         r = (A @ x[..., None] - B[..., None]) if vector else (A @ x - B)
         residuals = r.abs().pow(2).sum(-2)
     else:
         residuals = torch.empty((0,), dtype=real, device=A.device)
-    rank = torch.full(batch, n, dtype=torch.int64, device=A.device)
+    rank = torch.full(batch, min(m, n), dtype=torch.int64, device=A.device)
     sv = torch.empty((0,), dtype=real, device=A.device)
     return torch.return_types.linalg_lstsq((x, residuals, rank, sv))
+
+
+def _gels_one(a, b, devices, tile, provider, timeout):
+    return _api.gels(_shards(a, devices), b, tile=tile, provider=provider, timeout=timeout)
+
+
+def _min_norm_one(a, b, devices, tile, provider, timeout):
+    """x = A^H (A A^H)^-1 b for a wide A of full row rank (lstsq)."""
+    gram = a @ a.mH  # Hermitian up to rounding; potrs reads its lower triangle
+    y = _api.potrs(_shards(gram, devices), b, tile=tile, provider=provider, timeout=timeout)
+    return a.mH @ y
 
 
 def slogdet(A, *, assume="gen", devices=None, tile=None, provider=None, timeout=None):
     """(sign, logabsdet) of det A: torch.linalg.slogdet, and its result type
     (torch.return_types.linalg_slogdet).
 
-    muster's log det comes from the Cholesky factor of potrs, so A must be
-    Hermitian positive definite, and the caller says so: assume="pos"
-    (reads A's lower triangle only) gives sign 1 (in A's dtype, as torch)
-    and logabsdet = log det A (real).  The default, assume="gen" (a
-    general A, as torch), raises NotImplementedError: muster has no LU
-    determinant yet (use torch.linalg.slogdet).  A not positive definite
-    raises torch.linalg.LinAlgError, where torch would return its sign.
-    Differs: no out=.
+    assume="gen" (default, any square A, as torch): torch.linalg.slogdet
+    itself, LU on A's device (the matrix muster_torch.linalg takes whole):
+    muster's getrs hands back no LU factors (include/muster.h: its row
+    pivots would not travel back), so it has no determinant to give; the
+    same choice as muster_jax.linalg.slogdet's "gen".  A singular A gives
+    sign 0 and logabsdet -inf, as torch.
+    assume="pos" (Hermitian positive definite A; reads its lower triangle
+    only): log det A from the Cholesky factor of potrs, on the devices;
+    sign 1 (in A's dtype, as torch).  A not positive definite raises
+    torch.linalg.LinAlgError, where torch would return its sign.
+    Gradients: torch's ("gen"), potrs's ("pos").  Differs: no out=.
     """
     checks.square("slogdet", A)
     if not checks.is_pos("slogdet", assume):
-        raise NotImplementedError("muster_torch.linalg.slogdet: muster's log det is "
-                                  "Cholesky's (assume='pos', Hermitian positive definite A); "
-                                  "for a general A use torch.linalg.slogdet")
+        return torch.linalg.slogdet(A)
 
     def one(a):
         zero = torch.zeros((a.shape[-1], 1), dtype=a.dtype, device=a.device)

@@ -126,8 +126,44 @@ def test_slogdet(dtype, devices, gen):
     assert out.sign.dtype == dtype and out.sign.shape == ()
     assert abs(complex(out.sign) - complex(sign)) < 1e-6
     tu.check_logdet(A, out.logabsdet)
-    with pytest.raises(NotImplementedError, match="assume='pos'"):
-        mt.linalg.slogdet(A)
+
+
+@pytest.mark.parametrize("dtype", tu.DTYPES, ids=str)
+def test_slogdet_general(dtype, gen):
+    """A general (non-Hermitian) A, the default assume="gen": torch's sign
+    and log |det A|, a negative determinant's sign included."""
+    n = 9
+    A = tu.general(n, dtype, gen)
+    A[0] = -A[0]  # a real A's det turns negative
+    out = mt.linalg.slogdet(A)
+    assert isinstance(out, torch.return_types.linalg_slogdet)
+    sign, ref = torch.linalg.slogdet(wide(A))
+    assert out.sign.dtype == dtype and out.logabsdet.dtype == A.real.dtype
+    assert abs(complex(out.sign) - complex(sign)) < tu.tol(dtype, n, cond(A))
+    assert abs(float(out.logabsdet) - float(ref)) < tu.tol(dtype, n, cond(A)) * max(1, abs(float(ref)))
+    if not dtype.is_complex:
+        assert float(out.sign) == -1.0
+
+
+@pytest.mark.parametrize("devices", DEVICES)
+@pytest.mark.parametrize("dtype", tu.DTYPES, ids=str)
+def test_lstsq_wide(dtype, devices, gen):
+    """A wide A (m < n, full row rank): the minimum-norm solution, as
+    torch's gelsd gives it; A X = B exactly (to rounding)."""
+    m, n = 5, 11
+    A, B = tu.tall(n, m, dtype, gen).mH.contiguous(), tu.rhs(m, 2, dtype, gen)
+    out = mt.linalg.lstsq(A, B, devices=devices)
+    ref = torch.linalg.lstsq(wide(A), wide(B), driver="gelsd")
+    c = cond(A)
+    assert out.solution.shape == (n, 2) and out.solution.dtype == dtype
+    assert_close(out.solution, ref.solution, tu.tol(dtype, n, c * c), "solution")
+    assert_close(A @ out.solution, B, tu.tol(dtype, n, c * c), "A X = B")
+    assert out.residuals.shape == (0,) and int(out.rank) == m
+    vec = mt.linalg.lstsq(A, B[:, 0], devices=devices)
+    assert vec.solution.shape == (n,)
+    assert_close(vec.solution, ref.solution[:, 0], tu.tol(dtype, n, c * c), "vector")
+    batch = mt.linalg.lstsq(torch.stack([A, 2 * A]), torch.stack([B, B]))
+    assert_close(batch.solution[1], ref.solution / 2, tu.tol(dtype, n, c * c), "batch")
 
 
 # ------------------------------------------------------------------ gradients
@@ -155,6 +191,9 @@ def test_gradcheck(dtype, gen):
     T, C = tu.tall(9, n, dtype, gen).requires_grad_(), tu.rhs(9, 2, dtype, gen).requires_grad_()
     ls = tu.solve_conditioning(T.detach(), least_squares=True)
     assert tu.gradcheck_fd(lambda a, b: L.lstsq(a, b).solution, (T, C), *ls)
+    W = T.detach().mH.contiguous().requires_grad_()  # wide, full row rank
+    assert tu.gradcheck_fd(lambda a, b: L.lstsq(a, b, devices=2).solution, (W, C[:n]), *ls)
+    assert tu.gradcheck_fd(lambda a: L.slogdet(a).logabsdet, (G,), *lu)
 
 
 def test_gradients_match_torch_linalg(gen):
@@ -174,6 +213,9 @@ def test_gradients_match_torch_linalg(gen):
         (lambda a, b: TL.lstsq(a, b).solution, lambda a, b: L.lstsq(a, b).solution, (T, C)),
         (lambda a, b: TL.lstsq(a, b, driver="gels").residuals,
          lambda a, b: L.lstsq(a, b).residuals, (T, C)),
+        (lambda a, b: TL.lstsq(a, b, driver="gelsd").solution,
+         lambda a, b: L.lstsq(a, b, devices=2).solution, (T.mT.contiguous(), C[:n])),
+        (lambda a: TL.slogdet(a).logabsdet, lambda a: L.slogdet(a).logabsdet, (G,)),
     ]
     for ref, ours, xs in cases:
         r = [x.clone().requires_grad_() for x in xs]
@@ -199,8 +241,8 @@ def test_wrong_shapes_are_value_errors():
         L.eigh(torch.ones(2, 3, dtype=F64))
     with pytest.raises(ValueError, match="square matrix"):
         L.inv(torch.ones(5, dtype=F64))
-    with pytest.raises(ValueError, match="m >= n"):
-        L.lstsq(torch.ones(3, 5, dtype=F64), torch.ones(3, 1, dtype=F64))
+    with pytest.raises(ValueError, match=r"A has shape \(5,\): a matrix"):
+        L.lstsq(torch.ones(5, dtype=F64), torch.ones(5, dtype=F64))
     with pytest.raises(ValueError, match="as many dimensions"):
         L.lstsq(torch.ones(2, 5, 3, dtype=F64), torch.ones(5, dtype=F64))
     with pytest.raises(TypeError, match="B is a list"):

@@ -2,7 +2,7 @@
 import jax
 from jax.sharding import Mesh
 
-from .. import _args, _eigh, _program
+from .. import _args, _eigh, _mesh_types, _program
 from . import _batch, _place
 from ._results import EighResult
 
@@ -59,4 +59,5 @@ def _call(what, a, uplo, symmetrize, vectors, mesh, T_A, provider):
 def _body(a, *, mesh, spec, dtype, lower, symmetrize, vectors, T_A, provider):
     a = a.astype(dtype)
     h = _place.hermitian_part(a, mesh, spec) if symmetrize else _place.from_triangle(a, mesh, spec, lower)
-    return _eigh.syevd(h, T_A, mesh, spec, return_eigenvectors=vectors, provider=provider)
+    out = _eigh.syevd(h, T_A, mesh, spec, return_eigenvectors=vectors, provider=provider)
+    return (out[0], _mesh_types.follow(out[1], a, mesh)) if vectors else out

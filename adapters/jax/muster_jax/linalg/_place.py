@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from .. import _algebra, _args, _sharding
+from .. import _algebra, _args, _mesh_types, _sharding
 
 
 @functools.cache
@@ -35,7 +35,8 @@ def where(a, mesh: Mesh | None, what: str) -> tuple[Mesh, P]:
 
     mesh: the one given; else a's own (a concrete array sharded over
     several devices); else the enclosing `with jax.set_mesh(...)`; else
-    default_mesh().  spec: a's own when it shards one dimension over that
+    default_mesh(); the Auto twin of any of these outside a mesh context
+    (_mesh_types.for_call).  spec: a's own when it shards one dimension over that
     mesh, else columns over the mesh's first axis.
     """
     sh = None if isinstance(a, jax.core.Tracer) else getattr(a, "sharding", None)
@@ -55,7 +56,7 @@ def where(a, mesh: Mesh | None, what: str) -> tuple[Mesh, P]:
         tsh = getattr(jax.typeof(a), "sharding", None)
         spec = _one_dim(tsh.spec, mesh) if tsh is not None and hasattr(tsh, "spec") else None
     _args.on_mesh(a, "a", mesh, what)
-    return mesh, spec if spec is not None else P(None, mesh.axis_names[0])
+    return _mesh_types.for_call(mesh, a), spec if spec is not None else P(None, mesh.axis_names[0])
 
 
 def matrix(a, what: str, square: bool = True):

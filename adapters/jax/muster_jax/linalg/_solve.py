@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import Mesh, PartitionSpec as P
 
-from .. import _args, _cholesky, _general, _program
+from .. import _args, _cholesky, _general, _mesh_types, _program
 from . import _batch, _place
 
 
@@ -108,5 +108,6 @@ def inv(a, *, assume_a: str = "gen", mesh: Mesh | None = None, T_A: int | None =
 def _inv(a, *, mesh, spec, dtype, pos, T_A, provider):
     a = a.astype(dtype)
     if pos:
-        return _cholesky.potri(_place.from_triangle(a, mesh, spec, True), T_A, mesh, spec, provider=provider)
+        inv = _cholesky.potri(_place.from_triangle(a, mesh, spec, True), T_A, mesh, spec, provider=provider)
+        return _mesh_types.follow(inv, a, mesh)
     return _general.lu_solve(a, jnp.eye(a.shape[0], dtype=dtype), T_A, mesh, spec, provider=provider)
