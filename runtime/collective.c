@@ -6,10 +6,12 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "collective.h"
+#include "engine.h"
 #include "mpiInt.h"
 
 static double now_s(void) {
@@ -61,6 +63,8 @@ typedef struct watchdog {
   int abort_on;      /* kind mpi: cancel at the deadline, then MPI_Abort when
                         cancel did not end the call                         */
   char why[512];
+  int code;          /* the failure it cancelled with                     */
+  double fired_at;   /* now_s() when cancel began; 0 before (atomic)       */
 } watchdog_t;
 
 /* Wait on w->cv (w->mu held) until w->stop or `seconds` from now. */
@@ -116,6 +120,9 @@ static void *watch_main(void *arg) {
         nap(w, MUSTER__MPI_REPORT_GRACE_S);
         if (w->stop) break; /* it returned meanwhile */
       }
+      w->code = rc;
+      double at = now_s();
+      __atomic_store(&w->fired_at, &at, __ATOMIC_RELEASE);
       if (in->p->v->cancel) in->p->v->cancel(in->p->ctx, w->call, rc, w->why);
       if (w->abort_on) { /* kind mpi: nothing else can release the peers */
         nap(w, MUSTER__MPI_ABORT_GRACE_S);
@@ -160,6 +167,48 @@ static void watch_stop(watchdog_t *w, pthread_t tid) {
 
 /* ---- the call ------------------------------------------------------------------------ */
 
+/* engine.h's give_up: the call was cancelled MUSTER__ENGINE_GRACE_S ago */
+static int cancel_ignored(void *arg) {
+  watchdog_t *w = arg;
+  double at;
+  __atomic_load(&w->fired_at, &at, __ATOMIC_ACQUIRE);
+  return at > 0 && now_s() - at > MUSTER__ENGINE_GRACE_S;
+}
+
+/* Run the call on its own thread (engine.h) under the watchdog w (started
+ * here): 0 when it returned (its rc, seconds, info, tile and err copied
+ * out), 1 when it was cancelled and is left running (w and the thread
+ * with it), or a code when nothing ran. */
+static int run_threaded(muster__provider_t *p, const muster_collective_call_t *call, watchdog_t *w,
+                        int *rc, double *seconds, int64_t *info, int64_t *tile, char *err, size_t errlen) {
+  muster__engine_t *e;
+  int r = muster__engine_new(p, call, &e);
+  if (r < 0) return r;
+  w->call = &e->call; /* cancel names the call the engine runs */
+  pthread_t tid;
+  if ((r = watch_start(w, &tid)) < 0) {
+    muster__engine_free(e);
+    return r;
+  }
+  if ((r = muster__engine_run(e)) < 0) {
+    watch_stop(w, tid);
+    muster__engine_free(e);
+    return r;
+  }
+  if (!muster__engine_wait(e, cancel_ignored, w)) {
+    pthread_detach(tid); /* it may be inside cancel still: w stays its */
+    return 1;
+  }
+  watch_stop(w, tid);
+  *rc = e->rc;
+  *seconds = e->seconds;
+  *info = e->info;
+  *tile = e->tile;
+  snprintf(err, errlen, "%s", e->err);
+  muster__engine_free(e);
+  return 0;
+}
+
 int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out, int *engine_rc) {
   muster__provider_t *p = in->p;
   *engine_rc = 0;
@@ -177,10 +226,11 @@ int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out, 
   call.err = err;
   call.errlen = sizeof err;
   snprintf(out->provider, sizeof out->provider, "%s", p->name);
-  watchdog_t w;
-  memset(&w, 0, sizeof w);
-  w.in = in;
-  w.call = &call;
+  /* on the heap: a call left running keeps its watchdog (run_threaded) */
+  watchdog_t *w = calloc(1, sizeof *w);
+  if (!w) return *engine_rc = muster__err(MUSTER_ENOMEM, "rank %d: out of memory for a watchdog", in->rank);
+  w->in = in;
+  w->call = &call;
   pthread_t tid;
   int rc, watching = in->watch != NULL;
   int mpi = !watching && in->boot && in->boot->kind && !strcmp(in->boot->kind, "mpi");
@@ -188,31 +238,57 @@ int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out, 
   if (mpi) {
     muster__mpi_phase_get(was, sizeof was);
     /* MPI: the peers' heartbeat, else (none in this process) a deadline */
-    if ((rc = muster__mpi_deadline(&w.timeout, &w.abort_on)) < 0) return *engine_rc = rc;
-    w.beats = muster__mpi_beat_on();
-    watching = w.abort_on && (w.beats || w.timeout > 0); /* MUSTER_MPI_ABORT=0: wait, as MPI would */
-    if (watching && !w.beats) {
-      w.timeout = muster__collective_deadline(in, w.timeout, w.how, sizeof w.how);
+    if ((rc = muster__mpi_deadline(&w->timeout, &w->abort_on)) < 0) {
+      free(w);
+      return *engine_rc = rc;
+    }
+    w->beats = muster__mpi_beat_on();
+    watching = w->abort_on && (w->beats || w->timeout > 0); /* MUSTER_MPI_ABORT=0: wait, as MPI would */
+    if (watching && !w->beats) {
+      w->timeout = muster__collective_deadline(in, w->timeout, w->how, sizeof w->how);
       muster__log(MUSTER_LOG_DEBUG, "rank %d: provider %s: deadline %.1f s (%s)", in->rank, p->name,
-                  w.timeout, w.how);
-      w.deadline = now_s() + w.timeout;
+                  w->timeout, w->how);
+      w->deadline = now_s() + w->timeout;
     }
     muster__mpi_phase("inside provider %s's collective_solve (%s n=%lld)", p->name,
                       muster_routine_name(in->args->routine), (long long)in->args->n);
   }
-  if (watching && (rc = watch_start(&w, &tid)) < 0) return *engine_rc = rc;
-  double t0 = now_s();
-  rc = p->v->collective_solve(p->ctx, &call);
-  out->seconds = now_s() - t0;
-  if (watching) watch_stop(&w, tid);
+  if (in->watch) { /* a group's watch: the engine on its own thread, so that this rank can leave it */
+    int r = run_threaded(p, &call, w, &rc, &out->seconds, &info, &tile, err, sizeof err);
+    if (r < 0) {
+      free(w);
+      return *engine_rc = r;
+    }
+    if (r == 1) { /* w, the call's record and its thread are left (engine.h) */
+      out->seconds = 0;
+      *engine_rc = MUSTER__ENGINE_LEFT;
+      return muster__err(w->code, "rank %d: provider %s was cancelled: %s; it has not returned within "
+                         "%.0f s of the cancel, so its call is left running on a thread of this process "
+                         "(with the memory and GPU work it holds): end this process (exit() ends it at "
+                         "once)", in->rank, p->name, w->why, MUSTER__ENGINE_GRACE_S);
+    }
+  } else {
+    if (watching && (rc = watch_start(w, &tid)) < 0) {
+      free(w);
+      return *engine_rc = rc;
+    }
+    double t0 = now_s();
+    rc = p->v->collective_solve(p->ctx, &call);
+    out->seconds = now_s() - t0;
+    if (watching) watch_stop(w, tid);
+  }
   if (mpi) muster__mpi_phase("%s", was);
   out->info = info;
   out->tile = tile;
   err[sizeof err - 1] = '\0';
   *engine_rc = rc < 0 ? rc : 0;
-  if (rc < 0 && w.fired)
+  int fired = w->fired;
+  char why[sizeof w->why];
+  snprintf(why, sizeof why, "%s", w->why);
+  free(w);
+  if (rc < 0 && fired)
     return muster__err(rc, "rank %d: provider %s was cancelled: %s (provider: %s)", in->rank, p->name,
-                       w.why, err[0] ? err : muster_strerror(rc));
+                       why, err[0] ? err : muster_strerror(rc));
   if (rc < 0 && !muster__info_verdict(in->args->routine, rc, info))
     return muster__err(rc, "rank %d: provider %s (%s) failed in %s: %s", in->rank, p->name, p->path,
                        muster_routine_name(in->args->routine), err[0] ? err : muster_strerror(rc));

@@ -21,7 +21,8 @@
  * too), and when the call has not returned MUSTER__MPI_ABORT_GRACE_S later
  * it ends the job (muster__mpi_abort, mpi.h).  MUSTER_MPI_ABORT=0: no watch;
  * MUSTER_TIMEOUT=inf: no silence or deadline is too long.  docs/bootstrap.md.
- * The thread is stopped and joined before muster__collective_run returns.
+ * The thread is stopped and joined before muster__collective_run returns,
+ * unless the call was cancelled and did not return (engine.h).
  */
 #ifndef MUSTER_COLLECTIVE_H
 #define MUSTER_COLLECTIVE_H
@@ -76,11 +77,17 @@ MUSTER_HIDDEN double muster__collective_deadline(const muster__coll_in_t *in, do
 MUSTER_HIDDEN muster_dist_t muster__collective_dist(const muster_solve_args_t *args,
                                                     const muster_shard_t *mine, int rank, int nranks);
 
-/* Call in->p->collective_solve for this rank under the watchdog.  Fills
+/* *engine_rc of a call that was cancelled and did not return: it is left
+ * running (engine.h); its communicators are in use, never release them. */
+#define MUSTER__ENGINE_LEFT 1
+
+/* Call in->p->collective_solve for this rank under the watchdog (with a
+ * group's watch, on a thread of its own: engine.h).  Fills
  * out->info/tile/seconds/provider.  0, the provider's code (message names
  * the provider and, when the watchdog cancelled it, why), or the info code
  * (muster__info_rc).  *engine_rc: what collective_solve itself returned
- * (0 when only info is bad: every rank has the same then). */
+ * (0 when only info is bad: every rank has the same then), or
+ * MUSTER__ENGINE_LEFT with the cancel's code returned. */
 MUSTER_HIDDEN int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out,
                                          int *engine_rc);
 

@@ -244,11 +244,12 @@ static int run_chosen(muster_comm_t *c, const muster_solve_args_t *args, const m
                           .expect_src = dec->expect_src, .expect_s = dec->expect_s};
   int engine_rc;
   rc = muster__collective_run(&in, out, &engine_rc);
-  if (engine_rc < 0) {
+  if (engine_rc != 0) {
     char msg[600];
     snprintf(msg, sizeof msg, "%s", muster_last_error());
     if (c->g) muster__group_abortf(c->g, rc, "%s", msg); /* the others may be stuck in the engine */
-    if (p->v->release_comms) p->v->release_comms(p->ctx, c->key);
+    if (engine_rc != MUSTER__ENGINE_LEFT && p->v->release_comms) /* a left call still uses them */
+      p->v->release_comms(p->ctx, c->key);
     rc = muster__err(rc, "%s", msg);
     goto out;
   }

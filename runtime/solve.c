@@ -196,11 +196,11 @@ static int follow_collective(call_t *c, int got) {
                           .nranks = c->R, .boot = &boot, .watch = muster__group_watch, .watch_arg = &gw};
   int engine_rc;
   int rc = muster__collective_run(&in, &c->out, &engine_rc);
-  if (engine_rc < 0) { /* the others may be stuck in the engine: stop them */
+  if (engine_rc != 0) { /* the others may be stuck in the engine: stop them */
     char msg[600];
     snprintf(msg, sizeof msg, "%s", muster_last_error());
     muster__group_abortf(c->g, rc, "%s", msg);
-    release_comms(c);
+    if (engine_rc != MUSTER__ENGINE_LEFT) release_comms(c); /* a left call still uses them */
     return muster__err(rc, "%s", msg);
   }
   int brc = muster__group_barrier_ex(c->g, 0);

@@ -142,6 +142,7 @@ void v2_run(v2_run_t *run) {
     if (pids[r] == 0) {
       if (run->env_rank[r]) putenv((char *)run->env_rank[r]);
       rank_main(r, -1, &ra);
+      if (run->use_exit) exit(0); /* exit handlers, with a provider's call maybe still running */
       _exit(0);
     }
   }

@@ -33,6 +33,7 @@ typedef struct v2_run {
                                SIGKILLed once the others have returned */
   double timeout_s;         /* the group's (default 10) */
   const char *env_rank[V2_MAX_RANKS]; /* "NAME=VALUE" put in that rank (processes) */
+  int use_exit;             /* processes: a rank ends with exit(0), not _exit(0) */
   double t_kill;            /* out */
   v2_rank_out_t *out;       /* out: R entries (shared memory) */
 } v2_run_t;

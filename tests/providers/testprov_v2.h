@@ -26,6 +26,8 @@
  *                          check), then return cancel's code and reason
  *   TESTPROV_BLOCK_S=S     the same for at most S seconds, then go on (a
  *                          long call that ends by itself)
+ *   TESTPROV_DEAF=1        block for ever, deaf to cancel (an engine stuck
+ *                          in a GPU wait after its peer died)
  *   TESTPROV_RELEASE_LOG=PATH  release_comms appends "release KEY"
  *   TESTPROV_ENTER_LOG=PATH    appends "enter RANK PID" once its checks passed
  */
@@ -34,6 +36,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #ifndef TP_RULES
 #define TP_RULES MUSTER_LAYOUT_RULES_VERSION
@@ -250,6 +253,7 @@ __attribute__((unused)) static int tp_collective(void *ctx, const muster_collect
     snprintf(line, sizeof line, "enter %d %d\n", c->boot->rank, (int)getpid());
     append_line(enter, line);
   }
+  while (rc == 0 && getenv("TESTPROV_DEAF")) pause();
   if (rc == 0 && getenv("TESTPROV_BLOCK")) rc = block_until_cancelled(c, 0);
   if (rc == 0 && getenv("TESTPROV_BLOCK_S")) rc = block_until_cancelled(c, atof(getenv("TESTPROV_BLOCK_S")));
   forget_call(c);
