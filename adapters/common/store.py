@@ -9,9 +9,11 @@ standard library only, no framework imported.  The framework's part is a
 small object with three methods (KeyValue below) that muster_jax.distributed
 and muster_torch.distributed build.  docs/multinode.md.
 """
+import atexit
 import ctypes
 import itertools
 import threading
+import weakref
 
 from . import _runtime
 
@@ -136,6 +138,20 @@ class _Callbacks:
 
 
 _numbers = itertools.count()
+_open = weakref.WeakSet()  # sets not closed yet: closed at exit (below)
+
+
+@atexit.register
+def _close_all():
+    """Stop the heartbeat threads of sets left open before the interpreter
+    goes: they call back into Python.  (atexit runs this before the
+    framework's own exit handlers, registered earlier: jax.distributed's
+    shutdown, torch's store.)"""
+    for s in list(_open):
+        try:
+            s.close()
+        except ValueError:
+            pass
 
 
 def next_name(prefix: str) -> str:
@@ -159,6 +175,7 @@ class StoreSet:
         self._comm = None
         o = _StoreOpts(name.encode(), rank, size, float(timeout_s or 0), float(beat_s or 0))
         _runtime.check(lib, lib.muster_store_open(_c.byref(self._cb.struct), _c.byref(o), _c.byref(self._ptr)))
+        _open.add(self)
 
     def __enter__(self):
         return self
@@ -240,4 +257,5 @@ class StoreSet:
         if self._ptr:
             rc = self.lib.muster_store_close(self._ptr)
             self._ptr = _c.c_void_p()
+            _open.discard(self)
             self._rc(rc)
