@@ -40,6 +40,7 @@ struct muster_store {
   pthread_cond_t cv;
   pthread_t tid;
   int running, stop;
+  int poke;             /* a watch began: beat and read the peers now */
   uint32_t seq;
   uint64_t tick_ns;     /* the beat thread's last tick */
   uint64_t watch_ns;    /* the last liveness check: peers are read while one is recent */

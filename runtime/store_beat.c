@@ -98,8 +98,9 @@ static void *beat_main(void *arg) {
     uint64_t ns = (uint64_t)until.tv_nsec + beat_ns(s);
     until.tv_sec += (time_t)(ns / 1000000000ull);
     until.tv_nsec = (long)(ns % 1000000000ull);
-    while (!s->stop && pthread_cond_timedwait(&s->cv, &s->mu, &until) == 0) {
+    while (!s->stop && !s->poke && pthread_cond_timedwait(&s->cv, &s->mu, &until) == 0) {
     }
+    s->poke = 0;
   }
   pthread_mutex_unlock(&s->mu);
   return NULL;
@@ -165,7 +166,11 @@ static int peer_gone(muster_store_t *s, int r, int awaited, uint64_t now) {
 int muster__store_live(muster_store_t *s, int awaited) {
   pthread_mutex_lock(&s->mu);
   uint64_t now = muster__now_mono_ns();
-  if (now - s->watch_ns >= WATCHING_BEATS * beat_ns(s)) restart_silences(s, now); /* nobody watched */
+  if (now - s->watch_ns >= WATCHING_BEATS * beat_ns(s)) { /* nobody watched: the thread read no peer */
+    restart_silences(s, now);
+    s->poke = 1; /* read them now, not a beat later */
+    pthread_cond_broadcast(&s->cv);
+  }
   s->watch_ns = now;
   int rc = 0;
   /* the thread has not ticked lately: our view of the others is stale */

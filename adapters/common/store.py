@@ -28,7 +28,7 @@ _DEL = _c.CFUNCTYPE(_c.c_int, _c.c_void_p, _c.c_char_p, _c.c_void_p, _c.c_size_t
 
 class _KV(_c.Structure):
     """muster_kv_t"""
-    _fields_ = [("ctx", _c.c_void_p), ("set", _SET), ("get", _GET), ("delete", _DEL)]
+    _fields_ = [("ctx", _c.c_void_p), ("set", _SET), ("get", _GET), ("del", _DEL)]
 
 
 class _StoreOpts(_c.Structure):

@@ -54,11 +54,12 @@ def kill_case(s, me: int, nproc: int, say):
 
 
 def check_killed(procs, outs, who: str):
-    """Every survivor of kill_case named the dead one within 2 s."""
+    """Every survivor of kill_case named the dead one within 2 s and exited 0."""
     import re
     last = len(procs) - 1
     assert procs[last].returncode == -9, outs[last][-2000:]
     for i in range(last):
+        assert procs[i].returncode == 0, f"{who} {i}:\n{outs[i][-3000:]}"
         m = re.search(rf"{who} {i}: barrier failed after ([0-9.]+) s: (.*)", outs[i])
         assert m, outs[i][-3000:]
         assert f"rank {last} (pid" in m.group(2) and "died" in m.group(2), outs[i]
@@ -66,13 +67,12 @@ def check_killed(procs, outs, who: str):
 
 
 def check_basic(procs, outs, who: str):
-    """Every process of the basic case: done; the engine forced to
-    cusolvermp chose it or (no GPU here) said why; host pieces forced to it
-    refused; its rank in a 1-D grid is its own."""
+    """Every process of the basic case: its end reached; the engine forced
+    to cusolvermp chose it or (no GPU here) said why; host pieces forced to
+    it refused; its rank in a 1-D grid is its own."""
     import re
-    for i, (p, out) in enumerate(zip(procs, outs)):
-        assert p.returncode == 0, f"{who} {i}:\n{out[-3000:]}"
-        assert f"{who} {i}: done" in out, out
+    for i, out in enumerate(outs):
+        assert f"{who} {i}: basic done" in out, out[-3000:]
         forced = re.search(rf"{who} {i}: engine cusolvermp (chose|refused:)(.*)", out)
         assert forced, out
         if forced.group(1) == "refused:":
@@ -100,3 +100,29 @@ def basic_case(md, s, me: int, nproc: int, say, a_cols, b, n: int):
     g = md.mesh_grid(("x",), (nproc,), list(range(nproc)), (None, "x"), n)
     say("grid", g["nprow"], g["npcol"], g["layout"], "rank", g["procs"][me]["rank"])
     s.close()
+    say("basic done")
+
+
+def solve_case(md, s, me: int, nproc: int, say, put, host, n: int = 1003):
+    """On GPUs (the device run; docs/multinode.md): potrs, getrs and syevd
+    in f64 on this process's column block, arrays made by put(numpy array)
+    and read back by host(array); n divisible by no process count.  Checks
+    residuals scaled by n * eps * norms; say()s "solves ok" and the engines."""
+    import numpy as np
+    rng = np.random.default_rng(11)  # the same matrices on every process
+    m = rng.standard_normal((n, n))
+    spd, gen, b = m @ m.T + n * np.eye(n), m + n * np.eye(n), rng.standard_normal((n, 3))
+    k = -(-n // nproc)
+    c0, c1 = k * me, min(n, k * me + k)
+    tol = 20 * n * np.finfo(np.float64).eps
+    for routine, a in (("potrs", spd), ("getrs", gen)):
+        x = host(md.solve(routine, put(a[:, c0:c1]), put(b), n=n, store=s))
+        r = np.linalg.norm(a @ x - b) / (np.linalg.norm(a) * np.linalg.norm(x))
+        assert r < tol, (routine, r, tol)
+    w, v = md.solve("syevd", put(spd[:, c0:c1]), n=n, store=s)
+    w, v = host(w), host(v)
+    assert np.abs(w - np.linalg.eigvalsh(spd)).max() < tol * np.abs(w).max(), "eigenvalues"
+    # this process's columns of V are eigenvectors of the eigenvalues with the same indices
+    r = np.linalg.norm(spd @ v - v * w[c0:c1]) / np.linalg.norm(spd)
+    assert r < tol, ("syevd vectors", r, tol)
+    say("solves ok; engine", s.engine("potrs", n))

@@ -1,8 +1,10 @@
 """One process of a jax.distributed job meeting over jax's key-value store
 (muster_jax.distributed; test_store_distributed.py starts it).
 
-usage: store_worker.py PROC_ID NUM_PROCS PORT basic|kill
-The cases are tests/python/storecase.py's.  Prints "proc I: ..." lines.
+usage: store_worker.py PROC_ID NUM_PROCS PORT cases|gpu
+"cases": storecase's basic case, then its kill case on a second set
+(the last process SIGKILLs itself).  The cases are tests/python/storecase.py's ("gpu": one GPU per process,
+solves with residuals).  Prints "proc I: ..." lines.
 """
 import pathlib
 import sys
@@ -12,9 +14,10 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/py
 
 import jax  # noqa: E402
 
-jax.config.update("jax_platforms", "cpu")
+jax.config.update("jax_platforms", "cuda" if case == "gpu" else "cpu")
 jax.config.update("jax_enable_x64", True)
-jax.distributed.initialize(f"localhost:{port}", nproc, proc_id)
+jax.distributed.initialize(f"localhost:{port}", nproc, proc_id,
+                           local_device_ids=[proc_id] if case == "gpu" else None)
 
 import numpy as np  # noqa: E402
 
@@ -26,12 +29,16 @@ def say(*what):
     print(f"proc {proc_id}:", *what, flush=True)
 
 
-s = md.store_set(timeout=2 if case == "kill" else 20)
-if case == "kill":
-    storecase.kill_case(s, proc_id, nproc, say)
+s = md.store_set(timeout=20)
+if case == "gpu":
+    storecase.solve_case(md, s, proc_id, nproc, say, lambda x: jax.device_put(x, jax.local_devices()[0]),
+                         np.asarray)
+    s.close()
+    say("done")
+    sys.exit(0)
 n, k = 12, -(-12 // nproc)
 rng = np.random.default_rng(7)
 m = rng.standard_normal((n, n))
 a, b = m @ m.T + n * np.eye(n), rng.standard_normal((n, 2))
 storecase.basic_case(md, s, proc_id, nproc, say, a[:, k * proc_id:k * proc_id + k], b, n)
-say("done")
+storecase.kill_case(md.store_set(timeout=2), proc_id, nproc, say)  # does not return
