@@ -88,8 +88,10 @@ MUSTER_EXTERN int muster_store_abort(muster_store_t *s, int code, const char *wh
  * dead on this node; else that error (set in muster_last_error()). */
 MUSTER_EXTERN int muster_store_check(muster_store_t *s);
 
-/* Stop beating (a last beat says this rank closed), remove what of this
- * rank's keys no one will read (with del), free s. */
+/* Stop beating (a last beat says this rank closed) and free s.  This
+ * rank's last allgather value and its beat stay in the store: another rank
+ * may still be reading them, and none can tell when all have; they go
+ * with the store (the job's). */
 MUSTER_EXTERN int muster_store_close(muster_store_t *s);
 
 #ifdef __cplusplus
