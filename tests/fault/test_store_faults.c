@@ -167,7 +167,7 @@ TEST_IMPL(store_comm_solve_processes) {
       ASSERT(!strcmp(out[r].provider[k], "colltwo"));
     }
   /* with del: each rank's last two allgathers and its closed beat */
-  ASSERT_LE(kv_dir_count(sdir), 3 * R);
+  ASSERT_LE(test_count_dir(sdir), 3 * R);
   teardown(out);
   return 0;
 }

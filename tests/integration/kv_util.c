@@ -1,7 +1,6 @@
 /*
  * tests/integration/kv_util.c - the test stores (kv_util.h).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -171,14 +170,4 @@ static int dir_del(void *ctx, const char *key, char *err, size_t errlen) {
 
 muster_kv_t kv_dir(const char *dir) {
   return (muster_kv_t){.ctx = (void *)dir, .set = dir_set, .get = dir_get, .del = dir_del};
-}
-
-int kv_dir_count(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return -1;
-  int n = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) n += e->d_name[0] != '.';
-  closedir(d);
-  return n;
 }

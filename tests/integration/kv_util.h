@@ -18,6 +18,5 @@ int kv_mem_count(kv_mem_t *m, const char *prefix); /* keys starting with prefix 
 
 /* A store in folder dir (made by the caller): every key a file. */
 muster_kv_t kv_dir(const char *dir);
-int kv_dir_count(const char *dir);   /* files in it */
 
 #endif

@@ -85,11 +85,16 @@ TEST_IMPL(cost_model_nodes) {
   return 0;
 }
 
-static int logged_rc;
-static muster_solve_result_t logged_res;
-static void solve_logged(void *arg) {
-  tp_problem_t *p = arg;
-  logged_rc = muster_solve_all(&p->args, p->nshards, p->shards, &logged_res);
+/* A solve whose log (stderr) the test reads. */
+typedef struct logged {
+  tp_problem_t p;
+  muster_solve_result_t res;
+  int rc;
+} logged_t;
+
+static void solve(void *arg) {
+  logged_t *l = arg;
+  l->rc = muster_solve_all(&l->p.args, l->p.nshards, l->p.shards, &l->res);
 }
 
 TEST_IMPL(cost_table_unmeasured) {
@@ -117,13 +122,13 @@ TEST_IMPL(cost_table_unmeasured) {
   tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
   snprintf(path, sizeof path, "%s/testprov.cost", dir);
   tp_write_file(path, "unmeasured no GPU was lent\n");
-  tp_problem_t p;
-  tp_problem_init(&p, MUSTER_POTRS, MUSTER_F64, 16, 2, 0);
-  setenv("MUSTER_LOG", "info", 1);
+  logged_t l;
+  tp_problem_init(&l.p, MUSTER_POTRS, MUSTER_F64, 16, 2, 0);
   char log[8192];
-  v2_capture_stderr(solve_logged, &p, log, sizeof log);
+  setenv("MUSTER_LOG", "info", 1); /* every candidate's note */
+  v2_capture_stderr(solve, &l, log, sizeof log);
   unsetenv("MUSTER_LOG");
-  ASSERT_OK(logged_rc);
+  ASSERT_OK(l.rc);
   ASSERT_STR_CONTAINS(log, "testprov (priority 10): no estimate, no cost table (testprov.cost is unmeasured: "
                            "no GPU was lent)");
   muster_provider_info_t info[8];
@@ -131,7 +136,7 @@ TEST_IMPL(cost_table_unmeasured) {
   const muster_provider_info_t *i = tp_find_info(info, k, "testprov");
   ASSERT(i != NULL);
   ASSERT_STR_CONTAINS(i->cost, "no cost table (testprov.cost is unmeasured: no GPU was lent)");
-  tp_problem_free(&p);
+  tp_problem_free(&l.p);
   test_remove_tree(dir);
   return 0;
 }
