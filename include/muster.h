@@ -1,9 +1,15 @@
 /*
- * muster.h - the one public header of the muster runtime.
+ * muster.h - the public header of the muster runtime.
  *
  * muster lets N participants (threads of one process, or processes of one
  * node), one per device, meet at a named group, publish what they hold, and
  * run a dense solver once, from the leader, with every participant's shard.
+ *
+ * One header per facility (liburcu style), under muster/: included here
+ * are errno.h (codes), types.h (routines, dtypes), comm.h (communicators:
+ * solves across nodes) and named.h (join, solve, leave in one call); a
+ * program includes on its own layout.h, parse.h, segment.h (inspecting
+ * segments), proc.h, and provider.h (the provider ABI).
  *
  * Conventions (libuv style):
  *   - every function returns 0 (MUSTER_OK) or a negative MUSTER_E* code;
@@ -27,6 +33,10 @@
  *                         providers' cost tables (<backend>.cost)
  *   MUSTER_MPI_LIB        the libmpi the MPI bootstrap dlopen()s
  *                         (docs/bootstrap.md)
+ *   MUSTER_MPI_ABORT      1 (default): an MPI wait on a silent rank ends the
+ *                         job (MPI_Abort); 0: no check there
+ *   MUSTER_MPI_HEARTBEAT  1 (default): the ranks beat over MPI, so a stopped
+ *                         rank is told from a long solve; 0: deadlines
  *   MUSTER_TIMEOUT        rendezvous deadline in seconds, 0.001..31536000, or
  *                         "inf" for none (default 60)
  *   MUSTER_JOB            job key that isolates groups of one job from those
@@ -52,6 +62,23 @@ extern "C" {
 #define MUSTER_VERSION_MAJOR 0
 #define MUSTER_VERSION_MINOR 1
 #define MUSTER_VERSION_PATCH 0
+#define MUSTER_VERSION_STR_(x) #x
+#define MUSTER_VERSION_STR(x) MUSTER_VERSION_STR_(x)
+/* "0.1.0": the version of this header */
+#define MUSTER_VERSION_STRING                                                            \
+  MUSTER_VERSION_STR(MUSTER_VERSION_MAJOR) "." MUSTER_VERSION_STR(MUSTER_VERSION_MINOR) "." \
+  MUSTER_VERSION_STR(MUSTER_VERSION_PATCH)
+/* major * 1000000 + minor * 1000 + patch: 1000 for 0.1.0, ordered as versions */
+#define MUSTER_VERSION_NUMBER \
+  (MUSTER_VERSION_MAJOR * 1000000 + MUSTER_VERSION_MINOR * 1000 + MUSTER_VERSION_PATCH)
+
+/* The version of the libmuster this program runs with, which may differ
+ * from the header it was built with (SQLite's sqlite3_libversion): the
+ * string "0.1.0" (static, never NULL) and its MUSTER_VERSION_NUMBER.
+ * A program built against 0.2 that needs 0.2's functions checks
+ * muster_version_number() >= 2000 before it calls them. */
+MUSTER_EXTERN const char *muster_version(void);
+MUSTER_EXTERN int muster_version_number(void);
 
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */
@@ -100,6 +127,16 @@ typedef struct muster_group_opts {
   int device;          /* this participant's device ordinal, -1 for host; shown
                           by shmdump and in error messages                     */
 } muster_group_opts_t;
+
+/* The deadline a rendezvous gets, by the one precedence rule every part of
+ * muster applies (muster_group_join, the launchers, the adapters' own waits,
+ * the CLI): requested_s when > 0 (INFINITY: none); else $MUSTER_TIMEOUT
+ * (seconds, or "inf": none); else MUSTER_DEFAULT_TIMEOUT_S.  *seconds gets
+ * it, 0 meaning no deadline.  MUSTER_EINVAL when requested_s is NaN or out
+ * of 0.001..31536000, or MUSTER_TIMEOUT is set but empty or malformed: the
+ * message names the variable and quotes its value (never a silent
+ * default). */
+MUSTER_EXTERN int muster_timeout(double requested_s, double *seconds);
 
 /* Join group `name` as `rank` of `nranks`.  The segment
  * /dev/shm/muster.<uid>.<pidns>.<job>.<name> (<pidns>: this process's pid
@@ -467,6 +504,15 @@ MUSTER_EXTERN int muster_provider_forced(muster_routine_t routine, char *name, s
  * the number found or a negative code. */
 MUSTER_EXTERN int muster_providers_list(muster_provider_info_t *out, int cap);
 
+/* The whole reason for the provider of the calling thread's last
+ * muster_solve or muster_solve_all: res.reason without its cut.  The caller
+ * of muster_solve_all and rank 0 of a group (it made the choice) hold all
+ * of it; another rank holds the MUSTER_MAX_REASON bytes it was sent.
+ * Copies it into buf (cap bytes, MUSTER_MAX_REASON_FULL for all of it, "..."
+ * at the end when cut; buf may be NULL) and returns its whole length; ""
+ * and 0 before this thread's first solve or when no choice was made. */
+MUSTER_EXTERN size_t muster_solve_reason(char *buf, size_t cap);
+
 /* The runtime's choice for a call described by q (struct in
  * muster/provider_v2.h: routine, dtype, n, nrhs, nranks, span, mem ...; mem
  * 0 considers every memory kind, span 0 every span; the per-rank arrays may
@@ -480,71 +526,8 @@ struct muster_provider_query;
 MUSTER_EXTERN int muster_provider_choose(const struct muster_provider_query *q, const char *want,
                                          char *name, size_t cap, char *reason, size_t rcap);
 
-/* ------------------------------------------------------------------------ */
-/* Solves whose ranks share no /dev/shm: communicators and bootstraps       */
-/* ------------------------------------------------------------------------ */
-/* A muster_comm_t is a set of ranks that can allgather a few hundred bytes
- * out of band (docs/bootstrap.md): a muster group (one node), MPI (ranks
- * started by mpirun/srun, on any nodes; libmpi is dlopen()ed, never linked),
- * or an allgather the caller supplies (a framework's key-value store).
- * muster_solve_comm runs collective providers only (ABI v2, e.g. scalapack,
- * cusolvermp): every rank calls it with its own piece. */
-
-typedef struct muster_comm muster_comm_t;
-
-/* The caller's allgather (kind "store"): every rank passes len bytes in
- * mine (the same len on every rank); all receives size * len bytes, rank
- * r's at r * len.  It must not wait forever for a dead rank: give it a
- * deadline.  0, or a negative MUSTER_E* code with a message in err. */
-typedef int (*muster_allgather_fn)(void *ctx, const void *mine, void *all, size_t len, char *err,
-                                   size_t errlen);
-
-typedef struct muster_comm_opts {
-  const char *kind;      /* "group", "mpi", "store"; NULL or "auto": "mpi" when
-                            muster_launcher_detect() finds a launcher         */
-  int rank, size;        /* group, store: this rank of size; mpi: ignored
-                            (MPI_COMM_WORLD's)                                */
-  const char *name;      /* group: the group's name; store: a name for the set
-                            of ranks (part of its key); may be NULL for mpi  */
-  const char *job;       /* group: as muster_group_opts_t.job                  */
-  double timeout_s;      /* group: as muster_group_opts_t.timeout_s            */
-  int device;            /* group: this rank's device (-1 host), for messages  */
-  muster_allgather_fn allgather; /* store                                     */
-  void *ctx;             /* store: passed to allgather                         */
-} muster_comm_opts_t;
-
-/* Open this rank's end of a communicator (kind group: joins the group and
- * keeps it until close; mpi: initialises MPI if the program has not,
- * duplicates MPI_COMM_WORLD).  Does not wait for the other ranks.  0 with
- * *out, or MUSTER_EINVAL / MUSTER_ENOENT (no libmpi; no launcher for
- * "auto") / a join error, with a message. */
-MUSTER_EXTERN int muster_comm_open(const muster_comm_opts_t *opts, muster_comm_t **out);
-
-/* Close it: the providers it ran free the communicators they cached for
- * it (release_comms), a group is left, MPI's duplicate freed.  Always frees
- * c; returns the first error seen. */
-MUSTER_EXTERN int muster_comm_close(muster_comm_t *c);
-
-MUSTER_EXTERN int muster_comm_rank(const muster_comm_t *c);
-MUSTER_EXTERN int muster_comm_size(const muster_comm_t *c);
-MUSTER_EXTERN const char *muster_comm_kind(const muster_comm_t *c);
-
-/* Which launcher started this process, from its environment
- * (OMPI_COMM_WORLD_RANK/SIZE: Open MPI's mpirun; PMI_RANK/SIZE: MPICH's
- * hydra, Intel MPI; SLURM_PROCID/NTASKS: srun).  1 with name ("openmpi",
- * "pmi", "slurm"; cap bytes), *rank and *size set (each may be NULL), or 0
- * when none is found. */
-MUSTER_EXTERN int muster_launcher_detect(char *name, size_t cap, int *rank, int *size);
-
-/* muster_solve over a communicator: every rank of c calls it with its own
- * piece of A (layout block or cyclic, as for muster_solve) and all of B /
- * W.  Rank 0 chooses among the collective providers (docs/choice.md) and
- * every rank follows.  A leader provider cannot run here:
- * MUSTER_EUNSUPPORTED naming it (forced) or leaving it out (chosen).
- * Every rank returns the same code: a rank that fails makes the others
- * fail with its message.  A call of one thread at a time per comm. */
-MUSTER_EXTERN int muster_solve_comm(muster_comm_t *c, const muster_solve_args_t *args,
-                                    const muster_shard_t *mine, muster_solve_result_t *res);
+#include "muster/comm.h"  /* communicators: solves whose ranks share no /dev/shm */
+#include "muster/named.h" /* join, solve, leave in one call; the named abort */
 
 /* ------------------------------------------------------------------------ */
 /* Running one thread per device                                             */

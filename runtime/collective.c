@@ -213,8 +213,9 @@ int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out, 
   if (rc < 0 && w.fired)
     return muster__err(rc, "rank %d: provider %s was cancelled: %s (provider: %s)", in->rank, p->name,
                        w.why, err[0] ? err : muster_strerror(rc));
-  if (rc < 0)
+  if (rc < 0 && !muster__info_verdict(in->args->routine, rc, info))
     return muster__err(rc, "rank %d: provider %s (%s) failed in %s: %s", in->rank, p->name, p->path,
                        muster_routine_name(in->args->routine), err[0] ? err : muster_strerror(rc));
-  return muster__info_rc(p->name, in->args->routine, info);
+  if (rc < 0) *engine_rc = 0; /* a verdict, the same on every rank (the ABI's contract) */
+  return muster__info_rc(p->name, in->args->routine, info, err);
 }

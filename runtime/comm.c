@@ -172,6 +172,13 @@ static int gather(muster_comm_t *c, const void *mine, void *all, size_t len, con
   return 0;
 }
 
+int muster_comm_allgather(muster_comm_t *c, const void *mine, void *all, size_t len, const char *what) {
+  if (!c || !mine || !all || !len)
+    return muster__err(MUSTER_EINVAL, "muster_comm_allgather: %s", !c ? "comm is NULL" : !mine ? "mine is NULL"
+                       : !all ? "all is NULL" : "len is 0");
+  return gather(c, mine, all, len, what && *what ? what : "muster_comm_allgather");
+}
+
 /* Rank 0: choose a collective provider from the descriptors. */
 static void decide(const muster__desc_t *const *ds, int R, decision_t *dec) {
   muster__query_t mq;

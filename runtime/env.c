@@ -1,4 +1,5 @@
 /* runtime/env.c - the MUSTER_* environment variables (env.h). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -25,6 +26,21 @@ int muster__env_timeout(double *seconds) {
   }
   rc = muster_parse_seconds(s, 1, seconds);
   return rc < 0 ? muster__err_prefix(rc, "MUSTER_TIMEOUT") : rc;
+}
+
+/* The one precedence rule for a deadline (muster.h): a caller's value,
+ * else the variable, else the default. */
+int muster_timeout(double requested_s, double *seconds) {
+  double t = requested_s;
+  if (!seconds) return muster__err(MUSTER_EINVAL, "muster_timeout: seconds is NULL");
+  if (t != t || (t > MUSTER_MAX_SECONDS && t != INFINITY) || (t > 0 && t < MUSTER_MIN_SECONDS))
+    return muster__err(MUSTER_EINVAL, "timeout_s %g out of range (%g..%.0f s, INFINITY for none, <= 0 for "
+                       "$MUSTER_TIMEOUT)", t, MUSTER_MIN_SECONDS, MUSTER_MAX_SECONDS);
+  if (t > 0) {
+    *seconds = t == INFINITY ? 0 : t;
+    return MUSTER_OK;
+  }
+  return muster__env_timeout(seconds);
 }
 
 int muster__env_job(const char **job) {

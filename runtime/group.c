@@ -31,19 +31,11 @@ static int pick_job(const muster_group_opts_t *opts, const char **job) {
   return muster__env_job(job);
 }
 
-/* opts->timeout_s when > 0 (INFINITY: no deadline), else $MUSTER_TIMEOUT;
- * *out = 0 means no deadline (muster__barrier_wait). */
+/* muster_timeout's rule (env.c) for opts; *out = 0 means no deadline
+ * (muster__barrier_wait). */
 static int pick_timeout(const char *name, const muster_group_opts_t *opts, double *out) {
-  double t = opts ? opts->timeout_s : 0;
-  if (t != t || (t > MUSTER_MAX_SECONDS && t != INFINITY) || (t > 0 && t < MUSTER_MIN_SECONDS))
-    return muster__err(MUSTER_EINVAL, "group %s: timeout_s %g out of range (%g..%.0f s, "
-                       "INFINITY for none, <= 0 for $MUSTER_TIMEOUT)", name, t,
-                       MUSTER_MIN_SECONDS, MUSTER_MAX_SECONDS);
-  if (t > 0) {
-    *out = t == INFINITY ? 0 : t;
-    return MUSTER_OK;
-  }
-  return muster__env_timeout(out);
+  int rc = muster_timeout(opts ? opts->timeout_s : 0, out);
+  return rc < 0 ? muster__err_prefix(rc, "group %s", name) : rc;
 }
 
 int muster__group_check_args(const char *name, int rank, int nranks,

@@ -40,7 +40,7 @@ static int64_t resolve_tile(muster__provider_t *p, const muster__desc_t *d0, int
   if (p->v->choose_tile)
     t = p->v->choose_tile(p->ctx, (muster_routine_t)d0->routine, (muster_dtype_t)d0->dtype, d0->n, R);
   if (t > 0 && muster_layout_tile_valid(d0->n, t, R)) return t;
-  return muster__solve_default_tile(d0->n, R);
+  return muster_layout_default_tile(d0->n, R);
 }
 
 /* Make rank r's shard usable in this process; the peer mappings it uses
@@ -130,19 +130,23 @@ static void prune_peers(muster__provider_t *p, const muster__desc_t *const *ds, 
 
 /* ---- the leader's call ------------------------------------------------------------------ */
 
-/* info > 0 as muster/types.h's `info` column words it for each routine.
- * Its sentences use k once or twice: passed through a variable, the format
- * gets k twice without a warning about the unused one. */
-static int info_positive(const char *provider, int routine, int64_t info) {
-  char what[160];
+/* info > 0 as muster/types.h's `info` column words it for each routine,
+ * with the provider's detail (where, the numbers) after it in
+ * parentheses.  Its sentences use k once or twice: passed through a
+ * variable, the format gets k twice without a warning about the unused
+ * one. */
+static int info_positive(const char *provider, int routine, int64_t info, const char *detail) {
+  char what[200];
   long long k = (long long)info;
-  const char *fmt;
+  const char *fmt, *open = detail && detail[0] ? " (" : "", *close = open[0] ? ")" : "";
+  detail = open[0] ? detail : "";
   switch (routine) {
 #define INFO_CASE(NAME, value, name, factors, takes, code, sentence)                           \
   case (value):                                                                                \
     fmt = sentence;                                                                            \
     snprintf(what, sizeof what, fmt, k, k);                                                    \
-    return muster__err(MUSTER_##code, "provider %s: %s: %s", provider, name, what);
+    return muster__err(MUSTER_##code, "provider %s: %s: %s%s%s%s", provider, name, what, open, \
+                       detail, close);
     MUSTER_ROUTINE_MAP(INFO_CASE)
 #undef INFO_CASE
   default:
@@ -150,9 +154,21 @@ static int info_positive(const char *provider, int routine, int64_t info) {
   }
 }
 
-int muster__info_rc(const char *provider, int routine, int64_t info) {
+int muster__info_verdict(int routine, int rc, int64_t info) {
+  if (info <= 0) return 0;
+  if (rc == 0) return 1;
+  switch (routine) {
+#define INFO_CODE(NAME, value, name, factors, takes, code, sentence) \
+  case (value): return rc == MUSTER_##code;
+    MUSTER_ROUTINE_MAP(INFO_CODE)
+#undef INFO_CODE
+  default: return 0;
+  }
+}
+
+int muster__info_rc(const char *provider, int routine, int64_t info, const char *detail) {
   const char *rname = muster_routine_str(routine);
-  if (info > 0) return info_positive(provider, routine, info);
+  if (info > 0) return info_positive(provider, routine, info, detail);
   if (info < 0)
     return muster__err(MUSTER_EPROVIDER, "provider %s: %s rejected argument %" PRId64, provider,
                        rname, -info);
@@ -200,10 +216,11 @@ int muster__leader_run(muster__provider_t *p, const muster__desc_t *const *ds,
   out->seconds = now_s() - t0;
   muster__shard_unpin_all(&pins);
   out->info = info;
-  if (rc < 0)
+  err[sizeof err - 1] = '\0';
+  if (rc < 0 && !muster__info_verdict(d0->routine, rc, info))
     return muster__err(rc, "provider %s (%s) failed in %s: %s", p->name, p->path,
                        muster_routine_name(call.args.routine), err[0] ? err : muster_strerror(rc));
-  return muster__info_rc(p->name, d0->routine, info);
+  return muster__info_rc(p->name, d0->routine, info, err);
 }
 
 void muster__outcome_result(const muster__outcome_t *o, muster_solve_result_t *res) {

@@ -46,10 +46,16 @@ MUSTER_HIDDEN int muster__leader_run(muster__provider_t *p, const muster__desc_t
                                      const void *const *blobs, int R, muster_shard_t *shards,
                                      muster__outcome_t *out);
 
-/* What LAPACK-style info means for the call: 0 for info 0, else
- * MUSTER_ENOTPD (potrs/potri: leading minor info), MUSTER_EPROVIDER (syevd
- * did not converge; a rejected argument), with the message set. */
-MUSTER_HIDDEN int muster__info_rc(const char *provider, int routine, int64_t info);
+/* The info > 0 contract (muster/provider.h): 1 when a provider's return
+ * (rc, info) is a verdict on the input that the runtime words: info > 0
+ * with rc 0 or the routine's info code (muster/types.h's `info` column). */
+MUSTER_HIDDEN int muster__info_verdict(int routine, int rc, int64_t info);
+
+/* What LAPACK-style info means for the call: 0 for info 0, else the
+ * routine's info code worded by muster/types.h's map with the provider's
+ * detail (may be NULL or empty) in parentheses, or MUSTER_EPROVIDER for a
+ * rejected argument (info < 0); the message set. */
+MUSTER_HIDDEN int muster__info_rc(const char *provider, int routine, int64_t info, const char *detail);
 
 /* Copy an outcome into the caller's result (res may be NULL). */
 MUSTER_HIDDEN void muster__outcome_result(const muster__outcome_t *o, muster_solve_result_t *res);

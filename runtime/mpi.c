@@ -164,7 +164,7 @@ static int finalize_job(void *unused) {
 }
 
 static void finalize_at_exit(void) {
-  if (muster__mpi_finish() < 0) muster__mpi_report(muster_last_error());
+  if (muster_mpi_finish() < 0) muster__mpi_report(muster_last_error());
 }
 
 /* MPI_Init_thread unless the program did it.  A start that never ends (a
@@ -285,7 +285,7 @@ void muster__mpi_close(muster__mpi_t *m) {
   free(m);
 }
 
-int muster__mpi_finish(void) {
+int muster_mpi_finish(void) {
   static int done;
   pthread_mutex_lock(&init_mu);
   int rc = 0, fin = 1, was = done;

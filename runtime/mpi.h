@@ -13,7 +13,7 @@
  *
  * MPI is initialised (MPI_Init_thread, MPI_THREAD_MULTIPLE asked) only when
  * the program has not done it; then muster also finalises it at exit
- * (atexit, or earlier with muster__mpi_finish), since Open MPI's launcher
+ * (atexit, or earlier with muster_mpi_finish), since Open MPI's launcher
  * counts a process that exits without MPI_Finalize as failed.  Both run on
  * a thread of their own under a watch (mpi_life.c): a rank stopped inside
  * MPI_Init or MPI_Finalize makes the others' call fail naming it, never
@@ -40,14 +40,8 @@ MUSTER_HIDDEN int muster__mpi_open(muster__mpi_t **out, int *rank, int *size);
 /* Free the duplicate communicator (not MPI itself: see above). */
 MUSTER_HIDDEN void muster__mpi_close(muster__mpi_t *m);
 
-/* When muster initialised MPI: a last exchange with every rank (under the
- * heartbeat: a rank stopped before it is named), the heartbeat stopped,
- * then MPI_Finalize under the local watch.  0 (also when there is nothing
- * to do, or done already), or MUSTER_ETIMEDOUT naming the rank that was
- * waited for (MPI_Finalize is then left blocked: end the process with
- * _exit), or MUSTER_EPROVIDER.  Runs at exit if not called; a program that
- * wants the error (the CLI) calls it after its last muster_comm_close. */
-MUSTER_HIDDEN int muster__mpi_finish(void);
+/* muster_mpi_finish (public: muster/comm.h) ends what muster_mpi_open
+ * started: the last exchange, the heartbeat, MPI_Finalize. */
 
 /* A bootstrap over m: kind "mpi", mpi_comm the address of the duplicate,
  * allgather = MPI_Iallgather of MPI_BYTEs, then MPI_Test and naps until it

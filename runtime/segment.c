@@ -428,12 +428,12 @@ out:
   return rc;
 }
 
-int muster__segment_reclaim_stale(const char *job, const char *group) {
+int muster_segment_reclaim_stale(const char *job, const char *group) {
   struct muster_segment seg;
   char name[MUSTER_SEG_NAME_MAX + 1];
   memset(&seg, 0, sizeof seg);
   seg.fd = -1;
-  if (muster__segment_pidns(&seg.pidns) < 0 ||
+  if (!job || !group || muster__segment_pidns(&seg.pidns) < 0 ||
       muster__segment_name_in(name, sizeof name, seg.pidns, job, group) < 0 ||
       (size_t)snprintf(seg.path, sizeof seg.path, "%s/%s", muster__segment_dir(), name) >=
           sizeof seg.path)

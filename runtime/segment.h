@@ -318,13 +318,7 @@ MUSTER_HIDDEN int muster__segment_open(struct muster_segment *seg, const char *j
  * nobody else can still use it. */
 MUSTER_HIDDEN int muster__segment_ours_alone(const struct muster_seg_header *h);
 
-/* Remove the segment of (job, group) of this process's pid namespace if a
- * join would reclaim it (stale: creator and every seated rank dead;
- * poisoned; corrupt with a dead creator; a creation killed half way, 2 s
- * old), and nothing else.  1 removed, 0 not (no such file, kept, or an
- * error: the thread's message may then be set).  For sweeps of names
- * nobody will join again (the CLI's, tools/muster/launch.c). */
-MUSTER_HIDDEN int muster__segment_reclaim_stale(const char *job, const char *group);
+/* muster_segment_reclaim_stale: public, muster/segment.h. */
 
 /* Remove the segment's name if the name still refers to this segment
  * (same dev/ino).  Harmless when already gone. */

@@ -24,13 +24,6 @@ _Static_assert(sizeof(muster__outcome_t) <= MUSTER_MAX_PAYLOAD, "outcome too lar
 #define KIND_BIT(k) (1u << (k))
 #define ALL_KINDS (KIND_BIT(MUSTER_PROVIDER_LEADER) | KIND_BIT(MUSTER_PROVIDER_COLLECTIVE))
 
-int64_t muster__solve_default_tile(int64_t n, int nranks) {
-  int64_t best = 0;
-  for (int64_t t = 1; t <= 256 && t <= muster_ceil_div(n, nranks); t++)
-    if (muster_layout_tile_valid(n, t, nranks)) best = t;
-  return best ? best : muster_ceil_div(n, nranks);
-}
-
 static int is_leader_kind(const muster__provider_t *p) {
   return p && p->v->kind == MUSTER_PROVIDER_LEADER;
 }
@@ -114,6 +107,9 @@ static int run_leader(call_t *c) {
 
 /* Leader: choose from the published facts; run a leader provider at once
  * when every rank guessed it.  Returns the status to announce. */
+/* The whole reason of this thread's last solve (muster_solve_reason). */
+static __thread char t_reason[MUSTER_MAX_REASON_FULL];
+
 static int lead(call_t *c) {
   muster__query_t mq;
   muster__desc_query(c->ds, c->R, &mq);
@@ -127,6 +123,7 @@ static int lead(call_t *c) {
     muster__provider_ref(c->chosen);
     snprintf(c->out.provider, sizeof c->out.provider, "%s", c->chosen->name);
     muster__reason_copy(c->out.reason, sizeof c->out.reason, ch.reason);
+    muster__reason_copy(t_reason, sizeof t_reason, ch.reason);
     c->out.kind = c->chosen->v->kind;
   }
   muster__choice_done(&ch);
@@ -278,6 +275,7 @@ static int choose_for_all(const muster__desc_t *const *ds, int R, muster__provid
     muster__provider_ref(*out);
     snprintf(o->provider, sizeof o->provider, "%s", (*out)->name);
     muster__reason_copy(o->reason, sizeof o->reason, ch.reason);
+    muster__reason_copy(t_reason, sizeof t_reason, ch.reason);
   }
   muster__choice_done(&ch);
   return rc;
@@ -327,13 +325,21 @@ out:
   return rc;
 }
 
+/* A rank other than the leader keeps the reason it was sent (cut). */
+static void keep_reason(const muster_solve_result_t *res) {
+  if (!t_reason[0]) snprintf(t_reason, sizeof t_reason, "%s", res->reason);
+}
+
 /* muster_solve with exit() safe meanwhile (exit_guard.h) */
 int muster_solve(muster_group_t *g, const muster_solve_args_t *args, const muster_shard_t *mine,
                  muster_solve_result_t *res) {
   if (res) memset(res, 0, sizeof *res);
   int rc = muster__exit_guard_enter("muster_solve");
   if (rc < 0) return rc;
-  rc = solve_call(g, args, mine, res);
+  t_reason[0] = '\0';
+  muster_solve_result_t mine_res;
+  rc = solve_call(g, args, mine, res ? res : &mine_res);
+  keep_reason(res ? res : &mine_res);
   muster__exit_guard_leave();
   return rc;
 }
@@ -344,7 +350,14 @@ int muster_solve_all(const muster_solve_args_t *args, int nshards, const muster_
   if (res) memset(res, 0, sizeof *res);
   int rc = muster__exit_guard_enter("muster_solve_all");
   if (rc < 0) return rc;
+  t_reason[0] = '\0';
   rc = solve_all_call(args, nshards, shards, res);
   muster__exit_guard_leave();
   return rc;
+}
+
+size_t muster_solve_reason(char *buf, size_t cap) {
+  size_t len = strlen(t_reason);
+  if (buf && cap) muster__reason_copy(buf, cap, t_reason);
+  return len;
 }

@@ -39,9 +39,4 @@
 
 #include "error.h"
 
-/* Tile used when neither the caller nor the provider chooses one: the
- * largest valid tile for (n, nranks) not above 256 (cuSolverMg's sweet spot
- * starts there; the lapack provider ignores the tile). */
-MUSTER_HIDDEN int64_t muster__solve_default_tile(int64_t n, int nranks);
-
 #endif

@@ -17,6 +17,8 @@ TEST_ENTRY(error_names_and_kinds, 10)
 TEST_ENTRY(parse_numbers_edges, 10)
 TEST_ENTRY(env_variables_refused, 30)
 TEST_ENTRY(env_timeout_range, 10)
+TEST_ENTRY(env_timeout_precedence_public, 10)
+TEST_ENTRY(version_runtime, 10)
 TEST_ENTRY(env_mpi_lib_refused, 20)
 /* the MPI path's watch of this node (runtime/mpi_peers.c) */
 TEST_ENTRY(mpi_node_watch_names_stopped_rank, 30)

@@ -111,6 +111,12 @@ TEST_ENTRY(comm_store_private_shm, 30)
 TEST_ENTRY(comm_group_threads, 30)
 TEST_ENTRY(comm_group_processes, 30)
 TEST_ENTRY(comm_open_errors_and_launchers, 10)
+TEST_ENTRY(comm_allgather_public, 20)
+/* join, solve, leave in one call; the named abort (test_named.c) */
+TEST_ENTRY(named_solve_potrs_and_gels_learns_n, 30)
+TEST_ENTRY(named_solve_mismatches, 30)
+TEST_ENTRY(named_abort_stops_peers, 20)
+TEST_ENTRY(named_solve_keeps_message, 20)
 /* the store bootstrap: threads over a store in memory (test_store.c), forked
  * ranks over a store in a folder, SIGKILL and SIGSTOP (test_store_faults.c) */
 TEST_ENTRY(store_allgather_threads, 20)

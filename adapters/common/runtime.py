@@ -111,9 +111,12 @@ MAX_RANKS, MAX_NAME, MAX_JOB, MAX_REASON = 64, 96, 64, 256
 EINVAL, ENOMEM, EPOISONED = -1, -2, -11  # MUSTER_EINVAL, MUSTER_ENOMEM, MUSTER_EPOISONED
 
 
-class GroupOpts(ctypes.Structure):
-    """muster_group_opts_t"""
-    _fields_ = [("job", ctypes.c_char_p), ("timeout_s", ctypes.c_double), ("device", ctypes.c_int)]
+class Named(ctypes.Structure):
+    """muster_named_t (muster/named.h): a rank's seat for muster_solve_named
+    and muster_abort_named; n is set by the solve."""
+    _fields_ = [("group", ctypes.c_char_p), ("rank", ctypes.c_int), ("nranks", ctypes.c_int),
+                ("job", ctypes.c_char_p), ("timeout_s", ctypes.c_double), ("device", ctypes.c_int),
+                ("tag", ctypes.c_uint64), ("n", ctypes.c_int64)]
 
 
 class SolveArgs(ctypes.Structure):
@@ -162,14 +165,12 @@ FUNCS = (
     ("muster_layout_local_cols", _i64, [_i64, _i64, _i32]),
     ("muster_layout_block_cols", _i32, [_i64, _i32, _i32, _P64, _P64]),
     ("muster_layout_cyclic_cols", _i64, [_i64, _i64, _i32, _i32, _P64, _i64]),
-    ("muster_group_join", _i32, [_str, _i32, _i32, _P(GroupOpts), _P(_vp)]),
-    ("muster_group_abort", _i32, [_vp, _i32, _str]),
-    ("muster_group_leave", _i32, [_vp]),
-    ("muster_solve", _i32, [_vp, _P(SolveArgs), _P(Shard), _P(SolveResult)]),
+    ("muster_solve_named", _i32, [_P(Named), _P(SolveArgs), _P(Shard), _P(SolveResult)]),
+    ("muster_abort_named", _i32, [_P(Named), _i32, _str]),
     ("muster_solve_all", _i32, [_P(SolveArgs), _i32, _P(Shard), _P(SolveResult)]),
     ("muster_shard_alloc", _i32, [ctypes.c_size_t, _P(_vp)]),
     ("muster_shard_free", None, [_vp]),
-    ("muster_parse_seconds", _i32, [_str, _i32, _P(ctypes.c_double)]),
+    ("muster_timeout", _i32, [ctypes.c_double, _P(ctypes.c_double)]),
     ("muster_segment_name_match", _i32, [_str, ctypes.c_uint, _str]),
 )
 
@@ -240,20 +241,15 @@ DEFAULT_TIMEOUT_S = 60.0  # MUSTER_DEFAULT_TIMEOUT_S (include/muster.h)
 
 
 def timeout_seconds(lib, given: float | None) -> float:
-    """The deadline a call gets, as the runtime decides it for a join:
-    `given` when > 0, else $MUSTER_TIMEOUT (parsed by muster_parse_seconds;
-    "inf" gives 0: no deadline), else DEFAULT_TIMEOUT_S.  For waits an
-    adapter makes outside the runtime (a framework's own collective), so
-    that they end when the runtime's would.  ValueError for a malformed
-    $MUSTER_TIMEOUT, with the runtime's message."""
-    if given and given > 0:
-        return float(given)
-    env = os.environ.get("MUSTER_TIMEOUT")
-    if env is None:
-        return DEFAULT_TIMEOUT_S
+    """The deadline a call gets, by the runtime's one rule (muster_timeout,
+    muster.h): `given` when > 0, else $MUSTER_TIMEOUT, else
+    DEFAULT_TIMEOUT_S; 0 means none.  For waits an adapter makes outside
+    the runtime (a framework's own collective), so that they end when the
+    runtime's would.  ValueError for a malformed $MUSTER_TIMEOUT (or
+    `given`), with the runtime's message naming it."""
     out = ctypes.c_double()
-    if lib.muster_parse_seconds(env.encode(), 1, ctypes.byref(out)) < 0:
-        raise ValueError(f"MUSTER_TIMEOUT={env!r}: {last_error(lib)}")
+    if lib.muster_timeout(float(given or 0.0), ctypes.byref(out)) < 0:
+        raise ValueError(last_error(lib))
     return out.value
 
 

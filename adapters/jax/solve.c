@@ -1,6 +1,6 @@
 /*
- * adapters/jax/solve.c - one rank's part of the solve: its shard, the
- * group join, muster_solve and the leave, staged in process mode
+ * adapters/jax/solve.c - one rank's part of the solve: its shard and
+ * muster_solve_named (join, solve, leave), staged in process mode
  * (staging.c), and what the last solve took (muster_jax_last_solve).
  */
 #include <pthread.h>
@@ -14,7 +14,9 @@
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
-  double solve_s;    /* muster_solve on rank 0: rendezvous + provider + results */
+  double solve_s;    /* muster_solve_named on rank 0: join + rendezvous + provider
+                        + results + leave (the join and leave of a cached group
+                        make no system call) */
   double provider_s; /* the provider alone (muster_solve_result.seconds)        */
   int64_t tile;
   char provider[32];
@@ -114,33 +116,22 @@ static muster_solve_args_t solve_args(const mj_call_t *c) {
   return args;
 }
 
-/* Join this launch's group, solve, leave. */
+/* Join this launch's group, solve, leave (muster_solve_named). */
 static int run_solve(mj_call_t *c, const muster_shard_t *mine, muster_solve_result_t *res) {
   const char *routine = muster_routine_name((muster_routine_t)c->at.routine);
   char name[MUSTER_MAX_NAME + 1];
   int pooled;
   int rc = mj_group_name(c, name, sizeof name, &pooled);
   if (rc < 0) return rc;
-  muster_group_opts_t opts = {NULL, 0.0, c->device};
-  muster_group_t *g = NULL;
-  rc = muster_group_join(name, c->rank, c->at.nranks, &opts, &g);
-  if (rc < 0) {
-    mj_set_err(c, rc, "muster_jax %s rank %d/%d (device %d): joining group %s: %s", routine, c->rank,
-               c->at.nranks, c->device, name, muster_last_error());
-    mj_group_name_release(pooled, 1, c->at.local_ranks);
-    return rc;
-  }
+  muster_named_t who = {.group = name, .rank = c->rank, .nranks = c->at.nranks, .job = NULL,
+                        .timeout_s = 0.0, .device = c->device};
   muster_solve_args_t args = solve_args(c);
   double t0 = now_s();
-  rc = muster_solve(g, &args, mine, res);
+  rc = muster_solve_named(&who, &args, mine, res);
   if (rc == 0) stats_record(c, now_s() - t0, res);
-  if (rc < 0)
+  else
     mj_set_err(c, rc, "muster_jax %s rank %d/%d (device %d, group %s): %s", routine, c->rank,
                c->at.nranks, c->device, name, muster_last_error());
-  int lrc = muster_group_leave(g);
-  if (rc == 0 && lrc < 0)
-    rc = mj_set_err(c, lrc, "muster_jax %s rank %d/%d: leaving group %s: %s", routine, c->rank,
-                    c->at.nranks, name, muster_last_error());
   mj_group_name_release(pooled, rc < 0, c->at.local_ranks);
   return rc;
 }

@@ -56,7 +56,7 @@ typedef struct TF_ShapeInferenceContext TF_ShapeInferenceContext;
 
 /* One op instance (TensorFlow creates one per node and device, and reuses it
  * from step to step).  Made by tf_kernel.c from the op's attributes. */
-typedef struct muster__tf_kernel {
+typedef struct mtf_kernel {
   muster_routine_t routine;
   bool logdet;              /* MusterPotrsLogdet: potrs with MUSTER_LOGDET */
   int rank, nranks;
@@ -69,32 +69,32 @@ typedef struct muster__tf_kernel {
   pthread_mutex_t busy;     /* one run of this op instance at a time      */
   void *buf;                /* work buffer reused from call to call, so a */
   size_t cap;               /* leader maps a peer's shard memory once     */
-} muster__tf_kernel_t;
+} mtf_kernel_t;
 
 /* Where one call keeps its work: column-major copies of a and b, and w.
  * A is m x n: m = n but for gels, whose n (its global column count) no
  * participant can tell from its own block: 0 until the participants have
  * told each other their widths (tf_solve.c), like col0. */
-typedef struct muster__tf_work {
+typedef struct mtf_work {
   muster_dtype_t dtype;
   size_t esz, rsz;          /* element size, its real part's size */
   int64_t m, n, ncols, nrhs; /* rows of A and B, columns of A, ... */
   int64_t col0;             /* first global column of this shard  */
   void *a, *b, *w;
-} muster__tf_work_t;
+} mtf_work_t;
 
 /* ---- tf_kernel.c --------------------------------------------------------- */
 
 /* Register the CPU kernels of routine r's op (logdet: MusterPotrsLogdet),
  * one per element type.  Called once, at load, after the op itself is
  * registered.  0, or -1 with `why` filled. */
-MUSTER_TF_HIDDEN int muster__tf_register_kernels(muster_routine_t r, bool logdet, char *why,
+MUSTER_TF_HIDDEN int mtf_register_kernels(muster_routine_t r, bool logdet, char *why,
                                                  size_t whylen);
 
 /* ---- tf_compute.c -------------------------------------------------------- */
 
-/* The compute function of every kernel: p is a muster__tf_kernel_t. */
-MUSTER_TF_HIDDEN void muster__tf_compute(void *p, TF_OpKernelContext *ctx);
+/* The compute function of every kernel: p is a mtf_kernel_t. */
+MUSTER_TF_HIDDEN void mtf_compute(void *p, TF_OpKernelContext *ctx);
 
 /* ---- tf_solve.c ---------------------------------------------------------- */
 
@@ -102,36 +102,37 @@ MUSTER_TF_HIDDEN void muster__tf_compute(void *p, TF_OpKernelContext *ctx);
  * set), growing it if needed; process mode: shard memory the leader can map.
  * 0 or a MUSTER_E* code (message in muster_last_error, except ENOMEM from
  * posix_memalign in thread mode, which sets none). */
-MUSTER_TF_HIDDEN int muster__tf_work_buffers(muster__tf_kernel_t *k, muster__tf_work_t *w);
+MUSTER_TF_HIDDEN int mtf_work_buffers(mtf_kernel_t *k, mtf_work_t *w);
 
 /* Free k's work buffer (kernel deletion). */
-MUSTER_TF_HIDDEN void muster__tf_work_free(muster__tf_kernel_t *k);
+MUSTER_TF_HIDDEN void mtf_work_free(mtf_kernel_t *k);
 
-/* Join k's group, check the step when k->same_step, learn n and col0 for
- * gels (set in w), solve with w, leave.  0 or a MUSTER_E* code with *phase
- * ("joining the group", ...) and detail (the runtime's message, copied)
- * set. */
-MUSTER_TF_HIDDEN int muster__tf_rendezvous(const muster__tf_kernel_t *k,
-                                           muster__tf_work_t *w, int64_t step,
+/* muster_solve_named with w: join k's group, check the step when
+ * k->same_step, learn n and col0 for gels (w->n set after), solve, leave.
+ * 0 or a MUSTER_E* code with *phase and detail (the runtime's message,
+ * which names the step that failed, copied) set. */
+MUSTER_TF_HIDDEN int mtf_rendezvous(const mtf_kernel_t *k,
+                                           mtf_work_t *w, int64_t step,
                                            const char **phase, char *detail, size_t len);
 
-/* Join k's group only to abort it with code and why, so that the peers fail
- * now with our problem instead of at their timeout.  Best effort. */
-MUSTER_TF_HIDDEN void muster__tf_abort_peers(const muster__tf_kernel_t *k, int code,
+/* muster_abort_named: join k's group only to abort it with code and why,
+ * so that the peers fail now with our problem instead of at their timeout.
+ * Best effort. */
+MUSTER_TF_HIDDEN void mtf_abort_peers(const mtf_kernel_t *k, int code,
                                              const char *why);
 
 /* ---- tf_errors.c --------------------------------------------------------- */
 
 /* Fail the call with code and "<Op> (group G, rank r of R): <message>". */
-MUSTER_TF_HIDDEN void muster__tf_fail(TF_OpKernelContext *ctx, TF_Code code,
-                                      const muster__tf_kernel_t *k, const char *fmt, ...)
+MUSTER_TF_HIDDEN void mtf_fail(TF_OpKernelContext *ctx, TF_Code code,
+                                      const mtf_kernel_t *k, const char *fmt, ...)
     MUSTER_TF_PRINTF(4, 5);
 
 /* Fail the call with muster code rc: the TensorFlow code of rc's kind, the
  * phase, muster_strerror(rc) and `detail` (the runtime's message, copied
  * before any later muster call could replace it). */
-MUSTER_TF_HIDDEN void muster__tf_fail_muster(TF_OpKernelContext *ctx,
-                                             const muster__tf_kernel_t *k, const char *phase,
+MUSTER_TF_HIDDEN void mtf_fail_muster(TF_OpKernelContext *ctx,
+                                             const mtf_kernel_t *k, const char *phase,
                                              int rc, const char *detail);
 
 /* ---- tf_ops.c ------------------------------------------------------------ */
@@ -139,39 +140,39 @@ MUSTER_TF_HIDDEN void muster__tf_fail_muster(TF_OpKernelContext *ctx,
 /* The op name of routine r: "Muster" and its muster_routine_name()
  * capitalised ("MusterPotrs"); "Muster?" for no routine.  logdet (potrs
  * only): "MusterPotrsLogdet", potrs that also returns log det A. */
-MUSTER_TF_HIDDEN const char *muster__tf_op_name(muster_routine_t r, bool logdet);
+MUSTER_TF_HIDDEN const char *mtf_op_name(muster_routine_t r, bool logdet);
 
-/* Register the definition of routine r's op (logdet: as muster__tf_op_name).
+/* Register the definition of routine r's op (logdet: as mtf_op_name).
  * 0, or -1 with `why` filled. */
-MUSTER_TF_HIDDEN int muster__tf_register_op(muster_routine_t r, bool logdet, char *why,
+MUSTER_TF_HIDDEN int mtf_register_op(muster_routine_t r, bool logdet, char *why,
                                             size_t whylen);
 
 /* ---- tf_tensor.c --------------------------------------------------------- */
 
 /* An element type the ops take: TensorFlow's and muster's name of it. */
-typedef struct muster__tf_type {
+typedef struct mtf_type {
   TF_DataType tf;
   muster_dtype_t dtype;
   const char *name;         /* as in the op's attribute T ("complex64") */
-} muster__tf_type_t;
+} mtf_type_t;
 
 /* The i-th type the ops take, or NULL past the last. */
-MUSTER_TF_HIDDEN const muster__tf_type_t *muster__tf_type_at(size_t i);
+MUSTER_TF_HIDDEN const mtf_type_t *mtf_type_at(size_t i);
 
 /* The row of t, or NULL for a type the ops do not take. */
-MUSTER_TF_HIDDEN const muster__tf_type_t *muster__tf_type_of(TF_DataType t);
+MUSTER_TF_HIDDEN const mtf_type_t *mtf_type_of(TF_DataType t);
 
 /* The real type of t (syevd's eigenvalues): the row of the real type whose
  * size is t's real part size (float for float and complex64). */
-MUSTER_TF_HIDDEN const muster__tf_type_t *muster__tf_real_type(const muster__tf_type_t *t);
+MUSTER_TF_HIDDEN const mtf_type_t *mtf_real_type(const mtf_type_t *t);
 
 /* The names of every type, joined by ", ", into buf (cap bytes). */
-MUSTER_TF_HIDDEN void muster__tf_type_names(char *buf, size_t cap);
+MUSTER_TF_HIDDEN void mtf_type_names(char *buf, size_t cap);
 
 /* src row-major rows x cols -> dst row-major cols x rows (elements of esz
  * bytes: 4, 8 or 16).  A row-major [n, k] tensor transposed this way is its
  * column-major copy (ld n), and back. */
-MUSTER_TF_HIDDEN void muster__tf_transpose(size_t esz, int64_t rows, int64_t cols,
+MUSTER_TF_HIDDEN void mtf_transpose(size_t esz, int64_t rows, int64_t cols,
                                            const void *src, void *dst);
 
 #endif

@@ -35,13 +35,13 @@ static bool takes_m(muster_routine_t r) { return muster_routine_takes(r) & MUSTE
 /* Check the inputs' shapes (the shape function did when shapes were static;
  * here they are always known) and fill w's type, sizes and place in A.  On
  * a problem writes msg and returns false. */
-static bool check_inputs(const muster__tf_kernel_t *k, TF_Tensor *a, TF_Tensor *b,
-                         muster__tf_work_t *w, char *msg, size_t len) {
-  const muster__tf_type_t *t = muster__tf_type_of(TF_TensorType(a));
+static bool check_inputs(const mtf_kernel_t *k, TF_Tensor *a, TF_Tensor *b,
+                         mtf_work_t *w, char *msg, size_t len) {
+  const mtf_type_t *t = mtf_type_of(TF_TensorType(a));
   muster_layout_geom_t L;
   if (!t) {
     char names[96];
-    muster__tf_type_names(names, sizeof names);
+    mtf_type_names(names, sizeof names);
     snprintf(msg, len, "a has an unsupported dtype (%s)", names);
     return false;
   }
@@ -65,7 +65,7 @@ static bool check_inputs(const muster__tf_kernel_t *k, TF_Tensor *a, TF_Tensor *
              (int64_t)MUSTER_LAYOUT_MAX_N);
     return false;
   }
-  /* gels: n and col0 come from the widths the participants tell each other */
+  /* gels: the runtime learns n and col0 from the ranks' widths (muster_solve_named) */
   w->n = takes_m(k->routine) ? 0 : w->m;
   w->col0 = takes_m(k->routine) ? 0 : muster_layout_block_col0(&L, k->rank);
   if (!takes_b(k->routine)) return true;
@@ -84,7 +84,7 @@ static bool check_inputs(const muster__tf_kernel_t *k, TF_Tensor *a, TF_Tensor *
 /* gels leaves X (n x nrhs) in the first n rows of B's m: pack it to
  * leading dimension n in place (column j moves down to j*n, never past
  * where a later column still is: memmove per column, in order). */
-static void pack_solution(muster__tf_work_t *w) {
+static void pack_solution(mtf_work_t *w) {
   if (w->m == w->n) return;
   for (int64_t j = 1; j < w->nrhs; j++)
     memmove((char *)w->b + (size_t)(j * w->n) * w->esz, (char *)w->b + (size_t)(j * w->m) * w->esz,
@@ -93,7 +93,7 @@ static void pack_solution(muster__tf_work_t *w) {
 
 /* Allocate output i (a scalar for ndims 0, [d0] or [d0, d1] of dtype t)
  * and fill it from the column-major colmajor. */
-static bool output(TF_OpKernelContext *ctx, const muster__tf_kernel_t *k, int i, TF_DataType t,
+static bool output(TF_OpKernelContext *ctx, const mtf_kernel_t *k, int i, TF_DataType t,
                    int ndims, int64_t d0, int64_t d1, size_t esz, const void *colmajor) {
   TF_Status *st = TF_NewStatus();
   int64_t dims[2] = {d0, d1};
@@ -101,34 +101,34 @@ static bool output(TF_OpKernelContext *ctx, const muster__tf_kernel_t *k, int i,
   TF_Tensor *o = TF_AllocateOutput(ctx, i, t, dims, ndims, bytes, st);
   bool ok = TF_GetCode(st) == TF_OK && o;
   if (!ok) {
-    muster__tf_fail(ctx, TF_RESOURCE_EXHAUSTED, k, "allocating output %d: %s", i,
+    mtf_fail(ctx, TF_RESOURCE_EXHAUSTED, k, "allocating output %d: %s", i,
                     TF_Message(st));
   } else if (ndims < 2) {
     memcpy(TF_TensorData(o), colmajor, bytes);
   } else {
     /* column-major n x k is row-major k x n: transpose back to [n, k] */
-    muster__tf_transpose(esz, d1, d0, colmajor, TF_TensorData(o));
+    mtf_transpose(esz, d1, d0, colmajor, TF_TensorData(o));
   }
   if (o) TF_DeleteTensor(o);
   TF_DeleteStatus(st);
   return ok;
 }
 
-static void write_outputs(TF_OpKernelContext *ctx, const muster__tf_kernel_t *k,
-                          muster__tf_work_t *w, TF_DataType t) {
+static void write_outputs(TF_OpKernelContext *ctx, const mtf_kernel_t *k,
+                          mtf_work_t *w, TF_DataType t) {
   switch (k->routine) {
   case MUSTER_POTRS:
   case MUSTER_GETRS:
   case MUSTER_GELS:
     pack_solution(w); /* gels: X is B's first n of m rows */
     if (output(ctx, k, 0, t, 2, w->n, w->nrhs, w->esz, w->b) && k->logdet)
-      output(ctx, k, 1, muster__tf_real_type(muster__tf_type_of(t))->tf, 0, 0, 0, w->rsz, w->w);
+      output(ctx, k, 1, mtf_real_type(mtf_type_of(t))->tf, 0, 0, 0, w->rsz, w->w);
     break;
   case MUSTER_POTRI:
     output(ctx, k, 0, t, 2, w->n, w->ncols, w->esz, w->a);
     break;
   case MUSTER_SYEVD: {
-    TF_DataType tw = muster__tf_real_type(muster__tf_type_of(t))->tf;
+    TF_DataType tw = mtf_real_type(mtf_type_of(t))->tf;
     if (output(ctx, k, 0, tw, 1, w->n, 0, w->rsz, w->w))
       output(ctx, k, 1, t, 2, w->n, w->ncols, w->esz, w->a);
     break;
@@ -138,18 +138,18 @@ static void write_outputs(TF_OpKernelContext *ctx, const muster__tf_kernel_t *k,
   }
 }
 
-void muster__tf_compute(void *p, TF_OpKernelContext *ctx) {
-  muster__tf_kernel_t *k = p;
+void mtf_compute(void *p, TF_OpKernelContext *ctx) {
+  mtf_kernel_t *k = p;
   TF_Status *st = TF_NewStatus();
   TF_Tensor *a = NULL, *b = NULL;
-  muster__tf_work_t w = {0};
+  mtf_work_t w = {0};
   char detail[1024];
   const char *phase = "";
   bool locked = false;
   int rc;
 
   if (pthread_mutex_trylock(&k->busy) != 0) {
-    muster__tf_fail(ctx, TF_FAILED_PRECONDITION, k,
+    mtf_fail(ctx, TF_FAILED_PRECONDITION, k,
                     "this op is already running: the same traced function runs concurrently "
                     "(two threads calling it at once); one trace's muster ops cannot overlap "
                     "with themselves");
@@ -159,31 +159,31 @@ void muster__tf_compute(void *p, TF_OpKernelContext *ctx) {
   TF_GetInput(ctx, 0, &a, st);
   if (TF_GetCode(st) == TF_OK && takes_b(k->routine)) TF_GetInput(ctx, 1, &b, st);
   if (TF_GetCode(st) != TF_OK) {
-    muster__tf_fail(ctx, TF_INTERNAL, k, "reading inputs: %s", TF_Message(st));
+    mtf_fail(ctx, TF_INTERNAL, k, "reading inputs: %s", TF_Message(st));
     goto out;
   }
   if (!check_inputs(k, a, b, &w, detail, sizeof detail)) {
     char why[1200];
     snprintf(why, sizeof why, "rank %d: %s", k->rank, detail);
-    muster__tf_abort_peers(k, MUSTER_EINVAL, why);
-    muster__tf_fail(ctx, TF_INVALID_ARGUMENT, k, "%s", detail);
+    mtf_abort_peers(k, MUSTER_EINVAL, why);
+    mtf_fail(ctx, TF_INVALID_ARGUMENT, k, "%s", detail);
     goto out;
   }
-  if ((rc = muster__tf_work_buffers(k, &w)) < 0) {
+  if ((rc = mtf_work_buffers(k, &w)) < 0) {
     /* copied: abort_peers' own muster calls replace muster_last_error() */
     snprintf(detail, sizeof detail, "rank %d: %s", k->rank,
              rc == MUSTER_ENOMEM && !k->shared ? "no memory for the work buffer"
                                                : muster_last_error());
-    muster__tf_abort_peers(k, rc, detail);
-    muster__tf_fail_muster(ctx, k, "allocating work buffers", rc, detail);
+    mtf_abort_peers(k, rc, detail);
+    mtf_fail_muster(ctx, k, "allocating work buffers", rc, detail);
     goto out;
   }
   /* inputs stay untouched: the solve runs in place on these copies */
-  muster__tf_transpose(w.esz, w.m, w.ncols, TF_TensorData(a), w.a);
-  if (b) muster__tf_transpose(w.esz, w.m, w.nrhs, TF_TensorData(b), w.b);
-  rc = muster__tf_rendezvous(k, &w, TF_GetStepId(ctx), &phase, detail, sizeof detail);
+  mtf_transpose(w.esz, w.m, w.ncols, TF_TensorData(a), w.a);
+  if (b) mtf_transpose(w.esz, w.m, w.nrhs, TF_TensorData(b), w.b);
+  rc = mtf_rendezvous(k, &w, TF_GetStepId(ctx), &phase, detail, sizeof detail);
   if (rc < 0) {
-    muster__tf_fail_muster(ctx, k, phase, rc, detail);
+    mtf_fail_muster(ctx, k, phase, rc, detail);
     goto out;
   }
   write_outputs(ctx, k, &w, TF_TensorType(a));

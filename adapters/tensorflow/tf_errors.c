@@ -10,11 +10,11 @@
 
 #include "tfInt.h"
 
-void muster__tf_fail(TF_OpKernelContext *ctx, TF_Code code, const muster__tf_kernel_t *k,
+void mtf_fail(TF_OpKernelContext *ctx, TF_Code code, const mtf_kernel_t *k,
                      const char *fmt, ...) {
   char msg[2048];
   int off = snprintf(msg, sizeof msg, "%s (group %s, rank %d of %d): ",
-                     muster__tf_op_name(k->routine, k->logdet), k->group, k->rank, k->nranks);
+                     mtf_op_name(k->routine, k->logdet), k->group, k->rank, k->nranks);
   va_list ap;
   va_start(ap, fmt);
   if (off > 0 && (size_t)off < sizeof msg) vsnprintf(msg + off, sizeof msg - off, fmt, ap);
@@ -42,13 +42,13 @@ static TF_Code tf_code(int rc) {
   }
 }
 
-void muster__tf_fail_muster(TF_OpKernelContext *ctx, const muster__tf_kernel_t *k,
+void mtf_fail_muster(TF_OpKernelContext *ctx, const mtf_kernel_t *k,
                             const char *phase, int rc, const char *detail) {
   const char *hint = "";
   if (rc == MUSTER_ETIMEDOUT)
     hint = " (in TensorFlow: every replica must run this op concurrently, i.e. inside "
            "tf.function, and each blocks one inter-op thread while it waits: "
            "inter_op_parallelism_threads must be >= this process's replicas)";
-  muster__tf_fail(ctx, tf_code(rc), k, "%s: %s%s%s%s", phase, muster_strerror(rc),
+  mtf_fail(ctx, tf_code(rc), k, "%s: %s%s%s%s", phase, muster_strerror(rc),
                   detail[0] ? ": " : "", detail, hint);
 }

@@ -18,8 +18,8 @@ __attribute__((constructor)) static void muster_tf_init(void) {
              {MUSTER_GETRS, false}, {MUSTER_GELS, false},  {MUSTER_POTRS, true}};
   char why[512];
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
-    if (muster__tf_register_op(ops[i].routine, ops[i].logdet, why, sizeof why) < 0 ||
-        muster__tf_register_kernels(ops[i].routine, ops[i].logdet, why, sizeof why) < 0)
+    if (mtf_register_op(ops[i].routine, ops[i].logdet, why, sizeof why) < 0 ||
+        mtf_register_kernels(ops[i].routine, ops[i].logdet, why, sizeof why) < 0)
       fprintf(stderr, "libmuster_tf: %s\n", why);
   }
 }

@@ -3,7 +3,7 @@
  * attributes when TensorFlow builds the node (rank, nranks, key -> group
  * "<routine>.<key>", tile, provider, shared_memory, timeout, same_step;
  * tf_ops.c documents them), deleted with it, and the kernel registrations
- * that tie the ops to muster__tf_compute for each element type.
+ * that tie the ops to mtf_compute for each element type.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -58,8 +58,8 @@ static bool real_type_ok(TF_OpKernelConstruction *c, const char *op, TF_Status *
   if (!attr_ok(c, st)) return false;
   TF_OpKernelConstruction_GetAttrType(c, "Tw", &tw, st);
   if (!attr_ok(c, st)) return false;
-  const muster__tf_type_t *row = muster__tf_type_of(t); /* T's constraint: never NULL */
-  const muster__tf_type_t *want = muster__tf_real_type(row);
+  const mtf_type_t *row = mtf_type_of(t); /* T's constraint: never NULL */
+  const mtf_type_t *want = mtf_real_type(row);
   if (tw != want->tf) {
     construction_fail(c, st, "%s: Tw (the real type of T) must be %s for T=%s", op,
                       want->name, row->name);
@@ -70,8 +70,8 @@ static bool real_type_ok(TF_OpKernelConstruction *c, const char *op, TF_Status *
 
 /* Read the attributes into k; false with the construction failed if one is
  * missing or out of range. */
-static bool read_attrs(TF_OpKernelConstruction *c, muster__tf_kernel_t *k, TF_Status *st) {
-  const char *op = muster__tf_op_name(k->routine, k->logdet);
+static bool read_attrs(TF_OpKernelConstruction *c, mtf_kernel_t *k, TF_Status *st) {
+  const char *op = mtf_op_name(k->routine, k->logdet);
   char key[MUSTER_MAX_NAME + 1];
   int64_t rank = 0, nranks = 0;
   TF_Bool shared = 0, same_step = 0;
@@ -117,18 +117,18 @@ static bool read_attrs(TF_OpKernelConstruction *c, muster__tf_kernel_t *k, TF_St
 /* ---- lifetime -------------------------------------------------------------- */
 
 static void kernel_delete(void *p) {
-  muster__tf_kernel_t *k = p;
+  mtf_kernel_t *k = p;
   if (!k) return;
-  muster__tf_work_free(k);
+  mtf_work_free(k);
   pthread_mutex_destroy(&k->busy);
   free(k);
 }
 
 static void *kernel_create(TF_OpKernelConstruction *c, muster_routine_t routine, bool logdet) {
   TF_Status *st = TF_NewStatus();
-  muster__tf_kernel_t *k = calloc(1, sizeof *k);
+  mtf_kernel_t *k = calloc(1, sizeof *k);
   if (!k) {
-    construction_fail(c, st, "%s: out of memory", muster__tf_op_name(routine, logdet));
+    construction_fail(c, st, "%s: out of memory", mtf_op_name(routine, logdet));
     goto bad;
   }
   pthread_mutex_init(&k->busy, NULL);
@@ -161,23 +161,23 @@ static void *(*const creators[MUSTER_ROUTINE_END])(TF_OpKernelConstruction *) = 
 
 /* ---- registration -------------------------------------------------------- */
 
-int muster__tf_register_kernels(muster_routine_t r, bool logdet, char *why, size_t whylen) {
+int mtf_register_kernels(muster_routine_t r, bool logdet, char *why, size_t whylen) {
   void *(*create)(TF_OpKernelConstruction *) =
       logdet ? (r == MUSTER_POTRS ? create_potrs_logdet : NULL)
              : (int)r > 0 && (int)r < MUSTER_ROUTINE_END ? creators[r] : NULL;
-  const char *op = muster__tf_op_name(r, logdet);
+  const char *op = mtf_op_name(r, logdet);
   if (!create) {
     snprintf(why, whylen, "no kernel for routine %d (%s)", (int)r, op);
     return -1;
   }
-  const muster__tf_type_t *t;
+  const mtf_type_t *t;
   TF_Status *st = TF_NewStatus();
   int rc = 0;
-  for (size_t i = 0; (t = muster__tf_type_at(i)) != NULL && rc == 0; i++) {
+  for (size_t i = 0; (t = mtf_type_at(i)) != NULL && rc == 0; i++) {
     char name[96];
     snprintf(name, sizeof name, "%s_CPU_%s", op, t->name);
     TF_KernelBuilder *kb =
-        TF_NewKernelBuilder(op, "CPU", create, muster__tf_compute, kernel_delete);
+        TF_NewKernelBuilder(op, "CPU", create, mtf_compute, kernel_delete);
     TF_KernelBuilder_TypeConstraint(kb, "T", t->tf, st);
     if (TF_GetCode(st) != TF_OK) {
       TF_DeleteKernelBuilder(kb);

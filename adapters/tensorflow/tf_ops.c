@@ -68,7 +68,7 @@ static void name_ops(void) {
   }
 }
 
-const char *muster__tf_op_name(muster_routine_t r, bool logdet) {
+const char *mtf_op_name(muster_routine_t r, bool logdet) {
   if (logdet) return r == MUSTER_POTRS ? "MusterPotrsLogdet" : "Muster?";
   pthread_once(&op_names_once, name_ops);
   if ((int)r < 0 || (int)r >= MUSTER_ROUTINE_END || !op_names[r][0]) return "Muster?";
@@ -109,7 +109,7 @@ static bool input_matrix(TF_ShapeInferenceContext *ctx, int i, const char *what,
 /* potrs, getrs, gels: a [rows, ncols] and b [rows, nrhs] with the same
  * rows; X [n, nrhs]: b's shape, but for gels, whose n is not known here. */
 static void solve_shape(TF_ShapeInferenceContext *ctx, TF_Status *st, muster_routine_t r) {
-  const char *op = muster__tf_op_name(r, false);
+  const char *op = mtf_op_name(r, false);
   bool tall = muster_routine_takes(r) & MUSTER_TAKES_M;
   char what[160];
   shapes_t s = {TF_NewShapeHandle(), TF_NewShapeHandle(), TF_NewShapeHandle(),
@@ -187,13 +187,13 @@ out:
 
 /* ---- registration -------------------------------------------------------- */
 
-int muster__tf_register_op(muster_routine_t r, bool logdet, char *why, size_t whylen) {
+int mtf_register_op(muster_routine_t r, bool logdet, char *why, size_t whylen) {
   TF_Status *st = TF_NewStatus();
-  const char *name = muster__tf_op_name(r, logdet);
+  const char *name = mtf_op_name(r, logdet);
   TF_OpDefinitionBuilder *b = TF_NewOpDefinitionBuilder(name);
   char t_attr[128], names[96];
   int rc = 0;
-  muster__tf_type_names(names, sizeof names);
+  mtf_type_names(names, sizeof names);
   snprintf(t_attr, sizeof t_attr, "T: {%s}", names);
   TF_OpDefinitionBuilderAddAttr(b, t_attr);
   for (size_t i = 0; i < sizeof common_attrs / sizeof common_attrs[0]; i++)

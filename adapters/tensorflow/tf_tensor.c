@@ -9,7 +9,7 @@
 #include "tfInt.h"
 
 /* Every element type the ops take, in the order the attribute T lists them. */
-static const muster__tf_type_t types[] = {
+static const mtf_type_t types[] = {
     {TF_FLOAT, MUSTER_F32, "float"},
     {TF_DOUBLE, MUSTER_F64, "double"},
     {TF_COMPLEX64, MUSTER_C64, "complex64"},
@@ -17,15 +17,15 @@ static const muster__tf_type_t types[] = {
 };
 #define NTYPES (sizeof types / sizeof types[0])
 
-const muster__tf_type_t *muster__tf_type_at(size_t i) { return i < NTYPES ? &types[i] : NULL; }
+const mtf_type_t *mtf_type_at(size_t i) { return i < NTYPES ? &types[i] : NULL; }
 
-const muster__tf_type_t *muster__tf_type_of(TF_DataType t) {
+const mtf_type_t *mtf_type_of(TF_DataType t) {
   for (size_t i = 0; i < NTYPES; i++)
     if (types[i].tf == t) return &types[i];
   return NULL;
 }
 
-const muster__tf_type_t *muster__tf_real_type(const muster__tf_type_t *t) {
+const mtf_type_t *mtf_real_type(const mtf_type_t *t) {
   size_t real = muster_dtype_real_bytes(t->dtype);
   for (size_t i = 0; i < NTYPES; i++)
     if (!muster_dtype_is_complex(types[i].dtype) && muster_dtype_bytes(types[i].dtype) == real)
@@ -33,7 +33,7 @@ const muster__tf_type_t *muster__tf_real_type(const muster__tf_type_t *t) {
   return NULL; /* not reached: every complex type's real part is listed */
 }
 
-void muster__tf_type_names(char *buf, size_t cap) {
+void mtf_type_names(char *buf, size_t cap) {
   size_t off = 0;
   buf[0] = '\0';
   for (size_t i = 0; i < NTYPES && off < cap; i++) {
@@ -62,7 +62,7 @@ DEFINE_TRANSPOSE(transpose4, uint32_t)
 DEFINE_TRANSPOSE(transpose8, uint64_t)
 DEFINE_TRANSPOSE(transpose16, c128_bits_t)
 
-void muster__tf_transpose(size_t esz, int64_t rows, int64_t cols, const void *src, void *dst) {
+void mtf_transpose(size_t esz, int64_t rows, int64_t cols, const void *src, void *dst) {
   if (rows <= 0 || cols <= 0) return;
   if (esz == 4) transpose4(rows, cols, src, dst);
   else if (esz == 8) transpose8(rows, cols, src, dst);

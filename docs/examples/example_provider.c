@@ -2,8 +2,10 @@
  * docs/examples/example_provider.c - a minimal provider: the shared object
  * "example.so" that solves potrs (A X = B, A symmetric positive definite)
  * for f64 matrices in host memory held as column blocks, with a textbook
- * Cholesky factorization.  It shows the whole contract of a provider
- * (muster/provider_v1.h); providers/lapack is the real one.
+ * Cholesky factorization.  It shows the whole contract of a leader
+ * provider of ABI v2 (muster/provider_v2.h; muster/provider.h has the info
+ * > 0 contract: it returns 0 with info = k and the runtime words "not
+ * positive definite"); providers/lapack is the real one.
  *
  * The runtime finds it by routine: a folder on MUSTER_PROVIDER_PATH holds
  *     example.so                the provider
@@ -106,15 +108,18 @@ static int ex_solve(void *ctx, const muster_provider_call_t *call) {
 }
 
 /* The one exported symbol.  Every hook not given (NULL) is optional. */
-__attribute__((visibility("default"))) const muster_provider_v1_t muster_provider_v1 = {
-    .abi_version = MUSTER_PROVIDER_V1_ABI,
-    .struct_size = sizeof(muster_provider_v1_t),
+__attribute__((visibility("default"))) const muster_provider_v2_t muster_provider_v2 = {
+    .abi_version = MUSTER_PROVIDER_V2_ABI,
+    .struct_size = sizeof(muster_provider_v2_t),
+    .layout_rules = MUSTER_LAYOUT_RULES_VERSION, /* the muster/layout.h it was built with */
+    .kind = MUSTER_PROVIDER_LEADER,               /* the leader gets every rank's shard */
     .name = "example",
     .description = "docs/examples: textbook Cholesky, potrs f64 on the host",
     .priority = 1, /* below lapack: chosen only when asked for by name */
-    .routines = 1u << MUSTER_POTRS,
+    .routines = MUSTER_ROUTINE_BITS(POTRS),
     .dtypes = 1u << MUSTER_F64,
     .mem_kinds = 1u << MUSTER_MEM_HOST,
+    .spans = MUSTER_SPAN_THREADS | MUSTER_SPAN_PROCESSES, /* host memory: one node */
     .max_shards = MUSTER_MAX_RANKS,
     .probe = ex_probe,
     .solve = ex_solve,

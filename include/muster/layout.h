@@ -111,6 +111,23 @@ static inline int64_t muster_layout_tile_above(int64_t n, int64_t tile, int nran
   return 0;
 }
 
+/* ---- the default tile ------------------------------------------------------ */
+
+/* The tile a call gets when neither the caller nor the provider chose one:
+ * the largest valid tile <= MUSTER_LAYOUT_DEFAULT_TILE_MAX (cuSolverMg's
+ * sweet spot starts at 256, docs/tiles.md), else S = ceil(n/R), which is
+ * always valid (no valid tile <= 256 happens, e.g. n = 4861 on 18 ranks).
+ * The runtime's fallback and the lapack provider's choose_tile both return
+ * this; nothing else words the rule.  0 for n < 1 or nranks outside
+ * 1..MUSTER_MAX_RANKS. */
+#define MUSTER_LAYOUT_DEFAULT_TILE_MAX 256
+
+static inline int64_t muster_layout_default_tile(int64_t n, int nranks) {
+  if (n < 1 || nranks < 1 || nranks > MUSTER_MAX_RANKS) return 0;
+  int64_t t = muster_layout_tile_below(n, MUSTER_LAYOUT_DEFAULT_TILE_MAX + 1, nranks);
+  return t ? t : muster_ceil_div(n, nranks);
+}
+
 /* ---- block layout ------------------------------------------------------------ */
 
 static inline int64_t muster_layout_block_col0(const muster_layout_geom_t *L, int rank) {

@@ -27,6 +27,19 @@
  * so the providers of a routine are found by listing <dir>/<routine>/
  * without loading anything; a provider is dlopen()ed on first use of one of
  * its routines.  Build a provider with SCons' env.MusterProvider().
+ *
+ * The info > 0 contract (every version): a verdict on the input, LAPACK's
+ * info = k > 0 (not positive definite at leading minor k, U(k,k) or R(k,k)
+ * zero or under the rule of providers/common, no convergence), is returned
+ * as *info = k with 0 or with the routine's code (MUSTER_ENOTPD,
+ * MUSTER_ESINGULAR, ...: muster/types.h's `info` column; a provider whose
+ * steps stop at the first error returns the code).  A collective provider
+ * returns the same k and code on every rank.  The runtime words it, one
+ * sentence per routine from that column; the provider does not word the
+ * verdict.  Text it leaves in err is the detail, quoted after the sentence
+ * in parentheses: where (the engine call, the device) and the numbers that
+ * back it ("|R(8,8)| = 1e-17 <= m * eps * max|R(i,i)| = 2.2e-13").  Any
+ * other negative code, info or not, is a failure worded by the provider.
  */
 #ifndef MUSTER_PROVIDER_H
 #define MUSTER_PROVIDER_H

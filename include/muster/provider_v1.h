@@ -36,7 +36,7 @@ typedef struct muster_provider_call {
                                    leader's process (IPC handles already
                                    imported by mem_import)                   */
   int process_mode;             /* shards come from other processes          */
-  int64_t *info;                /* out: LAPACK-style info                    */
+  int64_t *info;                /* out: LAPACK-style info (provider.h: > 0) */
   char *err;                    /* out: message on failure                   */
   size_t errlen;
 } muster_provider_call_t;

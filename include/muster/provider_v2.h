@@ -135,7 +135,7 @@ typedef struct muster_collective_call {
                                  out, as for leader providers               */
   muster_dist_t dist;         /* the layout of mine->a (muster/layout.h)     */
   const muster_bootstrap_t *boot;
-  int64_t *info;              /* out: LAPACK-style info, the same on every rank */
+  int64_t *info;              /* out: LAPACK-style info, the same on every rank (provider.h: > 0) */
   int64_t *tile_used;         /* out: the tile (block size) it ran with, 0
                                  when that means nothing for it           */
   char *err;                  /* out: message on failure                    */

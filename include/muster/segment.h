@@ -18,7 +18,8 @@
  *
  * Conventions: muster.h's (0 or a negative MUSTER_E* code).  The parsing
  * and matching functions never set muster_last_error(): scanners feed them
- * every file of a folder.  Nothing here writes to a segment.
+ * every file of a folder.  Nothing here writes to a segment; only
+ * muster_segment_reclaim_stale removes one, by the rule a join applies.
  */
 #ifndef MUSTER_SEGMENT_PUBLIC_H
 #define MUSTER_SEGMENT_PUBLIC_H
@@ -106,6 +107,17 @@ MUSTER_EXTERN int muster_segment_name_match(const char *name, unsigned want, con
  * MUSTER_ESYS (message set) when dir cannot be read. */
 MUSTER_EXTERN int muster_segment_list(const char *dir, unsigned want, const char *job,
                                       muster_segment_name_t *out, int cap);
+
+/* Remove the segment of (job, group) of this process's pid namespace in
+ * MUSTER_SEGMENT_DIR when a join of that name would reclaim it (stale:
+ * creator and every seated rank dead; poisoned; corrupt with a dead
+ * creator; a creation killed half way, 2 s old), and nothing else: a live
+ * group is never touched.  1 removed, 0 not (no such file, kept, NULL or
+ * invalid names, or an error: the thread's message may then be set).  For
+ * sweeps of names nobody will join again (the CLI's leftovers of earlier
+ * runs a SIGKILL interrupted, tools/muster/launch.c); `shmdump --clean`
+ * judges segments of every namespace by the same rule. */
+MUSTER_EXTERN int muster_segment_reclaim_stale(const char *job, const char *group);
 
 /* ------------------------------------------------------------------------ */
 /* A read-only view of a segment's contents                                 */

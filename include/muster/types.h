@@ -44,8 +44,8 @@
     "singular: U(%lld,%lld) of the LU factorization is zero or under the singularity "       \
     "threshold 2 n eps max_{i<=k} |U(i,k)|")                                                 \
   X(GELS, 5, "gels", 1, MUSTER_TAKES_B | MUSTER_TAKES_M, ESINGULAR,                          \
-    "rank deficient: R(%lld,%lld) of the QR factorization is zero or below the rank "         \
-    "threshold")
+    "rank deficient: R(%lld,%lld) of the QR factorization is zero or below the rank "        \
+    "threshold m * eps * max|R(i,i)|")
 
 /* X(NAME, value, name, element bytes, real part bytes, is complex) */
 #define MUSTER_DTYPE_MAP(X)                                                                  \
@@ -73,6 +73,29 @@ typedef enum muster_dtype {
 #define MUSTER__COUNT_ONE(...) +1
 #define MUSTER_ROUTINE_END (1 MUSTER_ROUTINE_MAP(MUSTER__COUNT_ONE))
 #define MUSTER_DTYPE_END (1 MUSTER_DTYPE_MAP(MUSTER__COUNT_ONE))
+
+/* Bit masks of muster_provider_v*_t's routines and dtypes, generated from
+ * the maps so a provider never spells the list out:
+ *     .dtypes   = MUSTER_ALL_DTYPES,
+ *     .routines = MUSTER_ROUTINE_BITS(POTRS, POTRI, SYEVD) | MUSTER_CAP_LOGDET,
+ * Routines stay a list per provider (a routine appended to the map is not
+ * one a provider already has); every dtype of the map is one every
+ * provider's engine has. */
+#define MUSTER__DTYPE_BIT(NAME, value, ...) | (1u << (value))
+#define MUSTER_ALL_DTYPES (0u MUSTER_DTYPE_MAP(MUSTER__DTYPE_BIT))
+#define MUSTER_ROUTINE_BIT(NAME) (1u << MUSTER_##NAME)
+#define MUSTER__RB1(a) MUSTER_ROUTINE_BIT(a)
+#define MUSTER__RB2(a, ...) (MUSTER_ROUTINE_BIT(a) | MUSTER__RB1(__VA_ARGS__))
+#define MUSTER__RB3(a, ...) (MUSTER_ROUTINE_BIT(a) | MUSTER__RB2(__VA_ARGS__))
+#define MUSTER__RB4(a, ...) (MUSTER_ROUTINE_BIT(a) | MUSTER__RB3(__VA_ARGS__))
+#define MUSTER__RB5(a, ...) (MUSTER_ROUTINE_BIT(a) | MUSTER__RB4(__VA_ARGS__))
+#define MUSTER__RB6(a, ...) (MUSTER_ROUTINE_BIT(a) | MUSTER__RB5(__VA_ARGS__))
+#define MUSTER__RB7(a, ...) (MUSTER_ROUTINE_BIT(a) | MUSTER__RB6(__VA_ARGS__))
+#define MUSTER__RB8(a, ...) (MUSTER_ROUTINE_BIT(a) | MUSTER__RB7(__VA_ARGS__))
+#define MUSTER__RB_PICK(_1, _2, _3, _4, _5, _6, _7, _8, name, ...) name
+#define MUSTER_ROUTINE_BITS(...)                                                                   \
+  MUSTER__RB_PICK(__VA_ARGS__, MUSTER__RB8, MUSTER__RB7, MUSTER__RB6, MUSTER__RB5, MUSTER__RB4,    \
+                  MUSTER__RB3, MUSTER__RB2, MUSTER__RB1, )(__VA_ARGS__)
 
 /* "potrs", or NULL for a value that is no routine. */
 static inline const char *muster_routine_str(int r) {

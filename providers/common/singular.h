@@ -80,15 +80,16 @@ static inline int64_t muster__lu_singular(muster_dtype_t t, const void *diag, in
   return -1;
 }
 
-/* The message of a pivot that fails (k 0-based): "singular: U(k,k) is
- * exactly zero" or "singular: |U(k,k)| = u <= 2 n eps max_{i<=k} |U(i,k)| =
- * f", k 1-based, as every provider words it. */
+/* The detail of a pivot that fails (k 0-based), for err under the info > 0
+ * contract (muster/provider.h: the runtime words "singular"): "U(k,k) is
+ * exactly zero" or "|U(k,k)| = u <= 2 n eps max_{i<=k} |U(i,k)| = f", k
+ * 1-based, as every provider gives it. */
 static inline void muster__lu_singular_text(char *buf, size_t len, int64_t k, double ukk, double floor) {
   long long k1 = (long long)k + 1;
   if (ukk == 0.0)
-    snprintf(buf, len, "singular: U(%lld,%lld) is exactly zero", k1, k1);
+    snprintf(buf, len, "U(%lld,%lld) is exactly zero", k1, k1);
   else
-    snprintf(buf, len, "singular: |U(%lld,%lld)| = %.3g <= " MUSTER__LU_RULE " = %.3g", k1, k1, ukk, floor);
+    snprintf(buf, len, "|U(%lld,%lld)| = %.3g <= " MUSTER__LU_RULE " = %.3g", k1, k1, ukk, floor);
 }
 
 #endif

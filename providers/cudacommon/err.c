@@ -4,16 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/err.h"
 #include "cudacommon.h"
 
 int cuc_fail(cuc_err_t *e, int code, const char *fmt, ...) {
-  if (e && e->buf && e->len) {
-    int used = snprintf(e->buf, e->len, "%s: ", e->who ? e->who : "cuda");
-    va_list ap;
-    va_start(ap, fmt);
-    if (used >= 0 && (size_t)used < e->len) vsnprintf(e->buf + used, e->len - (size_t)used, fmt, ap);
-    va_end(ap);
-  }
+  if (!e) return code;
+  va_list ap;
+  va_start(ap, fmt);
+  muster__prov_verr(e->buf, e->len, code, e->who ? e->who : "cuda", fmt, ap);
+  va_end(ap);
   return code;
 }
 

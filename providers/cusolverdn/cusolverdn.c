@@ -49,10 +49,7 @@
 
 #include "job.h"
 
-#define ALL_DTYPES ((1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128))
-#define ALL_ROUTINES                                                                                  \
-  ((1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD) | (1u << MUSTER_GETRS) | (1u << MUSTER_GELS) | \
-   MUSTER_CAP_LOGDET)
+#define ALL_ROUTINES (MUSTER_ROUTINE_BITS(POTRS, POTRI, SYEVD, GETRS, GELS) | MUSTER_CAP_LOGDET)
 #define DESCRIPTION "cusolverDn on one GPU fed by every rank (threads: peer copies; processes: CUDA IPC)"
 
 /* Fork-safe: never initializes CUDA in a process that may fork ranks later
@@ -159,7 +156,7 @@ __attribute__((visibility("default"))) int muster_cusolverdn_stats(uint64_t *out
 
 /* What both structs say, and the hooks both hand out. */
 #define DN_COMMON                                                                                   \
-  .name = DN_NAME, .description = DESCRIPTION, .priority = 90, .routines = ALL_ROUTINES, .dtypes = ALL_DTYPES, \
+  .name = DN_NAME, .description = DESCRIPTION, .priority = 90, .routines = ALL_ROUTINES, .dtypes = MUSTER_ALL_DTYPES, \
   .mem_kinds = 1u << MUSTER_MEM_CUDA, .max_shards = MUSTER_MAX_RANKS, .probe = probe, .init = init, .fini = fini, \
   .choose_tile = choose_tile, .solve = solve, .local_export = local_export, .leader_import = leader_import,      \
   .forget_peer = forget_peer

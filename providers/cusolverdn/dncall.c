@@ -160,17 +160,14 @@ out:
 int dn_info(dn_job_t *j, dn_op_t op, int info) {
   *j->call->info = info;
   if (info == 0) return 0;
-  if (info > 0 && op == DN_POTRF)
-    return cuc_fail(j->E, MUSTER_ENOTPD, "%s on device %d: not positive definite (leading minor %d)", op_name[op],
-                    j->dev, info);
+  /* info > 0: the detail only, the runtime words the verdict (muster/provider.h) */
+  if (info > 0 && op == DN_POTRF) return cuc_fail(j->E, MUSTER_ENOTPD, "%s on device %d", op_name[op], j->dev);
   if (info > 0 && op == DN_GETRF)
-    return cuc_fail(j->E, MUSTER_ESINGULAR, "%s on device %d: singular: U(%d,%d) of the LU factorization is exactly "
-                    "zero", op_name[op], j->dev, info, info);
+    return cuc_fail(j->E, MUSTER_ESINGULAR, "U(%d,%d) is exactly zero; %s on device %d", info, info, op_name[op],
+                    j->dev);
   if (info > 0 && op == DN_POTRI)
-    return cuc_fail(j->E, MUSTER_ENOTPD, "%s on device %d: the factor is singular at %d (not positive definite, "
-                    "leading minor %d)", op_name[op], j->dev, info, info);
-  if (info > 0)
-    return cuc_fail(j->E, MUSTER_EPROVIDER, "%s on device %d: did not converge (info=%d)", op_name[op], j->dev, info);
+    return cuc_fail(j->E, MUSTER_ENOTPD, "the factor is singular at %d; %s on device %d", info, op_name[op], j->dev);
+  if (info > 0) return cuc_fail(j->E, MUSTER_EPROVIDER, "%s on device %d", op_name[op], j->dev);
   return cuc_fail(j->E, MUSTER_EPROVIDER, "%s on device %d: parameter %d was refused (info=%d)", op_name[op], j->dev,
                   -info, info);
 }

@@ -77,8 +77,8 @@ static int check_pivots(dn_job_t *j, int64_t upto) {
     char what[160];
     muster__lu_singular_text(what, sizeof what, k, ukk, floor);
     *j->call->info = k + 1;
-    rc = cuc_fail(E, MUSTER_ESINGULAR, "cusolverDnXgetrf on device %d: %s (A is %" PRId64 " x %" PRId64 ")", j->dev,
-                  what, n, n);
+    rc = cuc_fail(E, MUSTER_ESINGULAR, "%s; cusolverDnXgetrf on device %d, A is %" PRId64 " x %" PRId64, what,
+                  j->dev, n, n); /* the detail: the runtime words "singular" */
   }
 out:
   free(scale);
@@ -118,10 +118,10 @@ static int check_rank(dn_job_t *j) {
   double r, floor;
   int64_t k = muster__rank_deficient(j->a->dtype, (char *)d->hscan + at, 1, n, m, &r, &floor);
   if (k < 0) return 0;
+  char what[160];
+  muster__rank_text(what, sizeof what, k, r, floor, m, n);
   *j->call->info = k + 1;
-  return cuc_fail(E, MUSTER_ESINGULAR, "rank deficient: |R(%" PRId64 ",%" PRId64 ")| = %.3g <= m * eps * "
-                  "max|R(i,i)| = %.3g (A is %" PRId64 " x %" PRId64 ", cusolverDnXgeqrf on device %d)",
-                  k + 1, k + 1, r, floor, m, n, j->dev);
+  return cuc_fail(E, MUSTER_ESINGULAR, "%s; cusolverDnXgeqrf on device %d", what, j->dev); /* detail */
 out:
   return rc;
 }

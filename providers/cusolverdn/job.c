@@ -13,7 +13,6 @@
 static int check_shard(dn_job_t *j, int r) {
   const muster_shard_t *s = &j->call->shards[r];
   const muster_solve_args_t *a = j->a;
-  const char *name = muster_routine_str(a->routine);
   cuc_err_t *E = j->E;
   if (s->mem != MUSTER_MEM_CUDA)
     return cuc_fail(E, MUSTER_EUNSUPPORTED, "rank %d: shard memory kind %d is not CUDA device memory", r, (int)s->mem);
@@ -23,16 +22,10 @@ static int check_shard(dn_job_t *j, int r) {
   if (s->lda < j->sh.a_rows)
     return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): lda=%" PRId64 " < %s=%" PRId64, r, s->device, s->lda,
                     a->routine == MUSTER_GELS ? "m" : "n", j->sh.a_rows);
-  if (j->sh.b_rows && (!s->b || s->ldb < j->sh.b_rows))
-    return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): %s needs b with ldb >= n (b=%p ldb=%" PRId64 ")", r,
-                    s->device, name, s->b, s->ldb);
-  if (a->routine == MUSTER_GELS && s->ldb != j->sh.b_rows)
+  if (a->routine == MUSTER_GELS && s->b && s->ldb != j->sh.b_rows)
     return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): gels: ldb=%" PRId64 " but rank 0's is %" PRId64
                     " (ldb is m, the same on every rank)", r, s->device, s->ldb, j->sh.b_rows);
-  if ((a->flags & MUSTER_LOGDET) && !s->w)
-    return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): potrs with MUSTER_LOGDET needs w (one real)", r,
-                    s->device);
-  return cuc_check_shard(a, &j->L, r, s, E);
+  return cuc_check_shard(a, &j->L, r, s, E); /* b, w: the routine's shape */
 }
 
 /* The routine and flags (what the shards hold is check_shard's): n, m,

@@ -50,11 +50,7 @@
 
 #include "leader_solve.h"
 
-#define ALL_DTYPES \
-  ((1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128))
-#define ALL_ROUTINES \
-  ((1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD) | (1u << MUSTER_GETRS) | MUSTER_CAP_LOGDET)
-
+#define ALL_ROUTINES (MUSTER_ROUTINE_BITS(POTRS, POTRI, SYEVD, GETRS) | MUSTER_CAP_LOGDET)
 /* Fork-safe: never initializes CUDA in a process that may fork ranks later
  * (cudacommon's cuc_probe). */
 static int probe(char *why, size_t whylen) { return cuc_probe(NULL, why, whylen); }
@@ -162,7 +158,7 @@ __attribute__((visibility("default"))) int muster_cusolvermg_stats(uint64_t *out
 #define CMG_COMMON                                                                                          \
   .name = "cusolvermg",                                                                                     \
   .description = "cuSolverMg on 1-16 GPUs of one node (threads: device pointers; processes: CUDA IPC)",     \
-  .priority = 100, .routines = ALL_ROUTINES, .dtypes = ALL_DTYPES, .mem_kinds = 1u << MUSTER_MEM_CUDA,      \
+  .priority = 100, .routines = ALL_ROUTINES, .dtypes = MUSTER_ALL_DTYPES, .mem_kinds = 1u << MUSTER_MEM_CUDA,      \
   .max_shards = CMG_MAX_DEV, .probe = probe, .init = init, .fini = fini, .choose_tile = cmg_choose_tile,     \
   .solve = solve, .local_export = local_export, .leader_import = leader_import, .forget_peer = forget_peer
 

@@ -43,8 +43,8 @@ static int getrf_failed(cmg_solve_t *j, cusolverStatus_t st, int info) {
                     (long long)(bad + 1));
   if (k >= 0) {
     *j->call->info = k + 1;
-    return cuc_fail(j->E, MUSTER_ESINGULAR, "cusolverMgGetrf on devices %d..: %s with U(%lld,%lld) exactly zero: "
-                    "singular", j->ids[0], cuc_solver_status_name(st), (long long)(k + 1), (long long)(k + 1));
+    return cuc_fail(j->E, MUSTER_ESINGULAR, "U(%lld,%lld) is exactly zero; cusolverMgGetrf on devices %d..: %s",
+                    (long long)(k + 1), (long long)(k + 1), j->ids[0], cuc_solver_status_name(st)); /* detail */
   }
   return cuc_fail(j->E, MUSTER_ECUDA, "device %d: cusolverMgGetrf failed: %s (%d), info=%d", j->ids[0],
                   cuc_solver_status_name(st), (int)st, info);
@@ -124,8 +124,8 @@ static int check_pivots(cmg_solve_t *j, int64_t upto) {
     char what[160];
     muster__lu_singular_text(what, sizeof what, k, ukk, floor);
     *j->call->info = k + 1;
-    rc = cuc_fail(j->E, MUSTER_ESINGULAR, "cusolverMgGetrf on devices %d..: %s (A is %lld x %lld)", j->ids[0], what,
-                  (long long)n, (long long)n);
+    rc = cuc_fail(j->E, MUSTER_ESINGULAR, "%s; cusolverMgGetrf on devices %d.., A is %lld x %lld", what, j->ids[0],
+                  (long long)n, (long long)n); /* the detail: the runtime words "singular" */
   }
 out:
   free(scale);

@@ -39,9 +39,8 @@ static int potrf_failed(cmg_solve_t *j, cusolverStatus_t st, int info) {
   j->E = E;
   if (k >= 0) {
     *j->call->info = k + 1;
-    return cuc_fail(j->E, MUSTER_ENOTPD, "cusolverMgPotrf on devices %d..: %s with pivot %lld not positive: "
-                    "not positive definite (leading minor %lld)", j->ids[0], cuc_solver_status_name(st),
-                    (long long)(k + 1), (long long)(k + 1));
+    return cuc_fail(j->E, MUSTER_ENOTPD, "cusolverMgPotrf on devices %d..: %s with pivot %lld not positive",
+                    j->ids[0], cuc_solver_status_name(st), (long long)(k + 1)); /* detail */
   }
   return cuc_fail(j->E, MUSTER_ECUDA, "device %d: cusolverMgPotrf failed: %s (%d), info=%d", j->ids[0],
                   cuc_solver_status_name(st), (int)st, info);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/agree.h"
 #include "../common/env.h"
 #include "mp.h"
 
@@ -21,17 +22,15 @@ typedef struct boot_msg {
 /* Rank 0's unique id, known to every rank; the same code on every rank. */
 static int share_id(const mp_api_t *api, const muster_bootstrap_t *boot, int device, mp_ncclUniqueId *id,
                     cuc_err_t *E) {
-  boot_msg_t mine, *all = calloc((size_t)boot->size, sizeof *all);
-  if (!all) return cuc_fail(E, MUSTER_ENOMEM, "out of host memory");
+  boot_msg_t mine, *all = NULL;
   memset(&mine, 0, sizeof mine);
   mine.device = device;
   mp_nres_t r = MP_NCCL_SUCCESS;
   if (boot->rank == 0 && (r = api->ncclGetUniqueId(&mine.id)) != MP_NCCL_SUCCESS) mine.rc = MUSTER_ECUDA;
-  char err[256] = "";
-  int rc = boot->allgather(boot->ctx, &mine, all, sizeof mine, err, sizeof err);
+  char err[400];
+  int rc = muster__agree_gather(boot, &mine, sizeof mine, (void **)&all, "sharing NCCL's unique id", err, sizeof err);
   if (rc < 0) {
-    rc = cuc_fail(E, rc, "rank %d: the bootstrap (%s) failed while sharing NCCL's unique id: %s", boot->rank,
-                  boot->kind, err);
+    rc = cuc_fail(E, rc, "%s", err);
   } else if (all[0].rc < 0) {
     rc = cuc_fail(E, all[0].rc, "rank 0: ncclGetUniqueId failed%s%s", boot->rank == 0 ? ": " : "",
                   boot->rank == 0 ? api->ncclGetErrorString(r) : "");
@@ -132,8 +131,9 @@ static void comm_free(mp_ctx_t *c, mp_comm_t *m) {
 
 int mp_comm_get(mp_ctx_t *c, mp_run_t *run, const muster_bootstrap_t *boot, int nprow, int npcol, int device,
                 mp_comm_t **out, cuc_err_t *E) {
-  for (mp_comm_t *m = c->comms; m; m = m->next)
-    if (m->key == boot->key && m->nprow == nprow && m->npcol == npcol && m->device == device &&
+  for (muster__keyed_t *e = c->comms; e; e = e->next) {
+    mp_comm_t *m = (mp_comm_t *)e;
+    if (e->key == boot->key && m->nprow == nprow && m->npcol == npcol && m->device == device &&
         m->rank == boot->rank && !m->broken && !m->aborted) {
       pthread_mutex_lock(&c->run_mu);
       run->comm = m;
@@ -141,9 +141,10 @@ int mp_comm_get(mp_ctx_t *c, mp_run_t *run, const muster_bootstrap_t *boot, int 
       *out = m;
       return 0;
     }
+  }
   mp_comm_t *m = calloc(1, sizeof *m);
   if (!m) return cuc_fail(E, MUSTER_ENOMEM, "out of host memory");
-  *m = (mp_comm_t){.key = boot->key, .nprow = nprow, .npcol = npcol, .nranks = boot->size, .rank = boot->rank,
+  *m = (mp_comm_t){.link.key = boot->key, .nprow = nprow, .npcol = npcol, .nranks = boot->size, .rank = boot->rank,
                    .device = device};
   int rc = 0;
   CUC_CU(device, cudaSetDevice(device));
@@ -152,23 +153,13 @@ int mp_comm_get(mp_ctx_t *c, mp_run_t *run, const muster_bootstrap_t *boot, int 
 out:
   if (rc < 0) m->broken = 1;
   /* listed even when broken: cancel may hold it, release_comms frees it */
-  m->next = c->comms;
-  c->comms = m;
+  muster__keyed_push(&c->comms, &m->link);
   *out = m;
   return rc;
 }
 
 void mp_comm_release(mp_ctx_t *c, uint64_t key) {
-  mp_comm_t **pp = &c->comms;
-  while (*pp) {
-    mp_comm_t *m = *pp;
-    if (key == 0 || m->key == key) {
-      *pp = m->next;
-      comm_free(c, m);
-    } else {
-      pp = &m->next;
-    }
-  }
+  for (muster__keyed_t *e; (e = muster__keyed_take(&c->comms, key));) comm_free(c, (mp_comm_t *)e);
 }
 
 void mp_comm_abort_locked(mp_ctx_t *c, mp_comm_t *m) {

@@ -20,7 +20,6 @@
 
 #include "mp.h"
 
-#define ALL_DTYPES ((1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128))
 #define DESCRIPTION "cuSOLVERMp over NCCL: one process per GPU, any number of nodes (2-D block-cyclic)"
 
 /* CUDA devices (never starting CUDA here: cudacommon's child probe) and
@@ -92,9 +91,8 @@ __attribute__((visibility("default"))) const muster_provider_v2_t muster_provide
     .name = MP_NAME,
     .description = DESCRIPTION,
     .priority = 70,
-    .routines = (1u << MUSTER_POTRS) | (1u << MUSTER_SYEVD) | (1u << MUSTER_GETRS) | (1u << MUSTER_GELS) |
-                MUSTER_CAP_LOGDET,
-    .dtypes = ALL_DTYPES,
+    .routines = MUSTER_ROUTINE_BITS(POTRS, SYEVD, GETRS, GELS) | MUSTER_CAP_LOGDET,
+    .dtypes = MUSTER_ALL_DTYPES,
     .mem_kinds = 1u << MUSTER_MEM_CUDA,
     .spans = MUSTER_SPAN_THREADS | MUSTER_SPAN_PROCESSES | MUSTER_SPAN_NODES,
     .max_shards = MUSTER_MAX_RANKS,

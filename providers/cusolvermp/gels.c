@@ -21,11 +21,10 @@
  * dtype, and a cuSOLVER status error on a 2x1 grid (one process was
  * right); and it refactors A, which the rank check needs factored first:
  * this way A is factored once. */
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
-#include "../common/rank.h" /* muster__abs_at */
+#include "../common/rank.h" /* muster__abs_at, muster__rank_floor */
 #include "diag.h"
 #include "job.h"
 #include "kernels.h"
@@ -95,11 +94,10 @@ static int check_rank(mp_job_t *j, int64_t *agreed) {
     rc = mp_agree(j, 0, "agreeing on R's largest diagonal entry", NULL, NULL);
   }
   if (rc == 0) {
-    double eps = muster_dtype_real_bytes(t) == 4 ? FLT_EPSILON : DBL_EPSILON;
-    double floor = (double)j->shape.m * eps * j->rmax;
+    double floor = muster__rank_floor(t, j->shape.m, j->rmax);
     for (int64_t k = 0; k < count; k++) { /* the first: global is increasing */
       double r = muster__abs_at(t, d, (size_t)k);
-      if (isfinite(r) && r > floor) continue;
+      if (isfinite(r) && !muster__rank_fails(r, floor)) continue;
       j->diag_bad = global[k];
       j->diag_zero = isfinite(r);
       if (!j->diag_zero && !j->deferred)

@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "../common/keyed.h"
 #include "cudacommon.h"
 #include "libs.h"
 #include "muster/provider.h"
@@ -36,8 +37,7 @@ enum { MP_BUF_A, MP_BUF_Q, MP_BUF_B, MP_BUF_X, MP_BUF_SEND, MP_BUF_RECV, MP_BUF_
        MP_BUF_INFO, MP_BUF_PIV, MP_BUF_TAU, MP_BUF_SCAN, MP_NBUF };
 
 typedef struct mp_comm {
-  struct mp_comm *next;
-  uint64_t key;
+  muster__keyed_t link; /* first: the entry of ctx->comms (keyed.h) */
   int nprow, npcol, nranks, rank, device;
   mp_ncclComm_t nccl;
   mp_solverHandle_t handle;
@@ -65,7 +65,7 @@ typedef struct mp_run {
 
 typedef struct mp_ctx {
   pthread_mutex_t mu, run_mu;
-  mp_comm_t *comms;
+  muster__keyed_t *comms; /* mp_comm_t entries */
   mp_run_t *running;
   const mp_libs_t *libs;
 } mp_ctx_t;

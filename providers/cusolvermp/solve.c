@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/agree.h"
 #include "../common/env.h"
 #include "job.h"
 
@@ -49,8 +50,7 @@ static int singular_first(const agree_msg_t *all, int size, int64_t *info) {
  * *sum), the same result on every rank. */
 int mp_agree(mp_job_t *j, int rc, const char *phase, int64_t *info, double *sum) {
   const muster_bootstrap_t *b = j->boot;
-  agree_msg_t mine, *all = calloc((size_t)b->size, sizeof *all);
-  if (!all) return cuc_fail(j->E, MUSTER_ENOMEM, "out of host memory");
+  agree_msg_t mine, *all = NULL;
   memset(&mine, 0, sizeof mine);
   mine.rc = rc;
   mine.info = info ? *info : 0;
@@ -60,10 +60,10 @@ int mp_agree(mp_job_t *j, int rc, const char *phase, int64_t *info, double *sum)
   mine.peak = j->rmax;
   params_of(j, mine.params);
   if (rc < 0 && j->E->buf) snprintf(mine.msg, sizeof mine.msg, "%s", j->E->buf);
-  char err[256] = "";
-  int got = b->allgather(b->ctx, &mine, all, sizeof mine, err, sizeof err);
+  char err[400];
+  int got = muster__agree_gather(b, &mine, sizeof mine, (void **)&all, phase, err, sizeof err);
   if (got < 0) {
-    rc = cuc_fail(j->E, got, "rank %d: the bootstrap (%s) failed while %s: %s", b->rank, b->kind, phase, err);
+    rc = cuc_fail(j->E, got, "%s", err);
     goto out;
   }
   if (info && singular_first(all, b->size, info)) {

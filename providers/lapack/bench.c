@@ -29,7 +29,7 @@ static double now(void) {
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-static const muster_provider_v1_t *load(void) {
+static const muster_provider_v2_t *load(void) {
   char exe[PATH_MAX], path[PATH_MAX + 64];
   ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (len <= 0) return NULL;
@@ -40,10 +40,10 @@ static const muster_provider_v1_t *load(void) {
     fprintf(stderr, "lapack-provider-bench: %s\n", dlerror());
     return NULL;
   }
-  return dlsym(so, MUSTER_PROVIDER_SYMBOL_V1);
+  return dlsym(so, MUSTER_PROVIDER_SYMBOL_V2);
 }
 
-static int bench(const muster_provider_v1_t *p, void *ctx, int n, int ranks, int reps) {
+static int bench(const muster_provider_v2_t *p, void *ctx, int n, int ranks, int reps) {
   size_t nn = (size_t)n * (size_t)n;
   double *A = malloc(nn * sizeof *A), *W = malloc(nn * sizeof *W), *x = malloc((size_t)n * sizeof *x);
   double *blk[MUSTER_MAX_RANKS] = {0}, *b[MUSTER_MAX_RANKS] = {0};
@@ -107,7 +107,7 @@ out:
 }
 
 int main(int argc, char **argv) {
-  const muster_provider_v1_t *p = load();
+  const muster_provider_v2_t *p = load();
   if (!p) return 2;
   void *ctx = NULL;
   char err[256] = "";

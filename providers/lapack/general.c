@@ -101,8 +101,8 @@ static int check_pivots(const muster_provider_call_t *call, const void *full) {
   char what[160];
   muster__lu_singular_text(what, sizeof what, k, ukk, floor);
   if (call->info) *call->info = k + 1;
-  return lp_err(call, MUSTER_ESINGULAR, "LAPACKE_%cgetrf: %s (A is %" PRId64 " x %" PRId64 ")", lp_prefix(a->dtype),
-                what, n, n);
+  return lp_err(call, MUSTER_ESINGULAR, "%s; LAPACKE_%cgetrf, A is %" PRId64 " x %" PRId64, what,
+                lp_prefix(a->dtype), n, n); /* the detail: the runtime words "singular" */
 }
 
 int lp_run_getrs(const muster_provider_call_t *call, void *full, size_t esz) {
@@ -138,10 +138,10 @@ static int check_rank(const muster_provider_call_t *call, const void *full, int6
   double r, floor;
   int64_t k = muster__rank_deficient(call->args.dtype, full, m + 1, n, m, &r, &floor);
   if (k < 0) return 0;
+  char what[160];
+  muster__rank_text(what, sizeof what, k, r, floor, m, n);
   if (call->info) *call->info = k + 1;
-  return lp_err(call, MUSTER_ESINGULAR, "rank deficient: |R(%" PRId64 ",%" PRId64 ")| = %.3g "
-                "<= m * eps * max|R(i,i)| = %.3g (A is %" PRId64 " x %" PRId64 ")",
-                k + 1, k + 1, r, floor, m, n);
+  return lp_err(call, MUSTER_ESINGULAR, "%s; LAPACKE_%cgeqrf", what, lp_prefix(call->args.dtype)); /* detail */
 }
 
 int lp_run_gels(const muster_provider_call_t *call, void *full, int64_t m, size_t esz) {

@@ -22,7 +22,7 @@
  * Threading: no mutable static state; the context's one cached buffer is
  * handed out under a lock (a call owns it exclusively until it gives it
  * back), so groups may call concurrently.  OpenBLAS threads inside each call.
- * The .so is built with -fvisibility=hidden: muster_provider_v1 is its only
+ * The .so is built with -fvisibility=hidden: muster_provider_v2 is its only
  * exported symbol.
  */
 #include <inttypes.h>
@@ -36,11 +36,7 @@
 
 #include "lapackInt.h"
 
-#define ALL_DTYPES \
-  ((1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128))
-#define ALL_ROUTINES                                                                        \
-  ((1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD) | (1u << MUSTER_GETRS) | \
-   (1u << MUSTER_GELS) | MUSTER_CAP_LOGDET)
+#define ALL_ROUTINES (MUSTER_ROUTINE_BITS(POTRS, POTRI, SYEVD, GETRS, GELS) | MUSTER_CAP_LOGDET)
 #define LAYOUT LAPACK_COL_MAJOR
 
 /* ---- typed LAPACKE calls on the packed matrix (lda = n) -------------------- */
@@ -90,8 +86,7 @@ static int factor(const muster_provider_call_t *call, void *full) {
   lapack_int info = do_potrf(call->args.dtype, (lapack_int)call->args.n, full);
   if (info > 0) {
     if (call->info) *call->info = info;
-    return lp_err(call, MUSTER_ENOTPD, "LAPACKE_%cpotrf: not positive definite (leading minor %d)",
-                  lp_prefix(call->args.dtype), (int)info);
+    return lp_err(call, MUSTER_ENOTPD, "LAPACKE_%cpotrf", lp_prefix(call->args.dtype)); /* detail */
   }
   return info < 0 ? lp_lapacke_failed(call, "potrf", info) : 0;
 }
@@ -208,8 +203,7 @@ static int run_syevd(const muster_provider_call_t *call, void *full, size_t esz)
   int rc = 0;
   if (info > 0) {
     if (call->info) *call->info = info;
-    rc = lp_err(call, MUSTER_EPROVIDER, "LAPACKE_%c%s: failed to converge (info %d)",
-                lp_prefix(a->dtype), name, (int)info);
+    rc = lp_err(call, MUSTER_EPROVIDER, "LAPACKE_%c%s", lp_prefix(a->dtype), name); /* detail */
   } else if (info < 0) {
     rc = lp_lapacke_failed(call, name, info);
   } else {
@@ -365,24 +359,26 @@ static void lp_fini(void *ctx) {
 }
 
 /* LAPACK ignores the tile, but a caller that goes cyclic needs a valid one:
- * the largest valid tile <= 256 (cuSolverMg's recommended minimum). */
+ * the default (muster/layout.h). */
 static int64_t lp_choose_tile(void *ctx, muster_routine_t routine, muster_dtype_t dtype, int64_t n,
                               int nshards) {
-  if (n < 1 || nshards < 1 || nshards > MUSTER_MAX_RANKS) return 0;
-  for (int64_t t = 256; t >= 1; t--)
-    if (muster_layout_tile_valid(n, t, nshards)) return t;
-  return 0;
+  return muster_layout_default_tile(n, nshards);
 }
 
-__attribute__((visibility("default"))) const muster_provider_v1_t muster_provider_v1 = {
-    .abi_version = MUSTER_PROVIDER_V1_ABI,
-    .struct_size = sizeof(muster_provider_v1_t),
+/* ABI v2, leader kind: the leader gathers every rank's host shard, so the
+ * ranks must share its memory (threads, or processes of one node). */
+__attribute__((visibility("default"))) const muster_provider_v2_t muster_provider_v2 = {
+    .abi_version = MUSTER_PROVIDER_V2_ABI,
+    .struct_size = sizeof(muster_provider_v2_t),
+    .layout_rules = MUSTER_LAYOUT_RULES_VERSION,
+    .kind = MUSTER_PROVIDER_LEADER,
     .name = "lapack",
     .description = "CPU reference: OpenBLAS + LAPACKE on host shards (gathered on the leader)",
     .priority = 10,
     .routines = ALL_ROUTINES,
-    .dtypes = ALL_DTYPES,
+    .dtypes = MUSTER_ALL_DTYPES,
     .mem_kinds = 1u << MUSTER_MEM_HOST,
+    .spans = MUSTER_SPAN_THREADS | MUSTER_SPAN_PROCESSES,
     .max_shards = MUSTER_MAX_RANKS,
     .probe = lp_probe,
     .init = lp_init,

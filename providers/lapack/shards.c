@@ -4,21 +4,18 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/err.h"
 #include "lapackInt.h"
 
 int lp_err(const muster_provider_call_t *call, int code, const char *fmt, ...) {
-  if (call && call->err && call->errlen > 0) {
-    const char *r = muster_routine_str(call->args.routine), *t = muster_dtype_str(call->args.dtype);
-    int k = snprintf(call->err, call->errlen, "lapack (host, %s %s n=%" PRId64 "): ",
-                     r ? r : "?", t ? t : "?", call->args.n);
-    if (k < 0) k = 0;
-    if ((size_t)k < call->errlen) {
-      va_list ap;
-      va_start(ap, fmt);
-      vsnprintf(call->err + k, call->errlen - (size_t)k, fmt, ap);
-      va_end(ap);
-    }
-  }
+  if (!call) return code;
+  const char *r = muster_routine_str(call->args.routine), *t = muster_dtype_str(call->args.dtype);
+  char who[96];
+  snprintf(who, sizeof who, "lapack (host, %s %s n=%" PRId64 ")", r ? r : "?", t ? t : "?", call->args.n);
+  va_list ap;
+  va_start(ap, fmt);
+  muster__prov_verr(call->err, call->errlen, code, who, fmt, ap);
+  va_end(ap);
   return code;
 }
 

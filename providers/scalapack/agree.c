@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/agree.h"
 #include "slInt.h"
 
 /* What every rank must agree on.  Fixed-size fields only: it travels. */
@@ -111,17 +112,10 @@ int sl_agree(sl_call_t *s, const sl_verdict_t *mine, int first) {
   me.col = mine->code ? mine->col : -1;
   fill_facts(s, &me.facts);
   snprintf(me.what, sizeof me.what, "%s", mine->code ? mine->what : "");
-  vote_t *all = malloc(sizeof(vote_t) * (size_t)s->size);
-  if (!all) /* the peers then wait in the allgather until a cancel or the
-                job's end releases them (a few KB: not seen in practice) */
-    return sl_err(s, MUSTER_ENOMEM, "cannot allocate %d votes to agree with the other ranks",
-                  s->size);
-  char berr[256] = "";
-  int rc = boot->allgather(boot->ctx, &me, all, sizeof me, berr, sizeof berr);
-  if (rc < 0) {
-    free(all);
-    return sl_err(s, rc, "the bootstrap's allgather failed: %s", berr);
-  }
+  vote_t *all;
+  char berr[320];
+  int rc = muster__agree_gather(boot, &me, sizeof me, (void **)&all, "agreeing on the call", berr, sizeof berr);
+  if (rc < 0) return sl_err(s, rc, "%s", berr);
   int bad = -1;
   char why[200];
   int ref = 0; /* compare with the first rank whose facts are complete */

@@ -14,8 +14,8 @@
 #include "slInt.h"
 
 static sl_comm_t *find(sl_ctx_t *c, uint64_t key) {
-  for (sl_comm_t *cm = c->comms; cm; cm = cm->next)
-    if (cm->key == key) return cm;
+  for (muster__keyed_t *e = c->comms; e; e = e->next)
+    if (e->key == key) return (sl_comm_t *)e;
   return NULL;
 }
 
@@ -43,15 +43,6 @@ static void destroy(sl_comm_t *cm) {
   free(cm);
 }
 
-static void unlink_comm(sl_ctx_t *c, sl_comm_t *gone) {
-  for (sl_comm_t **p = &c->comms; *p; p = &(*p)->next) {
-    if (*p == gone) {
-      *p = gone->next;
-      return;
-    }
-  }
-}
-
 int sl_comm_get(sl_ctx_t *c, const muster_bootstrap_t *boot, sl_comm_t **out, char *err,
                 size_t errlen) {
   MPI_Comm parent = *(MPI_Comm *)boot->mpi_comm;
@@ -61,7 +52,7 @@ int sl_comm_get(sl_ctx_t *c, const muster_bootstrap_t *boot, sl_comm_t **out, ch
     return 0;
   }
   if (cm) { /* the key now names another communicator: the old one is gone */
-    unlink_comm(c, cm);
+    muster__keyed_unlink(&c->comms, &cm->link);
     destroy(cm);
   }
   cm = calloc(1, sizeof *cm);
@@ -78,12 +69,11 @@ int sl_comm_get(sl_ctx_t *c, const muster_bootstrap_t *boot, sl_comm_t **out, ch
     free(cm);
     return MUSTER_EPROVIDER;
   }
-  cm->key = boot->key;
+  cm->link.key = boot->key;
   cm->parent = parent;
   cm->size = boot->size;
   cm->sys = Csys2blacs_handle(cm->dup);
-  cm->next = c->comms;
-  c->comms = cm;
+  muster__keyed_push(&c->comms, &cm->link);
   *out = cm;
   return 0;
 }
@@ -111,14 +101,5 @@ sl_int sl_comm_grid(sl_comm_t *cm, int nprow, int npcol, unsigned stamp) {
 }
 
 void sl_comm_release(sl_ctx_t *c, uint64_t key) {
-  sl_comm_t **p = &c->comms;
-  while (*p) {
-    sl_comm_t *cm = *p;
-    if (key == 0 || cm->key == key) {
-      *p = cm->next;
-      destroy(cm);
-    } else {
-      p = &cm->next;
-    }
-  }
+  for (muster__keyed_t *e; (e = muster__keyed_take(&c->comms, key));) destroy((sl_comm_t *)e);
 }

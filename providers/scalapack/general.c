@@ -23,12 +23,11 @@
  * Workspace sizes are asked for first (lwork = -1) and the allocation
  * agreed, as pXsyevd's in routines.c.
  */
-#include <float.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../common/singular.h" /* muster__lu_pivot_small */
+#include "../common/singular.h" /* muster__lu_pivot_small; rank.h: muster__rank_floor */
 #include "slInt.h"
 
 static const sl_int ONE = 1, QUERY = -1;
@@ -48,8 +47,8 @@ static int check_pivots(sl_call_t *s, double *d, double *scale) {
     char what[160];
     muster__lu_singular_text(what, sizeof what, k, d[k], floor);
     *s->info = k + 1;
-    return sl_err(s, MUSTER_ESINGULAR, "p%cgetrf: %s (A is %" PRId64 " x %" PRId64 ")", s->k->letter, what, n,
-                  n);
+    return sl_err(s, MUSTER_ESINGULAR, "%s; p%cgetrf, A is %" PRId64 " x %" PRId64, what, s->k->letter, n,
+                  n); /* the detail: the runtime words "singular" */
   }
   return 0;
 }
@@ -111,16 +110,15 @@ static void call_qhb(sl_call_t *s, const void *tau, void *work, sl_int lwork, sl
  * every rank (d is). */
 static int check_rank(sl_call_t *s, const double *d) {
   int64_t n = s->args->n;
-  double big = 0, eps = muster_dtype_real_bytes(s->t) == 4 ? FLT_EPSILON : DBL_EPSILON;
+  double big = 0;
   for (int64_t i = 0; i < n; i++) big = d[i] > big ? d[i] : big;
-  double floor = (double)s->m * eps * big;
+  double floor = muster__rank_floor(s->t, s->m, big);
   for (int64_t k = 0; k < n; k++) {
-    if (d[k] > floor) continue;
+    if (!muster__rank_fails(d[k], floor)) continue;
+    char what[160];
+    muster__rank_text(what, sizeof what, k, d[k], floor, s->m, n);
     *s->info = k + 1;
-    return sl_err(s, MUSTER_ESINGULAR,
-                  "rank deficient: |R(%" PRId64 ",%" PRId64 ")| = %.3g <= m * eps * max|R(i,i)| = "
-                  "%.3g (A is %" PRId64 " x %" PRId64 ")",
-                  k + 1, k + 1, d[k], floor, s->m, n);
+    return sl_err(s, MUSTER_ESINGULAR, "%s; p%cgeqrf", what, s->k->letter); /* detail */
   }
   return 0;
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../common/finite.h"
+#include "../common/rank.h" /* muster__abs_at: the element magnitude */
 #include "slInt.h"
 
 static const sl_int ONE = 1;
@@ -171,17 +172,6 @@ int sl_caller_nonfinite(const sl_call_t *s, int lower, int64_t *row, int64_t *co
 
 /* ---- the diagonal -------------------------------------------------------------------- */
 
-/* |x| of element `at` of a local array of dtype t. */
-static double abs_at(muster_dtype_t t, const void *a, size_t at) {
-  switch (t) {
-  case MUSTER_F32: return fabs((double)((const float *)a)[at]);
-  case MUSTER_F64: return fabs(((const double *)a)[at]);
-  case MUSTER_C64:
-    return hypot((double)((const float *)a)[2 * at], (double)((const float *)a)[2 * at + 1]);
-  default: return hypot(((const double *)a)[2 * at], ((const double *)a)[2 * at + 1]);
-  }
-}
-
 void sl_diag_abs(const sl_call_t *s, const sl_mat_t *m, int64_t k, double *d) {
   sl_int nb = (sl_int)s->tile, src = 0, nprow = s->nprow, npcol = s->npcol;
   for (int64_t i = 0; i < k; i++) {
@@ -192,7 +182,7 @@ void sl_diag_abs(const sl_call_t *s, const sl_mat_t *m, int64_t k, double *d) {
       continue;
     int64_t lr = indxg2l_(&g, &nb, &src, &src, &nprow) - 1;
     int64_t lc = indxg2l_(&g, &nb, &src, &src, &npcol) - 1;
-    d[i] = abs_at(s->t, m->a, (size_t)(lc * m->desc[SL_LLD] + lr));
+    d[i] = muster__abs_at(s->t, m->a, (size_t)(lc * m->desc[SL_LLD] + lr));
   }
   Cdgsum2d(s->ctxt, "All", " ", (sl_int)k, 1, d, (sl_int)(k > 1 ? k : 1), -1, -1);
 }
@@ -208,7 +198,7 @@ void sl_upper_col_max(const sl_call_t *s, const sl_mat_t *m, int64_t n, double *
     for (int64_t lr = 0; lr < m->rows; lr++) { /* global rows grow with local ones */
       sl_int r1 = (sl_int)(lr + 1);
       if (indxl2g_(&r1, &nb, &myrow, &src, &nprow) - 1 > gc) break;
-      big = fmax(big, abs_at(s->t, m->a, (size_t)(lc * m->desc[SL_LLD] + lr)));
+      big = fmax(big, muster__abs_at(s->t, m->a, (size_t)(lc * m->desc[SL_LLD] + lr)));
     }
     if (gc < n) scale[gc] = big;
   }

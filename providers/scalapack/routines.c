@@ -40,8 +40,7 @@ static int factor(sl_call_t *s) {
   s->k->potrf("L", &n, s->A.a, &ONE, &ONE, s->A.desc, &info, 1);
   if (info > 0) {
     *s->info = info;
-    return sl_err(s, MUSTER_ENOTPD, "p%cpotrf: not positive definite (leading minor %d)",
-                  s->k->letter, (int)info);
+    return sl_err(s, MUSTER_ENOTPD, "p%cpotrf", s->k->letter); /* detail */
   }
   return info < 0 ? sl_illegal(s, "potrf", info) : 0;
 }
@@ -182,8 +181,7 @@ static int run_syevd(sl_call_t *s) {
     call_syevd(s, work, lwork, rwork, lrwork, iwork, liwork, &info);
     if (info > 0) {
       *s->info = info;
-      rc = sl_err(s, MUSTER_EPROVIDER, "p%c%s: failed to converge (info %d)", s->k->letter,
-                  s->k->syevd ? "syevd" : "heevd", (int)info);
+      rc = sl_err(s, MUSTER_EPROVIDER, "p%c%s", s->k->letter, s->k->syevd ? "syevd" : "heevd"); /* detail */
     } else if (info < 0) {
       rc = sl_illegal(s, s->k->syevd ? "syevd" : "heevd", info);
     } else {

@@ -17,15 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/err.h"
 #include "../common/finite.h"
 #include "slInt.h"
 
-#define ALL_DTYPES \
-  ((1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128))
-#define ALL_ROUTINES                                                                     \
-  ((1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD) | (1u << MUSTER_GETRS) | \
-   (1u << MUSTER_GELS))
-
+#define ALL_ROUTINES (MUSTER_ROUTINE_BITS(POTRS, POTRI, SYEVD, GETRS, GELS))
 int sl_takes_b(const sl_call_t *s) {
   return (muster_routine_takes(s->args->routine) & MUSTER_TAKES_B) != 0;
 }
@@ -39,17 +35,14 @@ int sl_err(const sl_call_t *s, int code, const char *fmt, ...) {
   const muster_collective_call_t *cc = s->cc;
   if (!cc->err || cc->errlen == 0) return code;
   const char *r = muster_routine_str(s->args->routine), *t = muster_dtype_str(s->args->dtype);
-  char host[64] = "?";
+  char host[64] = "?", who[192];
   gethostname(host, sizeof host - 1);
-  int k = snprintf(cc->err, cc->errlen,
-                   "scalapack (rank %d of %d, pid %d on %s, %s %s n=%" PRId64 "): ", s->rank,
-                   s->size, (int)getpid(), host, r ? r : "?", t ? t : "?", s->args->n);
-  if (k >= 0 && (size_t)k < cc->errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cc->err + k, cc->errlen - (size_t)k, fmt, ap);
-    va_end(ap);
-  }
+  snprintf(who, sizeof who, "scalapack (rank %d of %d, pid %d on %s, %s %s n=%" PRId64 ")", s->rank, s->size,
+           (int)getpid(), host, r ? r : "?", t ? t : "?", s->args->n);
+  va_list ap;
+  va_start(ap, fmt);
+  muster__prov_verr(cc->err, cc->errlen, code, who, fmt, ap);
+  va_end(ap);
   return code;
 }
 
@@ -439,7 +432,7 @@ __attribute__((visibility("default"))) const muster_provider_v2_t muster_provide
         "the MPI bootstrap",
     .priority = 5,
     .routines = ALL_ROUTINES | MUSTER_CAP_LOGDET,
-    .dtypes = ALL_DTYPES,
+    .dtypes = MUSTER_ALL_DTYPES,
     .mem_kinds = 1u << MUSTER_MEM_HOST,
     /* THREADS for one rank (the runtime's span of a 1-rank call); more
      * ranks as threads of one process are refused by estimate */

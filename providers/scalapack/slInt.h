@@ -24,6 +24,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "../common/keyed.h"
 #include "muster/provider.h"
 #include "slApi.h"
 
@@ -47,8 +48,7 @@ typedef struct sl_grid {
  * the application's own use of that communicator), its BLACS system handle
  * and the grids made from it. */
 typedef struct sl_comm {
-  struct sl_comm *next;
-  uint64_t key;
+  muster__keyed_t link; /* first: the entry of ctx->comms (keyed.h) */
   MPI_Comm parent; /* the bootstrap's communicator, as given */
   int size;
   MPI_Comm dup;
@@ -62,7 +62,7 @@ typedef struct sl_comm {
 typedef struct sl_ctx {
   pthread_mutex_t lock; /* one collective_solve at a time per process: BLACS
                            keeps global state and is not thread-safe */
-  sl_comm_t *comms;     /* under lock */
+  muster__keyed_t *comms; /* sl_comm_t entries, under lock */
   /* The calls inside collective_solve (waiting for lock or running), with
    * their bootstrap ranks: cancel acts on these only, so a cancel that
    * arrives after its call returned does nothing.  Under live_lock, which

@@ -239,6 +239,48 @@ TEST_IMPL(comm_group_processes) {
   return 0;
 }
 
+/* ---- muster_comm_allgather ---------------------------------------------------------------- */
+
+#define AG_BIG 3000 /* more than one group exchange carries: the allgather chunks it */
+
+static int allgather_rank(int rank, int device, void *arg) {
+  group_arg_t *g = arg;
+  muster_comm_opts_t o = {.kind = "group", .rank = rank, .size = g->size, .name = g->name, .timeout_s = 10,
+                          .device = device};
+  muster_comm_t *c = NULL;
+  ASSERT_OK(muster_comm_open(&o, &c));
+  int64_t mine = 100 + rank, all[3] = {0, 0, 0};
+  ASSERT_OK(muster_comm_allgather(c, &mine, all, sizeof mine, "sharing the ranks' numbers"));
+  for (int r = 0; r < g->size; r++) ASSERT_EQ(all[r], 100 + r);
+  unsigned char big[AG_BIG], *bigs = malloc((size_t)g->size * AG_BIG);
+  ASSERT(bigs);
+  memset(big, 'a' + rank, sizeof big);
+  ASSERT_OK(muster_comm_allgather(c, big, bigs, sizeof big, NULL));
+  for (int r = 0; r < g->size; r++)
+    ASSERT(bigs[(size_t)r * AG_BIG] == 'a' + r && bigs[(size_t)r * AG_BIG + AG_BIG - 1] == 'a' + r);
+  free(bigs);
+  ASSERT_EQ(muster_comm_allgather(c, &mine, all, 0, "x"), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(muster_last_error(), "len is 0");
+  ASSERT_EQ(muster_comm_allgather(c, NULL, all, 8, "x"), MUSTER_EINVAL);
+  ASSERT_OK(muster_comm_close(c));
+  return 0;
+}
+
+/* Three threads over a kind group comm; the argument checks; and
+ * muster_mpi_finish with no MPI started here (nothing to do: 0). */
+TEST_IMPL(comm_allgather_public) {
+  group_arg_t g = {.size = 3};
+  snprintf(g.name, sizeof g.name, "ag%d", (int)getpid());
+  int devices[3] = {-1, -1, -1};
+  ASSERT_OK(muster_run_on_devices(3, devices, allgather_rank, &g));
+  ASSERT_EQ(muster_comm_allgather(NULL, "x", (char[1]){0}, 1, "x"), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(muster_last_error(), "comm is NULL");
+  ASSERT_EQ(muster_mpi_finish(), 0);
+  muster_group_cache_flush();
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  return 0;
+}
+
 /* ---- opening ------------------------------------------------------------------------------ */
 
 TEST_IMPL(comm_open_errors_and_launchers) {

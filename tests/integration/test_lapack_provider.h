@@ -31,10 +31,10 @@ typedef struct lfx {
 } lfx_t;
 
 /* dlopen the lapack provider built next to this test binary; init its context. */
-const muster_provider_v1_t *lfx_provider(void **ctx);
+const muster_provider_v2_t *lfx_provider(void **ctx);
 /* The same with OpenBLAS on one thread and the kernels of `core`
  * (OPENBLAS_CORETYPE, e.g. "Prescott"), checked where OpenBLAS can pick. */
-const muster_provider_v1_t *lfx_provider_on_core(const char *core, void **ctx);
+const muster_provider_v2_t *lfx_provider_on_core(const char *core, void **ctx);
 void lfx_seed(uint64_t seed);
 double lfx_eps(muster_dtype_t t);
 int lfx_is_complex(muster_dtype_t t);
@@ -44,7 +44,7 @@ int lfx_is_complex(muster_dtype_t t);
 void lfx_setup(lfx_t *fx);
 /* Put fx->A (after the caller changed it) into the shards again. */
 void lfx_reshard(lfx_t *fx);
-int lfx_solve(const muster_provider_v1_t *p, void *ctx, lfx_t *fx);
+int lfx_solve(const muster_provider_v2_t *p, void *ctx, lfx_t *fx);
 /* Result of A's shards, n x n, lda n (caller frees). */
 zd *lfx_read_a(lfx_t *fx);
 zd lfx_get(const lfx_t *fx, const void *base, int64_t ld, int64_t i, int64_t j);

@@ -7,7 +7,7 @@
 
 #include "test_lapack_provider.h"
 
-const muster_provider_v1_t *lfx_provider(void **ctx) {
+const muster_provider_v2_t *lfx_provider(void **ctx) {
 #ifdef __SANITIZE_THREAD__
   /* OpenBLAS is not instrumented: the hand-offs of its own thread pool look
    * like races to TSan.  Keep it in the calling thread (read when the .so
@@ -17,10 +17,10 @@ const muster_provider_v1_t *lfx_provider(void **ctx) {
 #endif
   void *so = test_provider_dlopen("lapack"); /* never dlclose'd: OpenBLAS threads outlive it badly */
   ASSERT(so != NULL);
-  const muster_provider_v1_t *p = dlsym(so, MUSTER_PROVIDER_SYMBOL_V1);
+  const muster_provider_v2_t *p = dlsym(so, MUSTER_PROVIDER_SYMBOL_V2);
   ASSERT(p != NULL);
-  ASSERT_EQ(p->abi_version, MUSTER_PROVIDER_V1_ABI);
-  ASSERT_EQ(p->struct_size, sizeof(muster_provider_v1_t));
+  ASSERT_EQ(p->abi_version, MUSTER_PROVIDER_V2_ABI);
+  ASSERT_EQ(p->struct_size, sizeof(muster_provider_v2_t));
   char err[256] = "";
   ASSERT_EQ(p->init(ctx, err, sizeof err), 0);
   return p;
@@ -29,10 +29,10 @@ const muster_provider_v1_t *lfx_provider(void **ctx) {
 /* OpenBLAS picks its kernels and thread count when it loads (lfx_provider:
  * each test is a fresh process), from OPENBLAS_CORETYPE where its build is
  * DYNAMIC_ARCH (Debian's): then the core must be the one asked for. */
-const muster_provider_v1_t *lfx_provider_on_core(const char *core, void **ctx) {
+const muster_provider_v2_t *lfx_provider_on_core(const char *core, void **ctx) {
   setenv("OPENBLAS_CORETYPE", core, 1);
   setenv("OPENBLAS_NUM_THREADS", "1", 1);
-  const muster_provider_v1_t *p = lfx_provider(ctx);
+  const muster_provider_v2_t *p = lfx_provider(ctx);
   void *ob = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
   char *(*config)(void) = ob ? (char *(*)(void))dlsym(ob, "openblas_get_config") : NULL;
   char *(*corename)(void) = ob ? (char *(*)(void))dlsym(ob, "openblas_get_corename") : NULL;
@@ -175,7 +175,7 @@ void lfx_setup(lfx_t *fx) {
   lfx_reshard(fx);
 }
 
-int lfx_solve(const muster_provider_v1_t *p, void *ctx, lfx_t *fx) {
+int lfx_solve(const muster_provider_v2_t *p, void *ctx, lfx_t *fx) {
   fx->info = -99;
   fx->err[0] = '\0';
   muster_provider_call_t call = {

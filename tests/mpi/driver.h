@@ -42,7 +42,7 @@ typedef struct drv {
   muster__provider_t *slp; /* scalapack as the registry loaded it */
   const muster_provider_v2_t *sl;
   void *sl_ctx;
-  const muster_provider_v1_t *lp; /* lapack, the reference */
+  const muster_provider_v2_t *lp; /* lapack, the reference */
   void *lp_ctx;
   muster_bootstrap_t boot;   /* over d->mpi, key 1 */
   int via_comm;              /* drv_solve: through muster_solve_comm when it can */

@@ -59,7 +59,7 @@ __attribute__((constructor)) static void tp_dep_touch(void) { (void)tp_dep_value
 #define TP_DTYPES (1u << MUSTER_F64)
 #endif
 #ifndef TP_DTYPES
-#define TP_DTYPES ((1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128))
+#define TP_DTYPES MUSTER_ALL_DTYPES
 #endif
 #ifndef TP_MAX_SHARDS
 #define TP_MAX_SHARDS MUSTER_MAX_RANKS

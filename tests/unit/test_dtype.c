@@ -56,6 +56,13 @@ TEST_IMPL(dtype_inline_helpers) {
   }
   ASSERT_EQ(MUSTER_DTYPE_END, 5);
   ASSERT_EQ(MUSTER_ROUTINE_END, 6);
+  /* the provider masks generated from the maps: every dtype, the named routines */
+  unsigned every = 0;
+  for (int t = 1; t < MUSTER_DTYPE_END; t++) every |= 1u << t;
+  ASSERT_EQ(MUSTER_ALL_DTYPES, every);
+  ASSERT_EQ(MUSTER_ROUTINE_BITS(SYEVD), 1u << MUSTER_SYEVD);
+  ASSERT_EQ(MUSTER_ROUTINE_BITS(POTRS, GELS), (1u << MUSTER_POTRS) | (1u << MUSTER_GELS));
+  ASSERT_EQ(MUSTER_ROUTINE_BITS(POTRS, POTRI, SYEVD, GETRS, GELS), 0x3eu);
   /* the routine map's columns (muster/types.h) */
   ASSERT(muster_routine_factors(MUSTER_POTRS) && muster_routine_factors(MUSTER_GETRS) &&
          muster_routine_factors(MUSTER_GELS) && !muster_routine_factors(MUSTER_SYEVD));

@@ -226,6 +226,49 @@ TEST_IMPL(env_mpi_lib_refused) {
 }
 
 /* MUSTER_TIMEOUT and opts->timeout_s: their range, and "no deadline". */
+/* muster_timeout: the caller's value, else MUSTER_TIMEOUT, else the
+ * default; a malformed variable is an error naming it, never 60 s. */
+TEST_IMPL(env_timeout_precedence_public) {
+  double t = -1;
+  unsetenv("MUSTER_TIMEOUT");
+  ASSERT_OK(muster_timeout(0, &t));
+  ASSERT(t == MUSTER_DEFAULT_TIMEOUT_S);
+  setenv("MUSTER_TIMEOUT", "7.5", 1);
+  ASSERT_OK(muster_timeout(-1, &t));
+  ASSERT(t == 7.5);
+  ASSERT_OK(muster_timeout(2, &t)); /* the caller's wins */
+  ASSERT(t == 2);
+  ASSERT_OK(muster_timeout(INFINITY, &t));
+  ASSERT(t == 0);
+  setenv("MUSTER_TIMEOUT", "inf", 1);
+  ASSERT_OK(muster_timeout(0, &t));
+  ASSERT(t == 0);
+  const char *bad[] = {"sixty", "", "-3", "1e300"};
+  for (int i = 0; i < 4; i++) {
+    setenv("MUSTER_TIMEOUT", bad[i], 1);
+    t = -1;
+    EXPECT_EINVAL(muster_timeout(0, &t), "MUSTER_TIMEOUT");
+    ASSERT(t == -1);
+    ASSERT_OK(muster_timeout(3, &t)); /* the variable is not read then */
+  }
+  unsetenv("MUSTER_TIMEOUT");
+  EXPECT_EINVAL(muster_timeout(NAN, &t), "timeout_s");
+  EXPECT_EINVAL(muster_timeout(1e-9, &t), "timeout_s");
+  EXPECT_EINVAL(muster_timeout(1, NULL), "NULL");
+  return 0;
+}
+
+/* The library's version: the header's it was built with, in both forms. */
+TEST_IMPL(version_runtime) {
+  ASSERT(!strcmp(muster_version(), MUSTER_VERSION_STRING));
+  ASSERT_EQ(muster_version_number(), MUSTER_VERSION_NUMBER);
+  int major = -1, minor = -1, patch = -1;
+  ASSERT_EQ(sscanf(muster_version(), "%d.%d.%d", &major, &minor, &patch), 3);
+  ASSERT_EQ(muster_version_number(), major * 1000000 + minor * 1000 + patch);
+  ASSERT_EQ(major, MUSTER_VERSION_MAJOR);
+  return 0;
+}
+
 TEST_IMPL(env_timeout_range) {
   const char *job;
   double t;

@@ -235,6 +235,29 @@ TEST_IMPL(layout_valid_tiles_brute_force) {
   return 0;
 }
 
+/* The default tile (the runtime's fallback, the lapack provider's
+ * choose_tile): the largest valid tile <= 256, else S, which happens only
+ * from 18 ranks on (n = 4861: S = 271 and no valid tile <= 256). */
+TEST_IMPL(layout_default_tile) {
+  int fallbacks = 0;
+  for (int R = 1; R <= MUSTER_MAX_RANKS; R += (R < 20 ? 1 : 11)) {
+    for (int64_t n = 1; n <= 300 * (int64_t)R; n += 1 + n / 5) {
+      int64_t S = (n + R - 1) / R, want = 0;
+      for (int64_t T = 1; T <= S && T <= MUSTER_LAYOUT_DEFAULT_TILE_MAX; T++)
+        if (brute_valid(n, T, R)) want = T;
+      if (!want) fallbacks++;
+      ASSERT_EQ(muster_layout_default_tile(n, R), want ? want : S);
+    }
+  }
+  ASSERT_GT(fallbacks, 0);
+  ASSERT_EQ(muster_layout_default_tile(4861, 18), 271);
+  ASSERT_EQ(muster_layout_default_tile(4096, 2), 256);
+  ASSERT_EQ(muster_layout_default_tile(0, 2), 0);
+  ASSERT_EQ(muster_layout_default_tile(10, 0), 0);
+  ASSERT_EQ(muster_layout_default_tile(10, MUSTER_MAX_RANKS + 1), 0);
+  return 0;
+}
+
 TEST_IMPL(layout_tile_error_messages) {
   ASSERT_EQ(muster_layout_check_tile(1000, 300, 3), MUSTER_ETILE);
   ASSERT_STR_CONTAINS(muster_last_error(), "tile 300 invalid for n=1000, ranks=3: nearest valid 167 or 334");

@@ -14,6 +14,7 @@
 
 #include "task.h"
 #include "muster.h"
+#include "muster/layout.h"
 #include "muster/provider.h"
 #include "providers/tp_util.h"
 #include "cost.h"
@@ -36,7 +37,7 @@ TEST_IMPL(registry_lazy_load_and_list) {
   ASSERT_OK(tp_solve(&p, NULL, &res));
   ASSERT(tp_maps_has("testprov_v1.so"));
   ASSERT(strcmp(res.provider, "testprov") == 0);
-  ASSERT_GT(res.tile, 0);
+  ASSERT_EQ(res.tile, muster_layout_default_tile(12, 3)); /* testprov has no choose_tile */
   for (int s = 0; s < 3; s++) ASSERT(tp_marker(&p, s) == 1.0);
   /* one file behind two routine folders is one provider */
   muster_provider_info_t info[8];

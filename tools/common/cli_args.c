@@ -5,7 +5,18 @@
 
 #include "cli_args.h"
 
-void cli_args_init(cli_args_t *a, const char *who, int argc, char **argv) {
+typedef struct cli_args {
+  const char *who; /* "muster solve": the start of every message */
+  int argc;
+  char **argv;
+  int next;        /* the next word to read                        */
+  int operands;    /* 1 after "--": every word is an operand       */
+} cli_args_t;
+
+#define CLI_END (-1)   /* no more words                          */
+#define CLI_ERROR (-2) /* a usage error, already printed: exit 2 */
+
+static void cli_args_init(cli_args_t *a, const char *who, int argc, char **argv) {
   a->who = who;
   a->argc = argc;
   a->argv = argv;
@@ -31,7 +42,10 @@ static int find(const cli_opt_t *opts, int nopts, const char *word, size_t len) 
   return -1;
 }
 
-int cli_args_next(cli_args_t *a, const cli_opt_t *opts, int nopts, const char **value) {
+/* The next word: the index in opts[0..nopts) of the option it names (with
+ * *value its value, NULL for a flag), CLI_OPERAND (*value the word),
+ * CLI_END, or CLI_ERROR after the usage error. */
+static int cli_args_next(cli_args_t *a, const cli_opt_t *opts, int nopts, const char **value) {
   *value = NULL;
   if (a->next >= a->argc) return CLI_END;
   const char *w = a->argv[a->next++];
@@ -64,4 +78,19 @@ int cli_args_next(cli_args_t *a, const cli_opt_t *opts, int nopts, const char **
     return CLI_ERROR;
   }
   return k;
+}
+
+int cli_args_each(const char *who, int argc, char **argv, const cli_opt_t *opts, int nopts, int operands,
+                  cli_on_word on_word, void *ctx) {
+  cli_args_t a;
+  cli_args_init(&a, who, argc, argv);
+  const char *v;
+  for (int k; (k = cli_args_next(&a, opts, nopts, &v)) != CLI_END;) {
+    if (k == CLI_ERROR) return 2;
+    if (k == CLI_OPERAND && !operands) return cli_usage_error(who, "unexpected argument '%s'", v);
+    if (k >= 0 && (!strcmp(opts[k].name, "--help") || !strcmp(opts[k].name, "-h"))) return CLI_HELP;
+    int rc = on_word(k, v, ctx);
+    if (rc != 0) return rc;
+  }
+  return 0;
 }

@@ -22,26 +22,26 @@ typedef struct cli_opt {
   int takes_value;
 } cli_opt_t;
 
-typedef struct cli_args {
-  const char *who; /* "muster solve": the start of every message */
-  int argc;
-  char **argv;
-  int next;        /* the next word to read                        */
-  int operands;    /* 1 after "--": every word is an operand       */
-} cli_args_t;
+#define CLI_OPERAND (-3) /* cli_on_word's k for a word that is no option  */
 
-#define CLI_END (-1)     /* no more words                                   */
-#define CLI_ERROR (-2)   /* a usage error, already printed: exit 2          */
-#define CLI_OPERAND (-3) /* a word that is no option: *value is the word    */
+/* What a command does with one word: option k of opts (value: its value,
+ * NULL for a flag), or with k == CLI_OPERAND an operand (value: the
+ * word).  0 to go on, else the status to stop with, after printing why
+ * (cli_usage_error returns 2). */
+typedef int (*cli_on_word)(int k, const char *value, void *ctx);
 
-/* Scan argv[1..argc) (argv[0] is the command's own name). */
-void cli_args_init(cli_args_t *a, const char *who, int argc, char **argv);
+#define CLI_HELP (-4) /* cli_args_each: --help or -h was given */
 
-/* The next word: the index in opts[0..nopts) of the option it names (with
- * *value its value, NULL for a flag), CLI_OPERAND, CLI_END, or CLI_ERROR
- * after "unknown option '--x'", "option '--n' needs a value" or "option
- * '--json' takes no value" (cli_usage_error). */
-int cli_args_next(cli_args_t *a, const cli_opt_t *opts, int nopts, const char **value);
+/* The option loop of every command, once: scan argv[1..argc)
+ * (argv[0] is the command's own name) and hand each option, and each
+ * operand when operands is non-zero, to on_word(k, value, ctx).  Returns
+ * 0 after the last word; CLI_HELP at an option named "--help" or "-h"
+ * (the caller prints its usage); 2 after a usage error, printed: "unknown
+ * option '--x'", "option '--n' needs a value", "option '--json' takes no
+ * value", or "unexpected argument 'W'" (an operand when operands is 0);
+ * or on_word's non-zero return. */
+int cli_args_each(const char *who, int argc, char **argv, const cli_opt_t *opts, int nopts, int operands,
+                  cli_on_word on_word, void *ctx);
 
 /* "WHO: <printf fmt>; see 'WHO --help'" and a newline on stderr; returns
  * 2, the exit status of bad usage. */

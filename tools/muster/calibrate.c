@@ -4,7 +4,7 @@
  *   [--nrhs K] [--mode threads|processes] [--reps K] [--warmup K]
  *   [--devices LIST] --out FILE`
  *
- * Measures a provider's cost table (runtime/cost.h, docs/choice.md): for
+ * Measures a provider's cost table (docs/choice.md "Cost tables"): for
  * every (dtype, ranks, n), the median wall time of muster_solve forced to
  * that provider, on random SPD/Hermitian matrices (getrs: general ones),
  * rank 0's clock from a barrier to muster_solve's return (what the choice
@@ -71,9 +71,16 @@ static int int_list(const char *a, const char *v, int64_t lo, int64_t hi, int *o
   return k;
 }
 
-/* Option k with value v into c (--dtype and --mode into *dtypes, *mode):
- * 0, or 2 after printing why. */
-static int option(int k, const char *v, cal_t *c, const char **dtypes, const char **mode) {
+/* What parse fills: c, and --dtype's and --mode's words. */
+typedef struct cal_args {
+  cal_t *c;
+  const char *dtypes, *mode;
+} cal_args_t;
+
+/* Option k with value v into x (a cli_on_word): 0, or 2 after printing why. */
+static int option(int k, const char *v, void *arg) {
+  cal_args_t *x = arg;
+  cal_t *c = x->c;
   const char *a = opts[k].name;
   switch (k) {
   case O_CALIBRATE: return 0;
@@ -85,11 +92,11 @@ static int option(int k, const char *v, cal_t *c, const char **dtypes, const cha
                              "has no m, the rows of gels's A, so it cannot hold gels's times; potrs, potri, "
                              "syevd, getrs");
     return 0;
-  case O_DTYPE: *dtypes = v; return 0;
+  case O_DTYPE: x->dtypes = v; return 0;
   case O_N: return (c->nn = opt_i64_list(WHO, a, v, 1, OPT_MAX_N, c->ns, MAX_POINTS)) < 0 ? 2 : 0;
   case O_RANKS: return (c->nranks = int_list(a, v, 1, MUSTER_MAX_RANKS, c->ranks, MAX_POINTS)) < 0 ? 2 : 0;
   case O_NRHS: return opt_i64(WHO, a, v, 1, OPT_MAX_N, &c->spec.nrhs) < 0 ? 2 : 0;
-  case O_MODE: *mode = v; return 0;
+  case O_MODE: x->mode = v; return 0;
   case O_REPS: return opt_int(WHO, a, v, 1, SR_MAX_REPS, &c->spec.reps) < 0 ? 2 : 0;
   case O_WARMUP: return opt_int(WHO, a, v, 0, OPT_MAX_WARMUP, &c->spec.warmup) < 0 ? 2 : 0;
   case O_OUT: c->out = v; return 0;
@@ -104,17 +111,12 @@ static int option(int k, const char *v, cal_t *c, const char **dtypes, const cha
 
 /* 0, 2 (usage error, printed) or -1 (--help printed). */
 static int parse(int argc, char **argv, cal_t *c) {
-  const char *dtypes = "f64", *mode = "threads";
+  cal_args_t x = {.c = c, .dtypes = "f64", .mode = "threads"};
   c->spec = (sr_spec_t){.routine = MUSTER_POTRS, .nrhs = 1, .reps = 5, .warmup = 1};
-  cli_args_t args;
-  cli_args_init(&args, WHO, argc, argv);
-  const char *v;
-  for (int k; (k = cli_args_next(&args, opts, (int)(sizeof opts / sizeof opts[0]), &v)) != CLI_END;) {
-    if (k == CLI_ERROR) return 2;
-    if (k == CLI_OPERAND) return cli_usage_error(WHO, "unexpected argument '%s'", v);
-    if (k == O_HELP || k == O_H) return usage(stdout), -1;
-    if (option(k, v, c, &dtypes, &mode)) return 2;
-  }
+  int rc = cli_args_each(WHO, argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), 0, option, &x);
+  if (rc == CLI_HELP) return usage(stdout), -1;
+  if (rc != 0) return 2;
+  const char *dtypes = x.dtypes, *mode = x.mode;
   for (const char *s = dtypes; *s && c->ndtypes < 4;) {
     char name[8];
     size_t l = strcspn(s, ",");

@@ -35,19 +35,6 @@ static void query_of(const sr_spec_t *spec, muster_provider_query_t *q) {
   q->span = spec->processes ? MUSTER_SPAN_PROCESSES : MUSTER_SPAN_THREADS;
 }
 
-void cli_whole_reason(const sr_spec_t *spec, const muster_solve_result_t *res, char *out, size_t cap) {
-  snprintf(out, cap, "%s", res->reason);
-  size_t len = strlen(res->reason);
-  if (len < MUSTER_MAX_REASON - 1 || len < 3 || strcmp(res->reason + len - 3, "...")) return;
-  muster_provider_query_t q;
-  query_of(spec, &q);
-  q.mem = spec->cuda ? MUSTER_MEM_CUDA : MUSTER_MEM_HOST;
-  char name[32], whole[MUSTER_MAX_REASON_FULL];
-  if (muster_provider_choose(&q, spec->provider, name, sizeof name, whole, sizeof whole) == 0 &&
-      !strcmp(name, res->provider) && !strncmp(whole, res->reason, len - 3))
-    snprintf(out, cap, "%s", whole);
-}
-
 int cli_choose_memory(const sr_spec_t *spec, int *cuda, char *name, size_t name_len, char *reason,
                       size_t rlen, char *why, size_t len) {
   *cuda = 0;

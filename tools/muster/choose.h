@@ -23,11 +23,5 @@ int cli_provider_info(const char *name, muster_provider_info_t *out);
 int cli_choose_memory(const sr_spec_t *spec, int *cuda, char *name, size_t name_len, char *reason,
                       size_t rlen, char *why, size_t len);
 
-/* res->reason whole into out (cap bytes): res->reason itself when it was
- * not cut (it is shorter than MUSTER_MAX_REASON - 1 bytes); else the
- * runtime's choice asked again for spec on the memory the run used, when
- * it picks res->provider with a reason that begins as res->reason's does
- * (the runtime's own words, not cut); else res->reason as it is. */
-void cli_whole_reason(const sr_spec_t *spec, const muster_solve_result_t *res, char *out, size_t cap);
 
 #endif

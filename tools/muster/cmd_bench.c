@@ -159,48 +159,61 @@ static const cli_opt_t opts[] = {{"--help", 0}, {"-h", 0},       {"--json", 0}, 
                                  {"--ranks", 1}, {"--nrhs", 1},  {"--reps", 1},   {"--warmup", 1},
                                  {"--seed", 1},  {"--provider", 1}};
 
+/* What the options set. */
+typedef struct bench_args {
+  bench_problem_t p;
+  int64_t ns[BENCH_MAX_SIZES];
+  int nn;
+  const char *mlist;
+  uint64_t seed;
+  int64_t m_opt; /* --m; 0: 2n */
+  int json;
+} bench_args_t;
+
+/* Option k with value v into the bench_args_t arg (a cli_on_word): 0, or
+ * 2 after printing why. */
+static int option(int k, const char *v, void *arg) {
+  bench_args_t *x = arg;
+  bench_problem_t *p = &x->p;
+  const char *a = opts[k].name;
+  int bad = 0;
+  switch (k) {
+  case O_JSON: x->json = 1; break;
+  case O_ROUTINE:
+  case O_DTYPE:
+    bad = k == O_ROUTINE ? muster_routine_from_name(v, &p->routine) != 0 : muster_dtype_from_name(v, &p->dtype) != 0;
+    if (bad) cli_usage_error(WHO, "%s: %s", a, muster_last_error());
+    break;
+  case O_M: bad = opt_i64(WHO, a, v, 1, OPT_MAX_N, &x->m_opt) < 0; break;
+  case O_N: bad = (x->nn = opt_i64_list(WHO, a, v, 1, OPT_MAX_N, x->ns, BENCH_MAX_SIZES)) < 0; break;
+  case O_MODES: x->mlist = v, bad = check_modes(v) < 0; break;
+  case O_RANKS: bad = opt_int(WHO, a, v, 1, MUSTER_MAX_RANKS, &p->ranks) < 0; break;
+  case O_NRHS: bad = opt_i64(WHO, a, v, 1, OPT_MAX_N, &p->nrhs) < 0; break;
+  case O_REPS: bad = opt_int(WHO, a, v, 1, BENCH_MAX_REPS, &p->reps) < 0; break;
+  case O_WARMUP: bad = opt_int(WHO, a, v, 0, OPT_MAX_WARMUP, &p->warmup) < 0; break;
+  case O_SEED: bad = opt_u64(WHO, a, v, &x->seed) < 0; break;
+  case O_PROVIDER:
+    bad = strcmp(v, "auto") && opt_backend(WHO, a, v) < 0;
+    p->provider = strcmp(v, "auto") ? v : NULL;
+    break;
+  }
+  return bad ? 2 : 0;
+}
+
 int cmd_bench(int argc, char **argv) {
-  bench_problem_t p = {.routine = MUSTER_POTRS, .dtype = MUSTER_F64, .nrhs = 1, .ranks = 2,
-                       .reps = 5, .warmup = 1, .provider = "lapack"};
-  int64_t ns[BENCH_MAX_SIZES] = {1024, 2048, 4096};
-  int nn = 3;
-  const char *mlist = NULL;
-  uint64_t seed = 42;
-  int64_t m_opt = 0; /* --m; 0: 2n */
-  int json = 0;
+  bench_args_t x = {.p = {.routine = MUSTER_POTRS, .dtype = MUSTER_F64, .nrhs = 1, .ranks = 2, .reps = 5,
+                          .warmup = 1, .provider = "lapack"},
+                    .ns = {1024, 2048, 4096}, .nn = 3, .seed = 42};
   for (int i = 1; i < argc; i++)
     if (!strcmp(argv[i], "--calibrate")) return cmd_calibrate(argc, argv);
-  cli_args_t args;
-  cli_args_init(&args, WHO, argc, argv);
-  const char *v;
-  for (int k; (k = cli_args_next(&args, opts, (int)(sizeof opts / sizeof opts[0]), &v)) != CLI_END;) {
-    if (k == CLI_ERROR) return 2;
-    if (k == CLI_OPERAND) return cli_usage_error(WHO, "unexpected argument '%s'", v);
-    if (k == O_HELP || k == O_H) return usage(stdout);
-    const char *a = opts[k].name;
-    int bad = 0;
-    switch (k) {
-    case O_JSON: json = 1; break;
-    case O_ROUTINE:
-    case O_DTYPE:
-      bad = k == O_ROUTINE ? muster_routine_from_name(v, &p.routine) != 0 : muster_dtype_from_name(v, &p.dtype) != 0;
-      if (bad) cli_usage_error(WHO, "%s: %s", a, muster_last_error());
-      break;
-    case O_M: bad = opt_i64(WHO, a, v, 1, OPT_MAX_N, &m_opt) < 0; break;
-    case O_N: bad = (nn = opt_i64_list(WHO, a, v, 1, OPT_MAX_N, ns, BENCH_MAX_SIZES)) < 0; break;
-    case O_MODES: mlist = v, bad = check_modes(v) < 0; break;
-    case O_RANKS: bad = opt_int(WHO, a, v, 1, MUSTER_MAX_RANKS, &p.ranks) < 0; break;
-    case O_NRHS: bad = opt_i64(WHO, a, v, 1, OPT_MAX_N, &p.nrhs) < 0; break;
-    case O_REPS: bad = opt_int(WHO, a, v, 1, BENCH_MAX_REPS, &p.reps) < 0; break;
-    case O_WARMUP: bad = opt_int(WHO, a, v, 0, OPT_MAX_WARMUP, &p.warmup) < 0; break;
-    case O_SEED: bad = opt_u64(WHO, a, v, &seed) < 0; break;
-    case O_PROVIDER:
-      bad = strcmp(v, "auto") && opt_backend(WHO, a, v) < 0;
-      p.provider = strcmp(v, "auto") ? v : NULL;
-      break;
-    }
-    if (bad) return 2;
-  }
+  int rc = cli_args_each(WHO, argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), 0, option, &x);
+  if (rc == CLI_HELP) return usage(stdout);
+  if (rc != 0) return 2;
+  bench_problem_t p = x.p;
+  int64_t *ns = x.ns, m_opt = x.m_opt;
+  int nn = x.nn, json = x.json;
+  const char *mlist = x.mlist;
+  uint64_t seed = x.seed;
   if (opt_gels_m(WHO, p.routine, m_opt, ns, nn) < 0) return 2;
   row_t rows[256];
   int nrows = 0, failed = 0;

@@ -72,24 +72,23 @@ static void json_list(unsigned mask, int lo, int hi, const char *(*name)(int)) {
   putchar(']');
 }
 
+/* --json, the one option besides --help (a cli_on_word). */
+static int json_flag(int k, const char *v, void *json) {
+  *(int *)json = 1;
+  return 0;
+}
+
 int cmd_providers(int argc, char **argv) {
   int json = 0;
   static const cli_opt_t opts[] = {{"--help", 0}, {"-h", 0}, {"--json", 0}};
-  cli_args_t args;
-  cli_args_init(&args, "muster providers", argc, argv);
-  const char *v;
-  for (int k; (k = cli_args_next(&args, opts, 3, &v)) != CLI_END;) {
-    if (k == CLI_ERROR) return 2;
-    if (k == CLI_OPERAND) return cli_usage_error("muster providers", "unexpected argument '%s'", v);
-    if (k == 2) {
-      json = 1;
-      continue;
-    }
+  int rc = cli_args_each("muster providers", argc, argv, opts, 3, 0, json_flag, &json);
+  if (rc == CLI_HELP) {
     printf("usage: muster providers [--json]\n"
            "  lists the providers on MUSTER_PROVIDER_PATH (default: <lib>/muster/providers),\n"
            "  loading each to ask whether it can run here.\n");
     return 0;
   }
+  if (rc != 0) return 2;
   muster_provider_info_t info[64];
   int n = muster_providers_list(info, 64);
   if (n < 0) {

@@ -90,8 +90,15 @@ static const cli_opt_t opts[] = {{"--help", 0},   {"-h", 0},         {"--json", 
                                  {"--ranks", 1},  {"--mode", 1},     {"--rounds", 1}, {"--warmup", 1},
                                  {"--cycles", 1}, {"--payload", 1}};
 
-/* Option k with value v into c (cycles apart); 0 or 2. */
-static int option(int k, const char *v, struct rv_config *c, long *cycles) {
+/* What parse_args fills: c, and --cycles apart (-1: not given). */
+typedef struct rv_args {
+  struct rv_config *c;
+  long cycles;
+} rv_args_t;
+
+/* Option k with value v into the rv_args_t arg (a cli_on_word); 0 or 2. */
+static int option(int k, const char *v, void *arg) {
+  struct rv_config *c = ((rv_args_t *)arg)->c;
   long x = 0;
   const char *a = opts[k].name;
   switch (k) {
@@ -100,7 +107,7 @@ static int option(int k, const char *v, struct rv_config *c, long *cycles) {
   case O_RANKS: if (int_option(a, v, 1, RV_MAX_SPAWN, &x)) return 2; c->ranks = (int)x; return 0;
   case O_ROUNDS: if (int_option(a, v, 1, RV_MAX_ROUNDS, &x)) return 2; c->rounds = x; return 0;
   case O_WARMUP: if (int_option(a, v, 0, RV_MAX_ROUNDS, &x)) return 2; c->warmup = x; return 0;
-  case O_CYCLES: return int_option(a, v, 0, RV_MAX_ROUNDS, cycles);
+  case O_CYCLES: return int_option(a, v, 0, RV_MAX_ROUNDS, &((rv_args_t *)arg)->cycles);
   case O_PAYLOAD:
     if (int_option(a, v, 1, MUSTER_MAX_PAYLOAD, &x)) return 2;
     c->payload = (size_t)x;
@@ -116,21 +123,16 @@ static int option(int k, const char *v, struct rv_config *c, long *cycles) {
 
 /* 0, 1 (--help printed) or 2 (bad usage, printed). */
 static int parse_args(int argc, char **argv, struct rv_config *c) {
-  long cycles = -1;
+  rv_args_t x = {.c = c, .cycles = -1};
   *c = (struct rv_config){.ranks = 2, .mode = RV_THREADS, .rounds = 1000, .warmup = 20,
                           .payload = 64};
-  cli_args_t args;
-  cli_args_init(&args, WHO, argc, argv);
-  const char *v;
-  for (int k; (k = cli_args_next(&args, opts, (int)(sizeof opts / sizeof opts[0]), &v)) != CLI_END;) {
-    if (k == CLI_ERROR) return 2;
-    if (k == CLI_OPERAND) return cli_usage_error(WHO, "unexpected argument '%s'", v);
-    if (k == O_HELP || k == O_H) {
-      usage(stdout);
-      return 1;
-    }
-    if (option(k, v, c, &cycles)) return 2;
+  int rc = cli_args_each(WHO, argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), 0, option, &x);
+  if (rc == CLI_HELP) {
+    usage(stdout);
+    return 1;
   }
+  if (rc != 0) return 2;
+  long cycles = x.cycles;
   c->cycles = cycles >= 0 ? cycles : c->rounds;
   /* tests prove that a wrong read is caught (docs/cli.md) */
   const char *inj = getenv("MUSTER_RENDEZVOUS_TEST_CORRUPT");

@@ -141,26 +141,24 @@ static int option(int k, const char *v, cli_solve_t *c) {
   return -1;
 }
 
+/* One word into the cli_solve_t arg (a cli_on_word): an option, or the
+ * ROUTINE operand; 0, or 2 after printing why. */
+static int word(int k, const char *v, void *arg) {
+  cli_solve_t *c = arg;
+  if (k != CLI_OPERAND) return option(k, v, c) < 0 ? 2 : 0;
+  if (c->spec.routine) return cli_usage_error(WHO, "one ROUTINE only, not '%s' too", v);
+  if (muster_routine_from_name(v, &c->spec.routine) != 0) return cli_usage_error(WHO, "%s", muster_last_error());
+  return 0;
+}
+
 /* The options into c: -1 to go on, else the exit status (0 --help, 2). */
 static int parse(int argc, char **argv, cli_solve_t *c) {
-  cli_args_t args;
-  cli_args_init(&args, WHO, argc, argv);
-  const char *v;
-  for (int k; (k = cli_args_next(&args, opts, (int)(sizeof opts / sizeof opts[0]), &v)) != CLI_END;) {
-    if (k == CLI_ERROR) return 2;
-    if (k == O_HELP || k == O_H) {
-      usage();
-      return 0;
-    }
-    if (k != CLI_OPERAND) {
-      if (option(k, v, c) < 0) return 2;
-    } else if (c->spec.routine) {
-      return cli_usage_error(WHO, "one ROUTINE only, not '%s' too", v);
-    } else if (muster_routine_from_name(v, &c->spec.routine) != 0) {
-      return cli_usage_error(WHO, "%s", muster_last_error());
-    }
+  int rc = cli_args_each(WHO, argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), 1, word, c);
+  if (rc == CLI_HELP) {
+    usage();
+    return 0;
   }
-  return -1;
+  return rc != 0 ? 2 : -1;
 }
 
 /* --m (opts.h) and --logdet against the routine; gels's m when --m was
@@ -223,7 +221,7 @@ static int run_local(cli_solve_t *c, int64_t nrhs) {
     if (spec->processes) prog_pause(); /* the ranks are forked single-threaded (progress.h) */
     started = sr_run(spec, m.A, m.B, &out, m.full, m.X, m.W, &xsame);
     prog_resume();
-    if (out.res.provider[0]) cli_whole_reason(spec, &out.res, pick.reason, sizeof pick.reason);
+    if (out.res.provider[0] && out.reason[0]) snprintf(pick.reason, sizeof pick.reason, "%s", out.reason);
   }
   int rc = solve_report(c, nrhs, &m, &out, started, xsame, &pick);
   mats_free(&m);
@@ -244,7 +242,7 @@ static int run_mpi(cli_solve_t *c, int64_t nrhs) {
   if (rc < 0) {
     if (!j.comm) muster_launcher_detect(NULL, 0, &j.rank, NULL); /* MPI's is not known */
     fprintf(stderr, "muster solve: rank %d (pid %d on %s): %s\n", j.rank, (int)getpid(), host,
-            muster_last_error());
+            sm_last_error());
     sm_close(&j);
     sm_end(rc); /* a timeout in MPI's start: a thread is left inside MPI */
     /* the options were checked: only a variable (MUSTER_MPI_LIB) is invalid here */
@@ -262,7 +260,7 @@ static int run_mpi(cli_solve_t *c, int64_t nrhs) {
   rc = sm_run(&j, &c->spec, m.A, m.B, &out, m.full, m.X, m.W, &xsame);
   if (rc < 0) {
     fprintf(stderr, "muster solve: rank %d (pid %d on %s): %s\n", j.rank, (int)getpid(), host,
-            muster_last_error());
+            sm_last_error());
   } else if (j.rank == 0) {
     static const pick_t none; /* the choice is the ranks' own */
     status = solve_report(c, nrhs, &m, &out, 0, xsame, &none);
@@ -274,9 +272,9 @@ static int run_mpi(cli_solve_t *c, int64_t nrhs) {
   }
   mats_free(&m);
   sm_close(&j);
-  if ((rc = muster__mpi_finish()) < 0) {
+  if ((rc = sm_finish()) < 0) {
     fprintf(stderr, "muster solve: rank %d of %d (pid %d on %s): %s\n", j.rank, j.size, (int)getpid(), host,
-            muster_last_error());
+            sm_last_error());
     sm_end(rc);
     status = 1;
   }

@@ -15,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../runtime/segment.h" /* stale reclaim (static link); names: muster/segment.h */
 #include "launch.h"
 #include "muster.h"
 #include "muster/parse.h"
@@ -138,13 +137,14 @@ static int rank_of(const struct ml_fate *f, int n, pid_t pid, const pid_t *live)
 }
 
 /* How long a stopped rank may hold up a job in which no other rank runs
- * any more: the barrier deadline of the ranks (MUSTER_TIMEOUT, as the
- * runtime reads it; inf: forever, e.g. under a debugger). */
+ * any more: the barrier deadline of the ranks (muster_timeout's rule; its
+ * 0, none, is INFINITY here: forever, e.g. under a debugger).  main
+ * refused a malformed MUSTER_TIMEOUT before any rank started
+ * (opt_check_env), so the call does not fail here. */
 static double stop_limit(void) {
-  const char *v = getenv("MUSTER_TIMEOUT");
-  double t;
-  if (!v || muster_parse_seconds(v, 1, &t) < 0) return MUSTER_DEFAULT_TIMEOUT_S;
-  return t;
+  double t = 0;
+  (void)muster_timeout(0, &t);
+  return t > 0 ? t : INFINITY;
 }
 
 /* The ranks still alive (live[r] > 0) are all stopped (SIGSTOP, a tracer):
@@ -287,7 +287,7 @@ static void reclaim_earlier_runs(void) {
   for (int i = 0; i < n && i < cap; i++) { /* names made since are not earlier runs' */
     int pid = group_pid(names[i].group);
     if (pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH)
-      muster__segment_reclaim_stale(names[i].job, names[i].group);
+      muster_segment_reclaim_stale(names[i].job, names[i].group);
   }
   free(names);
 }

@@ -37,8 +37,7 @@ static void usage(FILE *f) {
   char routines[OPT_NAMES_CAP], dtypes[OPT_NAMES_CAP];
   opt_routine_names(routines, sizeof routines, "|");
   opt_dtype_names(dtypes, sizeof dtypes, "|");
-  fprintf(f, "usage: muster SUBCOMMAND [options]   (muster %d.%d.%d)\n\nsubcommands:\n",
-          MUSTER_VERSION_MAJOR, MUSTER_VERSION_MINOR, MUSTER_VERSION_PATCH);
+  fprintf(f, "usage: muster SUBCOMMAND [options]   (muster %s)\n\nsubcommands:\n", muster_version());
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
     fputs("  ", f);
     fprintf(f, cmds[i].usage, routines, dtypes);
@@ -79,10 +78,15 @@ static void usage(FILE *f) {
           "                        rhs per potrs call (n|all), relayout scratch, NCCL mode (0|1), force\n"
           "                        the relayout, turn it off (docs/providers.md#cusolvermp); every\n"
           "                        provider variable malformed or empty: the solve fails naming it\n"
+          "  MUSTER_SCALAPACK_GRID scalapack: the process grid PxQ, P*Q = ranks (default: most square)\n"
+          "  MUSTER_CMG_TILE, MUSTER_CMG_RELAYOUT  cusolvermg, measurements and tests: the tile\n"
+          "                        (replaces its table), the relayout plan inplace|copy\n"
           "  MUSTER_LAUNCH_TEST_STOP  tests only: the rank (0..1023) whose process stops\n"
           "                        itself before it joins, in processes mode\n"
           "  MUSTER_LAUNCH_TEST_FORK_FAIL  tests only: the rank (0..1023) whose fork fails\n"
           "                        (EAGAIN), in processes mode\n"
+          "  MUSTER_RENDEZVOUS_TEST_CORRUPT  tests only: RANK,ROUND[,baseline]: that rank of\n"
+          "                        muster rendezvous publishes one wrong byte in that round\n"
           "\nexit status: 0 on success; 1 on a failed check or runtime error, or when a rank's\n"
           "process died (processes mode); 2 on bad usage (an option or variable: one line\n"
           "on stderr).\n"
@@ -102,7 +106,8 @@ static int run(int argc, char **argv) {
     return 0;
   }
   if (!strcmp(argv[1], "--version")) {
-    printf("muster %d.%d.%d\n", MUSTER_VERSION_MAJOR, MUSTER_VERSION_MINOR, MUSTER_VERSION_PATCH);
+    /* the library's: the CLI links libmuster.so, which may be newer */
+    printf("muster %s\n", muster_version());
     return 0;
   }
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {

@@ -1,7 +1,7 @@
 /*
  * tools/muster/opts.h - option values of every subcommand (the words are
  * found by tools/common/cli_args.h), parsed by the runtime's one parser
- * (runtime/parse.h) and reported the same way: a bad value prints the one
+ * (muster/parse.h) and reported the same way: a bad value prints the one
  * line "muster SUB: --opt: '<value>' is out of range 1..64; see 'muster
  * SUB --help'" (the parser's reason, cli_usage_error) on stderr, and the
  * subcommand exits 2.
@@ -42,7 +42,7 @@ const char *opt_routine_names(char *buf, size_t cap, const char *sep);
 const char *opt_dtype_names(char *buf, size_t cap, const char *sep);
 #define OPT_NAMES_CAP 128 /* enough for either list */
 
-/* Every MUSTER_* variable the CLI reads (runtime/env.h) and its test knobs
+/* Every MUSTER_* variable the CLI reads (muster_env_check) and its test knobs
  * MUSTER_LAUNCH_TEST_STOP and _FORK_FAIL: 0, or -1 after printing
  * "muster: <why>". */
 int opt_check_env(void);

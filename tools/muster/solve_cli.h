@@ -38,8 +38,8 @@ void mats_free(mats_t *m);
 
 /* The provider the run chose before it started (before any shard exists:
  * cli_choose_memory), and the reason the JSON shows: the runtime's whole
- * reason for the provider that ran (cli_whole_reason; res.reason is cut to
- * MUSTER_MAX_REASON bytes), or for the pick when nothing ran. */
+ * reason for the provider that ran (muster_solve_reason on rank 0;
+ * res.reason is cut to MUSTER_MAX_REASON bytes), or for the pick when nothing ran. */
 typedef struct pick {
   char provider[32];
   char reason[MUSTER_MAX_REASON_FULL];

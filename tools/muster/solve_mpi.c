@@ -1,4 +1,5 @@
 /* tools/muster/solve_mpi.c - see solve_mpi.h. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,24 +15,38 @@ static double now_s(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+static char last_msg[1024]; /* the CLI's one thread of MPI work */
+
+const char *sm_last_error(void) { return last_msg; }
+
+/* Record the failure of a step (what sm_last_error then says); returns rc. */
+static int sm_err(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int sm_err(int rc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last_msg, sizeof last_msg, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
 int sm_open(sm_job_t *j) {
   memset(j, 0, sizeof *j);
   muster_comm_opts_t o = {.kind = "mpi", .name = "cli"};
   int rc = muster_comm_open(&o, &j->comm);
-  if (rc == 0) rc = muster__mpi_open(&j->mpi, &j->rank, &j->size);
-  if (rc < 0) {
-    sm_close(j);
-    return rc;
-  }
-  muster__mpi_boot(j->mpi, &j->boot, 1);
+  if (rc < 0) return sm_err(rc, "%s", muster_last_error());
+  j->rank = muster_comm_rank(j->comm);
+  j->size = muster_comm_size(j->comm);
   return 0;
 }
 
 void sm_close(sm_job_t *j) {
   if (j->comm) muster_comm_close(j->comm);
-  muster__mpi_close(j->mpi);
   j->comm = NULL;
-  j->mpi = NULL;
+}
+
+int sm_finish(void) {
+  int rc = muster_mpi_finish();
+  return rc < 0 ? sm_err(rc, "%s", muster_last_error()) : 0;
 }
 
 void sm_end(int rc) {
@@ -40,19 +55,16 @@ void sm_end(int rc) {
   _exit(1);
 }
 
-/* The CLI's own allgather over the second duplicate. */
+/* The CLI's own allgather, over the solve's comm (between its solves: the
+ * comm serves one call at a time). */
 static int gather(sm_job_t *j, const void *mine, void *all, size_t len, const char *what) {
-  char err[600] = "", was[MUSTER__MPI_PHASE_MAX];
-  muster__mpi_phase_get(was, sizeof was);
-  muster__mpi_phase("in muster solve's exchange: %s", what);
-  int rc = j->boot.allgather(j->boot.ctx, mine, all, len, err, sizeof err);
-  muster__mpi_phase("%s", was);
-  return rc < 0 ? muster__err(rc, "muster solve: rank %d of %d, %s: %s", j->rank, j->size, what, err) : 0;
+  int rc = muster_comm_allgather(j->comm, mine, all, len, what);
+  return rc < 0 ? sm_err(rc, "muster solve: %s", muster_last_error()) : 0;
 }
 
 int sm_agree_seed(sm_job_t *j, uint64_t *seed) {
   uint64_t *all = malloc((size_t)j->size * sizeof *all);
-  if (!all) return muster__err(MUSTER_ENOMEM, "muster solve: rank %d: out of memory", j->rank);
+  if (!all) return sm_err(MUSTER_ENOMEM, "muster solve: rank %d: out of memory", j->rank);
   int rc = gather(j, seed, all, sizeof *seed, "sharing rank 0's seed");
   if (rc == 0) *seed = all[0];
   free(all);
@@ -94,7 +106,7 @@ static int piece_alloc(sm_job_t *j, const sr_spec_t *spec, int64_t nrhs, piece_t
   muster_layout_geom_t *L = &p->L;
   memset(p, 0, sizeof *p);
   if (muster_layout_geom_init(L, n, 1, j->size) != 0)
-    return muster__err(MUSTER_EINVAL, "muster solve: n %lld over %d ranks", (long long)n, j->size);
+    return sm_err(MUSTER_EINVAL, "muster solve: n %lld over %d ranks", (long long)n, j->size);
   p->s.mem = MUSTER_MEM_HOST;
   p->s.device = -1;
   p->s.lda = p->s.ldb = rows; /* gels: m travels in ldb (muster.h) */
@@ -109,7 +121,7 @@ static int piece_alloc(sm_job_t *j, const sr_spec_t *spec, int64_t nrhs, piece_t
   p->s.b = p->b_bytes ? malloc(p->b_bytes) : NULL;
   p->s.w = p->w_bytes ? calloc(1, p->w_bytes) : NULL;
   if (!p->s.a || (p->b_bytes && !p->s.b) || (p->w_bytes && !p->s.w))
-    return muster__err(MUSTER_ENOMEM, "muster solve: rank %d (pid %d): cannot allocate its piece "
+    return sm_err(MUSTER_ENOMEM, "muster solve: rank %d (pid %d): cannot allocate its piece "
                        "(%zu bytes of A)", j->rank, (int)getpid(), p->a_bytes);
   return 0;
 }
@@ -133,7 +145,7 @@ static void piece_fill(const sr_spec_t *spec, piece_t *p, const void *A, const v
  * rank 0's. */
 static int agree(sm_job_t *j, const verdict_t *mine, sr_out_t *out, int *xsame) {
   verdict_t *all = malloc((size_t)j->size * sizeof *all);
-  if (!all) return muster__err(MUSTER_ENOMEM, "muster solve: rank %d: out of memory", j->rank);
+  if (!all) return sm_err(MUSTER_ENOMEM, "muster solve: rank %d: out of memory", j->rank);
   int rc = gather(j, mine, all, sizeof *mine, "sharing the ranks' results");
   *xsame = rc == 0;
   for (int r = 0; rc == 0 && r < j->size; r++) {
@@ -159,12 +171,12 @@ static int solve_reps(sm_job_t *j, const sr_spec_t *spec, piece_t *p, const void
     char one = 1, *ones = malloc((size_t)j->size);
     piece_fill(spec, p, A, B);
     int rc = ones ? gather(j, &one, ones, 1, "meeting before a solve") /* a barrier */
-                  : muster__err(MUSTER_ENOMEM, "muster solve: rank %d: out of memory", j->rank);
+                  : sm_err(MUSTER_ENOMEM, "muster solve: rank %d: out of memory", j->rank);
     free(ones);
     if (rc < 0) return rc;
     double t0 = now_s();
     rc = muster_solve_comm(j->comm, &args, &p->s, &out->res);
-    if (rc < 0) return rc;
+    if (rc < 0) return sm_err(rc, "%s", muster_last_error());
     if (i >= spec->warmup) {
       out->seconds[i - spec->warmup] = now_s() - t0;
       out->provider_seconds[i - spec->warmup] = out->res.seconds;
@@ -184,14 +196,14 @@ int sm_run(sm_job_t *j, const sr_spec_t *spec, const void *A, const void *B, sr_
   memset(&v, 0, sizeof v);
   /* every rank ready before any enters a solve: one that is not would
    * leave the others in the solve's first round */
-  if (!A) v.rc = muster__err(MUSTER_ENOMEM, "muster solve: rank %d (pid %d): no memory for the matrix",
+  if (!A) v.rc = sm_err(MUSTER_ENOMEM, "muster solve: rank %d (pid %d): no memory for the matrix",
                              j->rank, (int)getpid());
   else v.rc = piece_alloc(j, spec, nrhs, &p);
-  if (v.rc < 0) snprintf(v.msg, sizeof v.msg, "%s", muster_last_error());
+  if (v.rc < 0) snprintf(v.msg, sizeof v.msg, "%s", sm_last_error());
   int rc = agree(j, &v, out, xsame);
   if (rc == 0 && out->rc == 0) {
     if ((v.rc = solve_reps(j, spec, &p, A, B, out)) < 0) {
-      snprintf(v.msg, sizeof v.msg, "%s", muster_last_error());
+      snprintf(v.msg, sizeof v.msg, "%s", sm_last_error());
     } else {
       v.hb = hash_x(p.s.b, spec->n, rows, nrhs, muster_dtype_bytes(spec->dtype));
       v.hw = hash(p.s.w, p.w_bytes);
@@ -204,7 +216,7 @@ int sm_run(sm_job_t *j, const sr_spec_t *spec, const void *A, const void *B, sr_
   if (rc == 0 && out->rc == 0 && vectors) {
     char *all = malloc(p.a_bytes * (size_t)j->size);
     rc = all ? gather(j, p.s.a, all, p.a_bytes, "gathering the result's blocks")
-             : muster__err(MUSTER_ENOMEM, "muster solve: rank %d: no memory to gather the result", j->rank);
+             : sm_err(MUSTER_ENOMEM, "muster solve: rank %d: no memory to gather the result", j->rank);
     if (rc == 0 && j->rank == 0 && full) {
       size_t esz = muster_dtype_size(spec->dtype);
       for (int r = 0; r < j->size; r++)

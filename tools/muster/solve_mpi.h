@@ -8,8 +8,8 @@
  * shared once) with no other communication, keeps its contiguous column
  * block (muster_layout_block_*: the layout the threads/processes modes
  * use), and calls muster_solve_comm.  What the check needs afterwards
- * travels over a second duplicate of MPI_COMM_WORLD through the runtime's
- * own MPI bootstrap (runtime/mpi.h; libmpi is never linked): every rank's
+ * travels over the same comm, between the solves (muster_comm_allgather;
+ * libmpi is never linked): every rank's
  * verdict and a hash of its X / W (do the ranks agree?), and, for potri
  * and syevd with vectors, every rank's block of the result, so rank 0 can
  * run the same check.c checks as the other modes on the whole result.
@@ -17,23 +17,28 @@
 #ifndef MUSTER_SOLVE_MPI_H
 #define MUSTER_SOLVE_MPI_H
 
-#include "../../runtime/mpi.h" /* the runtime's MPI bootstrap (static link) */
 #include "solve_run.h"
 
 typedef struct sm_job {
-  muster_comm_t *comm;     /* what the solve runs on                   */
-  muster__mpi_t *mpi;      /* the CLI's own allgathers (a second dup)   */
-  muster_bootstrap_t boot; /* over mpi                                  */
+  muster_comm_t *comm; /* the solves and the CLI's own allgathers */
   int rank, size;
 } sm_job_t;
 
+/* Every sm_* function that fails returns a negative MUSTER_E* code and
+ * leaves its message here (the runtime's, with the step that failed). */
+const char *sm_last_error(void);
+
 /* Join the job: kind "mpi" (launcher "mpi", or "auto" once
  * muster_launcher_detect found one: the caller checks that).  0, or a
- * negative MUSTER_E* code with muster_last_error() set; j is then closed. */
+ * negative MUSTER_E* code; j is then closed. */
 int sm_open(sm_job_t *j);
 void sm_close(sm_job_t *j);
 
-/* After an error rc of sm_open or muster__mpi_finish: MUSTER_ETIMEDOUT
+/* muster_mpi_finish (muster/comm.h), after the last sm_close: 0 or its
+ * code, the message in sm_last_error(). */
+int sm_finish(void);
+
+/* After an error rc of sm_open or sm_finish: MUSTER_ETIMEDOUT
  * means a thread of this process is blocked inside MPI for good (MPI_Init
  * or MPI_Finalize waiting for a stopped rank, named in the message the
  * caller printed): end the process now with _exit(1), since exit() would
@@ -41,7 +46,7 @@ void sm_close(sm_job_t *j);
  * returns. */
 void sm_end(int rc);
 
-/* Every rank gets rank 0's *seed.  0 or a negative code (message set). */
+/* Every rank gets rank 0's *seed.  0 or a negative code. */
 int sm_agree_seed(sm_job_t *j, uint64_t *seed);
 
 /* The solve of spec (spec->ranks must be j->size) on the global A (rows x
@@ -53,7 +58,7 @@ int sm_agree_seed(sm_job_t *j, uint64_t *seed);
  * *xsame (every rank's b and w are bit-equal to rank 0's).  seconds: rank
  * 0's, from an allgather (all ranks have arrived) to muster_solve_comm's
  * return.  Returns 0 when the exchanges went through (out->rc says how the
- * solve went), else a negative code: the job is broken (message set). */
+ * solve went), else a negative code: the job is broken. */
 int sm_run(sm_job_t *j, const sr_spec_t *spec, const void *A, const void *B, sr_out_t *out, void *full,
            void *X, void *W, int *xsame);
 

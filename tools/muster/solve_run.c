@@ -40,6 +40,7 @@ typedef struct rank_out {
   int done;     /* rank_run returned: rc and msg are its own words (until
                    then they are the driver's "did not report")           */
   muster_solve_result_t res;
+  char reason[MUSTER_MAX_REASON_FULL]; /* res.reason whole (rank 0 has it) */
   double seconds[SR_MAX_REPS];
   double provider_seconds[SR_MAX_REPS];
 } rank_out_t;
@@ -233,6 +234,7 @@ static int rank_run(shared_t *sh, int rank, int device, int setup_rc) {
     if (rank == 0 && s->on_rep) s->on_rep(rep + s->warmup + 1, s->warmup + s->reps);
     double t0 = now_s();
     rc = muster_solve(g, &args, &shard, &o->res);
+    muster_solve_reason(o->reason, sizeof o->reason);
     if (rep >= 0) {
       o->seconds[rep] = now_s() - t0;
       o->provider_seconds[rep] = o->res.seconds;
@@ -421,6 +423,7 @@ int sr_run(const sr_spec_t *s, const void *A, const void *B, sr_out_t *out, void
     out->rc = MUSTER_ESYS;
   }
   out->res = o0->res;
+  snprintf(out->reason, sizeof out->reason, "%s", o0->reason);
   memcpy(out->seconds, o0->seconds, sizeof out->seconds);
   memcpy(out->provider_seconds, o0->provider_seconds, sizeof out->provider_seconds);
   for (int r = 0; r < s->ranks; r++) out->devices[r] = sh.outs[r].device;

@@ -50,6 +50,7 @@ typedef struct sr_out {
   int rc;                   /* rank 0's (all ranks agree, or rc says why not) */
   char msg[600];
   muster_solve_result_t res; /* of the last rep */
+  char reason[MUSTER_MAX_REASON_FULL]; /* res.reason whole (muster_solve_reason) */
   double seconds[SR_MAX_REPS]; /* rank 0's wall time per rep */
   double provider_seconds[SR_MAX_REPS];
   int disagree;             /* ranks returned different codes */

@@ -61,27 +61,29 @@ static double now_real(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+enum { O_HELP, O_H, O_JSON, O_CLEAN, O_JOB, O_DIR };
+static const cli_opt_t opts[] = {{"--help", 0},  {"-h", 0},    {"--json", 0},
+                                 {"--clean", 0}, {"--job", 1}, {"--dir", 1}};
+
+/* Option k with value v into the sd_opts arg (a cli_on_word): 0 or 2. */
+static int option(int k, const char *v, void *arg) {
+  struct sd_opts *o = arg;
+  if ((k == O_JOB || k == O_DIR) && !v[0]) return cli_usage_error("shmdump", "option '%s' needs a value", opts[k].name);
+  if (k == O_JSON) o->json = 1;
+  else if (k == O_CLEAN) o->clean = 1;
+  else if (k == O_JOB) o->job = v;
+  else o->dir = v;
+  return 0;
+}
+
 static int parse_args(int argc, char **argv, struct sd_opts *o) {
-  enum { O_HELP, O_H, O_JSON, O_CLEAN, O_JOB, O_DIR };
-  static const cli_opt_t opts[] = {{"--help", 0},  {"-h", 0},    {"--json", 0},
-                                   {"--clean", 0}, {"--job", 1}, {"--dir", 1}};
   *o = (struct sd_opts){.dir = "/dev/shm"};
-  cli_args_t args;
-  cli_args_init(&args, "shmdump", argc, argv);
-  const char *v;
-  for (int k; (k = cli_args_next(&args, opts, (int)(sizeof opts / sizeof opts[0]), &v)) != CLI_END;) {
-    if (k == CLI_ERROR) return 2;
-    if (k == CLI_OPERAND) return cli_usage_error("shmdump", "unexpected argument '%s'", v);
-    if (k == O_HELP || k == O_H) {
-      fputs(usage_text, stdout);
-      return 1;
-    }
-    if ((k == O_JOB || k == O_DIR) && !v[0]) return cli_usage_error("shmdump", "option '%s' needs a value", opts[k].name);
-    if (k == O_JSON) o->json = 1;
-    else if (k == O_CLEAN) o->clean = 1;
-    else if (k == O_JOB) o->job = v;
-    else o->dir = v;
+  int rc = cli_args_each("shmdump", argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), 0, option, o);
+  if (rc == CLI_HELP) {
+    fputs(usage_text, stdout);
+    return 1;
   }
+  if (rc != 0) return 2;
   if (o->job && muster_segment_check_job(o->job) < 0) /* the runtime's rule for job keys */
     return cli_usage_error("shmdump", "--job: %s", muster_last_error());
   /* "/dev/shm/" and "/dev/shm" must match the same /proc link targets */

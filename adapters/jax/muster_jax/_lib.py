@@ -130,11 +130,12 @@ def ffi_api_version() -> tuple[int, int]:
 
 def last_solve() -> dict:
     """What the last solve of a rank 0 in this process took, as measured by
-    the handler around muster_solve.
+    the handler around muster_solve_named.
 
     Returns:
       dict(solve_s, provider_s, tile, provider, calls): seconds in
-      muster_solve (the cost of the C path of the same call), seconds in the
+      muster_solve_named (join, solve, leave: the cost of the C path of the
+      same call), seconds in the
       provider, the tile and provider used, and how many solves so far.
     """
     h = load()["handler"]

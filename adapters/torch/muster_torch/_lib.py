@@ -2,7 +2,7 @@
 exceptions torch users expect.
 
 muster_torch has no library of its own: the ops call libmuster's C API
-(muster_solve_all, muster_group_join + muster_solve, muster_shard_alloc)
+(muster_solve_all, muster_solve_named, muster_shard_alloc)
 through ctypes, which releases the GIL for the whole call.  The folder is
 found, and libmuster.so loaded with its signatures, by _runtime.py
 (adapters/common/runtime.py, shared with muster_jax and muster_tf):

@@ -10,7 +10,7 @@
 
 `a` is every column block of A (group == "": one process holds them all,
 muster_solve_all) or this rank's one block (group != "": rank `rank` of
-`nranks`, muster_group_join + muster_solve).  gels's A is m x n (m >= n,
+`nranks`, muster_solve_named).  gels's A is m x n (m >= n,
 the shards' rows m): its n is an argument because a rank holding one
 block cannot tell it, and the fake implementation needs it for X's shape.  Results are fresh tensors in
 column-major layout (as torch.linalg returns them); inputs never change

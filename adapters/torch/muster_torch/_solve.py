@@ -4,9 +4,9 @@ Two ways to call the runtime (include/muster.h, docs/solve.md):
   * group == "": this process holds every shard (a list of column blocks,
     one per device or CPU "rank"): muster_solve_all, no rendezvous;
   * group != "": this process is rank `rank` of `nranks` and holds one
-    shard: muster_group_join + muster_solve + muster_group_leave.  A rank
-    whose own inputs are wrong still joins and aborts the group, so peers
-    already waiting fail at once with its message instead of timing out.
+    shard: muster_solve_named (join, solve, leave).  A rank whose own
+    inputs are wrong calls muster_abort_named instead, so peers already
+    waiting fail at once with its message instead of timing out.
 Every call copies the inputs into work buffers (_buffers.py) and returns
 fresh tensors; the caller's tensors never change.
 """
@@ -107,9 +107,16 @@ def _args(req, n, dtype, nrhs):
         provider=req.provider.encode() if req.provider else None)
 
 
+def _who(req, device=-1):
+    """This rank's muster_named_t."""
+    return _runtime.Named(group=req.group.encode(), rank=req.rank, nranks=req.nranks, job=None,
+                          timeout_s=req.timeout, device=device, tag=0, n=0)
+
+
 def _abort_peers(req, e: Exception):
-    """Join the group and abort it with this rank's failure, so that waiting
-    peers fail at once (with the same kind of error) instead of timing out."""
+    """Abort the group with this rank's failure (muster_abort_named), so
+    that waiting peers fail at once (with the same kind of error) instead
+    of timing out."""
     if isinstance(e, _lib.MusterError):
         code = e.code
     elif isinstance(e, (TypeError, ValueError)):
@@ -117,12 +124,7 @@ def _abort_peers(req, e: Exception):
     else:
         code = _runtime.ENOMEM if isinstance(e, MemoryError) else _runtime.EPOISONED
     why = f"rank {req.rank}: {type(e).__name__}: {e}".encode()[:900]
-    lib, g = _lib.runtime(), ctypes.c_void_p()
-    opts = _runtime.GroupOpts(job=None, timeout_s=req.timeout, device=-1)
-    if lib.muster_group_join(req.group.encode(), req.rank, req.nranks, ctypes.byref(opts),
-                             ctypes.byref(g)) == 0:
-        lib.muster_group_abort(g, code, why)
-        lib.muster_group_leave(g)
+    _lib.runtime().muster_abort_named(ctypes.byref(_who(req)), code, why)
 
 
 def _call(req, args, ranks):
@@ -131,24 +133,13 @@ def _call(req, args, ranks):
     if not req.group:
         arr = (_runtime.Shard * len(ranks))(*[r.shard for r in ranks])
         rc = lib.muster_solve_all(ctypes.byref(args), len(ranks), arr, ctypes.byref(res))
-        if rc:
-            raise _lib.error(rc, req.who(), res.info)
-        return res
-    g, me = ctypes.c_void_p(), ranks[0]
-    opts = _runtime.GroupOpts(job=None, timeout_s=req.timeout, device=me.shard.device)
-    rc = lib.muster_group_join(req.group.encode(), req.rank, req.nranks, ctypes.byref(opts),
-                               ctypes.byref(g))
+    else:
+        me = ranks[0]
+        who = _who(req, me.shard.device)
+        rc = lib.muster_solve_named(ctypes.byref(who), ctypes.byref(args), ctypes.byref(me.shard),
+                                    ctypes.byref(res))
     if rc:
-        raise _lib.error(rc, req.who())
-    err = None
-    try:
-        rc = lib.muster_solve(g, ctypes.byref(args), ctypes.byref(me.shard), ctypes.byref(res))
-        if rc:
-            err = _lib.error(rc, req.who(), res.info)  # before leave: the message is per call
-    finally:
-        lib.muster_group_leave(g)
-    if err is not None:
-        raise err
+        raise _lib.error(rc, req.who(), res.info)
     return res
 
 

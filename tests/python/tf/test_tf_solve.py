@@ -194,7 +194,7 @@ def test_one_trace_run_from_two_threads_never_mixes(strategy_of):
     for t in ts:
         t.join(120)
     assert len(outcomes) == 8
-    expected = ("already running", "two runs of one traced function overlap", "timed out",
+    expected = ("already running", "two calls that overlap met in group", "timed out",
                 "aborted")
     for i, out in outcomes:
         if isinstance(out, Exception):

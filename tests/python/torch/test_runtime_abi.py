@@ -14,7 +14,8 @@ REPO = pathlib.Path(__file__).resolve().parents[3]
 
 # ctypes struct -> (C type, C field names in order)
 STRUCTS = {
-    rt.GroupOpts: ("muster_group_opts_t", ("job", "timeout_s", "device")),
+    rt.Named: ("muster_named_t",
+               ("group", "rank", "nranks", "job", "timeout_s", "device", "tag", "n")),
     rt.SolveArgs: ("muster_solve_args_t",
                    ("routine", "dtype", "n", "nrhs", "tile", "layout", "flags", "provider")),
     rt.Shard: ("muster_shard_t",
