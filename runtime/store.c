@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "env.h"
 #include "storeInt.h"
 
 #define AG_MAGIC UINT64_C(0x5254534741545352) /* "RSTAGSTR" */
@@ -215,7 +214,7 @@ static int check_opts(const muster_kv_t *kv, const muster_store_opts_t *o) {
   if (!(o->timeout_s >= 0) || !(o->beat_s >= 0))
     return muster__err(MUSTER_EINVAL, "muster_store_open: timeout_s %g, beat_s %g: not >= 0", o->timeout_s,
                        o->beat_s);
-  return 0;
+  return 0; /* timeout_s's range: muster_timeout's, below */
 }
 
 /* The name is new in the store: this rank's beat key is not there. */
@@ -237,8 +236,9 @@ int muster_store_open(const muster_kv_t *kv, const muster_store_opts_t *opts, mu
   if (out) *out = NULL;
   int rc = out ? check_opts(kv, opts) : muster__err(MUSTER_EINVAL, "muster_store_open: out is NULL");
   if (rc < 0) return rc;
-  double timeout = opts->timeout_s;
-  if (timeout == 0 && (rc = muster__env_timeout(&timeout)) < 0) return rc;
+  double timeout; /* the one rule of every wait (muster.h): opts, else MUSTER_TIMEOUT, else 60 s */
+  if ((rc = muster_timeout(opts->timeout_s, &timeout)) < 0)
+    return muster__err_prefix(rc, "muster_store_open: store set %s, rank %d", opts->name, opts->rank);
   muster_store_t *s = calloc(1, sizeof *s);
   if (!s) return muster__err(MUSTER_ENOMEM, "muster_store_open: out of memory");
   s->kv = *kv;

@@ -53,8 +53,8 @@ typedef struct muster_kv {
 typedef struct muster_store_opts {
   const char *name;  /* the set of ranks: its keys' prefix; [A-Za-z0-9._-], 1..64 chars */
   int rank, size;    /* this rank of size (1..MUSTER_MAX_RANKS)                          */
-  double timeout_s;  /* a peer silent this long is gone; 0: MUSTER_TIMEOUT (default 60 s;
-                        "inf": never)                                                     */
+  double timeout_s;  /* a peer silent this long is gone; as muster_timeout() takes it:
+                        0: MUSTER_TIMEOUT (default 60 s; "inf": never), INFINITY: never */
   double beat_s;     /* how often this rank beats; 0: timeout_s / 4, at most 1 s          */
 } muster_store_opts_t;
 

@@ -170,6 +170,9 @@ TEST_IMPL(store_open_errors) {
   o.rank = 0;
   o.timeout_s = -1;
   ASSERT_EQ(muster_store_open(&kv, &o, &s), MUSTER_EINVAL);
+  o.timeout_s = 1e-6; /* muster_timeout's range, the one rule of every wait */
+  ASSERT_EQ(muster_store_open(&kv, &o, &s), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(muster_last_error(), "muster_store_open: store set ok, rank 0: timeout_s 1e-06 out of range");
   o.timeout_s = 0;
   setenv("MUSTER_TIMEOUT", "nonsense", 1);
   ASSERT_EQ(muster_store_open(&kv, &o, &s), MUSTER_EINVAL);
