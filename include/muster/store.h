@@ -1,6 +1,6 @@
 /*
  * muster/store.h - a bootstrap over a key-value store the caller supplies
- * (docs/bootstrap.md#kind-store-over-a-key-value-store).
+ * (docs/multinode.md#the-store-bootstrap-c-api).
  *
  * The processes of a jax.distributed or torch.distributed job already share
  * a key-value store (jax's distributed client, torch's dist.Store): with
