@@ -91,6 +91,16 @@ static int read_abort(muster_store_t *s) {
   return muster__store_fail(s, a.code, 0, msg);
 }
 
+/* A peer is gone (muster__store_live's message, then `where`).  Unless a
+ * rank's abort came in meanwhile: a rank that failed and then ended (its
+ * process exits) looks dead, and its abort names the first cause. */
+static int lost_peer(muster_store_t *s, int code, const char *where) {
+  char msg[MUSTER__STORE_MSG_MAX];
+  snprintf(msg, sizeof msg, "%s%s", muster_last_error(), where);
+  int rc = read_abort(s);
+  return rc < 0 ? rc : muster__store_fail(s, code, 1, msg);
+}
+
 int muster_store_check(muster_store_t *s) {
   if (!s) return muster__err(MUSTER_EINVAL, "muster_store_check: NULL store");
   pthread_mutex_lock(&s->mu);
@@ -99,7 +109,7 @@ int muster_store_check(muster_store_t *s) {
   if (failed) return muster__store_fail(s, failed, 0, "");
   int rc = read_abort(s);
   if (rc < 0) return rc;
-  if ((rc = muster__store_live(s, -1)) < 0) return muster__store_fail(s, rc, 1, muster_last_error());
+  if ((rc = muster__store_live(s, -1)) < 0) return lost_peer(s, rc, "");
   return 0;
 }
 
@@ -145,9 +155,8 @@ static int take(muster_store_t *s, int r, uint64_t k, unsigned char *buf, size_t
     }
     if ((rc = read_abort(s)) < 0) return rc;
     if ((rc = muster__store_live(s, r)) < 0) {
-      snprintf(msg, sizeof msg, "%s; rank %d waited for it in allgather %" PRIu64, muster_last_error(),
-               s->rank, k);
-      return muster__store_fail(s, rc, 1, msg);
+      snprintf(msg, sizeof msg, "; rank %d waited for it in allgather %" PRIu64, s->rank, k);
+      return lost_peer(s, rc, msg);
     }
   }
 }
