@@ -155,7 +155,7 @@ static int take(muster_store_t *s, int r, uint64_t k, unsigned char *buf, size_t
     }
     if ((rc = read_abort(s)) < 0) return rc;
     if ((rc = muster__store_live(s, r)) < 0) {
-      snprintf(msg, sizeof msg, "; rank %d waited for it in allgather %" PRIu64, s->rank, k);
+      snprintf(msg, sizeof msg, "; rank %d was in allgather %" PRIu64 ", waiting for rank %d", s->rank, k, r);
       return lost_peer(s, rc, msg);
     }
   }
