@@ -83,8 +83,8 @@ static int time_of(const muster__choice_in_t *in, muster__cand_t *c) {
     snprintf(said, sizeof said, "%s", est.note); /* no model, but words for the reason */
   }
   if (p->cost &&
-      muster__cost_lookup(p->cost, q->routine, q->dtype, q->ndevices, q->n, q->nrhs, &c->seconds,
-                          c->note, sizeof c->note) == 0) {
+      muster__cost_lookup_at(p->cost, q->routine, q->dtype, q->ndevices, q->nnodes > 0 ? q->nnodes : 1, q->n,
+                             q->nrhs, &c->seconds, c->note, sizeof c->note) == 0) {
     c->timed = 1;
     return 0;
   }

@@ -27,6 +27,7 @@
 #include "exit_guard.h"
 #include "group.h"
 #include "mpi.h"
+#include "storeInt.h"
 
 #define USED_MAX 8
 
@@ -215,6 +216,12 @@ static int agree(muster_comm_t *c, verdict_t *mine, verdict_t *all, const char *
   return 0;
 }
 
+/* The store bootstrap under a kind store comm (muster/store.h), whose peers'
+ * heartbeat the collective watchdog then checks; NULL for another allgather. */
+static muster_store_t *store_of(const muster_comm_t *c) {
+  return c->allgather == muster_store_allgather ? c->ctx : NULL;
+}
+
 static void remember(muster_comm_t *c, muster__provider_t *p) {
   for (int i = 0; i < c->nused; i++)
     if (c->used[i] == p) return;
@@ -239,15 +246,21 @@ static int run_chosen(muster_comm_t *c, const muster_solve_args_t *args, const m
   muster_bootstrap_t boot;
   make_boot(c, &boot);
   muster__group_watch_t gw = {.g = c->g};
+  muster_store_t *st = store_of(c);
+  if (st) muster__store_phase(st, "inside provider %s's collective_solve (%s n=%" PRId64 ")", p->name,
+                              muster_routine_name(args->routine), args->n);
   muster__coll_in_t in = {.p = p, .args = args, .mine = mine, .rank = c->rank, .nranks = c->size,
-                          .boot = &boot, .watch = c->g ? muster__group_watch : NULL, .watch_arg = &gw,
+                          .boot = &boot, .watch = c->g ? muster__group_watch : st ? muster__store_watch : NULL,
+                          .watch_arg = st ? (void *)st : (void *)&gw,
                           .expect_src = dec->expect_src, .expect_s = dec->expect_s};
   int engine_rc;
   rc = muster__collective_run(&in, out, &engine_rc);
+  if (st) muster__store_phase(st, "in muster_solve_comm, after provider %s's collective_solve", p->name);
   if (engine_rc != 0) {
     char msg[600];
     snprintf(msg, sizeof msg, "%s", muster_last_error());
     if (c->g) muster__group_abortf(c->g, rc, "%s", msg); /* the others may be stuck in the engine */
+    if (st) muster_store_abort(st, rc, msg);
     if (engine_rc != MUSTER__ENGINE_LEFT && p->v->release_comms) /* a left call still uses them */
       p->v->release_comms(p->ctx, c->key);
     rc = muster__err(rc, "%s", msg);

@@ -21,14 +21,14 @@
 /* One row from a line (comment and newline stripped).  1 parsed, 0 blank,
  * -1 bad (why set). */
 static int parse_row(char *line, muster__cost_row_t *row, char *why, size_t cap) {
-  char *f[7];
+  char *f[8];
   int nf = 0;
-  for (char *save = NULL, *tok = strtok_r(line, " \t\r", &save); tok && nf < 7;
+  for (char *save = NULL, *tok = strtok_r(line, " \t\r", &save); tok && nf < 8;
        tok = strtok_r(NULL, " \t\r", &save))
     f[nf++] = tok;
   if (nf == 0) return 0;
-  if (nf != 6) {
-    snprintf(why, cap, "%d fields, want 6: routine dtype ndevices n nrhs seconds", nf);
+  if (nf != 6 && nf != 7) {
+    snprintf(why, cap, "%d fields, want 6 or 7: routine dtype ndevices n nrhs seconds [nnodes]", nf);
     return -1;
   }
   muster_routine_t r;
@@ -50,12 +50,29 @@ static int parse_row(char *line, muster__cost_row_t *row, char *why, size_t cap)
   if (*end || nrhs < 0) goto bad_num;
   double s = strtod(f[5], &end);
   if (*end || !(s > 0) || !isfinite(s)) goto bad_num;
-  *row = (muster__cost_row_t){(int)r, (int)t, (int)nd, n, nrhs, s};
+  long long nn = nf == 7 ? strtoll(f[6], &end, 10) : 1;
+  if ((nf == 7 && *end) || nn < 1 || nn > 1 << 20) {
+    snprintf(why, cap, "bad nnodes '%.20s' (>= 1)", f[6]);
+    return -1;
+  }
+  *row = (muster__cost_row_t){(int)r, (int)t, (int)nd, n, nrhs, s, (int)nn};
   return 1;
 bad_num:
   snprintf(why, cap, "bad number in '%.20s %.20s %.20s %.20s' (ndevices >= 0, n >= 1, nrhs >= 0, "
            "seconds > 0)", f[2], f[3], f[4], f[5]);
   return -1;
+}
+
+/* The line "unmeasured WHY...": the table holds no measurement (cost.h). */
+static int unmeasured(const char *line, muster__cost_t *t) {
+  line += strspn(line, " \t");
+  if (strncmp(line, "unmeasured", 10) || (line[10] && !strchr(" \t\r:", line[10]))) return 0;
+  const char *why = line + 10 + strspn(line + 10, " \t:");
+  t->unmeasured = 1;
+  snprintf(t->unmeasured_why, sizeof t->unmeasured_why, "%s", why);
+  char *cr = strchr(t->unmeasured_why, '\r');
+  if (cr) *cr = '\0';
+  return 1;
 }
 
 int muster__cost_parse(const char *text, const char *path, muster__cost_t **out, char *why,
@@ -73,6 +90,8 @@ int muster__cost_parse(const char *text, const char *path, muster__cost_t **out,
   memcpy(copy, text, len + 1);
   snprintf(t->path, sizeof t->path, "%s", path);
   t->nrows = 0;
+  t->unmeasured = 0;
+  t->unmeasured_why[0] = '\0';
   int lineno = 0, rc = 0;
   for (char *line = copy; line && rc == 0; lineno++) {
     char *next = strchr(line, '\n');
@@ -80,7 +99,7 @@ int muster__cost_parse(const char *text, const char *path, muster__cost_t **out,
     char *hash = strchr(line, '#');
     if (hash) *hash = '\0';
     char msg[200];
-    int got = parse_row(line, &t->rows[t->nrows], msg, sizeof msg);
+    int got = unmeasured(line, t) ? 0 : parse_row(line, &t->rows[t->nrows], msg, sizeof msg);
     if (got < 0) {
       snprintf(why, cap, "%s:%d: %s", path, lineno + 1, msg);
       rc = MUSTER_EINVAL;
@@ -91,6 +110,10 @@ int muster__cost_parse(const char *text, const char *path, muster__cost_t **out,
     line = next;
   }
   free(copy);
+  if (rc == 0 && t->unmeasured && t->nrows) {
+    snprintf(why, cap, "%s: marked unmeasured, yet it has %d rows (a table is one or the other)", path, t->nrows);
+    rc = MUSTER_EINVAL;
+  }
   if (rc < 0) {
     free(t);
     return rc;
@@ -164,84 +187,5 @@ int muster__cost_find(const char *backend, const char *listed_dir, const char *r
   const char *slash = real_so ? strrchr(real_so, '/') : NULL;
   if (slash && try_file(real_so, (size_t)(slash - real_so), backend, out, cap)) return 1;
   out[0] = '\0';
-  return 0;
-}
-
-/* ---- lookup ------------------------------------------------------------------------ */
-
-static int64_t absdiff(int64_t a, int64_t b) { return a > b ? a - b : b - a; }
-
-/* The value of field `get` among rows of (routine, dtype[, ndevices]) nearest
- * `want` (ties: the smaller). */
-#define NEAREST(t, cond, field, want, best)                                                 \
-  do {                                                                                      \
-    int found_ = 0;                                                                         \
-    for (int i_ = 0; i_ < (t)->nrows; i_++) {                                               \
-      const muster__cost_row_t *r_ = &(t)->rows[i_];                                        \
-      if (!(cond)) continue;                                                                \
-      if (!found_ || absdiff(r_->field, want) < absdiff(best, want) ||                      \
-          (absdiff(r_->field, want) == absdiff(best, want) && r_->field < best))            \
-        best = r_->field;                                                                   \
-      found_ = 1;                                                                           \
-    }                                                                                       \
-  } while (0)
-
-int muster__cost_lookup(const muster__cost_t *t, int routine, int dtype, int ndevices, int64_t n,
-                        int64_t nrhs, double *seconds, char *note, size_t cap) {
-  int any = 0;
-  for (int i = 0; i < t->nrows && !any; i++) any = t->rows[i].routine == routine && t->rows[i].dtype == dtype;
-  if (!any) {
-    snprintf(note, cap, "%s has no row for %s %s", t->path, muster_routine_str(routine) ?: "?",
-             muster_dtype_str(dtype) ?: "?");
-    return MUSTER_ENOENT;
-  }
-  int nd = 0;
-  int64_t rh = 0;
-  NEAREST(t, r_->routine == routine && r_->dtype == dtype, ndevices, ndevices, nd);
-  NEAREST(t, r_->routine == routine && r_->dtype == dtype && r_->ndevices == nd, nrhs, nrhs, rh);
-  /* the measured points of that series, the last row of each n counting */
-  int64_t lo_n = 0, hi_n = 0, min_n = 0, max_n = 0, below_max = 0;
-  double lo_s = 0, hi_s = 0, min_s = 0, max_s = 0, below_max_s = 0;
-  for (int i = 0; i < t->nrows; i++) {
-    const muster__cost_row_t *r = &t->rows[i];
-    if (r->routine != routine || r->dtype != dtype || r->ndevices != nd || r->nrhs != rh) continue;
-    if (r->n <= n && (!lo_n || r->n >= lo_n)) lo_n = r->n, lo_s = r->seconds;
-    if (r->n >= n && (!hi_n || r->n <= hi_n)) hi_n = r->n, hi_s = r->seconds;
-    if (!min_n || r->n <= min_n) min_n = r->n, min_s = r->seconds;
-    if (!max_n || r->n >= max_n) max_n = r->n, max_s = r->seconds;
-  }
-  for (int i = 0; i < t->nrows; i++) { /* the point before the largest, for the slope */
-    const muster__cost_row_t *r = &t->rows[i];
-    if (r->routine == routine && r->dtype == dtype && r->ndevices == nd && r->nrhs == rh &&
-        r->n < max_n && (!below_max || r->n >= below_max))
-      below_max = r->n, below_max_s = r->seconds;
-  }
-  char where[160];
-  if (lo_n && hi_n) {
-    if (lo_n == hi_n) {
-      *seconds = lo_s;
-      snprintf(where, sizeof where, "measured at n=%" PRId64, n);
-    } else {
-      double f = log((double)n / lo_n) / log((double)hi_n / lo_n);
-      *seconds = exp(log(lo_s) + f * (log(hi_s) - log(lo_s)));
-      snprintf(where, sizeof where, "interpolated between n=%" PRId64 " and %" PRId64, lo_n, hi_n);
-    }
-  } else if (!lo_n) {
-    *seconds = min_s;
-    snprintf(where, sizeof where, "below the smallest measured n=%" PRId64 ": its time", min_n);
-  } else {
-    double slope = 3;
-    if (below_max) slope = log(max_s / below_max_s) / log((double)max_n / below_max);
-    if (!(slope >= 2)) slope = 2; /* also NaN */
-    if (slope > 3) slope = 3;
-    *seconds = max_s * pow((double)n / max_n, slope);
-    snprintf(where, sizeof where, "extrapolated above the largest measured n=%" PRId64
-             " with slope %.2f", max_n, slope);
-  }
-  char other[96] = "";
-  if (nd != ndevices || rh != nrhs)
-    snprintf(other, sizeof other, "; nearest measured ndevices=%d nrhs=%" PRId64, nd, rh);
-  const char *base = strrchr(t->path, '/');
-  snprintf(note, cap, "cost table %s: %s%s", base ? base + 1 : t->path, where, other);
   return 0;
 }

@@ -94,6 +94,14 @@ static void load_cost(muster__prov_t *p, const char *listed) {
     muster__log(MUSTER_LOG_WARN, "provider %s: %s", p->pub.name, p->pub.cost_why);
     return;
   }
+  if (p->table->unmeasured) { /* read, but no measurement to choose by: no table, and why */
+    const char *base = strrchr(file, '/');
+    snprintf(p->pub.cost_why, sizeof p->pub.cost_why, "no cost table (%.60s is unmeasured: %.150s)",
+             base ? base + 1 : file, p->table->unmeasured_why);
+    muster__cost_free(p->table);
+    p->table = NULL;
+    return;
+  }
   p->pub.cost = p->table;
   snprintf(p->pub.cost_why, sizeof p->pub.cost_why, "%.250s", file);
 }

@@ -78,6 +78,7 @@ double test_now(void);                 /* monotonic seconds */
  * printed seed replays a run: $env_var when set, else time and pid. */
 uint64_t test_seed(const char *env_var);
 uint64_t test_rand(uint64_t *state);     /* next value; *state never 0  */
+int test_count_dir(const char *path);  /* entries not starting with '.'; -1: unreadable */
 int test_count_fds(void);              /* open fds of this process */
 int test_count_muster_maps(void);      /* mappings of /dev/shm/muster.* */
 /* segments of job `job` and our uid in /dev/shm, of any pid namespace

@@ -33,15 +33,19 @@ double test_now(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-int test_count_fds(void) {
-  DIR *d = opendir("/proc/self/fd");
+int test_count_dir(const char *path) {
+  DIR *d = opendir(path);
   if (!d) return -1;
   int n = 0;
   struct dirent *e;
-  while ((e = readdir(d)) != NULL)
-    if (e->d_name[0] != '.') n++;
+  while ((e = readdir(d)) != NULL) n += e->d_name[0] != '.';
   closedir(d);
-  return n - 1; /* the DIR's own fd */
+  return n;
+}
+
+int test_count_fds(void) {
+  int n = test_count_dir("/proc/self/fd");
+  return n < 0 ? n : n - 1; /* the DIR's own fd */
 }
 
 int test_count_muster_maps(void) {

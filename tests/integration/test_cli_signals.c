@@ -15,7 +15,6 @@
  * runs; SIGKILL 8 of 30; 8 ranks 14 of 40), its creator's pid in its name
  * so that nothing ever reclaimed it.
  */
-#include <dirent.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -34,13 +33,7 @@ static void nap_us(long us) {
 static int thread_count(pid_t pid) {
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-  DIR *d = opendir(path);
-  if (!d) return -1;
-  int n = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) n += e->d_name[0] != '.';
-  closedir(d);
-  return n;
+  return test_count_dir(path);
 }
 
 /* A provider folder with the build's lapack only: the command loads

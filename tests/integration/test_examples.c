@@ -86,6 +86,12 @@ TEST_IMPL(examples_run_on_devices) {
   return 0;
 }
 
+TEST_IMPL(examples_store) {
+  const char *argv[] = {"3", NULL};
+  run_ok(EXAMPLE("store"), argv, NULL, "store: ok", "store: rank ", 3);
+  return 0;
+}
+
 /* MUSTER_PROVIDER_PATH=<build>/<dir> for the provider example. */
 static void provider_path(char *buf, size_t cap, const char *dir) {
   char path[1200];

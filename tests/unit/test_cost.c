@@ -1,7 +1,7 @@
 /*
  * tests/unit/test_cost.c - cost tables (runtime/cost.c): parsing and its
- * refusals, the lookup rules (interpolation log-log in n, nearest
- * ndevices/nrhs, outside the measured range, duplicates), and where the
+ * refusals, the lookup rules (interpolation log-log in n, ndevices between
+ * measured counts, nearest nrhs, outside the measured range, duplicates), where the
  * file is looked for.
  */
 #include <math.h>
@@ -61,7 +61,8 @@ TEST_IMPL(cost_table_parse) {
   parse_bad("potrs f64 1 0 0 1\n", "bad number");
   parse_bad("potrs f64 x 8 0 1\n", "bad number");
   parse_bad("potrs f64 1 8 0 nan\n", "bad number");
-  parse_bad("potrs f64 1 8 0 1 extra\n", "7 fields");
+  parse_bad("potrs f64 1 8 0 1 extra\n", "bad nnodes 'extra'");
+  parse_bad("potrs f64 1 8 0 1 1 extra\n", "8 fields, want 6 or 7");
   return 0;
 }
 
@@ -95,14 +96,16 @@ TEST_IMPL(cost_table_lookup) {
   ASSERT(close_to(look(t, MUSTER_SYEVD, MUSTER_F64, 1, 400, 0, note), 0.6 * 4));
   ASSERT(close_to(look(t, MUSTER_POTRI, MUSTER_F64, 1, 400, 0, note), 1.6 * 8));
   ASSERT_STR_CONTAINS(note, "slope 3.00");
-  /* nearest ndevices: 3 -> 2 (tie: the smaller), 9 -> 4 (a single point: n^3 above) */
-  ASSERT(close_to(look(t, MUSTER_POTRS, MUSTER_F64, 3, 2000, 1, note), 0.008));
-  ASSERT_STR_CONTAINS(note, "nearest measured ndevices=2 nrhs=1");
-  ASSERT(close_to(look(t, MUSTER_POTRS, MUSTER_F64, 9, 4000, 1, note), 0.005 * 8));
-  ASSERT_STR_CONTAINS(note, "slope 3.00");
+  /* ndevices not measured: from 2 and 4 (test_cost_model.c has the rules):
+   * 3 between them; 9 beyond, where 4 (one point: n^3 above it, 0.04 s) is
+   * slower than 2 (0.032 s): slope clamped to 0, 2's time */
+  ASSERT(close_to(look(t, MUSTER_POTRS, MUSTER_F64, 3, 2000, 1, note), 0.008 * pow(1.5, log(0.625) / log(2))));
+  ASSERT_STR_CONTAINS(note, "interpolated in ndevices from 2 and 4");
+  ASSERT(close_to(look(t, MUSTER_POTRS, MUSTER_F64, 9, 4000, 1, note), 0.032));
+  ASSERT_STR_CONTAINS(note, "extrapolated in ndevices from 2 and 4 (slope 0.00");
   /* nearest nrhs: 6 -> 8 */
   ASSERT(close_to(look(t, MUSTER_POTRS, MUSTER_F64, 2, 2000, 6, note), 0.02));
-  ASSERT_STR_CONTAINS(note, "nrhs=8");
+  ASSERT_STR_CONTAINS(note, "nearest measured nrhs=8");
   /* nothing for (routine, dtype) */
   double s = 0;
   ASSERT_EQ(muster__cost_lookup(t, MUSTER_POTRS, MUSTER_F32, 2, 2000, 1, &s, note, sizeof note), MUSTER_ENOENT);

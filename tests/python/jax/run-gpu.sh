@@ -1,6 +1,7 @@
 #!/bin/sh
 # The muster_jax suite on a machine with >= 2 GPUs (cusolvermg provider),
-# one MPMD run of 2 processes (one GPU each), and optionally the benchmark.
+# one MPMD run of 2 processes (one GPU each), the store bootstrap's solves on
+# cusolvermp (STORE_GPUS processes, default 2), and optionally the benchmark.
 #
 #   tests/python/jax/run-gpu.sh [BUILD_DIR] [--bench]      (from the repo root)
 #
@@ -88,5 +89,11 @@ if [ $r0 -ne 0 ] || [ $r1 -ne 0 ]; then
 else
   echo "MPMD ok"
 fi
+
+echo "# 4. across processes on cusolvermp: the store bootstrap on jax's store (docs/multinode.md)"
+# needs cuSOLVERMp where the provider finds it (MUSTER_MP_LIBDIR, or the NVIDIA wheels)
+MUSTER_TEST_GPUS=${STORE_GPUS:-2} timeout ${STORE_TIMEOUT:-300} $PY -m pytest -q -rfE -p no:cacheprovider \
+    tests/python/jax/test_store_distributed.py -k gpu > "$out/jax-store-gpu.log" 2>&1 || rc=1
+tail -20 "$out/jax-store-gpu.log"
 echo "segments left: $(ls /dev/shm | grep -c "$MUSTER_JOB" || true)"
 exit $rc

@@ -8,6 +8,7 @@ import subprocess
 
 import muster_torch._runtime as rt
 import muster_torch._solve as solve
+import muster_torch._store as store
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 
@@ -20,6 +21,14 @@ STRUCTS = {
     rt.Shard: ("muster_shard_t",
                ("mem", "device", "a", "lda", "col0", "ncols", "b", "ldb", "w", "stream")),
     rt.SolveResult: ("muster_solve_result_t", ("info", "tile", "seconds", "provider", "reason")),
+    # adapters/common/store.py's (muster/store.h, muster/provider_v2.h)
+    store._KV: ("muster_kv_t", ("ctx", "set", "get", "del")),
+    store._StoreOpts: ("muster_store_opts_t", ("name", "rank", "size", "timeout_s", "beat_s")),
+    store._CommOpts: ("muster_comm_opts_t", ("kind", "rank", "size", "name", "job", "timeout_s", "device",
+                                             "allgather", "ctx")),
+    store._Query: ("muster_provider_query_t",
+                   ("routine", "dtype", "n", "nrhs", "tile", "layout", "flags", "mem", "nranks", "ndevices",
+                    "nnodes", "span", "devices", "free_bytes", "total_bytes")),
 }
 CONSTANTS = {
     "MUSTER_MEM_HOST": rt.MEM_HOST, "MUSTER_MEM_CUDA": rt.MEM_CUDA,
@@ -30,11 +39,14 @@ CONSTANTS = {
     "MUSTER_MAX_JOB": rt.MAX_JOB, "MUSTER_MAX_REASON": rt.MAX_REASON,
     "MUSTER_EINVAL": rt.EINVAL, "MUSTER_ENOMEM": rt.ENOMEM, "MUSTER_EPOISONED": rt.EPOISONED,
     "MUSTER_DEFAULT_TIMEOUT_S * 1000": int(rt.DEFAULT_TIMEOUT_S * 1000),
+    "MUSTER_ENOENT": store.ENOENT, "MUSTER_ESYS": store.ESYS,
+    "MUSTER_SPAN_PROCESSES": store.SPAN_PROCESSES, "MUSTER_SPAN_NODES": store.SPAN_NODES,
 }
 
 
 def _c_program():
-    lines = ["#include <stdio.h>", "#include <stddef.h>", "#include <muster.h>",
+    lines = ["#include <stdio.h>", "#include <stddef.h>", "#include <muster.h>", "#include <muster/store.h>",
+             "#include <muster/provider_v2.h>",
              "int main(void) {"]
     for ctype, fields in STRUCTS.values():
         lines.append(f'  printf("{ctype} size %zu\\n", sizeof({ctype}));')

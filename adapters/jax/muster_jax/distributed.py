@@ -1,0 +1,117 @@
+"""Across processes and nodes under jax.distributed: the store bootstrap on
+jax's key-value store, and a solve on each process's own piece through a
+collective engine (cusolvermp on GPUs; docs/multinode.md).
+
+    jax.distributed.initialize(...)              # one process per GPU
+    with muster_jax.distributed.store_set() as s:    # every process, same order
+        x = muster_jax.distributed.solve("potrs", a_cols, b, n=n, store=s)
+
+The processes meet through jax's distributed client (the coordination
+service jax.distributed.initialize started): no MPI, no launcher of
+muster's.  A rank that dies or stops is named by the others within
+MUSTER_TIMEOUT (its heartbeat key stops moving), as over MPI.
+
+solve() is eager (not inside jit): this process passes its column block of
+A (block layout: ceil(n / P) columns per process, process p's from column
+p * ceil(n / P)) and all of B; A and B are copied, never written.  The
+engine is chosen by rank 0 among the collective providers (cusolvermp for
+GPU arrays, when it can run; provider= forces one); on a machine where
+it cannot run, every process raises the same ValueError saying why
+(`provider cusolvermp is unavailable: probe: ...`).
+"""
+import jax
+import numpy as np
+
+from . import _grid, _lib, _runtime, _store
+
+mesh_grid = _grid.mesh_grid
+
+
+class JaxKeyValue(_store.KeyValue):
+    """jax.distributed's key-value client as the runtime's store."""
+
+    def __init__(self, client=None):
+        if client is None:
+            from jax._src import distributed  # the client jax.distributed.initialize made
+            client = distributed.global_state.client
+        if client is None:
+            raise ValueError("muster_jax.distributed: jax.distributed.initialize() has not run in this "
+                             "process (its key-value store is how the processes meet)")
+        self.client = client
+
+    def set(self, key, value):
+        self.client.key_value_set_bytes(key, value, allow_overwrite=True)
+
+    def get(self, key, timeout_s):
+        try:
+            if timeout_s <= 0:
+                return self.client.key_value_try_get_bytes(key)
+            return self.client.blocking_key_value_get_bytes(key, max(1, int(timeout_s * 1000)))
+        except Exception as e:  # noqa: BLE001 - jaxlib's error type is not public
+            if "NOT_FOUND" in str(e) or "DEADLINE_EXCEEDED" in str(e):
+                return None
+            raise
+
+    def delete(self, key):
+        self.client.key_value_delete(key)
+
+
+def store_set(timeout: float | None = None, client=None) -> _store.StoreSet:
+    """This process's end of a set of every process of the job
+    (jax.process_index() of jax.process_count()) over jax's store.  Every
+    process must open its sets in the same order (their names count them).
+    timeout: how long a silent peer is waited for (default MUSTER_TIMEOUT)."""
+    return _store.StoreSet(_lib.runtime(), JaxKeyValue(client), _store.next_name("jax"), jax.process_index(),
+                           jax.process_count(), timeout_s=timeout or 0)
+
+
+def _piece(x, dtype, rows, cols):
+    """(buffer kept alive, pointer, mem, device) of a fresh column-major copy of x."""
+    if isinstance(x, jax.Array) and x.devices() and next(iter(x.devices())).platform == "gpu":
+        dev = next(iter(x.devices()))
+        buf = jax.numpy.array(x.reshape(rows, cols).T, dtype=dtype, copy=True).block_until_ready()
+        return buf, buf.unsafe_buffer_pointer(), _runtime.MEM_CUDA, dev.local_hardware_id
+    buf = np.asfortranarray(np.asarray(x, dtype=dtype).reshape(rows, cols)).copy(order="F")
+    return buf, buf.ctypes.data, _runtime.MEM_HOST, -1
+
+
+def _back(buf, rows, cols):
+    """A column-major copy made by _piece, as an array of shape (rows, cols)."""
+    return buf.T if isinstance(buf, jax.Array) else buf
+
+
+def solve(routine: str, a_cols, b=None, *, n: int, store: _store.StoreSet, provider: str | None = None,
+          dtype="f64", no_vectors: bool = False):
+    """One solve over every process of `store`, each passing its own piece.
+
+    Args:
+      routine: "potrs", "getrs" (B given: returns X, n x nrhs) or "syevd"
+        (returns (w, this process's columns of the eigenvectors)).
+      a_cols: this process's columns of A (n x ncols, block layout).
+      b: all of B (n x nrhs), the same on every process.
+      n: A's order.  store: from store_set().  provider: force one.
+    """
+    lib = _lib.runtime()
+    nptype = {"f64": np.float64, "f32": np.float32, "c64": np.complex64, "c128": np.complex128}[dtype]
+    col0, ncols = _runtime.block_cols(lib, n, store.size, store.rank)
+    a_buf, a_ptr, mem, dev = _piece(a_cols, nptype, n, ncols)
+    nrhs = 0 if b is None else int(np.shape(b)[1] if np.ndim(b) == 2 else 1)
+    b_buf, b_ptr = None, None
+    if nrhs:
+        b_buf, b_ptr, _, _ = _piece(b, nptype, n, nrhs)
+    w = None
+    if routine == "syevd":  # W where A is: the GPU's memory for GPU arrays
+        w = np.zeros(n, dtype=np.float64 if dtype in ("f64", "c128") else np.float32)
+        if mem == _runtime.MEM_CUDA:
+            w = jax.device_put(w, next(iter(a_buf.devices()))).block_until_ready()
+    w_ptr = None if w is None else w.unsafe_buffer_pointer() if isinstance(w, jax.Array) else w.ctypes.data
+    args = _runtime.SolveArgs(routine=_runtime.enum_value(lib, "routine", routine),
+                              dtype=_runtime.enum_value(lib, "dtype", dtype), n=n, nrhs=nrhs,
+                              layout=_runtime.LAYOUT_BLOCK, flags=_runtime.NO_VECTORS if no_vectors else 0,
+                              provider=provider.encode() if provider else None)
+    shard = _runtime.Shard(mem=mem, device=dev, a=a_ptr, lda=n, col0=col0, ncols=ncols, b=b_ptr, ldb=n,
+                           w=w_ptr)
+    store.solve(args, shard)
+    if routine == "syevd":
+        return w, _back(a_buf, n, ncols)
+    return _back(b_buf, n, nrhs)

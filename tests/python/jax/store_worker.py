@@ -1,0 +1,44 @@
+"""One process of a jax.distributed job meeting over jax's key-value store
+(muster_jax.distributed; test_store_distributed.py starts it).
+
+usage: store_worker.py PROC_ID NUM_PROCS PORT cases|gpu
+"cases": storecase's basic case, then its kill case on a second set
+(the last process SIGKILLs itself).  The cases are tests/python/storecase.py's ("gpu": one GPU per process,
+solves with residuals).  Prints "proc I: ..." lines.
+"""
+import pathlib
+import sys
+
+proc_id, nproc, port, case = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/python
+
+import jax  # noqa: E402
+
+jax.config.update("jax_platforms", "cuda" if case == "gpu" else "cpu")
+jax.config.update("jax_enable_x64", True)
+jax.distributed.initialize(f"localhost:{port}", nproc, proc_id,
+                           local_device_ids=[proc_id] if case == "gpu" else None)
+
+import numpy as np  # noqa: E402
+
+import muster_jax.distributed as md  # noqa: E402
+import storecase  # noqa: E402
+
+
+def say(*what):
+    print(f"proc {proc_id}:", *what, flush=True)
+
+
+s = md.store_set(timeout=20)
+if case == "gpu":
+    storecase.solve_case(md, s, proc_id, nproc, say, lambda x: jax.device_put(x, jax.local_devices()[0]),
+                         np.asarray)
+    s.close()
+    say("done")
+    sys.exit(0)
+n, k = 12, -(-12 // nproc)
+rng = np.random.default_rng(7)
+m = rng.standard_normal((n, n))
+a, b = m @ m.T + n * np.eye(n), rng.standard_normal((n, 2))
+storecase.basic_case(md, s, proc_id, nproc, say, a[:, k * proc_id:k * proc_id + k], b, n)
+storecase.kill_case(md.store_set(timeout=2), proc_id, nproc, say)  # does not return

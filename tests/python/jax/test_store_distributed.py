@@ -1,0 +1,36 @@
+"""muster_jax.distributed: processes of a jax.distributed job (CPU, launched
+here) meet over jax's key-value store through the runtime's store
+bootstrap (include/muster/store.h): allgather and barrier; the engine choice
+for GPU arrays says cusolvermp cannot run here and why; a process SIGKILLed
+is named by the others within the timeout.  store_worker.py is one
+process; tests/python/storecase.py has the cases and checks."""
+import os
+import pathlib
+import sys
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # tests/python
+import storecase  # noqa: E402
+
+ENV = {"XLA_FLAGS": "--xla_force_host_platform_device_count=1"}
+
+
+def test_store_sets_over_jax_distributed():
+    """3 processes: the basic case, then the last one SIGKILLed (one launch:
+    each process costs seconds to start)."""
+    procs, outs = storecase.run_workers(HERE / "store_worker.py", 3, "cases", HERE.parents[2] / "adapters" / "jax",
+                                        ENV)
+    storecase.check_basic(procs, outs, "proc")
+    storecase.check_killed(procs, outs, "proc")
+
+
+@pytest.mark.skipif(not os.environ.get("MUSTER_TEST_GPUS"), reason="GPU run only: MUSTER_TEST_GPUS=2 (or 4)")
+def test_store_solves_on_gpus():
+    """One process per GPU, solves on GPU arrays through the store bootstrap
+    (cusolvermp), residuals checked in every process (docs/multinode.md)."""
+    procs, outs = storecase.run_workers(HERE / "store_worker.py", int(os.environ["MUSTER_TEST_GPUS"]), "gpu",
+                                        HERE.parents[2] / "adapters" / "jax", {"XLA_FLAGS": ""}, budget=600)
+    for i, (p, out) in enumerate(zip(procs, outs)):
+        assert p.returncode == 0 and f"proc {i}: solves ok" in out, out[-4000:]

@@ -1,0 +1,128 @@
+"""What the JAX and PyTorch store-bootstrap tests share
+(tests/python/{jax,torch}/test_store_distributed.py and their
+store_worker.py): starting the workers of one job, and the cases each
+worker runs on its StoreSet (muster_jax/muster_torch.distributed)."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_workers(worker, nproc: int, case: str, adapter_dir, env_extra=None, budget: float = 120):
+    """Start `worker` PROC NPROC PORT CASE for every process; (procs, outputs)."""
+    env = dict(os.environ, **(env_extra or {}))
+    env["PYTHONPATH"] = os.pathsep.join([str(adapter_dir), env.get("PYTHONPATH", "")])
+    port = free_port()
+    procs = [subprocess.Popen([sys.executable, str(worker), str(i), str(nproc), str(port), case], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for i in range(nproc)]
+    t0, outs = time.monotonic(), []
+    try:
+        for p in procs:
+            outs.append(p.communicate(timeout=max(1, budget - (time.monotonic() - t0)))[0])
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    return procs, outs
+
+
+def kill_case(s, me: int, nproc: int, say):
+    """The last process SIGKILLs itself after a barrier; the others' next
+    barrier must fail naming it (say() prints the outcome).  Process 0 hosts
+    the framework's store: it waits for the others to report, then every
+    survivor leaves without closing (the set is failed)."""
+    s.barrier()
+    if me == nproc - 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    t0 = time.monotonic()
+    try:
+        s.barrier()
+        say("barrier passed?")
+    except ValueError as e:
+        say(f"barrier failed after {time.monotonic() - t0:.2f} s: {e}")
+    time.sleep(3 if me == 0 else 0)
+    os._exit(0)
+
+
+def check_killed(procs, outs, who: str):
+    """Every survivor of kill_case named the dead one within 2 s and exited 0."""
+    import re
+    last = len(procs) - 1
+    assert procs[last].returncode == -9, outs[last][-2000:]
+    for i in range(last):
+        assert procs[i].returncode == 0, f"{who} {i}:\n{outs[i][-3000:]}"
+        m = re.search(rf"{who} {i}: barrier failed after ([0-9.]+) s: (.*)", outs[i])
+        assert m, outs[i][-3000:]
+        assert f"rank {last} (pid" in m.group(2) and "died" in m.group(2), outs[i]
+        assert float(m.group(1)) < 2.0, outs[i]  # same node: /proc tells at once (timeout 2 s)
+
+
+def check_basic(procs, outs, who: str):
+    """Every process of the basic case: its end reached; the engine forced
+    to cusolvermp chose it or (no GPU here) said why; host pieces forced to
+    it refused; its rank in a 1-D grid is its own."""
+    import re
+    for i, out in enumerate(outs):
+        assert f"{who} {i}: basic done" in out, out[-3000:]
+        forced = re.search(rf"{who} {i}: engine cusolvermp (chose|refused:)(.*)", out)
+        assert forced, out
+        if forced.group(1) == "refused:":
+            assert "cusolvermp (" in forced.group(2) and "probe:" in forced.group(2), out
+        host = re.search(rf"{who} {i}: host solve refused: (.*)", out)
+        assert host and "cusolvermp (" in host.group(1), out
+        assert f"{who} {i}: grid 1 {len(procs)} block rank {i}" in out, out
+
+
+def basic_case(md, s, me: int, nproc: int, say, a_cols, b, n: int):
+    """allgather, the engine choice for GPU arrays, a host solve forced to
+    cusolvermp, the grid of a 1-D mesh; then close."""
+    assert s.allgather(bytes([me]) * 5) == [bytes([r]) * 5 for r in range(nproc)]
+    s.barrier()
+    for want in (None, "cusolvermp"):
+        try:
+            say("engine", want, "chose", s.engine("potrs", 4096, provider=want))
+        except ValueError as e:
+            say("engine", want, "refused:", e)
+    try:
+        md.solve("potrs", a_cols, b, n=n, store=s, provider="cusolvermp")
+        say("host solve ran?")
+    except ValueError as e:
+        say("host solve refused:", e)
+    g = md.mesh_grid(("x",), (nproc,), list(range(nproc)), (None, "x"), n)
+    say("grid", g["nprow"], g["npcol"], g["layout"], "rank", g["procs"][me]["rank"])
+    s.close()
+    say("basic done")
+
+
+def solve_case(md, s, me: int, nproc: int, say, put, host, n: int = 1003):
+    """On GPUs (the device run; docs/multinode.md): potrs, getrs and syevd
+    in f64 on this process's column block, arrays made by put(numpy array)
+    and read back by host(array); n divisible by no process count.  Checks
+    residuals scaled by n * eps * norms; say()s "solves ok" and the engines."""
+    import numpy as np
+    rng = np.random.default_rng(11)  # the same matrices on every process
+    m = rng.standard_normal((n, n))
+    spd, gen, b = m @ m.T + n * np.eye(n), m + n * np.eye(n), rng.standard_normal((n, 3))
+    k = -(-n // nproc)
+    c0, c1 = k * me, min(n, k * me + k)
+    tol = 20 * n * np.finfo(np.float64).eps
+    for routine, a in (("potrs", spd), ("getrs", gen)):
+        x = host(md.solve(routine, put(a[:, c0:c1]), put(b), n=n, store=s))
+        r = np.linalg.norm(a @ x - b) / (np.linalg.norm(a) * np.linalg.norm(x))
+        assert r < tol, (routine, r, tol)
+    w, v = md.solve("syevd", put(spd[:, c0:c1]), n=n, store=s)
+    w, v = host(w), host(v)
+    assert np.abs(w - np.linalg.eigvalsh(spd)).max() < tol * np.abs(w).max(), "eigenvalues"
+    # this process's columns of V are eigenvectors of the eigenvalues with the same indices
+    r = np.linalg.norm(spd @ v - v * w[c0:c1]) / np.linalg.norm(spd)
+    assert r < tol, ("syevd vectors", r, tol)
+    say("solves ok; engine", s.engine("potrs", n))

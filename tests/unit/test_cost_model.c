@@ -1,0 +1,142 @@
+/*
+ * tests/unit/test_cost_model.c - cost tables beyond one series
+ * (runtime/cost_lookup.c, cost.h rule 2b): device counts that were not
+ * measured (interpolated, extrapolated with a clamped slope, one count
+ * only), node counts (the nnodes column, nearest measured, said so), and
+ * tables marked unmeasured: read as no table, the choice saying why;
+ * the cusolvermp.cost that ships is one.
+ */
+#include <math.h>
+
+#include "task.h"
+#include "cost.h"
+#include "integration/test_v2_util.h"
+#include "providers/tp_util.h"
+
+static muster__cost_t *parse_ok(const char *text) {
+  muster__cost_t *t = NULL;
+  char why[256] = "";
+  int rc = muster__cost_parse(text, "/x/mp.cost", &t, why, sizeof why);
+  if (rc) fprintf(stderr, "%s\n", why);
+  ASSERT_EQ(rc, 0);
+  return t;
+}
+
+static double at(const muster__cost_t *t, int nd, int nn, int64_t n, char *note) {
+  double s = -1;
+  ASSERT_OK(muster__cost_lookup_at(t, MUSTER_POTRS, MUSTER_F64, nd, nn, n, 1, &s, note, 400));
+  return s;
+}
+
+static int close_to(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(b); }
+
+TEST_IMPL(cost_model_devices) {
+  char note[400];
+  muster__cost_t *t = parse_ok("potrs f64 2 8192 1 0.2\npotrs f64 4 8192 1 0.12\n"
+                               "potrs f64 2 16384 1 1.6\npotrs f64 4 16384 1 0.9\n");
+  ASSERT(at(t, 4, 1, 8192, note) == 0.12);
+  ASSERT_STR_CONTAINS(note, "cost table mp.cost: measured at n=8192");
+  double slope = log(0.12 / 0.2) / log(2.0); /* -0.74: 4 GPUs 1.67x faster than 2 */
+  ASSERT(close_to(at(t, 3, 1, 8192, note), 0.2 * pow(1.5, slope)));
+  ASSERT_STR_CONTAINS(note, "interpolated in ndevices from 2 and 4 (slope -0.74; at 2: measured at n=8192)");
+  ASSERT(close_to(at(t, 8, 1, 8192, note), 0.2 * pow(4.0, slope)));
+  ASSERT_STR_CONTAINS(note, "extrapolated in ndevices from 2 and 4");
+  ASSERT(close_to(at(t, 1, 1, 8192, note), 0.2 * pow(0.5, slope))); /* below: the same slope */
+  /* n between rows, devices between counts: both models */
+  double s2 = exp(log(0.2) + 0.5 * (log(1.6) - log(0.2))), s4 = exp(log(0.12) + 0.5 * (log(0.9) - log(0.12)));
+  ASSERT(close_to(at(t, 3, 1, 11585, note), s2 * pow(1.5, log(s4 / s2) / log(2.0))) ||
+         fabs(at(t, 3, 1, 11585, note) / (s2 * pow(1.5, log(s4 / s2) / log(2.0))) - 1) < 1e-3);
+  muster__cost_free(t);
+  /* extrapolation is clamped: never better than linear, never slower with more devices */
+  t = parse_ok("potrs f64 2 8192 1 0.4\npotrs f64 4 8192 1 0.1\n"); /* slope -2 */
+  ASSERT(close_to(at(t, 3, 1, 8192, note), 0.4 * pow(1.5, -2.0))); /* inside: as measured */
+  ASSERT(close_to(at(t, 8, 1, 8192, note), 0.4 * pow(4.0, -1.0)));
+  ASSERT_STR_CONTAINS(note, "slope -1.00");
+  muster__cost_free(t);
+  t = parse_ok("potrs f64 2 8192 1 0.1\npotrs f64 4 8192 1 0.2\n"); /* slower on 4 */
+  ASSERT(close_to(at(t, 8, 1, 8192, note), 0.1));
+  ASSERT_STR_CONTAINS(note, "slope 0.00");
+  muster__cost_free(t);
+  /* one count measured: its time, and the note says so */
+  t = parse_ok("potrs f64 2 8192 1 0.2\n");
+  ASSERT(at(t, 4, 1, 8192, note) == 0.2);
+  ASSERT_STR_CONTAINS(note, "; one device count measured: nearest ndevices=2");
+  ASSERT_EQ(muster__cost_lookup(t, MUSTER_POTRS, MUSTER_F64, 2, 8192, 1, &s2, note, sizeof note), 0);
+  muster__cost_free(t);
+  return 0;
+}
+
+TEST_IMPL(cost_model_nodes) {
+  char note[400], why[256] = "";
+  muster__cost_t *t = parse_ok("potrs f64 4 8192 1 0.12\npotrs f64 8 8192 1 0.10 2\npotrs f64 16 8192 1 0.09 2\n");
+  ASSERT_EQ(t->rows[0].nnodes, 1);
+  ASSERT_EQ(t->rows[1].nnodes, 2);
+  ASSERT(at(t, 4, 1, 8192, note) == 0.12);
+  ASSERT(at(t, 8, 2, 8192, note) == 0.10);    /* the 2-node rows */
+  ASSERT(at(t, 8, 1, 8192, note) == 0.12);    /* one node: its one count */
+  ASSERT_STR_CONTAINS(note, "nearest ndevices=4");
+  ASSERT(close_to(at(t, 16, 3, 8192, note), 0.09));
+  ASSERT_STR_CONTAINS(note, "; measured on 2 nodes, not 3: nodes are not modelled");
+  muster__cost_free(t);
+  ASSERT_EQ(muster__cost_parse("potrs f64 4 8192 1 0.1 0\n", "/x/mp.cost", &t, why, sizeof why), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(why, "mp.cost:1: bad nnodes '0'");
+  ASSERT_EQ(muster__cost_parse("potrs f64 4 8192 1 0.1 2 9\n", "/x/mp.cost", &t, why, sizeof why), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(why, "8 fields, want 6 or 7");
+  return 0;
+}
+
+/* A solve whose log (stderr) the test reads. */
+typedef struct logged {
+  tp_problem_t p;
+  muster_solve_result_t res;
+  int rc;
+} logged_t;
+
+static void solve(void *arg) {
+  logged_t *l = arg;
+  l->rc = muster_solve_all(&l->p.args, l->p.nshards, l->p.shards, &l->res);
+}
+
+TEST_IMPL(cost_table_unmeasured) {
+  muster__cost_t *t = parse_ok("# no GPU here\nunmeasured: no GPU measurement yet\n\n");
+  ASSERT_EQ(t->unmeasured, 1);
+  ASSERT_EQ(t->nrows, 0);
+  ASSERT(!strcmp(t->unmeasured_why, "no GPU measurement yet"));
+  muster__cost_free(t);
+  char why[256] = "";
+  ASSERT_EQ(muster__cost_parse("unmeasured x\npotrs f64 2 8 1 0.1\n", "/x/mp.cost", &t, why, sizeof why),
+            MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(why, "mp.cost: marked unmeasured, yet it has 1 rows");
+  ASSERT_EQ(muster__cost_parse("unmeasuredx 2 8 1 0.1 1\n", "/x/mp.cost", &t, why, sizeof why), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(why, "unknown routine 'unmeasuredx'");
+  /* the table cusolvermp ships has no GPU measurement, and says so */
+  char shipped[512];
+  test_data_path(shipped, sizeof shipped, "providers/cusolvermp/cusolvermp.cost");
+  ASSERT_OK(muster__cost_read(shipped, &t, why, sizeof why));
+  ASSERT_EQ(t->unmeasured, 1);
+  ASSERT_STR_CONTAINS(t->unmeasured_why, "re-measure with tools/gpu/calibrate-mp.sh");
+  muster__cost_free(t);
+  /* a provider with such a table has none, and the choice says why */
+  char dir[256], path[400];
+  tp_env_fresh(dir, sizeof dir);
+  tp_link(dir, "potrs", "testprov.so", "testprov_v1.so");
+  snprintf(path, sizeof path, "%s/testprov.cost", dir);
+  tp_write_file(path, "unmeasured no GPU was lent\n");
+  logged_t l;
+  tp_problem_init(&l.p, MUSTER_POTRS, MUSTER_F64, 16, 2, 0);
+  char log[8192];
+  setenv("MUSTER_LOG", "info", 1); /* every candidate's note */
+  v2_capture_stderr(solve, &l, log, sizeof log);
+  unsetenv("MUSTER_LOG");
+  ASSERT_OK(l.rc);
+  ASSERT_STR_CONTAINS(log, "testprov (priority 10): no estimate, no cost table (testprov.cost is unmeasured: "
+                           "no GPU was lent)");
+  muster_provider_info_t info[8];
+  int k = muster_providers_list(info, 8);
+  const muster_provider_info_t *i = tp_find_info(info, k, "testprov");
+  ASSERT(i != NULL);
+  ASSERT_STR_CONTAINS(i->cost, "no cost table (testprov.cost is unmeasured: no GPU was lent)");
+  tp_problem_free(&l.p);
+  test_remove_tree(dir);
+  return 0;
+}
