@@ -10,12 +10,18 @@
 #       GPU providers from the wheel and CUDA's libraries from that
 #       site-packages, not from the toolkit; `muster solve` on 2 GPUs;
 #   (b) the packages in a `pip install --target` folder on the PYTHONPATH of
-#       the machine's python3 (with torch): muster_torch's potrs on CPU and
-#       on 2 GPUs' tensors, checked against the answer.
+#       the machine's python3 (with torch and jax): muster_torch's potrs and
+#       syevd on CPU and on 2 GPUs' tensors, muster_jax's potrs and syevd on
+#       a mesh of 2 GPUs, each checked by its residual;
+#   (c) with --hide-toolkit (root; a private mount namespace, so the machine
+#       is untouched): (a)'s providers and solve again with an empty tmpfs
+#       over /usr/local/cuda, as on a machine with only the driver.
 # Prints one "ok"/"FAILED" line per check and "N passed, M failed"; exits 1
 # on any failure.
 set -uo pipefail
 PY=${PYTHON:-python3}
+hide=0
+[ "${1:-}" = --hide-toolkit ] && hide=1
 dist=$(cd "$(dirname "$0")/../../dist" && pwd)
 for v in $(env | sed -n 's/^\(MUSTER_[A-Z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 unset PYTHONPATH LD_LIBRARY_PATH
@@ -45,17 +51,26 @@ for lib in libcudart.so.13 libcublas.so.13 libcusolver.so.12; do
   grep -E "^  $lib " "$tmp/prov.txt" | grep -q "/nvidia/cu13/lib/$lib"
   check "(a) $lib from NVIDIA's wheel (site-packages/nvidia/cu13/lib)" $?
 done
-out=$("$tmp/a/bin/muster" solve potrs --n 8192 --ranks 2 --mode threads --json 2>"$tmp/solve.err")
-echo "$out" | cut -c1-300
-echo "$out" | grep -q '"ok":true' && echo "$out" | grep -q '"mem":"cuda"' && echo "$out" | grep -q '"devices":\[0,1\]'
-check "(a) muster solve potrs n 8192 on GPUs 0 and 1, residual ok" $?
+solve_check() { # solve_check LABEL: muster solve potrs and syevd on GPUs 0 and 1 from venv a
+  for r in potrs syevd; do
+    out=$("$tmp/a/bin/muster" solve $r --n 4096 --ranks 2 --mode processes --json 2>"$tmp/solve.err")
+    echo "$out" | cut -c1-200
+    echo "$out" | grep -q '"ok":true' && echo "$out" | grep -q '"mem":"cuda"' && echo "$out" | grep -q '"devices":\[0,1\]'
+    check "$1 muster solve $r n 4096 on GPUs 0 and 1, residual ok" $?
+  done
+}
+solve_check "(a)"
 
 echo "== (b) the packages on the PYTHONPATH of the python that has torch"
-"$PY" -m pip install -q --no-deps --no-index --target "$tmp/b" "$dist"/muster_runtime-*.whl "$dist"/muster_torch-*.whl
+"$PY" -m pip install -q --no-deps --no-index --target "$tmp/b" "$dist"/muster_runtime-*.whl "$dist"/muster_torch-*.whl "$dist"/muster_jax-*.whl
 PYTHONPATH="$tmp/b" "$PY" - <<'PYEOF'
 import sys, torch, muster_torch as mt
 print("muster_torch", mt.__version__, mt.lib_dir())
 bad = 0
+def report(ok, what):
+    global bad
+    bad += not ok
+    print(("ok" if ok else "FAILED") + ": " + what)
 for dev in (["cpu", "cpu"], ["cuda:0", "cuda:1"]):
     for dt in (torch.float64, torch.complex64):
         n = 256
@@ -66,13 +81,45 @@ for dev in (["cpu", "cpu"], ["cuda:0", "cuda:1"]):
         x = mt.potrs(shards, b.to(dev[0])).cpu()
         res = float(torch.linalg.norm(A @ x - b) / (torch.linalg.norm(A) * torch.linalg.norm(x)))
         eps = torch.finfo(torch.float64 if dt == torch.float64 else torch.float32).eps
-        ok = res < 64 * n * eps
-        bad += not ok
-        print(("ok" if ok else "FAILED") + f": (b) muster_torch.potrs {dev} {dt}: residual {res:.2e}")
+        report(res < 64 * n * eps, f"(b) muster_torch.potrs {dev} {dt}: residual {res:.2e}")
+        w, v = mt.syevd(shards)
+        V = torch.cat([c.cpu() for c in v], dim=1)
+        res = float(torch.linalg.norm(A @ V - V * w.cpu().to(dt)) / (torch.linalg.norm(A) * n ** 0.5))
+        report(res < 64 * n * eps, f"(b) muster_torch.syevd {dev} {dt}: residual {res:.2e}")
+import jax, jax.numpy as jnp, numpy as np
+from jax.sharding import NamedSharding, PartitionSpec as P
+import muster_jax as mj
+jax.config.update("jax_enable_x64", True)
+gpus = [d for d in jax.devices() if d.platform == "gpu"][:2]
+mesh = jax.sharding.Mesh(np.array(gpus), ("x",))
+n = 512
+g = np.random.default_rng(1).standard_normal((n, n))
+A = g @ g.T + n * np.eye(n)
+b = np.random.default_rng(2).standard_normal((n, 2))
+As = jax.device_put(A, NamedSharding(mesh, P(None, "x")))
+x = np.asarray(mj.potrs(As, b, mesh=mesh, in_specs=(P(None, "x"), P(None, None))))
+res = np.linalg.norm(A @ x - b) / (np.linalg.norm(A) * np.linalg.norm(x))
+report(res < 64 * n * 2.2e-16, f"(b) muster_jax.potrs on {[str(d) for d in gpus]} f64: residual {res:.2e}")
+w, v = mj.syevd(As, mesh=mesh, in_specs=P(None, "x"))
+w, v = np.asarray(w), np.asarray(v)
+res = np.linalg.norm(A @ v - v * w) / (np.linalg.norm(A) * n ** 0.5)
+report(res < 64 * n * 2.2e-16, f"(b) muster_jax.syevd on 2 GPUs f64: residual {res:.2e}")
 maps = open("/proc/self/maps").read().split("\n")
 print(sorted({l.split()[-1] for l in maps if ("libcusolver" in l or "libcudart" in l or "muster_runtime" in l) and ".so" in l}))
 sys.exit(1 if bad else 0)
 PYEOF
-check "(b) muster_torch on CPU and CUDA tensors" $?
+check "(b) muster_torch and muster_jax on CPU and CUDA arrays" $?
+if [ "$hide" = 1 ]; then
+  echo "== (c) (a) with /usr/local/cuda hidden (a tmpfs over it, in a private mount namespace)"
+  unshare -m bash -c 'mount -t tmpfs tmpfs /usr/local/cuda && "$0/a/bin/muster" providers 2>&1 |
+    grep -E "^(cusolvermg|cusolverdn) |^  lib(cudart|cublas|cusolver)\." ; ls /usr/local/cuda | wc -l' "$tmp" > "$tmp/c.txt" 2>&1
+  cat "$tmp/c.txt"
+  ! grep -q "/usr/local/cuda" "$tmp/c.txt" && grep -E "^cusolvermg " "$tmp/c.txt" | grep -qv unavailable
+  check "(c) toolkit hidden: cusolvermg available, no library from /usr/local/cuda" $?
+  unshare -m bash -c 'mount -t tmpfs tmpfs /usr/local/cuda && "$0/a/bin/muster" solve potrs --n 4096 --ranks 2 --mode processes --json' "$tmp" > "$tmp/c2.txt" 2>&1
+  cut -c1-200 "$tmp/c2.txt"
+  grep -q '"ok":true' "$tmp/c2.txt" && grep -q '"mem":"cuda"' "$tmp/c2.txt"
+  check "(c) toolkit hidden: muster solve potrs on 2 GPUs" $?
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
