@@ -10,15 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "collective.h"
 #include "engine.h"
 #include "mpiInt.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 muster_dist_t muster__collective_dist(const muster_solve_args_t *args, const muster_shard_t *mine,
                                       int rank, int nranks) {
@@ -57,27 +52,20 @@ typedef struct watchdog {
   const muster_collective_call_t *call;
   int beats;         /* kind mpi: the peers' heartbeat is the watch        */
   double deadline;   /* kind mpi without it: the call is stuck after this
-                        (now_s()); 0: none                                  */
+                        (muster__mono_s()); 0: none                                  */
   double timeout;    /* ... seconds after the call began, for the message    */
   char how[160];     /* ... where timeout came from (muster__collective_deadline) */
   int abort_on;      /* kind mpi: cancel at the deadline, then MPI_Abort when
                         cancel did not end the call                         */
   char why[512];
   int code;          /* the failure it cancelled with                     */
-  double fired_at;   /* now_s() when cancel began; 0 before (atomic)       */
+  double fired_at;   /* muster__mono_s() when cancel began; 0 before (atomic)       */
 } watchdog_t;
 
 /* Wait on w->cv (w->mu held) until w->stop or `seconds` from now. */
 static void nap(watchdog_t *w, double seconds) {
   struct timespec until;
-  clock_gettime(CLOCK_MONOTONIC, &until);
-  long ns = (long)(seconds * 1e9);
-  until.tv_sec += ns / 1000000000L;
-  until.tv_nsec += ns % 1000000000L;
-  if (until.tv_nsec >= 1000000000L) {
-    until.tv_sec++;
-    until.tv_nsec -= 1000000000L;
-  }
+  muster__mono_deadline(&until, seconds);
   while (!w->stop && pthread_cond_timedwait(&w->cv, &w->mu, &until) != ETIMEDOUT) {}
 }
 
@@ -87,7 +75,7 @@ static void nap(watchdog_t *w, double seconds) {
 static int check(watchdog_t *w) {
   const muster__coll_in_t *in = w->in;
   int rc = in->watch ? in->watch(in->watch_arg) : w->beats ? muster__mpi_beat_check() : 0;
-  if (rc == 0 && w->deadline > 0 && now_s() > w->deadline)
+  if (rc == 0 && w->deadline > 0 && muster__mono_s() > w->deadline)
     rc = muster__err(MUSTER_ETIMEDOUT, "provider %s has not returned after %.1f s (%s) in a "
                      "collective call over MPI: another rank of the job is stopped (SIGSTOP, a debugger) "
                      "or stuck (a kind mpi comm cannot see a remote rank's state)", in->p->name, w->timeout,
@@ -121,7 +109,7 @@ static void *watch_main(void *arg) {
         if (w->stop) break; /* it returned meanwhile */
       }
       w->code = rc;
-      double at = now_s();
+      double at = muster__mono_s();
       __atomic_store(&w->fired_at, &at, __ATOMIC_RELEASE);
       if (in->p->v->cancel) in->p->v->cancel(in->p->ctx, w->call, rc, w->why);
       if (w->abort_on) { /* kind mpi: nothing else can release the peers */
@@ -140,11 +128,7 @@ static void *watch_main(void *arg) {
 }
 
 static int watch_start(watchdog_t *w, pthread_t *tid) {
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&w->cv, &ca);
-  pthread_condattr_destroy(&ca);
+  muster__cond_init_mono(&w->cv);
   pthread_mutex_init(&w->mu, NULL);
   if (pthread_create(tid, NULL, watch_main, w) != 0) {
     pthread_cond_destroy(&w->cv);
@@ -172,7 +156,7 @@ static int cancel_ignored(void *arg) {
   watchdog_t *w = arg;
   double at;
   __atomic_load(&w->fired_at, &at, __ATOMIC_ACQUIRE);
-  return at > 0 && now_s() - at > MUSTER__ENGINE_GRACE_S;
+  return at > 0 && muster__mono_s() - at > MUSTER__ENGINE_GRACE_S;
 }
 
 /* Run the call on its own thread (engine.h) under the watchdog w (started
@@ -248,7 +232,7 @@ int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out, 
       w->timeout = muster__collective_deadline(in, w->timeout, w->how, sizeof w->how);
       muster__log(MUSTER_LOG_DEBUG, "rank %d: provider %s: deadline %.1f s (%s)", in->rank, p->name,
                   w->timeout, w->how);
-      w->deadline = now_s() + w->timeout;
+      w->deadline = muster__mono_s() + w->timeout;
     }
     muster__mpi_phase("inside provider %s's collective_solve (%s n=%lld)", p->name,
                       muster_routine_name(in->args->routine), (long long)in->args->n);
@@ -272,9 +256,9 @@ int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out, 
       free(w);
       return *engine_rc = rc;
     }
-    double t0 = now_s();
+    double t0 = muster__mono_s();
     rc = p->v->collective_solve(p->ctx, &call);
-    out->seconds = now_s() - t0;
+    out->seconds = muster__mono_s() - t0;
     if (watching) watch_stop(w, tid);
   }
   if (mpi) muster__mpi_phase("%s", was);

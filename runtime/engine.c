@@ -8,19 +8,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "collective.h"
 #include "engine.h"
 #include "exit_guard.h"
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void *engine_main(void *arg) {
   muster__engine_t *e = arg;
-  double t0 = now_s();
+  double t0 = muster__mono_s();
   /* inside a provider for exit()'s sake (exit_guard.h); the rank's thread,
    * inside its own guarded call, leaves e only after this (e->started) */
   int guarded = muster__exit_guard_enter("a collective provider's call") == 0;
@@ -29,7 +24,7 @@ static void *engine_main(void *arg) {
   pthread_mutex_unlock(&e->mu);
   int rc = guarded ? e->p->v->collective_solve(e->p->ctx, &e->call) : MUSTER_EEXITING;
   if (!guarded) snprintf(e->err, sizeof e->err, "%s", muster_last_error());
-  double seconds = now_s() - t0;
+  double seconds = muster__mono_s() - t0;
   pthread_mutex_lock(&e->mu);
   e->rc = rc;
   e->seconds = seconds;
@@ -55,11 +50,7 @@ int muster__engine_new(muster__provider_t *p, const muster_collective_call_t *ca
   e->call.tile_used = &e->tile;
   e->call.err = e->err;
   e->call.errlen = sizeof e->err;
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&e->cv, &ca);
-  pthread_condattr_destroy(&ca);
+  muster__cond_init_mono(&e->cv);
   pthread_mutex_init(&e->mu, NULL);
   *out = e;
   return 0;
@@ -78,12 +69,7 @@ int muster__engine_wait(muster__engine_t *e, int (*give_up)(void *), void *arg) 
   pthread_mutex_lock(&e->mu);
   while (!e->done) {
     struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += MUSTER__WATCH_TICK_MS * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-      until.tv_sec++;
-      until.tv_nsec -= 1000000000L;
-    }
+    muster__mono_deadline(&until, MUSTER__WATCH_TICK_MS * 1e-3);
     if (pthread_cond_timedwait(&e->cv, &e->mu, &until) != ETIMEDOUT || e->done) continue;
     pthread_mutex_unlock(&e->mu);
     int leave = give_up(arg);

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "env.h"
 #include "mpiInt.h"
 #include "proc.h"
@@ -156,12 +157,7 @@ static void *beat_main(void *arg) {
     tick(++seq);
     pthread_mutex_lock(&B.mu);
     struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += MUSTER__BEAT_TICK_MS * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-      until.tv_sec++;
-      until.tv_nsec -= 1000000000L;
-    }
+    muster__mono_deadline(&until, MUSTER__BEAT_TICK_MS * 1e-3);
     if (!B.stop) pthread_cond_timedwait(&B.cv, &B.mu, &until);
   }
   pthread_mutex_unlock(&B.mu);
@@ -176,11 +172,7 @@ int muster__mpi_beat_start(muster__mpi_handle_t comm, int rank, int size) {
   peer_t *peers = calloc((size_t)size, sizeof *peers);
   if (!peers)
     return muster__err(MUSTER_ENOMEM, "bootstrap mpi: no memory for the heartbeat of %d ranks", size);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&B.cv, &ca);
-  pthread_condattr_destroy(&ca);
+  muster__cond_init_mono(&B.cv);
   gethostname(B.host, sizeof B.host - 1);
   B.comm = comm;
   B.rank = rank;

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "proc.h"
 #include "storeInt.h"
 
@@ -94,10 +95,7 @@ static void *beat_main(void *arg) {
       if (r != s->rank) read_peer(s, r, now);
     pthread_mutex_lock(&s->mu);
     struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    uint64_t ns = (uint64_t)until.tv_nsec + beat_ns(s);
-    until.tv_sec += (time_t)(ns / 1000000000ull);
-    until.tv_nsec = (long)(ns % 1000000000ull);
+    muster__mono_deadline(&until, beat_ns(s) * 1e-9);
     while (!s->stop && !s->poke && pthread_cond_timedwait(&s->cv, &s->mu, &until) == 0) {
     }
     s->poke = 0;
@@ -107,12 +105,8 @@ static void *beat_main(void *arg) {
 }
 
 int muster__store_beat_start(muster_store_t *s) {
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_destroy(&s->cv);
-  pthread_cond_init(&s->cv, &ca);
-  pthread_condattr_destroy(&ca);
+  muster__cond_init_mono(&s->cv);
   s->tick_ns = muster__now_mono_ns();
   int e = pthread_create(&s->tid, NULL, beat_main, s);
   if (e) return muster__err(MUSTER_ESYS, "muster_store_open: store set %s: cannot start the heartbeat thread: %s",
