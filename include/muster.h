@@ -9,7 +9,9 @@
  * are errno.h (codes), types.h (routines, dtypes), comm.h (communicators:
  * solves across nodes) and named.h (join, solve, leave in one call); a
  * program includes on its own layout.h, parse.h, segment.h (inspecting
- * segments), proc.h, and provider.h (the provider ABI).
+ * segments), store.h (a job's bootstrap over a key-value store it
+ * supplies: jax.distributed, torch.distributed), proc.h, and provider.h
+ * (the provider ABI).
  *
  * Conventions (libuv style):
  *   - every function returns 0 (MUSTER_OK) or a negative MUSTER_E* code;
