@@ -51,8 +51,8 @@ def factor(cfg: Config, routine: int, flags: int, a: jax.Array) -> dict:
 
     Returns:
       {factor name (Q, R, U, VH, UP, H): its matrix, "s": the singular
-      values (gesvd), "status": int32, 0 or as the handler's}: the factor in A's place column-sharded like A (when n
-      divides evenly over the devices), the others replicated.
+      values (gesvd), "status": int32, 0 or as the handler's}, every one
+      replicated (the factor in A's place is gathered from A's blocks).
     """
     return cfg.launch(_impl, (a,), routine=routine, flags=flags)
 
@@ -80,7 +80,8 @@ def _impl(a, *, routine, flags, T_A, mesh, pl, return_status, cyclic_1d, provide
                         check_vma=False)(a, b)
     got = _unpack(res[1], rule["parts"])
     if rule["a_holds"]:
-        got[_NAMES[rule["a_holds"]]] = res[0][:, :pl.N]
+        # replicated, as the others: the derivative rules' tangents are
+        got[_NAMES[rule["a_holds"]]] = _sharding.constrain(res[0], mesh, _REP)[:, :pl.N]
     if routine == GESVD:
         got["s"] = res[2][:rule["w_count"]]
     got["status"] = res[-1][0]

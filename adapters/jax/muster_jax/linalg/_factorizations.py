@@ -34,8 +34,8 @@ def qr(a, mode: str = "reduced", *, mesh: Mesh | None = None, T_A: int | None = 
         raise ValueError(f"{what}: mode must be one of {_QR_MODES}, got {mode!r}")
     a = _args.array(a, "a", what)
     if a.ndim > 2:
-        return _batch.run(qr, (a,), _place.where(a, mesh, what)[0], mode=mode, mesh=mesh, T_A=T_A,
-                          provider=provider)
+        m = _place.where(a, mesh, what)[0]
+        return _batch.run(qr, (a,), m, mode=mode, mesh=m, T_A=T_A, provider=provider)
     a, mesh, spec, dtype, T_A, provider = _prepare(a, mesh, T_A, provider, what)
     q, r = _program.run(_qr_body, (a,), mesh, mesh=mesh, spec=spec, dtype=dtype, full=mode == "complete", T_A=T_A,
                         provider=provider, what=what)
@@ -71,8 +71,9 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
                          "computes every singular value; pass None and slice S")
     a = _args.array(a, "a", what)
     if a.ndim > 2:
-        return _batch.run(svd, (a,), _place.where(a, mesh, what)[0], full_matrices=bool(full_matrices),
-                          compute_uv=bool(compute_uv), mesh=mesh, T_A=T_A, provider=provider)
+        m = _place.where(a, mesh, what)[0]
+        return _batch.run(svd, (a,), m, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv), mesh=m,
+                          T_A=T_A, provider=provider)
     a, mesh, spec, dtype, T_A, provider = _prepare(a, mesh, T_A, provider, what)
     out = _program.run(_svd_body, (a,), mesh, mesh=mesh, spec=spec, dtype=dtype, full=bool(full_matrices),
                        compute_uv=bool(compute_uv), T_A=T_A, provider=provider, what=what)
@@ -111,8 +112,8 @@ def polar(a, side: str = "right", *, method: str = "svd", eps: float | None = No
         raise ValueError(f"{what}: side must be 'right' or 'left', got {side!r}")
     a = _args.array(a, "a", what)
     if a.ndim > 2:
-        return _batch.run(polar, (a,), _place.where(a, mesh, what)[0], side=side, mesh=mesh, T_A=T_A,
-                          provider=provider)
+        m = _place.where(a, mesh, what)[0]
+        return _batch.run(polar, (a,), m, side=side, mesh=m, T_A=T_A, provider=provider)
     a, mesh, spec, dtype, T_A, provider = _prepare(a, mesh, T_A, provider, what)
     return _program.run(_polar_body, (a,), mesh, mesh=mesh, spec=spec, dtype=dtype, left=side == "left", T_A=T_A,
                         provider=provider, what=what)
