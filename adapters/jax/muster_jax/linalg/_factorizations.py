@@ -32,14 +32,7 @@ def qr(a, mode: str = "reduced", *, mesh: Mesh | None = None, T_A: int | None = 
     what = "muster_jax.linalg.qr"
     if mode not in _QR_MODES:
         raise ValueError(f"{what}: mode must be one of {_QR_MODES}, got {mode!r}")
-    a = _args.array(a, "a", what)
-    if a.ndim > 2:
-        m = _place.where(a, mesh, what)[0]
-        return _batch.run(qr, (a,), m, mode=mode, mesh=m, T_A=T_A, provider=provider)
-    a, mesh, spec, dtype, T_A, provider = _prepare(a, mesh, T_A, provider, what)
-    q, r = _program.run(_qr_body, (a,), mesh, mesh=mesh, spec=spec, dtype=dtype, full=mode == "complete", T_A=T_A,
-                        provider=provider, what=what)
-    return r if mode == "r" else QRResult(q, r)
+    return _run(qr, _qr_body, a, mesh, T_A, provider, what, mode=mode)
 
 
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
@@ -69,15 +62,8 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
     if subset_by_index is not None:
         raise ValueError(f"{what}: subset_by_index={subset_by_index!r} is not supported: muster's gesvd "
                          "computes every singular value; pass None and slice S")
-    a = _args.array(a, "a", what)
-    if a.ndim > 2:
-        m = _place.where(a, mesh, what)[0]
-        return _batch.run(svd, (a,), m, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv), mesh=m,
-                          T_A=T_A, provider=provider)
-    a, mesh, spec, dtype, T_A, provider = _prepare(a, mesh, T_A, provider, what)
-    out = _program.run(_svd_body, (a,), mesh, mesh=mesh, spec=spec, dtype=dtype, full=bool(full_matrices),
-                       compute_uv=bool(compute_uv), T_A=T_A, provider=provider, what=what)
-    return SVDResult(*out) if compute_uv else out[0]
+    return _run(svd, _svd_body, a, mesh, T_A, provider, what, full_matrices=bool(full_matrices),
+                compute_uv=bool(compute_uv))
 
 
 def svdvals(x, /, *, mesh: Mesh | None = None, T_A: int | None = None, provider: str | None = None) -> jax.Array:
@@ -110,40 +96,39 @@ def polar(a, side: str = "right", *, method: str = "svd", eps: float | None = No
     what = "muster_jax.linalg.polar"
     if side not in ("right", "left"):
         raise ValueError(f"{what}: side must be 'right' or 'left', got {side!r}")
+    return _run(polar, _polar_body, a, mesh, T_A, provider, what, side=side)
+
+
+def _run(fn, body, a, mesh, T_A, provider, what, **kw):
+    """A public function's call: a batch (..., M, N) one matrix after
+    another (fn again, _batch), a matrix as one program of body."""
     a = _args.array(a, "a", what)
     if a.ndim > 2:
         m = _place.where(a, mesh, what)[0]
-        return _batch.run(polar, (a,), m, side=side, mesh=m, T_A=T_A, provider=provider)
-    a, mesh, spec, dtype, T_A, provider = _prepare(a, mesh, T_A, provider, what)
-    return _program.run(_polar_body, (a,), mesh, mesh=mesh, spec=spec, dtype=dtype, left=side == "left", T_A=T_A,
-                        provider=provider, what=what)
-
-
-def _prepare(a, mesh, T_A, provider, what):
+        return _batch.run(fn, (a,), m, mesh=m, T_A=T_A, provider=provider, **kw)
     a = _place.matrix(a, what, square=False)
     dtype = _place.inexact(what, a)
     mesh, spec = _place.where(a, mesh, what)
-    return a, mesh, spec, dtype, _args.tile(T_A, what), _args.provider(provider, what)
+    return _program.run(body, (a,), mesh, mesh=mesh, spec=spec, dtype=dtype, T_A=_args.tile(T_A, what),
+                        provider=_args.provider(provider, what), what=what, **kw)
 
 
-def _cfg(a, mesh, spec, T_A, provider, what):
-    return _factors.config(a, mesh, spec, T_A, provider, what)
-
-
-def _qr_body(a, *, mesh, spec, dtype, full, T_A, provider, what):
+def _qr_body(a, *, mesh, spec, dtype, mode, T_A, provider, what):
     a = a.astype(dtype)
-    return _factor_rules.qr(_cfg(a, mesh, spec, T_A, provider, what), full, a)
+    q, r = _factor_rules.qr(_factors.config(a, mesh, spec, T_A, provider, what), mode == "complete", a)
+    return r if mode == "r" else QRResult(q, r)
 
 
-def _svd_body(a, *, mesh, spec, dtype, full, compute_uv, T_A, provider, what):
+def _svd_body(a, *, mesh, spec, dtype, full_matrices, compute_uv, T_A, provider, what):
     a = a.astype(dtype)
-    return _factor_rules.svd(_cfg(a, mesh, spec, T_A, provider, what), full, compute_uv, a)
+    out = _factor_rules.svd(_factors.config(a, mesh, spec, T_A, provider, what), full_matrices, compute_uv, a)
+    return SVDResult(*out) if compute_uv else out[0]
 
 
-def _polar_body(a, *, mesh, spec, dtype, left, T_A, provider, what):
+def _polar_body(a, *, mesh, spec, dtype, side, T_A, provider, what):
     a = a.astype(dtype)
-    if not left:
-        return _factor_rules.polar(_cfg(a, mesh, spec, T_A, provider, what), a)
+    if side == "right":
+        return _factor_rules.polar(_factors.config(a, mesh, spec, T_A, provider, what), a)
     ah = a.conj().T  # A^H = u' p'  gives  A = p' u'^H
-    u, p = _factor_rules.polar(_cfg(ah, mesh, spec, T_A, provider, what), ah)
+    u, p = _factor_rules.polar(_factors.config(ah, mesh, spec, T_A, provider, what), ah)
     return u.conj().T, p
