@@ -49,7 +49,9 @@ def factor(routine: str, flags: int, A: torch.Tensor, devices=None, tile=None, p
            timeout=None) -> dict:
     """The factors of one m x n A, {name: tensor on A's device, "S": the
     singular values}; A's column blocks over `devices` (a count of CPU
-    ranks or a list of devices; None: one rank)."""
+    ranks or a list of devices; None: one rank).  timeout is taken for the
+    linalg functions' signature: muster_solve_all has no rendezvous to
+    wait for."""
     m, n = A.shape
     rule = outputs(routine, flags, m, n)
     blocks = [A] if devices is None else _api.split_columns(A, devices)
@@ -64,7 +66,6 @@ def factor(routine: str, flags: int, A: torch.Tensor, devices=None, tile=None, p
         provider=provider.encode() if provider else None)
     res = _runtime.new_result()
     arr = (_runtime.Shard * len(ranks))(*[r["shard"] for r in ranks])
-    _ = timeout  # muster_solve_all has no rendezvous to time out
     rc = _lib.runtime().muster_solve_all(ctypes.byref(args), len(ranks), arr, ctypes.byref(res))
     if rc:
         raise _lib.error(rc, f"muster_torch.{routine} ({len(ranks)} ranks in this process)", res.info)
