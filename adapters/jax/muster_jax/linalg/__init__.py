@@ -9,7 +9,7 @@ and result types on muster's distributed solvers.
 | eigh(a, UPLO=None, symmetrize_input=True) -> EighResult | syevd | jnp.linalg.eigh |
 | eigvalsh(a, UPLO="L") | syevd without vectors | jnp.linalg.eigvalsh |
 | inv(a, *, assume_a="gen") | getrs of I; potri for "pos" | jnp.linalg.inv |
-| lstsq(a, b, rcond=None) -> (x, resid, rank, s) | gels; s from syevd of A^H A | jnp.linalg.lstsq |
+| lstsq(a, b, rcond=None) -> (x, resid, rank, s) | gels; s from gesvd | jnp.linalg.lstsq |
 | slogdet(a, *, assume_a="gen") -> SlogdetResult | potrs's log det ("pos"), syevd ("her") | jnp.linalg.slogdet |
 | qr(a, mode="reduced") -> QRResult (R for mode="r") | geqrf | jnp.linalg.qr |
 | svd(a, full_matrices=True, compute_uv=True) -> SVDResult | gesvd | jnp.linalg.svd |
