@@ -13,14 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomics.h"
 #include "barrier.h"
-#include "launch.h"
+#include "barrier_launcher.h"
 #include "proc.h"
 
-#define LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-#define LDA(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#define STR(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
 static long futex(uint32_t *addr, int op, uint32_t val, const struct timespec *ts) {
   /* not FUTEX_PRIVATE_FLAG: the word is shared between processes */

@@ -29,7 +29,6 @@
 
 #include "leader.h"
 
-#define MUSTER__WATCH_TICK_MS 100
 
 /* Kind mpi: how many times the provider's expected seconds a call may take
  * beyond MUSTER_TIMEOUT before it counts as stuck.  4: the expectation is

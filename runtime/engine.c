@@ -9,7 +9,6 @@
 #include <time.h>
 
 #include "clock.h"
-#include "collective.h"
 #include "engine.h"
 #include "exit_guard.h"
 

@@ -27,6 +27,9 @@
 
 #include "registry.h"
 
+/* How often a waiting engine and the collective watchdog look up (ms). */
+#define MUSTER__WATCH_TICK_MS 100
+
 /* Seconds a cancelled call has to return before its rank leaves it.  3: a
  * provider's cancel that works ends its call within a watchdog tick or two
  * (the test provider: at once; cusolvermp: its polling wait, 200 us); a

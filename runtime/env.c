@@ -6,10 +6,8 @@
 
 #include "env.h"
 #include "muster/parse.h"
-#include "segment.h"
 
-/* NULL when unset; MUSTER_EINVAL when set but empty. */
-static int get(const char *var, const char **value) {
+int muster__env_get(const char *var, const char **value) {
   *value = getenv(var);
   if (*value && !**value)
     return muster__err(MUSTER_EINVAL, "%s is set but empty (unset it for the default)", var);
@@ -18,7 +16,7 @@ static int get(const char *var, const char **value) {
 
 int muster__env_timeout(double *seconds) {
   const char *s;
-  int rc = get("MUSTER_TIMEOUT", &s);
+  int rc = muster__env_get("MUSTER_TIMEOUT", &s);
   if (rc < 0) return rc;
   if (!s) {
     *seconds = MUSTER_DEFAULT_TIMEOUT_S;
@@ -43,41 +41,12 @@ int muster_timeout(double requested_s, double *seconds) {
   return muster__env_timeout(seconds);
 }
 
-int muster__env_job(const char **job) {
-  const char *s;
-  int rc = get("MUSTER_JOB", &s);
-  if (rc < 0) return rc;
-  *job = s ? s : MUSTER_DEFAULT_JOB;
-  rc = s ? muster_segment_check_job(s) : MUSTER_OK;
-  if (rc < 0)
-    return muster__err_prefix(rc, "MUSTER_JOB '%.48s'%s", s, strlen(s) > 48 ? "..." : "");
-  return rc;
-}
-
-static const char *const log_names[] = {
-    [MUSTER_LOG_ERROR] = "error", [MUSTER_LOG_WARN] = "warn", [MUSTER_LOG_INFO] = "info",
-    [MUSTER_LOG_DEBUG] = "debug"};
-
-/* the level of a MUSTER_LOG value, -1 when it is none */
-static int log_level_of(const char *s) {
-  for (int l = MUSTER_LOG_ERROR; l <= MUSTER_LOG_DEBUG; l++)
-    if (!strcasecmp(s, log_names[l])) return l;
-  return -1;
-}
-
 int muster__env_check_log(void) {
   const char *s;
-  int rc = get("MUSTER_LOG", &s);
-  if (rc < 0 || !s || log_level_of(s) >= 0) return rc;
+  int rc = muster__env_get("MUSTER_LOG", &s);
+  if (rc < 0 || !s || muster__log_level_of(s) >= 0) return rc;
   return muster__err(MUSTER_EINVAL, "MUSTER_LOG: '%.48s' is not a log level (error, warn, info "
                      "or debug)", s);
-}
-
-int muster__env_log_level(void) {
-  /* read each time: cheap, and tests change it at run time */
-  const char *s = getenv("MUSTER_LOG");
-  int l = s ? log_level_of(s) : -1;
-  return l < 0 ? MUSTER_LOG_OFF : l;
 }
 
 /* ---- MUSTER_PROVIDER ---------------------------------------------------- */
@@ -114,7 +83,7 @@ static int provider_entry(int k, const char *e, size_t len, int *routine, const 
 
 int muster__env_provider_choice(const char *routine, char *out, size_t cap) {
   const char *s;
-  int rc = get("MUSTER_PROVIDER", &s);
+  int rc = muster__env_get("MUSTER_PROVIDER", &s);
   if (cap) out[0] = '\0';
   if (rc < 0 || !s) return rc;
   char bare[MUSTER_MAX_BACKEND + 1] = "", mine[MUSTER_MAX_BACKEND + 1] = "";
@@ -148,7 +117,7 @@ int muster__env_provider_choice(const char *routine, char *out, size_t cap) {
 
 static int folders(const char *var, int max_folders, const char **value) {
   const char *s;
-  int rc = get(var, &s), k = 0;
+  int rc = muster__env_get(var, &s), k = 0;
   *value = NULL;
   if (rc < 0 || !s) return rc;
   switch (muster_scan_folders(s, max_folders, MUSTER_MAX_PROVIDER_DIR, &k)) {
@@ -179,7 +148,7 @@ int muster__env_cost_path(const char **value) {
 /* A 0-or-1 variable: *on = 1 unless it says 0. */
 static int flag(const char *name, int *on) {
   const char *s;
-  int rc = get(name, &s);
+  int rc = muster__env_get(name, &s);
   *on = 1;
   if (rc < 0 || !s) return rc;
   if (strcmp(s, "0") && strcmp(s, "1")) return muster__err(MUSTER_EINVAL, "%s: '%.48s' is not 0 or 1", name, s);
@@ -187,21 +156,6 @@ static int flag(const char *name, int *on) {
   return MUSTER_OK;
 }
 
-int muster__env_mpi_lib(const char **value) { return get("MUSTER_MPI_LIB", value); }
+int muster__env_mpi_lib(const char **value) { return muster__env_get("MUSTER_MPI_LIB", value); }
 int muster__env_mpi_abort(int *on) { return flag("MUSTER_MPI_ABORT", on); }
 int muster__env_mpi_heartbeat(int *on) { return flag("MUSTER_MPI_HEARTBEAT", on); }
-
-int muster_env_check(void) {
-  double t;
-  const char *s;
-  char p[MUSTER_MAX_BACKEND + 1];
-  int rc, on;
-  if ((rc = muster__env_timeout(&t)) < 0 || (rc = muster__env_job(&s)) < 0 ||
-      (rc = muster__env_mpi_abort(&on)) < 0 || (rc = muster__env_mpi_lib(&s)) < 0 ||
-      (rc = muster__env_mpi_heartbeat(&on)) < 0 ||
-      (rc = muster__env_check_log()) < 0 ||
-      (rc = muster__env_provider_choice(NULL, p, sizeof p)) < 0 ||
-      (rc = muster__env_provider_path(&s)) < 0 || (rc = muster__env_cost_path(&s)) < 0)
-    return rc;
-  return MUSTER_OK;
-}

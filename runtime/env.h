@@ -26,16 +26,12 @@
  * no deadline.  Unset: MUSTER_DEFAULT_TIMEOUT_S. */
 MUSTER_HIDDEN int muster__env_timeout(double *seconds);
 
-/* MUSTER_JOB checked as a job name (muster_segment_check_job); *job points
- * into the environment.  Unset: MUSTER_DEFAULT_JOB. */
-MUSTER_HIDDEN int muster__env_job(const char **job);
-
-/* MUSTER_LOG: error|warn|info|debug (any case).  Check it (MUSTER_EINVAL
- * when invalid) ... */
+/* MUSTER_LOG: error|warn|info|debug (any case, muster__log_level_of of
+ * error.h, which reads it for muster__log).  MUSTER_EINVAL when invalid. */
 MUSTER_HIDDEN int muster__env_check_log(void);
-/* ... and the level for muster__log(): MUSTER_LOG_OFF when unset or
- * invalid (never sets a message: logging must not change the last error). */
-MUSTER_HIDDEN int muster__env_log_level(void);
+
+/* A variable: NULL when unset; MUSTER_EINVAL when set but empty. */
+MUSTER_HIDDEN int muster__env_get(const char *var, const char **value);
 
 /* MUSTER_PROVIDER: "NAME" for every routine, and/or "ROUTINE=NAME" entries,
  * comma-separated (e.g. "lapack,syevd=cusolvermg"): ROUTINE one of potrs,

@@ -6,7 +6,6 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "env.h"
 #include "error.h"
 
 #define MSG_CAP 1024
@@ -82,7 +81,23 @@ int muster__err_prefix(int code, const char *fmt, ...) {
   return code;
 }
 
-int muster__log_level(void) { return muster__env_log_level(); }
+static const char *const log_names[] = {
+    [MUSTER_LOG_ERROR] = "error", [MUSTER_LOG_WARN] = "warn", [MUSTER_LOG_INFO] = "info",
+    [MUSTER_LOG_DEBUG] = "debug"};
+
+int muster__log_level_of(const char *s) {
+  for (int l = MUSTER_LOG_ERROR; l <= MUSTER_LOG_DEBUG; l++)
+    if (!strcasecmp(s, log_names[l])) return l;
+  return -1;
+}
+
+int muster__log_level(void) {
+  /* read each time: cheap, and tests change it at run time; read here, not
+   * through env.c, which reports its errors through this file */
+  const char *s = getenv("MUSTER_LOG");
+  int l = s ? muster__log_level_of(s) : -1;
+  return l < 0 ? MUSTER_LOG_OFF : l;
+}
 
 void muster__log(int level, const char *fmt, ...) {
   if (level > muster__log_level()) return;

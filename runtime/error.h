@@ -26,6 +26,11 @@ MUSTER_HIDDEN void muster__err_clear(void);
 #define muster__err_keep(code) (code)
 
 enum { MUSTER_LOG_OFF = 0, MUSTER_LOG_ERROR, MUSTER_LOG_WARN, MUSTER_LOG_INFO, MUSTER_LOG_DEBUG };
+/* The level of a MUSTER_LOG value (error|warn|info|debug, any case), -1
+ * when it is none. */
+MUSTER_HIDDEN int muster__log_level_of(const char *s);
+/* The level for muster__log: MUSTER_LOG_OFF when MUSTER_LOG is unset or
+ * invalid (never sets a message: logging must not change the last error). */
 MUSTER_HIDDEN int muster__log_level(void);
 MUSTER_HIDDEN void muster__log(int level, const char *fmt, ...) MUSTER_PRINTF(2, 3);
 

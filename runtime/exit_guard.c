@@ -9,17 +9,20 @@
 #include <unistd.h>
 
 #include "exit_guard.h"
-#include "group.h"
 
 static atomic_int busy;      /* threads inside a guarded call */
 static atomic_int exiting;   /* the handler ran: calls are refused */
 static atomic_int handled;   /* its work is done (it may be registered often) */
 static __thread int depth;   /* guarded calls this thread is inside */
 static pthread_once_t first_use = PTHREAD_ONCE_INIT;
+static void (*_Atomic at_begin)(void); /* the group cache's (exit_guard.h) */
+
+void muster__exit_guard_at_begin(void (*fn)(void)) { atomic_store(&at_begin, fn); }
 
 void muster__exit_guard_begin(void) {
   atomic_store(&exiting, 1); /* seq_cst, then count: see exit_guard.h */
-  muster__group_cache_exit();
+  void (*fn)(void) = atomic_load(&at_begin);
+  if (fn) fn();
 }
 
 static void exit_handler(int status, void *arg) {

@@ -58,6 +58,11 @@ MUSTER_HIDDEN int muster__exit_guard_exiting(void);
  * during exit, runs only after the destructors). */
 MUSTER_HIDDEN void muster__exit_guard_begin(void);
 
+/* What begin runs after refusing calls: the group cache's name removal
+ * (muster__group_cache_exit), registered by group_cache.c when it loads.
+ * A hook, not a call: the guard is a layer below the groups (base/). */
+MUSTER_HIDDEN void muster__exit_guard_at_begin(void (*fn)(void));
+
 /* Register the exit handler (again): its newest registration runs before
  * every handler registered earlier.  After a provider loads. */
 MUSTER_HIDDEN void muster__exit_guard_arm(void);

@@ -10,15 +10,10 @@
 
 #include <stdint.h>
 
+#include "atomics.h"
 #include "group.h"
 #include "segment.h"
 
-/* Atomic shorthands for the segment's shared words (and the slot and
- * status fields other ranks read). */
-#define LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-#define LDA(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#define STR(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
 /* One cached group: (job, name, nranks) with its segment mapped and its fd
  * open, shared by every handle of this process that joined it (group_cache.c

@@ -239,6 +239,11 @@ void muster__group_cache_exit(void) {
   cache_unlock();
 }
 
+/* The exit guard removes the unformed groups' names when exit begins. */
+__attribute__((constructor)) static void cache_at_load(void) {
+  muster__exit_guard_at_begin(muster__group_cache_exit);
+}
+
 /* At exit: unmap without retiring.  Peers still using a group then see this
  * process gone (MUSTER_EPEERDEAD at once) instead of going by name and
  * waiting for a rank that will never come.  Names of groups this process

@@ -12,7 +12,6 @@
 #include "leader.h"
 #include "muster/layout.h"
 #include "proc.h"
-#include "solve.h"
 
 static double now_s(void) {
   struct timespec ts;

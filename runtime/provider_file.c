@@ -62,7 +62,7 @@ void muster__provider_release(muster__provider_t *pp) {
   if (atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1) return;
   /* last reference: nobody can take a new one (lookups only reach providers
    * in the table, which hold a reference; muster__prov_find_live skips a zero count) */
-  muster__registry_lock();
+  muster__provider_lock();
   for (muster__prov_t **pp2 = &live_head; *pp2; pp2 = &(*pp2)->live_next)
     if (*pp2 == p) {
       *pp2 = p->live_next;
@@ -71,7 +71,7 @@ void muster__provider_release(muster__provider_t *pp) {
   /* under the lock too: every dlopen/dlclose of the registry is then
    * serialized by a lock TSan can see (ld.so's own lock it cannot) */
   prov_unload(p);
-  muster__registry_unlock();
+  muster__provider_unlock();
 }
 
 /* The provider's cost table (cost.h): looked for once, at load, in

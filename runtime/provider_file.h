@@ -18,7 +18,30 @@
 #include <time.h>
 
 #include "cost.h"
-#include "registry.h"
+#include "error.h"
+#include "muster/provider.h"
+
+/* What a caller may read of a provider it holds a reference on. */
+typedef struct muster__provider {
+  const muster_provider_v2_t *v;  /* hooks and capabilities, as a v2 struct
+                                     whatever ABI it was built for
+                                     (provider_abi.h); NULL: refused file   */
+  uint32_t abi;                   /* ABI version it was loaded through     */
+  void *ctx;                      /* from v->init                          */
+  char name[32];                  /* backend name                          */
+  char path[512];                 /* the file it came from (real path)     */
+  int available;                  /* loaded, init and probe succeeded      */
+  char why[256];                  /* why not available (load/probe error)  */
+  const struct muster__cost *cost;/* its cost table (cost.h), NULL if none */
+  char cost_why[256];             /* why there is none (no file, or the
+                                     parse error), or the file it came from */
+} muster__provider_t;
+
+/* Take one more reference on a provider already held. */
+MUSTER_HIDDEN void muster__provider_ref(muster__provider_t *p);
+
+/* Drop a reference; the last one of a replaced provider unloads it. */
+MUSTER_HIDDEN void muster__provider_release(muster__provider_t *p);
 
 typedef struct muster__prov {
   muster__provider_t pub;       /* first: callers see this part          */
@@ -73,9 +96,13 @@ MUSTER_HIDDEN muster__prov_t *muster__prov_find_live(const struct stat *st, cons
 MUSTER_HIDDEN const muster__prov_t *muster__prov_other_build(const struct stat *st, const char *id,
                                                              const char *backend);
 
-/* The registry's writer lock (runtime/registry.c): recursive; taken by a
- * scan, a load, a listing and the last release of a provider. */
-MUSTER_HIDDEN void muster__registry_lock(void);
-MUSTER_HIDDEN void muster__registry_unlock(void);
+/* The registry's writer lock (provider_lock.c): recursive; taken by a
+ * scan, a load, a listing and the last release of a provider.  Here, below
+ * registry.c, because the last release (provider_file.c) takes it too. */
+MUSTER_HIDDEN void muster__provider_lock(void);
+MUSTER_HIDDEN void muster__provider_unlock(void);
+/* Make the lock fork-safe (pthread_atfork); once, at the registry's first
+ * use, after urcu-bp's own handlers (ours then run first before a fork). */
+MUSTER_HIDDEN void muster__provider_lock_atfork(void);
 
 #endif

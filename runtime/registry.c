@@ -86,12 +86,6 @@ static muster__prov_t *node_prov(const node_t *nd) {
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct cds_lfht *table;
-/* recursive: a provider's probe/init runs under it and may fork (our
- * atfork prepare handler then takes it again in the same thread).
- * writer_depth: how many times its holder holds it (touched only by the
- * holder; the fork child handler needs it, see there). */
-static pthread_mutex_t writer = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-static int writer_depth;
 static _Atomic int scanned[NROUTINES];
 
 static const char *routine_str(int r) { return muster_routine_str(r); }
@@ -115,47 +109,10 @@ static int match_routine(struct cds_lfht_node *n, const void *key) {
   return strcmp(nd->routine, (const char *)key) == 0;
 }
 
-void muster__registry_lock(void) {
-  pthread_mutex_lock(&writer);
-  writer_depth++;
-}
-
-void muster__registry_unlock(void) {
-  writer_depth--;
-  pthread_mutex_unlock(&writer);
-}
-
-/* fork: a child must not inherit our writer mutex locked by another thread,
- * nor urcu-bp's registry of the parent's threads (urcu-bp asks its users to
- * call these around fork). Order: ours, then urcu's; reverse after. */
-static void atfork_prepare(void) { muster__registry_lock(); }
-static void atfork_parent(void) { muster__registry_unlock(); }
-/* The child's only thread is the one that forked and took writer in
- * prepare, but it has a new thread id, and a recursive mutex records its
- * owner's id: unlocking it here fails (EPERM) and leaves it held by a thread
- * that does not exist, so the child's first provider load waited forever (a
- * process that had used the registry, then forked ranks that load another
- * routine's provider).  So start the child on a fresh mutex, held by its
- * thread as deep as the forking thread held it before prepare. */
-static void atfork_child(void) {
-  int held = writer_depth - 1;
-  /* End prepare's hold first all the same: glibc refuses it (EPERM, the
-   * new id), but a lock checker (TSan) that saw prepare take it records
-   * the release and does not see the child hold it for ever */
-  (void)pthread_mutex_unlock(&writer);
-  pthread_mutexattr_t attr;
-  pthread_mutexattr_init(&attr);
-  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
-  pthread_mutex_init(&writer, &attr);
-  pthread_mutexattr_destroy(&attr);
-  writer_depth = 0;
-  for (int k = 0; k < held; k++) muster__registry_lock();
-}
-
 static void init_once(void) {
   table = cds_lfht_new(8, 8, 0, 0, NULL);
   pthread_atfork(urcu_bp_before_fork, urcu_bp_after_fork_parent, urcu_bp_after_fork_child);
-  pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+  muster__provider_lock_atfork();
 }
 
 static int ensure_table(void) {
@@ -407,9 +364,9 @@ static int sync_routines(const int *ids, int nids) {
 
 static int ensure_scanned(int r) {
   if (atomic_load_explicit(&scanned[r], memory_order_acquire)) return 0;
-  muster__registry_lock();
+  muster__provider_lock();
   int rc = atomic_load(&scanned[r]) ? 0 : sync_routines(&r, 1);
-  muster__registry_unlock();
+  muster__provider_unlock();
   return rc;
 }
 
@@ -417,12 +374,12 @@ static int providers_rescan_call(void) {
   int rc = ensure_table();
   if (rc < 0) return rc;
   int ids[NROUTINES], n = 0;
-  muster__registry_lock();
+  muster__provider_lock();
   /* routines never used stay lazy: their first use scans the path anyway */
   for (int r = 1; r < NROUTINES; r++)
     if (atomic_load(&scanned[r])) ids[n++] = r;
   rc = sync_routines(ids, n);
-  muster__registry_unlock();
+  muster__provider_unlock();
   return rc;
 }
 
@@ -484,10 +441,10 @@ int muster__provider_collect(muster_routine_t routine, const char *only, int mem
    * could between unlocked retries (a caller then found "no usable
    * provider" with nothing to say why while another thread swapped files). */
   for (int k = 0; k < n; k++) muster__provider_release(out[k]);
-  muster__registry_lock();
+  muster__provider_lock();
   load_nodes(rname, only, mem);
   n = collect_loaded(rname, only, mem, out, cap, &unloaded);
-  muster__registry_unlock();
+  muster__provider_unlock();
   if (unloaded) { /* prov_load could not even record a failure */
     for (int k = 0; k < n; k++) muster__provider_release(out[k]);
     return muster__err(MUSTER_ENOMEM, "provider registry: could not load the providers of %s "
@@ -510,7 +467,7 @@ static int providers_list_call(muster_provider_info_t *out, int cap) {
     if ((rc = ensure_scanned(r)) < 0) return rc;
   /* one entry per distinct file; listing holds the writer lock so the set
    * is stable (a listing is rare). */
-  muster__registry_lock();
+  muster__provider_lock();
   for (int r = 1; r < NROUTINES; r++) load_nodes(routine_str(r), NULL, 0);
   const muster__prov_t *seen[MAX_FILES * NROUTINES];
   int n = 0;
@@ -553,7 +510,7 @@ static int providers_list_call(muster_provider_info_t *out, int cap) {
   }
   TSAN_RELEASE(&tsan_readers_done);
   rcu_read_unlock();
-  muster__registry_unlock();
+  muster__provider_unlock();
   return n;
 }
 

@@ -15,22 +15,7 @@
 
 #include "error.h"
 #include "muster/provider.h"
-
-/* What a caller may read of a provider it holds a reference on. */
-typedef struct muster__provider {
-  const muster_provider_v2_t *v;  /* hooks and capabilities, as a v2 struct
-                                     whatever ABI it was built for
-                                     (provider_abi.h); NULL: refused file   */
-  uint32_t abi;                   /* ABI version it was loaded through     */
-  void *ctx;                      /* from v->init                          */
-  char name[32];                  /* backend name                          */
-  char path[512];                 /* the file it came from (real path)     */
-  int available;                  /* loaded, init and probe succeeded      */
-  char why[256];                  /* why not available (load/probe error)  */
-  const struct muster__cost *cost;/* its cost table (cost.h), NULL if none */
-  char cost_why[256];             /* why there is none (no file, or the
-                                     parse error), or the file it came from */
-} muster__provider_t;
+#include "provider_file.h" /* muster__provider_t, its references */
 
 /* Every provider file of `routine` on the path (only backend `only` when
  * it is a non-empty name), loaded if not yet, each with a reference the
@@ -42,11 +27,5 @@ typedef struct muster__provider {
  * negative code. */
 MUSTER_HIDDEN int muster__provider_collect(muster_routine_t routine, const char *only, int mem,
                                            muster__provider_t **out, int cap);
-
-/* Take one more reference on a provider already held. */
-MUSTER_HIDDEN void muster__provider_ref(muster__provider_t *p);
-
-/* Drop a reference; the last one of a replaced provider unloads it. */
-MUSTER_HIDDEN void muster__provider_release(muster__provider_t *p);
 
 #endif

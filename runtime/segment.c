@@ -18,10 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomics.h"
 #include "proc.h"
 #include "segment.h"
 
-#define LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 
 /* ---------------------------------------------------------------------- */
 /* Validation                                                              */

@@ -260,6 +260,11 @@ MUSTER_HIDDEN int muster__segment_validate(const void *map, size_t maplen, char 
  * 1..MUSTER_MAX_NAME printable ASCII bytes, no '/', no space, not only
  * dots.  Return MUSTER_OK or MUSTER_EINVAL with the message set. */
 MUSTER_HIDDEN int muster__segment_check_group(const char *group);
+
+/* MUSTER_JOB checked as a job name (muster_segment_check_job); *job points
+ * into the environment.  Unset: MUSTER_DEFAULT_JOB (env.h).  Here, not in
+ * env.c: the rule is the segment name's, a layer above env. */
+MUSTER_HIDDEN int muster__env_job(const char **job);
 /* 1 if every byte of s is one a job name (allow_dot 0) or a group name
  * (allow_dot 1) may hold; the length and the only-dots rule are the
  * callers'. */

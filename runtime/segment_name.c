@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "env.h"
 #include "segment.h"
 
 int muster__segment_name_chars_ok(const char *s, int allow_dot) {
@@ -42,6 +43,17 @@ int muster_segment_check_job(const char *job) {
                        "(allowed: printable ASCII except '/', '.' and space)",
                        MUSTER_MAX_JOB, job);
   return MUSTER_OK;
+}
+
+int muster__env_job(const char **job) {
+  const char *s;
+  int rc = muster__env_get("MUSTER_JOB", &s);
+  if (rc < 0) return rc;
+  *job = s ? s : MUSTER_DEFAULT_JOB;
+  rc = s ? muster_segment_check_job(s) : MUSTER_OK;
+  if (rc < 0)
+    return muster__err_prefix(rc, "MUSTER_JOB '%.48s'%s", s, strlen(s) > 48 ? "..." : "");
+  return rc;
 }
 
 int muster__segment_check_group(const char *group) {

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "env.h"
+#include "segment.h" /* muster__env_job */
 #include "muster.h"
 #include "muster/parse.h"
 

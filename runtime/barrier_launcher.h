@@ -1,14 +1,15 @@
 /*
- * runtime/launch.h - what the barrier needs of launchers (muster_launch_*,
- * launch.c): the pids a launcher declared for ranks not seated yet, the
- * launcher's own liveness, and its reports of how a rank died.
+ * runtime/barrier_launcher.h - what the barrier needs of launchers
+ * (muster_launch_*, launch.c; here barrier_launcher.c): the pids a launcher
+ * declared for ranks not seated yet, the launcher's own liveness, and its
+ * reports of how a rank died.
  *
  * Fields (segment.h): header.launcher_pid/_start/_pidns name the launcher;
  * slot.declared_pid/_start the process a launcher started for that rank.
  * A declared pid means something only in the launcher's pid namespace.
  */
-#ifndef MUSTER_LAUNCH_H
-#define MUSTER_LAUNCH_H
+#ifndef MUSTER_BARRIER_LAUNCHER_H
+#define MUSTER_BARRIER_LAUNCHER_H
 
 #include <stddef.h>
 #include <stdint.h>
