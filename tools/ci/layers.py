@@ -7,14 +7,15 @@ A module is a file's stem up to its first '_' (group_cache.c and groupInt.h
 are module group; mpi_beat.c is mpi), so the helpers of one concept may call
 each other; two concepts may not call each other both ways.  The layers are
 the folders of runtime/, bottom up, in LAYERS.  Exit 0 when clean, 1 with
-one line per finding.  tests/python/tools/test_layers.py runs it."""
+one line per finding; --cycles: cycles only (what a flat runtime/ can be
+checked for).  tests/python/tools/test_layers.py runs it."""
 import pathlib
 import re
 import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 RUNTIME = REPO / "runtime"
-LAYERS = ["base", "shm", "group", "providers", "solve"]  # bottom up
+LAYERS = ["base", "shm", "group", "registry", "solve"]  # bottom up
 
 
 def module(path):
@@ -23,9 +24,9 @@ def module(path):
     return stem.split("_")[0]
 
 
-def layer(path):
+def layer(path, runtime):
     """The folder under runtime/ (None for files at its top)."""
-    rel = path.relative_to(RUNTIME).parts
+    rel = path.relative_to(runtime).parts
     return rel[0] if len(rel) > 1 else None
 
 
@@ -51,8 +52,6 @@ def graph(files):
     edges = {}
     for f in files:
         text = code(f)
-        for inc in re.findall(r'^#\s*include\s+""', f.read_text(errors="replace"), re.M):
-            pass
         for inc in re.findall(r'^#\s*include\s+"([^"]+)"', f.read_text(errors="replace"), re.M):
             g = by_name.get(pathlib.PurePath(inc).name)
             if g is not None and module(g) != module(f):
@@ -64,6 +63,11 @@ def graph(files):
             if g is not None and module(g) != module(f):
                 edges.setdefault((f, g), "calls " + word + " (" + g.name + ")")
     return edges
+
+
+def rel(path):
+    """A path as the report names it."""
+    return path.relative_to(REPO) if path.is_relative_to(REPO) else path
 
 
 def cycles(edges):
@@ -85,25 +89,29 @@ def cycles(edges):
     for (f, g), why in sorted(edges.items(), key=lambda e: (str(e[0][0]), str(e[0][1]))):
         a, b = module(f), module(g)
         if a in r.get(b, ()) and b in r.get(a, ()):
-            found.append(f"cycle {a} <-> {b}: {f.relative_to(REPO)} {why}")
+            found.append(f"cycle {a} <-> {b}: {rel(f)} {why}")
     return found
 
 
-def upward(edges):
-    found = []
+def upward(files, edges, runtime):
+    """Files outside the layer folders, and edges to a higher layer."""
+    found = [f"not in a layer folder: {rel(f)}" for f in files if layer(f, runtime) not in LAYERS]
     for (f, g), why in sorted(edges.items(), key=lambda e: (str(e[0][0]), str(e[0][1]))):
-        lf, lg = layer(f), layer(g)
-        if lf not in LAYERS or lg not in LAYERS:
-            found.append(f"not in a layer folder: {(f if lf not in LAYERS else g).relative_to(REPO)}")
-        elif LAYERS.index(lg) > LAYERS.index(lf):
-            found.append(f"upward {lf} -> {lg}: {f.relative_to(REPO)} {why}")
-    return sorted(set(found))
+        lf, lg = layer(f, runtime), layer(g, runtime)
+        if lf in LAYERS and lg in LAYERS and LAYERS.index(lg) > LAYERS.index(lf):
+            found.append(f"upward {lf} -> {lg}: {rel(f)} {why}")
+    return found
+
+
+def findings(runtime=RUNTIME, cycles_only=False):
+    """Every cycle and upward edge of the runtime under `runtime`."""
+    files = sorted(p for p in runtime.rglob("*") if p.suffix in (".c", ".h"))
+    edges = graph(files)
+    return cycles(edges) + ([] if cycles_only else upward(files, edges, runtime))
 
 
 def main(argv):
-    files = sorted(p for p in RUNTIME.rglob("*") if p.suffix in (".c", ".h"))
-    edges = graph(files)
-    found = cycles(edges) + ([] if "--cycles" in argv else upward(edges))
+    found = findings(cycles_only="--cycles" in argv)
     for line in found:
         print(line)
     return 1 if found else 0
