@@ -3,7 +3,7 @@
  * seat, declares the pids of the ranks it starts, and reports how each one
  * ended (include/muster.h, docs/runtime.md "Launchers").  The barrier's
  * side of it (a declared rank's liveness, the launcher's, its reports) is
- * here too (launch.h).
+ * shm/barrier_launcher.c, a layer below.
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -20,7 +20,7 @@
  *     - header.launcher_pid/_start/_pidns at offsets 404/408/416 and
  *       slot.declared_pid/_start at offsets 92/104 (were reserved, zero):
  *       the process holding the group as its launcher, and the pid it
- *       declared for each rank that has not joined yet (runtime/group/launch.h).
+ *       declared for each rank that has not joined yet (runtime/shm/barrier_launcher.h).
  *       A waiter judges an empty seat by its declared pid, and a dead
  *       launcher poisons the group.  Old segments have 0 there: no launcher.
  *
