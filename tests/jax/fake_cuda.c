@@ -1,5 +1,5 @@
 /*
- * adapters/jax/test/fake_cuda.c - a stand-in libcuda.so.1 for the handler
+ * tests/jax/fake_cuda.c - a stand-in libcuda.so.1 for the handler
  * test: the few driver entry points adapters/jax/cudrv.c loads, working on
  * host memory, with counters the test reads (balanced context push/pop,
  * calls made).  Never used outside tests.

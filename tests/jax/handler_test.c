@@ -1,5 +1,5 @@
 /*
- * adapters/jax/test/handler_test.c - the FFI handler driven without XLA.
+ * tests/jax/handler_test.c - the FFI handler driven without XLA.
  *
  * A fake XLA_FFI_Api (errors, run id, device ordinal) and hand-built call
  * frames exercise what XLA would: the metadata call (no api), attribute
