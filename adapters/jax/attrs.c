@@ -98,7 +98,7 @@ static int decode_one(mj_call_t *c, const XLA_FFI_Attrs *attrs, int64_t i, int_v
 /* The values the handler cannot work with, refused before anything runs. */
 static int check_attrs(mj_call_t *c) {
   const mj_attrs_t *at = &c->at;
-  if (at->routine < MUSTER_POTRS || at->routine > MUSTER_GELS)
+  if (muster_routine_takes(at->routine) == 0 && at->routine != MUSTER_POTRI)
     return mj_set_err(c, MUSTER_EINVAL, "routine %d unknown", at->routine);
   if (at->nranks < 1 || at->nranks > MUSTER_MAX_RANKS)
     return mj_set_err(c, MUSTER_EINVAL, "nranks %d out of 1..%d", at->nranks, MUSTER_MAX_RANKS);

@@ -47,8 +47,12 @@ static int want_args(mj_call_t *c, const XLA_FFI_CallFrame *cf, int nargs, int n
 
 int mj_bind_buffers(mj_call_t *c, const XLA_FFI_CallFrame *cf) {
   int r = c->at.routine;
-  int takes_b = (muster_routine_takes(r) & MUSTER_TAKES_B) != 0;
-  int rc = want_args(c, cf, takes_b ? 3 : 2, r == MUSTER_POTRI ? 2 : 3);
+  unsigned takes = muster_routine_takes(r);
+  int takes_b = (takes & MUSTER_TAKES_B) != 0;
+  /* gesvd returns B (its packed factors) and W (the singular values) */
+  int b_and_w = takes_b && (takes & MUSTER_TAKES_W);
+  int nrets = r == MUSTER_POTRI ? 2 : b_and_w ? 4 : 3;
+  int rc = want_args(c, cf, takes_b ? 3 : 2, nrets);
   if (rc < 0) return rc;
   XLA_FFI_Buffer **in = (XLA_FFI_Buffer **)cf->args.args;
   XLA_FFI_Buffer **out = (XLA_FFI_Buffer **)cf->rets.rets;
@@ -58,10 +62,11 @@ int mj_bind_buffers(mj_call_t *c, const XLA_FFI_CallFrame *cf) {
   if (takes_b) {
     c->b_in = in[2];
     c->b_out = out[1];
+    if (b_and_w) c->w_out = out[2];
   } else if (r == MUSTER_SYEVD) {
     c->w_out = out[1];
   }
-  c->status_out = out[r == MUSTER_POTRI ? 1 : 2];
+  c->status_out = out[nrets - 1];
   return 0;
 }
 
@@ -83,9 +88,11 @@ static int check_width(mj_call_t *c) {
   return 0;
 }
 
-/* B (potrs, getrs, gels): all of it on every rank, A's rows and dtype.
- * gels's m is B's rows (muster.h: m travels in ldb), so A's rows are m
- * there; muster_routine_shape refuses m < n. */
+/* B (potrs, getrs, gels; geqrf, gesvd, polar: their packed factors, an
+ * output only): all of it on every rank, A's rows and dtype.  gels's m is
+ * B's rows (muster.h: m travels in ldb), so A's rows are m there;
+ * muster_routine_shape refuses m < n for gels.  The runtime checks that
+ * nrhs holds the factors (muster_routine_outputs' b_cols). */
 static int check_b(mj_call_t *c) {
   if (c->b_in->dtype != c->a_in->dtype || c->b_in->rank != 2 || c->b_in->dims[0] != c->a_in->dims[0] ||
       c->b_in->dims[1] != c->at.nrhs || elems(c->b_out) != elems(c->b_in))
@@ -99,11 +106,14 @@ static int check_b(mj_call_t *c) {
   return 0;
 }
 
-/* W (syevd): at least n eigenvalues of A's real type. */
+/* W: at least n eigenvalues of A's real type (syevd), or min(m, n)
+ * singular values (gesvd, m = A's rows). */
 static int check_w(mj_call_t *c) {
   XLA_FFI_DataType wt = muster_dtype_real_size(c->dtype) == 4 ? XLA_FFI_DataType_F32 : XLA_FFI_DataType_F64;
-  if (c->w_out->dtype != wt || elems(c->w_out) < c->at.n)
-    return mj_set_err(c, MUSTER_EINVAL, "W must hold n=%" PRId64 " reals of A's precision", c->at.n);
+  int64_t want = c->at.n, m = c->a_in->dims[0];
+  if ((muster_routine_takes(c->at.routine) & MUSTER_TAKES_O) && m < want) want = m;
+  if (c->w_out->dtype != wt || elems(c->w_out) < want)
+    return mj_set_err(c, MUSTER_EINVAL, "W must hold %" PRId64 " reals of A's precision", want);
   return 0;
 }
 
@@ -117,9 +127,11 @@ int mj_check_buffers(mj_call_t *c) {
     return mj_set_err(c, MUSTER_EUNSUPPORTED,
                       "A has XLA dtype %d; muster takes float32, float64, complex64, complex128",
                       (int)c->a_in->dtype);
-  if (c->a_in->rank != 2 || c->a_in->dims[0] < at->n || c->a_out->dtype != c->a_in->dtype ||
+  /* geqrf, gesvd, polar take a wide A too: its rows are m, B's (check_b) */
+  int64_t min_rows = (muster_routine_takes(at->routine) & MUSTER_TAKES_O) ? 1 : at->n;
+  if (c->a_in->rank != 2 || c->a_in->dims[0] < min_rows || c->a_out->dtype != c->a_in->dtype ||
       elems(c->a_out) != elems(c->a_in))
-    return mj_set_err(c, MUSTER_EINVAL, "A shard must be 2-D with at least n=%" PRId64 " rows", at->n);
+    return mj_set_err(c, MUSTER_EINVAL, "A shard must be 2-D with at least %" PRId64 " rows", min_rows);
   int rc = check_width(c);
   if (rc == 0 && c->b_in) rc = check_b(c);
   if (rc == 0 && c->w_out) rc = check_w(c);

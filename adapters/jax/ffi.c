@@ -26,6 +26,10 @@
  *          A); X on return in b's first n rows
  *   potri  args [rank, a]  rets [a (aliased, inverse), status]
  *   syevd  args [rank, a]  rets [a (aliased, vectors), w (ld), status]
+ *   geqrf, polar  as gels, with a (m x w) and b (m x nrhs, nrhs >= the
+ *          b_cols of muster_routine_outputs) both outputs: A's factor in a,
+ *          the others packed into b (docs/factorizations.md); any m >= 1
+ *   gesvd  as geqrf, rets [a, b, w (min(m, n) singular values), status]
  * Attributes (attrs.c; no dtype: the buffers carry it): routine, n, nrhs,
  * tile, layout, flags, nranks, provider, group_key, site, return_status,
  * process_mode, and optionally local_ranks (ranks in this process).

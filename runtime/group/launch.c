@@ -1,7 +1,7 @@
 /*
  * runtime/group/launch.c - muster_launch_*: a launcher holds a group without a
  * seat, declares the pids of the ranks it starts, and reports how each one
- * ended (include/muster.h, docs/runtime.md "Launchers").  The barrier's
+ * ended (include/muster/launch.h, docs/runtime.md "Launchers").  The barrier's
  * side of it (a declared rank's liveness, the launcher's, its reports) is
  * shm/barrier_launcher.c, a layer below.
  */

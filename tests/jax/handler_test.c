@@ -3,7 +3,7 @@
  *
  * A fake XLA_FFI_Api (errors, run id, device ordinal) and hand-built call
  * frames exercise what XLA would: the metadata call (no api), attribute
- * decoding and its errors, a collective potri / potrs / syevd / getrs / gels
+ * decoding and its errors, a collective potri / potrs / syevd / getrs / gels / gesvd
  * from R threads (one "device" each), singular and rank-deficient getrs /
  * gels, an older XLA whose api lacks RunId_Get and
  * DeviceOrdinal_Get, return_status with a matrix that is not positive
@@ -203,6 +203,10 @@ static void build(frame_t *f, problem_t *p) {
     f->argp[na++] = &f->bufs[3];
     buf(f, 4, XLA_FFI_DataType_F64, p->b, p->ld, p->nrhs);
     f->retp[nr++] = &f->bufs[4];
+    if (p->routine == MUSTER_GESVD) { /* the min(m, n) singular values */
+      buf(f, 5, XLA_FFI_DataType_F64, p->wv, p->ld < p->n ? p->ld : p->n, -1);
+      f->retp[nr++] = &f->bufs[5];
+    }
   } else if (p->routine == MUSTER_SYEVD) {
     buf(f, 5, XLA_FFI_DataType_F64, p->wv, p->ld, -1);
     f->retp[nr++] = &f->bufs[5];
@@ -304,7 +308,7 @@ static void run_launch(launch_t *L, int routine, int R, int64_t m, int64_t n, co
       p->b = malloc((size_t)(m * nrhs) * sizeof(double));
       memcpy(p->b, b, (size_t)(m * nrhs) * sizeof(double));
     }
-    if (routine == MUSTER_SYEVD) p->wv = calloc((size_t)n, sizeof(double));
+    if (routine == MUSTER_SYEVD || routine == MUSTER_GESVD) p->wv = calloc((size_t)n, sizeof(double));
     p->status = -999;
   }
   for (int r = 0; r < R; r++) pthread_create(&L->th[r], NULL, rank_main, &L->p[r]);
@@ -542,6 +546,45 @@ static void test_general(int routine, int R, int64_t m, int64_t n, int64_t run_i
   free(b);
 }
 
+/* gesvd of a wide A (m < n) on R ranks: the handler binds its four
+ * results (A, B, W, status) and takes A's m < n rows; the thin form puts
+ * U (m x m) into B (docs/factorizations.md): U^T U = I, the singular values
+ * descending with sum s_i^2 = ||A||_F^2.  A B of too few columns for the
+ * factors is refused, saying how many it needs. */
+static void test_gesvd_wide(int R, int64_t m, int64_t n, int64_t run_id) {
+  double *a = malloc((size_t)(m * n) * sizeof *a), *b = calloc((size_t)(m * m), sizeof *b), fro = 0;
+  for (int64_t i = 0; i < m * n; i++) {
+    a[i] = urand();
+    fro += a[i] * a[i];
+  }
+  launch_t L;
+  run_launch(&L, MUSTER_GESVD, R, m, n, a, b, m, run_id, 17, &new_api, 0);
+  for (int r = 0; r < R; r++) {
+    CHECK(L.err[r] == NULL && L.p[r].status == 0, "gesvd rank %d: %s", r, L.err[r] ? L.err[r] : "");
+    const double *s = L.p[r].wv, *u = L.p[r].b;
+    double ss = 0, orth = 0;
+    for (int64_t i = 0; i < m; i++) {
+      ss += s[i] * s[i];
+      CHECK(i == 0 || s[i] <= s[i - 1], "gesvd rank %d: s not descending at %lld", r, (long long)i);
+    }
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < m; j++) {
+        double d = 0;
+        for (int64_t k = 0; k < m; k++) d += u[k + i * m] * u[k + j * m];
+        orth = fmax(orth, fabs(d - (i == j)));
+      }
+    CHECK(fabs(ss - fro) < 1e-12 * fro * (double)n && orth < 1e-12 * (double)n,
+          "gesvd rank %d: sum s^2 %g vs %g, U^T U - I %g", r, ss, fro, orth);
+  }
+  free_launch(&L, R);
+  run_launch(&L, MUSTER_GESVD, R, m, n, a, b, m - 1, run_id + 1, 17, &new_api, 0);
+  for (int r = 0; r < R; r++)
+    CHECK(L.err[r] && strstr(L.err[r], "columns for its factors"), "rank %d: %s", r, L.err[r] ? L.err[r] : "none");
+  free_launch(&L, R);
+  free(a);
+  free(b);
+}
+
 typedef struct conc {
   int64_t run_id;
   int ok;
@@ -668,6 +711,7 @@ int main(void) {
   test_general(MUSTER_GETRS, 3, 11, 11, 20);
   test_general(MUSTER_GELS, 2, 17, 9, 30);
   test_general(MUSTER_GELS, 4, 12, 12, 40); /* square gels; n not divisible by R */
+  test_gesvd_wide(3, 5, 8, 50);
   test_attribute_errors();
   test_status_not_pd();
   /* two launches of the same site at once from different threads */

@@ -19,9 +19,13 @@ from jax.sharding import Mesh, PartitionSpec as P
 from . import _groups, _layout, _lib, _sharding
 
 POTRS, POTRI, SYEVD, GETRS, GELS = (_lib.routine_code(r) for r in ("potrs", "potri", "syevd", "getrs", "gels"))
-TAKES_B = (POTRS, GETRS, GELS)  # the routines with right-hand sides (the handler's third operand)
+GEQRF, GESVD, POLAR = (_lib.routine_code(r) for r in ("geqrf", "gesvd", "polar"))
+SOLVES = (POTRS, GETRS, GELS)  # the routines with right-hand sides
+FACTORS = (GEQRF, GESVD, POLAR)  # B an output only: the packed factors (docs/factorizations.md)
+TAKES_B = SOLVES + FACTORS  # the handler's third operand
 NO_VECTORS = 0x1  # MUSTER_NO_VECTORS
 NO_FACTOR = 0x2   # MUSTER_NO_FACTOR: the routine may leave A unspecified (we drop it)
+FULL_MATRICES = 0x8  # MUSTER_FULL_MATRICES: geqrf's complete Q, gesvd's full U and V^H
 _LAYOUT_BLOCK, _LAYOUT_CYCLIC = 0, 1  # muster_layout_t
 _COLMAJOR = (1, 0)  # jax.ffi layouts are major-to-minor: (1, 0) is column-major
 
@@ -37,16 +41,17 @@ def local_solve(routine: int, a: jax.Array, b: jax.Array | None = None, *, axis_
     matrix, or one call with B's columns side by side when A is shared).
 
     Args:
-      routine: POTRS, POTRI, SYEVD, GETRS or GELS.
+      routine: POTRS, POTRI, SYEVD, GETRS, GELS, or one of FACTORS.
       a: this device's column block of A (ld x w; its cyclic buffer if
         cyclic_1d).
       b: all of B (ld x nrhs), the routines of TAKES_B only (gels: m x
-        nrhs, ld = m the rows of A).
+        nrhs, ld = m the rows of A; FACTORS: m x b_cols, outputs only).
       axis_name: the mesh axis (or tuple of axes) A is sharded over.
-      n: order of A (ld may be larger: padding rows); gels: A's columns.
+      n: order of A (ld may be larger: padding rows); gels, FACTORS: A's
+        columns.
       T_A: the tile (None: the runtime's choice; required with cyclic_1d).
       cyclic_1d: whether a is in the cyclic layout.
-      flags: NO_VECTORS, NO_FACTOR.
+      flags: NO_VECTORS, NO_FACTOR, FULL_MATRICES.
       provider: force a provider (None: the runtime's choice).
       return_status: report failures in the status (outputs NaN) instead of
         raising.
@@ -60,7 +65,9 @@ def local_solve(routine: int, a: jax.Array, b: jax.Array | None = None, *, axis_
       X, status), potri (its block of inv(A), None, status), syevd (its
       block of the eigenvectors, the eigenvalues, status); getrs and gels
       as potrs, A as it was (or unspecified with NO_FACTOR) and gels's X
-      in the first n of its m rows.
+      in the first n of its m rows; geqrf and polar (A's factor or A, B's
+      packed factors, status), gesvd (A's factor or A, (B, the singular
+      values), status).
 
     Raises:
       TypeError: a dtype muster does not take, or b's differs from a's.
@@ -82,6 +89,8 @@ def local_solve(routine: int, a: jax.Array, b: jax.Array | None = None, *, axis_
     res = _batchable(routine, attrs)(_groups.rank_operand(axis_name), a, *([b] if routine in TAKES_B else []))
     if routine == POTRI:
         return res[0], None, res[1]
+    if routine == GESVD:
+        return res[0], (res[1], res[2]), res[3]
     return res[0], res[1], res[2]
 
 
@@ -98,6 +107,9 @@ def _ffi(routine: int, attrs: dict, rank: jax.Array, a: jax.Array, *b: jax.Array
         outs.append(jax.ShapeDtypeStruct(b[0].shape, b[0].dtype))
         out_layouts.append(_COLMAJOR)
         aliases[2] = 1
+        if routine == GESVD:  # min(m, n) real singular values
+            outs.append(jax.ShapeDtypeStruct((min(a.shape[0], int(attrs["n"])),), jnp.finfo(a.dtype).dtype))
+            out_layouts.append(None)
     elif routine == SYEVD:
         outs.append(jax.ShapeDtypeStruct((a.shape[0],), jnp.finfo(a.dtype).dtype))  # real eigenvalues
         out_layouts.append(None)
@@ -136,7 +148,7 @@ def _batch_rule(call: Callable, routine: int, size: int, in_batched: list, rank:
     """
     if in_batched[0]:
         raise NotImplementedError("muster_jax: the rank operand cannot be batched")
-    if routine in TAKES_B and not in_batched[1]:
+    if routine in SOLVES and not in_batched[1]:
         bb = b[0]  # batched: (size, ld, nrhs)
         cols = jnp.moveaxis(bb, 0, 1).reshape(bb.shape[1], size * bb.shape[2])
         a_out, x, status = call(rank, a, cols)

@@ -10,6 +10,10 @@ gels, potri, syevd; muster_torch's top level).
     inv(A)                 inv(A); inv(A, assume="pos")          getrs on I; potri
     lstsq(A, B)            lstsq(A, B)                           gels; potrs of A A^H (wide A)
     slogdet(A)             slogdet(A); slogdet(A, assume="pos") torch's LU; potrs's log det
+    qr(A, mode=)           qr(A, mode=)                          geqrf
+    svd(A, full_matrices=) svd(A, full_matrices=)                gesvd
+    svdvals(A)             svdvals(A)                            gesvd, no vectors
+    (none)                 polar(A, side="right") -> (u, p)      polar
 
 A and B are whole tensors, as torch.linalg takes them, with any leading
 batch dimensions (broadcast as torch.linalg does; one muster call per
@@ -223,4 +227,7 @@ def slogdet(A, *, assume="gen", devices=None, tile=None, provider=None, timeout=
     return torch.return_types.linalg_slogdet((sign, logabsdet))
 
 
-__all__ = ["solve", "eigh", "eigvalsh", "inv", "lstsq", "slogdet"]
+# QR, SVD and polar (geqrf, gesvd, polar): any m x n A, _factorizations.py
+from ._factorizations import polar, qr, svd, svdvals  # noqa: E402
+
+__all__ = ["solve", "eigh", "eigvalsh", "inv", "lstsq", "slogdet", "qr", "svd", "svdvals", "polar"]

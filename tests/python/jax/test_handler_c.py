@@ -24,7 +24,7 @@ def lapack_only(build, tmp_path):
     test's stand-in (and the test's solves are on the CPU anyway)."""
     src = os.path.join(build, "lib", "muster", "providers", "lapack.so")
     os.symlink(src, tmp_path / "lapack.so")
-    for routine in ("potrs", "potri", "syevd", "getrs", "gels"):
+    for routine in ("potrs", "potri", "syevd", "getrs", "gels", "geqrf", "gesvd", "polar"):
         (tmp_path / routine).mkdir()
         os.symlink("../lapack.so", tmp_path / routine / "lapack.so")
     return str(tmp_path)

@@ -7,8 +7,8 @@ are returned first (a_work, then b_work for least_squares) so that an outer
 jit can donate A into an A-sized output.  muster overwrites nothing of the
 caller's, so a_work is A as given (b_work: x in its first N rows, zeros
 below); what follows is what v1's potrs / syevd / lu_solve / least_squares
-return, status always included.  (jaxmg 1.4.1 has gesvd_, polar_ and
-qr_shardmap_ctx too: muster has no such routines.)
+return, status always included.  gesvd_, polar_ and qr_shardmap_ctx
+are with their functions in _v1_factors.
 """
 import jax
 import jax.numpy as jnp

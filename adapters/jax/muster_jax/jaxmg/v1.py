@@ -18,7 +18,8 @@ from .. import _cholesky, _eigh, _general, _lib, _sharding
 from ._common import tile
 
 __all__ = ["__version__", "potrs", "potri", "syevd", "lu_solve", "least_squares", "potrs_shardmap_ctx",
-           "syevd_shardmap_ctx", "lu_solve_shardmap_ctx", "least_squares_shardmap_ctx"]
+           "syevd_shardmap_ctx", "lu_solve_shardmap_ctx", "least_squares_shardmap_ctx", "qr", "gesvd", "polar",
+           "qr_shardmap_ctx", "gesvd_shardmap_ctx", "polar_shardmap_ctx"]
 
 # jaxmg's is its distribution's version; this module's is muster_jax's.
 __version__ = _lib.version()
@@ -151,3 +152,6 @@ def least_squares(a: jax.Array, b: jax.Array, T_A: int | None = None, mesh: Mesh
 # jaxmg 1.4.1's forms for a caller-owned jax.jit (they call the functions above)
 from ._v1_ctx import (least_squares_shardmap_ctx, lu_solve_shardmap_ctx,  # noqa: E402
                       potrs_shardmap_ctx, syevd_shardmap_ctx)
+# jaxmg 1.4.1's factorizations (geqrf, gesvd, polar), with their ctx forms
+from ._v1_factors import (gesvd, gesvd_shardmap_ctx, polar, polar_shardmap_ctx, qr,  # noqa: E402
+                          qr_shardmap_ctx)

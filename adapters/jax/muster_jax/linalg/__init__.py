@@ -9,10 +9,14 @@ and result types on muster's distributed solvers.
 | eigh(a, UPLO=None, symmetrize_input=True) -> EighResult | syevd | jnp.linalg.eigh |
 | eigvalsh(a, UPLO="L") | syevd without vectors | jnp.linalg.eigvalsh |
 | inv(a, *, assume_a="gen") | getrs of I; potri for "pos" | jnp.linalg.inv |
-| lstsq(a, b, rcond=None) -> (x, resid, rank, s) | gels; s from syevd of A^H A | jnp.linalg.lstsq |
+| lstsq(a, b, rcond=None) -> (x, resid, rank, s) | gels; s from gesvd | jnp.linalg.lstsq |
 | slogdet(a, *, assume_a="gen") -> SlogdetResult | potrs's log det ("pos"), syevd ("her") | jnp.linalg.slogdet |
+| qr(a, mode="reduced") -> QRResult (R for mode="r") | geqrf | jnp.linalg.qr |
+| svd(a, full_matrices=True, compute_uv=True) -> SVDResult | gesvd | jnp.linalg.svd |
+| svdvals(x) | gesvd without vectors | jnp.linalg.svdvals |
+| polar(a, side="right") -> (u, p) | polar | jax.scipy.linalg.polar |
 
-Every function takes a 2-D array (jax, numpy, or array-like), sharded
+Every function takes a 2-D array (qr, svd, polar: any M x N) (jax, numpy, or array-like), sharded
 over one dimension of a mesh or not at all; it solves on a's mesh, else
 the mesh of `with jax.set_mesh(...)`, else every device of the default
 backend (mesh= overrides).  Extra keyword arguments: mesh, T_A, provider.
@@ -23,10 +27,11 @@ Derivatives come from the LAPACK-named functions' rules.  docs/jax.md,
 """
 from ._cho import CholeskyFactor, cho_factor, cho_solve
 from ._eigh import eigh, eigvalsh
+from ._factorizations import polar, qr, svd, svdvals
 from ._lstsq import lstsq
-from ._results import EighResult, SlogdetResult
+from ._results import EighResult, QRResult, SlogdetResult, SVDResult
 from ._slogdet import slogdet
 from ._solve import inv, solve
 
 __all__ = ["solve", "cho_factor", "cho_solve", "CholeskyFactor", "eigh", "eigvalsh", "inv", "lstsq",
-           "slogdet", "EighResult", "SlogdetResult"]
+           "slogdet", "qr", "svd", "svdvals", "polar", "EighResult", "SlogdetResult", "QRResult", "SVDResult"]

@@ -1,9 +1,10 @@
-"""lstsq: jnp.linalg.lstsq's (x, resid, rank, s) on muster's gels."""
+"""lstsq: jnp.linalg.lstsq's (x, resid, rank, s) on muster's gels (x) and
+gesvd (s)."""
 import jax
 import jax.numpy as jnp
 from jax.sharding import Mesh, PartitionSpec as P
 
-from .. import _algebra, _args, _eigh, _general, _layout, _program, _sharding
+from .. import _algebra, _args, _factor_rules, _factors, _general, _program, _sharding
 from . import _place
 
 
@@ -24,13 +25,11 @@ def lstsq(a, b, rcond: float | None = None, *, numpy_resid: bool = False, mesh: 
       x: (N,) or (N, K), replicated (gels).
       resid: ||b - A x||^2 per column, (K,) ((1,) for a 1-D b, as jnp).
       rank: N (an int array): an A of lower rank raises instead.
-      s: A's singular values, descending, as sqrt of the eigenvalues of
-        A^H A (muster's syevd of the Gram matrix; no SVD in muster): their
-        relative error grows as eps (s_max / s_i)^2, where jnp's SVD gives
-        eps s_max / s_i.  Under jax.jit, leaving s unused drops its syevd.
+      s: A's singular values, descending, from muster's gesvd (values
+        only), as jnp's.  Under jax.jit, leaving s unused drops that call.
 
     Differences from jnp: M < N and rank-deficient A are refused; no batch
-    dimensions.  Derivatives: x by least_squares's rule, s by syevd's.
+    dimensions.  Derivatives: x by least_squares's rule, s by the SVD's.
     """
     what = "muster_jax.linalg.lstsq"
     if rcond is not None:
@@ -59,11 +58,7 @@ def _body(a, b, *, mesh, spec, dtype, vec, numpy_resid, T_A, provider):
     else:
         r = _sharding.constrain(b2, mesh, rep) - _algebra.mm(a, x, mesh, rep)
         resid = jnp.sum(jnp.abs(r) ** 2, axis=0)
-    axis = _place.sharded_axis(spec)
-    R = _sharding.axis_size(mesh, axis)
-    gspec = P(None, axis) if _layout.block_padded_order(n, R) == n else rep
-    gram = _algebra.mm(_algebra.adjoint(a), a, mesh, gspec)
-    w = _eigh.syevd(gram, None, mesh, P(None, axis), return_eigenvectors=False, provider=provider)
-    s = jnp.sqrt(jnp.maximum(w, 0))[::-1]
+    cfg = _factors.config(a, mesh, spec, None, provider, "muster_jax.linalg.lstsq")
+    s = _factor_rules.svd(cfg, False, False, a)[0]
     rank = jnp.asarray(n, dtype=int)
     return (x[:, 0] if vec else x), resid, rank, s

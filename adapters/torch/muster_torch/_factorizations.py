@@ -1,0 +1,202 @@
+"""qr, svd, svdvals and polar: torch.linalg's names, signatures and result
+types on muster's geqrf, gesvd and polar (docs/factorizations.md), with
+autograd.
+
+Backward: each rule's JVP (the formulas of JAX's qr and svd rules, which
+torch's linalg_qr_backward / svd_backward are the adjoints of) is linear in
+dA for fixed factors, so its adjoint applied to the output gradients is
+torch.autograd.grad of that linear map: torch's own adjoint of the same
+formulas, with no second factorization.  polar's goes through the SVD's.
+Like torch, the full (complete) forms of a non-square A and mode="r" have
+no backward.
+"""
+import torch
+
+from ._factor_run import FULL_MATRICES, NO_VECTORS, factor
+
+
+def _h(x):
+    return x.mH
+
+
+def _qr_jvp(q, r, a, da):
+    """dQ, dR of A = Q R for A's tangent da (JAX's rule; m < n: the square
+    rule on the first m columns)."""
+    m, n = a.shape
+    k = min(m, n)
+    da1 = da[:, :k]
+    da_rinv = torch.linalg.solve_triangular(r[:, :k], da1, upper=True, left=False)
+    c = _h(q) @ da_rinv
+    low = torch.tril(c, -1)
+    do = low - _h(low)
+    if c.is_complex():
+        do = do + torch.diag_embed(1j * c.diagonal().imag).to(c.dtype)
+    dq = q @ (do - c) + da_rinv
+    dr = (c - do) @ r[:, :k]
+    if n > m:
+        dr = torch.cat([dr, _h(dq) @ a[:, m:] + _h(q) @ da[:, m:]], dim=1)
+    return dq, dr
+
+
+def _svd_jvp(u, s, vh, da):
+    """dU, dS, dVh of the thin SVD (JAX's rule)."""
+    m, n = u.shape[0], vh.shape[1]
+    dt = u.dtype
+    v = _h(vh)
+    dS = _h(u) @ da @ v
+    ds = dS.diagonal().real
+    srow = s[None, :]
+    eye = torch.eye(s.shape[0], dtype=s.dtype, device=s.device)
+    f = (1 / ((srow + srow.mT) * (srow - srow.mT) + eye) - eye).to(dt)
+    dss, sds = srow.to(dt) * dS, srow.mT.to(dt) * dS
+    s_inv = torch.where(s == 0, torch.zeros_like(s), 1 / torch.where(s == 0, torch.ones_like(s), s))
+    du = u @ (f * (dss + _h(dss)) + 0.5 * (dS - _h(dS)) * torch.diag(s_inv).to(dt))
+    dv = v @ (f * (sds + _h(sds)))
+    if m > n:
+        dav = da @ v
+        du = du + (dav - u @ (_h(u) @ dav)) / srow.to(dt)
+    if n > m:
+        dahu = _h(da) @ u
+        dv = dv + (dahu - v @ (vh @ dahu)) / srow.to(dt)
+    return du, ds, _h(dv)
+
+
+def _adjoint(jvp, a, grads):
+    """The adjoint of the linear map da -> jvp(da) applied to grads."""
+    with torch.enable_grad():
+        da = torch.zeros_like(a, requires_grad=True)
+        outs = jvp(da)
+        pairs = [(o, g) for o, g in zip(outs, grads) if g is not None]
+        if not pairs:
+            return torch.zeros_like(a)
+        return torch.autograd.grad([o for o, _ in pairs], da, [g for _, g in pairs], allow_unused=True)[0]
+
+
+class _QR(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, full, opts):
+        got = factor("geqrf", FULL_MATRICES if full else 0, a, **opts)
+        ctx.full = full
+        ctx.save_for_backward(a, got["Q"], got["R"])
+        return got["Q"], got["R"]
+
+    @staticmethod
+    def backward(ctx, gq, gr):
+        a, q, r = ctx.saved_tensors
+        m, n = a.shape
+        if ctx.full and m > n:
+            raise NotImplementedError("muster_torch.linalg.qr: no backward for mode='complete' of a tall A "
+                                      "(torch has none either); use mode='reduced'")
+        return _adjoint(lambda da: _qr_jvp(q, r, a, da), a, (gq, gr)), None, None
+
+
+class _SVD(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, flags, opts):
+        got = factor("gesvd", flags, a, **opts)
+        ctx.flags, ctx.opts = flags, opts
+        ctx.save_for_backward(a)
+        if flags & NO_VECTORS:
+            return (got["S"],)
+        return got["U"], got["S"], got["VH"]
+
+    @staticmethod
+    def backward(ctx, *grads):
+        a, = ctx.saved_tensors
+        m, n = a.shape
+        if ctx.flags & FULL_MATRICES and m != n:
+            raise NotImplementedError("muster_torch.linalg.svd: no backward for full_matrices=True of a "
+                                      "non-square A (as torch); pass full_matrices=False")
+        u, s, vh = _SVD.apply(a.detach(), 0, ctx.opts)
+        if ctx.flags & NO_VECTORS:
+            return _adjoint(lambda da: (_svd_jvp(u, s, vh, da)[1],), a, grads), None, None
+        return _adjoint(lambda da: _svd_jvp(u, s, vh, da), a, grads), None, None
+
+
+def _opts(devices, tile, provider, timeout):
+    return {"devices": devices, "tile": tile, "provider": provider, "timeout": timeout}
+
+
+def _each(fn, A):
+    """fn over A's leading batch dimensions (one muster call per matrix)."""
+    if A.dim() == 2:
+        return fn(A)
+    outs = [fn(x) for x in A.reshape((-1,) + A.shape[-2:])]
+    return tuple(torch.stack(o).reshape(A.shape[:-2] + o[0].shape) for o in zip(*outs))
+
+
+def _check(what, A):
+    if not isinstance(A, torch.Tensor) or A.dim() < 2:
+        raise ValueError(f"muster_torch.linalg.{what}: A must be a tensor of shape (*, m, n), got "
+                         f"{getattr(A, 'shape', type(A).__name__)}")
+    if A.dtype not in (torch.float32, torch.float64, torch.complex64, torch.complex128):
+        raise TypeError(f"muster_torch.linalg.{what}: dtype {A.dtype} not supported (float32, float64, "
+                        "complex64, complex128)")
+    if A.numel() == 0:
+        raise ValueError(f"muster_torch.linalg.{what}: A is empty, shape {tuple(A.shape)}")
+
+
+def qr(A, mode="reduced", *, devices=None, tile=None, provider=None, timeout=None):
+    """torch.linalg.qr (geqrf): (Q, R) as torch.return_types.linalg_qr.
+    mode "reduced" (Q m x k, R k x n), "complete" (Q m x m, R m x n) or
+    "r" (Q empty, as torch)."""
+    _check("qr", A)
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"muster_torch.linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    opts = _opts(devices, tile, provider, timeout)
+    q, r = _each(lambda a: _QR.apply(a, mode == "complete", opts), A)
+    if mode == "r":
+        q = torch.empty(0, dtype=A.dtype, device=A.device)
+    return torch.return_types.linalg_qr((q, r))
+
+
+def svd(A, full_matrices=True, *, driver=None, devices=None, tile=None, provider=None, timeout=None):
+    """torch.linalg.svd (gesvd): (U, S, Vh) as torch.return_types.linalg_svd;
+    driver must be None or "gesvd" (muster's is gesvd's QR iteration)."""
+    _check("svd", A)
+    _driver("svd", driver)
+    flags = FULL_MATRICES if full_matrices else 0
+    opts = _opts(devices, tile, provider, timeout)
+    return torch.return_types.linalg_svd(_each(lambda a: _SVD.apply(a, flags, opts), A))
+
+
+def svdvals(A, *, driver=None, devices=None, tile=None, provider=None, timeout=None):
+    """torch.linalg.svdvals (gesvd without vectors): S, descending."""
+    _check("svdvals", A)
+    _driver("svdvals", driver)
+    opts = _opts(devices, tile, provider, timeout)
+    return _each(lambda a: _SVD.apply(a, NO_VECTORS, opts), A)[0]
+
+
+def polar(A, side="right", *, devices=None, tile=None, provider=None, timeout=None):
+    """The polar decomposition (torch has none; scipy.linalg.polar's
+    signature and (u, p) result): side "right", A = u p (p n x n), or
+    "left", A = p u (p m x m); u has orthonormal columns (rows when m < n),
+    p is Hermitian positive semidefinite.  From muster's polar; backward
+    through the thin SVD's rule (distinct singular values)."""
+    _check("polar", A)
+    if side not in ("right", "left"):
+        raise ValueError(f"muster_torch.linalg.polar: side must be 'right' or 'left', got {side!r}")
+    opts = _opts(devices, tile, provider, timeout)
+
+    def one(a):
+        if side == "left":
+            u, p = one_right(a.mH)
+            return u.mH, p
+        return one_right(a)
+
+    def one_right(a):
+        if not torch.is_grad_enabled() or not a.requires_grad:
+            got = factor("polar", 0, a.detach(), **opts)
+            return got["UP"], got["H"]
+        u, s, vh = _SVD.apply(a, 0, opts)  # differentiable: through the SVD
+        h = vh.mH @ (s[:, None].to(vh.dtype) * vh)
+        return u @ vh, (h + h.mH) / 2
+
+    return _each(one, A)
+
+
+def _driver(what, driver):
+    if driver not in (None, "gesvd"):
+        raise ValueError(f"muster_torch.linalg.{what}: driver={driver!r}: muster's SVD is gesvd; pass None")
+
