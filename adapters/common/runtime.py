@@ -172,6 +172,7 @@ FUNCS = (
     ("muster_shard_free", None, [_vp]),
     ("muster_timeout", _i32, [ctypes.c_double, _P(ctypes.c_double)]),
     ("muster_segment_name_match", _i32, [_str, ctypes.c_uint, _str]),
+    ("muster_routine_outputs_flat", _i32, [_i32, ctypes.c_uint, _i64, _i64, _P64]),
 )
 
 
@@ -269,6 +270,23 @@ def job_segments(lib, job: str, folder: str = SEGMENT_DIR) -> list[str]:
     want = lib.muster_segment_name_match
     return sorted(os.path.join(folder, f) for f in os.listdir(folder)
                   if want(os.fsencode(f), SEGMENT_MINE, job.encode()))
+
+
+FACTOR_NAMES = (None, "Q", "R", "U", "VH", "UP", "H")  # muster_factor_t (muster/layout.h)
+
+
+def routine_outputs(lib, routine: int, flags: int, m: int, n: int) -> dict:
+    """Where geqrf, gesvd or polar leave their factors: the runtime's one
+    rule, muster_routine_outputs (muster/layout.h, docs/factorizations.md).
+
+    Returns {"a_holds": the factor A's array holds (FACTOR_NAMES' name, or
+    None), "parts": [(name, rows, cols, offset) of each factor packed into
+    B], "b_cols": the least nrhs, "w_count": reals written into W}.
+    ValueError for a routine, flag or shape the rule refuses."""
+    out = (_i64 * 12)()
+    check(lib, lib.muster_routine_outputs_flat(int(routine), int(flags), int(m), int(n), out))
+    parts = [(FACTOR_NAMES[out[2 + 4 * i]],) + tuple(out[3 + 4 * i:6 + 4 * i]) for i in range(out[1])]
+    return {"a_holds": FACTOR_NAMES[out[0]], "parts": parts, "b_cols": out[10], "w_count": out[11]}
 
 
 def block_cols(lib, n: int, nranks: int, rank: int) -> tuple[int, int]:

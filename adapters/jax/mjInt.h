@@ -13,7 +13,6 @@
  *   group_name.c  the group a launch meets in, and the pool of reused names
  *   solve.c       the shard, join + muster_solve + leave, the stats
  *   cudrv.c       the CUDA driver calls the cuda platform needs (cudrv.h)
- *   outputs.c     muster_routine_outputs for the Python side (geqrf, gesvd, polar)
  * Every function here returns 0 or a negative MUSTER_E* code and leaves
  * its message in c->err (mj_set_err), unless its comment says otherwise.
  */

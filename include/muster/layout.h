@@ -377,6 +377,13 @@ static inline int muster_routine_outputs(int routine, unsigned flags, int64_t m,
   return 0;
 }
 
+/* muster_routine_outputs for callers that cannot use an inline function
+ * (ctypes): out[MUSTER_OUTPUTS_FLAT] gets a_holds, nparts, then part 0's and
+ * part 1's what, rows, cols, offset, then b_cols, w_count.  Its return. */
+#define MUSTER_OUTPUTS_FLAT 12
+MUSTER_EXTERN int muster_routine_outputs_flat(int routine, unsigned flags, int64_t m, int64_t n,
+                                              int64_t *out);
+
 /* ---- copying ----------------------------------------------------------------- */
 
 /* Copy `cols` columns of `rows` elements of `esz` bytes between column-major

@@ -169,3 +169,22 @@ int muster_layout_cyclic_to_block(muster_dtype_t t, int64_t n, int64_t lda, int6
                       col_ptr(cyc[run.cyc_rank], run.cyc_col, lda, esz), lda, n, run.ncols, esz);
   return 0;
 }
+
+int muster_routine_outputs_flat(int routine, unsigned flags, int64_t m, int64_t n, int64_t *out) {
+  muster_outputs_t o;
+  int rc = muster_routine_outputs(routine, flags, m, n, &o);
+  if (rc < 0) return muster__err(rc, "muster_routine_outputs: routine %d, flags %#x, m %" PRId64 ", n %" PRId64
+                                 ": not a factorization it places", routine, flags, m, n);
+  if (!out) return muster__err(MUSTER_EINVAL, "muster_routine_outputs_flat: out is NULL");
+  out[0] = o.a_holds;
+  out[1] = o.nparts;
+  for (int i = 0; i < 2; i++) {
+    out[2 + 4 * i] = o.part[i].what;
+    out[3 + 4 * i] = o.part[i].rows;
+    out[4 + 4 * i] = o.part[i].cols;
+    out[5 + 4 * i] = o.part[i].offset;
+  }
+  out[10] = o.b_cols;
+  out[11] = o.w_count;
+  return 0;
+}

@@ -162,7 +162,8 @@ static int cancel_ignored(void *arg) {
 /* Run the call on its own thread (engine.h) under the watchdog w (started
  * here): 0 when it returned (its rc, seconds, info, tile and err copied
  * out), 1 when it was cancelled and is left running (w and the thread
- * with it), or a code when nothing ran. */
+ * with it), 2 the same but still inside an exchange of its bootstrap, or
+ * a code when nothing ran. */
 static int run_threaded(muster__provider_t *p, const muster_collective_call_t *call, watchdog_t *w,
                         int *rc, double *seconds, int64_t *info, int64_t *tile, char *err, size_t errlen) {
   muster__engine_t *e;
@@ -179,9 +180,10 @@ static int run_threaded(muster__provider_t *p, const muster_collective_call_t *c
     muster__engine_free(e);
     return r;
   }
-  if (!muster__engine_wait(e, cancel_ignored, w)) {
+  int waited = muster__engine_wait(e, cancel_ignored, w);
+  if (waited <= 0) {
     pthread_detach(tid); /* it may be inside cancel still: w stays its */
-    return 1;
+    return waited == 0 ? 1 : 2;
   }
   watch_stop(w, tid);
   *rc = e->rc;
@@ -243,13 +245,14 @@ int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out, 
       free(w);
       return *engine_rc = r;
     }
-    if (r == 1) { /* w, the call's record and its thread are left (engine.h) */
+    if (r >= 1) { /* w, the call's record and its thread are left (engine.h) */
       out->seconds = 0;
       *engine_rc = MUSTER__ENGINE_LEFT;
       return muster__err(w->code, "rank %d: provider %s was cancelled: %s; it has not returned within "
                          "%.0f s of the cancel, so its call is left running on a thread of this process "
-                         "(with the memory and GPU work it holds): end this process (exit() ends it at "
-                         "once)", in->rank, p->name, w->why, MUSTER__ENGINE_GRACE_S);
+                         "(with the memory and GPU work it holds%s): end this process (exit() ends it at "
+                         "once)", in->rank, p->name, w->why, MUSTER__ENGINE_GRACE_S,
+                         r == 2 ? ", and inside an exchange with its peers: do not leave the group" : "");
     }
   } else {
     if (watching && (rc = watch_start(w, &tid)) < 0) {

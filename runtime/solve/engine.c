@@ -36,6 +36,18 @@ static void *engine_main(void *arg) {
   return NULL;
 }
 
+/* call.boot's allgather while the engine has it (engine.h) */
+static int guarded_allgather(void *ctx, const void *mine, void *all, size_t len, char *err, size_t errlen) {
+  muster__engine_t *e = ctx;
+  pthread_mutex_lock(&e->boot_mu);
+  int rc = e->revoked ? MUSTER_EPEERDEAD : e->inner.allgather(e->inner.ctx, mine, all, len, err, errlen);
+  if (e->revoked)
+    snprintf(err, errlen, "rank %d left this call after its cancel: no more exchanges with its peers",
+             e->inner.rank);
+  pthread_mutex_unlock(&e->boot_mu);
+  return rc;
+}
+
 int muster__engine_new(muster__provider_t *p, const muster_collective_call_t *call, muster__engine_t **out) {
   *out = NULL;
   muster__engine_t *e = calloc(1, sizeof *e);
@@ -49,6 +61,14 @@ int muster__engine_new(muster__provider_t *p, const muster_collective_call_t *ca
   e->call.tile_used = &e->tile;
   e->call.err = e->err;
   e->call.errlen = sizeof e->err;
+  if (call->boot) {
+    e->inner = *call->boot;
+    e->boot = e->inner;
+    e->boot.ctx = e;
+    e->boot.allgather = guarded_allgather;
+    e->call.boot = &e->boot;
+  }
+  pthread_mutex_init(&e->boot_mu, NULL);
   muster__cond_init_mono(&e->cv);
   pthread_mutex_init(&e->mu, NULL);
   *out = e;
@@ -64,6 +84,23 @@ int muster__engine_run(muster__engine_t *e) {
   return 0;
 }
 
+/* The rank leaves e: revoke its bootstrap (engine.h). 0, or -1 when the
+ * engine stayed inside an allgather. */
+static int take_boot_back(muster__engine_t *e) {
+  struct timespec until;
+  muster__mono_deadline(&until, MUSTER__ENGINE_GRACE_S);
+  for (;;) { /* pthread_mutex_timedlock reads CLOCK_REALTIME: poll instead */
+    if (pthread_mutex_trylock(&e->boot_mu) == 0) break;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec > until.tv_sec || (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec)) return -1;
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  e->revoked = 1;
+  pthread_mutex_unlock(&e->boot_mu);
+  return 0;
+}
+
 int muster__engine_wait(muster__engine_t *e, int (*give_up)(void *), void *arg) {
   pthread_mutex_lock(&e->mu);
   while (!e->done) {
@@ -75,7 +112,7 @@ int muster__engine_wait(muster__engine_t *e, int (*give_up)(void *), void *arg) 
     pthread_mutex_lock(&e->mu);
     if (leave && !e->done && e->started) {
       pthread_mutex_unlock(&e->mu);
-      return 0;
+      return take_boot_back(e);
     }
   }
   pthread_mutex_unlock(&e->mu);
@@ -85,6 +122,7 @@ int muster__engine_wait(muster__engine_t *e, int (*give_up)(void *), void *arg) 
 void muster__engine_free(muster__engine_t *e) {
   if (!e) return;
   muster__provider_release(e->p);
+  pthread_mutex_destroy(&e->boot_mu);
   pthread_cond_destroy(&e->cv);
   pthread_mutex_destroy(&e->mu);
   free(e);

@@ -48,10 +48,17 @@ typedef struct muster__engine {
   muster_shard_t mine;
   int64_t info, tile;
   char err[512];
+  /* The bootstrap the engine sees (call.boot): the caller's, through
+   * boot_mu, until its rank leaves the call (revoked): the caller's boot
+   * and group are then its own again, and a later allgather of the engine
+   * fails without touching them. */
+  pthread_mutex_t boot_mu;
+  int revoked;                    /* under boot_mu */
+  muster_bootstrap_t boot, inner;
 } muster__engine_t;
 
 /* A record for p's collective_solve on a copy of call (call.mine, info,
- * tile_used and err are pointed into the record): 0 with *out, or
+ * tile_used, err and boot are pointed into the record): 0 with *out, or
  * MUSTER_ENOMEM.  Nothing runs yet: e->call is the call to cancel. */
 MUSTER_HIDDEN int muster__engine_new(muster__provider_t *p, const muster_collective_call_t *call,
                                      muster__engine_t **out);
@@ -62,8 +69,12 @@ MUSTER_HIDDEN int muster__engine_run(muster__engine_t *e);
 
 /* Wait for e's call to return: 1, e done (free it with
  * muster__engine_free).  Every MUSTER__WATCH_TICK_MS asks give_up(arg);
- * when it says 1, returns 0 at once: e is then left, never freed (a
- * cancel still running may name e->call). */
+ * when it says 1, takes the bootstrap back from the engine (waiting up to
+ * MUSTER__ENGINE_GRACE_S for an allgather of the engine's to end: the group
+ * is poisoned by then, so it ends) and returns 0, or -1 when the engine
+ * stayed inside an allgather all that time (the caller's bootstrap and
+ * group are then still the engine's: never free them).  e is then left,
+ * never freed (a cancel still running may name e->call). */
 MUSTER_HIDDEN int muster__engine_wait(muster__engine_t *e, int (*give_up)(void *), void *arg);
 
 /* Free a record that is done or never ran. */

@@ -205,6 +205,14 @@ TEST_IMPL(layout_factor_outputs) {
   ASSERT_OK(muster_routine_shape(MUSTER_GEQRF, 50, 20, 20, &sh));
   ASSERT(sh.a_rows == 20 && sh.b_rows == 20 && sh.nrhs == 20);
   ASSERT_EQ(muster_routine_shape(MUSTER_GEQRF, 50, 20, 0, &sh), MUSTER_EINVAL);
+  /* the export for ctypes (the adapters' one way to the rule): the same */
+  int64_t flat[MUSTER_OUTPUTS_FLAT];
+  ASSERT_OK(muster_routine_outputs(MUSTER_GESVD, MUSTER_FULL_MATRICES, 20, 50, &o));
+  ASSERT_OK(muster_routine_outputs_flat(MUSTER_GESVD, MUSTER_FULL_MATRICES, 20, 50, flat));
+  ASSERT(flat[0] == o.a_holds && flat[1] == 2 && flat[2] == MUSTER_FACTOR_U && flat[6] == MUSTER_FACTOR_VH);
+  ASSERT(flat[9] == o.part[1].offset && flat[10] == o.b_cols && flat[11] == o.w_count);
+  ASSERT_EQ(muster_routine_outputs_flat(MUSTER_POLAR, MUSTER_NO_VECTORS, 20, 50, flat), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(muster_last_error(), "muster_routine_outputs: routine 8");
   return 0;
 }
 

@@ -17,9 +17,8 @@ from . import _call, _lib, _sharding
 from ._call import FULL_MATRICES, GESVD, NO_VECTORS, Config
 
 _REP = P(None, None)
-# the names of muster_factor_t's values 1..6 (muster/layout.h), the keys of factor()'s result
+# the factors' names (muster_factor_t's, _runtime.FACTOR_NAMES), the keys of factor()'s result
 Q, R, U, VH, UP, H = "Q", "R", "U", "VH", "UP", "H"
-_NAMES = (None, Q, R, U, VH, UP, H)
 
 
 def config(a: jax.Array, mesh: Mesh, spec: P, T_A: int | None, provider: str | None, what: str,
@@ -60,7 +59,7 @@ def factor(cfg: Config, routine: int, flags: int, a: jax.Array) -> dict:
 def _unpack(b: jax.Array, parts: list) -> dict:
     """The factors packed column-major into B, one after another."""
     flat = b.T.reshape(-1)  # B's elements in column-major order
-    return {_NAMES[what]: flat[off:off + rows * cols].reshape(cols, rows).T for what, rows, cols, off in parts}
+    return {what: flat[off:off + rows * cols].reshape(cols, rows).T for what, rows, cols, off in parts}
 
 
 def _impl(a, *, routine, flags, T_A, mesh, pl, return_status, cyclic_1d, provider, site):
@@ -81,7 +80,7 @@ def _impl(a, *, routine, flags, T_A, mesh, pl, return_status, cyclic_1d, provide
     got = _unpack(res[1], rule["parts"])
     if rule["a_holds"]:
         # replicated, as the others: the derivative rules' tangents are
-        got[_NAMES[rule["a_holds"]]] = _sharding.constrain(res[0], mesh, _REP)[:, :pl.N]
+        got[rule["a_holds"]] = _sharding.constrain(res[0], mesh, _REP)[:, :pl.N]
     if routine == GESVD:
         got["s"] = res[2][:rule["w_count"]]
     got["status"] = res[-1][0]

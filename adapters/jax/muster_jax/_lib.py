@@ -149,26 +149,11 @@ def last_solve() -> dict:
 
 
 def routine_outputs(routine: int, flags: int, m: int, n: int) -> dict:
-    """Where geqrf, gesvd or polar leave their factors: the runtime's
-    muster_routine_outputs (muster/layout.h, docs/factorizations.md).
-
-    Args:
-      routine: GEQRF, GESVD or POLAR (routine_code).
-      flags: MUSTER_FULL_MATRICES, MUSTER_NO_VECTORS (as the routine takes).
-      m, n: A's rows and columns.
-
-    Returns:
-      {"a_holds": factor code or 0, "parts": [(what, rows, cols, offset) of
-      each factor packed into B], "b_cols": the least nrhs, "w_count"}.
+    """Where geqrf, gesvd or polar leave their factors: the runtime's one
+    rule (_runtime.routine_outputs: muster_routine_outputs, muster/layout.h,
+    docs/factorizations.md); factors by name ("Q", "R", "U", "VH", "UP", "H").
 
     Raises:
       ValueError: a routine, flag or shape the rule refuses.
     """
-    out = (ctypes.c_int64 * 12)()
-    fn = load()["handler"].muster_jax_routine_outputs
-    fn.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64)]
-    if fn(int(routine), int(flags), int(m), int(n), out) < 0:
-        raise ValueError(f"muster_jax: routine {routine} with flags {flags:#x} takes no {m} x {n} A "
-                         "(muster_routine_outputs)")
-    parts = [tuple(out[2 + 4 * i:6 + 4 * i]) for i in range(out[1])]
-    return {"a_holds": out[0], "parts": parts, "b_cols": out[10], "w_count": out[11]}
+    return _runtime.routine_outputs(load()["muster"], routine, flags, m, n)

@@ -2,12 +2,9 @@
 process (muster_solve_all over its column blocks), and the factors read
 back out of A, B and W (docs/factorizations.md).
 
-The placement of the factors is muster_routine_outputs's rule
-(include/muster/layout.h).  libmuster does not export it (it is a header
-inline) and muster_torch loads no library of its own, so `outputs` below
-restates it; tests/python/torch/test_torch_factorizations.py checks it
-against the C function (exported for muster_jax by libmuster_jax.so) for
-every routine, flag and shape class.
+The placement of the factors is the runtime's one rule,
+muster_routine_outputs (include/muster/layout.h), read through libmuster's
+muster_routine_outputs_flat (_runtime.routine_outputs).
 """
 import ctypes
 
@@ -21,28 +18,11 @@ NO_VECTORS = _runtime.NO_VECTORS
 
 
 def outputs(routine: str, flags: int, m: int, n: int) -> dict:
-    """muster_routine_outputs(routine, flags, m, n), as a dict: "a" (the
-    factor A holds, or None), "parts" [(name, rows, cols, offset in B)],
-    "b_cols", "w_count"."""
-    full, k = bool(flags & FULL_MATRICES), min(m, n)
-    a, parts, w = None, [], 0
-    if routine == "geqrf":
-        a, parts = ("Q", [("R", n, n)]) if not full and m >= n else ("R", [("Q", m, m)])
-    elif routine == "polar":
-        a, parts = "UP", [("H", n, n)]
-    else:  # gesvd
-        w = k
-        if flags & NO_VECTORS:
-            pass
-        elif full:
-            parts = [("U", m, m), ("VH", n, n)]
-        else:
-            a, parts = ("U", [("VH", n, n)]) if m >= n else ("VH", [("U", m, m)])
-    placed, off = [], 0
-    for name, rows, cols in parts:
-        placed.append((name, rows, cols, off))
-        off += rows * cols
-    return {"a": a, "parts": placed, "b_cols": -(-off // m), "w_count": w}
+    """muster_routine_outputs(routine, flags, m, n) as _runtime.routine_outputs
+    gives it: "a_holds" (the factor A's array holds, or None), "parts"
+    [(name, rows, cols, offset in B)], "b_cols", "w_count"."""
+    lib = _lib.runtime()
+    return _runtime.routine_outputs(lib, _runtime.enum_value(lib, "routine", routine), flags, m, n)
 
 
 def factor(routine: str, flags: int, A: torch.Tensor, devices=None, tile=None, provider=None,
@@ -87,8 +67,8 @@ def _read(rule, ranks, device, m, n):
     flat = ranks[0]["b"].reshape(-1)  # B, column-major: its elements in order
     got = {name: flat[off:off + rows * cols].reshape(cols, rows).mT.to(device).clone()
            for name, rows, cols, off in rule["parts"]}
-    if rule["a"]:
-        got[rule["a"]] = torch.cat([r["a"].mT.to(device) for r in ranks], dim=1)[:, :n].clone()
+    if rule["a_holds"]:
+        got[rule["a_holds"]] = torch.cat([r["a"].mT.to(device) for r in ranks], dim=1)[:, :n].clone()
     if rule["w_count"]:
         got["S"] = ranks[0]["w"][:rule["w_count"]].to(device).clone()
     return got

@@ -138,24 +138,15 @@ def test_batch_and_refusals(gen):
         mt.linalg.svd(x)[0].sum().backward()
 
 
-def test_outputs_rule_matches_c():
-    """_factor_run.outputs restates muster_routine_outputs: the same for
-    every routine, flag and shape class (the C function through
-    libmuster_jax.so's export, when the build has it)."""
-    lib = pathlib.Path(os.environ["MUSTER_LIB_DIR"]) / "libmuster_jax.so"
-    if not lib.exists():
-        pytest.skip("no libmuster_jax.so in this build (jax not importable at build time)")
-    fn = ctypes.CDLL(str(lib)).muster_jax_routine_outputs
-    fn.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64)]
-    codes = {"geqrf": 6, "gesvd": 7, "polar": 8}
-    flag_sets = {"geqrf": (0, 8), "gesvd": (0, 8, 1), "polar": (0,)}
-    names = [None, "Q", "R", "U", "VH", "UP", "H"]
-    for routine, code in codes.items():
-        for flags in flag_sets[routine]:
-            for m, n in ((7, 3), (3, 7), (4, 4)):
-                out = (ctypes.c_int64 * 12)()
-                assert fn(code, flags, m, n, out) == 0
-                mine = _factor_run.outputs(routine, flags, m, n)
-                parts = [(names[out[2 + 4 * i]],) + tuple(out[3 + 4 * i:6 + 4 * i]) for i in range(out[1])]
-                assert (names[out[0]], parts, out[10], out[11]) == \
-                    (mine["a"], mine["parts"], mine["b_cols"], mine["w_count"]), (routine, flags, m, n)
+def test_outputs_rule_is_the_runtimes():
+    """_factor_run.outputs is libmuster's muster_routine_outputs_flat (the
+    one rule; every case in C: layout_factor_outputs): a few cases as
+    docs/factorizations.md states them, and a refusal."""
+    assert _factor_run.outputs("geqrf", 0, 7, 3) == {
+        "a_holds": "Q", "parts": [("R", 3, 3, 0)], "b_cols": 2, "w_count": 0}
+    assert _factor_run.outputs("gesvd", _factor_run.FULL_MATRICES, 3, 7) == {
+        "a_holds": None, "parts": [("U", 3, 3, 0), ("VH", 7, 7, 9)], "b_cols": 20, "w_count": 3}
+    assert _factor_run.outputs("polar", 0, 4, 4) == {
+        "a_holds": "UP", "parts": [("H", 4, 4, 0)], "b_cols": 4, "w_count": 0}
+    with pytest.raises(ValueError, match="muster_routine_outputs"):
+        _factor_run.outputs("polar", _factor_run.FULL_MATRICES, 4, 4)
