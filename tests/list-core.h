@@ -20,7 +20,7 @@ TEST_ENTRY(env_timeout_range, 10)
 TEST_ENTRY(env_timeout_precedence_public, 10)
 TEST_ENTRY(version_runtime, 10)
 TEST_ENTRY(env_mpi_lib_refused, 20)
-/* the MPI path's watch of this node (runtime/mpi_peers.c) */
+/* the MPI path's watch of this node (runtime/solve/mpi_peers.c) */
 TEST_ENTRY(mpi_node_watch_names_stopped_rank, 30)
 /* group integration: exchange/status/rounds, threads and processes */
 TEST_ENTRY(group_exchange_threads_1, 20)

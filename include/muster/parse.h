@@ -1,7 +1,7 @@
 /*
  * muster/parse.h - the one parser of what a user types: numbers and
  * provider (backend) names.  The runtime reads every MUSTER_* variable with
- * it (runtime/env.c), the tools parse their options with it, and adapters
+ * it (runtime/base/env.c), the tools parse their options with it, and adapters
  * may validate the same way; exported so nothing re-implements it.
  *
  * Every function reads the WHOLE string (no leading or trailing space, no

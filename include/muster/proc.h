@@ -9,7 +9,7 @@
  * static inline, so a provider uses it without linking the runtime (a
  * provider may be loaded where libmuster was dlopen()ed RTLD_LOCAL, and it
  * must not depend on libmuster's internal symbols).  The runtime's own
- * identity and liveness checks (runtime/proc.c) use the same parser: it is
+ * identity and liveness checks (runtime/base/proc.c) use the same parser: it is
  * the only one in the tree.
  */
 #ifndef MUSTER_PROC_H

@@ -3,7 +3,7 @@
  * file names, which segments are where, and a read-only copy of what one
  * holds.  For tools (shmdump), test harnesses (leak checks) and adapters;
  * the runtime's own code uses the same functions, so a name is made and
- * taken apart in one place (runtime/segment_name.c).
+ * taken apart in one place (runtime/shm/segment_name.c).
  *
  * A group's segment is the file
  *

@@ -1,6 +1,6 @@
 /*
  * providers/common/env.h - a provider's own MUSTER_* variables, read by the
- * runtime's rules (runtime/env.h): unset is the default; set, the value
+ * runtime's rules (runtime/base/env.h): unset is the default; set, the value
  * must be valid, and set but empty is invalid too.  A bad value is
  * MUSTER_EINVAL with why = "VAR: 'value' is not ..." (the runtime's quoting,
  * muster/parse.h), never a quiet fall back to the default.  The parsing is

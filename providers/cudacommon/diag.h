@@ -4,7 +4,7 @@
  * the GPUs, one strided copy per tile, no pass over the matrix: cusolvermg
  * all n of them, cusolvermp each rank its own).  Pure host arithmetic, no
  * CUDA, so it is unit-tested on machines without a GPU
- * (tests/unit/test_cuc_diag.c compiles diag.c in).
+ * (tests/unit/test_cuc_diag.c links its host object, providers/cudacommon/SConscript).
  *
  *   potrf   L's diagonal: the first entry that is not positive (the leading
  *           minor that failed, when cuSolverMg does not say), and

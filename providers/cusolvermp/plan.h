@@ -4,7 +4,7 @@
  * redistribution plan between the caller's layout and cuSOLVERMp's, and
  * the memory a call needs (plan.c).  Pure C on host numbers: no CUDA, no
  * NCCL, so all of it is unit-tested on any machine
- * (tests/unit/test_mp_plan.c includes plan.c and runs the plans on host
+ * (tests/unit/test_mp_plan.c links plan.c's host object and runs the plans on host
  * buffers for many layouts).
  *
  * Layouts.  An m x n matrix in mb x nb blocks over a P x Q grid, the first

@@ -3,7 +3,7 @@
  * runs, with which NCCL and cuBLASMp, and the version arithmetic behind
  * that choice.  Pure functions of numbers and strings (version.c): no CUDA,
  * no NCCL, no dlopen, so the rules are unit-tested on any machine
- * (tests/unit/test_mp_version.c includes version.c).
+ * (tests/unit/test_mp_version.c links version.c's host object).
  *
  * A version is one integer, major * 10000 + minor * 100 + patch:
  * cuSOLVERMp 0.8.0 is 800, 0.9.1 is 901, cuBLASMp 0.10.0 is 1000, NCCL

@@ -3,7 +3,7 @@
  *
  * The provider gathers every rank's host shard into one packed column-major
  * n x n matrix (lda = n), runs LAPACKE on it, and scatters the result back.
- * shards.c moves columns (block or cyclic, via runtime/layout.h's inline
+ * shards.c moves columns (block or cyclic, via runtime/base/layout.h's inline
  * helpers) and checks inputs; lapack.c holds the hooks and the routines.
  */
 #ifndef MUSTER_LAPACK_INT_H

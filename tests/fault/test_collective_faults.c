@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine.h"
+#include "solve/engine.h"
 #include "task.h"
 #include "integration/test_v2_util.h"
 #include "providers/tp_util.h"

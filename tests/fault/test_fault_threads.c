@@ -6,7 +6,7 @@
  */
 #include <time.h>
 
-#include "group.h"
+#include "group/group.h"
 #include "integration/test_group_util.h"
 
 static struct rank_report reps[8];

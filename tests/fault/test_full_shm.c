@@ -18,7 +18,7 @@
 
 #include "muster.h"
 #include "providers/tp_util.h"
-#include "segment.h"
+#include "shm/segment.h"
 #include "task.h"
 #include "../integration/test_shmdump_util.h"
 
@@ -121,7 +121,7 @@ TEST_IMPL(fault_full_shm_processes) {
 }
 
 /* The reported command itself, with the tiny tmpfs over /dev/shm.  The
- * CLI's launcher opens the group before it starts any rank (runtime/launch.c),
+ * CLI's launcher opens the group before it starts any rank (runtime/group/launch.c),
  * so the full folder is one clear error from the launcher and no rank runs. */
 static void cli_on_full_shm(void) {
   tiny_tmpfs("/dev/shm");

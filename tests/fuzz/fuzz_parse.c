@@ -1,7 +1,7 @@
 /*
  * tests/fuzz/fuzz_parse.c - libFuzzer target for the one parser of user
- * input (runtime/parse.c) and the MUSTER_* readers built on it
- * (runtime/env.c).  Build and run: tests/fuzz/run-fuzz.sh [SECONDS].
+ * input (runtime/base/parse.c) and the MUSTER_* readers built on it
+ * (runtime/base/env.c).  Build and run: tests/fuzz/run-fuzz.sh [SECONDS].
  *
  * Beyond "no crash, no UB, no leak" (ASan+UBSan), it checks what the
  * parsers promise: an accepted integer is in range and prints back to the
@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "env.h"
+#include "base/env.h"
+#include "shm/segment.h" /* muster__env_job */
 #include "muster.h"
 #include "muster/parse.h"
 

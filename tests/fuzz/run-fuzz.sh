@@ -13,8 +13,8 @@ mkdir -p "$out/corpus-parse"
 # the runtime's parsing sources only: no segment is ever created
 $cc -g -O1 -std=gnu11 -D_GNU_SOURCE -pthread -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined -Iinclude -Iruntime \
-  tests/fuzz/fuzz_parse.c runtime/parse.c runtime/env.c runtime/error.c runtime/dtype.c \
-  runtime/segment.c runtime/segment_name.c runtime/proc.c -o "$out/fuzz_parse"
+  tests/fuzz/fuzz_parse.c runtime/base/parse.c runtime/base/env.c runtime/base/error.c runtime/base/dtype.c \
+  runtime/shm/segment.c runtime/shm/segment_name.c runtime/base/proc.c -o "$out/fuzz_parse"
 for seed in 0 -1 64 9223372036854775807 18446744073709551616 1e300 inf 0.5 \
     "lapack,syevd=cusolvermg" "=,=,potrs=" "/a:/b" "0,1,2"; do
   printf '%s' "$seed" > "$out/corpus-parse/$(printf '%s' "$seed" | md5sum | cut -c1-12)"

@@ -15,7 +15,7 @@
 
 #include "task.h"
 #include "muster.h"
-#include "cost.h"
+#include "registry/cost.h"
 #include "providers/tp_util.h"
 #include "test_v2_util.h"
 

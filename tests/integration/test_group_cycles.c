@@ -2,7 +2,7 @@
  * join (cached after the first), exchange, status, leave; generation
  * advances; nothing in /dev/shm once formed; two jobs and two groups side
  * by side. */
-#include "group.h"
+#include "group/group.h"
 #include "test_group_util.h"
 
 struct carg {

@@ -1,6 +1,6 @@
 /* tests/integration/test_group_exchange.c - exchange, status and many
  * rounds with 1, 2, 4, 8 participants, as threads and as processes. */
-#include "group.h"
+#include "group/group.h"
 #include "test_group_util.h"
 
 struct xarg {

@@ -1,9 +1,9 @@
 /* tests/integration/test_group_internal.c - what runtime modules use of a
- * group (runtime/group.h): peers' pids and devices, threads-mode
+ * group (runtime/group/group.h): peers' pids and devices, threads-mode
  * detection, and a barrier without deadline that still sees a death. */
 #include <time.h>
 
-#include "group.h"
+#include "group/group.h"
 #include "test_group_util.h"
 
 static void nap_ms(int ms) {

@@ -1,6 +1,6 @@
 /* tests/integration/test_group_soak.c - 100,000 rounds and 10,000
  * join/leave cycles with fds and mappings unchanged. */
-#include "group.h"
+#include "group/group.h"
 #include "test_group_util.h"
 
 static int soak_rank(int rank, int nranks, void *p) {

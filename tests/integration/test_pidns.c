@@ -13,9 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "group.h"
-#include "proc.h"
-#include "segment.h"
+#include "group/group.h"
+#include "base/proc.h"
+#include "shm/segment.h"
 #include "task.h"
 #include "test_group_util.h"
 #include "test_pidns_util.h"

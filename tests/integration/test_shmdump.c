@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proc.h"
-#include "segment.h"
+#include "base/proc.h"
+#include "shm/segment.h"
 #include "task.h"
 #include "test_shmdump_util.h"
 

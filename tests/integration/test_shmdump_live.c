@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "muster.h"
-#include "segment.h"
+#include "shm/segment.h"
 #include "task.h"
 #include "test_shmdump_util.h"
 

@@ -11,9 +11,10 @@
 #include "test_solve.h"
 #include "muster/layout.h"
 
-/* one source for the CLI and the tests */
-#include "../../tools/muster/check.c"
-#include "../../tools/muster/check_qr.c"
+/* one source for the CLI and the tests: tools/muster/check*.c, linked
+ * in by tests/SConscript */
+#include "../../tools/muster/check.h"
+#include "../../tools/muster/check_qr.h"
 
 static atomic_int run_counter;
 

@@ -2,7 +2,7 @@
 # tests/mpi/deadline.sh [BUILD] - the deadline of a kind mpi collective call
 # without the heartbeat is MUSTER_TIMEOUT + 4 x the chosen provider's
 # expected seconds
-# (runtime/collective.c; docs/bootstrap.md), through `muster solve
+# (runtime/solve/collective.c; docs/bootstrap.md), through `muster solve
 # --launcher mpi` on 2 ranks with colltwo, the collective test provider
 # (tests/providers/testprov_v2.h): TESTPROV_EST gives its estimate,
 # TESTPROV_BLOCK_S=S makes a call that takes S s and then returns (its

@@ -26,8 +26,8 @@
 #include <mpi.h>
 #include <stdatomic.h>
 
-#include "../../runtime/mpi.h" /* not <mpi.h>: the runtime's MPI bootstrap */
-#include "choice.h"
+#include "solve/mpi.h" /* the runtime's MPI bootstrap, not Open MPI's <mpi.h> */
+#include "registry/choice.h"
 #include "integration/test_lapack_provider.h"
 
 /* Residuals normalized by n*eps: LAPACK's own tests accept up to 30. */

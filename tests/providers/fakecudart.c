@@ -3,7 +3,7 @@
  * <build>/tests/providers/fakecuda/libcudart.so.13, so that tests can run
  * `muster solve`'s GPU mode where no GPU is (LD_LIBRARY_PATH=that folder):
  * "device memory" is malloc'ed host memory, copies are memcpy.  Only the
- * calls the CLI (tools/muster/cuda_dl.c) and the runtime (runtime/devices.c)
+ * calls the CLI (tools/muster/cuda_dl.c) and the runtime (runtime/base/devices.c)
  * make.  Environment:
  *   FAKECUDA_COUNT=N          devices there are (default 2)
  *   FAKECUDA_FAIL_MALLOC=D    cudaMalloc fails (out of memory) on device D

@@ -8,11 +8,11 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "barrier.h"
+#include "shm/barrier.h"
 #include "muster.h"
 #include "muster/proc.h"
-#include "proc.h"
-#include "segment.h"
+#include "base/proc.h"
+#include "shm/segment.h"
 #include "task.h"
 
 static void *nothing(void *p) { return p; }

@@ -12,10 +12,10 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "barrier.h"
+#include "shm/barrier.h"
 #include "muster.h"
-#include "proc.h"
-#include "segment.h"
+#include "base/proc.h"
+#include "shm/segment.h"
 #include "task.h"
 
 static struct muster_segment seg_new(const char *name, int n) {

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_choice.c - the engine choice (runtime/choice.c) over
+ * tests/unit/test_choice.c - the engine choice (runtime/registry/choice.c) over
  * fake providers built here (no files): which one wins and why, memory
  * refusal through estimate(), unavailable providers left out, a forced
  * provider, ties and their order, cost tables, kinds and spans.
@@ -8,8 +8,8 @@
 #include <math.h>
 
 #include "task.h"
-#include "choice.h"
-#include "cost.h"
+#include "registry/choice.h"
+#include "registry/cost.h"
 
 /* estimate: seconds from ctx (a double), or "needs ctx bytes" for est_mem */
 static int est_secs(void *ctx, const muster_provider_query_t *q, muster_provider_estimate_t *e) {

@@ -7,7 +7,7 @@
 #include <limits.h>
 #include <math.h>
 
-#include "cost.h"
+#include "registry/cost.h"
 #include "muster/layout.h"
 #include "muster/provider.h"
 #include "providers/tp_util.h"

@@ -1,9 +1,13 @@
 /* tests/unit/test_cmg_plan.c - the cusolvermg provider's block <-> cyclic
  * copy plans, run on host buffers (the provider runs the same plans with
- * CUDA copies).  The plan code is host-only C, compiled in here. */
+ * CUDA copies).  The plan code is host-only C, linked in (tests/SConscript). */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "../../providers/cusolvermg/plan.c"
+#include "cusolvermg/plan.h"
+#include "muster.h"
+#include "muster/layout.h"
 #include "task.h"
 
 static uint64_t rng_state;

@@ -1,13 +1,13 @@
 /*
  * tests/unit/test_coll_deadline.c - the deadline of a kind mpi collective
- * call (runtime/collective.c, muster__collective_deadline): MUSTER_TIMEOUT
+ * call (runtime/solve/collective.c, muster__collective_deadline): MUSTER_TIMEOUT
  * plus MUSTER__DEADLINE_EXPECT_K times the chosen provider's expected
  * seconds, and the words that say where it came from.  The deadline at
  * work (a provider blocked past MUSTER_TIMEOUT) is tests/mpi/deadline.sh.
  */
 #include <math.h>
 
-#include "collective.h"
+#include "solve/collective.h"
 #include "task.h"
 
 /* how is exactly s (printed when not) */

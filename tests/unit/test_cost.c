@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_cost.c - cost tables (runtime/cost.c): parsing and its
+ * tests/unit/test_cost.c - cost tables (runtime/registry/cost.c): parsing and its
  * refusals, the lookup rules (interpolation log-log in n, ndevices between
  * measured counts, nearest nrhs, outside the measured range, duplicates), where the
  * file is looked for.
@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "task.h"
-#include "cost.h"
+#include "registry/cost.h"
 #include "providers/tp_util.h"
 
 static muster__cost_t *parse_ok(const char *text) {

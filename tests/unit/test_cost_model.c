@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_cost_model.c - cost tables beyond one series
- * (runtime/cost_lookup.c, cost.h rule 2b): device counts that were not
+ * (runtime/registry/cost_lookup.c, cost.h rule 2b): device counts that were not
  * measured (interpolated, extrapolated with a clamped slope, one count
  * only), node counts (the nnodes column, nearest measured, said so), and
  * tables marked unmeasured: read as no table, the choice saying why;
@@ -9,7 +9,7 @@
 #include <math.h>
 
 #include "task.h"
-#include "cost.h"
+#include "registry/cost.h"
 #include "integration/test_v2_util.h"
 #include "providers/tp_util.h"
 

@@ -2,11 +2,11 @@
  * factor's diagonal (providers/cudacommon/diag.h): the first zero pivot of
  * U (cusolvermg's getrs: MUSTER_ESINGULAR and its info), the first NaN/Inf, the first
  * non-positive pivot of L, and log det A from L's diagonal, for every
- * dtype, on random diagonals.  Host-only C, compiled in here. */
+ * dtype, on random diagonals.  Host-only C, linked in (tests/SConscript). */
 #include <float.h>
 #include <math.h>
 
-#include "../../providers/cudacommon/diag.c"
+#include "cudacommon/diag.h"
 #include "task.h"
 
 /* Put (re, im) at entry k of a diagonal of dtype t. */

@@ -1,12 +1,12 @@
 /*
- * tests/unit/test_desc.c - the solve descriptor (runtime/desc.c): what a
+ * tests/unit/test_desc.c - the solve descriptor (runtime/solve/desc.c): what a
  * hostile or foreign descriptor gets (bad magic, size, unterminated
  * strings), and the facts the choice reads from the descriptors: span,
  * devices counted by bus id (or by process and ordinal without one), nodes,
  * and whether a leader provider can reach every shard.
  */
 #include "task.h"
-#include "desc.h"
+#include "solve/desc.h"
 
 static void base(muster__desc_t *d, int64_t pid, uint64_t host) {
   static double a[64], b[8];

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_env.c - the one parser (runtime/parse.c) at its edges,
+ * tests/unit/test_env.c - the one parser (runtime/base/parse.c) at its edges,
  * and every MUSTER_* variable refused by the library call that reads it
  * (MUSTER_EINVAL naming the variable and quoting the value), never a silent
  * fallback; the layout helpers for any int64 tile.
@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "env.h"
-#include "group.h"
+#include "base/env.h"
+#include "group/group.h"
 #include "muster/layout.h"
 #include "muster.h"
 #include "muster/parse.h"

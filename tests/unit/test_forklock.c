@@ -1,12 +1,12 @@
 /*
  * tests/unit/test_forklock.c - a fork never leaves a forklock held
- * (runtime/forklock.h): while another thread takes and drops the lock as
+ * (runtime/base/forklock.h): while another thread takes and drops the lock as
  * fast as it can, every child of many forks takes it at once and exits.
  * Without the atfork handlers a child soon inherits the lock held by a
  * thread it does not have, and hangs: the parent kills it after 5 s and
- * the test fails.  The same through the shard table's lock (runtime/shard.c),
+ * the test fails.  The same through the shard table's lock (runtime/solve/shard.c),
  * which the leader of process mode takes, and the group cache's
- * (runtime/group_cache.c), which every join takes.
+ * (runtime/group/group_cache.c), which every join takes.
  *
  * Under TSan the busy thread pauses, outside the lock, around each fork:
  * gcc 12's TSan runtime can leave a child of a multithreaded fork hung in
@@ -24,10 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "forklock.h"
-#include "group.h"
+#include "base/forklock.h"
+#include "group/group.h"
 #include "muster.h"
-#include "shard.h"
+#include "solve/shard.h"
 #include "task.h"
 
 enum { FORKS = 200 };

@@ -1,4 +1,4 @@
-/* Property tests of the 1-D column block-cyclic layout (runtime/layout.{c,h}). */
+/* Property tests of the 1-D column block-cyclic layout (runtime/base/layout.{c,h}). */
 #include "task.h"
 #include "muster.h"
 #include "muster/layout.h"

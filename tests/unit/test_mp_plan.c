@@ -3,10 +3,10 @@
  * block-cyclic layouts (row- and column-major rank numbering, any block,
  * any grid, chunked through a small scratch as the provider does with NCCL
  * send/recv), and there and back; the grid, tile and potrs panel rules;
- * the memory rule.  plan.c is host-only C, compiled in here. */
+ * the memory rule.  plan.c is host-only C, linked in (tests/SConscript). */
 #include <stdlib.h>
 
-#include "../../providers/cusolvermp/plan.c"
+#include "cusolvermp/plan.h"
 #include "task.h"
 
 static uint64_t rng_state = 88172645463325252ull;

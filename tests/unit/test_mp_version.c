@@ -2,11 +2,11 @@
  * (which cuSOLVERMp runs with which NCCL and cuBLASMp), version parsing,
  * and where it looks for the libraries (a fake tree of Python
  * environments, CUDA and HPC SDK folders in /tmp).  version.c and search.c
- * are host-only C, compiled in here. */
+ * are host-only C, linked in (tests/SConscript). */
 #include <sys/stat.h>
 
-#include "../../providers/cusolvermp/search.c"
-#include "../../providers/cusolvermp/version.c"
+#include "cusolvermp/search.h"
+#include "cusolvermp/version.h"
 #include "providers/tp_util.h"
 #include "task.h"
 

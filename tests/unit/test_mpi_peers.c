@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "mpiInt.h"
-#include "proc.h"
+#include "solve/mpiInt.h"
+#include "base/proc.h"
 #include "task.h"
 
 #define JOB "4242001"

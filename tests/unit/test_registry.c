@@ -17,8 +17,8 @@
 #include "muster/layout.h"
 #include "muster/provider.h"
 #include "providers/tp_util.h"
-#include "cost.h"
-#include "env.h"
+#include "registry/cost.h"
+#include "base/env.h"
 #include "muster/parse.h"
 
 static char dir[256];
@@ -390,7 +390,7 @@ TEST_IMPL(registry_forced_loads_only_that_one) {
   return 0;
 }
 
-/* MUSTER_PROVIDER parsing (runtime/env.c); malformed values: see
+/* MUSTER_PROVIDER parsing (runtime/base/env.c); malformed values: see
  * env_variables_refused (test_env.c). */
 static const char *choice(const char *routine) {
   static char out[MUSTER_MAX_BACKEND + 1];

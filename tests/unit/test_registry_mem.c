@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_registry_mem.c - a call on host memory loads no provider
- * that takes only device memory (runtime/provider_elf.h): the memory kinds
+ * that takes only device memory (runtime/registry/provider_elf.h): the memory kinds
  * are read from each provider file without loading it, and a call loads
  * only the providers that take its memory kind.
  *
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "muster.h"
-#include "provider_elf.h"
+#include "registry/provider_elf.h"
 #include "providers/tp_util.h"
 #include "task.h"
 

@@ -16,8 +16,8 @@
 #include <time.h>
 
 #include "muster.h"
-#include "proc.h"
-#include "segment.h"
+#include "base/proc.h"
+#include "shm/segment.h"
 #include "task.h"
 
 TEST_IMPL(segment_names) {

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "muster.h"
-#include "segment.h"
+#include "shm/segment.h"
 #include "task.h"
 
 enum { ATTACHERS = 4, NRANKS = 4 };

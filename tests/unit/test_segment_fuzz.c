@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "muster.h"
-#include "segment.h"
+#include "shm/segment.h"
 #include "task.h"
 
 static uint64_t rng;

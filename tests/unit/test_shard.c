@@ -10,7 +10,7 @@
 
 #include "task.h"
 #include "muster.h"
-#include "shard.h"
+#include "solve/shard.h"
 
 enum { CALLS = 2, PER_CALL = MUSTER__SHARD_PINS_MAX, BYTES = 4096 };
 

@@ -48,7 +48,7 @@ def test_default_tile_has_one_home():
     bad = offenders((r"\b256\b|DEFAULT_TILE_MAX", r"muster_layout_tile_(valid|below|above)"),
                     {"include/muster/layout.h"}, window=3)
     assert not bad, "a second default-tile rule:\n" + "\n".join(bad)
-    for caller in ("runtime/leader.c", "providers/lapack/lapack.c"):
+    for caller in ("runtime/solve/leader.c", "providers/lapack/lapack.c"):
         assert "muster_layout_default_tile(" in (REPO / caller).read_text(), caller
 
 

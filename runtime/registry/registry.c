@@ -1,0 +1,533 @@
+/*
+ * runtime/registry/registry.c - the provider registry.
+ *
+ * Index: an RCU lock-free hash table (liburcu rculfhash) whose key is the
+ * routine name; one node per (routine, backend file), duplicates allowed, so
+ * the providers of "potrs" are the duplicates of key "potrs".  Readers
+ * (every solve) walk the duplicates under rcu_read_lock() and take a
+ * reference on the chosen provider; they never lock.  Writers (first use of
+ * a routine, rescan) serialize on one mutex.
+ *
+ * Why urcu-bp: the threads that call muster_solve belong to the host
+ * framework (JAX's, TensorFlow's, a Go runtime's); we cannot make them call
+ * rcu_register_thread() before their first read nor unregister them before
+ * they exit.  The "bulletproof" flavour registers a reader lazily on its
+ * first rcu_read_lock() and reclaims the slot of an exited thread itself;
+ * its read side costs a little more than memb's, which does not matter at
+ * one lookup per solve.
+ *
+ * Lifetime: a provider (one loaded file) has a reference count: one per
+ * table node that points to it plus one per call running it.  A rescan that
+ * replaces or removes a file deletes its nodes, waits for a grace period
+ * (synchronize_rcu: after it no reader can still take a new reference through
+ * those nodes), then drops the nodes' references.  Whoever drops the last
+ * reference (the rescan, or the last call still running it) runs fini and
+ * dlclose()s it.
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <urcu-bp.h>
+#include <urcu/rculfhash.h>
+
+#include "base/env.h"
+#include "base/exit_guard.h"
+#include "muster/parse.h"
+#include "registry/provider_elf.h"
+#include "registry/provider_file.h"
+#include "registry/provider_path.h"
+#include "registry/registry.h"
+
+/* TSan cannot see the ordering urcu provides (uninstrumented library), so
+ * tell it: a writer publishes after RELEASE(&publish) and readers ACQUIRE
+ * before reading a node; readers RELEASE(&readers_done) when they unlock and
+ * the writer ACQUIREs after synchronize_rcu before freeing nodes. */
+#if defined(__SANITIZE_THREAD__)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define TSAN_ACQUIRE(a) __tsan_acquire(a)
+#define TSAN_RELEASE(a) __tsan_release(a)
+#else
+#define TSAN_ACQUIRE(a) ((void)0)
+#define TSAN_RELEASE(a) ((void)0)
+#endif
+static char tsan_publish __attribute__((unused)), tsan_readers_done __attribute__((unused));
+
+
+/* routine ids are 1..MUSTER_ROUTINE_END-1 (muster/types.h) */
+#define NROUTINES MUSTER_ROUTINE_END
+
+typedef struct node {
+  struct cds_lfht_node lfht;
+  char routine[16];             /* key                                    */
+  char backend[32];             /* <backend>.so in <dir>/<routine>/       */
+  char *path;                   /* that file                              */
+  struct stat st;               /* its identity when listed               */
+  char id[96];                  /* and what it is (provider_elf.h)        */
+  muster__prov_t *prov;         /* NULL until loaded (set once, atomic);
+                                   holds one reference (provider_file.h)  */
+  unsigned file_mem;            /* memory kinds its file declares, 0
+                                   unknown (provider_elf.h)               */
+  muster__prov_t *stub;         /* stands in for it, unloaded, in calls of
+                                   a memory kind it lacks; NULL when it
+                                   lacks none or file_mem is unknown (one
+                                   reference)                             */
+} node_t;
+
+static muster__prov_t *node_prov(const node_t *nd) {
+  return __atomic_load_n(&nd->prov, __ATOMIC_ACQUIRE);
+}
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static struct cds_lfht *table;
+static _Atomic int scanned[NROUTINES];
+
+static const char *routine_str(int r) { return muster_routine_str(r); }
+
+/* strncpy that always terminates (and does not warn about truncation) */
+static void copy_str(char *dst, size_t cap, const char *src) {
+  size_t len = strnlen(src, cap - 1);
+  memcpy(dst, src, len);
+  dst[len] = '\0';
+}
+
+static unsigned long hash_str(const char *s) {
+  unsigned long h = 1469598103934665603ul; /* FNV-1a */
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ul;
+  return h;
+}
+
+static int match_routine(struct cds_lfht_node *n, const void *key) {
+  TSAN_ACQUIRE(&tsan_publish);
+  node_t *nd = caa_container_of(n, node_t, lfht);
+  return strcmp(nd->routine, (const char *)key) == 0;
+}
+
+static void init_once(void) {
+  table = cds_lfht_new(8, 8, 0, 0, NULL);
+  pthread_atfork(urcu_bp_before_fork, urcu_bp_after_fork_parent, urcu_bp_after_fork_child);
+  muster__provider_lock_atfork();
+}
+
+static int ensure_table(void) {
+  pthread_once(&once, init_once);
+  if (!table) return muster__err(MUSTER_ENOMEM, "provider registry: cannot create the hash table");
+  return 0;
+}
+
+/* ---- writer side (mutex held) ----------------------------------------- */
+
+static node_t *find_node(const char *routine, const char *backend) {
+  struct cds_lfht_iter it;
+  node_t *nd, *found = NULL;
+  rcu_read_lock();
+  cds_lfht_for_each_entry_duplicate(table, hash_str(routine), match_routine, routine, &it, nd, lfht) {
+    if (!strcmp(nd->backend, backend)) {
+      found = nd;
+      break;
+    }
+  }
+  TSAN_RELEASE(&tsan_readers_done);
+  rcu_read_unlock();
+  return found;
+}
+
+static int same_file(const struct stat *a, const struct stat *st) {
+  return a->st_dev == st->st_dev && a->st_ino == st->st_ino && a->st_size == st->st_size &&
+         a->st_mtim.tv_sec == st->st_mtim.tv_sec && a->st_mtim.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+static int backend_of(const char *fname, char *out, size_t cap) {
+  size_t len = strlen(fname);
+  if (len < 4 || strcmp(fname + len - 3, ".so") != 0 || len - 3 >= cap) return 0;
+  memcpy(out, fname, len - 3);
+  out[len - 3] = '\0';
+  return out[0] != '.';
+}
+
+struct found { char backend[32]; char path[PATH_MAX + 320]; struct stat st; };
+
+/* The files of one routine, first folder on the path wins per backend. */
+static int list_routine(char dirs[][PATH_MAX], int ndirs, const char *routine,
+                        struct found *f, int cap) {
+  int n = 0;
+  for (int d = 0; d < ndirs; d++) {
+    char sub[PATH_MAX + 32];
+    snprintf(sub, sizeof sub, "%s/%s", dirs[d], routine);
+    DIR *dir = opendir(sub);
+    if (!dir) continue;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL && n < cap) {
+      char backend[32];
+      if (!backend_of(e->d_name, backend, sizeof backend)) continue;
+      int dup = 0;
+      for (int i = 0; i < n; i++) dup |= !strcmp(f[i].backend, backend);
+      if (dup) continue;
+      snprintf(f[n].path, sizeof f[n].path, "%s/%s", sub, e->d_name);
+      if (stat(f[n].path, &f[n].st) != 0) continue; /* dangling link */
+      copy_str(f[n].backend, sizeof f[n].backend, backend);
+      n++;
+    }
+    closedir(dir);
+  }
+  return n;
+}
+
+#define MAX_FILES 64
+
+/* Bring the nodes of `routine` in line with the files on the path.  A
+ * changed file's new node is added before the old one is deleted, so a
+ * concurrent lookup always finds one of the two.  Deleted nodes go to
+ * dead[]; the caller drops their references after a grace period. */
+static void del_node(node_t *nd, node_t **dead, int *ndead, int deadcap) {
+  if (*ndead < deadcap && cds_lfht_del(table, &nd->lfht) == 0) dead[(*ndead)++] = nd;
+}
+
+/* The stand-in of a node whose file lacks a memory kind (registry.h):
+ * "no host memory (cuda only, says its file; not loaded)". */
+static void node_stub(node_t *n) {
+  static const struct { int kind; const char *name; } kinds[] = {
+      {MUSTER_MEM_HOST, "host"}, {MUSTER_MEM_CUDA, "cuda"}};
+  char names[2][32] = {"", ""}, why[200]; /* [0]: kinds it lacks, [1]: kinds it takes */
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    char *into = names[(n->file_mem >> kinds[k].kind) & 1u];
+    size_t len = strlen(into);
+    snprintf(into + len, sizeof names[0] - len, "%s%s", len ? " or " : "", kinds[k].name);
+  }
+  if (!n->file_mem || !names[0][0]) return;
+  snprintf(why, sizeof why, "no %s memory (%s only, says its file; not loaded)", names[0],
+           names[1][0] ? names[1] : "other kinds");
+  n->stub = muster__prov_stub(n->path, n->backend, why);
+}
+
+/* Not loaded for a call on memory kind mem (0: any): its file says it does
+ * not take it. */
+static int node_skips(const node_t *nd, int mem) {
+  return mem && nd->stub && !(nd->file_mem & (1u << mem));
+}
+
+/* A table node for file f of `routine`, not yet in the table. */
+static node_t *new_node(const char *routine, const struct found *f) {
+  node_t *n = calloc(1, sizeof *n);
+  char *path = strdup(f->path);
+  if (!n || !path) {
+    free(n);
+    free(path);
+    muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
+    return NULL;
+  }
+  snprintf(n->routine, sizeof n->routine, "%s", routine);
+  snprintf(n->backend, sizeof n->backend, "%s", f->backend);
+  n->path = path;
+  n->st = f->st;
+  muster__provider_file_id(f->path, n->id, sizeof n->id);
+  /* not loaded yet (lazy), unless that very file (or a copy) is loaded already */
+  n->prov = muster__prov_find_live(&f->st, n->id, f->backend);
+  if (n->prov) n->prov->nodes++;
+  n->file_mem = muster__provider_file_mem(f->path);
+  node_stub(n);
+  cds_lfht_node_init(&n->lfht);
+  return n;
+}
+
+/* Put n in the table.  With `old` (the node of the same backend that n
+ * supersedes) the two are swapped in one step (cds_lfht_replace): a reader
+ * walking the routine's duplicates meanwhile sees exactly one of them.  An
+ * add followed by a delete would let a reader that passed the insertion
+ * point before the add reach the old node's place after the delete and
+ * find neither: "no usable provider" during a rescan (seen once in CI,
+ * registry_rescan_swap_under_load).  `old` then goes to dead[] (freed
+ * after a grace period). */
+static void publish_node(node_t *n, node_t *old, node_t **dead, int *ndead, int deadcap) {
+  int replaced = 0;
+  TSAN_RELEASE(&tsan_publish);
+  rcu_read_lock();
+  if (old && *ndead < deadcap) {
+    struct cds_lfht_iter it;
+    node_t *nd;
+    cds_lfht_for_each_entry_duplicate(table, hash_str(n->routine), match_routine, n->routine, &it, nd, lfht) {
+      if (nd != old) continue;
+      if (cds_lfht_replace(table, &it, hash_str(n->routine), match_routine, n->routine, &n->lfht) == 0) {
+        dead[(*ndead)++] = old;
+        replaced = 1;
+      }
+      break;
+    }
+  }
+  if (!replaced) {
+    cds_lfht_add(table, hash_str(n->routine), &n->lfht);
+    if (old) del_node(old, dead, ndead, deadcap);
+  }
+  rcu_read_unlock();
+}
+
+/* Load nd's file, unless another build of its backend is loaded (provider_file.h:
+ * muster__prov_other_build): then a stand-in that says so. */
+static muster__prov_t *load_once(const node_t *nd) {
+  const muster__prov_t *other = muster__prov_other_build(&nd->st, nd->id, nd->backend);
+  if (!other) return muster__prov_load(nd->path, nd->backend, &nd->st, nd->id);
+  char why[256];
+  snprintf(why, sizeof why, "another build of %.31s is loaded, from %.160s: one instance per process",
+           nd->backend, other->pub.path);
+  muster__log(MUSTER_LOG_WARN, "provider file %s refused: %s", nd->path, why);
+  return muster__prov_stub(nd->path, nd->backend, why);
+}
+
+/* Load the not yet loaded providers of `routine` (only backend `only`
+ * when given) that take memory kind mem (0: any).  Writer mutex held.
+ * Loading is where the cost is (a GPU provider's dlopen pulls in its CUDA
+ * libraries: ~100 ms, ~200 MB), so a forced provider is the only one
+ * loaded, and one whose file says it takes only device memory is not
+ * loaded for a call on host memory. */
+static void load_nodes(const char *routine, const char *only, int mem) {
+  struct cds_lfht_iter it;
+  node_t *nd;
+  rcu_read_lock();
+  cds_lfht_for_each_entry_duplicate(table, hash_str(routine), match_routine, routine, &it, nd, lfht) {
+    if (node_prov(nd) || (only && only[0] && strcmp(nd->backend, only)) || node_skips(nd, mem))
+      continue;
+    muster__prov_t *p = muster__prov_find_live(&nd->st, nd->id, nd->backend);
+    if (!p) p = load_once(nd);
+    if (!p) continue;
+    p->nodes++;
+    __atomic_store_n(&nd->prov, p, __ATOMIC_RELEASE);
+  }
+  TSAN_RELEASE(&tsan_readers_done);
+  rcu_read_unlock();
+}
+
+static void node_free(node_t *nd) {
+  muster__prov_t *p = node_prov(nd);
+  if (p) p->nodes--;
+  if (p) muster__provider_release(&p->pub);
+  if (nd->stub) muster__provider_release(&nd->stub->pub);
+  free(nd->path);
+  free(nd);
+}
+
+static int sync_routine(char dirs[][PATH_MAX], int ndirs, const char *routine,
+                        node_t **dead, int *ndead, int deadcap) {
+  struct found *files = malloc(MAX_FILES * sizeof *files); /* ~280 KB: not on a foreign stack */
+  if (!files) return muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
+  int nf = list_routine(dirs, ndirs, routine, files, MAX_FILES);
+  for (int i = 0; i < nf; i++) {
+    node_t *have = find_node(routine, files[i].backend);
+    if (have && same_file(&have->st, &files[i].st)) continue;
+    node_t *n = new_node(routine, &files[i]);
+    if (!n) {
+      free(files);
+      return MUSTER_ENOMEM;
+    }
+    publish_node(n, have, dead, ndead, deadcap);
+  }
+  /* files gone from the path */
+  struct cds_lfht_iter it;
+  node_t *nd;
+  rcu_read_lock();
+  cds_lfht_for_each_entry_duplicate(table, hash_str(routine), match_routine, routine, &it, nd, lfht) {
+    int keep = 0;
+    for (int i = 0; i < nf; i++) keep |= !strcmp(files[i].backend, nd->backend);
+    if (!keep) del_node(nd, dead, ndead, deadcap);
+  }
+  TSAN_RELEASE(&tsan_readers_done);
+  rcu_read_unlock();
+  free(files);
+  return 0;
+}
+
+/* Scan the given routines (ids); mutex held. */
+static int sync_routines(const int *ids, int nids) {
+  char (*dirs)[PATH_MAX] = calloc(MUSTER_MAX_PROVIDER_DIRS, PATH_MAX);
+  if (!dirs) return muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
+  node_t *dead[MAX_FILES * NROUTINES];
+  int ndead = 0, ndirs = 0;
+  int rc = muster__provider_search_dirs(dirs, &ndirs);
+  for (int i = 0; i < nids && rc == 0; i++) {
+    rc = sync_routine(dirs, ndirs, routine_str(ids[i]), dead, &ndead, MAX_FILES * NROUTINES);
+    if (rc == 0) atomic_store(&scanned[ids[i]], 1);
+  }
+  if (ndead) {
+    /* after this no reader can reach the dead nodes any more */
+    synchronize_rcu();
+    TSAN_ACQUIRE(&tsan_readers_done);
+    for (int k = 0; k < ndead; k++) node_free(dead[k]);
+  }
+  free(dirs);
+  return rc;
+}
+
+static int ensure_scanned(int r) {
+  if (atomic_load_explicit(&scanned[r], memory_order_acquire)) return 0;
+  muster__provider_lock();
+  int rc = atomic_load(&scanned[r]) ? 0 : sync_routines(&r, 1);
+  muster__provider_unlock();
+  return rc;
+}
+
+static int providers_rescan_call(void) {
+  int rc = ensure_table();
+  if (rc < 0) return rc;
+  int ids[NROUTINES], n = 0;
+  muster__provider_lock();
+  /* routines never used stay lazy: their first use scans the path anyway */
+  for (int r = 1; r < NROUTINES; r++)
+    if (atomic_load(&scanned[r])) ids[n++] = r;
+  rc = sync_routines(ids, n);
+  muster__provider_unlock();
+  return rc;
+}
+
+/* ---- reader side ------------------------------------------------------- */
+
+int muster_provider_forced(muster_routine_t routine, char *name, size_t cap) {
+  const char *rname = routine_str(routine);
+  if (!name || cap == 0 || !rname)
+    return muster__err(MUSTER_EINVAL, "muster_provider_forced: %s", rname ? "no buffer" : "unknown routine");
+  if (cap < MUSTER_MAX_BACKEND + 1)
+    return muster__err(MUSTER_EINVAL, "muster_provider_forced: the buffer needs %d bytes", MUSTER_MAX_BACKEND + 1);
+  return muster__env_provider_choice(rname, name, cap);
+}
+
+/* Take a reference on every loaded provider of `rname` (backend `only`
+ * when given) into out, or on its stand-in when it is not loaded and does
+ * not take memory kind mem; *unloaded set when some node is not loaded
+ * yet. */
+static int collect_loaded(const char *rname, const char *only, int mem, muster__provider_t **out,
+                          int cap, int *unloaded) {
+  struct cds_lfht_iter it;
+  node_t *nd;
+  int n = 0;
+  *unloaded = 0;
+  rcu_read_lock();
+  cds_lfht_for_each_entry_duplicate(table, hash_str(rname), match_routine, rname, &it, nd, lfht) {
+    if (only && only[0] && strcmp(nd->backend, only) != 0) continue;
+    muster__prov_t *p = node_prov(nd);
+    if (!p && node_skips(nd, mem)) p = nd->stub;
+    if (!p) { /* first use of this file: load it (slow path, below) */
+      *unloaded = 1;
+      continue;
+    }
+    int dup = 0;
+    for (int k = 0; k < n; k++) dup |= out[k] == &p->pub;
+    if (dup || n == cap) continue;
+    atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+    out[n++] = &p->pub;
+  }
+  TSAN_RELEASE(&tsan_readers_done);
+  rcu_read_unlock();
+  return n;
+}
+
+int muster__provider_collect(muster_routine_t routine, const char *only, int mem,
+                             muster__provider_t **out, int cap) {
+  const char *rname = routine_str(routine);
+  if (!rname) return muster__err(MUSTER_EINVAL, "unknown routine %d", (int)routine);
+  const char *cost_path;
+  int rc = muster__env_cost_path(&cost_path); /* read when a provider loads: never skipped */
+  if (rc < 0) return rc;
+  if ((rc = ensure_table()) < 0) return rc;
+  if ((rc = ensure_scanned(routine)) < 0) return rc;
+  int unloaded = 0;
+  int n = collect_loaded(rname, only, mem, out, cap, &unloaded);
+  if (!unloaded) return n;
+  /* Load, then collect again with the writer mutex still held: a rescan
+   * (which holds it) cannot put a fresh, unloaded node in between, as it
+   * could between unlocked retries (a caller then found "no usable
+   * provider" with nothing to say why while another thread swapped files). */
+  for (int k = 0; k < n; k++) muster__provider_release(out[k]);
+  muster__provider_lock();
+  load_nodes(rname, only, mem);
+  n = collect_loaded(rname, only, mem, out, cap, &unloaded);
+  muster__provider_unlock();
+  if (unloaded) { /* prov_load could not even record a failure */
+    for (int k = 0; k < n; k++) muster__provider_release(out[k]);
+    return muster__err(MUSTER_ENOMEM, "provider registry: could not load the providers of %s "
+                       "(out of memory?)", rname);
+  }
+  return n;
+}
+
+/* ---- listing ------------------------------------------------------------ */
+
+static int providers_list_call(muster_provider_info_t *out, int cap) {
+  if (cap < 0 || (cap > 0 && !out)) return muster__err(MUSTER_EINVAL, "muster_providers_list: bad buffer");
+  const char *cost_path;
+  int rc = muster__env_check_log();
+  if (rc == 0) rc = muster__env_cost_path(&cost_path);
+  if (rc < 0) return rc;
+  rc = ensure_table();
+  if (rc < 0) return rc;
+  for (int r = 1; r < NROUTINES; r++)
+    if ((rc = ensure_scanned(r)) < 0) return rc;
+  /* one entry per distinct file; listing holds the writer lock so the set
+   * is stable (a listing is rare). */
+  muster__provider_lock();
+  for (int r = 1; r < NROUTINES; r++) load_nodes(routine_str(r), NULL, 0);
+  const muster__prov_t *seen[MAX_FILES * NROUTINES];
+  int n = 0;
+  struct cds_lfht_iter it;
+  node_t *nd;
+  rcu_read_lock();
+  cds_lfht_for_each_entry(table, &it, nd, lfht) {
+    muster__prov_t *p = node_prov(nd);
+    if (!p) continue; /* out of memory while loading */
+    int k;
+    for (k = 0; k < n; k++)
+      if (seen[k] == p) break;
+    if (k == n) {
+      if (n == MAX_FILES * NROUTINES) continue;
+      seen[n++] = p;
+      if (k < cap) {
+        muster_provider_info_t *i = &out[k];
+        memset(i, 0, sizeof *i);
+        snprintf(i->name, sizeof i->name, "%s", p->pub.name);
+        snprintf(i->path, sizeof i->path, "%s", p->pub.path);
+        if (p->pub.v) {
+          i->routines = p->pub.v->routines;
+          i->dtypes = p->pub.v->dtypes;
+          i->mem_kinds = p->pub.v->mem_kinds;
+          i->priority = p->pub.v->priority;
+        }
+        i->available = p->pub.available;
+        snprintf(i->why, sizeof i->why, "%s", p->pub.why);
+        if (p->pub.v) {
+          i->abi = p->pub.abi;
+          i->kind = p->pub.v->kind;
+          i->spans = p->pub.v->spans;
+          snprintf(i->cost, sizeof i->cost, "%s", p->pub.cost_why);
+        }
+      }
+    }
+    /* a refused file: say which routine folders named it */
+    for (int r = 1; r < NROUTINES && k < cap; r++)
+      if (!p->pub.v && !strcmp(nd->routine, routine_str(r))) out[k].routines |= 1u << r;
+  }
+  TSAN_RELEASE(&tsan_readers_done);
+  rcu_read_unlock();
+  muster__provider_unlock();
+  return n;
+}
+
+/* muster_providers_rescan with exit() safe meanwhile (exit_guard.h) */
+int muster_providers_rescan(void) {
+  int rc = muster__exit_guard_enter("muster_providers_rescan");
+  if (rc < 0) return rc;
+  rc = providers_rescan_call();
+  muster__exit_guard_leave();
+  return rc;
+}
+
+/* muster_providers_list with exit() safe meanwhile (exit_guard.h) */
+int muster_providers_list(muster_provider_info_t *out, int cap) {
+  int rc = muster__exit_guard_enter("muster_providers_list");
+  if (rc < 0) return rc;
+  rc = providers_list_call(out, cap);
+  muster__exit_guard_leave();
+  return rc;
+}

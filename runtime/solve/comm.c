@@ -1,0 +1,331 @@
+/*
+ * runtime/solve/comm.c - muster_comm_t and muster_solve_comm: solves whose ranks
+ * share no /dev/shm, over an out-of-band bootstrap (docs/bootstrap.md).
+ *
+ * Protocol, every round an allgather of the comm's bootstrap (the same one
+ * the provider then builds its communicator with):
+ *   1. descriptors (desc.h, no blob), validated the same way on every rank;
+ *   2. rank 0 chooses among the collective providers and every rank gets
+ *      its decision (the other ranks' slots are unused);
+ *   3. every rank says whether it could load the chosen provider, so that
+ *      none enters the engine when one cannot;
+ *   4. collective_solve on every rank (under the watchdog for kind group);
+ *   5. every rank's end (code, info, message), so all return the same: a
+ *      rank that failed makes the others fail with its message.  Skipped
+ *      when the engine itself failed: the provider returns the same code on
+ *      every rank (ABI v2), and a rank still inside a stuck engine would
+ *      never reach the round.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solve/bootstrap.h"
+#include "registry/choice.h"
+#include "solve/collective.h"
+#include "base/exit_guard.h"
+#include "group/group.h"
+#include "solve/mpi.h"
+#include "solve/storeInt.h"
+
+#define USED_MAX 8
+
+struct muster_comm {
+  char kind[8];
+  int rank, size;
+  char name[MUSTER_MAX_NAME + 1];
+  muster_group_t *g;             /* kind group */
+  muster__mpi_t *mpi;            /* kind mpi */
+  muster_allgather_fn allgather; /* kind store */
+  void *ctx;
+  uint64_t key;                  /* of this set of ranks, from the first solve */
+  muster__provider_t *used[USED_MAX]; /* providers that ran here (referenced) */
+  int nused;
+};
+
+/* What rank 0 decided (round 2). */
+typedef struct decision {
+  int32_t status;
+  uint32_t kind;
+  int32_t expect_src, pad_; /* the winner's expected seconds, as the choice */
+  double expect_s;          /* had them (collective.h: the deadline)       */
+  char provider[32];
+  char reason[MUSTER_MAX_REASON];
+  char msg[400];
+} decision_t;
+
+/* One rank's word after rounds 3 and 5. */
+typedef struct verdict {
+  int32_t rc, pad_;
+  int64_t info;
+  char msg[400];
+} verdict_t;
+
+/* ---- opening --------------------------------------------------------------------- */
+
+static int open_store(const muster_comm_opts_t *o, muster_comm_t *c) {
+  if (!o->allgather) return muster__err(MUSTER_EINVAL, "muster_comm_open: kind store needs an allgather");
+  if (o->size < 1 || o->size > MUSTER_MAX_RANKS || o->rank < 0 || o->rank >= o->size)
+    return muster__err(MUSTER_EINVAL, "muster_comm_open: rank %d of size %d (size 1..%d)", o->rank, o->size,
+                       MUSTER_MAX_RANKS);
+  c->rank = o->rank;
+  c->size = o->size;
+  c->allgather = o->allgather;
+  c->ctx = o->ctx;
+  return 0;
+}
+
+static int open_group(const muster_comm_opts_t *o, muster_comm_t *c) {
+  if (!o->name) return muster__err(MUSTER_EINVAL, "muster_comm_open: kind group needs a name");
+  muster_group_opts_t go = {.job = o->job, .timeout_s = o->timeout_s, .device = o->device};
+  int rc = muster_group_join(o->name, o->rank, o->size, &go, &c->g);
+  if (rc < 0) return rc;
+  c->rank = o->rank;
+  c->size = o->size;
+  return 0;
+}
+
+static int open_mpi(muster_comm_t *c) {
+  int rc = muster__mpi_open(&c->mpi, &c->rank, &c->size);
+  if (rc < 0) return rc;
+  if (c->size > MUSTER_MAX_RANKS)
+    return muster__err(MUSTER_EINVAL, "muster_comm_open: MPI_COMM_WORLD has %d ranks; muster takes at most "
+                       "%d", c->size, MUSTER_MAX_RANKS);
+  return 0;
+}
+
+int muster_comm_open(const muster_comm_opts_t *opts, muster_comm_t **out) {
+  if (!opts || !out) return muster__err(MUSTER_EINVAL, "muster_comm_open: %s is NULL", opts ? "out" : "opts");
+  *out = NULL;
+  const char *kind = opts->kind && *opts->kind ? opts->kind : "auto";
+  char launcher[16];
+  if (!strcmp(kind, "auto")) {
+    if (!muster_launcher_detect(launcher, sizeof launcher, NULL, NULL))
+      return muster__err(MUSTER_ENOENT, "muster_comm_open: kind auto, but no launcher found in the "
+                         "environment (OMPI_COMM_WORLD_*, PMI_*, SLURM_*); say kind group or store");
+    kind = "mpi";
+  }
+  muster_comm_t *c = calloc(1, sizeof *c);
+  if (!c) return muster__err(MUSTER_ENOMEM, "muster_comm_open: out of memory");
+  snprintf(c->name, sizeof c->name, "%s", opts->name ? opts->name : kind);
+  int rc;
+  if (!strcmp(kind, "group")) rc = open_group(opts, c);
+  else if (!strcmp(kind, "store")) rc = open_store(opts, c);
+  else if (!strcmp(kind, "mpi")) rc = open_mpi(c);
+  else rc = muster__err(MUSTER_EINVAL, "muster_comm_open: unknown kind '%.20s' (group, mpi, store, auto)", kind);
+  if (rc < 0) {
+    muster_comm_close(c);
+    return rc;
+  }
+  snprintf(c->kind, sizeof c->kind, "%s", kind);
+  *out = c;
+  return 0;
+}
+
+int muster_comm_close(muster_comm_t *c) {
+  if (!c) return muster__err(MUSTER_EINVAL, "muster_comm_close: NULL comm");
+  for (int i = 0; i < c->nused; i++) {
+    muster__provider_t *p = c->used[i];
+    if (p->v->release_comms && c->key) p->v->release_comms(p->ctx, c->key);
+    muster__provider_release(p);
+  }
+  int rc = c->g ? muster_group_leave(c->g) : 0;
+  muster__mpi_close(c->mpi);
+  free(c);
+  return rc;
+}
+
+int muster_comm_rank(const muster_comm_t *c) { return c ? c->rank : MUSTER_EINVAL; }
+int muster_comm_size(const muster_comm_t *c) { return c ? c->size : MUSTER_EINVAL; }
+const char *muster_comm_kind(const muster_comm_t *c) { return c ? c->kind : ""; }
+
+/* ---- rounds ---------------------------------------------------------------------- */
+
+static void make_boot(muster_comm_t *c, muster_bootstrap_t *b) {
+  if (c->g) {
+    muster__boot_group(b, c->g, c->key);
+  } else if (c->mpi) {
+    muster__mpi_boot(c->mpi, b, c->key);
+  } else {
+    memset(b, 0, sizeof *b);
+    b->rank = c->rank;
+    b->size = c->size;
+    b->kind = "store";
+    b->key = c->key;
+    b->ctx = c->ctx;
+    b->allgather = c->allgather;
+  }
+}
+
+static int gather(muster_comm_t *c, const void *mine, void *all, size_t len, const char *what) {
+  muster_bootstrap_t b;
+  make_boot(c, &b);
+  char err[600] = "", was[MUSTER__MPI_PHASE_MAX];
+  muster__mpi_phase_get(was, sizeof was);
+  if (c->mpi) muster__mpi_phase("in comm %s's exchange: %s", c->name, what);
+  int rc = b.allgather(b.ctx, mine, all, len, err, sizeof err);
+  if (c->mpi) muster__mpi_phase("%s", was);
+  if (rc < 0)
+    return muster__err(rc, "comm %s (kind %s), rank %d, %s: %s", c->name, c->kind,
+                       c->rank, what, err[0] ? err : muster_strerror(rc));
+  return 0;
+}
+
+int muster_comm_allgather(muster_comm_t *c, const void *mine, void *all, size_t len, const char *what) {
+  if (!c || !mine || !all || !len)
+    return muster__err(MUSTER_EINVAL, "muster_comm_allgather: %s", !c ? "comm is NULL" : !mine ? "mine is NULL"
+                       : !all ? "all is NULL" : "len is 0");
+  return gather(c, mine, all, len, what && *what ? what : "muster_comm_allgather");
+}
+
+/* Rank 0: choose a collective provider from the descriptors. */
+static void decide(const muster__desc_t *const *ds, int R, decision_t *dec) {
+  muster__query_t mq;
+  muster__desc_query(ds, R, &mq);
+  muster__choice_in_t in = {.q = &mq.q, .want = ds[0]->want, .kinds = 1u << MUSTER_PROVIDER_COLLECTIVE};
+  muster__choice_t ch;
+  dec->status = muster__choose(&in, &ch);
+  if (dec->status == 0) {
+    snprintf(dec->provider, sizeof dec->provider, "%s", ch.c[0].p->name);
+    muster__reason_copy(dec->reason, sizeof dec->reason, ch.reason);
+    dec->kind = ch.c[0].p->v->kind;
+    /* its time for the kind mpi deadline: the choice asked its estimate
+     * already (a forced one's too), so every rank gets it from here */
+    dec->expect_src = !ch.c[0].timed      ? MUSTER__EXPECT_NONE
+                      : ch.c[0].estimated ? MUSTER__EXPECT_ESTIMATE
+                                          : MUSTER__EXPECT_COST;
+    dec->expect_s = ch.c[0].seconds;
+  } else {
+    snprintf(dec->msg, sizeof dec->msg, "%s", muster_last_error());
+  }
+  muster__choice_done(&ch);
+}
+
+/* Round 3 or 5: share this rank's verdict; the first failing rank's is
+ * everyone's (0 when all are fine). */
+static int agree(muster_comm_t *c, verdict_t *mine, verdict_t *all, const char *what) {
+  int rc = gather(c, mine, all, sizeof *mine, what);
+  if (rc < 0) return rc;
+  for (int r = 0; r < c->size; r++)
+    if (all[r].rc < 0) {
+      all[r].msg[sizeof all[r].msg - 1] = '\0';
+      return r == c->rank ? muster__err(all[r].rc, "%s", all[r].msg)
+                          : muster__err(all[r].rc, "rank %d of comm %s: %s", r, c->name, all[r].msg);
+    }
+  return 0;
+}
+
+/* The store bootstrap under a kind store comm (muster/store.h), whose peers'
+ * heartbeat the collective watchdog then checks; NULL for another allgather. */
+static muster_store_t *store_of(const muster_comm_t *c) {
+  return c->allgather == muster_store_allgather ? c->ctx : NULL;
+}
+
+static void remember(muster_comm_t *c, muster__provider_t *p) {
+  for (int i = 0; i < c->nused; i++)
+    if (c->used[i] == p) return;
+  if (c->nused == USED_MAX) return; /* its communicators then live until it is unloaded */
+  muster__provider_ref(p);
+  c->used[c->nused++] = p;
+}
+
+/* Rounds 3-5 once a provider is chosen. */
+static int run_chosen(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
+                      const decision_t *dec, verdict_t *all, muster__outcome_t *out) {
+  verdict_t v;
+  memset(&v, 0, sizeof v);
+  muster__provider_t *p = NULL;
+  v.rc = muster__provider_get(args->routine, args->dtype, mine->mem, dec->provider, "rank 0's choice",
+                              c->size, &p);
+  if (v.rc < 0) snprintf(v.msg, sizeof v.msg, "cannot run provider %s, rank 0's choice: %s", dec->provider,
+                         muster_last_error());
+  int rc = agree(c, &v, all, "agreeing on the provider");
+  if (rc < 0) goto out;
+  remember(c, p);
+  muster_bootstrap_t boot;
+  make_boot(c, &boot);
+  muster__group_watch_t gw = {.g = c->g};
+  muster_store_t *st = store_of(c);
+  if (st) muster__store_phase(st, "inside provider %s's collective_solve (%s n=%" PRId64 ")", p->name,
+                              muster_routine_name(args->routine), args->n);
+  muster__coll_in_t in = {.p = p, .args = args, .mine = mine, .rank = c->rank, .nranks = c->size,
+                          .boot = &boot, .watch = c->g ? muster__group_watch : st ? muster__store_watch : NULL,
+                          .watch_arg = st ? (void *)st : (void *)&gw,
+                          .expect_src = dec->expect_src, .expect_s = dec->expect_s};
+  int engine_rc;
+  rc = muster__collective_run(&in, out, &engine_rc);
+  if (st) muster__store_phase(st, "in muster_solve_comm, after provider %s's collective_solve", p->name);
+  if (engine_rc != 0) {
+    char msg[600];
+    snprintf(msg, sizeof msg, "%s", muster_last_error());
+    if (c->g) muster__group_abortf(c->g, rc, "%s", msg); /* the others may be stuck in the engine */
+    if (st) muster_store_abort(st, rc, msg);
+    if (engine_rc != MUSTER__ENGINE_LEFT && p->v->release_comms) /* a left call still uses them */
+      p->v->release_comms(p->ctx, c->key);
+    rc = muster__err(rc, "%s", msg);
+    goto out;
+  }
+  memset(&v, 0, sizeof v);
+  v.rc = rc;
+  v.info = out->info;
+  if (rc < 0) snprintf(v.msg, sizeof v.msg, "%s", muster_last_error());
+  rc = agree(c, &v, all, "agreeing on the result");
+  if (rc < 0 && p->v->release_comms) p->v->release_comms(p->ctx, c->key); /* a rank failed after all */
+out:
+  if (p) muster__provider_release(p);
+  return rc;
+}
+
+static int solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
+                      muster_solve_result_t *res) {
+  int R = c->size, rc = 0;
+  size_t big = sizeof(muster__desc_t) > sizeof(decision_t) ? sizeof(muster__desc_t) : sizeof(decision_t);
+  if (big < sizeof(verdict_t)) big = sizeof(verdict_t);
+  char *all = malloc((size_t)R * big);
+  const muster__desc_t *ds[MUSTER_MAX_RANKS];
+  muster__outcome_t out;
+  memset(&out, 0, sizeof out);
+  if (!all) return muster__err(MUSTER_ENOMEM, "muster_solve_comm: out of memory");
+  muster__desc_t d;
+  muster__desc_describe(args, mine, &d);
+  MUSTER_CHECK(gather(c, &d, all, sizeof d, "exchanging descriptors"));
+  for (int r = 0; r < R; r++) ds[r] = (const muster__desc_t *)(all + (size_t)r * sizeof d);
+  MUSTER_CHECK(muster__desc_validate(ds, NULL, R));
+  if (!c->key) c->key = muster__boot_key(c->name, ds, R); /* the same on every rank */
+  decision_t dec;
+  memset(&dec, 0, sizeof dec);
+  if (c->rank == 0) decide(ds, R, &dec);
+  MUSTER_CHECK(gather(c, &dec, all, sizeof dec, "hearing rank 0's choice"));
+  memcpy(&dec, all, sizeof dec); /* rank 0's slot */
+  dec.msg[sizeof dec.msg - 1] = dec.provider[sizeof dec.provider - 1] = dec.reason[sizeof dec.reason - 1] = '\0';
+  snprintf(out.provider, sizeof out.provider, "%s", dec.provider);
+  snprintf(out.reason, sizeof out.reason, "%s", dec.reason);
+  if (dec.status < 0) {
+    rc = muster__err(dec.status, "%s", dec.msg);
+    goto out;
+  }
+  rc = run_chosen(c, args, mine, &dec, (verdict_t *)all, &out);
+out:
+  muster__outcome_result(&out, res);
+  free(all);
+  return rc;
+}
+
+/* muster_solve_comm with exit() safe meanwhile (exit_guard.h) */
+int muster_solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
+                      muster_solve_result_t *res) {
+  if (res) memset(res, 0, sizeof *res);
+  if (!c) return muster__err(MUSTER_EINVAL, "muster_solve_comm: comm is NULL");
+  int rc = muster__exit_guard_enter("muster_solve_comm");
+  if (rc < 0) return rc;
+  char was[MUSTER__MPI_PHASE_MAX];
+  if (c->mpi) { /* what the others' messages say if this rank goes silent (mpi.h) */
+    muster__mpi_phase_get(was, sizeof was);
+    muster__mpi_phase("in muster_solve_comm (comm %s)", c->name);
+  }
+  rc = solve_comm(c, args, mine, res);
+  if (c->mpi) muster__mpi_phase("%s", was);
+  muster__exit_guard_leave();
+  return rc;
+}
