@@ -138,7 +138,7 @@ usage "--mode makes no sense with --launcher auto" --launcher auto --mode thread
 usage "--devices makes no sense with --launcher mpi" --launcher mpi --devices 0
 usage "--launcher mpi or auto, not 'srun'" --launcher srun
 usage "option '--launcher' needs a value" --launcher
-usage "--m is the row count of gels's tall A" --launcher mpi --m 10
+usage "--m is the row count of a non-square A" --launcher mpi --m 10
 (
   unset OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE PMI_RANK PMI_SIZE SLURM_PROCID SLURM_NTASKS
   usage "no launcher in the environment (none of OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, SLURM_PROCID/NTASKS)" \
