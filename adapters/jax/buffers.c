@@ -128,10 +128,12 @@ int mj_check_buffers(mj_call_t *c) {
                       "A has XLA dtype %d; muster takes float32, float64, complex64, complex128",
                       (int)c->a_in->dtype);
   /* geqrf, gesvd, polar take a wide A too: its rows are m, B's (check_b) */
-  int64_t min_rows = (muster_routine_takes(at->routine) & MUSTER_TAKES_O) ? 1 : at->n;
+  int wide_ok = (muster_routine_takes(at->routine) & MUSTER_TAKES_O) != 0;
+  int64_t min_rows = wide_ok ? 1 : at->n;
   if (c->a_in->rank != 2 || c->a_in->dims[0] < min_rows || c->a_out->dtype != c->a_in->dtype ||
       elems(c->a_out) != elems(c->a_in))
-    return mj_set_err(c, MUSTER_EINVAL, "A shard must be 2-D with at least %" PRId64 " rows", min_rows);
+    return mj_set_err(c, MUSTER_EINVAL, "A shard must be 2-D with at least %s%" PRId64 " rows",
+                      wide_ok ? "" : "n=", min_rows);
   int rc = check_width(c);
   if (rc == 0 && c->b_in) rc = check_b(c);
   if (rc == 0 && c->w_out) rc = check_w(c);
