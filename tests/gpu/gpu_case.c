@@ -529,8 +529,15 @@ static int rank_main(int rank, int device, void *arg) {
       fflush(stdout);
       int bad = rc == 0 ? buf_check(c, rank, &rb, seed) : 0;
       if (rc == 0) printf("    rank %d: its results %s\n", rank, bad ? "are WRONG" : "check out");
+      t0 = gc_now();
       muster_group_leave(g);
-      buf_free(&rb);
+      printf("    rank %d: left its group in %.2f s\n", rank, gc_now() - t0);
+      fflush(stdout);
+      /* After a failed collective call the engine may still be running on
+       * its own thread, its GPU work with it (docs/bootstrap.md, "An engine
+       * deaf to cancel"): cudaFree would wait for that work.  The process
+       * ends now, as the error message asks; the driver frees the memory. */
+      if (rc == 0) buf_free(&rb);
       return rc == 0 ? (bad ? 99 : 0) : 100 + (-rc);
     }
     fail |= check_rc(c, rank, rc, &res);
