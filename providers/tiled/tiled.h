@@ -1,6 +1,6 @@
 /*
  * providers/tiled/tiled.h - private to the tiled provider: our own tiled
- * Cholesky on 1..16 GPUs of one node (sched.h says how it is scheduled).
+ * Cholesky on 1..16 GPUs of one node (tsched.h says how it is scheduled).
  *
  * One context per load (init/fini); solve runs with ctx->mu held.  Cached
  * per device and reused call after call (a second call of the same shape
@@ -22,7 +22,7 @@
 
 #include "cudacommon.h"
 #include "muster/provider.h"
-#include "sched.h"
+#include "tsched.h"
 
 #define TL_MAX_DEV TS_MAX_GPUS
 #define TL_SLOTS 3 /* panel buffers per GPU: panels k+1, k+2 land while k is read */

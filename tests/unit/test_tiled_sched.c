@@ -1,5 +1,5 @@
 /* tests/unit/test_tiled_sched.c - the tiled provider's schedule
- * (providers/tiled/sched.h), on the host, for many (n, T, G): every tile
+ * (providers/tiled/tsched.h), on the host, for many (n, T, G): every tile
  * operation exactly once on the right GPU and stream, every wait on an
  * event recorded earlier, the happens-before order every operation needs
  * (vector clocks over streams and events), the lookahead order, panels sent
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "task.h"
-#include "tiled/sched.h"
+#include "tiled/tsched.h"
 
 typedef struct hb {
   const ts_sched_t *s;

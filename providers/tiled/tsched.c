@@ -1,10 +1,10 @@
-/* providers/tiled/sched.c - building the tiled Cholesky's schedule
- * (sched.h).  Host-only: no CUDA. */
+/* providers/tiled/tsched.c - building the tiled Cholesky's schedule
+ * (tsched.h).  Host-only: no CUDA. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched.h"
+#include "tsched.h"
 
 typedef struct build {
   ts_sched_t *s;

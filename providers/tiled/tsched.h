@@ -1,5 +1,5 @@
 /*
- * providers/tiled/sched.h - the tiled Cholesky's schedule: which tile
+ * providers/tiled/tsched.h - the tiled Cholesky's schedule: which tile
  * operation runs on which GPU and stream, in which order, after which
  * events.  Host-only C (no CUDA): the provider executes it (factor.c), the
  * CPU tests check it (tests/unit/test_tiled_sched.c).
@@ -34,8 +34,8 @@
  * op issued before it, so no wait is ever a no-op and the dependency graph
  * (stream order plus waits) only points forward: it cannot deadlock.
  */
-#ifndef MUSTER_TILED_SCHED_H
-#define MUSTER_TILED_SCHED_H
+#ifndef MUSTER_TILED_TSCHED_H
+#define MUSTER_TILED_TSCHED_H
 
 #include <stddef.h>
 #include <stdint.h>
