@@ -63,7 +63,7 @@ int tl_dev_ready(tl_ctx_t *c, int dev, cuc_err_t *E) {
   }
   d->ready = 1;
 out:
-  return rc; /* a half-made device is finished by the next call, freed by fini */
+  return rc; 
 }
 
 int tl_copy_stream(tl_ctx_t *c, int dev, int to, cudaStream_t *out, cuc_err_t *E) {

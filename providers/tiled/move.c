@@ -15,11 +15,22 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include "../common/env.h"
 #include "tiled.h"
 
+int tl_options(tl_solve_t *j) {
+  char why[200];
+  int64_t t;
+  int rc = prov_env_int("MUSTER_TILED_TILE", 1, MUSTER_LAYOUT_MAX_N, 0, &t, why, sizeof why);
+  if (rc == 0) rc = prov_env_switch("MUSTER_TILED_TIMING", 0, &j->timing, why, sizeof why);
+  return rc < 0 ? cuc_fail(j->E, rc, "%s", why) : 0;
+}
+
 int64_t tl_engine_tile(muster_dtype_t dtype, int64_t n, int G) {
-  const char *env = getenv("MUSTER_TILED_TILE"); /* measurement runs */
-  int64_t t = env && *env ? strtoll(env, NULL, 10) : 0;
+  int64_t t = 0;
+  char why[8];
+  if (prov_env_int("MUSTER_TILED_TILE", 1, MUSTER_LAYOUT_MAX_N, 0, &t, why, sizeof why) < 0)
+    t = 0; /* tl_options makes the solve fail naming it */
   if (t < 1) {
     /* big tiles keep the gemms near peak and the steps few; the panel
      * (potrf + trsm on one GPU) is the critical path, so not bigger than

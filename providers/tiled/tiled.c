@@ -26,7 +26,7 @@
  * mode and holds the partial factor in place.  Every CUDA, cuBLAS and
  * cuSOLVER status is checked (MUSTER_ECUDA naming device and call).  A
  * leader provider has no cancel hook: a rank that dies mid-solve is the
- * runtime's to report (its mapped memory stays valid until we return).
+ * runtime's to report, as with cusolvermg.
  * The calling thread's current device is restored.
  */
 #include <stdlib.h>
@@ -72,12 +72,7 @@ static double now_s(void) {
 /* The end of a phase: with MUSTER_TILED_TIMING=1 every device is waited
  * for first, so the phase's time is its GPU time. */
 static int phase_end(tl_solve_t *j, int which, double *t) {
-  static int timing = -1;
-  if (timing < 0) {
-    const char *s = getenv("MUSTER_TILED_TIMING");
-    timing = s && *s == '1';
-  }
-  int rc = timing ? tl_sync(j) : 0;
+  int rc = j->timing ? tl_sync(j) : 0;
   double t1 = now_s();
   tl_time_set(which, t1 - *t);
   *t = t1;
@@ -90,6 +85,7 @@ static int run(tl_solve_t *j) {
   double t0 = now_s(), t = t0;
   char why[160];
   CUC_CHECK(tl_validate(j));
+  CUC_CHECK(tl_options(j));
   for (int g = 0; g < j->G; g++) CUC_CHECK(tl_dev_ready(j->c, j->ids[g], E));
   CUC_CHECK(tl_peer_all(j->c, j->G, j->ids, E));
   int64_t T = j->in_place && j->a->layout == MUSTER_LAYOUT_CYCLIC ? j->a->tile

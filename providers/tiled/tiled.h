@@ -87,6 +87,7 @@ typedef struct tl_solve {
   size_t esz;
   int64_t n, lda;            /* the caller's lda (every rank's)        */
   int in_place;              /* engine works in the caller's buffers   */
+  int timing;                /* MUSTER_TILED_TIMING=1                  */
   void *user[TL_MAX_DEV];
   void *mat[TL_MAX_DEV];     /* GPU g's tile columns                   */
   int64_t ld;                /* their leading dimension                */
@@ -127,6 +128,11 @@ TL_HIDDEN int tl_blas(cuc_err_t *E, int dev, const char *call, cublasStatus_t st
 
 /* ---- move.c: checks and the caller's layout <-> the engine's tile columns -------- */
 TL_HIDDEN int tl_validate(tl_solve_t *j);
+/* The provider's variables, read at each solve (providers/common/env.h):
+ * MUSTER_TILED_TILE (a tile replacing the rule, for measurements) and
+ * MUSTER_TILED_TIMING (0|1: phase times of GPU work); a bad value is
+ * MUSTER_EINVAL naming it. */
+TL_HIDDEN int tl_options(tl_solve_t *j);
 /* The engine's tile for (dtype, n, G) (the one rule; MUSTER_TILED_TILE overrides). */
 TL_HIDDEN int64_t tl_engine_tile(muster_dtype_t dtype, int64_t n, int G);
 /* j->mat, ld: the caller's buffers when they already are the engine's
