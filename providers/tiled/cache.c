@@ -95,24 +95,7 @@ out:
   return rc;
 }
 
-int tl_peer_all(tl_ctx_t *c, int n, const int *ids, cuc_err_t *E) {
-  int rc = 0;
-  for (int a = 0; a < n; a++)
-    for (int b = 0; b < n; b++) CUC_CHECK(cuc_peer_enable(&c->peers, ids[a], ids[b], E));
-out:
-  return rc;
-}
-
-int tl_sync(tl_solve_t *j) {
-  int rc = 0;
-  cuc_err_t *E = j->E;
-  for (int g = 0; g < j->G; g++) {
-    CUC_CU(j->ids[g], cudaSetDevice(j->ids[g]));
-    CUC_CU(j->ids[g], cudaDeviceSynchronize());
-  }
-out:
-  return rc;
-}
+int tl_sync(tl_solve_t *j) { return cuc_sync_devices(j->G, j->ids, j->E); }
 
 static void dev_free(int dev, tl_dev_t *d) {
   cudaSetDevice(dev);

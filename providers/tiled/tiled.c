@@ -29,6 +29,7 @@
  * runtime's to report, as with cusolvermg.
  * The calling thread's current device is restored.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -39,28 +40,14 @@
 static int probe(char *why, size_t whylen) { return cuc_probe(NULL, why, whylen); }
 
 static int init(void **out, char *err, size_t errlen) {
-  tl_ctx_t *c = calloc(1, sizeof *c);
-  if (!c) {
-    cuc_err_t e = TL_ERR(err, errlen);
-    return cuc_fail(&e, MUSTER_ENOMEM, "out of host memory");
-  }
-  pthread_mutex_init(&c->mu, NULL);
-  *out = c;
-  return 0;
+  return cuc_leader_init(sizeof(tl_ctx_t), offsetof(tl_ctx_t, mu), TL_NAME, out, err, errlen);
 }
+
+static void free_cache(void *c) { tl_cache_free(c); }
 
 static void fini(void *vc) {
   tl_ctx_t *c = vc;
-  if (!c) return;
-  int saved = cuc_device_save();
-  pthread_mutex_lock(&c->mu);
-  cuc_ipc_free(&c->ipc);
-  tl_cache_free(c);
-  pthread_mutex_unlock(&c->mu);
-  pthread_mutex_destroy(&c->mu);
-  cuc_device_restore(saved);
-  (void)cudaGetLastError();
-  free(c);
+  if (c) cuc_leader_fini(&c->mu, &c->ipc, free_cache, c);
 }
 
 static double now_s(void) {
@@ -87,7 +74,7 @@ static int run(tl_solve_t *j) {
   CUC_CHECK(tl_validate(j));
   CUC_CHECK(tl_options(j));
   for (int g = 0; g < j->G; g++) CUC_CHECK(tl_dev_ready(j->c, j->ids[g], E));
-  CUC_CHECK(tl_peer_all(j->c, j->G, j->ids, E));
+  CUC_CHECK(cuc_peer_enable_all(&j->c->peers, j->G, j->ids, E));
   int64_t T = j->in_place && j->a->layout == MUSTER_LAYOUT_CYCLIC ? j->a->tile
                                                                   : tl_engine_tile(j->a->dtype, j->n, j->G);
   if (ts_build(&j->s, j->n, T, j->G, TL_SLOTS, why, sizeof why) < 0) return cuc_fail(E, MUSTER_ENOMEM, "%s", why);
@@ -147,18 +134,12 @@ static int local_export(void *vc, const muster_shard_t *mine, int process_mode, 
 static int leader_import(void *vc, int rank, int64_t peer_pid, const void *blob, size_t len, muster_shard_t *shard,
                          char *errbuf, size_t errlen) {
   tl_ctx_t *c = vc;
-  cuc_err_t err = TL_ERR(errbuf, errlen);
-  pthread_mutex_lock(&c->mu);
-  int rc = cuc_ipc_import(&c->ipc, rank, peer_pid, blob, len, shard, &err);
-  pthread_mutex_unlock(&c->mu);
-  return rc;
+  return cuc_leader_import(&c->mu, &c->ipc, TL_NAME, rank, peer_pid, blob, len, shard, errbuf, errlen);
 }
 
 static void forget_peer(void *vc, int64_t peer_pid) {
   tl_ctx_t *c = vc;
-  pthread_mutex_lock(&c->mu);
-  cuc_ipc_forget(&c->ipc, peer_pid);
-  pthread_mutex_unlock(&c->mu);
+  cuc_leader_forget(&c->mu, &c->ipc, peer_pid);
 }
 
 __attribute__((visibility("default"))) const muster_provider_v2_t muster_provider_v2 = {

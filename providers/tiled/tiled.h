@@ -99,7 +99,6 @@ typedef struct tl_solve {
 TL_HIDDEN int tl_dev_ready(tl_ctx_t *c, int dev, cuc_err_t *E);
 TL_HIDDEN int tl_copy_stream(tl_ctx_t *c, int dev, int to, cudaStream_t *out, cuc_err_t *E);
 TL_HIDDEN int tl_events(tl_ctx_t *c, int dev, int need, cuc_err_t *E);
-TL_HIDDEN int tl_peer_all(tl_ctx_t *c, int n, const int *ids, cuc_err_t *E);
 TL_HIDDEN void tl_cache_free(tl_ctx_t *c);
 /* cudaDeviceSynchronize on every GPU of the solve. */
 TL_HIDDEN int tl_sync(tl_solve_t *j);

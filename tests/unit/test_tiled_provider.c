@@ -32,14 +32,7 @@ TEST_IMPL(tiled_provider_probe_and_tiles) {
   const muster_provider_v2_t *v;
   void *h = load(&v);
   if (!h) return 0;
-  char why[256] = "";
-  int before = tp_maps_has("libcuda.so");
-  int rc = v->probe(why, sizeof why);
-  if (rc < 0) {
-    ASSERT_EQ(rc, MUSTER_ECUDA);
-    ASSERT_STR_CONTAINS(why, "cudaGetDeviceCount");
-  }
-  if (!before) ASSERT(!tp_maps_has("libcuda.so")); /* CUDA must not start here */
+  tp_gpu_probe_check(v->probe);
   void *ctx = NULL;
   char err[256];
   ASSERT_OK(v->init(&ctx, err, sizeof err));
@@ -100,18 +93,7 @@ TEST_IMPL(tiled_provider_refuses_bad_calls) {
   static double a[64], b[8], w[1]; /* never dereferenced: the checks fail first */
   muster_shard_t s = {MUSTER_MEM_HOST, -1, a, 8, 0, 8, b, 8, w, NULL};
   int64_t info = -5;
-  muster_provider_call_t call;
-  memset(&call, 0, sizeof call);
-  call.args.routine = MUSTER_POTRS;
-  call.args.dtype = MUSTER_F64;
-  call.args.n = 8;
-  call.args.nrhs = 1;
-  call.args.tile = 8;
-  call.nshards = 1;
-  call.shards = &s;
-  call.info = &info;
-  call.err = err;
-  call.errlen = sizeof err;
+  muster_provider_call_t call = tp_one_shard_call(MUSTER_POTRS, 8, 1, &s, &info, err, sizeof err);
   ASSERT_EQ(v->solve(ctx, &call), MUSTER_EUNSUPPORTED);
   ASSERT_STR_CONTAINS(err, "tiled: rank 0: shard memory kind 1 is not CUDA device memory");
   ASSERT_EQ(info, 0);
