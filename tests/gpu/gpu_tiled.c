@@ -5,7 +5,7 @@
  * into the engine's tiles; lda > n), small tiles (many steps of the
  * lookahead), the cyclic layout (worked in place), many right-hand sides,
  * a bigger f64 matrix with the default tile, not positive definite
- * (ENOTPD, the failing minor), NaN in A or B (ENONFINITE), each solved
+ * (ENOTPD with the failing minor: 1, and 2000 deep in the matrix), NaN in A or B (ENONFINITE), each solved
  * twice (the second creates nothing: handles, streams and events,
  * buffers, peer enables, IPC opens), and in processes mode a rank
  * SIGKILLed mid-factorization. */
@@ -41,6 +41,12 @@ static void per_gpus(tcase_t *cases, int *nc, int R) {
     c->expect = MUSTER_ENOTPD;
     c = gc_add(cases, nc, &tl, MUSTER_POTRS, 0, MUSTER_C128, mode, R, 700, 3, 0, "not-PD");
     c->shift = -700;
+    c->expect = MUSTER_ENOTPD;
+    /* the failing minor deep inside: column 2000 zeroed (tile column 7 of
+     * tile 256, on GPU 7 % R), the other columns positive definite */
+    c = gc_add(cases, nc, &tl, MUSTER_POTRS, 0, mode == M_PROCS ? MUSTER_C128 : MUSTER_F64, mode, R, 3001, 0, 0,
+               "not-PD at 2000");
+    c->zero_col = 2000;
     c->expect = MUSTER_ENOTPD;
     for (int k = 0; k < 2 && mode != M_ALL; k++) {
       c = gc_add(cases, nc, &tl, MUSTER_POTRS, 0, MUSTER_F64, mode, R, 500, 0, 0, k ? "NaN-in-B" : "NaN-in-A");
