@@ -285,6 +285,7 @@ static int find_sym(struct dl_phdr_info *info, size_t size, void *data) {
 /* TF/s and % of the aggregate peak of every timed column; the tiled
  * engine's phases (its last solve) when it ran. */
 static void print_peak(const bench_row_t *w) {
+  /* every column against the R GPUs' peak: cusolverdn and raw dn run on one of them */
   printf("    %% of peak (%.1f TF/s x %d GPU(s), potrf n^3/3 flops):", PEAK_PER_GPU / 1e12, peak_gpus);
   for (int k = 0; k < BC_COLS; k++) {
     const bench_col_t *c = &w->col[k];
