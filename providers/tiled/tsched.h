@@ -2,7 +2,8 @@
  * providers/tiled/tsched.h - the tiled Cholesky's schedule: which tile
  * operation runs on which GPU and stream, in which order, after which
  * events.  Host-only C (no CUDA): the provider executes it (factor.c), the
- * CPU tests check it (tests/unit/test_tiled_sched.c).
+ * CPU tests check it (tests/unit/test_tiled_sched.c).  (Not sched.h: on
+ * the include path that would shadow the system's, which pthread.h includes.)
  *
  * The matrix (n x n, lower triangle) is cut into nt = ceil(n/T) tile
  * columns; tile column j (columns [jT, jT + w_j), w_j = min(T, n - jT))
