@@ -10,10 +10,12 @@
  * by a rank on that GPU) plus what this provider already holds there
  * (reused, not allocated again); 0 (unknown) skips the check.  Otherwise
  * est->seconds is the model's (model.c), est->peak_bytes dn_need's total.
- * No CUDA call: the query has everything but gels's m (ldb), which the
- * provider ABI's query does not carry: the estimate takes m = n, a lower
- * bound, and says so in its note; solve() then refuses (MUSTER_ENOMEM,
- * naming the bytes) a tall A whose m x n copy does not fit.
+ * No CUDA call: the query has everything but the m (ldb) of gels, geqrf,
+ * gesvd and polar, which the provider ABI's query does not carry: the
+ * estimate takes m = n (for a tall A a lower bound) and says so in its
+ * note; solve() then refuses (MUSTER_ENOMEM, naming the bytes) a tall A
+ * whose buffers do not fit.  geqrf, gesvd and polar get the model's time
+ * from their flop counts (model.c: not calibrated on a GPU yet).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -51,7 +53,9 @@ int dn_estimate(void *vc, const muster_provider_query_t *q, muster_provider_esti
       !muster_dtype_bytes(q->dtype) || !muster_routine_str(q->routine))
     return refuse(est, "malformed query");
   const int takes_b = (muster_routine_takes(q->routine) & MUSTER_TAKES_B) != 0;
-  if (takes_b && q->nrhs < 1) return refuse(est, "malformed query");
+  const int factors = (muster_routine_takes(q->routine) & MUSTER_TAKES_O) != 0;
+  /* the factor routines' B is output only: gesvd's values need none */
+  if (takes_b && q->nrhs < (factors ? 0 : 1)) return refuse(est, "malformed query");
   if ((q->flags & MUSTER_LOGDET) && q->routine != MUSTER_POTRS) return refuse(est, "MUSTER_LOGDET is for potrs only");
   if (q->mem != MUSTER_MEM_CUDA) return refuse(est, "needs CUDA device memory");
   if (q->span != MUSTER_SPAN_THREADS && q->span != MUSTER_SPAN_PROCESSES)
@@ -62,8 +66,9 @@ int dn_estimate(void *vc, const muster_provider_query_t *q, muster_provider_esti
   if ((uint64_t)q->n > (UINT64_MAX >> 8) / (uint64_t)q->n) return refuse(est, "n too large");
   if (q->routine == MUSTER_GELS && dn_gels_ormqr_elements(q->n, q->n) > INT_MAX)
     return refuse(est, "gels: n too large for cusolverDn's ormqr (its int workspace count passes INT_MAX)");
-  /* gels's m (= ldb) is not in the query: taken as n, a lower bound of
-   * its memory and time (solve() checks the real bytes again) */
+  if (factors && q->n > INT_MAX) return refuse(est, "n too large for cusolverDn's orgqr (it takes int)");
+  /* the m (= ldb) of gels, geqrf, gesvd and polar is not in the query:
+   * taken as n (solve() checks the real bytes again) */
   dn_shape_t s = {q->routine, q->dtype, q->n, takes_b ? q->nrhs : 0, q->n, q->flags, q->nranks, 0, 0, path};
   for (int r = 0; r < q->nranks; r++) s.on_target += q->devices[r] == target;
   s.in_place = dn_in_place(q->routine, q->flags, q->nranks, q->devices[0] == target, path);
@@ -86,6 +91,6 @@ int dn_estimate(void *vc, const muster_provider_query_t *q, muster_provider_esti
   est->seconds = dn_model_seconds(&s, &moves, &crossing);
   snprintf(est->note, sizeof est->note, "model: %.4f s on device %d (moves %.4f s, %.2f GB between GPUs%s)%s%s",
            est->seconds, target, moves, GB(crossing), s.in_place ? ", in place" : "",
-           free_b ? "" : "; free memory unknown", q->routine == MUSTER_GELS ? "; m taken as n" : "");
+           free_b ? "" : "; free memory unknown", (muster_routine_takes(q->routine) & MUSTER_TAKES_M) ? "; m taken as n" : "");
   return 0;
 }

@@ -96,6 +96,17 @@ out:
   return rc;
 }
 
+int dn_replicate_b(dn_job_t *j, const void *src, int64_t count) {
+  int rc = 0;
+  for (int r = 0; r < j->R; r++) {
+    const muster_shard_t *s = &j->call->shards[r];
+    if (s->b != src) CUC_CHECK(copy_cols(j, r, s->b, count, src, count, count, 1, j->esz));
+  }
+out:
+  if (rc == 0) rc = sync_copies(j);
+  return rc;
+}
+
 int dn_rhs_on_target(dn_job_t *j, void **b, int64_t *ldb) {
   int rc = 0;
   const muster_shard_t *sh = j->call->shards;
