@@ -19,7 +19,9 @@
  *   - estimate()'s workspace bound against cusolverDn's _bufferSize for
  *     every routine and dtype up to n = 32768;
  *   - a rank SIGKILLed mid-solve (1 GPU and 2 GPUs, leader and not): a
- *     surviving non-leader errs within 2 s, /dev/shm is left clean.
+ *     surviving non-leader errs within 2 s, /dev/shm is left clean;
+ *   - getrs, gels, log det (gpu_dn_general.c) and geqrf, gesvd, polar
+ *     (gpu_dn_factors.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -436,6 +438,7 @@ void dn_cases(tcase_t *cases, int *nc, int kills) {
     if (nans[i].rt == MUSTER_SYEVD) c->expect_alt = MUSTER_EPROVIDER;
   }
   dn_general_cases(cases, nc, &dn);
+  dn_factor_cases(cases, nc, &dn);
   special(cases, nc, dn_memory, 1, "memory: gathered matrix larger than the free memory, and larger than the GPU");
   special(cases, nc, dn_workspace, 1, "workspace: estimate's bound covers cusolverDn's bufferSize (n <= 32768)");
   /* a rank SIGKILLed in the middle of a solve: syevd f64 n = 12288 takes
