@@ -33,6 +33,7 @@
 
 #include "cudacommon.h" /* cuc_cuda_type, cuc_real_type */
 #include "gpu_dn.h"
+#include "gpu_dn_util.h"
 #include "gpu_util.h"
 #include "muster/provider.h"
 
@@ -283,21 +284,13 @@ static int64_t dn_ws(cusolverDnHandle_t h, cusolverDnParams_t p, muster_routine_
  * MUSTER_NO_FACTOR) must cover cusolverDn's own workspace, for every
  * routine and dtype up to n = 32768. */
 static int dn_workspace(const tcase_t *c, int ndev) {
-  cusolverDnHandle_t h = NULL;
-  cusolverDnParams_t p = NULL;
-  void *dummy = NULL;
-  int fail = 0;
-  (void)c;
+  gd_ws_t w;
+  int fail = gd_ws_open(&w, c);
+  cusolverDnHandle_t h = w.h;
+  cusolverDnParams_t p = w.p;
+  void *dummy = w.dummy;
+  const muster_provider_v2_t *v = fail ? NULL : w.v;
   (void)ndev;
-  if (cudaSetDevice(0) != cudaSuccess || cudaMalloc(&dummy, 64) != cudaSuccess ||
-      cusolverDnCreate(&h) != CUSOLVER_STATUS_SUCCESS || cusolverDnCreateParams(&p) != CUSOLVER_STATUS_SUCCESS) {
-    fprintf(stderr, "    workspace: no cusolverDn handle\n");
-    return 1;
-  }
-  /* load the provider into this process for its estimate() */
-  muster_provider_info_t info[16];
-  muster_providers_list(info, 16);
-  const muster_provider_v2_t *v = provider();
   static const int64_t ns[] = {1000, 4096, 16384, 32768};
   static const muster_routine_t rts[6] = {MUSTER_POTRS, MUSTER_POTRI, MUSTER_SYEVD, MUSTER_SYEVD, MUSTER_GETRS,
                                           MUSTER_GELS};
@@ -331,13 +324,7 @@ static int dn_workspace(const tcase_t *c, int ndev) {
                  k.flags == MUSTER_NO_VECTORS ? "(values)" : "", muster_dtype_name(k.dtype), (long long)k.n, ws / 1e9, est.peak_bytes / 1e9);
         }
       }
-  if (!v) {
-    fprintf(stderr, "    workspace: the provider is not loaded\n");
-    fail = 1;
-  }
-  cusolverDnDestroyParams(p);
-  cusolverDnDestroy(h);
-  cudaFree(dummy);
+  gd_ws_close(&w);
   return fail;
 }
 

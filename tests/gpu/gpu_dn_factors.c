@@ -35,7 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
@@ -43,6 +42,7 @@
 
 #include "cudacommon.h" /* cuc_cuda_type, cuc_real_type */
 #include "gpu_dn.h"
+#include "gpu_dn_util.h"
 #include "muster/provider.h"
 #include "muster/layout.h"
 
@@ -51,12 +51,7 @@
 #define S_IN_PLACE 7 /* providers/cusolverdn/dnInt.h: DN_STAT_IN_PLACE */
 #define SENTINEL 0x5a /* B and W bytes before a solve: an error must leave them */
 
-typedef struct gf_out {
-  int rc, done;
-  int64_t info;
-  char msg[400], provider[32];
-  uint64_t st0[GC_MAX_STATS], st1[GC_MAX_STATS]; /* rank 0: around the last solve */
-} gf_out_t;
+typedef gd_out_t gf_out_t; /* what one rank hands back (gpu_dn_util.h) */
 
 typedef struct gf_run {
   const tcase_t *c;
@@ -132,27 +127,12 @@ typedef struct gf_bufs {
   size_t abytes;
 } gf_bufs_t;
 
-/* Device memory, or (host) what the lapack provider reads. */
-static void *alloc(const gf_run_t *g, size_t bytes) {
-  void *p = NULL;
-  if (!bytes) return NULL;
-  if (!g->host) return cudaMalloc(&p, bytes) == cudaSuccess ? p : NULL;
-  if (g->c->mode == M_PROCS) return muster_shard_alloc(bytes, &p) == 0 ? p : NULL;
-  return malloc(bytes);
-}
+static void *alloc(const gf_run_t *g, size_t bytes) { return gd_alloc(g->host, g->c->mode, bytes); }
 
-static void release(const gf_run_t *g, void *p) {
-  if (!p) return;
-  if (!g->host) cudaFree(p);
-  else if (g->c->mode == M_PROCS) muster_shard_free(p);
-  else free(p);
-}
+static void release(const gf_run_t *g, void *p) { gd_release(g->host, g->c->mode, p); }
 
-/* A copy to (in) or from the rank's buffers: 0 when it worked. */
 static int copy(const gf_run_t *g, void *dst, const void *src, size_t bytes, int in) {
-  if (!bytes) return 0;
-  if (g->host) return memcpy(dst, src, bytes), 0;
-  return cudaMemcpy(dst, src, bytes, in ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost) != cudaSuccess;
+  return gd_copy(g->host, dst, src, bytes, in);
 }
 
 static int bufs_make(const gf_run_t *g, int rank, gf_bufs_t *x) {
@@ -194,82 +174,41 @@ static int read_back(const gf_run_t *g, int rank, const gf_bufs_t *x) {
   return bad;
 }
 
+typedef struct gf_rank_ctx {
+  const gf_run_t *g;
+  const gf_bufs_t *x;
+} gf_rank_ctx_t;
+
+static int refill(void *arg) {
+  const gf_rank_ctx_t *r = arg;
+  return fill(r->g, r->x);
+}
+
 static int gf_rank(int rank, int device, void *arg) {
   gf_run_t *g = arg;
   const tcase_t *c = g->c;
   gf_out_t *o = &g->out[rank];
   gf_bufs_t x;
-  muster_group_t *grp = NULL;
-  muster_group_opts_t opts = {NULL, 0, device};
+  gf_rank_ctx_t ctx = {g, &x};
   muster_solve_args_t a = {c->routine, c->dtype, g->n, g->nrhs, c->tile, c->layout, c->flags,
                            g->host ? "lapack" : c->prov->name};
-  muster_solve_result_t res;
   o->rc = 1;
   if ((!g->host && cudaSetDevice(device) != cudaSuccess) || bufs_make(g, rank, &x)) {
     snprintf(o->msg, sizeof o->msg, "rank %d: buffers", rank);
     goto out;
   }
-  if (muster_group_join(g->group, rank, c->R, &opts, &grp) != 0) {
-    snprintf(o->msg, sizeof o->msg, "rank %d: join: %s", rank, muster_last_error());
-    goto out;
-  }
   muster_shard_t s = {g->host ? MUSTER_MEM_HOST : MUSTER_MEM_CUDA, g->host ? -1 : device, x.a, x.lda,
                       c->layout == MUSTER_LAYOUT_CYCLIC ? 0 : muster_layout_block_col0(&g->L, rank), x.ncols,
                       x.b, g->m, x.w, NULL};
-  for (int rep = 0; rep < c->reps; rep++) {
-    if (fill(g, &x)) {
-      snprintf(o->msg, sizeof o->msg, "rank %d: copies in", rank);
-      goto out;
-    }
-    int count = !g->host && rank == 0 && rep > 0 && rep == c->reps - 1; /* gpu_dn_general.c: why not the first */
-    if (count) gc_stats(c->prov, o->st0);
-    o->rc = muster_solve(grp, &a, &s, &res);
-    if (count) gc_stats(c->prov, o->st1);
-    snprintf(o->msg, sizeof o->msg, "%s", o->rc ? muster_last_error() : "");
-    o->info = res.info;
-    snprintf(o->provider, sizeof o->provider, "%s", res.provider);
-    if (o->rc) break;
-  }
+  if (gd_solve_reps(c, g->host, g->group, rank, device, &a, &s, refill, &ctx, o)) goto out;
   if (read_back(g, rank, &x)) snprintf(o->msg, sizeof o->msg, "rank %d: copies out", rank);
   else o->done = 1;
 out:
-  if (grp) muster_group_leave(grp);
   bufs_free(g, &x);
   return o->done ? 0 : 1;
 }
 
 /* ---- running and checking --------------------------------------------------------------- */
-
-static int run_ranks(gf_run_t *g) {
-  const tcase_t *c = g->c;
-  int none[GC_MAX_RANKS]; /* host shards: no device to make current */
-  for (int r = 0; r < c->R; r++) none[r] = -1;
-  if (c->mode != M_PROCS) return muster_run_on_devices(c->R, g->host ? none : c->devs, gf_rank, g);
-  pid_t pids[GC_MAX_RANKS];
-  for (int r = 0; r < c->R; r++) {
-    pids[r] = fork();
-    if (pids[r] == 0) _exit(gf_rank(r, c->devs[r], g));
-  }
-  int bad = 0;
-  for (int r = 0; r < c->R; r++) {
-    int st = 0;
-    waitpid(pids[r], &st, 0);
-    bad |= !WIFEXITED(st);
-  }
-  return bad;
-}
-
-static int check_counters(const gf_run_t *g) {
-  const tcase_t *c = g->c;
-  const gf_out_t *o = &g->out[0];
-  for (int k = 0; k < c->prov->nstats; k++)
-    if ((c->prov->created & (1u << k)) && o->st1[k] != o->st0[k])
-      GF_FAIL("second solve created %s (%llu -> %llu)\n", c->prov->stat_names[k], (unsigned long long)o->st0[k],
-              (unsigned long long)o->st1[k]);
-  if (o->st1[c->prov->solves] != o->st0[c->prov->solves] + 1) GF_FAIL("provider solves did not grow by 1\n");
-  if (o->st1[S_IN_PLACE] != o->st0[S_IN_PLACE]) GF_FAIL("a factor routine ran in the caller's buffer\n");
-  return 0;
-}
 
 static int check_ok(const gf_run_t *g) {
   const tcase_t *c = g->c;
@@ -283,7 +222,8 @@ static int check_ok(const gf_run_t *g) {
   double tol = chk_factor_tolerance(c->dtype, g->m, g->n);
   if (!(res < tol)) GF_FAIL("residual %.3g, tolerance %.3g (chk_factors)\n", res, tol);
   if (getenv("GPU_TEST_VERBOSE")) printf("    residual %.3g (tolerance %.3g)\n", res, tol);
-  return g->host || c->reps < 2 ? 0 : check_counters(g);
+  /* never in the caller's buffer: nothing is written before every factor is made */
+  return g->host || c->reps < 2 ? 0 : gd_check_counters(c, g->out[0].st0, g->out[0].st1, S_IN_PLACE, 0);
 }
 
 /* NaN in A: refused on every rank, nothing written. */
@@ -314,7 +254,7 @@ static int check_error(const gf_run_t *g) {
 static int gf_case(const tcase_t *c, int ndev) {
   static int seq;
   gf_run_t g = {.c = c, .m = c->m, .n = c->n, .esz = muster_dtype_size(c->dtype),
-                .host = getenv("GPU_DN_HOST") && !strcmp(getenv("GPU_DN_HOST"), "1")};
+                .host = gd_host()};
   (void)ndev;
   g.k = g.m < g.n ? g.m : g.n;
   g.rsz = muster_dtype_real_size(c->dtype);
@@ -334,7 +274,7 @@ static int gf_case(const tcase_t *c, int ndev) {
     g.after = sh + sizeof(gf_out_t) * (size_t)c->R;
     g.B = g.after + abytes;
     g.W = g.B + g.bbytes * (size_t)c->R;
-    int ran = run_ranks(&g);
+    int ran = gd_run_ranks(c, g.host, gf_rank, &g);
     for (int r = 0; r < c->R && !fail; r++) {
       const gf_out_t *o = &g.out[r];
       if (!o->done || o->rc != c->expect) {
@@ -390,19 +330,10 @@ static int64_t factor_ws(cusolverDnHandle_t h, cusolverDnParams_t p, muster_rout
 /* estimate()'s peak covers the gathered matrix plus cusolverDn's own
  * workspace for every factor routine and dtype, n up to 8192. */
 static int gf_workspace(const tcase_t *c, int ndev) {
-  cusolverDnHandle_t h = NULL;
-  cusolverDnParams_t p = NULL;
-  void *dummy = NULL;
-  int fail = 0;
+  gd_ws_t w;
+  int fail = gd_ws_open(&w, c);
+  const muster_provider_v2_t *v = fail ? NULL : w.v;
   (void)ndev;
-  if (cudaSetDevice(0) != cudaSuccess || cudaMalloc(&dummy, 64) != cudaSuccess ||
-      cusolverDnCreate(&h) != CUSOLVER_STATUS_SUCCESS || cusolverDnCreateParams(&p) != CUSOLVER_STATUS_SUCCESS) {
-    fprintf(stderr, "    workspace: no cusolverDn handle\n");
-    return 1;
-  }
-  muster_provider_info_t info[16];
-  muster_providers_list(info, 16); /* loads the provider into this process */
-  const muster_provider_v2_t *v = gc_provider_symbol(c->prov, MUSTER_PROVIDER_SYMBOL_V2);
   static const int64_t ns[] = {1000, 4096, 8192};
   static const muster_routine_t rts[3] = {MUSTER_GEQRF, MUSTER_GESVD, MUSTER_POLAR};
   for (int r = 0; r < 3 && v; r++)
@@ -413,7 +344,7 @@ static int gf_workspace(const tcase_t *c, int ndev) {
                                      .layout = MUSTER_LAYOUT_BLOCK, .mem = MUSTER_MEM_CUDA, .nranks = 1,
                                      .ndevices = 1, .nnodes = 1, .span = MUSTER_SPAN_THREADS, .devices = devs};
         muster_provider_estimate_t est;
-        int64_t ws = factor_ws(h, p, rts[r], dt, ns[i], dummy);
+        int64_t ws = factor_ws(w.h, w.p, rts[r], dt, ns[i], w.dummy);
         uint64_t mat = (uint64_t)(ns[i] * ns[i]) * gu_esz(dt);
         int rc = v->estimate(NULL, &q, &est);
         if (ws < 0 || rc != 0 || (uint64_t)ws + mat > est.peak_bytes) {
@@ -426,13 +357,7 @@ static int gf_workspace(const tcase_t *c, int ndev) {
                  muster_dtype_name((muster_dtype_t)dt), (long long)ns[i], ws / 1e9, est.peak_bytes / 1e9);
         }
       }
-  if (!v) {
-    fprintf(stderr, "    workspace: the provider is not loaded\n");
-    fail = 1;
-  }
-  cusolverDnDestroyParams(p);
-  cusolverDnDestroy(h);
-  cudaFree(dummy);
+  gd_ws_close(&w);
   return fail;
 }
 
