@@ -25,8 +25,14 @@ int dn_launched(dn_job_t *j, const char *kernel, cudaError_t st) {
   return st == cudaSuccess ? 0 : cuc_cuda(j->E, j->dev, kernel, st);
 }
 
+/* The conjugate transpose as cuBLAS spells it for the dtype: C, or T for
+ * the real ones. */
+static cublasOperation_t herm_op(const dn_job_t *j) {
+  return muster_dtype_is_complex(j->a->dtype) ? CUBLAS_OP_C : CUBLAS_OP_T;
+}
+
 #define GEAM_ARGS(T)                                                                                        \
-  j->d->blas, CUBLAS_OP_C, CUBLAS_OP_N, cols, rows, &one, (const T *)src, lds, &zero, (const T *)dst, ldd, \
+  j->d->blas, herm_op(j), CUBLAS_OP_N, cols, rows, &one, (const T *)src, lds, &zero, (const T *)dst, ldd, \
       (T *)dst, ldd
 int dn_conj_transpose(dn_job_t *j, const void *src, int64_t lds, int64_t rows, int64_t cols, void *dst,
                       int64_t ldd) {
@@ -63,6 +69,8 @@ int dn_conj_transpose(dn_job_t *j, const void *src, int64_t lds, int64_t rows, i
 int dn_gemm(dn_job_t *j, cublasOperation_t op_a, cublasOperation_t op_b, int64_t rows, int64_t cols, int64_t inner,
             const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc) {
   cublasStatus_t st;
+  op_a = op_a == CUBLAS_OP_N ? op_a : herm_op(j);
+  op_b = op_b == CUBLAS_OP_N ? op_b : herm_op(j);
   switch (j->a->dtype) {
   case MUSTER_F32: {
     const float one = 1, zero = 0;

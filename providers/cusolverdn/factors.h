@@ -33,8 +33,8 @@ DN_HIDDEN int dn_conj_transpose(dn_job_t *j, const void *src, int64_t lds, int64
                                 int64_t ldd);
 
 /* c (rows x cols, ld ldc) <- op_a(a) op_b(b), inner the shared dimension:
- * cuBLAS gemm on the solver stream; op CUBLAS_OP_N or CUBLAS_OP_C (the
- * transpose for real dtypes). */
+ * cuBLAS gemm on the solver stream; op CUBLAS_OP_N or CUBLAS_OP_C (passed
+ * to cuBLAS as CUBLAS_OP_T for real dtypes). */
 DN_HIDDEN int dn_gemm(dn_job_t *j, cublasOperation_t op_a, cublasOperation_t op_b, int64_t rows, int64_t cols,
                       int64_t inner, const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc);
 
