@@ -197,6 +197,20 @@ TEST_IMPL(dn_provider_estimate_memory) {
   }
   unsetenv("MUSTER_DN_DEVICE");
 
+  /* "any memory" (muster_provider_choose, e.g. the CLI choosing where its
+   * shards go): answered as for CUDA memory, devices named or not */
+  query(&x, MUSTER_GESVD, MUSTER_F64, 1000, 2, dev01, 0.0);
+  x.q.mem = 0;
+  ASSERT_OK(v->estimate(ctx, &x.q, &est));
+  ASSERT(est.seconds > 0);
+  x.q.devices = NULL;
+  x.q.free_bytes = NULL;
+  ASSERT_OK(v->estimate(ctx, &x.q, &est));
+  ASSERT(est.seconds > 0);
+  ASSERT_STR_CONTAINS(est.note, "free memory unknown");
+  x.q.mem = MUSTER_MEM_CUDA; /* CUDA memory must name the devices */
+  ASSERT_EQ(v->estimate(ctx, &x.q, &est), MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(est.note, "malformed");
   /* what one GPU cannot do at all */
   query(&x, MUSTER_POTRS, MUSTER_F64, 1000, 2, dev01, 100.0);
   x.q.mem = MUSTER_MEM_HOST;
