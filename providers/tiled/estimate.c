@@ -2,10 +2,10 @@
  * resolution ask (muster/provider_v2.h, docs/choice.md).  Pure arithmetic,
  * no CUDA.
  *
- * No measured cost table exists yet: tiled.cost beside the .so is marked
- * `unmeasured`, and this answers seconds < 0 (no model), so the default
- * choice prefers every measured provider and takes this one only when it
- * is named (MUSTER_PROVIDER=tiled, `muster solve --provider tiled`). */
+ * Time: this answers seconds < 0 (no model), so the cost table beside the
+ * .so decides: tiled.cost holds f64 potrs on 1, 2 and 4 H200s (measured
+ * 2026-11-27); a call with no row (another dtype) has no expected time and
+ * loses to a provider that has one. */
 #include <stdio.h>
 
 #include "tiled.h"
@@ -29,7 +29,7 @@ int tl_estimate(void *ctx, const muster_provider_query_t *q, muster_provider_est
     est->peak_bytes = (uint64_t)(muster_ceil_div(nt, G) * T + TL_SLOTS * T) * (uint64_t)q->n *
                       muster_dtype_bytes(q->dtype);
   }
-  snprintf(est->note, sizeof est->note, "no model (unmeasured): chosen by name only until measured");
+  snprintf(est->note, sizeof est->note, "no model: the cost table tiled.cost decides (f64 rows only)");
   return 0;
 }
 

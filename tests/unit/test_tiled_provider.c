@@ -1,12 +1,16 @@
 /* tests/unit/test_tiled_provider.c - the tiled provider, loaded with dlopen
  * like the registry does, on a machine with or without a GPU: probe()
  * answers without initializing CUDA in this process, choose_tile() gives
- * valid tiles, estimate() has no model (the provider is unmeasured) and
+ * valid tiles, estimate() has no model (its cost table decides: the table
+ * is held to the 2026-11-27 measurements against cusolvermg's) and
  * refuses what the engine cannot run, and solve() refuses bad calls with a
  * message naming the rank and the reason before touching a GPU. */
 #include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "registry/cost.h"
 #include "muster/layout.h"
 #include "muster/provider.h"
 #include "providers/tp_util.h"
@@ -50,7 +54,7 @@ TEST_IMPL(tiled_provider_probe_and_tiles) {
   return 0;
 }
 
-TEST_IMPL(tiled_provider_estimate_unmeasured) {
+TEST_IMPL(tiled_provider_estimate_leaves_it_to_the_table) {
   const muster_provider_v2_t *v;
   void *h = load(&v);
   if (!h) return 0;
@@ -66,8 +70,8 @@ TEST_IMPL(tiled_provider_estimate_unmeasured) {
   q.span = MUSTER_SPAN_THREADS;
   muster_provider_estimate_t est;
   ASSERT_OK(v->estimate(NULL, &q, &est));
-  ASSERT(est.seconds < 0); /* no model: the default choice must not pick it */
-  ASSERT_STR_CONTAINS(est.note, "unmeasured");
+  ASSERT(est.seconds < 0); /* no model: tiled.cost decides */
+  ASSERT_STR_CONTAINS(est.note, "cost table");
   /* a quarter of A (the copy) plus the panel slots */
   ASSERT_GE(est.peak_bytes, (uint64_t)65536 * 65536 * 8 / 4);
   int devs[4] = {0, 0, 1, 1};
@@ -122,5 +126,36 @@ TEST_IMPL(tiled_provider_refuses_bad_calls) {
   ASSERT_STR_CONTAINS(err, "routine getrs");
   v->fini(ctx);
   dlclose(h);
+  return 0;
+}
+
+/* The shipped tables as the choice reads them: on 2 and 4 GPUs tiled is
+ * expected faster than cusolvermg for f64 potrs from n = 16384 up (as
+ * measured side by side on 4 x H200, 2026-11-27), and cusolvermg keeps the
+ * small calls (below tiled's smallest row its time stands). */
+TEST_IMPL(tiled_table_against_cmg) {
+  char why[256], note[256], path[PATH_MAX];
+  muster__cost_t *tl = NULL, *mg = NULL;
+  test_data_path(path, sizeof path, "providers/tiled/tiled.cost");
+  ASSERT_OK(muster__cost_read(path, &tl, why, sizeof why));
+  test_data_path(path, sizeof path, "providers/cusolvermg/cusolvermg.cost");
+  ASSERT_OK(muster__cost_read(path, &mg, why, sizeof why));
+  static const struct {
+    int gpus;
+    int64_t n;
+    int tiled_wins;
+  } want[] = {{2, 16384, 1}, {2, 32768, 1}, {2, 65536, 1}, {4, 16384, 1}, {4, 32768, 1}, {4, 8192, 0}, {2, 8192, 0}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    double t = 0, m = 0;
+    ASSERT_OK(muster__cost_lookup(tl, MUSTER_POTRS, MUSTER_F64, want[i].gpus, want[i].n, 1, &t, note, sizeof note));
+    ASSERT_OK(muster__cost_lookup(mg, MUSTER_POTRS, MUSTER_F64, want[i].gpus, want[i].n, 1, &m, note, sizeof note));
+    fprintf(stderr, "potrs f64 n=%lld on %d GPUs: tiled %.4f s, cusolvermg %.4f s\n", (long long)want[i].n,
+            want[i].gpus, t, m);
+    ASSERT_EQ(t < m, want[i].tiled_wins);
+  }
+  double t = 0;
+  ASSERT(muster__cost_lookup(tl, MUSTER_POTRS, MUSTER_C128, 4, 32768, 1, &t, note, sizeof note) < 0); /* no row */
+  muster__cost_free(tl);
+  muster__cost_free(mg);
   return 0;
 }
