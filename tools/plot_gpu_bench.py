@@ -292,8 +292,8 @@ def main(argv=None):
     try:
         if args.cost or args.tflops:
             docs = by_gpus(args.json)
-            if args.cost:
-                print("\n".join(cost_rows(docs, args.cost)))
+            for line in cost_rows(docs, args.cost) if args.cost else []:
+                print(line)
             if args.tflops:
                 try:
                     plot_tflops(docs, args.tflops, args.peak)
