@@ -259,6 +259,7 @@ int sm_run(sm_job_t *j, const sr_spec_t *spec, const void *A, const void *B, sr_
   memset(&p, 0, sizeof p);
   verdict_t v;
   memset(&v, 0, sizeof v);
+  v.device = -1;
   /* every rank ready before any enters a solve: one that is not would
    * leave the others in the solve's first round */
   v.rc = ready(j, spec, A, nrhs, &p, &v);
