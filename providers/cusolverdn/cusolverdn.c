@@ -45,6 +45,7 @@
  * on the target is MUSTER_ENOMEM naming the bytes needed and free.  The
  * calling thread's current device is restored.
  */
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "job.h"
@@ -59,28 +60,14 @@ static int probe(char *why, size_t whylen) { return cuc_probe(NULL, why, whylen)
 /* ---- context ------------------------------------------------------------------ */
 
 static int init(void **out, char *err, size_t errlen) {
-  dn_ctx_t *c = calloc(1, sizeof *c);
-  if (!c) {
-    cuc_err_t e = DN_ERR(err, errlen);
-    return cuc_fail(&e, MUSTER_ENOMEM, "out of host memory");
-  }
-  pthread_mutex_init(&c->mu, NULL);
-  *out = c;
-  return 0;
+  return cuc_leader_init(sizeof(dn_ctx_t), offsetof(dn_ctx_t, mu), DN_NAME, out, err, errlen);
 }
+
+static void free_cache(void *c) { dn_cache_free(c); }
 
 static void fini(void *vc) {
   dn_ctx_t *c = vc;
-  if (!c) return;
-  int saved = cuc_device_save();
-  pthread_mutex_lock(&c->mu);
-  cuc_ipc_free(&c->ipc);
-  dn_cache_free(c);
-  pthread_mutex_unlock(&c->mu);
-  pthread_mutex_destroy(&c->mu);
-  cuc_device_restore(saved);
-  (void)cudaGetLastError();
-  free(c);
+  if (c) cuc_leader_fini(&c->mu, &c->ipc, free_cache, c);
 }
 
 /* The block layout needs no tile (blocks move whole): the block width, the
@@ -131,18 +118,12 @@ static int local_export(void *vc, const muster_shard_t *mine, int process_mode, 
 static int leader_import(void *vc, int rank, int64_t peer_pid, const void *blob, size_t len, muster_shard_t *shard,
                          char *errbuf, size_t errlen) {
   dn_ctx_t *c = vc;
-  cuc_err_t err = DN_ERR(errbuf, errlen);
-  pthread_mutex_lock(&c->mu);
-  int rc = cuc_ipc_import(&c->ipc, rank, peer_pid, blob, len, shard, &err);
-  pthread_mutex_unlock(&c->mu);
-  return rc;
+  return cuc_leader_import(&c->mu, &c->ipc, DN_NAME, rank, peer_pid, blob, len, shard, errbuf, errlen);
 }
 
 static void forget_peer(void *vc, int64_t peer_pid) {
   dn_ctx_t *c = vc;
-  pthread_mutex_lock(&c->mu);
-  cuc_ipc_forget(&c->ipc, peer_pid);
-  pthread_mutex_unlock(&c->mu);
+  cuc_leader_forget(&c->mu, &c->ipc, peer_pid);
 }
 
 /* Counters for tests: fills up to cap of them (DN_STAT_* order: handles,

@@ -36,16 +36,7 @@ TEST_IMPL(dn_provider_structs_and_probe) {
   ASSERT(v1->priority < 100); /* cusolvermg stays a v1 runtime's default */
   ASSERT(dlsym(h, "muster_cusolverdn_stats"));
 
-  int before = tp_maps_has("libcuda.so");
-  char why[256] = "", why2[256] = "";
-  int rc = v->probe(why, sizeof why);
-  if (rc < 0) { /* no GPU here: unavailable, with the reason */
-    ASSERT_EQ(rc, MUSTER_ECUDA);
-    ASSERT_STR_CONTAINS(why, "cudaGetDeviceCount");
-  }
-  if (!before) ASSERT(!tp_maps_has("libcuda.so")); /* CUDA did not start in this process */
-  ASSERT_EQ(v->probe(why2, sizeof why2), rc);
-  ASSERT(!strcmp(why, why2));
+  tp_gpu_probe_check(v->probe);
 
   void *ctx = NULL;
   char err[256];
