@@ -112,11 +112,11 @@ int sm_place(sm_job_t *j) {
 }
 
 int sm_memory(sm_job_t *j, sr_spec_t *spec) {
-  char name[32], reason[64], why[sizeof j->unready - 128];
+  char name[32], reason[64], why[sizeof j->unready - sizeof j->who - 4]; /* name, reason: not shown */
   int cuda = 0;
   spec->nodes = j->nodes;
   if (cli_choose_memory(spec, &cuda, name, sizeof name, reason, sizeof reason, why, sizeof why) < 0)
-    snprintf(j->unready, sizeof j->unready, "rank %d (pid %d on %s): %s", j->rank, (int)getpid(), j->host, why);
+    snprintf(j->unready, sizeof j->unready, "%s: %s", j->who, why);
   int32_t mine = cuda, *all = malloc((size_t)j->size * sizeof *all);
   if (!all) return sm_err(MUSTER_ENOMEM, "muster solve: rank %d: out of memory", j->rank);
   int rc = gather(j, &mine, all, sizeof mine, "sharing rank 0's memory kind");
