@@ -198,8 +198,8 @@ elif [ "$ngpu" -ge 4 ] && [ -f "$repo/tests/mpi/hosts.sh" ] && command -v ip >/d
     for v in MUSTER_PROVIDER_PATH MUSTER_MP_LIBDIR PYTHONPATH LD_LIBRARY_PATH; do x="$x -x $v=${!v}"; done
     cmd="CUDA_VISIBLE_DEVICES=0,1 $HOSTS_MPIRUN $x -x NCCL_NVLS_ENABLE=0 -x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1 \
       -x NCCL_NET=Socket -x NCCL_SOCKET_IFNAME=mv -x NCCL_DEBUG=INFO -x NCCL_DEBUG_FILE=$d/nccl.%h.%p \
-      -x MUSTER_TIMEOUT=60 $muster solve potrs --launcher mpi --provider cusolvermp --n $N --json"
-    timeout -k 5 90 "$WORK/host" hostA "$NSA" "$cmd" >"$WORK/job.log" 2>&1
+      -x MUSTER_TIMEOUT=30 $muster solve potrs --launcher mpi --provider cusolvermp --n $N --json"
+    timeout -k 5 60 "$WORK/host" hostA "$NSA" "$cmd" >"$WORK/job.log" 2>&1
     rc=$?
     js=$(grep '^{"routine"' "$WORK/job.log" | tail -1)
     echo "# info: two namespaces: exit $rc; $js"
