@@ -15,8 +15,8 @@
 #               potrs+logdet): the log det line within its tolerance
 #   missing     a CLI routine scalapack does not list: exit 1, and the
 #               runtime's reason on stderr from every rank, each named
-#   usage       --ranks / --mode / --devices with --launcher: exit 2, its
-#               message, before MPI starts; --launcher auto without a
+#   usage       --ranks / --mode with --launcher, a bad --devices list: exit
+#               2, its message, before MPI starts; --launcher auto without a
 #               launcher: exit 2 naming the variables; a bad --launcher
 #   auto        --launcher auto under mpirun picks mpi
 #   example     docs/examples/mpi_solve on 2 and 4 ranks: rank 0's "ok" line
@@ -29,6 +29,8 @@
 #               on every rank at the deadline, each names the reason, exit 1
 #               within 10 s; MUSTER_MPI_ABORT=0: no deadline;
 #               MUSTER_MPI_ABORT=yes, MUSTER_MPI_HEARTBEAT=yes: exit 2
+#   gpu         GPU mode (a provider of CUDA memory only) on this GPU-less
+#               machine: tests/mpi/cli-gpu.sh (its header says what)
 # CLI_ROUTINES="potrs ..." limits the routines (default: every one the CLI has).
 # Ends with "cli: P passed, F failed"; exits non-zero on any failure.
 set -uo pipefail
@@ -135,7 +137,7 @@ usage() {
 usage "--ranks makes no sense with --launcher mpi" --launcher mpi --ranks 2
 usage "--mode makes no sense with --launcher mpi" --mode processes --launcher mpi
 usage "--mode makes no sense with --launcher auto" --launcher auto --mode threads
-usage "--devices makes no sense with --launcher mpi" --launcher mpi --devices 0
+usage "--devices: '0,,1' has an empty entry" --launcher mpi --devices 0,,1
 usage "--launcher mpi or auto, not 'srun'" --launcher srun
 usage "option '--launcher' needs a value" --launcher
 usage "--m is the row count of a non-square A" --launcher mpi --m 10
@@ -238,6 +240,10 @@ for v in MUSTER_MPI_ABORT MUSTER_MPI_HEARTBEAT; do
     bad "$v=yes: exit $rc"
   fi
 done
+
+# GPU mode: tests/mpi/cli-gpu.sh (sourced: it counts in pass and fail)
+# shellcheck source=tests/mpi/cli-gpu.sh
+. tests/mpi/cli-gpu.sh
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -33,6 +33,13 @@ static void query_of(const sr_spec_t *spec, muster_provider_query_t *q) {
   q->ndevices = spec->ranks;
   q->nnodes = 1;
   q->span = spec->processes ? MUSTER_SPAN_PROCESSES : MUSTER_SPAN_THREADS;
+  if (spec->nodes > 0) {
+    /* --launcher mpi: muster_solve_comm runs collective providers only,
+     * and they are the ones that declare the span of several nodes (a
+     * leader provider reaches its ranks through one node's memory) */
+    q->nnodes = spec->nodes;
+    q->span = MUSTER_SPAN_NODES;
+  }
 }
 
 int cli_choose_memory(const sr_spec_t *spec, int *cuda, char *name, size_t name_len, char *reason,

@@ -16,7 +16,8 @@
  * bad usage.
  *
  * --launcher mpi|auto: this process is one MPI rank (solve_mpi.h); the
- * same matrix, check and output, rank 0 printing.
+ * same matrix, check and output, rank 0 printing; GPU mode (below) puts
+ * each rank's piece on the GPU of its local rank (--devices indexed by it).
  *
  * The provider: --provider, else $MUSTER_PROVIDER, else the runtime's
  * choice (docs/choice.md; --json prints it with its whole reason).  One
@@ -80,10 +81,12 @@ static void usage(void) {
          "  stderr when one failed, and in the JSON \"fates\"; a rank that dies fails the\n"
          "  run (exit 1) at once, and the ranks die with the command.\n"
          "  --launcher mpi: this process is one rank of a job mpirun/srun started, on any\n"
-         "  node (kind mpi comm, collective providers only, e.g. scalapack); rank 0 prints\n"
-         "  the result, a failing rank its error naming it.  --launcher auto: mpi when\n"
-         "  OMPI_COMM_WORLD_*, PMI_* or SLURM_* say a launcher started us, else exit 2.\n"
-         "  --ranks, --mode and --devices are refused with it (exit 2).  A rank stopped\n"
+         "  node (kind mpi comm, collective providers only: scalapack on the host,\n"
+         "  cusolvermp on GPUs, a rank's piece on GPU l %% count of its local rank l, or\n"
+         "  LIST[l %% len] with --devices); rank 0 prints the result, a failing rank its\n"
+         "  error naming it.  --launcher auto: mpi when OMPI_COMM_WORLD_*, PMI_* or\n"
+         "  SLURM_* say a launcher started us, else exit 2.\n"
+         "  --ranks and --mode are refused with it (exit 2).  A rank stopped\n"
          "  mid-solve ends the job after MUSTER_TIMEOUT plus 4 x the provider's expected\n"
          "  time when it has one (docs/bootstrap.md).\n"
          "exit status: 0 solved and checked; 1 the solve failed or its check did; 2 bad\n"
@@ -132,7 +135,7 @@ static int option(int k, const char *v, cli_solve_t *c) {
   case O_SEED: c->seeded = 1; return opt_u64(WHO, a, v, &c->seed);
   case O_MODE: c->mode = c->set_mode = v; return 0;
   case O_PROVIDER: spec->provider = v; return opt_backend(WHO, a, v);
-  case O_DEVICES: c->set_devices = a; return parse_devices(v, spec->devices, &spec->ndevices);
+  case O_DEVICES: return parse_devices(v, spec->devices, &spec->ndevices);
   case O_LAUNCHER:
     c->launcher = v;
     if (!strcmp(v, "mpi") || !strcmp(v, "auto")) return 0;
@@ -194,10 +197,10 @@ static int check_usage(cli_solve_t *c) {
     return cli_usage_error(WHO, "which ROUTINE (%s)?", opt_routine_names(routines, sizeof routines, ", ", 0));
   if (check_shape(c) < 0) return 2;
   if (c->launcher) {
-    const char *bad = c->set_ranks ? "--ranks" : c->set_mode ? "--mode" : c->set_devices;
+    const char *bad = c->set_ranks ? "--ranks" : c->set_mode ? "--mode" : NULL;
     if (bad)
       return cli_usage_error(WHO, "%s makes no sense with --launcher %s: the launcher starts the ranks "
-                             "(mpirun -np R) and each one's matrix piece is in host memory", bad, c->launcher);
+                             "(mpirun -np R), each one a process", bad, c->launcher);
     if (!strcmp(c->launcher, "auto") && !muster_launcher_detect(NULL, 0, NULL, NULL))
       return cli_usage_error(WHO, "--launcher auto: no launcher in the environment (none of "
                              "OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, SLURM_PROCID/NTASKS): run it under "
@@ -244,16 +247,16 @@ static int run_local(cli_solve_t *c, int64_t nrhs) {
  * reports; another rank says only its own failure, naming itself. */
 static int run_mpi(cli_solve_t *c, int64_t nrhs) {
   sm_job_t j;
-  char host[64] = "?";
-  gethostname(host, sizeof host - 1);
   int rc = sm_open(&j);
   if (rc == 0) {
     c->spec.ranks = j.size;
     rc = sm_agree_seed(&j, &c->seed); /* rank 0's, unless --seed gave every rank the same */
   }
+  if (rc == 0) rc = sm_place(&j);
+  if (rc == 0) rc = sm_memory(&j, &c->spec); /* host, or every piece on a GPU */
   if (rc < 0) {
     if (!j.comm) muster_launcher_detect(NULL, 0, &j.rank, NULL); /* MPI's is not known */
-    fprintf(stderr, "muster solve: rank %d (pid %d on %s): %s\n", j.rank, (int)getpid(), host,
+    fprintf(stderr, "muster solve: rank %d (pid %d on %s): %s\n", j.rank, (int)getpid(), j.host,
             sm_last_error());
     sm_close(&j);
     sm_end(rc); /* a timeout in MPI's start: a thread is left inside MPI */
@@ -271,7 +274,7 @@ static int run_mpi(cli_solve_t *c, int64_t nrhs) {
   if (j.rank == 0) prog_phase(PROG_SOLVING, 0, 0);
   rc = sm_run(&j, &c->spec, m.A, m.B, &out, m.full, m.X, m.W, &xsame);
   if (rc < 0) {
-    fprintf(stderr, "muster solve: rank %d (pid %d on %s): %s\n", j.rank, (int)getpid(), host,
+    fprintf(stderr, "muster solve: rank %d (pid %d on %s): %s\n", j.rank, (int)getpid(), j.host,
             sm_last_error());
   } else if (j.rank == 0) {
     static const pick_t none; /* the choice is the ranks' own */
@@ -279,13 +282,13 @@ static int run_mpi(cli_solve_t *c, int64_t nrhs) {
   } else {
     if (out.rc != 0)
       fprintf(stderr, "muster solve: rank %d of %d (pid %d on %s): %s: %s\n", j.rank, j.size,
-              (int)getpid(), host, muster_strerror(out.rc), out.msg);
+              (int)getpid(), j.host, muster_strerror(out.rc), out.msg);
     status = out.rc != 0;
   }
   mats_free(&m);
   sm_close(&j);
   if ((rc = sm_finish()) < 0) {
-    fprintf(stderr, "muster solve: rank %d of %d (pid %d on %s): %s\n", j.rank, j.size, (int)getpid(), host,
+    fprintf(stderr, "muster solve: rank %d of %d (pid %d on %s): %s\n", j.rank, j.size, (int)getpid(), j.host,
             sm_last_error());
     sm_end(rc);
     status = 1;

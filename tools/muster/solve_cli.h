@@ -22,7 +22,7 @@ typedef struct cli_solve {
   int progress;         /* -1 --quiet, 0 after 2 s (default), 1 --progress   */
   const char *mode;     /* threads, processes; "mpi" with a launcher */
   const char *launcher; /* NULL: the command starts the ranks; "mpi", "auto" */
-  const char *set_ranks, *set_mode, *set_devices; /* given: refused with a launcher */
+  const char *set_ranks, *set_mode; /* given: refused with a launcher */
 } cli_solve_t;
 
 /* The matrices of one run; all NULL after a failure (printed). */

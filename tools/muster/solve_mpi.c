@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "choose.h"
 #include "muster/layout.h"
 #include "solve_mpi.h"
 
@@ -31,11 +32,13 @@ static int sm_err(int rc, const char *fmt, ...) {
 
 int sm_open(sm_job_t *j) {
   memset(j, 0, sizeof *j);
+  if (gethostname(j->host, sizeof j->host - 1) != 0) snprintf(j->host, sizeof j->host, "?");
   muster_comm_opts_t o = {.kind = "mpi", .name = "cli"};
   int rc = muster_comm_open(&o, &j->comm);
   if (rc < 0) return sm_err(rc, "%s", muster_last_error());
   j->rank = muster_comm_rank(j->comm);
   j->size = muster_comm_size(j->comm);
+  snprintf(j->who, sizeof j->who, "rank %d (pid %d on %.64s)", j->rank, (int)getpid(), j->host);
   return 0;
 }
 
@@ -71,6 +74,57 @@ int sm_agree_seed(sm_job_t *j, uint64_t *seed) {
   return rc;
 }
 
+/* The launcher's word for this process's local rank, -1 when it says
+ * none (Open MPI, srun, MPICH's hydra, PMIx-style PMI). */
+static int launcher_local_rank(void) {
+  static const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "PMI_LOCAL_RANK"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    const char *v = getenv(vars[i]);
+    char *end;
+    long l = v && *v ? strtol(v, &end, 10) : -1;
+    if (v && *v && !*end && l >= 0 && l < MUSTER_MAX_RANKS) return (int)l;
+  }
+  return -1;
+}
+
+typedef struct hostname {
+  char s[sizeof ((sm_job_t *)0)->host];
+} hostname_t;
+
+int sm_place(sm_job_t *j) {
+  hostname_t mine, *all = malloc((size_t)j->size * sizeof *all);
+  if (!all) return sm_err(MUSTER_ENOMEM, "muster solve: rank %d: out of memory", j->rank);
+  memset(&mine, 0, sizeof mine);
+  snprintf(mine.s, sizeof mine.s, "%s", j->host);
+  int rc = gather(j, &mine, all, sizeof mine, "sharing the ranks' host names");
+  j->nodes = 0;
+  j->local = 0;
+  for (int r = 0; rc == 0 && r < j->size; r++) {
+    int first = 1; /* the first rank on its host */
+    for (int k = 0; k < r && first; k++) first = strncmp(all[k].s, all[r].s, sizeof mine.s) != 0;
+    j->nodes += first;
+    j->local += r < j->rank && !strncmp(all[r].s, mine.s, sizeof mine.s);
+  }
+  free(all);
+  int l = launcher_local_rank();
+  if (l >= 0) j->local = l;
+  return rc;
+}
+
+int sm_memory(sm_job_t *j, sr_spec_t *spec) {
+  char name[32], reason[64], why[sizeof j->unready - sizeof j->who - 4]; /* name, reason: not shown */
+  int cuda = 0;
+  spec->nodes = j->nodes;
+  if (cli_choose_memory(spec, &cuda, name, sizeof name, reason, sizeof reason, why, sizeof why) < 0)
+    snprintf(j->unready, sizeof j->unready, "%s: %s", j->who, why);
+  int32_t mine = cuda, *all = malloc((size_t)j->size * sizeof *all);
+  if (!all) return sm_err(MUSTER_ENOMEM, "muster solve: rank %d: out of memory", j->rank);
+  int rc = gather(j, &mine, all, sizeof mine, "sharing rank 0's memory kind");
+  if (rc == 0) spec->cuda = all[0] != 0;
+  free(all);
+  return rc;
+}
+
 /* FNV-1a: do the ranks' replicated results agree bit for bit? */
 static uint64_t hash(const void *p, size_t len) {
   uint64_t h = 1469598103934665603ull;
@@ -86,70 +140,31 @@ static uint64_t hash_x(const void *b, int64_t n, int64_t ld, int64_t nrhs, size_
   return h;
 }
 
-/* One rank's word after its solves. */
+/* One rank's word: before a solve (is it ready?) and after its solves. */
 typedef struct verdict {
-  int32_t rc, pad_;
-  uint64_t hb, hw; /* hashes of its b and w */
+  int32_t rc, device; /* device: its GPU, -1 host */
+  uint64_t hb, hw;    /* hashes of its b and w */
   char msg[600];
 } verdict_t;
 
-/* This rank's piece of the job: its column block of A, a copy of B, room for W. */
-typedef struct piece {
-  muster_shard_t s;
-  muster_layout_geom_t L; /* block layout: L.tile 1 */
-  size_t a_bytes, b_bytes, w_bytes;
-} piece_t;
-
-static int piece_alloc(sm_job_t *j, const sr_spec_t *spec, int64_t nrhs, piece_t *p) {
-  int64_t n = spec->n, rows = sr_rows(spec);
-  size_t esz = muster_dtype_size(spec->dtype);
-  muster_layout_geom_t *L = &p->L;
-  memset(p, 0, sizeof *p);
-  if (muster_layout_geom_init(L, n, 1, j->size) != 0)
-    return sm_err(MUSTER_EINVAL, "muster solve: n %lld over %d ranks", (long long)n, j->size);
-  p->s.mem = MUSTER_MEM_HOST;
-  p->s.device = -1;
-  p->s.lda = p->s.ldb = rows; /* gels: m travels in ldb (muster.h) */
-  p->s.col0 = muster_layout_block_col0(L, j->rank);
-  p->s.ncols = muster_layout_block_ncols(L, j->rank);
-  p->a_bytes = (size_t)(rows * L->block_cols) * esz; /* every rank's the same: one allgather */
-  p->b_bytes = muster_routine_takes(spec->routine) & MUSTER_TAKES_B ? (size_t)(rows * nrhs) * esz : 0;
-  /* the reals the solve writes (syevd's eigenvalues, potrs's log det): what is hashed */
-  p->w_bytes = (size_t)(spec->routine == MUSTER_SYEVD ? n : (spec->flags & MUSTER_LOGDET) ? 1 : 0) *
-               muster_dtype_real_size(spec->dtype);
-  p->s.a = calloc(1, p->a_bytes);
-  p->s.b = p->b_bytes ? malloc(p->b_bytes) : NULL;
-  p->s.w = p->w_bytes ? calloc(1, p->w_bytes) : NULL;
-  if (!p->s.a || (p->b_bytes && !p->s.b) || (p->w_bytes && !p->s.w))
-    return sm_err(MUSTER_ENOMEM, "muster solve: rank %d (pid %d): cannot allocate its piece "
-                       "(%zu bytes of A)", j->rank, (int)getpid(), p->a_bytes);
-  return 0;
-}
-
-static void piece_free(piece_t *p) {
-  free(p->s.a);
-  free(p->s.b);
-  free(p->s.w);
-}
-
-/* The inputs again: the solve overwrote them. */
-static void piece_fill(const sr_spec_t *spec, piece_t *p, const void *A, const void *B) {
-  size_t esz = muster_dtype_size(spec->dtype);
-  int64_t rows = sr_rows(spec);
-  memcpy(p->s.a, (const char *)A + (size_t)(p->s.col0 * rows) * esz, (size_t)(p->s.ncols * rows) * esz);
-  if (p->s.b) memcpy(p->s.b, B, p->b_bytes);
+/* Every rank's verdict into *all (j->size entries, to free); 0 or a code. */
+static int verdicts(sm_job_t *j, const verdict_t *mine, verdict_t **all, const char *what) {
+  *all = malloc((size_t)j->size * sizeof **all);
+  if (!*all) return sm_err(MUSTER_ENOMEM, "muster solve: rank %d: out of memory", j->rank);
+  int rc = gather(j, mine, *all, sizeof *mine, what);
+  for (int r = 0; rc == 0 && r < j->size; r++) (*all)[r].msg[sizeof (*all)[r].msg - 1] = '\0';
+  return rc;
 }
 
 /* Share every rank's verdict: out gets the first failing rank's (rc and
- * message), disagree when the codes differ, *xsame when every hash equals
- * rank 0's. */
+ * message) and every rank's device, disagree when the codes differ, *xsame
+ * when every hash equals rank 0's. */
 static int agree(sm_job_t *j, const verdict_t *mine, sr_out_t *out, int *xsame) {
-  verdict_t *all = malloc((size_t)j->size * sizeof *all);
-  if (!all) return sm_err(MUSTER_ENOMEM, "muster solve: rank %d: out of memory", j->rank);
-  int rc = gather(j, mine, all, sizeof *mine, "sharing the ranks' results");
+  verdict_t *all;
+  int rc = verdicts(j, mine, &all, "sharing the ranks' results");
   *xsame = rc == 0;
   for (int r = 0; rc == 0 && r < j->size; r++) {
-    all[r].msg[sizeof all[r].msg - 1] = '\0';
+    out->devices[r] = all[r].device;
     if (all[r].rc != all[0].rc) out->disagree = 1;
     if (all[r].hb != all[0].hb || all[r].hw != all[0].hw) *xsame = 0;
     if (all[r].rc < 0 && out->rc == 0) {
@@ -161,6 +176,25 @@ static int agree(sm_job_t *j, const verdict_t *mine, sr_out_t *out, int *xsame) 
   return rc;
 }
 
+/* The meeting before a solve (a barrier that carries each rank's word: a
+ * rank whose piece could not be refilled stops every rank, with its
+ * message).  rc: this rank's, why its message.  0 when every rank is
+ * ready, else the first failing rank's code (its message in sm_last_error). */
+static int meet(sm_job_t *j, int rc, const char *why) {
+  verdict_t mine, *all;
+  memset(&mine, 0, sizeof mine);
+  mine.rc = rc;
+  snprintf(mine.msg, sizeof mine.msg, "%s", rc ? why : "");
+  int grc = verdicts(j, &mine, &all, "meeting before a solve");
+  for (int r = 0; grc == 0 && r < j->size; r++)
+    if (all[r].rc < 0) {
+      grc = sm_err(all[r].rc, "%s", all[r].msg);
+      break;
+    }
+  free(all);
+  return grc;
+}
+
 /* warmup + reps solves of the piece; rank 0's times into out. */
 static int solve_reps(sm_job_t *j, const sr_spec_t *spec, piece_t *p, const void *A, const void *B,
                       sr_out_t *out) {
@@ -168,12 +202,9 @@ static int solve_reps(sm_job_t *j, const sr_spec_t *spec, piece_t *p, const void
                               .nrhs = spec->nrhs, .tile = spec->tile, .layout = MUSTER_LAYOUT_BLOCK,
                               .flags = spec->flags, .provider = spec->provider};
   for (int i = 0; i < spec->warmup + spec->reps; i++) {
-    char one = 1, *ones = malloc((size_t)j->size);
-    piece_fill(spec, p, A, B);
-    int rc = ones ? gather(j, &one, ones, 1, "meeting before a solve") /* a barrier */
-                  : sm_err(MUSTER_ENOMEM, "muster solve: rank %d: out of memory", j->rank);
-    free(ones);
-    if (rc < 0) return rc;
+    char why[600] = "";
+    int rc = piece_fill(spec, p, A, B, j->who, why, sizeof why); /* not timed */
+    if ((rc = meet(j, rc, why)) < 0) return rc;
     double t0 = now_s();
     rc = muster_solve_comm(j->comm, &args, &p->s, &out->res);
     if (rc < 0) return sm_err(rc, "%s", muster_last_error());
@@ -185,6 +216,40 @@ static int solve_reps(sm_job_t *j, const sr_spec_t *spec, piece_t *p, const void
   return 0;
 }
 
+/* Whether this rank can take part: its inputs (A NULL: no memory for
+ * them), its choice of memory (j->unready), its piece.  0, or a code with
+ * the message in v->msg. */
+static int ready(sm_job_t *j, const sr_spec_t *spec, const void *A, int64_t nrhs, piece_t *p, verdict_t *v) {
+  if (j->unready[0]) {
+    snprintf(v->msg, sizeof v->msg, "%s", j->unready);
+    return MUSTER_ENOPROVIDER;
+  }
+  if (!A) {
+    snprintf(v->msg, sizeof v->msg, "%s: no memory for the matrix", j->who);
+    return MUSTER_ENOMEM;
+  }
+  int rc = piece_alloc(spec, nrhs, j->rank, j->size, j->local, j->who, p, v->msg, sizeof v->msg);
+  v->device = p->s.device;
+  return rc;
+}
+
+/* The result blocks, for rank 0's check of the whole of it (potri, syevd
+ * with vectors): 0 or a code. */
+static int gather_blocks(sm_job_t *j, const sr_spec_t *spec, const piece_t *p, void *full) {
+  int64_t rows = sr_rows(spec);
+  char *all = malloc(p->a_bytes * (size_t)j->size);
+  int rc = all ? gather(j, p->a, all, p->a_bytes, "gathering the result's blocks")
+               : sm_err(MUSTER_ENOMEM, "muster solve: rank %d: no memory to gather the result", j->rank);
+  if (rc == 0 && j->rank == 0 && full) {
+    size_t esz = muster_dtype_size(spec->dtype);
+    for (int r = 0; r < j->size; r++)
+      memcpy((char *)full + (size_t)(muster_layout_block_col0(&p->L, r) * rows) * esz,
+             all + (size_t)r * p->a_bytes, (size_t)(muster_layout_block_ncols(&p->L, r) * rows) * esz);
+  }
+  free(all);
+  return rc;
+}
+
 int sm_run(sm_job_t *j, const sr_spec_t *spec, const void *A, const void *B, sr_out_t *out, void *full,
            void *X, void *W, int *xsame) {
   memset(out, 0, sizeof *out);
@@ -194,40 +259,26 @@ int sm_run(sm_job_t *j, const sr_spec_t *spec, const void *A, const void *B, sr_
   memset(&p, 0, sizeof p);
   verdict_t v;
   memset(&v, 0, sizeof v);
+  v.device = -1;
   /* every rank ready before any enters a solve: one that is not would
    * leave the others in the solve's first round */
-  if (!A) v.rc = sm_err(MUSTER_ENOMEM, "muster solve: rank %d (pid %d): no memory for the matrix",
-                             j->rank, (int)getpid());
-  else v.rc = piece_alloc(j, spec, nrhs, &p);
-  if (v.rc < 0) snprintf(v.msg, sizeof v.msg, "%s", sm_last_error());
+  v.rc = ready(j, spec, A, nrhs, &p, &v);
   int rc = agree(j, &v, out, xsame);
   if (rc == 0 && out->rc == 0) {
     if ((v.rc = solve_reps(j, spec, &p, A, B, out)) < 0) {
       snprintf(v.msg, sizeof v.msg, "%s", sm_last_error());
-    } else {
-      v.hb = hash_x(p.s.b, spec->n, rows, nrhs, muster_dtype_bytes(spec->dtype));
-      v.hw = hash(p.s.w, p.w_bytes);
+    } else if ((v.rc = piece_collect(&p, j->who, v.msg, sizeof v.msg)) == 0) {
+      v.hb = hash_x(p.b, spec->n, rows, nrhs, muster_dtype_bytes(spec->dtype));
+      v.hw = hash(p.w, p.w_bytes);
     }
     rc = agree(j, &v, out, xsame);
   }
-  /* the result blocks, for rank 0's check of the whole of it */
   int vectors = spec->routine == MUSTER_POTRI ||
                 (spec->routine == MUSTER_SYEVD && !(spec->flags & MUSTER_NO_VECTORS));
-  if (rc == 0 && out->rc == 0 && vectors) {
-    char *all = malloc(p.a_bytes * (size_t)j->size);
-    rc = all ? gather(j, p.s.a, all, p.a_bytes, "gathering the result's blocks")
-             : sm_err(MUSTER_ENOMEM, "muster solve: rank %d: no memory to gather the result", j->rank);
-    if (rc == 0 && j->rank == 0 && full) {
-      size_t esz = muster_dtype_size(spec->dtype);
-      for (int r = 0; r < j->size; r++)
-        memcpy((char *)full + (size_t)(muster_layout_block_col0(&p.L, r) * rows) * esz,
-               all + (size_t)r * p.a_bytes, (size_t)(muster_layout_block_ncols(&p.L, r) * rows) * esz);
-    }
-    free(all);
-  }
+  if (rc == 0 && out->rc == 0 && vectors) rc = gather_blocks(j, spec, &p, full);
   if (rc == 0 && out->rc == 0 && j->rank == 0) {
-    if (X && p.s.b) memcpy(X, p.s.b, p.b_bytes);
-    if (W && p.s.w) memcpy(W, p.s.w, p.w_bytes);
+    if (X && p.b) memcpy(X, p.b, p.b_bytes);
+    if (W && p.w) memcpy(W, p.w, p.w_bytes);
   }
   piece_free(&p);
   return rc;

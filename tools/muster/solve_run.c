@@ -261,16 +261,14 @@ out:
 
 static int rank_body(int rank, int device, void *arg) { return rank_run(arg, rank, device, 0); }
 
-/* The GPU of rank r: --devices, else r % count; checked against the GPUs
- * there are.  0, or -1 with why. */
-static int rank_device(const sr_spec_t *s, int r, int count, int *device, char *why, size_t len) {
+int sr_device_of(const sr_spec_t *s, int r, int count, int *device, char *why, size_t len) {
   *device = s->ndevices > 0 ? s->devices[r % s->ndevices] : (count > 0 ? r % count : 0);
   if (count < 1) {
     snprintf(why, len, "no CUDA device (cudaGetDeviceCount gave 0)");
     return -1;
   }
   if (*device >= count) {
-    snprintf(why, len, "rank %d: GPU %d does not exist (cudaGetDeviceCount gave %d)", r, *device, count);
+    snprintf(why, len, "GPU %d does not exist (cudaGetDeviceCount gave %d)", *device, count);
     return -1;
   }
   return 0;
@@ -289,11 +287,16 @@ static int run_threads(shared_t *sh) {
   char why[400];
   for (int r = 0; r < s->ranks; r++) devices[r] = -1;
   int count = 0, bad = s->cuda && cudl_device_count(&count, why, sizeof why) < 0;
-  for (int r = 0; r < s->ranks && s->cuda && !bad; r++)
-    bad = rank_device(s, r, count, &devices[r], why, sizeof why) < 0;
+  int r = 0; /* the rank whose GPU is missing, when count > 0 */
+  for (; r < s->ranks && s->cuda && !bad; r++)
+    if (sr_device_of(s, r, count, &devices[r], why, sizeof why) < 0) {
+      bad = 1;
+      break;
+    }
   if (bad) {
     char msg[480];
-    snprintf(msg, sizeof msg, "cannot use the GPUs: %s", why);
+    if (count > 0) snprintf(msg, sizeof msg, "cannot use the GPUs: rank %d: %s", r, why);
+    else snprintf(msg, sizeof msg, "cannot use the GPUs: %s", why);
     all_failed(sh, MUSTER_ECUDA, msg);
     return 0;
   }
@@ -322,7 +325,7 @@ static int process_rank(int r, void *arg) {
   char why[400];
   o->device = -1;
   if (s->cuda && (cudl_device_count(&count, why, sizeof why) < 0 ||
-                  rank_device(s, r, count, &device, why, sizeof why) < 0 ||
+                  sr_device_of(s, r, count, &device, why, sizeof why) < 0 ||
                   cudl_set_device(device, why, sizeof why) < 0)) {
     o->device = device;
     rc = fail_with(o, MUSTER_ECUDA, r, "cannot use its GPU", why);

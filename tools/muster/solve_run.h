@@ -41,6 +41,8 @@ typedef struct sr_spec {
   int ndevices;         /* cuda: entries of devices[]; 0: rank r on GPU
                            r % cudaGetDeviceCount()          */
   int devices[MUSTER_MAX_RANKS]; /* rank r on GPU devices[r % ndevices] */
+  int nodes;            /* --launcher mpi: the hosts the ranks are on (the
+                           choice's query, choose.h); 0 otherwise      */
   /* NULL, or called by rank 0 (in its own process in processes mode)
    * before solve i of n (1-based; warmup ones first) */
   void (*on_rep)(int i, int n);
@@ -82,6 +84,12 @@ int sr_run(const sr_spec_t *spec, const void *A, const void *B, sr_out_t *out, v
 /* out before a run: no result, every device -1, every fate "rank R: not
  * started" (what stays of a run that never started; sr_run calls it). */
 void sr_out_init(sr_out_t *out);
+
+/* The GPU of rank r (--launcher mpi: of local rank r) among count:
+ * devices[r % ndevices] (--devices), else r % count.  0, or -1 with why
+ * ("no CUDA device ...", "GPU 7 does not exist ..."; the caller names the
+ * rank). */
+int sr_device_of(const sr_spec_t *spec, int r, int count, int *device, char *why, size_t len);
 
 /* median of v[0..n) (sorts v) */
 double sr_median(double *v, int n);
