@@ -82,8 +82,8 @@ bg_wait() {  # bg_wait KEY NAME LOGFILE: wait for KEY, show its log, record a fa
   if [ "$rc" != 0 ]; then failed_stages+=("$name (exit $rc)"); fi
   printf -v "bg_pid_$1" %s ""
 }
-# a run-all.sh stopped early (^C, a failed build) stops them too
-trap 'kill $(jobs -p) 2>/dev/null' EXIT
+# a run-all.sh that ends early stops them (and what they started) too
+trap 'for p in ${bg_pid_torch:-} ${bg_pid_valgrind:-}; do pkill -TERM -P "$p"; kill "$p"; done 2>/dev/null' EXIT
 
 stage "dependencies"
 bash tools/ci/install-deps.sh --python || { echo "dependency install failed"; exit 1; }
