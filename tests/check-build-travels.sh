@@ -18,7 +18,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
 BUILD=$(cd "${1:-build}" && pwd)
-TESTS="devices cmg_ cuc_ dn_ mp_plan mp_version mp_provider examples_ sl_model"
+TESTS="devices cmg_ cuc_ dn_ tiled_ mp_plan mp_version mp_provider examples_ sl_model"
 pass=0
 fail=0
 check() { # check NAME OK(0/1) [detail]

@@ -15,6 +15,13 @@ median of the columns that ran).
               skipped column, the provider the default chose, default / best)
   -o PNG      time against N, log-log, one line per engine, one panel per
               routine and dtype (needs matplotlib)
+  --cost NAME print the cost-table rows (docs/choice.md) of provider NAME:
+              each potrs/potri/syevd row where a column ran NAME, as
+              "routine dtype gpus n nrhs seconds"; files of several GPU counts
+  --tflops PNG  potrs's rate, TF/s (potrf's n^3/3 flops, 4x for complex)
+              against N, one line per engine and GPU count; files of several
+              GPU counts; --peak P (TF/s per GPU) adds 70% of the aggregate
+              peak of each count as a dotted line (needs matplotlib)
 
 Exit status: 0; 2 for a file that is not the bench's JSON (the message says
 which file and what is wrong); 3 when matplotlib is missing for -o.
@@ -200,13 +207,100 @@ def plot(doc, out_png):
     plt.close(fig)
 
 
+def by_gpus(paths):
+    """One merged report per GPU count (load()'s rules within a count)."""
+    groups = {}
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                gpus = json.load(f).get("gpus")
+        except (OSError, ValueError) as e:
+            raise BenchError("%s: %s" % (path, e)) from e
+        groups.setdefault(gpus, []).append(path)
+    return [load(groups[g]) for g in sorted(groups, key=str)]
+
+
+def engines(row):
+    """(engine name, seconds) of the columns that ran, the default column
+    named after the provider it ran."""
+    out = []
+    for name in LABELS:
+        s = seconds(row, name)
+        if s is not None:
+            out.append((row["columns"][name].get("provider") or name if name == "default" else name, s))
+    return out
+
+
+def cost_rows(docs, provider):
+    """The cost-table lines of provider in the reports."""
+    out = []
+    for doc in docs:
+        for row in doc["rows"]:
+            for name, s in engines(row):
+                if name == provider:
+                    out.append("%s %s %d %d %d %.4f" % (row["routine"], row["dtype"], doc["gpus"], row["n"],
+                                                        row["nrhs"] if row["routine"] == "potrs" else 0, s))
+                    break
+    return out
+
+
+def potrs_tflops(row, s):
+    flops = row["n"] ** 3 / 3.0 * (4 if row["dtype"] in ("c64", "c128") else 1)
+    return flops / s / 1e12
+
+
+def plot_tflops(docs, out_png, peak):
+    """potrs's TF/s against N, one line per (engine, GPU count)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7.5, 5.0))
+    for doc in docs:
+        lines = {}
+        for row in doc["rows"]:
+            if row["routine"] == "potrs":
+                for name, s in engines(row):
+                    lines.setdefault(name, []).append((row["n"], potrs_tflops(row, s)))
+        for name, pts in sorted(lines.items()):
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label="%s, %d GPU(s)" % (name, doc["gpus"]),
+                    linewidth=2.4 if name == "tiled" else 1.2)
+        if peak:
+            ax.axhline(0.7 * peak * doc["gpus"], linestyle=":", color="gray", linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("N")
+    ax.set_ylabel("TF/s (potrf n^3/3 flops / potrs time)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    d = docs[0]
+    ax.set_title("potrs %s: %s, driver %s, %s%s" % ("/".join(sorted({r["dtype"] for x in docs for r in x["rows"]})),
+                 d["device"], d["driver"], d["date"][:10], "; dotted: 70%% of %.1f TF/s x GPUs" % peak if peak else ""),
+                 fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out_png, dpi=110)
+    plt.close(fig)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("json", nargs="+", help="files written by muster-gpu-bench --json")
     ap.add_argument("-o", "--out", help="write the plot to this PNG")
     ap.add_argument("--markdown", action="store_true", help="print the markdown table")
+    ap.add_argument("--cost", metavar="NAME", help="print provider NAME's cost-table rows")
+    ap.add_argument("--tflops", metavar="PNG", help="plot potrs's TF/s, one line per engine and GPU count")
+    ap.add_argument("--peak", type=float, default=0.0, help="FP64 peak TF/s per GPU, for --tflops")
     args = ap.parse_args(argv)
     try:
+        if args.cost or args.tflops:
+            docs = by_gpus(args.json)
+            for line in cost_rows(docs, args.cost) if args.cost else []:
+                print(line)
+            if args.tflops:
+                try:
+                    plot_tflops(docs, args.tflops, args.peak)
+                except ImportError as e:
+                    print("plot_gpu_bench: matplotlib is needed for --tflops: %s" % e, file=sys.stderr)
+                    return 3
+            return 0
         doc = load(args.json)
     except BenchError as e:
         print("plot_gpu_bench: %s" % e, file=sys.stderr)

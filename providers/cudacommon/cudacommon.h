@@ -21,6 +21,9 @@
  *   pivots    the column scales of getrs's singularity rule
  *             (providers/common/singular.h) from an LU factor on GPUs
  *             (kernels.cu, pivots.c)
+ *   leader hooks  fini's order, leader_import and forget_peer under the
+ *             provider context's mutex, peer access among a call's GPUs,
+ *             waiting for them (leader.c)
  *   shards    a rank's shard against the call: b, w, its columns in the
  *             layout (shard.c); muster's dtypes as CUDA data types
  *
@@ -40,6 +43,7 @@
 
 #include <cuda_runtime_api.h>
 #include <cusolver_common.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -229,6 +233,29 @@ CUC_HIDDEN int cuc_ipc_import(cuc_ipc_cache_t *c, int rank, int64_t peer_pid, co
  * current device is restored. */
 CUC_HIDDEN void cuc_ipc_forget(cuc_ipc_cache_t *c, int64_t pid);
 CUC_HIDDEN void cuc_ipc_free(cuc_ipc_cache_t *c);
+
+/* ---- leader hooks (leader.c) ------------------------------------------------------- */
+
+/* A leader provider's context holds a mutex (every hook serialized under
+ * it) and a cuc_ipc_cache_t; these are its hooks' shared bodies. */
+
+/* init: a zeroed context of size bytes (calloc) whose mutex, at byte
+ * mu_off, is initialized; MUSTER_ENOMEM "who: out of host memory". */
+CUC_HIDDEN int cuc_leader_init(size_t size, size_t mu_off, const char *who, void **out, char *errbuf, size_t errlen);
+/* fini: the IPC mappings closed, then free_cache(ctx) (the provider's
+ * handles, streams, buffers), under mu; mu destroyed; the caller's
+ * device restored and no stale CUDA error left; ctx freed. */
+CUC_HIDDEN void cuc_leader_fini(pthread_mutex_t *mu, cuc_ipc_cache_t *ipc, void (*free_cache)(void *ctx), void *ctx);
+/* leader_import and forget_peer: cuc_ipc_import / cuc_ipc_forget under mu;
+ * messages prefixed by who. */
+CUC_HIDDEN int cuc_leader_import(pthread_mutex_t *mu, cuc_ipc_cache_t *ipc, const char *who, int rank,
+                                 int64_t peer_pid, const void *blob, size_t len, muster_shard_t *shard, char *errbuf,
+                                 size_t errlen);
+CUC_HIDDEN void cuc_leader_forget(pthread_mutex_t *mu, cuc_ipc_cache_t *ipc, int64_t peer_pid);
+/* cuc_peer_enable for every ordered pair of the n devices ids. */
+CUC_HIDDEN int cuc_peer_enable_all(cuc_peers_t *p, int n, const int *ids, cuc_err_t *E);
+/* cudaDeviceSynchronize on each of the n devices ids. */
+CUC_HIDDEN int cuc_sync_devices(int n, const int *ids, cuc_err_t *E);
 
 /* ---- kernels (kernels.cu) ------------------------------------------------------------ */
 

@@ -29,7 +29,7 @@ static void dev_release(dn_dev_t *d) {
   if (d->stream) cudaStreamDestroy(d->stream);
   for (int i = 0; i < DN_COPY_STREAMS; i++)
     if (d->copy[i]) cudaStreamDestroy(d->copy[i]);
-  void *dev_bufs[] = {d->mat, d->ws, d->rhs, d->w, d->aux, d->scan};
+  void *dev_bufs[] = {d->mat, d->ws, d->rhs, d->w, d->aux, d->fac, d->scan};
   for (size_t i = 0; i < sizeof dev_bufs / sizeof dev_bufs[0]; i++)
     if (dev_bufs[i]) cudaFree(dev_bufs[i]);
   if (d->hws) cudaFreeHost(d->hws);
@@ -73,13 +73,14 @@ int dn_blas_ready(dn_ctx_t *c, int dev, cuc_err_t *E) {
 }
 
 uint64_t dn_dev_held(const dn_dev_t *d) {
-  return (uint64_t)d->mat_bytes + d->ws_bytes + d->rhs_bytes + d->w_bytes + d->aux_bytes + d->scan_bytes;
+  return (uint64_t)d->mat_bytes + d->ws_bytes + d->rhs_bytes + d->w_bytes + d->aux_bytes + d->fac_bytes + d->scan_bytes;
 }
 
 void dn_cache_free(dn_ctx_t *c) {
   for (int dev = 0; dev < CUC_MAX_ORDINAL; dev++) {
     dn_dev_t *d = &c->dev[dev];
-    if (!d->ready && !d->mat && !d->ws && !d->hws && !d->rhs && !d->w && !d->aux && !d->scan && !d->hscan) continue;
+    if (!d->ready && !d->mat && !d->ws && !d->hws && !d->rhs && !d->w && !d->aux && !d->fac && !d->scan && !d->hscan)
+      continue;
     cudaSetDevice(dev);
     dev_release(d);
   }

@@ -1,11 +1,13 @@
 /*
  * providers/cusolverdn/cusolverdn.c - the one-GPU provider: potrs (with
- * log det A on request), potri, syevd, getrs, gels for f32, f64, c64, c128
+ * log det A on request), potri, syevd, getrs, gels, and the factorizations
+ * geqrf, gesvd, polar (docs/factorizations.md) for f32, f64, c64, c128
  * through cusolverDn's 64-bit API on ONE GPU (the leader's, or
  * MUSTER_DN_DEVICE), fed by every rank's shard.  This file holds the hooks
  * and the provider structs; a solve's parts are in job.c (checks, target,
  * gather), move.c (every copy), dncall.c (every cusolverDn call), potrs.c,
- * potri.c, syevd.c, general.c (the routines), scan.c (the NaN/Inf check,
+ * potri.c, syevd.c, general.c (the routines), factors.c with factplan.c,
+ * qr.c, svd.c, polar.c (the factorizations), scan.c (the NaN/Inf check,
  * the log det), and estimate.c + model.c (the engine choice).
  *
  * solve() runs on the leader with every rank's shard (device pointers: the
@@ -31,12 +33,21 @@
  *        getrs  Xgetrf + Xgetrs, X copied to every rank's b;
  *        gels   Xgeqrf, the rank check on R's diagonal, ormqr/unmqr and
  *               cuBLAS trsm, X (n rows) copied to every rank's b;
+ *        geqrf  Xgeqrf + orgqr/ungqr (Q thin or full), gesvd Xgesvd
+ *               (values, thin or full vectors; a wide A through A^H:
+ *               cusolverDn's gesvd takes m >= n only), polar from the
+ *               thin SVD and two cuBLAS gemm (factors.c): every factor
+ *               made and checked finite on the target, then A's factor
+ *               scattered into every rank's columns, B's packed into every
+ *               b, the singular values into every w;
  *   5. A back into every rank's columns, unless the caller does not want
  *      it (MUSTER_NO_FACTOR, MUSTER_NO_VECTORS), it never left, or the
- *      routine leaves A as it was (getrs, gels); every
+ *      routine leaves A as it was (getrs, gels; the factorizations
+ *      scatter their own factor instead); every
  *      stream of the target drained before the status is published.
  * On failure the ranks' A is not written (except in place, where
- * cusolverDn worked on it); b and w are unspecified.
+ * cusolverDn worked on it); b and w are unspecified (the factorizations
+ * write none of A, b, w on failure).
  *
  * Every CUDA/cuSOLVER status is checked (MUSTER_ECUDA naming the device,
  * the call and the status); potrf info k > 0 is MUSTER_ENOTPD with *info =
@@ -45,11 +56,13 @@
  * on the target is MUSTER_ENOMEM naming the bytes needed and free.  The
  * calling thread's current device is restored.
  */
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "job.h"
 
-#define ALL_ROUTINES (MUSTER_ROUTINE_BITS(POTRS, POTRI, SYEVD, GETRS, GELS) | MUSTER_CAP_LOGDET)
+#define ALL_ROUTINES \
+  (MUSTER_ROUTINE_BITS(POTRS, POTRI, SYEVD, GETRS, GELS, GEQRF, GESVD, POLAR) | MUSTER_CAP_LOGDET)
 #define DESCRIPTION "cusolverDn on one GPU fed by every rank (threads: peer copies; processes: CUDA IPC)"
 
 /* Fork-safe: never initializes CUDA in a process that may fork ranks later
@@ -59,28 +72,14 @@ static int probe(char *why, size_t whylen) { return cuc_probe(NULL, why, whylen)
 /* ---- context ------------------------------------------------------------------ */
 
 static int init(void **out, char *err, size_t errlen) {
-  dn_ctx_t *c = calloc(1, sizeof *c);
-  if (!c) {
-    cuc_err_t e = DN_ERR(err, errlen);
-    return cuc_fail(&e, MUSTER_ENOMEM, "out of host memory");
-  }
-  pthread_mutex_init(&c->mu, NULL);
-  *out = c;
-  return 0;
+  return cuc_leader_init(sizeof(dn_ctx_t), offsetof(dn_ctx_t, mu), DN_NAME, out, err, errlen);
 }
+
+static void free_cache(void *c) { dn_cache_free(c); }
 
 static void fini(void *vc) {
   dn_ctx_t *c = vc;
-  if (!c) return;
-  int saved = cuc_device_save();
-  pthread_mutex_lock(&c->mu);
-  cuc_ipc_free(&c->ipc);
-  dn_cache_free(c);
-  pthread_mutex_unlock(&c->mu);
-  pthread_mutex_destroy(&c->mu);
-  cuc_device_restore(saved);
-  (void)cudaGetLastError();
-  free(c);
+  if (c) cuc_leader_fini(&c->mu, &c->ipc, free_cache, c);
 }
 
 /* The block layout needs no tile (blocks move whole): the block width, the
@@ -111,7 +110,10 @@ static int solve(void *vc, const muster_provider_call_t *call) {
   case MUSTER_POTRI: rc = dn_potri(&j); break;
   case MUSTER_GETRS: rc = dn_getrs(&j); break;
   case MUSTER_GELS: rc = dn_gels(&j); break;
-  default: rc = dn_syevd(&j); break; /* validate admits only these five */
+  case MUSTER_GEQRF:
+  case MUSTER_GESVD:
+  case MUSTER_POLAR: rc = dn_factors(&j); break;
+  default: rc = dn_syevd(&j); break; /* validate admits only these eight */
   }
 out:
   rc = dn_job_finish(&j, rc);
@@ -131,18 +133,12 @@ static int local_export(void *vc, const muster_shard_t *mine, int process_mode, 
 static int leader_import(void *vc, int rank, int64_t peer_pid, const void *blob, size_t len, muster_shard_t *shard,
                          char *errbuf, size_t errlen) {
   dn_ctx_t *c = vc;
-  cuc_err_t err = DN_ERR(errbuf, errlen);
-  pthread_mutex_lock(&c->mu);
-  int rc = cuc_ipc_import(&c->ipc, rank, peer_pid, blob, len, shard, &err);
-  pthread_mutex_unlock(&c->mu);
-  return rc;
+  return cuc_leader_import(&c->mu, &c->ipc, DN_NAME, rank, peer_pid, blob, len, shard, errbuf, errlen);
 }
 
 static void forget_peer(void *vc, int64_t peer_pid) {
   dn_ctx_t *c = vc;
-  pthread_mutex_lock(&c->mu);
-  cuc_ipc_forget(&c->ipc, peer_pid);
-  pthread_mutex_unlock(&c->mu);
+  cuc_leader_forget(&c->mu, &c->ipc, peer_pid);
 }
 
 /* Counters for tests: fills up to cap of them (DN_STAT_* order: handles,

@@ -55,9 +55,13 @@ typedef struct dn_dev {
   void *w;    size_t w_bytes;             /* eigenvalues (potrs: log det) when
                                              no rank's w is here              */
   void *aux;  size_t aux_bytes;           /* getrs: the pivots (n int64);
-                                             gels: the Householder scalars   */
-  cublasHandle_t blas;                    /* gels's trsm, made at the first
-                                             gels on this device              */
+                                             gels, geqrf: the Householder
+                                             scalars                          */
+  void *fac;  size_t fac_bytes;           /* geqrf, gesvd, polar: the factor
+                                             buffer (factplan.h)              */
+  cublasHandle_t blas;                    /* gels's trsm, polar's gemm and
+                                             the wide SVD's transposes, made
+                                             at the first such call here      */
   void *scan; size_t scan_bytes;          /* device: info, then scan results  */
   void *hscan; size_t hscan_bytes;        /* pinned host copy of them         */
 } dn_dev_t;
@@ -135,6 +139,9 @@ DN_HIDDEN int dn_potri_path(int64_t n, muster_dtype_t dtype, int *path, char *wh
  * else a copy on the target. */
 static inline int dn_in_place(muster_routine_t routine, unsigned flags, int nranks, int rank0_on_target,
                               int potri_path) {
+  /* geqrf, gesvd, polar write nothing before every factor is made and
+   * checked (docs/factorizations.md): always on a copy */
+  if (muster_routine_takes(routine) & MUSTER_TAKES_O) return 0;
   if ((routine == MUSTER_GETRS || routine == MUSTER_GELS) && !(flags & MUSTER_NO_FACTOR)) return 0;
   return nranks == 1 && rank0_on_target && !(routine == MUSTER_POTRI && potri_path == DN_POTRI_SOLVE);
 }
@@ -146,7 +153,8 @@ typedef struct dn_shape {
   muster_routine_t routine;
   muster_dtype_t dtype;
   int64_t n, nrhs;
-  int64_t m;            /* rows of A and B: gels's m (ldb), else n; 0 = n  */
+  int64_t m;            /* rows of A and B: gels's, geqrf's, gesvd's and
+                           polar's m (ldb), else n; 0 = n                 */
   unsigned flags;
   int nranks;
   int on_target;        /* ranks whose shard is on the target GPU          */
@@ -158,14 +166,16 @@ typedef struct dn_shape {
  * gathered matrix (m*n elements unless in place), cusolverDn's workspace
  * (dn_workspace_bound), the rhs / panel and eigenvalue (or log det)
  * buffers when no rank's b / w lies on the target, getrs's pivots and
- * gels's Householder scalars, and DN_FIXED_BYTES. */
+ * gels's Householder scalars, the factor routines' factor buffer
+ * (factplan.h), Householder scalars and singular values, and
+ * DN_FIXED_BYTES. */
 typedef struct dn_need {
   uint64_t matrix, workspace, extra, total;
 } dn_need_t;
 DN_HIDDEN void dn_need(const dn_shape_t *s, dn_need_t *need);
 
 /* Upper bound of cusolverDn's device workspace for the routine on an
- * m x n A (m = n but for gels; checked against its _bufferSize on a GPU by
+ * m x n A (m = n but for gels and the factor routines; checked against its _bufferSize on a GPU by
  * gpu-test --provider cusolverdn). */
 DN_HIDDEN uint64_t dn_workspace_bound(muster_routine_t routine, muster_dtype_t dtype, int64_t m, int64_t n);
 

@@ -18,6 +18,8 @@ static const char *const op_name[] = {
     [DN_GETRS] = "cusolverDnXgetrs",
     [DN_GEQRF] = "cusolverDnXgeqrf",
     [DN_ORMQR] = "cusolverDn<t>ormqr/unmqr",
+    [DN_ORGQR] = "cusolverDn<t>orgqr/ungqr",
+    [DN_GESVD] = "cusolverDnXgesvd",
 };
 
 const char *dn_op_name(dn_op_t op) { return op_name[op]; }
@@ -73,6 +75,38 @@ static cusolverStatus_t ormqr(dn_job_t *j, const dn_call_t *m, void *ws, int lwo
 }
 #undef ORMQR_ARGS
 
+/* The legacy orgqr/ungqr (the 64-bit API has none): b (rows x cols, ld
+ * ldb, its first k columns the reflectors) <- the first cols columns of Q;
+ * int sizes (validate keeps m and n <= INT_MAX), lwork in elements. */
+#define ORGQR_ARGS(T) h, (int)m->rows, (int)m->cols, (int)m->k, (T *)m->b, (int)m->ldb, (const T *)j->d->aux
+static cusolverStatus_t orgqr_size(dn_job_t *j, const dn_call_t *m, int *lwork) {
+  cusolverDnHandle_t h = j->d->handle;
+  switch (j->a->dtype) {
+  case MUSTER_F32: return cusolverDnSorgqr_bufferSize(ORGQR_ARGS(float), lwork);
+  case MUSTER_F64: return cusolverDnDorgqr_bufferSize(ORGQR_ARGS(double), lwork);
+  case MUSTER_C64: return cusolverDnCungqr_bufferSize(ORGQR_ARGS(cuComplex), lwork);
+  default: return cusolverDnZungqr_bufferSize(ORGQR_ARGS(cuDoubleComplex), lwork);
+  }
+}
+
+static cusolverStatus_t orgqr(dn_job_t *j, const dn_call_t *m, void *ws, int lwork, int *dinfo) {
+  cusolverDnHandle_t h = j->d->handle;
+  switch (j->a->dtype) {
+  case MUSTER_F32: return cusolverDnSorgqr(ORGQR_ARGS(float), ws, lwork, dinfo);
+  case MUSTER_F64: return cusolverDnDorgqr(ORGQR_ARGS(double), ws, lwork, dinfo);
+  case MUSTER_C64: return cusolverDnCungqr(ORGQR_ARGS(cuComplex), ws, lwork, dinfo);
+  default: return cusolverDnZungqr(ORGQR_ARGS(cuDoubleComplex), ws, lwork, dinfo);
+  }
+}
+#undef ORGQR_ARGS
+
+/* Xgesvd's arguments from jobu up to ldvt: b (rows x cols, rows >= cols,
+ * as cusolverDn's gesvd requires), the singular values into w, the vectors
+ * into u and vt (NULL with job 'N'; the leading dimensions stay valid). */
+#define GESVD_ARGS                                                                                             \
+  m->jobu, m->jobvt, m->rows, m->cols, t, m->b, m->ldb, cuc_real_type(j->a->dtype), m->w, t, m->u, m->ldu, t, \
+      m->vt, m->ldvt, t
+
 static cusolverStatus_t buffer_size(dn_job_t *j, const dn_call_t *m, size_t *dev_bytes, size_t *host_bytes) {
   dn_dev_t *d = j->d;
   cudaDataType t = cuc_cuda_type(j->a->dtype);
@@ -98,12 +132,14 @@ static cusolverStatus_t buffer_size(dn_job_t *j, const dn_call_t *m, size_t *dev
   case DN_GEQRF:
     return cusolverDnXgeqrf_bufferSize(d->handle, d->params, j->sh.a_rows, j->a->n, t, j->A, j->lda, t, d->aux, t,
                                        dev_bytes, host_bytes);
-  case DN_ORMQR: {
+  case DN_ORMQR:
+  case DN_ORGQR: {
     int lwork = 0;
-    cusolverStatus_t st = ormqr_size(j, m, &lwork);
+    cusolverStatus_t st = m->op == DN_ORMQR ? ormqr_size(j, m, &lwork) : orgqr_size(j, m, &lwork);
     *dev_bytes = (size_t)(lwork > 0 ? lwork : 0) * j->esz;
     return st;
   }
+  case DN_GESVD: return cusolverDnXgesvd_bufferSize(d->handle, d->params, GESVD_ARGS, dev_bytes, host_bytes);
   }
   return CUSOLVER_STATUS_INVALID_VALUE;
 }
@@ -131,6 +167,9 @@ static cusolverStatus_t compute(dn_job_t *j, const dn_call_t *m, size_t dev_byte
     return cusolverDnXgeqrf(d->handle, d->params, j->sh.a_rows, j->a->n, t, j->A, j->lda, t, d->aux, t, d->ws,
                             dev_bytes, d->hws, host_bytes, dinfo);
   case DN_ORMQR: return ormqr(j, m, d->ws, (int)(dev_bytes / j->esz), dinfo);
+  case DN_ORGQR: return orgqr(j, m, d->ws, (int)(dev_bytes / j->esz), dinfo);
+  case DN_GESVD:
+    return cusolverDnXgesvd(d->handle, d->params, GESVD_ARGS, d->ws, dev_bytes, d->hws, host_bytes, dinfo);
   }
   return CUSOLVER_STATUS_INVALID_VALUE;
 }
@@ -167,6 +206,9 @@ int dn_info(dn_job_t *j, dn_op_t op, int info) {
                     j->dev);
   if (info > 0 && op == DN_POTRI)
     return cuc_fail(j->E, MUSTER_ENOTPD, "the factor is singular at %d; %s on device %d", info, op_name[op], j->dev);
+  if (info > 0 && op == DN_GESVD)
+    return cuc_fail(j->E, MUSTER_EPROVIDER, "%d superdiagonals did not converge; %s on device %d", info, op_name[op],
+                    j->dev);
   if (info > 0) return cuc_fail(j->E, MUSTER_EPROVIDER, "%s on device %d", op_name[op], j->dev);
   return cuc_fail(j->E, MUSTER_EPROVIDER, "%s on device %d: parameter %d was refused (info=%d)", op_name[op], j->dev,
                   -info, info);

@@ -3,17 +3,21 @@
  * one GPU here, and how long would it take?  (muster/provider_v2.h)
  *
  * Refused (MUSTER_EUNSUPPORTED, the reason in est->note) when the memory
- * is not CUDA memory, the ranks span nodes, an option is malformed, or the
+ * is not CUDA memory (0, muster_provider_choose's "any memory", is
+ * answered as if it were, the leader's shard on GPU 0 and the others
+ * elsewhere unless the query names devices), the ranks span nodes, an option is malformed, or the
  * target GPU cannot hold what dn_need() says the call needs: the runtime
  * then routes the call to another engine (cusolvermg spreads it over every
  * GPU).  Free memory is the target's free_bytes from the query (published
  * by a rank on that GPU) plus what this provider already holds there
  * (reused, not allocated again); 0 (unknown) skips the check.  Otherwise
  * est->seconds is the model's (model.c), est->peak_bytes dn_need's total.
- * No CUDA call: the query has everything but gels's m (ldb), which the
- * provider ABI's query does not carry: the estimate takes m = n, a lower
- * bound, and says so in its note; solve() then refuses (MUSTER_ENOMEM,
- * naming the bytes) a tall A whose m x n copy does not fit.
+ * No CUDA call: the query has everything but the m (ldb) of gels, geqrf,
+ * gesvd and polar, which the provider ABI's query does not carry: the
+ * estimate takes m = n (for a tall A a lower bound) and says so in its
+ * note; solve() then refuses (MUSTER_ENOMEM, naming the bytes) a tall A
+ * whose buffers do not fit.  geqrf, gesvd and polar get the model's time
+ * from their flop counts (model.c: not calibrated on a GPU yet).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -32,7 +36,7 @@ static int refuse(muster_provider_estimate_t *est, const char *why) {
  * when it is there; another rank's only in threads mode (ordinals of other
  * processes may name other GPUs).  0: unknown. */
 static uint64_t target_free(const muster_provider_query_t *q, int target) {
-  if (!q->free_bytes) return 0;
+  if (!q->free_bytes || !q->devices) return 0;
   if (q->devices[0] == target) return q->free_bytes[0];
   if (q->span == MUSTER_SPAN_THREADS)
     for (int r = 1; r < q->nranks; r++)
@@ -47,26 +51,35 @@ int dn_estimate(void *vc, const muster_provider_query_t *q, muster_provider_esti
   est->seconds = -1;
   est->peak_bytes = 0;
   est->note[0] = '\0';
-  if (!q || q->nranks < 1 || q->nranks > MUSTER_MAX_RANKS || !q->devices || q->n < 1 ||
+  /* mem 0: muster_provider_choose's "any memory" (where the CLI decides
+   * whether its shards go to GPUs): answered as if they were on CUDA
+   * devices, the leader's GPU 0 unless the query names devices */
+  const int any = q && q->mem == 0;
+  if (!q || q->nranks < 1 || q->nranks > MUSTER_MAX_RANKS || (!q->devices && !any) || q->n < 1 ||
       !muster_dtype_bytes(q->dtype) || !muster_routine_str(q->routine))
     return refuse(est, "malformed query");
   const int takes_b = (muster_routine_takes(q->routine) & MUSTER_TAKES_B) != 0;
-  if (takes_b && q->nrhs < 1) return refuse(est, "malformed query");
+  const int factors = (muster_routine_takes(q->routine) & MUSTER_TAKES_O) != 0;
+  /* the factor routines' B is output only: gesvd's values need none */
+  if (takes_b && q->nrhs < (factors ? 0 : 1)) return refuse(est, "malformed query");
   if ((q->flags & MUSTER_LOGDET) && q->routine != MUSTER_POTRS) return refuse(est, "MUSTER_LOGDET is for potrs only");
-  if (q->mem != MUSTER_MEM_CUDA) return refuse(est, "needs CUDA device memory");
+  if (q->mem != MUSTER_MEM_CUDA && !any) return refuse(est, "needs CUDA device memory");
   if (q->span != MUSTER_SPAN_THREADS && q->span != MUSTER_SPAN_PROCESSES)
     return refuse(est, "one node only (threads or processes)");
-  if (q->devices[0] < 0) return refuse(est, "the leader holds no CUDA device");
-  if (dn_target_device(q->devices[0], &target, why, sizeof why) < 0 || dn_potri_path(q->n, q->dtype, &path, why, sizeof why) < 0)
+  const int leader = q->devices ? q->devices[0] : 0;
+  if (leader < 0 && !any) return refuse(est, "the leader holds no CUDA device");
+  if (dn_target_device(leader < 0 ? 0 : leader, &target, why, sizeof why) < 0 ||
+      dn_potri_path(q->n, q->dtype, &path, why, sizeof why) < 0)
     return refuse(est, why);
   if ((uint64_t)q->n > (UINT64_MAX >> 8) / (uint64_t)q->n) return refuse(est, "n too large");
   if (q->routine == MUSTER_GELS && dn_gels_ormqr_elements(q->n, q->n) > INT_MAX)
     return refuse(est, "gels: n too large for cusolverDn's ormqr (its int workspace count passes INT_MAX)");
-  /* gels's m (= ldb) is not in the query: taken as n, a lower bound of
-   * its memory and time (solve() checks the real bytes again) */
+  if (factors && q->n > INT_MAX) return refuse(est, "n too large for cusolverDn's orgqr (it takes int)");
+  /* the m (= ldb) of gels, geqrf, gesvd and polar is not in the query:
+   * taken as n (solve() checks the real bytes again) */
   dn_shape_t s = {q->routine, q->dtype, q->n, takes_b ? q->nrhs : 0, q->n, q->flags, q->nranks, 0, 0, path};
-  for (int r = 0; r < q->nranks; r++) s.on_target += q->devices[r] == target;
-  s.in_place = dn_in_place(q->routine, q->flags, q->nranks, q->devices[0] == target, path);
+  for (int r = 0; r < q->nranks; r++) s.on_target += (q->devices ? q->devices[r] : r == 0 ? leader : -1) == target;
+  s.in_place = dn_in_place(q->routine, q->flags, q->nranks, leader == target, path);
   dn_need_t need;
   dn_need(&s, &need);
   est->peak_bytes = need.total;
@@ -86,6 +99,6 @@ int dn_estimate(void *vc, const muster_provider_query_t *q, muster_provider_esti
   est->seconds = dn_model_seconds(&s, &moves, &crossing);
   snprintf(est->note, sizeof est->note, "model: %.4f s on device %d (moves %.4f s, %.2f GB between GPUs%s)%s%s",
            est->seconds, target, moves, GB(crossing), s.in_place ? ", in place" : "",
-           free_b ? "" : "; free memory unknown", q->routine == MUSTER_GELS ? "; m taken as n" : "");
+           free_b ? "" : "; free memory unknown", (muster_routine_takes(q->routine) & MUSTER_TAKES_M) ? "; m taken as n" : "");
   return 0;
 }

@@ -21,11 +21,35 @@ static int check_shard(dn_job_t *j, int r) {
   if (!s->a && s->ncols > 0) return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): a is NULL", r, s->device);
   if (s->lda < j->sh.a_rows)
     return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): lda=%" PRId64 " < %s=%" PRId64, r, s->device, s->lda,
-                    a->routine == MUSTER_GELS ? "m" : "n", j->sh.a_rows);
-  if (a->routine == MUSTER_GELS && s->b && s->ldb != j->sh.b_rows)
-    return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): gels: ldb=%" PRId64 " but rank 0's is %" PRId64
-                    " (ldb is m, the same on every rank)", r, s->device, s->ldb, j->sh.b_rows);
+                    muster_routine_takes(a->routine) & MUSTER_TAKES_M ? "m" : "n", j->sh.a_rows);
+  if ((muster_routine_takes(a->routine) & MUSTER_TAKES_M) && s->ldb != j->sh.a_rows)
+    return cuc_fail(E, MUSTER_EINVAL, "rank %d (device %d): %s: ldb=%" PRId64 " but rank 0's is %" PRId64
+                    " (ldb is m, the same on every rank)", r, s->device, muster_routine_str(a->routine), s->ldb,
+                    j->sh.a_rows);
   return cuc_check_shard(a, &j->L, r, s, E); /* b, w: the routine's shape */
+}
+
+/* geqrf, gesvd, polar: the flags the routine takes, m and n within the
+ * legacy orgqr's int (gesvd's and polar's copies are sized the same, one
+ * rule), and B wide enough for the factors muster_routine_outputs puts
+ * there (the runtime checks it too; a provider called directly must). */
+static int check_factors(dn_job_t *j) {
+  const muster_solve_args_t *a = j->a;
+  const char *name = muster_routine_str(a->routine);
+  int64_t m = j->sh.a_rows;
+  muster_outputs_t o;
+  if (m > INT_MAX || a->n > INT_MAX)
+    return cuc_fail(j->E, MUSTER_EINVAL, "%s: m=%" PRId64 " n=%" PRId64 " out of range 1..%d (the legacy orgqr "
+                    "takes int)", name, m, a->n, INT_MAX);
+  if (muster_routine_outputs(a->routine, a->flags, m, a->n, &o) < 0)
+    return cuc_fail(j->E, MUSTER_EINVAL, "%s: flags 0x%x not taken (%s)", name, a->flags,
+                    a->routine == MUSTER_POLAR   ? "no flags"
+                    : a->routine == MUSTER_GEQRF ? "only MUSTER_FULL_MATRICES"
+                                                 : "only MUSTER_FULL_MATRICES and MUSTER_NO_VECTORS");
+  if (a->nrhs < o.b_cols)
+    return cuc_fail(j->E, MUSTER_EINVAL, "%s: nrhs=%" PRId64 ": B (m=%" PRId64 " rows, packed) needs %" PRId64
+                    " columns for its factors (muster_routine_outputs)", name, a->nrhs, m, o.b_cols);
+  return 0;
 }
 
 /* The routine and flags (what the shards hold is check_shard's): n, m,
@@ -48,13 +72,15 @@ static int check_args(dn_job_t *j) {
                                                : "n*n elements on one GPU");
   if (muster_routine_shape(a->routine, a->n, a->nrhs, j->call->shards[0].ldb, &j->sh) < 0 ||
       (legacy && j->sh.a_rows > INT_MAX))
-    return cuc_fail(E, MUSTER_EINVAL, "gels: m = rank 0's ldb = %" PRId64 " out of range n=%" PRId64 "..%d",
-                    j->call->shards[0].ldb, a->n, INT_MAX);
+    return cuc_fail(E, MUSTER_EINVAL, "%s: m = rank 0's ldb = %" PRId64 " out of range %s%" PRId64 "..%d", name,
+                    j->call->shards[0].ldb, a->routine == MUSTER_GELS ? "n=" : "", a->routine == MUSTER_GELS ? a->n : 1,
+                    INT_MAX);
   if (j->sh.b_rows && (a->nrhs < 1 || a->nrhs > (legacy ? INT_MAX : INT64_C(1) << 31)))
     return cuc_fail(E, MUSTER_EINVAL, "%s: nrhs=%" PRId64 " out of range", name, a->nrhs);
   if (a->routine == MUSTER_GELS && dn_gels_ormqr_elements(j->sh.a_rows, a->n) > INT_MAX)
     return cuc_fail(E, MUSTER_EUNSUPPORTED, "gels: m=%" PRId64 " n=%" PRId64 " too large for cusolverDn's ormqr "
                     "(its workspace, about (2 m + 272) n elements, must be counted in an int)", j->sh.a_rows, a->n);
+  if (muster_routine_takes(a->routine) & MUSTER_TAKES_O) return check_factors(j);
   return 0;
 }
 

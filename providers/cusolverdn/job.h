@@ -2,7 +2,8 @@
  * providers/cusolverdn/job.h - one solve on the leader: its state (the
  * job), its checks and the gather (job.c), the copies between the ranks'
  * buffers and the target (move.c), the one way a cusolverDn routine is
- * called (dncall.c), and the routine drivers (potrs.c, potri.c, syevd.c).
+ * called (dncall.c), and the routine drivers (potrs.c, potri.c, syevd.c,
+ * general.c, factors.c with qr.c, svd.c and polar.c).
  * Private to the provider; everything runs with ctx->mu held.
  */
 #ifndef MUSTER_DN_JOB_H
@@ -68,29 +69,38 @@ DN_HIDDEN int dn_rhs_on_target(dn_job_t *j, void **b, int64_t *ldb);
 
 /* Replicate a result held on the target to every rank: X (src, ld lds,
  * sh.x_rows rows) into the first rows of each b, W (src, count reals:
- * syevd's n eigenvalues, potrs's one log det) into each w; the rank whose
- * buffer is src itself is skipped.  Waits for the copies. */
+ * syevd's n eigenvalues, potrs's one log det, gesvd's k singular values)
+ * into each w, count packed elements from src into the start of each b
+ * (the factor routines' B); the rank whose buffer is src itself is
+ * skipped.  Waits for the copies. */
 DN_HIDDEN int dn_replicate_x(dn_job_t *j, const void *src, int64_t lds);
 DN_HIDDEN int dn_replicate_w(dn_job_t *j, const void *src, int64_t count);
+DN_HIDDEN int dn_replicate_b(dn_job_t *j, const void *src, int64_t count);
 
 /* Wait for the solver stream (host side). */
 DN_HIDDEN int dn_sync_solver(dn_job_t *j);
 
 /* ---- dncall.c: bufferSize -> workspace -> call -> info, for every routine ------------ */
 
-typedef enum { DN_POTRF, DN_POTRS, DN_POTRI, DN_SYEVD, DN_GETRF, DN_GETRS, DN_GEQRF, DN_ORMQR } dn_op_t;
+typedef enum { DN_POTRF, DN_POTRS, DN_POTRI, DN_SYEVD, DN_GETRF, DN_GETRS, DN_GEQRF, DN_ORMQR, DN_ORGQR, DN_GESVD } dn_op_t;
 
 /* One cusolverDn call on j->A (Cholesky and syevd: its lower triangle;
  * getrf, geqrf: all of it, m x n) and what only its routine takes.  getrf
- * and getrs keep their pivots, geqrf and ormqr their Householder scalars,
- * in the target's aux buffer. */
+ * and getrs keep their pivots, geqrf, ormqr and orgqr their Householder
+ * scalars, in the target's aux buffer. */
 typedef struct dn_call {
   dn_op_t op;
   void *b;                 /* potrs, getrs, ormqr: right-hand sides on the
-                              target                                         */
+                              target; orgqr: the reflectors in, Q out;
+                              gesvd: the matrix it factors (destroyed)      */
   int64_t ldb, nrhs;
   cusolverEigMode_t jobz;  /* syevd                                          */
-  void *w;                 /* syevd: eigenvalues on the target               */
+  void *w;                 /* syevd: eigenvalues; gesvd: singular values    */
+  int64_t rows, cols, k;   /* orgqr: Q's rows and columns, reflectors;
+                              gesvd: the shape of b (rows >= cols)           */
+  signed char jobu, jobvt; /* gesvd: 'N', 'S' or 'A'                         */
+  void *u, *vt;            /* gesvd: the vectors, ld ldu and ldvt            */
+  int64_t ldu, ldvt;
 } dn_call_t;
 
 /* Run m on the solver stream: its bufferSize, the cached workspaces grown
@@ -117,6 +127,10 @@ DN_HIDDEN int dn_potri(dn_job_t *j); /* potri.c: the full Hermitian inverse in A
 DN_HIDDEN int dn_syevd(dn_job_t *j); /* syevd.c: vectors in A, values in every w */
 DN_HIDDEN int dn_getrs(dn_job_t *j); /* general.c: X in every b, A never written back */
 DN_HIDDEN int dn_gels(dn_job_t *j);  /* general.c: X in every b's first n rows, likewise */
+/* geqrf, gesvd, polar: the factors where muster_routine_outputs puts them,
+ * written only once every factor is made and found finite (factors.c
+ * runs them: qr.c, svd.c, polar.c) */
+DN_HIDDEN int dn_factors(dn_job_t *j);
 
 
 /* ---- small kernels on the target (scan.c): NaN/Inf checks, the log det ----------------- */

@@ -36,8 +36,20 @@
  *          (ormqr/unmqr, trsm).
  * Pivoting and Householder panels run below potrf's rate on a GPU, so
  * these are optimistic until tools/gpu/calibrate-dn.sh measures them.
+ *
+ * geqrf, gesvd and polar are NOT calibrated either (issue 29: no GPU
+ * measurement yet): their flop counts (M = max(m, n), K = min(m, n); the
+ * estimate takes m = n, the query has no m) at the same rate curve:
+ *   geqrf  2 (2 M K^2 - (2/3) K^3): Xgeqrf, and orgqr about as much;
+ *   gesvd  4 M K^2 - (4/3) K^3 values only (the bidiagonalization), and
+ *          14 M K^2 + 8 K^3 with vectors (Golub and Van Loan's count);
+ *   polar  gesvd's with vectors + 2 m n K + 2 n^2 K (the two gemm).
+ * cusolverDn's gesvd iterates on the bidiagonal far below potrf's rate, so
+ * its time here is a lower bound; it decides nothing between engines yet
+ * (no other GPU engine has these routines) beyond the memory check.
  */
 #include "dnInt.h"
+#include "factplan.h"
 
 #define T_FIX 0.002         /* s: per call (launches, syncs, small-n tail;
                                potrs f64 n = 4096 took 2.6 ms on one H200) */
@@ -86,6 +98,14 @@ uint64_t dn_gels_ormqr_elements(int64_t m, int64_t n) {
 
 uint64_t dn_workspace_bound(muster_routine_t routine, muster_dtype_t dtype, int64_t m, int64_t n) {
   uint64_t e = muster_dtype_bytes(dtype), nn = (uint64_t)n;
+  uint64_t big = (uint64_t)(m > n ? m : n), small = (uint64_t)(m < n ? m : n);
+  /* gesvd, polar: Xgesvd on the tall one of A and A^H (big x small); taken
+   * as a copy of it and 512 elements a row and column, not measured yet
+   * (gpu-test's factor workspace case holds it to _bufferSize) */
+  if (routine == MUSTER_GESVD || routine == MUSTER_POLAR)
+    return (big * small + 512 * (big + small)) * e + (32ull << 20);
+  /* geqrf: Xgeqrf's and orgqr's panels, as potrf's below on the longer side */
+  if (routine == MUSTER_GEQRF) return 1024 * big * e + (32ull << 20);
   /* Xsyevd asks 4 n^2 + 128 n elements, with or without vectors (its
    * _bufferSize on an H100, CUDA 13.0, every dtype, n = 4096 .. 32768):
    * with the matrix, 5 n^2 elements, so f64 n = 65536 (171 GB) fits no
@@ -118,6 +138,12 @@ void dn_need(const dn_shape_t *s, dn_need_t *need) {
   if (s->routine == MUSTER_POTRI && s->potri_path == DN_POTRI_SOLVE)
     need->extra = n * (uint64_t)(s->n < DN_PANEL ? s->n : DN_PANEL) * e;
   if (s->routine == MUSTER_SYEVD && s->on_target == 0) need->extra = n * r;
+  if (muster_routine_takes(s->routine) & MUSTER_TAKES_O) { /* the factor buffer, tau or S: factors.c */
+    dn_fplan_t p;
+    need->extra = 0;
+    if (dn_factor_plan(s->routine, s->flags, (int64_t)m, s->n, &p) == 0)
+      need->extra = (uint64_t)p.fac_elems * e + (uint64_t)p.o.k * (s->routine == MUSTER_GEQRF ? e : r);
+  }
   need->total = need->matrix + need->workspace + need->extra + DN_FIXED_BYTES;
 }
 
@@ -127,13 +153,28 @@ static int writes_a_back(const dn_shape_t *s) {
   if (s->routine == MUSTER_POTRS) return !(s->flags & MUSTER_NO_FACTOR);
   if (s->routine == MUSTER_SYEVD) return !(s->flags & MUSTER_NO_VECTORS);
   if (s->routine == MUSTER_GETRS || s->routine == MUSTER_GELS) return 0; /* A is left as it was */
+  if (muster_routine_takes(s->routine) & MUSTER_TAKES_O) { /* A's factor, unless the rule leaves A */
+    muster_outputs_t o;
+    return muster_routine_outputs(s->routine, s->flags, rows_of(s), s->n, &o) == 0 && o.a_holds;
+  }
   return 1; /* potri: the legacy path scatters, the solve path writes each panel out */
+}
+
+/* geqrf, gesvd, polar: their flops (the header's counts). */
+static double factor_flops(const dn_shape_t *s) {
+  double n = (double)s->n, m = (double)rows_of(s), M = m > n ? m : n, K = m < n ? m : n;
+  if (s->routine == MUSTER_GEQRF) return 2.0 * (2.0 * M * K * K - 2.0 / 3.0 * K * K * K);
+  if (s->routine == MUSTER_GESVD && (s->flags & MUSTER_NO_VECTORS)) return 4.0 * M * K * K - 4.0 / 3.0 * K * K * K;
+  double svd = 14.0 * M * K * K + 8.0 * K * K * K;
+  return s->routine == MUSTER_POLAR ? svd + 2.0 * m * n * K + 2.0 * n * n * K : svd;
 }
 
 /* Engine seconds of the routine on the target (no moves). */
 static double engine_seconds(const dn_shape_t *s) {
   double n = (double)s->n, m = (double)rows_of(s), nrhs = (double)s->nrhs;
   double e = (double)muster_dtype_bytes(s->dtype);
+  if (muster_routine_takes(s->routine) & MUSTER_TAKES_O)
+    return T_FIX + dtype_factor(MUSTER_POTRS, s->dtype) * flops_seconds(factor_flops(s), n > m ? n : m);
   if (s->routine == MUSTER_GETRS)
     return T_FIX + dtype_factor(MUSTER_POTRS, s->dtype) * flops_seconds(2.0 / 3.0 * n * n * n, n) +
            2.0 * n * n * nrhs * e / HBM_BPS;
@@ -154,9 +195,14 @@ double dn_model_seconds(const dn_shape_t *s, double *moves, uint64_t *bytes_move
   double all = s->in_place ? 0.0 : (double)rows_of(s) * n * e, frac_off = 1.0 - (double)s->on_target / s->nranks;
   double passes = s->in_place ? 0.0 : 1.0 + writes_a_back(s);
   double off = all * frac_off * passes, local = all * (1.0 - frac_off) * passes;
-  /* results every other rank receives: X (n x nrhs) or W (n reals) */
+  /* results every other rank receives: X (n x nrhs) or W (n reals), or
+   * the factor routines' B and singular values */
   double per_rank = (muster_routine_takes(s->routine) & MUSTER_TAKES_B) ? n * (double)s->nrhs * e
                     : s->routine == MUSTER_SYEVD ? n * (double)muster_dtype_real_bytes(s->dtype) : 0.0;
+  muster_outputs_t o;
+  if ((muster_routine_takes(s->routine) & MUSTER_TAKES_O) &&
+      muster_routine_outputs(s->routine, s->flags, rows_of(s), s->n, &o) == 0)
+    per_rank = (double)o.b_elems * e + (double)o.w_count * (double)muster_dtype_real_bytes(s->dtype);
   off += per_rank * (s->nranks - s->on_target);
   *moves = off / NVLINK_BPS + local / LOCAL_BPS;
   *bytes_moved = (uint64_t)off;

@@ -85,16 +85,22 @@ out:
   return rc;
 }
 
-int dn_replicate_w(dn_job_t *j, const void *src, int64_t count) {
+/* count packed items of esz bytes from src into the start of every rank's
+ * w (to_w) or b, but the one that is src. */
+static int replicate_packed(dn_job_t *j, int to_w, const void *src, int64_t count, size_t esz) {
   int rc = 0;
   for (int r = 0; r < j->R; r++) {
-    const muster_shard_t *s = &j->call->shards[r];
-    if (s->w != src) CUC_CHECK(copy_cols(j, r, s->w, count, src, count, count, 1, j->rsz));
+    void *dst = to_w ? j->call->shards[r].w : j->call->shards[r].b;
+    if (dst != src) CUC_CHECK(copy_cols(j, r, dst, count, src, count, count, 1, esz));
   }
 out:
   if (rc == 0) rc = sync_copies(j);
   return rc;
 }
+
+int dn_replicate_w(dn_job_t *j, const void *src, int64_t count) { return replicate_packed(j, 1, src, count, j->rsz); }
+
+int dn_replicate_b(dn_job_t *j, const void *src, int64_t count) { return replicate_packed(j, 0, src, count, j->esz); }
 
 int dn_rhs_on_target(dn_job_t *j, void **b, int64_t *ldb) {
   int rc = 0;

@@ -98,11 +98,7 @@ out:
 }
 
 int cmg_peer_enable(cmg_ctx_t *c, int n, const int *ids, cuc_err_t *E) {
-  int rc = 0;
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < n; j++) CUC_CHECK(cuc_peer_enable(&c->peers, ids[i], ids[j], E));
-out:
-  return rc;
+  return cuc_peer_enable_all(&c->peers, n, ids, E);
 }
 
 void cmg_cache_free(cmg_ctx_t *c) {

@@ -46,6 +46,7 @@
  * getrs meets (U's diagonal, X) is MUSTER_ENONFINITE.  The calling
  * thread's current device is restored.
  */
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "leader_solve.h"
@@ -58,28 +59,14 @@ static int probe(char *why, size_t whylen) { return cuc_probe(NULL, why, whylen)
 /* ---- context ------------------------------------------------------------------ */
 
 static int init(void **out, char *err, size_t errlen) {
-  cmg_ctx_t *c = calloc(1, sizeof *c);
-  if (!c) {
-    cuc_err_t e = CMG_ERR(err, errlen);
-    return cuc_fail(&e, MUSTER_ENOMEM, "out of host memory");
-  }
-  pthread_mutex_init(&c->mu, NULL);
-  *out = c;
-  return 0;
+  return cuc_leader_init(sizeof(cmg_ctx_t), offsetof(cmg_ctx_t, mu), CMG_NAME, out, err, errlen);
 }
+
+static void free_cache(void *c) { cmg_cache_free(c); }
 
 static void fini(void *vc) {
   cmg_ctx_t *c = vc;
-  if (!c) return;
-  int saved = cuc_device_save();
-  pthread_mutex_lock(&c->mu);
-  cuc_ipc_free(&c->ipc);
-  cmg_cache_free(c);
-  pthread_mutex_unlock(&c->mu);
-  pthread_mutex_destroy(&c->mu);
-  cuc_device_restore(saved);
-  (void)cudaGetLastError();
-  free(c);
+  if (c) cuc_leader_fini(&c->mu, &c->ipc, free_cache, c);
 }
 
 /* ---- solve ------------------------------------------------------------------------ */
@@ -132,18 +119,12 @@ static int local_export(void *vc, const muster_shard_t *mine, int process_mode, 
 static int leader_import(void *vc, int rank, int64_t peer_pid, const void *blob, size_t len,
                          muster_shard_t *shard, char *errbuf, size_t errlen) {
   cmg_ctx_t *c = vc;
-  cuc_err_t err = CMG_ERR(errbuf, errlen);
-  pthread_mutex_lock(&c->mu);
-  int rc = cuc_ipc_import(&c->ipc, rank, peer_pid, blob, len, shard, &err);
-  pthread_mutex_unlock(&c->mu);
-  return rc;
+  return cuc_leader_import(&c->mu, &c->ipc, CMG_NAME, rank, peer_pid, blob, len, shard, errbuf, errlen);
 }
 
 static void forget_peer(void *vc, int64_t peer_pid) {
   cmg_ctx_t *c = vc;
-  pthread_mutex_lock(&c->mu);
-  cuc_ipc_forget(&c->ipc, peer_pid);
-  pthread_mutex_unlock(&c->mu);
+  cuc_leader_forget(&c->mu, &c->ipc, peer_pid);
 }
 
 /* Counters for tests: fills up to cap of them (CMG_STAT_* order: handles,

@@ -157,16 +157,7 @@ int cmg_solve_finish(cmg_solve_t *j, int rc) {
   return rc;
 }
 
-int cmg_solve_sync(cmg_solve_t *j) {
-  int rc = 0;
-  cuc_err_t *E = j->E;
-  for (int r = 0; r < j->R; r++) {
-    CUC_CU(j->ids[r], cudaSetDevice(j->ids[r]));
-    CUC_CU(j->ids[r], cudaDeviceSynchronize());
-  }
-out:
-  return rc;
-}
+int cmg_solve_sync(cmg_solve_t *j) { return cuc_sync_devices(j->R, j->ids, j->E); }
 
 int cmg_solve_info(cmg_solve_t *j, const char *what, int info) {
   *j->call->info = info;

@@ -109,7 +109,7 @@ void muster__log(int level, const char *fmt, ...) {
   vsnprintf(buf + n, sizeof buf - n, fmt, ap);
   va_end(ap);
   size_t len = strlen(buf);
-  if (len < sizeof buf - 1) buf[len++] = '\n';
+  buf[len++] = '\n'; /* over the terminator: a truncated line still ends (len < sizeof buf) */
   ssize_t w = write(2, buf, len); /* one write: lines from threads do not interleave */
   (void)w;
 }

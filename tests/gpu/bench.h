@@ -31,6 +31,9 @@ enum {
  * muster columns, the provider forced (NULL for the default). */
 extern const char *const bench_col_name[BC_COLS];
 extern const char *const bench_col_provider[BC_COLS];
+/* --provider NAME: the default column forces NAME instead (e.g. tiled, not
+ * measured yet, so never the runtime's choice); NULL: the runtime's choice. */
+extern const char *bench_default_provider;
 
 typedef struct bench_col {
   int ran;                 /* 1: timed (t_med valid); 0: skipped, see skip   */

@@ -18,6 +18,8 @@
  * Exit status: 0; 1 when a result failed its check or the default column
  * did not run in some row; 2 on a bad option; 3 when the GPUs are missing.
  */
+#include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,10 +51,11 @@ static int usage(void) {
   fprintf(stderr,
           "usage: muster-gpu-bench [--gpus R] [--routine LIST] [--dtype LIST] [--n LIST] [--quick]\n"
           "                        [--reps K] [--json FILE] [--capacity] [--capacity-n N] [--list]\n"
-          "                        [--no-factor] [--columns LIST]\n"
+          "                        [--no-factor] [--columns LIST] [--provider NAME]\n"
           "       muster-gpu-bench --sweep [--gpus R]\n"
           "  --no-factor: potrs with MUSTER_NO_FACTOR (what muster_jax and muster solve ask for)\n"
           "  --columns: a subset of default,cusolverdn,cusolvermg,raw_mg,raw_dn (plot_gpu_bench.py merges runs)\n"
+          "  --provider NAME: the default column forces provider NAME (e.g. tiled)\n"
           "  --list: print the rows and repetitions the options select, touch no GPU\n"
           "  LIST: comma-separated, e.g. --routine potrs,syevd --dtype f64,c128 --n 4096,8192\n"
           "  default rows: potrs, potri, syevd x f64 at N = 4096 .. 65536 (syevd to 32768),\n"
@@ -119,6 +122,7 @@ static int parse_opts(int argc, char **argv, opts_t *o) {
     else if (!strcmp(a, "--no-factor")) o->no_factor = 1;
     else if (!strcmp(a, "--no-capacity")) o->capacity = 0; /* the default; kept for old scripts */
     else if (!v) return usage();
+    else if (!strcmp(a, "--provider") && i + 1 < argc) bench_default_provider = argv[++i];
     else if (!strcmp(a, "--gpus")) {
       if (parse_i64(a, v, 1, 16, &x)) return 2;
       o->gpus = (int)x;
@@ -254,6 +258,53 @@ static void run_row(bench_row_t *w, int gpus, unsigned columns) {
   bench_rank(w);
 }
 
+/* ---- % of peak, and the tiled engine's phases ---------------------------------------- */
+
+#define PEAK_PER_GPU 66.9e12 /* FP64 tensor-core peak of an H100/H200, flop/s (f32 alike) */
+static int peak_gpus = 1;     /* the run's --gpus                                          */
+const char *bench_default_provider;
+
+/* The row's flops: potrf n^3/3 (+ 2 n^2 nrhs of solves for potrs), x4 complex. */
+static double row_flops(const bench_row_t *w) {
+  double n = (double)w->n, f = n * n * n / 3.0;
+  if (w->routine == MUSTER_POTRS) f += 2.0 * n * n * (double)w->nrhs;
+  return muster_dtype_is_complex(w->dtype) ? 4.0 * f : f;
+}
+
+static int find_sym(struct dl_phdr_info *info, size_t size, void *data) {
+  void **out = data;
+  (void)size;
+  if (!info->dlpi_name || !info->dlpi_name[0]) return 0;
+  void *h = dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD);
+  if (!h) return 0;
+  *out = dlsym(h, "muster_tiled_timings");
+  dlclose(h);
+  return *out != NULL;
+}
+
+/* TF/s and % of the aggregate peak of every timed column; the tiled
+ * engine's phases (its last solve) when it ran. */
+static void print_peak(const bench_row_t *w) {
+  /* every column against the R GPUs' peak: cusolverdn and raw dn run on one of them */
+  printf("    %% of peak (%.1f TF/s x %d GPU(s), potrf n^3/3 flops):", PEAK_PER_GPU / 1e12, peak_gpus);
+  for (int k = 0; k < BC_COLS; k++) {
+    const bench_col_t *c = &w->col[k];
+    if (!c->ran || c->t_med <= 0) continue;
+    double tf = row_flops(w) / c->t_med;
+    printf(" %s%s%s %.1f TF/s %.0f%%", bench_col_name[k], c->provider[0] ? "=" : "", c->provider, tf / 1e12,
+           100.0 * tf / (PEAK_PER_GPU * peak_gpus));
+  }
+  printf("\n");
+  void *fn = NULL;
+  dl_iterate_phdr(find_sym, &fn);
+  if (!fn) return;
+  double t[8] = {0};
+  int nt = ((int (*)(double *, int))fn)(t, 8);
+  if (nt >= 6)
+    printf("    tiled phases of its last solve (s): move in %.4f, factor %.4f, checks %.4f, solve %.4f, move out "
+           "%.4f, total %.4f\n", t[0], t[1], t[2], t[3], t[4], t[5]);
+}
+
 /* "%.4f" seconds, or "-" for a skipped column. */
 static const char *secs(const bench_col_t *c, char *buf, size_t cap) {
   if (!c->ran) return "-";
@@ -279,6 +330,7 @@ static void print_row(const bench_row_t *w, int markdown) {
                            c->resid_ok ? "ok" : "FAILED");
   }
   if (!markdown) printf("    default chose %s: %s\n", w->col[BC_DEFAULT].provider, w->col[BC_DEFAULT].reason);
+  if (!markdown) print_peak(w);
   fflush(stdout);
 }
 
@@ -342,6 +394,7 @@ int main(int argc, char **argv) {
   bench_env_t env;
   int rc = parse_opts(argc, argv, &o), ndev = 0, bad = 0;
   if (rc) return rc;
+  peak_gpus = o.gpus;
   int nrows = make_rows(&o, rows);
   if (o.list) {
     for (int i = 0; i < nrows; i++)

@@ -195,7 +195,7 @@ void bench_muster(const bench_row_t *row, int col, int gpus, bench_col_t *c) {
     return;
   }
   x->row = row;
-  x->provider = bench_col_provider[col];
+  x->provider = col == BC_DEFAULT && bench_default_provider ? bench_default_provider : bench_col_provider[col];
   x->gpus = gpus;
   x->c = c;
   for (int r = 0; r < gpus; r++) devs[r] = r;

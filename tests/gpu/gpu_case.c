@@ -445,8 +445,11 @@ static int check_rc(const tcase_t *c, int rank, int rc, const muster_solve_resul
             muster_strerror(rc), c->expect, muster_last_error());
     return 1;
   }
-  if (rc == MUSTER_ENOTPD &&
-      (res->info != 1 || !strstr(muster_last_error(), "not positive definite (leading minor 1)"))) {
+  /* a zero column k of a positive definite A (potrs): the leading minor k fails */
+  long long minor = c->zero_col > 0 ? (long long)c->zero_col : 1;
+  char want[80];
+  snprintf(want, sizeof want, "not positive definite (leading minor %lld)", minor);
+  if (rc == MUSTER_ENOTPD && (res->info != minor || !strstr(muster_last_error(), want))) {
     fprintf(stderr, "    %s rank %d: info=%lld message \"%s\"\n", c->name, rank, (long long)res->info,
             muster_last_error());
     return 1;
@@ -529,8 +532,15 @@ static int rank_main(int rank, int device, void *arg) {
       fflush(stdout);
       int bad = rc == 0 ? buf_check(c, rank, &rb, seed) : 0;
       if (rc == 0) printf("    rank %d: its results %s\n", rank, bad ? "are WRONG" : "check out");
+      t0 = gc_now();
       muster_group_leave(g);
-      buf_free(&rb);
+      printf("    rank %d: left its group in %.2f s\n", rank, gc_now() - t0);
+      fflush(stdout);
+      /* After a failed collective call the engine may still be running on
+       * its own thread, its GPU work with it (docs/bootstrap.md, "An engine
+       * deaf to cancel"): cudaFree would wait for that work.  The process
+       * ends now, as the error message asks; the driver frees the memory. */
+      if (rc == 0) buf_free(&rb);
       return rc == 0 ? (bad ? 99 : 0) : 100 + (-rc);
     }
     fail |= check_rc(c, rank, rc, &res);

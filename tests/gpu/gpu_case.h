@@ -61,7 +61,9 @@ typedef struct tcase {
   double shift;           /* diagonal shift; n: SPD, 0: syevd, -n: not PD   */
   int nan_in;             /* 0, or put a NaN into 'a' (A(5,2)) or 'b' (B(3,0)) */
   int64_t zero_col;       /* getrs: 0, or column k (1-based) of A made zero:
-                             singular, MUSTER_ESINGULAR with info k        */
+                             singular, MUSTER_ESINGULAR with info k; potrs
+                             (A positive definite otherwise): the leading
+                             minor k fails, MUSTER_ENOTPD with info k      */
   int64_t dup_of;         /* getrs with zero_col: 0, or column zero_col is
                              a copy of column dup_of (1-based) instead of
                              zero: numerically singular (LU leaves a pivot

@@ -19,7 +19,9 @@
  *   - estimate()'s workspace bound against cusolverDn's _bufferSize for
  *     every routine and dtype up to n = 32768;
  *   - a rank SIGKILLed mid-solve (1 GPU and 2 GPUs, leader and not): a
- *     surviving non-leader errs within 2 s, /dev/shm is left clean.
+ *     surviving non-leader errs within 2 s, /dev/shm is left clean;
+ *   - getrs, gels, log det (gpu_dn_general.c) and geqrf, gesvd, polar
+ *     (gpu_dn_factors.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -31,6 +33,7 @@
 
 #include "cudacommon.h" /* cuc_cuda_type, cuc_real_type */
 #include "gpu_dn.h"
+#include "gpu_dn_util.h"
 #include "gpu_util.h"
 #include "muster/provider.h"
 
@@ -281,21 +284,13 @@ static int64_t dn_ws(cusolverDnHandle_t h, cusolverDnParams_t p, muster_routine_
  * MUSTER_NO_FACTOR) must cover cusolverDn's own workspace, for every
  * routine and dtype up to n = 32768. */
 static int dn_workspace(const tcase_t *c, int ndev) {
-  cusolverDnHandle_t h = NULL;
-  cusolverDnParams_t p = NULL;
-  void *dummy = NULL;
-  int fail = 0;
-  (void)c;
+  gd_ws_t w;
+  int fail = gd_ws_open(&w, c);
+  cusolverDnHandle_t h = w.h;
+  cusolverDnParams_t p = w.p;
+  void *dummy = w.dummy;
+  const muster_provider_v2_t *v = fail ? NULL : w.v;
   (void)ndev;
-  if (cudaSetDevice(0) != cudaSuccess || cudaMalloc(&dummy, 64) != cudaSuccess ||
-      cusolverDnCreate(&h) != CUSOLVER_STATUS_SUCCESS || cusolverDnCreateParams(&p) != CUSOLVER_STATUS_SUCCESS) {
-    fprintf(stderr, "    workspace: no cusolverDn handle\n");
-    return 1;
-  }
-  /* load the provider into this process for its estimate() */
-  muster_provider_info_t info[16];
-  muster_providers_list(info, 16);
-  const muster_provider_v2_t *v = provider();
   static const int64_t ns[] = {1000, 4096, 16384, 32768};
   static const muster_routine_t rts[6] = {MUSTER_POTRS, MUSTER_POTRI, MUSTER_SYEVD, MUSTER_SYEVD, MUSTER_GETRS,
                                           MUSTER_GELS};
@@ -329,13 +324,7 @@ static int dn_workspace(const tcase_t *c, int ndev) {
                  k.flags == MUSTER_NO_VECTORS ? "(values)" : "", muster_dtype_name(k.dtype), (long long)k.n, ws / 1e9, est.peak_bytes / 1e9);
         }
       }
-  if (!v) {
-    fprintf(stderr, "    workspace: the provider is not loaded\n");
-    fail = 1;
-  }
-  cusolverDnDestroyParams(p);
-  cusolverDnDestroy(h);
-  cudaFree(dummy);
+  gd_ws_close(&w);
   return fail;
 }
 
@@ -436,6 +425,7 @@ void dn_cases(tcase_t *cases, int *nc, int kills) {
     if (nans[i].rt == MUSTER_SYEVD) c->expect_alt = MUSTER_EPROVIDER;
   }
   dn_general_cases(cases, nc, &dn);
+  dn_factor_cases(cases, nc, &dn);
   special(cases, nc, dn_memory, 1, "memory: gathered matrix larger than the free memory, and larger than the GPU");
   special(cases, nc, dn_workspace, 1, "workspace: estimate's bound covers cusolverDn's bufferSize (n <= 32768)");
   /* a rank SIGKILLed in the middle of a solve: syevd f64 n = 12288 takes

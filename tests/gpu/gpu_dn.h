@@ -12,4 +12,8 @@ void dn_cases(tcase_t *cases, int *ncases, int kills);
  * of provider dn. */
 void dn_general_cases(tcase_t *cases, int *ncases, const gprov_t *dn);
 
+/* Append the geqrf, gesvd and polar cases (gpu_dn_factors.c) of provider
+ * dn, each named "... [factors]". */
+void dn_factor_cases(tcase_t *cases, int *ncases, const gprov_t *dn);
+
 #endif

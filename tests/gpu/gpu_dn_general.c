@@ -35,25 +35,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
 #include "gpu_dn.h"
+#include "gpu_dn_util.h"
 #include "muster/layout.h"
 
 #include "../../tools/muster/check.h" /* one source for the CLI, the CPU tests and these (check.o) */
 
 #define S_IN_PLACE 7 /* providers/cusolverdn/dnInt.h: DN_STAT_IN_PLACE */
 
-/* What one rank hands back to the case's process (MAP_SHARED). */
-typedef struct gg_out {
-  int rc, a_kept, done;
-  int64_t info;
-  char msg[400], provider[32];
-  uint64_t st0[GC_MAX_STATS], st1[GC_MAX_STATS]; /* rank 0: around the last solve */
-} gg_out_t;
+typedef gd_out_t gg_out_t; /* what one rank hands back (gpu_dn_util.h) */
 
 typedef struct gg_run {
   const tcase_t *c;
@@ -129,27 +123,16 @@ typedef struct gg_bufs {
 } gg_bufs_t;
 
 static int put(const gg_run_t *g, void *dst, const void *src, size_t bytes) {
-  if (g->host) return memcpy(dst, src, bytes), 0;
-  return cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) != cudaSuccess;
+  return gd_copy(g->host, dst, src, bytes, 1);
 }
 
 static int get(const gg_run_t *g, void *dst, const void *src, size_t bytes) {
-  if (g->host) return memcpy(dst, src, bytes), 0;
-  return cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) != cudaSuccess;
+  return gd_copy(g->host, dst, src, bytes, 0);
 }
 
-static void *alloc(const gg_run_t *g, size_t bytes) {
-  void *p = NULL;
-  if (!g->host) return cudaMalloc(&p, bytes) == cudaSuccess ? p : NULL;
-  if (g->c->mode == M_PROCS) return muster_shard_alloc(bytes, &p) == 0 ? p : NULL;
-  return malloc(bytes);
-}
+static void *alloc(const gg_run_t *g, size_t bytes) { return gd_alloc(g->host, g->c->mode, bytes); }
 
-static void release(const gg_run_t *g, void *p) {
-  if (!g->host) cudaFree(p);
-  else if (g->c->mode == M_PROCS) muster_shard_free(p);
-  else free(p);
-}
+static void release(const gg_run_t *g, void *p) { gd_release(g->host, g->c->mode, p); }
 
 static int bufs_make(const gg_run_t *g, int rank, gg_bufs_t *m) {
   const tcase_t *c = g->c;
@@ -189,47 +172,35 @@ static muster_shard_t shard_of(const gg_run_t *g, int rank, int device, const gg
   return s;
 }
 
+/* One rank's buffers and its fresh inputs before each solve. */
+typedef struct gg_rank_ctx {
+  const gg_run_t *g;
+  gg_bufs_t *m;
+} gg_rank_ctx_t;
+
+static int refill(void *arg) {
+  const gg_rank_ctx_t *x = arg;
+  double nan = NAN;
+  return put(x->g, x->m->a, x->m->ha, x->m->abytes) || put(x->g, x->m->b, x->g->B, x->m->bbytes) ||
+         put(x->g, x->m->w, &nan, 8);
+}
+
 /* Solve c->reps times on fresh copies of the inputs; hand back the last. */
 static int gg_rank(int rank, int device, void *arg) {
   gg_run_t *g = arg;
   const tcase_t *c = g->c;
   gg_out_t *o = &g->out[rank];
   gg_bufs_t m = {0};
-  muster_group_t *grp = NULL;
-  muster_group_opts_t opts = {NULL, 0, device};
+  gg_rank_ctx_t x = {g, &m};
   muster_solve_args_t a = {c->routine, c->dtype, c->n, c->nrhs, c->tile, c->layout, c->flags,
                            g->host ? "lapack" : c->prov->name};
-  muster_solve_result_t res;
   o->rc = 1;
   if ((!g->host && cudaSetDevice(device) != cudaSuccess) || bufs_make(g, rank, &m)) {
     snprintf(o->msg, sizeof o->msg, "rank %d: buffers", rank);
     goto out;
   }
-  if (muster_group_join(g->group, rank, c->R, &opts, &grp) != 0) {
-    snprintf(o->msg, sizeof o->msg, "rank %d: join: %s", rank, muster_last_error());
-    goto out;
-  }
   muster_shard_t s = shard_of(g, rank, device, &m);
-  for (int rep = 0; rep < c->reps; rep++) {
-    double nan = NAN;
-    if (put(g, m.a, m.ha, m.abytes) || put(g, m.b, g->B, m.bbytes) || put(g, m.w, &nan, 8)) {
-      snprintf(o->msg, sizeof o->msg, "rank %d: copies in", rank);
-      goto out;
-    }
-    /* the counters around the last solve only: gc_stats walks the loaded
-     * objects (dl_iterate_phdr, dlopen in its callback), which deadlocks
-     * against another rank thread dlopen()ing a provider during the first
-     * solve (the loader's two locks, taken in opposite orders; seen with
-     * GPU_DN_HOST=1, 3 threads cases in 48 hung) */
-    int count = rank == 0 && !g->host && rep > 0 && rep == c->reps - 1;
-    if (count) gc_stats(c->prov, o->st0);
-    o->rc = muster_solve(grp, &a, &s, &res);
-    if (count) gc_stats(c->prov, o->st1);
-    snprintf(o->msg, sizeof o->msg, "%s", o->rc ? muster_last_error() : "");
-    o->info = res.info;
-    snprintf(o->provider, sizeof o->provider, "%s", res.provider);
-    if (o->rc) break;
-  }
+  if (gd_solve_reps(c, g->host, g->group, rank, device, &a, &s, refill, &x, o)) goto out;
   char *ha = malloc(m.abytes);
   o->a_kept = ha && !get(g, ha, m.a, m.abytes) && !memcmp(ha, m.ha, m.abytes);
   free(ha);
@@ -237,31 +208,11 @@ static int gg_rank(int rank, int device, void *arg) {
     snprintf(o->msg, sizeof o->msg, "rank %d: copies out", rank);
   o->done = 1;
 out:
-  if (grp) muster_group_leave(grp);
   bufs_free(g, &m);
   return o->done ? 0 : 1;
 }
 
 /* ---- running and checking --------------------------------------------------------------- */
-
-static int run_ranks(gg_run_t *g) {
-  const tcase_t *c = g->c;
-  int none[GC_MAX_RANKS]; /* host shards: no device to make current */
-  for (int r = 0; r < c->R; r++) none[r] = -1;
-  if (c->mode != M_PROCS) return muster_run_on_devices(c->R, g->host ? none : c->devs, gg_rank, g);
-  pid_t pids[GC_MAX_RANKS];
-  for (int r = 0; r < c->R; r++) {
-    pids[r] = fork();
-    if (pids[r] == 0) _exit(gg_rank(r, c->devs[r], g));
-  }
-  int bad = 0;
-  for (int r = 0; r < c->R; r++) {
-    int st = 0;
-    waitpid(pids[r], &st, 0);
-    bad |= !WIFEXITED(st);
-  }
-  return bad;
-}
 
 /* log det A from the lapack provider on the same A (one host shard). */
 static int lapack_logdet(const gg_run_t *g, double *out) {
@@ -287,19 +238,10 @@ static int lapack_logdet(const gg_run_t *g, double *out) {
 /* The counters around the second solve (leader's process). */
 static int check_counters(const gg_run_t *g) {
   const tcase_t *c = g->c;
-  const gg_out_t *o = &g->out[0];
   const char *e = getenv("MUSTER_DN_DEVICE");
   int target = e && *e ? atoi(e) : c->devs[0];
   int in_place = c->R == 1 && c->devs[0] == target && (!general(c) || (c->flags & MUSTER_NO_FACTOR));
-  for (int k = 0; k < c->prov->nstats; k++)
-    if ((c->prov->created & (1u << k)) && o->st1[k] != o->st0[k])
-      GG_FAIL("second solve created %s (%llu -> %llu)\n", c->prov->stat_names[k], (unsigned long long)o->st0[k],
-              (unsigned long long)o->st1[k]);
-  if (o->st1[c->prov->solves] != o->st0[c->prov->solves] + 1) GG_FAIL("provider solves did not grow by 1\n");
-  if (o->st1[S_IN_PLACE] - o->st0[S_IN_PLACE] != (uint64_t)in_place)
-    GG_FAIL("in-place solves +%llu, expected %d\n", (unsigned long long)(o->st1[S_IN_PLACE] - o->st0[S_IN_PLACE]),
-            in_place);
-  return 0;
+  return gd_check_counters(c, g->out[0].st0, g->out[0].st1, S_IN_PLACE, in_place);
 }
 
 static int check_ok(const gg_run_t *g) {
@@ -362,7 +304,7 @@ static int check_error(const gg_run_t *g) {
 
 static int gg_case(const tcase_t *c, int ndev) {
   static int seq;
-  gg_run_t g = {.c = c, .host = getenv("GPU_DN_HOST") && !strcmp(getenv("GPU_DN_HOST"), "1")};
+  gg_run_t g = {.c = c, .host = gd_host()};
   (void)ndev;
   g.rows = c->routine == MUSTER_GELS ? c->m : c->n;
   g.esz = muster_dtype_size(c->dtype);
@@ -378,7 +320,7 @@ static int gg_case(const tcase_t *c, int ndev) {
     g.out = (gg_out_t *)sh;
     g.X = sh + sizeof(gg_out_t) * (size_t)c->R;
     g.W = (double *)(g.X + block * (size_t)c->R);
-    int ran = run_ranks(&g);
+    int ran = gd_run_ranks(c, g.host, gg_rank, &g);
     for (int r = 0; r < c->R && !fail; r++) {
       const gg_out_t *o = &g.out[r];
       int want = g.host && c->expect == 0 ? 0 : c->expect;

@@ -1,12 +1,12 @@
 /*
  * tests/gpu/gpu_test.c - the GPU test command (docs/gpu-testing.md).
  *
- *   gpu-test [--provider cusolvermg|cusolverdn|cusolvermp] [--only SUBSTR] [--max-gpus R] [--no-kill]
+ *   gpu-test [--provider cusolvermg|cusolverdn|cusolvermp|tiled] [--only SUBSTR] [--max-gpus R] [--no-kill]
  *            [--smoke] [--part K/N] [--list]
  *
  * Runs, through the public API (muster_solve / muster_solve_all and
  * muster_run_on_devices), the cases of one provider (default cusolvermg;
- * cusolverdn's are in gpu_dn.c, cusolvermp's in gpu_mp.c), each case in a
+ * cusolverdn's are in gpu_dn.c, cusolvermp's in gpu_mp.c, tiled's in gpu_tiled.c), each case in a
  * forked child (gpu_case.h):
  * for cusolvermg,
  *   every routine (potrs, potri, syevd, syevd values only) x dtype (f32,
@@ -42,6 +42,7 @@
 #include "gpu_dn.h"
 #include "gpu_mp.h"
 #include "gpu_select.h"
+#include "gpu_tiled.h"
 
 /* ---- cusolvermg's cases ------------------------------------------------------------ */
 
@@ -260,8 +261,8 @@ int main(int argc, char **argv) {
       }
     } else return usage();
   }
-  if (strcmp(prov, "cusolvermg") && strcmp(prov, "cusolverdn") && strcmp(prov, "cusolvermp")) {
-    fprintf(stderr, "gpu-test: --provider %s: cusolvermg, cusolverdn or cusolvermp\n", prov);
+  if (strcmp(prov, "cusolvermg") && strcmp(prov, "cusolverdn") && strcmp(prov, "cusolvermp") && strcmp(prov, "tiled")) {
+    fprintf(stderr, "gpu-test: --provider %s: cusolvermg, cusolverdn, cusolvermp or tiled\n", prov);
     return 2;
   }
   char job[64];
@@ -281,6 +282,7 @@ int main(int argc, char **argv) {
   if (maxR > ndev) maxR = ndev;
   if (!strcmp(prov, "cusolvermg")) cmg_cases(cases, &ncases, maxR);
   else if (!strcmp(prov, "cusolvermp")) mp_cases(cases, &ncases, maxR);
+  else if (!strcmp(prov, "tiled")) tl_cases(cases, &ncases, maxR, kills);
   else dn_cases(cases, &ncases, kills);
   int passed = 0, failed = 0, skipped = 0, keep = 0;
   for (int k = 0; k < ncases; k++) { /* what this machine cannot run, and what was not asked for */

@@ -6,7 +6,8 @@
 # engine, and each run is checked against what the choice says.  Runs potrs
 # x f32, f64, c64, c128, potri and syevd x f64, c64, each in threads and
 # processes mode on 2 ranks, plus one run on 1 rank and one with --devices
-# 1,0; each must exit 0 with "ok":true (residual under 64 n eps),
+# 1,0, and geqrf, gesvd (values too) and polar on a tall or wide A of n =
+# 384 columns (cusolverdn: no other GPU engine has them); each must exit 0 with "ok":true (residual under 64 n eps),
 # "mem":"cuda" on the expected GPUs, a GPU engine as "provider", and a
 # choice that names it: with MUSTER_LOG=info every "choice ...: X wins:
 # REASON" line on stderr (the command's choice, the leader's, the other
@@ -115,6 +116,16 @@ for mode in threads processes; do
 done
 run potrs f64 threads 1 0
 run syevd f64 processes 2 1,0 --devices 1,0
+# geqrf, gesvd, polar: cusolverdn is the GPU engine that has them (the
+# choice must find it on CUDA memory); small, as the CLI checks them in
+# O(m n k) on the host
+n_was=$n
+n=384
+run geqrf f64 threads 2 0,1 --m 512
+run gesvd c64 processes 2 0,1 --m 256
+run gesvd f32 threads 1 0 --m 512 --no-vectors
+run polar c128 processes 2 0,1 --m 256
+n=$n_was
 fail_case potrs processes "GPU 7 does not exist" --ranks 2 --devices 0,7
 
 left=$(job_left "$MUSTER_JOB")

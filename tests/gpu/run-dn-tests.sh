@@ -3,8 +3,9 @@
 # folder copied to a machine with 1 or 2 GPUs (more are not used):
 #     <build>/tests/gpu/run-dn-tests.sh [--measure] [gpu-test options]
 # Runs the provider's host-side unit tests (run-tests dn_), then
-# gpu-test --provider cusolverdn (getrs, gels and potrs with log det
-# included): on 1 GPU it skips the cases that need 2 and says how many.
+# gpu-test --provider cusolverdn (getrs, gels and potrs with log det, and
+# geqrf, gesvd, polar: --only '[factors]' runs just those, included): on 1
+# GPU it skips the cases that need 2 and says how many.
 # --part K/N (passed to gpu-test) runs part K of N, the host-side tests in
 # part 1 only; --list prints the cases and their estimated seconds, running
 # nothing.  --measure then times potri's two paths

@@ -30,6 +30,14 @@ const muster_provider_info_t *tp_find_info(const muster_provider_info_t *info, i
 int tp_cli(const char *args, char *out, size_t cap, char *err, size_t ecap);
 /* 1 if a mapping of this process names a file whose path contains s. */
 int tp_maps_has(const char *s);
+/* A GPU provider's probe: 0, or MUSTER_ECUDA naming cudaGetDeviceCount;
+ * CUDA not started in this process (unless it was before); the same
+ * answer cached on a second call. */
+void tp_gpu_probe_check(int (*probe)(char *why, size_t whylen));
+/* A call of one shard s (f64, n x n, tile n) whose info and message go to
+ * *info and err. */
+muster_provider_call_t tp_one_shard_call(muster_routine_t rt, int64_t n, int64_t nrhs, const muster_shard_t *s,
+                                         int64_t *info, char *err, size_t errlen);
 
 /* The build's provider `backend` (<build>/lib/muster/providers/<backend>.so,
  * dlopened as test_provider_dlopen does): its v2 struct, checked for what

@@ -27,18 +27,7 @@ TEST_IMPL(cmg_provider_probe) {
   const muster_provider_v1_t *v;
   void *h = load(&v);
   if (!h) return 0;
-  char why[256] = "";
-  int before = tp_maps_has("libcuda.so");
-  int rc = v->probe(why, sizeof why);
-  if (rc < 0) {
-    ASSERT_EQ(rc, MUSTER_ECUDA);
-    ASSERT_STR_CONTAINS(why, "cudaGetDeviceCount");
-  }
-  /* CUDA must not start in a process that may fork ranks afterwards */
-  if (!before) ASSERT(!tp_maps_has("libcuda.so"));
-  char why2[256] = "";
-  ASSERT_EQ(v->probe(why2, sizeof why2), rc); /* cached, same answer */
-  ASSERT(!strcmp(why, why2));
+  tp_gpu_probe_check(v->probe);
   dlclose(h);
   return 0;
 }
@@ -69,25 +58,6 @@ TEST_IMPL(cmg_provider_choose_tile) {
   return 0;
 }
 
-/* A call of one shard s (n x n, tile n) whose info and message go to
- * *info and err. */
-static muster_provider_call_t one_shard_call(muster_routine_t rt, int64_t n, int64_t nrhs, const muster_shard_t *s,
-                                             int64_t *info, char *err, size_t errlen) {
-  muster_provider_call_t call;
-  memset(&call, 0, sizeof call);
-  call.args.routine = rt;
-  call.args.dtype = MUSTER_F64;
-  call.args.n = n;
-  call.args.nrhs = nrhs;
-  call.args.tile = n;
-  call.nshards = 1;
-  call.shards = s;
-  call.info = info;
-  call.err = err;
-  call.errlen = errlen;
-  return call;
-}
-
 TEST_IMPL(cmg_provider_refuses_host_memory) {
   const muster_provider_v1_t *v;
   void *h = load(&v);
@@ -98,7 +68,7 @@ TEST_IMPL(cmg_provider_refuses_host_memory) {
   double a[16], b[4];
   muster_shard_t s = {MUSTER_MEM_HOST, -1, a, 4, 0, 4, b, 4, NULL, NULL};
   int64_t info = -5;
-  muster_provider_call_t call = one_shard_call(MUSTER_POTRS, 4, 1, &s, &info, err, sizeof err);
+  muster_provider_call_t call = tp_one_shard_call(MUSTER_POTRS, 4, 1, &s, &info, err, sizeof err);
   int rc = v->solve(ctx, &call);
   ASSERT_EQ(rc, MUSTER_EUNSUPPORTED);
   ASSERT_STR_CONTAINS(err, "rank 0");
@@ -131,7 +101,7 @@ TEST_IMPL(cmg_provider_refuses_bad_getrs_logdet) {
   static double a[64], b[8], w[1]; /* never dereferenced: the checks fail first */
   muster_shard_t s = {MUSTER_MEM_CUDA, 0, a, 8, 0, 8, b, 8, w, NULL};
   int64_t info = -5;
-  muster_provider_call_t call = one_shard_call(MUSTER_GETRS, 8, 0, &s, &info, err, sizeof err);
+  muster_provider_call_t call = tp_one_shard_call(MUSTER_GETRS, 8, 0, &s, &info, err, sizeof err);
   ASSERT_EQ(v->solve(ctx, &call), MUSTER_EINVAL); /* nrhs 0 */
   ASSERT_STR_CONTAINS(err, "getrs: nrhs=0 out of range");
   call.args.nrhs = 2;
@@ -151,7 +121,7 @@ TEST_IMPL(cmg_provider_refuses_bad_getrs_logdet) {
   ASSERT_EQ(v->solve(ctx, &call), MUSTER_EINVAL);
   ASSERT_STR_CONTAINS(err, "rank 0 (device 0): potrs with MUSTER_LOGDET needs w");
   /* a tile cusolverMgGetrf would refuse: said before any GPU work */
-  call = one_shard_call(MUSTER_GETRS, 600, 1, &s, &info, err, sizeof err);
+  call = tp_one_shard_call(MUSTER_GETRS, 600, 1, &s, &info, err, sizeof err);
   ASSERT_EQ(v->solve(ctx, &call), MUSTER_ETILE);
   ASSERT_STR_CONTAINS(err, "getrs: tile 600 > 512, the largest cuSolverMg's getrf takes");
   v->fini(ctx);

@@ -21,7 +21,8 @@ TEST_IMPL(dn_provider_structs_and_probe) {
   v = tp_provider_v2("cusolverdn", MUSTER_PROVIDER_LEADER, &h);
   if (!h) return 0;
   ASSERT_EQ(v->routines, (1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD) | (1u << MUSTER_GETRS) |
-                             (1u << MUSTER_GELS) | MUSTER_CAP_LOGDET);
+                             (1u << MUSTER_GELS) | (1u << MUSTER_GEQRF) | (1u << MUSTER_GESVD) |
+                             (1u << MUSTER_POLAR) | MUSTER_CAP_LOGDET);
   ASSERT_EQ(v->dtypes, (1u << MUSTER_F32) | (1u << MUSTER_F64) | (1u << MUSTER_C64) | (1u << MUSTER_C128));
   ASSERT_EQ(v->mem_kinds, 1u << MUSTER_MEM_CUDA);
   ASSERT_EQ(v->spans, MUSTER_SPAN_THREADS | MUSTER_SPAN_PROCESSES);
@@ -36,16 +37,7 @@ TEST_IMPL(dn_provider_structs_and_probe) {
   ASSERT(v1->priority < 100); /* cusolvermg stays a v1 runtime's default */
   ASSERT(dlsym(h, "muster_cusolverdn_stats"));
 
-  int before = tp_maps_has("libcuda.so");
-  char why[256] = "", why2[256] = "";
-  int rc = v->probe(why, sizeof why);
-  if (rc < 0) { /* no GPU here: unavailable, with the reason */
-    ASSERT_EQ(rc, MUSTER_ECUDA);
-    ASSERT_STR_CONTAINS(why, "cudaGetDeviceCount");
-  }
-  if (!before) ASSERT(!tp_maps_has("libcuda.so")); /* CUDA did not start in this process */
-  ASSERT_EQ(v->probe(why2, sizeof why2), rc);
-  ASSERT(!strcmp(why, why2));
+  tp_gpu_probe_check(v->probe);
 
   void *ctx = NULL;
   char err[256];
@@ -196,6 +188,20 @@ TEST_IMPL(dn_provider_estimate_memory) {
   }
   unsetenv("MUSTER_DN_DEVICE");
 
+  /* "any memory" (muster_provider_choose, e.g. the CLI choosing where its
+   * shards go): answered as for CUDA memory, devices named or not */
+  query(&x, MUSTER_GESVD, MUSTER_F64, 1000, 2, dev01, 0.0);
+  x.q.mem = 0;
+  ASSERT_OK(v->estimate(ctx, &x.q, &est));
+  ASSERT(est.seconds > 0);
+  x.q.devices = NULL;
+  x.q.free_bytes = NULL;
+  ASSERT_OK(v->estimate(ctx, &x.q, &est));
+  ASSERT(est.seconds > 0);
+  ASSERT_STR_CONTAINS(est.note, "free memory unknown");
+  x.q.mem = MUSTER_MEM_CUDA; /* CUDA memory must name the devices */
+  ASSERT_EQ(v->estimate(ctx, &x.q, &est), MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(est.note, "malformed");
   /* what one GPU cannot do at all */
   query(&x, MUSTER_POTRS, MUSTER_F64, 1000, 2, dev01, 100.0);
   x.q.mem = MUSTER_MEM_HOST;
@@ -511,6 +517,96 @@ TEST_IMPL(dn_provider_refuses_bad_calls) {
   ASSERT_EQ(v->local_export(ctx, &host, 1, err, sizeof err, &len, err, sizeof err), MUSTER_EUNSUPPORTED);
   ASSERT_EQ(len, 0);
   ASSERT_STR_CONTAINS(err, "cusolverdn: shard memory kind 1 is not CUDA device memory");
+  v->fini(ctx);
+  dlclose(h);
+  return 0;
+}
+
+/* geqrf, gesvd, polar: A m x n (m = ldb = lda) over R block shards, B
+ * packed with nrhs columns. */
+static void factor_init(call_t *x, muster_routine_t rt, int R, int64_t m, int64_t nrhs) {
+  call_init(x, rt, R);
+  x->c.args.nrhs = nrhs;
+  for (int r = 0; r < R; r++) x->s[r].lda = x->s[r].ldb = m;
+}
+
+/* geqrf, gesvd, polar: estimate() gives them the memory rule and a (not
+ * yet calibrated) time, gesvd's values need no B; solve() checks the
+ * flags each takes, B's width for the factors, ldb = m on every rank. */
+TEST_IMPL(dn_provider_factor_calls) {
+  const muster_provider_v2_t *v;
+  void *h;
+  v = tp_provider_v2("cusolverdn", MUSTER_PROVIDER_LEADER, &h);
+  if (!h) return 0;
+  void *ctx = NULL;
+  char err[256] = "", why[256];
+  ASSERT_OK(v->init(&ctx, err, sizeof err));
+  query_t q;
+  muster_provider_estimate_t est;
+  const uint64_t n = 8192, mat = n * n * 8;
+  double t[4];
+  static const struct {
+    muster_routine_t rt;
+    unsigned flags;
+    int64_t nrhs;
+  } forms[4] = {{MUSTER_GEQRF, 0, 8192}, {MUSTER_GESVD, MUSTER_NO_VECTORS, 0}, {MUSTER_GESVD, 0, 8192},
+                {MUSTER_POLAR, 0, 8192}};
+  for (int i = 0; i < 4; i++) {
+    query(&q, forms[i].rt, MUSTER_F64, (int64_t)n, 2, dev01, 100.0);
+    q.q.flags = forms[i].flags;
+    q.q.nrhs = forms[i].nrhs;
+    ASSERT_OK(v->estimate(ctx, &q.q, &est));
+    ASSERT_STR_CONTAINS(est.note, "m taken as n");
+    ASSERT(est.seconds > 0);
+    t[i] = est.seconds;
+    /* the gathered A, and (but for the values) a factor buffer of at least
+     * one n x n factor: never in place, nothing is written before all is made */
+    ASSERT_GT(est.peak_bytes, forms[i].nrhs ? 2 * mat : mat);
+    query(&q, forms[i].rt, MUSTER_F64, (int64_t)n, 1, dev01, 100.0);
+    q.q.flags = forms[i].flags;
+    q.q.nrhs = forms[i].nrhs;
+    ASSERT_OK(v->estimate(ctx, &q.q, &est));
+    ASSERT(!strstr(est.note, "in place"));
+  }
+  ASSERT(t[1] < t[2] && t[2] < t[3]); /* values < vectors < polar (the SVD and two products) */
+  /* memory: the polar's four n x n buffers do not fit 2 GB */
+  query(&q, MUSTER_POLAR, MUSTER_F64, (int64_t)n, 1, dev01, 2.0);
+  q.q.nrhs = (int64_t)n;
+  ASSERT_EQ(v->estimate(ctx, &q.q, &est), MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(est.note, "2.00 GB free");
+
+  call_t x;
+  factor_init(&x, MUSTER_GEQRF, 2, 10, 7); /* thin, tall: R (8 x 8) in B needs 7 columns of 10 */
+  x.c.args.nrhs = 6;
+  expect(v, ctx, &x, MUSTER_EINVAL, "geqrf: nrhs=6: B (m=10 rows, packed) needs 7 columns for its factors");
+  factor_init(&x, MUSTER_POLAR, 2, 10, 7);
+  x.c.args.flags = MUSTER_FULL_MATRICES;
+  expect(v, ctx, &x, MUSTER_EINVAL, "polar: flags 0x8 not taken (no flags)");
+  factor_init(&x, MUSTER_GESVD, 2, 10, 20);
+  x.c.args.flags = MUSTER_LOGDET;
+  expect(v, ctx, &x, MUSTER_EINVAL, "MUSTER_LOGDET is for potrs only (gesvd)");
+  factor_init(&x, MUSTER_GESVD, 2, 10, 0);
+  x.c.args.flags = MUSTER_NO_VECTORS;
+  x.s[1].w = NULL;
+  expect(v, ctx, &x, MUSTER_EINVAL, "rank 1 (device 1): gesvd needs w");
+  factor_init(&x, MUSTER_GEQRF, 2, 4, 4); /* wide 4 x 8: R over A, Q (4 x 4) in B */
+  x.s[1].ldb = 5;
+  expect(v, ctx, &x, MUSTER_EINVAL, "rank 1 (device 1): geqrf: ldb=5 but rank 0's is 4 (ldb is m");
+  factor_init(&x, MUSTER_GEQRF, 2, 4, 4);
+  x.s[0].lda = 3;
+  expect(v, ctx, &x, MUSTER_EINVAL, "rank 0 (device 0): lda=3 < m=4");
+  factor_init(&x, MUSTER_GESVD, 1, 0, 1);
+  expect(v, ctx, &x, MUSTER_EINVAL, "gesvd: m = rank 0's ldb = 0 out of range 1..2147483647");
+  if (v->probe(why, sizeof why) < 0) { /* well-formed: the first CUDA call fails, naming the device */
+    factor_init(&x, MUSTER_GEQRF, 2, 4, 4);
+    expect(v, ctx, &x, MUSTER_ECUDA, "device 0: cudaSetDevice(dev) failed");
+    factor_init(&x, MUSTER_GESVD, 2, 10, 0);
+    x.c.args.flags = MUSTER_NO_VECTORS;
+    x.s[0].b = x.s[1].b = NULL;
+    expect(v, ctx, &x, MUSTER_ECUDA, "device 0: cudaSetDevice(dev) failed");
+    factor_init(&x, MUSTER_POLAR, 2, 4, 16); /* wide: H (8 x 8) needs 16 columns of 4 */
+    expect(v, ctx, &x, MUSTER_ECUDA, "device 0: cudaSetDevice(dev) failed");
+  }
   v->fini(ctx);
   dlclose(h);
   return 0;

@@ -57,6 +57,39 @@ int tp_maps_has(const char *s) {
   return found;
 }
 
+/* A call of one shard s (n x n, tile n) whose info and message go to
+ * *info and err. */
+muster_provider_call_t tp_one_shard_call(muster_routine_t rt, int64_t n, int64_t nrhs, const muster_shard_t *s,
+                                          int64_t *info, char *err, size_t errlen) {
+  muster_provider_call_t call;
+  memset(&call, 0, sizeof call);
+  call.args.routine = rt;
+  call.args.dtype = MUSTER_F64;
+  call.args.n = n;
+  call.args.nrhs = nrhs;
+  call.args.tile = n;
+  call.nshards = 1;
+  call.shards = s;
+  call.info = info;
+  call.err = err;
+  call.errlen = errlen;
+  return call;
+}
+
+void tp_gpu_probe_check(int (*probe)(char *why, size_t whylen)) {
+  int before = tp_maps_has("libcuda.so");
+  char why[256] = "", why2[256] = "";
+  int rc = probe(why, sizeof why);
+  if (rc < 0) { /* no GPU here: unavailable, with the reason */
+    ASSERT_EQ(rc, MUSTER_ECUDA);
+    ASSERT_STR_CONTAINS(why, "cudaGetDeviceCount");
+  }
+  /* CUDA must not start in a process that may fork ranks afterwards */
+  if (!before) ASSERT(!tp_maps_has("libcuda.so"));
+  ASSERT_EQ(probe(why2, sizeof why2), rc); /* cached, same answer */
+  ASSERT(!strcmp(why, why2));
+}
+
 void tp_problem_init(tp_problem_t *p, muster_routine_t r, muster_dtype_t t, int64_t n, int nshards,
                      int shm) {
   memset(p, 0, sizeof *p);

@@ -20,11 +20,20 @@ m="$build/bin/muster"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/# GPU: /'
   echo "# routine dtype ndevices n nrhs seconds"
 } >"$out"
+# One `muster bench` per point, so that a run cut short keeps the rows it
+# finished: the matrix of each point is generated and checked on the host
+# (on 4 x H200's host, 2026-11-27, the four potrs sizes on 2 and 4
+# processes did not finish in 200 s; 65536 alone is about a minute).
 cal() { # routine sizes
-  "$m" bench --calibrate --provider cusolvermp --routine "$1" --dtype f64 --n "$2" --ranks "$ranks" \
-    --mode processes --devices 0,1,2,3 --reps 3 --warmup 1 --out - | grep -v '^#' >>"$out" ||
-    echo "calibrate $1 failed" >&2
+  for n in $(echo "$2" | tr , ' '); do
+    t0=$(date +%s)
+    "$m" bench --calibrate --provider cusolvermp --routine "$1" --dtype f64 --n "$n" --ranks "$ranks" \
+      --mode processes --devices 0,1,2,3 --reps 3 --warmup 1 --out - | grep -v '^#' >>"$out" ||
+      { echo "calibrate $1 n=$n failed" >&2; return; }
+    echo "calibrate-mp: $1 n=$n on $ranks ranks: $(( $(date +%s) - t0 )) s" >&2
+  done
 }
-cal potrs 8192,16384,32768,65536
-cal getrs 8192,16384
-cal syevd 8192,16384
+# SIZES_POTRS, SIZES_GETRS, SIZES_SYEVD: other sizes (comma-separated)
+cal potrs "${SIZES_POTRS:-16384,32768,65536,8192}"
+cal syevd "${SIZES_SYEVD:-8192,16384}"
+cal getrs "${SIZES_GETRS:-16384,8192}"

@@ -82,6 +82,8 @@ static void usage(FILE *f) {
           "  MUSTER_SCALAPACK_GRID scalapack: the process grid PxQ, P*Q = ranks (default: most square)\n"
           "  MUSTER_CMG_TILE, MUSTER_CMG_RELAYOUT  cusolvermg, measurements and tests: the tile\n"
           "                        (replaces its table), the relayout plan inplace|copy\n"
+          "  MUSTER_TILED_TILE, MUSTER_TILED_TIMING  tiled, measurements: the engine's tile\n"
+          "                        (replaces its rule), 1: phase times of GPU work (a sync each)\n"
           "  MUSTER_LAUNCH_TEST_STOP  tests only: the rank (0..1023) whose process stops\n"
           "                        itself before it joins, in processes mode\n"
           "  MUSTER_LAUNCH_TEST_FORK_FAIL  tests only: the rank (0..1023) whose fork fails\n"

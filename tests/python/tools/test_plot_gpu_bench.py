@@ -131,3 +131,48 @@ def test_without_matplotlib(tmp_path):
     assert not (tmp_path / "x.png").exists()
     p = run("--markdown", FIXTURE, env=env)
     assert p.returncode == 0 and len(table_rows(p.stdout)) == 11
+
+
+def two_counts(tmp_path):
+    """The fixture as a 2-GPU run and again as a 4-GPU one (times halved)."""
+    doc = json.load(open(FIXTURE))
+    four = json.loads(json.dumps(doc))
+    four["gpus"] = 4
+    for row in four["rows"]:
+        for col in row["columns"].values():
+            if col.get("ran"):
+                col["seconds"] /= 2
+    paths = []
+    for name, d in (("two.json", doc), ("four.json", four)):
+        (tmp_path / name).write_text(json.dumps(d))
+        paths.append(str(tmp_path / name))
+    return doc, paths
+
+
+def test_cost_rows(tmp_path):
+    doc, paths = two_counts(tmp_path)
+    p = run("--cost", "cusolvermg", *paths)
+    assert p.returncode == 0, p.stderr
+    rows = [l.split() for l in p.stdout.splitlines()]
+    # every row where a column ran cusolvermg, per GPU count, in the cost table's columns
+    want = [r for r in doc["rows"] if any(c.get("ran") and (n == "cusolvermg" or c.get("provider") == "cusolvermg")
+                                          for n, c in r["columns"].items())]
+    assert len(rows) == 2 * len(want) > 0
+    f64 = [r for r in rows if r[:2] == ["potrs", "f64"] and r[3] == "65536"]
+    assert sorted(r[2] for r in f64) == ["2", "4"]
+    s2, s4 = (float(r[5]) for r in sorted(f64, key=lambda r: r[2]))
+    assert abs(s4 - s2 / 2) < 1e-3 and all(len(r) == 6 for r in rows)
+    assert run("--cost", "nosuch", *paths).stdout == ""
+
+
+def test_tflops_png(tmp_path):
+    import matplotlib.image
+    _, paths = two_counts(tmp_path)
+    out = tmp_path / "tflops.png"
+    p = run("--tflops", str(out), "--peak", "66.9", *paths)
+    assert p.returncode == 0, p.stderr
+    img = matplotlib.image.imread(str(out))
+    assert img.shape[1] > img.shape[0] > 300
+    # two files of the same GPU count are merged, of different counts are not refused
+    p = run("--markdown", *paths)
+    assert p.returncode == 2 and "cannot be merged" in p.stderr
