@@ -11,11 +11,14 @@
 # (tests/check-build-travels.sh, under strace), and gpu-test's --part and
 # --smoke select what they say (tests/gpu/check-parts.sh, no GPU); (4) the
 # same suite under ASan+UBSan and (5) under TSan; (6) valgrind memcheck on
-# the single-process tests; (7) the Python tests (pytest: JAX on 4 host
+# the single-process tests (started in the background, nice 19, right after
+# the build: it runs while (3)-(5) leave the CPU idle; its log is shown
+# here); (7) the Python tests (pytest: JAX on 4 host
 # devices, TensorFlow on logical CPU devices, tools/plot_gpu_bench.py on its
 # fixture); (8) the PyTorch adapter's tests
-# (tools/ci/install-torch.sh makes build/venv-torch with PyPI's torch first;
-# docs/torch.md says what that costs); (9) the wheels: built from the
+# (tools/ci/install-torch.sh makes build/venv-torch with PyPI's torch, in
+# the background, nice 19, from the build on; docs/torch.md says what that
+# costs); (9) the wheels: built from the
 # checkout, pip-installed into a fresh venv and run from elsewhere
 # (tests/wheels/run.sh); (10) the README's main job; (11) the
 # scalapack provider under MPI (tests/mpi/run-mpi-tests.sh: mpirun -np 1..4,
@@ -56,6 +59,31 @@ run_stage() {  # run_stage NAME LOGFILE CMD... : tee to log, record failure
   if [ "$rc" != 0 ]; then failed_stages+=("$name (exit $rc)"); fi
   return 0
 }
+# Two stages run in the background, at nice 19, while the C suites run in
+# the foreground: the torch install (network, then unpacking) and valgrind
+# (one core: valgrind runs one thread at a time, each test one process).
+# The C suites leave much of the 2 cores idle (tests waiting on timeouts,
+# sleeps, killed peers, barriers); at nice 19 the background takes only
+# that, and yields at once when a foreground test wants the CPU.  Each
+# shows its log when waited for; its exit code counts as a stage's.
+bg_start() {  # bg_start KEY LOGFILE CMD...: run CMD in the background
+  local key=$1 log=$2; shift 2
+  rm -f "$log.rc"
+  ( t=$SECONDS; nice -n 19 "$@" >"$log" 2>&1; rc=$?; echo "$rc $((SECONDS - t))" >"$log.rc" ) &
+  printf -v "bg_pid_$key" %s $!
+}
+bg_wait() {  # bg_wait KEY NAME LOGFILE: wait for KEY, show its log, record a failure
+  local pid="bg_pid_$1" name=$2 log=$3 t=$SECONDS rc s
+  [ -n "${!pid:-}" ] || return 0
+  wait "${!pid}"
+  cat "$log"
+  read -r rc s <"$log.rc" 2>/dev/null || { rc=99; s=?; }
+  echo "($name ran in the background for $s s; waited $((SECONDS - t)) s for it here)"
+  if [ "$rc" != 0 ]; then failed_stages+=("$name (exit $rc)"); fi
+  printf -v "bg_pid_$1" %s ""
+}
+# a run-all.sh that ends early stops them (and what they started) too
+trap 'for p in ${bg_pid_torch:-} ${bg_pid_valgrind:-}; do pkill -TERM -P "$p"; kill "$p"; done 2>/dev/null' EXIT
 
 stage "dependencies"
 bash tools/ci/install-deps.sh --python || { echo "dependency install failed"; exit 1; }
@@ -72,6 +100,18 @@ scons -Q -j"$JOBS" || { echo "build failed"; exit 1; }
 # What /dev/shm and /tmp hold before the tests: stage (12) compares.
 shm_before=$(ls -A /dev/shm 2>/dev/null | sort)
 tmp_before=$(ls -A /tmp 2>/dev/null | sort)
+
+# torch's venv (its own: PyPI's torch is 5 GB installed, docs/torch.md), kept
+# apart from the JAX/TensorFlow one; waited for at the PyTorch stage
+bg_start torch "$LOG/torch-install.log" bash tools/ci/install-torch.sh build/venv-torch
+if [ -z "${QUICK:-}" ]; then  # valgrind memcheck: waited for before the Python stage
+  VG_TESTS=$(build/tests/run-tests --list | grep -E "${VALGRIND_TESTS:-^(error|segment|layout|dtype|registry|lapack_provider)}" | tr '\n' ' ')
+  if [ -n "$VG_TESTS" ]; then
+    bg_start valgrind "$LOG/valgrind.log" env MUSTER_TEST_SCALE=20 \
+      valgrind -q --error-exitcode=9 --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite \
+      --suppressions="$ROOT/tests/valgrind.supp" build/tests/run-tests $VG_TESTS
+  fi
+fi
 
 stage "C suite"
 run_stage "C suite" "$LOG/c.log" build/tests/run-tests
@@ -104,12 +144,9 @@ if [ -z "${QUICK:-}" ]; then
     cat "$LOG/build-tsan.log"; failed_stages+=("TSan build")
   fi
 
-  stage "valgrind memcheck"
-  VG_TESTS=$(build/tests/run-tests --list | grep -E "${VALGRIND_TESTS:-^(error|segment|layout|dtype|registry|lapack_provider)}" | tr '\n' ' ')
-  if [ -n "$VG_TESTS" ]; then
-    MUSTER_TEST_SCALE=20 run_stage "valgrind" "$LOG/valgrind.log" \
-      valgrind -q --error-exitcode=9 --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite \
-      --suppressions="$ROOT/tests/valgrind.supp" build/tests/run-tests $VG_TESTS
+  if [ -n "${VG_TESTS:-}" ]; then
+    stage "valgrind memcheck (in the background since the C suite)"
+    bg_wait valgrind "valgrind" "$LOG/valgrind.log"
     count "$LOG/valgrind.log"
   fi
 fi
@@ -128,11 +165,11 @@ if [ ${#pyt[@]} -gt 0 ]; then
 fi
 
 stage "PyTorch adapter"
-# its own venv: PyPI's torch is 5 GB installed (docs/torch.md), kept apart from
-# the JAX/TensorFlow one; the install is timed apart from the tests.
+# the install ran in the background since the build (bg_start above); its
+# time there is "torch install: N s", what it still cost here "waited"
 t0=$SECONDS
-run_stage "torch install" "$LOG/torch-install.log" bash tools/ci/install-torch.sh build/venv-torch
-echo "torch install: $((SECONDS - t0)) s"
+bg_wait torch "torch install" "$LOG/torch-install.log"
+echo "torch install: $(cut -d' ' -f2 "$LOG/torch-install.log.rc" 2>/dev/null) s"
 if [ -x build/venv-torch/bin/python ]; then
   MUSTER_TIMEOUT=${MUSTER_TIMEOUT:-30} run_stage "pytest torch" "$LOG/pytest-torch.log" \
     build/venv-torch/bin/python -m pytest -q -p no:cacheprovider --timeout=600 tests/python/torch
