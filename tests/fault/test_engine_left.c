@@ -12,8 +12,9 @@
  *    the runtime's wait (the engine still owns it).
  *  - collective_engine_cost: what the engine thread costs a call (its
  *    pthread_create + calloc, and the watchdog's), against the same call
- *    without a watch (no watchdog, no engine): printed, and checked to be
- *    small beside any real solve.
+ *    without a watch (no watchdog, no engine): every call checked right,
+ *    the times printed (a measurement, not a limit: speed goals live in
+ *    benchmarks, never in a timed unit test).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -166,9 +167,8 @@ static void *nothing(void *arg) { return arg; }
 
 /* The engine's cost: a watched call (watchdog + engine threads) against the
  * unwatched one, alternating rounds so that load hits both alike; a bare
- * pthread_create + join for scale.  Checked: every call right, and the
- * cost under 2 ms a call (times MUSTER_TEST_SCALE: sanitizers), where a
- * solve worth a collective provider takes far longer. */
+ * pthread_create + join for scale.  Checked: every call right; the times
+ * are printed, not asserted (the project keeps speed out of unit tests). */
 TEST_IMPL(collective_engine_cost) {
   fixture_t *x = calloc(1, sizeof *x);
   ASSERT(x);
@@ -197,9 +197,6 @@ TEST_IMPL(collective_engine_cost) {
   fprintf(stderr, "collective call, median of %d (best of %d rounds): unwatched %.1f us, watched "
           "(watchdog + engine threads) %.1f us, difference %.1f us; a bare pthread_create + join "
           "%.1f us\n", CALLS, ROUNDS, best_b * 1e6, best_w * 1e6, (best_w - best_b) * 1e6, best_t * 1e6);
-  const char *s = getenv("MUSTER_TEST_SCALE");
-  double scale = s && atof(s) > 1 ? atof(s) : 1;
-  ASSERT_DBL_LT(best_w - best_b, 2e-3 * scale);
   muster__provider_release(x->p);
   test_remove_tree(x->dir);
   free(x);
