@@ -28,7 +28,7 @@ int lp_factor_begin(const muster_provider_call_t *call, const muster_outputs_t *
   const muster_solve_args_t *a = &call->args;
   size_t esz = muster_dtype_bytes(a->dtype);
   int64_t i, j;
-  *full = malloc((size_t)(o->m * o->n) * esz);
+  *full = lp_alloc((size_t)(o->m * o->n) * esz);
   if (!*full)
     return lp_err(call, MUSTER_ENOMEM, "cannot allocate the %" PRId64 " x %" PRId64 " matrix", o->m, o->n);
   if (lp_gather_full(call, *full, o->m, esz, &i, &j))

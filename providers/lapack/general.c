@@ -85,7 +85,7 @@ static lapack_int do_trtrs(muster_dtype_t t, lapack_int m, lapack_int n, lapack_
 static int check_pivots(const muster_provider_call_t *call, const void *full) {
   const muster_solve_args_t *a = &call->args;
   int64_t n = a->n;
-  double *scale = malloc((size_t)n * sizeof *scale), ukk, floor;
+  double *scale = lp_alloc((size_t)n * sizeof *scale), ukk, floor;
   if (!scale) return lp_err(call, MUSTER_ENOMEM, "cannot allocate %" PRId64 " column scales", n);
   muster__lu_scales(a->dtype, full, n, n, scale);
   int64_t k = muster__lu_singular(a->dtype, full, n + 1, n, n, scale, &ukk, &floor);
@@ -101,7 +101,7 @@ static int check_pivots(const muster_provider_call_t *call, const void *full) {
 int lp_run_getrs(const muster_provider_call_t *call, void *full, size_t esz) {
   const muster_solve_args_t *a = &call->args;
   lapack_int n = (lapack_int)a->n, nrhs = (lapack_int)a->nrhs;
-  lapack_int *ipiv = malloc((size_t)n * sizeof *ipiv);
+  lapack_int *ipiv = lp_alloc((size_t)n * sizeof *ipiv);
   void *x = NULL;
   int rc = ipiv ? lp_take_b(call, n, esz, &x)
                 : lp_err(call, MUSTER_ENOMEM, "cannot allocate %d pivots", (int)n);
@@ -140,7 +140,7 @@ static int check_rank(const muster_provider_call_t *call, const void *full, int6
 int lp_run_gels(const muster_provider_call_t *call, void *full, int64_t m, size_t esz) {
   const muster_solve_args_t *a = &call->args;
   lapack_int n = (lapack_int)a->n, nrhs = (lapack_int)a->nrhs, mm = (lapack_int)m;
-  void *tau = malloc((size_t)n * esz), *x = NULL;
+  void *tau = lp_alloc((size_t)n * esz), *x = NULL;
   int rc = tau ? lp_take_b(call, m, esz, &x)
                : lp_err(call, MUSTER_ENOMEM, "cannot allocate %d Householder scalars", (int)n);
   if (rc == 0) {

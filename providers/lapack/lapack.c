@@ -109,7 +109,7 @@ int lp_take_b(const muster_provider_call_t *call, int64_t rows, size_t esz, void
   if (muster__find_nonfinite(call->args.dtype, s0->b, s0->ldb, rows, nrhs, 0, &i, &j))
     return lp_err(call, MUSTER_ENONFINITE, "NaN/Inf in B at row %" PRId64 ", column %" PRId64
                   " (rank 0)", i, j);
-  *x = malloc((size_t)(rows * nrhs) * esz);
+  *x = lp_alloc((size_t)(rows * nrhs) * esz);
   if (!*x)
     return lp_err(call, MUSTER_ENOMEM, "cannot allocate %" PRId64 " x %" PRId64 " for B", rows, nrhs);
   muster_copy_cols(*x, rows, s0->b, s0->ldb, rows, nrhs, esz);
@@ -199,7 +199,7 @@ static int run_syevd(const muster_provider_call_t *call, void *full, size_t esz)
   int vectors = !(a->flags & MUSTER_NO_VECTORS);
   /* Eigenvalues are real: float for f32/c64, double for f64/c128. */
   size_t wsz = muster_dtype_real_bytes(a->dtype);
-  void *w = malloc((size_t)n * wsz);
+  void *w = lp_alloc((size_t)n * wsz);
   if (!w) return lp_err(call, MUSTER_ENOMEM, "cannot allocate %" PRId64 " eigenvalues", n);
   const char *name = muster_dtype_is_complex(a->dtype) ? "heevd" : "syevd";
   lapack_int info = do_syevd(a->dtype, vectors ? 'V' : 'N', (lapack_int)n, full, w);
@@ -250,7 +250,7 @@ static void *work_take(struct lp_ctx *c, size_t bytes, size_t *cap) {
     pthread_mutex_unlock(&c->lock);
   }
   if (!p) {
-    p = malloc(bytes);
+    p = lp_alloc(bytes);
     *cap = bytes;
   }
   return p;

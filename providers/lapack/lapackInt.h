@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <lapacke.h>
 
 #include "muster/provider.h"
@@ -19,6 +20,15 @@
 #include "../common/finite.h" /* muster__find_nonfinite */
 
 #define LP_HIDDEN __attribute__((visibility("hidden")))
+
+/* Every buffer handed to LAPACK/BLAS is allocated with this much slack past
+ * its end.  Why: OpenBLAS 0.3.21's Haswell gemv kernels (cgemv_n under
+ * cgebrd/clabrd, seen by valgrind on 2026-11-27) read up to 32 bytes past
+ * the end of the matrix they are given; a large buffer (mmap'd, ending on a
+ * page boundary) then faults now and then (1 run in 12 of the c64 gesvd
+ * cases of gpu-dn-selfcheck crashed; none with the slack).  One page. */
+#define LP_OVERREAD_PAD 4096
+static inline void *lp_alloc(size_t bytes) { return malloc(bytes + LP_OVERREAD_PAD); }
 
 /* Write the provider's message into call->err (when there is one) and
  * return code. */

@@ -70,9 +70,9 @@ int lp_run_polar(const muster_provider_call_t *call, const muster_outputs_t *o) 
   muster_dtype_t t = call->args.dtype;
   size_t esz = muster_dtype_bytes(t);
   int64_t m = o->m, n = o->n, k = o->k;
-  void *full = NULL, *s = malloc((size_t)k * muster_dtype_real_bytes(t));
-  void *u = malloc((size_t)(m * k) * esz), *vt = malloc((size_t)(k * n) * esz);
-  void *sv = malloc((size_t)(k * n) * esz), *h = malloc((size_t)(n * n) * esz);
+  void *full = NULL, *s = lp_alloc((size_t)k * muster_dtype_real_bytes(t));
+  void *u = lp_alloc((size_t)(m * k) * esz), *vt = lp_alloc((size_t)(k * n) * esz);
+  void *sv = lp_alloc((size_t)(k * n) * esz), *h = lp_alloc((size_t)(n * n) * esz);
   int rc = s && u && vt && sv && h ? lp_factor_begin(call, o, &full)
                                    : lp_err(call, MUSTER_ENOMEM, "cannot allocate the factors");
   if (rc == 0) rc = lp_svd(call, 'S', m, n, full, s, u, vt);

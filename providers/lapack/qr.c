@@ -65,7 +65,7 @@ static int form(const muster_provider_call_t *call, const muster_outputs_t *o, v
 int lp_run_geqrf(const muster_provider_call_t *call, const muster_outputs_t *o) {
   muster_dtype_t t = call->args.dtype;
   size_t esz = muster_dtype_bytes(t);
-  void *full = NULL, *tau = malloc((size_t)o->k * esz), *other = malloc((size_t)o->b_elems * esz);
+  void *full = NULL, *tau = lp_alloc((size_t)o->k * esz), *other = lp_alloc((size_t)o->b_elems * esz);
   int rc = tau && other ? lp_factor_begin(call, o, &full)
                         : lp_err(call, MUSTER_ENOMEM, "cannot allocate the factors");
   if (rc == 0) {

@@ -30,7 +30,7 @@ int lp_svd(const muster_provider_call_t *call, char job, int64_t m, int64_t n, v
   int64_t k = m < n ? m : n;
   /* job 'S': U m x k, V^H k x n; 'A': m x m and n x n; 'N': neither */
   lapack_int ldvt = job == 'A' ? (lapack_int)n : job == 'S' ? (lapack_int)k : 1;
-  void *superb = malloc((size_t)(k > 1 ? k - 1 : 1) * muster_dtype_real_bytes(t));
+  void *superb = lp_alloc((size_t)(k > 1 ? k - 1 : 1) * muster_dtype_real_bytes(t));
   if (!superb) return lp_err(call, MUSTER_ENOMEM, "cannot allocate the gesvd workspace");
   lapack_int info = do_gesvd(t, job, (lapack_int)m, (lapack_int)n, full, s, u,
                              job == 'N' ? 1 : (lapack_int)m, vt, ldvt, superb);
@@ -50,9 +50,9 @@ int lp_run_gesvd(const muster_provider_call_t *call, const muster_outputs_t *o) 
   int vectors = o->nparts > 0, full_vectors = o->nparts == 2;
   char job = !vectors ? 'N' : full_vectors ? 'A' : 'S';
   int64_t ucols = full_vectors ? m : k, vtrows = full_vectors ? n : k;
-  void *full = NULL, *s = malloc((size_t)k * muster_dtype_real_bytes(t));
-  void *u = vectors ? malloc((size_t)(m * ucols) * esz) : NULL;
-  void *vt = vectors ? malloc((size_t)(vtrows * n) * esz) : NULL;
+  void *full = NULL, *s = lp_alloc((size_t)k * muster_dtype_real_bytes(t));
+  void *u = vectors ? lp_alloc((size_t)(m * ucols) * esz) : NULL;
+  void *vt = vectors ? lp_alloc((size_t)(vtrows * n) * esz) : NULL;
   int rc = s && (!vectors || (u && vt)) ? lp_factor_begin(call, o, &full)
                                         : lp_err(call, MUSTER_ENOMEM, "cannot allocate the factors");
   if (rc == 0) rc = lp_svd(call, job, m, n, full, s, u, vt);
