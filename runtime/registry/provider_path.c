@@ -2,6 +2,7 @@
  * runtime/registry/provider_path.c - where provider files are looked for (see
  * provider_path.h and docs/providers.md#registry).
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,3 +62,44 @@ int muster__provider_search_dirs(char dirs[][PATH_MAX], int *n) {
   return MUSTER_OK;
 }
 
+
+/* ---- the files of one routine ------------------------------------------ */
+
+int muster__provider_same_file(const struct stat *a, const struct stat *b) {
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+         a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* "<backend>.so" -> backend: 1, or 0 for another name. */
+static int backend_of(const char *fname, char *out, size_t cap) {
+  size_t len = strlen(fname);
+  if (len < 4 || strcmp(fname + len - 3, ".so") != 0 || len - 3 >= cap) return 0;
+  memcpy(out, fname, len - 3);
+  out[len - 3] = '\0';
+  return out[0] != '.';
+}
+
+int muster__provider_files(char dirs[][PATH_MAX], int ndirs, const char *routine, muster__provider_found_t *f,
+                           int cap) {
+  int n = 0;
+  for (int d = 0; d < ndirs; d++) {
+    char sub[PATH_MAX + 32];
+    snprintf(sub, sizeof sub, "%s/%s", dirs[d], routine);
+    DIR *dir = opendir(sub);
+    if (!dir) continue;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL && n < cap) {
+      char backend[32];
+      if (!backend_of(e->d_name, backend, sizeof backend)) continue;
+      int dup = 0;
+      for (int i = 0; i < n; i++) dup |= !strcmp(f[i].backend, backend);
+      if (dup) continue;
+      snprintf(f[n].path, sizeof f[n].path, "%s/%s", sub, e->d_name);
+      if (stat(f[n].path, &f[n].st) != 0) continue; /* dangling link */
+      snprintf(f[n].backend, sizeof f[n].backend, "%s", backend);
+      n++;
+    }
+    closedir(dir);
+  }
+  return n;
+}

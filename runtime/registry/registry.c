@@ -24,7 +24,6 @@
  * reference (the rescan, or the last call still running it) runs fini and
  * dlclose()s it.
  */
-#include <dirent.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -90,13 +89,6 @@ static _Atomic int scanned[NROUTINES];
 
 static const char *routine_str(int r) { return muster_routine_str(r); }
 
-/* strncpy that always terminates (and does not warn about truncation) */
-static void copy_str(char *dst, size_t cap, const char *src) {
-  size_t len = strnlen(src, cap - 1);
-  memcpy(dst, src, len);
-  dst[len] = '\0';
-}
-
 static unsigned long hash_str(const char *s) {
   unsigned long h = 1469598103934665603ul; /* FNV-1a */
   for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ul;
@@ -138,47 +130,6 @@ static node_t *find_node(const char *routine, const char *backend) {
   return found;
 }
 
-static int same_file(const struct stat *a, const struct stat *st) {
-  return a->st_dev == st->st_dev && a->st_ino == st->st_ino && a->st_size == st->st_size &&
-         a->st_mtim.tv_sec == st->st_mtim.tv_sec && a->st_mtim.tv_nsec == st->st_mtim.tv_nsec;
-}
-
-static int backend_of(const char *fname, char *out, size_t cap) {
-  size_t len = strlen(fname);
-  if (len < 4 || strcmp(fname + len - 3, ".so") != 0 || len - 3 >= cap) return 0;
-  memcpy(out, fname, len - 3);
-  out[len - 3] = '\0';
-  return out[0] != '.';
-}
-
-struct found { char backend[32]; char path[PATH_MAX + 320]; struct stat st; };
-
-/* The files of one routine, first folder on the path wins per backend. */
-static int list_routine(char dirs[][PATH_MAX], int ndirs, const char *routine,
-                        struct found *f, int cap) {
-  int n = 0;
-  for (int d = 0; d < ndirs; d++) {
-    char sub[PATH_MAX + 32];
-    snprintf(sub, sizeof sub, "%s/%s", dirs[d], routine);
-    DIR *dir = opendir(sub);
-    if (!dir) continue;
-    struct dirent *e;
-    while ((e = readdir(dir)) != NULL && n < cap) {
-      char backend[32];
-      if (!backend_of(e->d_name, backend, sizeof backend)) continue;
-      int dup = 0;
-      for (int i = 0; i < n; i++) dup |= !strcmp(f[i].backend, backend);
-      if (dup) continue;
-      snprintf(f[n].path, sizeof f[n].path, "%s/%s", sub, e->d_name);
-      if (stat(f[n].path, &f[n].st) != 0) continue; /* dangling link */
-      copy_str(f[n].backend, sizeof f[n].backend, backend);
-      n++;
-    }
-    closedir(dir);
-  }
-  return n;
-}
-
 #define MAX_FILES 64
 
 /* Bring the nodes of `routine` in line with the files on the path.  A
@@ -213,7 +164,7 @@ static int node_skips(const node_t *nd, int mem) {
 }
 
 /* A table node for file f of `routine`, not yet in the table. */
-static node_t *new_node(const char *routine, const struct found *f) {
+static node_t *new_node(const char *routine, const muster__provider_found_t *f) {
   node_t *n = calloc(1, sizeof *n);
   char *path = strdup(f->path);
   if (!n || !path) {
@@ -313,12 +264,12 @@ static void node_free(node_t *nd) {
 
 static int sync_routine(char dirs[][PATH_MAX], int ndirs, const char *routine,
                         node_t **dead, int *ndead, int deadcap) {
-  struct found *files = malloc(MAX_FILES * sizeof *files); /* ~280 KB: not on a foreign stack */
+  muster__provider_found_t *files = malloc(MAX_FILES * sizeof *files); /* ~280 KB: not on a foreign stack */
   if (!files) return muster__err(MUSTER_ENOMEM, "provider registry: out of memory");
-  int nf = list_routine(dirs, ndirs, routine, files, MAX_FILES);
+  int nf = muster__provider_files(dirs, ndirs, routine, files, MAX_FILES);
   for (int i = 0; i < nf; i++) {
     node_t *have = find_node(routine, files[i].backend);
-    if (have && same_file(&have->st, &files[i].st)) continue;
+    if (have && muster__provider_same_file(&have->st, &files[i].st)) continue;
     node_t *n = new_node(routine, &files[i]);
     if (!n) {
       free(files);
