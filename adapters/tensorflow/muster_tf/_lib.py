@@ -62,8 +62,9 @@ def runtime_dir():
 
 def built_for():
     """(distribution, version) of the TensorFlow the wheel's libmuster_tf.so
-    was built against; None for a build (the build's own TensorFlow)."""
-    if not _BUILT_FOR.exists():
+    was built against; None where a build's is loaded (the build's own
+    TensorFlow)."""
+    if _wheel_lib() is None:
         return None
     d = runpy.run_path(str(_BUILT_FOR))
     return d["DIST"], d["VERSION"]
