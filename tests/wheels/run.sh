@@ -14,7 +14,10 @@
 #      tools/ci/install-torch.sh;
 #      the wheels go to a --target folder on PYTHONPATH, so torch's 5 GB are
 #      not installed twice); skipped when that venv is missing
-# TensorFlow: no muster_tf wheel yet (docs/install.md).
+#   5. muster_tf (tests/wheels/tf.sh) in build/venv's python, which has
+#      tensorflow-cpu, the same way: the wheel's pin and contents,
+#      docs/tensorflow.md's example, its import errors (no runtime wheel,
+#      another TensorFlow, none)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -103,6 +106,8 @@ print(mt.__version__, bool(torch.allclose(x, torch.full((6,), 0.5, dtype=x.dtype
 else
   echo "skip: muster_torch (no build/venv-torch: tools/ci/install-torch.sh makes it)"
 fi
+# shellcheck source=tests/wheels/tf.sh
+source "$ROOT/tests/wheels/tf.sh"
 cd "$ROOT"
 echo "wheels stage: $((SECONDS - t0)) s"
 finish

@@ -7,6 +7,12 @@
 #       LAPACKE, the gfortran runtime) into muster_runtime.libs/
 #   muster_jax-V-py3-none-any.whl, muster_torch-V-py3-none-any.whl
 #       pure Python: they load the runtime wheel's libraries
+#   muster_tf-V-py3-none-manylinux_*.whl  the Python package and
+#       lib/libmuster_tf.so, built against the TensorFlow of $PYTHON (its
+#       C++ ABI: _built_for.py names it, the extras [tensorflow-cpu] and
+#       [tensorflow] pin its minor version, the import checks it); it
+#       links the runtime wheel's libmuster.so and TensorFlow's own
+#       libraries, bundling neither.  Without TensorFlow in $PYTHON, none.
 #
 # Steps: the dependencies (tools/ci/install-deps.sh --python, only when
 # build/venv is missing: its jax gives libmuster_jax.so the XLA FFI header,
@@ -65,16 +71,43 @@ for a in jax torch; do
   rm -rf "$stage/$a/muster_$a/lib"
 done
 
-for p in runtime jax torch; do
+# muster_tf: the package plus build/lib/libmuster_tf.so in its lib/ (rpath:
+# the runtime wheel beside it in site-packages; muster_tf loads that
+# libmuster.so first anyway, wherever it is), and the TensorFlow it was
+# built against (pkgmeta.py tf-built-for: the same Python scons asked)
+pkgs="runtime jax torch"
+if [ -e build/lib/libmuster_tf.so ] && "$PYTHON" tools/wheels/pkgmeta.py tf-built-for >/dev/null; then
+  mkdir -p "$stage/tensorflow"
+  cp -L adapters/tensorflow/pyproject.toml adapters/tensorflow/setup.py "$stage/tensorflow/"
+  cp -rL adapters/tensorflow/muster_tf "$stage/tensorflow/"
+  tfl=$stage/tensorflow/muster_tf/lib
+  rm -rf "$tfl" && mkdir "$tfl"
+  cp build/lib/libmuster_tf.so "$tfl/"
+  patchelf --set-rpath '$ORIGIN/../../muster_runtime/lib' "$tfl/libmuster_tf.so"
+  "$PYTHON" tools/wheels/pkgmeta.py tf-built-for >"$stage/tensorflow/muster_tf/_built_for.py"
+  pkgs="$pkgs tensorflow"
+else
+  echo "build.sh: no TensorFlow in $PYTHON (or no build/lib/libmuster_tf.so): no muster_tf wheel" >&2
+fi
+
+for p in $pkgs; do
   "$PYTHON" -m pip wheel -q --no-deps --no-build-isolation -w "$stage/raw" "$stage/$p"
 done
 
 ver=$("$PYTHON" tools/wheels/pkgmeta.py)
-rm -f dist/muster_runtime-*.whl dist/muster_jax-*.whl dist/muster_torch-*.whl
+rm -f dist/muster_runtime-*.whl dist/muster_jax-*.whl dist/muster_torch-*.whl dist/muster_tf-*.whl
 # CUDA (a toolkit's or NVIDIA's wheels) and MPI stay the machine's (pkgmeta.EXCLUDE)
 # shellcheck disable=SC2046
 "$PYTHON" -m auditwheel repair -w dist $("$PYTHON" tools/wheels/pkgmeta.py excludes) \
   "$stage"/raw/muster_runtime-"$ver"-*.whl
 cp "$stage"/raw/muster_jax-"$ver"-py3-none-any.whl "$stage"/raw/muster_torch-"$ver"-py3-none-any.whl dist/
+if [[ $pkgs == *tensorflow* ]]; then
+  # TensorFlow's libraries and libmuster.so stay out (pkgmeta.TF_EXCLUDE)
+  # shellcheck disable=SC2046
+  "$PYTHON" -m auditwheel repair -w dist $("$PYTHON" tools/wheels/pkgmeta.py excludes tf) \
+    "$stage"/raw/muster_tf-"$ver"-*.whl
+fi
 ls -l dist/*-"$ver"-*.whl
-"$PYTHON" tools/wheels/pkgmeta.py check-tag dist/muster_runtime-"$ver"-*.whl
+for w in dist/muster_runtime-"$ver"-*.whl dist/muster_tf-"$ver"-*.whl; do
+  if [ -e "$w" ]; then "$PYTHON" tools/wheels/pkgmeta.py check-tag "$w"; fi
+done

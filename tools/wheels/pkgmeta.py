@@ -69,6 +69,52 @@ EXCLUDE = ["libcuda.so.*", "libcudart.so.*", "libcublas*.so.*", "libcusolver*.so
            "libmpi.so.*", "libscalapack*.so.*"]
 
 
+# what `auditwheel repair` leaves out of the muster_tf wheel: TensorFlow's
+# own libraries (the TensorFlow installed beside it has them, loaded before
+# libmuster_tf.so) and libmuster.so (the runtime wheel's)
+TF_EXCLUDE = ["libtensorflow_framework.so.*", "libtensorflow_cc.so.*", "libmuster.so"]
+# the distributions that install the `tensorflow` package; muster_tf's
+# extras of the same names pin the version it was built against
+TF_DISTS = ("tensorflow-cpu", "tensorflow")
+
+
+def tensorflow_built():
+    """(distribution, version) of the TensorFlow this Python has, e.g.
+    ("tensorflow-cpu", "2.21.0"); None without one.  It is the one scons
+    built libmuster_tf.so against: adapters/tensorflow/SConscript asks the
+    same Python (first on PATH in tools/wheels/build.sh).  Found from the
+    metadata, without importing TensorFlow (seconds)."""
+    from importlib import metadata
+    dists = metadata.packages_distributions().get("tensorflow") or []
+    if not dists:
+        return None
+    name = re.sub(r"[-_.]+", "-", dists[0]).lower()
+    return name, metadata.version(dists[0])
+
+
+def major_minor(v: str) -> str:
+    """"2.21" of "2.21.0" (or of "2.21.0rc1")."""
+    return ".".join(v.split(".")[:2])
+
+
+def tensorflow_extras(version: str) -> dict:
+    """muster_tf's extras: [tensorflow-cpu] and [tensorflow], each pinning
+    the minor version libmuster_tf.so was built against.  No hard
+    dependency: either distribution provides `tensorflow`, and one that
+    names the other would make pip install a second TensorFlow (~500 MB);
+    muster_tf checks the version at import (muster_tf/_lib.py)."""
+    return {d: [f"{d}=={major_minor(version)}.*"] for d in TF_DISTS}
+
+
+def tensorflow_built_module() -> str:
+    """muster_tf/_built_for.py of the wheel: the TensorFlow it was built
+    against (its setup.py pins it, its import checks it)."""
+    dist, ver = tensorflow_built()
+    return (f'"""The TensorFlow libmuster_tf.so was built against (written by\n'
+            f'tools/wheels/build.sh; muster_tf checks it at import)."""\n'
+            f'DIST = "{dist}"\nVERSION = "{ver}"\n')
+
+
 def check_tag(wheel: str) -> int:
     """`auditwheel show` of a repaired runtime wheel: print the tag repair
     gave it (its name) and the one show finds from its symbol versions;
@@ -96,9 +142,13 @@ if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else "version"
     if cmd == "version":
         print(version())
-    elif cmd == "excludes":  # auditwheel repair's arguments
-        print(" ".join(f"--exclude={p}" for p in EXCLUDE))
+    elif cmd == "excludes":  # auditwheel repair's arguments (runtime wheel, or tf)
+        print(" ".join(f"--exclude={p}" for p in (TF_EXCLUDE if sys.argv[2:] == ["tf"] else EXCLUDE)))
+    elif cmd == "tf-built-for":  # muster_tf/_built_for.py; exit 1 without TensorFlow
+        if tensorflow_built() is None:
+            sys.exit(1)
+        print(tensorflow_built_module(), end="")
     elif cmd == "check-tag":
         sys.exit(check_tag(sys.argv[2]))
     else:
-        sys.exit(f"usage: {sys.argv[0]} [version | excludes | check-tag WHEEL]")
+        sys.exit(f"usage: {sys.argv[0]} [version | excludes [tf] | tf-built-for | check-tag WHEEL]")

@@ -36,13 +36,16 @@ import os
 import threading
 import weakref
 
-import tensorflow as tf
-
-from . import _runtime
-from ._lib import block_cols, lib_path, ops
+from . import _lib, _runtime
 
 __version__ = _runtime.package_version("muster_tf")
-lib_path()  # a package without its libraries fails at import, saying what is missing
+# a package without its libraries, or with a TensorFlow of another version
+# than its libmuster_tf.so was built for, fails at import, saying what is
+# missing and how to get it (the libraries first: no TensorFlow import)
+_lib.lib_path()
+tf = _lib.import_tensorflow()
+
+from ._lib import block_cols, lib_path, ops  # noqa: E402
 
 __all__ = ["potrs", "potri", "syevd", "getrs", "gels", "block_columns", "configure_cpu_devices",
            "shard_columns", "gather_columns", "lib_path", "ops"]
