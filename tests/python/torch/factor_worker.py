@@ -67,7 +67,8 @@ def _batched(pg, rank, nranks, gen):
 
 def _refusals(pg, rank, nranks, gen):
     """Blocks that are not one matrix's: every rank raises ValueError naming
-    A, and the group still works afterwards."""
+    A; polar's side="left" and devices= refused with group=, and a
+    backward; the group still works afterwards."""
     A = fc.mat(gen, 6, 2 * nranks, torch.float64)
     c0, k = mt.block_columns(A.shape[1], nranks, rank)
     rows = A[:5 if rank == 1 else 6, c0:c0 + k]  # rank 1 passes 5 rows, the others 6
@@ -86,7 +87,14 @@ def _refusals(pg, rank, nranks, gen):
             assert list(kw)[0] in str(e), str(e)
         else:
             raise AssertionError(f"polar {kw} accepted with group=")
-    fc.check_svdvals(A, mt.linalg.svdvals(A[:, c0:c0 + k], group=pg))
+    x = A[:, c0:c0 + k].clone().requires_grad_()
+    try:
+        mt.linalg.svdvals(x, group=pg).sum().backward()
+    except NotImplementedError as e:
+        assert "group=" in str(e), str(e)
+    else:
+        raise AssertionError("a backward with group= ran")
+    fc.check_svdvals(A, mt.linalg.svdvals(A[:, c0:c0 + k], group=pg))  # the group still works
 
 
 def factors(rank, nranks, tmp, seed, pg):
