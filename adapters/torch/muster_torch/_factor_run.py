@@ -65,10 +65,14 @@ def _factor_group(routine, flags, A, group, tile, provider, timeout) -> dict:
     name, rank, nranks = _dist.resolve(group, timeout)
     m, n = _whole_shape(routine, _dist.block_shapes(A.shape, group, timeout))
     rule = outputs(routine, flags, m, n)
-    c0 = _runtime.block_cols(_lib.runtime(), n, nranks, rank)[0]
-    me = _rank(A, c0, m, max(rule["b_cols"], 1), rule["w_count"], pool=name)
     req = _solve.Request(routine, [A], name, rank, nranks, int(tile or 0), str(provider or ""),
                          float(timeout or 0.0))
+    try:  # a failure here (memory) would leave the peers waiting: tell them, as _solve.run
+        c0 = _runtime.block_cols(_lib.runtime(), n, nranks, rank)[0]
+        me = _rank(A, c0, m, max(rule["b_cols"], 1), rule["w_count"], pool=name)
+    except Exception as e:
+        _solve._abort_peers(req, e)
+        raise
     _solve._call(req, _args(routine, A.dtype, n, max(rule["b_cols"], 1), tile, flags, provider), [me])
     return _read(rule, [me], A.device, m, n)
 

@@ -7,7 +7,7 @@ import os
 import pytest
 
 import factor_worker
-from test_torch_dist import results, start
+from test_torch_dist import assert_case, results, start
 
 
 @pytest.fixture(scope="module", params=(2, 3), ids=lambda r: f"{r}procs")
@@ -20,9 +20,4 @@ def factored(request, tmp_path_factory):
 
 @pytest.mark.parametrize("case", factor_worker.CASES)
 def test_factors(factored, case):
-    nranks, seed, res = factored
-    for r in range(nranks):
-        assert res[r] is not None, f"rank {r} wrote no result"
-        assert "setup" not in res[r], res[r]["setup"]
-    bad = [f"rank {r} of {nranks}:\n{res[r][case]}" for r in range(nranks) if res[r][case] != "ok"]
-    assert not bad, f"seed {seed}, " + "\n".join(bad)
+    assert_case(*factored, case)

@@ -135,3 +135,16 @@ def test_vmap_and_batches(gen, dt):
             fc.check_svdvals(flat[i], sv[i])
             fc.check_polar(flat[i], up[i], p[i])
             fc.check_polar(flat[i], upb[j], pb[j], "left")
+
+
+def test_grad_through_vmap(gen):
+    """torch.autograd through vmap's results equals torch.linalg's gradient."""
+    a = torch.stack([mat(gen, 5, 3, torch.float64) for _ in range(3)])
+    for mine, theirs in ((lambda x: torch.func.vmap(lambda y: mt.linalg.svdvals(y))(x).pow(3).sum(),
+                          lambda x: torch.linalg.svdvals(x).pow(3).sum()),
+                         (lambda x: torch.func.vmap(lambda y: tuple(mt.linalg.qr(y)))(x)[0].abs().sum(),
+                          lambda x: torch.linalg.qr(x).Q.abs().sum())):
+        x1, x2 = a.clone().requires_grad_(), a.clone().requires_grad_()
+        g1, = torch.autograd.grad(mine(x1), x1)
+        g2, = torch.autograd.grad(theirs(x2), x2)
+        assert rel(g1, g2) < tol(torch.float64, 5, 3, 64)
