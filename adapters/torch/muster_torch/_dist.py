@@ -113,3 +113,18 @@ def total_columns(width: int, group, timeout: float | None = None) -> int:
     _wait(dist.all_reduce(box, group=group, async_op=True), group, timeout,
           "the column count of gels's A")
     return int(box.item())
+
+
+def block_shapes(shape, group, timeout: float | None = None) -> list[tuple[int, int]]:
+    """Every rank's (rows, columns) of its block, in rank order: an
+    all_gather over process group `group`, waiting at most the call's
+    timeout as group_name's broadcast.  For the factorizations, whose A
+    may be wide or tall: every rank learns n and can tell, before the
+    rendezvous, whether the ranks' blocks make one matrix (all ranks see
+    the same list, so all refuse alike)."""
+    dev = f"cuda:{torch.cuda.current_device()}" if dist.get_backend(group) == "nccl" else "cpu"
+    mine = torch.tensor([int(shape[0]), int(shape[1])], dtype=torch.int64, device=dev)
+    parts = [torch.empty_like(mine) for _ in range(dist.get_world_size(group))]
+    _wait(dist.all_gather(parts, mine, group=group, async_op=True), group, timeout,
+          "the block shapes of the factorization's A")
+    return [tuple(int(v) for v in p.cpu().tolist()) for p in parts]

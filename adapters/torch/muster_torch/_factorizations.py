@@ -8,7 +8,14 @@ dA for fixed factors, so its adjoint applied to the output gradients is
 torch.autograd.grad of that linear map: torch's own adjoint of the same
 formulas, with no second factorization.  polar's goes through the SVD's.
 Like torch, the full (complete) forms of a non-square A and mode="r" have
-no backward.
+no backward; with group= none has one yet.
+
+group= (a process group): A is this rank's column block (the runtime's
+block layout) and the call is collective; the factor the runtime leaves in
+A's place (muster_routine_outputs' a_holds: Q or U of a tall A, R or V^H of
+a wide one, U_p) comes back as this rank's column block of it, the others
+whole on every rank (_factor_run.factor).  Batches and torch.func.vmap:
+one muster call per matrix (_each, _loop_rule).
 """
 import torch
 
@@ -72,16 +79,37 @@ def _adjoint(jvp, a, grads):
         return torch.autograd.grad([o for o, _ in pairs], da, [g for _, g in pairs], allow_unused=True)[0]
 
 
+def _loop_rule(apply):
+    """A Function's torch.func.vmap rule: one muster call per batch element
+    (under group= each is a collective: every rank must vmap over the same
+    batch size, as for the ops' rules in _vmap.py), stacked on dimension 0."""
+    def rule(info, in_dims, a, *rest):
+        d = in_dims[0]
+        outs = [apply(a if d is None else a.select(d, i), *rest) for i in range(info.batch_size)]
+        return tuple(torch.stack(o) for o in zip(*outs)), (0,) * len(outs[0])
+    return staticmethod(rule)
+
+
+def _no_group_backward(ctx, what):
+    if ctx.opts.get("group") is not None:
+        raise NotImplementedError(f"muster_torch.linalg.{what}: no backward with group= yet (each rank "
+                                  "holds a block of A; the rule needs the whole factors): use devices=")
+
+
 class _QR(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, a, full, opts):
+    def forward(a, full, opts):
         got = factor("geqrf", FULL_MATRICES if full else 0, a, **opts)
-        ctx.full = full
-        ctx.save_for_backward(a, got["Q"], got["R"])
         return got["Q"], got["R"]
 
     @staticmethod
+    def setup_context(ctx, inputs, output):
+        a, ctx.full, ctx.opts = inputs
+        ctx.save_for_backward(a, *output)
+
+    @staticmethod
     def backward(ctx, gq, gr):
+        _no_group_backward(ctx, "qr")
         a, q, r = ctx.saved_tensors
         m, n = a.shape
         if ctx.full and m > n:
@@ -89,19 +117,25 @@ class _QR(torch.autograd.Function):
                                       "(torch has none either); use mode='reduced'")
         return _adjoint(lambda da: _qr_jvp(q, r, a, da), a, (gq, gr)), None, None
 
+    vmap = _loop_rule(lambda a, full, opts: _QR.apply(a, full, opts))
+
 
 class _SVD(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, a, flags, opts):
+    def forward(a, flags, opts):
         got = factor("gesvd", flags, a, **opts)
-        ctx.flags, ctx.opts = flags, opts
-        ctx.save_for_backward(a)
         if flags & NO_VECTORS:
             return (got["S"],)
         return got["U"], got["S"], got["VH"]
 
     @staticmethod
+    def setup_context(ctx, inputs, output):
+        a, ctx.flags, ctx.opts = inputs
+        ctx.save_for_backward(a)
+
+    @staticmethod
     def backward(ctx, *grads):
+        _no_group_backward(ctx, "svd")
         a, = ctx.saved_tensors
         m, n = a.shape
         if ctx.flags & FULL_MATRICES and m != n:
@@ -112,9 +146,34 @@ class _SVD(torch.autograd.Function):
             return _adjoint(lambda da: (_svd_jvp(u, s, vh, da)[1],), a, grads), None, None
         return _adjoint(lambda da: _svd_jvp(u, s, vh, da), a, grads), None, None
 
+    vmap = _loop_rule(lambda a, flags, opts: _SVD.apply(a, flags, opts))
 
-def _opts(devices, tile, provider, timeout):
-    return {"devices": devices, "tile": tile, "provider": provider, "timeout": timeout}
+
+class _Polar(torch.autograd.Function):
+    """polar without derivative (polar() goes through _SVD when A requires
+    grad): a Function for its vmap rule."""
+    @staticmethod
+    def forward(a, opts):
+        got = factor("polar", 0, a, **opts)
+        return got["UP"], got["H"]
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.opts = inputs[1]
+
+    @staticmethod
+    def backward(ctx, gu, gh):
+        _no_group_backward(ctx, "polar")  # without group=, polar() differentiates through _SVD
+        raise NotImplementedError("muster_torch.linalg.polar: no backward of this path")
+
+    vmap = _loop_rule(lambda a, opts: _Polar.apply(a, opts))
+
+
+def _opts(what, devices, group, tile, provider, timeout):
+    if devices is not None and group is not None:
+        raise ValueError(f"muster_torch.linalg.{what}: devices= splits a whole A in this process, group= "
+                         "takes this rank's block of A: pass one of them")
+    return {"devices": devices, "group": group, "tile": tile, "provider": provider, "timeout": timeout}
 
 
 def _each(fn, A):
@@ -125,59 +184,66 @@ def _each(fn, A):
     return tuple(torch.stack(o).reshape(A.shape[:-2] + o[0].shape) for o in zip(*outs))
 
 
-def _check(what, A):
+def _check(what, A, group=None):
     if not isinstance(A, torch.Tensor) or A.dim() < 2:
         raise ValueError(f"muster_torch.linalg.{what}: A must be a tensor of shape (*, m, n), got "
                          f"{getattr(A, 'shape', type(A).__name__)}")
     if A.dtype not in (torch.float32, torch.float64, torch.complex64, torch.complex128):
         raise TypeError(f"muster_torch.linalg.{what}: dtype {A.dtype} not supported (float32, float64, "
                         "complex64, complex128)")
-    if A.numel() == 0:
+    if A.numel() == 0 and (group is None or A.shape[-2] == 0):  # a rank's block may have no column
         raise ValueError(f"muster_torch.linalg.{what}: A is empty, shape {tuple(A.shape)}")
 
 
-def qr(A, mode="reduced", *, devices=None, tile=None, provider=None, timeout=None):
+def qr(A, mode="reduced", *, devices=None, group=None, tile=None, provider=None, timeout=None):
     """torch.linalg.qr (geqrf): (Q, R) as torch.return_types.linalg_qr.
     mode "reduced" (Q m x k, R k x n), "complete" (Q m x m, R m x n) or
-    "r" (Q empty, as torch)."""
-    _check("qr", A)
+    "r" (Q empty, as torch).  group=: A is this rank's column block, and
+    so is the result the runtime leaves in A's place (module docstring)."""
+    _check("qr", A, group)
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"muster_torch.linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
-    opts = _opts(devices, tile, provider, timeout)
+    opts = _opts("qr", devices, group, tile, provider, timeout)
     q, r = _each(lambda a: _QR.apply(a, mode == "complete", opts), A)
     if mode == "r":
         q = torch.empty(0, dtype=A.dtype, device=A.device)
     return torch.return_types.linalg_qr((q, r))
 
 
-def svd(A, full_matrices=True, *, driver=None, devices=None, tile=None, provider=None, timeout=None):
+def svd(A, full_matrices=True, *, driver=None, devices=None, group=None, tile=None, provider=None, timeout=None):
     """torch.linalg.svd (gesvd): (U, S, Vh) as torch.return_types.linalg_svd;
-    driver must be None or "gesvd" (muster's is gesvd's QR iteration)."""
-    _check("svd", A)
+    driver must be None or "gesvd" (muster's is gesvd's QR iteration).
+    group=: as qr's (U of a tall A, Vh of a wide one come back as this
+    rank's column block; full_matrices=True: all whole)."""
+    _check("svd", A, group)
     _driver("svd", driver)
     flags = FULL_MATRICES if full_matrices else 0
-    opts = _opts(devices, tile, provider, timeout)
+    opts = _opts("svd", devices, group, tile, provider, timeout)
     return torch.return_types.linalg_svd(_each(lambda a: _SVD.apply(a, flags, opts), A))
 
 
-def svdvals(A, *, driver=None, devices=None, tile=None, provider=None, timeout=None):
+def svdvals(A, *, driver=None, devices=None, group=None, tile=None, provider=None, timeout=None):
     """torch.linalg.svdvals (gesvd without vectors): S, descending."""
-    _check("svdvals", A)
+    _check("svdvals", A, group)
     _driver("svdvals", driver)
-    opts = _opts(devices, tile, provider, timeout)
+    opts = _opts("svdvals", devices, group, tile, provider, timeout)
     return _each(lambda a: _SVD.apply(a, NO_VECTORS, opts), A)[0]
 
 
-def polar(A, side="right", *, devices=None, tile=None, provider=None, timeout=None):
+def polar(A, side="right", *, devices=None, group=None, tile=None, provider=None, timeout=None):
     """The polar decomposition (torch has none; scipy.linalg.polar's
     signature and (u, p) result): side "right", A = u p (p n x n), or
     "left", A = p u (p m x m); u has orthonormal columns (rows when m < n),
     p is Hermitian positive semidefinite.  From muster's polar; backward
-    through the thin SVD's rule (distinct singular values)."""
-    _check("polar", A)
+    through the thin SVD's rule (distinct singular values).  group=: u
+    comes back as this rank's column block, p whole; side="right" only."""
+    _check("polar", A, group)
     if side not in ("right", "left"):
         raise ValueError(f"muster_torch.linalg.polar: side must be 'right' or 'left', got {side!r}")
-    opts = _opts(devices, tile, provider, timeout)
+    if side == "left" and group is not None:
+        raise ValueError("muster_torch.linalg.polar: side='left' factors A^H, whose column blocks are "
+                         "not the ranks' blocks of A: no group= form; use side='right'")
+    opts = _opts("polar", devices, group, tile, provider, timeout)
 
     def one(a):
         if side == "left":
@@ -186,9 +252,8 @@ def polar(A, side="right", *, devices=None, tile=None, provider=None, timeout=No
         return one_right(a)
 
     def one_right(a):
-        if not torch.is_grad_enabled() or not a.requires_grad:
-            got = factor("polar", 0, a.detach(), **opts)
-            return got["UP"], got["H"]
+        if group is not None or not torch.is_grad_enabled() or not a.requires_grad:
+            return _Polar.apply(a if group is not None else a.detach(), opts)
         u, s, vh = _SVD.apply(a, 0, opts)  # differentiable: through the SVD
         h = vh.mH @ (s[:, None].to(vh.dtype) * vh)
         return u @ vh, (h + h.mH) / 2

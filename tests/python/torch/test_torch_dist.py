@@ -76,7 +76,11 @@ CASES = [f"{op}.{str(d)[6:]}" for d in tu.DTYPES
 
 @pytest.mark.parametrize("case", CASES + ["dtensor", "grad", "two_groups", "vmap"])
 def test_processes(solved, case):
-    nranks, seed, res = solved
+    assert_case(*solved, case)
+
+
+def assert_case(nranks, seed, res, case):
+    """Every worker set up and passed `case` (the workers' results: results())."""
     for r in range(nranks):
         assert res[r] is not None, f"rank {r} wrote no result"
         assert "setup" not in res[r], res[r]["setup"]

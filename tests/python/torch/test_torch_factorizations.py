@@ -3,50 +3,22 @@
 wide and square inputs in every dtype (backward errors and orthogonality
 under 30 max(m, n) eps, as docs/factorizations.md's checks; singular values
 and the unique factors against torch's, scaled by the condition number),
-gradcheck of the backward rules, a batch, and the Python statement of
-muster_routine_outputs against the C function."""
-import ctypes
+gradcheck of the backward rules, 3-D batches and torch.func.vmap against
+torch.linalg per element, and the Python statement of
+muster_routine_outputs against the C function.  group=:
+test_torch_factor_dist.py."""
 import os
-import pathlib
 
 import pytest
 import torch
 
+import factor_checks as fc
 import muster_torch as mt
+from factor_checks import mat, rel, tol
 from muster_torch import _factor_run
 
 DTYPES = [torch.float32, torch.float64, torch.complex64, torch.complex128]
 SHAPES = [(6, 4), (4, 6), (5, 5)]  # tall, wide, square; over 4 ranks: short blocks
-C128 = torch.complex128
-
-
-def eps(dt):
-    return torch.finfo(dt).eps
-
-
-def mat(gen, m, n, dt):
-    """m x n with distinct singular values in [0.5, 2] (condition 4)."""
-    def unitary(k):
-        g = torch.randn(k, k, dtype=C128 if dt.is_complex else torch.float64, generator=gen)
-        return torch.linalg.qr(g).Q
-    k = min(m, n)
-    s = torch.linspace(2.0, 0.5, k, dtype=torch.float64) * (1 + 0.05 * torch.rand(k, generator=gen, dtype=torch.float64))
-    return ((unitary(m)[:, :k] * s.to(unitary(1).dtype)) @ unitary(n)[:k, :]).to(dt)
-
-
-def tol(dt, m, n, cond=1.0):
-    return 30 * max(m, n) * eps(dt) * cond
-
-
-def rel(x, ref):
-    x, ref = x.to(C128), ref.to(C128)
-    return float(torch.linalg.norm(x - ref) / torch.linalg.norm(ref))
-
-
-def orth_err(q):
-    q = q.to(C128)
-    g = q.mH @ q if q.shape[0] >= q.shape[1] else q @ q.mH
-    return float((g - torch.eye(g.shape[0], dtype=C128)).abs().max())
 
 
 @pytest.fixture
@@ -64,31 +36,18 @@ CASES = [(4, dt) for dt in DTYPES] + [(2, torch.float32), (2, torch.complex128)]
 @pytest.mark.parametrize("ranks,dt", CASES, ids=[f"{r}ranks-{str(d)[6:]}" for r, d in CASES])
 def test_factorizations(gen, ranks, dt):
     for m, n in SHAPES:
-        a, k = mat(gen, m, n, dt), min(m, n)
-        for mode, qs, rs in (("reduced", (m, k), (k, n)), ("complete", (m, m), (m, n))):
+        a = mat(gen, m, n, dt)
+        for mode in ("reduced", "complete"):
             out = mt.linalg.qr(a, mode, devices=ranks)
             assert isinstance(out, torch.return_types.linalg_qr)
-            q, r = out
-            assert q.shape == qs and r.shape == rs and q.dtype == r.dtype == dt
-            assert rel(q @ r, a) < tol(dt, m, n) and orth_err(q) < tol(dt, m, n)
-            assert torch.all(torch.tril(r, -1) == 0)
-            assert rel(r.abs(), torch.linalg.qr(a.to(C128), mode).R.abs()) < tol(dt, m, n, 4)
-        ref = torch.linalg.svdvals(a.to(C128))
-        for full, us, vs in ((True, (m, m), (n, n)), (False, (m, k), (k, n))):
+            fc.check_qr(a, *out, mode)
+        for full in (True, False):
             out = mt.linalg.svd(a, full, devices=ranks)
             assert isinstance(out, torch.return_types.linalg_svd)
-            u, s, vh = out
-            assert u.shape == us and vh.shape == vs and s.shape == (k,) and u.dtype == dt
-            assert s.dtype == (torch.float32 if dt in (torch.float32, torch.complex64) else torch.float64)
-            assert rel((u[:, :k] * s.to(dt)) @ vh[:k], a) < tol(dt, m, n)
-            assert orth_err(u) < tol(dt, m, n) and orth_err(vh) < tol(dt, m, n)
-            assert float((s.to(torch.float64) - ref.to(torch.float64)).abs().max()) < tol(dt, m, n) * float(ref[0])
-        assert rel(mt.linalg.svdvals(a, devices=ranks), ref) < tol(dt, m, n)
+            fc.check_svd(a, *out, full)
+        fc.check_svdvals(a, mt.linalg.svdvals(a, devices=ranks))
         for side in ("right", "left"):
-            u, p = mt.linalg.polar(a, side, devices=ranks)
-            prod = u @ p if side == "right" else p @ u
-            assert rel(prod, a) < tol(dt, m, n) and orth_err(u) < tol(dt, m, n)
-            assert float((p - p.mH).abs().max()) < tol(dt, m, n)
+            fc.check_polar(a, *mt.linalg.polar(a, side, devices=ranks), side)
 
 
 def _grad_fns():
@@ -150,3 +109,42 @@ def test_outputs_rule_is_the_runtimes():
         "a_holds": "UP", "parts": [("H", 4, 4, 0)], "b_cols": 4, "w_count": 0}
     with pytest.raises(ValueError, match="muster_routine_outputs"):
         _factor_run.outputs("polar", _factor_run.FULL_MATRICES, 4, 4)
+
+
+@pytest.mark.parametrize("dt", [torch.float64, torch.complex64], ids=["float64", "complex64"])
+def test_vmap_and_batches(gen, dt):
+    """torch.func.vmap and (2, 3, m, n) batches of each function, every
+    element checked against torch.linalg (one muster call per element)."""
+    for m, n in ((5, 3), (3, 5)):
+        a = torch.stack([mat(gen, m, n, dt) for _ in range(6)]).reshape(2, 3, m, n)
+        flat = a.reshape(6, m, n)
+        q, r = torch.func.vmap(lambda x: tuple(mt.linalg.qr(x, devices=2)))(flat)
+        qb, rb = mt.linalg.qr(a, "complete", devices=2)
+        u, s, vh = torch.func.vmap(lambda x: tuple(mt.linalg.svd(x, full_matrices=False)))(flat)
+        ub, sb, vhb = mt.linalg.svd(a, devices=2)
+        sv = torch.func.vmap(lambda x: mt.linalg.svdvals(x, devices=2))(flat)
+        up, p = torch.func.vmap(lambda x: mt.linalg.polar(x, devices=2))(flat)
+        upb, pb = mt.linalg.polar(a, "left")
+        assert qb.shape == (2, 3, m, m) and sb.shape == (2, 3, min(m, n)) and pb.shape == (2, 3, m, m)
+        for i in range(6):
+            j = (i // 3, i % 3)
+            fc.check_qr(flat[i], q[i], r[i], "reduced")
+            fc.check_qr(flat[i], qb[j], rb[j], "complete")
+            fc.check_svd(flat[i], u[i], s[i], vh[i], False)
+            fc.check_svd(flat[i], ub[j], sb[j], vhb[j], True)
+            fc.check_svdvals(flat[i], sv[i])
+            fc.check_polar(flat[i], up[i], p[i])
+            fc.check_polar(flat[i], upb[j], pb[j], "left")
+
+
+def test_grad_through_vmap(gen):
+    """torch.autograd through vmap's results equals torch.linalg's gradient."""
+    a = torch.stack([mat(gen, 5, 3, torch.float64) for _ in range(3)])
+    for mine, theirs in ((lambda x: torch.func.vmap(lambda y: mt.linalg.svdvals(y))(x).pow(3).sum(),
+                          lambda x: torch.linalg.svdvals(x).pow(3).sum()),
+                         (lambda x: torch.func.vmap(lambda y: tuple(mt.linalg.qr(y)))(x)[0].abs().sum(),
+                          lambda x: torch.linalg.qr(x).Q.abs().sum())):
+        x1, x2 = a.clone().requires_grad_(), a.clone().requires_grad_()
+        g1, = torch.autograd.grad(mine(x1), x1)
+        g2, = torch.autograd.grad(theirs(x2), x2)
+        assert rel(g1, g2) < tol(torch.float64, 5, 3, 64)

@@ -11,6 +11,7 @@ Scenarios:
            the parent to SIGKILL a rank; record the exception and its time
   missing  every rank but the last calls potrs; the last never does
   missing_first  the same, the last not even drawing the group's name
+  factors  qr, svd, svdvals and polar with group= (factor_worker.py)
 """
 import json
 import os
@@ -278,8 +279,13 @@ def _missing_first(rank, nranks, tmp, seed, pg):
     return _missing(rank, nranks, tmp, seed, pg, first=True)
 
 
+def _factors(rank, nranks, tmp, seed, pg):
+    import factor_worker
+    return factor_worker.factors(rank, nranks, tmp, seed, pg)
+
+
 SCENARIOS = {"solves": _solves, "wait": _wait, "missing": _missing,
-             "missing_first": _missing_first}
+             "missing_first": _missing_first, "factors": _factors}
 
 
 def main(rank, nranks, tmp, scenario, seed, env):
