@@ -14,8 +14,9 @@
 #       syevd on CPU and on 2 GPUs' tensors, muster_jax's potrs and syevd on
 #       a mesh of 2 GPUs, each checked by its residual;
 #   (c) with --hide-toolkit (root; a private mount namespace, so the machine
-#       is untouched): (a)'s providers and solve again with an empty tmpfs
-#       over /usr/local/cuda, as on a machine with only the driver.
+#       is untouched): (a)'s providers and solve, and (b)'s muster_torch and
+#       muster_jax checks, again with an empty tmpfs over /usr/local/cuda, as
+#       on a machine with only the driver.
 # Prints one "ok"/"FAILED" line per check and "N passed, M failed"; exits 1
 # on any failure.
 set -uo pipefail
@@ -63,7 +64,7 @@ solve_check "(a)"
 
 echo "== (b) the packages on the PYTHONPATH of the python that has torch"
 "$PY" -m pip install -q --no-deps --no-index --target "$tmp/b" "$dist"/muster_runtime-*.whl "$dist"/muster_torch-*.whl "$dist"/muster_jax-*.whl
-PYTHONPATH="$tmp/b" "$PY" - <<'PYEOF'
+cat > "$tmp/b.py" <<'PYEOF'
 import sys, torch, muster_torch as mt
 print("muster_torch", mt.__version__, mt.lib_dir())
 bad = 0
@@ -108,6 +109,7 @@ maps = open("/proc/self/maps").read().split("\n")
 print(sorted({l.split()[-1] for l in maps if ("libcusolver" in l or "libcudart" in l or "muster_runtime" in l) and ".so" in l}))
 sys.exit(1 if bad else 0)
 PYEOF
+PYTHONPATH="$tmp/b" "$PY" "$tmp/b.py"
 check "(b) muster_torch and muster_jax on CPU and CUDA arrays" $?
 if [ "$hide" = 1 ]; then
   echo "== (c) (a) with /usr/local/cuda hidden (a tmpfs over it, in a private mount namespace)"
@@ -120,6 +122,9 @@ if [ "$hide" = 1 ]; then
   cut -c1-200 "$tmp/c2.txt"
   grep -q '"ok":true' "$tmp/c2.txt" && grep -q '"mem":"cuda"' "$tmp/c2.txt"
   check "(c) toolkit hidden: muster solve potrs on 2 GPUs" $?
+  unshare -m bash -c 'mount -t tmpfs tmpfs /usr/local/cuda && PYTHONPATH="$0/b" "$1" "$0/b.py"' "$tmp" "$PY" 2>&1 |
+    sed 's/^\(ok\|FAILED\): (b)/\1: (c) toolkit hidden:/'
+  check "(c) toolkit hidden: muster_torch and muster_jax potrs and syevd on CPU and 2 GPUs" "${PIPESTATUS[0]}"
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
