@@ -13,7 +13,8 @@ static const struct {
   int (*fn)(int, char **);
   const char *usage;
 } cmds[] = {
-    /* usage: a printf format of %1$s the routines ("a|b"), %2$s the dtypes */
+    /* usage: a printf format of %1$s the routines ("a|b"), %2$s the dtypes,
+     * %3$s the routines bench times (not the factorizations: cmd_bench.c) */
     {"solve", cmd_solve,
      "solve ROUTINE --n N [--m M] --ranks R --mode threads|processes --dtype %2$s\n"
      "        [--tile T] [--nrhs K] [--provider NAME] [--devices LIST] [--seed S] [--logdet]\n"
@@ -25,7 +26,7 @@ static const struct {
      "        the same with each MPI rank one participant, on any node (collective providers)"},
     {"providers", cmd_providers, "providers [--json]\n        list providers found, their routines, dtypes, availability"},
     {"bench", cmd_bench,
-     "bench [--routine %1$s] [--m M] [--help]\n"
+     "bench [--routine %3$s] [--m M] [--help]\n"
      "        benchmarks against LAPACKE (see `muster bench --help`)\n"
      "  bench --calibrate --provider NAME --routine R [--n LIST] [--ranks LIST] --out FILE\n"
      "        measure NAME's cost table for the engine choice (docs/choice.md)"},
@@ -35,13 +36,14 @@ static const struct {
 };
 
 static void usage(FILE *f) {
-  char routines[OPT_NAMES_CAP], dtypes[OPT_NAMES_CAP];
+  char routines[OPT_NAMES_CAP], dtypes[OPT_NAMES_CAP], benched[OPT_NAMES_CAP];
   opt_routine_names(routines, sizeof routines, "|", 0);
+  opt_routine_names(benched, sizeof benched, "|", MUSTER_TAKES_O);
   opt_dtype_names(dtypes, sizeof dtypes, "|");
   fprintf(f, "usage: muster SUBCOMMAND [options]   (muster %s)\n\nsubcommands:\n", muster_version());
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
     fputs("  ", f);
-    fprintf(f, cmds[i].usage, routines, dtypes);
+    fprintf(f, cmds[i].usage, routines, dtypes, benched);
     fputc('\n', f);
   }
   fputs("  options take their value as --opt V or --opt=V; -- ends the options\n", f);
