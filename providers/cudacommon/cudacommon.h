@@ -252,6 +252,43 @@ CUC_HIDDEN int cuc_leader_import(pthread_mutex_t *mu, cuc_ipc_cache_t *ipc, cons
                                  int64_t peer_pid, const void *blob, size_t len, muster_shard_t *shard, char *errbuf,
                                  size_t errlen);
 CUC_HIDDEN void cuc_leader_forget(pthread_mutex_t *mu, cuc_ipc_cache_t *ipc, int64_t peer_pid);
+/* The six hooks every leader GPU provider (cusolvermg, cusolverdn, tiled)
+ * has around the bodies above, written once: it states only what differs,
+ *   CUC_LEADER_HOOKS(my_ctx_t, "name", my_cache_free)
+ * and names them in its struct (.probe = probe, .init = init, .fini = fini,
+ * .local_export = local_export, .leader_import = leader_import,
+ * .forget_peer = forget_peer).  CTX: its context type, with members
+ * `pthread_mutex_t mu` and `cuc_ipc_cache_t ipc`; WHO: its name, the
+ * messages' prefix; FREE_CACHE: void FREE_CACHE(CTX *), what the context
+ * caches (handles, streams, buffers), freed by fini under the mutex after
+ * the IPC mappings.  probe is fork-safe: it never initializes CUDA in a
+ * process that may fork ranks later (cuc_probe). */
+#define CUC_LEADER_HOOKS(CTX, WHO, FREE_CACHE)                                                                   \
+  static int probe(char *why, size_t whylen) { return cuc_probe(NULL, why, whylen); }                           \
+  static int init(void **out, char *err, size_t errlen) {                                                       \
+    return cuc_leader_init(sizeof(CTX), offsetof(CTX, mu), WHO, out, err, errlen);                              \
+  }                                                                                                             \
+  static void cuc_free_cache_hook(void *c) { FREE_CACHE((CTX *)c); }                                            \
+  static void fini(void *vc) {                                                                                  \
+    CTX *c = vc;                                                                                                \
+    if (c) cuc_leader_fini(&c->mu, &c->ipc, cuc_free_cache_hook, c);                                            \
+  }                                                                                                             \
+  static int local_export(void *vc, const muster_shard_t *mine, int process_mode, void *blob, size_t cap,        \
+                          size_t *len, char *errbuf, size_t errlen) {                                           \
+    (void)vc;                                                                                                   \
+    cuc_err_t err = {errbuf, errlen, WHO};                                                                      \
+    return cuc_local_export(mine, process_mode, blob, cap, len, &err);                                          \
+  }                                                                                                             \
+  static int leader_import(void *vc, int rank, int64_t peer_pid, const void *blob, size_t len,                  \
+                           muster_shard_t *shard, char *errbuf, size_t errlen) {                                \
+    CTX *c = vc;                                                                                                \
+    return cuc_leader_import(&c->mu, &c->ipc, WHO, rank, peer_pid, blob, len, shard, errbuf, errlen);          \
+  }                                                                                                             \
+  static void forget_peer(void *vc, int64_t peer_pid) {                                                         \
+    CTX *c = vc;                                                                                                \
+    cuc_leader_forget(&c->mu, &c->ipc, peer_pid);                                                               \
+  }
+
 /* cuc_peer_enable for every ordered pair of the n devices ids. */
 CUC_HIDDEN int cuc_peer_enable_all(cuc_peers_t *p, int n, const int *ids, cuc_err_t *E);
 /* cudaDeviceSynchronize on each of the n devices ids. */

@@ -65,22 +65,9 @@
   (MUSTER_ROUTINE_BITS(POTRS, POTRI, SYEVD, GETRS, GELS, GEQRF, GESVD, POLAR) | MUSTER_CAP_LOGDET)
 #define DESCRIPTION "cusolverDn on one GPU fed by every rank (threads: peer copies; processes: CUDA IPC)"
 
-/* Fork-safe: never initializes CUDA in a process that may fork ranks later
- * (cudacommon's cuc_probe). */
-static int probe(char *why, size_t whylen) { return cuc_probe(NULL, why, whylen); }
-
-/* ---- context ------------------------------------------------------------------ */
-
-static int init(void **out, char *err, size_t errlen) {
-  return cuc_leader_init(sizeof(dn_ctx_t), offsetof(dn_ctx_t, mu), DN_NAME, out, err, errlen);
-}
-
-static void free_cache(void *c) { dn_cache_free(c); }
-
-static void fini(void *vc) {
-  dn_ctx_t *c = vc;
-  if (c) cuc_leader_fini(&c->mu, &c->ipc, free_cache, c);
-}
+/* probe, init, fini and the every-participant hooks (local_export,
+ * leader_import, forget_peer): cudacommon's, around this context */
+CUC_LEADER_HOOKS(dn_ctx_t, DN_NAME, dn_cache_free)
 
 /* The block layout needs no tile (blocks move whole): the block width, the
  * tile that is always valid.  A cyclic layout comes with the caller's. */
@@ -120,25 +107,6 @@ out:
   pthread_mutex_unlock(&c->mu);
   cuc_device_restore(saved);
   return rc;
-}
-
-/* ---- every participant ---------------------------------------------------------------- */
-
-static int local_export(void *vc, const muster_shard_t *mine, int process_mode, void *blob, size_t cap,
-                        size_t *len, char *errbuf, size_t errlen) {
-  cuc_err_t err = DN_ERR(errbuf, errlen);
-  return cuc_local_export(mine, process_mode, blob, cap, len, &err);
-}
-
-static int leader_import(void *vc, int rank, int64_t peer_pid, const void *blob, size_t len, muster_shard_t *shard,
-                         char *errbuf, size_t errlen) {
-  dn_ctx_t *c = vc;
-  return cuc_leader_import(&c->mu, &c->ipc, DN_NAME, rank, peer_pid, blob, len, shard, errbuf, errlen);
-}
-
-static void forget_peer(void *vc, int64_t peer_pid) {
-  dn_ctx_t *c = vc;
-  cuc_leader_forget(&c->mu, &c->ipc, peer_pid);
 }
 
 /* Counters for tests: fills up to cap of them (DN_STAT_* order: handles,

@@ -37,18 +37,9 @@
 
 #define ROUTINES (MUSTER_ROUTINE_BITS(POTRS) | MUSTER_CAP_LOGDET)
 
-static int probe(char *why, size_t whylen) { return cuc_probe(NULL, why, whylen); }
-
-static int init(void **out, char *err, size_t errlen) {
-  return cuc_leader_init(sizeof(tl_ctx_t), offsetof(tl_ctx_t, mu), TL_NAME, out, err, errlen);
-}
-
-static void free_cache(void *c) { tl_cache_free(c); }
-
-static void fini(void *vc) {
-  tl_ctx_t *c = vc;
-  if (c) cuc_leader_fini(&c->mu, &c->ipc, free_cache, c);
-}
+/* probe, init, fini and the every-participant hooks (local_export,
+ * leader_import, forget_peer): cudacommon's, around this context */
+CUC_LEADER_HOOKS(tl_ctx_t, TL_NAME, tl_cache_free)
 
 static double now_s(void) {
   struct timespec ts;
@@ -122,24 +113,6 @@ static int solve(void *vc, const muster_provider_call_t *call) {
   free(j);
   cuc_device_restore(saved);
   return rc;
-}
-
-static int local_export(void *vc, const muster_shard_t *mine, int process_mode, void *blob, size_t cap, size_t *len,
-                        char *errbuf, size_t errlen) {
-  (void)vc;
-  cuc_err_t err = TL_ERR(errbuf, errlen);
-  return cuc_local_export(mine, process_mode, blob, cap, len, &err);
-}
-
-static int leader_import(void *vc, int rank, int64_t peer_pid, const void *blob, size_t len, muster_shard_t *shard,
-                         char *errbuf, size_t errlen) {
-  tl_ctx_t *c = vc;
-  return cuc_leader_import(&c->mu, &c->ipc, TL_NAME, rank, peer_pid, blob, len, shard, errbuf, errlen);
-}
-
-static void forget_peer(void *vc, int64_t peer_pid) {
-  tl_ctx_t *c = vc;
-  cuc_leader_forget(&c->mu, &c->ipc, peer_pid);
 }
 
 __attribute__((visibility("default"))) const muster_provider_v2_t muster_provider_v2 = {
