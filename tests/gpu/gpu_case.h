@@ -7,7 +7,8 @@
  * counters around the second solve, and a rank SIGKILLed mid-solve.
  * Every case runs in a child process (CUDA is never initialized in the
  * parent, so process-mode cases can fork their ranks).  gpu_case.c runs
- * the solves; gpu_proc.c the kills and the processes around them.
+ * the solves; gpu_rank.c makes, fills and checks a rank's shard;
+ * gpu_proc.c the kills and the processes around them.
  */
 #ifndef MUSTER_GPU_CASE_H
 #define MUSTER_GPU_CASE_H
