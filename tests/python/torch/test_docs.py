@@ -1,4 +1,4 @@
-"""The ```python examples of docs/torch.md, each run in a fresh process on the
+"""The ```python examples of docs/torch.md and docs/torch-linalg.md, each run in a fresh process on the
 CPU (a block whose first line is "# torchrun ARGS" under torchrun with those
 arguments), checked against the results the page prints in comments.  The
 ```py-gpu blocks are for tests/gpu/run-torch-tests.sh (blocks("py-gpu"))."""
@@ -12,12 +12,12 @@ import sys
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
-DOC = REPO / "docs" / "torch.md"
+DOCS = [REPO / "docs" / "torch.md", REPO / "docs" / "torch-linalg.md"]
 
 
 def blocks(lang="python"):
-    """The code of the page's ```LANG blocks, in order."""
-    return re.findall(r"```%s\n(.*?)```" % re.escape(lang), DOC.read_text(), flags=re.S)
+    """The code of the pages' ```LANG blocks, in order."""
+    return [b for doc in DOCS for b in re.findall(r"```%s\n(.*?)```" % re.escape(lang), doc.read_text(), flags=re.S)]
 
 
 def expected_prints(code):
