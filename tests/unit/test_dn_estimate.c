@@ -3,7 +3,6 @@
  * needed): its memory rule for every routine, its time model against the
  * provider's own times on one H200, and the choice it leads to against
  * cusolvermg's table on two GPUs. */
-#include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
 
@@ -14,13 +13,9 @@
 #include "test_dn_util.h"
 
 TEST_IMPL(dn_provider_estimate_memory) {
-  const muster_provider_v2_t *v;
-  void *h;
-  v = tp_provider_v2("cusolverdn", MUSTER_PROVIDER_LEADER, &h);
-  if (!h) return 0;
-  void *ctx = NULL;
-  char err[256];
-  ASSERT_OK(v->init(&ctx, err, sizeof err));
+  void *h, *ctx;
+  const muster_provider_v2_t *v = dn_open(&h, &ctx);
+  if (!v) return 0;
   query_t x;
   muster_provider_estimate_t est;
   const double n65 = 65536.0 * 65536.0 * 8.0; /* the f64 matrix at n = 65536: 34.4 GB */
@@ -138,8 +133,7 @@ TEST_IMPL(dn_provider_estimate_memory) {
   x.q.nrhs = 0;
   ASSERT_EQ(v->estimate(ctx, &x.q, &est), MUSTER_EUNSUPPORTED);
   ASSERT_STR_CONTAINS(est.note, "malformed");
-  v->fini(ctx);
-  dlclose(h);
+  dn_close(v, h, ctx);
   return 0;
 }
 
@@ -148,13 +142,9 @@ TEST_IMPL(dn_provider_estimate_memory) {
  * gives A up (MUSTER_NO_FACTOR), and gels's m, absent from the query, is
  * taken as n. */
 TEST_IMPL(dn_provider_estimate_general) {
-  const muster_provider_v2_t *v;
-  void *h;
-  v = tp_provider_v2("cusolverdn", MUSTER_PROVIDER_LEADER, &h);
-  if (!h) return 0;
-  void *ctx = NULL;
-  char err[256];
-  ASSERT_OK(v->init(&ctx, err, sizeof err));
+  void *h, *ctx;
+  const muster_provider_v2_t *v = dn_open(&h, &ctx);
+  if (!v) return 0;
   query_t x;
   muster_provider_estimate_t est;
   const uint64_t n = 32768, mat = n * n * 8;
@@ -194,8 +184,7 @@ TEST_IMPL(dn_provider_estimate_general) {
   x.q.flags = MUSTER_LOGDET;
   ASSERT_EQ(v->estimate(ctx, &x.q, &est), MUSTER_EUNSUPPORTED);
   ASSERT_STR_CONTAINS(est.note, "MUSTER_LOGDET is for potrs only");
-  v->fini(ctx);
-  dlclose(h);
+  dn_close(v, h, ctx);
   return 0;
 }
 
@@ -211,13 +200,9 @@ static double seconds(const muster_provider_v2_t *v, void *ctx, muster_routine_t
 }
 
 TEST_IMPL(dn_provider_estimate_model) {
-  const muster_provider_v2_t *v;
-  void *h;
-  v = tp_provider_v2("cusolverdn", MUSTER_PROVIDER_LEADER, &h);
-  if (!h) return 0;
-  void *ctx = NULL;
-  char err[256];
-  ASSERT_OK(v->init(&ctx, err, sizeof err));
+  void *h, *ctx;
+  const muster_provider_v2_t *v = dn_open(&h, &ctx);
+  if (!v) return 0;
   /* the engine part reproduces the raw cusolverDn f64 times it was fitted
    * to (one rank on the target: nothing moves), within 15% */
   static const struct {
@@ -286,8 +271,7 @@ TEST_IMPL(dn_provider_estimate_model) {
   /* values only is cheaper than vectors (and nothing goes back) */
   ASSERT(seconds(v, ctx, MUSTER_SYEVD, MUSTER_F64, 8192, 2, dn_dev01, MUSTER_NO_VECTORS) <
          seconds(v, ctx, MUSTER_SYEVD, MUSTER_F64, 8192, 2, dn_dev01, 0));
-  v->fini(ctx);
-  dlclose(h);
+  dn_close(v, h, ctx);
   return 0;
 }
 
@@ -301,13 +285,9 @@ TEST_IMPL(dn_provider_estimate_model) {
 #define MODEL_TOL 1.35
 #define SMALL_TOL 1.75
 TEST_IMPL(dn_provider_model_matches_h200) {
-  const muster_provider_v2_t *v;
-  void *h;
-  v = tp_provider_v2("cusolverdn", MUSTER_PROVIDER_LEADER, &h);
-  if (!h) return 0;
-  void *ctx = NULL;
-  char err[256];
-  ASSERT_OK(v->init(&ctx, err, sizeof err));
+  void *h, *ctx;
+  const muster_provider_v2_t *v = dn_open(&h, &ctx);
+  if (!v) return 0;
   muster__cost_t *t = NULL;
   char why[256], table[PATH_MAX];
   test_data_path(table, sizeof table, "providers/cusolverdn/measured-h200.cost");
@@ -326,8 +306,7 @@ TEST_IMPL(dn_provider_model_matches_h200) {
     checked++;
   }
   muster__cost_free(t);
-  v->fini(ctx);
-  dlclose(h);
+  dn_close(v, h, ctx);
   ASSERT(checked >= 30);
   ASSERT_EQ(off, 0);
   return 0;
@@ -341,13 +320,10 @@ TEST_IMPL(dn_provider_model_matches_h200) {
  * potrs at 8192.  potrs at 16384 is a near tie once the gather is counted
  * (0.047 s against 0.045 s) and is not asserted either way. */
 TEST_IMPL(dn_vs_cmg_table_two_gpus) {
-  const muster_provider_v2_t *v;
-  void *h;
-  v = tp_provider_v2("cusolverdn", MUSTER_PROVIDER_LEADER, &h);
-  if (!h) return 0;
-  void *ctx = NULL;
-  char err[256], why[256], note[256], table[PATH_MAX];
-  ASSERT_OK(v->init(&ctx, err, sizeof err));
+  void *h, *ctx;
+  const muster_provider_v2_t *v = dn_open(&h, &ctx);
+  if (!v) return 0;
+  char why[256], note[256], table[PATH_MAX];
   muster__cost_t *t = NULL;
   test_data_path(table, sizeof table, "providers/cusolvermg/cusolvermg.cost");
   ASSERT_OK(muster__cost_read(table, &t, why, sizeof why));
@@ -367,7 +343,6 @@ TEST_IMPL(dn_vs_cmg_table_two_gpus) {
     ASSERT_EQ(mg < dn, want[i].mg_wins);
   }
   muster__cost_free(t);
-  v->fini(ctx);
-  dlclose(h);
+  dn_close(v, h, ctx);
   return 0;
 }

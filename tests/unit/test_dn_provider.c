@@ -100,13 +100,10 @@ static void expect(const muster_provider_v2_t *v, void *ctx, call_t *x, int code
 }
 
 TEST_IMPL(dn_provider_refuses_bad_calls) {
-  const muster_provider_v2_t *v;
-  void *h;
-  v = tp_provider_v2("cusolverdn", MUSTER_PROVIDER_LEADER, &h);
-  if (!h) return 0;
-  void *ctx = NULL;
+  void *h, *ctx;
+  const muster_provider_v2_t *v = dn_open(&h, &ctx);
+  if (!v) return 0;
   char err[256] = "";
-  ASSERT_OK(v->init(&ctx, err, sizeof err));
   call_t x;
   call_init(&x, MUSTER_POTRS, 2);
   x.s[1].mem = MUSTER_MEM_HOST;
@@ -199,8 +196,7 @@ TEST_IMPL(dn_provider_refuses_bad_calls) {
   ASSERT_EQ(v->local_export(ctx, &host, 1, err, sizeof err, &len, err, sizeof err), MUSTER_EUNSUPPORTED);
   ASSERT_EQ(len, 0);
   ASSERT_STR_CONTAINS(err, "cusolverdn: shard memory kind 1 is not CUDA device memory");
-  v->fini(ctx);
-  dlclose(h);
+  dn_close(v, h, ctx);
   return 0;
 }
 
@@ -216,13 +212,10 @@ static void factor_init(call_t *x, muster_routine_t rt, int R, int64_t m, int64_
  * yet calibrated) time, gesvd's values need no B; solve() checks the
  * flags each takes, B's width for the factors, ldb = m on every rank. */
 TEST_IMPL(dn_provider_factor_calls) {
-  const muster_provider_v2_t *v;
-  void *h;
-  v = tp_provider_v2("cusolverdn", MUSTER_PROVIDER_LEADER, &h);
-  if (!h) return 0;
-  void *ctx = NULL;
-  char err[256] = "", why[256];
-  ASSERT_OK(v->init(&ctx, err, sizeof err));
+  void *h, *ctx;
+  const muster_provider_v2_t *v = dn_open(&h, &ctx);
+  if (!v) return 0;
+  char why[256];
   query_t q;
   muster_provider_estimate_t est;
   const uint64_t n = 8192, mat = n * n * 8;
@@ -289,8 +282,7 @@ TEST_IMPL(dn_provider_factor_calls) {
     factor_init(&x, MUSTER_POLAR, 2, 4, 16); /* wide: H (8 x 8) needs 16 columns of 4 */
     expect(v, ctx, &x, MUSTER_ECUDA, "device 0: cudaSetDevice(dev) failed");
   }
-  v->fini(ctx);
-  dlclose(h);
+  dn_close(v, h, ctx);
   return 0;
 }
 

@@ -1,9 +1,26 @@
 /* tests/unit/test_dn_util.c - see test_dn_util.h. */
+#include <dlfcn.h>
 #include <string.h>
 
+#include "providers/tp_util.h"
+#include "task.h"
 #include "test_dn_util.h"
 
 const int dn_dev01[4] = {0, 1, 0, 1}, dn_dev00[4] = {0, 0, 0, 0};
+
+const muster_provider_v2_t *dn_open(void **h, void **ctx) {
+  char err[256];
+  const muster_provider_v2_t *v = tp_provider_v2("cusolverdn", MUSTER_PROVIDER_LEADER, h);
+  *ctx = NULL;
+  if (!v) return NULL;
+  ASSERT_OK(v->init(ctx, err, sizeof err));
+  return v;
+}
+
+void dn_close(const muster_provider_v2_t *v, void *h, void *ctx) {
+  v->fini(ctx);
+  dlclose(h);
+}
 
 void dn_query(query_t *x, muster_routine_t rt, muster_dtype_t t, int64_t n, int R, const int *devs,
              double free_gb) {
