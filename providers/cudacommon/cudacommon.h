@@ -255,9 +255,7 @@ CUC_HIDDEN void cuc_leader_forget(pthread_mutex_t *mu, cuc_ipc_cache_t *ipc, int
 /* The six hooks every leader GPU provider (cusolvermg, cusolverdn, tiled)
  * has around the bodies above, written once: it states only what differs,
  *   CUC_LEADER_HOOKS(my_ctx_t, "name", my_cache_free)
- * and names them in its struct (.probe = probe, .init = init, .fini = fini,
- * .local_export = local_export, .leader_import = leader_import,
- * .forget_peer = forget_peer).  CTX: its context type, with members
+ * and names them in its struct with CUC_LEADER_HOOK_FIELDS.  CTX: its context type, with members
  * `pthread_mutex_t mu` and `cuc_ipc_cache_t ipc`; WHO: its name, the
  * messages' prefix; FREE_CACHE: void FREE_CACHE(CTX *), what the context
  * caches (handles, streams, buffers), freed by fini under the mutex after
@@ -288,6 +286,11 @@ CUC_HIDDEN void cuc_leader_forget(pthread_mutex_t *mu, cuc_ipc_cache_t *ipc, int
     CTX *c = vc;                                                                                                \
     cuc_leader_forget(&c->mu, &c->ipc, peer_pid);                                                               \
   }
+
+/* The struct fields (v1 or v2) of the hooks CUC_LEADER_HOOKS defines. */
+#define CUC_LEADER_HOOK_FIELDS                                                                                  \
+  .probe = probe, .init = init, .fini = fini, .local_export = local_export, .leader_import = leader_import,     \
+  .forget_peer = forget_peer
 
 /* cuc_peer_enable for every ordered pair of the n devices ids. */
 CUC_HIDDEN int cuc_peer_enable_all(cuc_peers_t *p, int n, const int *ids, cuc_err_t *E);

@@ -121,9 +121,8 @@ __attribute__((visibility("default"))) int muster_cusolverdn_stats(uint64_t *out
 /* What both structs say, and the hooks both hand out. */
 #define DN_COMMON                                                                                   \
   .name = DN_NAME, .description = DESCRIPTION, .priority = 90, .routines = ALL_ROUTINES, .dtypes = MUSTER_ALL_DTYPES, \
-  .mem_kinds = 1u << MUSTER_MEM_CUDA, .max_shards = MUSTER_MAX_RANKS, .probe = probe, .init = init, .fini = fini, \
-  .choose_tile = choose_tile, .solve = solve, .local_export = local_export, .leader_import = leader_import,      \
-  .forget_peer = forget_peer
+  .mem_kinds = 1u << MUSTER_MEM_CUDA, .max_shards = MUSTER_MAX_RANKS, .choose_tile = choose_tile, .solve = solve, \
+  CUC_LEADER_HOOK_FIELDS
 
 __attribute__((visibility("default"))) const muster_provider_v2_t muster_provider_v2 = {
     .abi_version = MUSTER_PROVIDER_V2_ABI,

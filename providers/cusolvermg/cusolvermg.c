@@ -108,8 +108,7 @@ __attribute__((visibility("default"))) int muster_cusolvermg_stats(uint64_t *out
   .name = "cusolvermg",                                                                                     \
   .description = "cuSolverMg on 1-16 GPUs of one node (threads: device pointers; processes: CUDA IPC)",     \
   .priority = 100, .routines = ALL_ROUTINES, .dtypes = MUSTER_ALL_DTYPES, .mem_kinds = 1u << MUSTER_MEM_CUDA,      \
-  .max_shards = CMG_MAX_DEV, .probe = probe, .init = init, .fini = fini, .choose_tile = cmg_choose_tile,     \
-  .solve = solve, .local_export = local_export, .leader_import = leader_import, .forget_peer = forget_peer
+  .max_shards = CMG_MAX_DEV, .choose_tile = cmg_choose_tile, .solve = solve, CUC_LEADER_HOOK_FIELDS
 
 __attribute__((visibility("default"))) const muster_provider_v2_t muster_provider_v2 = {
     .abi_version = MUSTER_PROVIDER_V2_ABI,
