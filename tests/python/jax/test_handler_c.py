@@ -1,4 +1,4 @@
-"""The FFI handler driven by a fake XLA in C (tests/jax/handler_test.c):
+"""The FFI handler driven by a fake XLA in C (tests/jax/handler_test.c, its harness handler_fake.c):
 metadata, attribute decoding, collective solves from threads, an older XLA
 api without RunId_Get/DeviceOrdinal_Get, return_status, concurrent launches,
 a missing peer, and the cuda path with a stand-in libcuda.  The same binary is
