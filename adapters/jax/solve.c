@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "mjInt.h"
+#include "muster/clock.h"
 
 /* ---- what the last solve of rank 0 took (benchmarks read it) ---------------- */
 
@@ -22,12 +23,6 @@ static struct {
   char provider[32];
   uint64_t calls;
 } stats;
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void stats_record(const mj_call_t *c, double t, const muster_solve_result_t *res) {
   if (c->rank != 0) return;
@@ -126,9 +121,9 @@ static int run_solve(mj_call_t *c, const muster_shard_t *mine, muster_solve_resu
   muster_named_t who = {.group = name, .rank = c->rank, .nranks = c->at.nranks, .job = NULL,
                         .timeout_s = 0.0, .device = c->device};
   muster_solve_args_t args = solve_args(c);
-  double t0 = now_s();
+  double t0 = muster_clock_s();
   rc = muster_solve_named(&who, &args, mine, res);
-  if (rc == 0) stats_record(c, now_s() - t0, res);
+  if (rc == 0) stats_record(c, muster_clock_s() - t0, res);
   else
     mj_set_err(c, rc, "muster_jax %s rank %d/%d (device %d, group %s): %s", routine, c->rank,
                c->at.nranks, c->device, name, muster_last_error());

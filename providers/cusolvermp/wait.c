@@ -7,12 +7,7 @@
 #include <time.h>
 
 #include "mp.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "muster/clock.h"
 
 int mp_cancelled(mp_run_t *run, cuc_err_t *E) {
   if (!__atomic_load_n(&run->cancelled, __ATOMIC_ACQUIRE)) return 0;
@@ -27,8 +22,8 @@ int mp_wait(mp_ctx_t *c, mp_run_t *run, mp_comm_t *m, cuc_err_t *E) {
     if (st == cudaSuccess) break;
     if (st != cudaErrorNotReady) return cuc_cuda(E, m->device, "cudaStreamQuery", st);
     if (__atomic_load_n(&run->cancelled, __ATOMIC_ACQUIRE)) {
-      if (drain_from == 0) drain_from = now_s();
-      if (now_s() - drain_from > MP_DRAIN_S) {
+      if (drain_from == 0) drain_from = muster_clock_s();
+      if (muster_clock_s() - drain_from > MP_DRAIN_S) {
         int rc = mp_cancelled(run, E);
         cuc_err_append(E, " (the GPU's stream did not drain within %.0f s of the abort: its buffers are left)",
                        MP_DRAIN_S);

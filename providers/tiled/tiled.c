@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "tiled.h"
+#include "muster/clock.h"
 
 #define ROUTINES (MUSTER_ROUTINE_BITS(POTRS) | MUSTER_CAP_LOGDET)
 
@@ -41,17 +42,11 @@
  * leader_import, forget_peer): cudacommon's, around this context */
 CUC_LEADER_HOOKS(tl_ctx_t, TL_NAME, tl_cache_free)
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The end of a phase: with MUSTER_TILED_TIMING=1 every device is waited
  * for first, so the phase's time is its GPU time. */
 static int phase_end(tl_solve_t *j, int which, double *t) {
   int rc = j->timing ? tl_sync(j) : 0;
-  double t1 = now_s();
+  double t1 = muster_clock_s();
   tl_time_set(which, t1 - *t);
   *t = t1;
   return rc;
@@ -60,7 +55,7 @@ static int phase_end(tl_solve_t *j, int which, double *t) {
 static int run(tl_solve_t *j) {
   int rc = 0;
   cuc_err_t *E = j->E;
-  double t0 = now_s(), t = t0;
+  double t0 = muster_clock_s(), t = t0;
   char why[160];
   CUC_CHECK(tl_validate(j));
   CUC_CHECK(tl_options(j));
@@ -81,7 +76,7 @@ static int run(tl_solve_t *j) {
   if (!(j->a->flags & MUSTER_NO_FACTOR)) CUC_CHECK(tl_move_out(j));
   CUC_CHECK(tl_sync(j));
   CUC_CHECK(phase_end(j, TL_T_OUT, &t));
-  tl_time_set(TL_T_TOTAL, now_s() - t0);
+  tl_time_set(TL_T_TOTAL, muster_clock_s() - t0);
 out:
   return rc;
 }

@@ -3,12 +3,9 @@
  * clock.h).
  */
 #include "base/clock.h"
+#include "muster/clock.h"
 
-double muster__mono_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+double muster__mono_s(void) { return muster_clock_s(); }
 
 void muster__mono_deadline(struct timespec *until, double seconds) {
   clock_gettime(CLOCK_MONOTONIC, until);

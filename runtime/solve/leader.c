@@ -12,12 +12,7 @@
 #include "solve/leader.h"
 #include "muster/layout.h"
 #include "base/proc.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "muster/clock.h"
 
 void muster__leader_export(muster__provider_t *p, const muster_shard_t *mine, int process_mode,
                            muster__desc_t *d, void *blob) {
@@ -210,9 +205,9 @@ int muster__leader_run(muster__provider_t *p, const muster__desc_t *const *ds,
   call.errlen = sizeof err;
   out->tile = call.args.tile;
   snprintf(out->provider, sizeof out->provider, "%s", p->name);
-  double t0 = now_s();
+  double t0 = muster_clock_s();
   rc = p->v->solve(p->ctx, &call);
-  out->seconds = now_s() - t0;
+  out->seconds = muster_clock_s() - t0;
   muster__shard_unpin_all(&pins);
   out->info = info;
   err[sizeof err - 1] = '\0';

@@ -20,6 +20,7 @@
 
 #include "bench.h"
 #include "launch.h"
+#include "muster/clock.h"
 
 typedef int (*cuda_int_fn)(int);
 typedef int (*cuda_count_fn)(int *);
@@ -93,12 +94,6 @@ typedef struct gpu_run {
   char err[256];
 } gpu_run_t;
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int gpu_rank(int rank, int device, void *arg) {
   gpu_run_t *g = arg;
   const bench_problem_t *p = g->p;
@@ -118,10 +113,10 @@ static int gpu_rank(int rank, int device, void *arg) {
                       g->b[rank], p->n, g->w[rank], NULL};
   muster_solve_result_t res;
   rc = muster_group_barrier(grp);
-  double t0 = now_s();
+  double t0 = muster_clock_s();
   if (rc == 0) rc = muster_solve(grp, &args, &s, &res);
   if (rank == 0) {
-    g->t = now_s() - t0;
+    g->t = muster_clock_s() - t0;
     if (rc != 0) snprintf(g->err, sizeof g->err, "%s", muster_last_error());
   }
   muster_group_leave(grp);

@@ -16,12 +16,7 @@
 
 #include "bench.h"
 #include "solve_run.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "muster/clock.h"
 
 /* ---- LAPACKE directly ------------------------------------------------------ */
 
@@ -121,9 +116,9 @@ static int lapacke_run(const bench_problem_t *p, double *seconds, void *X, char 
   for (int rep = -p->warmup; rep < p->reps && rc == 0; rep++) {
     memcpy(a, p->A, (size_t)(m * n) * esz);
     if (takes_b) memcpy(b, p->B, (size_t)(m * nrhs) * esz);
-    double t0 = now_s();
+    double t0 = muster_clock_s();
     int info = lapacke_solve(p, &f, a, b, w, ipiv);
-    double dt = now_s() - t0;
+    double dt = muster_clock_s() - t0;
     if (rep >= 0) seconds[rep] = dt;
     if (info != 0) {
       snprintf(err, len, "LAPACKE info %d", info);

@@ -19,13 +19,7 @@
 #include "muster.h"
 #include "muster/parse.h"
 #include "muster/segment.h"
-
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "muster/clock.h"
 
 static int test_rank(const char *var, int *rank) {
   const char *v = getenv(var);
@@ -164,7 +158,7 @@ static int all_stopped(const struct ml_spec *sp, const pid_t *live, const double
  * stopped, or for ML_KILL_IDLE how long no other rank ran (idle_s). */
 static void kill_live(const struct ml_spec *sp, const pid_t *live, struct ml_fate *f,
                       const double *stop_t, int why, double idle_s) {
-  double now = now_s();
+  double now = muster_clock_s();
   for (int r = 0; r < sp->ranks; r++)
     if (live[r] > 0 && kill(live[r], SIGKILL) == 0) {
       f[r].killed = why;
@@ -191,7 +185,7 @@ static void reap_all(const struct ml_spec *sp, muster_launch_t *l, pid_t *live,
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) break; /* ECHILD: nothing left */
     if (w == 0) {
-      double now = now_s();
+      double now = muster_clock_s();
       if (deadline > 0 && now >= deadline) {
         kill_live(sp, live, f, stop_t, ML_KILL_GRACE, 0);
         killed = 1;
@@ -206,13 +200,13 @@ static void reap_all(const struct ml_spec *sp, muster_launch_t *l, pid_t *live,
     int r = rank_of(f, sp->ranks, w, live);
     if (r < 0) continue;
     if (WIFSTOPPED(st) || WIFCONTINUED(st)) {
-      stop_t[r] = WIFSTOPPED(st) ? (stop_t[r] > 0 ? stop_t[r] : now_s()) : 0;
+      stop_t[r] = WIFSTOPPED(st) ? (stop_t[r] > 0 ? stop_t[r] : muster_clock_s()) : 0;
     } else {
       live[r] = 0;
       left--;
       f[r].seq = ++seq;
       record(sp, l, r, st, &f[r]);
-      if (f[r].died && deadline == 0) deadline = now_s() + grace;
+      if (f[r].died && deadline == 0) deadline = muster_clock_s() + grace;
     }
     int stuck = all_stopped(sp, live, stop_t);
     if (stuck && deadline > 0 && !killed) { /* the run failed: nothing to wait for */
@@ -220,7 +214,7 @@ static void reap_all(const struct ml_spec *sp, muster_launch_t *l, pid_t *live,
       killed = 1;
     }
     if (!stuck || !isfinite(limit)) stuck_since = 0;
-    else if (stuck_since == 0) stuck_since = now_s();
+    else if (stuck_since == 0) stuck_since = muster_clock_s();
   }
 }
 

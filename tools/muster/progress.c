@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "progress.h"
+#include "muster/clock.h"
 
 typedef struct prog {
   char who[48];
@@ -21,16 +22,10 @@ static prog_t *P; /* NULL: no progress */
 static pthread_t watcher;
 static int watching;
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts); /* one clock for every process of the run */
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Write the current phase once, if it is due; from any process. */
 static void show(prog_t *p) {
   unsigned gen = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE), seen = __atomic_load_n(&p->shown, __ATOMIC_RELAXED);
-  double t = now_s() - p->t0;
+  double t = muster_clock_s() - p->t0;
   if (gen == seen || !gen || (p->mode == 0 && t < PROG_AFTER_S)) return;
   if (!__atomic_compare_exchange_n(&p->shown, &seen, gen, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return;
   static const char *const names[] = {"generating", "solving", "checking"};
@@ -77,7 +72,7 @@ int prog_start(const char *who, int mode) {
   memset(p, 0, sizeof *p);
   snprintf(p->who, sizeof p->who, "%s", who);
   p->mode = mode;
-  p->t0 = now_s();
+  p->t0 = muster_clock_s();
   P = p;
   watching = mode == 0 && pthread_create(&watcher, NULL, watch, p) == 0;
   return 0;

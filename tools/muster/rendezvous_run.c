@@ -28,7 +28,7 @@
 
 #include "launch.h"
 #include "rendezvous.h"
-
+#include "muster/clock.h"
 
 /* check-and-goto with one cleanup label, as in the runtime */
 #define RV_CHECK(call)                                                         \
@@ -40,12 +40,6 @@
 #define RV_GRACE_S 5.0        /* after a first failure, time the others get to
                                  notice it themselves before they are killed */
 #define RV_MAX_REPORTED 8     /* failure lines printed before summarising      */
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
 
@@ -194,19 +188,19 @@ static int muster_rank(const struct rv_config *c, struct rv_shared *s, int rank)
   int rc;
   RV_CHECK(muster_join(c, s, rank, &g));
   for (long i = 0; i < total; i++) {
-    double t0 = now_s();
+    double t0 = muster_clock_s();
     RV_CHECK(muster_round(c, s, g, rank, i));
-    if (rank == 0 && i >= c->warmup) s->round_s[i - c->warmup] = now_s() - t0;
+    if (rank == 0 && i >= c->warmup) s->round_s[i - c->warmup] = muster_clock_s() - t0;
   }
   RV_CHECK(muster_leave(s, rank, &g));
   /* The full collective cycle on a reused group: the join finds the cached
    * mapping, so this is what a solver call pays for its rendezvous. */
   for (long k = 0; k < c->cycles; k++) {
-    double t0 = now_s();
+    double t0 = muster_clock_s();
     RV_CHECK(muster_join(c, s, rank, &g));
     RV_CHECK(muster_round(c, s, g, rank, total + k));
     RV_CHECK(muster_leave(s, rank, &g));
-    if (rank == 0) s->cycle_s[k] = now_s() - t0;
+    if (rank == 0) s->cycle_s[k] = muster_clock_s() - t0;
   }
 out:
   if (g) {
@@ -223,7 +217,7 @@ static int pthread_rank(const struct rv_config *c, struct rv_shared *s, int rank
   char why[160];
   int failed = 0;
   for (long i = 0; i < total; i++) {
-    double t0 = now_s();
+    double t0 = muster_clock_s();
     unsigned char *slot = s->slots + (size_t)(i & 1) * (size_t)c->ranks * c->payload;
     payload_fill(slot + (size_t)rank * c->payload, c->payload, rank, i);
     if (c->corrupt_kind == RV_PTHREAD && rank == c->corrupt_rank && i == c->corrupt_round)
@@ -242,7 +236,7 @@ static int pthread_rank(const struct rv_config *c, struct rv_shared *s, int rank
         failed = 1;
       }
     }
-    if (rank == 0 && i >= c->warmup) s->round_s[i - c->warmup] = now_s() - t0;
+    if (rank == 0 && i >= c->warmup) s->round_s[i - c->warmup] = muster_clock_s() - t0;
   }
   return failed ? MUSTER_EMISMATCH : 0;
 }

@@ -9,12 +9,7 @@
 #include "choose.h"
 #include "muster/layout.h"
 #include "solve_mpi.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "muster/clock.h"
 
 static char last_msg[1024]; /* the CLI's one thread of MPI work */
 
@@ -205,11 +200,11 @@ static int solve_reps(sm_job_t *j, const sr_spec_t *spec, piece_t *p, const void
     char why[600] = "";
     int rc = piece_fill(spec, p, A, B, j->who, why, sizeof why); /* not timed */
     if ((rc = meet(j, rc, why)) < 0) return rc;
-    double t0 = now_s();
+    double t0 = muster_clock_s();
     rc = muster_solve_comm(j->comm, &args, &p->s, &out->res);
     if (rc < 0) return sm_err(rc, "%s", muster_last_error());
     if (i >= spec->warmup) {
-      out->seconds[i - spec->warmup] = now_s() - t0;
+      out->seconds[i - spec->warmup] = muster_clock_s() - t0;
       out->provider_seconds[i - spec->warmup] = out->res.seconds;
     }
   }

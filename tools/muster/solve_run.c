@@ -13,12 +13,7 @@
 #include "cuda_dl.h"
 #include "muster/layout.h"
 #include "solve_run.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "muster/clock.h"
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -233,11 +228,11 @@ static int rank_run(shared_t *sh, int rank, int device, int setup_rc) {
       goto out;
     }
     if (rank == 0 && s->on_rep) s->on_rep(rep + s->warmup + 1, s->warmup + s->reps);
-    double t0 = now_s();
+    double t0 = muster_clock_s();
     rc = muster_solve(g, &args, &shard, &o->res);
     muster_solve_reason(o->reason, sizeof o->reason);
     if (rep >= 0) {
-      o->seconds[rep] = now_s() - t0;
+      o->seconds[rep] = muster_clock_s() - t0;
       o->provider_seconds[rep] = o->res.seconds;
     }
     if (rc != 0) {
