@@ -1,10 +1,12 @@
 """Rules that have one home stay there: a second definition of the default
-tile, of the gels rank threshold (or getrs's singularity threshold) or of a
-provider's dtype mask in the product's C code fails here, naming the file
+tile, of the gels rank threshold (or getrs's singularity threshold), of a
+provider's dtype mask or of a monotonic clock in seconds in the product's C
+code fails here, naming the file
 and line.  Cheap (reads the sources); the pytest stage of tests/run-all.sh
 runs it.  The homes: muster_layout_default_tile (include/muster/layout.h),
 muster__rank_floor (providers/common/rank.h), muster__lu_floor
-(providers/common/singular.h), MUSTER_ALL_DTYPES (include/muster/types.h)."""
+(providers/common/singular.h), MUSTER_ALL_DTYPES (include/muster/types.h),
+muster_clock_s (include/muster/clock.h)."""
 import pathlib
 import re
 
@@ -74,6 +76,15 @@ def test_dtype_masks_are_generated():
     """No provider spells out the dtype list: MUSTER_ALL_DTYPES."""
     bad = offenders(r"1u?\s*<<\s*MUSTER_F32\)?\s*\|\s*\(?1u?\s*<<\s*MUSTER_F64", set())
     assert not bad, "a dtype mask written by hand:\n" + "\n".join(bad)
+
+
+def test_monotonic_seconds_have_one_home():
+    """Seconds as a double from CLOCK_MONOTONIC are muster_clock_s's
+    (include/muster/clock.h): no file writes its own now_s.  (The runtime's
+    deadlines and nanosecond stamps read the clock as timespecs.)"""
+    bad = offenders((r"clock_gettime\(CLOCK_MONOTONIC", r"1e-9|1\.0e-9|/\s*1e9"), {"include/muster/clock.h"},
+                    window=2)
+    assert not bad, "a second monotonic clock in seconds:\n" + "\n".join(bad)
 
 
 def test_the_scan_sees_code():
