@@ -113,8 +113,8 @@ static int run_op(tl_solve_t *j, const ts_op_t *op) {
   for (int w = 0; w < op->nwait; w++) CUC_CU(dev, cudaStreamWaitEvent(st, event(j, op->wait[w]), 0));
   switch (op->kind) {
   case TS_POTRF:
-    CUC_SO(dev, cusolverDnXpotrf(pan ? d->pdn : d->dn, d->params, CUBLAS_FILL_MODE_LOWER, wk, type, K + (size_t)k0 * esz, j->ld, type,
-                                 d->dws, d->dws_bytes, d->hws, d->hws_bytes, (int *)d->info + op->k));
+    CUC_SO(dev, cusolverDnXpotrf(pan ? d->pdn : d->dn, d->params, CUBLAS_FILL_MODE_LOWER, wk, type, K + (size_t)k0 * esz,
+                                 j->ld, type, d->dws, d->dws_bytes, d->hws, d->hws_bytes, (int *)d->info + op->k));
     break;
   case TS_TRSM: /* rows below: L_ik = A_ik L_kk^-H */
     TL_BL(dev, tl_trsm(blas, dt, CUBLAS_SIDE_RIGHT, tl_op_h(dt), j->n - k0 - wk, wk, K + (size_t)k0 * esz, j->ld,
