@@ -12,11 +12,12 @@
 #   --routine potrs --dtype f64 --n 32768,65536 --reps 3 --columns default
 #   with MUSTER_TILED_TIMING=1 for R GPUs x lookahead x priority
 #   (SWEEP_RS, SWEEP_LS, SWEEP_PRIOS, SWEEP_NS override "4 2", "1 2 3",
-#   "0 1", 32768,65536), each run under `timeout -k 5`; one line per
-#   variant and N:
+#   "0 1", 32768,65536; SWEEP_TILE=T sets MUSTER_TILED_TILE for every run),
+#   each run under `timeout -k 5`; one line per variant and N:
 #     sweep R=4 N=65536 L=2 prio=1: 0.6123 s 60.1% of peak (factor 0.5012 s)
 #   WRONG on that line means the residual check failed, FAILED that the
-#   run did not finish; a variant past the time budget is "skipped".
+#   run did not finish (or could not start: too few GPUs); a variant past
+#   the time budget is "skipped".
 # Neither argument: both, check first.  Exit status 0 when every case
 # passed and every variant ran with good residuals.
 set -u
@@ -54,13 +55,15 @@ summary() {
 }
 
 bench() {
+  [ -n "${SWEEP_TILE:-}" ] && echo "# sweep: MUSTER_TILED_TILE=$SWEEP_TILE"
   Rs="${SWEEP_RS:-4 2}" Ls="${SWEEP_LS:-1 2 3}" Ps="${SWEEP_PRIOS:-0 1}" Ns="${SWEEP_NS:-32768,65536}"
   ngpu=$(gpu_count)
   log=$(mktemp)
   tb=$(date +%s)
   for R in $Rs; do
     if [ "$R" -gt "$ngpu" ]; then
-      echo "sweep R=$R: skipped ($ngpu GPU(s) here)"
+      echo "sweep R=$R: FAILED, not run ($ngpu GPU(s) here)"
+      rc=1
       continue
     fi
     limit=$(( R >= 4 ? 40 : 55 )) # one invocation: start, fill, 4 solves of each N, residuals
@@ -71,6 +74,7 @@ bench() {
           continue
         fi
         ts=$(date +%s)
+        if [ -n "${SWEEP_TILE:-}" ]; then export MUSTER_TILED_TILE="$SWEEP_TILE"; fi
         MUSTER_TILED_TIMING=1 MUSTER_TILED_LOOKAHEAD=$L MUSTER_TILED_PRIORITY=$P \
           timeout -k 5 $limit "$here/muster-gpu-bench" --provider tiled --gpus "$R" --routine potrs --dtype f64 \
           --n "$Ns" --reps 3 --columns default >"$log" 2>&1
