@@ -82,7 +82,9 @@ bench() {
         summary "$R" "$L" "$P" "$log"
         if [ $st -ne 0 ] || grep -q WRONG "$log"; then
           rc=1
-          echo "sweep R=$R L=$L prio=$P: FAILED (exit $st); its log:"
+          why="exit $st"
+          [ $st -eq 124 ] || [ $st -eq 137 ] && why="timed out after $limit s"
+          echo "sweep R=$R L=$L prio=$P: FAILED ($why); its log:"
           tail -20 "$log" | sed 's/^/    /'
         fi
         echo "#   ($(( $(date +%s) - ts )) s)"
