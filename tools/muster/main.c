@@ -84,6 +84,8 @@ static void usage(FILE *f) {
           "                        (replaces its table), the relayout plan inplace|copy\n"
           "  MUSTER_TILED_TILE, MUSTER_TILED_TIMING  tiled, measurements: the engine's tile\n"
           "                        (replaces its rule), 1: phase times of GPU work (a sync each)\n"
+          "  MUSTER_TILED_LOOKAHEAD, MUSTER_TILED_PRIORITY  tiled, measurements: the lookahead\n"
+          "                        depth 1..4 (default 1), 1: the panel on a high-priority stream\n"
           "  MUSTER_LAUNCH_TEST_STOP  tests only: the rank (0..1023) whose process stops\n"
           "                        itself before it joins, in processes mode\n"
           "  MUSTER_LAUNCH_TEST_FORK_FAIL  tests only: the rank (0..1023) whose fork fails\n"
