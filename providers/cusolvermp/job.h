@@ -104,6 +104,14 @@ MP_HIDDEN int mp_gels_prepare(mp_job_t *j, size_t *dw, size_t *hw);
  * descriptor), workspace of Geqrf and Orgqr. */
 MP_HIDDEN int mp_geqrf_prepare(mp_job_t *j, size_t *dw, size_t *hw);
 MP_HIDDEN int mp_geqrf_run(mp_job_t *j);
+/* The QR both share (qr.c): cusolverMpGeqrf on j->A (m x n), tau into
+ * MP_BUF_TAU, waited for, its info checked (MUSTER_EPROVIDER).  0, or a
+ * code with E. */
+MP_HIDDEN int mp_qr_factor(mp_job_t *j);
+/* NaN/Inf in this rank's piece x (device, ld, rows x cols) of `what`:
+ * MUSTER_ENONFINITE naming the rank and the local place into j->deferred
+ * (unless one is there), for an agreement (general.c).  0, or a code. */
+MP_HIDDEN int mp_scan(mp_job_t *j, const void *x, int64_t ld, int64_t rows, int64_t cols, const char *what);
 /* NaN/Inf in X, the first n rows of this rank's b (general.c; the same X
  * on every rank): MUSTER_ENONFINITE into j->deferred, for the last
  * agreement.  0, or a code with E. */

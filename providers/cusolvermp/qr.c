@@ -65,17 +65,17 @@ out:
   return rc;
 }
 
-/* NaN/Inf in this rank's piece (device, ld) of what: into j->deferred (the
- * agreement that follows gives it to every rank). */
-static int scan(mp_job_t *j, const void *x, int64_t ld, int64_t rows, int64_t cols, const char *what) {
+int mp_qr_factor(mp_job_t *j) {
+  cuc_err_t *E = j->E;
+  int rc = 0, info = 0;
   mp_comm_t *m = j->m;
-  int64_t row = -1, col = -1;
-  int rc = cuc_first_nonfinite(m->device, j->a->dtype, x, ld, rows, cols, &m->buf[MP_BUF_SCAN], &m->have[MP_BUF_SCAN],
-                               m->stream, &row, &col, j->E);
-  if (rc == 0 && row >= 0 && !j->deferred)
-    j->deferred = cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in %s: rank %d holds one at its local row %lld, "
-                           "column %lld; nothing written", what, j->boot->rank, (long long)(row + 1),
-                           (long long)(col + 1));
+  CUC_SO(m->device, j->api->Geqrf(m->handle, j->shape.m, j->a->n, j->A, 1, 1, j->descA, m->buf[MP_BUF_TAU],
+                                  cuc_cuda_type(j->a->dtype), m->buf[MP_BUF_WORK], j->dwork, m->hwork, j->hwork,
+                                  m->buf[MP_BUF_INFO]));
+  CUC_CHECK(mp_wait(j->c, j->run, m, E));
+  CUC_CHECK(mp_job_info(j, &info));
+  if (info != 0) rc = cuc_fail(E, MUSTER_EPROVIDER, "cusolverMpGeqrf: info %d", info);
+out:
   return rc;
 }
 
@@ -116,29 +116,21 @@ out:
 
 int mp_geqrf_run(mp_job_t *j) {
   cuc_err_t *E = j->E;
-  int rc = 0, info = 0;
+  int rc = 0;
   mp_comm_t *m = j->m;
   const muster_dist_t *d = &j->call->dist;
   muster_outputs_t o;
   muster_routine_outputs(MUSTER_GEQRF, j->a->flags, j->shape.m, j->a->n, &o); /* check() took the flags */
   /* A's relayout (solve.c) may be in flight: drain it before agreeing */
   CUC_CHECK(mp_wait(j->c, j->run, m, E));
-  CUC_CHECK(scan(j, j->s->a, d->lld, mp_local_rows(&j->user, d->myrow), mp_local_cols(&j->user, d->mycol), "A"));
+  CUC_CHECK(mp_scan(j, j->s->a, d->lld, mp_local_rows(&j->user, d->myrow), mp_local_cols(&j->user, d->mycol), "A"));
   CUC_CHECK(mp_agree(j, j->deferred, "checking A for NaN/Inf", NULL, NULL));
   CUC_CU(m->device, cudaMemsetAsync(m->buf[MP_BUF_TAU], 0, m->have[MP_BUF_TAU], m->stream));
-  CUC_SO(m->device, j->api->Geqrf(m->handle, j->shape.m, j->a->n, j->A, 1, 1, j->descA, m->buf[MP_BUF_TAU],
-                                  cuc_cuda_type(j->a->dtype), m->buf[MP_BUF_WORK], j->dwork, m->hwork, j->hwork,
-                                  m->buf[MP_BUF_INFO]));
-  CUC_CHECK(mp_wait(j->c, j->run, m, E));
-  CUC_CHECK(mp_job_info(j, &info));
-  if (info != 0) {
-    rc = cuc_fail(E, MUSTER_EPROVIDER, "cusolverMpGeqrf: info %d", info);
-    goto out;
-  }
+  CUC_CHECK(mp_qr_factor(j));
   CUC_CHECK(form(j));
   /* every factor finite on every rank before anything is written */
-  CUC_CHECK(scan(j, j->A, j->lld, j->lr, j->lc, "the computed factor in A's place"));
-  CUC_CHECK(scan(j, m->buf[MP_BUF_Q], j->fld, j->fr, j->fc, "the computed factor for B"));
+  CUC_CHECK(mp_scan(j, j->A, j->lld, j->lr, j->lc, "the computed factor in A's place"));
+  CUC_CHECK(mp_scan(j, m->buf[MP_BUF_Q], j->fld, j->fr, j->fc, "the computed factor for B"));
   CUC_CHECK(mp_agree(j, j->deferred, "checking the factors for NaN/Inf", NULL, NULL));
   CUC_CHECK(mp_job_move(j, 0, j->A));
   CUC_CHECK(mp_wait(j->c, j->run, m, E)); /* the move's index lists are in MP_BUF_IDX, which mp_replicate refills */
