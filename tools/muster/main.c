@@ -79,6 +79,8 @@ static void usage(FILE *f) {
           "                        rhs per potrs call (n|all), relayout scratch, NCCL mode (0|1), force\n"
           "                        the relayout, turn it off (docs/providers.md#cusolvermp); every\n"
           "                        provider variable malformed or empty: the solve fails naming it\n"
+          "  MUSTER_MP_QR_GRIDS    cusolvermp, tests of a release: 1 runs gels and geqrf on more than\n"
+          "                        one process where its QR was not yet seen right there (0|1)\n"
           "  MUSTER_SCALAPACK_GRID scalapack: the process grid PxQ, P*Q = ranks (default: most square)\n"
           "  MUSTER_CMG_TILE, MUSTER_CMG_RELAYOUT  cusolvermg, measurements and tests: the tile\n"
           "                        (replaces its table), the relayout plan inplace|copy\n"
