@@ -1,5 +1,6 @@
 /* The cusolvermp provider's host-side logic (no GPU needed): relayout
- * plans, grid/tile/panel rules and the memory rule (test_mp_plan.c), the
+ * plans, grid/tile/panel rules, the memory rule and geqrf's pieces and
+ * refusals (test_mp_plan.c), the
  * release table, version parsing and the library search (test_mp_version.c),
  * the provider loaded with dlopen: probe, estimate, argument checks, the
  * library choice over stand-in libraries (test_mp_provider.c).
@@ -17,6 +18,7 @@ TEST_ENTRY(mp_version_parse, 10)
 TEST_ENTRY(mp_version_compat_table, 10)
 TEST_ENTRY(mp_version_search_order, 20)
 TEST_ENTRY(mp_plan_gels_on_grids, 10)
+TEST_ENTRY(mp_plan_geqrf, 10)
 TEST_ENTRY(mp_provider_refusals, 60)
 TEST_ENTRY(mp_provider_loads_and_estimates, 60)
 TEST_ENTRY(mp_provider_disabled, 30)

@@ -2,8 +2,8 @@
  * providers/cusolvermp/cusolvermp.c - the collective provider on NVIDIA's
  * cuSOLVERMp: every rank (one process per GPU, any number of nodes) calls
  * collective_solve with its piece of A; potrs (with log det A on request),
- * getrs, gels and syevd for f32, f64, c64, c128 on a 2-D block-cyclic grid over
- * NCCL.  NCCL and cuSOLVERMp (and
+ * getrs, gels, geqrf and syevd for f32, f64, c64, c128 on a 2-D
+ * block-cyclic grid over NCCL.  NCCL and cuSOLVERMp (and
  * cuBLASMp for 0.9) are loaded with dlopen from where the user has them
  * (libs.h); nothing links them.  This file holds the hooks and the struct;
  * mp.h lists the other parts.
@@ -91,7 +91,7 @@ __attribute__((visibility("default"))) const muster_provider_v2_t muster_provide
     .name = MP_NAME,
     .description = DESCRIPTION,
     .priority = 70,
-    .routines = MUSTER_ROUTINE_BITS(POTRS, SYEVD, GETRS, GELS) | MUSTER_CAP_LOGDET,
+    .routines = MUSTER_ROUTINE_BITS(POTRS, SYEVD, GETRS, GELS, GEQRF) | MUSTER_CAP_LOGDET,
     .dtypes = MUSTER_ALL_DTYPES,
     .mem_kinds = 1u << MUSTER_MEM_CUDA,
     .spans = MUSTER_SPAN_THREADS | MUSTER_SPAN_PROCESSES | MUSTER_SPAN_NODES,

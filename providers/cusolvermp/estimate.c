@@ -1,8 +1,9 @@
 /* providers/cusolvermp/estimate.c - estimate(): can this call run here?
  * The libraries, one GPU per rank, and the memory rule (plan.h: mp_need)
- * against each rank's free bytes (gels: the query carries no m, its rows,
- * so the rule counts m = n, a lower bound).  No time model yet (seconds < 0: the cost
- * table, else the priority, decides). */
+ * against each rank's free bytes (gels, geqrf: the query carries no m,
+ * their rows, so the rule counts m = n; for a tall A a lower bound).  No
+ * time model yet (seconds < 0: the cost table, else the priority, decides:
+ * where cusolverdn can run a call its model wins, docs/choice.md). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,9 +18,7 @@ int mp_estimate(void *ctx, const muster_provider_query_t *q, muster_provider_est
   est->seconds = -1;
   const mp_libs_t *L = mp_libs_get();
   if (L->rc < 0) return NOPE(L->rc, "%s", L->brief);
-  if (q->routine != MUSTER_POTRS && q->routine != MUSTER_SYEVD && q->routine != MUSTER_GETRS &&
-      q->routine != MUSTER_GELS)
-    return NOPE(MUSTER_EUNSUPPORTED, "potrs, syevd, getrs, gels only");
+  if (!mp_runs(q->routine)) return NOPE(MUSTER_EUNSUPPORTED, "potrs, syevd, getrs, gels, geqrf only");
   char why[200];
   int rc = 0;
   if (q->nranks > 1 && q->span == MUSTER_SPAN_THREADS)
@@ -31,7 +30,7 @@ int mp_estimate(void *ctx, const muster_provider_query_t *q, muster_provider_est
   mp_shape_t s;
   rc = mp_shape_of(&a, q->nranks, NULL, &s, why, sizeof why);
   if (rc < 0) return NOPE(rc, "%.110s", why);
-  if ((rc = mp_refused(L->rel, q->routine, s.nprow, s.npcol, why, sizeof why)) < 0) return NOPE(rc, "%.119s", why);
+  if ((rc = mp_refused(L->rel, q->routine, s.nprow, s.npcol, s.qr_forced, why, sizeof why)) < 0) return NOPE(rc, "%.119s", why);
   mp_layout_t solver = mp_layout_solver(q->n, q->n, s.tile, s.nprow, s.npcol);
   for (int r = 0; r < q->nranks; r++) {
     muster_dist_t d = q->layout == MUSTER_LAYOUT_CYCLIC && q->tile > 0

@@ -56,21 +56,9 @@ out:
  * this rank's failure in j->deferred. */
 static int scan_inputs(mp_job_t *j) {
   const muster_dist_t *d = &j->call->dist;
-  mp_comm_t *m = j->m;
-  int64_t row = -1, col = -1;
-  int rc = cuc_first_nonfinite(m->device, j->a->dtype, j->s->a, d->lld, mp_local_rows(&j->user, d->myrow),
-                               mp_local_cols(&j->user, d->mycol), &m->buf[MP_BUF_SCAN], &m->have[MP_BUF_SCAN],
-                               m->stream, &row, &col, j->E);
-  if (rc == 0 && row >= 0)
-    j->deferred = cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in A: rank %d holds one at row %lld of its local "
-                           "column %lld", j->boot->rank, (long long)(row + 1), (long long)(col + 1));
-  if (rc == 0 && !j->deferred)
-    rc = cuc_first_nonfinite(m->device, j->a->dtype, j->s->b, j->s->ldb, j->shape.m, j->a->nrhs,
-                             &m->buf[MP_BUF_SCAN], &m->have[MP_BUF_SCAN], m->stream, &row, &col, j->E);
-  if (rc == 0 && !j->deferred && row >= 0)
-    j->deferred = cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in B at row %lld, column %lld", (long long)(row + 1),
-                           (long long)(col + 1));
-  return rc;
+  int rc = mp_scan(j, j->s->a, d->lld, mp_local_rows(&j->user, d->myrow), mp_local_cols(&j->user, d->mycol), "A");
+  /* B: every rank's own full copy (its local rows and columns are B's) */
+  return rc == 0 && !j->deferred ? mp_scan(j, j->s->b, j->s->ldb, j->shape.m, j->a->nrhs, "B") : rc;
 }
 
 /* R's diagonal against the rank rule, agreed by every rank (all of them
@@ -141,22 +129,14 @@ out:
 
 int mp_gels_run(mp_job_t *j) {
   cuc_err_t *E = j->E;
-  int rc = 0, info = 0;
+  int rc = 0;
   int64_t agreed = 0;
   mp_comm_t *m = j->m;
   /* A's relayout (solve.c) may be in flight: drain it before agreeing */
   CUC_CHECK(mp_wait(j->c, j->run, m, E));
   CUC_CHECK(scan_inputs(j));
   CUC_CHECK(mp_agree(j, j->deferred, "checking A and B for NaN/Inf", NULL, NULL));
-  CUC_SO(m->device, j->api->Geqrf(m->handle, j->shape.m, j->a->n, j->A, 1, 1, j->descA, m->buf[MP_BUF_TAU],
-                                  cuc_cuda_type(j->a->dtype), m->buf[MP_BUF_WORK], j->dwork, m->hwork, j->hwork,
-                                  m->buf[MP_BUF_INFO]));
-  CUC_CHECK(mp_wait(j->c, j->run, m, E));
-  CUC_CHECK(mp_job_info(j, &info));
-  if (info != 0) {
-    rc = cuc_fail(E, MUSTER_EPROVIDER, "cusolverMpGeqrf: info %d", info);
-    goto out;
-  }
+  CUC_CHECK(mp_qr_factor(j));
   CUC_CHECK(check_rank(j, &agreed));
   if (agreed != 0) { /* rank deficient: B untouched, info on every rank */
     *j->call->info = agreed;

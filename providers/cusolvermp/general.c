@@ -123,6 +123,18 @@ static int check_u(mp_job_t *j, const double *scale, int64_t limit) {
   return rc;
 }
 
+int mp_scan(mp_job_t *j, const void *x, int64_t ld, int64_t rows, int64_t cols, const char *what) {
+  mp_comm_t *m = j->m;
+  int64_t row = -1, col = -1;
+  int rc = cuc_first_nonfinite(m->device, j->a->dtype, x, ld, rows, cols, &m->buf[MP_BUF_SCAN], &m->have[MP_BUF_SCAN],
+                               m->stream, &row, &col, j->E);
+  if (rc == 0 && row >= 0 && !j->deferred)
+    j->deferred = cuc_fail(j->E, MUSTER_ENONFINITE, "NaN/Inf in %s: rank %d holds one at its local row %lld, "
+                           "column %lld; nothing written", what, j->boot->rank, (long long)(row + 1),
+                           (long long)(col + 1));
+  return rc;
+}
+
 int mp_check_x(mp_job_t *j) {
   cuc_err_t *E = j->E;
   int64_t n = j->a->n, nrhs = j->a->nrhs, k;

@@ -1,6 +1,7 @@
 /*
  * providers/cusolvermp/job.h - one collective call while it runs (solve.c
- * drives it, routines.c holds potrs and syevd).
+ * drives it, routines.c holds potrs and syevd, general.c getrs, gels.c
+ * gels, qr.c geqrf).
  */
 #ifndef MUSTER_MP_JOB_H
 #define MUSTER_MP_JOB_H
@@ -56,6 +57,8 @@ typedef struct mp_job {
   int diag_zero;
   double rmax;         /* gels: the largest |R(i,i)| on this rank, then
                           (after an agreement) over every rank            */
+  int64_t fr, fc, fld; /* geqrf: B's factor's local piece in MP_BUF_Q
+                          (mp_qr_piece): rows, columns, leading dimension */
 } mp_job_t;
 
 /* The solve on B shared by potrs and getrs (routines.c): B in panels of
@@ -71,6 +74,14 @@ MP_HIDDEN int mp_solve_b(mp_job_t *j, mp_solve_panel_fn solve, const char *what)
  * are ordered on the stream, not waited for.  0, or a code with E. */
 MP_HIDDEN int mp_b_in(mp_job_t *j, int64_t j0, int64_t w);
 MP_HIDDEN int mp_x_out(mp_job_t *j, int64_t j0, int64_t w);
+/* Every rank's copy of a rows x cols matrix the solver's layout spreads
+ * (the job's tile and grid, like A: global (i, j) on grid (i / tile % P,
+ * j / tile % Q)): this rank's local piece at `piece` (ld), scattered into
+ * dst (rows x cols, packed, device memory: zeroed first) and summed over
+ * the ranks by one NCCL allreduce (each entry has one owner).  rows <=
+ * the job's m (the piece's local rows are the first of A's).  Ordered on
+ * the stream, not waited for (routines.c). */
+MP_HIDDEN int mp_replicate(mp_job_t *j, const void *piece, int64_t ld, int64_t rows, int64_t cols, void *dst);
 /* A descriptor of an m x n matrix on the job's grid and tile (routines.c). */
 MP_HIDDEN int mp_desc(mp_job_t *j, mp_solverDesc_t *d, int64_t m, int64_t n, int64_t lld);
 
@@ -89,6 +100,18 @@ MP_HIDDEN int mp_getrs_run(mp_job_t *j);
  * made them, one panel of all nrhs), tau, workspace of geqrf, ormqr and
  * the triangular solve. */
 MP_HIDDEN int mp_gels_prepare(mp_job_t *j, size_t *dw, size_t *hw);
+/* geqrf (qr.c), the same contract: tau, B's factor's piece (and Q's
+ * descriptor), workspace of Geqrf and Orgqr. */
+MP_HIDDEN int mp_geqrf_prepare(mp_job_t *j, size_t *dw, size_t *hw);
+MP_HIDDEN int mp_geqrf_run(mp_job_t *j);
+/* The QR both share (qr.c): cusolverMpGeqrf on j->A (m x n), tau into
+ * MP_BUF_TAU, waited for, its info checked (MUSTER_EPROVIDER).  0, or a
+ * code with E. */
+MP_HIDDEN int mp_qr_factor(mp_job_t *j);
+/* NaN/Inf in this rank's piece x (device, ld, rows x cols) of `what`:
+ * MUSTER_ENONFINITE naming the rank and the local place into j->deferred
+ * (unless one is there), for an agreement (general.c).  0, or a code. */
+MP_HIDDEN int mp_scan(mp_job_t *j, const void *x, int64_t ld, int64_t rows, int64_t cols, const char *what);
 /* NaN/Inf in X, the first n rows of this rank's b (general.c; the same X
  * on every rank): MUSTER_ENONFINITE into j->deferred, for the last
  * agreement.  0, or a code with E. */

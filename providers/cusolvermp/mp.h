@@ -7,8 +7,8 @@
  *   wait.c        the polling wait that cancel and NCCL errors end
  *   redist.c      running a plan (plan.h) on the GPUs over NCCL
  *   solve.c       collective_solve: agree, move A in, the routine, back, agree
- *   routines.c    potrs and syevd; general.c getrs, gels and the factor's
- *                 diagonal
+ *   routines.c    potrs and syevd; general.c getrs and the factor's
+ *                 diagonal; gels.c gels; qr.c geqrf
  *   estimate.c    estimate(): the memory rule against each rank's free bytes
  *
  * Locks: ctx->mu serializes collective_solve and release_comms within the

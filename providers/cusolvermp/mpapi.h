@@ -154,6 +154,15 @@ typedef struct mp_api {
   cusolverStatus_t (*Gels)(mp_solverHandle_t h, int trans, int64_t m, int64_t n, int64_t nrhs, void *a, int64_t ia,
                            int64_t ja, mp_solverDesc_t da, void *b, int64_t ib, int64_t jb, mp_solverDesc_t db,
                            cudaDataType ct, void *dwork, size_t dbytes, void *hwork, size_t hbytes, int *dinfo);
+  /* geqrf's explicit Q (qr.c): the first n columns (m >= n >= k) of the
+   * product of Geqrf's k reflectors held in A's first k columns, tau
+   * distributed like those columns, over A */
+  cusolverStatus_t (*Orgqr_bufferSize)(mp_solverHandle_t h, int64_t m, int64_t n, int64_t k, const void *a,
+                                       int64_t ia, int64_t ja, mp_solverDesc_t da, const void *tau, cudaDataType ct,
+                                       size_t *dev, size_t *host);
+  cusolverStatus_t (*Orgqr)(mp_solverHandle_t h, int64_t m, int64_t n, int64_t k, void *a, int64_t ia, int64_t ja,
+                            mp_solverDesc_t da, const void *tau, cudaDataType ct, void *dwork, size_t dbytes,
+                            void *hwork, size_t hbytes, int *dinfo);
 } mp_api_t;
 
 /* Symbol names, in mp_api_t's order: NCCL's then cuSOLVERMp's. */
@@ -167,8 +176,9 @@ typedef struct mp_api {
       "cusolverMpPotrf_bufferSize", "cusolverMpPotrf", "cusolverMpPotrs_bufferSize", "cusolverMpPotrs",    \
       "cusolverMpSyevd_bufferSize", "cusolverMpSyevd", "cusolverMpGetrf_bufferSize", "cusolverMpGetrf",     \
       "cusolverMpGetrs_bufferSize", "cusolverMpGetrs", "cusolverMpGeqrf_bufferSize", "cusolverMpGeqrf",      \
-      "cusolverMpOrmqr_bufferSize", "cusolverMpOrmqr", "cusolverMpGels_bufferSize", "cusolverMpGels"
+      "cusolverMpOrmqr_bufferSize", "cusolverMpOrmqr", "cusolverMpGels_bufferSize", "cusolverMpGels",      \
+      "cusolverMpOrgqr_bufferSize", "cusolverMpOrgqr"
 #define MP_N_NCCL_SYMBOLS 12
-#define MP_N_SOLVER_SYMBOLS 23
+#define MP_N_SOLVER_SYMBOLS 25
 
 #endif

@@ -74,9 +74,15 @@ int mp_potrs_panel(const mp_release_t *r, const char *env, int64_t nrhs, int64_t
   return 0;
 }
 
-int mp_refused(const mp_release_t *r, muster_routine_t routine, int nprow, int npcol, char *why, size_t len) {
+int mp_refused(const mp_release_t *r, muster_routine_t routine, int nprow, int npcol, int qr_forced, char *why,
+               size_t len) {
   const char *rel = r ? r->label : "(version not known yet)";
-  if (routine == MUSTER_GELS && nprow * npcol > 1 && !(r && r->qr_grids)) {
+  if (routine == MUSTER_GEQRF && nprow * npcol > 1 && !(r && r->geqrf_grids) && !qr_forced) {
+    snprintf(why, len, "geqrf on %d processes: cuSOLVERMp %s's Geqrf + Orgqr not yet seen right there "
+             "(MUSTER_MP_QR_GRIDS=1 runs it to test them)", nprow * npcol, rel);
+    return MUSTER_EUNSUPPORTED;
+  }
+  if (routine == MUSTER_GELS && nprow * npcol > 1 && !(r && r->qr_grids) && !qr_forced) {
     snprintf(why, len, "gels on %d processes: cuSOLVERMp %s's QR is not known right there (0.8.0: wrong X)",
              nprow * npcol, rel);
     return MUSTER_EUNSUPPORTED;
@@ -210,6 +216,12 @@ void mp_need(const mp_shape_t *s, int row, int col, mp_need_t *need) {
   uint64_t piece = (uint64_t)lr * (uint64_t)lc * esz;
   need->matrix = s->in_place ? 0 : piece;
   if (s->routine == MUSTER_SYEVD) need->vectors = piece + (uint64_t)s->n * muster_dtype_real_bytes(s->dtype);
+  if (s->routine == MUSTER_GEQRF) { /* B's factor's piece; tau for A's or Q's columns */
+    int64_t fr, fc;
+    mp_qr_piece(s, row, col, &fr, &fc);
+    need->vectors = (uint64_t)fr * (uint64_t)fc * esz;
+    need->tau = (uint64_t)(fc > lc ? fc : lc) * esz;
+  }
   if (s->routine == MUSTER_POTRS || s->routine == MUSTER_GETRS || s->routine == MUSTER_GELS) {
     mp_layout_t B = mp_layout_solver(mp_rows(s), s->nrhs, s->tile, s->nprow, s->npcol);
     need->rhs = (uint64_t)lr * (uint64_t)mp_local_cols(&B, col) * esz;

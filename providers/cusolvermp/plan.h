@@ -84,6 +84,12 @@ MP_HIDDEN int mp_layout_same(const mp_layout_t *a, const mp_layout_t *b);
 
 /* ---- the grid, the tile, potrs' panels ------------------------------------------- */
 
+/* The routines the provider runs (estimate() and the solve refuse others;
+ * cusolvermp.c's routine bits say the same). */
+static inline int mp_runs(muster_routine_t r) {
+  return r == MUSTER_POTRS || r == MUSTER_SYEVD || r == MUSTER_GETRS || r == MUSTER_GELS || r == MUSTER_GEQRF;
+}
+
 /* P x Q for nranks: env ("PxQ" with P * Q = nranks, from MUSTER_MP_GRID)
  * when not NULL or empty, else the most square P <= Q.  0, or
  * MUSTER_EINVAL with the reason in why. */
@@ -109,23 +115,26 @@ MP_HIDDEN int mp_potrs_panel(const mp_release_t *r, const char *env, int64_t nrh
                              size_t len);
 
 /* Does release r (NULL: not known yet) run `routine` on an nprow x npcol
- * grid?  0, or MUSTER_EUNSUPPORTED with the reason in why: gels on more
- * than one process where the release's QR was not seen right there, getrs
- * on a P x 1 grid (P > 1) where its Getrf was not (version.c's table says
- * what was seen).  estimate() and the solve both ask, so the engine choice
- * passes over cusolvermp and a forced call is refused before any NCCL
- * traffic. */
-MP_HIDDEN int mp_refused(const mp_release_t *r, muster_routine_t routine, int nprow, int npcol, char *why,
-                         size_t len);
+ * grid?  0, or MUSTER_EUNSUPPORTED with the reason in why: gels (geqrf) on
+ * more than one process where the release's QR (its Geqrf + Orgqr) was not
+ * seen right there, unless qr_forced (MUSTER_MP_QR_GRIDS=1: a test of the
+ * release); getrs on a P x 1 grid (P > 1) where its Getrf was not
+ * (version.c's table says what was seen).  estimate() and the solve both
+ * ask, so the engine choice passes over cusolvermp and a forced call is
+ * refused before any NCCL traffic. */
+MP_HIDDEN int mp_refused(const mp_release_t *r, muster_routine_t routine, int nprow, int npcol, int qr_forced,
+                         char *why, size_t len);
 
 /* ---- getrs and log det ---------------------------------------------------------- */
 
 /* getrs leaves the caller's A as it was unless MUSTER_NO_FACTOR (muster.h):
  * it then factors cuSOLVERMp's own copy, even when the layouts agree.
  * gels always does: the caller's A is an input (muster.h), and gels.c
- * zeroes the reflectors under R in the copy. */
+ * zeroes the reflectors under R in the copy.  geqrf too: its factors are
+ * made in the copy and reach the caller's A and B only once every rank
+ * found them finite (qr.c), so a failure writes nothing. */
 static inline int mp_factors_a_copy(muster_routine_t routine, unsigned flags) {
-  return routine == MUSTER_GELS || (routine == MUSTER_GETRS && !(flags & MUSTER_NO_FACTOR));
+  return routine == MUSTER_GELS || routine == MUSTER_GEQRF || (routine == MUSTER_GETRS && !(flags & MUSTER_NO_FACTOR));
 }
 
 /* Row pivots getrf writes on grid row `row`: its local rows plus one tile
@@ -189,24 +198,40 @@ typedef struct mp_shape {
   int64_t tile;
   int64_t scratch;  /* relayout scratch bytes (MUSTER_MP_SCRATCH_MB)        */
   int in_place;     /* A stays in the caller's buffer (no 2-D copy)         */
-  int64_t m;        /* rows of A and B: gels's m (muster_routine_shape),
-                       else n; 0 is read as n (mp_rows)                    */
+  int64_t m;        /* rows of A and B: gels's and geqrf's m
+                       (muster_routine_shape), else n; 0 is read as n
+                       (mp_rows)                                           */
+  int qr_forced;    /* MUSTER_MP_QR_GRIDS=1 (mp_refused)                    */
 } mp_shape_t;
 
-/* The rows of the call's A and B (gels: m >= n; every other routine: n). */
-static inline int64_t mp_rows(const mp_shape_t *s) { return s->m > s->n ? s->m : s->n; }
+/* The rows of the call's A (gels: m >= n; geqrf: m, tall or wide; every
+ * other routine: n). */
+static inline int64_t mp_rows(const mp_shape_t *s) { return s->m > 0 ? s->m : s->n; }
+
+/* geqrf's second factor, the one B gets (muster_routine_outputs' part 0:
+ * thin with m >= n, R n x n; else Q m x m), as cuSOLVERMp's layout holds it
+ * on grid (row, col) (qr.c keeps it in the communicator's MP_BUF_Q): its
+ * local rows and columns; 0, 0 for flags geqrf does not take. */
+static inline void mp_qr_piece(const mp_shape_t *s, int row, int col, int64_t *rows, int64_t *cols) {
+  muster_outputs_t o;
+  *rows = *cols = 0;
+  if (muster_routine_outputs(MUSTER_GEQRF, s->flags, mp_rows(s), s->n, &o) < 0) return;
+  *rows = muster_layout_numroc(o.part[0].rows, s->tile, row, s->nprow);
+  *cols = muster_layout_numroc(o.part[0].cols, s->tile, col, s->npcol);
+}
 
 /* Device bytes the call needs on grid (row, col), beyond the caller's own
- * buffers: cuSOLVERMp's copy of A (m x n: gels's m rows), the eigenvectors
- * (syevd), this rank's piece of B (potrs, getrs: n x nrhs; gels: m x
- * nrhs), getrs's pivots, gels's
- * Householder scalars, the relayout scratch, the eigenvalues, the
+ * buffers: cuSOLVERMp's copy of A (m x n: gels's and geqrf's m rows), the
+ * eigenvectors (syevd) or geqrf's second factor (mp_qr_piece), this rank's
+ * piece of B (potrs, getrs: n x nrhs; gels: m x nrhs), getrs's pivots,
+ * gels's and geqrf's Householder scalars, the relayout scratch, the eigenvalues, the
  * workspace bound and MP_FIXED_BYTES for NCCL's and cuSOLVERMp's own
  * allocations. */
 typedef struct mp_need {
   uint64_t matrix, vectors, rhs, scratch, workspace, total;
   uint64_t pivots; /* getrs: this rank's row pivots (int64)               */
-  uint64_t tau;    /* gels: this rank's Householder scalars (one a column) */
+  uint64_t tau;    /* gels, geqrf: this rank's Householder scalars (one a
+                      local column of A, or of Q m x m)                   */
 } mp_need_t;
 MP_HIDDEN void mp_need(const mp_shape_t *s, int row, int col, mp_need_t *need);
 #define MP_FIXED_BYTES (512ull << 20)

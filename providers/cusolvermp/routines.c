@@ -2,7 +2,8 @@
  * solve on B that potrs, getrs and gels (general.c) share (job.h).
  *
  * mp_b_in / mp_x_out move B's columns into cuSOLVERMp's layout and X back
- * out to every rank (gels.c uses them apart from mp_solve_b).
+ * out to every rank (gels.c uses them apart from mp_solve_b); X goes out
+ * by mp_replicate, which also gives geqrf's B factor to every rank.
  * potrs: cusolverMpPotrf on A, then B in panels of j->panel columns (the
  * release's documented limit per cusolverMpPotrs, or MUSTER_MP_POTRS_NRHS):
  * each rank picks its 2-D piece of the panel out of its own full copy of B
@@ -119,6 +120,8 @@ int mp_routine_prepare(mp_job_t *j) {
   CUC_CHECK(mp_desc(j, &j->descA, j->shape.m, j->a->n, j->lld));
   if (j->a->routine == MUSTER_POTRS)
     CUC_CHECK(prepare_potrs(j, &dw, &hw));
+  else if (j->a->routine == MUSTER_GEQRF)
+    CUC_CHECK(mp_geqrf_prepare(j, &dw, &hw));
   else if (j->a->routine == MUSTER_GETRS || j->a->routine == MUSTER_GELS) {
     CUC_CHECK(prepare_b(j));
     CUC_CHECK(j->a->routine == MUSTER_GETRS ? mp_getrs_prepare(j, &dw, &hw) : mp_gels_prepare(j, &dw, &hw));
@@ -140,23 +143,40 @@ out:
   return rc;
 }
 
+/* mp_replicate with the index lists of a matrix of `cols` columns already
+ * on the device (upload_b_lists). */
+static int scatter_sum(mp_job_t *j, const void *piece, int64_t ld, int64_t rows, int64_t cols, void *dst) {
+  cuc_err_t *E = j->E;
+  int rc = 0;
+  mp_comm_t *m = j->m;
+  /* this rank's local rows of the matrix: the first of its rows of A (gels's
+   * X, geqrf's R: rows = n < m) */
+  int64_t lrows = muster_layout_numroc(rows, j->shape.tile, j->myrow, j->shape.nprow);
+  int64_t lcols = muster_layout_numroc(cols, j->shape.tile, j->mycol, j->shape.npcol);
+  const int64_t *ri = m->buf[MP_BUF_IDX], *ci = ri + j->lr;
+  CUC_CU(m->device, cudaMemsetAsync(dst, 0, (size_t)(rows * cols) * j->esz, m->stream));
+  CUC_CU(m->device, mp_scatter(j->esz, dst, rows, piece, ld, ri, ci, lrows, lcols, m->stream));
+  if (m->nranks > 1) {
+    int real8 = muster_dtype_real_bytes(j->a->dtype) == 8;
+    size_t count = (size_t)(rows * cols) * j->esz / (real8 ? 8 : 4);
+    MP_NC(m->device, j->api->ncclAllReduce(dst, dst, count, real8 ? MP_NCCL_FLOAT64 : MP_NCCL_FLOAT32, MP_NCCL_SUM,
+                                            m->nccl, m->stream));
+  }
+out:
+  return rc;
+}
+
+int mp_replicate(mp_job_t *j, const void *piece, int64_t ld, int64_t rows, int64_t cols, void *dst) {
+  int rc = upload_b_lists(j, cols);
+  return rc < 0 ? rc : scatter_sum(j, piece, ld, rows, cols, dst);
+}
+
 int mp_x_out(mp_job_t *j, int64_t j0, int64_t w) {
   cuc_err_t *E = j->E;
   int rc = 0;
   mp_comm_t *m = j->m;
-  int64_t n = j->a->n, lcb = muster_layout_numroc(w, j->shape.tile, j->mycol, j->shape.npcol);
-  /* this rank's local rows of X: the first of its B rows (gels: m > n) */
-  int64_t lrx = muster_layout_numroc(n, j->shape.tile, j->myrow, j->shape.nprow);
-  const int64_t *rows = m->buf[MP_BUF_IDX], *cols = rows + j->lr;
-  CUC_CU(m->device, cudaMemsetAsync(m->buf[MP_BUF_X], 0, (size_t)(n * w) * j->esz, m->stream));
-  CUC_CU(m->device, mp_scatter(j->esz, m->buf[MP_BUF_X], n, m->buf[MP_BUF_B], j->lrb > 1 ? j->lrb : 1, rows, cols,
-                               lrx, lcb, m->stream));
-  if (m->nranks > 1) {
-    int real8 = muster_dtype_real_bytes(j->a->dtype) == 8;
-    size_t count = (size_t)(n * w) * j->esz / (real8 ? 8 : 4);
-    MP_NC(m->device, j->api->ncclAllReduce(m->buf[MP_BUF_X], m->buf[MP_BUF_X], count,
-                                            real8 ? MP_NCCL_FLOAT64 : MP_NCCL_FLOAT32, MP_NCCL_SUM, m->nccl, m->stream));
-  }
+  int64_t n = j->a->n;
+  CUC_CHECK(scatter_sum(j, m->buf[MP_BUF_B], j->lrb > 1 ? j->lrb : 1, n, w, m->buf[MP_BUF_X]));
   CUC_CU(m->device, cudaMemcpy2DAsync((char *)j->s->b + (size_t)(j0 * j->s->ldb) * j->esz, (size_t)j->s->ldb * j->esz,
                                       m->buf[MP_BUF_X], (size_t)n * j->esz, (size_t)n * j->esz, (size_t)w,
                                       cudaMemcpyDeviceToDevice, m->stream));
@@ -280,6 +300,7 @@ int mp_routine_run(mp_job_t *j) {
   case MUSTER_POTRS: return run_potrs(j);
   case MUSTER_GETRS: return mp_getrs_run(j);
   case MUSTER_GELS: return mp_gels_run(j);
+  case MUSTER_GEQRF: return mp_geqrf_run(j);
   default: return run_syevd(j);
   }
 }

@@ -34,10 +34,12 @@ int mp_shape_of(const muster_solve_args_t *a, int nranks, int64_t *tile_in, mp_s
   s->scratch = mb << 20;
   /* the switches, checked here so that estimate refuses a bad one as the
    * solve does (the solve reads MUSTER_MP_COPY, the communicator
-   * MUSTER_MP_NCCL_BLOCKING, where each is used) */
+   * MUSTER_MP_NCCL_BLOCKING, where each is used; MUSTER_MP_QR_GRIDS is
+   * mp_refused's, from the shape) */
   int copy, blocking;
   if ((rc = prov_env_switch("MUSTER_MP_COPY", 0, &copy, why, len)) < 0 ||
-      (rc = prov_env_switch("MUSTER_MP_NCCL_BLOCKING", 1, &blocking, why, len)) < 0)
+      (rc = prov_env_switch("MUSTER_MP_NCCL_BLOCKING", 1, &blocking, why, len)) < 0 ||
+      (rc = prov_env_switch("MUSTER_MP_QR_GRIDS", 0, &s->qr_forced, why, len)) < 0)
     return rc;
   return 0;
 }

@@ -94,6 +94,21 @@ out:
   return rc;
 }
 
+/* geqrf's flags and B against muster_routine_outputs (A m x n): B packed
+ * (ldb = m, muster_routine_shape's rule) with the columns its factor
+ * fills.  0, or MUSTER_EINVAL with the message in E. */
+static int check_outputs(mp_job_t *j, int64_t m) {
+  muster_outputs_t o;
+  if (muster_routine_outputs(MUSTER_GEQRF, j->a->flags, m, j->a->n, &o) < 0)
+    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: geqrf takes MUSTER_FULL_MATRICES only, not flags 0x%x", j->boot->rank,
+                    j->a->flags);
+  if (j->a->nrhs < o.b_cols || !j->s->b)
+    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: geqrf's B needs %lld columns of m = %lld rows (ldb = m) for its "
+                    "factor; nrhs %lld, b %s", j->boot->rank, (long long)o.b_cols, (long long)m,
+                    (long long)j->a->nrhs, j->s->b ? "given" : "NULL");
+  return 0;
+}
+
 /* The call against what the provider runs; fills the job's shape and layouts. */
 static int check(mp_job_t *j) {
   const mp_libs_t *L = j->c->libs;
@@ -101,15 +116,15 @@ static int check(mp_job_t *j) {
   const muster_dist_t *d = &j->call->dist;
   const muster_bootstrap_t *b = j->boot;
   char why[256];
-  muster_shape_t rows; /* gels: A and B have m = ldb rows */
+  muster_shape_t rows; /* gels, geqrf: A has m = ldb rows */
   if (L->rc < 0) return cuc_fail(j->E, L->rc, "%s", L->why + strlen(MP_NAME ": "));
-  if (a->routine != MUSTER_POTRS && a->routine != MUSTER_SYEVD && a->routine != MUSTER_GETRS &&
-      a->routine != MUSTER_GELS)
-    return cuc_fail(j->E, MUSTER_EUNSUPPORTED, "runs potrs, getrs, gels and syevd, not %s",
+  if (!mp_runs(a->routine))
+    return cuc_fail(j->E, MUSTER_EUNSUPPORTED, "runs potrs, getrs, gels, geqrf and syevd, not %s",
                     muster_routine_str(a->routine));
   if (muster_routine_shape(a->routine, a->n, a->nrhs, j->s->ldb, &rows) < 0)
-    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: no shape from n %lld, ldb %lld (gels: m = ldb >= n)", b->rank,
-                    (long long)a->n, (long long)j->s->ldb);
+    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: no shape from n %lld, ldb %lld (gels: m = ldb >= n; geqrf: m = "
+                    "ldb >= 1)", b->rank, (long long)a->n, (long long)j->s->ldb);
+  if (a->routine == MUSTER_GEQRF && check_outputs(j, rows.a_rows) < 0) return MUSTER_EINVAL;
   if ((a->flags & MUSTER_LOGDET) && a->routine != MUSTER_POTRS)
     return cuc_fail(j->E, MUSTER_EINVAL, "MUSTER_LOGDET is for potrs, not %s", muster_routine_str(a->routine));
   if (j->s->mem != MUSTER_MEM_CUDA || j->s->device < 0)
@@ -123,7 +138,8 @@ static int check(mp_job_t *j) {
   if (d->lld < (ulr > 1 ? ulr : 1) || (ulr * ulc > 0 && !j->s->a))
     return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: a is %s with lld %lld for %lld local rows", b->rank,
                     j->s->a ? "set" : "NULL", (long long)d->lld, (long long)ulr);
-  int takes_b = (muster_routine_takes(a->routine) & MUSTER_TAKES_B) != 0;
+  /* geqrf's B is its output (check_outputs), the others' right-hand sides */
+  int takes_b = a->routine != MUSTER_GEQRF && (muster_routine_takes(a->routine) & MUSTER_TAKES_B) != 0;
   if (takes_b && (a->nrhs < 1 || !j->s->b || j->s->ldb < rows.b_rows))
     return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: %s needs b (%lld x nrhs, ldb >= %lld) on every rank", b->rank,
                     muster_routine_str(a->routine), (long long)rows.b_rows, (long long)rows.b_rows);
@@ -133,7 +149,7 @@ static int check(mp_job_t *j) {
   if (a->routine == MUSTER_SYEVD && !j->s->w)
     return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: syevd needs w on every rank", b->rank);
   int rc = mp_shape_of(a, b->size, NULL, &j->shape, why, sizeof why);
-  if (rc == 0) rc = mp_refused(L->rel, a->routine, j->shape.nprow, j->shape.npcol, why, sizeof why);
+  if (rc == 0) rc = mp_refused(L->rel, a->routine, j->shape.nprow, j->shape.npcol, j->shape.qr_forced, why, sizeof why);
   if (rc < 0) return cuc_fail(j->E, rc, "%s", why);
   j->shape.m = rows.a_rows;
   j->esz = muster_dtype_bytes(a->dtype);

@@ -66,6 +66,30 @@ out:
   return rc; 
 }
 
+int tl_panel_ready(tl_ctx_t *c, int dev, cuc_err_t *E) {
+  int rc = 0;
+  tl_dev_t *d = &c->dev[dev];
+  if (d->pblas) return 0;
+  CUC_CU(dev, cudaSetDevice(dev));
+  if (!d->panel) { /* the greatest priority: the panel is the critical path */
+    int lo, hi;
+    CUC_CU(dev, cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    CUC_CU(dev, cudaStreamCreateWithPriority(&d->panel, cudaStreamNonBlocking, hi));
+    CUC_CU(dev, cudaEventCreateWithFlags(&d->pev, cudaEventDisableTiming));
+    tl_stat_add(TL_STAT_STREAMS, 2);
+  }
+  if (!d->pdn) {
+    CUC_SO(dev, cusolverDnCreate(&d->pdn));
+    CUC_SO(dev, cusolverDnSetStream(d->pdn, d->panel));
+    tl_stat_add(TL_STAT_HANDLES, 1);
+  }
+  TL_BL(dev, cublasCreate(&d->pblas));
+  TL_BL(dev, cublasSetStream(d->pblas, d->panel));
+  tl_stat_add(TL_STAT_HANDLES, 1);
+out:
+  return rc;
+}
+
 int tl_copy_stream(tl_ctx_t *c, int dev, int to, cudaStream_t *out, cuc_err_t *E) {
   int rc = 0;
   tl_dev_t *d = &c->dev[dev];
@@ -102,6 +126,10 @@ static void dev_free(int dev, tl_dev_t *d) {
   for (int i = 0; i < d->nev; i++) cudaEventDestroy(d->ev[i]);
   free(d->ev);
   if (d->bev) cudaEventDestroy(d->bev);
+  if (d->pev) cudaEventDestroy(d->pev);
+  if (d->pblas) cublasDestroy(d->pblas);
+  if (d->pdn) cusolverDnDestroy(d->pdn);
+  if (d->panel) cudaStreamDestroy(d->panel);
   if (d->blas) cublasDestroy(d->blas);
   if (d->params) cusolverDnDestroyParams(d->params);
   if (d->dn) cusolverDnDestroy(d->dn);
@@ -118,7 +146,7 @@ static void dev_free(int dev, tl_dev_t *d) {
 void tl_cache_free(tl_ctx_t *c) {
   for (int dev = 0; dev < CUC_MAX_ORDINAL; dev++) {
     tl_dev_t *d = &c->dev[dev];
-    if (d->comp || d->dn || d->blas || d->work || d->slots || d->bbuf || d->dws || d->info || d->scan || d->ev)
+    if (d->comp || d->panel || d->dn || d->blas || d->work || d->slots || d->bbuf || d->dws || d->info || d->scan || d->ev)
       dev_free(dev, d);
   }
 }

@@ -26,7 +26,7 @@ int tl_estimate(void *ctx, const muster_provider_query_t *q, muster_provider_est
   int G = q->ndevices > 0 ? q->ndevices : q->nranks;
   if (G > 0 && q->n > 0) { /* tile columns (copy mode) + panel slots, per GPU */
     int64_t T = tl_engine_tile(q->dtype, q->n, G), nt = muster_ceil_div(q->n, T);
-    est->peak_bytes = (uint64_t)(muster_ceil_div(nt, G) * T + TL_SLOTS * T) * (uint64_t)q->n *
+    est->peak_bytes = (uint64_t)(muster_ceil_div(nt, G) * T + tl_slots(tl_env_lookahead()) * T) * (uint64_t)q->n *
                       muster_dtype_bytes(q->dtype);
   }
   snprintf(est->note, sizeof est->note, "no model: the cost table tiled.cost decides (f64 rows only)");

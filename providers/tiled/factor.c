@@ -1,6 +1,9 @@
 /* providers/tiled/factor.c - the tiled Cholesky on the GPUs: the schedule
  * (tsched.h) issued op by op with no host synchronization, then the checks
- * of what it found (tiled.h).
+ * of what it found (tiled.h).  With the panel on its own stream
+ * (MUSTER_TILED_PRIORITY=1) that stream first waits for the compute
+ * stream (A moved in, the infos zeroed) and the compute stream waits for
+ * it at the end, so whatever follows on the compute stream sees the factor.
  *
  * Every potrf writes its info into its own word (one per tile column, on
  * the owner), read only after the whole factorization: the first tile
@@ -15,7 +18,17 @@
 #include "diag.h"
 #include "tiled.h"
 
-/* Per GPU: events, copy streams, panel slots, potrf workspace and infos. */
+/* `to` waits for what `from` has queued so far (ev: the hand-over event). */
+static int join(int dev, cudaStream_t from, cudaStream_t to, cudaEvent_t ev, cuc_err_t *E) {
+  int rc = 0;
+  CUC_CU(dev, cudaEventRecord(ev, from));
+  CUC_CU(dev, cudaStreamWaitEvent(to, ev, 0));
+out:
+  return rc;
+}
+
+/* Per GPU: events, copy streams, the panel stream, panel slots, potrf
+ * workspace and infos. */
 static int prepare(tl_solve_t *j) {
   int rc = 0;
   cuc_err_t *E = j->E;
@@ -27,14 +40,16 @@ static int prepare(tl_solve_t *j) {
     cudaStream_t st;
     CUC_CU(dev, cudaSetDevice(dev));
     CUC_CHECK(tl_events(j->c, dev, s->ev_count[g], E));
+    if (s->prio) CUC_CHECK(tl_panel_ready(j->c, dev, E));
     for (int to = 0; to < j->G; to++)
       if (to != g) CUC_CHECK(tl_copy_stream(j->c, dev, to, &st, E));
     if (j->G > 1 && ts_local_tiles(s, g) > 0) {
-      size_t bytes = (size_t)TL_SLOTS * (size_t)j->n * (size_t)s->T * j->esz;
+      size_t bytes = (size_t)s->slots * (size_t)j->n * (size_t)s->T * j->esz;
       CUC_CHECK(cuc_grow_checked(dev, &d->slots, &d->slots_bytes, bytes, "the panel slots", E));
     }
     CUC_CHECK(cuc_grow(dev, &d->info, &d->info_bytes, (size_t)s->nt * sizeof(int), E));
     CUC_CU(dev, cudaMemsetAsync(d->info, 0, (size_t)s->nt * sizeof(int), d->comp));
+    if (s->prio) CUC_CHECK(join(dev, d->comp, d->panel, d->pev, E));
     if (ts_local_tiles(s, g) == 0) continue;
     size_t dbytes = 0, hbytes = 0;
     CUC_SO(dev, cusolverDnXpotrf_bufferSize(d->dn, d->params, CUBLAS_FILL_MODE_LOWER, s->T, type, tl_col(j, g), j->ld,
@@ -53,8 +68,9 @@ out:
 
 static cudaEvent_t event(const tl_solve_t *j, int e) { return j->c->dev[j->ids[j->s.ev_dev[e]]].ev[j->s.ev_idx[e]]; }
 
-/* UPDATE(k, jj) on GPU g: syrk/herk on the diagonal tile, gemm below. */
-static int update(tl_solve_t *j, const ts_op_t *op, tl_dev_t *d, int dev) {
+/* UPDATE(k, jj) on GPU g: syrk/herk on the diagonal tile, gemm below
+ * (blas: the handle of the op's stream). */
+static int update(tl_solve_t *j, const ts_op_t *op, tl_dev_t *d, cublasHandle_t blas, int dev) {
   int rc = 0;
   cuc_err_t *E = j->E;
   const ts_sched_t *s = &j->s;
@@ -72,9 +88,9 @@ static int update(tl_solve_t *j, const ts_op_t *op, tl_dev_t *d, int dev) {
   }
   const char *Pj = P + (size_t)(j0 - (op->k + 1) * T) * esz; /* L_jk */
   char *C = tl_col(j, op->j) + (size_t)j0 * esz;
-  TL_BL(dev, tl_herk_sub(d->blas, dt, wj, wk, Pj, ldp, C, j->ld));
+  TL_BL(dev, tl_herk_sub(blas, dt, wj, wk, Pj, ldp, C, j->ld));
   if (below > 0)
-    TL_BL(dev, tl_gemm_sub(d->blas, dt, CUBLAS_OP_N, tl_op_h(dt), below, wj, wk, Pj + (size_t)wj * esz, ldp, Pj, ldp,
+    TL_BL(dev, tl_gemm_sub(blas, dt, CUBLAS_OP_N, tl_op_h(dt), below, wj, wk, Pj + (size_t)wj * esz, ldp, Pj, ldp,
                            C + (size_t)wj * esz, j->ld));
 out:
   return rc;
@@ -86,7 +102,9 @@ static int run_op(tl_solve_t *j, const ts_op_t *op) {
   const ts_sched_t *s = &j->s;
   int dev = j->ids[op->dev], dt = (int)j->a->dtype;
   tl_dev_t *d = &j->c->dev[dev];
-  cudaStream_t st = op->stream == TS_COMPUTE ? d->comp : d->copy[op->stream - 1];
+  int pan = op->stream == TS_PANEL;
+  cudaStream_t st = op->stream == TS_COMPUTE ? d->comp : pan ? d->panel : d->copy[op->stream - TS_COPY];
+  cublasHandle_t blas = pan ? d->pblas : d->blas;
   int64_t T = s->T, k0 = (int64_t)op->k * T, wk = ts_width(s, op->k);
   size_t esz = j->esz;
   char *K = tl_col(j, op->k);
@@ -95,11 +113,11 @@ static int run_op(tl_solve_t *j, const ts_op_t *op) {
   for (int w = 0; w < op->nwait; w++) CUC_CU(dev, cudaStreamWaitEvent(st, event(j, op->wait[w]), 0));
   switch (op->kind) {
   case TS_POTRF:
-    CUC_SO(dev, cusolverDnXpotrf(d->dn, d->params, CUBLAS_FILL_MODE_LOWER, wk, type, K + (size_t)k0 * esz, j->ld, type,
-                                 d->dws, d->dws_bytes, d->hws, d->hws_bytes, (int *)d->info + op->k));
+    CUC_SO(dev, cusolverDnXpotrf(pan ? d->pdn : d->dn, d->params, CUBLAS_FILL_MODE_LOWER, wk, type, K + (size_t)k0 * esz,
+                                 j->ld, type, d->dws, d->dws_bytes, d->hws, d->hws_bytes, (int *)d->info + op->k));
     break;
   case TS_TRSM: /* rows below: L_ik = A_ik L_kk^-H */
-    TL_BL(dev, tl_trsm(d->blas, dt, CUBLAS_SIDE_RIGHT, tl_op_h(dt), j->n - k0 - wk, wk, K + (size_t)k0 * esz, j->ld,
+    TL_BL(dev, tl_trsm(blas, dt, CUBLAS_SIDE_RIGHT, tl_op_h(dt), j->n - k0 - wk, wk, K + (size_t)k0 * esz, j->ld,
                        K + (size_t)(k0 + wk) * esz, j->ld));
     break;
   case TS_SEND: {
@@ -109,7 +127,7 @@ static int run_op(tl_solve_t *j, const ts_op_t *op) {
                                   (size_t)(j->n - k0 - T) * esz, (size_t)wk, cudaMemcpyDefault, st));
     break;
   }
-  case TS_UPDATE: CUC_CHECK(update(j, op, d, dev)); break;
+  case TS_UPDATE: CUC_CHECK(update(j, op, d, blas, dev)); break;
   }
   if (op->rec >= 0) CUC_CU(dev, cudaEventRecord(event(j, op->rec), st));
 out:
@@ -118,8 +136,15 @@ out:
 
 int tl_factor(tl_solve_t *j) {
   int rc = 0;
+  cuc_err_t *E = j->E;
   CUC_CHECK(prepare(j));
   for (int i = 0; i < j->s.nops; i++) CUC_CHECK(run_op(j, &j->s.ops[i]));
+  for (int g = 0; g < j->G && j->s.prio; g++) {
+    int dev = j->ids[g];
+    tl_dev_t *d = &j->c->dev[dev];
+    CUC_CU(dev, cudaSetDevice(dev));
+    CUC_CHECK(join(dev, d->panel, d->comp, d->pev, E));
+  }
 out:
   return rc;
 }

@@ -20,10 +20,21 @@
 
 int tl_options(tl_solve_t *j) {
   char why[200];
-  int64_t t;
+  int64_t t, la = TL_LOOKAHEAD;
   int rc = prov_env_int("MUSTER_TILED_TILE", 1, MUSTER_LAYOUT_MAX_N, 0, &t, why, sizeof why);
   if (rc == 0) rc = prov_env_switch("MUSTER_TILED_TIMING", 0, &j->timing, why, sizeof why);
+  if (rc == 0) rc = prov_env_int("MUSTER_TILED_LOOKAHEAD", 1, TS_MAX_LOOKAHEAD, TL_LOOKAHEAD, &la, why, sizeof why);
+  if (rc == 0) rc = prov_env_switch("MUSTER_TILED_PRIORITY", TL_PRIORITY, &j->prio, why, sizeof why);
+  j->lookahead = (int)la;
   return rc < 0 ? cuc_fail(j->E, rc, "%s", why) : 0;
+}
+
+int tl_env_lookahead(void) {
+  int64_t la;
+  char why[8];
+  if (prov_env_int("MUSTER_TILED_LOOKAHEAD", 1, TS_MAX_LOOKAHEAD, TL_LOOKAHEAD, &la, why, sizeof why) < 0)
+    la = TL_LOOKAHEAD;
+  return (int)la;
 }
 
 int64_t tl_engine_tile(muster_dtype_t dtype, int64_t n, int G) {

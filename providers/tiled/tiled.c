@@ -63,7 +63,8 @@ static int run(tl_solve_t *j) {
   CUC_CHECK(cuc_peer_enable_all(&j->c->peers, j->G, j->ids, E));
   int64_t T = j->in_place && j->a->layout == MUSTER_LAYOUT_CYCLIC ? j->a->tile
                                                                   : tl_engine_tile(j->a->dtype, j->n, j->G);
-  if (ts_build(&j->s, j->n, T, j->G, TL_SLOTS, why, sizeof why) < 0) return cuc_fail(E, MUSTER_ENOMEM, "%s", why);
+  if (ts_build(&j->s, j->n, T, j->G, tl_slots(j->lookahead), j->lookahead, j->prio, why, sizeof why) < 0)
+    return cuc_fail(E, MUSTER_ENOMEM, "%s", why);
   CUC_CHECK(tl_move_in(j));
   CUC_CHECK(phase_end(j, TL_T_IN, &t));
   CUC_CHECK(tl_factor(j));

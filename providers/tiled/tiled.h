@@ -6,7 +6,9 @@
  * per device and reused call after call (a second call of the same shape
  * creates nothing; the counters below let tests check it): a cusolverDn
  * handle and params and a cuBLAS handle bound to the device's compute
- * stream, one copy stream per destination GPU, a pool of events grown to
+ * stream, one copy stream per destination GPU, with MUSTER_TILED_PRIORITY=1
+ * a high-priority panel stream with its own cusolverDn and cuBLAS handles
+ * (created on the first such solve), a pool of events grown to
  * what the schedule needs, and buffers grown with cudacommon's cuc_grow:
  * the tile columns (unless the engine works in the caller's buffers), the
  * panel slots, the right-hand sides, potrf's workspace and infos.
@@ -25,7 +27,13 @@
 #include "tsched.h"
 
 #define TL_MAX_DEV TS_MAX_GPUS
-#define TL_SLOTS 3 /* panel buffers per GPU: panels k+1, k+2 land while k is read */
+/* The defaults of MUSTER_TILED_LOOKAHEAD and MUSTER_TILED_PRIORITY (as
+ * measured on 4 x H200 before the knobs existed: docs/performance/tiled.md). */
+#define TL_LOOKAHEAD 1
+#define TL_PRIORITY 0
+/* Panel buffers per GPU at lookahead L: panels k+1 .. k+L+1 land while k is
+ * read (the schedule needs L + 1; one more lets a send start early). */
+static inline int tl_slots(int L) { return L + 2; }
 #define TL_HIDDEN __attribute__((visibility("hidden")))
 #define TL_NAME "tiled"
 #define TL_ERR(buf, len) {(buf), (len), TL_NAME}
@@ -34,6 +42,10 @@ typedef struct tl_dev {
   int ready;
   cudaStream_t comp;                /* every kernel of this GPU          */
   cudaStream_t copy[TL_MAX_DEV];    /* panels to GPU g (created on need)  */
+  cudaStream_t panel;               /* the panel's, high priority (on need) */
+  cusolverDnHandle_t pdn;           /* bound to panel                    */
+  cublasHandle_t pblas;             /* bound to panel                    */
+  cudaEvent_t pev;                  /* compute <-> panel hand-overs      */
   cusolverDnHandle_t dn;
   cusolverDnParams_t params;
   cublasHandle_t blas;
@@ -41,7 +53,7 @@ typedef struct tl_dev {
   int nev;
   cudaEvent_t bev;                  /* the solve's hand-over of B        */
   void *work; size_t work_bytes;    /* tile columns (copy mode)          */
-  void *slots; size_t slots_bytes;  /* TL_SLOTS panels, n x T each       */
+  void *slots; size_t slots_bytes;  /* tl_slots(L) panels, n x T each    */
   void *bbuf; size_t bbuf_bytes;    /* right-hand sides, n x chunk       */
   void *dws; size_t dws_bytes;      /* potrf workspace                   */
   void *info; size_t info_bytes;    /* one int per tile column           */
@@ -88,6 +100,8 @@ typedef struct tl_solve {
   int64_t n, lda;            /* the caller's lda (every rank's)        */
   int in_place;              /* engine works in the caller's buffers   */
   int timing;                /* MUSTER_TILED_TIMING=1                  */
+  int lookahead;             /* MUSTER_TILED_LOOKAHEAD, 1..4           */
+  int prio;                  /* MUSTER_TILED_PRIORITY=1                */
   void *user[TL_MAX_DEV];
   void *mat[TL_MAX_DEV];     /* GPU g's tile columns                   */
   int64_t ld;                /* their leading dimension                */
@@ -97,6 +111,8 @@ typedef struct tl_solve {
 
 /* ---- cache.c ------------------------------------------------------------------ */
 TL_HIDDEN int tl_dev_ready(tl_ctx_t *c, int dev, cuc_err_t *E);
+/* The panel stream, its handles and hand-over event (created once). */
+TL_HIDDEN int tl_panel_ready(tl_ctx_t *c, int dev, cuc_err_t *E);
 TL_HIDDEN int tl_copy_stream(tl_ctx_t *c, int dev, int to, cudaStream_t *out, cuc_err_t *E);
 TL_HIDDEN int tl_events(tl_ctx_t *c, int dev, int need, cuc_err_t *E);
 TL_HIDDEN void tl_cache_free(tl_ctx_t *c);
@@ -128,10 +144,14 @@ TL_HIDDEN int tl_blas(cuc_err_t *E, int dev, const char *call, cublasStatus_t st
 /* ---- move.c: checks and the caller's layout <-> the engine's tile columns -------- */
 TL_HIDDEN int tl_validate(tl_solve_t *j);
 /* The provider's variables, read at each solve (providers/common/env.h):
- * MUSTER_TILED_TILE (a tile replacing the rule, for measurements) and
- * MUSTER_TILED_TIMING (0|1: phase times of GPU work); a bad value is
- * MUSTER_EINVAL naming it. */
+ * MUSTER_TILED_TILE (a tile replacing the rule, for measurements),
+ * MUSTER_TILED_TIMING (0|1: phase times of GPU work),
+ * MUSTER_TILED_LOOKAHEAD (1..4) and MUSTER_TILED_PRIORITY (0|1: the panel
+ * on a high-priority stream); a bad value is MUSTER_EINVAL naming it. */
 TL_HIDDEN int tl_options(tl_solve_t *j);
+/* MUSTER_TILED_LOOKAHEAD, or the default when unset or bad (tl_options
+ * fails the solve on a bad one): for the memory estimate. */
+TL_HIDDEN int tl_env_lookahead(void);
 /* The engine's tile for (dtype, n, G) (the one rule; MUSTER_TILED_TILE overrides). */
 TL_HIDDEN int64_t tl_engine_tile(muster_dtype_t dtype, int64_t n, int G);
 /* j->mat, ld: the caller's buffers when they already are the engine's

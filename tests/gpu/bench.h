@@ -34,6 +34,8 @@ extern const char *const bench_col_provider[BC_COLS];
 /* --provider NAME: the default column forces NAME instead (e.g. tiled, not
  * measured yet, so never the runtime's choice); NULL: the runtime's choice. */
 extern const char *bench_default_provider;
+/* --layout cyclic:T: the shards 1-D column-cyclic with tile T (0: block columns) */
+extern int64_t bench_cyclic_tile;
 
 typedef struct bench_col {
   int ran;                 /* 1: timed (t_med valid); 0: skipped, see skip   */

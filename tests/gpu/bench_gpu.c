@@ -47,15 +47,31 @@ typedef struct opts {
   const char *json;
 } opts_t;
 
+/* "block" or "cyclic:T" (T >= 1) into bench_cyclic_tile; nonzero when malformed. */
+static int parse_layout(const char *v) {
+  char *end = NULL;
+  if (!strcmp(v, "block")) {
+    bench_cyclic_tile = 0;
+    return 0;
+  }
+  if (strncmp(v, "cyclic:", 7)) return 1;
+  long long t = strtoll(v + 7, &end, 10);
+  if (*end || t < 1 || t > (1 << 20)) return 1;
+  bench_cyclic_tile = t;
+  return 0;
+}
+
 static int usage(void) {
   fprintf(stderr,
           "usage: muster-gpu-bench [--gpus R] [--routine LIST] [--dtype LIST] [--n LIST] [--quick]\n"
           "                        [--reps K] [--json FILE] [--capacity] [--capacity-n N] [--list]\n"
-          "                        [--no-factor] [--columns LIST] [--provider NAME]\n"
+          "                        [--no-factor] [--columns LIST] [--provider NAME] [--layout block|cyclic:T]\n"
           "       muster-gpu-bench --sweep [--gpus R]\n"
           "  --no-factor: potrs with MUSTER_NO_FACTOR (what muster_jax and muster solve ask for)\n"
           "  --columns: a subset of default,cusolverdn,cusolvermg,raw_mg,raw_dn (plot_gpu_bench.py merges runs)\n"
           "  --provider NAME: the default column forces provider NAME (e.g. tiled)\n"
+          "  --layout cyclic:T: muster's columns 1-D block-cyclic with tile T (default block; the\n"
+          "    tiled engine works in place when T is its tile: the capacity runs need that)\n"
           "  --list: print the rows and repetitions the options select, touch no GPU\n"
           "  LIST: comma-separated, e.g. --routine potrs,syevd --dtype f64,c128 --n 4096,8192\n"
           "  default rows: potrs, potri, syevd x f64 at N = 4096 .. 65536 (syevd to 32768),\n"
@@ -123,6 +139,9 @@ static int parse_opts(int argc, char **argv, opts_t *o) {
     else if (!strcmp(a, "--no-capacity")) o->capacity = 0; /* the default; kept for old scripts */
     else if (!v) return usage();
     else if (!strcmp(a, "--provider") && i + 1 < argc) bench_default_provider = argv[++i];
+    else if (!strcmp(a, "--layout") && i + 1 < argc) {
+      if (parse_layout(argv[++i])) return usage();
+    }
     else if (!strcmp(a, "--gpus")) {
       if (parse_i64(a, v, 1, 16, &x)) return 2;
       o->gpus = (int)x;
@@ -263,6 +282,7 @@ static void run_row(bench_row_t *w, int gpus, unsigned columns) {
 #define PEAK_PER_GPU 66.9e12 /* FP64 tensor-core peak of an H100/H200, flop/s (f32 alike) */
 static int peak_gpus = 1;     /* the run's --gpus                                          */
 const char *bench_default_provider;
+int64_t bench_cyclic_tile;
 
 /* The row's flops: potrf n^3/3 (+ 2 n^2 nrhs of solves for potrs), x4 complex. */
 static double row_flops(const bench_row_t *w) {

@@ -114,14 +114,15 @@ static int solve_reps(mctx_t *x, int rank, int device, muster_group_t *g, const 
   const bench_row_t *w = x->row;
   bench_col_t *c = x->c;
   double shift = w->routine == MUSTER_SYEVD ? 0.0 : (double)w->n;
-  gu_cols_t cols = {0, x->gpus, rank, col0, 0};
+  gu_cols_t cols = {bench_cyclic_tile > 0, x->gpus, rank, col0, bench_cyclic_tile};
   muster_solve_args_t args;
   memset(&args, 0, sizeof args);
   args.routine = w->routine;
   args.dtype = w->dtype;
   args.n = w->n;
   args.nrhs = w->nrhs;
-  args.layout = MUSTER_LAYOUT_BLOCK;
+  args.layout = bench_cyclic_tile > 0 ? MUSTER_LAYOUT_CYCLIC : MUSTER_LAYOUT_BLOCK;
+  args.tile = bench_cyclic_tile; /* block: 0, the provider's choice */
   args.flags = w->flags;
   args.provider = x->provider;
   muster_shard_t s = {MUSTER_MEM_CUDA, device, m->a, w->n, col0, ncols, m->b, w->n, m->w, NULL};
@@ -167,6 +168,10 @@ static int mrank(int rank, int device, void *arg) {
   const bench_row_t *w = x->row;
   int64_t S = (w->n + x->gpus - 1) / x->gpus, col0 = rank * S < w->n ? rank * S : w->n;
   int64_t ncols = w->n - col0 < S ? w->n - col0 : S;
+  if (bench_cyclic_tile > 0) { /* padded local columns; col0 unused */
+    col0 = 0;
+    ncols = muster_layout_local_cols(w->n, bench_cyclic_tile, x->gpus);
+  }
   muster_group_opts_t opts = {NULL, 600.0, device};
   muster_group_t *g = NULL;
   mbuf_t m = {NULL, NULL, NULL, NULL};

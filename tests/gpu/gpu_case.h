@@ -72,7 +72,7 @@ typedef struct tcase {
   int expect;             /* 0 or the MUSTER_E* code expected               */
   int expect_alt;         /* another code also accepted (NaN cases), or 0   */
   int reps;
-  const char *env;        /* "NAME=value" set in the case's process, or NULL */
+  const char *env;        /* "NAME=value[ NAME=value ...]" set in the case's process, or NULL */
   int victim;             /* special kill cases: the rank killed            */
   double survive_s;       /* kill cases: the survivor's error within this   */
   gc_special_fn special;

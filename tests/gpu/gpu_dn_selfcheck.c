@@ -1,7 +1,8 @@
 /*
  * tests/gpu/gpu_dn_selfcheck.c - gpu_dn_general.c's and gpu_dn_factors.c's
- * cases (not its workspace check) run with host shards through the lapack
- * provider (GPU_DN_HOST=1), on any machine:
+ * cases (not its workspace check), and cusolvermp's geqrf cases
+ * (gpu_mp_qr.c: not the refusal, which is the provider's), run with host
+ * shards through the lapack provider (GPU_DN_HOST=1), on any machine:
  *
  *   gpu-dn-selfcheck [--only SUBSTR]
  *
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "gpu_dn.h"
+#include "gpu_mp.h"
 
 static tcase_t cases[GC_MAX_CASES];
 static const char *const no_names[] = {""};
@@ -45,9 +47,11 @@ int main(int argc, char **argv) {
   int nc = 0, passed = 0, failed = 0;
   dn_general_cases(cases, &nc, &lapack);
   dn_factor_cases(cases, &nc, &lapack);
+  mp_qr_cases(cases, &nc, &lapack, 4);
   for (int k = 0; k < nc; k++) {
     const tcase_t *c = &cases[k];
     if ((only && !strstr(c->name, only)) || !strncmp(c->name, "workspace:", 10)) continue; /* needs cusolverDn */
+    if (c->expect == MUSTER_EUNSUPPORTED) continue; /* a refusal: the provider's own, lapack has none */
     double t0 = gc_now();
     fflush(stdout);
     pid_t p = fork();

@@ -22,7 +22,7 @@
  * every rank.  NaN in A or B: MUSTER_ENONFINITE, B untouched, every rank.
  *
  * A rank SIGKILLed mid-solve (gc_kill, after a warm-up solve), leader and
- * non-leader, on 2 processes. */
+ * non-leader, on 2 processes.  geqrf's cases: gpu_mp_qr.c. */
 #include <complex.h>
 #include <errno.h>
 #include <stdio.h>
@@ -274,6 +274,7 @@ void mp_cases(tcase_t *cases, int *nc, int maxR) {
     }
     gels_cases(cases, nc, R);
   }
+  mp_qr_cases(cases, nc, &mp, maxR);
   /* a rank SIGKILLed in the middle of a solve (syevd f64 n = 12288, the
    * other providers' kill); one solve first, so that the kill lands in the
    * solve and not in the communicator's creation, which NCCL cannot abort:

@@ -145,14 +145,20 @@ static void cmg_cases(tcase_t *cases, int *nc, int maxR) {
 
 /* ---- running them -------------------------------------------------------------------- */
 
-/* The case's "NAME=value" into this process's environment (set = 1) or out. */
+/* The case's "NAME=value[ NAME=value ...]" into this process's
+ * environment (set = 1) or out. */
 static void case_env(const tcase_t *c, int set) {
-  if (!c->env) return;
-  char name[64];
-  const char *eq = strchr(c->env, '=');
-  snprintf(name, sizeof name, "%.*s", (int)(eq ? eq - c->env : 0), c->env);
-  if (set && eq) setenv(name, eq + 1, 1);
-  else unsetenv(name);
+  for (const char *p = c->env; p && *p;) {
+    char one[128];
+    size_t len = strcspn(p, " ");
+    snprintf(one, sizeof one, "%.*s", (int)len, p);
+    p += len + (p[len] == ' ');
+    char *eq = strchr(one, '=');
+    if (!eq) continue;
+    *eq = '\0';
+    if (set) setenv(one, eq + 1, 1);
+    else unsetenv(one);
+  }
 }
 
 /* Threads and all-mode cases: one child runs them in turn (one CUDA

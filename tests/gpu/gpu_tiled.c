@@ -8,13 +8,61 @@
  * (ENOTPD with the failing minor: 1, and 2000 deep in the matrix), NaN in A or B (ENONFINITE), each solved
  * twice (the second creates nothing: handles, streams and events,
  * buffers, peer enables, IPC opens), and in processes mode a rank
- * SIGKILLed mid-factorization. */
+ * SIGKILLed mid-factorization.  The schedule's variants (lookahead depth
+ * 2..4, the panel on its high-priority stream: MUSTER_TILED_LOOKAHEAD,
+ * MUSTER_TILED_PRIORITY) each on a few of those shapes, threads and
+ * processes; their names carry the variables (--only MUSTER_TILED_LOOKAHEAD
+ * picks them). */
 #include <stdio.h>
 
 #include "gpu_tiled.h"
 
 static const char *const tl_stat_names[] = {"handles", "streams", "allocs", "peer", "ipc_opens", "ipc_closes", "solves"};
 static const gprov_t tl = {"tiled", "muster_tiled_stats", 7, tl_stat_names, 0x1f, 6, NULL};
+
+/* The schedule's variants on R GPUs: many steps (tile 100, every slot
+ * reused), an unaligned complex matrix with log det, the cyclic layout in
+ * place, not positive definite deep inside, NaN in A. */
+static void variants(tcase_t *cases, int *nc, int R) {
+  static const char *const envs[] = {"MUSTER_TILED_LOOKAHEAD=2 MUSTER_TILED_PRIORITY=1",
+                                     "MUSTER_TILED_LOOKAHEAD=3 MUSTER_TILED_PRIORITY=1",
+                                     "MUSTER_TILED_LOOKAHEAD=4 MUSTER_TILED_PRIORITY=0",
+                                     "MUSTER_TILED_LOOKAHEAD=1 MUSTER_TILED_PRIORITY=1"};
+  tcase_t *c;
+  for (size_t v = 0; v < sizeof envs / sizeof envs[0]; v++)
+    for (int mode = 0; mode < 2; mode++) { /* threads, processes */
+      c = gc_add(cases, nc, &tl, MUSTER_POTRS, 0, MUSTER_F64, mode, R, 3001, 0, 0, "");
+      if (v < 2) { /* tile 100 and the variant: two variables and a tile */
+        static char both[2][160];
+        snprintf(both[v], sizeof both[v], "MUSTER_TILED_TILE=100 %s", envs[v]);
+        c->env = both[v];
+      } else c->env = envs[v];
+      gc_name(c, "variant");
+      c = gc_add(cases, nc, &tl, MUSTER_POTRS, MUSTER_LOGDET, v % 2 ? MUSTER_C128 : MUSTER_C64, mode, R, 2053 + 7 * R,
+                 3, 0, "");
+      c->env = envs[v];
+      gc_name(c, "variant unaligned");
+      if (v >= 2) continue;
+      c = gc_add(cases, nc, &tl, MUSTER_POTRS, 0, MUSTER_F32, mode, R, 1001, 3, 96, "");
+      c->layout = MUSTER_LAYOUT_CYCLIC;
+      c->env = envs[v];
+      gc_name(c, "variant cyclic");
+      c = gc_add(cases, nc, &tl, MUSTER_POTRS, 0, MUSTER_F64, mode, R, 3001, 0, 0, "");
+      c->zero_col = 2000;
+      c->expect = MUSTER_ENOTPD;
+      c->env = envs[v];
+      gc_name(c, "variant not-PD at 2000");
+      c = gc_add(cases, nc, &tl, MUSTER_POTRS, 0, MUSTER_F64, mode, R, 1500, 0, 0, "");
+      c->nan_in = 'a';
+      c->expect = MUSTER_ENONFINITE;
+      c->env = envs[v];
+      gc_name(c, "variant NaN-in-A");
+    }
+  c = gc_add(cases, nc, &tl, MUSTER_POTRS, MUSTER_LOGDET, MUSTER_F64, M_THREADS, R, 16384, 0, 0, "");
+  c->env = envs[1];
+  c->reps = 1;
+  gc_name(c, "variant big");
+}
 
 static void per_gpus(tcase_t *cases, int *nc, int R) {
   static const muster_dtype_t dts[4] = {MUSTER_F32, MUSTER_F64, MUSTER_C64, MUSTER_C128};
@@ -57,6 +105,7 @@ static void per_gpus(tcase_t *cases, int *nc, int R) {
   gc_add(cases, nc, &tl, MUSTER_POTRS, MUSTER_LOGDET, MUSTER_F64, M_THREADS, R, 8192 + 13, 0, 0, "big");
   c = gc_add(cases, nc, &tl, MUSTER_POTRS, 0, MUSTER_F64, M_THREADS, R, 16384, 0, 0, "big");
   c->reps = 1;
+  variants(cases, nc, R);
 }
 
 void tl_cases(tcase_t *cases, int *nc, int maxR, int kills) {
@@ -73,5 +122,15 @@ void tl_cases(tcase_t *cases, int *nc, int maxR, int kills) {
     c->special = gc_kill;
     snprintf(c->name, sizeof c->name, "kill rank %d (%s) mid-solve: tiled potrs f64 processes R=2 n=65536", victim,
              victim ? "non-leader" : "leader");
+  }
+  if (maxR >= 2 && kills) { /* and with the panel on its own stream, lookahead 3 */
+    tcase_t *c = gc_add(cases, nc, &tl, MUSTER_POTRS, 0, MUSTER_F64, M_PROCS, 2, 65536, 0, 0, "");
+    c->victim = 1;
+    c->survive_s = 2.0;
+    c->reps = 1;
+    c->special = gc_kill;
+    c->env = "MUSTER_TILED_LOOKAHEAD=3 MUSTER_TILED_PRIORITY=1";
+    snprintf(c->name, sizeof c->name, "kill rank 1 (non-leader) mid-solve: tiled potrs f64 processes R=2 n=65536 %s",
+             c->env);
   }
 }

@@ -49,4 +49,6 @@ FAIL(cusolverMpOrmqr_bufferSize)
 FAIL(cusolverMpOrmqr)
 FAIL(cusolverMpGels_bufferSize)
 FAIL(cusolverMpGels)
+FAIL(cusolverMpOrgqr_bufferSize)
+FAIL(cusolverMpOrgqr)
 #endif

@@ -273,7 +273,7 @@ TEST_IMPL(mp_plan_grid_tile_panel) {
 }
 
 TEST_IMPL(mp_plan_memory_rule) {
-  mp_shape_t s = {MUSTER_POTRS, MUSTER_F64, 65536, 1, 0, 1, 2, 1024, 256ll << 20, 0, 0};
+  mp_shape_t s = {MUSTER_POTRS, MUSTER_F64, 65536, 1, 0, 1, 2, 1024, 256ll << 20, 0, 0, 0};
   mp_need_t need;
   mp_need(&s, 0, 0, &need);
   ASSERT_EQ(need.matrix, 65536ull * 32768 * 8); /* half the matrix on each of 1 x 2 */
@@ -287,7 +287,7 @@ TEST_IMPL(mp_plan_memory_rule) {
   mp_need(&s, 0, 0, &need);
   ASSERT_EQ(need.matrix, 0);
   /* syevd keeps a second piece for the eigenvectors and a bigger workspace */
-  mp_shape_t e = {MUSTER_SYEVD, MUSTER_C128, 10000, 0, 0, 2, 1, 512, 0, 0, 0};
+  mp_shape_t e = {MUSTER_SYEVD, MUSTER_C128, 10000, 0, 0, 2, 1, 512, 0, 0, 0, 0};
   mp_need(&e, 0, 0, &need);
   uint64_t piece = (uint64_t)muster_layout_numroc(10000, 512, 0, 2) * 10000 * 16;
   ASSERT_EQ(need.matrix, piece);
@@ -305,7 +305,7 @@ TEST_IMPL(mp_plan_memory_rule) {
  * rank), and A copied unless MUSTER_NO_FACTOR lets it be factored in
  * place. */
 TEST_IMPL(mp_plan_getrs_memory) {
-  mp_shape_t s = {MUSTER_GETRS, MUSTER_C64, 5000, 3, 0, 2, 2, 256, 64ll << 20, 0, 0};
+  mp_shape_t s = {MUSTER_GETRS, MUSTER_C64, 5000, 3, 0, 2, 2, 256, 64ll << 20, 0, 0, 0};
   mp_need_t need;
   for (int row = 0; row < 2; row++) {
     mp_need(&s, row, 0, &need);
@@ -416,7 +416,7 @@ TEST_IMPL(mp_plan_gels_layouts) {
  * tau is one scalar per local column; A is always copied (its second
  * pass, Gels, re-reads the caller's A); m = 0 is read as n. */
 TEST_IMPL(mp_plan_gels_memory) {
-  mp_shape_t s = {MUSTER_GELS, MUSTER_F64, 3000, 4, 0, 2, 2, 256, 0, 0, 6000};
+  mp_shape_t s = {MUSTER_GELS, MUSTER_F64, 3000, 4, 0, 2, 2, 256, 0, 0, 6000, 0};
   mp_need_t need, sq;
   for (int row = 0; row < 2; row++)
     for (int col = 0; col < 2; col++) {
@@ -449,25 +449,84 @@ TEST_IMPL(mp_plan_gels_on_grids) {
   char why[200] = "";
   const mp_release_t *r08 = mp_release_of(MP_VER(0, 8, 0)), *r09 = mp_release_of(MP_VER(0, 9, 1));
   ASSERT(r08 && r09 && !r08->qr_grids && !r09->qr_grids && !r08->lu_columns && !r09->lu_columns);
-  ASSERT_EQ(mp_refused(r08, MUSTER_GELS, 1, 2, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(mp_refused(r08, MUSTER_GELS, 1, 2, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
   ASSERT(strstr(why, "gels on 2 processes") && strstr(why, "0.8"));
-  ASSERT_EQ(mp_refused(r08, MUSTER_GELS, 2, 1, why, sizeof why), MUSTER_EUNSUPPORTED);
-  ASSERT_EQ(mp_refused(NULL, MUSTER_GELS, 2, 2, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(mp_refused(r08, MUSTER_GELS, 2, 1, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(mp_refused(NULL, MUSTER_GELS, 2, 2, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
   ASSERT(strstr(why, "not known yet"));
-  ASSERT_EQ(mp_refused(r08, MUSTER_GELS, 1, 1, why, sizeof why), 0);
-  ASSERT_EQ(mp_refused(r08, MUSTER_GETRS, 2, 1, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(mp_refused(r08, MUSTER_GELS, 1, 1, 0, why, sizeof why), 0);
+  ASSERT_EQ(mp_refused(r08, MUSTER_GETRS, 2, 1, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
   ASSERT(strstr(why, "getrs on a 2x1 grid") && strstr(why, "MUSTER_MP_GRID"));
-  ASSERT_EQ(mp_refused(r09, MUSTER_GETRS, 4, 1, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(mp_refused(r09, MUSTER_GETRS, 4, 1, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
   int ok[][2] = {{1, 1}, {1, 2}, {2, 2}, {1, 4}, {2, 4}};
-  for (int g = 0; g < 5; g++) ASSERT_EQ(mp_refused(r08, MUSTER_GETRS, ok[g][0], ok[g][1], why, sizeof why), 0);
+  for (int g = 0; g < 5; g++) ASSERT_EQ(mp_refused(r08, MUSTER_GETRS, ok[g][0], ok[g][1], 0, why, sizeof why), 0);
   muster_routine_t others[] = {MUSTER_POTRS, MUSTER_SYEVD};
   for (int i = 0; i < 2; i++) {
-    ASSERT_EQ(mp_refused(r08, others[i], 2, 2, why, sizeof why), 0);
-    ASSERT_EQ(mp_refused(r08, others[i], 4, 1, why, sizeof why), 0);
+    ASSERT_EQ(mp_refused(r08, others[i], 2, 2, 0, why, sizeof why), 0);
+    ASSERT_EQ(mp_refused(r08, others[i], 4, 1, 0, why, sizeof why), 0);
   }
   mp_release_t seen = *r08;
   seen.qr_grids = seen.lu_columns = 1;
-  ASSERT_EQ(mp_refused(&seen, MUSTER_GELS, 2, 2, why, sizeof why), 0);
-  ASSERT_EQ(mp_refused(&seen, MUSTER_GETRS, 2, 1, why, sizeof why), 0);
+  ASSERT_EQ(mp_refused(&seen, MUSTER_GELS, 2, 2, 0, why, sizeof why), 0);
+  ASSERT_EQ(mp_refused(&seen, MUSTER_GETRS, 2, 1, 0, why, sizeof why), 0);
+  return 0;
+}
+
+/* geqrf (qr.c): on more than one process only where the release table saw
+ * its Geqrf + Orgqr right there (neither release yet), or forced by
+ * MUSTER_MP_QR_GRIDS=1 (gels too); B's factor's piece (R n x n thin, Q m x
+ * m full or wide) as qr.c reads it: R the first local rows of A's piece,
+ * on A's columns; Q on A's rows, so its leading dimension is A's; every
+ * entry on exactly one rank; the memory rule counts it, tau and A's m rows
+ * (wide too), and A is always copied. */
+TEST_IMPL(mp_plan_geqrf) {
+  char why[200] = "";
+  const mp_release_t *r08 = mp_release_of(MP_VER(0, 8, 0)), *r09 = mp_release_of(MP_VER(0, 9, 1));
+  ASSERT(r08 && r09 && !r08->geqrf_grids && !r09->geqrf_grids);
+  ASSERT_EQ(mp_refused(r08, MUSTER_GEQRF, 1, 1, 0, why, sizeof why), 0);
+  ASSERT_EQ(mp_refused(r08, MUSTER_GEQRF, 1, 2, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT(strstr(why, "geqrf on 2 processes") && strstr(why, "0.8") && strstr(why, "MUSTER_MP_QR_GRIDS=1"));
+  ASSERT_EQ(mp_refused(NULL, MUSTER_GEQRF, 2, 2, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(mp_refused(r08, MUSTER_GEQRF, 2, 2, 1, why, sizeof why), 0);
+  ASSERT_EQ(mp_refused(r08, MUSTER_GELS, 2, 2, 1, why, sizeof why), 0);
+  ASSERT_EQ(mp_refused(r08, MUSTER_GETRS, 2, 1, 1, why, sizeof why), MUSTER_EUNSUPPORTED); /* not a QR */
+  mp_release_t seen = *r08;
+  seen.geqrf_grids = 1;
+  ASSERT_EQ(mp_refused(&seen, MUSTER_GEQRF, 2, 2, 0, why, sizeof why), 0);
+  ASSERT_EQ(mp_refused(&seen, MUSTER_GELS, 2, 2, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT(mp_runs(MUSTER_GEQRF) && mp_runs(MUSTER_GELS) && !mp_runs(MUSTER_GESVD) && !mp_runs(MUSTER_POTRI));
+  ASSERT(mp_factors_a_copy(MUSTER_GEQRF, 0) && mp_factors_a_copy(MUSTER_GEQRF, MUSTER_FULL_MATRICES));
+  for (int trial = 0; trial < 300; trial++) {
+    int P = (int)rnd_in(1, 3), Q = (int)rnd_in(1, 3);
+    int64_t n = rnd_in(1, 60), m = rnd_in(1, 90), T = rnd_in(1, 16);
+    unsigned flags = trial % 2 ? MUSTER_FULL_MATRICES : 0;
+    mp_shape_t s = {MUSTER_GEQRF, MUSTER_C128, n, 0, flags, P, Q, T, 0, 0, m, 0};
+    int thin = !flags && m >= n;
+    int64_t side = thin ? n : m, count = 0;
+    ASSERT_EQ(mp_rows(&s), m);
+    mp_layout_t A = mp_layout_solver(m, n, T, P, Q);
+    for (int row = 0; row < P; row++)
+      for (int col = 0; col < Q; col++) {
+        int64_t fr, fc;
+        mp_qr_piece(&s, row, col, &fr, &fc);
+        ASSERT_EQ(fr, muster_layout_numroc(side, T, row, P));
+        ASSERT_EQ(fc, muster_layout_numroc(side, T, col, Q));
+        if (thin) ASSERT(fr <= mp_local_rows(&A, row) && fc == mp_local_cols(&A, col));
+        else ASSERT_EQ(fr, mp_local_rows(&A, row));
+        /* the reflectors: the first numroc(min(m, n)) local columns of A's
+         * piece, copied into the first of Q's (full) */
+        int64_t kc = muster_layout_numroc(m < n ? m : n, T, col, Q);
+        ASSERT(kc <= fc && kc <= mp_local_cols(&A, col));
+        count += fr * fc;
+        mp_need_t need;
+        mp_need(&s, row, col, &need);
+        ASSERT_EQ(need.matrix, (uint64_t)(mp_local_rows(&A, row) * mp_local_cols(&A, col)) * 16);
+        ASSERT_EQ(need.vectors, (uint64_t)(fr * fc) * 16);
+        ASSERT_EQ(need.tau, (uint64_t)(fc > mp_local_cols(&A, col) ? fc : mp_local_cols(&A, col)) * 16);
+        ASSERT_EQ(need.rhs, 0);
+        ASSERT_EQ(need.total, need.matrix + need.vectors + need.tau + need.scratch + need.workspace + MP_FIXED_BYTES);
+      }
+    ASSERT_EQ(count, side * side);
+  }
   return 0;
 }

@@ -170,6 +170,54 @@ static void expect_gels_refused(const muster_provider_v2_t *v, void *ctx, int64_
   fprintf(stderr, "  gels refused as expected: %s\n", err);
 }
 
+/* A one-rank geqrf (n = 8, m = ldb = 12, lda 10, block layout) with flags,
+ * nrhs and b: MUSTER_EINVAL naming `want` (NULL: the call fits, and lda
+ * 10 < 12 rows is what is refused), info 0, before CUDA is touched. */
+static void expect_geqrf_refused(const muster_provider_v2_t *v, void *ctx, unsigned flags, int64_t nrhs, void *bp,
+                                 const char *want) {
+  char err[1024] = "";
+  muster_shard_t s = {.mem = MUSTER_MEM_CUDA, .device = 0, .a = (void *)16, .lda = 10, .b = bp, .ldb = 12};
+  muster_bootstrap_t b = {.rank = 0, .size = 1, .kind = "group", .key = 44, .allgather = one_rank_allgather};
+  int64_t info = -1, tile = -1;
+  muster_collective_call_t call = {.args = {.routine = MUSTER_GEQRF, .dtype = MUSTER_F64, .n = 8, .nrhs = nrhs,
+                                            .flags = flags},
+                                   .mine = &s, .dist = muster_layout_block_dist(8, 1, 0, 10), .boot = &b,
+                                   .info = &info, .tile_used = &tile, .err = err, .errlen = sizeof err};
+  call.dist.m = call.dist.mb = 12;
+  ASSERT_EQ(v->collective_solve(ctx, &call), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(err, want ? want : "with lld 10 for 12 local rows");
+  ASSERT_EQ(info, 0);
+  fprintf(stderr, "  geqrf refused as expected: %s\n", err);
+}
+
+/* geqrf: estimate() refuses it on more than one process unless
+ * MUSTER_MP_QR_GRIDS=1 (a malformed value named), takes it on one;
+ * collective_solve refuses flags it does not take and a B too small for
+ * its factor (thin: R 8 x 8 in 12-row columns, 6 of them; full: Q 12 x 12). */
+static void expect_geqrf(const muster_provider_v2_t *v, void *ctx) {
+  muster_provider_estimate_t est;
+  muster_provider_query_t q = query(1000, 2, NULL);
+  q.routine = MUSTER_GEQRF;
+  ASSERT_EQ(v->estimate(ctx, &q, &est), MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(est.note, "geqrf on 2 processes");
+  setenv("MUSTER_MP_QR_GRIDS", "1", 1);
+  ASSERT_EQ(v->estimate(ctx, &q, &est), 0);
+  setenv("MUSTER_MP_QR_GRIDS", "yes", 1);
+  ASSERT_EQ(v->estimate(ctx, &q, &est), MUSTER_EINVAL);
+  ASSERT_STR_CONTAINS(est.note, "MUSTER_MP_QR_GRIDS: 'yes' is not 0 or 1");
+  unsetenv("MUSTER_MP_QR_GRIDS");
+  q = query(1000, 1, NULL);
+  q.routine = MUSTER_GEQRF;
+  ASSERT_EQ(v->estimate(ctx, &q, &est), 0);
+  void *bp = (void *)16;
+  expect_geqrf_refused(v, ctx, MUSTER_NO_VECTORS, 6, bp, "takes MUSTER_FULL_MATRICES only, not flags 0x1");
+  expect_geqrf_refused(v, ctx, 0, 5, bp, "geqrf's B needs 6 columns of m = 12 rows");
+  expect_geqrf_refused(v, ctx, MUSTER_FULL_MATRICES, 6, bp, "geqrf's B needs 12 columns of m = 12 rows");
+  expect_geqrf_refused(v, ctx, 0, 6, NULL, "b NULL");
+  expect_geqrf_refused(v, ctx, 0, 6, bp, NULL);
+  expect_geqrf_refused(v, ctx, MUSTER_FULL_MATRICES, 12, bp, NULL);
+}
+
 static void expect_loaded(const char *unused) {
   const muster_provider_v2_t *v = load();
   void *ctx = NULL;
@@ -239,9 +287,10 @@ static void expect_loaded(const char *unused) {
   q = query(1000, 1, NULL);
   q.routine = MUSTER_GELS;
   ASSERT_EQ(v->estimate(ctx, &q, &est), 0);
-  expect_gels_refused(v, ctx, 7, 7, "no shape from n 8, ldb 7 (gels: m = ldb >= n)"); /* m < n */
+  expect_gels_refused(v, ctx, 7, 7, "no shape from n 8, ldb 7 (gels: m = ldb >= n; geqrf: m = ldb >= 1)"); /* m < n */
   expect_gels_refused(v, ctx, 16, 12, "does not fit 1 ranks of 16 x 8"); /* ldb 16, the layout's m 12 */
   expect_gels_refused(v, ctx, 16, 16, NULL);                             /* fits: refused for lda only */
+  expect_geqrf(v, ctx);
   v->fini(ctx);
 }
 

@@ -3,8 +3,9 @@
  * answers without initializing CUDA in this process, choose_tile() gives
  * valid tiles, estimate() has no model (its cost table decides: the table
  * is held to the 2026-11-27 measurements against cusolvermg's) and
- * refuses what the engine cannot run, and solve() refuses bad calls with a
- * message naming the rank and the reason before touching a GPU. */
+ * refuses what the engine cannot run (its memory grows with the lookahead),
+ * and solve() refuses bad calls (and bad MUSTER_TILED_* values) with a
+ * message naming the rank or variable and the reason before touching a GPU. */
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -69,6 +70,11 @@ TEST_IMPL(tiled_provider_estimate_leaves_it_to_the_table) {
   ASSERT_STR_CONTAINS(est.note, "cost table");
   /* a quarter of A (the copy) plus the panel slots */
   ASSERT_GE(est.peak_bytes, (uint64_t)65536 * 65536 * 8 / 4);
+  uint64_t at1 = est.peak_bytes; /* a deeper lookahead: one more slot (n x 1024) per step of depth */
+  setenv("MUSTER_TILED_LOOKAHEAD", "3", 1);
+  ASSERT_OK(v->estimate(NULL, &q, &est));
+  unsetenv("MUSTER_TILED_LOOKAHEAD");
+  ASSERT_EQ(est.peak_bytes, at1 + (uint64_t)2 * 1024 * 65536 * 8);
   int devs[4] = {0, 0, 1, 1};
   q.devices = devs;
   q.ndevices = 2;
@@ -119,6 +125,17 @@ TEST_IMPL(tiled_provider_refuses_bad_calls) {
   call.args.routine = MUSTER_GETRS;
   ASSERT_EQ(v->solve(ctx, &call), MUSTER_EUNSUPPORTED);
   ASSERT_STR_CONTAINS(err, "routine getrs");
+  call.args.routine = MUSTER_POTRS; /* the schedule's knobs: a bad value names the variable */
+  static const char *const bad[][3] = {{"MUSTER_TILED_LOOKAHEAD", "5", "is not an integer in 1..4"},
+                                       {"MUSTER_TILED_LOOKAHEAD", "0", "is not an integer in 1..4"},
+                                       {"MUSTER_TILED_PRIORITY", "2", "is not 0 or 1"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv(bad[i][0], bad[i][1], 1);
+    ASSERT_EQ(v->solve(ctx, &call), MUSTER_EINVAL);
+    ASSERT_STR_CONTAINS(err, bad[i][0]);
+    ASSERT_STR_CONTAINS(err, bad[i][2]);
+    unsetenv(bad[i][0]);
+  }
   v->fini(ctx);
   dlclose(h);
   return 0;

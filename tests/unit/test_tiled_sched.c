@@ -2,11 +2,14 @@
  * (providers/tiled/tsched.h), on the host, for many (n, T, G): every tile
  * operation exactly once on the right GPU and stream, every wait on an
  * event recorded earlier, the happens-before order every operation needs
- * (vector clocks over streams and events), the lookahead order, panels sent
- * only where used and never overwritten while read; then the schedule run
+ * (vector clocks over streams and events), the lookahead order for every
+ * depth L, every column's writers ordered (the panel and compute streams
+ * of a GPU race otherwise), panels sent only where used and never
+ * overwritten while read; then the schedule run
  * numerically on host buffers (one "GPU" = its tile columns and panel
  * slots) with the streams interleaved at random, as far as the events
- * allow, against a plain Cholesky. */
+ * allow, against a plain Cholesky; each for every lookahead depth, with
+ * and without the panel's own stream. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,19 +19,19 @@
 
 typedef struct hb {
   const ts_sched_t *s;
-  int ns;       /* streams: G * (1 + G)                     */
+  int ns;       /* streams: G * ts_streams                  */
   int *clock;   /* [op * ns + stream]                       */
   int *seq;     /* [op]: 1-based position on its stream     */
   int *sid;     /* [op]: its stream                         */
 } hb_t;
 
-static int stream_id(const ts_sched_t *s, const ts_op_t *op) { return op->dev * (1 + s->G) + op->stream; }
+static int stream_id(const ts_sched_t *s, const ts_op_t *op) { return op->dev * ts_streams(s) + op->stream; }
 
 /* Vector clocks; fails when a wait names an event not recorded earlier or
  * an event is recorded twice. */
 static void hb_build(hb_t *h, const ts_sched_t *s) {
   h->s = s;
-  h->ns = s->G * (1 + s->G);
+  h->ns = s->G * ts_streams(s);
   h->clock = calloc((size_t)s->nops * h->ns, sizeof(int));
   h->seq = calloc((size_t)s->nops, sizeof(int));
   h->sid = calloc((size_t)s->nops, sizeof(int));
@@ -40,7 +43,7 @@ static void hb_build(hb_t *h, const ts_sched_t *s) {
   for (int i = 0; i < s->nops; i++) {
     const ts_op_t *op = &s->ops[i];
     int sid = stream_id(s, op), *c = &h->clock[(size_t)i * h->ns];
-    ASSERT(op->dev >= 0 && op->dev < s->G && op->stream >= 0 && op->stream <= s->G);
+    ASSERT(op->dev >= 0 && op->dev < s->G && op->stream >= 0 && op->stream < ts_streams(s));
     if (last[sid] >= 0) memcpy(c, &h->clock[(size_t)last[sid] * h->ns], (size_t)h->ns * sizeof(int));
     for (int w = 0; w < op->nwait; w++) {
       int e = op->wait[w];
@@ -91,7 +94,7 @@ static void check_order(const ts_sched_t *s) {
     case TS_TRSM: ASSERT_EQ(trsm[op->k], -1); trsm[op->k] = i; break;
     case TS_SEND:
       ASSERT(op->j >= 0 && op->j < G && op->j != op->dev);
-      ASSERT_EQ(op->stream, 1 + op->j);
+      ASSERT_EQ(op->stream, TS_COPY + op->j);
       ASSERT_EQ(op->slot, op->k % s->slots);
       ASSERT_EQ(send[op->k * G + op->j], -1);
       send[op->k * G + op->j] = i;
@@ -101,10 +104,11 @@ static void check_order(const ts_sched_t *s) {
       ASSERT_EQ(op->dev, ts_owner(s, op->j));
       ASSERT_EQ(op->slot, ts_owner(s, op->k) == op->dev ? -1 : op->k % s->slots);
       ASSERT_EQ(upd[op->k * nt + op->j], -1);
+      ASSERT_EQ(op->stream, op->k >= op->j - s->L ? ts_panel_stream(s) : TS_COMPUTE); /* lookahead or bulk */
       upd[op->k * nt + op->j] = i;
       break;
     }
-    if (op->kind != TS_SEND) ASSERT_EQ(op->stream, TS_COMPUTE);
+    if (op->kind == TS_POTRF || op->kind == TS_TRSM) ASSERT_EQ(op->stream, ts_panel_stream(s));
     if (op->kind == TS_POTRF || op->kind == TS_TRSM || op->kind == TS_SEND) ASSERT_EQ(op->dev, ts_owner(s, op->k));
   }
   hb_t h;
@@ -116,6 +120,10 @@ static void check_order(const ts_sched_t *s) {
       ASSERT(hb(&h, potrf[k], trsm[k]));
     } else ASSERT_EQ(trsm[k], -1);
     for (int i = 0; i < k; i++) ASSERT(hb(&h, upd[i * nt + k], potrf[k])); /* every update before the factor */
+    for (int i = 0; i + 1 < k; i++) { /* column k's writers one after another, in the order of i */
+      ASSERT(hb(&h, upd[i * nt + k], upd[(i + 1) * nt + k]));
+      ASSERT_LT(upd[i * nt + k], upd[(i + 1) * nt + k]);
+    }
     for (int g = 0; g < G; g++) { /* a panel goes exactly where a later column lives */
       int wanted = 0;
       for (int j = k + 1; j < nt; j++) wanted |= ts_owner(s, j) == g && g != ts_owner(s, k);
@@ -135,10 +143,13 @@ static void check_order(const ts_sched_t *s) {
         ASSERT(hb(&h, o, sk) || hb(&h, u, o));
       }
     }
-    if (k + 1 < nt) { /* lookahead: column k+1 updated and factored before the rest of step k */
-      ASSERT_LT(upd[k * nt + k + 1], potrf[k + 1]);
-      for (int j = k + 2; j < nt; j++)
-        if (ts_owner(s, j) == ts_owner(s, k + 1)) ASSERT_LT(potrf[k + 1], upd[k * nt + j]);
+    if (k + s->L < nt) { /* lookahead: column k+L factored and sent before the rest of step k */
+      int p = k + s->L;
+      for (int j = p + 1; j < nt; j++) {
+        ASSERT_LT(potrf[p], upd[k * nt + j]);
+        for (int g = 0; g < G && p + 1 < nt; g++)
+          if (send[p * G + g] >= 0) ASSERT_LT(send[p * G + g], upd[k * nt + j]);
+      }
     }
   }
   hb_free(&h);
@@ -217,7 +228,7 @@ static uint64_t rnd(void) {
  * whose next op's events are recorded; compare with a plain Cholesky. */
 static void check_numeric(const ts_sched_t *s) {
   int64_t n = s->n, T = s->T;
-  int G = s->G, ns = G * (1 + G);
+  int G = s->G, ns = G * ts_streams(s);
   sim_t m = {s, {0}, {0}};
   double *A = malloc((size_t)(n * n) * sizeof(double));
   ASSERT(A);
@@ -239,7 +250,7 @@ static void check_numeric(const ts_sched_t *s) {
     q[x][len[x]++] = i;
   }
   for (int ran = 0; ran < s->nops;) {
-    int ready[TS_MAX_GPUS * (1 + TS_MAX_GPUS)], nr = 0;
+    int ready[TS_MAX_GPUS * (TS_COPY + TS_MAX_GPUS)], nr = 0;
     for (int x = 0; x < ns; x++) {
       if (pos[x] == len[x]) continue;
       const ts_op_t *op = &s->ops[q[x][pos[x]]];
@@ -280,10 +291,12 @@ static void check_numeric(const ts_sched_t *s) {
   free(A);
 }
 
-static void check_case(int64_t n, int64_t T, int G, int slots, int numeric) {
+static void check_case(int64_t n, int64_t T, int G, int slots, int L, int prio, int numeric) {
   ts_sched_t s;
   char why[160];
-  ASSERT_EQ(ts_build(&s, n, T, G, slots, why, sizeof why), 0);
+  ASSERT_EQ(ts_build(&s, n, T, G, slots, L, prio, why, sizeof why), 0);
+  ASSERT_EQ(s.L, L);
+  ASSERT_EQ(s.prio, prio);
   ASSERT_EQ(s.nt, (int)((n + T - 1) / T));
   int evs = 0;
   for (int g = 0; g < G; g++) evs += s.ev_count[g];
@@ -296,18 +309,26 @@ static void check_case(int64_t n, int64_t T, int G, int slots, int numeric) {
 TEST_IMPL(tiled_sched_order) {
   static const int64_t ns[] = {1, 2, 5, 7, 16, 33, 64, 100, 257};
   static const int64_t ts[] = {1, 3, 4, 8, 16, 32, 300};
+  int v = 0; /* rotates the slots and the panel stream over the shapes */
   for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
     for (size_t b = 0; b < sizeof ts / sizeof ts[0]; b++)
       for (int G = 1; G <= 8; G++)
-        for (int slots = 2; slots <= 4; slots++)
-          if ((ns[a] + ts[b] - 1) / ts[b] <= 64) check_case(ns[a], ts[b], G, slots, 0);
-  check_case(65536, 1024, 4, 3, 0); /* the benchmark's shape */
-  check_case(196608, 2048, 16, 2, 0);
+        for (int L = 1; L <= TS_MAX_LOOKAHEAD; L++, v++)
+          if ((ns[a] + ts[b] - 1) / ts[b] <= 64) check_case(ns[a], ts[b], G, L + 1 + v % 3, L, (v / 3) % 2, 0);
+  for (int L = 1; L <= TS_MAX_LOOKAHEAD; L++)
+    for (int prio = 0; prio < 2; prio++) {
+      check_case(65536, 1024, 4, L + 2, L, prio, 0); /* the benchmark's shape */
+      check_case(196608, 2048, 16, L + 1, L, prio, 0);
+    }
   char why[160];
   ts_sched_t s;
-  ASSERT_EQ(ts_build(&s, 0, 8, 2, 2, why, sizeof why), -1);
-  ASSERT_EQ(ts_build(&s, 8, 8, 17, 2, why, sizeof why), -1);
-  ASSERT_EQ(ts_build(&s, 8, 2, 2, 1, why, sizeof why), -1); /* one slot races the lookahead */
+  ASSERT_EQ(ts_build(&s, 0, 8, 2, 2, 1, 0, why, sizeof why), -1);
+  ASSERT_EQ(ts_build(&s, 8, 8, 17, 2, 1, 0, why, sizeof why), -1);
+  ASSERT_EQ(ts_build(&s, 8, 2, 2, 1, 1, 0, why, sizeof why), -1); /* one slot races the lookahead */
+  ASSERT_EQ(ts_build(&s, 8, 2, 2, 2, 2, 0, why, sizeof why), -1); /* depth 2 needs 3 */
+  ASSERT_EQ(ts_build(&s, 8, 2, 2, 9, 0, 0, why, sizeof why), -1);
+  ASSERT_EQ(ts_build(&s, 8, 2, 2, 9, TS_MAX_LOOKAHEAD + 1, 0, why, sizeof why), -1);
+  ASSERT_EQ(ts_build(&s, 8, 2, 2, 9, 1, 2, why, sizeof why), -1);
   ASSERT_STR_CONTAINS(why, "bad arguments");
   return 0;
 }
@@ -317,7 +338,10 @@ TEST_IMPL(tiled_sched_numeric) {
       {1, 4, 1, 2},  {3, 4, 2, 2},  {4, 4, 4, 2},  {9, 4, 1, 2},  {9, 4, 2, 2},  {9, 4, 3, 2},   {23, 4, 2, 2},
       {23, 4, 4, 3}, {23, 5, 3, 2}, {40, 4, 4, 4}, {40, 4, 4, 2}, {37, 3, 5, 2}, {64, 8, 4, 3}, {31, 2, 8, 2},
       {50, 7, 2, 2}, {50, 7, 3, 3}, {17, 16, 2, 2}, {100, 6, 4, 2}};
-  for (int rep = 0; rep < 4; rep++) /* several random interleavings each */
-    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) check_case(cs[i].n, cs[i].T, cs[i].G, cs[i].slots, 1);
+  for (int rep = 0; rep < 2; rep++) /* several random interleavings each */
+    for (int L = 1; L <= TS_MAX_LOOKAHEAD; L++)
+      for (int prio = 0; prio < 2; prio++)
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) /* the case's spare slots above the least */
+          check_case(cs[i].n, cs[i].T, cs[i].G, cs[i].slots - 1 + L, L, prio, 1);
   return 0;
 }

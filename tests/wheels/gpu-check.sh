@@ -16,7 +16,9 @@
 #   (c) with --hide-toolkit (root; a private mount namespace, so the machine
 #       is untouched): (a)'s providers and solve, and (b)'s muster_torch and
 #       muster_jax checks, again with an empty tmpfs over /usr/local/cuda, as
-#       on a machine with only the driver.
+#       on a machine with only the driver (JAX gets ptxas and libdevice
+#       aside, as its nvcc wheel would give it; the libraries the Python
+#       process maps are checked: none from the toolkit).
 # Prints one "ok"/"FAILED" line per check and "N passed, M failed"; exits 1
 # on any failure.
 set -uo pipefail
@@ -87,6 +89,12 @@ for dev in (["cpu", "cpu"], ["cuda:0", "cuda:1"]):
         V = torch.cat([c.cpu() for c in v], dim=1)
         res = float(torch.linalg.norm(A @ V - V * w.cpu().to(dt)) / (torch.linalg.norm(A) * n ** 0.5))
         report(res < 64 * n * eps, f"(b) muster_torch.syevd {dev} {dt}: residual {res:.2e}")
+import os
+if os.environ.get("GPUCHECK_JAX", "1") == "0":
+    print("n/a: muster_jax: this python's JAX itself cannot run a jnp op on a GPU here (see above)")
+    maps = open("/proc/self/maps").read().split("\n")
+    print(sorted({l.split()[-1] for l in maps if ("libcusolver" in l or "libcudart" in l or "muster_runtime" in l) and ".so" in l}))
+    sys.exit(1 if bad else 0)
 import jax, jax.numpy as jnp, numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
 import muster_jax as mj
@@ -122,9 +130,31 @@ if [ "$hide" = 1 ]; then
   cut -c1-200 "$tmp/c2.txt"
   grep -q '"ok":true' "$tmp/c2.txt" && grep -q '"mem":"cuda"' "$tmp/c2.txt"
   check "(c) toolkit hidden: muster solve potrs on 2 GPUs" $?
-  unshare -m bash -c 'mount -t tmpfs tmpfs /usr/local/cuda && PYTHONPATH="$0/b" "$1" "$0/b.py"' "$tmp" "$PY" 2>&1 |
-    sed 's/^\(ok\|FAILED\): (b)/\1: (c) toolkit hidden:/'
-  check "(c) toolkit hidden: muster_torch and muster_jax potrs and syevd on CPU and 2 GPUs" "${PIPESTATUS[0]}"
+  # JAX's own GPU compiler needs ptxas and libdevice, which jax[cuda13]
+  # installs as NVIDIA's nvcc wheel; the GPU machines' JAX was installed
+  # without it and finds them in the toolkit (with the toolkit hidden even
+  # a plain jnp transpose fails: 2026-11-27, 4 x H200).  Give JAX those two
+  # files only (no library), as that wheel would: muster's libraries must
+  # still come from the wheels, checked below in the process's maps.
+  jc="$tmp/jaxcuda"
+  mkdir -p "$jc/bin" "$jc/nvvm" && cp -r /usr/local/cuda/nvvm/libdevice "$jc/nvvm/" && cp /usr/local/cuda/bin/ptxas "$jc/bin/"
+  xf="--xla_gpu_cuda_data_dir=$jc --xla_gpu_autotune_level=0"
+  # JAX alone first: when a plain jnp op fails, muster_jax cannot be judged
+  # here (said as "n/a", not counted); the torch checks still run.
+  unshare -m bash -c 'mount -t tmpfs tmpfs /usr/local/cuda && XLA_FLAGS="$2" "$1" -c "
+import jax, jax.numpy as jnp
+x = jax.device_put(jnp.ones((512, 256)), [d for d in jax.devices() if d.platform == \"gpu\"][0])
+print(\"jax alone on a GPU, toolkit hidden:\", float((x.T @ x).sum()))"' "$tmp" "$PY" "$xf" > "$tmp/c3j.txt" 2>&1
+  jst=$?
+  grep -v "^[WEI][0-9]\{4\} " "$tmp/c3j.txt" | tail -3 | cut -c1-300
+  jok=1; [ "$jst" = 0 ] || jok=0
+  unshare -m bash -c 'mount -t tmpfs tmpfs /usr/local/cuda && GPUCHECK_JAX=$3 XLA_FLAGS="$2" PYTHONPATH="$0/b" "$1" "$0/b.py"' \
+    "$tmp" "$PY" "$xf" "$jok" > "$tmp/c3.txt" 2>&1
+  st=$?
+  sed 's/^\(ok\|FAILED\): (b)/\1: (c) toolkit hidden:/' "$tmp/c3.txt" | grep -v "^[WEI][0-9]\{4\} "
+  check "(c) toolkit hidden: muster_torch$([ $jok = 1 ] && echo " and muster_jax") potrs and syevd on CPU and 2 GPUs" $st
+  grep -q "^\[.*muster_runtime" "$tmp/c3.txt" && ! grep "^\[.*muster_runtime" "$tmp/c3.txt" | grep -q "/usr/local/cuda"
+  check "(c) toolkit hidden: the Python process mapped muster's libraries, none from /usr/local/cuda" $?
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -8,7 +8,9 @@ dA for fixed factors, so its adjoint applied to the output gradients is
 torch.autograd.grad of that linear map: torch's own adjoint of the same
 formulas, with no second factorization.  polar's goes through the SVD's.
 Like torch, the full (complete) forms of a non-square A and mode="r" have
-no backward; with group= none has one yet.
+no backward.  With group= the same rules run on the whole matrices, each
+rank keeping its columns of A_bar (_factor_grad.py: the block factor and
+its gradient gathered; the recomputed thin SVD is a collective call too).
 
 group= (a process group): A is this rank's column block (the runtime's
 block layout) and the call is collective; the factor the runtime leaves in
@@ -19,6 +21,7 @@ one muster call per matrix (_each, _loop_rule).
 """
 import torch
 
+from ._factor_grad import Whole
 from ._factor_run import FULL_MATRICES, NO_VECTORS, factor
 
 
@@ -90,10 +93,25 @@ def _loop_rule(apply):
     return staticmethod(rule)
 
 
-def _no_group_backward(ctx, what):
-    if ctx.opts.get("group") is not None:
-        raise NotImplementedError(f"muster_torch.linalg.{what}: no backward with group= yet (each rank "
-                                  "holds a block of A; the rule needs the whole factors): use devices=")
+def _whole_view(ctx, a, routine, flags):
+    """(A, view): A whole and the group's view (_factor_grad.Whole) under
+    group=, else (a, None)."""
+    if ctx.opts.get("group") is None:
+        return a, None
+    view = Whole(ctx.opts, a, routine, flags)
+    return view.gather(a), view
+
+
+def _thin_svd(ctx, a, view):
+    """The thin SVD of A (whole: the block factor of a group= call gathered)."""
+    u, s, vh = _SVD.apply(a.detach(), 0, ctx.opts)
+    if view is not None:
+        u, vh = view.whole("U", u, view.thin_holds), view.whole("VH", vh, view.thin_holds)
+    return u, s, vh
+
+
+def _ours(view, ga):
+    return ga if view is None else view.mine(ga)
 
 
 class _QR(torch.autograd.Function):
@@ -109,13 +127,15 @@ class _QR(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, gq, gr):
-        _no_group_backward(ctx, "qr")
         a, q, r = ctx.saved_tensors
+        a, view = _whole_view(ctx, a, "geqrf", FULL_MATRICES if ctx.full else 0)
+        if view is not None:
+            q, gq, r, gr = view.whole("Q", q), view.whole("Q", gq), view.whole("R", r), view.whole("R", gr)
         m, n = a.shape
         if ctx.full and m > n:
             raise NotImplementedError("muster_torch.linalg.qr: no backward for mode='complete' of a tall A "
                                       "(torch has none either); use mode='reduced'")
-        return _adjoint(lambda da: _qr_jvp(q, r, a, da), a, (gq, gr)), None, None
+        return _ours(view, _adjoint(lambda da: _qr_jvp(q, r, a, da), a, (gq, gr))), None, None
 
     vmap = _loop_rule(lambda a, full, opts: _QR.apply(a, full, opts))
 
@@ -135,23 +155,37 @@ class _SVD(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        _no_group_backward(ctx, "svd")
         a, = ctx.saved_tensors
+        block = a
+        a, view = _whole_view(ctx, a, "gesvd", ctx.flags)
         m, n = a.shape
         if ctx.flags & FULL_MATRICES and m != n:
             raise NotImplementedError("muster_torch.linalg.svd: no backward for full_matrices=True of a "
                                       "non-square A (as torch); pass full_matrices=False")
-        u, s, vh = _SVD.apply(a.detach(), 0, ctx.opts)
+        u, s, vh = _thin_svd(ctx, block, view)
         if ctx.flags & NO_VECTORS:
-            return _adjoint(lambda da: (_svd_jvp(u, s, vh, da)[1],), a, grads), None, None
-        return _adjoint(lambda da: _svd_jvp(u, s, vh, da), a, grads), None, None
+            return _ours(view, _adjoint(lambda da: (_svd_jvp(u, s, vh, da)[1],), a, grads)), None, None
+        if view is not None:
+            grads = (view.whole("U", grads[0]), grads[1], view.whole("VH", grads[2]))
+        return _ours(view, _adjoint(lambda da: _svd_jvp(u, s, vh, da), a, grads)), None, None
 
     vmap = _loop_rule(lambda a, flags, opts: _SVD.apply(a, flags, opts))
 
 
+def _polar_jvp(u, s, vh, da):
+    """dU_p, dH of A = U_p H from the thin SVD's rule: U_p = U V^H and
+    H = (V S V^H + (V S V^H)^H) / 2, as polar() differentiates them."""
+    du, ds, dvh = _svd_jvp(u, s, vh, da)
+    sv, dsv = s[:, None].to(vh.dtype) * vh, ds[:, None].to(vh.dtype) * vh
+    dh = _h(dvh) @ sv + _h(vh) @ (dsv + s[:, None].to(vh.dtype) * dvh)
+    return du @ vh + u @ dvh, (dh + _h(dh)) / 2
+
+
 class _Polar(torch.autograd.Function):
-    """polar without derivative (polar() goes through _SVD when A requires
-    grad): a Function for its vmap rule."""
+    """polar's own call: without group= only where no derivative is wanted
+    (polar() goes through _SVD when A requires grad) and for its vmap rule;
+    with group= always, its backward the SVD's rule on the whole matrices
+    (_polar_jvp)."""
     @staticmethod
     def forward(a, opts):
         got = factor("polar", 0, a, **opts)
@@ -160,11 +194,18 @@ class _Polar(torch.autograd.Function):
     @staticmethod
     def setup_context(ctx, inputs, output):
         ctx.opts = inputs[1]
+        ctx.save_for_backward(inputs[0])
 
     @staticmethod
     def backward(ctx, gu, gh):
-        _no_group_backward(ctx, "polar")  # without group=, polar() differentiates through _SVD
-        raise NotImplementedError("muster_torch.linalg.polar: no backward of this path")
+        a, = ctx.saved_tensors
+        if ctx.opts.get("group") is None:  # polar() differentiates through _SVD instead
+            raise NotImplementedError("muster_torch.linalg.polar: no backward of this path")
+        block = a
+        a, view = _whole_view(ctx, a, "polar", 0)
+        u, s, vh = _thin_svd(ctx, block, view)
+        ga = _adjoint(lambda da: _polar_jvp(u, s, vh, da), a, (view.whole("UP", gu), gh))
+        return view.mine(ga), None
 
     vmap = _loop_rule(lambda a, opts: _Polar.apply(a, opts))
 

@@ -5,13 +5,15 @@ square, a tall and a wide A (over 3 ranks the tall one leaves the last rank
 no column).  Each rank gathers the factor the runtime left in A's place
 (muster_routine_outputs' a_holds, asked of libmuster) from every rank's
 block and checks the whole factors against torch.linalg on the whole A
-(factor_checks.py); then vmap and a 3-D batch over the group, and blocks
-that are not one matrix's (every rank must refuse them alike)."""
+(factor_checks.py); then vmap and a 3-D batch over the group, blocks
+that are not one matrix's (every rank must refuse them alike), and
+gradcheck of every backward over the group (factor_grad_checks.py)."""
 import traceback
 
 import torch
 
 import factor_checks as fc
+import factor_grad_checks
 import muster_torch as mt
 from muster_torch import _dist, _factor_run
 
@@ -67,8 +69,8 @@ def _batched(pg, rank, nranks, gen):
 
 def _refusals(pg, rank, nranks, gen):
     """Blocks that are not one matrix's: every rank raises ValueError naming
-    A; polar's side="left" and devices= refused with group=, and a
-    backward; the group still works afterwards."""
+    A; polar's side="left" and devices= refused with group=, and the
+    backward of a full SVD of a tall A; the group still works afterwards."""
     A = fc.mat(gen, 6, 2 * nranks, torch.float64)
     c0, k = mt.block_columns(A.shape[1], nranks, rank)
     rows = A[:5 if rank == 1 else 6, c0:c0 + k]  # rank 1 passes 5 rows, the others 6
@@ -87,13 +89,14 @@ def _refusals(pg, rank, nranks, gen):
             assert list(kw)[0] in str(e), str(e)
         else:
             raise AssertionError(f"polar {kw} accepted with group=")
-    x = A[:, c0:c0 + k].clone().requires_grad_()
-    try:
-        mt.linalg.svdvals(x, group=pg).sum().backward()
+    T = fc.mat(gen, 2 * nranks + 2, 2 * nranks, torch.float64)  # tall over any number of ranks
+    x = T[:, c0:c0 + k].clone().requires_grad_()
+    try:  # torch's rule: none for the full U of a non-square A (refused on every rank alike)
+        mt.linalg.svd(x, group=pg)[0].sum().backward()
     except NotImplementedError as e:
-        assert "group=" in str(e), str(e)
+        assert "full_matrices" in str(e), str(e)
     else:
-        raise AssertionError("a backward with group= ran")
+        raise AssertionError("a backward of the full SVD of a tall A ran")
     fc.check_svdvals(A, mt.linalg.svdvals(A[:, c0:c0 + k], group=pg))  # the group still works
 
 
@@ -106,6 +109,7 @@ def factors(rank, nranks, tmp, seed, pg):
             out[f"{m}x{n}.{str(dt)[6:]}"] = _case(lambda: _one(pg, rank, nranks, A))
     out["batched"] = _case(lambda: _batched(pg, rank, nranks, gen))
     out["refusals"] = _case(lambda: _refusals(pg, rank, nranks, gen))
+    out["grads"] = _case(lambda: factor_grad_checks.gradchecks(pg, rank, nranks, gen, fc))
     return out
 
 
@@ -117,4 +121,4 @@ def _case(fn):
         return traceback.format_exc()[-2000:]
 
 
-CASES = [f"{m}x{n}.{str(dt)[6:]}" for dt in DTYPES for m, n in SHAPES] + ["batched", "refusals"]
+CASES = [f"{m}x{n}.{str(dt)[6:]}" for dt in DTYPES for m, n in SHAPES] + ["batched", "refusals", "grads"]
