@@ -82,6 +82,12 @@ int mp_refused(const mp_release_t *r, muster_routine_t routine, int nprow, int n
              "(MUSTER_MP_QR_GRIDS=1 runs it to test them)", nprow * npcol, rel);
     return MUSTER_EUNSUPPORTED;
   }
+  if (routine == MUSTER_GEQRF && nprow > 1 && !qr_forced) {
+    snprintf(why, len, "geqrf on a %dx%d grid: cuSOLVERMp %s's QR was seen right on 1 x Q grids only (its Ormqr "
+             "failed on 2x1); leave MUSTER_MP_GRID unset, or set it to 1x%d (MUSTER_MP_QR_GRIDS=1 runs it to test)",
+             nprow, npcol, rel, nprow * npcol);
+    return MUSTER_EUNSUPPORTED;
+  }
   if (routine == MUSTER_GELS && nprow * npcol > 1 && !(r && r->qr_grids) && !qr_forced) {
     snprintf(why, len, "gels on %d processes: cuSOLVERMp %s's QR is not known right there (0.8.0: wrong X)",
              nprow * npcol, rel);

@@ -18,11 +18,15 @@ static const mp_release_t mp_releases[] = {
      * CUSOLVER_STATUS_INTERNAL_ERROR on 2x1 and 4x1 grids, every time (4 x
      * H200, 2026-11-26; 1x2, 2x2 and 1x4 were right, and so were potrs and
      * syevd on 2x1).
-     * geqrf on grids: not run on more than one GPU with either release yet;
-     * refused there (the gels result above makes 0.8's QR suspect) until
-     * tests/gpu/run-mp-qr.sh, which forces it with MUSTER_MP_QR_GRIDS=1,
-     * has seen it right. */
-    {MP_VER(0, 8, 0), MP_VER(0, 8, 99), MP_VER(2, 27, 0), 0, 0, 1, 1, 0, 0, 0, "0.8"},
+     * geqrf on grids: 0.8.0.3126's Geqrf + Orgqr were right on 1x2 and
+     * 1x4 grids, every dtype, tall, wide, full Q, cyclic (run-mp-qr.sh,
+     * 18/18, 4 x H200, 2026-11-27); P x Q with P > 1 stays refused
+     * (mp_refused: its Ormqr failed on 2x1 above).
+     * jobz N: 0.8.0.3126's cusolverMpSyevd with jobz "N" failed with
+     * CUSOLVER_STATUS_INTERNAL_ERROR on a 1x2 grid (f64, n = 1001, 4 x
+     * H200, 2026-11-27; one process was right): vectors are computed and
+     * dropped. */
+    {MP_VER(0, 8, 0), MP_VER(0, 8, 99), MP_VER(2, 27, 0), 0, 0, 1, 0, 0, 0, 1, "0.8"},
     {MP_VER(0, 9, 0), MP_VER(0, 9, 99), MP_VER(2, 29, 0), MP_VER(0, 10, 0), MP_VER(0, 10, 99), 1, 1, 0, 0, 0, "0.9"},
 };
 

@@ -45,8 +45,9 @@ typedef struct mp_release {
   int lu_columns;        /* its Getrf was seen right on a P x 1 grid (P > 1):
                             getrs runs on one only then (mp_refused)         */
   int geqrf_grids;       /* its Geqrf + Orgqr (geqrf, qr.c) were seen right
-                            on more than one process: geqrf runs there only
-                            then (mp_refused), unless MUSTER_MP_QR_GRIDS=1  */
+                            on 1 x Q grids (Q > 1): geqrf runs on more than
+                            one process only then, and on 1 x Q grids only
+                            (mp_refused), unless MUSTER_MP_QR_GRIDS=1       */
   const char *label;     /* "0.8"                                           */
 } mp_release_t;
 

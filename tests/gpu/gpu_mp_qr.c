@@ -11,11 +11,10 @@
  * chk_factors below 64 max(m, n) eps: ||A - Q R||_F / ||A||_F, ||Q^H Q -
  * I||_max and R upper triangular.  NaN in A: MUSTER_ENONFINITE on every
  * rank naming it, A and B as they were.
- * On 2 and 4 processes the cases set MUSTER_MP_QR_GRIDS=1: the release
- * table has not seen cuSOLVERMp's Geqrf + Orgqr right there yet, so
- * without it geqrf is refused (one case checks that: MUSTER_EUNSUPPORTED on
- * every rank, nothing written); these cases are what would let the table
- * say so (providers/cusolvermp/version.c). */
+ * On 2 and 4 processes the default grid is 1 x R, where the release table
+ * (providers/cusolvermp/version.c) lets 0.8's Geqrf + Orgqr run since these
+ * cases passed there (4 x H200, 2026-11-27); a 2x1 grid is refused
+ * (MUSTER_EUNSUPPORTED on every rank, nothing written; one case). */
 #include <stdio.h>
 
 #include "gpu_dn.h" /* gd_factor_case */
@@ -28,7 +27,6 @@ static tcase_t *add(tcase_t *cases, int *nc, const gprov_t *mp, unsigned flags, 
   c->m = m;
   c->shift = 0; /* full rank */
   c->special = gd_factor_case;
-  if (R > 1) c->env = "MUSTER_MP_QR_GRIDS=1";
   snprintf(c->name, sizeof c->name, "geqrf(%s) %s processes R=%d m=%lld n=%lld%s%s [mp-qr]",
            flags & MUSTER_FULL_MATRICES ? "full" : "thin", muster_dtype_name(dt), R, (long long)m, (long long)n,
            *what ? " " : "", what);
@@ -63,8 +61,8 @@ void mp_qr_cases(tcase_t *cases, int *nc, const gprov_t *mp, int maxR) {
     c->tile = 16;
     c->lda_extra = 5;
     nan_case(cases, nc, mp, 2);
-    c = add(cases, nc, mp, 0, MUSTER_F64, 2, 301, 137, "refused without MUSTER_MP_QR_GRIDS");
-    c->env = NULL;
+    c = add(cases, nc, mp, 0, MUSTER_F64, 2, 301, 137, "2x1 grid refused");
+    c->env = "MUSTER_MP_GRID=2x1";
     c->expect = MUSTER_EUNSUPPORTED;
     c->reps = 1;
   }

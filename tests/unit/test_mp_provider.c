@@ -190,22 +190,26 @@ static void expect_geqrf_refused(const muster_provider_v2_t *v, void *ctx, unsig
   fprintf(stderr, "  geqrf refused as expected: %s\n", err);
 }
 
-/* geqrf: estimate() refuses it on more than one process unless
- * MUSTER_MP_QR_GRIDS=1 (a malformed value named), takes it on one;
+/* geqrf: estimate() takes it on one process and on 2 (the fake is 0.8,
+ * whose QR the release table saw right on 1 x Q grids), refuses a 2x1
+ * grid unless MUSTER_MP_QR_GRIDS=1 (a malformed value named);
  * collective_solve refuses flags it does not take and a B too small for
  * its factor (thin: R 8 x 8 in 12-row columns, 6 of them; full: Q 12 x 12). */
 static void expect_geqrf(const muster_provider_v2_t *v, void *ctx) {
   muster_provider_estimate_t est;
   muster_provider_query_t q = query(1000, 2, NULL);
   q.routine = MUSTER_GEQRF;
+  ASSERT_EQ(v->estimate(ctx, &q, &est), 0);
+  setenv("MUSTER_MP_GRID", "2x1", 1);
   ASSERT_EQ(v->estimate(ctx, &q, &est), MUSTER_EUNSUPPORTED);
-  ASSERT_STR_CONTAINS(est.note, "geqrf on 2 processes");
+  ASSERT_STR_CONTAINS(est.note, "geqrf on a 2x1 grid");
   setenv("MUSTER_MP_QR_GRIDS", "1", 1);
   ASSERT_EQ(v->estimate(ctx, &q, &est), 0);
   setenv("MUSTER_MP_QR_GRIDS", "yes", 1);
   ASSERT_EQ(v->estimate(ctx, &q, &est), MUSTER_EINVAL);
   ASSERT_STR_CONTAINS(est.note, "MUSTER_MP_QR_GRIDS: 'yes' is not 0 or 1");
   unsetenv("MUSTER_MP_QR_GRIDS");
+  unsetenv("MUSTER_MP_GRID");
   q = query(1000, 1, NULL);
   q.routine = MUSTER_GEQRF;
   ASSERT_EQ(v->estimate(ctx, &q, &est), 0);

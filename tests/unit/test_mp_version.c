@@ -82,7 +82,7 @@ TEST_IMPL(mp_version_compat_table) {
   ASSERT_EQ(prov, 1);
   /* the table's limits */
   const mp_release_t *r = mp_release_of(v080);
-  ASSERT(r && !strcmp(r->label, "0.8") && r->potrs_nrhs == 1 && r->values_only);
+  ASSERT(r && !strcmp(r->label, "0.8") && r->potrs_nrhs == 1 && !r->values_only);
   r = mp_release_of(v091);
   ASSERT(r && !strcmp(r->label, "0.9") && r->cublasmp_min == MP_VER(0, 10, 0));
   ASSERT(!mp_release_of(MP_VER(1, 0, 0)));
