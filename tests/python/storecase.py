@@ -103,6 +103,37 @@ def basic_case(md, s, me: int, nproc: int, say, a_cols, b, n: int):
     say("basic done")
 
 
+def grid_case(md, me: int, nproc: int, say, n: int = 11):
+    """A mesh's block as a 2-D piece (muster_solve_comm_dist) on host
+    arrays, rows over the processes (P("x", None): an nproc x 1 grid),
+    forced to the collective test provider colltwo (MUSTER_PROVIDER_PATH),
+    which checks the dist against its rank and writes 4 into B (potrs) and
+    W (syevd).  Then processes in reverse mesh order: the set's rank is not
+    the grid's (refused, naming the rank to take), and a set opened with
+    the grid's rank runs.  say()s "grid ok"."""
+    import numpy as np
+    g = md.mesh_grid(("x",), (nproc,), list(range(nproc)), ("x", None), n)
+    rows = g["procs"][me]["rows"][1]
+    piece, b = np.zeros((rows, n)), np.zeros((n, 2))
+    with md.store_set(timeout=20) as s:
+        x = md.solve("potrs", piece, b, n=n, store=s, provider="colltwo", grid=g)
+        w, v = md.solve("syevd", piece, n=n, store=s, provider="colltwo", grid=g)
+        assert np.all(np.asarray(x) == 4.0) and np.all(np.asarray(w) == 4.0), (x, w)
+        assert np.shape(v) == (rows, n)
+        rev = md.mesh_grid(("x",), (nproc,), list(reversed(range(nproc))), ("x", None), n)
+        mine = rev["procs"][me]["rank"]
+        try:
+            md.solve("potrs", np.zeros((rev["procs"][me]["rows"][1], n)), b, n=n, store=s, grid=rev)
+            say("reversed grid ran?")
+        except ValueError as e:
+            assert mine == me or f"store_set(rank={mine})" in str(e), str(e)
+    with md.store_set(timeout=20, rank=mine) as s:
+        x = md.solve("potrs", np.zeros((rev["procs"][me]["rows"][1], n)), b, n=n, store=s, provider="colltwo",
+                     grid=rev)
+        assert np.all(np.asarray(x) == 4.0), x
+    say("grid ok")
+
+
 def solve_case(md, s, me: int, nproc: int, say, put, host, n: int = 1003):
     """On GPUs (the device run; docs/multinode.md): potrs, getrs and syevd
     in f64 on this process's column block, arrays made by put(numpy array)
