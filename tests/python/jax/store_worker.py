@@ -33,6 +33,8 @@ s = md.store_set(timeout=20)
 if case == "gpu":
     storecase.solve_case(md, s, proc_id, nproc, say, lambda x: jax.device_put(x, jax.local_devices()[0]),
                          np.asarray)
+    storecase.solve_grid_case(md, s, proc_id, nproc, say, lambda x: jax.device_put(x, jax.local_devices()[0]),
+                              np.asarray)
     s.close()
     say("done")
     sys.exit(0)
