@@ -207,7 +207,7 @@ static int validate_shard(const muster__desc_t *d, int r) {
   const char *rname = muster_routine_name((muster_routine_t)d->routine);
   muster_shape_t sh;
   muster_routine_shape(d->routine, d->n, d->nrhs, d->ldb, &sh); /* each rank checked its own */
-  if (d->lda < sh.a_rows && !d->nprow) /* a 2-D piece's lld: checked by muster__desc_set_dist */
+  if (d->lda < sh.a_rows && !d->grid.nprow) /* a 2-D piece's lld: checked by muster__desc_set_dist */
     return muster__err(MUSTER_EINVAL, "rank %d: lda=%" PRId64 " < %s=%" PRId64, r, d->lda,
                        sh.a_rows == d->n ? "n" : "m", sh.a_rows);
   if (sh.b_rows && !d->b)

@@ -23,6 +23,12 @@
  * muster_layout_t, never seen outside the runtime. */
 #define MUSTER__LAYOUT_DIST 100
 
+/* A 2-D piece's layout as published (muster_dist_t less m, n and lld). */
+typedef struct muster__desc_grid {
+  int64_t mb, nb;
+  int32_t nprow, npcol, myrow, mycol;
+} muster__desc_grid_t;
+
 typedef struct muster__desc {
   uint64_t magic;
   int32_t problem; /* 0, or the code of what this rank found wrong alone */
@@ -30,8 +36,7 @@ typedef struct muster__desc {
   uint32_t flags, bloblen; /* bloblen: bytes of export blob after it    */
   int64_t n, nrhs, tile, col0, ncols, lda, ldb, pid; /* a 2-D piece: col0 0,
                               ncols its local columns (0 with no local rows) */
-  int64_t mb, nb;          /* a 2-D piece: its blocks (else 0)            */
-  int32_t nprow, npcol, myrow, mycol; /* a 2-D piece: grid, place (else 0) */
+  muster__desc_grid_t grid; /* a 2-D piece: blocks, grid, place (else 0)  */
   uint64_t a, b, w;        /* addresses in the publisher's process        */
   muster__shard_ref_t ra, rb, rw;
   uint64_t free_bytes, total_bytes; /* its device's memory, 0 unknown/host */

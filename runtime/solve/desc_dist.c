@@ -45,32 +45,27 @@ void muster__desc_set_dist(const muster_dist_t *g, int64_t m, int64_t tile, int6
     return;
   }
   d->layout = MUSTER__LAYOUT_DIST;
-  d->mb = g->mb;
-  d->nb = g->nb;
-  d->nprow = g->nprow;
-  d->npcol = g->npcol;
-  d->myrow = g->myrow;
-  d->mycol = g->mycol;
+  d->grid = (muster__desc_grid_t){g->mb, g->nb, g->nprow, g->npcol, g->myrow, g->mycol};
   d->col0 = 0;
   d->ncols = rows > 0 ? cols : 0; /* no rows: nothing held, a may be NULL */
 }
 
 int muster__desc_validate_dist(const muster__desc_t *const *ds, int R) {
-  const muster__desc_t *d0 = ds[0];
-  if (d0->nprow * d0->npcol != R)
+  const muster__desc_grid_t *g0 = &ds[0]->grid;
+  if (g0->nprow * g0->npcol != R)
     return muster__err(MUSTER_EINVAL, "rank 0's dist is a %d x %d grid, the communicator has %d ranks",
-                       d0->nprow, d0->npcol, R);
+                       g0->nprow, g0->npcol, R);
   for (int r = 0; r < R; r++) {
-    const muster__desc_t *d = ds[r];
-    if (d->nprow != d0->nprow || d->npcol != d0->npcol || d->mb != d0->mb || d->nb != d0->nb)
+    const muster__desc_grid_t *g = &ds[r]->grid;
+    if (g->nprow != g0->nprow || g->npcol != g0->npcol || g->mb != g0->mb || g->nb != g0->nb)
       return muster__err(MUSTER_EMISMATCH, "rank %d's dist is a %d x %d grid of %" PRId64 " x %" PRId64
-                         " blocks, rank 0's a %d x %d grid of %" PRId64 " x %" PRId64, r, d->nprow, d->npcol,
-                         d->mb, d->nb, d0->nprow, d0->npcol, d0->mb, d0->nb);
+                         " blocks, rank 0's a %d x %d grid of %" PRId64 " x %" PRId64, r, g->nprow, g->npcol,
+                         g->mb, g->nb, g0->nprow, g0->npcol, g0->mb, g0->nb);
     /* muster_dist_t's numbering: the providers find each rank's blocks by it */
-    if (d->myrow * d->npcol + d->mycol != r)
+    if (g->myrow * g->npcol + g->mycol != r)
       return muster__err(MUSTER_EINVAL, "rank %d holds grid place (%d, %d), which is rank %d (row * npcol + "
-                         "col): take that rank in the communicator", r, d->myrow, d->mycol,
-                         d->myrow * d->npcol + d->mycol);
+                         "col): take that rank in the communicator", r, g->myrow, g->mycol,
+                         g->myrow * g->npcol + g->mycol);
   }
   return 0;
 }

@@ -62,12 +62,14 @@ run() { # run COUNTED ENV ROUTINE DTYPE RANKS N [options]
 n=1001
 echo "# n=$n seed=$seed (MP_GPU_SEED=$seed to replay); GPUs: $ngpu"
 cli_header
-for dtype in f64 c64; do
-  run 1 - potrs "$dtype" 1 "$n" --nrhs 3
-  run 1 - syevd "$dtype" 1 "$n"
-  run 1 - syevd "$dtype" 1 "$n" --no-vectors
-  run 1 - getrs "$dtype" 1 "$n" --nrhs 2
-  run 1 - gels "$dtype" 1 "$n" --nrhs 2 --m $((2 * n))
+# every routine on one rank: "ROUTINE [options]" x f64, c64
+for spec in "potrs --nrhs 3" syevd "syevd --no-vectors" "getrs --nrhs 2" "gels --nrhs 2 --m $((2 * n))"; do
+  # shellcheck disable=SC2086 # spec: the routine and its options, split on purpose
+  set -- $spec
+  routine=$1
+  shift
+  run 1 - "$routine" f64 1 "$n" "$@"
+  run 1 - "$routine" c64 1 "$n" "$@"
 done
 run 1 - syevd f64 1 8192
 if [ "$ngpu" -ge 2 ]; then
@@ -85,10 +87,7 @@ if [ "$ngpu" -ge 4 ]; then
   run 1 - getrs f32 4 "$n" --nrhs 2
 fi
 left=$(job_left "$MUSTER_JOB")
-if [ "$left" != 0 ]; then
-  echo "FAILED: $left segment(s) of job $MUSTER_JOB left in /dev/shm"
-  fail=$((fail + 1))
-fi
+[ "$left" = 0 ] || { fail=$((fail + 1)); echo "FAILED: $left segment(s) of job $MUSTER_JOB left in /dev/shm"; }
 echo "# run-mp091-tests.sh: $(($(date +%s) - t_start)) s"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

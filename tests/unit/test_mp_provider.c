@@ -120,19 +120,26 @@ static void expect_refused_as(int code, const char *want) {
 
 static void expect_refused(const char *want) { expect_refused_as(MUSTER_EUNSUPPORTED, want); }
 
-static void in_child(void (*fn)(const char *), const char *root, const char *nccl, const char *solver_ver,
-                     const char *want) {
-  make_site(root, solver_ver);
+/* fn(want) in a child isolated to root's layout (PYTHONPATH pp, NULL: root/site). */
+static void child(void (*fn)(const char *), const char *root, const char *nccl, const char *pp,
+                  const char *want) {
   pid_t pid = fork();
   ASSERT(pid >= 0);
   if (pid == 0) {
     isolate(root, nccl);
+    if (pp) setenv("PYTHONPATH", pp, 1);
     fn(want);
     _exit(0);
   }
   int st = 0;
   ASSERT_EQ(waitpid(pid, &st, 0), pid);
   ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static void in_child(void (*fn)(const char *), const char *root, const char *nccl, const char *solver_ver,
+                     const char *want) {
+  make_site(root, solver_ver);
+  child(fn, root, nccl, NULL, want);
 }
 
 TEST_IMPL(mp_provider_refusals) {
@@ -324,19 +331,7 @@ TEST_IMPL(mp_provider_prefers_091_when_it_runs) {
   ASSERT_EQ(system(cmd), 0);
   snprintf(pp, sizeof pp, "%s/s091/site:%s/s08/site", root, root);
   static const char *const cases[][2] = {{"nccl23007", "0.9.1"}, {"nccl22809", "0.8.0"}};
-  for (int i = 0; i < 2; i++) {
-    pid_t pid = fork();
-    ASSERT(pid >= 0);
-    if (pid == 0) {
-      isolate(root, cases[i][0]);
-      setenv("PYTHONPATH", pp, 1);
-      expect_chosen(cases[i][1]);
-      _exit(0);
-    }
-    int st = 0;
-    ASSERT_EQ(waitpid(pid, &st, 0), pid);
-    ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  }
+  for (int i = 0; i < 2; i++) child(expect_chosen, root, cases[i][0], pp, cases[i][1]);
   test_remove_tree(root);
   return 0;
 }
@@ -345,17 +340,7 @@ TEST_IMPL(mp_provider_disabled) {
   find_fakes();
   char root[PATH_MAX];
   test_tmp_dir(root, sizeof root);
-  make_site(root, "0.8.0.3126");
-  pid_t pid = fork();
-  ASSERT(pid >= 0);
-  if (pid == 0) {
-    isolate(root, "nccl22809");
-    expect_disabled("disabled by MUSTER_MP_DISABLE=1");
-    _exit(0);
-  }
-  int st = 0;
-  ASSERT_EQ(waitpid(pid, &st, 0), pid);
-  ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  in_child(expect_disabled, root, "nccl22809", "0.8.0.3126", "disabled by MUSTER_MP_DISABLE=1");
   test_remove_tree(root);
   return 0;
 }
