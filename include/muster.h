@@ -442,7 +442,9 @@ typedef struct muster_provider_info {
   unsigned mem_kinds;    /* bit (1u << MUSTER_MEM_HOST) ...                   */
   int priority;
   int available;         /* probe said usable here                           */
-  char why[256];         /* why not available, or load error                 */
+  char why[256];         /* why not available, or load error; available:
+                            what its probe found, may be empty ("cuSOLVERMp
+                            0.9.1, cuBLASMp 0.10.0, NCCL 2.30.7")             */
   unsigned abi;          /* ABI version it was loaded through (0: refused)   */
   unsigned kind;         /* MUSTER_PROVIDER_LEADER (1) or _COLLECTIVE (2)    */
   unsigned spans;        /* MUSTER_SPAN_* bits (muster/provider_v2.h)        */

@@ -119,6 +119,8 @@ TEST_ENTRY(comm_group_threads, 30)
 TEST_ENTRY(comm_group_processes, 30)
 TEST_ENTRY(comm_open_errors_and_launchers, 10)
 TEST_ENTRY(comm_allgather_public, 20)
+TEST_ENTRY(comm_dist_2x2, 30)
+TEST_ENTRY(comm_dist_4x1, 30)
 /* join, solve, leave in one call; the named abort (test_named.c) */
 TEST_ENTRY(named_solve_potrs_and_gels_learns_n, 30)
 TEST_ENTRY(named_solve_mismatches, 30)

@@ -48,7 +48,7 @@ def mesh_grid(axis_names, axis_sizes, device_procs, spec, n: int) -> dict:
       n: A's order.
 
     Returns:
-      {"nprow", "npcol", "mb", "nb", "layout": "block" (1-D columns: muster's
+      {"n", "nprow", "npcol", "mb", "nb", "layout": "block" (1-D columns: muster's
       block layout) or "block2d", "procs": {process: {"rank", "mp_rank",
       "row", "col", "rows": (first, count), "cols": (first, count)}}}
 
@@ -96,5 +96,23 @@ def mesh_grid(axis_names, axis_sizes, device_procs, spec, n: int) -> dict:
                              f"one-node path)")
         procs[proc] = {"rank": r * npcol + c, "mp_rank": r + c * nprow, "row": r, "col": c,
                        "rows": (r * mb, min(mb, n - r * mb)), "cols": (c * nb, min(nb, n - c * nb))}
-    return {"nprow": nprow, "npcol": npcol, "mb": mb, "nb": nb,
+    return {"n": n, "nprow": nprow, "npcol": npcol, "mb": mb, "nb": nb,
             "layout": "block" if nprow == 1 else "block2d", "procs": procs}
+
+
+def piece_dist(grid: dict, proc) -> dict:
+    """muster_dist_t's fields (include/muster/layout.h) for the piece of
+    process `proc` of a mesh_grid() result: the 2-D block-cyclic layout
+    with one block of mb x nb per process, which is how the mesh cuts A
+    (block (row, col) is rows row * mb ... and columns col * nb ..., each
+    the last one shorter), so the engine takes the shards as they are
+    (muster_solve_comm_dist).  lld: the piece's rows (a packed piece).
+
+    Raises:
+      ValueError: proc holds no position of the grid's mesh."""
+    if proc not in grid["procs"]:
+        raise ValueError(f"process {proc} holds no position of the mesh (its processes: "
+                         f"{sorted(grid['procs'])})")
+    e = grid["procs"][proc]
+    return {"m": grid["n"], "n": grid["n"], "mb": grid["mb"], "nb": grid["nb"], "nprow": grid["nprow"],
+            "npcol": grid["npcol"], "myrow": e["row"], "mycol": e["col"], "lld": max(1, e["rows"][1])}

@@ -134,6 +134,13 @@ class Shard(ctypes.Structure):
                 ("stream", ctypes.c_void_p)]
 
 
+class Dist(ctypes.Structure):
+    """muster_dist_t (include/muster/layout.h): a 2-D block-cyclic piece"""
+    _fields_ = [("m", ctypes.c_int64), ("n", ctypes.c_int64), ("mb", ctypes.c_int64), ("nb", ctypes.c_int64),
+                ("nprow", ctypes.c_int), ("npcol", ctypes.c_int), ("myrow", ctypes.c_int), ("mycol", ctypes.c_int),
+                ("lld", ctypes.c_int64)]
+
+
 class SolveResult(ctypes.Structure):
     """muster_solve_result_t"""
     _fields_ = [("info", ctypes.c_int64), ("tile", ctypes.c_int64), ("seconds", ctypes.c_double),

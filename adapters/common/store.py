@@ -67,6 +67,8 @@ _FUNCS = (  # (name, restype, argtypes): the store and comm functions only this 
                                       _c.c_size_t]),
     ("muster_solve_comm", _i32, [_vp, _c.POINTER(_runtime.SolveArgs), _c.POINTER(_runtime.Shard),
                                  _c.POINTER(_runtime.SolveResult)]),
+    ("muster_solve_comm_dist", _i32, [_vp, _c.POINTER(_runtime.SolveArgs), _c.POINTER(_runtime.Shard),
+                                      _c.POINTER(_runtime.Dist), _c.POINTER(_runtime.SolveResult)]),
 )
 _declared = set()
 _lock = threading.Lock()
@@ -241,11 +243,16 @@ class StoreSet:
             raise ValueError(_runtime.message(lib, rc))
         return name.value.decode(), reason.value.decode(errors="replace")
 
-    def solve(self, args, shard):
-        """muster_solve_comm over comm(): (result, rc); rc < 0 with the
-        runtime's message as ValueError."""
+    def solve(self, args, shard, dist=None):
+        """muster_solve_comm over comm() (dist, a _runtime.Dist: this rank's
+        piece is 2-D, muster_solve_comm_dist): the result; the runtime's
+        message as ValueError."""
         res = _runtime.new_result()
-        rc = self.lib.muster_solve_comm(self.comm(), _c.byref(args), _c.byref(shard), _c.byref(res))
+        if dist is not None:
+            rc = self.lib.muster_solve_comm_dist(self.comm(), _c.byref(args), _c.byref(shard), _c.byref(dist),
+                                                 _c.byref(res))
+        else:
+            rc = self.lib.muster_solve_comm(self.comm(), _c.byref(args), _c.byref(shard), _c.byref(res))
         if rc < 0:
             raise ValueError(_runtime.message(self.lib, rc))
         return res

@@ -78,6 +78,25 @@ MUSTER_EXTERN int muster_launcher_detect(char *name, size_t cap, int *rank, int 
 MUSTER_EXTERN int muster_solve_comm(muster_comm_t *c, const muster_solve_args_t *args,
                                     const muster_shard_t *mine, muster_solve_result_t *res);
 
+/* muster_solve_comm on a 2-D block-cyclic piece (a framework's 2-D mesh,
+ * P("pr", "pc"), without a gather): mine->a, with leading dimension
+ * mine->lda = dist->lld, holds this rank's blocks of A as *dist says
+ * (muster/layout.h: muster_dist_t; one block per process, as a mesh cuts A,
+ * is mb = ceil(m / nprow), nb = ceil(n / npcol)).  Every rank passes the
+ * same m (the rows of A: n, gels m), n, mb, nb and nprow x npcol = the
+ * comm's size, and its own place with myrow * npcol + mycol = its rank in
+ * c; args->tile must be 0 and args->layout, mine->col0 and ncols are not
+ * read.  The collective engine redistributes from that layout itself
+ * (cusolvermp, scalapack); an output shaped like A (syevd's vectors, a
+ * factor) comes back in the same piece, B, X and W whole on every rank as
+ * for muster_solve_comm.  Codes: muster_solve_comm's; MUSTER_EINVAL for a
+ * bad or NULL dist, a grid of another size, a rank at another place;
+ * MUSTER_EMISMATCH when ranks' grids or blocks differ (docs/bootstrap.md). */
+struct muster_dist; /* muster_dist_t (muster/layout.h, which includes this header) */
+MUSTER_EXTERN int muster_solve_comm_dist(muster_comm_t *c, const muster_solve_args_t *args,
+                                         const muster_shard_t *mine, const struct muster_dist *dist,
+                                         muster_solve_result_t *res);
+
 /* Allgather over c: every rank of c calls it with len bytes in mine (the
  * same len on every rank; 1..MUSTER_MAX_PAYLOAD for kind group, any for
  * mpi and store); all gets size * len bytes, rank r's at r * len.  what

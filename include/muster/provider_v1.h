@@ -53,7 +53,10 @@ typedef struct muster_provider_v1 {
   int max_shards;        /* most ranks one call may have                     */
 
   /* Can this provider run here (driver, devices, libraries)?  0, or a
-   * negative code with the reason in why.  Cheap; may be called often. */
+   * negative code with the reason in why.  On 0 why may hold a note of
+   * what it runs with ("cuSOLVERMp 0.9.1, NCCL 2.30.7"; `muster
+   * providers` shows it), else it is left empty.  Cheap; may be called
+   * often. */
   int (*probe)(char *why, size_t whylen);
 
   /* Create/destroy the provider's context (caches).  init runs once per

@@ -32,6 +32,7 @@ static int probe(char *why, size_t whylen) {
     snprintf(why, whylen, "%s", L->why);
     return L->rc;
   }
+  snprintf(why, whylen, "%s", L->summary); /* the note `muster providers` shows */
   return 0;
 }
 

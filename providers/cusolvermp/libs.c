@@ -180,9 +180,13 @@ static void load_libs(mp_libs_t *L) {
     return;
   }
   L->brief[0] = '\0';
-  snprintf(L->summary, sizeof L->summary, "cuSOLVERMp %s (%.2000s) with NCCL %s (%.2000s)",
-           L->solver_provisional ? "of unknown version" : mp_ver_str(L->ver[MP_LIB_SOLVER], a, sizeof a),
-           L->path[MP_LIB_SOLVER], mp_ver_str(L->ver[MP_LIB_NCCL], b, sizeof b), L->path[MP_LIB_NCCL]);
+  char c[24], with[40] = "";
+  if (L->path[MP_LIB_CUBLASMP][0])
+    snprintf(with, sizeof with, ", cuBLASMp %s", mp_ver_str(L->ver[MP_LIB_CUBLASMP], c, sizeof c));
+  snprintf(L->summary, sizeof L->summary, "cuSOLVERMp %s%s, NCCL %s",
+           L->solver_provisional ? "of unknown version (judged at its first handle)"
+                                 : mp_ver_str(L->ver[MP_LIB_SOLVER], a, sizeof a),
+           with, mp_ver_str(L->ver[MP_LIB_NCCL], b, sizeof b));
 }
 
 static void load_all(void) {

@@ -30,7 +30,10 @@ typedef struct mp_libs {
   int rc;                     /* 0 loaded, else MUSTER_EUNSUPPORTED          */
   char why[1536];             /* rc != 0: what was found and why refused     */
   char brief[112];            /* rc != 0: the first refusal alone, for estimate()'s note */
-  char summary[PATH_MAX + 256]; /* rc == 0: "cuSOLVERMp 0.8.0 (path) with NCCL 2.28.9 (path)" */
+  char summary[160];          /* rc == 0: "cuSOLVERMp 0.9.1, cuBLASMp 0.10.0,
+                                 NCCL 2.30.7": probe()'s note, which
+                                 `muster providers` shows (the paths are
+                                 under its "libraries:")                    */
   mp_api_t api;
   int ver[MP_NLIBS];          /* versions found (0 unknown)                  */
   char path[MP_NLIBS][PATH_MAX];

@@ -215,9 +215,12 @@ muster__prov_t *muster__prov_load(const char *path, const char *backend, const s
   p->handle = h;
   p->pub.v = v;
   p->pub.available = 1;
+  err[0] = '\0';
   if (v->probe && v->probe(err, sizeof err) < 0) {
     p->pub.available = 0;
     snprintf(p->pub.why, sizeof p->pub.why, "probe: %s", err);
+  } else if (memchr(err, '\0', sizeof err)) { /* a usable provider's note: what it runs with */
+    snprintf(p->pub.why, sizeof p->pub.why, "%s", err);
   }
   load_cost(p, path);
   /* its libraries registered their exit handlers (C++ destructors, CUDA's

@@ -203,7 +203,7 @@ int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out, 
   call.args = *in->args;
   call.args.provider = p->name;
   call.mine = in->mine;
-  call.dist = muster__collective_dist(in->args, in->mine, in->rank, in->nranks);
+  call.dist = in->dist ? *in->dist : muster__collective_dist(in->args, in->mine, in->rank, in->nranks);
   call.boot = in->boot;
   int64_t info = 0, tile = 0;
   char err[512] = "";

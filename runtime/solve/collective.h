@@ -52,6 +52,9 @@ typedef struct muster__coll_in {
   muster__provider_t *p;            /* a collective provider, referenced      */
   const muster_solve_args_t *args;  /* validated; tile: the caller's          */
   const muster_shard_t *mine;
+  const muster_dist_t *dist;        /* the caller's 2-D piece (validated:
+                                       muster_solve_comm_dist); NULL: the
+                                       1-D layout args->layout says       */
   int rank, nranks;
   const muster_bootstrap_t *boot;
   muster__watch_fn watch;           /* NULL: no watchdog                       */

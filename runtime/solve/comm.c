@@ -232,7 +232,7 @@ static void remember(muster_comm_t *c, muster__provider_t *p) {
 
 /* Rounds 3-5 once a provider is chosen. */
 static int run_chosen(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
-                      const decision_t *dec, verdict_t *all, muster__outcome_t *out) {
+                      const muster_dist_t *dist, const decision_t *dec, verdict_t *all, muster__outcome_t *out) {
   verdict_t v;
   memset(&v, 0, sizeof v);
   muster__provider_t *p = NULL;
@@ -249,7 +249,7 @@ static int run_chosen(muster_comm_t *c, const muster_solve_args_t *args, const m
   muster_store_t *st = store_of(c);
   if (st) muster__store_phase(st, "inside provider %s's collective_solve (%s n=%" PRId64 ")", p->name,
                               muster_routine_name(args->routine), args->n);
-  muster__coll_in_t in = {.p = p, .args = args, .mine = mine, .rank = c->rank, .nranks = c->size,
+  muster__coll_in_t in = {.p = p, .args = args, .mine = mine, .dist = dist, .rank = c->rank, .nranks = c->size,
                           .boot = &boot, .watch = c->g ? muster__group_watch : st ? muster__store_watch : NULL,
                           .watch_arg = st ? (void *)st : (void *)&gw,
                           .expect_src = dec->expect_src, .expect_s = dec->expect_s};
@@ -278,7 +278,7 @@ out:
 }
 
 static int solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
-                      muster_solve_result_t *res) {
+                      const muster_dist_t *dist, muster_solve_result_t *res) {
   int R = c->size, rc = 0;
   size_t big = sizeof(muster__desc_t) > sizeof(decision_t) ? sizeof(muster__desc_t) : sizeof(decision_t);
   if (big < sizeof(verdict_t)) big = sizeof(verdict_t);
@@ -288,7 +288,7 @@ static int solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const m
   memset(&out, 0, sizeof out);
   if (!all) return muster__err(MUSTER_ENOMEM, "muster_solve_comm: out of memory");
   muster__desc_t d;
-  muster__desc_describe(args, mine, &d);
+  muster__desc_describe_dist(args, mine, dist, &d);
   MUSTER_CHECK(gather(c, &d, all, sizeof d, "exchanging descriptors"));
   for (int r = 0; r < R; r++) ds[r] = (const muster__desc_t *)(all + (size_t)r * sizeof d);
   MUSTER_CHECK(muster__desc_validate(ds, NULL, R));
@@ -305,16 +305,16 @@ static int solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const m
     rc = muster__err(dec.status, "%s", dec.msg);
     goto out;
   }
-  rc = run_chosen(c, args, mine, &dec, (verdict_t *)all, &out);
+  rc = run_chosen(c, args, mine, dist, &dec, (verdict_t *)all, &out);
 out:
   muster__outcome_result(&out, res);
   free(all);
   return rc;
 }
 
-/* muster_solve_comm with exit() safe meanwhile (exit_guard.h) */
-int muster_solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
-                      muster_solve_result_t *res) {
+/* muster_solve_comm(_dist) with exit() safe meanwhile (exit_guard.h) */
+static int solve_guarded(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
+                         const muster_dist_t *dist, muster_solve_result_t *res) {
   if (res) memset(res, 0, sizeof *res);
   if (!c) return muster__err(MUSTER_EINVAL, "muster_solve_comm: comm is NULL");
   int rc = muster__exit_guard_enter("muster_solve_comm");
@@ -324,8 +324,22 @@ int muster_solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const m
     muster__mpi_phase_get(was, sizeof was);
     muster__mpi_phase("in muster_solve_comm (comm %s)", c->name);
   }
-  rc = solve_comm(c, args, mine, res);
+  rc = solve_comm(c, args, mine, dist, res);
   if (c->mpi) muster__mpi_phase("%s", was);
   muster__exit_guard_leave();
   return rc;
+}
+
+int muster_solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
+                      muster_solve_result_t *res) {
+  return solve_guarded(c, args, mine, NULL, res);
+}
+
+int muster_solve_comm_dist(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
+                           const muster_dist_t *dist, muster_solve_result_t *res) {
+  if (!dist) {
+    if (res) memset(res, 0, sizeof *res);
+    return muster__err(MUSTER_EINVAL, "muster_solve_comm_dist: dist is NULL");
+  }
+  return solve_guarded(c, args, mine, dist, res);
 }

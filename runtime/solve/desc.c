@@ -123,6 +123,11 @@ static void check_args(const muster_solve_args_t *args, const muster_shard_t *mi
 }
 
 void muster__desc_describe(const muster_solve_args_t *args, const muster_shard_t *mine, muster__desc_t *d) {
+  muster__desc_describe_dist(args, mine, NULL, d);
+}
+
+void muster__desc_describe_dist(const muster_solve_args_t *args, const muster_shard_t *mine,
+                                const muster_dist_t *dist, muster__desc_t *d) {
   memset(d, 0, sizeof *d);
   d->magic = MUSTER__DESC_MAGIC;
   d->pid = muster__proc_self_pid();
@@ -150,7 +155,19 @@ void muster__desc_describe(const muster_solve_args_t *args, const muster_shard_t
   d->a = (uint64_t)(uintptr_t)mine->a;
   d->b = (uint64_t)(uintptr_t)mine->b;
   d->w = (uint64_t)(uintptr_t)mine->w;
-  check_args(args, mine, d);
+  muster_solve_args_t a = *args;
+  if (dist) a.layout = MUSTER_LAYOUT_BLOCK; /* not read for a 2-D piece */
+  check_args(&a, mine, d);
+  muster_shape_t sh;
+  int64_t a_rows = 0;
+  if (!d->problem) {
+    muster_routine_shape(args->routine, args->n, args->nrhs, mine->ldb, &sh); /* checked above */
+    a_rows = sh.a_rows;
+    if (dist) {
+      muster__desc_set_dist(dist, sh.a_rows, args->tile, mine->lda, d);
+      a_rows = muster_layout_numroc(dist->m, dist->mb, dist->myrow, dist->nprow);
+    }
+  }
   if (d->problem) return;
   if (mine->mem == MUSTER_MEM_CUDA) {
     muster__cuda_device_facts(mine->device, &d->free_bytes, &d->total_bytes, d->busid, sizeof d->busid);
@@ -160,9 +177,7 @@ void muster__desc_describe(const muster_solve_args_t *args, const muster_shard_t
   muster__shard_find(mine->a, &d->ra);
   muster__shard_find(mine->b, &d->rb);
   muster__shard_find(mine->w, &d->rw);
-  muster_shape_t sh;
-  muster_routine_shape(args->routine, args->n, args->nrhs, mine->ldb, &sh); /* checked above */
-  check_ref(d, "a", &d->ra, extent(mine->lda, sh.a_rows, mine->ncols, esz));
+  check_ref(d, "a", &d->ra, extent(mine->lda, a_rows, d->ncols, esz));
   if (sh.b_rows) check_ref(d, "b", &d->rb, extent(mine->ldb, sh.b_rows, sh.nrhs, esz));
   if (muster__desc_w_count(d))
     check_ref(d, "w", &d->rw, (uint64_t)muster__desc_w_count(d) * muster_dtype_real_size(args->dtype));
@@ -192,7 +207,7 @@ static int validate_shard(const muster__desc_t *d, int r) {
   const char *rname = muster_routine_name((muster_routine_t)d->routine);
   muster_shape_t sh;
   muster_routine_shape(d->routine, d->n, d->nrhs, d->ldb, &sh); /* each rank checked its own */
-  if (d->lda < sh.a_rows)
+  if (d->lda < sh.a_rows && !d->grid.nprow) /* a 2-D piece's lld: checked by muster__desc_set_dist */
     return muster__err(MUSTER_EINVAL, "rank %d: lda=%" PRId64 " < %s=%" PRId64, r, d->lda,
                        sh.a_rows == d->n ? "n" : "m", sh.a_rows);
   if (sh.b_rows && !d->b)
@@ -209,6 +224,7 @@ static int validate_shard(const muster__desc_t *d, int r) {
 
 static int validate_layout(const muster__desc_t *const *ds, int R) {
   const muster__desc_t *d0 = ds[0];
+  if (d0->layout == MUSTER__LAYOUT_DIST) return muster__desc_validate_dist(ds, R);
   if (d0->layout == MUSTER_LAYOUT_CYCLIC) {
     if (d0->tile <= 0)
       return muster__err(MUSTER_ETILE, "layout cyclic needs the tile the data is laid out with "
@@ -269,6 +285,10 @@ int muster__desc_validate(const muster__desc_t *const *ds, const size_t *lens, i
     DIFFER(n, "%" PRId64);
     DIFFER(nrhs, "%" PRId64);
     DIFFER(tile, "%" PRId64);
+    if ((d->layout == MUSTER__LAYOUT_DIST) != (d0->layout == MUSTER__LAYOUT_DIST))
+      return muster__err(MUSTER_EMISMATCH, "rank %d %s a 2-D piece (muster_solve_comm_dist), rank 0 %s", r,
+                         d->layout == MUSTER__LAYOUT_DIST ? "passes" : "does not pass",
+                         d0->layout == MUSTER__LAYOUT_DIST ? "does" : "does not");
     DIFFER(layout, "%d");
     DIFFER(flags, "%u");
     if (muster_routine_takes(d0->routine) & MUSTER_TAKES_M) DIFFER(ldb, "%" PRId64 " (gels: m)");
@@ -295,7 +315,8 @@ void muster__desc_query(const muster__desc_t *const *ds, int R, muster__query_t 
   q->n = d0->n;
   q->nrhs = d0->nrhs;
   q->tile = d0->tile;
-  q->layout = (muster_layout_t)d0->layout;
+  /* a 2-D piece: the engines redistribute it as they do a block one */
+  q->layout = d0->layout == MUSTER__LAYOUT_DIST ? MUSTER_LAYOUT_BLOCK : (muster_layout_t)d0->layout;
   q->flags = d0->flags;
   q->mem = (muster_mem_t)d0->mem;
   q->nranks = R;

@@ -17,14 +17,26 @@
 #include "muster/provider.h"
 #include "solve/shard.h"
 
-#define MUSTER__DESC_MAGIC UINT64_C(0x32435344524d534d) /* "MSMRDSC2" */
+#define MUSTER__DESC_MAGIC UINT64_C(0x33435344524d534d) /* "MSMRDSC3" */
+
+/* desc.layout of a 2-D piece (muster_solve_comm_dist): not a
+ * muster_layout_t, never seen outside the runtime. */
+#define MUSTER__LAYOUT_DIST 100
+
+/* A 2-D piece's layout as published (muster_dist_t less m, n and lld). */
+typedef struct muster__desc_grid {
+  int64_t mb, nb;
+  int32_t nprow, npcol, myrow, mycol;
+} muster__desc_grid_t;
 
 typedef struct muster__desc {
   uint64_t magic;
   int32_t problem; /* 0, or the code of what this rank found wrong alone */
   int32_t routine, dtype, layout, mem, device;
   uint32_t flags, bloblen; /* bloblen: bytes of export blob after it    */
-  int64_t n, nrhs, tile, col0, ncols, lda, ldb, pid;
+  int64_t n, nrhs, tile, col0, ncols, lda, ldb, pid; /* a 2-D piece: col0 0,
+                              ncols its local columns (0 with no local rows) */
+  muster__desc_grid_t grid; /* a 2-D piece: blocks, grid, place (else 0)  */
   uint64_t a, b, w;        /* addresses in the publisher's process        */
   muster__shard_ref_t ra, rb, rw;
   uint64_t free_bytes, total_bytes; /* its device's memory, 0 unknown/host */
@@ -50,6 +62,22 @@ MUSTER_HIDDEN int muster__desc_problem(muster__desc_t *d, int code, const char *
  * returned: every rank must still publish so that all can report it. */
 MUSTER_HIDDEN void muster__desc_describe(const muster_solve_args_t *args, const muster_shard_t *mine,
                                          muster__desc_t *d);
+
+/* The same for a 2-D piece: mine->a holds this rank's blocks of A as dist
+ * says (lld = mine->lda); args->layout, mine->col0 and ncols are not read;
+ * dist checked alone (desc_dist.c).  dist NULL: muster__desc_describe. */
+MUSTER_HIDDEN void muster__desc_describe_dist(const muster_solve_args_t *args, const muster_shard_t *mine,
+                                              const muster_dist_t *dist, muster__desc_t *d);
+
+/* desc_dist.c: the 2-D piece of one rank checked alone (into d's problem),
+ * given the rows of A (m); sets d's dist fields, layout, col0, ncols. */
+MUSTER_HIDDEN void muster__desc_set_dist(const muster_dist_t *dist, int64_t m, int64_t tile, int64_t lda,
+                                         muster__desc_t *d);
+
+/* desc_dist.c: every rank's 2-D piece together: one grid of R ranks, the
+ * same blocks, rank r at grid place (r / npcol, r % npcol).  0 or
+ * MUSTER_EINVAL / MUSTER_EMISMATCH naming the rank. */
+MUSTER_HIDDEN int muster__desc_validate_dist(const muster__desc_t *const *ds, int R);
 
 /* Identical on every rank given the same descriptors: the first problem
  * any rank published, disagreements with rank 0, bad shards, the layout.

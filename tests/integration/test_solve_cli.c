@@ -123,8 +123,17 @@ TEST_IMPL(cli_providers_lists_refused_files) {
   ASSERT_STR_CONTAINS(out, "\"available\":true");
   ASSERT_STR_CONTAINS(out, "says ABI version 999; it must say 1");
   ASSERT_STR_CONTAINS(out, "\"available\":1}");
+  ASSERT_STR_CONTAINS(out, "\"why\":\"\",\"note\":\"\""); /* available, no note */
   ASSERT_EQ(muster_cli("providers", out, sizeof out), 0);
   ASSERT_STR_CONTAINS(out, "testprov_abi999.so");
+  ASSERT_STR_CONTAINS(out, "available\n"); /* no note: nothing after the word */
+  /* an available provider's probe note (cusolvermp: its libraries' versions) */
+  setenv("TESTPROV_NOTE", "engine 9.1 with helper 2.30", 1);
+  ASSERT_EQ(muster_cli("providers", out, sizeof out), 0);
+  ASSERT_STR_CONTAINS(out, "available: engine 9.1 with helper 2.30\n");
+  ASSERT_EQ(muster_cli(args, out, sizeof out), 0);
+  ASSERT_STR_CONTAINS(out, "\"available\":true,\"why\":\"\",\"note\":\"engine 9.1 with helper 2.30\"");
+  unsetenv("TESTPROV_NOTE");
   /* a folder whose name has a control byte, a quote, a backslash and UTF-8:
    * the JSON stays valid, each escaped (tools/common/json_str.h) */
   char odd[400];

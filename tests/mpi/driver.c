@@ -307,6 +307,8 @@ int main(int argc, char **argv) {
     drv_mode_general(&d, ns, nns);
   else if (!strcmp(mode, "factors"))
     drv_mode_factors(&d);
+  else if (!strcmp(mode, "dist"))
+    drv_mode_dist(&d);
   else if (!strcmp(mode, "loop"))
     rc = drv_mode_loop(&d, n, seconds, deadline);
   else if (!strcmp(mode, "whoami"))
@@ -315,7 +317,7 @@ int main(int argc, char **argv) {
     drv_mode_bench(&d, routine, ns, nns, tiles, ntiles, reps);
   else {
     fprintf(stderr,
-            "usage: %s solve|errors|general|factors|loop|whoami|bench [--n N,..] [--quick] [--seconds S] "
+            "usage: %s solve|errors|general|factors|dist|loop|whoami|bench [--n N,..] [--quick] [--seconds S] "
             "[--deadline D] [--routine R] [--tiles T,..] [--reps K] [--routines R,..] "
             "[--dtypes T,..] [--seed S] [--direct]\n",
             argv[0]);

@@ -93,11 +93,13 @@ void drv_compare_x(const lfx_t *fx, const lfx_t *ref, double tol, char *why, siz
 int drv_expect(drv_t *d, const lfx_t *fx, int rc, int want, const char *text, char *why,
                size_t len);
 
-/* The modes (cases.c, errors.c, general.c, factors.c, loop.c, bench.c). */
+/* The modes (cases.c, errors.c, general.c, factors.c, dist.c, loop.c, bench.c). */
 void drv_mode_solve(drv_t *d, const int64_t *ns, int nns, int quick);
 void drv_mode_errors(drv_t *d);
 void drv_mode_general(drv_t *d, const int64_t *ns, int nns);
 void drv_mode_factors(drv_t *d);
+/* 2-D pieces through muster_solve_comm_dist (dist.c). */
+void drv_mode_dist(drv_t *d);
 int drv_mode_loop(drv_t *d, int64_t n, double seconds, double deadline);
 void drv_mode_bench(drv_t *d, muster_routine_t routine, const int64_t *ns, int nns,
                     const int64_t *tiles, int ntiles, int reps);

@@ -18,6 +18,10 @@
 #                     (37, 100, 257; 1, 2, 3, 5 on 3 and 4 ranks): residuals,
 #                     lapack's answer, A untouched; singular getrs,
 #                     rank-deficient gels, NaN: the same error everywhere
+#   dist np=2,4       potrs, syevd f64 on 2-D block-cyclic pieces of every
+#                     P x Q grid (a mesh's one block each, and 7 x 5 blocks)
+#                     through muster_solve_comm_dist: residuals (V assembled
+#                     from every rank's piece)
 #   factors np=1,2,4  geqrf (thin, full), gesvd (values, thin), polar x dtype
 #                     on a tall, a wide and a square A: chk_factors (check_qr.h),
 #                     B and W the same on every rank; rank-deficient solved,
@@ -204,6 +208,11 @@ done
 for np in 1 2 4; do
   # shellcheck disable=SC2086
   driver "factors-np$np" 120 $MPIRUN -np $np "$DRV" factors
+done
+# 2-D pieces through muster_solve_comm_dist (tests/mpi/dist.c)
+for np in 2 4; do
+  # shellcheck disable=SC2086
+  driver "dist-np$np" 120 $MPIRUN -np $np "$DRV" dist
 done
 for np in 3 4; do
   # shellcheck disable=SC2086

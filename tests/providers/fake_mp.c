@@ -1,11 +1,15 @@
 /* tests/providers/fake_mp.c - stand-ins for NCCL (FAKE_NCCL_VERSION set:
- * libnccl.so.2 saying that version) or cuSOLVERMp (libcusolverMp.so.0),
+ * libnccl.so.2 saying that version), cuBLASMp (FAKE_CUBLASMP:
+ * libcublasmp.so.0, which cuSOLVERMp 0.9 needs loaded beside it) or
+ * cuSOLVERMp (libcusolverMp.so.0),
  * exporting every symbol the cusolvermp provider resolves (mpapi.h), so
  * its library choice and refusals are tested without NVIDIA's libraries
  * (tests/unit/test_mp_provider.c).  Nothing here is ever called for real
  * work: every function fails. */
 #define API __attribute__((visibility("default")))
-#ifdef FAKE_NCCL_VERSION
+#if defined(FAKE_CUBLASMP)
+API int cublasMpCreate(void) { return 1; }
+#elif defined(FAKE_NCCL_VERSION)
 API int ncclGetVersion(int *v) {
   *v = FAKE_NCCL_VERSION;
   return 0;

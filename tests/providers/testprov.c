@@ -28,6 +28,7 @@
  *   TESTPROV_CRASH=kill|segv   solve raises SIGKILL / dereferences NULL
  *   TESTPROV_INFO=K      solve returns info K
  *   TESTPROV_UNAVAILABLE=NAME,...  the probe of those names fails (at load)
+ *   TESTPROV_NOTE=TEXT             an available probe leaves TEXT as its note
  * It does no linear algebra: it only proves which provider ran, and that
  * the leader reached every shard's memory.
  */
@@ -91,6 +92,8 @@ __attribute__((unused)) static int tp_probe(char *why, size_t len) {
       snprintf(why, len, "TESTPROV_UNAVAILABLE names %s", TP_NAME);
       return MUSTER_EUNSUPPORTED;
     }
+  const char *note = getenv("TESTPROV_NOTE"); /* what an available provider's probe may say */
+  if (note) snprintf(why, len, "%s", note);
   return 0;
 }
 

@@ -18,9 +18,11 @@
  *     give every rank its own slot and one key, and one of 2500 bytes a
  *     known pattern (the runtime splits it into several exchanges);
  *   - checks its dist against the shard (P = 1, Q = size, mycol = rank,
- *     numroc(n, nb, rank, size) local columns);
+ *     numroc(n, nb, rank, size) local columns; a 2-D piece, P > 1: P x Q
+ *     = size, myrow * Q + mycol = rank, lld = lda >= its rows);
  *   - writes TP_VERSION into its b (potrs), w (syevd), its piece of a
- *     (potri), sets info from TESTPROV_INFO and tile_used = dist.nb;
+ *     (potri; a 2-D f64 piece: 1 + i * n + j at global (i, j)), sets info
+ *     from TESTPROV_INFO and tile_used = dist.nb;
  *   TESTPROV_FAIL_RANK=r   rank r fails after the checks (MUSTER_EPROVIDER)
  *   TESTPROV_BLOCK=1       block until cancel() (after the bootstrap
  *                          check), then return cancel's code and reason
@@ -205,10 +207,29 @@ static int check_dist(const muster_collective_call_t *c) {
   const muster_dist_t *d = &c->dist;
   const muster_shard_t *s = c->mine;
   int64_t n = c->args.n, cols = muster_layout_numroc(n, d->nb, d->mycol, d->npcol);
-  int ok = d->m == n && d->n == n && d->nprow == 1 && d->myrow == 0 && d->npcol == c->boot->size &&
-           d->mycol == c->boot->rank && d->lld == s->lda &&
-           (c->args.layout == MUSTER_LAYOUT_CYCLIC ? cols <= s->ncols : cols == s->ncols);
+  int ok = d->m == n && d->n == n && d->nprow * d->npcol == c->boot->size &&
+           d->myrow * d->npcol + d->mycol == c->boot->rank && d->lld == s->lda;
+  if (d->nprow > 1) /* a 2-D piece (muster_solve_comm_dist): its rows fit lld */
+    return ok && d->lld >= muster_layout_numroc(n, d->mb, d->myrow, d->nprow)
+               ? 0 : fail(c, MUSTER_EPROVIDER, "dist does not describe a 2-D piece");
+  ok = ok && d->myrow == 0 && (c->args.layout == MUSTER_LAYOUT_CYCLIC ? cols <= s->ncols : cols == s->ncols);
   return ok ? 0 : fail(c, MUSTER_EPROVIDER, "dist does not describe the shard");
+}
+
+/* potri on a 2-D piece: each local element of f64 A gets 1 + its global
+ * index i * n + j, found from the dist (the caller checks the same rule
+ * from its own place: the dist reached the provider as given). */
+static void fill_global(const muster_collective_call_t *c) {
+  const muster_dist_t *d = &c->dist;
+  int64_t rows = muster_layout_numroc(d->m, d->mb, d->myrow, d->nprow);
+  int64_t cols = muster_layout_numroc(d->n, d->nb, d->mycol, d->npcol);
+  double *a = c->mine->a;
+  for (int64_t lj = 0; lj < cols; lj++)
+    for (int64_t li = 0; li < rows; li++) {
+      int64_t i = (li / d->mb * d->nprow + d->myrow) * d->mb + li % d->mb;
+      int64_t j = (lj / d->nb * d->npcol + d->mycol) * d->nb + lj % d->nb;
+      a[lj * d->lld + li] = (double)(1 + i * d->n + j);
+    }
 }
 
 /* Wait until cancelled, or `seconds` (> 0; else no limit) have passed:
@@ -261,7 +282,8 @@ __attribute__((unused)) static int tp_collective(void *ctx, const muster_collect
   const muster_solve_args_t *a = &c->args;
   const muster_shard_t *s = c->mine;
   if (a->routine == MUSTER_POTRS) fill(a->dtype, s->b, s->ldb, a->n, a->nrhs, TP_VERSION);
-  if (a->routine == MUSTER_POTRI) fill(a->dtype, s->a, s->lda, a->n, s->ncols, TP_VERSION);
+  if (a->routine == MUSTER_POTRI && c->dist.nprow > 1 && a->dtype == MUSTER_F64) fill_global(c);
+  else if (a->routine == MUSTER_POTRI && c->dist.nprow == 1) fill(a->dtype, s->a, s->lda, a->n, s->ncols, TP_VERSION);
   if (a->routine == MUSTER_SYEVD) fill(muster_dtype_real_bytes(a->dtype) == 4 ? MUSTER_F32 : MUSTER_F64,
                                        s->w, a->n, a->n, 1, TP_VERSION);
   const char *info = getenv("TESTPROV_INFO");

@@ -103,6 +103,37 @@ def basic_case(md, s, me: int, nproc: int, say, a_cols, b, n: int):
     say("basic done")
 
 
+def grid_case(md, me: int, nproc: int, say, n: int = 11):
+    """A mesh's block as a 2-D piece (muster_solve_comm_dist) on host
+    arrays, rows over the processes (P("x", None): an nproc x 1 grid),
+    forced to the collective test provider colltwo (MUSTER_PROVIDER_PATH),
+    which checks the dist against its rank and writes 4 into B (potrs) and
+    W (syevd).  Then processes in reverse mesh order: the set's rank is not
+    the grid's (refused, naming the rank to take), and a set opened with
+    the grid's rank runs.  say()s "grid ok"."""
+    import numpy as np
+    g = md.mesh_grid(("x",), (nproc,), list(range(nproc)), ("x", None), n)
+    rows = g["procs"][me]["rows"][1]
+    piece, b = np.zeros((rows, n)), np.zeros((n, 2))
+    with md.store_set(timeout=20) as s:
+        x = md.solve("potrs", piece, b, n=n, store=s, provider="colltwo", grid=g)
+        w, v = md.solve("syevd", piece, n=n, store=s, provider="colltwo", grid=g)
+        assert np.all(np.asarray(x) == 4.0) and np.all(np.asarray(w) == 4.0), (x, w)
+        assert np.shape(v) == (rows, n)
+        rev = md.mesh_grid(("x",), (nproc,), list(reversed(range(nproc))), ("x", None), n)
+        mine = rev["procs"][me]["rank"]
+        try:
+            md.solve("potrs", np.zeros((rev["procs"][me]["rows"][1], n)), b, n=n, store=s, grid=rev)
+            say("reversed grid ran?")
+        except ValueError as e:
+            assert mine == me or f"store_set(rank={mine})" in str(e), str(e)
+    with md.store_set(timeout=20, rank=mine) as s:
+        x = md.solve("potrs", np.zeros((rev["procs"][me]["rows"][1], n)), b, n=n, store=s, provider="colltwo",
+                     grid=rev)
+        assert np.all(np.asarray(x) == 4.0), x
+    say("grid ok")
+
+
 def solve_case(md, s, me: int, nproc: int, say, put, host, n: int = 1003):
     """On GPUs (the device run; docs/multinode.md): potrs, getrs and syevd
     in f64 on this process's column block, arrays made by put(numpy array)
@@ -126,3 +157,32 @@ def solve_case(md, s, me: int, nproc: int, say, put, host, n: int = 1003):
     r = np.linalg.norm(spd @ v - v * w[c0:c1]) / np.linalg.norm(spd)
     assert r < tol, ("syevd vectors", r, tol)
     say("solves ok; engine", s.engine("potrs", n))
+
+
+def solve_grid_case(md, s, me: int, nproc: int, say, put, host, n: int = 1003):
+    """On GPUs: the blocks of a 2-D mesh (P("pr", "pc"): 2 x 2 on 4
+    processes, else nproc x 1) passed as they are (solve(grid=...), no
+    gather): potrs and getrs residuals as solve_case's, syevd's eigenvalues
+    and this process's block of V against numpy's (each column's sign from
+    the block itself); n divisible by no grid side.  say()s "grid solves ok"."""
+    import numpy as np
+    pr, pc = (2, 2) if nproc == 4 else (nproc, 1)
+    g = md.mesh_grid(("pr", "pc"), (pr, pc), list(range(nproc)), ("pr", "pc"), n)
+    (r0, nr), (c0, nc) = g["procs"][me]["rows"], g["procs"][me]["cols"]
+    rng = np.random.default_rng(12)  # the same matrices on every process
+    m = rng.standard_normal((n, n))
+    spd, gen, b = m @ m.T + n * np.eye(n), m + n * np.eye(n), rng.standard_normal((n, 3))
+    tol = 20 * n * np.finfo(np.float64).eps
+    for routine, a in (("potrs", spd), ("getrs", gen)):
+        x = host(md.solve(routine, put(a[r0:r0 + nr, c0:c0 + nc]), put(b), n=n, store=s, grid=g))
+        r = np.linalg.norm(a @ x - b) / (np.linalg.norm(a) * np.linalg.norm(x))
+        assert r < tol, (routine, r, tol)
+    w, v = md.solve("syevd", put(spd[r0:r0 + nr, c0:c0 + nc]), n=n, store=s, grid=g)
+    w, v = host(w), host(v)
+    w_ref, v_ref = np.linalg.eigh(spd)
+    assert np.abs(w - w_ref).max() < tol * np.abs(w).max(), "eigenvalues"
+    ref = v_ref[r0:r0 + nr, c0:c0 + nc]
+    sign = np.sign(np.sum(v * ref, axis=0))
+    assert np.abs(v - ref * sign).max() < 1e-8, ("syevd vector block", np.abs(v - ref * sign).max())
+    say(f"grid solves ok ({pr} x {pc} mesh)")
+

@@ -120,19 +120,26 @@ static void expect_refused_as(int code, const char *want) {
 
 static void expect_refused(const char *want) { expect_refused_as(MUSTER_EUNSUPPORTED, want); }
 
-static void in_child(void (*fn)(const char *), const char *root, const char *nccl, const char *solver_ver,
-                     const char *want) {
-  make_site(root, solver_ver);
+/* fn(want) in a child isolated to root's layout (PYTHONPATH pp, NULL: root/site). */
+static void child(void (*fn)(const char *), const char *root, const char *nccl, const char *pp,
+                  const char *want) {
   pid_t pid = fork();
   ASSERT(pid >= 0);
   if (pid == 0) {
     isolate(root, nccl);
+    if (pp) setenv("PYTHONPATH", pp, 1);
     fn(want);
     _exit(0);
   }
   int st = 0;
   ASSERT_EQ(waitpid(pid, &st, 0), pid);
   ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static void in_child(void (*fn)(const char *), const char *root, const char *nccl, const char *solver_ver,
+                     const char *want) {
+  make_site(root, solver_ver);
+  child(fn, root, nccl, NULL, want);
 }
 
 TEST_IMPL(mp_provider_refusals) {
@@ -343,21 +350,50 @@ TEST_IMPL(mp_provider_env_refused) {
   return 0;
 }
 
+/* Two Python environments, 0.9.1 with cuBLASMp 0.10 first, 0.8.0 second
+ * (<root>/s091/site, <root>/s08/site on PYTHONPATH): the solver loaded
+ * (this process's maps) is `want`'s, and cuBLASMp with it only for 0.9.1. */
+static void expect_chosen(const char *want) {
+  const muster_provider_v2_t *v = load();
+  void *ctx = NULL;
+  char err[512];
+  ASSERT_EQ(v->init(&ctx, err, sizeof err), 0);
+  muster_provider_query_t q = query(1000, 1, NULL);
+  muster_provider_estimate_t est;
+  ASSERT_EQ(v->estimate(ctx, &q, &est), 0);
+  int new = !strcmp(want, "0.9.1");
+  ASSERT_EQ(tp_maps_has("/s091/site/nvidia/cu13/lib/libcusolverMp.so.0"), new);
+  ASSERT_EQ(tp_maps_has("/s091/site/nvidia/cublasmp/cu13/lib/libcublasmp.so.0"), new);
+  ASSERT_EQ(tp_maps_has("/s08/site/nvidia/cu13/lib/libcusolverMp.so.0"), !new);
+  v->fini(ctx);
+}
+
+/* 0.9.1 is taken where its NCCL is (2.30.7), with its cuBLASMp; with the
+ * GPU machines' NCCL 2.28.9 it is refused before anything of it loads, and
+ * 0.8.0 further on the path is taken: both releases work, the newer first. */
+TEST_IMPL(mp_provider_prefers_091_when_it_runs) {
+  find_fakes();
+  char root[PATH_MAX], sub[PATH_MAX + 8], cmd[4 * PATH_MAX], pp[2 * PATH_MAX + 32];
+  test_tmp_dir(root, sizeof root);
+  snprintf(sub, sizeof sub, "%s/s08", root);
+  make_site(sub, "0.8.0.3126");
+  snprintf(sub, sizeof sub, "%s/s091", root);
+  make_site(sub, "0.9.1.9318.post1");
+  snprintf(cmd, sizeof cmd, "mkdir -p %s/site/nvidia/cublasmp/cu13/lib %s/site/nvidia_cublasmp_cu13-0.10.0.3695.dist-info "
+           "&& cp %s/cublasmp/libcublasmp.so.0 %s/site/nvidia/cublasmp/cu13/lib/", sub, sub, fakes, sub);
+  ASSERT_EQ(system(cmd), 0);
+  snprintf(pp, sizeof pp, "%s/s091/site:%s/s08/site", root, root);
+  static const char *const cases[][2] = {{"nccl23007", "0.9.1"}, {"nccl22809", "0.8.0"}};
+  for (int i = 0; i < 2; i++) child(expect_chosen, root, cases[i][0], pp, cases[i][1]);
+  test_remove_tree(root);
+  return 0;
+}
+
 TEST_IMPL(mp_provider_disabled) {
   find_fakes();
   char root[PATH_MAX];
   test_tmp_dir(root, sizeof root);
-  make_site(root, "0.8.0.3126");
-  pid_t pid = fork();
-  ASSERT(pid >= 0);
-  if (pid == 0) {
-    isolate(root, "nccl22809");
-    expect_disabled("disabled by MUSTER_MP_DISABLE=1");
-    _exit(0);
-  }
-  int st = 0;
-  ASSERT_EQ(waitpid(pid, &st, 0), pid);
-  ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  in_child(expect_disabled, root, "nccl22809", "0.8.0.3126", "disabled by MUSTER_MP_DISABLE=1");
   test_remove_tree(root);
   return 0;
 }

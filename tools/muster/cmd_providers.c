@@ -115,6 +115,8 @@ int cmd_providers(int argc, char **argv) {
       json_list(p->mem_kinds, MUSTER_MEM_HOST, MUSTER_MEM_CUDA, mem_n);
       printf(",\"priority\":%d,\"available\":%s,\"why\":", p->priority, p->available ? "true" : "false");
       json_put_str(stdout, p->available ? "" : p->why, SIZE_MAX);
+      printf(",\"note\":"); /* an available provider's probe: what it runs with */
+      json_put_str(stdout, p->available ? p->why : "", SIZE_MAX);
       printf(",\"abi\":%u,\"kind\":\"%s\",\"spans\":", p->abi, kind_n(p->kind));
       json_list(p->spans, 0, 2, span_n);
       printf(",\"cost\":");
@@ -139,8 +141,8 @@ int cmd_providers(int argc, char **argv) {
     routines_text(r, sizeof r, p->routines);
     bits(d, sizeof d, p->dtypes, MUSTER_F32, MUSTER_C128, dtype_n);
     bits(m, sizeof m, p->mem_kinds, MUSTER_MEM_HOST, MUSTER_MEM_CUDA, mem_n);
-    printf("%-12s %-9d %-36s %-16s %-9s %s%s\n", p->name, p->priority, r, d, m,
-           p->available ? "available" : "unavailable: ", p->available ? "" : p->why);
+    printf("%-12s %-9d %-36s %-16s %-9s %s%s%s\n", p->name, p->priority, r, d, m,
+           p->available ? "available" : "unavailable: ", p->available && p->why[0] ? ": " : "", p->why);
     printf("%-12s %s\n", "", p->path);
     if (p->abi) {
       char sp[48];

@@ -18,7 +18,7 @@
  * bundled copy libopenblasp-r0-<hash>.so: the prefix still matches) */
 static const char *const watched[] = {
     "libcudart.", "libcublas.", "libcublasLt.", "libcusolver.", "libcusolverMg.", "libcusparse.",
-    "libnvJitLink.", "libnccl.", "libcusolverMp.", "libcublasMp.", "libcal.", "liblapacke",
+    "libnvJitLink.", "libnccl.", "libcusolverMp.", "libcublasmp.", "libcal.", "liblapacke",
     "libopenblas", "libgfortran", "libscalapack", "libmpi."};
 
 struct found { int n; const char *path[MAX_LIBS]; };

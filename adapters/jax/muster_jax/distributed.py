@@ -13,7 +13,9 @@ MUSTER_TIMEOUT (its heartbeat key stops moving), as over MPI.
 
 solve() is eager (not inside jit): this process passes its column block of
 A (block layout: ceil(n / P) columns per process, process p's from column
-p * ceil(n / P)) and all of B; A and B are copied, never written.  The
+p * ceil(n / P)), or with grid= (mesh_grid's result) its block of a 1-D or
+2-D mesh (P("pr", "pc"): the engine takes it as a 2-D block-cyclic piece,
+no gather), and all of B; A and B are copied, never written.  The
 engine is chosen by rank 0 among the collective providers (cusolvermp for
 GPU arrays, when it can run; provider= forces one); on a machine where
 it cannot run, every process raises the same ValueError saying why
@@ -25,6 +27,7 @@ import numpy as np
 from . import _grid, _lib, _runtime, _store
 
 mesh_grid = _grid.mesh_grid
+piece_dist = _grid.piece_dist
 
 
 class JaxKeyValue(_store.KeyValue):
@@ -56,13 +59,17 @@ class JaxKeyValue(_store.KeyValue):
         self.client.key_value_delete(key)
 
 
-def store_set(timeout: float | None = None, client=None) -> _store.StoreSet:
+def store_set(timeout: float | None = None, client=None, rank: int | None = None) -> _store.StoreSet:
     """This process's end of a set of every process of the job
     (jax.process_index() of jax.process_count()) over jax's store.  Every
     process must open its sets in the same order (their names count them).
-    timeout: how long a silent peer is waited for (default MUSTER_TIMEOUT)."""
-    return _store.StoreSet(_lib.runtime(), JaxKeyValue(client), _store.next_name("jax"), jax.process_index(),
-                           jax.process_count(), timeout_s=timeout or 0)
+    timeout: how long a silent peer is waited for (default MUSTER_TIMEOUT).
+    rank: this process's rank in the set (default jax.process_index()); a
+    2-D mesh whose positions are not in process order needs its grid's
+    rank (mesh_grid(...)["procs"][jax.process_index()]["rank"])."""
+    return _store.StoreSet(_lib.runtime(), JaxKeyValue(client), _store.next_name("jax"),
+                           jax.process_index() if rank is None else rank, jax.process_count(),
+                           timeout_s=timeout or 0)
 
 
 def _piece(x, dtype, rows, cols):
@@ -80,21 +87,45 @@ def _back(buf, rows, cols):
     return buf.T if isinstance(buf, jax.Array) else buf
 
 
-def solve(routine: str, a_cols, b=None, *, n: int, store: _store.StoreSet, provider: str | None = None,
-          dtype="f64", no_vectors: bool = False):
+def _place(n: int, store: _store.StoreSet, grid):
+    """(rows, cols, col0, dist) of this process's piece: a column block
+    (grid None or 1-D: dist None), or its grid's 2-D block (a _runtime.Dist)."""
+    if grid is None:
+        col0, ncols = _runtime.block_cols(_lib.runtime(), n, store.size, store.rank)
+        return n, ncols, col0, None
+    if grid["n"] != n:
+        raise ValueError(f"muster_jax.distributed.solve: n={n}, the grid was made for n={grid['n']}")
+    me = jax.process_index()
+    d = piece_dist(grid, me)
+    rank = d["myrow"] * d["npcol"] + d["mycol"]
+    if rank != store.rank:
+        raise ValueError(f"muster_jax.distributed.solve: this process (index {me}) holds grid place "
+                         f"({d['myrow']}, {d['mycol']}), rank {rank} of the grid, but is rank {store.rank} of "
+                         f"the store set: open it with store_set(rank={rank})")
+    e = grid["procs"][me]
+    if grid["layout"] == "block":  # 1-D columns: muster's block layout
+        return n, e["cols"][1], e["cols"][0], None
+    return e["rows"][1], e["cols"][1], 0, _runtime.Dist(**d)
+
+
+def solve(routine: str, a_piece, b=None, *, n: int, store: _store.StoreSet, provider: str | None = None,
+          dtype="f64", no_vectors: bool = False, grid: dict | None = None):
     """One solve over every process of `store`, each passing its own piece.
 
     Args:
       routine: "potrs", "getrs" (B given: returns X, n x nrhs) or "syevd"
-        (returns (w, this process's columns of the eigenvectors)).
-      a_cols: this process's columns of A (n x ncols, block layout).
+        (returns (w, this process's piece of the eigenvectors)).
+      a_piece: this process's piece of A: without grid its columns (n x
+        ncols, block layout); with grid (mesh_grid's result) its block of
+        the mesh, as the mesh cuts A (rows x cols of grid["procs"][me]):
+        a 2-D mesh's block goes to the engine as it is (no gather).
       b: all of B (n x nrhs), the same on every process.
       n: A's order.  store: from store_set().  provider: force one.
     """
     lib = _lib.runtime()
     nptype = {"f64": np.float64, "f32": np.float32, "c64": np.complex64, "c128": np.complex128}[dtype]
-    col0, ncols = _runtime.block_cols(lib, n, store.size, store.rank)
-    a_buf, a_ptr, mem, dev = _piece(a_cols, nptype, n, ncols)
+    rows, ncols, col0, dist = _place(n, store, grid)
+    a_buf, a_ptr, mem, dev = _piece(a_piece, nptype, rows, ncols)
     nrhs = 0 if b is None else int(np.shape(b)[1] if np.ndim(b) == 2 else 1)
     b_buf, b_ptr = None, None
     if nrhs:
@@ -109,9 +140,9 @@ def solve(routine: str, a_cols, b=None, *, n: int, store: _store.StoreSet, provi
                               dtype=_runtime.enum_value(lib, "dtype", dtype), n=n, nrhs=nrhs,
                               layout=_runtime.LAYOUT_BLOCK, flags=_runtime.NO_VECTORS if no_vectors else 0,
                               provider=provider.encode() if provider else None)
-    shard = _runtime.Shard(mem=mem, device=dev, a=a_ptr, lda=n, col0=col0, ncols=ncols, b=b_ptr, ldb=n,
-                           w=w_ptr)
-    store.solve(args, shard)
+    shard = _runtime.Shard(mem=mem, device=dev, a=a_ptr, lda=max(1, rows), col0=col0, ncols=ncols, b=b_ptr,
+                           ldb=n, w=w_ptr)
+    store.solve(args, shard, dist)
     if routine == "syevd":
-        return w, _back(a_buf, n, ncols)
+        return w, _back(a_buf, rows, ncols)
     return _back(b_buf, n, nrhs)

@@ -2,7 +2,7 @@
 (muster_jax.distributed; test_store_distributed.py starts it).
 
 usage: store_worker.py PROC_ID NUM_PROCS PORT cases|gpu
-"cases": storecase's basic case, then its kill case on a second set
+"cases": storecase's basic case, its grid case (2-D pieces), then its kill case on a second set
 (the last process SIGKILLs itself).  The cases are tests/python/storecase.py's ("gpu": one GPU per process,
 solves with residuals).  Prints "proc I: ..." lines.
 """
@@ -33,6 +33,8 @@ s = md.store_set(timeout=20)
 if case == "gpu":
     storecase.solve_case(md, s, proc_id, nproc, say, lambda x: jax.device_put(x, jax.local_devices()[0]),
                          np.asarray)
+    storecase.solve_grid_case(md, s, proc_id, nproc, say, lambda x: jax.device_put(x, jax.local_devices()[0]),
+                              np.asarray)
     s.close()
     say("done")
     sys.exit(0)
@@ -41,4 +43,5 @@ rng = np.random.default_rng(7)
 m = rng.standard_normal((n, n))
 a, b = m @ m.T + n * np.eye(n), rng.standard_normal((n, 2))
 storecase.basic_case(md, s, proc_id, nproc, say, a[:, k * proc_id:k * proc_id + k], b, n)
+storecase.grid_case(md, proc_id, nproc, say)
 storecase.kill_case(md.store_set(timeout=2), proc_id, nproc, say)  # does not return

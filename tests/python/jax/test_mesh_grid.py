@@ -1,14 +1,15 @@
 """muster_jax.distributed.mesh_grid (adapters/common/grid.py): a device mesh
 and a spec of A as the process grid of the collective engines (cuSOLVERMp),
 checked by hand on 1-D and 2-D meshes and against a brute-force model on
-random ones."""
+random ones; piece_dist: each process's piece as the 2-D block-cyclic
+layout (muster_dist_t) the engines take, against ScaLAPACK's rules."""
 import itertools
 import math
 import random
 
 import pytest
 
-from muster_jax.distributed import mesh_grid
+from muster_jax.distributed import mesh_grid, piece_dist
 
 
 def test_one_d_columns_is_the_block_layout():
@@ -92,3 +93,40 @@ def test_random_meshes_against_a_model():
         assert seen == set(range(nprow * npcol))
         # the pieces tile A exactly
         assert sum(e["rows"][1] * e["cols"][1] for e in g["procs"].values()) == n * n
+        for p, e in g["procs"].items():
+            check_piece_dist(g, p, e, n)
+
+
+def numroc(extent, block, coord, nprocs):
+    """ScaLAPACK's NUMROC, source 0: the rows (columns) grid line coord holds."""
+    nblocks = extent // block
+    mine = nblocks // nprocs * block
+    extra = nblocks % nprocs
+    return mine + (block if coord < extra else extent % block if coord == extra else 0)
+
+
+def check_piece_dist(g, p, e, n):
+    """The piece of process p, as the mesh cuts A, is exactly its part of
+    the block-cyclic layout piece_dist describes: as many rows and columns
+    (NUMROC), and local (i, j) is global (first row + i, first col + j)."""
+    d = piece_dist(g, p)
+    assert (d["m"], d["n"], d["nprow"], d["npcol"]) == (n, n, g["nprow"], g["npcol"])
+    assert d["myrow"] * d["npcol"] + d["mycol"] == e["rank"]
+    assert numroc(n, d["mb"], d["myrow"], d["nprow"]) == e["rows"][1]
+    assert numroc(n, d["nb"], d["mycol"], d["npcol"]) == e["cols"][1]
+    assert d["lld"] == max(1, e["rows"][1])
+    for li in range(e["rows"][1]):  # block-cyclic local -> global, as the engines read it
+        assert (li // d["mb"] * d["nprow"] + d["myrow"]) * d["mb"] + li % d["mb"] == e["rows"][0] + li
+    for lj in range(e["cols"][1]):
+        assert (lj // d["nb"] * d["npcol"] + d["mycol"]) * d["nb"] + lj % d["nb"] == e["cols"][0] + lj
+
+
+def test_piece_dist_of_a_two_d_mesh():
+    g = mesh_grid(("pr", "pc"), (2, 2), [0, 1, 2, 3], ("pr", "pc"), 7)
+    assert piece_dist(g, 2) == {"m": 7, "n": 7, "mb": 4, "nb": 4, "nprow": 2, "npcol": 2, "myrow": 1, "mycol": 0,
+                                "lld": 3}
+    for p, e in g["procs"].items():
+        check_piece_dist(g, p, e, 7)
+    with pytest.raises(ValueError, match="process 9 holds no position"):
+        piece_dist(g, 9)
+

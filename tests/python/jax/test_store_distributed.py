@@ -1,7 +1,8 @@
 """muster_jax.distributed: processes of a jax.distributed job (CPU, launched
 here) meet over jax's key-value store through the runtime's store
 bootstrap (include/muster/store.h): allgather and barrier; the engine choice
-for GPU arrays says cusolvermp cannot run here and why; a process SIGKILLed
+for GPU arrays says cusolvermp cannot run here and why; a mesh's blocks go
+to a collective engine as 2-D pieces (muster_solve_comm_dist); a process SIGKILLed
 is named by the others within the timeout.  store_worker.py is one
 process; tests/python/storecase.py has the cases and checks."""
 import os
@@ -17,20 +18,30 @@ import storecase  # noqa: E402
 ENV = {"XLA_FLAGS": "--xla_force_host_platform_device_count=1"}
 
 
-def test_store_sets_over_jax_distributed():
-    """3 processes: the basic case, then the last one SIGKILLed (one launch:
-    each process costs seconds to start)."""
+def test_store_sets_over_jax_distributed(tmp_path):
+    """3 processes: the basic case, the grid case (a 3 x 1 mesh's blocks as
+    2-D pieces, through the collective test provider), then the last one
+    SIGKILLed (one launch: each process costs seconds to start)."""
+    build = pathlib.Path(os.environ["MUSTER_BUILD"])
+    for routine in ("potrs", "syevd"):  # colltwo beside the build's providers
+        (tmp_path / routine).mkdir()
+        (tmp_path / routine / "colltwo.so").symlink_to(build / "tests" / "providers" / "testprov_coll2.so")
+    env = dict(ENV, MUSTER_PROVIDER_PATH=f"{tmp_path}:{build / 'lib' / 'muster' / 'providers'}")
     procs, outs = storecase.run_workers(HERE / "store_worker.py", 3, "cases", HERE.parents[2] / "adapters" / "jax",
-                                        ENV)
+                                        env)
     storecase.check_basic(procs, outs, "proc")
+    for i, out in enumerate(outs):
+        assert f"proc {i}: grid ok" in out, out[-3000:]
     storecase.check_killed(procs, outs, "proc")
 
 
 @pytest.mark.skipif(not os.environ.get("MUSTER_TEST_GPUS"), reason="GPU run only: MUSTER_TEST_GPUS=2 (or 4)")
 def test_store_solves_on_gpus():
     """One process per GPU, solves on GPU arrays through the store bootstrap
-    (cusolvermp), residuals checked in every process (docs/multinode.md)."""
+    (cusolvermp), residuals checked in every process, on column blocks and
+    on the blocks of a 2-D mesh (docs/multinode.md)."""
     procs, outs = storecase.run_workers(HERE / "store_worker.py", int(os.environ["MUSTER_TEST_GPUS"]), "gpu",
                                         HERE.parents[2] / "adapters" / "jax", {"XLA_FLAGS": ""}, budget=600)
     for i, (p, out) in enumerate(zip(procs, outs)):
         assert p.returncode == 0 and f"proc {i}: solves ok" in out, out[-4000:]
+        assert f"proc {i}: grid solves ok" in out, out[-4000:]
