@@ -23,7 +23,7 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[3]
 BUILD = pathlib.Path(os.environ.get("MUSTER_BUILD", REPO / "build"))
 BUILD = BUILD if BUILD.is_absolute() else REPO / BUILD
-DOCS = sorted((REPO / "docs").glob("*.md")) + [REPO / "README.md"]
+DOCS = sorted((REPO / "docs").glob("*.md")) + sorted((REPO / "docs" / "providers").glob("*.md")) + [REPO / "README.md"]
 VAR = re.compile(r"\bMUSTER_[A-Z0-9_]*[A-Z0-9]\b")
 
 
@@ -203,15 +203,15 @@ def test_routines_md_has_a_row_per_routine():
 
 
 def test_provider_sections_list_their_routines():
-    """Each provider's '| routines |' row in docs/providers.md names the
-    routines its build registers (muster providers --json)."""
-    text = read(REPO / "docs" / "providers.md")
+    """Each provider's '| routines |' row in its page, docs/providers/NAME.md,
+    names the routines its build registers (muster providers --json)."""
     provs = json.loads(run("muster", "providers", "--json"))["providers"]
     assert {p["name"] for p in provs} >= {"lapack"}
     for p in provs:
-        sec = section(text, p["name"])
+        page = REPO / "docs" / "providers" / f"{p['name']}.md"
+        sec = section(read(page), p["name"])
         row = re.search(r"^\| routines \|(.*)$", sec, re.M)
-        assert row, f"docs/providers.md#{p['name']} has no '| routines |' row"
+        assert row, f"docs/providers/{p['name']}.md has no '| routines |' row"
         listed = set(re.findall(r"`(\w+)`", row.group(1))) & set(routines())
         assert listed == set(p["routines"]), f"{p['name']}: docs say {sorted(listed)}, code {sorted(p['routines'])}"
 
