@@ -1,6 +1,6 @@
 /* providers/cusolverdn/options.c - the provider's environment variables,
  * read at each call by the runtime's rules (providers/common/env.h; dnInt.h;
- * docs/providers.md lists them). */
+ * docs/providers/cusolverdn.md lists them). */
 #include <stdio.h>
 #include <string.h>
 

@@ -17,7 +17,7 @@
  * memory bus).  Fitted to docs/performance/scalapack-cpu.md (16-core Xeon,
  * f64, one rank per core): within 1.11x of the 8 rows of its first run
  * (a second syevd run: 1.01x, 1.10x and 0.73x on 4, 8, 16 ranks, the last
- * 1.24x slower than the first run's).  docs/providers.md
+ * 1.24x slower than the first run's).  docs/providers/scalapack.md
  * says what it is not fitted to.
  */
 #ifndef SL_MODEL_H

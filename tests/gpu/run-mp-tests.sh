@@ -106,7 +106,7 @@ if [ "$ngpu" -ge 2 ]; then
     run 1 - potrs "$dtype" 2 "$n" --nrhs 3
     run 1 - syevd "$dtype" 2 "$n"
     run 1 - getrs "$dtype" 2 "$n" --nrhs 3
-    # refused on more than one process (docs/providers.md: cuSOLVERMp 0.8's QR)
+    # refused on more than one process (docs/providers/cusolvermp.md: cuSOLVERMp 0.8's QR)
     expect_refused="gels on 2 processes" run 1 - gels "$dtype" 2 "$n" --nrhs 3 --m $((2 * n))
   done
   expect_refused="gels on 2 processes" run 1 MUSTER_MP_GRID=2x1 gels f64 2 "$n" --nrhs 2 --m $((n + 1))

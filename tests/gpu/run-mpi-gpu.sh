@@ -16,7 +16,7 @@
 #      ranks: exit 0, rank 0's JSON "provider":"cusolvermp","mem":"cuda",
 #      devices 0..R-1 (the local ranks), "ranks_agree":true, "ok":true (the
 #      residual check); gels on >1 process passes also when cuSOLVERMp 0.8
-#      refuses it on every rank as documented (docs/providers.md), said so;
+#      refuses it on every rank as documented (docs/providers/cusolvermp.md), said so;
 #   2. "two hosts": potrs and syevd on 2 and 4 ranks with NCCL on TCP
 #      sockets over lo (P2P and SHM off, NCCL_NET=Socket), NCCL's log in
 #      files: passes only when it says "via NET/Socket" and never via P2P

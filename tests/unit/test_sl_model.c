@@ -8,7 +8,7 @@
  *     spread where it was measured twice.
  *   docs/performance/scalapack.md (the 2-core VM, loaded, Run 1): the model
  *     is below every cell with n >= 1024 by VM_LO..VM_HI: it is not a model
- *     of that VM (docs/providers.md says why), and this pins how far off.
+ *     of that VM (docs/providers/scalapack.md says why), and this pins how far off.
  */
 #include <limits.h>
 #include <math.h>

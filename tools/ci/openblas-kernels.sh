@@ -8,7 +8,7 @@
 # in concurrent calls with OpenBLAS's own threads (lapack_provider_
 # concurrent_calls: 4 of 60 runs), pssyevd f32 after other solves in the
 # process (the MPI driver, one seed every time).  Both pass with Haswell or
-# SkylakeX kernels (docs/providers.md, "Old x86 cores").  Not ours to fix;
+# SkylakeX kernels (docs/providers/lapack.md, "Old x86 cores").  Not ours to fix;
 # the tests that exist to run the old kernels
 # (lapack_provider_old_kernels_*) set OPENBLAS_CORETYPE themselves.  A
 # value already set is kept.

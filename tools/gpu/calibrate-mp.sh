@@ -7,7 +7,7 @@
 # cusolvermp.cost (its "unmeasured" line included) with it.
 #     tools/gpu/calibrate-mp.sh BUILD OUTFILE [RANKS]      RANKS default 2,4
 # Needs cuSOLVERMp, cuBLASMp and NCCL where the provider finds them
-# (docs/providers.md#cusolvermp); a failed point stops that routine and says
+# (docs/providers/cusolvermp.md); a failed point stops that routine and says
 # so (the rows already written stay).
 set -u
 build=$1
