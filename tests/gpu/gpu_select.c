@@ -13,7 +13,7 @@ int gs_batched(const tcase_t *c) { return !c->special && c->mode != M_PROCS; }
  * their own (n = 1) */
 static int is_check_only(const tcase_t *c) { return c->special && c->special != gc_kill && c->n <= 1; }
 
-/* The numbers behind it (H200; docs/gpu-testing.md, the logs under
+/* The numbers behind it (H200; docs/gpu-testing.md, docs/gpu-runs.md, the logs under
  * docs/performance/data and the coordinator's runs): cusolvermg's cases
  * with n ~ 1000 take 0.01-0.1 s (syevd 0.1-0.4 s) in the threads batch,
  * 0.6-0.9 s in a process of their own on 1 GPU and 0.9-1.3 s on 2;

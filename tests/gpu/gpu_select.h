@@ -15,7 +15,7 @@ int gs_batched(const tcase_t *c);
 
 /* A case's estimated wall time on an H200 in seconds (start-up of its
  * process(es) and provider, plus the solves), from the runs recorded in
- * docs/gpu-testing.md.  Used only to balance the parts: a wrong estimate
+ * docs/gpu-testing.md and docs/gpu-runs.md.  Used only to balance the parts: a wrong estimate
  * makes a part longer, never a case wrong. */
 double gs_cost(const tcase_t *c);
 
