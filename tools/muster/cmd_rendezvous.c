@@ -134,7 +134,7 @@ static int parse_args(int argc, char **argv, struct rv_config *c) {
   if (rc != 0) return 2;
   long cycles = x.cycles;
   c->cycles = cycles >= 0 ? cycles : c->rounds;
-  /* tests prove that a wrong read is caught (docs/cli.md) */
+  /* tests prove that a wrong read is caught (docs/cli-rendezvous.md) */
   const char *inj = getenv("MUSTER_RENDEZVOUS_TEST_CORRUPT");
   if (inj && *inj && parse_corrupt(inj, c) != 0) return 2;
   snprintf(c->group, sizeof c->group, "rendezvous.%d", (int)getpid());

@@ -218,14 +218,15 @@ def test_provider_sections_list_their_routines():
 
 # ---- CLI options ----------------------------------------------------------------
 
-COMMANDS = {  # command: (the file of its option table, its --help argv, its docs/cli.md section)
-    "solve": ("tools/muster/cmd_solve.c", ("muster", "solve", "--help"), "muster solve"),
-    "bench": ("tools/muster/cmd_bench.c", ("muster", "bench", "--help"), "muster bench"),
+COMMANDS = {  # command: (the file of its option table, its --help argv, its docs page and section there)
+    "solve": ("tools/muster/cmd_solve.c", ("muster", "solve", "--help"), "cli.md", "muster solve"),
+    "bench": ("tools/muster/cmd_bench.c", ("muster", "bench", "--help"), "cli.md", "muster bench"),
     "calibrate": ("tools/muster/calibrate.c", ("muster", "bench", "--calibrate", "--help"),
-                  "muster bench --calibrate"),
-    "providers": ("tools/muster/cmd_providers.c", ("muster", "providers", "--help"), "muster providers"),
-    "rendezvous": ("tools/muster/cmd_rendezvous.c", ("muster", "rendezvous", "--help"), "muster rendezvous"),
-    "shmdump": ("tools/shmdump/shmdump.c", ("shmdump", "--help"), "shmdump"),
+                  "cli.md", "muster bench --calibrate"),
+    "providers": ("tools/muster/cmd_providers.c", ("muster", "providers", "--help"), "cli.md", "muster providers"),
+    "rendezvous": ("tools/muster/cmd_rendezvous.c", ("muster", "rendezvous", "--help"), "cli-rendezvous.md",
+                   "muster rendezvous"),
+    "shmdump": ("tools/shmdump/shmdump.c", ("shmdump", "--help"), "cli-shmdump.md", "shmdump"),
 }
 
 
@@ -242,7 +243,7 @@ def options_in(text):
 
 @pytest.mark.parametrize("cmd", sorted(COMMANDS))
 def test_help_and_cli_md_show_each_option(cmd):
-    path, argv, title = COMMANDS[cmd]
+    path, argv, page, title = COMMANDS[cmd]
     table = option_table(path)
     assert table, path
     shown = options_in(run(*argv))
@@ -250,8 +251,8 @@ def test_help_and_cli_md_show_each_option(cmd):
     # bench's help points at --calibrate, solve's at mpirun's -np
     extra = shown - table - {"--help", "--calibrate", "--opt", "--json"} - ({"--out"} if cmd == "bench" else set())
     assert not extra, f"{' '.join(argv)} shows options the command does not take: {sorted(extra)}"
-    doc = section(read(REPO / "docs" / "cli.md"), title)
+    doc = section(read(REPO / "docs" / page), title)
     if cmd == "bench":  # its own section is bench's; --calibrate has a subsection
         doc = doc.split("### muster bench --calibrate")[0]
     documented = options_in(doc)
-    assert not table - documented, f"docs/cli.md#{title} does not document {sorted(table - documented)}"
+    assert not table - documented, f"docs/{page}#{title} does not document {sorted(table - documented)}"
