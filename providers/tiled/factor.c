@@ -41,8 +41,8 @@ static int prepare(tl_solve_t *j) {
     CUC_CU(dev, cudaSetDevice(dev));
     CUC_CHECK(tl_events(j->c, dev, s->ev_count[g], E));
     if (s->prio) CUC_CHECK(tl_panel_ready(j->c, dev, E));
-    for (int to = 0; to < j->G; to++)
-      if (to != g) CUC_CHECK(tl_copy_stream(j->c, dev, to, &st, E));
+    for (int to = 0; to < j->G; to++) /* to itself: the MOVEs' */
+      if (to != g || s->move) CUC_CHECK(tl_copy_stream(j->c, dev, to, &st, E));
     if (j->G > 1 && ts_local_tiles(s, g) > 0) {
       size_t bytes = (size_t)s->slots * (size_t)j->n * (size_t)s->T * j->esz;
       CUC_CHECK(cuc_grow_checked(dev, &d->slots, &d->slots_bytes, bytes, "the panel slots", E));
@@ -128,6 +128,7 @@ static int run_op(tl_solve_t *j, const ts_op_t *op) {
     break;
   }
   case TS_UPDATE: CUC_CHECK(update(j, op, d, blas, dev)); break;
+  case TS_MOVE: CUC_CHECK(tl_move_col(j, op->k, 0, st)); break;
   }
   if (op->rec >= 0) CUC_CU(dev, cudaEventRecord(event(j, op->rec), st));
 out:

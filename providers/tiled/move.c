@@ -10,7 +10,24 @@
  * tile), from the ranks' blocks into cached work buffers by peer copies on
  * the receiving GPU's compute stream, and L is copied back the same way
  * unless MUSTER_NO_FACTOR says the caller wants X only.  A failed
- * factorization leaves the caller's A as it was in copy mode. */
+ * factorization leaves the caller's A as it was in copy mode.
+ *
+ * MUSTER_TILED_OVERLAP=1 overlaps both moves with the work beside them:
+ * - in: the schedule's MOVE ops (tsched.h) copy the columns in order on
+ *   each owner's copy stream to itself, and each column's first op waits
+ *   for its own MOVE's event, not for all of A: panel 0 starts once
+ *   column 0 is in.
+ * - out: NOT beside the factorization.  Column j of L is final after its
+ *   panel, but a later panel may still fail (not positive definite) or
+ *   the factor hold a NaN, and then the caller's A must be as it was; its
+ *   original lower triangle is gone from our buffers by then (overwritten
+ *   by L), so a column written back early could not be undone.  Whether
+ *   the factorization failed is known only after its last panel, on the
+ *   host (the infos and the diagonal's NaN check), i.e. at the end of the
+ *   factorization.  So L goes back once the factor is checked good, on the
+ *   copy streams, beside the solve with B (which only reads L too).  A
+ *   solve that then fails (X non-finite with a finite factor) leaves L in
+ *   the caller's A, as the in-place layouts do. */
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -25,6 +42,7 @@ int tl_options(tl_solve_t *j) {
   if (rc == 0) rc = prov_env_switch("MUSTER_TILED_TIMING", 0, &j->timing, why, sizeof why);
   if (rc == 0) rc = prov_env_int("MUSTER_TILED_LOOKAHEAD", 1, TS_MAX_LOOKAHEAD, TL_LOOKAHEAD, &la, why, sizeof why);
   if (rc == 0) rc = prov_env_switch("MUSTER_TILED_PRIORITY", TL_PRIORITY, &j->prio, why, sizeof why);
+  if (rc == 0) rc = prov_env_switch("MUSTER_TILED_OVERLAP", TL_OVERLAP, &j->overlap, why, sizeof why);
   j->lookahead = (int)la;
   return rc < 0 ? cuc_fail(j->E, rc, "%s", why) : 0;
 }
@@ -99,16 +117,13 @@ char *tl_col(const tl_solve_t *j, int k) {
   return (char *)j->mat[ts_owner(&j->s, k)] + (size_t)(ts_local_col(&j->s, k) * j->ld) * j->esz;
 }
 
-/* Tile column k, rows [kT, n), between the caller's block layout and the
- * engine's buffer, on the owner's compute stream: to_user 0 in, 1 out. */
-static int move_col(tl_solve_t *j, int k, int to_user) {
+int tl_move_col(tl_solve_t *j, int k, int to_user, cudaStream_t st) {
   int rc = 0;
   cuc_err_t *E = j->E;
   const ts_sched_t *s = &j->s;
   int o = ts_owner(s, k), dev = j->ids[o];
   int64_t S = muster_ceil_div(j->n, j->G), r0 = (int64_t)k * s->T, end = r0 + ts_width(s, k);
   size_t esz = j->esz, width = (size_t)(j->n - r0) * esz;
-  cudaStream_t st = j->c->dev[dev].comp;
   for (int64_t c = r0; c < end;) { /* the part of the tile in each block */
     int r = (int)(c / S);
     int64_t cnt = ((int64_t)r + 1) * S < end ? ((int64_t)r + 1) * S - c : end - c;
@@ -140,9 +155,10 @@ int tl_move_in(tl_solve_t *j) {
     CUC_CHECK(cuc_grow_checked(dev, &d->work, &d->work_bytes, bytes, "the tile columns", E));
     j->mat[g] = d->work;
   }
-  for (int k = 0; k < j->s.nt; k++) {
-    CUC_CU(j->ids[ts_owner(&j->s, k)], cudaSetDevice(j->ids[ts_owner(&j->s, k)]));
-    CUC_CHECK(move_col(j, k, 0));
+  for (int k = 0; k < j->s.nt && !j->s.move; k++) {
+    int dev = j->ids[ts_owner(&j->s, k)];
+    CUC_CU(dev, cudaSetDevice(dev));
+    CUC_CHECK(tl_move_col(j, k, 0, j->c->dev[dev].comp));
   }
 out:
   return rc;
@@ -153,8 +169,11 @@ int tl_move_out(tl_solve_t *j) {
   cuc_err_t *E = j->E;
   if (j->in_place) return 0;
   for (int k = 0; k < j->s.nt; k++) {
-    CUC_CU(j->ids[ts_owner(&j->s, k)], cudaSetDevice(j->ids[ts_owner(&j->s, k)]));
-    CUC_CHECK(move_col(j, k, 1));
+    int o = ts_owner(&j->s, k), dev = j->ids[o];
+    cudaStream_t st = j->c->dev[dev].comp;
+    CUC_CU(dev, cudaSetDevice(dev));
+    if (j->overlap) CUC_CHECK(tl_copy_stream(j->c, dev, o, &st, E));
+    CUC_CHECK(tl_move_col(j, k, 1, st));
   }
 out:
   return rc;

@@ -13,13 +13,15 @@
  *   1. validate (one GPU per rank, one lda, the layout's geometry);
  *   2. per GPU: handles and streams (cached), peer access (once per pair);
  *   3. A into the engine's 1-D tile-column layout (move.c: in place for a
- *      cyclic caller or one GPU, else peer copies into work buffers);
+ *      cyclic caller or one GPU, else peer copies into work buffers; with
+ *      MUSTER_TILED_OVERLAP=1 those copies are the schedule's MOVE ops);
  *   4. the schedule issued whole, no host synchronization inside;
  *   5. then the infos and the factor's diagonal read: MUSTER_ENOTPD with
  *      *info = the failing leading minor, MUSTER_ENONFINITE for NaN/Inf;
  *   6. MUSTER_LOGDET: log det A into every rank's w; X = A^-1 B from rank
  *      0's b into every rank's b (bsolve.c);
- *   7. L back into the caller's A (copy mode, unless MUSTER_NO_FACTOR);
+ *   7. L back into the caller's A (copy mode, unless MUSTER_NO_FACTOR;
+ *      with MUSTER_TILED_OVERLAP=1 issued before 6's solve, beside it);
  *      every device synchronized.
  * A's shards receive L (lower; the strictly upper part unchanged), as
  * with every provider; after a failure the caller's A is unchanged in copy
@@ -63,7 +65,8 @@ static int run(tl_solve_t *j) {
   CUC_CHECK(cuc_peer_enable_all(&j->c->peers, j->G, j->ids, E));
   int64_t T = j->in_place && j->a->layout == MUSTER_LAYOUT_CYCLIC ? j->a->tile
                                                                   : tl_engine_tile(j->a->dtype, j->n, j->G);
-  if (ts_build(&j->s, j->n, T, j->G, tl_slots(j->lookahead), j->lookahead, j->prio, why, sizeof why) < 0)
+  if (ts_build(&j->s, j->n, T, j->G, tl_slots(j->lookahead), j->lookahead, j->prio,
+               j->overlap && !j->in_place, why, sizeof why) < 0)
     return cuc_fail(E, MUSTER_ENOMEM, "%s", why);
   CUC_CHECK(tl_move_in(j));
   CUC_CHECK(phase_end(j, TL_T_IN, &t));
@@ -72,9 +75,11 @@ static int run(tl_solve_t *j) {
   CUC_CHECK(tl_check_factor(j));
   if (j->a->flags & MUSTER_LOGDET) CUC_CHECK(tl_logdet(j));
   CUC_CHECK(phase_end(j, TL_T_CHECK, &t));
+  int out = !(j->a->flags & MUSTER_NO_FACTOR);
+  if (out && j->overlap) CUC_CHECK(tl_move_out(j)); /* the factor is good: beside the solve */
   CUC_CHECK(tl_solve_b(j));
   CUC_CHECK(phase_end(j, TL_T_SOLVE, &t));
-  if (!(j->a->flags & MUSTER_NO_FACTOR)) CUC_CHECK(tl_move_out(j));
+  if (out && !j->overlap) CUC_CHECK(tl_move_out(j));
   CUC_CHECK(tl_sync(j));
   CUC_CHECK(phase_end(j, TL_T_OUT, &t));
   tl_time_set(TL_T_TOTAL, muster_clock_s() - t0);

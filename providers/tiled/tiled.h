@@ -31,6 +31,8 @@
  * measured on 4 x H200 before the knobs existed: docs/performance/tiled.md). */
 #define TL_LOOKAHEAD 1
 #define TL_PRIORITY 0
+/* MUSTER_TILED_OVERLAP's default: off until a GPU sweep measures it. */
+#define TL_OVERLAP 0
 /* Panel buffers per GPU at lookahead L: panels k+1 .. k+L+1 land while k is
  * read (the schedule needs L + 1; one more lets a send start early). */
 static inline int tl_slots(int L) { return L + 2; }
@@ -84,7 +86,9 @@ TL_HIDDEN uint64_t tl_stat(int which);
 
 /* Phase times of the last solve, seconds (muster_tiled_timings); with
  * MUSTER_TILED_TIMING=1 every device is synchronized at each phase's end,
- * else they are the host's issue times. */
+ * else they are the host's issue times.  With MUSTER_TILED_OVERLAP=1 the
+ * move in is inside the factor's time (the schedule's MOVEs) and the move
+ * out inside the solve's. */
 enum { TL_T_IN, TL_T_FACTOR, TL_T_CHECK, TL_T_SOLVE, TL_T_OUT, TL_T_TOTAL, TL_NTIMES };
 TL_HIDDEN void tl_time_set(int which, double s);
 
@@ -102,6 +106,7 @@ typedef struct tl_solve {
   int timing;                /* MUSTER_TILED_TIMING=1                  */
   int lookahead;             /* MUSTER_TILED_LOOKAHEAD, 1..4           */
   int prio;                  /* MUSTER_TILED_PRIORITY=1                */
+  int overlap;               /* MUSTER_TILED_OVERLAP=1 (move.c says what) */
   void *user[TL_MAX_DEV];
   void *mat[TL_MAX_DEV];     /* GPU g's tile columns                   */
   int64_t ld;                /* their leading dimension                */
@@ -146,8 +151,10 @@ TL_HIDDEN int tl_validate(tl_solve_t *j);
 /* The provider's variables, read at each solve (providers/common/env.h):
  * MUSTER_TILED_TILE (a tile replacing the rule, for measurements),
  * MUSTER_TILED_TIMING (0|1: phase times of GPU work),
- * MUSTER_TILED_LOOKAHEAD (1..4) and MUSTER_TILED_PRIORITY (0|1: the panel
- * on a high-priority stream); a bad value is MUSTER_EINVAL naming it. */
+ * MUSTER_TILED_LOOKAHEAD (1..4), MUSTER_TILED_PRIORITY (0|1: the panel
+ * on a high-priority stream) and MUSTER_TILED_OVERLAP (0|1: the moves
+ * beside the factorization and the solve); a bad value is MUSTER_EINVAL
+ * naming it. */
 TL_HIDDEN int tl_options(tl_solve_t *j);
 /* MUSTER_TILED_LOOKAHEAD, or the default when unset or bad (tl_options
  * fails the solve on a bad one): for the memory estimate. */
@@ -156,9 +163,15 @@ TL_HIDDEN int tl_env_lookahead(void);
 TL_HIDDEN int64_t tl_engine_tile(muster_dtype_t dtype, int64_t n, int G);
 /* j->mat, ld: the caller's buffers when they already are the engine's
  * layout, else the cached work buffers with A copied in (on the compute
- * streams). */
+ * streams), or left to the schedule's MOVE ops when j->s.move. */
 TL_HIDDEN int tl_move_in(tl_solve_t *j);
-/* L back into the caller's block layout (copy mode only). */
+/* Tile column k, rows [kT, n), from the caller's block layout into the
+ * engine's buffer (to_user 0) or back (1), queued on stream st of k's
+ * owner, the current device. */
+TL_HIDDEN int tl_move_col(tl_solve_t *j, int k, int to_user, cudaStream_t st);
+/* L back into the caller's block layout (copy mode only): on the compute
+ * streams, or with j->overlap on each GPU's copy stream to itself, so the
+ * solve with B runs beside it (the factor must be checked good first). */
 TL_HIDDEN int tl_move_out(tl_solve_t *j);
 /* Column tile k's pointer on its owner. */
 TL_HIDDEN char *tl_col(const tl_solve_t *j, int k);

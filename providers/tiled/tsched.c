@@ -120,8 +120,18 @@ static int emit_update(build_t *b, int k, int j, int lookahead) {
   return 0;
 }
 
+/* MOVE(j) on owner(j)'s copy stream to itself: column j's first writer. */
+static int emit_move(build_t *b, int j) {
+  int g = ts_owner(b->s, j), i = add_op(b, TS_MOVE, g, TS_COPY + g, j, j, -1);
+  if (i < 0) return -1;
+  b->writer[j] = i;
+  return 0;
+}
+
 static int emit_all(build_t *b) {
   int nt = b->s->nt, L = b->s->L;
+  for (int j = 0; j < nt && b->s->move; j++)
+    if (emit_move(b, j) < 0) return -1;
   for (int p = 0; p < L && p < nt; p++) { /* the prologue: columns 0..L-1 */
     for (int i = 0; i < p; i++)
       if (emit_update(b, i, p, 1) < 0) return -1;
@@ -157,12 +167,13 @@ static int build(build_t *b) {
   return emit_all(b);
 }
 
-int ts_build(ts_sched_t *s, int64_t n, int64_t T, int G, int slots, int L, int prio, char *why, size_t whylen) {
+int ts_build(ts_sched_t *s, int64_t n, int64_t T, int G, int slots, int L, int prio, int move, char *why,
+             size_t whylen) {
   memset(s, 0, sizeof *s);
   if (n < 1 || T < 1 || G < 1 || G > TS_MAX_GPUS || L < 1 || L > TS_MAX_LOOKAHEAD || slots < L + 1 ||
-      (prio != 0 && prio != 1)) {
-    snprintf(why, whylen, "schedule: bad arguments n=%lld T=%lld G=%d slots=%d lookahead=%d prio=%d", (long long)n,
-             (long long)T, G, slots, L, prio);
+      (prio != 0 && prio != 1) || (move != 0 && move != 1)) {
+    snprintf(why, whylen, "schedule: bad arguments n=%lld T=%lld G=%d slots=%d lookahead=%d prio=%d move=%d",
+             (long long)n, (long long)T, G, slots, L, prio, move);
     return -1;
   }
   int64_t nt = (n + T - 1) / T;
@@ -178,6 +189,7 @@ int ts_build(ts_sched_t *s, int64_t n, int64_t T, int G, int slots, int L, int p
   s->slots = slots;
   s->L = L;
   s->prio = prio;
+  s->move = move;
   build_t b = {0};
   b.s = s;
   int rc = build(&b);

@@ -20,10 +20,15 @@
  *                 update (k >= j - L: it leads to the factor of column j)
  *                 runs on the panel stream, the others (the bulk) on the
  *                 compute stream.
+ *   MOVE(j)       owner(j): tile column j, rows [jT, n), from the caller's
+ *                 layout into the owner's buffer (only when ts_build's
+ *                 move is 1)                                  copy stream owner(j)
  * The panel stream is a GPU's second, high-priority compute stream when
- * ts_build's prio is 1, else the compute stream itself.
+ * ts_build's prio is 1, else the compute stream itself.  MOVE runs on a
+ * GPU's copy stream to itself, which no SEND uses.
  *
  * Issue order (the order the host issues, and the order on every stream):
+ *   MOVE(j) for j = 0 .. nt-1                  (with move: A arriving)
  *   for p = 0 .. L-1:                                      (the prologue)
  *     UPDATE(i, p) for i = 0 .. p-1;  POTRF(p) TRSM(p) SEND(p, *)
  *   for k = 0 .. nt-2:
@@ -33,7 +38,12 @@
  * so panel k+L is factored and on its way before the bulk of step k: the
  * panel has L steps of trailing update to hide behind.  Column j receives
  * UPDATE(i, j) for i <= j-L-1 in the bulk of step i, the last L in its
- * lookahead: each once, in the order of i.
+ * lookahead: each once, in the order of i.  With move, a MOVE is column
+ * j's first writer, so the first op that touches column j (POTRF(0) for
+ * column 0, else UPDATE(0, j), in the lookahead or the bulk) waits for
+ * MOVE(j)'s event instead of the whole of A arriving before step 0: the
+ * panel 0 starts once column 0 is in, and the columns arrive, in order,
+ * while step 0 works through them.
  *
  * Dependencies are events, derived from what each op reads and writes: an
  * op waits for the ops on other streams it depends on (the last writer of
@@ -60,13 +70,14 @@
 #define TS_PANEL 1   /* stream 1: the panel (only used when prio is 1)        */
 #define TS_COPY 2    /* stream TS_COPY + g: its copies to GPU g               */
 
-typedef enum { TS_POTRF, TS_TRSM, TS_SEND, TS_UPDATE } ts_kind_t;
+typedef enum { TS_POTRF, TS_TRSM, TS_SEND, TS_UPDATE, TS_MOVE } ts_kind_t;
 
 typedef struct ts_op {
   ts_kind_t kind;
   int dev;    /* the GPU (0..G-1) whose stream runs it                      */
-  int stream; /* TS_COMPUTE, TS_PANEL, or TS_COPY + destination GPU (SEND) */
-  int k;      /* the panel (tile column) it factors, sends or applies      */
+  int stream; /* TS_COMPUTE, TS_PANEL, or TS_COPY + destination GPU (SEND,
+                 MOVE: its own GPU)                                        */
+  int k;      /* the panel (tile column) it factors, sends, applies or moves */
   int j;      /* UPDATE: the tile column updated; SEND: the destination GPU */
   int slot;   /* SEND: slot written on j; UPDATE: slot read on dev, or -1
                  when the panel is dev's own column k                      */
@@ -80,6 +91,7 @@ typedef struct ts_sched {
   int G, nt, slots;
   int L;    /* lookahead depth                                             */
   int prio; /* the panel on its own stream (TS_PANEL)                      */
+  int move; /* A moved in by MOVE ops (the caller's layout is not ours)    */
   int nops;
   ts_op_t *ops;
   int nev;
@@ -89,10 +101,11 @@ typedef struct ts_sched {
 } ts_sched_t;
 
 /* Build the schedule of (n, T, G, slots, lookahead L in 1..TS_MAX_LOOKAHEAD,
- * prio 0|1) into *s (zeroed first).  slots >= L + 1: panel k+L is sent
+ * prio 0|1, move 0|1) into *s (zeroed first).  slots >= L + 1: panel k+L is sent
  * while panel k is still read.  0, or -1 with the reason in why (bad
  * arguments, out of memory). */
-int ts_build(ts_sched_t *s, int64_t n, int64_t T, int G, int slots, int L, int prio, char *why, size_t whylen);
+int ts_build(ts_sched_t *s, int64_t n, int64_t T, int G, int slots, int L, int prio, int move, char *why,
+             size_t whylen);
 void ts_free(ts_sched_t *s);
 
 /* Streams per GPU (compute, panel, one copy stream per GPU). */

@@ -9,7 +9,10 @@
  * numerically on host buffers (one "GPU" = its tile columns and panel
  * slots) with the streams interleaved at random, as far as the events
  * allow, against a plain Cholesky; each for every lookahead depth, with
- * and without the panel's own stream. */
+ * and without the panel's own stream, with and without A moved in by the
+ * schedule (MUSTER_TILED_OVERLAP=1: every column's first op after its
+ * MOVE; in the numeric run the columns start as garbage, so an op that
+ * ran before its column arrived shows in the result). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,8 +85,9 @@ static void check_order(const ts_sched_t *s) {
   int nt = s->nt, G = s->G;
   int *potrf = malloc((size_t)nt * sizeof(int)), *trsm = malloc((size_t)nt * sizeof(int));
   int *upd = malloc((size_t)nt * nt * sizeof(int)), *send = malloc((size_t)nt * G * sizeof(int));
-  ASSERT(potrf && trsm && upd && send);
-  for (int i = 0; i < nt; i++) potrf[i] = trsm[i] = -1;
+  int *move = malloc((size_t)nt * sizeof(int));
+  ASSERT(potrf && trsm && upd && send && move);
+  for (int i = 0; i < nt; i++) potrf[i] = trsm[i] = move[i] = -1;
   for (int i = 0; i < nt * nt; i++) upd[i] = -1;
   for (int i = 0; i < nt * G; i++) send[i] = -1;
   for (int i = 0; i < s->nops; i++) { /* each operation once, on the right GPU and stream */
@@ -107,6 +111,15 @@ static void check_order(const ts_sched_t *s) {
       ASSERT_EQ(op->stream, op->k >= op->j - s->L ? ts_panel_stream(s) : TS_COMPUTE); /* lookahead or bulk */
       upd[op->k * nt + op->j] = i;
       break;
+    case TS_MOVE:
+      ASSERT(s->move);
+      ASSERT_EQ(op->j, op->k);
+      ASSERT_EQ(op->dev, ts_owner(s, op->k));
+      ASSERT_EQ(op->stream, TS_COPY + op->dev); /* the copy stream no SEND uses */
+      ASSERT_EQ(move[op->k], -1);
+      if (op->k > 0) ASSERT_GE(move[op->k - 1], 0); /* in column order */
+      move[op->k] = i;
+      break;
     }
     if (op->kind == TS_POTRF || op->kind == TS_TRSM) ASSERT_EQ(op->stream, ts_panel_stream(s));
     if (op->kind == TS_POTRF || op->kind == TS_TRSM || op->kind == TS_SEND) ASSERT_EQ(op->dev, ts_owner(s, op->k));
@@ -115,6 +128,11 @@ static void check_order(const ts_sched_t *s) {
   hb_build(&h, s);
   for (int k = 0; k < nt; k++) {
     ASSERT_GE(potrf[k], 0);
+    if (s->move) { /* column k arrived before anything touches it */
+      ASSERT_GE(move[k], 0);
+      ASSERT(hb(&h, move[k], potrf[k]));
+      for (int i = 0; i < k; i++) ASSERT(hb(&h, move[k], upd[i * nt + k]));
+    } else ASSERT_EQ(move[k], -1);
     if (k < nt - 1) {
       ASSERT_GE(trsm[k], 0);
       ASSERT(hb(&h, potrf[k], trsm[k]));
@@ -157,6 +175,7 @@ static void check_order(const ts_sched_t *s) {
   free(trsm);
   free(upd);
   free(send);
+  free(move);
 }
 
 /* ---- the numeric run ------------------------------------------------------------------ */
@@ -165,6 +184,7 @@ typedef struct sim {
   const ts_sched_t *s;
   double *col[TS_MAX_GPUS];  /* GPU g's tile columns, n rows each, ld n */
   double *slot[TS_MAX_GPUS]; /* its panel slots, n x T each            */
+  const double *A;           /* the caller's matrix, n x n, ld n        */
 } sim_t;
 
 static double *colp(sim_t *m, int j) {
@@ -178,7 +198,10 @@ static void run_op(sim_t *m, const ts_op_t *op) {
   const ts_sched_t *s = m->s;
   int64_t n = s->n, T = s->T, k0 = (int64_t)op->k * T, wk = ts_width(s, op->k);
   double *K = colp(m, op->k);
-  if (op->kind == TS_POTRF) { /* unblocked Cholesky of the diagonal tile */
+  if (op->kind == TS_MOVE) { /* rows [kT, n) of the tile column */
+    for (int64_t c = 0; c < wk; c++)
+      memcpy(&AT(K, k0, c), m->A + (size_t)(k0 + c) * n + k0, (size_t)(n - k0) * sizeof(double));
+  } else if (op->kind == TS_POTRF) { /* unblocked Cholesky of the diagonal tile */
     for (int64_t c = 0; c < wk; c++) {
       double d = AT(K, k0 + c, c);
       for (int64_t q = 0; q < c; q++) d -= AT(K, k0 + c, q) * AT(K, k0 + c, q);
@@ -229,7 +252,7 @@ static uint64_t rnd(void) {
 static void check_numeric(const ts_sched_t *s) {
   int64_t n = s->n, T = s->T;
   int G = s->G, ns = G * ts_streams(s);
-  sim_t m = {s, {0}, {0}};
+  sim_t m = {s, {0}, {0}, NULL};
   double *A = malloc((size_t)(n * n) * sizeof(double));
   ASSERT(A);
   for (int64_t c = 0; c < n; c++) /* SPD: small random + n on the diagonal */
@@ -239,8 +262,10 @@ static void check_numeric(const ts_sched_t *s) {
     m.slot[g] = calloc((size_t)s->slots * T * n, sizeof(double));
     ASSERT(m.col[g] && m.slot[g]);
   }
-  for (int j = 0; j < s->nt; j++)
-    for (int64_t c = 0; c < ts_width(s, j); c++) memcpy(colp(&m, j) + c * n, A + (j * T + c) * n, (size_t)n * sizeof(double));
+  m.A = A;
+  for (int j = 0; j < s->nt; j++) /* without move, A is in place before the run; with it, garbage until MOVE */
+    for (int64_t c = 0; c < ts_width(s, j); c++)
+      for (int64_t i = 0; i < n; i++) colp(&m, j)[c * n + i] = s->move ? 1e6 + (double)i : A[(j * T + c) * n + i];
   int **q = calloc((size_t)ns, sizeof(int *)), *len = calloc((size_t)ns, sizeof(int)), *pos = calloc((size_t)ns, sizeof(int));
   char *done = calloc((size_t)s->nev + 1, 1);
   ASSERT(q && len && pos && done);
@@ -277,7 +302,10 @@ static void check_numeric(const ts_sched_t *s) {
   double worst = 0;
   for (int j = 0; j < s->nt; j++)
     for (int64_t c = 0; c < ts_width(s, j); c++)
-      for (int64_t i = j * T + c; i < n; i++) worst = fmax(worst, fabs(colp(&m, j)[c * n + i] - A[(j * T + c) * n + i]));
+      for (int64_t i = j * T + c; i < n; i++) {
+        double d = fabs(colp(&m, j)[c * n + i] - A[(j * T + c) * n + i]);
+        worst = d < worst ? worst : d; /* a NaN (sqrt of garbage) counts, unlike fmax */
+      }
   ASSERT_DBL_LT(worst, 1e-9);
   for (int x = 0; x < ns; x++) free(q[x]);
   free(q);
@@ -291,12 +319,13 @@ static void check_numeric(const ts_sched_t *s) {
   free(A);
 }
 
-static void check_case(int64_t n, int64_t T, int G, int slots, int L, int prio, int numeric) {
+static void check_case(int64_t n, int64_t T, int G, int slots, int L, int prio, int move, int numeric) {
   ts_sched_t s;
   char why[160];
-  ASSERT_EQ(ts_build(&s, n, T, G, slots, L, prio, why, sizeof why), 0);
+  ASSERT_EQ(ts_build(&s, n, T, G, slots, L, prio, move, why, sizeof why), 0);
   ASSERT_EQ(s.L, L);
   ASSERT_EQ(s.prio, prio);
+  ASSERT_EQ(s.move, move);
   ASSERT_EQ(s.nt, (int)((n + T - 1) / T));
   int evs = 0;
   for (int g = 0; g < G; g++) evs += s.ev_count[g];
@@ -314,21 +343,24 @@ TEST_IMPL(tiled_sched_order) {
     for (size_t b = 0; b < sizeof ts / sizeof ts[0]; b++)
       for (int G = 1; G <= 8; G++)
         for (int L = 1; L <= TS_MAX_LOOKAHEAD; L++, v++)
-          if ((ns[a] + ts[b] - 1) / ts[b] <= 64) check_case(ns[a], ts[b], G, L + 1 + v % 3, L, (v / 3) % 2, 0);
+          if ((ns[a] + ts[b] - 1) / ts[b] <= 64)
+            check_case(ns[a], ts[b], G, L + 1 + v % 3, L, (v / 3) % 2, (v / 6) % 2, 0);
   for (int L = 1; L <= TS_MAX_LOOKAHEAD; L++)
-    for (int prio = 0; prio < 2; prio++) {
-      check_case(65536, 1024, 4, L + 2, L, prio, 0); /* the benchmark's shape */
-      check_case(196608, 2048, 16, L + 1, L, prio, 0);
-    }
+    for (int prio = 0; prio < 2; prio++)
+      for (int move = 0; move < 2; move++) {
+        check_case(65536, 1024, 4, L + 2, L, prio, move, 0); /* the benchmark's shape */
+        check_case(196608, 2048, 16, L + 1, L, prio, move, 0);
+      }
   char why[160];
   ts_sched_t s;
-  ASSERT_EQ(ts_build(&s, 0, 8, 2, 2, 1, 0, why, sizeof why), -1);
-  ASSERT_EQ(ts_build(&s, 8, 8, 17, 2, 1, 0, why, sizeof why), -1);
-  ASSERT_EQ(ts_build(&s, 8, 2, 2, 1, 1, 0, why, sizeof why), -1); /* one slot races the lookahead */
-  ASSERT_EQ(ts_build(&s, 8, 2, 2, 2, 2, 0, why, sizeof why), -1); /* depth 2 needs 3 */
-  ASSERT_EQ(ts_build(&s, 8, 2, 2, 9, 0, 0, why, sizeof why), -1);
-  ASSERT_EQ(ts_build(&s, 8, 2, 2, 9, TS_MAX_LOOKAHEAD + 1, 0, why, sizeof why), -1);
-  ASSERT_EQ(ts_build(&s, 8, 2, 2, 9, 1, 2, why, sizeof why), -1);
+  ASSERT_EQ(ts_build(&s, 0, 8, 2, 2, 1, 0, 0, why, sizeof why), -1);
+  ASSERT_EQ(ts_build(&s, 8, 8, 17, 2, 1, 0, 0, why, sizeof why), -1);
+  ASSERT_EQ(ts_build(&s, 8, 2, 2, 1, 1, 0, 0, why, sizeof why), -1); /* one slot races the lookahead */
+  ASSERT_EQ(ts_build(&s, 8, 2, 2, 2, 2, 0, 0, why, sizeof why), -1); /* depth 2 needs 3 */
+  ASSERT_EQ(ts_build(&s, 8, 2, 2, 9, 0, 0, 0, why, sizeof why), -1);
+  ASSERT_EQ(ts_build(&s, 8, 2, 2, 9, TS_MAX_LOOKAHEAD + 1, 0, 0, why, sizeof why), -1);
+  ASSERT_EQ(ts_build(&s, 8, 2, 2, 9, 1, 2, 0, why, sizeof why), -1);
+  ASSERT_EQ(ts_build(&s, 8, 2, 2, 9, 1, 0, 2, why, sizeof why), -1);
   ASSERT_STR_CONTAINS(why, "bad arguments");
   return 0;
 }
@@ -341,7 +373,8 @@ TEST_IMPL(tiled_sched_numeric) {
   for (int rep = 0; rep < 2; rep++) /* several random interleavings each */
     for (int L = 1; L <= TS_MAX_LOOKAHEAD; L++)
       for (int prio = 0; prio < 2; prio++)
-        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) /* the case's spare slots above the least */
-          check_case(cs[i].n, cs[i].T, cs[i].G, cs[i].slots - 1 + L, L, prio, 1);
+        for (int move = 0; move < 2; move++)
+          for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) /* the case's spare slots above the least */
+            check_case(cs[i].n, cs[i].T, cs[i].G, cs[i].slots - 1 + L, L, prio, move, 1);
   return 0;
 }
