@@ -203,6 +203,7 @@ static int rank_main(int rank, int device, void *arg) {
     }
     fail |= gc_check_rc(c, rank, rc, &res);
     if (!fail && rc == MUSTER_ESINGULAR && c->routine == MUSTER_GETRS) fail |= gc_check_b_kept(c, rank, &rb);
+    if (!fail && rc != 0 && c->a_kept) fail |= gc_check_a_kept(c, rank, &rb, seed);
     if (!fail && rc == 0) fail |= gc_buf_check(c, rank, &rb, seed);
     if (!fail && rc == 0 && rank == 0 && c->prov->check) fail |= c->prov->check(c, st0, st1);
     if (!fail && rep > 0 && rank == 0 && c->expect == 0) fail |= check_no_creation(c, st0, st1);
@@ -270,6 +271,7 @@ static int run_all(const tcase_t *c) {
     fail |= gc_check_rc(c, 0, rc, &res);
     for (int r = 0; r < c->R && !fail && rc == MUSTER_ESINGULAR && c->routine == MUSTER_GETRS; r++)
       fail |= gc_check_b_kept(c, r, &rb[r]);
+    for (int r = 0; r < c->R && !fail && rc != 0 && c->a_kept; r++) fail |= gc_check_a_kept(c, r, &rb[r], seed);
     for (int r = 0; r < c->R && !fail && rc == 0; r++) fail |= gc_buf_check(c, r, &rb[r], seed);
     if (!fail && rc == 0 && c->prov->check) fail |= c->prov->check(c, st0, st1);
     if (!fail && rep > 0 && c->expect == 0) fail |= check_no_creation(c, st0, st1);

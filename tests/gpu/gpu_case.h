@@ -71,6 +71,8 @@ typedef struct tcase {
                              at rounding level, not 0), the same error    */
   int expect;             /* 0 or the MUSTER_E* code expected               */
   int expect_alt;         /* another code also accepted (NaN cases), or 0   */
+  int a_kept;             /* 1: after the expected error every rank's A is
+                             exactly as it was made (copy-mode providers) */
   int reps;
   const char *env;        /* "NAME=value[ NAME=value ...]" set in the case's process, or NULL */
   int victim;             /* special kill cases: the rank killed            */

@@ -41,6 +41,9 @@ int gc_buf_check(const tcase_t *c, int rank, rank_buf_t *rb, uint64_t seed);
 /* muster_solve's rc against the case's expectation, and the info and
  * message that go with it. */
 int gc_check_rc(const tcase_t *c, int rank, int rc, const muster_solve_result_t *res);
+/* This rank's A exactly as gc_buf_fill made it (getrs, which factors a
+ * copy; a failed solve with c->a_kept). */
+int gc_check_a_kept(const tcase_t *c, int rank, const rank_buf_t *rb, uint64_t seed);
 /* A refused getrs (MUSTER_ESINGULAR): this rank's b still holds B. */
 int gc_check_b_kept(const tcase_t *c, int rank, const rank_buf_t *rb);
 

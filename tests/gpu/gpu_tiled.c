@@ -12,7 +12,12 @@
  * 2..4, the panel on its high-priority stream: MUSTER_TILED_LOOKAHEAD,
  * MUSTER_TILED_PRIORITY) each on a few of those shapes, threads and
  * processes; their names carry the variables (--only MUSTER_TILED_LOOKAHEAD
- * picks them). */
+ * picks them).  MUSTER_TILED_OVERLAP=1 (the moves of the block layout
+ * beside the work) on 2 and 4 GPUs likewise (--only MUSTER_TILED_OVERLAP):
+ * f64 and c128, threads, processes and muster_solve_all, many steps, no
+ * factor, not-PD deep inside and NaN in A with every rank's A checked
+ * unchanged (also without the overlap), NaN in B, the cyclic layout (no
+ * moves), a bigger matrix, and a rank killed mid-factorization. */
 #include <stdio.h>
 
 #include "gpu_tiled.h"
@@ -64,6 +69,53 @@ static void variants(tcase_t *cases, int *nc, int R) {
   gc_name(c, "variant big");
 }
 
+#define TL_OV "MUSTER_TILED_OVERLAP=1"
+
+/* MUSTER_TILED_OVERLAP=1 on R >= 2 GPUs (one GPU works in place: no moves). */
+static void overlap(tcase_t *cases, int *nc, int R) {
+  tcase_t *c;
+  for (int mode = 0; mode < 3; mode++) { /* threads, processes, muster_solve_all */
+    c = gc_add(cases, nc, &tl, MUSTER_POTRS, 0, MUSTER_F64, mode, R, 3001, 0, 0, "");
+    c->env = "MUSTER_TILED_TILE=100 " TL_OV; /* 31 columns arriving, 31 steps */
+    gc_name(c, "overlap");
+    c = gc_add(cases, nc, &tl, MUSTER_POTRS, MUSTER_LOGDET, MUSTER_C128, mode, R, 2053 + 7 * R, 3, 0, "");
+    c->env = TL_OV;
+    gc_name(c, "overlap unaligned");
+    /* the failing minor in tile column 7 of 12: columns 0..6 of L final
+     * (and, if written back early, wrong in A) before it fails */
+    for (int ov = 0; ov < 2; ov++) {
+      c = gc_add(cases, nc, &tl, MUSTER_POTRS, 0, mode == M_PROCS ? MUSTER_C128 : MUSTER_F64, mode, R, 3001, 0, 0, "");
+      c->zero_col = 2000;
+      c->expect = MUSTER_ENOTPD;
+      c->a_kept = 1;
+      c->env = ov ? TL_OV : "MUSTER_TILED_OVERLAP=0";
+      gc_name(c, "overlap not-PD at 2000, A kept");
+    }
+    if (mode == M_ALL) continue;
+    c = gc_add(cases, nc, &tl, MUSTER_POTRS, 0, MUSTER_F64, mode, R, 1500, 0, 0, "");
+    c->nan_in = 'a';
+    c->expect = MUSTER_ENONFINITE;
+    c->a_kept = 1;
+    c->env = TL_OV;
+    gc_name(c, "overlap NaN-in-A, A kept");
+    c = gc_add(cases, nc, &tl, MUSTER_POTRS, 0, MUSTER_F64, mode, R, 1500, 0, 0, "");
+    c->nan_in = 'b';
+    c->expect = MUSTER_ENONFINITE;
+    c->env = TL_OV;
+    gc_name(c, "overlap NaN-in-B");
+    c = gc_add(cases, nc, &tl, MUSTER_POTRS, MUSTER_NO_FACTOR, MUSTER_F64, mode, R, 1200, 0, 0, "");
+    c->env = TL_OV;
+    gc_name(c, "overlap no-factor");
+    c = gc_add(cases, nc, &tl, MUSTER_POTRS, 0, MUSTER_F32, mode, R, 1001, 3, 96, "");
+    c->layout = MUSTER_LAYOUT_CYCLIC;
+    c->env = TL_OV;
+    gc_name(c, "overlap cyclic");
+  }
+  c = gc_add(cases, nc, &tl, MUSTER_POTRS, MUSTER_LOGDET, MUSTER_F64, M_THREADS, R, 16384 + 13, 0, 0, "");
+  c->env = TL_OV;
+  gc_name(c, "overlap big");
+}
+
 static void per_gpus(tcase_t *cases, int *nc, int R) {
   static const muster_dtype_t dts[4] = {MUSTER_F32, MUSTER_F64, MUSTER_C64, MUSTER_C128};
   tcase_t *c;
@@ -106,6 +158,7 @@ static void per_gpus(tcase_t *cases, int *nc, int R) {
   c = gc_add(cases, nc, &tl, MUSTER_POTRS, 0, MUSTER_F64, M_THREADS, R, 16384, 0, 0, "big");
   c->reps = 1;
   variants(cases, nc, R);
+  if (R >= 2) overlap(cases, nc, R);
 }
 
 void tl_cases(tcase_t *cases, int *nc, int maxR, int kills) {
@@ -130,6 +183,16 @@ void tl_cases(tcase_t *cases, int *nc, int maxR, int kills) {
     c->reps = 1;
     c->special = gc_kill;
     c->env = "MUSTER_TILED_LOOKAHEAD=3 MUSTER_TILED_PRIORITY=1";
+    snprintf(c->name, sizeof c->name, "kill rank 1 (non-leader) mid-solve: tiled potrs f64 processes R=2 n=65536 %s",
+             c->env);
+  }
+  if (maxR >= 2 && kills) { /* and with the moves overlapped */
+    tcase_t *c = gc_add(cases, nc, &tl, MUSTER_POTRS, 0, MUSTER_F64, M_PROCS, 2, 65536, 0, 0, "");
+    c->victim = 1;
+    c->survive_s = 2.0;
+    c->reps = 1;
+    c->special = gc_kill;
+    c->env = TL_OV;
     snprintf(c->name, sizeof c->name, "kill rank 1 (non-leader) mid-solve: tiled potrs f64 processes R=2 n=65536 %s",
              c->env);
   }

@@ -5,8 +5,8 @@
 # Runs the provider's host-side unit tests (run-tests tiled_: the schedule,
 # the loaded provider), then gpu-test --provider tiled (potrs and log det,
 # every dtype x mode x 1/2/4 GPUs, not-PD, NaN, a second call creating
-# nothing, kills; lookahead 2-4 and the priority stream: run-tiled-sweep.sh
-# check runs only those): on fewer GPUs it skips the cases that need more and says
+# nothing, kills; lookahead 2-4, the priority stream and the overlapped
+# moves: run-tiled-sweep.sh check runs only those): on fewer GPUs it skips the cases that need more and says
 # how many.  --part K/N runs part K of N (host tests in part 1 only);
 # --list prints the cases and their estimated seconds.
 set -u

@@ -128,7 +128,8 @@ TEST_IMPL(tiled_provider_refuses_bad_calls) {
   call.args.routine = MUSTER_POTRS; /* the schedule's knobs: a bad value names the variable */
   static const char *const bad[][3] = {{"MUSTER_TILED_LOOKAHEAD", "5", "is not an integer in 1..4"},
                                        {"MUSTER_TILED_LOOKAHEAD", "0", "is not an integer in 1..4"},
-                                       {"MUSTER_TILED_PRIORITY", "2", "is not 0 or 1"}};
+                                       {"MUSTER_TILED_PRIORITY", "2", "is not 0 or 1"},
+                                       {"MUSTER_TILED_OVERLAP", "yes", "is not 0 or 1"}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv(bad[i][0], bad[i][1], 1);
     ASSERT_EQ(v->solve(ctx, &call), MUSTER_EINVAL);

@@ -90,6 +90,8 @@ static void usage(FILE *f) {
           "                        (replaces its rule), 1: phase times of GPU work (a sync each)\n"
           "  MUSTER_TILED_LOOKAHEAD, MUSTER_TILED_PRIORITY  tiled, measurements: the lookahead\n"
           "                        depth 1..4 (default 1), 1: the panel on a high-priority stream\n"
+          "  MUSTER_TILED_OVERLAP  tiled, measurements: 1 moves A in beside the factorization and L\n"
+          "                        out beside the solve (block layout on 2+ GPUs; default 0)\n"
           "  MUSTER_LAUNCH_TEST_STOP  tests only: the rank (0..1023) whose process stops\n"
           "                        itself before it joins, in processes mode\n"
           "  MUSTER_LAUNCH_TEST_FORK_FAIL  tests only: the rank (0..1023) whose fork fails\n"
