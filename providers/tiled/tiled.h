@@ -6,7 +6,8 @@
  * per device and reused call after call (a second call of the same shape
  * creates nothing; the counters below let tests check it): a cusolverDn
  * handle and params and a cuBLAS handle bound to the device's compute
- * stream, one copy stream per destination GPU, with MUSTER_TILED_PRIORITY=1
+ * stream, one copy stream per destination GPU (to itself: the moves of
+ * MUSTER_TILED_OVERLAP=1), with MUSTER_TILED_PRIORITY=1
  * a high-priority panel stream with its own cusolverDn and cuBLAS handles
  * (created on the first such solve), a pool of events grown to
  * what the schedule needs, and buffers grown with cudacommon's cuc_grow:
@@ -43,7 +44,7 @@ static inline int tl_slots(int L) { return L + 2; }
 typedef struct tl_dev {
   int ready;
   cudaStream_t comp;                /* every kernel of this GPU          */
-  cudaStream_t copy[TL_MAX_DEV];    /* panels to GPU g (created on need)  */
+  cudaStream_t copy[TL_MAX_DEV];    /* panels to GPU g, moves (g = own) */
   cudaStream_t panel;               /* the panel's, high priority (on need) */
   cusolverDnHandle_t pdn;           /* bound to panel                    */
   cublasHandle_t pblas;             /* bound to panel                    */
