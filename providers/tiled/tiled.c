@@ -25,7 +25,9 @@
  *      every device synchronized.
  * A's shards receive L (lower; the strictly upper part unchanged), as
  * with every provider; after a failure the caller's A is unchanged in copy
- * mode and holds the partial factor in place.  Every CUDA, cuBLAS and
+ * mode (with MUSTER_TILED_OVERLAP=1: after a failed factorization; a solve
+ * with B failing after a good one leaves L there, move.c says why) and
+ * holds the partial factor in place.  Every CUDA, cuBLAS and
  * cuSOLVER status is checked (MUSTER_ECUDA naming device and call).  A
  * leader provider has no cancel hook: a rank that dies mid-solve is the
  * runtime's to report, as with cusolvermg.
