@@ -7,8 +7,9 @@
  *
  * One header per facility (liburcu style), under muster/: included here
  * are errno.h (codes), launch.h (a group's launcher), types.h (routines,
- * dtypes), comm.h (communicators: solves across nodes) and named.h (join,
- * solve, leave in one call); a
+ * dtypes), providers.h (the providers found, forced and chosen), comm.h
+ * (communicators: solves across nodes) and named.h (join, solve, leave in
+ * one call); a
  * program includes on its own layout.h, parse.h, segment.h (inspecting
  * segments), store.h (a job's bootstrap over a key-value store it
  * supplies: jax.distributed, torch.distributed), proc.h, and provider.h
@@ -430,61 +431,7 @@ MUSTER_EXTERN int muster_layout_cyclic_to_block(muster_dtype_t t, int64_t n,
                                                 int64_t lda, int64_t tile, int nranks,
                                                 void *const *cyc, void *const *block);
 
-/* ------------------------------------------------------------------------ */
-/* Providers                                                                 */
-/* ------------------------------------------------------------------------ */
-
-typedef struct muster_provider_info {
-  char name[32];         /* backend                                          */
-  char path[512];        /* file                                             */
-  unsigned routines;     /* bit (1u << MUSTER_POTRS) ...                      */
-  unsigned dtypes;       /* bit (1u << MUSTER_F32) ...                        */
-  unsigned mem_kinds;    /* bit (1u << MUSTER_MEM_HOST) ...                   */
-  int priority;
-  int available;         /* probe said usable here                           */
-  char why[256];         /* why not available, or load error; available:
-                            what its probe found, may be empty ("cuSOLVERMp
-                            0.9.1, cuBLASMp 0.10.0, NCCL 2.30.7")             */
-  unsigned abi;          /* ABI version it was loaded through (0: refused)   */
-  unsigned kind;         /* MUSTER_PROVIDER_LEADER (1) or _COLLECTIVE (2)    */
-  unsigned spans;        /* MUSTER_SPAN_* bits (muster/provider_v2.h)        */
-  char cost[256];        /* its cost table file, or why it has none          */
-} muster_provider_info_t;
-
-/* Rescan MUSTER_PROVIDER_PATH; new files are indexed, replaced files are
- * reloaded, and a replaced provider is unloaded only once no call uses it. */
-MUSTER_EXTERN int muster_providers_rescan(void);
-
-/* The backend $MUSTER_PROVIDER forces for `routine` into name (cap bytes;
- * "" when it forces none).  0, or MUSTER_EINVAL for a bad argument. */
-MUSTER_EXTERN int muster_provider_forced(muster_routine_t routine, char *name, size_t cap);
-
-/* Fill up to cap entries (loading every provider found to probe it); returns
- * the number found or a negative code. */
-MUSTER_EXTERN int muster_providers_list(muster_provider_info_t *out, int cap);
-
-/* The whole reason for the provider of the calling thread's last
- * muster_solve or muster_solve_all: res.reason without its cut.  The caller
- * of muster_solve_all and rank 0 of a group (it made the choice) hold all
- * of it; another rank holds the MUSTER_MAX_REASON bytes it was sent.
- * Copies it into buf (cap bytes, MUSTER_MAX_REASON_FULL for all of it, "..."
- * at the end when cut; buf may be NULL) and returns its whole length; ""
- * and 0 before this thread's first solve or when no choice was made. */
-MUSTER_EXTERN size_t muster_solve_reason(char *buf, size_t cap);
-
-/* The runtime's choice for a call described by q (struct in
- * muster/provider_v2.h: routine, dtype, n, nrhs, nranks, span, mem ...; mem
- * 0 considers every memory kind, span 0 every span; the per-rank arrays may
- * be NULL when the facts are not known yet), exactly as a solve makes it
- * (docs/choice.md): want names a backend ("" or NULL: $MUSTER_PROVIDER,
- * else the expected fastest).  0 with the backend in name (cap bytes) and
- * why it won in reason (rcap bytes, MUSTER_MAX_REASON_FULL for all of it,
- * "..." at the end when cut; may be NULL); MUSTER_ENOPROVIDER /
- * MUSTER_EUNSUPPORTED with a message naming every candidate and why not. */
-struct muster_provider_query;
-MUSTER_EXTERN int muster_provider_choose(const struct muster_provider_query *q, const char *want,
-                                         char *name, size_t cap, char *reason, size_t rcap);
-
+#include "muster/providers.h" /* the providers found, forced and chosen; a solve's reason */
 #include "muster/comm.h"  /* communicators: solves whose ranks share no /dev/shm */
 #include "muster/named.h" /* join, solve, leave in one call; the named abort */
 

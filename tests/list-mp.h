@@ -1,6 +1,7 @@
 /* The cusolvermp provider's host-side logic (no GPU needed): relayout
- * plans, grid/tile/panel rules, the memory rule and geqrf's pieces and
- * refusals (test_mp_plan.c), the
+ * plans, diagonal tiles and geqrf's pieces and refusals (test_mp_plan.c),
+ * grid/tile/panel rules, the memory rule and gels's grids
+ * (test_mp_rules.c), the
  * release table, version parsing and the library search (test_mp_version.c),
  * the provider loaded with dlopen: probe, estimate, argument checks, the
  * library choice over stand-in libraries (test_mp_provider.c).

@@ -5,7 +5,7 @@
  * the memory a call needs (plan.c).  Pure C on host numbers: no CUDA, no
  * NCCL, so all of it is unit-tested on any machine
  * (tests/unit/test_mp_plan.c links plan.c's host object and runs the plans on host
- * buffers for many layouts).
+ * buffers for many layouts; test_mp_rules.c checks the grid, tile and memory rules).
  *
  * Layouts.  An m x n matrix in mb x nb blocks over a P x Q grid, the first
  * block on grid row 0 and column 0 (RSRC = CSRC = 0, the only source

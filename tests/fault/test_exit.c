@@ -1,6 +1,6 @@
 /*
  * tests/fault/test_exit.c - a process that calls exit() while other threads
- * of it join groups or run solves (docs/runtime.md "exit() while threads
+ * of it join groups or run solves (docs/runtime-lifetime.md "exit() while threads
  * are inside muster").  Each case forks a child that starts those threads,
  * sleeps a delay and calls exit(42); the delays sweep the window from
  * "threads not started" to "deep in a solve", each repeated, since the

@@ -2,7 +2,7 @@
 # tests/gpu/make-mp091-deps.sh BUILD NCCL_SO WHEELS - on the CPU machine:
 # pack cuSOLVERMp 0.9.1, cuBLASMp 0.10 and an NCCL new enough for them into
 # BUILD/deps091/mp091.tar.xz, small enough to travel to the GPU machines
-# (docs/gpu-testing.md "cuSOLVERMp 0.9.1"; run-mp091-tests.sh unpacks it).
+# (docs/gpu-scripts.md "cuSOLVERMp 0.9.1"; run-mp091-tests.sh unpacks it).
 #   NCCL_SO  a libnccl.so.2 >= 2.29 (NVIDIA's wheels are 201 MB and more:
 #            build one for the GPU machines' sm_90 alone from NCCL's source,
 #            `make -j src.build NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90"`,

@@ -1,6 +1,6 @@
 #!/bin/sh
 # `muster solve` in GPU mode, as a user runs it, on a machine with 2 GPUs
-# (docs/cli.md), from a build folder copied there:
+# (docs/cli-solve.md), from a build folder copied there:
 #     <build>/tests/gpu/run-cli-gpu.sh [N]        (N: matrix order, default 2048)
 # The provider is NOT named: the runtime's choice (docs/choice.md) picks the
 # engine, and each run is checked against what the choice says.  Runs potrs

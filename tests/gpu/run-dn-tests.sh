@@ -1,5 +1,5 @@
 #!/bin/sh
-# The cusolverdn GPU tests (docs/gpu-testing.md), one command from a build
+# The cusolverdn GPU tests (docs/gpu-scripts.md), one command from a build
 # folder copied to a machine with 1 or 2 GPUs (more are not used):
 #     <build>/tests/gpu/run-dn-tests.sh [--measure] [gpu-test options]
 # Runs the provider's host-side unit tests (run-tests dn_), then

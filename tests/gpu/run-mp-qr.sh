@@ -1,5 +1,5 @@
 #!/bin/sh
-# The cusolvermp provider's geqrf cases alone (docs/gpu-testing.md), one
+# The cusolvermp provider's geqrf cases alone (docs/gpu-scripts.md), one
 # command from a build folder copied to a machine with up to 4 GPUs, CUDA 13,
 # the nvidia-nccl-cu13 wheel in a Python environment (its NCCL is found
 # there) and the cuSOLVERMp wheel carried in <build>/deps (no network):

@@ -1,5 +1,5 @@
 #!/bin/sh
-# cuSOLVERMp 0.9.1 on the GPU machine (docs/gpu-testing.md "cuSOLVERMp
+# cuSOLVERMp 0.9.1 on the GPU machine (docs/gpu-scripts.md "cuSOLVERMp
 # 0.9.1"), one command from a build folder copied there with
 # <build>/deps091/mp091.tar.xz (make-mp091-deps.sh: cuSOLVERMp 0.9.1,
 # cuBLASMp 0.10 and an NCCL >= 2.29 built for sm_90; the machine's own NCCL
@@ -7,7 +7,7 @@
 #     <build>/tests/gpu/run-mp091-tests.sh [--max-gpus R]
 # Carry build/bin, build/lib, build/tests/gpu and build/deps091 (not the
 # 0.8 wheel in build/deps nor the rest of build/tests: the archive is about
-# 53 MiB, docs/gpu-testing.md).  Steps, each under
+# 53 MiB, docs/gpu-scripts.md).  Steps, each under
 # `timeout -k 5`:
 # 1. unpack the archive into a temporary folder named by MUSTER_MP_LIBDIR
 #    (its NCCL first, so it is the one loaded);

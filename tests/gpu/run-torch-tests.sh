@@ -1,5 +1,5 @@
 #!/bin/sh
-# muster_torch on 1 or 2 GPUs (docs/torch.md, docs/gpu-testing.md), from the
+# muster_torch on 1 or 2 GPUs (docs/torch.md, docs/gpu-scripts.md), from the
 # repository root of a tree whose build/ was made with the CUDA toolkit:
 #     tests/gpu/run-torch-tests.sh [BUILD_DIR]          (default build)
 # $PYTHON (default python3) needs torch with CUDA (2.4 or later); no pytest,

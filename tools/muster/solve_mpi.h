@@ -2,7 +2,7 @@
  * tools/muster/solve_mpi.h - `muster solve --launcher mpi|auto`: this
  * process is one rank of a job that mpirun / srun started (on any node), and
  * the solve goes through muster_comm_open(kind "mpi") and muster_solve_comm
- * (collective providers only, e.g. scalapack; docs/cli.md, docs/bootstrap.md).
+ * (collective providers only, e.g. scalapack; docs/cli-solve.md, docs/bootstrap.md).
  *
  * Every rank builds the same global matrix from the same seed (rank 0's,
  * shared once) with no other communication, keeps its contiguous column

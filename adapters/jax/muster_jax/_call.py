@@ -5,7 +5,7 @@ Inside shard_map every device runs one instance of the handler with its own
 column block of A; the instances meet in a muster group (one per launch and
 call site) and the runtime runs the provider once, from the leader, with
 every shard.  The handler's operands and attributes are listed at the top of
-adapters/jax/ffi.c; docs/jax.md says how it works.
+adapters/jax/ffi.c; docs/jax-internals.md says how it works.
 """
 import threading
 from functools import partial

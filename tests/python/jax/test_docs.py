@@ -1,4 +1,5 @@
-"""The ```python examples of docs/jax.md, each run in a fresh process on 4
+"""The ```python examples of docs/jax.md and the pages split off it
+(jax-shard-map.md, jax-derivatives.md, jax-jaxmg.md), each run in a fresh process on 4
 CPU devices, checked against the results the page prints in comments."""
 import os
 import pathlib
@@ -9,12 +10,12 @@ import sys
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
-DOC = REPO / "docs" / "jax.md"
+DOCS = [REPO / "docs" / f"{name}.md" for name in ("jax", "jax-shard-map", "jax-derivatives", "jax-jaxmg")]
 
 
 def blocks():
-    text = DOC.read_text()
-    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    """The code of the pages' ```python blocks, in order."""
+    return [b for doc in DOCS for b in re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.S)]
 
 
 def expected_prints(code):

@@ -158,7 +158,7 @@ def test_vmap(mesh4, rng):
 
 
 def test_grad_costs(mesh4, rng):
-    """What docs/jax.md says a gradient costs: lu_solve two getrs (X, then
+    """What docs/jax-derivatives.md says a gradient costs: lu_solve two getrs (X, then
     one of A^T), least_squares one gels and one potrs (A^H A's factor,
     kept for every solve of the rule)."""
     a, b = general(rng, N, N, np.float64), rhs(rng, N, 1, np.float64)

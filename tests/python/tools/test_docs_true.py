@@ -219,10 +219,10 @@ def test_provider_sections_list_their_routines():
 # ---- CLI options ----------------------------------------------------------------
 
 COMMANDS = {  # command: (the file of its option table, its --help argv, its docs page and section there)
-    "solve": ("tools/muster/cmd_solve.c", ("muster", "solve", "--help"), "cli.md", "muster solve"),
-    "bench": ("tools/muster/cmd_bench.c", ("muster", "bench", "--help"), "cli.md", "muster bench"),
+    "solve": ("tools/muster/cmd_solve.c", ("muster", "solve", "--help"), "cli-solve.md", "muster solve"),
+    "bench": ("tools/muster/cmd_bench.c", ("muster", "bench", "--help"), "cli-bench.md", "muster bench"),
     "calibrate": ("tools/muster/calibrate.c", ("muster", "bench", "--calibrate", "--help"),
-                  "cli.md", "muster bench --calibrate"),
+                  "cli-bench.md", "muster bench --calibrate"),
     "providers": ("tools/muster/cmd_providers.c", ("muster", "providers", "--help"), "cli.md", "muster providers"),
     "rendezvous": ("tools/muster/cmd_rendezvous.c", ("muster", "rendezvous", "--help"), "cli-rendezvous.md",
                    "muster rendezvous"),
@@ -253,6 +253,6 @@ def test_help_and_cli_md_show_each_option(cmd):
     assert not extra, f"{' '.join(argv)} shows options the command does not take: {sorted(extra)}"
     doc = section(read(REPO / "docs" / page), title)
     if cmd == "bench":  # its own section is bench's; --calibrate has a subsection
-        doc = doc.split("### muster bench --calibrate")[0]
+        doc = re.split(r"^#+ muster bench --calibrate", doc, flags=re.M)[0]
     documented = options_in(doc)
     assert not table - documented, f"docs/{page}#{title} does not document {sorted(table - documented)}"

@@ -4,6 +4,6 @@
     import muster_jax.jaxmg.v0 as jaxmg     # was: import jaxmg  (0.0.x)
     import muster_jax.jaxmg.v1 as jaxmg     # was: import jaxmg  (1.4.x)
 
-docs/jax.md lists where muster differs on purpose (exceptions instead of
+docs/jax-jaxmg.md lists where muster differs on purpose (exceptions instead of
 NaN, T_A a hint, no buffers donated).
 """

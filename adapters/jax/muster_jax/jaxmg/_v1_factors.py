@@ -1,6 +1,6 @@
 """jaxmg 1.4.1's qr, gesvd and polar, and their *_shardmap_ctx forms, on
 muster's geqrf, gesvd and polar (signatures as in jaxmg's source: taken as
-facts, docs/jax.md).
+facts, docs/jax-jaxmg.md).
 
 As for v1's solvers: T_A is a hint, pad and donate are accepted and
 ignored, the status is an int32 (0 ok, else a MUSTER_E* code or the
