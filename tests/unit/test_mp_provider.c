@@ -373,7 +373,7 @@ static void expect_chosen(const char *want) {
  * 0.8.0 further on the path is taken: both releases work, the newer first. */
 TEST_IMPL(mp_provider_prefers_091_when_it_runs) {
   find_fakes();
-  char root[PATH_MAX], sub[PATH_MAX + 8], cmd[4 * PATH_MAX], pp[2 * PATH_MAX + 32];
+  char root[PATH_MAX], sub[PATH_MAX + 8], cmd[5 * PATH_MAX], pp[2 * PATH_MAX + 32];
   test_tmp_dir(root, sizeof root);
   snprintf(sub, sizeof sub, "%s/s08", root);
   make_site(sub, "0.8.0.3126");
