@@ -25,15 +25,30 @@ from an earlier PG of the same name.
 import datetime
 import secrets
 import threading
+import weakref
 
 import torch
 import torch.distributed as dist
 
+if dist.is_available():
+    # Now, before the caller's init_process_group, not at our first op:
+    # torch.library's first call imports torch._dynamo, which imports this
+    # module, whose functions take `group=group.WORLD` as a default value;
+    # imported after init_process_group they hold the world process group
+    # for the life of the interpreter (10 references), past
+    # destroy_process_group, and gloo's teardown at interpreter exit then
+    # ended 3 runs in 70 of the docs' torchrun example under load with
+    # "terminate called without an active exception" (2026-11-27).
+    import torch.distributed.nn.functional  # noqa: F401
+
 from . import _lib, _runtime
 
 _lock = threading.Lock()
-_names = {}   # process group -> muster group name
-_groups = {}  # muster group name -> process group (for the derivatives' gathers)
+# Weak both ways: a process group is freed when torch.distributed lets it go
+# (destroy_process_group), not when the interpreter tears this module down
+# (see the import above for what that did).
+_names = weakref.WeakKeyDictionary()     # process group -> muster group name
+_groups = weakref.WeakValueDictionary()  # muster group name -> process group (the derivatives' gathers)
 
 
 def group_name(pg, timeout: float | None = None) -> str:
