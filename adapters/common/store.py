@@ -209,6 +209,8 @@ class StoreSet:
 
     def comm(self):
         """The kind "store" communicator over this set (opened once)."""
+        if not self._ptr:  # a jitted solve may outlive its set's with block
+            raise ValueError(f"store set {self.name} (rank {self.rank} of {self.size}) is closed")
         if self._comm is None:
             o = _CommOpts(kind=b"store", rank=self.rank, size=self.size, name=self.name.encode(),
                           allgather=_c.cast(self.lib.muster_store_allgather, _c.c_void_p), ctx=self._ptr)

@@ -24,7 +24,7 @@ it cannot run, every process raises the same ValueError saying why
 import jax
 import numpy as np
 
-from . import _grid, _lib, _runtime, _store
+from . import _dist_jit, _grid, _lib, _runtime, _store
 
 mesh_grid = _grid.mesh_grid
 piece_dist = _grid.piece_dist
@@ -122,8 +122,11 @@ def solve(routine: str, a_piece, b=None, *, n: int, store: _store.StoreSet, prov
       b: all of B (n x nrhs), the same on every process.
       n: A's order.  store: from store_set().  provider: force one.
     """
+    if _dist_jit.traced(a_piece, b):  # inside jax.jit: the host form, one callback of this eager solve
+        return _dist_jit.solve(solve, _place, routine, a_piece, b, n=n, store=store, provider=provider,
+                               dtype=dtype, no_vectors=no_vectors, grid=grid)
     lib = _lib.runtime()
-    nptype = {"f64": np.float64, "f32": np.float32, "c64": np.complex64, "c128": np.complex128}[dtype]
+    nptype = _dist_jit.NPTYPES[dtype]
     rows, ncols, col0, dist = _place(n, store, grid)
     a_buf, a_ptr, mem, dev = _piece(a_piece, nptype, rows, ncols)
     nrhs = 0 if b is None else int(np.shape(b)[1] if np.ndim(b) == 2 else 1)

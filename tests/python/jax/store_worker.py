@@ -1,9 +1,9 @@
 """One process of a jax.distributed job meeting over jax's key-value store
 (muster_jax.distributed; test_store_distributed.py starts it).
 
-usage: store_worker.py PROC_ID NUM_PROCS PORT cases|gpu
+usage: store_worker.py PROC_ID NUM_PROCS PORT cases|gpu|jit
 "cases": storecase's basic case, its grid case (2-D pieces), then its kill case on a second set
-(the last process SIGKILLs itself).  The cases are tests/python/storecase.py's ("gpu": one GPU per process,
+(the last process SIGKILLs itself).  "jit": store_jit_case.py's (solve inside jax.jit; MUSTER_TEST_SEED).  The cases are tests/python/storecase.py's ("gpu": one GPU per process,
 solves with residuals).  Prints "proc I: ..." lines.
 """
 import pathlib
@@ -29,6 +29,12 @@ def say(*what):
     print(f"proc {proc_id}:", *what, flush=True)
 
 
+if case == "jit":  # store_jit_case.py: inside jax.jit against the eager form
+    import os
+
+    import store_jit_case
+    store_jit_case.jit_case(md, proc_id, nproc, say, int(os.environ["MUSTER_TEST_SEED"]))
+    sys.exit(0)
 s = md.store_set(timeout=20)
 if case == "gpu":
     storecase.solve_case(md, s, proc_id, nproc, say, lambda x: jax.device_put(x, jax.local_devices()[0]),
