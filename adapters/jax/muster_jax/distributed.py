@@ -11,7 +11,10 @@ service jax.distributed.initialize started): no MPI, no launcher of
 muster's.  A rank that dies or stops is named by the others within
 MUSTER_TIMEOUT (its heartbeat key stops moving), as over MPI.
 
-solve() is eager (not inside jit): this process passes its column block of
+solve() runs eagerly, or inside jax.jit on host (CPU) arrays as an ordered
+io_callback of the eager solve (_dist_jit.py: same results and messages; GPU
+arrays only eagerly; the StoreSet must stay open while the compiled
+function is called).  This process passes its column block of
 A (block layout: ceil(n / P) columns per process, process p's from column
 p * ceil(n / P)), or with grid= (mesh_grid's result) its block of a 1-D or
 2-D mesh (P("pr", "pc"): the engine takes it as a 2-D block-cyclic piece,
