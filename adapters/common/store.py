@@ -175,6 +175,7 @@ class StoreSet:
         self._cb = _Callbacks(kv)
         self._ptr = _c.c_void_p()
         self._comm = None
+        self.on_close = []  # callables run by close() before the comm closes (an adapter's own hold on it)
         o = _StoreOpts(name.encode(), rank, size, float(timeout_s or 0), float(beat_s or 0))
         _runtime.check(lib, lib.muster_store_open(_c.byref(self._cb.struct), _c.byref(o), _c.byref(self._ptr)))
         _open.add(self)
@@ -260,6 +261,8 @@ class StoreSet:
         return res
 
     def close(self):
+        while self.on_close:
+            self.on_close.pop()()
         if self._comm is not None:
             self.lib.muster_comm_close(self._comm)
             self._comm = None

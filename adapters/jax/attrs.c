@@ -35,7 +35,7 @@ typedef struct int_values {
   int seen[A_NINT];
 } int_values_t;
 
-static int scalar_int(const XLA_FFI_Scalar *s, int64_t *out) {
+int mj_scalar_int(const XLA_FFI_Scalar *s, int64_t *out) {
   switch (s->dtype) {
     case XLA_FFI_DataType_S8: *out = *(const int8_t *)s->value; return 0;
     case XLA_FFI_DataType_S16: *out = *(const int16_t *)s->value; return 0;
@@ -50,13 +50,13 @@ static int scalar_int(const XLA_FFI_Scalar *s, int64_t *out) {
   }
 }
 
-static int name_is(const XLA_FFI_ByteSpan *name, const char *s) {
+int mj_name_is(const XLA_FFI_ByteSpan *name, const char *s) {
   size_t len = strlen(s);
   return name->len == len && memcmp(name->ptr, s, len) == 0;
 }
 
-static int attr_string(mj_call_t *c, const XLA_FFI_ByteSpan *name, XLA_FFI_AttrType type,
-                       const void *value, char *dst, size_t cap) {
+int mj_attr_string(mj_call_t *c, const XLA_FFI_ByteSpan *name, XLA_FFI_AttrType type,
+                   const void *value, char *dst, size_t cap) {
   if (type != XLA_FFI_AttrType_STRING)
     return mj_set_err(c, MUSTER_EINVAL, "attribute %.*s must be a string", (int)name->len, name->ptr);
   const XLA_FFI_ByteSpan *s = value;
@@ -73,8 +73,8 @@ static int attr_string(mj_call_t *c, const XLA_FFI_ByteSpan *name, XLA_FFI_AttrT
 static int attr_int(mj_call_t *c, const XLA_FFI_ByteSpan *name, XLA_FFI_AttrType type,
                     const void *value, int_values_t *iv) {
   for (int i = 0; i < A_NINT; i++) {
-    if (!name_is(name, int_names[i])) continue;
-    if (type != XLA_FFI_AttrType_SCALAR || scalar_int(value, &iv->v[i]) < 0)
+    if (!mj_name_is(name, int_names[i])) continue;
+    if (type != XLA_FFI_AttrType_SCALAR || mj_scalar_int(value, &iv->v[i]) < 0)
       return mj_set_err(c, MUSTER_EINVAL, "attribute %.*s must be an integer scalar", (int)name->len,
                         name->ptr);
     iv->seen[i] = 1;
@@ -88,10 +88,10 @@ static int decode_one(mj_call_t *c, const XLA_FFI_Attrs *attrs, int64_t i, int_v
   const XLA_FFI_ByteSpan *name = attrs->names[i];
   int rc = attr_int(c, name, attrs->types[i], attrs->attrs[i], iv);
   if (rc <= 0) return rc;
-  if (name_is(name, "provider"))
-    return attr_string(c, name, attrs->types[i], attrs->attrs[i], c->at.provider, sizeof c->at.provider);
-  if (name_is(name, "group_key"))
-    return attr_string(c, name, attrs->types[i], attrs->attrs[i], c->at.group_key, sizeof c->at.group_key);
+  if (mj_name_is(name, "provider"))
+    return mj_attr_string(c, name, attrs->types[i], attrs->attrs[i], c->at.provider, sizeof c->at.provider);
+  if (mj_name_is(name, "group_key"))
+    return mj_attr_string(c, name, attrs->types[i], attrs->attrs[i], c->at.group_key, sizeof c->at.group_key);
   return mj_set_err(c, MUSTER_EINVAL, "unknown attribute %.*s", (int)name->len, name->ptr);
 }
 

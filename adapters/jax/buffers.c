@@ -8,7 +8,7 @@
 
 #include "mjInt.h"
 
-static int dtype_of(XLA_FFI_DataType t, muster_dtype_t *out) {
+int mj_dtype_of(XLA_FFI_DataType t, muster_dtype_t *out) {
   switch (t) {
     case XLA_FFI_DataType_F32: *out = MUSTER_F32; return 0;
     case XLA_FFI_DataType_F64: *out = MUSTER_F64; return 0;
@@ -123,7 +123,7 @@ int mj_check_buffers(mj_call_t *c) {
     return mj_set_err(c, MUSTER_EINVAL, "operand 0 must be int32[2] (rank, replica)");
   if (c->status_out->dtype != XLA_FFI_DataType_S32 || elems(c->status_out) != 1)
     return mj_set_err(c, MUSTER_EINVAL, "the status result must be one int32");
-  if (dtype_of(c->a_in->dtype, &c->dtype) < 0)
+  if (mj_dtype_of(c->a_in->dtype, &c->dtype) < 0)
     return mj_set_err(c, MUSTER_EUNSUPPORTED,
                       "A has XLA dtype %d; muster takes float32, float64, complex64, complex128",
                       (int)c->a_in->dtype);

@@ -153,6 +153,14 @@ void mj_cuda_free(void *stream, void *p) {
   leave();
 }
 
+int mj_cuda_sync(void *stream, char *err, size_t errlen) {
+  int rc = ready(err, errlen);
+  if (rc < 0 || (rc = enter(stream, err, errlen)) < 0) return rc;
+  rc = check(drv.sync(stream), "cuStreamSynchronize", err, errlen);
+  leave();
+  return rc;
+}
+
 int mj_cuda_copy(void *stream, void *dst, const void *src, size_t bytes, char *err, size_t errlen) {
   int rc = ready(err, errlen);
   if (rc < 0 || (rc = enter(stream, err, errlen)) < 0) return rc;

@@ -30,5 +30,7 @@ int mj_cuda_device_of(const void *dev_ptr, int *device, char *err, size_t errlen
 int mj_cuda_alloc(void *stream, size_t bytes, void **out, char *err, size_t errlen);
 void mj_cuda_free(void *stream, void *p);
 int mj_cuda_copy(void *stream, void *dst, const void *src, size_t bytes, char *err, size_t errlen);
+/* Wait until everything ordered on the stream so far has run. */
+int mj_cuda_sync(void *stream, char *err, size_t errlen);
 
 #endif

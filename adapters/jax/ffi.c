@@ -70,8 +70,7 @@ int mj_set_err(mj_call_t *c, int code, const char *fmt, ...) {
 
 /* ---- XLA errors --------------------------------------------------------- */
 
-static XLA_FFI_Error *xla_error(const XLA_FFI_Api *api, XLA_FFI_Error_Code code,
-                                const char *msg) {
+XLA_FFI_Error *mj_xla_error(const XLA_FFI_Api *api, XLA_FFI_Error_Code code, const char *msg) {
   XLA_FFI_Error_Create_Args a = {.struct_size = XLA_FFI_Error_Create_Args_STRUCT_SIZE,
                                  .message = msg, .errc = code};
   return api->XLA_FFI_Error_Create(&a);
@@ -88,7 +87,7 @@ static int query_ok(const XLA_FFI_Api *api, XLA_FFI_Error *e) {
 
 /* The XLA code of a muster failure: by its kind (muster/errno.h), the same
  * mapping as every other adapter's. */
-static XLA_FFI_Error_Code xla_code_of(int rc) {
+XLA_FFI_Error_Code mj_xla_code_of(int rc) {
   switch (muster_err_kind(rc)) {
   case MUSTER_KIND_INVALID_ARGUMENT:
   case MUSTER_KIND_NUMERICAL: return XLA_FFI_Error_Code_INVALID_ARGUMENT;
@@ -131,7 +130,7 @@ static int read_cuda_context(mj_call_t *c, XLA_FFI_ExecutionContext *ctx) {
   return mj_cuda_device_of(c->a_in->data, &c->device, c->err, sizeof c->err);
 }
 
-static int read_context(mj_call_t *c, XLA_FFI_CallFrame *cf) {
+int mj_read_context(mj_call_t *c, XLA_FFI_CallFrame *cf) {
   c->device = device_ordinal(c->api, cf->ctx);
   c->run_id = run_id(c->api, cf->ctx);
   c->stream = NULL;
@@ -166,12 +165,12 @@ static XLA_FFI_Error *finish(mj_call_t *c, int rc, const muster_solve_result_t *
   int32_t status = status_of(rc, res);
   int wrc = mj_mem_write(c, c->status_out->data, &status, sizeof status);
   if (rc == 0)
-    return wrc < 0 ? xla_error(c->api, XLA_FFI_Error_Code_INTERNAL, c->err) : NULL;
-  if (!c->at.return_status) return xla_error(c->api, xla_code_of(rc), why);
+    return wrc < 0 ? mj_xla_error(c->api, XLA_FFI_Error_Code_INTERNAL, c->err) : NULL;
+  if (!c->at.return_status) return mj_xla_error(c->api, mj_xla_code_of(rc), why);
   mj_mem_fill_nan(c, c->a_out);
   mj_mem_fill_nan(c, c->b_out);
   mj_mem_fill_nan(c, c->w_out);
-  return wrc < 0 ? xla_error(c->api, XLA_FFI_Error_Code_INTERNAL, c->err) : NULL;
+  return wrc < 0 ? mj_xla_error(c->api, XLA_FFI_Error_Code_INTERNAL, c->err) : NULL;
 }
 
 /* Malformed calls (attributes, operands) are programming errors of the
@@ -179,14 +178,14 @@ static XLA_FFI_Error *finish(mj_call_t *c, int rc, const muster_solve_result_t *
 static XLA_FFI_Error *malformed(mj_call_t *c) {
   char msg[MJ_ERRLEN + 32];
   snprintf(msg, sizeof msg, "muster_jax: %s", c->err);
-  return xla_error(c->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, msg);
+  return mj_xla_error(c->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, msg);
 }
 
 static XLA_FFI_Error *execute(mj_call_t *c, XLA_FFI_CallFrame *cf) {
   muster_solve_result_t res;
   memset(&res, 0, sizeof res);
   if (mj_decode_attrs(c, &cf->attrs) < 0 || mj_bind_buffers(c, cf) < 0 || mj_check_buffers(c) < 0 ||
-      read_context(c, cf) < 0)
+      mj_read_context(c, cf) < 0)
     return malformed(c);
   int rc;
   if ((rc = mj_read_rank(c)) == 0 && (rc = mj_copy_alias(c, c->a_in, c->a_out)) == 0 &&
@@ -195,23 +194,23 @@ static XLA_FFI_Error *execute(mj_call_t *c, XLA_FFI_CallFrame *cf) {
   return finish(c, rc, &res);
 }
 
-static XLA_FFI_Error *handle(XLA_FFI_CallFrame *cf, int cuda) {
+XLA_FFI_Error *mj_handle(XLA_FFI_CallFrame *cf, int cuda, mj_execute_fn run) {
   if (cf->extension_start && cf->extension_start->type == XLA_FFI_Extension_Metadata)
     return metadata(cf);
   if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE)
-    return xla_error(cf->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "muster_jax: called at a stage other than execute");
+    return mj_xla_error(cf->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "muster_jax: called at a stage other than execute");
   mj_call_t *c = calloc(1, sizeof *c);
-  if (!c) return xla_error(cf->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "muster_jax: out of memory");
+  if (!c) return mj_xla_error(cf->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "muster_jax: out of memory");
   c->api = cf->api;
   c->cuda = cuda;
-  XLA_FFI_Error *out = execute(c, cf);
+  XLA_FFI_Error *out = run(c, cf);
   free(c);
   return out;
 }
 
 /* The handlers registered with jax.ffi.register_ffi_target. */
-MJ_EXPORT XLA_FFI_Error *muster_jax_cpu(XLA_FFI_CallFrame *cf) { return handle(cf, 0); }
-MJ_EXPORT XLA_FFI_Error *muster_jax_cuda(XLA_FFI_CallFrame *cf) { return handle(cf, 1); }
+MJ_EXPORT XLA_FFI_Error *muster_jax_cpu(XLA_FFI_CallFrame *cf) { return mj_handle(cf, 0, execute); }
+MJ_EXPORT XLA_FFI_Error *muster_jax_cuda(XLA_FFI_CallFrame *cf) { return mj_handle(cf, 1, execute); }
 
 /* The FFI API version the handler reports, for tests. */
 MJ_EXPORT int muster_jax_ffi_api_version(int *major, int *minor) {

@@ -13,6 +13,9 @@
  *   group_name.c  the group a launch meets in, and the pool of reused names
  *   solve.c       the shard, join + muster_solve + leave, the stats
  *   cudrv.c       the CUDA driver calls the cuda platform needs (cudrv.h)
+ * and, for muster_jax.distributed's solve inside jit (its own entry points):
+ *   store_ffi.c   one process's piece through muster_solve_comm(_dist)
+ *   set_table.c   the ids the Python side gives the store sets' comms
  * Every function here returns 0 or a negative MUSTER_E* code and leaves
  * its message in c->err (mj_set_err), unless its comment says otherwise.
  */
@@ -23,6 +26,7 @@
 #include <stdint.h>
 
 #include "muster.h"
+#include "muster/comm.h"
 #include "muster/layout.h"
 #include "xla/ffi/api/c_api.h"
 
@@ -71,10 +75,29 @@ typedef struct mj_call {
  * arguments may include c->err itself. */
 int mj_set_err(mj_call_t *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* ffi.c, shared with store_ffi.c: an XLA error carrying msg; the XLA code
+ * of a MUSTER_E* code (by its kind); the device, run id and (cuda) stream
+ * and A's CUDA device (c->a_in set). */
+XLA_FFI_Error *mj_xla_error(const XLA_FFI_Api *api, XLA_FFI_Error_Code code, const char *msg);
+XLA_FFI_Error_Code mj_xla_code_of(int rc);
+int mj_read_context(mj_call_t *c, XLA_FFI_CallFrame *cf);
+/* One call of a handler: XLA's metadata call answered, other stages
+ * refused, else run on a fresh mj_call_t (freed after). */
+typedef XLA_FFI_Error *(*mj_execute_fn)(mj_call_t *c, XLA_FFI_CallFrame *cf);
+XLA_FFI_Error *mj_handle(XLA_FFI_CallFrame *cf, int cuda, mj_execute_fn run);
+
 /* attrs.c: decode and check every attribute into c->at. */
 int mj_decode_attrs(mj_call_t *c, const XLA_FFI_Attrs *attrs);
+/* An integer scalar attribute of any integer type (-1: not one); whether an
+ * attribute's name is s; a string attribute into dst[cap]. */
+int mj_scalar_int(const XLA_FFI_Scalar *s, int64_t *out);
+int mj_name_is(const XLA_FFI_ByteSpan *name, const char *s);
+int mj_attr_string(mj_call_t *c, const XLA_FFI_ByteSpan *name, XLA_FFI_AttrType type, const void *value,
+                   char *dst, size_t cap);
 
 /* buffers.c */
+/* muster's dtype of an XLA element type; -1 for one muster does not take. */
+int mj_dtype_of(XLA_FFI_DataType t, muster_dtype_t *out);
 /* Point c's buffer fields at the call frame's operands and results, after
  * checking their number and kind for c->at.routine. */
 int mj_bind_buffers(mj_call_t *c, const XLA_FFI_CallFrame *cf);
@@ -116,5 +139,12 @@ void mj_group_name_release(int pooled, int failed, int local_ranks);
 /* solve.c: this rank's part of the solve, staged in process mode; res
  * says what the provider reported. */
 int mj_solve(mj_call_t *c, muster_solve_result_t *res);
+
+/* set_table.c: the comm of set `id` for one solve (held until
+ * mj_set_give, so that muster_jax_set_forget waits for it; solves on one
+ * set run one at a time); MUSTER_ENOENT with a message when it was
+ * forgotten (its StoreSet closed) or never given. */
+int mj_set_take(int64_t id, muster_comm_t **comm, char *err, size_t errlen);
+void mj_set_give(int64_t id);
 
 #endif

@@ -1,69 +1,102 @@
-"""muster_jax.distributed.solve inside jax.jit: the host (CPU) form.
+"""muster_jax.distributed.solve inside jax.jit: one XLA FFI custom call
+(target muster_jax_store, adapters/jax/store_ffi.c) whose handler runs the
+collective solve on the buffers XLA hands it, host buffers on the CPU and
+device buffers on GPUs, so nothing passes through Python at run time but
+the store set's own key-value traffic.
 
-Traced, solve() becomes one ordered jax.experimental.io_callback whose
-Python callback is the eager solve itself, run on the host arrays XLA hands
-it (numpy views of the operands); its results go back into the compiled
-program.  So the jitted form gives what the eager form gives, by
-construction, and fails with the same message.
+The set is named by a static attribute, an id that libmuster_jax.so maps
+to the set's communicator (set_table.c): given at the first traced solve on
+the set, forgotten when the set closes.  A compiled function therefore
+holds no pointer that could dangle: called after its set closed it fails
+with a message.  Closing waits for a jitted solve in flight on the set,
+and an eager solve on a set with an id waits for one too (held()), so the
+protocol rounds of two solves never interleave.
 
-Why a callback and not an FFI custom call: the store set's key-value
-traffic already runs in Python (jax's distributed client through ctypes
-callbacks, _store.py), so a C handler would save only the copies the eager
-form makes anyway, and its GPU half (XLA's stream, device buffers) could
-not be run where it was written.  The price: GPU arrays cannot use this
-form (their data would cross to the host and no collective host engine
-runs beside cusolvermp), so tracing on a GPU backend is refused naming the
-eager form.
-
-ordered=True because every process of the set must enter its collective
-solves in the same order: an ordered callback runs in program order, never
-elided nor repeated.  The StoreSet is held by the callback, so it lives as
-long as the compiled function; a set closed meanwhile makes the call fail.
+The custom call has a side effect (never elided, never duplicated); its
+operands are this process's piece of A and all of B, column-major, aliased
+to its results (A's copy is the engine's scratch, B's becomes X), as the
+eager form's copies are.
 """
+import threading
+
 import jax
+import jax.numpy as jnp
 import numpy as np
-from jax.experimental import io_callback
+
+from . import _lib, _runtime
 
 NPTYPES = {"f64": np.float64, "f32": np.float32, "c64": np.complex64, "c128": np.complex128}
+_COLMAJOR = (1, 0)  # jax.ffi layouts are major-to-minor: (1, 0) is column-major
+_DIST = ("nprow", "npcol", "myrow", "mycol", "mb", "nb")  # the 2-D piece's attributes (0: a column block)
+_lock = threading.Lock()
 
 
 def traced(*xs) -> bool:
-    """Whether any of xs is a tracer (solve() was called inside a transformation)."""
+    """Whether any of xs is a tracer (solve() was called inside jit)."""
     return any(isinstance(x, jax.core.Tracer) for x in xs)
 
 
-def _refuse_gpu(routine: str):
-    """Inside jit the data must be on the host: the callback reads host arrays."""
-    backend = jax.default_backend()
-    if backend != "cpu":
-        raise ValueError(f"muster_jax.distributed.solve({routine!r}) inside jax.jit runs on host (CPU) arrays "
-                         f"only, and this process's backend is {backend!r}: call the eager form "
-                         f"(muster_jax.distributed.solve outside jit) on GPU arrays, which hands their device "
-                         f"memory to cusolvermp")
+def set_id(store) -> int:
+    """The id compiled solves name `store` by (set_table.c), given once;
+    store.close() forgets it (after any jitted solve in flight on it)."""
+    with _lock:
+        sid = getattr(store, "_jax_set_id", None)
+        if sid is None:
+            h = _lib.handler()
+            sid = h.muster_jax_set_register(store.comm())
+            if sid < 0:
+                raise ValueError(f"muster_jax.distributed: cannot name store set {store.name} in a compiled solve: "
+                                 f"{_runtime.message(_lib.runtime(), sid)} (at most 256 sets may be open)")
+            store._jax_set_id = sid
+            store.on_close.append(lambda: h.muster_jax_set_forget(sid))
+        return sid
 
 
-def solve(eager, place, routine: str, a_piece, b, *, n: int, store, provider, dtype: str, no_vectors: bool,
-          grid):
-    """The traced form of distributed.solve (same arguments; eager and place
-    are its eager solve and _place).  Results: jax arrays of the eager
-    form's shapes and dtypes."""
-    _refuse_gpu(routine)
-    nptype = NPTYPES[dtype]
-    rows, ncols, _, _ = place(n, store, grid)  # checks grid and rank as the eager form does, at trace time
-    if routine == "syevd":
-        wtype = np.float64 if dtype in ("f64", "c128") else np.float32
-        shapes = (jax.ShapeDtypeStruct((n,), wtype), jax.ShapeDtypeStruct((rows, ncols), nptype))
-    elif b is not None:
-        nrhs = int(np.shape(b)[1] if np.ndim(b) == 2 else 1)
-        shapes = jax.ShapeDtypeStruct((n, nrhs), nptype)
-    else:
+class held:
+    """While an eager solve runs on a set that compiled solves name: no
+    jitted solve on it runs at the same time (the table's hold)."""
+
+    def __init__(self, store):
+        self.sid = getattr(store, "_jax_set_id", None)
+        self.taken = False
+
+    def __enter__(self):
+        if self.sid is not None:  # ENOENT when the set closed: the solve then says so itself
+            self.taken = _lib.handler().muster_jax_set_enter(self.sid) == 0
+        return self
+
+    def __exit__(self, *exc):
+        if self.taken:
+            _lib.handler().muster_jax_set_leave(self.sid)
+
+
+def solve(place, routine: str, a_piece, b, *, n: int, store, provider, dtype: str, no_vectors: bool, grid):
+    """The traced form of distributed.solve (same arguments; place is its
+    _place): jax arrays of the eager form's shapes and dtypes."""
+    if routine not in ("potrs", "getrs", "syevd"):
+        raise ValueError(f"muster_jax.distributed.solve: routine {routine!r} inside jax.jit: potrs, getrs, syevd")
+    if (routine == "syevd") != (b is None):
         raise ValueError(f"muster_jax.distributed.solve({routine!r}) inside jax.jit: potrs and getrs need b, "
                          f"syevd takes none")
-
-    def on_host(a, *rest):
-        out = eager(routine, np.asarray(a), np.asarray(rest[0]) if rest else None, n=n, store=store,
-                    provider=provider, dtype=dtype, no_vectors=no_vectors, grid=grid)
-        return tuple(np.asarray(o) for o in out) if isinstance(out, tuple) else np.asarray(out)
-
-    operands = (a_piece,) if b is None else (a_piece, b)
-    return io_callback(on_host, shapes, *operands, ordered=True)
+    nptype = NPTYPES[dtype]
+    rows, ncols, col0, dist = place(n, store, grid)  # the grid and the set's rank, checked as eagerly
+    lib = _lib.runtime()
+    attrs = dict(set=np.int64(set_id(store)), routine=np.int32(_runtime.enum_value(lib, "routine", routine)),
+                 n=np.int64(n), col0=np.int64(col0), flags=np.int32(_runtime.NO_VECTORS if no_vectors else 0),
+                 provider=provider or "",
+                 **{f: np.int64(0 if dist is None else getattr(dist, f)) for f in _DIST})
+    a = jnp.asarray(a_piece, nptype).reshape(rows, ncols)
+    ins, outs = [a], [jax.ShapeDtypeStruct(a.shape, a.dtype)]
+    if routine == "syevd":
+        wtype = np.float64 if dtype in ("f64", "c128") else np.float32
+        outs.append(jax.ShapeDtypeStruct((n,), wtype))
+        layouts, aliases = ([_COLMAJOR], [_COLMAJOR, None]), {0: 0}
+    else:
+        nrhs = int(np.shape(b)[1] if np.ndim(b) == 2 else 1)
+        ins.append(jnp.asarray(b, nptype).reshape(n, nrhs))
+        outs.append(jax.ShapeDtypeStruct(ins[1].shape, ins[1].dtype))
+        layouts, aliases = ([_COLMAJOR] * 2, [_COLMAJOR] * 2), {0: 0, 1: 1}
+    call = jax.ffi.ffi_call(_lib.STORE_TARGET, outs, input_layouts=layouts[0], output_layouts=layouts[1],
+                            input_output_aliases=aliases, has_side_effect=True)
+    first, second = call(*ins, **attrs)
+    return (second, first) if routine == "syevd" else second

@@ -17,6 +17,7 @@ from . import _runtime
 _PKG = pathlib.Path(__file__).resolve().parent
 
 TARGET = "muster_jax"
+STORE_TARGET = "muster_jax_store"  # muster_jax.distributed's solve inside jit (store_ffi.c)
 _lock = threading.Lock()
 _state = {}
 
@@ -54,16 +55,34 @@ def load() -> dict:
         # the runtime by path too so ctypes reaches muster_layout_* directly.
         muster = _runtime.load(d)
         handler = ctypes.CDLL(str(d / "libmuster_jax.so"))
-        jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(handler.muster_jax_cpu),
-                                    platform="cpu")
+        for target, prefix in ((TARGET, "muster_jax"), (STORE_TARGET, "muster_jax_store")):
+            jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(handler, prefix + "_cpu")),
+                                        platform="cpu")
+        _declare_sets(handler)
         try:
-            jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(handler.muster_jax_cuda),
-                                        platform="CUDA")
+            for target, prefix in ((TARGET, "muster_jax"), (STORE_TARGET, "muster_jax_store")):
+                jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(handler, prefix + "_cuda")),
+                                            platform="CUDA")
             _state["cuda"] = True
         except Exception:  # jaxlib without the cuda plugin: cpu only
             _state["cuda"] = False
         _state.update(muster=muster, handler=handler, dir=d)
         return _state
+
+
+def _declare_sets(handler):
+    """The set table's functions (set_table.c): a StoreSet's comm as the id
+    a compiled solve names it by."""
+    handler.muster_jax_set_register.restype, handler.muster_jax_set_register.argtypes = (ctypes.c_int64,
+                                                                                        [ctypes.c_void_p])
+    for name in ("muster_jax_set_forget", "muster_jax_set_enter"):
+        getattr(handler, name).restype, getattr(handler, name).argtypes = ctypes.c_int, [ctypes.c_int64]
+    handler.muster_jax_set_leave.restype, handler.muster_jax_set_leave.argtypes = None, [ctypes.c_int64]
+
+
+def handler() -> ctypes.CDLL:
+    """libmuster_jax.so, loaded, the handlers registered."""
+    return load()["handler"]
 
 
 def runtime() -> ctypes.CDLL:

@@ -11,10 +11,10 @@ service jax.distributed.initialize started): no MPI, no launcher of
 muster's.  A rank that dies or stops is named by the others within
 MUSTER_TIMEOUT (its heartbeat key stops moving), as over MPI.
 
-solve() runs eagerly, or inside jax.jit on host (CPU) arrays as an ordered
-io_callback of the eager solve (_dist_jit.py: same results and messages; GPU
-arrays only eagerly; the StoreSet must stay open while the compiled
-function is called).  This process passes its column block of
+solve() runs eagerly, or inside jax.jit as one XLA FFI custom call whose
+handler makes the same collective solve on XLA's buffers (_dist_jit.py;
+the StoreSet must stay open while the compiled function is called).  This
+process passes its column block of
 A (block layout: ceil(n / P) columns per process, process p's from column
 p * ceil(n / P)), or with grid= (mesh_grid's result) its block of a 1-D or
 2-D mesh (P("pr", "pc"): the engine takes it as a 2-D block-cyclic piece,
@@ -125,9 +125,9 @@ def solve(routine: str, a_piece, b=None, *, n: int, store: _store.StoreSet, prov
       b: all of B (n x nrhs), the same on every process.
       n: A's order.  store: from store_set().  provider: force one.
     """
-    if _dist_jit.traced(a_piece, b):  # inside jax.jit: the host form, one callback of this eager solve
-        return _dist_jit.solve(solve, _place, routine, a_piece, b, n=n, store=store, provider=provider,
-                               dtype=dtype, no_vectors=no_vectors, grid=grid)
+    if _dist_jit.traced(a_piece, b):  # inside jax.jit: one FFI custom call on XLA's buffers
+        return _dist_jit.solve(_place, routine, a_piece, b, n=n, store=store, provider=provider, dtype=dtype,
+                               no_vectors=no_vectors, grid=grid)
     lib = _lib.runtime()
     nptype = _dist_jit.NPTYPES[dtype]
     rows, ncols, col0, dist = _place(n, store, grid)
@@ -148,7 +148,8 @@ def solve(routine: str, a_piece, b=None, *, n: int, store: _store.StoreSet, prov
                               provider=provider.encode() if provider else None)
     shard = _runtime.Shard(mem=mem, device=dev, a=a_ptr, lda=max(1, rows), col0=col0, ncols=ncols, b=b_ptr,
                            ldb=n, w=w_ptr)
-    store.solve(args, shard, dist)
+    with _dist_jit.held(store):  # never beside a jitted solve on the same set
+        store.solve(args, shard, dist)
     if routine == "syevd":
         return w, _back(a_buf, rows, ncols)
     return _back(b_buf, n, nrhs)

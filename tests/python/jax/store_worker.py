@@ -41,6 +41,13 @@ if case == "gpu":
                          np.asarray)
     storecase.solve_grid_case(md, s, proc_id, nproc, say, lambda x: jax.device_put(x, jax.local_devices()[0]),
                               np.asarray)
+    import store_jit_case  # the same cases with every solve inside jax.jit (store_ffi.c on device buffers)
+    jmd = store_jit_case.Jitted(md)
+    storecase.solve_case(jmd, s, proc_id, nproc, say, lambda x: jax.device_put(x, jax.local_devices()[0]),
+                         np.asarray)
+    storecase.solve_grid_case(jmd, s, proc_id, nproc, say, lambda x: jax.device_put(x, jax.local_devices()[0]),
+                              np.asarray)
+    say("jit solves ok")
     s.close()
     say("done")
     sys.exit(0)

@@ -39,9 +39,11 @@ def test_store_sets_over_jax_distributed(tmp_path):
 def test_store_solves_on_gpus():
     """One process per GPU, solves on GPU arrays through the store bootstrap
     (cusolvermp), residuals checked in every process, on column blocks and
-    on the blocks of a 2-D mesh (docs/multinode.md)."""
+    on the blocks of a 2-D mesh (docs/multinode.md), eagerly and inside
+    jax.jit."""
     procs, outs = storecase.run_workers(HERE / "store_worker.py", int(os.environ["MUSTER_TEST_GPUS"]), "gpu",
                                         HERE.parents[2] / "adapters" / "jax", {"XLA_FLAGS": ""}, budget=600)
     for i, (p, out) in enumerate(zip(procs, outs)):
         assert p.returncode == 0 and f"proc {i}: solves ok" in out, out[-4000:]
         assert f"proc {i}: grid solves ok" in out, out[-4000:]
+        assert f"proc {i}: jit solves ok" in out, out[-4000:]  # the same inside jax.jit (test_store_jit.py)
