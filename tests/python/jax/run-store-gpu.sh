@@ -3,7 +3,9 @@
 # over jax.distributed's store, solves on column blocks and on the blocks
 # of a 2-D mesh (P("pr", "pc"): 2 x 2 on 4 GPUs, else GPUs x 1) with
 # residuals (test_store_distributed.py -k gpu; storecase.solve_case and
-# solve_grid_case).  Step 4 of run-gpu.sh, on its own:
+# solve_grid_case), eagerly and then with every solve inside jax.jit (the
+# muster_jax_store FFI custom call on device buffers; "proc I: jit solves
+# ok").  Step 4 of run-gpu.sh, on its own:
 #
 #   tests/python/jax/run-store-gpu.sh [BUILD_DIR] [GPUS]     (from the repo root)
 #

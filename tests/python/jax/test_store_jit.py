@@ -1,9 +1,9 @@
 """muster_jax.distributed.solve inside jax.jit (one FFI custom call,
-adapters/jax/store_ffi.c; docs/multinode.md): 2 and 3 processes of a
+adapters/jax/store_ffi.c; docs/multinode.md): 2, 3 and 4 processes of a
 jax.distributed job on the CPU, potrs, getrs and syevd through a test
 engine that solves with LAPACKE (no real collective engine runs on the
 CPU's store path) in f64 and c128, on column blocks and on a mesh's blocks
-(grid=), residuals and jit against eager on fresh random inputs, no
+(grid=; a 2 x 2 mesh on 4), residuals and jit against eager on fresh random inputs, no
 retrace, a failing solve's message, a closed set.
 store_jit_case.py has the checks; the GPU half (cusolvermp, residuals) is
 test_store_distributed.py's GPU test."""
@@ -19,7 +19,7 @@ sys.path.insert(0, str(HERE.parent))  # tests/python
 import storecase  # noqa: E402
 
 
-@pytest.mark.parametrize("nproc", [2, 3])
+@pytest.mark.parametrize("nproc", [2, 3, 4])
 def test_jit_matches_eager(tmp_path, nproc):
     build = pathlib.Path(os.environ["MUSTER_BUILD"])
     for routine in ("potrs", "getrs", "syevd"):  # the LAPACKE test engine (store_jit_case.py)
