@@ -58,7 +58,7 @@ void make_apis(void) {
 
 /* ---- building call frames ---------------------------------------------------- */
 
-static void buf(frame_t *f, int i, XLA_FFI_DataType t, void *data, int64_t d0, int64_t d1) {
+void frame_buf(frame_t *f, int i, XLA_FFI_DataType t, void *data, int64_t d0, int64_t d1) {
   f->bufs[i].struct_size = XLA_FFI_Buffer_STRUCT_SIZE;
   f->bufs[i].dtype = t;
   f->bufs[i].data = data;
@@ -121,26 +121,26 @@ void build(frame_t *f, problem_t *p) {
   p->rankop[0] = p->rank;
   p->rankop[1] = 0;
   int na = 0, nr = 0;
-  buf(f, 0, XLA_FFI_DataType_S32, p->rankop, 2, -1);
+  frame_buf(f, 0, XLA_FFI_DataType_S32, p->rankop, 2, -1);
   f->argp[na++] = &f->bufs[0];
-  buf(f, 1, XLA_FFI_DataType_F64, p->a, p->ld, p->w);
+  frame_buf(f, 1, XLA_FFI_DataType_F64, p->a, p->ld, p->w);
   f->argp[na++] = &f->bufs[1];
-  buf(f, 2, XLA_FFI_DataType_F64, p->a, p->ld, p->w); /* aliased output */
+  frame_buf(f, 2, XLA_FFI_DataType_F64, p->a, p->ld, p->w); /* aliased output */
   f->retp[nr++] = &f->bufs[2];
   if (takes_b(p->routine)) {
-    buf(f, 3, XLA_FFI_DataType_F64, p->b, p->ld, p->nrhs);
+    frame_buf(f, 3, XLA_FFI_DataType_F64, p->b, p->ld, p->nrhs);
     f->argp[na++] = &f->bufs[3];
-    buf(f, 4, XLA_FFI_DataType_F64, p->b, p->ld, p->nrhs);
+    frame_buf(f, 4, XLA_FFI_DataType_F64, p->b, p->ld, p->nrhs);
     f->retp[nr++] = &f->bufs[4];
     if (p->routine == MUSTER_GESVD) { /* the min(m, n) singular values */
-      buf(f, 5, XLA_FFI_DataType_F64, p->wv, p->ld < p->n ? p->ld : p->n, -1);
+      frame_buf(f, 5, XLA_FFI_DataType_F64, p->wv, p->ld < p->n ? p->ld : p->n, -1);
       f->retp[nr++] = &f->bufs[5];
     }
   } else if (p->routine == MUSTER_SYEVD) {
-    buf(f, 5, XLA_FFI_DataType_F64, p->wv, p->ld, -1);
+    frame_buf(f, 5, XLA_FFI_DataType_F64, p->wv, p->ld, -1);
     f->retp[nr++] = &f->bufs[5];
   }
-  buf(f, 6, XLA_FFI_DataType_S32, &p->status, 1, -1);
+  frame_buf(f, 6, XLA_FFI_DataType_S32, &p->status, 1, -1);
   f->retp[nr++] = &f->bufs[6];
   for (int i = 0; i < 4; i++) {
     f->at[i] = XLA_FFI_ArgType_BUFFER;

@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "muster.h"
 #include "xla/ffi/api/c_api.h"
@@ -64,6 +65,18 @@ typedef struct launch {
   pthread_t th[8];
 } launch_t;
 
+/* ---- checks (handler_test.c): a failed one is printed and counted ---- */
+extern int failures;
+#define CHECK(cond, ...)                                                        \
+  do {                                                                          \
+    if (!(cond)) {                                                              \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);           \
+      fprintf(stderr, __VA_ARGS__);                                             \
+      fputc('\n', stderr);                                                      \
+      __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST);                       \
+    }                                                                           \
+  } while (0)
+
 /* ---- the fake XLA: make_apis fills new_api and old_api ---- */
 extern XLA_FFI_Api new_api, old_api;
 extern void *fake_stream; /* what Stream_Get hands out */
@@ -80,6 +93,13 @@ void build(frame_t *f, problem_t *p);
 extern XLA_FFI_Error *(*handler)(XLA_FFI_CallFrame *);
 /* Run the handler on f: NULL, or its error's message (malloc'd). */
 char *call(frame_t *f);
+/* call(f) must fail with a message containing want (handler_test.c). */
+void expect_error(frame_t *f, const char *want);
+/* A 1-D (d1 < 0) or 2-D buffer i of f. */
+void frame_buf(frame_t *f, int i, XLA_FFI_DataType t, void *data, int64_t d0, int64_t d1);
+
+/* store_handler_test.c: muster_jax.distributed's handler (store_ffi.c). */
+void test_store_handler(void);
 
 /* ---- matrices: this thread's generator, seeded through rng_state ---- */
 extern __thread uint64_t rng_state;

@@ -7,7 +7,8 @@
  * from R threads (one "device" each), singular and rank-deficient getrs /
  * gels, an older XLA whose api lacks RunId_Get and
  * DeviceOrdinal_Get, return_status with a matrix that is not positive
- * definite, concurrent launches, and a missing peer.  Built by
+ * definite, concurrent launches, and a missing peer; and the store
+ * handler of muster_jax.distributed (store_handler_test.c).  Built by
  * adapters/jax/SConscript as <build>/tests/jax-handler-test; run by
  * tests/python/jax/test_handler_c.py (also under san=address / thread).
  * Exit 0 when every check holds; prints what failed otherwise.  The fake
@@ -27,16 +28,7 @@
 #include "handler_fake.h"
 #include "muster.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                        \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);           \
-      fprintf(stderr, __VA_ARGS__);                                             \
-      fputc('\n', stderr);                                                      \
-      __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST);                       \
-    }                                                                           \
-  } while (0)
+int failures;
 
 /* ---- the checks --------------------------------------------------------------- */
 
@@ -101,7 +93,7 @@ static void test_collective(int routine, int R, int64_t n, const XLA_FFI_Api *ap
   free(b);
 }
 
-static void expect_error(frame_t *f, const char *want) {
+void expect_error(frame_t *f, const char *want) {
   char *m = call(f);
   CHECK(m && strstr(m, want), "want error containing \"%s\", got \"%s\"", want, m ? m : "(none)");
   free(m);
@@ -415,6 +407,7 @@ int main(void) {
   for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
   test_missing_peer();
   test_cuda_path();
+  test_store_handler();
   muster_group_cache_flush();
   if (failures) {
     fprintf(stderr, "jax-handler-test: %d check(s) failed\n", failures);

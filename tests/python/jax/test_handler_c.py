@@ -1,7 +1,8 @@
 """The FFI handler driven by a fake XLA in C (tests/jax/handler_test.c, its harness handler_fake.c):
 metadata, attribute decoding, collective solves from threads, an older XLA
 api without RunId_Get/DeviceOrdinal_Get, return_status, concurrent launches,
-a missing peer, and the cuda path with a stand-in libcuda.  The same binary is
+a missing peer, the cuda path with a stand-in libcuda, and muster_jax.distributed's
+store handler (store_handler_test.c).  The same binary is
 built under san=address / san=thread:
 set MUSTER_SAN_BUILDS to those build folders (':'-separated) to run them."""
 import os
@@ -27,6 +28,9 @@ def lapack_only(build, tmp_path):
     for routine in ("potrs", "potri", "syevd", "getrs", "gels", "geqrf", "gesvd", "polar"):
         (tmp_path / routine).mkdir()
         os.symlink("../lapack.so", tmp_path / routine / "lapack.so")
+    for routine in ("potrs", "syevd"):  # the store handler's engine (store_handler_test.c), forced there
+        os.symlink(os.path.join(build, "tests", "providers", "testprov_colllapack.so"),
+                   tmp_path / routine / "colllapack.so")
     return str(tmp_path)
 
 

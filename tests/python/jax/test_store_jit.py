@@ -3,8 +3,8 @@ adapters/jax/store_ffi.c; docs/multinode.md): 2, 3 and 4 processes of a
 jax.distributed job on the CPU, potrs, getrs and syevd through a test
 engine that solves with LAPACKE (no real collective engine runs on the
 CPU's store path) in f64 and c128, on column blocks and on a mesh's blocks
-(grid=; a 2 x 2 mesh on 4), residuals and jit against eager on fresh random inputs, no
-retrace, a failing solve's message, a closed set.
+(grid=; a 2 x 2 mesh on 4), residuals and jit against eager on fresh
+random inputs, no retrace, a failing solve's message, a closed set.
 store_jit_case.py has the checks; the GPU half (cusolvermp, residuals) is
 test_store_distributed.py's GPU test."""
 import os

@@ -1,0 +1,149 @@
+/*
+ * tests/jax/store_handler_test.c - muster_jax.distributed's FFI handler
+ * (adapters/jax/store_ffi.c, set_table.c) driven without XLA: a kind
+ * "store" comm of one rank (its allgather a copy) named by the set table,
+ * solves through the test engine colllapack (test_handler_c.py puts it on
+ * the provider path): potrs and syevd residuals with the results aliased
+ * to the operands and not, a not positive definite A, attribute and
+ * operand errors, and a forgotten set refused.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handler_fake.h"
+#include "muster/comm.h"
+
+int64_t muster_jax_set_register(void *comm);
+int muster_jax_set_forget(int64_t id);
+int muster_jax_set_enter(int64_t id);
+void muster_jax_set_leave(int64_t id);
+XLA_FFI_Error *muster_jax_store_cpu(XLA_FFI_CallFrame *cf);
+
+enum { N = 7, NRHS = 2 };
+
+static int copy_all(void *ctx, const void *mine, void *all, size_t len, char *err, size_t errlen) {
+  (void)ctx, (void)err, (void)errlen;
+  memcpy(all, mine, len); /* one rank */
+  return 0;
+}
+
+/* The frame of one potrs (b != NULL) or syevd call on a (N x N), results
+ * into out_a / out_bw (== the operands: aliased). */
+static void store_frame(frame_t *f, int64_t set, double *a, double *b, double *out_a, double *out_bw) {
+  memset(f, 0, sizeof *f);
+  f->cf.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
+  f->cf.api = &new_api;
+  f->cf.ctx = (void *)&f->ctx;
+  f->cf.stage = XLA_FFI_ExecutionStage_EXECUTE;
+  frame_buf(f, 0, XLA_FFI_DataType_F64, a, N, N);
+  frame_buf(f, 2, XLA_FFI_DataType_F64, out_a, N, N);
+  if (b) {
+    frame_buf(f, 1, XLA_FFI_DataType_F64, b, N, NRHS);
+    frame_buf(f, 3, XLA_FFI_DataType_F64, out_bw, N, NRHS);
+  } else {
+    frame_buf(f, 3, XLA_FFI_DataType_F64, out_bw, N, -1);
+  }
+  f->argp[0] = &f->bufs[0], f->argp[1] = &f->bufs[1];
+  f->retp[0] = &f->bufs[2], f->retp[1] = &f->bufs[3];
+  for (int i = 0; i < 2; i++) f->at[i] = XLA_FFI_ArgType_BUFFER, f->rt[i] = XLA_FFI_RetType_BUFFER;
+  f->cf.args = (XLA_FFI_Args){XLA_FFI_Args_STRUCT_SIZE, NULL, b ? 2 : 1, f->at, f->argp};
+  f->cf.rets = (XLA_FFI_Rets){XLA_FFI_Rets_STRUCT_SIZE, NULL, 2, f->rt, f->retp};
+  const char *names[] = {"set", "routine", "n", "col0", "flags", "nprow", "npcol", "myrow", "mycol", "mb", "nb"};
+  int64_t vals[] = {set, b ? MUSTER_POTRS : MUSTER_SYEVD, N, 0, 0, 0, 0, 0, 0, 0, 0};
+  for (int i = 0; i < 11; i++) attr_int(f, names[i], vals[i]);
+  attr_str(f, "provider", "colllapack");
+  f->cf.attrs = (XLA_FFI_Attrs){XLA_FFI_Attrs_STRUCT_SIZE, NULL, 0, f->atype, f->namep, f->attrp};
+}
+
+/* max |A x - b| over the right-hand sides, relative to |A| |x| */
+static double residual(const double *a, const double *x, const double *b) {
+  double worst = 0;
+  for (int k = 0; k < NRHS; k++)
+    for (int i = 0; i < N; i++) {
+      double r = -b[k * N + i];
+      for (int j = 0; j < N; j++) r += a[j * N + i] * x[k * N + j];
+      worst = fmax(worst, fabs(r));
+    }
+  return worst / N;
+}
+
+static void solves(int64_t set, frame_t *f) {
+  double *a = spd(N), a_in[N * N], b[N * NRHS], x[N * NRHS], v[N * N], w[N];
+  for (int i = 0; i < N * NRHS; i++) b[i] = x[i] = urand();
+  for (int alias = 0; alias < 2; alias++) { /* XLA aliased the operands, or not */
+    memcpy(a_in, a, sizeof a_in);
+    memcpy(x, b, sizeof x);
+    double out_a[N * N], out_x[N * NRHS];
+    store_frame(f, set, a_in, x, alias ? a_in : out_a, alias ? x : out_x);
+    char *m = call(f);
+    CHECK(m == NULL, "potrs failed: %s", m);
+    double r = residual(a, alias ? x : out_x, b);
+    CHECK(r < 1e-13, "potrs residual %g (aliased %d)", r, alias);
+    free(m);
+  }
+  memcpy(v, a, sizeof v);
+  store_frame(f, set, v, NULL, v, w);
+  char *m = call(f);
+  CHECK(m == NULL, "syevd failed: %s", m);
+  free(m);
+  double worst = 0; /* A V = V diag(w) */
+  for (int k = 0; k < N; k++)
+    for (int i = 0; i < N; i++) {
+      double r = -v[k * N + i] * w[k];
+      for (int j = 0; j < N; j++) r += a[j * N + i] * v[k * N + j];
+      worst = fmax(worst, fabs(r));
+    }
+  CHECK(worst < 1e-12 * N, "syevd residual %g", worst);
+  for (int i = 0; i < N * N; i++) a_in[i] = i % (N + 1) == 0 ? -1 : 0; /* -I */
+  store_frame(f, set, a_in, x, a_in, x);
+  expect_error(f, "not positive definite (leading minor 1)");
+  free(a);
+}
+
+static void errors(int64_t set, frame_t *f) {
+  double a[N * N] = {0}, b[N * NRHS] = {0}, w[N];
+  store_frame(f, set, a, b, a, b);
+  attr_drop(f, "nb");
+  expect_error(f, "missing attribute nb");
+  store_frame(f, set, a, b, a, b);
+  attr_int(f, "bogus", 1);
+  expect_error(f, "unknown attribute bogus");
+  store_frame(f, set, a, b, a, b);
+  attr_drop(f, "routine");
+  attr_int(f, "routine", MUSTER_POTRI);
+  expect_error(f, "takes potrs, getrs and syevd");
+  store_frame(f, set, a, b, a, b);
+  f->cf.args.size = 1;
+  expect_error(f, "takes 2 operands and 2 results");
+  store_frame(f, set, a, NULL, a, w);
+  f->bufs[3].dtype = XLA_FFI_DataType_F32;
+  expect_error(f, "W must be n=7 reals");
+  store_frame(f, set, a, b, a, b);
+  f->dims[1][0] = N - 1;
+  expect_error(f, "B must be n=7 rows");
+}
+
+void test_store_handler(void) {
+  handler = muster_jax_store_cpu;
+  muster_comm_opts_t o = {.kind = "store", .rank = 0, .size = 1, .name = "storehandler", .allgather = copy_all};
+  muster_comm_t *comm = NULL;
+  CHECK(muster_comm_open(&o, &comm) == 0, "comm: %s", muster_last_error());
+  CHECK(muster_jax_set_register(NULL) == MUSTER_EINVAL, "a NULL comm was given an id");
+  int64_t set = muster_jax_set_register(comm);
+  CHECK(set > 0, "register: %lld", (long long)set);
+  frame_t *f = malloc(sizeof *f);
+  solves(set, f);
+  errors(set, f);
+  CHECK(muster_jax_set_enter(set) == 0, "an eager solve could not hold the set");
+  muster_jax_set_leave(set);
+  CHECK(muster_jax_set_forget(set) == 0, "forget");
+  CHECK(muster_jax_set_forget(set) == MUSTER_ENOENT, "forgot twice");
+  CHECK(muster_jax_set_enter(set) == MUSTER_ENOENT, "a forgotten set held");
+  double a[N * N] = {0}, b[N * NRHS] = {0};
+  store_frame(f, set, a, b, a, b);
+  expect_error(f, "is closed");
+  free(f);
+  muster_comm_close(comm);
+  handler = muster_jax_cpu;
+}
