@@ -39,11 +39,12 @@ def traced(*xs) -> bool:
 def set_id(store) -> int:
     """The id compiled solves name `store` by (set_table.c), given once;
     store.close() forgets it (after any jitted solve in flight on it)."""
+    comm = store.comm()  # ValueError when the set is closed: refused when tracing, as an eager solve is
     with _lock:
         sid = getattr(store, "_jax_set_id", None)
         if sid is None:
             h = _lib.handler()
-            sid = h.muster_jax_set_register(store.comm())
+            sid = h.muster_jax_set_register(comm)
             if sid < 0:
                 raise ValueError(f"muster_jax.distributed: cannot name store set {store.name} in a compiled solve: "
                                  f"{_runtime.message(_lib.runtime(), sid)} (at most 256 sets may be open)")

@@ -141,5 +141,7 @@ def jit_case(md, me: int, nproc: int, say, seed: int, n: int = 13):
     closed = _error_text(lambda: late(a, b))  # the set's id is forgotten: no dangling comm
     assert closed[0] == "JaxRuntimeError" and "store set of this compiled solve" in closed[1], closed
     assert "is closed" in closed[1], closed
+    retrace = _error_text(lambda: jax.jit(lambda a, b: md.solve("potrs", a, b, n=n, store=s))(a, b))
+    assert retrace[0] == "ValueError" and "is closed" in retrace[1], retrace  # refused when tracing
     say("closed:", closed[1][:200])
     say("jit ok")
