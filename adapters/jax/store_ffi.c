@@ -18,8 +18,10 @@
  *
  * On cuda the handler first waits for XLA's stream (the operands, and the
  * copies into results XLA did not alias, are then in place) and solves on
- * the CUDA device that holds A, as the eager form does: the engine returns
- * once its results are written.  Failure: an XLA error carrying the
+ * the CUDA device that holds A, as the eager form does, with XLA's stream
+ * as the shard's (the engine waits for it, not for the whole device, which
+ * XLA may be using meanwhile); the engine returns once its results are
+ * written.  Failure: an XLA error carrying the
  * runtime's message, which is the eager form's ValueError text.
  */
 #include <inttypes.h>
@@ -108,7 +110,7 @@ static int run(mj_call_t *c, const store_call_t *s, muster_comm_t *comm) {
   muster_shard_t mine = {.mem = c->cuda ? MUSTER_MEM_CUDA : MUSTER_MEM_HOST, .device = c->cuda ? c->device : -1,
                          .a = c->a_out->data, .lda = rows > 0 ? rows : 1, .col0 = v[S_COL0],
                          .ncols = c->a_in->dims[1], .b = s->x_out ? s->x_out->data : NULL, .ldb = v[S_N],
-                         .w = c->w_out ? c->w_out->data : NULL};
+                         .w = c->w_out ? c->w_out->data : NULL, .stream = c->stream};
   muster_solve_result_t res;
   if (v[S_NPROW] < 1) return muster_solve_comm(comm, &args, &mine, &res);
   muster_dist_t d = {.m = v[S_N], .n = v[S_N], .mb = v[S_MB], .nb = v[S_NB], .nprow = (int)v[S_NPROW],
