@@ -43,13 +43,14 @@ def _fresh(rng, shape, dtype):
 
 def _pieces(md, me: int, nproc: int, n: int):
     """(name, grid, (rows, cols) of this process's piece): column blocks
-    without grid, a 1-D column mesh, a rows mesh (2-D pieces), and on 4
-    processes a 2 x 2 mesh."""
+    without grid, a 1-D column mesh and a rows mesh (2-D pieces); on 4
+    processes a 2 x 2 mesh only."""
     k = -(-n // nproc)
-    yield "columns", None, (slice(0, n), slice(k * me, min(n, k * me + k)))
     meshes = [("grid cols", ("x",), (nproc,), (None, "x")), ("grid rows", ("x",), (nproc,), ("x", None))]
-    if nproc == 4:  # a 2-D mesh: 2 x 2 blocks
-        meshes.append(("grid 2x2", ("pr", "pc"), (2, 2), ("pr", "pc")))
+    if nproc == 4:  # only a 2-D mesh, 2 x 2 blocks: 2 and 3 processes run the others
+        meshes = [("grid 2x2", ("pr", "pc"), (2, 2), ("pr", "pc"))]
+    else:
+        yield "columns", None, (slice(0, n), slice(k * me, min(n, k * me + k)))
     for name, axes, sizes, spec in meshes:
         g = md.mesh_grid(axes, sizes, list(range(nproc)), spec, n)
         (r0, nr), (c0, nc) = g["procs"][me]["rows"], g["procs"][me]["cols"]
