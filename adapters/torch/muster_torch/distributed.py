@@ -135,11 +135,11 @@ def _layout(a, b, n, store, grid):
     try:
         if grid is None:
             col0, ncols = _runtime.block_cols(_lib.runtime(), n, store.size, store.rank)
-            rows, cols, dist = n, ncols, None
+            rows, cols, d = n, ncols, None
             where = f" (columns {col0}..{col0 + ncols - 1} of the block layout over {store.size} ranks)"
         else:
-            me = dist_rank(store)
-            rows, cols, col0, dist = _grid.place(grid, n, me, store.rank, _WHO)
+            me = _grid_proc(store)
+            rows, cols, col0, d = _grid.place(grid, n, me, store.rank, _WHO)
             e = grid["procs"][me]
             where = (f" (process {me}'s place in the {grid['nprow']} x {grid['npcol']} grid: rows "
                      f"{e['rows'][0]}.., columns {e['cols'][0]}..)")
@@ -150,10 +150,10 @@ def _layout(a, b, n, store, grid):
                 raise ValueError(f"{_WHO}: B is on {b.device}, the piece of A on {a.device}")
     except ValueError as e:
         store.refuse(f"rank {store.rank}: {e}")
-    return rows, cols, col0, dist
+    return rows, cols, col0, d
 
 
-def dist_rank(store) -> int:
+def _grid_proc(store) -> int:
     """This process's id in a grid's processes: its rank in the default
     process group (DeviceMesh's numbering), else its rank in the set."""
     return dist.get_rank() if dist.is_available() and dist.is_initialized() else store.rank
