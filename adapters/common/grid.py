@@ -116,3 +116,40 @@ def piece_dist(grid: dict, proc) -> dict:
     e = grid["procs"][proc]
     return {"m": grid["n"], "n": grid["n"], "mb": grid["mb"], "nb": grid["nb"], "nprow": grid["nprow"],
             "npcol": grid["npcol"], "myrow": e["row"], "mycol": e["col"], "lld": max(1, e["rows"][1])}
+
+
+def place(grid: dict, n: int, proc, set_rank: int, who: str) -> tuple:
+    """(rows, cols, col0, dist) of process `proc`'s piece of a mesh_grid()
+    result, for solve(..., grid=) of both adapters: a column block (1-D
+    columns, layout "block": dist None, muster's block layout) or its 2-D
+    block (dist: piece_dist's fields).  `set_rank`: its rank in the store
+    set, which must be its grid rank (row * npcol + col: muster_dist_t's
+    numbering, the rank the runtime takes its place for).
+
+    Raises:
+      ValueError (prefixed with `who`): a grid made for another n, a
+      process with no place in it, a set rank that is not the grid rank."""
+    if grid["n"] != n:
+        raise ValueError(f"{who}: n={n}, the grid was made for n={grid['n']}")
+    try:
+        d = piece_dist(grid, proc)
+    except ValueError as e:
+        raise ValueError(f"{who}: {e}") from None
+    rank = d["myrow"] * d["npcol"] + d["mycol"]
+    if rank != set_rank:
+        raise ValueError(f"{who}: this process ({proc} in the grid's processes) holds grid place "
+                         f"({d['myrow']}, {d['mycol']}), rank {rank} of the grid, but is rank {set_rank} of "
+                         f"the store set: open it with store_set(rank={rank})")
+    e = grid["procs"][proc]
+    if grid["layout"] == "block":
+        return n, e["cols"][1], e["cols"][0], None
+    return e["rows"][1], e["cols"][1], 0, d
+
+
+def check_shape(what: str, shape, want: tuple, who: str, where: str = ""):
+    """ValueError unless `shape` (an array's) is `want`: a piece of the
+    wrong shape would otherwise be reshaped into the right number of
+    elements, or fail deep in the framework with no word of the grid."""
+    if tuple(int(s) for s in shape) != tuple(want):
+        got = " x ".join(str(int(s)) for s in shape) or "a scalar"
+        raise ValueError(f"{who}: {what} is {got}, it must be {' x '.join(map(str, want))}{where}")

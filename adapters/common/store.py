@@ -204,6 +204,14 @@ class StoreSet:
         """Fail the set for every rank (code: a MUSTER_E*, EPROVIDER by default)."""
         self.lib.muster_store_abort(self._ptr, int(code), why.encode())
 
+    def refuse(self, why: str):
+        """Raise ValueError(why) on this rank after failing the set with it
+        (abort): a rank whose own arguments are wrong must not leave the
+        others waiting in the call it will not make (a live peer is never
+        timed out), so they fail at once naming it."""
+        self.abort(why, code=_runtime.EINVAL)
+        raise ValueError(why)
+
     def check(self):
         """ValueError when the set failed, a peer is gone or silent."""
         self._rc(self.lib.muster_store_check(self._ptr))

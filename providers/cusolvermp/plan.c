@@ -18,10 +18,11 @@ int mp_layout_same(const mp_layout_t *a, const mp_layout_t *b) {
 
 /* ---- grid, tile, panels ---------------------------------------------------------- */
 
-int mp_grid_shape(int nranks, const char *env, int *nprow, int *npcol, char *why, size_t len) {
+int mp_grid_shape(muster_routine_t routine, int nranks, const char *env, int *nprow, int *npcol, char *why,
+                  size_t len) {
   if (env) return prov_env_grid_of("MUSTER_MP_GRID", env, nranks, nprow, npcol, why, len);
   int p = 1;
-  for (int d = 1; (int64_t)d * d <= nranks; d++)
+  for (int d = 1; routine != MUSTER_GEQRF && (int64_t)d * d <= nranks; d++)
     if (nranks % d == 0) p = d;
   *nprow = p;
   *npcol = nranks / p;
@@ -84,7 +85,8 @@ int mp_refused(const mp_release_t *r, muster_routine_t routine, int nprow, int n
   }
   if (routine == MUSTER_GEQRF && nprow > 1 && !qr_forced) {
     snprintf(why, len, "geqrf on a %dx%d grid: cuSOLVERMp %s's QR was seen right on 1 x Q grids only (its Ormqr "
-             "failed on 2x1); leave MUSTER_MP_GRID unset, or set it to 1x%d (MUSTER_MP_QR_GRIDS=1 runs it to test)",
+             "failed on 2x1); leave MUSTER_MP_GRID unset (geqrf's default grid is 1 x P), or set it to 1x%d "
+             "(MUSTER_MP_QR_GRIDS=1 runs it to test)",
              nprow, npcol, rel, nprow * npcol);
     return MUSTER_EUNSUPPORTED;
   }

@@ -91,9 +91,11 @@ static inline int mp_runs(muster_routine_t r) {
 }
 
 /* P x Q for nranks: env ("PxQ" with P * Q = nranks, from MUSTER_MP_GRID)
- * when not NULL or empty, else the most square P <= Q.  0, or
- * MUSTER_EINVAL with the reason in why. */
-MP_HIDDEN int mp_grid_shape(int nranks, const char *env, int *nprow, int *npcol, char *why, size_t len);
+ * when not NULL or empty, else the most square P <= Q, except for geqrf:
+ * 1 x nranks (the only grids on which cuSOLVERMp 0.8's QR was seen right,
+ * mp_refused).  0, or MUSTER_EINVAL with the reason in why. */
+MP_HIDDEN int mp_grid_shape(muster_routine_t routine, int nranks, const char *env, int *nprow, int *npcol,
+                            char *why, size_t len);
 
 /* The tile when neither the caller nor MUSTER_MP_TILE gives one: a power of
  * two (cuSOLVERMp's eigensolver may fail on other block sizes) growing

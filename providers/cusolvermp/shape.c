@@ -23,7 +23,7 @@ int mp_shape_of(const muster_solve_args_t *a, int nranks, int64_t *tile_in, mp_s
   s->n = s->m = a->n; /* gels: the caller sets m (its ldb) */
   s->nrhs = muster_routine_nrhs(a->routine, a->nrhs);
   s->flags = a->flags;
-  int rc = mp_grid_shape(nranks, getenv("MUSTER_MP_GRID"), &s->nprow, &s->npcol, why, len);
+  int rc = mp_grid_shape(a->routine, nranks, getenv("MUSTER_MP_GRID"), &s->nprow, &s->npcol, why, len);
   /* the plan's functions take the value; an empty one they refuse too */
   if (rc < 0) return rc;
   int64_t t = tile_in && *tile_in > 0 ? *tile_in : caller_tile(a);

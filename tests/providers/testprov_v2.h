@@ -20,9 +20,14 @@
  *   - checks its dist against the shard (P = 1, Q = size, mycol = rank,
  *     numroc(n, nb, rank, size) local columns; a 2-D piece, P > 1: P x Q
  *     = size, myrow * Q + mycol = rank, lld = lda >= its rows);
- *   - writes TP_VERSION into its b (potrs), w (syevd), its piece of a
+ *   - writes TP_VERSION into its b (potrs, getrs: collective only), w (syevd), its piece of a
  *     (potri; a 2-D f64 piece: 1 + i * n + j at global (i, j)), sets info
  *     from TESTPROV_INFO and tile_used = dist.nb;
+ *   TESTPROV_SUM=1         instead, what shows where A's data reached: with
+ *                          S = sum of A(i, j) * (1 + i * n + j) over the
+ *                          whole A (each rank its piece's terms, placed by
+ *                          the dist, summed over the bootstrap), every
+ *                          entry of B (potrs, getrs) is S, of W (syevd) Re S + Im S
  *   TESTPROV_FAIL_RANK=r   rank r fails after the checks (MUSTER_EPROVIDER)
  *   TESTPROV_BLOCK=1       block until cancel() (after the bootstrap
  *                          check), then return cancel's code and reason
@@ -232,6 +237,52 @@ static void fill_global(const muster_collective_call_t *c) {
     }
 }
 
+/* Element k of a (any dtype) as (re, im). */
+static void get_elem(muster_dtype_t t, const void *a, int64_t k, double *re, double *im) {
+  switch (t) {
+  case MUSTER_F32: *re = ((const float *)a)[k], *im = 0; break;
+  case MUSTER_F64: *re = ((const double *)a)[k], *im = 0; break;
+  case MUSTER_C64: *re = ((const float *)a)[2 * k], *im = ((const float *)a)[2 * k + 1]; break;
+  default: *re = ((const double *)a)[2 * k], *im = ((const double *)a)[2 * k + 1]; break;
+  }
+}
+
+/* TESTPROV_SUM: S of the header over every rank's piece, into B or W. */
+static int write_sum(const muster_collective_call_t *c) {
+  const muster_dist_t *d = &c->dist;
+  const muster_shard_t *s = c->mine;
+  muster_dtype_t t = c->args.dtype;
+  int64_t rows = muster_layout_numroc(d->m, d->mb, d->myrow, d->nprow);
+  int64_t cols = muster_layout_numroc(d->n, d->nb, d->mycol, d->npcol);
+  double mine[2] = {0, 0}, all[MUSTER_MAX_RANKS][2], re, im;
+  for (int64_t lj = 0; lj < cols; lj++)
+    for (int64_t li = 0; li < rows; li++) {
+      int64_t i = (li / d->mb * d->nprow + d->myrow) * d->mb + li % d->mb;
+      int64_t j = (lj / d->nb * d->npcol + d->mycol) * d->nb + lj % d->nb;
+      get_elem(t, s->a, lj * d->lld + li, &re, &im);
+      mine[0] += re * (double)(1 + i * d->n + j);
+      mine[1] += im * (double)(1 + i * d->n + j);
+    }
+  char err[256] = "";
+  int rc = c->boot->allgather(c->boot->ctx, mine, all, sizeof mine, err, sizeof err);
+  if (rc < 0) return fail(c, rc, err);
+  double sum[2] = {0, 0};
+  for (int r = 0; r < c->boot->size; r++) sum[0] += all[r][0], sum[1] += all[r][1];
+  if (c->args.routine == MUSTER_SYEVD) {
+    fill(muster_dtype_real_bytes(t) == 4 ? MUSTER_F32 : MUSTER_F64, s->w, c->args.n, c->args.n, 1, sum[0] + sum[1]);
+    return 0;
+  }
+  fill(t, s->b, s->ldb, c->args.n, c->args.nrhs, sum[0]);
+  if (t == MUSTER_C64 || t == MUSTER_C128) /* fill wrote the real parts */
+    for (int64_t j = 0; j < c->args.nrhs; j++)
+      for (int64_t i = 0; i < c->args.n; i++) {
+        int64_t k = 2 * (j * s->ldb + i) + 1;
+        if (t == MUSTER_C64) ((float *)s->b)[k] = (float)sum[1];
+        else ((double *)s->b)[k] = sum[1];
+      }
+  return 0;
+}
+
 /* Wait until cancelled, or `seconds` (> 0; else no limit) have passed:
  * cancel's code with the reason, or 0 when the time ran out first. */
 static int block_until_cancelled(const muster_collective_call_t *c, double seconds) {
@@ -281,11 +332,17 @@ __attribute__((unused)) static int tp_collective(void *ctx, const muster_collect
   if (rc < 0) return rc;
   const muster_solve_args_t *a = &c->args;
   const muster_shard_t *s = c->mine;
-  if (a->routine == MUSTER_POTRS) fill(a->dtype, s->b, s->ldb, a->n, a->nrhs, TP_VERSION);
+  int has_b = a->routine == MUSTER_POTRS || a->routine == MUSTER_GETRS;
+  if (getenv("TESTPROV_SUM") && (has_b || a->routine == MUSTER_SYEVD)) {
+    rc = write_sum(c);
+    if (rc < 0) return rc;
+  } else {
+    if (has_b) fill(a->dtype, s->b, s->ldb, a->n, a->nrhs, TP_VERSION);
+    if (a->routine == MUSTER_SYEVD) fill(muster_dtype_real_bytes(a->dtype) == 4 ? MUSTER_F32 : MUSTER_F64,
+                                         s->w, a->n, a->n, 1, TP_VERSION);
+  }
   if (a->routine == MUSTER_POTRI && c->dist.nprow > 1 && a->dtype == MUSTER_F64) fill_global(c);
   else if (a->routine == MUSTER_POTRI && c->dist.nprow == 1) fill(a->dtype, s->a, s->lda, a->n, s->ncols, TP_VERSION);
-  if (a->routine == MUSTER_SYEVD) fill(muster_dtype_real_bytes(a->dtype) == 4 ? MUSTER_F32 : MUSTER_F64,
-                                       s->w, a->n, a->n, 1, TP_VERSION);
   const char *info = getenv("TESTPROV_INFO");
   *c->info = info ? atoll(info) : 0;
   *c->tile_used = c->dist.nb;
@@ -304,7 +361,11 @@ __attribute__((visibility("default"))) const muster_provider_v2_t muster_provide
     .name = TP_NAME,
     .description = "test provider (ABI v2)",
     .priority = TP_PRIORITY,
-    .routines = (1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD),
+    .routines = (1u << MUSTER_POTRS) | (1u << MUSTER_POTRI) | (1u << MUSTER_SYEVD)
+#ifdef TP_COLLECTIVE
+                | (1u << MUSTER_GETRS) /* as potrs: B in and out (the adapters' 2-D pieces) */
+#endif
+    ,
     .dtypes = TP_DTYPES,
 #ifdef TP_MEM_CUDA
     .mem_kinds = 1u << MUSTER_MEM_CUDA,

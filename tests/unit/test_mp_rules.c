@@ -12,20 +12,27 @@ TEST_IMPL(mp_plan_grid_tile_panel) {
   static const int want[][3] = {{1, 1, 1}, {2, 1, 2}, {3, 1, 3}, {4, 2, 2}, {6, 2, 3}, {8, 2, 4}, {9, 3, 3},
                                 {12, 3, 4}, {64, 8, 8}, {7, 1, 7}};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-    ASSERT_EQ(mp_grid_shape(want[i][0], NULL, &P, &Q, why, sizeof why), 0);
+    ASSERT_EQ(mp_grid_shape(MUSTER_POTRS, want[i][0], NULL, &P, &Q, why, sizeof why), 0);
     ASSERT_EQ(P, want[i][1]);
     ASSERT_EQ(Q, want[i][2]);
+    /* geqrf's default: one process row (0.8's QR is right there only),
+     * and no default grid of any routine is refused by the release rules */
+    ASSERT_EQ(mp_grid_shape(MUSTER_GEQRF, want[i][0], NULL, &P, &Q, why, sizeof why), 0);
+    ASSERT(P == 1 && Q == want[i][0]);
+    ASSERT_EQ(mp_refused(mp_release_of(MP_VER(0, 8, 0)), MUSTER_GEQRF, P, Q, 0, why, sizeof why), 0);
   }
-  ASSERT_EQ(mp_grid_shape(2, "2x1", &P, &Q, why, sizeof why), 0);
+  ASSERT_EQ(mp_grid_shape(MUSTER_GEQRF, 4, "2x2", &P, &Q, why, sizeof why), 0); /* the user's grid wins */
+  ASSERT(P == 2 && Q == 2);
+  ASSERT_EQ(mp_grid_shape(MUSTER_POTRS, 2, "2x1", &P, &Q, why, sizeof why), 0);
   ASSERT(P == 2 && Q == 1);
-  ASSERT_EQ(mp_grid_shape(2, "01x2", &P, &Q, why, sizeof why), 0);
+  ASSERT_EQ(mp_grid_shape(MUSTER_POTRS, 2, "01x2", &P, &Q, why, sizeof why), 0);
   ASSERT(P == 1 && Q == 2);
   /* the runtime's number rule (muster/parse.h): sscanf took " 1x2",
    * "+1x2" and "1x +2", and "" was the default */
   static const char *bad[] = {"2x2", "x2", "2x", "1x2x", "0x2", "2*1", "-1x-2", "1x2 ", "",
                               " 1x2", "+1x2", "1x +2", "1x2\n", "4294967297x2"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    ASSERT_EQ(mp_grid_shape(2, bad[i], &P, &Q, why, sizeof why), MUSTER_EINVAL);
+    ASSERT_EQ(mp_grid_shape(MUSTER_POTRS, 2, bad[i], &P, &Q, why, sizeof why), MUSTER_EINVAL);
     ASSERT_STR_CONTAINS(why, "MUSTER_MP_GRID");
   }
   int64_t t;

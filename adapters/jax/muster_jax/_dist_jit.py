@@ -80,7 +80,7 @@ def solve(place, routine: str, a_piece, b, *, n: int, store, provider, dtype: st
         raise ValueError(f"muster_jax.distributed.solve({routine!r}) inside jax.jit: potrs and getrs need b, "
                          f"syevd takes none")
     nptype = NPTYPES[dtype]
-    rows, ncols, col0, dist = place(n, store, grid)  # the grid and the set's rank, checked as eagerly
+    rows, ncols, col0, dist = place(n, store, grid, a_piece)  # grid, rank and piece checked as eagerly
     lib = _lib.runtime()
     attrs = dict(set=np.int64(set_id(store)), routine=np.int32(_runtime.enum_value(lib, "routine", routine)),
                  n=np.int64(n), col0=np.int64(col0), flags=np.int32(_runtime.NO_VECTORS if no_vectors else 0),

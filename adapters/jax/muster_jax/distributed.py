@@ -90,25 +90,21 @@ def _back(buf, rows, cols):
     return buf.T if isinstance(buf, jax.Array) else buf
 
 
-def _place(n: int, store: _store.StoreSet, grid):
+def _place(n: int, store: _store.StoreSet, grid, a_piece):
     """(rows, cols, col0, dist) of this process's piece: a column block
-    (grid None or 1-D: dist None), or its grid's 2-D block (a _runtime.Dist)."""
-    if grid is None:
-        col0, ncols = _runtime.block_cols(_lib.runtime(), n, store.size, store.rank)
-        return n, ncols, col0, None
-    if grid["n"] != n:
-        raise ValueError(f"muster_jax.distributed.solve: n={n}, the grid was made for n={grid['n']}")
-    me = jax.process_index()
-    d = piece_dist(grid, me)
-    rank = d["myrow"] * d["npcol"] + d["mycol"]
-    if rank != store.rank:
-        raise ValueError(f"muster_jax.distributed.solve: this process (index {me}) holds grid place "
-                         f"({d['myrow']}, {d['mycol']}), rank {rank} of the grid, but is rank {store.rank} of "
-                         f"the store set: open it with store_set(rank={rank})")
-    e = grid["procs"][me]
-    if grid["layout"] == "block":  # 1-D columns: muster's block layout
-        return n, e["cols"][1], e["cols"][0], None
-    return e["rows"][1], e["cols"][1], 0, _runtime.Dist(**d)
+    (grid None or 1-D: dist None), or its grid's 2-D block (a _runtime.Dist);
+    a wrong grid or piece fails the set for every process (StoreSet.refuse)."""
+    who = "muster_jax.distributed.solve"
+    try:
+        if grid is None:
+            col0, ncols = _runtime.block_cols(_lib.runtime(), n, store.size, store.rank)
+            rows, d = n, None
+        else:
+            rows, ncols, col0, d = _grid.place(grid, n, jax.process_index(), store.rank, who)
+        _grid.check_shape("this process's piece of A", np.shape(a_piece), (rows, ncols), who)
+    except ValueError as e:
+        store.refuse(f"rank {store.rank}: {e}")
+    return rows, ncols, col0, None if d is None else _runtime.Dist(**d)
 
 
 def solve(routine: str, a_piece, b=None, *, n: int, store: _store.StoreSet, provider: str | None = None,
@@ -130,7 +126,7 @@ def solve(routine: str, a_piece, b=None, *, n: int, store: _store.StoreSet, prov
                                no_vectors=no_vectors, grid=grid)
     lib = _lib.runtime()
     nptype = _dist_jit.NPTYPES[dtype]
-    rows, ncols, col0, dist = _place(n, store, grid)
+    rows, ncols, col0, dist = _place(n, store, grid, a_piece)
     a_buf, a_ptr, mem, dev = _piece(a_piece, nptype, rows, ncols)
     nrhs = 0 if b is None else int(np.shape(b)[1] if np.ndim(b) == 2 else 1)
     b_buf, b_ptr = None, None

@@ -13,8 +13,11 @@ that dies or stops is named by the others within MUSTER_TIMEOUT (its
 heartbeat key stops moving).
 
 solve() is eager: this rank passes its column block of A (block layout:
-ceil(n / P) columns per rank, rank p's from column p * ceil(n / P)) and all
-of B, as tensors on its GPU (or the CPU); both are copied, never written.
+ceil(n / P) columns per rank, rank p's from column p * ceil(n / P)), or
+with grid= (mesh_grid's or device_mesh_grid's result) its block of a 1-D or
+2-D process grid (the engine takes it as a 2-D block-cyclic piece, no
+gather), and all of B, as tensors on its GPU (or the CPU); both are
+copied, never written.
 Rank 0 chooses among the collective engines (provider= forces one); where
 none can run, every rank raises the same ValueError saying why.
 """
@@ -26,6 +29,7 @@ import torch.distributed as dist
 from . import _grid, _lib, _runtime, _store
 
 mesh_grid = _grid.mesh_grid
+piece_dist = _grid.piece_dist
 
 
 class TorchKeyValue(_store.KeyValue):
@@ -70,43 +74,118 @@ def store_set(store=None, rank: int | None = None, size: int | None = None,
     """This rank's end of a set of `size` ranks over `store` (default: the
     default process group's store, its rank and world size).  Every rank
     must open its sets in the same order (their names count them).
-    timeout: how long a silent peer is waited for (default MUSTER_TIMEOUT)."""
+    timeout: how long a silent peer is waited for (default MUSTER_TIMEOUT).
+    rank: this rank in the set; a grid whose places are not in process
+    group order needs its grid rank (grid["procs"][dist.get_rank()]["rank"]:
+    solve(grid=) says so)."""
     if store is None:
         store = default_store()
     if rank is None or size is None:
         if not dist.is_initialized():
             raise ValueError("muster_torch.distributed.store_set: rank= and size= are needed without "
                              "init_process_group")
-        rank, size = dist.get_rank(), dist.get_world_size()
+        # rank= alone: a grid rank other than the process group's (solve's grid=)
+        rank = dist.get_rank() if rank is None else rank
+        size = dist.get_world_size() if size is None else size
     return _store.StoreSet(_lib.runtime(), TorchKeyValue(store), _store.next_name("torch"), rank, size,
                            timeout_s=timeout or 0)
 
 
 _DTYPES = {torch.float64: "f64", torch.float32: "f32", torch.complex64: "c64", torch.complex128: "c128"}
+_WHO = "muster_torch.distributed.solve"
 
 
-def _piece(x, dtype, rows, cols):
-    """A column-major copy of x (rows x cols) as a (cols x rows) row-major tensor."""
-    return x.reshape(rows, cols).to(dtype).t().contiguous()
+def device_mesh_grid(mesh, placements, n: int) -> dict:
+    """mesh_grid of an n x n A laid on a DeviceMesh as a DTensor with
+    `placements` (one per mesh dimension): Shard(0) puts A's rows over
+    that dimension, Shard(1) its columns, Replicate only on a dimension of
+    size 1.  With it, `A.to_local()` on each rank is its grid piece:
+    DTensor's split (torch.chunk: ceil(n / k) each, the last shorter) is
+    the grid's.  A's rows or columns over two mesh dimensions are
+    refused: DTensor splits them one dimension after the other, which
+    differs from the grid's single split when n does not divide."""
+    from torch.distributed.tensor import Replicate, Shard
+    names = mesh.mesh_dim_names or tuple(f"dim{i}" for i in range(mesh.ndim))
+    if len(placements) != mesh.ndim:
+        raise ValueError(f"device_mesh_grid: {len(placements)} placements for a mesh of {mesh.ndim} dimensions")
+    axes = ([], [])
+    for name, size, p in zip(names, mesh.mesh.shape, placements):
+        if type(p) is Shard and p.dim in (0, 1, -1, -2):
+            axes[p.dim % 2].append(name)
+        elif not (isinstance(p, Replicate) and size == 1):
+            raise ValueError(f"device_mesh_grid: placement {p} on mesh dimension {name!r} of size {int(size)}: "
+                             f"each takes Shard(0) (A's rows), Shard(1) (its columns), or Replicate on size 1 "
+                             f"(the engines take each entry of A on one process)")
+    if len(axes[0]) > 1 or len(axes[1]) > 1:
+        raise ValueError(f"device_mesh_grid: A's rows over {axes[0]}, its columns over {axes[1]}: one mesh "
+                         f"dimension each at most (DTensor's nested split is not the grid's)")
+    spec = tuple(a[0] if a else None for a in axes)
+    return mesh_grid(names, [int(s) for s in mesh.mesh.shape], mesh.mesh.flatten().tolist(), spec, n)
 
 
-def solve(routine: str, a_cols: torch.Tensor, b: torch.Tensor | None = None, *, n: int,
-          store: _store.StoreSet, provider: str | None = None, no_vectors: bool = False):
+def _piece(x, dtype):
+    """A column-major copy of x as a (cols x rows) row-major tensor."""
+    return x.to(dtype).t().contiguous()
+
+
+def _layout(a, b, n, store, grid):
+    """(rows, cols, col0, dist) of this rank's piece (_grid.place's, or
+    the block layout without grid), its arguments checked: ValueError
+    after failing the set for every rank, so that none waits for this one."""
+    try:
+        if grid is None:
+            col0, ncols = _runtime.block_cols(_lib.runtime(), n, store.size, store.rank)
+            rows, cols, d = n, ncols, None
+            where = f" (columns {col0}..{col0 + ncols - 1} of the block layout over {store.size} ranks)"
+        else:
+            me = _grid_proc(store)
+            rows, cols, col0, d = _grid.place(grid, n, me, store.rank, _WHO)
+            e = grid["procs"][me]
+            where = (f" (process {me}'s place in the {grid['nprow']} x {grid['npcol']} grid: rows "
+                     f"{e['rows'][0]}.., columns {e['cols'][0]}..)")
+        _grid.check_shape("this rank's piece of A", a.shape, (rows, cols), _WHO, where)
+        if b is not None:
+            _grid.check_shape("B", b.shape, (n, b.shape[-1]) if b.dim() == 2 else (n,), _WHO, " (all of B)")
+            if b.device != a.device:
+                raise ValueError(f"{_WHO}: B is on {b.device}, the piece of A on {a.device}")
+    except ValueError as e:
+        store.refuse(f"rank {store.rank}: {e}")
+    return rows, cols, col0, d
+
+
+def _grid_proc(store) -> int:
+    """This process's id in a grid's processes: its rank in the default
+    process group (DeviceMesh's numbering), else its rank in the set."""
+    return dist.get_rank() if dist.is_available() and dist.is_initialized() else store.rank
+
+
+def solve(routine: str, a_piece: torch.Tensor, b: torch.Tensor | None = None, *, n: int,
+          store: _store.StoreSet, provider: str | None = None, no_vectors: bool = False,
+          grid: dict | None = None):
     """One solve over every rank of `store`, each passing its own piece.
 
     Args:
       routine: "potrs", "getrs" (b given: returns X, n x nrhs) or "syevd"
-        (returns (w, this rank's columns of the eigenvectors)).
-      a_cols: this rank's columns of A (n x ncols, block layout), on its GPU
-        or the CPU.  b: all of B (n x nrhs), on the same device.
+        (returns (w, this rank's piece of the eigenvectors, shaped as
+        a_piece)).
+      a_piece: this rank's piece of A, on its GPU or the CPU: without grid
+        its columns (n x ncols, block layout); with grid (mesh_grid's or
+        device_mesh_grid's result) its block of the grid (rows x cols of
+        grid["procs"][dist.get_rank()]): a 2-D grid's block goes to the
+        engine as it is (muster_solve_comm_dist, no gather).
+      b: all of B (n x nrhs, or n), on the same device.
       n: A's order.  store: from store_set().  provider: force one.
+
+    A piece of the wrong shape, a grid for another n, or a set rank that
+    is not the grid's raises ValueError on this rank and fails the set for
+    the others (they raise naming this rank).
     """
     lib = _lib.runtime()
-    dtype = a_cols.dtype if a_cols.dtype in _DTYPES else torch.float64
-    col0, ncols = _runtime.block_cols(lib, n, store.size, store.rank)
-    a = _piece(a_cols, dtype, n, ncols)
+    dtype = a_piece.dtype if a_piece.dtype in _DTYPES else torch.float64
+    rows, ncols, col0, dist_fields = _layout(a_piece, b, n, store, grid)
+    a = _piece(a_piece, dtype)
     nrhs = 0 if b is None else (b.shape[1] if b.dim() == 2 else 1)
-    bb = _piece(b, dtype, n, nrhs) if nrhs else None
+    bb = _piece(b.reshape(n, nrhs), dtype) if nrhs else None
     cuda = a.is_cuda
     w = torch.zeros(n, dtype=dtype.to_real() if dtype.is_complex else dtype, device=a.device) \
         if routine == "syevd" else None
@@ -115,10 +194,11 @@ def solve(routine: str, a_cols: torch.Tensor, b: torch.Tensor | None = None, *, 
                               layout=_runtime.LAYOUT_BLOCK, flags=_runtime.NO_VECTORS if no_vectors else 0,
                               provider=provider.encode() if provider else None)
     shard = _runtime.Shard(mem=_runtime.MEM_CUDA if cuda else _runtime.MEM_HOST,
-                           device=a.device.index if cuda else -1, a=a.data_ptr(), lda=n, col0=col0, ncols=ncols,
-                           b=bb.data_ptr() if nrhs else None, ldb=n, w=w.data_ptr() if w is not None else None,
+                           device=a.device.index if cuda else -1, a=a.data_ptr(), lda=max(1, rows), col0=col0,
+                           ncols=ncols, b=bb.data_ptr() if nrhs else None, ldb=n,
+                           w=w.data_ptr() if w is not None else None,
                            stream=torch.cuda.current_stream(a.device).cuda_stream if cuda else None)
-    store.solve(args, shard)
+    store.solve(args, shard, None if dist_fields is None else _runtime.Dist(**dist_fields))
     if routine == "syevd":
         return w, a.t()
     return bb.t()

@@ -2,9 +2,11 @@
 store (muster_torch.distributed; test_store_distributed.py starts it).
 
 usage: store_worker.py RANK WORLD PORT cases|gpu
-"cases": storecase's basic case, then its kill case on a second set
-(the last process SIGKILLs itself).  The cases are tests/python/storecase.py's ("gpu": one GPU per rank, nccl,
-solves with residuals).  Prints "rank R: ..." lines.
+"cases": storecase's basic case; grid= with each rank's own piece (gridcase.py, through the collective
+test provider with TESTPROV_SUM=1): grids of every shape over all ranks and over pairs of ranks (sets on
+a PrefixStore each), a DeviceMesh's DTensor, the hostile cases; then storecase's kill case on a last set
+(the last process SIGKILLs itself).  "gpu": one GPU per rank, nccl, solves with residuals on column
+blocks (storecase.solve_case) and on grids (gridcase.gpu_grid_case).  Prints "rank R: ..." lines.
 """
 import datetime
 import pathlib
@@ -21,6 +23,9 @@ if case == "gpu":
 dist.init_process_group("nccl" if case == "gpu" else "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
                         timeout=datetime.timedelta(seconds=60))
 
+import numpy as np  # noqa: E402
+
+import gridcase  # noqa: E402
 import muster_torch.distributed as md  # noqa: E402
 import storecase  # noqa: E402
 
@@ -33,6 +38,8 @@ s = md.store_set(timeout=20)
 if case == "gpu":
     storecase.solve_case(md, s, rank, world, say, lambda x: torch.from_numpy(x).cuda(),
                          lambda x: x.cpu().numpy())
+    gridcase.gpu_grid_case(md, s, rank, world, say, lambda x: torch.from_numpy(x).cuda(),
+                           lambda x: x.cpu().numpy())
     s.close()
     dist.destroy_process_group()
     say("done")
@@ -42,4 +49,53 @@ g = torch.Generator().manual_seed(7)
 m = torch.randn(n, n, generator=g, dtype=torch.float64)
 a, b = m @ m.T + n * torch.eye(n, dtype=torch.float64), torch.randn(n, 2, generator=g, dtype=torch.float64)
 storecase.basic_case(md, s, rank, world, say, a[:, k * rank:k * rank + k], b, n)
+
+
+def put(x):
+    return torch.from_numpy(np.ascontiguousarray(x))
+
+
+def host(x):
+    return x.numpy()
+
+
+def grids(procs, n):
+    """Every grid of the processes `procs`: columns, rows and (4) 2 x 2."""
+    p = len(procs)
+    out = [md.mesh_grid(("x",), (p,), procs, (None, "x"), n), md.mesh_grid(("x",), (p,), procs, ("x", None), n)]
+    if p == 4:
+        out.append(md.mesh_grid(("pr", "pc"), (2, 2), procs, ("pr", "pc"), n))
+    return out
+
+
+def mesh_case(rng, n):
+    """A DTensor on a 2 x 2 DeviceMesh: its local tensor is the piece of
+    device_mesh_grid's grid, solved as it is; placements it refuses."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+    mesh = init_device_mesh("cpu", (2, 2), mesh_dim_names=("pr", "pc"))
+    a = torch.from_numpy(gridcase.rand(rng, (n, n), np.complex128))
+    ad = distribute_tensor(a, mesh, [Shard(0), Shard(1)])
+    grid = md.device_mesh_grid(mesh, ad.placements, n)
+    assert ad.to_local().shape == gridcase.piece_of(a.numpy(), grid, rank, world).shape
+    with md.store_set(timeout=20) as s:
+        i, j = np.indices((n, n))
+        want = np.sum(a.numpy() * (1.0 + i * n + j))
+        x = md.solve("potrs", ad.to_local(), torch.zeros(n, 1, dtype=torch.complex128), n=n, store=s,
+                     provider="colltwo", grid=grid)
+        assert abs(x[0, 0].item() - want) < 1e-9 * np.abs(a.numpy()).sum() * n * n, (x[0, 0], want)
+    gridcase.expect_refusal(lambda: md.device_mesh_grid(mesh, [Shard(0), Shard(0)], n), "one mesh dimension")
+    gridcase.expect_refusal(lambda: md.device_mesh_grid(mesh, [Replicate(), Shard(1)], n), "Replicate on size 1")
+    say("device mesh ok")
+
+
+with md.store_set(timeout=20) as s:
+    rng = np.random.default_rng(gridcase.seed(s, say))
+    gridcase.sum_cases(md, s, [None] + grids(list(range(world)), 11), rank, world, rng, put, host, say, 11)
+if world == 4:  # two sets of 2 ranks at once, each over its own prefix of the job's store
+    pair = [rank - rank % 2, rank - rank % 2 + 1]
+    with md.store_set(dist.PrefixStore(f"pair{pair[0]}/", md.default_store()), rank % 2, 2, timeout=20) as s:
+        gridcase.sum_cases(md, s, grids(pair, 11), rank, 2, rng, put, host, say, 11)
+    mesh_case(rng, 11)
+gridcase.hostile_cases(md, lambda rank=None: md.store_set(timeout=20, rank=rank), rank, world, put, say)
 storecase.kill_case(md.store_set(timeout=2), rank, world, say)  # does not return

@@ -1,8 +1,10 @@
 """muster_torch.distributed: ranks of a torch.distributed job (gloo on the
 CPU, started here) meet over the job's store through the runtime's store
 bootstrap (include/muster/store.h): allgather and barrier; the engine
-choice for GPU tensors says cusolvermp cannot run here and why; a rank
-SIGKILLed is named by the others within the timeout.  store_worker.py is
+choice for GPU tensors says cusolvermp cannot run here and why; each rank's
+own piece of a 1-D or 2-D grid reaches a collective engine where its dist
+says (solve(grid=)); a rank SIGKILLed is named by the others within the
+timeout.  store_worker.py is
 one rank; tests/python/storecase.py has the cases and checks."""
 import os
 import pathlib
@@ -15,19 +17,36 @@ sys.path.insert(0, str(HERE.parent))  # tests/python
 import storecase  # noqa: E402
 
 
-def test_store_sets_over_torch_distributed():
-    """3 ranks: the basic case, then the last one SIGKILLed (one launch:
-    each process costs seconds to start)."""
-    procs, outs = storecase.run_workers(HERE / "store_worker.py", 3, "cases", HERE.parents[2] / "adapters" / "torch")
+def test_store_sets_over_torch_distributed(tmp_path):
+    """4 ranks: the basic case; each rank's own piece through grid= (grids
+    4 x 1, 1 x 4, 2 x 2, and 2 x 1, 1 x 2 on two sets of 2 ranks at once,
+    a DeviceMesh's DTensor; f64, c128, f32, c64; potrs, getrs, syevd)
+    into the collective test provider, whose answer is a weighted sum of
+    the whole A (TESTPROV_SUM, gridcase.py); the hostile cases; then the
+    last rank SIGKILLed (one launch: each process costs seconds to start)."""
+    build = pathlib.Path(os.environ["MUSTER_BUILD"])
+    for routine in ("potrs", "getrs", "syevd"):  # colltwo beside the build's providers
+        (tmp_path / routine).mkdir()
+        (tmp_path / routine / "colltwo.so").symlink_to(build / "tests" / "providers" / "testprov_coll2.so")
+    env = {"MUSTER_PROVIDER_PATH": f"{tmp_path}:{build / 'lib' / 'muster' / 'providers'}", "TESTPROV_SUM": "1"}
+    procs, outs = storecase.run_workers(HERE / "store_worker.py", 4, "cases", HERE.parents[2] / "adapters" / "torch",
+                                        env)
     storecase.check_basic(procs, outs, "rank")
+    for r, out in enumerate(outs[:-1]):
+        for what in ("sums ok columns", "sums ok 1 x 4", "sums ok 4 x 1", "sums ok 2 x 2", "sums ok 1 x 2",
+                     "sums ok 2 x 1", "device mesh ok", "hostile ok"):
+            assert f"rank {r}: {what}" in out, (what, out[-3000:])
     storecase.check_killed(procs, outs, "rank")
 
 
 @pytest.mark.skipif(not os.environ.get("MUSTER_TEST_GPUS"), reason="GPU run only: MUSTER_TEST_GPUS=2 (or 4)")
 def test_store_solves_on_gpus():
     """One rank per GPU (nccl), solves on CUDA tensors through the store
-    bootstrap (cusolvermp), residuals checked in every rank."""
+    bootstrap (cusolvermp), residuals checked in every rank: column blocks,
+    then each rank's block of a 2 x 2 grid (4 GPUs; else GPUs x 1) and of a
+    1 x GPUs one, f64 and c128 (gridcase.gpu_grid_case)."""
     procs, outs = storecase.run_workers(HERE / "store_worker.py", int(os.environ["MUSTER_TEST_GPUS"]), "gpu",
                                         HERE.parents[2] / "adapters" / "torch", budget=600)
     for r, (p, out) in enumerate(zip(procs, outs)):
         assert p.returncode == 0 and f"rank {r}: solves ok" in out, out[-4000:]
+        assert out.count(f"rank {r}: grid solves ok") == 2, out[-4000:]

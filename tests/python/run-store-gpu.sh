@@ -1,0 +1,35 @@
+#!/bin/sh
+# An adapter's store-bootstrap GPU test on cusolvermp alone (its
+# test_store_distributed.py -k gpu: one process per GPU meeting over the
+# framework's store, solves with residuals on column blocks and on grid
+# pieces).  Called by tests/python/jax/run-store-gpu.sh and
+# tests/python/torch/run-store-gpu.sh (what each runs is said there):
+#
+#   tests/python/run-store-gpu.sh jax|torch [BUILD_DIR] [GPUS]     (from the repo root)
+#
+# BUILD_DIR (default build) with lib/ and deps/ (the cuSOLVERMp wheel,
+# unpacked into a temporary folder named by MUSTER_MP_LIBDIR unless that is
+# set: tests/gpu/gpu-env.sh's mp_libs); GPUS default 2.  $PYTHON (default
+# python3) needs the framework with CUDA and pytest.  Passes when pytest
+# says "1 passed" (a process's output is shown when it fails); exits
+# non-zero otherwise or when a segment of the job is left in /dev/shm.
+set -u
+adapter=$1
+repo=$(pwd)
+build=$repo/${2:-build}
+gpus=${3:-2}
+PY=${PYTHON:-python3}
+here=$build/tests/gpu  # gpu-env.sh's rule: it sets build from here
+. "$here/gpu-env.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mp_libs "$tmp"
+export MUSTER_BUILD="$build" MUSTER_LIB_DIR="$build/lib" MUSTER_JOB=${adapter}store$$
+export PYTHONPATH="$repo/adapters/$adapter${PYTHONPATH:+:$PYTHONPATH}"
+export NCCL_NVLS_ENABLE=0 MUSTER_TIMEOUT=${MUSTER_TIMEOUT:-20} XLA_PYTHON_CLIENT_PREALLOCATE=false
+MUSTER_TEST_GPUS=$gpus timeout -k 5 "${STORE_TIMEOUT:-300}" "$PY" -m pytest -q -rfE -p no:cacheprovider \
+    "tests/python/$adapter/test_store_distributed.py" -k gpu
+rc=$?
+left=$(ls /dev/shm | grep -c "$MUSTER_JOB" || true)
+echo "segments left: $left"
+[ "$rc" = 0 ] && [ "$left" = 0 ]
