@@ -37,16 +37,15 @@ if case == "jit":  # store_jit_case.py: inside jax.jit against the eager form
     sys.exit(0)
 s = md.store_set(timeout=20)
 if case == "gpu":
-    storecase.solve_case(md, s, proc_id, nproc, say, lambda x: jax.device_put(x, jax.local_devices()[0]),
-                         np.asarray)
-    storecase.solve_grid_case(md, s, proc_id, nproc, say, lambda x: jax.device_put(x, jax.local_devices()[0]),
-                              np.asarray)
-    import store_jit_case  # the same cases with every solve inside jax.jit (store_ffi.c on device buffers)
-    jmd = store_jit_case.Jitted(md)
-    storecase.solve_case(jmd, s, proc_id, nproc, say, lambda x: jax.device_put(x, jax.local_devices()[0]),
-                         np.asarray)
-    storecase.solve_grid_case(jmd, s, proc_id, nproc, say, lambda x: jax.device_put(x, jax.local_devices()[0]),
-                              np.asarray)
+    import store_jit_case
+
+    def put(x):
+        return jax.device_put(x, jax.local_devices()[0])
+
+    # eagerly, then every solve inside jax.jit (store_ffi.c on device buffers)
+    for solver in (md, store_jit_case.Jitted(md)):
+        storecase.solve_case(solver, s, proc_id, nproc, say, put, np.asarray)
+        storecase.solve_grid_case(solver, s, proc_id, nproc, say, put, np.asarray)
     say("jit solves ok")
     s.close()
     say("done")
