@@ -70,6 +70,7 @@ static int nccl_init(mp_ctx_t *c, mp_run_t *run, const muster_bootstrap_t *boot,
   }
   pthread_mutex_lock(&c->run_mu);
   m->nccl = comm;
+  m->nonblocking = !blocking;
   run->comm = m;
   pthread_mutex_unlock(&c->run_mu);
   /* non-blocking: wait for the initialization, polling */
@@ -85,7 +86,7 @@ static int nccl_init(mp_ctx_t *c, mp_run_t *run, const muster_bootstrap_t *boot,
 }
 
 /* cuSOLVERMp's handle (its version confirmed), stream and grid on m. */
-static int solver_init(mp_ctx_t *c, mp_comm_t *m, cuc_err_t *E) {
+static int solver_init(mp_ctx_t *c, mp_run_t *run, mp_comm_t *m, cuc_err_t *E) {
   const mp_api_t *api = &c->libs->api;
   int rc = 0, code = 0;
   char why[512];
@@ -97,6 +98,9 @@ static int solver_init(mp_ctx_t *c, mp_comm_t *m, cuc_err_t *E) {
     goto out;
   }
   CUC_SO(m->device, api->CreateDeviceGrid(m->handle, &m->grid, m->nccl, m->nprow, m->npcol, MP_GRID_COL_MAJOR));
+  /* the grid's own NCCL work (0.9.1: ncclCommQueryProperties and more) may
+   * still be in progress on a non-blocking communicator */
+  CUC_CHECK(mp_nccl_ready(c, run, m, E));
 out:
   return rc;
 }
@@ -149,7 +153,7 @@ int mp_comm_get(mp_ctx_t *c, mp_run_t *run, const muster_bootstrap_t *boot, int 
   int rc = 0;
   CUC_CU(device, cudaSetDevice(device));
   CUC_CHECK(nccl_init(c, run, boot, m, E));
-  CUC_CHECK(solver_init(c, m, E));
+  CUC_CHECK(solver_init(c, run, m, E));
 out:
   if (rc < 0) m->broken = 1;
   /* listed even when broken: cancel may hold it, release_comms frees it */

@@ -88,8 +88,11 @@ static int u_scales(mp_job_t *j, double *scale) {
   CUC_CU(m->device,
          cuc_upper_colmax_launch((int)j->a->dtype, j->A, j->lld, j->lr, j->lc, rows, cols, n, w, m->stream));
   /* the words are non-negative doubles: their max as doubles */
-  if (m->nranks > 1)
+  if (m->nranks > 1) {
+    CUC_CHECK(mp_nccl_ready(j->c, j->run, m, E));
     MP_NC(m->device, j->api->ncclAllReduce(w, w, (size_t)n, MP_NCCL_FLOAT64, MP_NCCL_MAX, m->nccl, m->stream));
+    CUC_CHECK(mp_nccl_ready(j->c, j->run, m, E));
+  }
   CUC_CU(m->device, cudaMemcpyAsync(scale, w, (size_t)n * sizeof *scale, cudaMemcpyDeviceToHost, m->stream));
   CUC_CHECK(mp_wait(j->c, j->run, m, E));
 out:

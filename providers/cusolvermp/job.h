@@ -61,6 +61,13 @@ typedef struct mp_job {
                           (mp_qr_piece): rows, columns, leading dimension */
 } mp_job_t;
 
+/* Move this rank's part of a plan (redist.c): src (device, leading
+ * dimension lds) to dst (ldd), through j->m's send / receive scratch of
+ * j->cap elements each, NCCL send/recv with every peer (the rank itself: a
+ * local gather and scatter).  Ordered on the stream (not waited for).  0,
+ * or a code with j->E. */
+MP_HIDDEN int mp_redist(mp_job_t *j, const mp_plan_t *p, const void *src, int64_t lds, void *dst, int64_t ldd);
+
 /* The solve on B shared by potrs and getrs (routines.c): B in panels of
  * j->panel columns, each rank's 2-D piece picked out of its full copy,
  * solve(j, panel's descriptor, w) on it, then X to every rank's b; waits

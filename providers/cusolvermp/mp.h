@@ -47,6 +47,9 @@ typedef struct mp_comm {
   int aborted;  /* ncclCommAbort ran (under run_mu): NCCL freed it; what
                    refers to it (grid, handle) is leaked, never touched   */
   int broken;   /* a call failed on it: never reused                    */
+  int nonblocking; /* made with MUSTER_MP_NCCL_BLOCKING=0: every NCCL call
+                      of ours waits first for the last to finish
+                      (mp_nccl_ready)                                     */
   void *buf[MP_NBUF];
   size_t have[MP_NBUF];
   void *hwork;
@@ -98,6 +101,14 @@ MP_HIDDEN int mp_comm_buf(mp_comm_t *m, int i, size_t bytes, const char *what, c
  * allocated: m is aborted).  0, or a code with E. */
 MP_HIDDEN int mp_wait(mp_ctx_t *c, mp_run_t *run, mp_comm_t *m, cuc_err_t *E);
 #define MP_DRAIN_S 5.0
+/* On a non-blocking communicator (m->nonblocking), NCCL refuses every
+ * call (ncclInvalidArgument: "still initializing or in progress") while the
+ * last operation on it, ours or cuSOLVERMp's, is ncclInProgress; this
+ * polls ncclCommGetAsyncError until it is not.  Call it before and after
+ * each NCCL call or group of ours and after cuSOLVERMp made the grid.  A
+ * cancel (run may be NULL: none) or an abort ends the wait; an NCCL error
+ * aborts m.  0 at once on a blocking one; or a code with E. */
+MP_HIDDEN int mp_nccl_ready(mp_ctx_t *c, mp_run_t *run, mp_comm_t *m, cuc_err_t *E);
 /* A cancelled run's code with its why in E (0 when not cancelled). */
 MP_HIDDEN int mp_cancelled(mp_run_t *run, cuc_err_t *E);
 /* An NCCL result other than success: MUSTER_ECUDA "device D: CALL failed:
@@ -114,12 +125,7 @@ MP_HIDDEN int mp_nccl_fail(cuc_err_t *E, int dev, const char *call, mp_nres_t r)
 
 /* ---- redist.c -------------------------------------------------------------------- */
 
-/* Move this rank's part of a plan: src (device, leading dimension lds) to
- * dst (ldd), through m's send / receive scratch of `cap` elements each,
- * NCCL send/recv with every peer (the rank itself: a local gather and
- * scatter).  Ordered on m->stream (not waited for).  0, or a code. */
-MP_HIDDEN int mp_redist(mp_comm_t *m, const mp_plan_t *p, size_t esz, const void *src, int64_t lds, void *dst,
-                        int64_t ldd, int64_t cap, cuc_err_t *E);
+/* mp_redist: job.h (it needs the job's run for its NCCL waits). */
 
 /* ---- solve.c, estimate.c ------------------------------------------------------------- */
 

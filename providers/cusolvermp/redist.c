@@ -1,8 +1,8 @@
 /* providers/cusolvermp/redist.c - a redistribution plan run on the GPUs:
  * gather what goes to a peer into scratch, NCCL send/recv, scatter what
  * came (mp.h). */
+#include "job.h"
 #include "kernels.h"
-#include "mp.h"
 
 /* One direction of one round: the lists and the chunking of a peer. */
 typedef struct side {
@@ -23,9 +23,12 @@ static int64_t chunk(const side_t *s, int64_t ch, int64_t *w) {
   return c0;
 }
 
-int mp_redist(mp_comm_t *m, const mp_plan_t *p, size_t esz, const void *src, int64_t lds, void *dst, int64_t ldd,
-              int64_t cap, cuc_err_t *E) {
-  const mp_api_t *api = &mp_libs_get()->api;
+int mp_redist(mp_job_t *j, const mp_plan_t *p, const void *src, int64_t lds, void *dst, int64_t ldd) {
+  const mp_api_t *api = j->api;
+  mp_comm_t *m = j->m;
+  cuc_err_t *E = j->E;
+  size_t esz = j->esz;
+  int64_t cap = j->cap;
   int rc = 0;
   CUC_CHECK(mp_comm_buf(m, MP_BUF_IDX, (size_t)(p->nidx > 0 ? p->nidx : 1) * sizeof(int64_t),
                         "the redistribution's index lists", E));
@@ -46,10 +49,12 @@ int mp_redist(mp_comm_t *m, const mp_plan_t *p, size_t esz, const void *src, int
         if (rw) CUC_CU(m->device, mp_scatter(esz, dst, ldd, sbuf, r.nr, r.rows, r.cols + r0, r.nr, rw, m->stream));
         continue;
       }
+      CUC_CHECK(mp_nccl_ready(j->c, j->run, m, E));
       MP_NC(m->device, api->ncclGroupStart());
       if (sw) MP_NC(m->device, api->ncclSend(sbuf, (size_t)(s.nr * sw) * esz, MP_NCCL_INT8, to, m->nccl, m->stream));
       if (rw) MP_NC(m->device, api->ncclRecv(rbuf, (size_t)(r.nr * rw) * esz, MP_NCCL_INT8, from, m->nccl, m->stream));
       MP_NC(m->device, api->ncclGroupEnd());
+      CUC_CHECK(mp_nccl_ready(j->c, j->run, m, E));
       if (rw) CUC_CU(m->device, mp_scatter(esz, dst, ldd, rbuf, r.nr, r.rows, r.cols + r0, r.nr, rw, m->stream));
     }
   }

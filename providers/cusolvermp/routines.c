@@ -159,8 +159,10 @@ static int scatter_sum(mp_job_t *j, const void *piece, int64_t ld, int64_t rows,
   if (m->nranks > 1) {
     int real8 = muster_dtype_real_bytes(j->a->dtype) == 8;
     size_t count = (size_t)(rows * cols) * j->esz / (real8 ? 8 : 4);
+    CUC_CHECK(mp_nccl_ready(j->c, j->run, m, E));
     MP_NC(m->device, j->api->ncclAllReduce(dst, dst, count, real8 ? MP_NCCL_FLOAT64 : MP_NCCL_FLOAT32, MP_NCCL_SUM,
                                             m->nccl, m->stream));
+    CUC_CHECK(mp_nccl_ready(j->c, j->run, m, E));
   }
 out:
   return rc;

@@ -197,10 +197,10 @@ int mp_job_move(mp_job_t *j, int to_solver, const void *from) {
   int rc = mp_plan_build(&p, &j->user, &j->solver, j->boot->size, j->boot->rank);
   if (rc < 0) return cuc_fail(j->E, rc, "cannot plan the redistribution (code %d)", rc);
   if (to_solver) {
-    rc = mp_redist(j->m, &p, j->esz, j->s->a, j->call->dist.lld, j->A, j->lld, j->cap, j->E);
+    rc = mp_redist(j, &p, j->s->a, j->call->dist.lld, j->A, j->lld);
   } else {
     mp_plan_reverse(&p, &back);
-    rc = mp_redist(j->m, &back, j->esz, from, j->lld, j->s->a, j->call->dist.lld, j->cap, j->E);
+    rc = mp_redist(j, &back, from, j->lld, j->s->a, j->call->dist.lld);
   }
   mp_plan_free(&p);
   return rc;

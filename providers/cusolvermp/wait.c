@@ -45,3 +45,26 @@ int mp_wait(mp_ctx_t *c, mp_run_t *run, mp_comm_t *m, cuc_err_t *E) {
   }
   return mp_cancelled(run, E);
 }
+
+int mp_nccl_ready(mp_ctx_t *c, mp_run_t *run, mp_comm_t *m, cuc_err_t *E) {
+  if (!m->nonblocking) return 0;
+  const mp_api_t *api = &c->libs->api;
+  for (int spins = 0;; spins++) {
+    mp_nres_t a = MP_NCCL_SUCCESS, r = MP_NCCL_SUCCESS;
+    int aborted;
+    /* under run_mu: cancel's ncclCommAbort frees the communicator */
+    pthread_mutex_lock(&c->run_mu);
+    aborted = m->aborted;
+    if (!aborted) r = api->ncclCommGetAsyncError(m->nccl, &a);
+    if (!aborted && r == MP_NCCL_SUCCESS && a != MP_NCCL_SUCCESS && a != MP_NCCL_IN_PROGRESS)
+      mp_comm_abort_locked(c, m);
+    pthread_mutex_unlock(&c->run_mu);
+    int rc = run ? mp_cancelled(run, E) : 0;
+    if (rc < 0) return rc;
+    if (aborted) return cuc_fail(E, MUSTER_ECUDA, "device %d: the NCCL communicator was aborted", m->device);
+    if (r != MP_NCCL_SUCCESS) return mp_nccl_fail(E, m->device, "ncclCommGetAsyncError", r);
+    if (a == MP_NCCL_SUCCESS) return 0;
+    if (a != MP_NCCL_IN_PROGRESS) return mp_nccl_fail(E, m->device, "an NCCL operation (non-blocking)", a);
+    if (spins > 64) nanosleep(&(struct timespec){0, 200000}, NULL);
+  }
+}
