@@ -30,7 +30,7 @@ int mp_estimate(void *ctx, const muster_provider_query_t *q, muster_provider_est
   mp_shape_t s;
   rc = mp_shape_of(&a, q->nranks, NULL, &s, why, sizeof why);
   if (rc < 0) return NOPE(rc, "%.110s", why);
-  if ((rc = mp_refused(L->rel, q->routine, s.nprow, s.npcol, s.qr_forced, why, sizeof why)) < 0) return NOPE(rc, "%.119s", why);
+  if ((rc = mp_refused(L->rel, &s, why, sizeof why)) < 0) return NOPE(rc, "%.119s", why);
   mp_layout_t solver = mp_layout_solver(q->n, q->n, s.tile, s.nprow, s.npcol);
   for (int r = 0; r < q->nranks; r++) {
     muster_dist_t d = q->layout == MUSTER_LAYOUT_CYCLIC && q->tile > 0

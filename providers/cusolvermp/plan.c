@@ -75,8 +75,8 @@ int mp_potrs_panel(const mp_release_t *r, const char *env, int64_t nrhs, int64_t
   return 0;
 }
 
-int mp_refused(const mp_release_t *r, muster_routine_t routine, int nprow, int npcol, int qr_forced, char *why,
-               size_t len) {
+int mp_refused_grid(const mp_release_t *r, muster_routine_t routine, int nprow, int npcol, int qr_forced, char *why,
+                    size_t len) {
   const char *rel = r ? r->label : "(version not known yet)";
   if (routine == MUSTER_GEQRF && nprow * npcol > 1 && !(r && r->geqrf_grids) && !qr_forced) {
     snprintf(why, len, "geqrf on %d processes: cuSOLVERMp %s's Geqrf + Orgqr not yet seen right there "
@@ -98,6 +98,18 @@ int mp_refused(const mp_release_t *r, muster_routine_t routine, int nprow, int n
   if (routine == MUSTER_GETRS && nprow > 1 && npcol == 1 && !(r && r->lu_columns)) {
     snprintf(why, len, "getrs on a %dx1 grid: cuSOLVERMp %s's Getrf failed there (0.8.0); set MUSTER_MP_GRID to PxQ, "
              "Q > 1", nprow, rel);
+    return MUSTER_EUNSUPPORTED;
+  }
+  return 0;
+}
+
+int mp_refused(const mp_release_t *r, const mp_shape_t *s, char *why, size_t len) {
+  int rc = mp_refused_grid(r, s->routine, s->nprow, s->npcol, s->qr_forced, why, len);
+  if (rc < 0) return rc;
+  if (s->nonblocking && s->nprow * s->npcol > 1 && r && r->nonblocking_fails) {
+    snprintf(why, len, "a non-blocking NCCL communicator (MUSTER_MP_NCCL_BLOCKING=0) on %d processes: cuSOLVERMp %s's "
+             "solvers fail on one (CUSOLVER_STATUS_INTERNAL_ERROR); unset MUSTER_MP_NCCL_BLOCKING",
+             s->nprow * s->npcol, r->label);
     return MUSTER_EUNSUPPORTED;
   }
   return 0;

@@ -124,8 +124,8 @@ MP_HIDDEN int mp_potrs_panel(const mp_release_t *r, const char *env, int64_t nrh
  * (version.c's table says what was seen).  estimate() and the solve both
  * ask, so the engine choice passes over cusolvermp and a forced call is
  * refused before any NCCL traffic. */
-MP_HIDDEN int mp_refused(const mp_release_t *r, muster_routine_t routine, int nprow, int npcol, int qr_forced,
-                         char *why, size_t len);
+MP_HIDDEN int mp_refused_grid(const mp_release_t *r, muster_routine_t routine, int nprow, int npcol,
+                              int qr_forced, char *why, size_t len);
 
 /* ---- getrs and log det ---------------------------------------------------------- */
 
@@ -204,7 +204,15 @@ typedef struct mp_shape {
                        (muster_routine_shape), else n; 0 is read as n
                        (mp_rows)                                           */
   int qr_forced;    /* MUSTER_MP_QR_GRIDS=1 (mp_refused)                    */
+  int nonblocking;  /* MUSTER_MP_NCCL_BLOCKING=0 (mp_refused)               */
 } mp_shape_t;
+
+/* Does release r refuse the call of shape s?  mp_refused_grid's rules on
+ * s's routine and grid, then: a non-blocking communicator
+ * (s->nonblocking) on more than one process where the release's solvers
+ * were seen failing on one (version.c's nonblocking_fails).  0, or
+ * MUSTER_EUNSUPPORTED with the reason in why. */
+MP_HIDDEN int mp_refused(const mp_release_t *r, const mp_shape_t *s, char *why, size_t len);
 
 /* The rows of the call's A (gels: m >= n; geqrf: m, tall or wide; every
  * other routine: n). */

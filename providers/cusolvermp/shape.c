@@ -41,5 +41,6 @@ int mp_shape_of(const muster_solve_args_t *a, int nranks, int64_t *tile_in, mp_s
       (rc = prov_env_switch("MUSTER_MP_NCCL_BLOCKING", 1, &blocking, why, len)) < 0 ||
       (rc = prov_env_switch("MUSTER_MP_QR_GRIDS", 0, &s->qr_forced, why, len)) < 0)
     return rc;
+  s->nonblocking = !blocking;
   return 0;
 }

@@ -149,7 +149,7 @@ static int check(mp_job_t *j) {
   if (a->routine == MUSTER_SYEVD && !j->s->w)
     return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: syevd needs w on every rank", b->rank);
   int rc = mp_shape_of(a, b->size, NULL, &j->shape, why, sizeof why);
-  if (rc == 0) rc = mp_refused(L->rel, a->routine, j->shape.nprow, j->shape.npcol, j->shape.qr_forced, why, sizeof why);
+  if (rc == 0) rc = mp_refused(L->rel, &j->shape, why, sizeof why);
   if (rc < 0) return cuc_fail(j->E, rc, "%s", why);
   j->shape.m = rows.a_rows;
   j->esz = muster_dtype_bytes(a->dtype);

@@ -48,6 +48,10 @@ typedef struct mp_release {
                             on 1 x Q grids (Q > 1): geqrf runs on more than
                             one process only then, and on 1 x Q grids only
                             (mp_refused), unless MUSTER_MP_QR_GRIDS=1       */
+  int nonblocking_fails; /* its solvers were seen failing on a non-blocking
+                            NCCL communicator on more than one process: it
+                            is refused there (mp_refused; the switch is
+                            MUSTER_MP_NCCL_BLOCKING)                         */
   const char *label;     /* "0.8"                                           */
 } mp_release_t;
 

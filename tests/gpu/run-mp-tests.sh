@@ -22,10 +22,10 @@
 #    gels (m = 2n, n + 1, n) x every dtype on 1..4 processes: the
 #    normal-equations residual, A kept, rank-deficient and NaN inputs; a
 #    rank SIGKILLed mid-solve (2 GPUs);
-# 4. informational runs (printed, not counted): cusolverMpPotrs with all
-#    right-hand sides at once (MUSTER_MP_POTRS_NRHS=all) and a non-blocking
-#    NCCL communicator (MUSTER_MP_NCCL_BLOCKING=0), whose support in
-#    cuSOLVERMp 0.8 is unknown;
+# 4. an informational run (printed, not counted): cusolverMpPotrs with all
+#    right-hand sides at once (MUSTER_MP_POTRS_NRHS=all); a non-blocking
+#    NCCL communicator (MUSTER_MP_NCCL_BLOCKING=0) counted: right on one
+#    process, refused on two (cuSOLVERMp 0.8's solvers fail on one there);
 # 5. nothing of the job left in /dev/shm.
 # --part K/N: the host-side tests in part 1 only, the runs of 3 and 4 dealt
 # round-robin, gpu-test's cases by its --part; --list: print what the part
@@ -100,7 +100,7 @@ run 1 - syevd f32 1 100
 run 1 MUSTER_MP_TILE=128 potrs f64 1 3000 --nrhs 4
 run 1 MUSTER_MP_TILE=256 syevd f64 1 3000
 run 0 MUSTER_MP_POTRS_NRHS=all potrs f64 1 "$n" --nrhs 5
-run 0 MUSTER_MP_NCCL_BLOCKING=0 potrs f64 1 "$n" --nrhs 1
+run 1 MUSTER_MP_NCCL_BLOCKING=0 potrs f64 1 "$n" --nrhs 1
 if [ "$ngpu" -ge 2 ]; then
   for dtype in f32 f64 c64 c128; do
     run 1 - potrs "$dtype" 2 "$n" --nrhs 3
@@ -111,6 +111,7 @@ if [ "$ngpu" -ge 2 ]; then
   done
   expect_refused="gels on 2 processes" run 1 MUSTER_MP_GRID=2x1 gels f64 2 "$n" --nrhs 2 --m $((n + 1))
   expect_refused="getrs on a 2x1 grid" run 1 MUSTER_MP_GRID=2x1 getrs f64 2 "$n" --nrhs 2
+  expect_refused="MUSTER_MP_NCCL_BLOCKING=0) on 2 processes" run 1 MUSTER_MP_NCCL_BLOCKING=0 potrs f64 2 "$n" --nrhs 1
   run 1 - syevd f64 2 "$n" --no-vectors
   run 1 MUSTER_MP_GRID=2x1 potrs f64 2 "$n" --nrhs 2
   run 1 MUSTER_MP_GRID=2x1 syevd c64 2 "$n"

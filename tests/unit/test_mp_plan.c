@@ -298,26 +298,26 @@ TEST_IMPL(mp_plan_geqrf) {
   char why[200] = "";
   const mp_release_t *r08 = mp_release_of(MP_VER(0, 8, 0)), *r09 = mp_release_of(MP_VER(0, 9, 1));
   ASSERT(r08 && r09 && r08->geqrf_grids && !r09->geqrf_grids);
-  ASSERT_EQ(mp_refused(r08, MUSTER_GEQRF, 1, 1, 0, why, sizeof why), 0);
-  ASSERT_EQ(mp_refused(r08, MUSTER_GEQRF, 1, 2, 0, why, sizeof why), 0);
-  ASSERT_EQ(mp_refused(r08, MUSTER_GEQRF, 1, 4, 0, why, sizeof why), 0);
-  ASSERT_EQ(mp_refused(r08, MUSTER_GEQRF, 2, 1, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(mp_refused_grid(r08, MUSTER_GEQRF, 1, 1, 0, why, sizeof why), 0);
+  ASSERT_EQ(mp_refused_grid(r08, MUSTER_GEQRF, 1, 2, 0, why, sizeof why), 0);
+  ASSERT_EQ(mp_refused_grid(r08, MUSTER_GEQRF, 1, 4, 0, why, sizeof why), 0);
+  ASSERT_EQ(mp_refused_grid(r08, MUSTER_GEQRF, 2, 1, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
   ASSERT(strstr(why, "2x1 grid") && strstr(why, "0.8") && strstr(why, "1x2"));
-  ASSERT_EQ(mp_refused(r08, MUSTER_GEQRF, 2, 2, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
-  ASSERT_EQ(mp_refused(r09, MUSTER_GEQRF, 1, 2, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(mp_refused_grid(r08, MUSTER_GEQRF, 2, 2, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(mp_refused_grid(r09, MUSTER_GEQRF, 1, 2, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
   ASSERT(strstr(why, "geqrf on 2 processes") && strstr(why, "0.9") && strstr(why, "MUSTER_MP_QR_GRIDS=1"));
-  ASSERT_EQ(mp_refused(NULL, MUSTER_GEQRF, 2, 2, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
-  ASSERT_EQ(mp_refused(r08, MUSTER_GEQRF, 2, 2, 1, why, sizeof why), 0);
-  ASSERT_EQ(mp_refused(r08, MUSTER_GELS, 2, 2, 1, why, sizeof why), 0);
-  ASSERT_EQ(mp_refused(r08, MUSTER_GETRS, 2, 1, 1, why, sizeof why), MUSTER_EUNSUPPORTED); /* not a QR */
-  ASSERT_EQ(mp_refused(r08, MUSTER_GELS, 1, 2, 0, why, sizeof why), MUSTER_EUNSUPPORTED); /* geqrf's table is not gels's */
+  ASSERT_EQ(mp_refused_grid(NULL, MUSTER_GEQRF, 2, 2, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(mp_refused_grid(r08, MUSTER_GEQRF, 2, 2, 1, why, sizeof why), 0);
+  ASSERT_EQ(mp_refused_grid(r08, MUSTER_GELS, 2, 2, 1, why, sizeof why), 0);
+  ASSERT_EQ(mp_refused_grid(r08, MUSTER_GETRS, 2, 1, 1, why, sizeof why), MUSTER_EUNSUPPORTED); /* not a QR */
+  ASSERT_EQ(mp_refused_grid(r08, MUSTER_GELS, 1, 2, 0, why, sizeof why), MUSTER_EUNSUPPORTED); /* geqrf's table is not gels's */
   ASSERT(mp_runs(MUSTER_GEQRF) && mp_runs(MUSTER_GELS) && !mp_runs(MUSTER_GESVD) && !mp_runs(MUSTER_POTRI));
   ASSERT(mp_factors_a_copy(MUSTER_GEQRF, 0) && mp_factors_a_copy(MUSTER_GEQRF, MUSTER_FULL_MATRICES));
   for (int trial = 0; trial < 300; trial++) {
     int P = (int)rnd_in(1, 3), Q = (int)rnd_in(1, 3);
     int64_t n = rnd_in(1, 60), m = rnd_in(1, 90), T = rnd_in(1, 16);
     unsigned flags = trial % 2 ? MUSTER_FULL_MATRICES : 0;
-    mp_shape_t s = {MUSTER_GEQRF, MUSTER_C128, n, 0, flags, P, Q, T, 0, 0, m, 0};
+    mp_shape_t s = {MUSTER_GEQRF, MUSTER_C128, n, 0, flags, P, Q, T, 0, 0, m, 0, 0};
     int thin = !flags && m >= n;
     int64_t side = thin ? n : m, count = 0;
     ASSERT_EQ(mp_rows(&s), m);

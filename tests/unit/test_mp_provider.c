@@ -288,6 +288,17 @@ static void expect_loaded(const char *unused) {
     ASSERT_STR_CONTAINS(est.note, bad[i].want);
     unsetenv(bad[i].var);
   }
+  /* a non-blocking communicator: refused on more than one process by 0.8
+   * (the fake's release; its solvers failed on one), taken on one */
+  setenv("MUSTER_MP_NCCL_BLOCKING", "0", 1);
+  q = query(1000, 2, NULL);
+  ASSERT_EQ(v->estimate(ctx, &q, &est), MUSTER_EUNSUPPORTED);
+  ASSERT_STR_CONTAINS(est.note, "non-blocking NCCL communicator (MUSTER_MP_NCCL_BLOCKING=0) on 2 processes");
+  q = query(1000, 1, NULL);
+  ASSERT_EQ(v->estimate(ctx, &q, &est), 0);
+  unsetenv("MUSTER_MP_NCCL_BLOCKING");
+  q = query(1000, 2, NULL);
+  ASSERT_EQ(v->estimate(ctx, &q, &est), 0);
   /* gels: refused on more than one process (plan.h: mp_refused; 0.8's QR
    * was seen wrong there), taken on one; its shape refused by
    * collective_solve before any GPU work */

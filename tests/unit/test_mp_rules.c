@@ -19,7 +19,7 @@ TEST_IMPL(mp_plan_grid_tile_panel) {
      * and no default grid of any routine is refused by the release rules */
     ASSERT_EQ(mp_grid_shape(MUSTER_GEQRF, want[i][0], NULL, &P, &Q, why, sizeof why), 0);
     ASSERT(P == 1 && Q == want[i][0]);
-    ASSERT_EQ(mp_refused(mp_release_of(MP_VER(0, 8, 0)), MUSTER_GEQRF, P, Q, 0, why, sizeof why), 0);
+    ASSERT_EQ(mp_refused_grid(mp_release_of(MP_VER(0, 8, 0)), MUSTER_GEQRF, P, Q, 0, why, sizeof why), 0);
   }
   ASSERT_EQ(mp_grid_shape(MUSTER_GEQRF, 4, "2x2", &P, &Q, why, sizeof why), 0); /* the user's grid wins */
   ASSERT(P == 2 && Q == 2);
@@ -88,7 +88,7 @@ TEST_IMPL(mp_plan_grid_tile_panel) {
 }
 
 TEST_IMPL(mp_plan_memory_rule) {
-  mp_shape_t s = {MUSTER_POTRS, MUSTER_F64, 65536, 1, 0, 1, 2, 1024, 256ll << 20, 0, 0, 0};
+  mp_shape_t s = {MUSTER_POTRS, MUSTER_F64, 65536, 1, 0, 1, 2, 1024, 256ll << 20, 0, 0, 0, 0};
   mp_need_t need;
   mp_need(&s, 0, 0, &need);
   ASSERT_EQ(need.matrix, 65536ull * 32768 * 8); /* half the matrix on each of 1 x 2 */
@@ -102,7 +102,7 @@ TEST_IMPL(mp_plan_memory_rule) {
   mp_need(&s, 0, 0, &need);
   ASSERT_EQ(need.matrix, 0);
   /* syevd keeps a second piece for the eigenvectors and a bigger workspace */
-  mp_shape_t e = {MUSTER_SYEVD, MUSTER_C128, 10000, 0, 0, 2, 1, 512, 0, 0, 0, 0};
+  mp_shape_t e = {MUSTER_SYEVD, MUSTER_C128, 10000, 0, 0, 2, 1, 512, 0, 0, 0, 0, 0};
   mp_need(&e, 0, 0, &need);
   uint64_t piece = (uint64_t)muster_layout_numroc(10000, 512, 0, 2) * 10000 * 16;
   ASSERT_EQ(need.matrix, piece);
@@ -120,7 +120,7 @@ TEST_IMPL(mp_plan_memory_rule) {
  * rank), and A copied unless MUSTER_NO_FACTOR lets it be factored in
  * place. */
 TEST_IMPL(mp_plan_getrs_memory) {
-  mp_shape_t s = {MUSTER_GETRS, MUSTER_C64, 5000, 3, 0, 2, 2, 256, 64ll << 20, 0, 0, 0};
+  mp_shape_t s = {MUSTER_GETRS, MUSTER_C64, 5000, 3, 0, 2, 2, 256, 64ll << 20, 0, 0, 0, 0};
   mp_need_t need;
   for (int row = 0; row < 2; row++) {
     mp_need(&s, row, 0, &need);
@@ -143,7 +143,7 @@ TEST_IMPL(mp_plan_getrs_memory) {
  * tau is one scalar per local column; A is always copied (its second
  * pass, Gels, re-reads the caller's A); m = 0 is read as n. */
 TEST_IMPL(mp_plan_gels_memory) {
-  mp_shape_t s = {MUSTER_GELS, MUSTER_F64, 3000, 4, 0, 2, 2, 256, 0, 0, 6000, 0};
+  mp_shape_t s = {MUSTER_GELS, MUSTER_F64, 3000, 4, 0, 2, 2, 256, 0, 0, 6000, 0, 0};
   mp_need_t need, sq;
   for (int row = 0; row < 2; row++)
     for (int col = 0; col < 2; col++) {
@@ -176,25 +176,54 @@ TEST_IMPL(mp_plan_gels_on_grids) {
   char why[200] = "";
   const mp_release_t *r08 = mp_release_of(MP_VER(0, 8, 0)), *r09 = mp_release_of(MP_VER(0, 9, 1));
   ASSERT(r08 && r09 && !r08->qr_grids && !r09->qr_grids && !r08->lu_columns && !r09->lu_columns);
-  ASSERT_EQ(mp_refused(r08, MUSTER_GELS, 1, 2, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(mp_refused_grid(r08, MUSTER_GELS, 1, 2, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
   ASSERT(strstr(why, "gels on 2 processes") && strstr(why, "0.8"));
-  ASSERT_EQ(mp_refused(r08, MUSTER_GELS, 2, 1, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
-  ASSERT_EQ(mp_refused(NULL, MUSTER_GELS, 2, 2, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(mp_refused_grid(r08, MUSTER_GELS, 2, 1, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(mp_refused_grid(NULL, MUSTER_GELS, 2, 2, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
   ASSERT(strstr(why, "not known yet"));
-  ASSERT_EQ(mp_refused(r08, MUSTER_GELS, 1, 1, 0, why, sizeof why), 0);
-  ASSERT_EQ(mp_refused(r08, MUSTER_GETRS, 2, 1, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(mp_refused_grid(r08, MUSTER_GELS, 1, 1, 0, why, sizeof why), 0);
+  ASSERT_EQ(mp_refused_grid(r08, MUSTER_GETRS, 2, 1, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
   ASSERT(strstr(why, "getrs on a 2x1 grid") && strstr(why, "MUSTER_MP_GRID"));
-  ASSERT_EQ(mp_refused(r09, MUSTER_GETRS, 4, 1, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT_EQ(mp_refused_grid(r09, MUSTER_GETRS, 4, 1, 0, why, sizeof why), MUSTER_EUNSUPPORTED);
   int ok[][2] = {{1, 1}, {1, 2}, {2, 2}, {1, 4}, {2, 4}};
-  for (int g = 0; g < 5; g++) ASSERT_EQ(mp_refused(r08, MUSTER_GETRS, ok[g][0], ok[g][1], 0, why, sizeof why), 0);
+  for (int g = 0; g < 5; g++) ASSERT_EQ(mp_refused_grid(r08, MUSTER_GETRS, ok[g][0], ok[g][1], 0, why, sizeof why), 0);
   muster_routine_t others[] = {MUSTER_POTRS, MUSTER_SYEVD};
   for (int i = 0; i < 2; i++) {
-    ASSERT_EQ(mp_refused(r08, others[i], 2, 2, 0, why, sizeof why), 0);
-    ASSERT_EQ(mp_refused(r08, others[i], 4, 1, 0, why, sizeof why), 0);
+    ASSERT_EQ(mp_refused_grid(r08, others[i], 2, 2, 0, why, sizeof why), 0);
+    ASSERT_EQ(mp_refused_grid(r08, others[i], 4, 1, 0, why, sizeof why), 0);
   }
   mp_release_t seen = *r08;
   seen.qr_grids = seen.lu_columns = 1;
-  ASSERT_EQ(mp_refused(&seen, MUSTER_GELS, 2, 2, 0, why, sizeof why), 0);
-  ASSERT_EQ(mp_refused(&seen, MUSTER_GETRS, 2, 1, 0, why, sizeof why), 0);
+  ASSERT_EQ(mp_refused_grid(&seen, MUSTER_GELS, 2, 2, 0, why, sizeof why), 0);
+  ASSERT_EQ(mp_refused_grid(&seen, MUSTER_GETRS, 2, 1, 0, why, sizeof why), 0);
+  return 0;
+}
+
+/* A non-blocking communicator (MUSTER_MP_NCCL_BLOCKING=0): refused on more
+ * than one process by a release whose solvers failed on one (0.8), after
+ * the grid rules; one process, a blocking one, 0.9 (not tried) and an
+ * unknown release are not refused for it */
+TEST_IMPL(mp_plan_nonblocking_refused) {
+  char why[300] = "";
+  const mp_release_t *r08 = mp_release_of(MP_VER(0, 8, 0)), *r09 = mp_release_of(MP_VER(0, 9, 1));
+  ASSERT(r08 && r09 && r08->nonblocking_fails && !r09->nonblocking_fails);
+  mp_shape_t s = {.routine = MUSTER_POTRS, .n = 1000, .nprow = 1, .npcol = 2, .nonblocking = 1};
+  ASSERT_EQ(mp_refused(r08, &s, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT(strstr(why, "MUSTER_MP_NCCL_BLOCKING=0) on 2 processes") && strstr(why, "0.8"));
+  s.nprow = 2;
+  ASSERT_EQ(mp_refused(r08, &s, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT(strstr(why, "on 4 processes"));
+  ASSERT_EQ(mp_refused(r09, &s, why, sizeof why), 0);
+  ASSERT_EQ(mp_refused(NULL, &s, why, sizeof why), 0);
+  s.nonblocking = 0;
+  ASSERT_EQ(mp_refused(r08, &s, why, sizeof why), 0);
+  s.nonblocking = 1;
+  s.nprow = s.npcol = 1;
+  ASSERT_EQ(mp_refused(r08, &s, why, sizeof why), 0);
+  /* the grid rules come first: their reason, not this one */
+  s.routine = MUSTER_GETRS;
+  s.nprow = 2;
+  ASSERT_EQ(mp_refused(r08, &s, why, sizeof why), MUSTER_EUNSUPPORTED);
+  ASSERT(strstr(why, "getrs on a 2x1 grid"));
   return 0;
 }
