@@ -12,7 +12,9 @@ and default / best are then computed again (the bench's rule: the least
 median of the columns that ran).
 
   --markdown  print the table of docs/performance/gpu.md (seconds, '-' for a
-              skipped column, the provider the default chose, default / best)
+              skipped column, the provider the default chose, default / best);
+              for files of tests/python/jax/bench_mp_gpu.py, the table of
+              docs/performance/jax-multiprocess.md (tools/mp_bench_table.py)
   -o PNG      time against N, log-log, one line per engine, one panel per
               routine and dtype (needs matplotlib)
   --cost NAME print the cost-table rows (docs/choice.md) of provider NAME:
@@ -114,13 +116,19 @@ def load(paths):
     return merged
 
 
-def merge_row(old, new):
-    """new's columns over old's, except a skipped one over one that ran."""
-    cols = dict(old["columns"])
-    for name, col in new["columns"].items():
+def merge_columns(old, new):
+    """Two parts' columns of one row: new's over old's, except a skipped one
+    over one that ran (also tools/mp_bench_table.py's rule)."""
+    cols = dict(old)
+    for name, col in new.items():
         if col["ran"] or not cols.get(name, {}).get("ran"):
             cols[name] = col
-    return rank(dict(new, columns=cols))
+    return cols
+
+
+def merge_row(old, new):
+    """new's columns over old's (merge_columns)."""
+    return rank(dict(new, columns=merge_columns(old["columns"], new["columns"])))
 
 
 def rank(row):
@@ -280,6 +288,16 @@ def plot_tflops(docs, out_png, peak):
     plt.close(fig)
 
 
+def _is_mp_bench(path):
+    """Whether path is tests/python/jax/bench_mp_gpu.py's JSON (its table:
+    tools/mp_bench_table.py, which shares this file's checks and merge rule)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f).get("bench") == "muster-jax-mp-bench"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("json", nargs="+", help="files written by muster-gpu-bench --json")
@@ -289,6 +307,9 @@ def main(argv=None):
     ap.add_argument("--tflops", metavar="PNG", help="plot potrs's TF/s, one line per engine and GPU count")
     ap.add_argument("--peak", type=float, default=0.0, help="FP64 peak TF/s per GPU, for --tflops")
     args = ap.parse_args(argv)
+    if args.markdown and _is_mp_bench(args.json[0]):  # the multi-process JAX benchmark's table
+        import mp_bench_table
+        return mp_bench_table.main(args.json)
     try:
         if args.cost or args.tflops:
             docs = by_gpus(args.json)
