@@ -1,9 +1,10 @@
-#!/usr/bin/env python3
 """tools/mp_bench_table.py - the multi-process JAX benchmark's table (issue 24)
 from its JSON (tests/python/jax/bench_mp_gpu.py; docs/performance/jax-multiprocess.md).
 
-    python3 tools/mp_bench_table.py BENCH.json [MORE.json ...]
-    python3 tools/plot_gpu_bench.py --markdown BENCH.json ...    (the same)
+    python3 tools/plot_gpu_bench.py --markdown BENCH.json [MORE.json ...]
+
+(plot_gpu_bench.py hands this benchmark's files to load() and markdown()
+here; its exit statuses hold.)
 
 Several files (one run split into commands) are merged when they come from
 the same device: a row is (routine, N, GPUs), and a later file's column
@@ -13,10 +14,8 @@ the one-node path and the default chose, jaxmg's, the best muster engine,
 muster / jaxmg (best muster over jaxmg) and default / best, and the row
 against issue 24's goal (muster ahead of jaxmg, the default within 3% of
 the best muster engine).  A column whose check failed shows WRONG, never a
-time.  Exit status: 0; 2 for a file that is not this bench's JSON.
+time; a file that is not this bench's JSON raises BenchError.
 """
-import sys
-
 from plot_gpu_bench import BenchError, _need, merge_columns
 
 BENCH, SCHEMA = "muster-jax-mp-bench", 1
@@ -143,19 +142,3 @@ def markdown(doc):
             best[1] if best else "-", " | ".join(verdict(row))))
     return out
 
-
-def main(argv=None):
-    paths = sys.argv[1:] if argv is None else argv
-    if not paths or paths[0].startswith("-"):
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
-        return 2
-    try:
-        print("\n".join(markdown(load(paths))))
-    except BenchError as e:
-        print("mp_bench_table: %s" % e, file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -307,10 +307,14 @@ def main(argv=None):
     ap.add_argument("--tflops", metavar="PNG", help="plot potrs's TF/s, one line per engine and GPU count")
     ap.add_argument("--peak", type=float, default=0.0, help="FP64 peak TF/s per GPU, for --tflops")
     args = ap.parse_args(argv)
-    if args.markdown and _is_mp_bench(args.json[0]):  # the multi-process JAX benchmark's table
-        import mp_bench_table
-        return mp_bench_table.main(args.json)
     try:
+        if args.markdown and _is_mp_bench(args.json[0]):  # the multi-process JAX benchmark's table
+            # run as a script this module is __main__: mp_bench_table's
+            # `from plot_gpu_bench import` must get it, and its BenchError
+            sys.modules.setdefault("plot_gpu_bench", sys.modules[__name__])
+            import mp_bench_table
+            print("\n".join(mp_bench_table.markdown(mp_bench_table.load(args.json))))
+            return 0
         if args.cost or args.tflops:
             docs = by_gpus(args.json)
             for line in cost_rows(docs, args.cost) if args.cost else []:

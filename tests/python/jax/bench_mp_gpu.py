@@ -38,6 +38,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import deque
@@ -242,6 +243,9 @@ def options(argv):
         if bad or not args.cols:
             raise ValueError(f"--columns {args.columns!r}: of {','.join(COLUMNS)}")
         args.grid_shape = tuple(int(v) for v in args.grid.lower().split("x")) if args.grid else None
+        if args.grid_shape and (len(args.grid_shape) != 2 or
+                                any(args.grid_shape[0] * args.grid_shape[1] != g for g in args.gpu_counts)):
+            raise ValueError(f"--grid {args.grid}: PRxPC with PR * PC equal to every --gpus count")
         if args.reps < 1 or args.warmup < 1 or min(args.gpu_counts) < 1:
             raise ValueError("--reps, --warmup and --gpus must be at least 1 (a warm-up compiles)")
     except ValueError as e:
@@ -266,29 +270,22 @@ def plan(args):
     return out
 
 
-def main(argv=None):
-    args = options(argv)
-    launches = plan(args)
-    if args.list:
-        total = 0.0
-        for g, rows, cols, _ in launches:
-            est = 20 + sum(estimate(r["routine"], r["n"], g, c, args.warmup, args.reps) for r in rows for c in cols)
-            total += est
-            print(f"{g} GPUs ({rows[0]['grid']} mesh), columns {','.join(cols)}: about {est:.0f} s")
-            for r in rows:
-                print(f"  {r['routine']} {r['n']}: " + ", ".join(
-                    f"{c} {estimate(r['routine'], r['n'], g, c, args.warmup, args.reps):.0f} s" for c in cols))
-        print(f"total about {total:.0f} s (budget {args.budget:.0f} s)")
-        return 0
+def print_plan(args, launches):
+    """--list: the launches, their rows and estimated seconds."""
+    total = 0.0
+    for g, rows, cols, _ in launches:
+        est = 20 + sum(estimate(r["routine"], r["n"], g, c, args.warmup, args.reps) for r in rows for c in cols)
+        total += est
+        print(f"{g} GPUs ({rows[0]['grid']} mesh), columns {','.join(cols)}: about {est:.0f} s")
+        for r in rows:
+            print(f"  {r['routine']} {r['n']}: " + ", ".join(
+                f"{c} {estimate(r['routine'], r['n'], g, c, args.warmup, args.reps):.0f} s" for c in cols))
+    print(f"total about {total:.0f} s (budget {args.budget:.0f} s)")
+
+
+def run(args, launches, doc):
+    """Every launch in turn, until the budget's end; each recorded in the JSON."""
     t_end = time.time() + args.budget
-    doc = header(args)
-    if args.json.exists():
-        old = read_json(args.json)
-        if old.get("bench") == BENCH and old.get("schema") == SCHEMA:
-            doc.update(rows=old["rows"], columns=old["columns"], launches=old.get("launches", []))
-    write_json(args.json, doc)
-    print(f"# {doc['device']} x {doc['gpus_available']}, {doc['date']}, {json.dumps(doc['versions'])}", flush=True)
-    import tempfile
     os.environ.setdefault("MUSTER_JOB", f"jbench{os.getpid()}")
     with tempfile.TemporaryDirectory() as tmp:
         for g, rows, cols, kind in launches:
@@ -303,12 +300,29 @@ def main(argv=None):
             d = read_json(args.json)
             d["launches"].append(rec)
             write_json(args.json, d)
+
+
+def main(argv=None):
+    args = options(argv)
+    launches = plan(args)
+    if args.list:
+        print_plan(args, launches)
+        return 0
+    doc = header(args)
+    if args.json.exists():  # add to an earlier part of the table
+        old = read_json(args.json)
+        if old.get("bench") == BENCH and old.get("schema") == SCHEMA:
+            doc.update(rows=old["rows"], columns=old["columns"], launches=old.get("launches", []))
+    write_json(args.json, doc)
+    print(f"# {doc['device']} x {doc['gpus_available']}, {doc['date']}, {json.dumps(doc['versions'])}", flush=True)
+    run(args, launches, doc)
     sys.path.insert(0, str(REPO / "tools"))
     import mp_bench_table
     doc = mp_bench_table.load([str(args.json)])
     print("\n".join(mp_bench_table.markdown(doc)))
+    mine = {(r["routine"], r["n"], r["gpus"]) for _, rows, _, _ in launches for r in rows}
     bad = [(r["routine"], r["n"], r["gpus"], c) for r in doc["rows"] for c, v in r["columns"].items()
-           if v.get("failed") or (v["ran"] and not v.get("resid_ok"))]
+           if (r["routine"], r["n"], r["gpus"]) in mine and (v.get("failed") or (v["ran"] and not v["resid_ok"]))]
     for b in bad:
         print("FAILED or WRONG: %s %d on %d GPUs, column %s" % b)
     return 1 if bad else 0

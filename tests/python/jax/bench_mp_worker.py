@@ -109,7 +109,8 @@ def main():
     ctx = columns.Ctx(proc, nproc, s, SPEC["grid"])
     for r in SPEC["rows"]:
         row = columns.Row(r["routine"], r["n"], r["nrhs"], r["seed"])
-        opts = dict(mp_provider=SPEC["mp_provider"], jaxmg_tile=jaxmg_tile(r) if "jaxmg" in SPEC["columns"] else 0)
+        tile = int(agree(s, str(jaxmg_tile(r) if "jaxmg" in SPEC["columns"] else 0).encode())[0])  # rank 0's
+        opts = dict(mp_provider=SPEC["mp_provider"], jaxmg_tile=tile)
         for name in SPEC["columns"]:
             est = bench.estimate(r["routine"], r["n"], nproc, name, SPEC["warmup"], SPEC["reps"])
             left = SPEC["deadline"] - time.time()
