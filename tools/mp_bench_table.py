@@ -16,7 +16,7 @@ against issue 24's goal (muster ahead of jaxmg, the default within 3% of
 the best muster engine).  A column whose check failed shows WRONG, never a
 time; a file that is not this bench's JSON raises BenchError.
 """
-from plot_gpu_bench import BenchError, _need, merge_columns
+from plot_gpu_bench import BenchError, _need, merge_columns, read_doc
 
 BENCH, SCHEMA = "muster-jax-mp-bench", 1
 ROUTINES = ("potrs", "syevd", "getrs")
@@ -47,18 +47,9 @@ def _row(row, where):
 def load(paths):
     """The merged report of the files (the first file's facts, rows in
     routine, N, GPUs order).  Raises BenchError."""
-    import json
     merged, rows = None, {}
     for path in paths:
-        try:
-            with open(path, encoding="utf-8") as f:
-                doc = json.load(f)
-        except (OSError, ValueError) as e:
-            raise BenchError("%s: %s" % (path, e)) from e
-        if _need(doc, "bench", str, path) != BENCH or _need(doc, "schema", int, path) != SCHEMA:
-            raise BenchError("%s: not %s schema %d JSON" % (path, BENCH, SCHEMA))
-        for key in ("device", "date", "driver"):
-            _need(doc, key, str, path)
+        doc = read_doc(path, BENCH, SCHEMA)
         _need(doc, "versions", dict, path)
         if merged is None:
             merged = dict(doc, parts=1)

@@ -82,20 +82,27 @@ def _row(row, where, columns):
     return row
 
 
+def read_doc(path, bench, schema):
+    """The JSON of file path, a report of `bench` (schema `schema`) with its
+    device, driver and date; else BenchError (also tools/mp_bench_table.py's)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise BenchError("%s: %s" % (path, e)) from e
+    if _need(doc, "bench", str, path) != bench or _need(doc, "schema", int, path) != schema:
+        raise BenchError("%s: not %s schema %d JSON" % (path, bench, schema))
+    for key in ("device", "driver", "date"):
+        _need(doc, key, str, path)
+    return doc
+
+
 def load(paths):
     """The merged report of the files: a dict with the first file's facts
     and "rows" ordered by routine, dtype and N.  Raises BenchError."""
     merged, rows = None, {}
     for path in paths:
-        try:
-            with open(path, encoding="utf-8") as f:
-                doc = json.load(f)
-        except (OSError, ValueError) as e:
-            raise BenchError("%s: %s" % (path, e)) from e
-        if _need(doc, "bench", str, path) != "muster-gpu-bench" or _need(doc, "schema", int, path) != SCHEMA:
-            raise BenchError("%s: not muster-gpu-bench schema %d JSON" % (path, SCHEMA))
-        for key in ("device", "driver", "date"):
-            _need(doc, key, str, path)
+        doc = read_doc(path, "muster-gpu-bench", SCHEMA)
         _need(doc, "gpus", int, path)
         columns = _need(doc, "columns", list, path)
         unknown = [c for c in columns if c not in LABELS]
