@@ -12,7 +12,9 @@ and default / best are then computed again (the bench's rule: the least
 median of the columns that ran).
 
   --markdown  print the table of docs/performance/gpu.md (seconds, '-' for a
-              skipped column, the provider the default chose, default / best)
+              skipped column, the provider the default chose, default / best);
+              for files of tests/python/jax/bench_mp_gpu.py, the table of
+              docs/performance/jax-multiprocess.md (tools/mp_bench_table.py)
   -o PNG      time against N, log-log, one line per engine, one panel per
               routine and dtype (needs matplotlib)
   --cost NAME print the cost-table rows (docs/choice.md) of provider NAME:
@@ -80,20 +82,27 @@ def _row(row, where, columns):
     return row
 
 
+def read_doc(path, bench, schema):
+    """The JSON of file path, a report of `bench` (schema `schema`) with its
+    device, driver and date; else BenchError (also tools/mp_bench_table.py's)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise BenchError("%s: %s" % (path, e)) from e
+    if _need(doc, "bench", str, path) != bench or _need(doc, "schema", int, path) != schema:
+        raise BenchError("%s: not %s schema %d JSON" % (path, bench, schema))
+    for key in ("device", "driver", "date"):
+        _need(doc, key, str, path)
+    return doc
+
+
 def load(paths):
     """The merged report of the files: a dict with the first file's facts
     and "rows" ordered by routine, dtype and N.  Raises BenchError."""
     merged, rows = None, {}
     for path in paths:
-        try:
-            with open(path, encoding="utf-8") as f:
-                doc = json.load(f)
-        except (OSError, ValueError) as e:
-            raise BenchError("%s: %s" % (path, e)) from e
-        if _need(doc, "bench", str, path) != "muster-gpu-bench" or _need(doc, "schema", int, path) != SCHEMA:
-            raise BenchError("%s: not muster-gpu-bench schema %d JSON" % (path, SCHEMA))
-        for key in ("device", "driver", "date"):
-            _need(doc, key, str, path)
+        doc = read_doc(path, "muster-gpu-bench", SCHEMA)
         _need(doc, "gpus", int, path)
         columns = _need(doc, "columns", list, path)
         unknown = [c for c in columns if c not in LABELS]
@@ -114,13 +123,19 @@ def load(paths):
     return merged
 
 
-def merge_row(old, new):
-    """new's columns over old's, except a skipped one over one that ran."""
-    cols = dict(old["columns"])
-    for name, col in new["columns"].items():
+def merge_columns(old, new):
+    """Two parts' columns of one row: new's over old's, except a skipped one
+    over one that ran (also tools/mp_bench_table.py's rule)."""
+    cols = dict(old)
+    for name, col in new.items():
         if col["ran"] or not cols.get(name, {}).get("ran"):
             cols[name] = col
-    return rank(dict(new, columns=cols))
+    return cols
+
+
+def merge_row(old, new):
+    """new's columns over old's (merge_columns)."""
+    return rank(dict(new, columns=merge_columns(old["columns"], new["columns"])))
 
 
 def rank(row):
@@ -280,6 +295,16 @@ def plot_tflops(docs, out_png, peak):
     plt.close(fig)
 
 
+def _is_mp_bench(path):
+    """Whether path is tests/python/jax/bench_mp_gpu.py's JSON (its table:
+    tools/mp_bench_table.py, which shares this file's checks and merge rule)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f).get("bench") == "muster-jax-mp-bench"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("json", nargs="+", help="files written by muster-gpu-bench --json")
@@ -290,6 +315,13 @@ def main(argv=None):
     ap.add_argument("--peak", type=float, default=0.0, help="FP64 peak TF/s per GPU, for --tflops")
     args = ap.parse_args(argv)
     try:
+        if args.markdown and _is_mp_bench(args.json[0]):  # the multi-process JAX benchmark's table
+            # run as a script this module is __main__: mp_bench_table's
+            # `from plot_gpu_bench import` must get it, and its BenchError
+            sys.modules.setdefault("plot_gpu_bench", sys.modules[__name__])
+            import mp_bench_table
+            print("\n".join(mp_bench_table.markdown(mp_bench_table.load(args.json))))
+            return 0
         if args.cost or args.tflops:
             docs = by_gpus(args.json)
             for line in cost_rows(docs, args.cost) if args.cost else []:

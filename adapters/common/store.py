@@ -175,6 +175,7 @@ class StoreSet:
         self._cb = _Callbacks(kv)
         self._ptr = _c.c_void_p()
         self._comm = None
+        self.last = None  # the engine's report of this rank's last eager solve (solve())
         self.on_close = []  # callables run by close() before the comm closes (an adapter's own hold on it)
         o = _StoreOpts(name.encode(), rank, size, float(timeout_s or 0), float(beat_s or 0))
         _runtime.check(lib, lib.muster_store_open(_c.byref(self._cb.struct), _c.byref(o), _c.byref(self._ptr)))
@@ -266,6 +267,10 @@ class StoreSet:
             rc = self.lib.muster_solve_comm(self.comm(), _c.byref(args), _c.byref(shard), _c.byref(res))
         if rc < 0:
             raise ValueError(_runtime.message(self.lib, rc))
+        # which engine ran and why: the caller of the adapters' solve() gets
+        # X alone, and engine() only predicts (it also weighs one-node engines)
+        self.last = dict(provider=res.provider.decode(errors="replace"), reason=res.reason.decode(errors="replace"),
+                         seconds=res.seconds, tile=res.tile)
         return res
 
     def close(self):

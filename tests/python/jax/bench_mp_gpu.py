@@ -1,0 +1,332 @@
+"""muster_jax across processes against jaxmg, one process per GPU (issue 24's
+benchmark; docs/performance/jax-multiprocess.md).
+
+usage: python3 tests/python/jax/bench_mp_gpu.py [--gpus 2,4] [--rows LIST]
+         [--columns LIST] [--reps 3] [--warmup 1] [--budget S] [--json FILE]
+         [--list] [--platform cuda|cpu] [--mp-provider NAME] [--grid PRxPC]
+         [--jaxmg-tile T] [--seed S]
+
+For each GPU count P, P processes (bench_mp_worker.py) meet over
+jax.distributed (coordinator on 127.0.0.1, a free port), one GPU each, and
+time every row (routine, n; f64, one right-hand side) in every column:
+
+  mp        muster_jax.distributed.solve, provider cusolvermp (the store
+            path), this process's column block, inside jax.jit
+  mp_grid   the same on the blocks of a pr x pc mesh, P("pr", "pc"), grid=
+  onenode   muster_jax.potrs / lu_solve / syevd on a mesh of every process's
+            GPU (the one-node CUDA IPC path), the engine the runtime chooses
+  mg, dn    the same with cusolvermg / cusolverdn forced (not by default)
+  default   muster_jax.distributed.solve with no provider: the runtime's
+            choice (the JSON names the engine it chose)
+  jaxmg     jaxmg's potrs / lu_solve / syevd on the same pr x pc mesh, in
+            processes of their own (JAXMG_SITE on PYTHONPATH: the
+            launcher run-bench-mp-gpu.sh sets it); "jaxmg: not installed"
+            where it does not import
+
+The JSON (--json, rewritten after every column, so a run cut short keeps
+what it finished; an existing file of this bench is added to) goes to
+tools/plot_gpu_bench.py --markdown for the table.  --budget S: rows whose
+estimate no longer fits are skipped ("budget: ..."), and the processes are
+killed S + 20 s after the start.  Exit status: 0; 1 when a column failed or
+answered wrongly; 2 bad options.
+"""
+import argparse
+import json
+import os
+import pathlib
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+BENCH, SCHEMA = "muster-jax-mp-bench", 1
+ROWS = (("potrs", 16384), ("potrs", 32768), ("potrs", 65536), ("syevd", 8192), ("syevd", 16384),
+        ("getrs", 16384))
+COLUMNS = ("mp", "mp_grid", "onenode", "mg", "dn", "default", "jaxmg")
+DEFAULT_COLUMNS = ("mp", "mp_grid", "onenode", "default", "jaxmg")
+ROUTINES = ("potrs", "syevd", "getrs")
+
+
+def estimate(routine: str, n: int, gpus: int, column: str, warmup: int, reps: int) -> float:
+    """Seconds one column of one row should take on H200s: scaled from the
+    medians of docs/performance (cusolvermp potrs 32768: 0.24 s on 2 GPUs,
+    0.17 s on 4; syevd 8192: 1.5 s; jaxmg's from issue 24), plus the
+    first call's setup and the check.  Rough: for planning and the budget."""
+    if routine == "syevd":
+        t = 1.5 * (n / 8192) ** 1.6
+    else:
+        t = (0.25 if gpus <= 2 else 0.18) * (n / 32768) ** 3 * (2.5 if routine == "getrs" else 1.0)
+    t *= {"onenode": 1.3, "mg": 1.4, "dn": 1.5 if routine != "syevd" else 0.7, "jaxmg": 1.6}.get(column, 1.0)
+    calls = warmup + reps + (1 if column == "default" else 0)
+    return calls * (max(t, 0.02) + 0.05) + 3.0 + n * n / gpus / 2e9
+
+
+def grid_of(gpus: int, forced=None):
+    """(pr, pc): the forced shape, else the squarest with pr >= pc (P x 1
+    for 2: jaxmg's README mesh; 2 x 2 for 4)."""
+    if forced:
+        return forced
+    pc = max(d for d in range(1, int(gpus ** 0.5) + 1) if gpus % d == 0)
+    return gpus // pc, pc
+
+
+# ------------------------------------------------------------------ the JSON
+def read_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def write_json(path, doc):
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, path)
+
+
+def find_row(doc, r):
+    return next((x for x in doc["rows"] if (x["routine"], x["n"], x["gpus"]) == (r["routine"], r["n"], r["gpus"])),
+                None)
+
+
+def put_column(path, r, name, res):
+    """Row r's column `name` is res (the row is added when new)."""
+    doc = read_json(path)
+    row = find_row(doc, r)
+    if row is None:
+        row = dict({k: v for k, v in r.items() if k != "grid_shape"}, dtype="f64", columns={})
+        doc["rows"].append(row)
+    row.update({k: r[k] for k in ("seed", "grid", "reps", "warmup")})
+    row["columns"][name] = res
+    if name not in doc["columns"]:
+        doc["columns"].append(name)
+    write_json(path, doc)
+
+
+def _run(cmd, env=None, timeout=60):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        return p.returncode, p.stdout.strip(), p.stderr.strip()
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return -1, "", str(e)
+
+
+def jaxmg_env():
+    """The environment jaxmg's processes run in: JAXMG_SITE (the wheel and
+    cuSOLVERMp 0.9.1 unpacked: run-bench-mp-gpu.sh) ahead on PYTHONPATH."""
+    env = dict(os.environ)
+    if os.environ.get("JAXMG_SITE"):
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (os.environ["JAXMG_SITE"], env.get("PYTHONPATH")) if p)
+    return env
+
+
+def header(args):
+    """device, driver, date, versions: what the table's heading says."""
+    import jax
+    import jaxlib
+    rc, smi, _ = _run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
+    gpus = [line.split(", ") for line in smi.splitlines()] if rc == 0 and smi else []
+    build = pathlib.Path(os.environ.get("MUSTER_BUILD", REPO / "build"))
+    rc, out, err = _run([str(build / "bin" / "muster"), "providers", "--json"])
+    try:
+        mp = next(p for p in json.loads(out)["providers"] if p["name"] == "cusolvermp")
+        mp = ("available: " + mp["note"]) if mp["available"] else ("unavailable: " + mp["why"])[:300]
+    except (ValueError, KeyError, StopIteration):
+        mp = f"unknown (muster providers: {err[:200] or out[:200]})"
+    rc, jaxmg, err = _run([sys.executable, "-c", "import jaxmg; print(jaxmg.__version__)"], env=jaxmg_env())
+    if rc != 0:
+        jaxmg = "not installed" if "No module named 'jaxmg'" in err else f"import failed: {err[-300:]}"
+    elif os.environ.get("JAXMG_MISSING"):  # the launcher found the wheel but not what it needs to run
+        jaxmg = f"{jaxmg} cannot run here: {os.environ['JAXMG_MISSING']}"
+    rc, commit, _ = _run(["git", "-C", str(REPO), "rev-parse", "--short=12", "HEAD"])
+    if rc == 0 and _run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"])[1]:
+        commit += "+changes"  # tracked files differ from the commit
+    return dict(bench=BENCH, schema=SCHEMA, date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                device=gpus[0][0] if gpus else f"{args.platform} (no nvidia-smi)",
+                driver=gpus[0][1] if gpus else "none", gpus_available=len(gpus),
+                versions=dict(jax=jax.__version__, jaxlib=jaxlib.__version__, python=sys.version.split()[0],
+                              muster=commit if rc == 0 and commit else os.environ.get("MUSTER_COMMIT", "unknown"),
+                              cusolvermp=mp, jaxmg=jaxmg),
+                command=" ".join(sys.argv), dtype="f64", nrhs=1, columns=[], rows=[], launches=[])
+
+
+# --------------------------------------------------------------- launching
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(gpus, rows, cols, args, deadline, env, tmp):
+    """P processes run rows x cols; their output streams here (process 0's
+    whole, the others' last lines on failure).  The launch's record."""
+    spec = dict(rows=rows, columns=cols, reps=args.reps, warmup=args.warmup, platform=args.platform,
+                json=str(args.json), deadline=deadline - 15, timeout=args.timeout, grid=rows[0]["grid_shape"],
+                mp_provider=args.mp_provider, jaxmg_tile=args.jaxmg_tile or 256,
+                jaxmg_tile_fixed=bool(args.jaxmg_tile))
+    path = pathlib.Path(tmp) / f"spec-{gpus}-{cols[0]}.json"
+    path.write_text(json.dumps(spec))
+    port, t0 = free_port(), time.monotonic()
+    procs = [subprocess.Popen([sys.executable, str(HERE / "bench_mp_worker.py"), str(i), str(gpus), str(port),
+                               str(path)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for i in range(gpus)]
+    tails = [deque(maxlen=40) for _ in procs]
+
+    def pump(i, p):
+        for line in p.stdout:
+            tails[i].append(line.rstrip())
+            if i == 0 and not line.startswith("WARNING"):
+                print(f"[{gpus} GPUs] {line.rstrip()}", flush=True)
+    pumps = [threading.Thread(target=pump, args=(i, p), daemon=True) for i, p in enumerate(procs)]
+    for t in pumps:
+        t.start()
+    killed = False
+    for p in procs:
+        try:
+            p.wait(timeout=max(1.0, deadline + 20 - time.time()))
+        except subprocess.TimeoutExpired:
+            killed = True
+            for q in procs:
+                q.kill()
+            break
+    for p in procs:
+        p.wait()
+    for t in pumps:
+        t.join(timeout=5)
+    rcs = [p.returncode for p in procs]
+    if killed or any(rcs):
+        for i, tail in enumerate(tails):
+            print(f"--- [{gpus} GPUs] process {i} (exit {rcs[i]}), last lines:\n" + "\n".join(tail), flush=True)
+    return dict(gpus=gpus, columns=cols, rows=len(rows), seconds=round(time.monotonic() - t0, 1), exits=rcs,
+                killed_at_budget=killed)
+
+
+def parse_rows(text):
+    if not text:
+        return list(ROWS)
+    out = []
+    for item in text.split(","):
+        routine, _, n = item.partition(":")
+        if routine not in ROUTINES or (n and not n.isdigit()):
+            raise ValueError(f"--rows item {item!r}: ROUTINE or ROUTINE:N, ROUTINE one of {ROUTINES}")
+        out += [(routine, int(n))] if n else [r for r in ROWS if r[0] == routine]
+    return out
+
+
+def options(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gpus", default="2,4", help="GPU counts (one process per GPU), e.g. 2,4")
+    ap.add_argument("--rows", default="", help="ROUTINE[:N],...: default all of issue 24's rows")
+    ap.add_argument("--columns", default=",".join(DEFAULT_COLUMNS), help=f"of {','.join(COLUMNS)}")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--budget", type=float, default=480.0, help="seconds for the whole run (default 480)")
+    ap.add_argument("--json", type=pathlib.Path, default=pathlib.Path("bench-mp.json"))
+    ap.add_argument("--list", action="store_true", help="print the launches, rows and estimates; run nothing")
+    ap.add_argument("--platform", default="cuda", choices=("cuda", "cpu"))
+    ap.add_argument("--mp-provider", default="cusolvermp", help="the collective engine of mp and mp_grid")
+    ap.add_argument("--grid", default="", help="PRxPC for mp_grid and jaxmg (default: P x 1, 2 x 2 on 4)")
+    ap.add_argument("--jaxmg-tile", type=int, default=0, help="jaxmg's T_A (default: cusolvermp's tile, else 256)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=120.0, help="the store set's timeout (MUSTER_TIMEOUT)")
+    args = ap.parse_args(argv)
+    try:
+        args.gpu_counts = [int(g) for g in args.gpus.split(",")]
+        args.row_list = parse_rows(args.rows)
+        args.cols = [c for c in args.columns.split(",") if c]
+        bad = [c for c in args.cols if c not in COLUMNS]
+        if bad or not args.cols:
+            raise ValueError(f"--columns {args.columns!r}: of {','.join(COLUMNS)}")
+        args.grid_shape = tuple(int(v) for v in args.grid.lower().split("x")) if args.grid else None
+        if args.grid_shape and (len(args.grid_shape) != 2 or
+                                any(args.grid_shape[0] * args.grid_shape[1] != g for g in args.gpu_counts)):
+            raise ValueError(f"--grid {args.grid}: PRxPC with PR * PC equal to every --gpus count")
+        if args.reps < 1 or args.warmup < 1 or min(args.gpu_counts) < 1:
+            raise ValueError("--reps, --warmup and --gpus must be at least 1 (a warm-up compiles)")
+    except ValueError as e:
+        ap.error(str(e))
+    return args
+
+
+def plan(args):
+    """[(gpus, rows, columns, env name)]: the launches, muster's then jaxmg's
+    for each GPU count."""
+    out = []
+    for g in args.gpu_counts:
+        shape = grid_of(g, args.grid_shape)
+        rows = [dict(routine=r, n=n, gpus=g, nrhs=1, grid=f"{shape[0]}x{shape[1]}", grid_shape=shape,
+                     reps=args.reps, warmup=args.warmup,
+                     seed=(args.seed * 1000003 + 7 * n + ROUTINES.index(r)) % (1 << 31)) for r, n in args.row_list]
+        muster = [c for c in args.cols if c != "jaxmg"]
+        if muster:
+            out.append((g, rows, muster, "muster"))
+        if "jaxmg" in args.cols:
+            out.append((g, rows, ["jaxmg"], "jaxmg"))
+    return out
+
+
+def print_plan(args, launches):
+    """--list: the launches, their rows and estimated seconds."""
+    total = 0.0
+    for g, rows, cols, _ in launches:
+        est = 20 + sum(estimate(r["routine"], r["n"], g, c, args.warmup, args.reps) for r in rows for c in cols)
+        total += est
+        print(f"{g} GPUs ({rows[0]['grid']} mesh), columns {','.join(cols)}: about {est:.0f} s")
+        for r in rows:
+            print(f"  {r['routine']} {r['n']}: " + ", ".join(
+                f"{c} {estimate(r['routine'], r['n'], g, c, args.warmup, args.reps):.0f} s" for c in cols))
+    print(f"total about {total:.0f} s (budget {args.budget:.0f} s)")
+
+
+def run(args, launches, doc):
+    """Every launch in turn, until the budget's end; each recorded in the JSON."""
+    t_end = time.time() + args.budget
+    os.environ.setdefault("MUSTER_JOB", f"jbench{os.getpid()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for g, rows, cols, kind in launches:
+            if args.platform == "cuda" and g > doc["gpus_available"]:
+                print(f"# {g} GPUs: this machine has {doc['gpus_available']}: skipped", flush=True)
+                continue
+            if kind == "jaxmg" and not re.fullmatch(r"[0-9][0-9.]*", doc["versions"]["jaxmg"]):  # no plain version
+                for r in rows:
+                    put_column(args.json, r, "jaxmg", dict(ran=False, skipped=f"jaxmg: {doc['versions']['jaxmg']}"))
+                continue
+            rec = launch(g, rows, cols, args, t_end, jaxmg_env() if kind == "jaxmg" else dict(os.environ), tmp)
+            d = read_json(args.json)
+            d["launches"].append(rec)
+            write_json(args.json, d)
+
+
+def main(argv=None):
+    args = options(argv)
+    launches = plan(args)
+    if args.list:
+        print_plan(args, launches)
+        return 0
+    doc = header(args)
+    if args.json.exists():  # add to an earlier part of the table
+        old = read_json(args.json)
+        if old.get("bench") == BENCH and old.get("schema") == SCHEMA:
+            doc.update(rows=old["rows"], columns=old["columns"], launches=old.get("launches", []))
+    write_json(args.json, doc)
+    print(f"# {doc['device']} x {doc['gpus_available']}, {doc['date']}, {json.dumps(doc['versions'])}", flush=True)
+    run(args, launches, doc)
+    sys.path.insert(0, str(REPO / "tools"))
+    import mp_bench_table
+    doc = mp_bench_table.load([str(args.json)])
+    print("\n".join(mp_bench_table.markdown(doc)))
+    mine = {(r["routine"], r["n"], r["gpus"]) for _, rows, _, _ in launches for r in rows}
+    bad = [(r["routine"], r["n"], r["gpus"], c) for r in doc["rows"] for c, v in r["columns"].items()
+           if (r["routine"], r["n"], r["gpus"]) in mine and (v.get("failed") or (v["ran"] and not v["resid_ok"]))]
+    for b in bad:
+        print("FAILED or WRONG: %s %d on %d GPUs, column %s" % b)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

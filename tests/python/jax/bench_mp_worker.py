@@ -1,0 +1,137 @@
+"""One process of the multi-process benchmark (bench_mp_gpu.py starts one
+per GPU, each with its own GPU, over jax.distributed).
+
+usage: bench_mp_worker.py PROC NPROC PORT SPEC.json
+
+SPEC (written by bench_mp_gpu.py): the rows, the columns, reps, warmup,
+platform, the JSON to fill, the deadline.  For each row and column: W
+warm-up calls, then R timed ones, each on a fresh A (untimed), after a
+barrier, from the call to block_until_ready; a call's time is the slowest
+process's; the column's seconds are the median of those.  The last result
+is checked (bench_mp_matrix) before the time counts.  Process 0 writes the
+column into the JSON as soon as it is done.  Prints "proc I: ..." lines.
+"""
+import json
+import os
+import sys
+import time
+import warnings
+
+proc, nproc, port = (int(v) for v in sys.argv[1:4])
+with open(sys.argv[4], encoding="utf-8") as f:
+    SPEC = json.load(f)
+# host checks of several processes at once: one BLAS thread pool each
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "4")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# A is donated to every call; where an engine's layout needs a copy anyway
+# (the store path's column-major operand), XLA says so at each compile
+warnings.filterwarnings("ignore", message="Some donated buffers were not usable")
+
+import jax  # noqa: E402
+
+jax.config.update("jax_platforms", SPEC["platform"])
+jax.config.update("jax_enable_x64", True)
+jax.distributed.initialize(f"127.0.0.1:{port}", nproc, proc,
+                           local_device_ids=[proc] if SPEC["platform"] == "cuda" else None)
+
+import numpy as np  # noqa: E402
+
+import bench_mp_columns as columns  # noqa: E402
+import bench_mp_gpu as bench  # noqa: E402
+import muster_jax.distributed as md  # noqa: E402
+
+
+def say(*what):
+    print(f"proc {proc}:", *what, flush=True)
+
+
+def agree(s, mine: bytes) -> list:
+    """Every process's `mine` (up to 1024 bytes), over the store set."""
+    return [v.rstrip(b"\0") for v in s.allgather(mine[:1024].ljust(1024, b"\0"))]
+
+
+def timed(s, col, warmup: int, reps: int):
+    """(this process's times, the last result)."""
+    times, out = [], None
+    for i in range(warmup + reps):
+        inputs = col.fresh()
+        jax.block_until_ready(inputs)
+        out = None  # the previous result's memory back before the call
+        s.barrier()
+        t0 = time.perf_counter()
+        out = jax.block_until_ready(col.call(*inputs))
+        dt = time.perf_counter() - t0
+        del inputs
+        if i >= warmup:
+            times.append(dt)
+    return times, out
+
+
+def run_column(s, ctx, row, name, opts):
+    """The column's JSON entry (the same on every process)."""
+    err, times, info, chk = None, [], None, None
+    try:
+        col = columns.make(name, ctx, row, opts)
+        if name == "default":
+            col.probe()
+        times, out = timed(s, col, SPEC["warmup"], SPEC["reps"])
+        chk = columns.check(col, out)
+        info = col.chose()
+        del out
+    except Exception as e:  # noqa: BLE001 - any engine's failure is this column's result
+        err = f"{type(e).__name__}: {e}".replace("\n", " ")
+    try:  # every process learns whether any failed (their sets' rounds must stay in step)
+        errs = [v.decode(errors="replace") for v in agree(s, (err or "").encode())]
+        first = next((f"process {i}: {e}" for i, e in enumerate(errs) if e), None)
+        if not first:
+            per_rep = np.max(np.frombuffer(b"".join(s.allgather(np.array(times, np.float64).tobytes())),
+                                           np.float64).reshape(nproc, -1), axis=0)
+    except ValueError as e:  # the store set failed (a peer's mismatch, abort, death): this column with it
+        first = f"store set: {e}"
+    if first:
+        return dict(ran=False, failed=first[:800])
+    return dict(ran=True, seconds=float(np.median(per_rep)), min=float(per_rep.min()), times=per_rep.tolist(),
+                resid=chk["resid"], resid_ok=chk["ok"], **info)
+
+
+def jaxmg_tile(row):
+    """cusolvermp's tile for this row where the muster part recorded it (the
+    default column's eager call), else --jaxmg-tile."""
+    if SPEC.get("jaxmg_tile_fixed"):
+        return SPEC["jaxmg_tile"]
+    done = bench.find_row(bench.read_json(SPEC["json"]), row)
+    got = (done or {}).get("columns", {}).get("default", {})
+    return got["tile"] if got.get("provider") == "cusolvermp" and got.get("tile") else SPEC["jaxmg_tile"]
+
+
+def main():
+    s = md.store_set(timeout=SPEC["timeout"])
+    ctx = columns.Ctx(proc, nproc, s, SPEC["grid"])
+    for r in SPEC["rows"]:
+        row = columns.Row(r["routine"], r["n"], r["nrhs"], r["seed"])
+        tile = int(agree(s, str(jaxmg_tile(r) if "jaxmg" in SPEC["columns"] else 0).encode())[0])  # rank 0's
+        opts = dict(mp_provider=SPEC["mp_provider"], jaxmg_tile=tile)
+        for name in SPEC["columns"]:
+            est = bench.estimate(r["routine"], r["n"], nproc, name, SPEC["warmup"], SPEC["reps"])
+            left = SPEC["deadline"] - time.time()
+            go = agree(s, b"1" if proc == 0 and est <= left else b"0")[0] == b"1"  # rank 0 decides for all
+            t0 = time.monotonic()
+            if not go:
+                res = dict(ran=False, skipped=f"budget: about {est:.0f} s needed, {max(0.0, left):.0f} s left")
+            else:
+                res = run_column(s, ctx, row, name, opts)
+            if proc == 0:
+                bench.put_column(SPEC["json"], r, name, res)
+            state = f"{res['seconds']:.4f} s" if res["ran"] else res.get("failed") or res.get("skipped")
+            say(f"{r['routine']} n={r['n']} {name}: {state} ({res.get('provider', '-')}; "
+                f"resid ok {res.get('resid_ok')}; {time.monotonic() - t0:.1f} s)")
+            if res.get("failed") and "store set" in res["failed"]:
+                s = md.store_set(timeout=SPEC["timeout"])  # a failed set stays failed: a new one
+                ctx.store = s
+    s.close()
+    say("done")
+    jax.distributed.shutdown()
+
+
+if __name__ == "__main__":
+    main()
