@@ -4,9 +4,8 @@
 # BUILD/deps091/mp091.tar.xz, small enough to travel to the GPU machines
 # (docs/gpu-scripts.md "cuSOLVERMp 0.9.1"; run-mp091-tests.sh unpacks it).
 #   NCCL_SO  a libnccl.so.2 >= 2.29 (NVIDIA's wheels are 201 MB and more:
-#            build one for the GPU machines' sm_90 alone from NCCL's source,
-#            `make -j src.build NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90"`,
-#            and name build/lib/libnccl.so.2)
+#            build one for the GPU machines' sm_90 alone from NCCL's source
+#            with build-nccl091.sh NCCL_SRC OUT, and name OUT/lib/libnccl.so.2)
 #   WHEELS   a folder with nvidia_cusolvermp_cu13-0.9.1*.whl and
 #            nvidia_cublasmp_cu13-0.10*.whl (`python3 -m pip download --no-deps
 #            nvidia-cusolvermp-cu13==0.9.1.9318.post1 nvidia-cublasmp-cu13==0.10.0.3695`)

@@ -6,8 +6,8 @@
 # 2.28.9 lacks ncclCommQueryProperties, which 0.9.1 calls on every grid):
 #     <build>/tests/gpu/run-mp091-tests.sh [--max-gpus R]
 # Carry build/bin, build/lib, build/tests/gpu and build/deps091 (not the
-# 0.8 wheel in build/deps nor the rest of build/tests: the archive is about
-# 53 MiB, docs/gpu-scripts.md).  Steps, each under
+# 0.8 wheel in build/deps nor the rest of build/tests: the archive is
+# 26.4 MiB, all four 34.4 MiB, docs/gpu-scripts.md).  Steps, each under
 # `timeout -k 5`:
 # 1. unpack the archive into a temporary folder named by MUSTER_MP_LIBDIR
 #    (its NCCL first, so it is the one loaded);
