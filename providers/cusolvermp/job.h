@@ -92,8 +92,9 @@ MP_HIDDEN int mp_x_out(mp_job_t *j, int64_t j0, int64_t w);
  * (the job's tile and grid, like A: global (i, j) on grid (i / tile % P,
  * j / tile % Q)): this rank's local piece at `piece` (ld), scattered into
  * dst (rows x cols, packed, device memory: zeroed first) and summed over
- * the ranks by one NCCL allreduce (each entry has one owner).  rows <=
- * the job's m (the piece's local rows are the first of A's).  Ordered on
+ * the ranks by one NCCL allreduce (each entry has one owner).  rows may
+ * pass the job's m (gesvd's full V^H of a wide A): the piece's local rows
+ * are this rank's of [0, rows) in the solver's layout.  Ordered on
  * the stream, not waited for (routines.c). */
 MP_HIDDEN int mp_replicate(mp_job_t *j, const void *piece, int64_t ld, int64_t rows, int64_t cols, void *dst);
 /* A descriptor of an m x n matrix on the job's grid and tile (routines.c). */

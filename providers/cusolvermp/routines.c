@@ -155,8 +155,9 @@ static int scatter_sum(mp_job_t *j, const void *piece, int64_t ld, int64_t rows,
   cuc_err_t *E = j->E;
   int rc = 0;
   mp_comm_t *m = j->m;
-  /* this rank's local rows of the matrix: the first of its rows of A (gels's
-   * X, geqrf's R: rows = n < m) */
+  /* this rank's local rows of the matrix: those of its rows of the solver's
+   * layout below `rows` (gels's X, geqrf's R: rows = n < m; gesvd's full
+   * V^H of a wide A: n > m), listed first in MP_BUF_IDX (upload_lists) */
   int64_t lrows = muster_layout_numroc(rows, j->shape.tile, j->myrow, j->shape.nprow);
   int64_t lcols = muster_layout_numroc(cols, j->shape.tile, j->mycol, j->shape.npcol);
   const int64_t *ri = m->buf[MP_BUF_IDX], *ci = ri + j->idx_rows;
