@@ -27,6 +27,8 @@
  * the caller's A, B and W as they were. */
 #include "job.h"
 
+/* V^H: Gesvd's VT is V^H (its A = U Sigma V^H, complex included), the
+ * rows our ABI returns (MUSTER_FACTOR_VH), as cusolverDnXgesvd's. */
 static int is_gesvd(const mp_job_t *j) { return j->a->routine == MUSTER_GESVD; }
 
 /* Local piece of a rows x cols matrix on this rank (0 x 0 for 0 x 0). */
