@@ -1,7 +1,8 @@
 /* The cusolvermp provider's host-side logic (no GPU needed): relayout
  * plans, diagonal tiles and geqrf's pieces and refusals (test_mp_plan.c),
  * grid/tile/panel rules, the memory rule and gels's grids
- * (test_mp_rules.c), the
+ * (test_mp_rules.c), gesvd's and polar's releases, shapes and memory
+ * (test_mp_svd.c), the
  * release table, version parsing and the library search (test_mp_version.c),
  * the provider loaded with dlopen: probe, estimate, argument checks, the
  * library choice over stand-in libraries (test_mp_provider.c).
@@ -21,6 +22,8 @@ TEST_ENTRY(mp_version_search_order, 20)
 TEST_ENTRY(mp_plan_gels_on_grids, 10)
 TEST_ENTRY(mp_plan_geqrf, 10)
 TEST_ENTRY(mp_plan_nonblocking_refused, 10)
+TEST_ENTRY(mp_svd_releases, 10)
+TEST_ENTRY(mp_svd_shapes_and_memory, 10)
 TEST_ENTRY(mp_provider_refusals, 60)
 TEST_ENTRY(mp_provider_loads_and_estimates, 60)
 TEST_ENTRY(mp_provider_disabled, 30)

@@ -2,7 +2,8 @@
  * providers/cusolvermp/cusolvermp.c - the collective provider on NVIDIA's
  * cuSOLVERMp: every rank (one process per GPU, any number of nodes) calls
  * collective_solve with its piece of A; potrs (with log det A on request),
- * getrs, gels, geqrf and syevd for f32, f64, c64, c128 on a 2-D
+ * getrs, gels, geqrf and syevd, and on cuSOLVERMp 0.9 gesvd and polar,
+ * for f32, f64, c64, c128 on a 2-D
  * block-cyclic grid over NCCL.  NCCL and cuSOLVERMp (and
  * cuBLASMp for 0.9) are loaded with dlopen from where the user has them
  * (libs.h); nothing links them.  This file holds the hooks and the struct;
@@ -92,7 +93,7 @@ __attribute__((visibility("default"))) const muster_provider_v2_t muster_provide
     .name = MP_NAME,
     .description = DESCRIPTION,
     .priority = 70,
-    .routines = MUSTER_ROUTINE_BITS(POTRS, SYEVD, GETRS, GELS, GEQRF) | MUSTER_CAP_LOGDET,
+    .routines = MUSTER_ROUTINE_BITS(POTRS, SYEVD, GETRS, GELS, GEQRF, GESVD, POLAR) | MUSTER_CAP_LOGDET,
     .dtypes = MUSTER_ALL_DTYPES,
     .mem_kinds = 1u << MUSTER_MEM_CUDA,
     .spans = MUSTER_SPAN_THREADS | MUSTER_SPAN_PROCESSES | MUSTER_SPAN_NODES,

@@ -1,6 +1,6 @@
 /* providers/cusolvermp/estimate.c - estimate(): can this call run here?
  * The libraries, one GPU per rank, and the memory rule (plan.h: mp_need)
- * against each rank's free bytes (gels, geqrf: the query carries no m,
+ * against each rank's free bytes (gels, geqrf, gesvd, polar: the query carries no m,
  * their rows, so the rule counts m = n; for a tall A a lower bound).  No
  * time model yet (seconds < 0: the cost table, else the priority, decides:
  * where cusolverdn can run a call its model wins, docs/choice.md). */
@@ -18,7 +18,7 @@ int mp_estimate(void *ctx, const muster_provider_query_t *q, muster_provider_est
   est->seconds = -1;
   const mp_libs_t *L = mp_libs_get();
   if (L->rc < 0) return NOPE(L->rc, "%s", L->brief);
-  if (!mp_runs(q->routine)) return NOPE(MUSTER_EUNSUPPORTED, "potrs, syevd, getrs, gels, geqrf only");
+  if (!mp_runs(q->routine)) return NOPE(MUSTER_EUNSUPPORTED, "potrs, syevd, getrs, gels, geqrf, gesvd, polar only");
   char why[200];
   int rc = 0;
   if (q->nranks > 1 && q->span == MUSTER_SPAN_THREADS)

@@ -1,7 +1,7 @@
 /*
  * providers/cusolvermp/job.h - one collective call while it runs (solve.c
  * drives it, routines.c holds potrs and syevd, general.c getrs, gels.c
- * gels, qr.c geqrf).
+ * gels, qr.c geqrf, svd.c gesvd and polar).
  */
 #ifndef MUSTER_MP_JOB_H
 #define MUSTER_MP_JOB_H
@@ -59,6 +59,13 @@ typedef struct mp_job {
                           (after an agreement) over every rank            */
   int64_t fr, fc, fld; /* geqrf: B's factor's local piece in MP_BUF_Q
                           (mp_qr_piece): rows, columns, leading dimension */
+  int64_t idx_rows;    /* local rows listed first in MP_BUF_IDX (the
+                          columns' list follows): upload_lists, routines.c */
+  mp_svd_dims_t sd;    /* gesvd, polar (svd.c): U's and V^H's (H's) global
+                          shapes; their local pieces: */
+  int64_t ur, uc, uld, vr, vc, vld;
+  mp_gesvdDesc_t gesvd_desc; /* Gesvd's and Polar's own descriptors     */
+  mp_polarDesc_t polar_desc;
 } mp_job_t;
 
 /* Move this rank's part of a plan (redist.c): src (device, leading
@@ -85,8 +92,9 @@ MP_HIDDEN int mp_x_out(mp_job_t *j, int64_t j0, int64_t w);
  * (the job's tile and grid, like A: global (i, j) on grid (i / tile % P,
  * j / tile % Q)): this rank's local piece at `piece` (ld), scattered into
  * dst (rows x cols, packed, device memory: zeroed first) and summed over
- * the ranks by one NCCL allreduce (each entry has one owner).  rows <=
- * the job's m (the piece's local rows are the first of A's).  Ordered on
+ * the ranks by one NCCL allreduce (each entry has one owner).  rows may
+ * pass the job's m (gesvd's full V^H of a wide A): the piece's local rows
+ * are this rank's of [0, rows) in the solver's layout.  Ordered on
  * the stream, not waited for (routines.c). */
 MP_HIDDEN int mp_replicate(mp_job_t *j, const void *piece, int64_t ld, int64_t rows, int64_t cols, void *dst);
 /* A descriptor of an m x n matrix on the job's grid and tile (routines.c). */
@@ -111,6 +119,10 @@ MP_HIDDEN int mp_gels_prepare(mp_job_t *j, size_t *dw, size_t *hw);
  * descriptor), workspace of Geqrf and Orgqr. */
 MP_HIDDEN int mp_geqrf_prepare(mp_job_t *j, size_t *dw, size_t *hw);
 MP_HIDDEN int mp_geqrf_run(mp_job_t *j);
+/* gesvd and polar (svd.c, cuSOLVERMp 0.9), the same contract: S, U and
+ * V^H (gesvd) or H (polar) pieces, their descriptors, the workspace. */
+MP_HIDDEN int mp_svd_prepare(mp_job_t *j, size_t *dw, size_t *hw);
+MP_HIDDEN int mp_svd_run(mp_job_t *j);
 /* The QR both share (qr.c): cusolverMpGeqrf on j->A (m x n), tau into
  * MP_BUF_TAU, waited for, its info checked (MUSTER_EPROVIDER).  0, or a
  * code with E. */

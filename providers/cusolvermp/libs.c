@@ -106,6 +106,18 @@ static int load_cublasmp(mp_libs_t *L, char *tried, size_t tlen) {
   return -1;
 }
 
+/* 0.9's Gesvd and Polar (mpapi.h): required where release r has them
+ * (-1, the first missing name in *missing), else taken when all are there
+ * and left NULL otherwise (0.8; an unknown version: its release's rule
+ * (mp_refused) refuses gesvd and polar until it is known, and svd.c
+ * refuses a NULL table entry). */
+static int resolve_svd(void *h, const mp_release_t *r, mp_api_t *api, const char **missing) {
+  static const char *const names[] = {MP_SOLVER091_SYMBOLS};
+  if (resolve(h, names, MP_N_SOLVER091_SYMBOLS, &api->GesvdDescriptorCreate, missing) == 0) return 0;
+  memset(&api->GesvdDescriptorCreate, 0, MP_N_SOLVER091_SYMBOLS * sizeof(void *));
+  return r && r->svd_polar ? -1 : 0;
+}
+
 /* The first cuSOLVERMp candidate that runs with the NCCL loaded. */
 static int load_solver(mp_libs_t *L, char *tried, size_t tlen) {
   static const char *const names[] = {MP_SOLVER_SYMBOLS};
@@ -134,7 +146,8 @@ static int load_solver(mp_libs_t *L, char *tried, size_t tlen) {
       add(tried, tlen, "; %s (%s): %s", c.c[i].path, c.c[i].origin, dlerror());
       continue;
     }
-    if (resolve(h, names, MP_N_SOLVER_SYMBOLS, &L->api.Create, &missing) < 0) {
+    if (resolve(h, names, MP_N_SOLVER_SYMBOLS, &L->api.Create, &missing) < 0 ||
+        resolve_svd(h, r, &L->api, &missing) < 0) {
       add(tried, tlen, "; %s (%s): no %s", c.c[i].path, c.c[i].origin, missing);
       continue;
     }

@@ -9,6 +9,12 @@
  *   cuSOLVERMp 0.8.0 (wheel nvidia-cusolvermp-cu13 0.8.0.3126): the
  *     prototypes below, the grid mapping values, 1-based IA/JA, device info;
  *     0.9.1's prototypes of these functions are the same (version.h);
+ *   cuSOLVERMp 0.9.1 (wheel nvidia-cusolvermp-cu13 0.9.1.9318.post1): the
+ *     functions 0.8 lacks that gesvd and polar use (svd.c), their
+ *     descriptor handles, the SHAPE attribute and its THIN / FULL values,
+ *     CUBLAS_FILL_MODE_FULL for a general A (Polar), jobu / jobvt as
+ *     cusolverEigMode_t.  These are resolved apart (MP_SOLVER091_SYMBOLS):
+ *     optional on 0.8, required on 0.9 (libs.c);
  *   NCCL 2.28 (the nvidia-nccl-cu13 2.28.9 wheel): result codes, data
  *     types, reduction ops, the 128-byte unique id, and the versioned
  *     ncclConfig_t: NCCL copies the first `size` bytes of the caller's
@@ -66,6 +72,12 @@ enum { MP_GRID_COL_MAJOR = 0 }; /* cusolverMpGridMapping_t: the only one it runs
 enum { MP_FILL_LOWER = 0 };     /* cublasFillMode_t */
 enum { MP_OP_N = 0, MP_OP_T = 1, MP_OP_C = 2 }; /* cublasOperation_t */
 enum { MP_SIDE_LEFT = 0 };                      /* cublasSideMode_t  */
+/* 0.9: Gesvd's and Polar's optional descriptors (NULL: the defaults) */
+typedef struct mp_gesvd_desc *mp_gesvdDesc_t;
+typedef struct mp_polar_desc *mp_polarDesc_t;
+enum { MP_GESVD_ATTR_SHAPE = 1 };                 /* cusolverMpGesvdDescriptorAttribute_t */
+enum { MP_GESVD_THIN = 0, MP_GESVD_FULL = 1 };    /* cusolverMpGesvdOutputShape_t         */
+enum { MP_FILL_FULL = 2 };                        /* cublasFillMode_t: Polar's general A  */
 
 /* ---- the table libs.c fills -------------------------------------------------------- */
 
@@ -163,6 +175,32 @@ typedef struct mp_api {
   cusolverStatus_t (*Orgqr)(mp_solverHandle_t h, int64_t m, int64_t n, int64_t k, void *a, int64_t ia, int64_t ja,
                             mp_solverDesc_t da, const void *tau, cudaDataType ct, void *dwork, size_t dbytes,
                             void *hwork, size_t hbytes, int *dinfo);
+  /* 0.9 only (NULL on 0.8): A = U S V^H (jobu / jobvt: cusolverEigMode_t;
+   * S, min(m, n) reals, on every rank; U m x k or m x m, V^H k x n or
+   * n x n by the descriptor's SHAPE; A destroyed) and A = U_p H (m >= n;
+   * U_p over A, H n x n) */
+  cusolverStatus_t (*GesvdDescriptorCreate)(mp_gesvdDesc_t *d);
+  cusolverStatus_t (*GesvdDescriptorDestroy)(mp_gesvdDesc_t d);
+  cusolverStatus_t (*GesvdDescriptorSetAttribute)(mp_gesvdDesc_t d, int attr, const void *buf, size_t bytes);
+  cusolverStatus_t (*Gesvd_bufferSize)(mp_solverHandle_t h, mp_gesvdDesc_t gd, int jobu, int jobvt, int64_t m,
+                                       int64_t n, const void *a, int64_t ia, int64_t ja, mp_solverDesc_t da,
+                                       const void *s, const void *u, int64_t iu, int64_t ju, mp_solverDesc_t du,
+                                       const void *vt, int64_t ivt, int64_t jvt, mp_solverDesc_t dvt,
+                                       cudaDataType ct, size_t *dev, size_t *host);
+  cusolverStatus_t (*Gesvd)(mp_solverHandle_t h, mp_gesvdDesc_t gd, int jobu, int jobvt, int64_t m, int64_t n,
+                            void *a, int64_t ia, int64_t ja, mp_solverDesc_t da, void *s, void *u, int64_t iu,
+                            int64_t ju, mp_solverDesc_t du, void *vt, int64_t ivt, int64_t jvt, mp_solverDesc_t dvt,
+                            cudaDataType ct, void *dwork, size_t dbytes, void *hwork, size_t hbytes, int *dinfo);
+  cusolverStatus_t (*PolarDescriptorCreate)(mp_polarDesc_t *d);
+  cusolverStatus_t (*PolarDescriptorDestroy)(mp_polarDesc_t d);
+  cusolverStatus_t (*Polar_bufferSize)(mp_solverHandle_t h, mp_polarDesc_t pd, int uplo, int64_t m, int64_t n,
+                                       const void *a, int64_t ia, int64_t ja, mp_solverDesc_t da, const void *hm,
+                                       int64_t ih, int64_t jh, mp_solverDesc_t dh, cudaDataType ct, size_t *dev,
+                                       size_t *host);
+  cusolverStatus_t (*Polar)(mp_solverHandle_t h, mp_polarDesc_t pd, int uplo, int64_t m, int64_t n, void *a,
+                            int64_t ia, int64_t ja, mp_solverDesc_t da, void *hm, int64_t ih, int64_t jh,
+                            mp_solverDesc_t dh, cudaDataType ct, void *dwork, size_t dbytes, void *hwork,
+                            size_t hbytes, int *dinfo);
 } mp_api_t;
 
 /* Symbol names, in mp_api_t's order: NCCL's then cuSOLVERMp's. */
@@ -178,7 +216,14 @@ typedef struct mp_api {
       "cusolverMpGetrs_bufferSize", "cusolverMpGetrs", "cusolverMpGeqrf_bufferSize", "cusolverMpGeqrf",      \
       "cusolverMpOrmqr_bufferSize", "cusolverMpOrmqr", "cusolverMpGels_bufferSize", "cusolverMpGels",      \
       "cusolverMpOrgqr_bufferSize", "cusolverMpOrgqr"
+/* 0.9's, from GesvdDescriptorCreate on (libs.c: optional on 0.8) */
+#define MP_SOLVER091_SYMBOLS                                                                                \
+  "cusolverMpGesvdDescriptorCreate", "cusolverMpGesvdDescriptorDestroy",                                   \
+      "cusolverMpGesvdDescriptorSetAttribute", "cusolverMpGesvd_bufferSize", "cusolverMpGesvd",            \
+      "cusolverMpPolarDescriptorCreate", "cusolverMpPolarDescriptorDestroy", "cusolverMpPolar_bufferSize", \
+      "cusolverMpPolar"
 #define MP_N_NCCL_SYMBOLS 12
 #define MP_N_SOLVER_SYMBOLS 25
+#define MP_N_SOLVER091_SYMBOLS 9
 
 #endif

@@ -53,8 +53,9 @@ int mp_tile_resolve(muster_routine_t routine, int64_t n, int64_t args_tile, cons
     snprintf(why, len, "%s %" PRId64 " is too large", from, t);
     return MUSTER_ETILE;
   }
-  if (routine == MUSTER_SYEVD && (t & (t - 1)) != 0) {
-    snprintf(why, len, "%s %" PRId64 " is not a power of two, which cuSOLVERMp's eigensolver needs", from, t);
+  if (mp_tile_pow2(routine) && (t & (t - 1)) != 0) {
+    snprintf(why, len, "%s %" PRId64 " is not a power of two, which cuSOLVERMp's eigensolver needs (%s)", from, t,
+             muster_routine_str(routine));
     return MUSTER_ETILE;
   }
   *tile = t;
@@ -78,6 +79,11 @@ int mp_potrs_panel(const mp_release_t *r, const char *env, int64_t nrhs, int64_t
 int mp_refused_grid(const mp_release_t *r, muster_routine_t routine, int nprow, int npcol, int qr_forced, char *why,
                     size_t len) {
   const char *rel = r ? r->label : "(version not known yet)";
+  if ((routine == MUSTER_GESVD || routine == MUSTER_POLAR) && !(r && r->svd_polar)) {
+    snprintf(why, len, "%s needs cuSOLVERMp 0.9.1 (cusolverMp%s); the one loaded is %s", muster_routine_str(routine),
+             routine == MUSTER_GESVD ? "Gesvd" : "Polar", r ? r->label : "of a version not known yet");
+    return MUSTER_EUNSUPPORTED;
+  }
   if (routine == MUSTER_GEQRF && nprow * npcol > 1 && !(r && r->geqrf_grids) && !qr_forced) {
     snprintf(why, len, "geqrf on %d processes: cuSOLVERMp %s's Geqrf + Orgqr not yet seen right there "
              "(MUSTER_MP_QR_GRIDS=1 runs it to test them)", nprow * npcol, rel);
@@ -106,6 +112,11 @@ int mp_refused_grid(const mp_release_t *r, muster_routine_t routine, int nprow, 
 int mp_refused(const mp_release_t *r, const mp_shape_t *s, char *why, size_t len) {
   int rc = mp_refused_grid(r, s->routine, s->nprow, s->npcol, s->qr_forced, why, len);
   if (rc < 0) return rc;
+  if (s->routine == MUSTER_POLAR && mp_rows(s) < s->n) {
+    snprintf(why, len, "polar of a wide A (m %" PRId64 " < n %" PRId64 "): cuSOLVERMp's Polar takes m >= n only",
+             mp_rows(s), s->n);
+    return MUSTER_EUNSUPPORTED;
+  }
   if (s->nonblocking && s->nprow * s->npcol > 1 && r && r->nonblocking_fails) {
     snprintf(why, len, "a non-blocking NCCL communicator (MUSTER_MP_NCCL_BLOCKING=0) on %d processes: cuSOLVERMp %s's "
              "solvers fail on one (CUSOLVER_STATUS_INTERNAL_ERROR); unset MUSTER_MP_NCCL_BLOCKING",
@@ -222,8 +233,14 @@ uint64_t mp_workspace_bound(const mp_shape_t *s, int64_t lrows, int64_t lcols) {
   uint64_t esz = muster_dtype_bytes(s->dtype), T = (uint64_t)s->tile;
   uint64_t local = (uint64_t)lrows * (uint64_t)lcols * esz;
   uint64_t panel = (uint64_t)mp_rows(s) * T * esz; /* one block column of the matrix */
+  uint64_t hn = (uint64_t)muster_layout_numroc(s->n, s->tile, 0, s->nprow) *
+                (uint64_t)muster_layout_numroc(s->n, s->tile, 0, s->npcol) * esz; /* an n x n piece, at most */
   switch (s->routine) {
   case MUSTER_SYEVD: return 2 * local + 4 * panel + (64ull << 20);
+  /* QDWH: QR of the stacked [A; I] ((m + n) x n) and its Q each iteration,
+   * then (gesvd) syevd's on H */
+  case MUSTER_POLAR: return 3 * (local + hn) + 4 * panel + (64ull << 20);
+  case MUSTER_GESVD: return 3 * (local + hn) + 2 * hn + 8 * panel + (64ull << 20);
   default: return 2 * panel + (64ull << 20); /* potrf/s, getrf/s, geqrf, gels: panel buffers */
   }
 }
@@ -245,6 +262,15 @@ void mp_need(const mp_shape_t *s, int row, int col, mp_need_t *need) {
   if (s->routine == MUSTER_POTRS || s->routine == MUSTER_GETRS || s->routine == MUSTER_GELS) {
     mp_layout_t B = mp_layout_solver(mp_rows(s), s->nrhs, s->tile, s->nprow, s->npcol);
     need->rhs = (uint64_t)lr * (uint64_t)mp_local_cols(&B, col) * esz;
+  }
+  if (s->routine == MUSTER_GESVD || s->routine == MUSTER_POLAR) { /* U, V^H or H; S */
+    mp_svd_dims_t d = mp_svd_dims(s);
+    need->vectors = ((uint64_t)muster_layout_numroc(d.urows, s->tile, row, s->nprow) *
+                         (uint64_t)muster_layout_numroc(d.ucols, s->tile, col, s->npcol) +
+                     (uint64_t)muster_layout_numroc(d.vrows, s->tile, row, s->nprow) *
+                         (uint64_t)muster_layout_numroc(d.vcols, s->tile, col, s->npcol)) * esz;
+    if (s->routine == MUSTER_GESVD)
+      need->vectors += (uint64_t)(mp_rows(s) < s->n ? mp_rows(s) : s->n) * muster_dtype_real_bytes(s->dtype);
   }
   if (s->routine == MUSTER_GETRS) need->pivots = (uint64_t)mp_pivot_count(&L, row) * sizeof(int64_t);
   if (s->routine == MUSTER_GELS) need->tau = (uint64_t)lc * esz;

@@ -87,8 +87,14 @@ MP_HIDDEN int mp_layout_same(const mp_layout_t *a, const mp_layout_t *b);
 /* The routines the provider runs (estimate() and the solve refuse others;
  * cusolvermp.c's routine bits say the same). */
 static inline int mp_runs(muster_routine_t r) {
-  return r == MUSTER_POTRS || r == MUSTER_SYEVD || r == MUSTER_GETRS || r == MUSTER_GELS || r == MUSTER_GEQRF;
+  return r == MUSTER_POTRS || r == MUSTER_SYEVD || r == MUSTER_GETRS || r == MUSTER_GELS || r == MUSTER_GEQRF ||
+         r == MUSTER_GESVD || r == MUSTER_POLAR;
 }
+
+/* Routines whose tile must be a power of two: syevd, and gesvd, whose
+ * Gesvd ends in cuSOLVERMp's Hermitian eigensolver (cusolverMpStedc's
+ * documented limitation). */
+static inline int mp_tile_pow2(muster_routine_t r) { return r == MUSTER_SYEVD || r == MUSTER_GESVD; }
 
 /* P x Q for nranks: env ("PxQ" with P * Q = nranks, from MUSTER_MP_GRID)
  * when not NULL or empty, else the most square P <= Q, except for geqrf:
@@ -117,7 +123,9 @@ MP_HIDDEN int mp_potrs_panel(const mp_release_t *r, const char *env, int64_t nrh
                              size_t len);
 
 /* Does release r (NULL: not known yet) run `routine` on an nprow x npcol
- * grid?  0, or MUSTER_EUNSUPPORTED with the reason in why: gels (geqrf) on
+ * grid?  0, or MUSTER_EUNSUPPORTED with the reason in why: gesvd and
+ * polar anywhere unless the release has Gesvd and Polar (0.9: svd_polar;
+ * "needs cuSOLVERMp 0.9.1"); gels (geqrf) on
  * more than one process where the release's QR (its Geqrf + Orgqr) was not
  * seen right there, unless qr_forced (MUSTER_MP_QR_GRIDS=1: a test of the
  * release); getrs on a P x 1 grid (P > 1) where its Getrf was not
@@ -135,8 +143,11 @@ MP_HIDDEN int mp_refused_grid(const mp_release_t *r, muster_routine_t routine, i
  * zeroes the reflectors under R in the copy.  geqrf too: its factors are
  * made in the copy and reach the caller's A and B only once every rank
  * found them finite (qr.c), so a failure writes nothing. */
+/* gesvd and polar too: Gesvd destroys its A, and both factors reach the
+ * caller only once found finite (svd.c). */
 static inline int mp_factors_a_copy(muster_routine_t routine, unsigned flags) {
-  return routine == MUSTER_GELS || routine == MUSTER_GEQRF || (routine == MUSTER_GETRS && !(flags & MUSTER_NO_FACTOR));
+  return routine == MUSTER_GELS || routine == MUSTER_GEQRF || routine == MUSTER_GESVD || routine == MUSTER_POLAR ||
+         (routine == MUSTER_GETRS && !(flags & MUSTER_NO_FACTOR));
 }
 
 /* Row pivots getrf writes on grid row `row`: its local rows plus one tile
@@ -208,7 +219,9 @@ typedef struct mp_shape {
 } mp_shape_t;
 
 /* Does release r refuse the call of shape s?  mp_refused_grid's rules on
- * s's routine and grid, then: a non-blocking communicator
+ * s's routine and grid, then: polar of a wide A (m < n: cuSOLVERMp's
+ * Polar takes m >= n; estimate() sees m = n, the solve the caller's m);
+ * a non-blocking communicator
  * (s->nonblocking) on more than one process where the release's solvers
  * were seen failing on one (version.c's nonblocking_fails).  0, or
  * MUSTER_EUNSUPPORTED with the reason in why. */
@@ -230,9 +243,32 @@ static inline void mp_qr_piece(const mp_shape_t *s, int row, int col, int64_t *r
   *cols = muster_layout_numroc(o.part[0].cols, s->tile, col, s->npcol);
 }
 
+/* gesvd's U (m x k thin, m x m full) and V^H (k x n, n x n), polar's H
+ * (n x n, in the V^H slot; U_p overwrites cuSOLVERMp's copy of A): their
+ * global rows and columns (svd.c keeps U in MP_BUF_Q, V^H or H in
+ * MP_BUF_B), 0 x 0 where none is computed (values only, polar's U). */
+typedef struct mp_svd_dims {
+  int64_t urows, ucols, vrows, vcols;
+} mp_svd_dims_t;
+static inline mp_svd_dims_t mp_svd_dims(const mp_shape_t *s) {
+  mp_svd_dims_t d = {0, 0, 0, 0};
+  int64_t m = mp_rows(s), n = s->n, k = m < n ? m : n;
+  if (s->routine == MUSTER_POLAR) {
+    d.vrows = d.vcols = n;
+  } else if (s->routine == MUSTER_GESVD && !(s->flags & MUSTER_NO_VECTORS)) {
+    int full = (s->flags & MUSTER_FULL_MATRICES) != 0;
+    d.urows = m;
+    d.ucols = full ? m : k;
+    d.vrows = full ? n : k;
+    d.vcols = n;
+  }
+  return d;
+}
+
 /* Device bytes the call needs on grid (row, col), beyond the caller's own
  * buffers: cuSOLVERMp's copy of A (m x n: gels's and geqrf's m rows), the
- * eigenvectors (syevd) or geqrf's second factor (mp_qr_piece), this rank's
+ * eigenvectors (syevd), geqrf's second factor (mp_qr_piece), gesvd's U and
+ * V^H or polar's H (mp_svd_dims) and gesvd's singular values, this rank's
  * piece of B (potrs, getrs: n x nrhs; gels: m x nrhs), getrs's pivots,
  * gels's and geqrf's Householder scalars, the relayout scratch, the eigenvalues, the
  * workspace bound and MP_FIXED_BYTES for NCCL's and cuSOLVERMp's own

@@ -16,7 +16,8 @@
  * over the bootstrap, no extra NCCL traffic, no pass over A.
  * syevd: cusolverMpSyevd ("V", or "N" with MUSTER_NO_VECTORS where the
  * release takes it) into Q and W; W to the caller's w (every rank has all
- * eigenvalues), Q back into the caller's A unless MUSTER_NO_VECTORS. */
+ * eigenvalues), Q back into the caller's A unless MUSTER_NO_VECTORS.
+ * gesvd and polar: svd.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,17 +38,20 @@ out:
   return rc;
 }
 
-/* The global rows of this rank's local rows (solver layout: m of them for
- * gels, in increasing order, so those of X's n rows come first), and the
- * global columns [0, w) of a B panel it holds: one host list, uploaded. */
-static int upload_b_lists(mp_job_t *j, int64_t w) {
+/* The global rows [0, rows) of this rank's local rows (solver layout: in
+ * increasing order, so those of X's n rows come first), and the global
+ * columns [0, w) of a B panel it holds: one host list, uploaded; its rows'
+ * count in j->idx_rows (where the columns' list starts). */
+static int upload_lists(mp_job_t *j, int64_t rows, int64_t w) {
   cuc_err_t *E = j->E;
-  int64_t lcb = muster_layout_numroc(w, j->shape.tile, j->mycol, j->shape.npcol), n = j->lr + lcb, k = 0;
+  int64_t lrl = muster_layout_numroc(rows, j->shape.tile, j->myrow, j->shape.nprow);
+  int64_t lcb = muster_layout_numroc(w, j->shape.tile, j->mycol, j->shape.npcol), n = lrl + lcb, k = 0;
   int64_t *h = malloc((size_t)(n > 0 ? n : 1) * sizeof *h);
   int rc = 0;
   if (!h) return cuc_fail(j->E, MUSTER_ENOMEM, "out of host memory");
-  for (int64_t g = 0; g < j->shape.m; g++)
+  for (int64_t g = 0; g < rows; g++)
     if (mp_owner(g, j->shape.tile, j->shape.nprow) == j->myrow) h[k++] = g;
+  j->idx_rows = lrl;
   for (int64_t g = 0; g < w; g++)
     if (mp_owner(g, j->shape.tile, j->shape.npcol) == j->mycol) h[k++] = g;
   CUC_CHECK(mp_comm_buf(j->m, MP_BUF_IDX, (size_t)(n > 0 ? n : 1) * sizeof *h, "potrs' index lists", j->E));
@@ -122,6 +126,8 @@ int mp_routine_prepare(mp_job_t *j) {
     CUC_CHECK(prepare_potrs(j, &dw, &hw));
   else if (j->a->routine == MUSTER_GEQRF)
     CUC_CHECK(mp_geqrf_prepare(j, &dw, &hw));
+  else if (j->a->routine == MUSTER_GESVD || j->a->routine == MUSTER_POLAR)
+    CUC_CHECK(mp_svd_prepare(j, &dw, &hw));
   else if (j->a->routine == MUSTER_GETRS || j->a->routine == MUSTER_GELS) {
     CUC_CHECK(prepare_b(j));
     CUC_CHECK(j->a->routine == MUSTER_GETRS ? mp_getrs_prepare(j, &dw, &hw) : mp_gels_prepare(j, &dw, &hw));
@@ -149,11 +155,12 @@ static int scatter_sum(mp_job_t *j, const void *piece, int64_t ld, int64_t rows,
   cuc_err_t *E = j->E;
   int rc = 0;
   mp_comm_t *m = j->m;
-  /* this rank's local rows of the matrix: the first of its rows of A (gels's
-   * X, geqrf's R: rows = n < m) */
+  /* this rank's local rows of the matrix: those of its rows of the solver's
+   * layout below `rows` (gels's X, geqrf's R: rows = n < m; gesvd's full
+   * V^H of a wide A: n > m), listed first in MP_BUF_IDX (upload_lists) */
   int64_t lrows = muster_layout_numroc(rows, j->shape.tile, j->myrow, j->shape.nprow);
   int64_t lcols = muster_layout_numroc(cols, j->shape.tile, j->mycol, j->shape.npcol);
-  const int64_t *ri = m->buf[MP_BUF_IDX], *ci = ri + j->lr;
+  const int64_t *ri = m->buf[MP_BUF_IDX], *ci = ri + j->idx_rows;
   CUC_CU(m->device, cudaMemsetAsync(dst, 0, (size_t)(rows * cols) * j->esz, m->stream));
   CUC_CU(m->device, mp_scatter(j->esz, dst, rows, piece, ld, ri, ci, lrows, lcols, m->stream));
   if (m->nranks > 1) {
@@ -169,7 +176,7 @@ out:
 }
 
 int mp_replicate(mp_job_t *j, const void *piece, int64_t ld, int64_t rows, int64_t cols, void *dst) {
-  int rc = upload_b_lists(j, cols);
+  int rc = upload_lists(j, rows, cols);
   return rc < 0 ? rc : scatter_sum(j, piece, ld, rows, cols, dst);
 }
 
@@ -190,7 +197,7 @@ int mp_b_in(mp_job_t *j, int64_t j0, int64_t w) {
   cuc_err_t *E = j->E;
   int rc = 0;
   mp_comm_t *m = j->m;
-  CUC_CHECK(upload_b_lists(j, w));
+  CUC_CHECK(upload_lists(j, j->shape.m, w));
   const int64_t *rows = m->buf[MP_BUF_IDX], *cols = rows + j->lr;
   CUC_CU(m->device, mp_gather(j->esz, m->buf[MP_BUF_B], j->lrb > 1 ? j->lrb : 1,
                               (char *)j->s->b + (size_t)(j0 * j->s->ldb) * j->esz, j->s->ldb, rows, cols, j->lr,
@@ -303,6 +310,8 @@ int mp_routine_run(mp_job_t *j) {
   case MUSTER_GETRS: return mp_getrs_run(j);
   case MUSTER_GELS: return mp_gels_run(j);
   case MUSTER_GEQRF: return mp_geqrf_run(j);
+  case MUSTER_GESVD:
+  case MUSTER_POLAR: return mp_svd_run(j);
   default: return run_syevd(j);
   }
 }
@@ -312,4 +321,6 @@ void mp_routine_done(mp_job_t *j) {
   if (j->descA) j->api->DestroyMatrixDesc(j->descA);
   if (j->descB) j->api->DestroyMatrixDesc(j->descB);
   if (j->descQ) j->api->DestroyMatrixDesc(j->descQ);
+  if (j->gesvd_desc) j->api->GesvdDescriptorDestroy(j->gesvd_desc);
+  if (j->polar_desc) j->api->PolarDescriptorDestroy(j->polar_desc);
 }

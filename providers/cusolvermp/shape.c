@@ -9,10 +9,11 @@
 #include "mp.h"
 
 /* The caller's tile is the solver's when the caller holds a cyclic layout
- * (the solve may then run in place); syevd takes it only as a power of two. */
+ * (the solve may then run in place); syevd and gesvd take it only as a
+ * power of two (mp_tile_pow2). */
 static int64_t caller_tile(const muster_solve_args_t *a) {
   if (a->layout != MUSTER_LAYOUT_CYCLIC || a->tile < 1) return 0;
-  if (a->routine == MUSTER_SYEVD && (a->tile & (a->tile - 1)) != 0) return 0;
+  if (mp_tile_pow2(a->routine) && (a->tile & (a->tile - 1)) != 0) return 0;
   return a->tile;
 }
 

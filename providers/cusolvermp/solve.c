@@ -94,18 +94,26 @@ out:
   return rc;
 }
 
-/* geqrf's flags and B against muster_routine_outputs (A m x n): B packed
- * (ldb = m, muster_routine_shape's rule) with the columns its factor
- * fills.  0, or MUSTER_EINVAL with the message in E. */
+/* geqrf's, gesvd's and polar's flags, B and W against
+ * muster_routine_outputs (A m x n): B packed (ldb = m, muster_routine_shape's
+ * rule) with the columns its factors fill, w where singular values go.
+ * 0, or MUSTER_EINVAL with the message in E. */
 static int check_outputs(mp_job_t *j, int64_t m) {
   muster_outputs_t o;
-  if (muster_routine_outputs(MUSTER_GEQRF, j->a->flags, m, j->a->n, &o) < 0)
-    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: geqrf takes MUSTER_FULL_MATRICES only, not flags 0x%x", j->boot->rank,
+  const char *r = muster_routine_str(j->a->routine);
+  if (muster_routine_outputs(j->a->routine, j->a->flags, m, j->a->n, &o) < 0)
+    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: %s takes %s, not flags 0x%x", j->boot->rank, r,
+                    j->a->routine == MUSTER_GEQRF   ? "MUSTER_FULL_MATRICES only"
+                    : j->a->routine == MUSTER_GESVD ? "MUSTER_FULL_MATRICES and MUSTER_NO_VECTORS only"
+                                                    : "no flags",
                     j->a->flags);
-  if (j->a->nrhs < o.b_cols || !j->s->b)
-    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: geqrf's B needs %lld columns of m = %lld rows (ldb = m) for its "
-                    "factor; nrhs %lld, b %s", j->boot->rank, (long long)o.b_cols, (long long)m,
+  if (o.b_cols > 0 && (j->a->nrhs < o.b_cols || !j->s->b))
+    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: %s's B needs %lld columns of m = %lld rows (ldb = m) for its "
+                    "factor; nrhs %lld, b %s", j->boot->rank, r, (long long)o.b_cols, (long long)m,
                     (long long)j->a->nrhs, j->s->b ? "given" : "NULL");
+  if (o.w_count > 0 && !j->s->w)
+    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: %s needs w (%lld reals) on every rank", j->boot->rank, r,
+                    (long long)o.w_count);
   return 0;
 }
 
@@ -119,12 +127,13 @@ static int check(mp_job_t *j) {
   muster_shape_t rows; /* gels, geqrf: A has m = ldb rows */
   if (L->rc < 0) return cuc_fail(j->E, L->rc, "%s", L->why + strlen(MP_NAME ": "));
   if (!mp_runs(a->routine))
-    return cuc_fail(j->E, MUSTER_EUNSUPPORTED, "runs potrs, getrs, gels, geqrf and syevd, not %s",
+    return cuc_fail(j->E, MUSTER_EUNSUPPORTED, "runs potrs, getrs, gels, geqrf, syevd, gesvd and polar, not %s",
                     muster_routine_str(a->routine));
   if (muster_routine_shape(a->routine, a->n, a->nrhs, j->s->ldb, &rows) < 0)
-    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: no shape from n %lld, ldb %lld (gels: m = ldb >= n; geqrf: m = "
-                    "ldb >= 1)", b->rank, (long long)a->n, (long long)j->s->ldb);
-  if (a->routine == MUSTER_GEQRF && check_outputs(j, rows.a_rows) < 0) return MUSTER_EINVAL;
+    return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: no shape from n %lld, ldb %lld (gels: m = ldb >= n; geqrf, "
+                    "gesvd, polar: m = ldb >= 1)", b->rank, (long long)a->n, (long long)j->s->ldb);
+  int takes_o = (muster_routine_takes(a->routine) & MUSTER_TAKES_O) != 0; /* geqrf, gesvd, polar */
+  if (takes_o && check_outputs(j, rows.a_rows) < 0) return MUSTER_EINVAL;
   if ((a->flags & MUSTER_LOGDET) && a->routine != MUSTER_POTRS)
     return cuc_fail(j->E, MUSTER_EINVAL, "MUSTER_LOGDET is for potrs, not %s", muster_routine_str(a->routine));
   if (j->s->mem != MUSTER_MEM_CUDA || j->s->device < 0)
@@ -138,8 +147,9 @@ static int check(mp_job_t *j) {
   if (d->lld < (ulr > 1 ? ulr : 1) || (ulr * ulc > 0 && !j->s->a))
     return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: a is %s with lld %lld for %lld local rows", b->rank,
                     j->s->a ? "set" : "NULL", (long long)d->lld, (long long)ulr);
-  /* geqrf's B is its output (check_outputs), the others' right-hand sides */
-  int takes_b = a->routine != MUSTER_GEQRF && (muster_routine_takes(a->routine) & MUSTER_TAKES_B) != 0;
+  /* geqrf's, gesvd's and polar's B is their output (check_outputs), the
+   * others' right-hand sides */
+  int takes_b = !takes_o && (muster_routine_takes(a->routine) & MUSTER_TAKES_B) != 0;
   if (takes_b && (a->nrhs < 1 || !j->s->b || j->s->ldb < rows.b_rows))
     return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: %s needs b (%lld x nrhs, ldb >= %lld) on every rank", b->rank,
                     muster_routine_str(a->routine), (long long)rows.b_rows, (long long)rows.b_rows);
@@ -149,9 +159,9 @@ static int check(mp_job_t *j) {
   if (a->routine == MUSTER_SYEVD && !j->s->w)
     return cuc_fail(j->E, MUSTER_EINVAL, "rank %d: syevd needs w on every rank", b->rank);
   int rc = mp_shape_of(a, b->size, NULL, &j->shape, why, sizeof why);
+  j->shape.m = rows.a_rows; /* mp_refused reads it (polar: m >= n) */
   if (rc == 0) rc = mp_refused(L->rel, &j->shape, why, sizeof why);
   if (rc < 0) return cuc_fail(j->E, rc, "%s", why);
-  j->shape.m = rows.a_rows;
   j->esz = muster_dtype_bytes(a->dtype);
   j->solver = mp_layout_solver(rows.a_rows, a->n, j->shape.tile, j->shape.nprow, j->shape.npcol);
   mp_coords(&j->solver, b->rank, &j->myrow, &j->mycol);

@@ -7,7 +7,7 @@
 
 static const mp_release_t mp_releases[] = {
     /* first, last, NCCL, cuBLASMp min, max, potrs nrhs, jobz N, QR on grids, LU on P x 1, geqrf on grids,
-     * non-blocking NCCL fails,
+     * non-blocking NCCL fails, Gesvd + Polar,
      * label.
      * QR on grids: 0.8.0.3126 (NCCL 2.28.9, 2 x H200, 2026-11-26) solved
      * gels on two processes with X wrong past its first tile of rows (a 1x2
@@ -32,8 +32,8 @@ static const mp_release_t mp_releases[] = {
      * and 4 processes (f64, c64, c128, n = 1501, 4 x H200, 2026-11-27; the
      * relayout's own NCCL calls were right there, and one process was
      * right); 0.9 has not been tried. */
-    {MP_VER(0, 8, 0), MP_VER(0, 8, 99), MP_VER(2, 27, 0), 0, 0, 1, 0, 0, 0, 1, 1, "0.8"},
-    {MP_VER(0, 9, 0), MP_VER(0, 9, 99), MP_VER(2, 29, 0), MP_VER(0, 10, 0), MP_VER(0, 10, 99), 1, 1, 0, 0, 0, 0, "0.9"},
+    {MP_VER(0, 8, 0), MP_VER(0, 8, 99), MP_VER(2, 27, 0), 0, 0, 1, 0, 0, 0, 1, 1, 0, "0.8"},
+    {MP_VER(0, 9, 0), MP_VER(0, 9, 99), MP_VER(2, 29, 0), MP_VER(0, 10, 0), MP_VER(0, 10, 99), 1, 1, 0, 0, 0, 0, 1, "0.9"},
 };
 
 /* One decimal field at *s (advanced past it): 0..99999, else -1. */

@@ -18,7 +18,9 @@
  *          libcublasmp.so.0 from cuBLASMp >= 0.10, < 0.11
  * Any other release is refused: the provider is built against the 0.8
  * header, whose prototypes of every function it calls are unchanged in
- * 0.9.1 (compared), and nothing is known of later ones.
+ * 0.9.1 (compared), and nothing is known of later ones.  0.9 adds
+ * cusolverMpGesvd and cusolverMpPolar (declared from the 0.9.1 header,
+ * mpapi.h): gesvd and polar need it (svd_polar).
  */
 #ifndef MUSTER_MP_VERSION_H
 #define MUSTER_MP_VERSION_H
@@ -52,6 +54,10 @@ typedef struct mp_release {
                             NCCL communicator on more than one process: it
                             is refused there (mp_refused; the switch is
                             MUSTER_MP_NCCL_BLOCKING)                         */
+  int svd_polar;         /* it has cusolverMpGesvd and cusolverMpPolar (0.9
+                            and later; the loader then requires their
+                            symbols): gesvd and polar run only there
+                            (mp_refused)                                      */
   const char *label;     /* "0.8"                                           */
 } mp_release_t;
 

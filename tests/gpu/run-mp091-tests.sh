@@ -19,10 +19,17 @@
 #    QR is not known right on grids either: version.c); syevd f64 n = 8192
 #    on 1 rank and on every GPU (the large-n eigenvectors 0.9.1 fixed);
 #    with 4 GPUs potrs, syevd c128 and getrs on 4 processes;
+#    gesvd and polar (0.9's cusolverMpGesvd / cusolverMpPolar, svd.c) with
+#    the CLI's checks (||A - U S V^H||, U's and V's orthogonality, the
+#    values against the factors; ||A - U_p H||, U_p's orthogonality, H
+#    Hermitian PSD): n = 600, square, tall (m = 1200) and wide (m = 300),
+#    thin, --full and --no-vectors, f64 and c64, on 1, 2 and 4 processes;
+#    polar of a wide A refused (cuSOLVERMp's Polar takes m >= n);
 # 4. nothing of the job left in /dev/shm.
 # Prints one line per run, the seconds and "N passed, M failed"; exits 1 on
-# any failure.  About 2 to 3 minutes on 4 x H200 (each run starts its
-# processes, CUDA and NCCL: 3 to 10 s).
+# any failure.  About 3 to 4 minutes on 4 x H200 (each run starts its
+# processes, CUDA and NCCL: 3 to 10 s; the 20 gesvd / polar runs add about
+# 80 s).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/gpu-env.sh"
@@ -86,6 +93,35 @@ if [ "$ngpu" -ge 4 ]; then
   run 1 - syevd c128 4 "$n"
   run 1 - getrs f32 4 "$n" --nrhs 2
 fi
+# gesvd and polar (0.9 only): "ROUTINE DTYPE RANKS [options]", n = 600
+ns=600
+while read -r routine dtype ranks opts; do
+  [ -n "$routine" ] || continue
+  [ "$ranks" -le "$ngpu" ] || continue
+  # shellcheck disable=SC2086 # opts: the options, split on purpose
+  run 1 - "$routine" "$dtype" "$ranks" "$ns" $opts </dev/null # the loop reads the list on stdin
+done <<EOF_SVD
+gesvd f64 1
+gesvd c64 1 --m 1200
+gesvd f64 1 --m 300
+gesvd c64 1 --m 1200 --no-vectors
+gesvd f64 1 --m 300 --full
+polar f64 1
+polar c64 1 --m 1200
+gesvd f64 2 --m 1200
+gesvd c64 2 --m 300
+gesvd c64 2 --m 300 --full
+gesvd f64 2 --no-vectors
+polar f64 2
+polar c64 2 --m 1200
+gesvd f64 4
+gesvd c64 4 --m 1200 --full
+gesvd f64 4 --m 300
+polar c64 4 --m 1200
+polar f64 4
+EOF_SVD
+expect_refused="polar of a wide A" run 1 - polar f64 1 "$ns" --m 300
+[ "$ngpu" -ge 2 ] && expect_refused="polar of a wide A" run 1 - polar c64 2 "$ns" --m 300
 left=$(job_left "$MUSTER_JOB")
 [ "$left" = 0 ] || { fail=$((fail + 1)); echo "FAILED: $left segment(s) of job $MUSTER_JOB left in /dev/shm"; }
 echo "# run-mp091-tests.sh: $(($(date +%s) - t_start)) s"

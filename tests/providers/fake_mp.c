@@ -1,7 +1,8 @@
 /* tests/providers/fake_mp.c - stand-ins for NCCL (FAKE_NCCL_VERSION set:
  * libnccl.so.2 saying that version), cuBLASMp (FAKE_CUBLASMP:
  * libcublasmp.so.0, which cuSOLVERMp 0.9 needs loaded beside it) or
- * cuSOLVERMp (libcusolverMp.so.0),
+ * cuSOLVERMp (libcusolverMp.so.0; with FAKE_MP_NO_SVD without 0.9's Gesvd
+ * and Polar, as 0.8 is),
  * exporting every symbol the cusolvermp provider resolves (mpapi.h), so
  * its library choice and refusals are tested without NVIDIA's libraries
  * (tests/unit/test_mp_provider.c).  Nothing here is ever called for real
@@ -55,4 +56,15 @@ FAIL(cusolverMpGels_bufferSize)
 FAIL(cusolverMpGels)
 FAIL(cusolverMpOrgqr_bufferSize)
 FAIL(cusolverMpOrgqr)
+#ifndef FAKE_MP_NO_SVD /* 0.9's (mpapi.h: MP_SOLVER091_SYMBOLS); solver08/ lacks them, as 0.8 does */
+FAIL(cusolverMpGesvdDescriptorCreate)
+FAIL(cusolverMpGesvdDescriptorDestroy)
+FAIL(cusolverMpGesvdDescriptorSetAttribute)
+FAIL(cusolverMpGesvd_bufferSize)
+FAIL(cusolverMpGesvd)
+FAIL(cusolverMpPolarDescriptorCreate)
+FAIL(cusolverMpPolarDescriptorDestroy)
+FAIL(cusolverMpPolar_bufferSize)
+FAIL(cusolverMpPolar)
+#endif
 #endif

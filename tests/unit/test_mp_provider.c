@@ -18,6 +18,9 @@
 #include "task.h"
 
 static char fakes[PATH_MAX]; /* <build>/tests/providers/fakemp */
+/* the stand-in cuSOLVERMp make_site copies: solver/ (every symbol) or
+ * solver08/ (no Gesvd, no Polar: as 0.8 is) */
+static const char *solver_dir = "solver";
 
 static void find_fakes(void) {
   char exe[PATH_MAX];
@@ -36,9 +39,9 @@ static void make_site(const char *root, const char *ver) {
   ASSERT_EQ(system(cmd), 0);
   if (!ver) return;
   snprintf(cmd, sizeof cmd,
-           "cp %s/solver/libcusolverMp.so.0 %s/site/nvidia/cu13/lib/ && "
+           "cp %s/%s/libcusolverMp.so.0 %s/site/nvidia/cu13/lib/ && "
            "mkdir -p %s/site/nvidia_cusolvermp_cu13-%s.dist-info",
-           fakes, root, root, ver);
+           fakes, solver_dir, root, root, ver);
   ASSERT_EQ(system(cmd), 0);
 }
 
@@ -177,24 +180,55 @@ static void expect_gels_refused(const muster_provider_v2_t *v, void *ctx, int64_
   fprintf(stderr, "  gels refused as expected: %s\n", err);
 }
 
-/* A one-rank geqrf (n = 8, m = ldb = 12, lda 10, block layout) with flags,
- * nrhs and b: MUSTER_EINVAL naming `want` (NULL: the call fits, and lda
- * 10 < 12 rows is what is refused), info 0, before CUDA is touched. */
-static void expect_geqrf_refused(const muster_provider_v2_t *v, void *ctx, unsigned flags, int64_t nrhs, void *bp,
-                                 const char *want) {
+/* A one-rank geqrf, gesvd or polar (n = 8, m = ldb = 12, block layout,
+ * w given) with flags, nrhs and b: `code` naming `want` (NULL: the call
+ * fits, and lda 10 < 12 rows is what is refused: MUSTER_EINVAL; else lda
+ * is 12), info 0, before CUDA is touched. */
+static void expect_o_refused(const muster_provider_v2_t *v, void *ctx, muster_routine_t routine, unsigned flags,
+                             int64_t nrhs, void *bp, int code, const char *want) {
   char err[1024] = "";
-  muster_shard_t s = {.mem = MUSTER_MEM_CUDA, .device = 0, .a = (void *)16, .lda = 10, .b = bp, .ldb = 12};
+  int64_t lda = want ? 12 : 10;
+  muster_shard_t s = {.mem = MUSTER_MEM_CUDA, .device = 0, .a = (void *)16, .lda = lda, .b = bp, .ldb = 12,
+                      .w = (void *)16};
   muster_bootstrap_t b = {.rank = 0, .size = 1, .kind = "group", .key = 44, .allgather = one_rank_allgather};
   int64_t info = -1, tile = -1;
-  muster_collective_call_t call = {.args = {.routine = MUSTER_GEQRF, .dtype = MUSTER_F64, .n = 8, .nrhs = nrhs,
+  muster_collective_call_t call = {.args = {.routine = routine, .dtype = MUSTER_F64, .n = 8, .nrhs = nrhs,
                                             .flags = flags},
-                                   .mine = &s, .dist = muster_layout_block_dist(8, 1, 0, 10), .boot = &b,
+                                   .mine = &s, .dist = muster_layout_block_dist(8, 1, 0, lda), .boot = &b,
                                    .info = &info, .tile_used = &tile, .err = err, .errlen = sizeof err};
   call.dist.m = call.dist.mb = 12;
-  ASSERT_EQ(v->collective_solve(ctx, &call), MUSTER_EINVAL);
+  ASSERT_EQ(v->collective_solve(ctx, &call), code);
   ASSERT_STR_CONTAINS(err, want ? want : "with lld 10 for 12 local rows");
   ASSERT_EQ(info, 0);
-  fprintf(stderr, "  geqrf refused as expected: %s\n", err);
+  fprintf(stderr, "  %s refused as expected: %s\n", muster_routine_str(routine), err);
+}
+#define expect_geqrf_refused(v, ctx, flags, nrhs, bp, want) \
+  expect_o_refused(v, ctx, MUSTER_GEQRF, flags, nrhs, bp, MUSTER_EINVAL, want)
+
+/* gesvd and polar on 0.8 (the fake's release): estimate() and the solve
+ * refuse both, naming 0.9.1, so the choice passes over cusolvermp; their
+ * flags and B are checked first (thin: V^H or H 8 x 8 in 12-row columns,
+ * 6 of them; full: U 12 x 12 and V^H 8 x 8, 18; values only: none, b NULL). */
+static void expect_svd_on_08(const muster_provider_v2_t *v, void *ctx) {
+  muster_provider_estimate_t est;
+  static const muster_routine_t both[] = {MUSTER_GESVD, MUSTER_POLAR};
+  for (int i = 0; i < 2; i++) {
+    muster_provider_query_t q = query(1000, 1, NULL);
+    q.routine = both[i];
+    ASSERT_EQ(v->estimate(ctx, &q, &est), MUSTER_EUNSUPPORTED);
+    ASSERT_STR_CONTAINS(est.note, "needs cuSOLVERMp 0.9.1");
+  }
+  void *bp = (void *)16;
+  const int E = MUSTER_EINVAL, U = MUSTER_EUNSUPPORTED;
+  expect_o_refused(v, ctx, MUSTER_GESVD, 0, 6, bp, U, "gesvd needs cuSOLVERMp 0.9.1 (cusolverMpGesvd)");
+  expect_o_refused(v, ctx, MUSTER_POLAR, 0, 6, bp, U, "polar needs cuSOLVERMp 0.9.1 (cusolverMpPolar)");
+  expect_o_refused(v, ctx, MUSTER_GESVD, MUSTER_NO_VECTORS, 0, NULL, U, "needs cuSOLVERMp 0.9.1");
+  expect_o_refused(v, ctx, MUSTER_GESVD, MUSTER_LOGDET, 6, bp, E, "MUSTER_NO_VECTORS only, not flags 0x4");
+  expect_o_refused(v, ctx, MUSTER_GESVD, 0, 5, bp, E, "gesvd's B needs 6 columns of m = 12 rows");
+  expect_o_refused(v, ctx, MUSTER_GESVD, MUSTER_FULL_MATRICES, 17, bp, E, "gesvd's B needs 18 columns");
+  expect_o_refused(v, ctx, MUSTER_POLAR, 0, 6, NULL, E, "polar's B needs 6 columns of m = 12 rows");
+  expect_o_refused(v, ctx, MUSTER_POLAR, MUSTER_NO_VECTORS, 6, bp, E, "polar takes no flags, not flags 0x1");
+  expect_o_refused(v, ctx, MUSTER_GESVD, MUSTER_NO_VECTORS, 0, NULL, E, NULL); /* values only: B unused */
 }
 
 /* geqrf: estimate() takes it on one process and on 2 (the fake is 0.8,
@@ -309,10 +343,11 @@ static void expect_loaded(const char *unused) {
   q = query(1000, 1, NULL);
   q.routine = MUSTER_GELS;
   ASSERT_EQ(v->estimate(ctx, &q, &est), 0);
-  expect_gels_refused(v, ctx, 7, 7, "no shape from n 8, ldb 7 (gels: m = ldb >= n; geqrf: m = ldb >= 1)"); /* m < n */
+  expect_gels_refused(v, ctx, 7, 7, "no shape from n 8, ldb 7 (gels: m = ldb >= n;"); /* m < n */
   expect_gels_refused(v, ctx, 16, 12, "does not fit 1 ranks of 16 x 8"); /* ldb 16, the layout's m 12 */
   expect_gels_refused(v, ctx, 16, 16, NULL);                             /* fits: refused for lda only */
   expect_geqrf(v, ctx);
+  expect_svd_on_08(v, ctx);
   v->fini(ctx);
 }
 
@@ -372,10 +407,19 @@ static void expect_chosen(const char *want) {
   muster_provider_query_t q = query(1000, 1, NULL);
   muster_provider_estimate_t est;
   ASSERT_EQ(v->estimate(ctx, &q, &est), 0);
-  int new = !strcmp(want, "0.9.1");
-  ASSERT_EQ(tp_maps_has("/s091/site/nvidia/cu13/lib/libcusolverMp.so.0"), new);
-  ASSERT_EQ(tp_maps_has("/s091/site/nvidia/cublasmp/cu13/lib/libcublasmp.so.0"), new);
+  int new = !strcmp(want, "0.9.1"), lacks = strstr(want, "lacks") != NULL;
+  /* a 0.9.1 passed over for its missing symbols was opened to look */
+  if (!lacks) ASSERT_EQ(tp_maps_has("/s091/site/nvidia/cu13/lib/libcusolverMp.so.0"), new);
+  if (!lacks) ASSERT_EQ(tp_maps_has("/s091/site/nvidia/cublasmp/cu13/lib/libcublasmp.so.0"), new);
   ASSERT_EQ(tp_maps_has("/s08/site/nvidia/cu13/lib/libcusolverMp.so.0"), !new);
+  /* gesvd and polar: 0.9.1's (taken by estimate), refused with 0.8 */
+  static const muster_routine_t both[] = {MUSTER_GESVD, MUSTER_POLAR};
+  for (int i = 0; i < 2; i++) {
+    q.routine = both[i];
+    ASSERT_EQ(v->estimate(ctx, &q, &est), new ? 0 : MUSTER_EUNSUPPORTED);
+    if (!new) ASSERT_STR_CONTAINS(est.note, "needs cuSOLVERMp 0.9.1 (cusolverMp");
+    if (!new) ASSERT_STR_CONTAINS(est.note, "the one loaded is 0.8");
+  }
   v->fini(ctx);
 }
 
@@ -396,6 +440,15 @@ TEST_IMPL(mp_provider_prefers_091_when_it_runs) {
   snprintf(pp, sizeof pp, "%s/s091/site:%s/s08/site", root, root);
   static const char *const cases[][2] = {{"nccl23007", "0.9.1"}, {"nccl22809", "0.8.0"}};
   for (int i = 0; i < 2; i++) child(expect_chosen, root, cases[i][0], pp, cases[i][1]);
+  /* a 0.9.1 without Gesvd and Polar (0.9 must have them) is passed over:
+   * 0.8.0 (whose lack of them is fine) is taken even with 0.9.1's NCCL */
+  solver_dir = "solver08";
+  snprintf(cmd, sizeof cmd, "cp %s/solver08/libcusolverMp.so.0 %s/site/nvidia/cu13/lib/", fakes, sub);
+  ASSERT_EQ(system(cmd), 0);
+  snprintf(sub, sizeof sub, "%s/s08", root);
+  make_site(sub, "0.8.0.3126");
+  child(expect_chosen, root, "nccl23007", pp, "0.8.0 (0.9.1 lacks Gesvd)");
+  solver_dir = "solver";
   test_remove_tree(root);
   return 0;
 }
