@@ -151,6 +151,17 @@ static void watch_stop(watchdog_t *w, pthread_t tid) {
 
 /* ---- the call ------------------------------------------------------------------------ */
 
+/* Does a cancelled provider's message only repeat why it was cancelled:
+ * the reason itself, or "...cancelled: " and the reason cut short by the
+ * provider's smaller buffer? */
+static int echoes(const char *err, const char *why) {
+  if (strstr(err, why)) return 1;
+  const char *c = strstr(err, "cancelled: ");
+  if (!c) return 0;
+  c += strlen("cancelled: ");
+  return *c && !strncmp(why, c, strlen(c));
+}
+
 /* engine.h's give_up: the call was cancelled MUSTER__ENGINE_GRACE_S ago */
 static int cancel_ignored(void *arg) {
   watchdog_t *w = arg;
@@ -273,9 +284,11 @@ int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out, 
   char why[sizeof w->why];
   snprintf(why, sizeof why, "%s", w->why);
   free(w);
+  /* the provider's own words, unless they only repeat why it was cancelled */
+  if (rc < 0 && fired && (!err[0] || echoes(err, why)))
+    return muster__err(rc, "rank %d: provider %s was cancelled: %s", in->rank, p->name, why);
   if (rc < 0 && fired)
-    return muster__err(rc, "rank %d: provider %s was cancelled: %s (provider: %s)", in->rank, p->name,
-                       why, err[0] ? err : muster_strerror(rc));
+    return muster__err(rc, "rank %d: provider %s was cancelled: %s (provider: %s)", in->rank, p->name, why, err);
   if (rc < 0 && !muster__info_verdict(in->args->routine, rc, info))
     return muster__err(rc, "rank %d: provider %s (%s) failed in %s: %s", in->rank, p->name, p->path,
                        muster_routine_name(in->args->routine), err[0] ? err : muster_strerror(rc));

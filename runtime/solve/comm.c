@@ -247,15 +247,18 @@ static int run_chosen(muster_comm_t *c, const muster_solve_args_t *args, const m
   make_boot(c, &boot);
   muster__group_watch_t gw = {.g = c->g};
   muster_store_t *st = store_of(c);
-  if (st) muster__store_phase(st, "inside provider %s's collective_solve (%s n=%" PRId64 ")", p->name,
-                              muster_routine_name(args->routine), args->n);
+  if (st) muster__store_within(st, "inside provider %s's collective_solve (%s n=%" PRId64 ")", p->name,
+                               muster_routine_name(args->routine), args->n);
   muster__coll_in_t in = {.p = p, .args = args, .mine = mine, .dist = dist, .rank = c->rank, .nranks = c->size,
                           .boot = &boot, .watch = c->g ? muster__group_watch : st ? muster__store_watch : NULL,
                           .watch_arg = st ? (void *)st : (void *)&gw,
                           .expect_src = dec->expect_src, .expect_s = dec->expect_s};
   int engine_rc;
   rc = muster__collective_run(&in, out, &engine_rc);
-  if (st) muster__store_phase(st, "in muster_solve_comm, after provider %s's collective_solve", p->name);
+  if (st) {
+    muster__store_within(st, NULL);
+    muster__store_phase(st, "in muster_solve_comm, after provider %s's collective_solve", p->name);
+  }
   if (engine_rc != 0) {
     char msg[600];
     snprintf(msg, sizeof msg, "%s", muster_last_error());

@@ -161,6 +161,21 @@ static int take(muster_store_t *s, int r, uint64_t k, unsigned char *buf, size_t
   }
 }
 
+/* Allgather k's phase for the beats: in it, or after it; inside the call
+ * muster__store_within named, if any. */
+static void ag_phase(muster_store_t *s, int after, uint64_t k, size_t len) {
+  char within[MUSTER__STORE_PHASE_MAX];
+  pthread_mutex_lock(&s->mu);
+  snprintf(within, sizeof within, "%s", s->within);
+  pthread_mutex_unlock(&s->mu);
+  if (within[0])
+    muster__store_phase(s, "%.100s, %s its allgather %" PRIu64, within, after ? "after" : "in", k);
+  else if (after)
+    muster__store_phase(s, "between calls (after allgather %" PRIu64 ")", k);
+  else
+    muster__store_phase(s, "in allgather %" PRIu64 " (%zu bytes)", k, len);
+}
+
 static int allgather(muster_store_t *s, const void *mine, void *all, size_t len) {
   pthread_mutex_lock(&s->mu);
   int failed = s->failed;
@@ -173,7 +188,7 @@ static int allgather(muster_store_t *s, const void *mine, void *all, size_t len)
   ag_head_t h = {.magic = AG_MAGIC, .k = k, .len = len, .rank = s->rank};
   memcpy(buf, &h, sizeof h);
   if (len) memcpy(buf + sizeof h, mine, len);
-  muster__store_phase(s, "in allgather %" PRIu64 " (%zu bytes)", k, len);
+  ag_phase(s, 0, k, len);
   char key[128], err[300] = "", msg[MUSTER__STORE_MSG_MAX];
   muster__store_key(s, key, sizeof key, "ag/%" PRIu64 "/%d", k, s->rank);
   int rc = s->kv.set(s->kv.ctx, key, buf, sz, err, sizeof err);
@@ -192,7 +207,7 @@ static int allgather(muster_store_t *s, const void *mine, void *all, size_t len)
     muster__store_key(s, key, sizeof key, "ag/%" PRIu64 "/%d", k - 1, s->rank);
     s->kv.del(s->kv.ctx, key, err, sizeof err);
   }
-  muster__store_phase(s, "between calls (after allgather %" PRIu64 ")", k);
+  ag_phase(s, 1, k, len);
   return rc;
 }
 

@@ -45,6 +45,8 @@ struct muster_store {
   uint64_t tick_ns;     /* the beat thread's last tick */
   uint64_t watch_ns;    /* the last liveness check: peers are read while one is recent */
   char phase[MUSTER__STORE_PHASE_MAX];
+  char within[MUSTER__STORE_PHASE_MAX]; /* the call around the allgathers ("inside provider
+                                           cusolvermp's collective_solve ..."), or "" */
   char host[64];
   int failed;           /* the set failed: code and message, for every later call */
   char fail_msg[MUSTER__STORE_MSG_MAX];
@@ -57,6 +59,12 @@ MUSTER_HIDDEN void muster__store_key(const muster_store_t *s, char *out, size_t 
 
 /* What this rank is doing, for its beats ("in allgather 3 (24 bytes)"). */
 MUSTER_HIDDEN void muster__store_phase(muster_store_t *s, const char *fmt, ...) MUSTER_PRINTF(2, 3);
+/* The call this rank is inside (fmt NULL: none), which the allgathers'
+ * phases then name ("inside provider X's collective_solve (syevd n=8192),
+ * in its allgather 5"): a provider bootstrapping over the set would
+ * otherwise show as "between calls".  Beaten at once, so that a peer dying
+ * just after it is named with it. */
+MUSTER_HIDDEN void muster__store_within(muster_store_t *s, const char *fmt, ...) MUSTER_PRINTF(2, 3);
 
 /* The heartbeat thread: start (after the first beat is written), stop. */
 MUSTER_HIDDEN int muster__store_beat_start(muster_store_t *s);

@@ -43,6 +43,21 @@ void muster__store_phase(muster_store_t *s, const char *fmt, ...) {
   va_end(ap);
 }
 
+void muster__store_within(muster_store_t *s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  pthread_mutex_lock(&s->mu);
+  if (fmt)
+    vsnprintf(s->within, sizeof s->within, fmt, ap);
+  else
+    s->within[0] = '\0';
+  if (fmt) snprintf(s->phase, sizeof s->phase, "%s", s->within);
+  s->poke = 1; /* beat now */
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  va_end(ap);
+}
+
 int muster__store_beat_write(muster_store_t *s, int closed, char *err, size_t errlen) {
   muster__beat_t b = {.magic = BEAT_MAGIC, .pid = (int32_t)muster__proc_self_pid(), .closed = closed,
                       .start = muster__proc_self_start(), .pidns = muster__proc_self_pidns()};

@@ -2,7 +2,8 @@
 # An adapter's store-bootstrap GPU test on cusolvermp alone (its
 # test_store_distributed.py -k gpu: one process per GPU meeting over the
 # framework's store, solves with residuals on column blocks and on grid
-# pieces).  Called by tests/python/jax/run-store-gpu.sh and
+# pieces; then the last process SIGKILLed, and SIGSTOPped, inside
+# cusolvermp's syevd: every survivor names it, storefault.py).  Called by tests/python/jax/run-store-gpu.sh and
 # tests/python/torch/run-store-gpu.sh (what each runs is said there):
 #
 #   tests/python/run-store-gpu.sh jax|torch [BUILD_DIR] [GPUS]     (from the repo root)
@@ -11,7 +12,7 @@
 # unpacked into a temporary folder named by MUSTER_MP_LIBDIR unless that is
 # set: tests/gpu/gpu-env.sh's mp_libs); GPUS default 2.  $PYTHON (default
 # python3) needs the framework with CUDA and pytest.  Passes when pytest
-# says "1 passed" (a process's output is shown when it fails); exits
+# says "3 passed" (a process's output is shown when it fails); exits
 # non-zero otherwise or when a segment of the job is left in /dev/shm.
 set -u
 adapter=$1

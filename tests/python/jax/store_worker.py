@@ -1,10 +1,12 @@
 """One process of a jax.distributed job meeting over jax's key-value store
 (muster_jax.distributed; test_store_distributed.py starts it).
 
-usage: store_worker.py PROC_ID NUM_PROCS PORT cases|gpu|jit
+usage: store_worker.py PROC_ID NUM_PROCS PORT cases|gpu|jit|fault_kill|fault_stop|gpu_kill|gpu_stop
 "cases": storecase's basic case, its grid case (2-D pieces), then its kill case on a second set
 (the last process SIGKILLs itself).  "jit": store_jit_case.py's (solve inside jax.jit; MUSTER_TEST_SEED).  The cases are tests/python/storecase.py's ("gpu": one GPU per process,
-solves with residuals).  Prints "proc I: ..." lines.
+solves with residuals).  "fault_*", "gpu_*" but "gpu": storefault.py's (the last process SIGKILLed or
+SIGSTOPped inside the engine: the blocking test engine colltwo on the CPU, cusolvermp's syevd on GPUs).
+Prints "proc I: ..." lines.
 """
 import pathlib
 import sys
@@ -14,10 +16,11 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/py
 
 import jax  # noqa: E402
 
-jax.config.update("jax_platforms", "cuda" if case == "gpu" else "cpu")
+on_gpu = case.startswith("gpu")
+jax.config.update("jax_platforms", "cuda" if on_gpu else "cpu")
 jax.config.update("jax_enable_x64", True)
 jax.distributed.initialize(f"localhost:{port}", nproc, proc_id,
-                           local_device_ids=[proc_id] if case == "gpu" else None)
+                           local_device_ids=[proc_id] if on_gpu else None)
 
 import numpy as np  # noqa: E402
 
@@ -35,6 +38,14 @@ if case == "jit":  # store_jit_case.py: inside jax.jit against the eager form
     import store_jit_case
     store_jit_case.jit_case(md, proc_id, nproc, say, int(os.environ["MUSTER_TEST_SEED"]))
     sys.exit(0)
+if case in ("fault_kill", "fault_stop", "gpu_kill", "gpu_stop"):
+    import signal
+
+    import storefault
+    storefault.engine_fault_case(md, proc_id, nproc, say, lambda x: jax.device_put(x, jax.local_devices()[0]),
+                                 signal.SIGKILL if case.endswith("kill") else signal.SIGSTOP,
+                                 n=8192 if on_gpu else 40, provider="cusolvermp" if on_gpu else "colltwo",
+                                 timeout=5 if on_gpu else 2, warm=on_gpu, delay=0.8 if on_gpu else 0.5)
 s = md.store_set(timeout=20)
 if case == "gpu":
     import store_jit_case

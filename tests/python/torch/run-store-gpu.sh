@@ -8,7 +8,7 @@
 #
 #   tests/python/torch/run-store-gpu.sh [BUILD_DIR] [GPUS]     (from the repo root)
 #
-# BUILD_DIR, GPUS, $PYTHON (torch with CUDA, pytest), pass ("1 passed",
+# BUILD_DIR, GPUS, $PYTHON (torch with CUDA, pytest), pass ("3 passed",
 # "segments left: 0") and failure: tests/python/run-store-gpu.sh, which
 # this runs.
 exec sh "$(dirname "$0")/../run-store-gpu.sh" torch "$@"

@@ -1,12 +1,14 @@
 """One rank of a torch.distributed job (gloo, CPU) meeting over the job's
 store (muster_torch.distributed; test_store_distributed.py starts it).
 
-usage: store_worker.py RANK WORLD PORT cases|gpu
+usage: store_worker.py RANK WORLD PORT cases|gpu|fault_kill|fault_stop|gpu_kill|gpu_stop
 "cases": storecase's basic case; grid= with each rank's own piece (gridcase.py, through the collective
 test provider with TESTPROV_SUM=1): grids of every shape over all ranks and over pairs of ranks (sets on
 a PrefixStore each), a DeviceMesh's DTensor, the hostile cases; then storecase's kill case on a last set
 (the last process SIGKILLs itself).  "gpu": one GPU per rank, nccl, solves with residuals on column
-blocks (storecase.solve_case) and on grids (gridcase.gpu_grid_case).  Prints "rank R: ..." lines.
+blocks (storecase.solve_case) and on grids (gridcase.gpu_grid_case).  "fault_*", "gpu_*" but "gpu":
+storefault.py's (the last rank SIGKILLed or SIGSTOPped inside the engine: the blocking test engine colltwo
+on the CPU, cusolvermp's syevd on GPUs).  Prints "rank R: ..." lines.
 """
 import datetime
 import pathlib
@@ -18,9 +20,10 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/py
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
-if case == "gpu":
+on_gpu = case.startswith("gpu")
+if on_gpu:
     torch.cuda.set_device(rank)
-dist.init_process_group("nccl" if case == "gpu" else "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
+dist.init_process_group("nccl" if on_gpu else "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
                         timeout=datetime.timedelta(seconds=60))
 
 import numpy as np  # noqa: E402
@@ -34,6 +37,15 @@ def say(*what):
     print(f"rank {rank}:", *what, flush=True)
 
 
+if case in ("fault_kill", "fault_stop", "gpu_kill", "gpu_stop"):
+    import signal
+
+    import storefault
+    storefault.engine_fault_case(md, rank, world, say,
+                                 (lambda x: torch.from_numpy(x).cuda()) if on_gpu else torch.from_numpy,
+                                 signal.SIGKILL if case.endswith("kill") else signal.SIGSTOP,
+                                 n=8192 if on_gpu else 40, provider="cusolvermp" if on_gpu else "colltwo",
+                                 timeout=5 if on_gpu else 2, warm=on_gpu, delay=0.8 if on_gpu else 0.5)
 s = md.store_set(timeout=20)
 if case == "gpu":
     storecase.solve_case(md, s, rank, world, say, lambda x: torch.from_numpy(x).cuda(),
