@@ -49,6 +49,7 @@ def test_store_solves_on_gpus():
         assert p.returncode == 0 and f"proc {i}: solves ok" in out, out[-4000:]
         assert f"proc {i}: grid solves ok" in out, out[-4000:]
         assert f"proc {i}: jit solves ok" in out, out[-4000:]  # the same inside jax.jit (test_store_jit.py)
+        assert f"proc {i}: routines ok" in out, out[-4000:]  # gels, geqrf, gesvd, polar (routinecase.py)
 
 
 SIGNALS = {"kill": signal.SIGKILL, "stop": signal.SIGSTOP}
