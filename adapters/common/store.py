@@ -15,7 +15,7 @@ import itertools
 import threading
 import weakref
 
-from . import _runtime
+from . import _grid, _runtime
 
 ENOENT, ESYS = -6, -17  # MUSTER_ENOENT, MUSTER_ESYS
 
@@ -102,9 +102,8 @@ def call_shape(lib, who: str, routine: str, n: int, m, b_shape, full_matrices=Fa
     if grid is not None and routine not in ("potrs", "getrs", "syevd"):
         raise ValueError(f"{who}: grid= is for potrs, getrs and syevd (a mesh of an n x n A); {routine} takes "
                          f"this process's column block of the m x n A")
-    if takes_b and (len(b_shape) not in (1, 2) or int(b_shape[0]) != rows):
-        got = " x ".join(str(int(s)) for s in b_shape) or "a scalar"
-        raise ValueError(f"{who}: B is {got}, it must be {rows} x nrhs (all of B, A's {rows} rows)")
+    if takes_b:
+        _grid.check_shape("B", b_shape, (rows, b_shape[-1]) if len(b_shape) == 2 else (rows,), who, " (all of B)")
     flags = (_runtime.FULL_MATRICES if full_matrices else 0) | (_runtime.NO_VECTORS if no_vectors else 0)
     out = dict(m=rows, flags=flags, nrhs=(int(b_shape[1]) if len(b_shape) == 2 else 1) if takes_b else 0,
                w=n if routine == "syevd" else 0, outputs=None)

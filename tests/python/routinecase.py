@@ -166,7 +166,7 @@ def hostile_routines(md, open_set, me: int, say, put, kw=None):
         piece = np.ones((n + (1 if last else 0), cut.stop - cut.start))
         msg = expect_refusal(lambda: md.solve("geqrf", put(piece), n=n, m=n, store=s, **kw), f"rank {s.size - 1}")
         assert not last or "piece of A is" in msg, msg
-    for bad, words in ((dict(b=put(np.ones((4, 1)))), ("B is 4 x 1", "must be 9 x nrhs")),
+    for bad, words in ((dict(b=put(np.ones((4, 1)))), ("B is 4 x 1, it must be 9 x 1",)),
                        (dict(grid={"n": n}, routine="geqrf"), ("grid= is for potrs, getrs and syevd",)),
                        (dict(full_matrices=True, routine="polar"), ("full_matrices is for geqrf and gesvd",))):
         with open_set() as s:

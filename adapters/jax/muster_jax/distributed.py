@@ -140,6 +140,9 @@ def solve(routine: str, a_piece, b=None, *, n: int, store: _store.StoreSet, prov
       Inside jax.jit: potrs, getrs and syevd (the others raise ValueError).
     """
     if _dist_jit.traced(a_piece, b):  # inside jax.jit: one FFI custom call on XLA's buffers
+        if routine in ("potrs", "getrs", "syevd"):  # m, full_matrices: refused there as eagerly
+            _store.call_shape(_lib.runtime(), "muster_jax.distributed.solve", routine, n, m,
+                              None if b is None else np.shape(b), full_matrices, no_vectors, grid)
         return _dist_jit.solve(_place, routine, a_piece, b, n=n, store=store, provider=provider, dtype=dtype,
                                no_vectors=no_vectors, grid=grid)
     lib = _lib.runtime()

@@ -145,8 +145,7 @@ def _layout(a, b, n, store, grid, rows_a=None):
             where = (f" (process {me}'s place in the {grid['nprow']} x {grid['npcol']} grid: rows "
                      f"{e['rows'][0]}.., columns {e['cols'][0]}..)")
         _grid.check_shape("this rank's piece of A", a.shape, (rows, cols), _WHO, where)
-        if b is not None:
-            _grid.check_shape("B", b.shape, (rows, b.shape[-1]) if b.dim() == 2 else (rows,), _WHO, " (all of B)")
+        if b is not None:  # its shape: _store.call_shape
             if b.device != a.device:
                 raise ValueError(f"{_WHO}: B is on {b.device}, the piece of A on {a.device}")
     except ValueError as e:
