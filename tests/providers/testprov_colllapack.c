@@ -78,6 +78,8 @@ static int gather_a(const muster_collective_call_t *c, size_t esz, char *all) {
 /* ---- geqrf, gesvd, polar: each factor computed into its own buffer, then
  * placed where muster_routine_outputs says (the runtime's one rule) ---- */
 
+#define NO_MEMORY (-1000) /* an info no LAPACK routine returns: a buffer could not be had */
+
 /* A factor's buffer: column-major, leading dimension ld. */
 typedef struct src {
   void *p;
@@ -117,15 +119,17 @@ static lapack_int qr(int z, int64_t m, int64_t n, void *a, int64_t qc, src_t *f,
   int64_t k = m < n ? m : n;
   void *tau = buf[0] = calloc((size_t)k, esz), *r = buf[1] = calloc((size_t)(m * n), esz);
   void *q = buf[2] = calloc((size_t)(m * qc), esz);
-  if (!tau || !r || !q) return -1000;
-  lapack_int info = z ? LAPACKE_zgeqrf(LAPACK_COL_MAJOR, m, n, a, m, tau) : LAPACKE_dgeqrf(LAPACK_COL_MAJOR, m, n, a, m, tau);
+  if (!tau || !r || !q) return NO_MEMORY;
+  lapack_int info = z ? LAPACKE_zgeqrf(LAPACK_COL_MAJOR, m, n, a, m, tau)
+                      : LAPACKE_dgeqrf(LAPACK_COL_MAJOR, m, n, a, m, tau);
   if (info) return info;
   for (int64_t j = 0; j < n; j++)
     for (int64_t i = 0; i < m; i++) put(z, r, j * m + i, i <= j ? get(z, a, j * m + i) : 0);
   muster_copy_cols(q, m, a, m, m, k, esz); /* the reflectors */
   f[MUSTER_FACTOR_R] = (src_t){r, m};
   f[MUSTER_FACTOR_Q] = (src_t){q, m};
-  return z ? LAPACKE_zungqr(LAPACK_COL_MAJOR, m, qc, k, q, m, tau) : LAPACKE_dorgqr(LAPACK_COL_MAJOR, m, qc, k, q, m, tau);
+  return z ? LAPACKE_zungqr(LAPACK_COL_MAJOR, m, qc, k, q, m, tau)
+           : LAPACKE_dorgqr(LAPACK_COL_MAJOR, m, qc, k, q, m, tau);
 }
 
 /* SVD of a (destroyed): s the k values; jobz 'N', 'S' (thin) or 'A'
@@ -134,7 +138,7 @@ static lapack_int svd(int z, int64_t m, int64_t n, void *a, char jobz, double *s
   size_t esz = z ? 16 : 8;
   int64_t k = m < n ? m : n, ucols = jobz == 'A' ? m : k, vrows = jobz == 'A' ? n : k;
   void *u = buf[0] = calloc((size_t)(m * ucols), esz), *vt = buf[1] = calloc((size_t)(vrows * n), esz);
-  if (!u || !vt) return -1000;
+  if (!u || !vt) return NO_MEMORY;
   f[MUSTER_FACTOR_U] = (src_t){u, m};
   f[MUSTER_FACTOR_VH] = (src_t){vt, vrows};
   return z ? LAPACKE_zgesdd(LAPACK_COL_MAJOR, jobz, m, n, a, m, s, u, m, vt, vrows)
@@ -147,7 +151,7 @@ static lapack_int polar(int z, int64_t m, int64_t n, void *a, double *s, src_t *
   int64_t k = m < n ? m : n;
   lapack_int info = svd(z, m, n, a, 'S', s, f, buf);
   void *up = buf[2] = calloc((size_t)(m * n), esz), *h = buf[3] = calloc((size_t)(n * n), esz);
-  if (info || !up || !h) return info ? info : -1000;
+  if (info || !up || !h) return info ? info : NO_MEMORY;
   mul(z, m, n, k, f[MUSTER_FACTOR_U].p, m, 0, NULL, f[MUSTER_FACTOR_VH].p, k, up);
   mul(z, n, n, k, f[MUSTER_FACTOR_VH].p, k, 1, s, f[MUSTER_FACTOR_VH].p, k, h);
   f[MUSTER_FACTOR_UP] = (src_t){up, m};
@@ -169,7 +173,7 @@ static int factor(const muster_collective_call_t *c, void *all, lapack_int *info
   void *buf[4] = {0};
   double *s = calloc((size_t)k, sizeof *s);
   char jobz = (c->args.flags & MUSTER_NO_VECTORS) ? 'N' : (c->args.flags & MUSTER_FULL_MATRICES) ? 'A' : 'S';
-  *info = !s ? -1000
+  *info = !s ? NO_MEMORY
           : routine == MUSTER_GEQRF ? qr(z, m, n, all, o.a_holds == MUSTER_FACTOR_R ? m : n, f, buf)
           : routine == MUSTER_GESVD ? svd(z, m, n, all, jobz, s, f, buf)
                                     : polar(z, m, n, all, s, f, buf);
@@ -184,7 +188,7 @@ static int factor(const muster_collective_call_t *c, void *all, lapack_int *info
   }
   for (int i = 0; i < 4; i++) free(buf[i]);
   free(s);
-  if (*info == -1000) {
+  if (*info == NO_MEMORY) {
     snprintf(c->err, c->errlen, "colllapack: out of memory for %s of %lld x %lld", muster_routine_str(routine),
              (long long)m, (long long)n);
     return MUSTER_ENOMEM;
