@@ -32,14 +32,19 @@ def cols_of(n: int, size: int, rank: int) -> slice:
     return slice(min(n, k * rank), min(n, k * rank + k))
 
 
-def gather(s, piece, rows: int, n: int):
+def gather(s, piece, rows: int, n: int, cap: int = 1 << 18):
     """All of an m x n matrix from every rank's column block (padded to
-    ceil(n / size) columns for the set's allgather)."""
+    ceil(n / size) columns), through the set's allgather in bands of rows
+    of at most `cap` bytes a rank (a key-value store's value stays small)."""
     k = -(-n // s.size)
     buf = np.zeros((rows, k), np.complex128)
     buf[:, :piece.shape[1]] = piece
-    parts = s.allgather(buf.tobytes())
-    return np.hstack([np.frombuffer(p, np.complex128).reshape(rows, k) for p in parts])[:, :n]
+    band = max(1, cap // (16 * k))
+    out = []
+    for r0 in range(0, rows, band):
+        parts = s.allgather(np.ascontiguousarray(buf[r0:r0 + band]).tobytes())
+        out.append(np.hstack([np.frombuffer(p, np.complex128).reshape(-1, k) for p in parts]))
+    return np.vstack(out)[:, :n]
 
 
 def _orth(q, tol, what):
