@@ -61,6 +61,7 @@ def test_store_solves_on_gpus():
         assert p.returncode == 0 and f"rank {r}: solves ok" in out, out[-4000:]
         assert out.count(f"rank {r}: grid solves ok") == 2, out[-4000:]
         assert f"rank {r}: routines ok" in out, out[-4000:]  # gels, geqrf, gesvd, polar (routinecase.py)
+        print("\n".join(l for l in out.splitlines() if "routines ok" in l or ": skipped " in l))  # run-store-gpu.sh shows it
 
 
 SIGNALS = {"kill": signal.SIGKILL, "stop": signal.SIGSTOP}
