@@ -21,18 +21,26 @@ ENV = {"XLA_FLAGS": "--xla_force_host_platform_device_count=1"}
 
 
 def test_store_sets_over_jax_distributed(tmp_path):
-    """3 processes: the basic case, the grid case (a 3 x 1 mesh's blocks as
-    2-D pieces, through the collective test provider), then the last one
-    SIGKILLed (one launch: each process costs seconds to start)."""
+    """3 processes: the basic case; the one-node case (no provider=, host
+    arrays: lapack, faster by its cost table than the collective
+    colllapack, runs through the set's one-node group, StoreSet.last
+    names it); the grid case (a 3 x 1 mesh's blocks as 2-D pieces,
+    through the collective test provider); then the last one SIGKILLed
+    (one launch: each process costs seconds to start)."""
     build = pathlib.Path(os.environ["MUSTER_BUILD"])
     for routine in ("potrs", "syevd"):  # colltwo beside the build's providers
         (tmp_path / routine).mkdir()
         (tmp_path / routine / "colltwo.so").symlink_to(build / "tests" / "providers" / "testprov_coll2.so")
-    env = dict(ENV, MUSTER_PROVIDER_PATH=f"{tmp_path}:{build / 'lib' / 'muster' / 'providers'}")
+    costs = tmp_path / "costs"
+    costs.mkdir()
+    storecase.one_node_tables(build, tmp_path, costs, 3)
+    env = dict(ENV, MUSTER_PROVIDER_PATH=f"{tmp_path}:{build / 'lib' / 'muster' / 'providers'}",
+               MUSTER_COST_PATH=str(costs))
     procs, outs = storecase.run_workers(HERE / "store_worker.py", 3, "cases", HERE.parents[2] / "adapters" / "jax",
                                         env)
     storecase.check_basic(procs, outs, "proc")
     for i, out in enumerate(outs):
+        assert f"proc {i}: one-node ok" in out, out[-3000:]
         assert f"proc {i}: grid ok" in out, out[-3000:]
     storecase.check_killed(procs, outs, "proc")
 
