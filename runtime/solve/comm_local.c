@@ -11,19 +11,15 @@
 #include <unistd.h>
 
 #include "solve/comm_local.h"
+#include "solve/comm_stage.h"
 #include "base/proc.h"
 #include "group/group.h"
-#include "muster/layout.h"
 #include "shm/segment.h"
-
-enum { STAGE_A, STAGE_B, STAGE_W, NSTAGE };
 
 struct muster__local {
   muster_group_t *g;               /* joined, or NULL                       */
   char group[MUSTER_MAX_NAME + 1]; /* g's name                              */
-  void *region;                    /* muster_shard_alloc staging, or NULL    */
-  size_t cap;                      /* its bytes                             */
-  size_t off[NSTAGE], len[NSTAGE]; /* this call's staged pieces (len 0: not) */
+  muster__stage_t stage;           /* this rank's staged pieces             */
 };
 
 /* Groups named by this process for its comms: a name is never made twice
@@ -116,7 +112,7 @@ void muster__local_drop(muster__local_t *l) {
 void muster__local_close(muster__local_t *l) {
   if (!l) return;
   muster__local_drop(l);
-  if (l->region) muster_shard_free(l->region);
+  muster__stage_free(&l->stage);
   free(l);
 }
 
@@ -131,67 +127,15 @@ static int seat(muster__local_t *l, const muster__local_plan_t *plan, int rank, 
   return 0;
 }
 
-/* ---- staging ------------------------------------------------------------------------- */
-
-/* Bytes from a piece's pointer on for `cols` columns of `rows` at ld. */
-static size_t extent(int64_t ld, int64_t rows, int64_t cols, size_t esz) {
-  return rows > 0 && cols > 0 ? (size_t)((cols - 1) * ld + rows) * esz : 0;
-}
-
-/* The bytes of a, b and w this rank must stage (0: not that one). */
-static void stage_sizes(const muster__desc_t *d, size_t len[NSTAGE]) {
-  size_t esz = muster_dtype_size(d->dtype);
-  muster_shape_t sh;
-  muster_routine_shape(d->routine, d->n, d->nrhs, d->ldb, &sh); /* validated */
-  len[STAGE_A] = d->a && d->ra.fd < 0 ? extent(d->lda, sh.a_rows, d->ncols, esz) : 0;
-  len[STAGE_B] = d->b && d->rb.fd < 0 ? extent(d->ldb, sh.b_rows, sh.nrhs, esz) : 0;
-  len[STAGE_W] = d->w && d->rw.fd < 0
-                     ? (size_t)muster__desc_w_count(d) * muster_dtype_real_size(d->dtype) : 0;
-}
-
-static int stage(muster__local_t *l, const muster__desc_t *d, const muster_shard_t *mine, muster_shard_t *use) {
-  size_t total = 0;
-  stage_sizes(d, l->len);
-  for (int k = 0; k < NSTAGE; k++) {
-    l->off[k] = total;
-    total += (l->len[k] + 63) & ~(size_t)63;
-  }
-  if (total == 0) return 0;
-  if (total > l->cap) { /* grown, never shrunk: the leader maps one region once */
-    if (l->region) muster_shard_free(l->region);
-    l->region = NULL;
-    l->cap = 0;
-    int rc = muster_shard_alloc(total, &l->region);
-    if (rc < 0) return muster__err_prefix(rc, "muster_solve_comm: staging %zu bytes of host pieces for the "
-                                          "one-node engine", total);
-    l->cap = total;
-  }
-  void **ptr[NSTAGE] = {&use->a, &use->b, &use->w};
-  const void *from[NSTAGE] = {mine->a, mine->b, mine->w};
-  for (int k = 0; k < NSTAGE; k++) {
-    if (!l->len[k]) continue;
-    *ptr[k] = (char *)l->region + l->off[k];
-    memcpy(*ptr[k], from[k], l->len[k]); /* w too: a routine may leave entries as they were */
-  }
-  return 0;
-}
-
-static void unstage(const muster__local_t *l, const muster_shard_t *mine) {
-  void *to[NSTAGE] = {mine->a, mine->b, mine->w};
-  for (int k = 0; k < NSTAGE; k++)
-    if (l->len[k]) memcpy(to[k], (const char *)l->region + l->off[k], l->len[k]);
-}
-
 int muster__local_prepare(muster__local_t **l, const muster__local_plan_t *plan, int rank, int R,
                           double timeout_s, const muster_shard_t *mine, const muster__desc_t *d,
                           int64_t leader_pid, muster_shard_t *use) {
   *use = *mine;
   int rc = local_get(l);
   if (rc < 0) return rc;
-  memset((*l)->len, 0, sizeof (*l)->len);
   rc = seat(*l, plan, rank, R, timeout_s, mine->mem == MUSTER_MEM_CUDA ? mine->device : -1);
   /* a rank in the leader's process needs no copy: the leader reads its memory */
-  if (rc == 0 && mine->mem == MUSTER_MEM_HOST && d->pid != leader_pid) rc = stage(*l, d, mine, use);
+  if (rc == 0 && d->pid != leader_pid) rc = muster__stage_in(&(*l)->stage, d, mine, use);
   return rc;
 }
 
@@ -201,7 +145,8 @@ int muster__local_solve(muster__local_t *l, const muster_solve_args_t *args, con
   a.provider = provider; /* rank 0's choice: the group's leader does not choose again */
   muster_solve_result_t res;
   int rc = muster_solve(l->g, &a, use, &res);
-  unstage(l, mine);
+  int back = muster__stage_out(&l->stage, mine);
+  if (rc == 0 && back < 0) rc = back;
   out->info = res.info;
   out->tile = res.tile;
   out->seconds = res.seconds;

@@ -18,10 +18,10 @@
  * its seat (docs/runtime-lifetime.md), and one that never forms is
  * removed by the last rank out, or by whoever poisons it.
  *
- * Staging: in processes mode the leader reaches a peer's host memory only
- * when it is muster_shard_alloc memory (shard.h); a rank whose host
- * pieces are not copies them into a region of its own (kept per comm,
- * grown as needed) for the call and copies what the engine wrote back.
+ * Staging (comm_stage.h): a rank outside the leader's process whose
+ * pieces the leader cannot reach (host memory not from muster_shard_alloc,
+ * device memory CUDA IPC refuses) copies them into a region it can for
+ * the call, and what the engine wrote back.
  */
 #ifndef MUSTER_COMM_LOCAL_H
 #define MUSTER_COMM_LOCAL_H
@@ -59,8 +59,8 @@ MUSTER_HIDDEN int muster__local_plan(muster__local_t **l, const char *comm_name,
                                      const char *opts_job, int R, muster__local_plan_t *plan);
 
 /* Every rank: seated at `rank` of plan's group (its cached one, or joined
- * now with timeout_s: muster_group_opts_t's), and its host pieces staged
- * when the leader (process leader_pid) could not reach them (d: this
+ * now with timeout_s: muster_group_opts_t's), and its pieces staged when
+ * the leader (process leader_pid) could not reach them (d: this
  * rank's validated descriptor of mine); *use gets the shard to solve on.
  * 0 or a code with the message set. */
 MUSTER_HIDDEN int muster__local_prepare(muster__local_t **l, const muster__local_plan_t *plan, int rank, int R,
@@ -69,7 +69,8 @@ MUSTER_HIDDEN int muster__local_prepare(muster__local_t **l, const muster__local
 
 /* Every rank: muster_solve over the group with `provider` forced (rank 0's
  * choice), then what the engine wrote copied from the staged pieces back
- * to mine.  out gets info, tile and seconds.  muster_solve's return. */
+ * to mine.  out gets info, tile and seconds.  muster_solve's return, or
+ * the copy's error. */
 MUSTER_HIDDEN int muster__local_solve(muster__local_t *l, const muster_solve_args_t *args, const char *provider,
                                       const muster_shard_t *mine, const muster_shard_t *use,
                                       muster__outcome_t *out);
