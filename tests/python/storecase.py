@@ -183,11 +183,18 @@ def one_node_case(md, me: int, nproc: int, say, put, host, n: int = ONE_NODE_N):
     say("one-node ok")
 
 
-def solve_case(md, s, me: int, nproc: int, say, put, host, n: int = 1003):
+def solve_case(md, s, me: int, nproc: int, say, put, host, n: int = 1003, provider=None):
     """On GPUs (the device run; docs/multinode.md): potrs, getrs and syevd
     in f64 on this process's column block, arrays made by put(numpy array)
     and read back by host(array); n divisible by no process count.  Checks
-    residuals scaled by n * eps * norms; say()s "solves ok" and the engines."""
+    residuals scaled by n * eps * norms.  provider=None: the default
+    choice, which on one node weighs the one-node engines too (cusolvermg,
+    cusolverdn, tiled through the set's group, runtime/solve/comm_local.c:
+    jax's device buffers staged into memory CUDA IPC opens); called eagerly
+    (md the module), StoreSet.last must name the engine engine() predicts
+    for the call.  provider="cusolvermp": the collective engine on column
+    blocks.  say()s "solves ok" and the engines that ran."""
+    import types
     import numpy as np
     rng = np.random.default_rng(11)  # the same matrices on every process
     m = rng.standard_normal((n, n))
@@ -195,17 +202,29 @@ def solve_case(md, s, me: int, nproc: int, say, put, host, n: int = 1003):
     k = -(-n // nproc)
     c0, c1 = k * me, min(n, k * me + k)
     tol = 20 * n * np.finfo(np.float64).eps
+    eager, ran = isinstance(md, types.ModuleType), []
+
+    def engine_ran(routine, nrhs):
+        if not eager:  # a jitted solve leaves StoreSet.last as it was
+            return
+        ran.append(f"{routine} {s.last['provider']}")
+        want = provider or s.engine(routine, n, nrhs=nrhs)[0]  # collective: every process asks
+        assert s.last["provider"] == want, (routine, s.last, want)
+
     for routine, a in (("potrs", spd), ("getrs", gen)):
-        x = host(md.solve(routine, put(a[:, c0:c1]), put(b), n=n, store=s))
+        x = host(md.solve(routine, put(a[:, c0:c1]), put(b), n=n, store=s, provider=provider))
         r = np.linalg.norm(a @ x - b) / (np.linalg.norm(a) * np.linalg.norm(x))
-        assert r < tol, (routine, r, tol)
-    w, v = md.solve("syevd", put(spd[:, c0:c1]), n=n, store=s)
+        assert r < tol, (routine, provider, r, tol)
+        engine_ran(routine, 3)
+    w, v = md.solve("syevd", put(spd[:, c0:c1]), n=n, store=s, provider=provider)
     w, v = host(w), host(v)
-    assert np.abs(w - np.linalg.eigvalsh(spd)).max() < tol * np.abs(w).max(), "eigenvalues"
+    assert np.abs(w - np.linalg.eigvalsh(spd)).max() < tol * np.abs(w).max(), ("eigenvalues", provider)
     # this process's columns of V are eigenvectors of the eigenvalues with the same indices
     r = np.linalg.norm(spd @ v - v * w[c0:c1]) / np.linalg.norm(spd)
-    assert r < tol, ("syevd vectors", r, tol)
-    say("solves ok; engine", s.engine("potrs", n))
+    assert r < tol, ("syevd vectors", provider, r, tol)
+    engine_ran("syevd", 0)
+    say(f"solves ok ({provider or 'default choice'}{'' if eager else ', jitted'}): ran {', '.join(ran) or 'unreported (jitted)'}; "
+        f"engine {s.engine('potrs', n)}")
 
 
 def solve_grid_case(md, s, me: int, nproc: int, say, put, host, n: int = 1003):

@@ -55,7 +55,8 @@ if case == "gpu":
 
     # eagerly, then every solve inside jax.jit (store_ffi.c on device buffers)
     for solver in (md, store_jit_case.Jitted(md)):
-        storecase.solve_case(solver, s, proc_id, nproc, say, put, np.asarray)
+        for provider in (None, "cusolvermp"):  # the default (one node: maybe a one-node engine), then cusolvermp
+            storecase.solve_case(solver, s, proc_id, nproc, say, put, np.asarray, provider=provider)
         storecase.solve_grid_case(solver, s, proc_id, nproc, say, put, np.asarray)
     say("jit solves ok")
     s.close()

@@ -48,8 +48,9 @@ if case in ("fault_kill", "fault_stop", "gpu_kill", "gpu_stop"):
                                  timeout=5 if on_gpu else 2, warm=on_gpu, delay=0.8 if on_gpu else 0.5)
 s = md.store_set(timeout=20)
 if case == "gpu":
-    storecase.solve_case(md, s, rank, world, say, lambda x: torch.from_numpy(x).cuda(),
-                         lambda x: x.cpu().numpy())
+    for provider in (None, "cusolvermp"):  # the default (one node: maybe a one-node engine), then cusolvermp
+        storecase.solve_case(md, s, rank, world, say, lambda x: torch.from_numpy(x).cuda(),
+                             lambda x: x.cpu().numpy(), provider=provider)
     gridcase.gpu_grid_case(md, s, rank, world, say, lambda x: torch.from_numpy(x).cuda(),
                            lambda x: x.cpu().numpy())
     s.close()
