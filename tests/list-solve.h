@@ -131,6 +131,7 @@ TEST_ENTRY(comm_local_lapack_faster_3, 30)
 TEST_ENTRY(comm_local_collective_faster_2, 30)
 TEST_ENTRY(comm_local_collective_faster_3, 30)
 TEST_ENTRY(comm_local_dist_collective_only, 30)
+TEST_ENTRY(comm_local_threads, 30)
 TEST_ENTRY(comm_local_leader_killed, 30)
 TEST_ENTRY(comm_local_rank_killed, 30)
 /* join, solve, leave in one call; the named abort (test_named.c) */

@@ -28,53 +28,46 @@ typedef int (*free_fn)(void *);
 typedef int (*copy_fn)(void *, const void *, size_t, int, void *);
 typedef int (*sync_fn)(void *);
 
-static struct {
-  get_device_fn get_device;
-  set_device_fn set_device;
-  entry_fn entry;
-  range_fn range;
-  ipc_fn ipc;
-  last_error_fn last_error;
-  malloc_fn malloc;
-  free_fn free;
-  copy_fn copy;
-  sync_fn sync;
-} fn;
+/* libcudart's functions this file calls, by name; FN(type, k) calls one */
+enum { GET_DEVICE, SET_DEVICE, ENTRY, IPC, LAST_ERROR, MALLOC, FREE, COPY, SYNC, NFN };
+static const char *const fn_names[NFN] = {
+    "cudaGetDevice", "cudaSetDevice", "cudaGetDriverEntryPointByVersion", "cudaIpcGetMemHandle", "cudaGetLastError",
+    "cudaMalloc",    "cudaFree",      "cudaMemcpyAsync",                  "cudaStreamSynchronize"};
+static void *fns[NFN];
+#define FN(type, k) ((type)fns[k])
+static range_fn range; /* the driver's, through the entry point; NULL: unknown */
 static pthread_once_t fn_once = PTHREAD_ONCE_INIT;
-static int fn_ok; /* every function but range found */
-static const char *load_why = "not found";
+static char load_why[160] = "not found";
 
 static void fn_load(void) {
-  void *h = muster__cudart(&load_why);
-  if (!h) return;
-  fn.get_device = (get_device_fn)dlsym(h, "cudaGetDevice");
-  fn.set_device = (set_device_fn)dlsym(h, "cudaSetDevice");
-  fn.entry = (entry_fn)dlsym(h, "cudaGetDriverEntryPointByVersion");
-  fn.ipc = (ipc_fn)dlsym(h, "cudaIpcGetMemHandle");
-  fn.last_error = (last_error_fn)dlsym(h, "cudaGetLastError");
-  fn.malloc = (malloc_fn)dlsym(h, "cudaMalloc");
-  fn.free = (free_fn)dlsym(h, "cudaFree");
-  fn.copy = (copy_fn)dlsym(h, "cudaMemcpyAsync");
-  fn.sync = (sync_fn)dlsym(h, "cudaStreamSynchronize");
-  void *range = NULL;
+  const char *why;
+  void *h = muster__cudart(&why);
+  if (!h) {
+    snprintf(load_why, sizeof load_why, "%s", why);
+    return;
+  }
+  for (int k = 0; k < NFN; k++)
+    if (!(fns[k] = dlsym(h, fn_names[k])) && k != ENTRY) { /* without ENTRY every piece is staged */
+      snprintf(load_why, sizeof load_why, "libcudart has no %s", fn_names[k]);
+      fns[SYNC] = NULL; /* the mark of a complete load (enter) */
+      return;
+    }
+  void *f = NULL;
   int status = -1;
-  if (fn.entry && fn.entry("cuMemGetAddressRange", &range, ENTRY_CUDA_VERSION, 0, &status) == 0 && status == 0)
-    fn.range = (range_fn)range;
-  fn_ok = fn.get_device && fn.set_device && fn.ipc && fn.last_error && fn.malloc && fn.free && fn.copy && fn.sync;
-  if (!fn_ok)
-    load_why = "libcudart lacks one of cudaGetDevice, cudaSetDevice, cudaIpcGetMemHandle, cudaGetLastError, "
-               "cudaMalloc, cudaFree, cudaMemcpyAsync, cudaStreamSynchronize";
+  if (fns[ENTRY] && FN(entry_fn, ENTRY)("cuMemGetAddressRange", &f, ENTRY_CUDA_VERSION, 0, &status) == 0 &&
+      status == 0)
+    range = (range_fn)f;
 }
 
 /* Make device current, the caller's in *was; 0 or the error. */
 static int enter(int device, int *was, const char *what) {
   pthread_once(&fn_once, fn_load);
-  if (!fn_ok)
+  if (!fns[SYNC])
     return muster__err(MUSTER_ECUDA, "device %d: %s: cannot load the CUDA runtime (libcudart): %s", device, what,
                        load_why);
   *was = -1;
-  int st = fn.get_device(was);
-  if (st == 0 && *was != device) st = fn.set_device(device);
+  int st = FN(get_device_fn, GET_DEVICE)(was);
+  if (st == 0 && *was != device) st = FN(set_device_fn, SET_DEVICE)(device);
   if (st != 0)
     return muster__err(MUSTER_ECUDA, "device %d: %s: cudaSetDevice failed: %s (%d)", device, what,
                        muster__cuda_error_name(st), st);
@@ -82,7 +75,7 @@ static int enter(int device, int *was, const char *what) {
 }
 
 static void leave(int device, int was) {
-  if (was >= 0 && was != device) fn.set_device(was);
+  if (was >= 0 && was != device) FN(set_device_fn, SET_DEVICE)(was);
 }
 
 int muster__cuda_shareable(int device, const void *p) {
@@ -92,9 +85,9 @@ int muster__cuda_shareable(int device, const void *p) {
   size_t size = 0;
   unsigned char handle[64];
   /* the allocation's base, as the providers export it (cudacommon/ipc.c) */
-  int ok = fn.range && fn.range(&base, &size, (uint64_t)(uintptr_t)p) == 0 &&
-           fn.ipc(handle, (void *)(uintptr_t)base) == 0;
-  if (!ok) (void)fn.last_error(); /* a refused handle must not fail the caller's next CUDA call */
+  int ok = range && range(&base, &size, (uint64_t)(uintptr_t)p) == 0 &&
+           FN(ipc_fn, IPC)(handle, (void *)(uintptr_t)base) == 0;
+  if (!ok) (void)FN(last_error_fn, LAST_ERROR)(); /* a refused handle must not fail the caller's next CUDA call */
   leave(device, was);
   return ok;
 }
@@ -103,11 +96,11 @@ int muster__cuda_alloc(int device, size_t bytes, void **out) {
   *out = NULL;
   int was, rc = enter(device, &was, "allocating a staging region");
   if (rc < 0) return rc;
-  int st = fn.malloc(out, bytes);
+  int st = FN(malloc_fn, MALLOC)(out, bytes);
   leave(device, was);
   if (st != 0) {
     *out = NULL;
-    (void)fn.last_error();
+    (void)FN(last_error_fn, LAST_ERROR)();
     return muster__err(MUSTER_ECUDA, "device %d: cudaMalloc(%zu) for a staging region failed: %s (%d)", device,
                        bytes, muster__cuda_error_name(st), st);
   }
@@ -117,7 +110,7 @@ int muster__cuda_alloc(int device, size_t bytes, void **out) {
 void muster__cuda_free(int device, void *p) {
   int was;
   if (!p || enter(device, &was, "freeing a staging region") < 0) return;
-  fn.free(p);
+  FN(free_fn, FREE)(p);
   leave(device, was);
 }
 
@@ -125,10 +118,10 @@ int muster__cuda_copy(int device, void *dst, const void *src, size_t bytes, void
   int was, rc = enter(device, &was, "copying device memory");
   if (rc < 0) return rc;
   const char *call = "cudaMemcpyAsync";
-  int st = fn.copy(dst, src, bytes, MEMCPY_DEVICE_TO_DEVICE, stream);
+  int st = FN(copy_fn, COPY)(dst, src, bytes, MEMCPY_DEVICE_TO_DEVICE, stream);
   if (st == 0) {
     call = "cudaStreamSynchronize";
-    st = fn.sync(stream);
+    st = FN(sync_fn, SYNC)(stream);
   }
   leave(device, was);
   if (st != 0)

@@ -13,7 +13,7 @@
  *   3. collective: every rank says whether it could load the chosen
  *      provider, so that none enters the engine when one cannot.  One-node:
  *      every rank says whether it took its seat in the group (and staged
- *      its host pieces);
+ *      the pieces the leader cannot reach, comm_stage.h);
  *   4. collective_solve on every rank (under the watchdog for kind group);
  *      one-node: muster_solve over the group, the provider forced to rank
  *      0's choice (its own rounds: the leader runs it, liveness as in any

@@ -1,6 +1,7 @@
 /*
  * runtime/solve/comm_local.c - muster_solve_comm's one-node route: the
- * comm's group and the staging of host shards (see comm_local.h).
+ * comm's group, its name and the meeting check (see comm_local.h;
+ * the staging is comm_stage.c).
  */
 #include <inttypes.h>
 #include <stdatomic.h>

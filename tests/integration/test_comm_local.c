@@ -15,13 +15,19 @@
  *     they are), the others' plain memory (staged);
  *   - a 2-D piece (muster_solve_comm_dist): lapack is no candidate (the
  *     reason says why) and colllapack runs; lapack forced is refused on
- *     every rank.
+ *     every rank;
+ *   - two threads of this process as the ranks (a store in memory).
  * The faults (a rank killed inside the one-node call) are in
  * tests/fault/test_comm_local_faults.c.
  */
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#endif
+
 #include "task.h"
 #include "group/group.h"
 #include "integration/comm_local_util.h"
+#include "integration/kv_util.h"
 #include "muster/layout.h"
 #include "../../tools/muster/check.h"
 
@@ -47,8 +53,8 @@ typedef struct shared {
   char force[NCASE][16];                       /* provider= of each case ("" none) */
   case_out_t out[NCASE][CL_MAX_RANKS];
   int cached_after[CL_MAX_RANKS];
-  unsigned char X[NCASE][CL_MAX_RANKS][N * NRHS * 16];
-  unsigned char V[NCASE][N * N * 16];          /* syevd: every rank's columns of V */
+  double X[NCASE][CL_MAX_RANKS][N * NRHS * 2]; /* room for c128 */
+  double V[NCASE][N * N * 2];                  /* syevd: every rank's columns of V */
   double W[NCASE][CL_MAX_RANKS][N];
 } shared_t;
 
@@ -79,7 +85,7 @@ static void table_rank(muster_comm_t *c, int rank, int R, void *arg) {
     record(&sh->out[k][rank], muster_solve_comm(c, &args, &s, &res), &res);
     if (r == MUSTER_SYEVD) {
       memcpy(sh->W[k][rank], s.w, N * muster_dtype_real_size(t));
-      memcpy(sh->V[k] + (size_t)(s.col0 * N) * esz, s.a, (size_t)(s.ncols * N) * esz);
+      memcpy((char *)sh->V[k] + (size_t)(s.col0 * N) * esz, s.a, (size_t)(s.ncols * N) * esz);
     } else {
       memcpy(sh->X[k][rank], s.b, (size_t)(N * NRHS) * esz);
     }
@@ -198,6 +204,55 @@ TEST_IMPL(comm_local_dist_collective_only) {
     ASSERT_EQ(sh->out[0][q].cached, 0);
   }
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  cl_unshare(sh, sizeof *sh);
+  test_remove_tree(dir);
+  return 0;
+}
+
+/* ---- ranks that are threads of this process --------------------------------------------- */
+
+typedef struct threads_arg {
+  muster_kv_t kv;
+  shared_t *sh;
+} threads_arg_t;
+
+static int thread_rank(int rank, int device, void *arg) {
+  (void)device;
+  threads_arg_t *t = arg;
+  muster_store_opts_t so = {.name = "threads", .rank = rank, .size = 2, .timeout_s = 10};
+  muster_store_t *st;
+  ASSERT_OK(muster_store_open(&t->kv, &so, &st));
+  muster_comm_opts_t co = {.kind = "store", .rank = rank, .size = 2, .name = "threads",
+                           .allgather = muster_store_allgather, .ctx = st};
+  muster_comm_t *c;
+  ASSERT_OK(muster_comm_open(&co, &c));
+  table_rank(c, rank, 2, t->sh);
+  ASSERT_OK(muster_comm_close(c));
+  ASSERT_OK(muster_store_close(st));
+  return 0;
+}
+
+/* Two threads over a store in memory: the route in threads mode (no
+ * staging: the leader reads its own process's memory), then everything
+ * freed: in the ASan build LeakSanitizer checks now (the runner ends
+ * each test with _exit, which it does not see). */
+TEST_IMPL(comm_local_threads) {
+  char dir[256];
+  cl_setup(dir, sizeof dir);
+  cl_write_tables(dir, 2, N, 1);
+  shared_t *sh = cl_shared(sizeof *sh);
+  sh->seed = test_seed("MUSTER_TEST_SEED");
+  sh->ncases = 3;
+  kv_mem_t *m = kv_mem_new();
+  threads_arg_t t = {kv_mem(m), sh};
+  int devices[2] = {-1, -1};
+  ASSERT_OK(muster_run_on_devices(2, devices, thread_rank, &t));
+  for (int k = 0; k < sh->ncases; k++) check_case(sh, k, 2, "lapack", "vs colllapack");
+  ASSERT_EQ(muster__group_cache_count(), 0); /* both comms closed: their group forgotten */
+  kv_mem_free(m);
+#ifdef __SANITIZE_ADDRESS__
+  ASSERT_EQ(__lsan_do_recoverable_leak_check(), 0);
+#endif
   cl_unshare(sh, sizeof *sh);
   test_remove_tree(dir);
   return 0;

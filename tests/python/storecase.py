@@ -137,6 +137,18 @@ def grid_case(md, me: int, nproc: int, say, n: int = 11):
 ONE_NODE_N = 13  # one_node_case's n: divided evenly by no process count
 
 
+def _column_problem(seed: int, n: int, nrhs: int, me: int, nproc: int):
+    """(spd, gen, b, c0, c1, tol): an SPD and a general n x n A and an
+    n x nrhs B, the same on every process (seed), process me's columns
+    c0:c1 of the block layout, and the residual tolerance 20 n eps."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    m = rng.standard_normal((n, n))
+    spd, gen, b = m @ m.T + n * np.eye(n), m + n * np.eye(n), rng.standard_normal((n, nrhs))
+    k = -(-n // nproc)
+    return spd, gen, b, k * me, min(n, k * me + k), 20 * n * np.finfo(np.float64).eps
+
+
 def one_node_tables(build, provider_dir, cost_dir, nproc: int, n: int = ONE_NODE_N):
     """For one_node_case: the collective test provider colllapack beside
     the build's providers (provider_dir/<routine>/colllapack.so) and, in
@@ -160,12 +172,7 @@ def one_node_case(md, me: int, nproc: int, say, put, host, n: int = ONE_NODE_N):
     Then colllapack forced runs as the collective engine.  Every process
     checks its own results; say()s "one-node ok"."""
     import numpy as np
-    rng = np.random.default_rng(13)  # the same matrices on every process
-    m = rng.standard_normal((n, n))
-    spd, gen, b = m @ m.T + n * np.eye(n), m + n * np.eye(n), rng.standard_normal((n, 2))
-    k = -(-n // nproc)
-    c0, c1 = k * me, min(n, k * me + k)
-    tol = 20 * n * np.finfo(np.float64).eps
+    spd, gen, b, c0, c1, tol = _column_problem(13, n, 2, me, nproc)
     with md.store_set(timeout=20) as s:
         for routine, a, want in (("potrs", spd, None), ("getrs", gen, None), ("potrs", spd, "colllapack")):
             x = host(md.solve(routine, put(a[:, c0:c1]), put(b), n=n, store=s, provider=want))
@@ -196,12 +203,7 @@ def solve_case(md, s, me: int, nproc: int, say, put, host, n: int = 1003, provid
     blocks.  say()s "solves ok" and the engines that ran."""
     import types
     import numpy as np
-    rng = np.random.default_rng(11)  # the same matrices on every process
-    m = rng.standard_normal((n, n))
-    spd, gen, b = m @ m.T + n * np.eye(n), m + n * np.eye(n), rng.standard_normal((n, 3))
-    k = -(-n // nproc)
-    c0, c1 = k * me, min(n, k * me + k)
-    tol = 20 * n * np.finfo(np.float64).eps
+    spd, gen, b, c0, c1, tol = _column_problem(11, n, 3, me, nproc)
     eager, ran = isinstance(md, types.ModuleType), []
 
     def engine_ran(routine, nrhs):

@@ -29,6 +29,15 @@ static int same(const double *p, size_t count, double base) {
   return 1;
 }
 
+/* d: mine described (valid); an empty stage */
+static muster__stage_t described(const muster_solve_args_t *args, const muster_shard_t *mine, muster__desc_t *d) {
+  muster__desc_describe(args, mine, d);
+  ASSERT_EQ(d->problem, 0);
+  muster__stage_t st;
+  memset(&st, 0, sizeof st);
+  return st;
+}
+
 TEST_IMPL(comm_stage_host) {
   enum { N = 9, LDA = 11, NCOLS = 4, NRHS = 2 };
   size_t na = (NCOLS - 1) * LDA + N; /* what the piece spans: the last column's padding is not its */
@@ -41,10 +50,7 @@ TEST_IMPL(comm_stage_host) {
   muster_shard_t mine = {.mem = MUSTER_MEM_HOST, .device = -1, .a = a, .lda = LDA, .col0 = 0, .ncols = NCOLS,
                          .b = b, .ldb = N};
   muster__desc_t d;
-  muster__desc_describe(&args, &mine, &d);
-  ASSERT_EQ(d.problem, 0);
-  muster__stage_t st;
-  memset(&st, 0, sizeof st);
+  muster__stage_t st = described(&args, &mine, &d);
   muster_shard_t use;
   for (int call = 0; call < 2; call++) {
     ASSERT_OK(muster__stage_in(&st, &d, &mine, &use));
@@ -85,10 +91,7 @@ TEST_IMPL(comm_stage_cuda) {
   muster_shard_t mine = {.mem = MUSTER_MEM_CUDA, .device = DEV, .a = a, .lda = N, .col0 = 0, .ncols = NCOLS,
                          .w = w};
   muster__desc_t d;
-  muster__desc_describe(&args, &mine, &d);
-  ASSERT_EQ(d.problem, 0);
-  muster__stage_t st;
-  memset(&st, 0, sizeof st);
+  muster__stage_t st = described(&args, &mine, &d);
   muster_shard_t use;
   ASSERT_OK(muster__stage_in(&st, &d, &mine, &use)); /* CUDA IPC opens them: nothing to copy */
   ASSERT(use.a == a && use.w == w && st.region == NULL);
