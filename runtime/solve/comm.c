@@ -332,13 +332,16 @@ static int run_local(muster_comm_t *c, const muster_solve_args_t *args, const mu
   int rc = agree(c, &v, all, "meeting in the one-node group");
   if (rc == 0) {
     muster_store_t *st = store_of(c);
-    if (st) muster__store_phase(st, "inside one-node engine %s (group %s, %s n=%" PRId64 ")", dec->provider,
-                                dec->local.group, muster_routine_name(args->routine), args->n);
+    if (st) muster__store_within(st, "inside one-node engine %s (group %s, %s n=%" PRId64 ")", dec->provider,
+                                 dec->local.group, muster_routine_name(args->routine), args->n);
     memset(&v, 0, sizeof v);
     v.rc = muster__local_solve(c->local, args, dec->provider, mine, &use, out);
     v.info = out->info;
     if (v.rc < 0) snprintf(v.msg, sizeof v.msg, "%s", muster_last_error());
-    if (st) muster__store_phase(st, "in muster_solve_comm, after one-node engine %s", dec->provider);
+    if (st) {
+      muster__store_within(st, NULL);
+      muster__store_phase(st, "in muster_solve_comm, after one-node engine %s", dec->provider);
+    }
     rc = gather(c, &v, all, sizeof v, "agreeing on the result");
     /* a peer that died in the group's call fails this round too: the
      * call's own error says where */
