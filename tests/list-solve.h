@@ -122,6 +122,18 @@ TEST_ENTRY(comm_open_errors_and_launchers, 10)
 TEST_ENTRY(comm_allgather_public, 20)
 TEST_ENTRY(comm_dist_2x2, 30)
 TEST_ENTRY(comm_dist_4x1, 30)
+/* muster_solve_comm's one-node route (test_comm_stage.c, test_comm_local.c;
+ * its faults in test_comm_local_faults.c) */
+TEST_ENTRY(comm_stage_host, 10)
+TEST_ENTRY(comm_stage_cuda, 10)
+TEST_ENTRY(comm_local_lapack_faster_2, 30)
+TEST_ENTRY(comm_local_lapack_faster_3, 30)
+TEST_ENTRY(comm_local_collective_faster_2, 30)
+TEST_ENTRY(comm_local_collective_faster_3, 30)
+TEST_ENTRY(comm_local_dist_collective_only, 30)
+TEST_ENTRY(comm_local_threads, 30)
+TEST_ENTRY(comm_local_leader_killed, 30)
+TEST_ENTRY(comm_local_rank_killed, 30)
 /* join, solve, leave in one call; the named abort (test_named.c) */
 TEST_ENTRY(named_solve_potrs_and_gels_learns_n, 30)
 TEST_ENTRY(named_solve_mismatches, 30)

@@ -297,9 +297,11 @@ class StoreSet:
         """(name, reason): the engine the runtime would choose for a call of
         every rank of this set, one device each, on memory `mem` (GPU arrays
         by default), without running anything (muster_provider_choose).
-        Collective (it counts the nodes).  ValueError naming every
-        candidate and why it cannot run when none can (on a machine without
-        a GPU: `cusolvermp (...): probe: no usable CUDA driver ...`)."""
+        Collective (it counts the nodes): on one node the one-node engines
+        are candidates too, as in solve() (runtime/solve/comm_local.c).
+        ValueError naming every candidate and why it cannot run when none
+        can (on a machine without a GPU: `cusolvermp (...): probe: no usable
+        CUDA driver ...`)."""
         nnodes = self.nodes()
         lib = self.lib
         q = _Query(routine=_runtime.enum_value(lib, "routine", routine), dtype=_runtime.enum_value(lib, "dtype", dtype),
@@ -325,7 +327,7 @@ class StoreSet:
         if rc < 0:
             raise ValueError(_runtime.message(self.lib, rc))
         # which engine ran and why: the caller of the adapters' solve() gets
-        # X alone, and engine() only predicts (it also weighs one-node engines)
+        # X alone, and engine() only predicts
         self.last = dict(provider=res.provider.decode(errors="replace"), reason=res.reason.decode(errors="replace"),
                          seconds=res.seconds, tile=res.tile)
         return res

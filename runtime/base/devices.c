@@ -28,6 +28,7 @@ static mem_info_fn cudart_mem_info;
 static bus_id_fn cudart_bus_id;
 static error_name_fn cudart_error_name;
 static char cudart_why[256];
+static void *cudart_handle;
 
 static void cudart_load(void) {
   static const char *names[] = {"libcudart.so.13", "libcudart.so.12", "libcudart.so"};
@@ -37,6 +38,7 @@ static void cudart_load(void) {
     if (!h && i == 0) snprintf(cudart_why, sizeof cudart_why, "%s", dlerror());
   }
   if (!h) return;
+  cudart_handle = h;
   cudart_set_device = (set_device_fn)dlsym(h, "cudaSetDevice");
   cudart_error_name = (error_name_fn)dlsym(h, "cudaGetErrorName");
   cudart_get_device = (get_device_fn)dlsym(h, "cudaGetDevice");
@@ -44,6 +46,17 @@ static void cudart_load(void) {
   cudart_bus_id = (bus_id_fn)dlsym(h, "cudaDeviceGetPCIBusId");
   if (!cudart_set_device) snprintf(cudart_why, sizeof cudart_why, "libcudart has no cudaSetDevice");
   /* the handle stays open for the life of the process, like the CUDA runtime */
+}
+
+void *muster__cudart(const char **why) {
+  pthread_once(&cudart_once, cudart_load);
+  if (why) *why = cudart_why[0] ? cudart_why : "not found";
+  return cudart_set_device ? cudart_handle : NULL;
+}
+
+const char *muster__cuda_error_name(int st) {
+  pthread_once(&cudart_once, cudart_load);
+  return cudart_error_name ? cudart_error_name(st) : "cudaError";
 }
 
 int muster__cuda_set_device(int device) {

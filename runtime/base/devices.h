@@ -27,4 +27,32 @@ MUSTER_HIDDEN int muster__cuda_set_device(int device);
 MUSTER_HIDDEN void muster__cuda_device_facts(int device, uint64_t *free_b, uint64_t *total_b,
                                              char *busid, size_t cap);
 
+/* The lazily loaded libcudart's dlopen handle (for devices_mem.c), or
+ * NULL with why it could not be loaded in *why. */
+MUSTER_HIDDEN void *muster__cudart(const char **why);
+/* cudaGetErrorName of st ("cudaError" without libcudart). */
+MUSTER_HIDDEN const char *muster__cuda_error_name(int st);
+
+/* ---- device memory the runtime handles itself (devices_mem.c) ---------------------
+ * For the staging of muster_solve_comm's one-node route (comm_stage.h):
+ * each makes `device` current for the call and gives the caller's thread
+ * its own back.  Errors: MUSTER_ECUDA naming the device, the call and the
+ * CUDA error (or why libcudart could not be loaded). */
+
+/* 1 when another process can open p's allocation by CUDA IPC (its base,
+ * from the driver's cuMemGetAddressRange, gives a cudaIpcGetMemHandle:
+ * cudaMalloc memory), 0 when not (XLA's allocations, the stream-ordered
+ * allocator's pools; the CUDA error this left is cleared), or the error
+ * when libcudart cannot be loaded. */
+MUSTER_HIDDEN int muster__cuda_shareable(int device, const void *p);
+
+/* cudaMalloc / cudaFree of `bytes` on device (free: NULL is nothing). */
+MUSTER_HIDDEN int muster__cuda_alloc(int device, size_t bytes, void **out);
+MUSTER_HIDDEN void muster__cuda_free(int device, void *p);
+
+/* Copy bytes of device memory from src to dst on `stream` (a
+ * cudaStream_t; NULL: the default stream), after the work queued there
+ * before, and wait for it: complete on return. */
+MUSTER_HIDDEN int muster__cuda_copy(int device, void *dst, const void *src, size_t bytes, void *stream);
+
 #endif

@@ -121,6 +121,11 @@ int muster_group_leave(muster_group_t *g) {
   return rc;
 }
 
+int muster__group_leave_forget(muster_group_t *g) {
+  if (g && g->e) muster__group_entry_forget(g->e);
+  return muster_group_leave(g);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Rounds                                                                  */
 /* ---------------------------------------------------------------------- */

@@ -42,6 +42,13 @@ MUSTER_HIDDEN double muster__group_timeout(const muster_group_t *g);
  * the group is not poisoned. */
 MUSTER_HIDDEN int muster__group_barrier_ex(muster_group_t *g, double timeout_s);
 
+/* muster_group_leave, and this process forgets the group (its cache
+ * entry is dropped, its mapping and fd go with the last handle): for a
+ * group whose name nobody will join again (a comm's one-node group,
+ * comm_local.c), which would otherwise stay mapped until the cache
+ * evicts it. */
+MUSTER_HIDDEN int muster__group_leave_forget(muster_group_t *g);
+
 /* Poison with a formatted reason (like muster_group_abort, printf style). */
 MUSTER_HIDDEN int muster__group_abortf(muster_group_t *g, int code, const char *fmt, ...)
     MUSTER_PRINTF(3, 4);

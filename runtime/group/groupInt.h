@@ -73,6 +73,10 @@ MUSTER_HIDDEN int muster__group_cache_get(const char *job, const char *name, int
  * last reference.  A poisoned one stays listed (see group_cache.c). */
 MUSTER_HIDDEN void muster__group_entry_release(struct gentry *e);
 
+/* Take e out of the cache list (nobody of this process will find it by
+ * name again); it is freed with its last reference. */
+MUSTER_HIDDEN void muster__group_entry_forget(struct gentry *e);
+
 /* ---- group_seat.c ---- */
 
 /* Take g's seat (g->rank) in e's segment: count a seat, claim the slot,

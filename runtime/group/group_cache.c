@@ -214,13 +214,15 @@ int muster__group_hold(const char *job, const char *name, int nranks,
   return MUSTER_OK;
 }
 
+void muster__group_entry_forget(struct gentry *e) {
+  cache_lock();
+  if (e->listed) entry_unlist(e);
+  cache_unlock();
+}
+
 void muster__group_release_hold(void *hold, int forget) {
   struct gentry *e = hold;
-  if (forget) {
-    cache_lock();
-    if (e->listed) entry_unlist(e);
-    cache_unlock();
-  }
+  if (forget) muster__group_entry_forget(e);
   muster__group_entry_release(e);
 }
 

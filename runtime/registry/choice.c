@@ -38,11 +38,12 @@ static int fit(const muster__choice_in_t *in, muster__cand_t *c) {
   if (!(v->dtypes & (1u << q->dtype))) return NOPE("no dtype %s", muster_dtype_str(q->dtype));
   if (q->mem && !(v->mem_kinds & (1u << q->mem))) return NOPE("no %s memory", mem_str(q->mem));
   if (!(in->kinds & (1u << v->kind)))
-    return NOPE("%s", v->kind == MUSTER_PROVIDER_LEADER
-                          ? "a leader provider: muster_solve_comm runs collective providers only (a "
-                            "leader provider needs muster_solve over a group, one node)"
-                          : "a collective provider: every rank must call it (muster_solve, "
-                            "muster_solve_comm), not one caller (muster_solve_all)");
+    return NOPE("%.195s", v->kind != MUSTER_PROVIDER_LEADER
+                              ? "a collective provider: every rank must call it (muster_solve, "
+                                "muster_solve_comm), not one caller (muster_solve_all)"
+                          : in->leader_why ? in->leader_why
+                                           : "a leader provider: muster_solve_comm runs collective providers "
+                                             "only (a leader provider needs muster_solve over a group, one node)");
   if (v->kind == MUSTER_PROVIDER_LEADER && in->no_leader) {
     c->unreachable = 1;
     return NOPE("%s", in->no_leader);

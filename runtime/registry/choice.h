@@ -43,6 +43,9 @@ typedef struct muster__choice_in {
   const char *want_by;    /* who named want, for messages (NULL: "args.provider") */
   unsigned kinds;         /* allowed kinds: bits 1u << MUSTER_PROVIDER_*      */
   const char *no_leader;  /* not NULL: why no leader provider can run it       */
+  const char *leader_why; /* leader kind not in kinds: why (NULL: the default
+                             sentence, "muster_solve_comm runs collective
+                             providers only")                                 */
   int no_estimate;        /* 1: fitness only, do not call estimate() (a rank
                              checking a forced provider with its own facts)  */
 } muster__choice_in_t;

@@ -5,18 +5,29 @@
  * Protocol, every round an allgather of the comm's bootstrap (the same one
  * the provider then builds its communicator with):
  *   1. descriptors (desc.h, no blob), validated the same way on every rank;
- *   2. rank 0 chooses among the collective providers and every rank gets
- *      its decision (the other ranks' slots are unused);
- *   3. every rank says whether it could load the chosen provider, so that
- *      none enters the engine when one cannot;
+ *   2. rank 0 chooses and every rank gets its decision (the other ranks'
+ *      slots are unused): among the collective providers, and over a kind
+ *      store comm whose ranks can all meet in a muster group on this node
+ *      (comm_local.h) the one-node (leader) providers too, with the name
+ *      and job of the comm's group when one of those won;
+ *   3. collective: every rank says whether it could load the chosen
+ *      provider, so that none enters the engine when one cannot.  One-node:
+ *      every rank says whether it took its seat in the group (and staged
+ *      the pieces the leader cannot reach, comm_stage.h);
  *   4. collective_solve on every rank (under the watchdog for kind group);
+ *      one-node: muster_solve over the group, the provider forced to rank
+ *      0's choice (its own rounds: the leader runs it, liveness as in any
+ *      group);
  *   5. every rank's end (code, info, message), so all return the same: a
  *      rank that failed makes the others fail with its message.  Skipped
  *      when the engine itself failed: the provider returns the same code on
  *      every rank (ABI v2), and a rank still inside a stuck engine would
- *      never reach the round.
+ *      never reach the round.  A one-node call that failed (any rank, this
+ *      round's outcome) leaves the group on every rank: the next call
+ *      meets in a new one.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +35,7 @@
 #include "solve/bootstrap.h"
 #include "registry/choice.h"
 #include "solve/collective.h"
+#include "solve/comm_local.h"
 #include "base/exit_guard.h"
 #include "group/group.h"
 #include "solve/mpi.h"
@@ -40,6 +52,9 @@ struct muster_comm {
   muster_allgather_fn allgather; /* kind store */
   void *ctx;
   uint64_t key;                  /* of this set of ranks, from the first solve */
+  char job[MUSTER_MAX_JOB + 1];  /* opts->job: kind group's, kind store's one-node group's */
+  double timeout_s;              /* opts->timeout_s (store: the store's when it is muster's) */
+  muster__local_t *local;        /* kind store: the one-node group (comm_local.h) */
   muster__provider_t *used[USED_MAX]; /* providers that ran here (referenced) */
   int nused;
 };
@@ -53,6 +68,7 @@ typedef struct decision {
   char provider[32];
   char reason[MUSTER_MAX_REASON];
   char msg[400];
+  muster__local_plan_t local; /* a leader provider's: the group to meet in */
 } decision_t;
 
 /* One rank's word after rounds 3 and 5. */
@@ -109,6 +125,8 @@ int muster_comm_open(const muster_comm_opts_t *opts, muster_comm_t **out) {
   muster_comm_t *c = calloc(1, sizeof *c);
   if (!c) return muster__err(MUSTER_ENOMEM, "muster_comm_open: out of memory");
   snprintf(c->name, sizeof c->name, "%s", opts->name ? opts->name : kind);
+  snprintf(c->job, sizeof c->job, "%s", opts->job ? opts->job : "");
+  c->timeout_s = opts->timeout_s;
   int rc;
   if (!strcmp(kind, "group")) rc = open_group(opts, c);
   else if (!strcmp(kind, "store")) rc = open_store(opts, c);
@@ -130,6 +148,7 @@ int muster_comm_close(muster_comm_t *c) {
     if (p->v->release_comms && c->key) p->v->release_comms(p->ctx, c->key);
     muster__provider_release(p);
   }
+  muster__local_close(c->local);
   int rc = c->g ? muster_group_leave(c->g) : 0;
   muster__mpi_close(c->mpi);
   free(c);
@@ -179,13 +198,20 @@ int muster_comm_allgather(muster_comm_t *c, const void *mine, void *all, size_t 
   return gather(c, mine, all, len, what && *what ? what : "muster_comm_allgather");
 }
 
-/* Rank 0: choose a collective provider from the descriptors. */
-static void decide(const muster__desc_t *const *ds, int R, decision_t *dec) {
+/* Rank 0: choose a provider from the descriptors: a collective one, or
+ * over a kind store comm of one node a one-node one too (comm_local.h). */
+static void decide(muster_comm_t *c, const muster__desc_t *const *ds, int R, decision_t *dec) {
   muster__query_t mq;
   muster__desc_query(ds, R, &mq);
-  muster__choice_in_t in = {.q = &mq.q, .want = ds[0]->want, .kinds = 1u << MUSTER_PROVIDER_COLLECTIVE};
+  char why[200];
+  const char *no_local = c->allgather ? muster__local_why(ds, R, why, sizeof why) : NULL;
+  muster__choice_in_t in = {.q = &mq.q, .want = ds[0]->want, .kinds = 1u << MUSTER_PROVIDER_COLLECTIVE,
+                            .leader_why = no_local};
+  if (c->allgather && !no_local) in.kinds |= 1u << MUSTER_PROVIDER_LEADER;
   muster__choice_t ch;
   dec->status = muster__choose(&in, &ch);
+  if (dec->status == 0 && ch.c[0].p->v->kind == MUSTER_PROVIDER_LEADER)
+    dec->status = muster__local_plan(&c->local, c->name, c->key, c->job[0] ? c->job : NULL, R, &dec->local);
   if (dec->status == 0) {
     snprintf(dec->provider, sizeof dec->provider, "%s", ch.c[0].p->name);
     muster__reason_copy(dec->reason, sizeof dec->reason, ch.reason);
@@ -202,11 +228,9 @@ static void decide(const muster__desc_t *const *ds, int R, decision_t *dec) {
   muster__choice_done(&ch);
 }
 
-/* Round 3 or 5: share this rank's verdict; the first failing rank's is
- * everyone's (0 when all are fine). */
-static int agree(muster_comm_t *c, verdict_t *mine, verdict_t *all, const char *what) {
-  int rc = gather(c, mine, all, sizeof *mine, what);
-  if (rc < 0) return rc;
+/* The first failing rank's verdict of a round, as this rank's error (0
+ * when all are fine). */
+static int verdict_of(muster_comm_t *c, verdict_t *all) {
   for (int r = 0; r < c->size; r++)
     if (all[r].rc < 0) {
       all[r].msg[sizeof all[r].msg - 1] = '\0';
@@ -214,6 +238,13 @@ static int agree(muster_comm_t *c, verdict_t *mine, verdict_t *all, const char *
                           : muster__err(all[r].rc, "rank %d of comm %s: %s", r, c->name, all[r].msg);
     }
   return 0;
+}
+
+/* Round 3 or 5: share this rank's verdict; the first failing rank's is
+ * everyone's (0 when all are fine). */
+static int agree(muster_comm_t *c, verdict_t *mine, verdict_t *all, const char *what) {
+  int rc = gather(c, mine, all, sizeof *mine, what);
+  return rc < 0 ? rc : verdict_of(c, all);
 }
 
 /* The store bootstrap under a kind store comm (muster/store.h), whose peers'
@@ -280,6 +311,47 @@ out:
   return rc;
 }
 
+/* The one-node group's timeout: the store's (how long a silent peer is
+ * waited for) over muster's store, else the comm's option. */
+static double local_timeout(const muster_comm_t *c) {
+  const muster_store_t *st = store_of(c);
+  if (st) return st->timeout > 0 ? st->timeout : INFINITY;
+  return c->timeout_s;
+}
+
+/* Rounds 3-5 once rank 0 chose a one-node provider (comm_local.h). */
+static int run_local(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
+                     const muster__desc_t *d, int64_t leader_pid, const decision_t *dec, verdict_t *all,
+                     muster__outcome_t *out) {
+  verdict_t v;
+  memset(&v, 0, sizeof v);
+  muster_shard_t use;
+  v.rc = muster__local_prepare(&c->local, &dec->local, c->rank, c->size, local_timeout(c), mine, d, leader_pid,
+                               &use);
+  if (v.rc < 0) snprintf(v.msg, sizeof v.msg, "%s", muster_last_error());
+  int rc = agree(c, &v, all, "meeting in the one-node group");
+  if (rc == 0) {
+    muster_store_t *st = store_of(c);
+    if (st) muster__store_within(st, "inside one-node engine %s (group %s, %s n=%" PRId64 ")", dec->provider,
+                                 dec->local.group, muster_routine_name(args->routine), args->n);
+    memset(&v, 0, sizeof v);
+    v.rc = muster__local_solve(c->local, args, dec->provider, mine, &use, out);
+    v.info = out->info;
+    if (v.rc < 0) snprintf(v.msg, sizeof v.msg, "%s", muster_last_error());
+    if (st) {
+      muster__store_within(st, NULL);
+      muster__store_phase(st, "in muster_solve_comm, after one-node engine %s", dec->provider);
+    }
+    rc = gather(c, &v, all, sizeof v, "agreeing on the result");
+    /* a peer that died in the group's call fails this round too: the
+     * call's own error says where */
+    if (rc < 0 && v.rc < 0) rc = muster__err(v.rc, "%s", v.msg);
+    else if (rc == 0) rc = verdict_of(c, all);
+  }
+  if (rc < 0) muster__local_drop(c->local); /* every rank alike: the round's outcome */
+  return rc;
+}
+
 static int solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
                       const muster_dist_t *dist, muster_solve_result_t *res) {
   int R = c->size, rc = 0;
@@ -292,23 +364,29 @@ static int solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const m
   if (!all) return muster__err(MUSTER_ENOMEM, "muster_solve_comm: out of memory");
   muster__desc_t d;
   muster__desc_describe_dist(args, mine, dist, &d);
+  if (c->allgather) d.meet = muster__local_meet(); /* kind store: may meet in a group (comm_local.h) */
   MUSTER_CHECK(gather(c, &d, all, sizeof d, "exchanging descriptors"));
   for (int r = 0; r < R; r++) ds[r] = (const muster__desc_t *)(all + (size_t)r * sizeof d);
   MUSTER_CHECK(muster__desc_validate(ds, NULL, R));
   if (!c->key) c->key = muster__boot_key(c->name, ds, R); /* the same on every rank */
+  int64_t leader_pid = ds[0]->pid; /* ds are overwritten by the next round */
   decision_t dec;
   memset(&dec, 0, sizeof dec);
-  if (c->rank == 0) decide(ds, R, &dec);
+  if (c->rank == 0) decide(c, ds, R, &dec);
   MUSTER_CHECK(gather(c, &dec, all, sizeof dec, "hearing rank 0's choice"));
   memcpy(&dec, all, sizeof dec); /* rank 0's slot */
   dec.msg[sizeof dec.msg - 1] = dec.provider[sizeof dec.provider - 1] = dec.reason[sizeof dec.reason - 1] = '\0';
+  dec.local.group[sizeof dec.local.group - 1] = dec.local.job[sizeof dec.local.job - 1] = '\0';
   snprintf(out.provider, sizeof out.provider, "%s", dec.provider);
   snprintf(out.reason, sizeof out.reason, "%s", dec.reason);
   if (dec.status < 0) {
     rc = muster__err(dec.status, "%s", dec.msg);
     goto out;
   }
-  rc = run_chosen(c, args, mine, dist, &dec, (verdict_t *)all, &out);
+  if (dec.kind == MUSTER_PROVIDER_LEADER)
+    rc = run_local(c, args, mine, &d, leader_pid, &dec, (verdict_t *)all, &out);
+  else
+    rc = run_chosen(c, args, mine, dist, &dec, (verdict_t *)all, &out);
 out:
   muster__outcome_result(&out, res);
   free(all);

@@ -17,7 +17,7 @@
 #include "muster/provider.h"
 #include "solve/shard.h"
 
-#define MUSTER__DESC_MAGIC UINT64_C(0x33435344524d534d) /* "MSMRDSC3" */
+#define MUSTER__DESC_MAGIC UINT64_C(0x34435344524d534d) /* "MSMRDSC4" */
 
 /* desc.layout of a 2-D piece (muster_solve_comm_dist): not a
  * muster_layout_t, never seen outside the runtime. */
@@ -41,6 +41,10 @@ typedef struct muster__desc {
   muster__shard_ref_t ra, rb, rw;
   uint64_t free_bytes, total_bytes; /* its device's memory, 0 unknown/host */
   uint64_t host;           /* identity of its node (hostname, boot id)    */
+  uint64_t meet;           /* where it can meet others in a muster group:
+                              its segment folder, pid namespace and uid
+                              (muster_solve_comm only, comm_local.h; 0 not
+                              told or none)                               */
   uint64_t start_time;     /* its process's start time (proc.h)           */
   char busid[16];          /* its device's PCI bus id, "" unknown/host     */
   char want[MUSTER_MAX_BACKEND + 1]; /* provider asked for by args ("" none) */

@@ -4,7 +4,8 @@
  *     private /dev/shm (as on different nodes), bootstrapped only through
  *     an allgather this test supplies (shared anonymous memory): the
  *     collective test provider runs, twice, with one key; a leader provider
- *     is refused; nothing is left in any rank's /dev/shm;
+ *     is refused (the ranks share no /dev/shm: no one-node group,
+ *     comm_local.h); nothing is left in any rank's /dev/shm;
  *   - kind "group", threads and processes;
  *   - opening errors and launcher detection.
  */
@@ -103,19 +104,22 @@ static void rank_solves(muster_comm_t *c, outcome_t *o) {
   free(s.w);
 }
 
-static void expect_rank(const outcome_t *o, const char *kind) {
+/* why_not: why the leader provider cannot run over this comm (kind group:
+ * collective providers only; kind store with a private /dev/shm per rank:
+ * the ranks cannot meet in a group, comm_local.h) */
+static void expect_rank(const outcome_t *o, const char *kind, const char *why_not) {
   for (int k = 0; k < 2; k++) {
     if (o->rc[k]) fprintf(stderr, "%s call %d: %d %s\n", kind, k, o->rc[k], o->msg[k]);
     ASSERT_EQ(o->rc[k], 0);
     ASSERT(!strcmp(o->res[k].provider, "colltwo"));
     ASSERT_STR_CONTAINS(o->res[k].reason, "the only provider that can run it");
-    ASSERT_STR_CONTAINS(o->res[k].reason, "not testprov: a leader provider: muster_solve_comm runs "
-                                          "collective providers only");
+    ASSERT_STR_CONTAINS(o->res[k].reason, "not testprov: a leader provider: ");
+    ASSERT_STR_CONTAINS(o->res[k].reason, why_not);
   }
   ASSERT(o->marker == 4.0);
   ASSERT_EQ(o->rc[2], MUSTER_EUNSUPPORTED);
   ASSERT_STR_CONTAINS(o->msg[2], "testprov");
-  ASSERT_STR_CONTAINS(o->msg[2], "muster_solve_comm runs collective providers only");
+  ASSERT_STR_CONTAINS(o->msg[2], why_not);
 }
 
 static char dir[256];
@@ -167,7 +171,8 @@ TEST_IMPL(comm_store_private_shm) {
     ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   }
   for (int r = 0; r < R; r++) {
-    expect_rank(&out[r], "store");
+    /* the same node, but no /dev/shm in common: no one-node engine */
+    expect_rank(&out[r], "store", "cannot meet rank 0 in a muster group: another /dev/shm");
     ASSERT_EQ(out[r].shm_files, 0);
   }
   /* rank 0 chose from every rank's facts: processes of one node */
@@ -223,7 +228,7 @@ static void comm_group(int processes) {
       ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     }
   }
-  for (int r = 0; r < R; r++) expect_rank(&g.out[r], "group");
+  for (int r = 0; r < R; r++) expect_rank(&g.out[r], "group", "muster_solve_comm runs collective providers only");
   munmap(g.out, sizeof(outcome_t) * R);
   test_remove_tree(dir);
   ASSERT_EQ(test_count_job_segments(test_job()), 0);

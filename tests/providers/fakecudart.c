@@ -3,13 +3,18 @@
  * <build>/tests/providers/fakecuda/libcudart.so.13, so that tests can run
  * `muster solve`'s GPU mode where no GPU is (LD_LIBRARY_PATH=that folder):
  * "device memory" is malloc'ed host memory, copies are memcpy.  Only the
- * calls the CLI (tools/muster/cuda_dl.c) and the runtime (runtime/base/devices.c)
- * make.  Environment:
+ * calls the CLI (tools/muster/cuda_dl.c) and the runtime (runtime/base/devices.c,
+ * devices_mem.c) make.  Its soname is libcudart.so.13, so a test that
+ * dlopens it by path first makes the runtime's lazy dlopen find it in that
+ * process (test_comm_stage.c).  Environment:
  *   FAKECUDA_COUNT=N          devices there are (default 2)
  *   FAKECUDA_FAIL_MALLOC=D    cudaMalloc fails (out of memory) on device D
  *   FAKECUDA_FAIL_MEMCPY=D    cudaMemcpy fails on device D
  *   FAKECUDA_FREE_MB=M        cudaMemGetInfo's free memory (default 1024)
  *   FAKECUDA_TOTAL_MB=M       ... and total memory (default 2048)
+ *   FAKECUDA_IPC_REFUSE=1     cudaIpcGetMemHandle refuses every pointer (as
+ *                             for XLA's allocations); its error stays until
+ *                             cudaGetLastError
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +25,7 @@
 enum { OK = 0, E_VALUE = 1, E_ALLOC = 2, E_DEVICE = 101, E_LAUNCH = 719 };
 
 static __thread int current; /* the calling thread's device, like CUDA's */
+static __thread int last_error; /* what cudaGetLastError returns (and clears) */
 
 static int env_int(const char *name, int dflt) {
   const char *v = getenv(name);
@@ -73,6 +79,46 @@ API int cudaMemcpy(void *dst, const void *src, size_t bytes, int kind) {
 }
 
 API int cudaDeviceSynchronize(void) { return OK; }
+
+API int cudaMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, void *stream) {
+  (void)stream;
+  return cudaMemcpy(dst, src, bytes, kind);
+}
+
+API int cudaStreamSynchronize(void *stream) {
+  (void)stream;
+  return OK;
+}
+
+API int cudaGetLastError(void) {
+  int e = last_error;
+  last_error = OK;
+  return e;
+}
+
+API int cudaIpcGetMemHandle(void *handle, void *p) {
+  if (getenv("FAKECUDA_IPC_REFUSE")) return last_error = E_VALUE;
+  memset(handle, 0, 64);
+  memcpy(handle, &p, sizeof p);
+  return OK;
+}
+
+/* cuMemGetAddressRange: every pointer is the base of its own allocation */
+static int fake_address_range(unsigned long long *base, size_t *size, unsigned long long ptr) {
+  *base = ptr;
+  *size = 1;
+  return OK;
+}
+
+API int cudaGetDriverEntryPointByVersion(const char *symbol, void **fn, unsigned int version, unsigned long long flags,
+                                         int *status) {
+  (void)version;
+  (void)flags;
+  int found = !strcmp(symbol, "cuMemGetAddressRange");
+  *fn = found ? (void *)fake_address_range : NULL;
+  if (status) *status = found ? 0 : 1; /* cudaDriverEntryPointSymbolNotFound */
+  return OK;
+}
 
 API const char *cudaGetErrorName(int st) {
   switch (st) {

@@ -1,8 +1,9 @@
 #!/bin/sh
-# An adapter's store-bootstrap GPU test on cusolvermp alone (its
-# test_store_distributed.py -k gpu: one process per GPU meeting over the
-# framework's store, solves with residuals on column blocks and on grid
-# pieces; then the last process SIGKILLed, and SIGSTOPped, inside
+# An adapter's store-bootstrap GPU test (its test_store_distributed.py -k
+# gpu: one process per GPU meeting over the framework's store, solves with
+# residuals on column blocks, by the default choice, which on one node may
+# be a one-node engine, and by cusolvermp, and on grid pieces by
+# cusolvermp; then the last process SIGKILLed, and SIGSTOPped, inside
 # cusolvermp's syevd: every survivor names it, storefault.py).  Called by tests/python/jax/run-store-gpu.sh and
 # tests/python/torch/run-store-gpu.sh (what each runs is said there):
 #

@@ -134,29 +134,99 @@ def grid_case(md, me: int, nproc: int, say, n: int = 11):
     say("grid ok")
 
 
-def solve_case(md, s, me: int, nproc: int, say, put, host, n: int = 1003):
+ONE_NODE_N = 13  # one_node_case's n: divided evenly by no process count
+
+
+def _column_problem(seed: int, n: int, nrhs: int, me: int, nproc: int):
+    """(spd, gen, b, c0, c1, tol): an SPD and a general n x n A and an
+    n x nrhs B, the same on every process (seed), process me's columns
+    c0:c1 of the block layout, and the residual tolerance 20 n eps."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    m = rng.standard_normal((n, n))
+    spd, gen, b = m @ m.T + n * np.eye(n), m + n * np.eye(n), rng.standard_normal((n, nrhs))
+    k = -(-n // nproc)
+    return spd, gen, b, k * me, min(n, k * me + k), 20 * n * np.finfo(np.float64).eps
+
+
+def one_node_tables(build, provider_dir, cost_dir, nproc: int, n: int = ONE_NODE_N):
+    """For one_node_case: the collective test provider colllapack beside
+    the build's providers (provider_dir/<routine>/colllapack.so) and, in
+    cost_dir (MUSTER_COST_PATH), cost tables that make lapack (a one-node
+    engine) faster than colllapack for potrs, getrs and syevd in f64 on
+    nproc processes at n."""
+    for routine in ("potrs", "getrs", "syevd"):
+        (provider_dir / routine).mkdir(exist_ok=True)
+        (provider_dir / routine / "colllapack.so").symlink_to(build / "tests" / "providers" / "testprov_colllapack.so")
+    for name, seconds in (("lapack", 0.001), ("colllapack", 0.002)):
+        rows = [f"{r} f64 {nproc} {n} {0 if r == 'syevd' else 2} {seconds}" for r in ("potrs", "getrs", "syevd")]
+        (cost_dir / f"{name}.cost").write_text("# routine dtype ndevices n nrhs seconds\n" + "\n".join(rows) + "\n")
+
+
+def one_node_case(md, me: int, nproc: int, say, put, host, n: int = ONE_NODE_N):
+    """Host arrays, no provider=: on one node rank 0 weighs the one-node
+    engines too (runtime/solve/comm_local.c), and the tables of
+    one_node_tables make lapack faster than the collective colllapack, so
+    lapack runs through the set's one-node group: StoreSet.last names it,
+    and engine() (host memory) names the same; residuals as solve_case's.
+    Then colllapack forced runs as the collective engine.  Every process
+    checks its own results; say()s "one-node ok"."""
+    import numpy as np
+    spd, gen, b, c0, c1, tol = _column_problem(13, n, 2, me, nproc)
+    with md.store_set(timeout=20) as s:
+        for routine, a, want in (("potrs", spd, None), ("getrs", gen, None), ("potrs", spd, "colllapack")):
+            x = host(md.solve(routine, put(a[:, c0:c1]), put(b), n=n, store=s, provider=want))
+            r = np.linalg.norm(a @ x - b) / (np.linalg.norm(a) * np.linalg.norm(x))
+            assert r < tol, (routine, r, tol)
+            assert s.last["provider"] == (want or "lapack"), (routine, want, s.last)
+            if want is None:
+                assert s.engine(routine, n, nrhs=2, mem=md._runtime.MEM_HOST)[0] == "lapack", s.last
+        w, v = md.solve("syevd", put(spd[:, c0:c1]), n=n, store=s)
+        w, v = host(w), host(v)
+        assert s.last["provider"] == "lapack", s.last
+        assert np.abs(w - np.linalg.eigvalsh(spd)).max() < tol * np.abs(w).max(), "eigenvalues"
+        r = np.linalg.norm(spd @ v - v * w[c0:c1]) / np.linalg.norm(spd)
+        assert r < tol, ("syevd vectors", r, tol)
+    say("one-node ok")
+
+
+def solve_case(md, s, me: int, nproc: int, say, put, host, n: int = 1003, provider=None):
     """On GPUs (the device run; docs/multinode.md): potrs, getrs and syevd
     in f64 on this process's column block, arrays made by put(numpy array)
     and read back by host(array); n divisible by no process count.  Checks
-    residuals scaled by n * eps * norms; say()s "solves ok" and the engines."""
+    residuals scaled by n * eps * norms.  provider=None: the default
+    choice, which on one node weighs the one-node engines too (cusolvermg,
+    cusolverdn, tiled through the set's group, runtime/solve/comm_local.c:
+    jax's device buffers staged into memory CUDA IPC opens); called eagerly
+    (md the module), StoreSet.last must name the engine engine() predicts
+    for the call.  provider="cusolvermp": the collective engine on column
+    blocks.  say()s "solves ok" and the engines that ran."""
+    import types
     import numpy as np
-    rng = np.random.default_rng(11)  # the same matrices on every process
-    m = rng.standard_normal((n, n))
-    spd, gen, b = m @ m.T + n * np.eye(n), m + n * np.eye(n), rng.standard_normal((n, 3))
-    k = -(-n // nproc)
-    c0, c1 = k * me, min(n, k * me + k)
-    tol = 20 * n * np.finfo(np.float64).eps
+    spd, gen, b, c0, c1, tol = _column_problem(11, n, 3, me, nproc)
+    eager, ran = isinstance(md, types.ModuleType), []
+
+    def engine_ran(routine, nrhs):
+        if not eager:  # a jitted solve leaves StoreSet.last as it was
+            return
+        ran.append(f"{routine} {s.last['provider']}")
+        want = provider or s.engine(routine, n, nrhs=nrhs)[0]  # collective: every process asks
+        assert s.last["provider"] == want, (routine, s.last, want)
+
     for routine, a in (("potrs", spd), ("getrs", gen)):
-        x = host(md.solve(routine, put(a[:, c0:c1]), put(b), n=n, store=s))
+        x = host(md.solve(routine, put(a[:, c0:c1]), put(b), n=n, store=s, provider=provider))
         r = np.linalg.norm(a @ x - b) / (np.linalg.norm(a) * np.linalg.norm(x))
-        assert r < tol, (routine, r, tol)
-    w, v = md.solve("syevd", put(spd[:, c0:c1]), n=n, store=s)
+        assert r < tol, (routine, provider, r, tol)
+        engine_ran(routine, 3)
+    w, v = md.solve("syevd", put(spd[:, c0:c1]), n=n, store=s, provider=provider)
     w, v = host(w), host(v)
-    assert np.abs(w - np.linalg.eigvalsh(spd)).max() < tol * np.abs(w).max(), "eigenvalues"
+    assert np.abs(w - np.linalg.eigvalsh(spd)).max() < tol * np.abs(w).max(), ("eigenvalues", provider)
     # this process's columns of V are eigenvectors of the eigenvalues with the same indices
     r = np.linalg.norm(spd @ v - v * w[c0:c1]) / np.linalg.norm(spd)
-    assert r < tol, ("syevd vectors", r, tol)
-    say("solves ok; engine", s.engine("potrs", n))
+    assert r < tol, ("syevd vectors", provider, r, tol)
+    engine_ran("syevd", 0)
+    say(f"solves ok ({provider or 'default choice'}{'' if eager else ', jitted'}): ran {', '.join(ran) or 'unreported (jitted)'}; "
+        f"engine {s.engine('potrs', n)}")
 
 
 def solve_grid_case(md, s, me: int, nproc: int, say, put, host, n: int = 1003):

@@ -20,8 +20,11 @@ p * ceil(n / P)), or with grid= (mesh_grid's result) its block of a 1-D or
 2-D mesh (P("pr", "pc"): the engine takes it as a 2-D block-cyclic piece,
 no gather), and all of B; A and B are copied, never written.  The
 engine is chosen by rank 0 among the collective providers (cusolvermp for
-GPU arrays, when it can run; provider= forces one); on a machine where
-it cannot run, every process raises the same ValueError saying why
+GPU arrays, when it can run), and when every process is on this node
+(sharing its /dev/shm) among the one-node engines too (cusolvermg,
+cusolverdn, tiled on GPUs, lapack on host arrays: run through a group of
+the set's processes), as engine() predicts; provider= forces one.  Where
+nothing can run, every process raises the same ValueError saying why
 (`provider cusolvermp is unavailable: probe: ...`).
 """
 import jax

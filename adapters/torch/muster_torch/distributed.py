@@ -18,8 +18,12 @@ with grid= (mesh_grid's or device_mesh_grid's result) its block of a 1-D or
 2-D process grid (the engine takes it as a 2-D block-cyclic piece, no
 gather), and all of B, as tensors on its GPU (or the CPU); both are
 copied, never written.
-Rank 0 chooses among the collective engines (provider= forces one); where
-none can run, every rank raises the same ValueError saying why.
+Rank 0 chooses among the collective engines (cusolvermp on GPUs), and
+when every rank is on this node (sharing its /dev/shm) among the one-node
+engines too (cusolvermg, cusolverdn, tiled; lapack for CPU tensors: run
+through a group of the set's ranks), as StoreSet.engine() predicts;
+provider= forces one.  Where none can run, every rank raises the same
+ValueError saying why.
 """
 import datetime
 

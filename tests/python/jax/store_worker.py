@@ -2,7 +2,7 @@
 (muster_jax.distributed; test_store_distributed.py starts it).
 
 usage: store_worker.py PROC_ID NUM_PROCS PORT cases|gpu|jit|fault_kill|fault_stop|gpu_kill|gpu_stop
-"cases": storecase's basic case, its grid case (2-D pieces), then its kill case on a second set
+"cases": storecase's basic case, its one-node case, its grid case (2-D pieces), then its kill case on a second set
 (the last process SIGKILLs itself).  "jit": store_jit_case.py's (solve inside jax.jit; MUSTER_TEST_SEED).  The cases are tests/python/storecase.py's ("gpu": one GPU per process,
 solves with residuals).  "fault_*", "gpu_*" but "gpu": storefault.py's (the last process SIGKILLed or
 SIGSTOPped inside the engine: the blocking test engine colltwo on the CPU, cusolvermp's syevd on GPUs).
@@ -55,7 +55,8 @@ if case == "gpu":
 
     # eagerly, then every solve inside jax.jit (store_ffi.c on device buffers)
     for solver in (md, store_jit_case.Jitted(md)):
-        storecase.solve_case(solver, s, proc_id, nproc, say, put, np.asarray)
+        for provider in (None, "cusolvermp"):  # the default (one node: maybe a one-node engine), then cusolvermp
+            storecase.solve_case(solver, s, proc_id, nproc, say, put, np.asarray, provider=provider)
         storecase.solve_grid_case(solver, s, proc_id, nproc, say, put, np.asarray)
     say("jit solves ok")
     import routinecase  # gels, geqrf, gesvd, polar: eagerly (jit takes potrs, getrs, syevd)
@@ -68,5 +69,6 @@ rng = np.random.default_rng(7)
 m = rng.standard_normal((n, n))
 a, b = m @ m.T + n * np.eye(n), rng.standard_normal((n, 2))
 storecase.basic_case(md, s, proc_id, nproc, say, a[:, k * proc_id:k * proc_id + k], b, n)
+storecase.one_node_case(md, proc_id, nproc, say, np.asarray, np.asarray)
 storecase.grid_case(md, proc_id, nproc, say)
 storecase.kill_case(md.store_set(timeout=2), proc_id, nproc, say)  # does not return

@@ -21,32 +21,44 @@ ENV = {"XLA_FLAGS": "--xla_force_host_platform_device_count=1"}
 
 
 def test_store_sets_over_jax_distributed(tmp_path):
-    """3 processes: the basic case, the grid case (a 3 x 1 mesh's blocks as
-    2-D pieces, through the collective test provider), then the last one
-    SIGKILLed (one launch: each process costs seconds to start)."""
+    """3 processes: the basic case; the one-node case (no provider=, host
+    arrays: lapack, faster by its cost table than the collective
+    colllapack, runs through the set's one-node group, StoreSet.last
+    names it); the grid case (a 3 x 1 mesh's blocks as 2-D pieces,
+    through the collective test provider); then the last one SIGKILLed
+    (one launch: each process costs seconds to start)."""
     build = pathlib.Path(os.environ["MUSTER_BUILD"])
     for routine in ("potrs", "syevd"):  # colltwo beside the build's providers
         (tmp_path / routine).mkdir()
         (tmp_path / routine / "colltwo.so").symlink_to(build / "tests" / "providers" / "testprov_coll2.so")
-    env = dict(ENV, MUSTER_PROVIDER_PATH=f"{tmp_path}:{build / 'lib' / 'muster' / 'providers'}")
+    costs = tmp_path / "costs"
+    costs.mkdir()
+    storecase.one_node_tables(build, tmp_path, costs, 3)
+    env = dict(ENV, MUSTER_PROVIDER_PATH=f"{tmp_path}:{build / 'lib' / 'muster' / 'providers'}",
+               MUSTER_COST_PATH=str(costs))
     procs, outs = storecase.run_workers(HERE / "store_worker.py", 3, "cases", HERE.parents[2] / "adapters" / "jax",
                                         env)
     storecase.check_basic(procs, outs, "proc")
     for i, out in enumerate(outs):
+        assert f"proc {i}: one-node ok" in out, out[-3000:]
         assert f"proc {i}: grid ok" in out, out[-3000:]
     storecase.check_killed(procs, outs, "proc")
 
 
 @pytest.mark.skipif(not os.environ.get("MUSTER_TEST_GPUS"), reason="GPU run only: MUSTER_TEST_GPUS=2 (or 4)")
 def test_store_solves_on_gpus():
-    """One process per GPU, solves on GPU arrays through the store bootstrap
-    (cusolvermp), residuals checked in every process, on column blocks and
-    on the blocks of a 2-D mesh (docs/multinode.md), eagerly and inside
-    jax.jit."""
+    """One process per GPU, solves on GPU arrays through the store bootstrap,
+    residuals checked in every process, on column blocks (the default
+    choice, which on one node may be a one-node engine through the set's
+    group, StoreSet.last naming what engine() predicts; then cusolvermp
+    forced) and on the blocks of a 2-D mesh (cusolvermp: docs/multinode.md),
+    eagerly and inside jax.jit."""
     procs, outs = storecase.run_workers(HERE / "store_worker.py", int(os.environ["MUSTER_TEST_GPUS"]), "gpu",
                                         HERE.parents[2] / "adapters" / "jax", {"XLA_FLAGS": ""}, budget=600)
     for i, (p, out) in enumerate(zip(procs, outs)):
-        assert p.returncode == 0 and f"proc {i}: solves ok" in out, out[-4000:]
+        assert p.returncode == 0, out[-4000:]
+        for what in ("default choice)", "cusolvermp)", "default choice, jitted)", "cusolvermp, jitted)"):
+            assert f"proc {i}: solves ok ({what}" in out, (what, out[-4000:])
         assert f"proc {i}: grid solves ok" in out, out[-4000:]
         assert f"proc {i}: jit solves ok" in out, out[-4000:]  # the same inside jax.jit (test_store_jit.py)
         assert f"proc {i}: routines ok" in out, out[-4000:]  # gels, geqrf, gesvd, polar (routinecase.py)

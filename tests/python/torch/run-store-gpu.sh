@@ -1,7 +1,10 @@
 #!/bin/sh
-# muster_torch.distributed on cusolvermp alone: one rank per GPU (nccl)
-# meeting over the job's store, solves on column blocks
-# (storecase.solve_case: potrs, getrs, syevd f64) and on each rank's own
+# muster_torch.distributed over the store bootstrap: one rank per GPU
+# (nccl) meeting over the job's store, solves on column blocks
+# (storecase.solve_case: potrs, getrs, syevd f64, first without provider=:
+# on one node the choice may take a one-node engine, cusolvermg,
+# cusolverdn or tiled, through the set's group, and StoreSet.last must name
+# what engine() predicts; then cusolvermp forced) and on each rank's own
 # block of a 2 x 2 grid (4 GPUs, else GPUs x 1) and of a 1 x GPUs one
 # through solve(grid=) (gridcase.gpu_grid_case: potrs, getrs, syevd in f64
 # and c128, n = 1003, residuals under 20 n eps, V gathered and checked):

@@ -2,7 +2,7 @@
 store (muster_torch.distributed; test_store_distributed.py starts it).
 
 usage: store_worker.py RANK WORLD PORT cases|gpu|fault_kill|fault_stop|gpu_kill|gpu_stop
-"cases": storecase's basic case; grid= with each rank's own piece (gridcase.py, through the collective
+"cases": storecase's basic case, its one-node case; grid= with each rank's own piece (gridcase.py, through the collective
 test provider with TESTPROV_SUM=1): grids of every shape over all ranks and over pairs of ranks (sets on
 a PrefixStore each), a DeviceMesh's DTensor, the hostile cases; then storecase's kill case on a last set
 (the last process SIGKILLs itself).  "gpu": one GPU per rank, nccl, solves with residuals on column
@@ -48,8 +48,9 @@ if case in ("fault_kill", "fault_stop", "gpu_kill", "gpu_stop"):
                                  timeout=5 if on_gpu else 2, warm=on_gpu, delay=0.8 if on_gpu else 0.5)
 s = md.store_set(timeout=20)
 if case == "gpu":
-    storecase.solve_case(md, s, rank, world, say, lambda x: torch.from_numpy(x).cuda(),
-                         lambda x: x.cpu().numpy())
+    for provider in (None, "cusolvermp"):  # the default (one node: maybe a one-node engine), then cusolvermp
+        storecase.solve_case(md, s, rank, world, say, lambda x: torch.from_numpy(x).cuda(),
+                             lambda x: x.cpu().numpy(), provider=provider)
     gridcase.gpu_grid_case(md, s, rank, world, say, lambda x: torch.from_numpy(x).cuda(),
                            lambda x: x.cpu().numpy())
     import routinecase  # gels, geqrf, gesvd, polar
@@ -64,6 +65,7 @@ g = torch.Generator().manual_seed(7)
 m = torch.randn(n, n, generator=g, dtype=torch.float64)
 a, b = m @ m.T + n * torch.eye(n, dtype=torch.float64), torch.randn(n, 2, generator=g, dtype=torch.float64)
 storecase.basic_case(md, s, rank, world, say, a[:, k * rank:k * rank + k], b, n)
+storecase.one_node_case(md, rank, world, say, torch.from_numpy, lambda x: x.numpy())
 
 
 def put(x):

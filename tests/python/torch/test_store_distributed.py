@@ -20,7 +20,10 @@ import storefault  # noqa: E402
 
 
 def test_store_sets_over_torch_distributed(tmp_path):
-    """4 ranks: the basic case; each rank's own piece through grid= (grids
+    """4 ranks: the basic case; the one-node case (no provider=, host
+    tensors: lapack, faster by its cost table than the collective
+    colllapack, runs through the set's one-node group, StoreSet.last
+    names it); each rank's own piece through grid= (grids
     4 x 1, 1 x 4, 2 x 2, and 2 x 1, 1 x 2 on two sets of 2 ranks at once,
     a DeviceMesh's DTensor; f64, c128, f32, c64; potrs, getrs, syevd)
     into the collective test provider, whose answer is a weighted sum of
@@ -35,12 +38,16 @@ def test_store_sets_over_torch_distributed(tmp_path):
     for routine in ("gels", "geqrf", "gesvd", "polar"):  # and the LAPACKE test engine (routinecase.py)
         (tmp_path / routine).mkdir()
         (tmp_path / routine / "colllapack.so").symlink_to(build / "tests" / "providers" / "testprov_colllapack.so")
-    env = {"MUSTER_PROVIDER_PATH": f"{tmp_path}:{build / 'lib' / 'muster' / 'providers'}", "TESTPROV_SUM": "1"}
+    costs = tmp_path / "costs"
+    costs.mkdir()
+    storecase.one_node_tables(build, tmp_path, costs, 4)
+    env = {"MUSTER_PROVIDER_PATH": f"{tmp_path}:{build / 'lib' / 'muster' / 'providers'}", "TESTPROV_SUM": "1",
+           "MUSTER_COST_PATH": str(costs)}
     procs, outs = storecase.run_workers(HERE / "store_worker.py", 4, "cases", HERE.parents[2] / "adapters" / "torch",
                                         env)
     storecase.check_basic(procs, outs, "rank")
     for r, out in enumerate(outs[:-1]):
-        for what in ("sums ok columns", "sums ok 1 x 4", "sums ok 4 x 1", "sums ok 2 x 2", "sums ok 1 x 2",
+        for what in ("one-node ok", "sums ok columns", "sums ok 1 x 4", "sums ok 4 x 1", "sums ok 2 x 2", "sums ok 1 x 2",
                      "sums ok 2 x 1", "device mesh ok", "hostile ok"):
             assert f"rank {r}: {what}" in out, (what, out[-3000:])
     for r, out in enumerate(outs):  # gels, geqrf, gesvd, polar: on 3 ranks (not rank 3) and on pairs
@@ -52,13 +59,17 @@ def test_store_sets_over_torch_distributed(tmp_path):
 @pytest.mark.skipif(not os.environ.get("MUSTER_TEST_GPUS"), reason="GPU run only: MUSTER_TEST_GPUS=2 (or 4)")
 def test_store_solves_on_gpus():
     """One rank per GPU (nccl), solves on CUDA tensors through the store
-    bootstrap (cusolvermp), residuals checked in every rank: column blocks,
-    then each rank's block of a 2 x 2 grid (4 GPUs; else GPUs x 1) and of a
-    1 x GPUs one, f64 and c128 (gridcase.gpu_grid_case)."""
+    bootstrap, residuals checked in every rank: column blocks (the default
+    choice, which on one node may be a one-node engine through the set's
+    group, StoreSet.last naming what engine() predicts; then cusolvermp
+    forced), then each rank's block of a 2 x 2 grid (4 GPUs; else GPUs x 1)
+    and of a 1 x GPUs one, f64 and c128 (cusolvermp: gridcase.gpu_grid_case)."""
     procs, outs = storecase.run_workers(HERE / "store_worker.py", int(os.environ["MUSTER_TEST_GPUS"]), "gpu",
                                         HERE.parents[2] / "adapters" / "torch", budget=600)
     for r, (p, out) in enumerate(zip(procs, outs)):
-        assert p.returncode == 0 and f"rank {r}: solves ok" in out, out[-4000:]
+        assert p.returncode == 0, out[-4000:]
+        for what in ("default choice)", "cusolvermp)"):
+            assert f"rank {r}: solves ok ({what}" in out, (what, out[-4000:])
         assert out.count(f"rank {r}: grid solves ok") == 2, out[-4000:]
         assert f"rank {r}: routines ok" in out, out[-4000:]  # gels, geqrf, gesvd, polar (routinecase.py)
         print("\n".join(l for l in out.splitlines() if "routines ok" in l or ": skipped " in l))  # run-store-gpu.sh shows it

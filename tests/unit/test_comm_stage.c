@@ -1,0 +1,120 @@
+/*
+ * tests/unit/test_comm_stage.c - the staging of muster_solve_comm's
+ * one-node route (runtime/solve/comm_stage.c), in this process:
+ *   - host: a piece in plain memory is copied into muster_shard_alloc
+ *     memory (the leader can map that), one already there is left as it
+ *     is; what the engine writes into the copy comes back; the region is
+ *     reused by the next call;
+ *   - CUDA, on the stand-in CUDA runtime (fakecudart, dlopened here first
+ *     so that the runtime's own lazy dlopen finds it): pieces CUDA IPC
+ *     opens are left as they are; with every IPC handle refused (as XLA's
+ *     allocations are) they are copied into a cudaMalloc'ed region and
+ *     back, and the refusal's CUDA error does not linger; a region that
+ *     cannot be allocated is MUSTER_ECUDA naming the device.
+ */
+#include <dlfcn.h>
+
+#include "task.h"
+#include "solve/comm_stage.h"
+#include "solve/shard.h"
+#include "providers/tp_util.h"
+
+static void fill(double *p, size_t count, double base) {
+  for (size_t i = 0; i < count; i++) p[i] = base + (double)i;
+}
+
+static int same(const double *p, size_t count, double base) {
+  for (size_t i = 0; i < count; i++)
+    if (p[i] != base + (double)i) return 0;
+  return 1;
+}
+
+/* d: mine described (valid); an empty stage */
+static muster__stage_t described(const muster_solve_args_t *args, const muster_shard_t *mine, muster__desc_t *d) {
+  muster__desc_describe(args, mine, d);
+  ASSERT_EQ(d->problem, 0);
+  muster__stage_t st;
+  memset(&st, 0, sizeof st);
+  return st;
+}
+
+TEST_IMPL(comm_stage_host) {
+  enum { N = 9, LDA = 11, NCOLS = 4, NRHS = 2 };
+  size_t na = (NCOLS - 1) * LDA + N; /* what the piece spans: the last column's padding is not its */
+  double *a = malloc(LDA * NCOLS * sizeof *a), *b = NULL;
+  ASSERT(a);
+  ASSERT_OK(muster_shard_alloc(N * NRHS * sizeof *b, (void **)&b));
+  fill(a, na, 1);
+  fill(b, N * NRHS, 100);
+  muster_solve_args_t args = {.routine = MUSTER_POTRS, .dtype = MUSTER_F64, .n = N, .nrhs = NRHS};
+  muster_shard_t mine = {.mem = MUSTER_MEM_HOST, .device = -1, .a = a, .lda = LDA, .col0 = 0, .ncols = NCOLS,
+                         .b = b, .ldb = N};
+  muster__desc_t d;
+  muster__stage_t st = described(&args, &mine, &d);
+  muster_shard_t use;
+  for (int call = 0; call < 2; call++) {
+    ASSERT_OK(muster__stage_in(&st, &d, &mine, &use));
+    ASSERT(use.a != a && use.b == b); /* b is muster_shard_alloc memory already */
+    muster__shard_ref_t ref;
+    muster__shard_find(use.a, &ref);
+    ASSERT(ref.fd >= 0); /* the leader can map the copy */
+    ASSERT(same(use.a, na, 1));
+    void *region = st.region;
+    fill(use.a, na, 50 + call); /* what the engine wrote */
+    ASSERT_OK(muster__stage_out(&st, &mine));
+    ASSERT(same(a, na, 50 + call));
+    fill(a, na, 1);
+    if (call == 1) ASSERT(st.region == region);
+  }
+  muster__stage_free(&st);
+  ASSERT(st.region == NULL);
+  free(a);
+  muster_shard_free(b);
+  return 0;
+}
+
+TEST_IMPL(comm_stage_cuda) {
+  enum { N = 8, NCOLS = 3, DEV = 1 };
+  char path[4200];
+  snprintf(path, sizeof path, "%s/fakecuda/libcudart.so.13", tp_build_dir());
+  void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL); /* before the runtime looks for libcudart.so.13 */
+  ASSERT(h);
+  int (*last_error)(void) = (int (*)(void))dlsym(h, "cudaGetLastError");
+  ASSERT(last_error);
+  unsetenv("FAKECUDA_IPC_REFUSE");
+  unsetenv("FAKECUDA_FAIL_MALLOC");
+  double *a = malloc(N * NCOLS * sizeof *a), *w = malloc(N * sizeof *w); /* the stand-in's device memory */
+  ASSERT(a && w);
+  fill(a, N * NCOLS, 1);
+  fill(w, N, 200);
+  muster_solve_args_t args = {.routine = MUSTER_SYEVD, .dtype = MUSTER_F64, .n = N};
+  muster_shard_t mine = {.mem = MUSTER_MEM_CUDA, .device = DEV, .a = a, .lda = N, .col0 = 0, .ncols = NCOLS,
+                         .w = w};
+  muster__desc_t d;
+  muster__stage_t st = described(&args, &mine, &d);
+  muster_shard_t use;
+  ASSERT_OK(muster__stage_in(&st, &d, &mine, &use)); /* CUDA IPC opens them: nothing to copy */
+  ASSERT(use.a == a && use.w == w && st.region == NULL);
+  ASSERT_OK(muster__stage_out(&st, &mine));
+  setenv("FAKECUDA_IPC_REFUSE", "1", 1);
+  ASSERT_OK(muster__stage_in(&st, &d, &mine, &use));
+  ASSERT_EQ(last_error(), 0); /* the refusals' error was cleared */
+  ASSERT(use.a != a && use.w != w && st.region && st.device == DEV && st.mem == MUSTER_MEM_CUDA);
+  ASSERT(same(use.a, N * NCOLS, 1) && same(use.w, N, 200));
+  fill(use.a, N * NCOLS, 7);
+  fill(use.w, N, 70);
+  ASSERT_OK(muster__stage_out(&st, &mine));
+  ASSERT(same(a, N * NCOLS, 7) && same(w, N, 70));
+  muster__stage_free(&st);
+  setenv("FAKECUDA_FAIL_MALLOC", "1", 1); /* device 1 is out of memory */
+  ASSERT_EQ(muster__stage_in(&st, &d, &mine, &use), MUSTER_ECUDA);
+  ASSERT_STR_CONTAINS(muster_last_error(), "device 1: cudaMalloc(");
+  ASSERT_STR_CONTAINS(muster_last_error(), "staging");
+  ASSERT(use.a == a && st.region == NULL);
+  ASSERT_OK(muster__stage_out(&st, &mine)); /* nothing staged: nothing to copy back */
+  unsetenv("FAKECUDA_IPC_REFUSE");
+  unsetenv("FAKECUDA_FAIL_MALLOC");
+  free(a);
+  free(w);
+  return 0;
+}
