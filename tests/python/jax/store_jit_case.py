@@ -159,5 +159,9 @@ def routines(md, me: int, say, rng):
                                   kw_of=lambda dtype: dict(dtype=dtype, provider=ENGINE))
         traced = _error_text(lambda: jax.jit(lambda a: md.solve("polar", a, n=4, m=4, store=s))(np.eye(4)))
         assert traced[0] == "ValueError" and "eagerly only" in traced[1], traced
+        # no provider=: rank 0's choice, which on one node weighs the one-node engines too (lapack here)
+        routinecase.routines_case(md, s, say, lambda x: x, np.asarray, rng, sizes=((13, 7),),
+                                  kw_of=lambda dtype: dict(dtype=dtype))
+        say("routines by the default choice ran on", s.last["provider"])
     routinecase.hostile_routines(md, lambda: md.store_set(timeout=20), me, say, lambda x: x,
                                  dict(provider=ENGINE))

@@ -35,3 +35,4 @@ def test_jit_matches_eager(tmp_path, nproc):
         assert f"proc {i}: failing solve: JaxRuntimeError" in out, out[-4000:]
         assert f"proc {i}: routines ok (26 run, 0 skipped)" in out and f"proc {i}: hostile routines ok" in out, \
             out[-4000:]
+        assert f"proc {i}: routines ok (14 run, 0 skipped)" in out, out[-4000:]  # by the default choice
