@@ -107,6 +107,7 @@ def lib_dir(pkg_dir: pathlib.Path, libname: str, who: str, dist: str = "") -> pa
 MEM_HOST, MEM_CUDA = 1, 2                # muster_mem_t
 LAYOUT_BLOCK, LAYOUT_CYCLIC = 0, 1       # muster_layout_t
 NO_VECTORS, NO_FACTOR = 0x1, 0x2         # solve flags
+FULL_MATRICES = 0x8                      # MUSTER_FULL_MATRICES: geqrf's complete Q, gesvd's full U, V^H
 MAX_RANKS, MAX_NAME, MAX_JOB, MAX_REASON = 64, 96, 64, 256
 EINVAL, ENOMEM, EPOISONED = -1, -2, -11  # MUSTER_EINVAL, MUSTER_ENOMEM, MUSTER_EPOISONED
 

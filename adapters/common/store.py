@@ -15,7 +15,7 @@ import itertools
 import threading
 import weakref
 
-from . import _runtime
+from . import _grid, _runtime
 
 ENOENT, ESYS = -6, -17  # MUSTER_ENOENT, MUSTER_ESYS
 
@@ -72,6 +72,63 @@ _FUNCS = (  # (name, restype, argtypes): the store and comm functions only this 
 )
 _declared = set()
 _lock = threading.Lock()
+
+# ---------------------------------------------------------------- the routines solve() takes
+ROUTINES = ("potrs", "getrs", "syevd", "gels", "geqrf", "gesvd", "polar")
+FACTORS = {"geqrf": ("Q", "R"), "gesvd": ("U", "VH"), "polar": ("UP", "H")}  # solve()'s order of the factors
+
+
+def call_shape(lib, who: str, routine: str, n: int, m, b_shape, full_matrices=False, no_vectors=False,
+               grid=None) -> dict:
+    """What the adapters' distributed solve() passes for `routine`, its
+    keywords checked: {"m": A's rows, "nrhs": B's columns (for geqrf,
+    gesvd and polar the columns of the B the factors come back in), "flags",
+    "w": reals written into W, "outputs": _runtime.routine_outputs' dict
+    (geqrf, gesvd, polar) or None}.  b_shape: B's shape, None without B.
+    ValueError (prefixed `who`) for a routine, keyword or B it does not
+    take; a gels A that is not tall is the runtime's to refuse (its words)."""
+    if routine not in ROUTINES:
+        raise ValueError(f"{who}: routine {routine!r}: it takes {', '.join(ROUTINES)}")
+    rows = n if m is None else int(m)
+    if routine in ("potrs", "getrs", "syevd") and rows != n:
+        raise ValueError(f"{who}: m={m}: {routine} takes a square A (m is for gels, geqrf, gesvd, polar)")
+    takes_b = routine in ("potrs", "getrs", "gels")
+    if takes_b != (b_shape is not None):
+        raise ValueError(f"{who}: {routine} " + (f"needs b ({rows} x nrhs)" if takes_b else "takes no b"))
+    if full_matrices and routine not in ("geqrf", "gesvd"):
+        raise ValueError(f"{who}: full_matrices is for geqrf and gesvd, not {routine}")
+    if no_vectors and routine not in ("syevd", "gesvd"):
+        raise ValueError(f"{who}: no_vectors is for syevd and gesvd, not {routine}")
+    if grid is not None and routine not in ("potrs", "getrs", "syevd"):
+        raise ValueError(f"{who}: grid= is for potrs, getrs and syevd (a mesh of an n x n A); {routine} takes "
+                         f"this process's column block of the m x n A")
+    if takes_b:
+        _grid.check_shape("B", b_shape, (rows, b_shape[-1]) if len(b_shape) == 2 else (rows,), who, " (all of B)")
+    flags = (_runtime.FULL_MATRICES if full_matrices else 0) | (_runtime.NO_VECTORS if no_vectors else 0)
+    out = dict(m=rows, flags=flags, nrhs=(int(b_shape[1]) if len(b_shape) == 2 else 1) if takes_b else 0,
+               w=n if routine == "syevd" else 0, outputs=None)
+    if routine in FACTORS:
+        try:
+            o = _runtime.routine_outputs(lib, _runtime.enum_value(lib, "routine", routine), flags, rows, n)
+        except ValueError as e:
+            raise ValueError(f"{who}: {routine} of an A of {rows} x {n}: {e}") from None
+        out.update(outputs=o, nrhs=o["b_cols"], w=o["w_count"])
+    return out
+
+
+def factor_returns(routine: str, outputs: dict, a_back, part_of, w):
+    """solve()'s return for geqrf, gesvd and polar, by the runtime's rule
+    (muster_routine_outputs): the factor shaped like A is this process's
+    piece (a_back, cut as A was), the others whole (part_of(rows, cols,
+    offset): the part of B the runtime packed them in).  geqrf: (Q, R);
+    polar: (U_p, H); gesvd: (U, S, V^H), or S alone with no_vectors."""
+    got = {name: part_of(rows, cols, off) for name, rows, cols, off in outputs["parts"]}
+    if outputs["a_holds"]:
+        got[outputs["a_holds"]] = a_back
+    if routine == "gesvd":
+        return (got["U"], w, got["VH"]) if got else w
+    first, second = FACTORS[routine]
+    return got[first], got[second]
 
 
 def _declare(lib):

@@ -6,15 +6,20 @@
  *
  * Every rank sends its piece of A (laid out as its dist says: a column
  * block or a 2-D block-cyclic piece) through the bootstrap's allgather,
- * assembles all of A, and solves it alone with LAPACKE: potrs (posv),
- * getrs (gesv), syevd (syevd / heevd), f64 and c128.  B and W are
- * replicated, so every rank writes the same X and W; syevd writes this
- * rank's piece of V back into its A.  info is LAPACK's, the same on every
+ * assembles all of A (m x n: m = ldb for gels, geqrf, gesvd, polar), and
+ * solves it alone with LAPACKE: potrs (posv), getrs (gesv), syevd (syevd /
+ * heevd), gels (gels), geqrf (geqrf + orgqr / ungqr), gesvd (gesdd),
+ * polar (from the thin SVD A = U S V^H: U_p = U V^H, H = V S V^H), f64 and
+ * c128.  B and W are replicated, so every rank writes the same X, W and
+ * factors; syevd writes this rank's piece of V back into its A, and the
+ * factorizations the factor muster_routine_outputs puts in A (the others
+ * packed into B as that rule says).  info is LAPACK's, the same on every
  * rank.  So what reaches the caller depends on every element each rank
  * passed and on where the dist says it lies: a piece read or written in
  * the wrong layout gives a wrong residual.  Not for speed (n^2 bytes
  * through the bootstrap); tests use n of a few dozen.
  */
+#include <complex.h>
 #include <lapacke.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,9 +75,131 @@ static int gather_a(const muster_collective_call_t *c, size_t esz, char *all) {
   return rc;
 }
 
+/* ---- geqrf, gesvd, polar: each factor computed into its own buffer, then
+ * placed where muster_routine_outputs says (the runtime's one rule) ---- */
+
+#define NO_MEMORY (-1000) /* an info no LAPACK routine returns: a buffer could not be had */
+
+/* A factor's buffer: column-major, leading dimension ld. */
+typedef struct src {
+  void *p;
+  int64_t ld;
+} src_t;
+
+/* Element i of x (real or complex) as a complex number, and back. */
+static double complex get(int z, const void *x, int64_t i) {
+  return z ? ((const double complex *)x)[i] : ((const double *)x)[i];
+}
+
+static void put(int z, void *x, int64_t i, double complex v) {
+  if (z) ((double complex *)x)[i] = v;
+  else ((double *)x)[i] = creal(v);
+}
+
+/* c (m x n, ld m) = op(x) diag(s) y, with op(x) = x (m x k, ld ldx), or x^H
+ * when xh (x is then k x m); s NULL: no scaling; y is k x n (ld ldy).
+ * Plain loops: the matrices here are a few dozen wide. */
+static void mul(int z, int64_t m, int64_t n, int64_t k, const void *x, int64_t ldx, int xh, const double *s,
+                const void *y, int64_t ldy, void *c) {
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < m; i++) {
+      double complex acc = 0;
+      for (int64_t l = 0; l < k; l++) {
+        double complex xv = xh ? conj(get(z, x, i * ldx + l)) : get(z, x, l * ldx + i);
+        acc += xv * (s ? s[l] : 1.0) * get(z, y, j * ldy + l);
+      }
+      put(z, c, j * m + i, acc);
+    }
+}
+
+/* QR of a (m x n, ld m; overwritten): f[R] = R (m x n, zero below its
+ * diagonal), f[Q] = Q's first qc columns (qc = m for the full Q, else n). */
+static lapack_int qr(int z, int64_t m, int64_t n, void *a, int64_t qc, src_t *f, void **buf) {
+  size_t esz = z ? 16 : 8;
+  int64_t k = m < n ? m : n;
+  void *tau = buf[0] = calloc((size_t)k, esz), *r = buf[1] = calloc((size_t)(m * n), esz);
+  void *q = buf[2] = calloc((size_t)(m * qc), esz);
+  if (!tau || !r || !q) return NO_MEMORY;
+  lapack_int info = z ? LAPACKE_zgeqrf(LAPACK_COL_MAJOR, m, n, a, m, tau)
+                      : LAPACKE_dgeqrf(LAPACK_COL_MAJOR, m, n, a, m, tau);
+  if (info) return info;
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < m; i++) put(z, r, j * m + i, i <= j ? get(z, a, j * m + i) : 0);
+  muster_copy_cols(q, m, a, m, m, k, esz); /* the reflectors */
+  f[MUSTER_FACTOR_R] = (src_t){r, m};
+  f[MUSTER_FACTOR_Q] = (src_t){q, m};
+  return z ? LAPACKE_zungqr(LAPACK_COL_MAJOR, m, qc, k, q, m, tau)
+           : LAPACKE_dorgqr(LAPACK_COL_MAJOR, m, qc, k, q, m, tau);
+}
+
+/* SVD of a (destroyed): s the k values; jobz 'N', 'S' (thin) or 'A'
+ * (full): f[U] = U (m x m or m x k), f[VH] = V^H (n x n or k x n). */
+static lapack_int svd(int z, int64_t m, int64_t n, void *a, char jobz, double *s, src_t *f, void **buf) {
+  size_t esz = z ? 16 : 8;
+  int64_t k = m < n ? m : n, ucols = jobz == 'A' ? m : k, vrows = jobz == 'A' ? n : k;
+  void *u = buf[0] = calloc((size_t)(m * ucols), esz), *vt = buf[1] = calloc((size_t)(vrows * n), esz);
+  if (!u || !vt) return NO_MEMORY;
+  f[MUSTER_FACTOR_U] = (src_t){u, m};
+  f[MUSTER_FACTOR_VH] = (src_t){vt, vrows};
+  return z ? LAPACKE_zgesdd(LAPACK_COL_MAJOR, jobz, m, n, a, m, s, u, m, vt, vrows)
+           : LAPACKE_dgesdd(LAPACK_COL_MAJOR, jobz, m, n, a, m, s, u, m, vt, vrows);
+}
+
+/* Polar from the thin SVD: f[UP] = U V^H (m x n), f[H] = V S V^H (n x n). */
+static lapack_int polar(int z, int64_t m, int64_t n, void *a, double *s, src_t *f, void **buf) {
+  size_t esz = z ? 16 : 8;
+  int64_t k = m < n ? m : n;
+  lapack_int info = svd(z, m, n, a, 'S', s, f, buf);
+  void *up = buf[2] = calloc((size_t)(m * n), esz), *h = buf[3] = calloc((size_t)(n * n), esz);
+  if (info || !up || !h) return info ? info : NO_MEMORY;
+  mul(z, m, n, k, f[MUSTER_FACTOR_U].p, m, 0, NULL, f[MUSTER_FACTOR_VH].p, k, up);
+  mul(z, n, n, k, f[MUSTER_FACTOR_VH].p, k, 1, s, f[MUSTER_FACTOR_VH].p, k, h);
+  f[MUSTER_FACTOR_UP] = (src_t){up, m};
+  f[MUSTER_FACTOR_H] = (src_t){h, n};
+  return 0;
+}
+
+/* geqrf, gesvd or polar of all (m x n, ld m): the factor of A's shape into
+ * `all` (cl_collective moves this rank's piece back), the others packed
+ * into B, the singular values into W; LAPACK's info into *info. */
+static int factor(const muster_collective_call_t *c, void *all, lapack_int *info) {
+  int z = c->args.dtype == MUSTER_C128, routine = c->args.routine;
+  size_t esz = z ? 16 : 8;
+  int64_t m = c->dist.m, n = c->args.n, k = m < n ? m : n;
+  muster_outputs_t o;
+  muster_routine_outputs(routine, c->args.flags, m, n, &o); /* the runtime checked the call against it */
+  src_t f[MUSTER_FACTOR_H + 1];
+  memset(f, 0, sizeof f);
+  void *buf[4] = {0};
+  double *s = calloc((size_t)k, sizeof *s);
+  char jobz = (c->args.flags & MUSTER_NO_VECTORS) ? 'N' : (c->args.flags & MUSTER_FULL_MATRICES) ? 'A' : 'S';
+  *info = !s ? NO_MEMORY
+          : routine == MUSTER_GEQRF ? qr(z, m, n, all, o.a_holds == MUSTER_FACTOR_R ? m : n, f, buf)
+          : routine == MUSTER_GESVD ? svd(z, m, n, all, jobz, s, f, buf)
+                                    : polar(z, m, n, all, s, f, buf);
+  if (*info == 0) {
+    if (o.a_holds) muster_copy_cols(all, m, f[o.a_holds].p, f[o.a_holds].ld, m, n, esz);
+    for (int i = 0; i < o.nparts; i++) {
+      const muster_part_t *p = &o.part[i];
+      muster_copy_cols((char *)c->mine->b + (size_t)p->offset * esz, p->rows, f[p->what].p, f[p->what].ld,
+                       p->rows, p->cols, esz);
+    }
+    if (o.w_count) memcpy(c->mine->w, s, (size_t)o.w_count * sizeof *s);
+  }
+  for (int i = 0; i < 4; i++) free(buf[i]);
+  free(s);
+  if (*info == NO_MEMORY) {
+    snprintf(c->err, c->errlen, "colllapack: out of memory for %s of %lld x %lld", muster_routine_str(routine),
+             (long long)m, (long long)n);
+    return MUSTER_ENOMEM;
+  }
+  return 0;
+}
+
 static lapack_int solve_full(const muster_collective_call_t *c, void *a, void *ipiv_space) {
   const muster_solve_args_t *x = &c->args;
   lapack_int n = (lapack_int)x->n, nrhs = (lapack_int)x->nrhs, ldb = (lapack_int)c->mine->ldb;
+  lapack_int m = (lapack_int)c->dist.m;
   int z = x->dtype == MUSTER_C128;
   void *b = c->mine->b;
   lapack_int *ipiv = ipiv_space;
@@ -81,6 +208,8 @@ static lapack_int solve_full(const muster_collective_call_t *c, void *a, void *i
                               : LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', n, nrhs, a, n, b, ldb);
   case MUSTER_GETRS: return z ? LAPACKE_zgesv(LAPACK_COL_MAJOR, n, nrhs, a, n, ipiv, b, ldb)
                               : LAPACKE_dgesv(LAPACK_COL_MAJOR, n, nrhs, a, n, ipiv, b, ldb);
+  case MUSTER_GELS: return z ? LAPACKE_zgels(LAPACK_COL_MAJOR, 'N', m, n, nrhs, a, m, b, ldb)
+                             : LAPACKE_dgels(LAPACK_COL_MAJOR, 'N', m, n, nrhs, a, m, b, ldb);
   default: return z ? LAPACKE_zheevd(LAPACK_COL_MAJOR, 'V', 'L', n, a, n, c->mine->w)
                     : LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'L', n, a, n, c->mine->w);
   }
@@ -89,8 +218,9 @@ static lapack_int solve_full(const muster_collective_call_t *c, void *a, void *i
 static int cl_collective(void *ctx, const muster_collective_call_t *c) {
   (void)ctx;
   size_t esz = c->args.dtype == MUSTER_C128 ? 16 : 8;
-  int64_t n = c->args.n;
-  char *all = calloc((size_t)(n * n), esz);
+  int64_t n = c->args.n, m = c->dist.m; /* m: A's rows (n, or ldb for gels and the factorizations) */
+  int takes_o = (muster_routine_takes(c->args.routine) & MUSTER_TAKES_O) != 0;
+  char *all = calloc((size_t)(m * n), esz);
   lapack_int *ipiv = calloc((size_t)n, sizeof *ipiv);
   if (!all || !ipiv) {
     free(all);
@@ -100,13 +230,18 @@ static int cl_collective(void *ctx, const muster_collective_call_t *c) {
   }
   int rc = gather_a(c, esz, all);
   if (rc == 0) {
-    lapack_int info = solve_full(c, all, ipiv);
-    if (info < 0) {
+    lapack_int info = 0;
+    if (takes_o) rc = factor(c, all, &info);
+    else info = solve_full(c, all, ipiv);
+    if (rc == 0 && info < 0) {
       snprintf(c->err, c->errlen, "colllapack: LAPACKE argument %d refused", (int)-info);
       rc = MUSTER_EPROVIDER;
     }
     *c->info = info > 0 ? info : 0;
-    if (rc == 0 && c->args.routine == MUSTER_SYEVD) /* this rank's piece of V */
+    muster_outputs_t o = {0};
+    if (takes_o) muster_routine_outputs(c->args.routine, c->args.flags, m, n, &o);
+    if (rc == 0 && (c->args.routine == MUSTER_SYEVD || (info == 0 && o.a_holds))) /* this rank's piece of V,
+                                                                                     or of A's factor */
       move_piece(&c->dist, c->dist.myrow, c->dist.mycol, c->mine->a, c->dist.lld, all, esz, 0);
   }
   *c->tile_used = c->dist.nb;
@@ -123,7 +258,8 @@ __attribute__((visibility("default"))) const muster_provider_v2_t muster_provide
     .name = "colllapack",
     .description = "test provider: all of A gathered on every rank, LAPACKE",
     .priority = 1,
-    .routines = (1u << MUSTER_POTRS) | (1u << MUSTER_GETRS) | (1u << MUSTER_SYEVD),
+    .routines = (1u << MUSTER_POTRS) | (1u << MUSTER_GETRS) | (1u << MUSTER_SYEVD) | (1u << MUSTER_GELS) |
+                (1u << MUSTER_GEQRF) | (1u << MUSTER_GESVD) | (1u << MUSTER_POLAR),
     .dtypes = (1u << MUSTER_F64) | (1u << MUSTER_C128),
     .mem_kinds = 1u << MUSTER_MEM_HOST,
     .spans = MUSTER_SPAN_THREADS | MUSTER_SPAN_PROCESSES | MUSTER_SPAN_NODES,

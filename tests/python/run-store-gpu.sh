@@ -13,7 +13,9 @@
 # unpacked into a temporary folder named by MUSTER_MP_LIBDIR unless that is
 # set: tests/gpu/gpu-env.sh's mp_libs); GPUS default 2.  $PYTHON (default
 # python3) needs the framework with CUDA and pytest.  Passes when pytest
-# says "3 passed" (a process's output is shown when it fails); exits
+# says "3 passed" (a process's output is shown when it fails; the passed
+# tests' prints too: which of gels, geqrf, gesvd, polar ran, and why
+# cusolvermp skipped the others, routinecase.py); exits
 # non-zero otherwise or when a segment of the job is left in /dev/shm.
 set -u
 adapter=$1
@@ -29,7 +31,7 @@ mp_libs "$tmp"
 export MUSTER_BUILD="$build" MUSTER_LIB_DIR="$build/lib" MUSTER_JOB=${adapter}store$$
 export PYTHONPATH="$repo/adapters/$adapter${PYTHONPATH:+:$PYTHONPATH}"
 export NCCL_NVLS_ENABLE=0 MUSTER_TIMEOUT=${MUSTER_TIMEOUT:-20} XLA_PYTHON_CLIENT_PREALLOCATE=false
-MUSTER_TEST_GPUS=$gpus timeout -k 5 "${STORE_TIMEOUT:-300}" "$PY" -m pytest -q -rfE -p no:cacheprovider \
+MUSTER_TEST_GPUS=$gpus timeout -k 5 "${STORE_TIMEOUT:-420}" "$PY" -m pytest -q -rfEP -p no:cacheprovider \
     "tests/python/$adapter/test_store_distributed.py" -k gpu
 rc=$?
 left=$(ls /dev/shm | grep -c "$MUSTER_JOB" || true)

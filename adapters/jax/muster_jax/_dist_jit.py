@@ -75,7 +75,8 @@ def solve(place, routine: str, a_piece, b, *, n: int, store, provider, dtype: st
     """The traced form of distributed.solve (same arguments; place is its
     _place): jax arrays of the eager form's shapes and dtypes."""
     if routine not in ("potrs", "getrs", "syevd"):
-        raise ValueError(f"muster_jax.distributed.solve: routine {routine!r} inside jax.jit: potrs, getrs, syevd")
+        raise ValueError(f"muster_jax.distributed.solve: routine {routine!r} inside jax.jit: it takes potrs, getrs, "
+                         f"syevd there; gels, geqrf, gesvd and polar run eagerly only (call solve outside jit)")
     if (routine == "syevd") != (b is None):
         raise ValueError(f"muster_jax.distributed.solve({routine!r}) inside jax.jit: potrs and getrs need b, "
                          f"syevd takes none")

@@ -93,15 +93,16 @@ def _back(buf, rows, cols):
     return buf.T if isinstance(buf, jax.Array) else buf
 
 
-def _place(n: int, store: _store.StoreSet, grid, a_piece):
+def _place(n: int, store: _store.StoreSet, grid, a_piece, m: int | None = None):
     """(rows, cols, col0, dist) of this process's piece: a column block
-    (grid None or 1-D: dist None), or its grid's 2-D block (a _runtime.Dist);
-    a wrong grid or piece fails the set for every process (StoreSet.refuse)."""
+    (grid None or 1-D: dist None; m rows, n by default), or its grid's 2-D
+    block (a _runtime.Dist); a wrong grid or piece fails the set for every
+    process (StoreSet.refuse)."""
     who = "muster_jax.distributed.solve"
     try:
         if grid is None:
             col0, ncols = _runtime.block_cols(_lib.runtime(), n, store.size, store.rank)
-            rows, d = n, None
+            rows, d = n if m is None else m, None
         else:
             rows, ncols, col0, d = _grid.place(grid, n, jax.process_index(), store.rank, who)
         _grid.check_shape("this process's piece of A", np.shape(a_piece), (rows, ncols), who)
@@ -110,45 +111,79 @@ def _place(n: int, store: _store.StoreSet, grid, a_piece):
     return rows, ncols, col0, None if d is None else _runtime.Dist(**d)
 
 
+def _flat(buf):
+    """A column-major copy made by _piece, as its elements in memory order."""
+    return buf.reshape(-1) if isinstance(buf, jax.Array) else buf.ravel(order="F")
+
+
 def solve(routine: str, a_piece, b=None, *, n: int, store: _store.StoreSet, provider: str | None = None,
-          dtype="f64", no_vectors: bool = False, grid: dict | None = None):
+          dtype="f64", no_vectors: bool = False, grid: dict | None = None, m: int | None = None,
+          full_matrices: bool = False):
     """One solve over every process of `store`, each passing its own piece.
 
     Args:
-      routine: "potrs", "getrs" (B given: returns X, n x nrhs) or "syevd"
-        (returns (w, this process's piece of the eigenvectors)).
-      a_piece: this process's piece of A: without grid its columns (n x
-        ncols, block layout); with grid (mesh_grid's result) its block of
-        the mesh, as the mesh cuts A (rows x cols of grid["procs"][me]):
-        a 2-D mesh's block goes to the engine as it is (no gather).
-      b: all of B (n x nrhs), the same on every process.
-      n: A's order.  store: from store_set().  provider: force one.
+      routine: "potrs", "getrs" (B given: returns X, n x nrhs), "syevd"
+        (returns (w, this process's piece of the eigenvectors)), "gels"
+        (A m x n, m >= n, B m x nrhs: returns the least-squares X, n x
+        nrhs), or the factorizations of an m x n A, tall or wide, where
+        the factor shaped like A comes back as this process's piece (cut
+        as A was) and the others whole (docs/multinode.md): "geqrf"
+        (returns (Q, R)), "gesvd" (returns (U, S, V^H), or S alone with
+        no_vectors), "polar" (returns (U_p, H), A = U_p H).
+      a_piece: this process's piece of A: without grid its columns (m x
+        ncols, block layout); with grid (mesh_grid's result; potrs, getrs,
+        syevd) its block of the mesh, as the mesh cuts A (rows x cols of
+        grid["procs"][me]): a 2-D mesh's block goes to the engine as it is
+        (no gather).
+      b: all of B (n x nrhs, gels m x nrhs), the same on every process.
+      n: A's columns (its order when square).  m: A's rows (gels, geqrf,
+        gesvd, polar; default n).  store: from store_set().  provider:
+        force one.  full_matrices: geqrf's complete Q (m x m) and R (m x
+        n), gesvd's full U and V^H (default: the thin ones).
+      Inside jax.jit: potrs, getrs and syevd (the others raise ValueError).
     """
     if _dist_jit.traced(a_piece, b):  # inside jax.jit: one FFI custom call on XLA's buffers
+        if routine in ("potrs", "getrs", "syevd"):  # m, full_matrices: refused there as eagerly
+            _store.call_shape(_lib.runtime(), "muster_jax.distributed.solve", routine, n, m,
+                              None if b is None else np.shape(b), full_matrices, no_vectors, grid)
         return _dist_jit.solve(_place, routine, a_piece, b, n=n, store=store, provider=provider, dtype=dtype,
                                no_vectors=no_vectors, grid=grid)
     lib = _lib.runtime()
     nptype = _dist_jit.NPTYPES[dtype]
-    rows, ncols, col0, dist = _place(n, store, grid, a_piece)
+    try:
+        call = _store.call_shape(lib, "muster_jax.distributed.solve", routine, n, m, None if b is None else np.shape(b),
+                                 full_matrices, no_vectors, grid)
+    except ValueError as e:
+        store.refuse(f"rank {store.rank}: {e}")
+    rows, ncols, col0, dist = _place(n, store, grid, a_piece, call["m"])
     a_buf, a_ptr, mem, dev = _piece(a_piece, nptype, rows, ncols)
-    nrhs = 0 if b is None else int(np.shape(b)[1] if np.ndim(b) == 2 else 1)
+    nrhs, mrows = call["nrhs"], call["m"]
     b_buf, b_ptr = None, None
-    if nrhs:
-        b_buf, b_ptr, _, _ = _piece(b, nptype, n, nrhs)
+    if b is not None:
+        b_buf, b_ptr, _, _ = _piece(b, nptype, mrows, nrhs)
+    elif nrhs:  # the factors the runtime packs into B
+        b_buf, b_ptr, _, _ = _piece(np.zeros((mrows, nrhs), nptype), nptype, mrows, nrhs)
+        if mem == _runtime.MEM_CUDA:
+            b_buf = jax.device_put(b_buf.T, next(iter(a_buf.devices()))).block_until_ready()
+            b_ptr = b_buf.unsafe_buffer_pointer()
     w = None
-    if routine == "syevd":  # W where A is: the GPU's memory for GPU arrays
-        w = np.zeros(n, dtype=np.float64 if dtype in ("f64", "c128") else np.float32)
+    if call["w"]:  # W where A is: the GPU's memory for GPU arrays
+        w = np.zeros(call["w"], dtype=np.float64 if dtype in ("f64", "c128") else np.float32)
         if mem == _runtime.MEM_CUDA:
             w = jax.device_put(w, next(iter(a_buf.devices()))).block_until_ready()
     w_ptr = None if w is None else w.unsafe_buffer_pointer() if isinstance(w, jax.Array) else w.ctypes.data
     args = _runtime.SolveArgs(routine=_runtime.enum_value(lib, "routine", routine),
                               dtype=_runtime.enum_value(lib, "dtype", dtype), n=n, nrhs=nrhs,
-                              layout=_runtime.LAYOUT_BLOCK, flags=_runtime.NO_VECTORS if no_vectors else 0,
+                              layout=_runtime.LAYOUT_BLOCK, flags=call["flags"],
                               provider=provider.encode() if provider else None)
     shard = _runtime.Shard(mem=mem, device=dev, a=a_ptr, lda=max(1, rows), col0=col0, ncols=ncols, b=b_ptr,
-                           ldb=n, w=w_ptr)
+                           ldb=mrows, w=w_ptr)
     with _dist_jit.held(store):  # never beside a jitted solve on the same set
         store.solve(args, shard, dist)
     if routine == "syevd":
         return w, _back(a_buf, rows, ncols)
-    return _back(b_buf, n, nrhs)
+    if call["outputs"] is not None:
+        flat = None if b_buf is None else _flat(b_buf)
+        return _store.factor_returns(routine, call["outputs"], _back(a_buf, rows, ncols),
+                                     lambda r, c, off: flat[off:off + r * c].reshape(c, r).T, w)
+    return _back(b_buf, mrows, nrhs)[:n]

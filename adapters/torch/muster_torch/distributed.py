@@ -132,14 +132,15 @@ def _piece(x, dtype):
     return x.to(dtype).t().contiguous()
 
 
-def _layout(a, b, n, store, grid):
+def _layout(a, b, n, store, grid, rows_a=None):
     """(rows, cols, col0, dist) of this rank's piece (_grid.place's, or
-    the block layout without grid), its arguments checked: ValueError
-    after failing the set for every rank, so that none waits for this one."""
+    the block layout without grid: rows_a rows, n by default), its
+    arguments checked: ValueError after failing the set for every rank, so
+    that none waits for this one."""
     try:
         if grid is None:
             col0, ncols = _runtime.block_cols(_lib.runtime(), n, store.size, store.rank)
-            rows, cols, d = n, ncols, None
+            rows, cols, d = n if rows_a is None else rows_a, ncols, None
             where = f" (columns {col0}..{col0 + ncols - 1} of the block layout over {store.size} ranks)"
         else:
             me = _grid_proc(store)
@@ -148,8 +149,7 @@ def _layout(a, b, n, store, grid):
             where = (f" (process {me}'s place in the {grid['nprow']} x {grid['npcol']} grid: rows "
                      f"{e['rows'][0]}.., columns {e['cols'][0]}..)")
         _grid.check_shape("this rank's piece of A", a.shape, (rows, cols), _WHO, where)
-        if b is not None:
-            _grid.check_shape("B", b.shape, (n, b.shape[-1]) if b.dim() == 2 else (n,), _WHO, " (all of B)")
+        if b is not None:  # its shape: _store.call_shape
             if b.device != a.device:
                 raise ValueError(f"{_WHO}: B is on {b.device}, the piece of A on {a.device}")
     except ValueError as e:
@@ -165,20 +165,30 @@ def _grid_proc(store) -> int:
 
 def solve(routine: str, a_piece: torch.Tensor, b: torch.Tensor | None = None, *, n: int,
           store: _store.StoreSet, provider: str | None = None, no_vectors: bool = False,
-          grid: dict | None = None):
+          grid: dict | None = None, m: int | None = None, full_matrices: bool = False):
     """One solve over every rank of `store`, each passing its own piece.
 
     Args:
-      routine: "potrs", "getrs" (b given: returns X, n x nrhs) or "syevd"
+      routine: "potrs", "getrs" (b given: returns X, n x nrhs), "syevd"
         (returns (w, this rank's piece of the eigenvectors, shaped as
-        a_piece)).
+        a_piece)), "gels" (A m x n, m >= n, b m x nrhs: returns the
+        least-squares X, n x nrhs), or the factorizations of an m x n A,
+        tall or wide, where the factor shaped like A comes back as this
+        rank's piece (cut as A was) and the others whole
+        (docs/multinode.md): "geqrf" (returns (Q, R)), "gesvd" (returns
+        (U, S, V^H), or S alone with no_vectors), "polar" (returns (U_p,
+        H), A = U_p H).
       a_piece: this rank's piece of A, on its GPU or the CPU: without grid
-        its columns (n x ncols, block layout); with grid (mesh_grid's or
-        device_mesh_grid's result) its block of the grid (rows x cols of
-        grid["procs"][dist.get_rank()]): a 2-D grid's block goes to the
-        engine as it is (muster_solve_comm_dist, no gather).
-      b: all of B (n x nrhs, or n), on the same device.
-      n: A's order.  store: from store_set().  provider: force one.
+        its columns (m x ncols, block layout); with grid (mesh_grid's or
+        device_mesh_grid's result; potrs, getrs, syevd) its block of the
+        grid (rows x cols of grid["procs"][dist.get_rank()]): a 2-D grid's
+        block goes to the engine as it is (muster_solve_comm_dist, no
+        gather).
+      b: all of B (n x nrhs, or n; gels m rows), on the same device.
+      n: A's columns (its order when square).  m: A's rows (gels, geqrf,
+        gesvd, polar; default n).  store: from store_set().  provider:
+        force one.  full_matrices: geqrf's complete Q (m x m) and R (m x
+        n), gesvd's full U and V^H (default: the thin ones).
 
     A piece of the wrong shape, a grid for another n, or a set rank that
     is not the grid's raises ValueError on this rank and fails the set for
@@ -186,23 +196,33 @@ def solve(routine: str, a_piece: torch.Tensor, b: torch.Tensor | None = None, *,
     """
     lib = _lib.runtime()
     dtype = a_piece.dtype if a_piece.dtype in _DTYPES else torch.float64
-    rows, ncols, col0, dist_fields = _layout(a_piece, b, n, store, grid)
+    try:
+        call = _store.call_shape(lib, _WHO, routine, n, m, None if b is None else tuple(b.shape), full_matrices,
+                                 no_vectors, grid)
+    except ValueError as e:
+        store.refuse(f"rank {store.rank}: {e}")
+    rows, ncols, col0, dist_fields = _layout(a_piece, b, n, store, grid, call["m"])
     a = _piece(a_piece, dtype)
-    nrhs = 0 if b is None else (b.shape[1] if b.dim() == 2 else 1)
-    bb = _piece(b.reshape(n, nrhs), dtype) if nrhs else None
+    nrhs, mrows = call["nrhs"], call["m"]
+    bb = _piece(b.reshape(mrows, nrhs), dtype) if b is not None else \
+        torch.zeros(nrhs, mrows, dtype=dtype, device=a.device) if nrhs else None  # the factors' B
     cuda = a.is_cuda
-    w = torch.zeros(n, dtype=dtype.to_real() if dtype.is_complex else dtype, device=a.device) \
-        if routine == "syevd" else None
+    w = torch.zeros(call["w"], dtype=dtype.to_real() if dtype.is_complex else dtype, device=a.device) \
+        if call["w"] else None
     args = _runtime.SolveArgs(routine=_runtime.enum_value(lib, "routine", routine),
                               dtype=_runtime.enum_value(lib, "dtype", _DTYPES[dtype]), n=n, nrhs=nrhs,
-                              layout=_runtime.LAYOUT_BLOCK, flags=_runtime.NO_VECTORS if no_vectors else 0,
+                              layout=_runtime.LAYOUT_BLOCK, flags=call["flags"],
                               provider=provider.encode() if provider else None)
     shard = _runtime.Shard(mem=_runtime.MEM_CUDA if cuda else _runtime.MEM_HOST,
                            device=a.device.index if cuda else -1, a=a.data_ptr(), lda=max(1, rows), col0=col0,
-                           ncols=ncols, b=bb.data_ptr() if nrhs else None, ldb=n,
+                           ncols=ncols, b=bb.data_ptr() if nrhs else None, ldb=mrows,
                            w=w.data_ptr() if w is not None else None,
                            stream=torch.cuda.current_stream(a.device).cuda_stream if cuda else None)
     store.solve(args, shard, None if dist_fields is None else _runtime.Dist(**dist_fields))
     if routine == "syevd":
         return w, a.t()
-    return bb.t()
+    if call["outputs"] is not None:
+        flat = None if bb is None else bb.reshape(-1)
+        return _store.factor_returns(routine, call["outputs"], a.t(),
+                                     lambda r, c, off: flat[off:off + r * c].reshape(c, r).t(), w)
+    return bb.t()[:n]

@@ -145,4 +145,23 @@ def jit_case(md, me: int, nproc: int, say, seed: int, n: int = 13):
     retrace = _error_text(lambda: jax.jit(lambda a, b: md.solve("potrs", a, b, n=n, store=s))(a, b))
     assert retrace[0] == "ValueError" and "is closed" in retrace[1], retrace  # refused when tracing
     say("closed:", closed[1][:200])
+    routines(md, me, say, rng)
     say("jit ok")
+
+
+def routines(md, me: int, say, rng):
+    """gels, geqrf, gesvd, polar eagerly (routinecase.py, on the same
+    engine), their hostile arguments; inside jit they are refused, saying
+    they run eagerly only."""
+    import routinecase
+    with md.store_set(timeout=20) as s:
+        routinecase.routines_case(md, s, say, lambda x: x, np.asarray, rng,
+                                  kw_of=lambda dtype: dict(dtype=dtype, provider=ENGINE))
+        traced = _error_text(lambda: jax.jit(lambda a: md.solve("polar", a, n=4, m=4, store=s))(np.eye(4)))
+        assert traced[0] == "ValueError" and "eagerly only" in traced[1], traced
+        # no provider=: rank 0's choice, which on one node weighs the one-node engines too (lapack here)
+        routinecase.routines_case(md, s, say, lambda x: x, np.asarray, rng, sizes=((13, 7),),
+                                  kw_of=lambda dtype: dict(dtype=dtype))
+        say("routines by the default choice ran on", s.last["provider"])
+    routinecase.hostile_routines(md, lambda: md.store_set(timeout=20), me, say, lambda x: x,
+                                 dict(provider=ENGINE))

@@ -59,6 +59,8 @@ if case == "gpu":
             storecase.solve_case(solver, s, proc_id, nproc, say, put, np.asarray, provider=provider)
         storecase.solve_grid_case(solver, s, proc_id, nproc, say, put, np.asarray)
     say("jit solves ok")
+    import routinecase  # gels, geqrf, gesvd, polar: eagerly (jit takes potrs, getrs, syevd)
+    routinecase.gpu_routines(md, s, say, put, np.asarray, kw_of=lambda dtype: {"dtype": dtype})
     s.close()
     say("done")
     sys.exit(0)

@@ -61,6 +61,8 @@ def test_store_solves_on_gpus():
             assert f"proc {i}: solves ok ({what}" in out, (what, out[-4000:])
         assert f"proc {i}: grid solves ok" in out, out[-4000:]
         assert f"proc {i}: jit solves ok" in out, out[-4000:]  # the same inside jax.jit (test_store_jit.py)
+        assert f"proc {i}: routines ok" in out, out[-4000:]  # gels, geqrf, gesvd, polar (routinecase.py)
+        print("\n".join(l for l in out.splitlines() if "routines ok" in l or ": skipped " in l))  # run-store-gpu.sh shows it
 
 
 SIGNALS = {"kill": signal.SIGKILL, "stop": signal.SIGSTOP}

@@ -22,7 +22,7 @@ import storecase  # noqa: E402
 @pytest.mark.parametrize("nproc", [2, 3, 4])
 def test_jit_matches_eager(tmp_path, nproc):
     build = pathlib.Path(os.environ["MUSTER_BUILD"])
-    for routine in ("potrs", "getrs", "syevd"):  # the LAPACKE test engine (store_jit_case.py)
+    for routine in ("potrs", "getrs", "syevd", "gels", "geqrf", "gesvd", "polar"):  # the LAPACKE test engine
         (tmp_path / routine).mkdir()
         (tmp_path / routine / "colllapack.so").symlink_to(build / "tests" / "providers" / "testprov_colllapack.so")
     seed = random.randrange(1 << 30)
@@ -33,3 +33,6 @@ def test_jit_matches_eager(tmp_path, nproc):
     for i, (p, out) in enumerate(zip(procs, outs)):
         assert p.returncode == 0 and f"proc {i}: jit ok" in out, f"seed {seed}, proc {i}:\n{out[-4000:]}"
         assert f"proc {i}: failing solve: JaxRuntimeError" in out, out[-4000:]
+        assert f"proc {i}: routines ok (26 run, 0 skipped)" in out and f"proc {i}: hostile routines ok" in out, \
+            out[-4000:]
+        assert f"proc {i}: routines ok (14 run, 0 skipped)" in out, out[-4000:]  # by the default choice

@@ -53,6 +53,9 @@ if case == "gpu":
                              lambda x: x.cpu().numpy(), provider=provider)
     gridcase.gpu_grid_case(md, s, rank, world, say, lambda x: torch.from_numpy(x).cuda(),
                            lambda x: x.cpu().numpy())
+    import routinecase  # gels, geqrf, gesvd, polar
+    routinecase.gpu_routines(md, s, say, lambda x: torch.from_numpy(np.ascontiguousarray(x)).cuda(),
+                             lambda x: x.cpu().numpy())
     s.close()
     dist.destroy_process_group()
     say("done")
@@ -112,4 +115,17 @@ if world == 4:  # two sets of 2 ranks at once, each over its own prefix of the j
         gridcase.sum_cases(md, s, grids(pair, 11), rank, 2, rng, put, host, say, 11)
     mesh_case(rng, 11)
 gridcase.hostile_cases(md, lambda rank=None: md.store_set(timeout=20, rank=rank), rank, world, put, say)
+if world == 4:  # gels, geqrf, gesvd, polar on the LAPACKE test engine: 3 ranks, then two pairs at once
+    import routinecase
+    kw = {"provider": "colllapack"}
+    tri = rank < 3  # rank 3 opens a set of its own meanwhile: every rank's next set name stays in step
+    with md.store_set(dist.PrefixStore("tri/" if tri else "solo/", md.default_store()), rank if tri else 0,
+                      3 if tri else 1, timeout=20) as s:
+        if tri:
+            routinecase.routines_case(md, s, say, put, host, np.random.default_rng(gridcase.seed(s, say)),
+                                      kw_of=lambda dtype: kw)
+    with md.store_set(dist.PrefixStore(f"rpair{rank - rank % 2}/", md.default_store()), rank % 2, 2, timeout=20) as s:
+        routinecase.routines_case(md, s, say, put, host, np.random.default_rng(gridcase.seed(s, say)),
+                                  kw_of=lambda dtype: kw)
+    routinecase.hostile_routines(md, lambda: md.store_set(timeout=20), rank, say, put, kw)
 storecase.kill_case(md.store_set(timeout=2), rank, world, say)  # does not return

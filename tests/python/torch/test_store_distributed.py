@@ -27,12 +27,17 @@ def test_store_sets_over_torch_distributed(tmp_path):
     4 x 1, 1 x 4, 2 x 2, and 2 x 1, 1 x 2 on two sets of 2 ranks at once,
     a DeviceMesh's DTensor; f64, c128, f32, c64; potrs, getrs, syevd)
     into the collective test provider, whose answer is a weighted sum of
-    the whole A (TESTPROV_SUM, gridcase.py); the hostile cases; then the
+    the whole A (TESTPROV_SUM, gridcase.py); the hostile cases; gels,
+    geqrf, gesvd, polar with residuals on 3 ranks and on pairs, on the
+    LAPACKE test engine (routinecase.py), and their hostile cases; then the
     last rank SIGKILLed (one launch: each process costs seconds to start)."""
     build = pathlib.Path(os.environ["MUSTER_BUILD"])
     for routine in ("potrs", "getrs", "syevd"):  # colltwo beside the build's providers
         (tmp_path / routine).mkdir()
         (tmp_path / routine / "colltwo.so").symlink_to(build / "tests" / "providers" / "testprov_coll2.so")
+    for routine in ("gels", "geqrf", "gesvd", "polar"):  # and the LAPACKE test engine (routinecase.py)
+        (tmp_path / routine).mkdir()
+        (tmp_path / routine / "colllapack.so").symlink_to(build / "tests" / "providers" / "testprov_colllapack.so")
     costs = tmp_path / "costs"
     costs.mkdir()
     storecase.one_node_tables(build, tmp_path, costs, 4)
@@ -45,6 +50,9 @@ def test_store_sets_over_torch_distributed(tmp_path):
         for what in ("one-node ok", "sums ok columns", "sums ok 1 x 4", "sums ok 4 x 1", "sums ok 2 x 2", "sums ok 1 x 2",
                      "sums ok 2 x 1", "device mesh ok", "hostile ok"):
             assert f"rank {r}: {what}" in out, (what, out[-3000:])
+    for r, out in enumerate(outs):  # gels, geqrf, gesvd, polar: on 3 ranks (not rank 3) and on pairs
+        assert out.count(f"rank {r}: routines ok (26 run, 0 skipped)") == (2 if r < 3 else 1), out[-3000:]
+        assert f"rank {r}: hostile routines ok" in out, out[-3000:]
     storecase.check_killed(procs, outs, "rank")
 
 
@@ -63,6 +71,8 @@ def test_store_solves_on_gpus():
         for what in ("default choice)", "cusolvermp)"):
             assert f"rank {r}: solves ok ({what}" in out, (what, out[-4000:])
         assert out.count(f"rank {r}: grid solves ok") == 2, out[-4000:]
+        assert f"rank {r}: routines ok" in out, out[-4000:]  # gels, geqrf, gesvd, polar (routinecase.py)
+        print("\n".join(l for l in out.splitlines() if "routines ok" in l or ": skipped " in l))  # run-store-gpu.sh shows it
 
 
 SIGNALS = {"kill": signal.SIGKILL, "stop": signal.SIGSTOP}
