@@ -30,11 +30,13 @@ def expected_prints(code):
     return want
 
 
-def command(code, path):
-    """How to run a block saved at `path`: python, or torchrun when it says so."""
+def command(code, path, logs):
+    """How to run a block saved at `path`: python, or torchrun when it says
+    so, each rank's stdout then in a file of its own under `logs`."""
     first = code.splitlines()[0]
     if first.startswith("# torchrun "):
-        return [sys.executable, "-m", "torch.distributed.run", *shlex.split(first[11:]), str(path)]
+        return [sys.executable, "-m", "torch.distributed.run", "--log-dir", str(logs), "--redirects", "1",
+                *shlex.split(first[11:]), str(path)]
     return [sys.executable, str(path)]
 
 
@@ -51,14 +53,22 @@ def run_block(code, tmp_path, timeout=300):
     env["TMPDIR"] = str(tmp_path / "tmp")
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "adapters" / "torch"),
                                          env.get("PYTHONPATH", "")])
-    out = subprocess.run(command(code, path), env=env, capture_output=True, text=True,
+    logs = tmp_path / "logs"
+    out = subprocess.run(command(code, path, logs), env=env, capture_output=True, text=True,
                          timeout=timeout, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
-    lines = [l.strip() for l in out.stdout.splitlines()]
-    for want in expected_prints(code):
-        # torchrun's ranks share one stdout, and print writes a line's text
-        # and its newline apart: two ranks' "True" may land as "TrueTrue"
-        assert want in lines or want in out.stdout, f"expected {want!r} in {lines}"
+    # torchrun's ranks sharing one stdout interleave a line's pieces ("True"
+    # and " (4, 4)" apart: "TrueTrue (4, 4) (4, 4)"): each rank's own file
+    ranks = sorted(logs.glob("**/stdout.log"))
+    texts = [r.read_text() for r in ranks] if ranks else [out.stdout]
+    if code.startswith("# torchrun "):
+        assert len(ranks) >= 2, (ranks, out.stdout[-2000:], out.stderr[-2000:])
+    lines = []
+    for text in texts:
+        mine = [l.strip() for l in text.splitlines()]
+        for want in expected_prints(code):
+            assert want in mine, f"expected {want!r} in {mine}"
+        lines += mine
     return lines
 
 
