@@ -9,10 +9,13 @@ syevd (its NCCL calls), after a first solve made the communicator.  Either
 way the survivors' watchdog must see the dead or stopped process, cancel
 the engine (ncclCommAbort on GPUs) and raise an error naming it."""
 import os
+import pathlib
 import re
 import signal
 import threading
 import time
+
+SIGNALS = {"kill": signal.SIGKILL, "stop": signal.SIGSTOP}
 
 
 def engine_fault_case(md, me: int, nproc: int, say, put, sig: int, n: int, provider: str, timeout: float,
@@ -71,3 +74,32 @@ def check_engine_fault(procs, outs, who: str, sig: int, limit: float):
         times.append(float(m.group(1)))
         assert times[-1] < limit, outs[i][-3000:]
     return times
+
+
+def run_cpu(worker, adapter: str, who: str, sig: str, tmp_path, env=None):
+    """An adapter's test_engine_faults: 3 processes of `worker` inside the
+    collective test engine (colltwo, TESTPROV_BLOCK=1: it blocks until
+    cancelled), the last one SIGKILLed or SIGSTOPped there (sig "kill" or
+    "stop"); the set's timeout is 2 s."""
+    import storecase
+    build = pathlib.Path(os.environ["MUSTER_BUILD"])
+    (tmp_path / "syevd").mkdir()
+    (tmp_path / "syevd" / "colltwo.so").symlink_to(build / "tests" / "providers" / "testprov_coll2.so")
+    env = dict(env or {}, MUSTER_PROVIDER_PATH=f"{tmp_path}:{build / 'lib' / 'muster' / 'providers'}",
+               TESTPROV_BLOCK="1")
+    procs, outs = storecase.run_workers(worker, 3, "fault_" + sig, pathlib.Path(worker).parents[3] / "adapters" / adapter,
+                                        env)
+    times = check_engine_fault(procs, outs, who, SIGNALS[sig], 6.0 if sig == "kill" else 8.0)
+    print(sig, "survivors' times:", times)
+
+
+def run_gpu(worker, adapter: str, who: str, sig: str, env=None):
+    """An adapter's test_engine_faults_on_gpus: one process per GPU
+    (MUSTER_TEST_GPUS) inside cusolvermp's syevd (n = 8192, after a first
+    one made the NCCL communicator), the last one signalled 0.8 s in; the
+    survivors within 15 s (dead) or the set's 5 s timeout + 15 s (stopped)."""
+    import storecase
+    procs, outs = storecase.run_workers(worker, int(os.environ["MUSTER_TEST_GPUS"]), "gpu_" + sig,
+                                        pathlib.Path(worker).parents[3] / "adapters" / adapter, env, budget=300)
+    times = check_engine_fault(procs, outs, who, SIGNALS[sig], 15.0 if sig == "kill" else 20.0)
+    print(sig, "survivors' times:", times)

@@ -7,7 +7,6 @@ is named by the others within the timeout.  store_worker.py is one
 process; tests/python/storecase.py has the cases and checks."""
 import os
 import pathlib
-import signal
 import sys
 
 import pytest
@@ -65,35 +64,19 @@ def test_store_solves_on_gpus():
         print("\n".join(l for l in out.splitlines() if "routines ok" in l or ": skipped " in l))  # run-store-gpu.sh shows it
 
 
-SIGNALS = {"kill": signal.SIGKILL, "stop": signal.SIGSTOP}
-
 
 @pytest.mark.parametrize("sig", ["kill", "stop"])
 def test_engine_faults(tmp_path, sig):
-    """3 processes inside the collective test engine, which blocks until
-    cancelled (TESTPROV_BLOCK=1); the last one SIGKILLed or SIGSTOPped
-    there: every survivor raises an error naming it (dead, or stopped: the
-    set's timeout is 2 s) within seconds, and process 0 ends the stopped
-    one (storefault.py)."""
-    build = pathlib.Path(os.environ["MUSTER_BUILD"])
-    (tmp_path / "syevd").mkdir()
-    (tmp_path / "syevd" / "colltwo.so").symlink_to(build / "tests" / "providers" / "testprov_coll2.so")
-    env = dict(ENV, MUSTER_PROVIDER_PATH=f"{tmp_path}:{build / 'lib' / 'muster' / 'providers'}", TESTPROV_BLOCK="1")
-    procs, outs = storecase.run_workers(HERE / "store_worker.py", 3, "fault_" + sig,
-                                        HERE.parents[2] / "adapters" / "jax", env)
-    times = storefault.check_engine_fault(procs, outs, "proc", SIGNALS[sig], 6.0 if sig == "kill" else 8.0)
-    print(sig, "survivors' times:", times)
+    """3 processes inside the collective test engine; the last one SIGKILLed
+    or SIGSTOPped there: every survivor raises an error naming it (dead, or
+    stopped) within seconds (storefault.run_cpu)."""
+    storefault.run_cpu(HERE / "store_worker.py", "jax", "proc", sig, tmp_path, ENV)
 
 
 @pytest.mark.skipif(not os.environ.get("MUSTER_TEST_GPUS"), reason="GPU run only: MUSTER_TEST_GPUS=2 (or 4)")
 @pytest.mark.parametrize("sig", ["kill", "stop"])
 def test_engine_faults_on_gpus(sig):
-    """One process per GPU inside cusolvermp's syevd (n = 8192, after a
-    first one made the NCCL communicator); the last one SIGKILLed or
-    SIGSTOPped 0.8 s in: every survivor's watchdog aborts NCCL and raises
-    an error naming it, within 15 s (dead) or the set's 5 s timeout + 15 s
-    (stopped)."""
-    procs, outs = storecase.run_workers(HERE / "store_worker.py", int(os.environ["MUSTER_TEST_GPUS"]), "gpu_" + sig,
-                                        HERE.parents[2] / "adapters" / "jax", {"XLA_FLAGS": ""}, budget=300)
-    times = storefault.check_engine_fault(procs, outs, "proc", SIGNALS[sig], 15.0 if sig == "kill" else 20.0)
-    print(sig, "survivors' times:", times)
+    """One process per GPU inside cusolvermp's syevd; the last one SIGKILLed
+    or SIGSTOPped there: every survivor's watchdog aborts NCCL and raises an
+    error naming it (storefault.run_gpu)."""
+    storefault.run_gpu(HERE / "store_worker.py", "jax", "proc", sig, {"XLA_FLAGS": ""})
