@@ -12,6 +12,7 @@ and muster_torch.distributed build.  docs/multinode.md.
 import atexit
 import ctypes
 import itertools
+import socket
 import threading
 import weakref
 
@@ -226,9 +227,12 @@ class StoreSet:
     (muster_store_open).  Use as a context manager, or call close()."""
 
     def __init__(self, lib, kv, name: str, rank: int, size: int, timeout_s: float = 0.0,
-                 beat_s: float = 0.0):
+                 beat_s: float = 0.0, local_device=None):
         _declare(lib)
         self.lib, self.name, self.rank, self.size = lib, name, rank, size
+        # () -> the CUDA ordinal this rank's GPU pieces are on (the adapter's
+        # current device): engine()'s default, asked only when it needs it
+        self.local_device = local_device or (lambda: 0)
         self._cb = _Callbacks(kv)
         self._ptr = _c.c_void_p()
         self._comm = None
@@ -288,25 +292,35 @@ class StoreSet:
 
     def nodes(self) -> int:
         """How many hosts the ranks run on (collective: an allgather of host names)."""
-        import socket
         mine = socket.gethostname().encode()[:64].ljust(64, b"\0")
         return len(set(self.allgather(mine)))
 
     def engine(self, routine: str, n: int, nrhs: int = 1, dtype: str = "f64", mem: int = _runtime.MEM_CUDA,
-               provider: str | None = None):
+               provider: str | None = None, device: int | None = None):
         """(name, reason): the engine the runtime would choose for a call of
         every rank of this set, one device each, on memory `mem` (GPU arrays
-        by default), without running anything (muster_provider_choose).
-        Collective (it counts the nodes): on one node the one-node engines
-        are candidates too, as in solve() (runtime/solve/comm_local.c).
-        ValueError naming every candidate and why it cannot run when none
-        can (on a machine without a GPU: `cusolvermp (...): probe: no usable
-        CUDA driver ...`)."""
-        nnodes = self.nodes()
+        by default), on column blocks, without running anything
+        (muster_provider_choose).  device: this rank's CUDA ordinal (default
+        the adapter's current device); the ranks' ordinals go into the query
+        as a call's would (runtime/solve/desc.c), since the one-GPU engine
+        (cusolverdn) plans around the leader's device.  Free memory is not
+        asked: an engine that would refuse the call for want of memory is
+        still predicted.  Collective (an allgather of host names and
+        devices): on one node the one-node engines are candidates too, as
+        in solve() (runtime/solve/comm_local.c).  ValueError naming every
+        candidate and why it cannot run when none can (on a machine without
+        a GPU: `cusolvermp (...): probe: no usable CUDA driver ...`)."""
+        cuda = mem == _runtime.MEM_CUDA
+        dev = (self.local_device() if device is None else device) if cuda else -1
+        mine = socket.gethostname().encode()[:64].ljust(64, b"\0") + int(dev).to_bytes(4, "little", signed=True)
+        seen = self.allgather(mine)
+        nnodes = len({b[:64] for b in seen})
+        devices = (_c.c_int * self.size)(*(int.from_bytes(b[64:], "little", signed=True) for b in seen))
         lib = self.lib
         q = _Query(routine=_runtime.enum_value(lib, "routine", routine), dtype=_runtime.enum_value(lib, "dtype", dtype),
                    n=n, nrhs=nrhs if routine in ("potrs", "getrs", "gels") else 0, mem=mem, nranks=self.size,
-                   ndevices=self.size, nnodes=nnodes, span=SPAN_NODES if nnodes > 1 else SPAN_PROCESSES)
+                   ndevices=self.size, nnodes=nnodes, span=SPAN_NODES if nnodes > 1 else SPAN_PROCESSES,
+                   devices=_c.cast(devices, _c.c_void_p))
         name, reason = _c.create_string_buffer(32), _c.create_string_buffer(_runtime.MAX_REASON)
         rc = lib.muster_provider_choose(_c.byref(q), provider.encode() if provider else None, name, 32, reason,
                                         _runtime.MAX_REASON)

@@ -187,7 +187,42 @@ def one_node_case(md, me: int, nproc: int, say, put, host, n: int = ONE_NODE_N):
         assert np.abs(w - np.linalg.eigvalsh(spd)).max() < tol * np.abs(w).max(), "eigenvalues"
         r = np.linalg.norm(spd @ v - v * w[c0:c1]) / np.linalg.norm(spd)
         assert r < tol, ("syevd vectors", r, tol)
+        engine_query_case(md, s, me, nproc)
     say("one-node ok")
+
+
+def engine_query_case(md, s, me: int, nproc: int):
+    """StoreSet.engine() on GPU memory hands muster_provider_choose every
+    rank's CUDA ordinal, in rank order, as a call's query does (the one-GPU
+    engine refuses a query without them: a GPU run predicted cusolvermg
+    where the call ran cusolverdn); host memory: -1 for every rank."""
+    import ctypes
+
+    class Recorder:  # the runtime library, remembering the query
+        def __init__(self, lib):
+            self.lib, self.q = lib, None
+
+        def __getattr__(self, name):
+            return getattr(self.lib, name)
+
+        def muster_provider_choose(self, q, *rest):
+            self.q = q._obj
+            return self.lib.muster_provider_choose(q, *rest)
+
+    real, s.lib = s.lib, Recorder(s.lib)
+    try:
+        for mem, device, want in ((md._runtime.MEM_CUDA, 7 + me, [7 + r for r in range(nproc)]),
+                                  (md._runtime.MEM_HOST, None, [-1] * nproc)):
+            try:
+                s.engine("potrs", 64, nrhs=2, mem=mem, device=device)
+            except ValueError:
+                pass  # no GPU here: no engine for CUDA memory; the query was made all the same
+            assert s.lib.q.devices, (mem, "the query names no devices")
+            got = ctypes.cast(s.lib.q.devices, ctypes.POINTER(ctypes.c_int))[:nproc]
+            assert got == want, (mem, got, want)
+            assert (s.lib.q.nranks, s.lib.q.nnodes) == (nproc, 1), (s.lib.q.nranks, s.lib.q.nnodes)
+    finally:
+        s.lib = real
 
 
 def solve_case(md, s, me: int, nproc: int, say, put, host, n: int = 1003, provider=None):

@@ -92,7 +92,13 @@ def store_set(store=None, rank: int | None = None, size: int | None = None,
         rank = dist.get_rank() if rank is None else rank
         size = dist.get_world_size() if size is None else size
     return _store.StoreSet(_lib.runtime(), TorchKeyValue(store), _store.next_name("torch"), rank, size,
-                           timeout_s=timeout or 0)
+                           timeout_s=timeout or 0, local_device=_local_device)
+
+
+def _local_device() -> int:
+    """torch's current CUDA device (StoreSet.engine()'s default: where this
+    rank's GPU pieces are); 0 without CUDA."""
+    return torch.cuda.current_device() if torch.cuda.is_available() else 0
 
 
 _DTYPES = {torch.float64: "f64", torch.float32: "f32", torch.complex64: "c64", torch.complex128: "c128"}
