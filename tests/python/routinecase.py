@@ -115,13 +115,16 @@ def _polar(md, s, rng, dt, m, n, host, put, kw, tol):
 
 
 def routines_case(md, s, say, put, host, rng, sizes=((13, 7), (7, 13)), kw_of=lambda dtype: {},
-                  skip=()):
-    """Every routine above in f64 and c128 on every (m, n) of sizes (gels
+                  skip=(), dtypes=("f64", "c128"), late=()):
+    """Every routine above in each of dtypes on every (m, n) of sizes (gels
     on the tall ones), on set s.  kw_of(dtype): solve()'s extra keywords
     (jax: dtype=, provider=).  skip: phrases of engine refusals to print as
-    "skipped" (GPU_REFUSALS on GPUs).  say()s "routines ok (R run, K skipped)"."""
+    "skipped" (GPU_REFUSALS on GPUs), raised as ValueError or one of late
+    (inside jax.jit the engine's refusal is a JaxRuntimeError).  say()s
+    "routines ok (R run, K skipped)"."""
     ran, skipped = 0, []
-    for dtype, dt in (("f64", np.float64), ("c128", np.complex128)):
+    for dtype in dtypes:
+        dt = {"f64": np.float64, "c128": np.complex128}[dtype]
         tol = 60 * max(max(sz) for sz in sizes) * np.finfo(np.float64).eps
         kw = kw_of(dtype)
         for m, n in sizes:
@@ -135,7 +138,7 @@ def routines_case(md, s, say, put, host, rng, sizes=((13, 7), (7, 13)), kw_of=la
                 try:
                     run()
                     ran += 1
-                except ValueError as e:
+                except (ValueError,) + late as e:
                     if not any(p in str(e) for p in skip):
                         raise
                     skipped.append(f"{name} {dtype} {m}x{n}")
@@ -187,13 +190,15 @@ def hostile_routines(md, open_set, me: int, say, put, kw=None, late=()):
     say("hostile routines ok")
 
 
-def gpu_routines(md, s, say, put, host, kw_of=lambda dtype: {}):
+def gpu_routines(md, s, say, put, host, kw_of=lambda dtype: {}, sizes=((611, 401), (401, 611)),
+                 dtypes=("f64", "c128"), late=()):
     """The GPU run's case (store_worker.py "gpu" of both adapters): every
     routine above on cusolvermp, m and n divisible by no process count,
     the refusals its release table documents printed as skipped (gesvd
     and polar need cuSOLVERMp 0.9.1; gels and 0.9's geqrf on several
-    processes are not yet seen right; polar takes m >= n)."""
+    processes are not yet seen right; polar takes m >= n).  sizes, dtypes:
+    fewer cases (jax's jitted run: 611 x 401 in f64); late: routines_case's."""
     import numpy as np
     rng = np.random.default_rng(13)  # the same matrices on every process
-    routines_case(md, s, say, put, host, rng, sizes=((611, 401), (401, 611)),
+    routines_case(md, s, say, put, host, rng, sizes=sizes, dtypes=dtypes, late=late,
                   kw_of=lambda dtype: dict(kw_of(dtype), provider="cusolvermp"), skip=GPU_REFUSALS)

@@ -11,7 +11,9 @@ process), eagerly and inside jit: potrs and getrs residuals under
 20 n eps, syevd's eigenvalues and this process's piece of V against
 numpy's; jit and eager agree; a second call of each jitted function on new
 inputs does not trace again.  Then a not positive definite A: the eager
-ValueError, and inside jit a JaxRuntimeError carrying its message.
+ValueError, and inside jit a JaxRuntimeError carrying its message.  Then
+gels, geqrf, gesvd and polar (routinecase.py), eagerly and (2 and 3
+processes) inside jit against eager, and their refusals both ways.
 """
 import os
 
@@ -182,7 +184,7 @@ def routines(md, me: int, say, rng, nproc: int):
     with md.store_set(timeout=20) as s:
         routinecase.routines_case(md, s, say, lambda x: x, np.asarray, rng, kw_of=kw_of)
         if nproc < 4:
-            routinecase.routines_case(AgainstEager(md), s, lambda *w: say("jitted", *w), lambda x: x, np.asarray,
+            routinecase.routines_case(AgainstEager(md), s, lambda *w: say("jitted:", *w), lambda x: x, np.asarray,
                                       rng, kw_of=kw_of)
         # no provider=: rank 0's choice, which on one node weighs the one-node engines too (lapack here)
         routinecase.routines_case(md, s, say, lambda x: x, np.asarray, rng, sizes=((13, 7),),
@@ -191,5 +193,5 @@ def routines(md, me: int, say, rng, nproc: int):
     open_set = lambda: md.store_set(timeout=20)  # noqa: E731
     routinecase.hostile_routines(md, open_set, me, say, lambda x: x, dict(provider=ENGINE))
     if nproc < 4:
-        routinecase.hostile_routines(Jitted(md), open_set, me, lambda *w: say("jitted", *w), lambda x: x,
+        routinecase.hostile_routines(Jitted(md), open_set, me, lambda *w: say("jitted:", *w), lambda x: x,
                                      dict(provider=ENGINE), late=(jax.errors.JaxRuntimeError,))
