@@ -7,11 +7,18 @@
  * form (distributed.py) makes the same call on copies it makes itself.
  *
  * Operands / results (2-D buffers column-major: the Python side asks for
- * layout (0, 1)):
- *   potrs, getrs  args [a (rows x cols), b (n x nrhs)]
- *                 rets [a (aliased; the engine's scratch), x (aliased to b)]
+ * layout (0, 1)); m is A's rows (n but for gels, geqrf, gesvd, polar):
+ *   potrs, getrs, gels  args [a (rows x cols), b (m x nrhs)]
+ *                 rets [a (aliased; the engine's scratch), x (aliased to b;
+ *                 gels' X is its first n rows)]
  *   syevd         args [a]  rets [v (aliased to a: this piece of V), w (n)]
- * Attributes (integers): set, routine, n, col0, flags, and the 2-D piece's
+ *   geqrf, gesvd, polar  args [a]  rets [a (aliased: the factor shaped like
+ *                 A, or scratch), then b (m x nrhs, output only: the packed
+ *                 factors) where the outputs rule puts factors there, then
+ *                 w (gesvd's min(m, n) singular values)]: which ones is
+ *                 muster_routine_outputs' rule (muster/layout.h) for the
+ *                 routine, flags, m and n, as the eager form sizes them
+ * Attributes (integers): set, routine, n, m, col0, flags, and the 2-D piece's
  * nprow, npcol, myrow, mycol, mb, nb (nprow 0: a column block of A from
  * column col0, muster_solve_comm; else muster_solve_comm_dist); the string
  * provider ("" for rank 0's choice).
@@ -31,14 +38,17 @@
 #include "cudrv.h"
 #include "mjInt.h"
 
-enum { S_SET, S_ROUTINE, S_N, S_COL0, S_FLAGS, S_NPROW, S_NPCOL, S_MYROW, S_MYCOL, S_MB, S_NB, S_NINT };
-static const char *const s_names[S_NINT] = {"set", "routine", "n", "col0", "flags", "nprow",
+enum { S_SET, S_ROUTINE, S_N, S_M, S_COL0, S_FLAGS, S_NPROW, S_NPCOL, S_MYROW, S_MYCOL, S_MB, S_NB, S_NINT };
+static const char *const s_names[S_NINT] = {"set", "routine", "n", "m", "col0", "flags", "nprow",
                                             "npcol", "myrow", "mycol", "mb", "nb"};
 
 typedef struct store_call {
   int64_t v[S_NINT];
   char provider[32];
-  XLA_FFI_Buffer *b_in, *x_out; /* potrs, getrs */
+  XLA_FFI_Buffer *b_in;  /* potrs, getrs, gels */
+  XLA_FFI_Buffer *x_out; /* those, and the factors packed into B */
+  int b_in_n, b_out_n;   /* whether B is an operand, a result */
+  int64_t w_len;         /* reals of W (a result when > 0)      */
 } store_call_t;
 
 static int decode(mj_call_t *c, const XLA_FFI_Attrs *attrs, store_call_t *s) {
@@ -61,35 +71,68 @@ static int decode(mj_call_t *c, const XLA_FFI_Attrs *attrs, store_call_t *s) {
   for (int k = 0; k < S_NINT; k++)
     if (!seen[k]) return mj_set_err(c, MUSTER_EINVAL, "missing attribute %s", s_names[k]);
   int r = (int)s->v[S_ROUTINE];
-  if (r != MUSTER_POTRS && r != MUSTER_GETRS && r != MUSTER_SYEVD)
-    return mj_set_err(c, MUSTER_EINVAL, "routine %d: the store handler takes potrs, getrs and syevd", r);
-  return s->v[S_N] < 1 ? mj_set_err(c, MUSTER_EINVAL, "n=%" PRId64 " must be >= 1", s->v[S_N]) : 0;
+  if (r == MUSTER_POTRI || !muster_routine_str(r)) /* distributed.solve's routines: every other one */
+    return mj_set_err(c, MUSTER_EINVAL, "routine %d: the store handler takes potrs, getrs, syevd, gels, geqrf, "
+                      "gesvd and polar", r);
+  if (s->v[S_N] < 1) return mj_set_err(c, MUSTER_EINVAL, "n=%" PRId64 " must be >= 1", s->v[S_N]);
+  if (s->v[S_M] != s->v[S_N] && !(muster_routine_takes(r) & MUSTER_TAKES_M))
+    return mj_set_err(c, MUSTER_EINVAL, "m=%" PRId64 ": %s takes a square A (m = n=%" PRId64 ")", s->v[S_M],
+                      muster_routine_str(r), s->v[S_N]);
+  return 0;
 }
 
-/* Operands and results for the routine; shapes and dtypes checked (the
- * runtime checks the geometry against every rank's). */
+/* Which of B (operand, result) and W the routine has: its own B for
+ * potrs, getrs and gels; for geqrf, gesvd and polar what the outputs rule
+ * says for the flags, m and n (B packed with factors, gesvd's S in W). */
+static int expect(mj_call_t *c, store_call_t *s) {
+  int r = (int)s->v[S_ROUTINE];
+  if (!(muster_routine_takes(r) & MUSTER_TAKES_O)) {
+    s->b_in_n = s->b_out_n = r != MUSTER_SYEVD;
+    s->w_len = r == MUSTER_SYEVD ? s->v[S_N] : 0;
+    return 0;
+  }
+  muster_outputs_t o;
+  if (muster_routine_outputs(r, (unsigned)s->v[S_FLAGS], s->v[S_M], s->v[S_N], &o) < 0)
+    return mj_set_err(c, MUSTER_EINVAL, "%s of an A of %" PRId64 " x %" PRId64 " with flags 0x%" PRIx64
+                      ": no outputs (muster_routine_outputs)", muster_routine_str(r), s->v[S_M], s->v[S_N],
+                      s->v[S_FLAGS]);
+  s->b_out_n = o.b_cols > 0;
+  s->w_len = o.w_count;
+  return 0;
+}
+
+/* Whether b (NULL: absent) is m rows of element type t. */
+static int b_shaped(const XLA_FFI_Buffer *b, int64_t m, XLA_FFI_DataType t) {
+  return !b || (b->rank == 2 && b->dims[0] == m && b->dtype == t);
+}
+
+/* Operands and results for the routine (expect()); shapes and dtypes
+ * checked (the runtime checks the geometry against every rank's, and B's
+ * columns against the factors it must hold). */
 static int bind(mj_call_t *c, const XLA_FFI_CallFrame *cf, store_call_t *s) {
-  int solves = s->v[S_ROUTINE] != MUSTER_SYEVD;
-  if (cf->args.size != 1 + solves || cf->rets.size != 2)
-    return mj_set_err(c, MUSTER_EINVAL, "takes %d operands and 2 results, got %" PRId64 " and %" PRId64,
-                      1 + solves, cf->args.size, cf->rets.size);
+  int nargs = 1 + s->b_in_n, nrets = 1 + s->b_out_n + (s->w_len > 0);
+  if (cf->args.size != nargs || cf->rets.size != nrets)
+    return mj_set_err(c, MUSTER_EINVAL, "takes %d operands and %d results, got %" PRId64 " and %" PRId64,
+                      nargs, nrets, cf->args.size, cf->rets.size);
   XLA_FFI_Buffer **in = (XLA_FFI_Buffer **)cf->args.args, **out = (XLA_FFI_Buffer **)cf->rets.rets;
   c->a_in = in[0];
   c->a_out = out[0];
-  if (solves) s->b_in = in[1], s->x_out = out[1];
-  else c->w_out = out[1];
+  s->b_in = s->b_in_n ? in[1] : NULL;
+  s->x_out = s->b_out_n ? out[1] : NULL;
+  c->w_out = s->w_len > 0 ? out[nrets - 1] : NULL;
   if (mj_dtype_of(c->a_in->dtype, &c->dtype) < 0)
     return mj_set_err(c, MUSTER_EUNSUPPORTED, "A has XLA dtype %d; muster takes float32, float64, complex64, "
                       "complex128", (int)c->a_in->dtype);
-  int64_t n = s->v[S_N];
-  if (c->a_in->rank != 2 || c->a_out->dtype != c->a_in->dtype)
-    return mj_set_err(c, MUSTER_EINVAL, "A's piece must be 2-D");
-  if (solves && (s->b_in->rank != 2 || s->b_in->dims[0] != n || s->b_in->dtype != c->a_in->dtype ||
-                 s->x_out->dtype != s->b_in->dtype))
-    return mj_set_err(c, MUSTER_EINVAL, "B must be n=%" PRId64 " rows of A's dtype", n);
+  int64_t m = s->v[S_M];
+  if (c->a_in->rank != 2 || c->a_out->dtype != c->a_in->dtype || c->a_out->rank != 2 ||
+      c->a_out->dims[0] != c->a_in->dims[0] || c->a_out->dims[1] != c->a_in->dims[1])
+    return mj_set_err(c, MUSTER_EINVAL, "A's piece must be 2-D, its result of its shape and dtype");
+  if (!b_shaped(s->b_in, m, c->a_in->dtype) || !b_shaped(s->x_out, m, c->a_in->dtype) ||
+      (s->b_in && s->x_out->dims[1] != s->b_in->dims[1]))
+    return mj_set_err(c, MUSTER_EINVAL, "B must be m=%" PRId64 " rows of A's dtype, X as many columns", m);
   XLA_FFI_DataType wt = muster_dtype_real_size(c->dtype) == 4 ? XLA_FFI_DataType_F32 : XLA_FFI_DataType_F64;
-  if (!solves && (c->w_out->dtype != wt || c->w_out->rank != 1 || c->w_out->dims[0] != n))
-    return mj_set_err(c, MUSTER_EINVAL, "W must be n=%" PRId64 " reals of A's precision", n);
+  if (c->w_out && (c->w_out->dtype != wt || c->w_out->rank != 1 || c->w_out->dims[0] != s->w_len))
+    return mj_set_err(c, MUSTER_EINVAL, "W must be %" PRId64 " reals of A's precision", s->w_len);
   return 0;
 }
 
@@ -105,15 +148,15 @@ static int run(mj_call_t *c, const store_call_t *s, muster_comm_t *comm) {
   const int64_t *v = s->v;
   int rows = (int)c->a_in->dims[0];
   muster_solve_args_t args = {.routine = (int)v[S_ROUTINE], .dtype = c->dtype, .n = v[S_N],
-                              .nrhs = s->b_in ? s->b_in->dims[1] : 0, .layout = MUSTER_LAYOUT_BLOCK,
+                              .nrhs = s->x_out ? s->x_out->dims[1] : 0, .layout = MUSTER_LAYOUT_BLOCK,
                               .flags = (unsigned)v[S_FLAGS], .provider = s->provider[0] ? s->provider : NULL};
   muster_shard_t mine = {.mem = c->cuda ? MUSTER_MEM_CUDA : MUSTER_MEM_HOST, .device = c->cuda ? c->device : -1,
                          .a = c->a_out->data, .lda = rows > 0 ? rows : 1, .col0 = v[S_COL0],
-                         .ncols = c->a_in->dims[1], .b = s->x_out ? s->x_out->data : NULL, .ldb = v[S_N],
+                         .ncols = c->a_in->dims[1], .b = s->x_out ? s->x_out->data : NULL, .ldb = v[S_M],
                          .w = c->w_out ? c->w_out->data : NULL, .stream = c->stream};
   muster_solve_result_t res;
   if (v[S_NPROW] < 1) return muster_solve_comm(comm, &args, &mine, &res);
-  muster_dist_t d = {.m = v[S_N], .n = v[S_N], .mb = v[S_MB], .nb = v[S_NB], .nprow = (int)v[S_NPROW],
+  muster_dist_t d = {.m = v[S_M], .n = v[S_N], .mb = v[S_MB], .nb = v[S_NB], .nprow = (int)v[S_NPROW],
                      .npcol = (int)v[S_NPCOL], .myrow = (int)v[S_MYROW], .mycol = (int)v[S_MYCOL],
                      .lld = mine.lda};
   return muster_solve_comm_dist(comm, &args, &mine, &d, &res);
@@ -133,7 +176,7 @@ static XLA_FFI_Error *failed(mj_call_t *c, int rc) {
 static XLA_FFI_Error *execute(mj_call_t *c, XLA_FFI_CallFrame *cf) {
   store_call_t s;
   memset(&s, 0, sizeof s);
-  if (decode(c, &cf->attrs, &s) < 0 || bind(c, cf, &s) < 0 || mj_read_context(c, cf) < 0) {
+  if (decode(c, &cf->attrs, &s) < 0 || expect(c, &s) < 0 || bind(c, cf, &s) < 0 || mj_read_context(c, cf) < 0) {
     char msg[MJ_ERRLEN + 32];
     snprintf(msg, sizeof msg, "muster_jax.distributed: %s", c->err);
     return mj_xla_error(c->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, msg);

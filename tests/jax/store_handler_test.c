@@ -4,8 +4,9 @@
  * "store" comm of one rank (its allgather a copy) named by the set table,
  * solves through the test engine colllapack (test_handler_c.py puts it on
  * the provider path): potrs and syevd residuals with the results aliased
- * to the operands and not, a not positive definite A, attribute and
- * operand errors, and a forgotten set refused.
+ * to the operands and not, a not positive definite A, gesvd of a tall A
+ * (its three results by the outputs rule), attribute and operand errors,
+ * and a forgotten set refused.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@ int muster_jax_set_enter(int64_t id);
 void muster_jax_set_leave(int64_t id);
 XLA_FFI_Error *muster_jax_store_cpu(XLA_FFI_CallFrame *cf);
 
-enum { N = 7, NRHS = 2 };
+enum { N = 7, NRHS = 2, M = 11, BC = (N * N + M - 1) / M }; /* BC: gesvd's B columns, V^H packed */
 
 static int copy_all(void *ctx, const void *mine, void *all, size_t len, char *err, size_t errlen) {
   (void)ctx, (void)err, (void)errlen;
@@ -28,32 +29,43 @@ static int copy_all(void *ctx, const void *mine, void *all, size_t len, char *er
   return 0;
 }
 
-/* The frame of one potrs (b != NULL) or syevd call on a (N x N), results
- * into out_a / out_bw (== the operands: aliased). */
-static void store_frame(frame_t *f, int64_t set, double *a, double *b, double *out_a, double *out_bw) {
+/* A buffer of the frame: its data and dims (d1 < 0: 1-D). */
+typedef struct sbuf {
+  double *data;
+  int64_t d0, d1;
+} sbuf_t;
+
+/* The frame of one call of `routine` on an m x (in[0]'s columns) A with
+ * `flags`: operands in[0..nin), results out[0..nout), float64. */
+static void frame_of(frame_t *f, int64_t set, int routine, int64_t m, int64_t flags, int nin, const sbuf_t *in,
+                     int nout, const sbuf_t *out) {
   memset(f, 0, sizeof *f);
   f->cf.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
   f->cf.api = &new_api;
   f->cf.ctx = (void *)&f->ctx;
   f->cf.stage = XLA_FFI_ExecutionStage_EXECUTE;
-  frame_buf(f, 0, XLA_FFI_DataType_F64, a, N, N);
-  frame_buf(f, 2, XLA_FFI_DataType_F64, out_a, N, N);
-  if (b) {
-    frame_buf(f, 1, XLA_FFI_DataType_F64, b, N, NRHS);
-    frame_buf(f, 3, XLA_FFI_DataType_F64, out_bw, N, NRHS);
-  } else {
-    frame_buf(f, 3, XLA_FFI_DataType_F64, out_bw, N, -1);
+  for (int i = 0; i < nin; i++) {
+    frame_buf(f, i, XLA_FFI_DataType_F64, in[i].data, in[i].d0, in[i].d1);
+    f->argp[i] = &f->bufs[i], f->at[i] = XLA_FFI_ArgType_BUFFER;
   }
-  f->argp[0] = &f->bufs[0], f->argp[1] = &f->bufs[1];
-  f->retp[0] = &f->bufs[2], f->retp[1] = &f->bufs[3];
-  for (int i = 0; i < 2; i++) f->at[i] = XLA_FFI_ArgType_BUFFER, f->rt[i] = XLA_FFI_RetType_BUFFER;
-  f->cf.args = (XLA_FFI_Args){XLA_FFI_Args_STRUCT_SIZE, NULL, b ? 2 : 1, f->at, f->argp};
-  f->cf.rets = (XLA_FFI_Rets){XLA_FFI_Rets_STRUCT_SIZE, NULL, 2, f->rt, f->retp};
-  const char *names[] = {"set", "routine", "n", "col0", "flags", "nprow", "npcol", "myrow", "mycol", "mb", "nb"};
-  int64_t vals[] = {set, b ? MUSTER_POTRS : MUSTER_SYEVD, N, 0, 0, 0, 0, 0, 0, 0, 0};
-  for (int i = 0; i < 11; i++) attr_int(f, names[i], vals[i]);
+  for (int i = 0; i < nout; i++) {
+    frame_buf(f, 4 + i, XLA_FFI_DataType_F64, out[i].data, out[i].d0, out[i].d1);
+    f->retp[i] = &f->bufs[4 + i], f->rt[i] = XLA_FFI_RetType_BUFFER;
+  }
+  f->cf.args = (XLA_FFI_Args){XLA_FFI_Args_STRUCT_SIZE, NULL, nin, f->at, f->argp};
+  f->cf.rets = (XLA_FFI_Rets){XLA_FFI_Rets_STRUCT_SIZE, NULL, nout, f->rt, f->retp};
+  const char *names[] = {"set", "routine", "n", "m", "col0", "flags", "nprow", "npcol", "myrow", "mycol", "mb", "nb"};
+  int64_t vals[] = {set, routine, in[0].d1, m, 0, flags, 0, 0, 0, 0, 0, 0};
+  for (int i = 0; i < 12; i++) attr_int(f, names[i], vals[i]);
   attr_str(f, "provider", "colllapack");
   f->cf.attrs = (XLA_FFI_Attrs){XLA_FFI_Attrs_STRUCT_SIZE, NULL, 0, f->atype, f->namep, f->attrp};
+}
+
+/* The frame of one potrs (b != NULL) or syevd call on a (N x N), results
+ * into out_a / out_bw (== the operands: aliased). */
+static void store_frame(frame_t *f, int64_t set, double *a, double *b, double *out_a, double *out_bw) {
+  sbuf_t in[] = {{a, N, N}, {b, N, NRHS}}, out[] = {{out_a, N, N}, {out_bw, N, b ? NRHS : -1}};
+  frame_of(f, set, b ? MUSTER_POTRS : MUSTER_SYEVD, N, 0, b ? 2 : 1, in, 2, out);
 }
 
 /* max |A x - b| over the right-hand sides, relative to |A| |x| */
@@ -101,6 +113,42 @@ static void solves(int64_t set, frame_t *f) {
   free(a);
 }
 
+/* The frame of gesvd, thin, of a (M x N): U into out_a, V^H packed into
+ * b (M x BC), S into w. */
+static void svd_frame(frame_t *f, int64_t set, double *a, double *out_a, double *b, double *w) {
+  sbuf_t in[] = {{a, M, N}}, out[] = {{out_a, M, N}, {b, M, BC}, {w, N, -1}};
+  frame_of(f, set, MUSTER_GESVD, M, 0, 1, in, 3, out);
+}
+
+/* gesvd of a tall A (the outputs rule's three results: U where A was,
+ * V^H in B, S in W): max |A - U S V^H| relative to S's largest. */
+static void factors(int64_t set, frame_t *f) {
+  double a[M * N], u[M * N], b[M * BC], s[N];
+  for (int i = 0; i < M * N; i++) a[i] = urand() - 0.5;
+  svd_frame(f, set, a, u, b, s);
+  char *m = call(f);
+  CHECK(m == NULL, "gesvd failed: %s", m);
+  free(m);
+  double worst = 0;
+  for (int j = 0; j < N; j++)
+    for (int i = 0; i < M; i++) {
+      double r = -a[j * M + i];
+      for (int k = 0; k < N; k++) r += u[k * M + i] * s[k] * b[j * N + k]; /* V^H: N x N, ld N */
+      worst = fmax(worst, fabs(r));
+    }
+  CHECK(s[0] > 0 && worst < 1e-13 * s[0] * M, "gesvd: |A - U S V^H| %g, S[0] %g", worst, s[0]);
+  svd_frame(f, set, a, u, b, s);
+  f->cf.rets.size = 2;
+  expect_error(f, "takes 1 operands and 3 results");
+  svd_frame(f, set, a, u, b, s);
+  f->dims[6][0] = N - 1;
+  expect_error(f, "W must be 7 reals");
+  svd_frame(f, set, a, u, b, s);
+  attr_drop(f, "flags");
+  attr_int(f, "flags", 0x100);
+  expect_error(f, "no outputs (muster_routine_outputs)");
+}
+
 static void errors(int64_t set, frame_t *f) {
   double a[N * N] = {0}, b[N * NRHS] = {0}, w[N];
   store_frame(f, set, a, b, a, b);
@@ -112,16 +160,20 @@ static void errors(int64_t set, frame_t *f) {
   store_frame(f, set, a, b, a, b);
   attr_drop(f, "routine");
   attr_int(f, "routine", MUSTER_POTRI);
-  expect_error(f, "takes potrs, getrs and syevd");
+  expect_error(f, "takes potrs, getrs, syevd, gels, geqrf, gesvd and polar");
+  store_frame(f, set, a, b, a, b);
+  attr_drop(f, "m");
+  attr_int(f, "m", N + 1);
+  expect_error(f, "potrs takes a square A");
   store_frame(f, set, a, b, a, b);
   f->cf.args.size = 1;
   expect_error(f, "takes 2 operands and 2 results");
   store_frame(f, set, a, NULL, a, w);
-  f->bufs[3].dtype = XLA_FFI_DataType_F32;
-  expect_error(f, "W must be n=7 reals");
+  f->bufs[5].dtype = XLA_FFI_DataType_F32;
+  expect_error(f, "W must be 7 reals");
   store_frame(f, set, a, b, a, b);
   f->dims[1][0] = N - 1;
-  expect_error(f, "B must be n=7 rows");
+  expect_error(f, "B must be m=7 rows");
 }
 
 void test_store_handler(void) {
@@ -134,6 +186,7 @@ void test_store_handler(void) {
   CHECK(set > 0, "register: %lld", (long long)set);
   frame_t *f = malloc(sizeof *f);
   solves(set, f);
+  factors(set, f);
   errors(set, f);
   CHECK(muster_jax_set_enter(set) == 0, "an eager solve could not hold the set");
   muster_jax_set_leave(set);

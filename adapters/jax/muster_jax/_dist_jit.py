@@ -13,9 +13,12 @@ and an eager solve on a set with an id waits for one too (held()), so the
 protocol rounds of two solves never interleave.
 
 The custom call has a side effect (never elided, never duplicated); its
-operands are this process's piece of A and all of B, column-major, aliased
-to its results (A's copy is the engine's scratch, B's becomes X), as the
-eager form's copies are.
+operands are this process's piece of A and all of B (potrs, getrs, gels),
+column-major, aliased to its results (A's copy is the engine's scratch or
+the factor shaped like A, B's becomes X), as the eager form's copies are;
+its other results, of static shapes, are what the eager form allocates:
+the B the runtime packs geqrf's, gesvd's and polar's whole factors into,
+and W (syevd's eigenvalues, gesvd's singular values).
 """
 import threading
 
@@ -71,34 +74,30 @@ class held:
             _lib.handler().muster_jax_set_leave(self.sid)
 
 
-def solve(place, routine: str, a_piece, b, *, n: int, store, provider, dtype: str, no_vectors: bool, grid):
-    """The traced form of distributed.solve (same arguments; place is its
-    _place): jax arrays of the eager form's shapes and dtypes."""
-    if routine not in ("potrs", "getrs", "syevd"):
-        raise ValueError(f"muster_jax.distributed.solve: routine {routine!r} inside jax.jit: it takes potrs, getrs, "
-                         f"syevd there; gels, geqrf, gesvd and polar run eagerly only (call solve outside jit)")
-    if (routine == "syevd") != (b is None):
-        raise ValueError(f"muster_jax.distributed.solve({routine!r}) inside jax.jit: potrs and getrs need b, "
-                         f"syevd takes none")
+def solve(place, call: dict, routine: str, a_piece, b, *, n: int, store, provider, dtype: str, grid):
+    """The traced form of distributed.solve (its arguments checked there
+    into `call`, _store.call_shape's dict; place is its _place): (A's
+    result, B's (m x nrhs) or None, W or None) as jax arrays of the eager
+    form's shapes and dtypes, all static: from n, m and the routine's
+    options by the runtime's outputs rule, as eagerly."""
     nptype = NPTYPES[dtype]
-    rows, ncols, col0, dist = place(n, store, grid, a_piece)  # grid, rank and piece checked as eagerly
+    mrows, nrhs = call["m"], call["nrhs"]
+    rows, ncols, col0, dist = place(n, store, grid, a_piece, mrows)  # grid, rank and piece checked as eagerly
     lib = _lib.runtime()
     attrs = dict(set=np.int64(set_id(store)), routine=np.int32(_runtime.enum_value(lib, "routine", routine)),
-                 n=np.int64(n), col0=np.int64(col0), flags=np.int32(_runtime.NO_VECTORS if no_vectors else 0),
-                 provider=provider or "",
-                 **{f: np.int64(0 if dist is None else getattr(dist, f)) for f in _DIST})
+                 n=np.int64(n), m=np.int64(mrows), col0=np.int64(col0), flags=np.int32(call["flags"]),
+                 provider=provider or "", **{f: np.int64(0 if dist is None else getattr(dist, f)) for f in _DIST})
     a = jnp.asarray(a_piece, nptype).reshape(rows, ncols)
-    ins, outs = [a], [jax.ShapeDtypeStruct(a.shape, a.dtype)]
-    if routine == "syevd":
-        wtype = np.float64 if dtype in ("f64", "c128") else np.float32
-        outs.append(jax.ShapeDtypeStruct((n,), wtype))
-        layouts, aliases = ([_COLMAJOR], [_COLMAJOR, None]), {0: 0}
-    else:
-        nrhs = int(np.shape(b)[1] if np.ndim(b) == 2 else 1)
-        ins.append(jnp.asarray(b, nptype).reshape(n, nrhs))
-        outs.append(jax.ShapeDtypeStruct(ins[1].shape, ins[1].dtype))
-        layouts, aliases = ([_COLMAJOR] * 2, [_COLMAJOR] * 2), {0: 0, 1: 1}
-    call = jax.ffi.ffi_call(_lib.STORE_TARGET, outs, input_layouts=layouts[0], output_layouts=layouts[1],
-                            input_output_aliases=aliases, has_side_effect=True)
-    first, second = call(*ins, **attrs)
-    return (second, first) if routine == "syevd" else second
+    ins, outs, aliases = [a], [jax.ShapeDtypeStruct(a.shape, a.dtype)], {0: 0}
+    if b is not None:  # potrs, getrs, gels: B becomes X
+        ins.append(jnp.asarray(b, nptype).reshape(mrows, nrhs))
+        aliases[1] = 1
+    if nrhs:  # B, or (geqrf, gesvd, polar) the factors the runtime packs into it: output only
+        outs.append(jax.ShapeDtypeStruct((mrows, nrhs), a.dtype))
+    if call["w"]:  # syevd's eigenvalues, gesvd's singular values
+        outs.append(jax.ShapeDtypeStruct((call["w"],), np.float64 if dtype in ("f64", "c128") else np.float32))
+    ffi = jax.ffi.ffi_call(_lib.STORE_TARGET, outs, input_layouts=[_COLMAJOR] * len(ins),
+                           output_layouts=[_COLMAJOR if len(o.shape) == 2 else None for o in outs],
+                           input_output_aliases=aliases, has_side_effect=True)
+    got = ffi(*ins, **attrs)
+    return got[0], got[1] if nrhs else None, got[-1] if call["w"] else None

@@ -111,11 +111,6 @@ def _place(n: int, store: _store.StoreSet, grid, a_piece, m: int | None = None):
     return rows, ncols, col0, None if d is None else _runtime.Dist(**d)
 
 
-def _flat(buf):
-    """A column-major copy made by _piece, as its elements in memory order."""
-    return buf.reshape(-1) if isinstance(buf, jax.Array) else buf.ravel(order="F")
-
-
 def solve(routine: str, a_piece, b=None, *, n: int, store: _store.StoreSet, provider: str | None = None,
           dtype="f64", no_vectors: bool = False, grid: dict | None = None, m: int | None = None,
           full_matrices: bool = False):
@@ -140,21 +135,20 @@ def solve(routine: str, a_piece, b=None, *, n: int, store: _store.StoreSet, prov
         gesvd, polar; default n).  store: from store_set().  provider:
         force one.  full_matrices: geqrf's complete Q (m x m) and R (m x
         n), gesvd's full U and V^H (default: the thin ones).
-      Inside jax.jit: potrs, getrs and syevd (the others raise ValueError).
+      Inside jax.jit every routine runs, with the eager form's arguments,
+        shapes and refusals (grid= only for potrs, getrs, syevd, as eagerly).
     """
-    if _dist_jit.traced(a_piece, b):  # inside jax.jit: one FFI custom call on XLA's buffers
-        if routine in ("potrs", "getrs", "syevd"):  # m, full_matrices: refused there as eagerly
-            _store.call_shape(_lib.runtime(), "muster_jax.distributed.solve", routine, n, m,
-                              None if b is None else np.shape(b), full_matrices, no_vectors, grid)
-        return _dist_jit.solve(_place, routine, a_piece, b, n=n, store=store, provider=provider, dtype=dtype,
-                               no_vectors=no_vectors, grid=grid)
     lib = _lib.runtime()
-    nptype = _dist_jit.NPTYPES[dtype]
-    try:
+    try:  # the same arguments refused the same way eagerly and when tracing, before any communication
         call = _store.call_shape(lib, "muster_jax.distributed.solve", routine, n, m, None if b is None else np.shape(b),
                                  full_matrices, no_vectors, grid)
     except ValueError as e:
         store.refuse(f"rank {store.rank}: {e}")
+    if _dist_jit.traced(a_piece, b):  # inside jax.jit: one FFI custom call on XLA's buffers, shapes from `call`
+        a_back, b_back, w = _dist_jit.solve(_place, call, routine, a_piece, b, n=n, store=store, provider=provider,
+                                            dtype=dtype, grid=grid)
+        return _returns(routine, call, a_back, b_back, w, n)
+    nptype = _dist_jit.NPTYPES[dtype]
     rows, ncols, col0, dist = _place(n, store, grid, a_piece, call["m"])
     a_buf, a_ptr, mem, dev = _piece(a_piece, nptype, rows, ncols)
     nrhs, mrows = call["nrhs"], call["m"]
@@ -180,10 +174,18 @@ def solve(routine: str, a_piece, b=None, *, n: int, store: _store.StoreSet, prov
                            ldb=mrows, w=w_ptr)
     with _dist_jit.held(store):  # never beside a jitted solve on the same set
         store.solve(args, shard, dist)
+    return _returns(routine, call, _back(a_buf, rows, ncols), None if b_buf is None else _back(b_buf, mrows, nrhs), w,
+                    n)
+
+
+def _returns(routine: str, call: dict, a_back, b_back, w, n: int):
+    """solve()'s return, eager or jitted, from A's array (this process's
+    piece), B's (m x nrhs, column-major in memory: the factors the runtime
+    packed there are cut out of its elements in memory order) and W."""
     if routine == "syevd":
-        return w, _back(a_buf, rows, ncols)
+        return w, a_back
     if call["outputs"] is not None:
-        flat = None if b_buf is None else _flat(b_buf)
-        return _store.factor_returns(routine, call["outputs"], _back(a_buf, rows, ncols),
+        flat = None if b_back is None else b_back.T.reshape(-1)
+        return _store.factor_returns(routine, call["outputs"], a_back,
                                      lambda r, c, off: flat[off:off + r * c].reshape(c, r).T, w)
-    return _back(b_buf, mrows, nrhs)[:n]
+    return b_back[:n]

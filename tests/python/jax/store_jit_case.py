@@ -11,7 +11,9 @@ process), eagerly and inside jit: potrs and getrs residuals under
 20 n eps, syevd's eigenvalues and this process's piece of V against
 numpy's; jit and eager agree; a second call of each jitted function on new
 inputs does not trace again.  Then a not positive definite A: the eager
-ValueError, and inside jit a JaxRuntimeError carrying its message.
+ValueError, and inside jit a JaxRuntimeError carrying its message.  Then
+gels, geqrf, gesvd and polar (routinecase.py), eagerly and (2 and 3
+processes) inside jit against eager, and their refusals both ways.
 """
 import os
 
@@ -24,7 +26,9 @@ ENGINE = "colllapack"
 
 class Jitted:
     """muster_jax.distributed with solve() called inside jax.jit (one
-    compiled function per routine and keywords), for storecase's GPU cases."""
+    compiled function per routine and keywords), its result waited for
+    (an error surfaces in the call), for storecase's and routinecase's
+    cases."""
 
     def __init__(self, md):
         self.md, self.mesh_grid, self.compiled = md, md.mesh_grid, {}
@@ -33,7 +37,27 @@ class Jitted:
         key = (routine, b is None, repr(sorted(kw.items(), key=lambda i: i[0])))
         if key not in self.compiled:
             self.compiled[key] = jax.jit(lambda a, *b: self.md.solve(routine, a, *b, **kw))
-        return self.compiled[key](a, *(() if b is None else (b,)))
+        return jax.block_until_ready(self.compiled[key](a, *(() if b is None else (b,))))
+
+
+class AgainstEager(Jitted):
+    """Jitted, each call made eagerly too on the same inputs: the same
+    shapes and dtypes, and the same values where the routine's answer is
+    unique (gels' X, gesvd's S, polar's U_p and H: routinecase's A is
+    random, so of full rank); the jitted result is returned."""
+    UNIQUE = {"gels": lambda out: (out,), "gesvd": lambda out: (out[1],) if isinstance(out, tuple) else (out,),
+              "polar": lambda out: out}
+
+    def solve(self, routine, a, b=None, **kw):
+        got = super().solve(routine, a, b, **kw)
+        want = self.md.solve(routine, a, *(() if b is None else (b,)), **kw)
+        shapes = [jax.tree.map(lambda x: (np.shape(x), np.asarray(x).dtype), r) for r in (got, want)]
+        assert shapes[0] == shapes[1], (routine, kw.get("m"), kw["n"], "jit != eager", shapes)
+        tol = 60 * max(kw["n"], kw.get("m") or 0) * np.finfo(np.float64).eps
+        for g, w in zip(self.UNIQUE.get(routine, lambda out: ())(got), self.UNIQUE.get(routine, lambda out: ())(want)):
+            err = np.abs(np.asarray(g) - w).max() / np.abs(w).max()
+            assert err <= tol, (routine, kw.get("m"), kw["n"], "jit != eager", err, tol)
+        return got
 
 
 def _fresh(rng, shape, dtype):
@@ -145,23 +169,29 @@ def jit_case(md, me: int, nproc: int, say, seed: int, n: int = 13):
     retrace = _error_text(lambda: jax.jit(lambda a, b: md.solve("potrs", a, b, n=n, store=s))(a, b))
     assert retrace[0] == "ValueError" and "is closed" in retrace[1], retrace  # refused when tracing
     say("closed:", closed[1][:200])
-    routines(md, me, say, rng)
+    routines(md, me, say, rng, nproc)
     say("jit ok")
 
 
-def routines(md, me: int, say, rng):
+def routines(md, me: int, say, rng, nproc: int):
     """gels, geqrf, gesvd, polar eagerly (routinecase.py, on the same
-    engine), their hostile arguments; inside jit they are refused, saying
-    they run eagerly only."""
+    engine), their hostile arguments; on 2 and 3 processes the same inside
+    jit, against eager where the answer is unique (AgainstEager), and the
+    hostile ones inside jit (refused when tracing, or by the runtime as
+    eagerly: then a JaxRuntimeError carrying its message)."""
     import routinecase
+    kw_of = lambda dtype: dict(dtype=dtype, provider=ENGINE)  # noqa: E731
     with md.store_set(timeout=20) as s:
-        routinecase.routines_case(md, s, say, lambda x: x, np.asarray, rng,
-                                  kw_of=lambda dtype: dict(dtype=dtype, provider=ENGINE))
-        traced = _error_text(lambda: jax.jit(lambda a: md.solve("polar", a, n=4, m=4, store=s))(np.eye(4)))
-        assert traced[0] == "ValueError" and "eagerly only" in traced[1], traced
+        routinecase.routines_case(md, s, say, lambda x: x, np.asarray, rng, kw_of=kw_of)
+        if nproc < 4:
+            routinecase.routines_case(AgainstEager(md), s, lambda *w: say("jitted:", *w), lambda x: x, np.asarray,
+                                      rng, kw_of=kw_of)
         # no provider=: rank 0's choice, which on one node weighs the one-node engines too (lapack here)
         routinecase.routines_case(md, s, say, lambda x: x, np.asarray, rng, sizes=((13, 7),),
                                   kw_of=lambda dtype: dict(dtype=dtype))
         say("routines by the default choice ran on", s.last["provider"])
-    routinecase.hostile_routines(md, lambda: md.store_set(timeout=20), me, say, lambda x: x,
-                                 dict(provider=ENGINE))
+    open_set = lambda: md.store_set(timeout=20)  # noqa: E731
+    routinecase.hostile_routines(md, open_set, me, say, lambda x: x, dict(provider=ENGINE))
+    if nproc < 4:
+        routinecase.hostile_routines(Jitted(md), open_set, me, lambda *w: say("jitted:", *w), lambda x: x,
+                                     dict(provider=ENGINE), late=(jax.errors.JaxRuntimeError,))

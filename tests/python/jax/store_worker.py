@@ -59,8 +59,11 @@ if case == "gpu":
             storecase.solve_case(solver, s, proc_id, nproc, say, put, np.asarray, provider=provider)
         storecase.solve_grid_case(solver, s, proc_id, nproc, say, put, np.asarray)
     say("jit solves ok")
-    import routinecase  # gels, geqrf, gesvd, polar: eagerly (jit takes potrs, getrs, syevd)
+    import routinecase  # gels, geqrf, gesvd, polar: eagerly, then inside jit (611 x 401 in f64: each form once)
     routinecase.gpu_routines(md, s, say, put, np.asarray, kw_of=lambda dtype: {"dtype": dtype})
+    routinecase.gpu_routines(store_jit_case.Jitted(md), s, lambda *w: say("jitted:", *w), put, np.asarray,
+                             kw_of=lambda dtype: {"dtype": dtype}, sizes=((611, 401),), dtypes=("f64",),
+                             late=(jax.errors.JaxRuntimeError,))  # the engine's refusals, when it runs
     s.close()
     say("done")
     sys.exit(0)

@@ -28,7 +28,7 @@ def lapack_only(build, tmp_path):
     for routine in ("potrs", "potri", "syevd", "getrs", "gels", "geqrf", "gesvd", "polar"):
         (tmp_path / routine).mkdir()
         os.symlink("../lapack.so", tmp_path / routine / "lapack.so")
-    for routine in ("potrs", "syevd"):  # the store handler's engine (store_handler_test.c), forced there
+    for routine in ("potrs", "syevd", "gesvd"):  # the store handler's engine (store_handler_test.c), forced there
         os.symlink(os.path.join(build, "tests", "providers", "testprov_colllapack.so"),
                    tmp_path / routine / "colllapack.so")
     return str(tmp_path)

@@ -51,7 +51,8 @@ def test_store_solves_on_gpus():
     choice, which on one node may be a one-node engine through the set's
     group, StoreSet.last naming what engine() predicts; then cusolvermp
     forced) and on the blocks of a 2-D mesh (cusolvermp: docs/multinode.md),
-    eagerly and inside jax.jit."""
+    eagerly and inside jax.jit; gels, geqrf, gesvd and polar eagerly, then
+    611 x 401 in f64 inside jax.jit (routinecase.gpu_routines)."""
     procs, outs = storecase.run_workers(HERE / "store_worker.py", int(os.environ["MUSTER_TEST_GPUS"]), "gpu",
                                         HERE.parents[2] / "adapters" / "jax", {"XLA_FLAGS": ""}, budget=600)
     for i, (p, out) in enumerate(zip(procs, outs)):
@@ -61,6 +62,7 @@ def test_store_solves_on_gpus():
         assert f"proc {i}: grid solves ok" in out, out[-4000:]
         assert f"proc {i}: jit solves ok" in out, out[-4000:]  # the same inside jax.jit (test_store_jit.py)
         assert f"proc {i}: routines ok" in out, out[-4000:]  # gels, geqrf, gesvd, polar (routinecase.py)
+        assert f"proc {i}: jitted: routines ok" in out, out[-4000:]  # and inside jax.jit (611 x 401, f64)
         print("\n".join(l for l in out.splitlines() if "routines ok" in l or ": skipped " in l))  # run-store-gpu.sh shows it
 
 

@@ -4,7 +4,9 @@ jax.distributed job on the CPU, potrs, getrs and syevd through a test
 engine that solves with LAPACKE (no real collective engine runs on the
 CPU's store path) in f64 and c128, on column blocks and on a mesh's blocks
 (grid=; a 2 x 2 mesh on 4), residuals and jit against eager on fresh
-random inputs, no retrace, a failing solve's message, a closed set.
+random inputs, no retrace, a failing solve's message, a closed set; on 2
+and 3 processes gels, geqrf, gesvd and polar jitted too (routinecase.py's
+checks, against eager where the answer is unique) and refused inside jit.
 store_jit_case.py has the checks; the GPU half (cusolvermp, residuals) is
 test_store_distributed.py's GPU test."""
 import os
@@ -36,3 +38,6 @@ def test_jit_matches_eager(tmp_path, nproc):
         assert f"proc {i}: routines ok (26 run, 0 skipped)" in out and f"proc {i}: hostile routines ok" in out, \
             out[-4000:]
         assert f"proc {i}: routines ok (14 run, 0 skipped)" in out, out[-4000:]  # by the default choice
+        if nproc < 4:  # gels, geqrf, gesvd, polar inside jit too, against eager
+            assert f"proc {i}: jitted: routines ok (26 run, 0 skipped)" in out, out[-4000:]
+            assert f"proc {i}: jitted: hostile routines ok" in out, out[-4000:]
