@@ -75,7 +75,30 @@ def store_set(timeout: float | None = None, client=None, rank: int | None = None
     rank (mesh_grid(...)["procs"][jax.process_index()]["rank"])."""
     return _store.StoreSet(_lib.runtime(), JaxKeyValue(client), _store.next_name("jax"),
                            jax.process_index() if rank is None else rank, jax.process_count(),
-                           timeout_s=timeout or 0)
+                           timeout_s=timeout or 0, local_device=_local_device)
+
+
+def _local_device() -> int:
+    """The CUDA ordinal of this process's first device (StoreSet.engine()'s
+    default: where a GPU piece of this process is)."""
+    return jax.local_devices()[0].local_hardware_id or 0
+
+
+def clear_failure() -> None:
+    """Forget the error a failed jitted solve left behind in JAX's runtime
+    tokens.  The solve's custom call has a side effect, so JAX keeps, per
+    device, the token of the last computation with one, and
+    jax.effects_barrier() raises that computation's error again, as does
+    jax.distributed.shutdown() and so JAX's own exit hook (the process then
+    ends with a traceback), until another computation with a side effect
+    runs on the device.  After catching a jitted solve's JaxRuntimeError,
+    call this (it runs an empty jax.debug.callback on each of this
+    process's devices, from this thread: the tokens are per thread);
+    nothing collective."""
+    for d in jax.local_devices():
+        with jax.default_device(d):
+            jax.jit(lambda: jax.debug.callback(lambda: None))()
+    jax.effects_barrier()
 
 
 def _piece(x, dtype, rows, cols):

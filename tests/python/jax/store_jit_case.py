@@ -37,7 +37,11 @@ class Jitted:
         key = (routine, b is None, repr(sorted(kw.items(), key=lambda i: i[0])))
         if key not in self.compiled:
             self.compiled[key] = jax.jit(lambda a, *b: self.md.solve(routine, a, *b, **kw))
-        return jax.block_until_ready(self.compiled[key](a, *(() if b is None else (b,))))
+        try:
+            return jax.block_until_ready(self.compiled[key](a, *(() if b is None else (b,))))
+        except jax.errors.JaxRuntimeError:
+            self.md.clear_failure()  # else jax.distributed.shutdown() at exit raises it again
+            raise
 
 
 class AgainstEager(Jitted):
