@@ -154,6 +154,8 @@ TEST_ENTRY(cli_choice_memory_refusal_fake_cuda, 60)
 TEST_ENTRY(cli_bench_calibrate, 60)
 TEST_ENTRY(collective_peer_stopped, 30)
 TEST_ENTRY(collective_cancel_ignored, 30)
+TEST_ENTRY(collective_cancel_own_failure, 30)
+TEST_ENTRY(collective_cancel_own_words, 30)
 /* the engine left inside an exchange (run_threaded: 2), and its cost a call */
 TEST_ENTRY(collective_left_inside_exchange, 30)
 TEST_ENTRY(collective_engine_cost, 60)
