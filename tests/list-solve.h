@@ -126,6 +126,7 @@ TEST_ENTRY(comm_dist_4x1, 30)
  * its faults in test_comm_local_faults.c) */
 TEST_ENTRY(comm_stage_host, 10)
 TEST_ENTRY(comm_stage_cuda, 10)
+TEST_ENTRY(comm_stage_cuda_seen, 10)
 TEST_ENTRY(comm_local_lapack_faster_2, 30)
 TEST_ENTRY(comm_local_lapack_faster_3, 30)
 TEST_ENTRY(comm_local_collective_faster_2, 30)
