@@ -79,32 +79,63 @@ TEST_IMPL(comm_stage_host) {
   return 0;
 }
 
-TEST_IMPL(comm_stage_cuda) {
-  enum { N = 8, NCOLS = 3, DEV = 1 };
+/* The stand-in CUDA runtime, dlopened here first so that the runtime's
+ * own lazy dlopen finds it; its calls a test makes itself. */
+typedef struct fakecuda {
+  int (*cuda_malloc)(void **, size_t);
+  int (*cuda_free)(void *);
+  int (*handles)(void); /* cudaIpcGetMemHandle's handles given so far */
+  int (*last_error)(void);
+} fakecuda_t;
+
+static fakecuda_t fakecuda_open(void) {
   char path[4200];
   snprintf(path, sizeof path, "%s/fakecuda/libcudart.so.13", tp_build_dir());
   void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL); /* before the runtime looks for libcudart.so.13 */
   ASSERT(h);
-  int (*last_error)(void) = (int (*)(void))dlsym(h, "cudaGetLastError");
-  ASSERT(last_error);
+  fakecuda_t f = {(int (*)(void **, size_t))dlsym(h, "cudaMalloc"), (int (*)(void *))dlsym(h, "cudaFree"),
+                  (int (*)(void))dlsym(h, "fakecuda_ipc_handles"), (int (*)(void))dlsym(h, "cudaGetLastError")};
+  ASSERT(f.cuda_malloc && f.cuda_free && f.handles && f.last_error);
   unsetenv("FAKECUDA_IPC_REFUSE");
   unsetenv("FAKECUDA_FAIL_MALLOC");
-  double *a = malloc(N * NCOLS * sizeof *a), *w = malloc(N * sizeof *w); /* the stand-in's device memory */
+  return f;
+}
+
+static double *device_alloc(const fakecuda_t *f, size_t count) {
+  void *p = NULL;
+  ASSERT_EQ(f->cuda_malloc(&p, count * sizeof(double)), 0);
+  return p;
+}
+
+enum { N = 8, NCOLS = 3, DEV = 1 };
+
+/* syevd of N on device DEV: mine's a (N x NCOLS) and w, described */
+static muster__stage_t cuda_piece(double *a, double *w, muster_solve_args_t *args, muster_shard_t *mine,
+                                  muster__desc_t *d) {
+  *args = (muster_solve_args_t){.routine = MUSTER_SYEVD, .dtype = MUSTER_F64, .n = N};
+  *mine = (muster_shard_t){.mem = MUSTER_MEM_CUDA, .device = DEV, .a = a, .lda = N, .col0 = 0, .ncols = NCOLS,
+                           .w = w};
+  return described(args, mine, d);
+}
+
+TEST_IMPL(comm_stage_cuda) {
+  fakecuda_t f = fakecuda_open();
+  /* the stand-in's device memory, not its cudaMalloc's: without a buffer
+   * id, so CUDA IPC is asked every call (the refusal below is seen) */
+  double *a = malloc(N * NCOLS * sizeof *a), *w = malloc(N * sizeof *w);
   ASSERT(a && w);
   fill(a, N * NCOLS, 1);
   fill(w, N, 200);
-  muster_solve_args_t args = {.routine = MUSTER_SYEVD, .dtype = MUSTER_F64, .n = N};
-  muster_shard_t mine = {.mem = MUSTER_MEM_CUDA, .device = DEV, .a = a, .lda = N, .col0 = 0, .ncols = NCOLS,
-                         .w = w};
+  muster_solve_args_t args;
+  muster_shard_t mine, use;
   muster__desc_t d;
-  muster__stage_t st = described(&args, &mine, &d);
-  muster_shard_t use;
+  muster__stage_t st = cuda_piece(a, w, &args, &mine, &d);
   ASSERT_OK(muster__stage_in(&st, &d, &mine, &use)); /* CUDA IPC opens them: nothing to copy */
   ASSERT(use.a == a && use.w == w && st.region == NULL);
   ASSERT_OK(muster__stage_out(&st, &mine));
   setenv("FAKECUDA_IPC_REFUSE", "1", 1);
   ASSERT_OK(muster__stage_in(&st, &d, &mine, &use));
-  ASSERT_EQ(last_error(), 0); /* the refusals' error was cleared */
+  ASSERT_EQ(f.last_error(), 0); /* the refusals' error was cleared */
   ASSERT(use.a != a && use.w != w && st.region && st.device == DEV && st.mem == MUSTER_MEM_CUDA);
   ASSERT(same(use.a, N * NCOLS, 1) && same(use.w, N, 200));
   fill(use.a, N * NCOLS, 7);
@@ -125,43 +156,15 @@ TEST_IMPL(comm_stage_cuda) {
   return 0;
 }
 
-typedef struct fakecuda {
-  int (*cuda_malloc)(void **, size_t);
-  int (*cuda_free)(void *);
-  int (*handles)(void); /* cudaIpcGetMemHandle's handles given so far */
-} fakecuda_t;
-
-static fakecuda_t fakecuda_open(void) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/fakecuda/libcudart.so.13", tp_build_dir());
-  void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL); /* before the runtime looks for libcudart.so.13 */
-  ASSERT(h);
-  fakecuda_t f = {(int (*)(void **, size_t))dlsym(h, "cudaMalloc"), (int (*)(void *))dlsym(h, "cudaFree"),
-                  (int (*)(void))dlsym(h, "fakecuda_ipc_handles")};
-  ASSERT(f.cuda_malloc && f.cuda_free && f.handles);
-  return f;
-}
-
-static double *device_alloc(const fakecuda_t *f, size_t count) {
-  void *p = NULL;
-  ASSERT_EQ(f->cuda_malloc(&p, count * sizeof(double)), 0);
-  return p;
-}
-
 TEST_IMPL(comm_stage_cuda_seen) {
-  enum { N = 8, NCOLS = 3, DEV = 1 };
   fakecuda_t f = fakecuda_open();
-  unsetenv("FAKECUDA_IPC_REFUSE");
-  unsetenv("FAKECUDA_FAIL_MALLOC");
   double *a = device_alloc(&f, 2 * N * NCOLS), *w = device_alloc(&f, N);
   fill(a, 2 * N * NCOLS, 1);
   fill(w, N, 200);
-  muster_solve_args_t args = {.routine = MUSTER_SYEVD, .dtype = MUSTER_F64, .n = N};
-  muster_shard_t mine = {.mem = MUSTER_MEM_CUDA, .device = DEV, .a = a, .lda = N, .col0 = 0, .ncols = NCOLS,
-                         .w = w};
+  muster_solve_args_t args;
+  muster_shard_t mine, use;
   muster__desc_t d;
-  muster__stage_t st = described(&args, &mine, &d);
-  muster_shard_t use;
+  muster__stage_t st = cuda_piece(a, w, &args, &mine, &d);
   int asked = f.handles();
   ASSERT_OK(muster__stage_in(&st, &d, &mine, &use));
   ASSERT(use.a == a && use.w == w && st.region == NULL);
