@@ -191,7 +191,11 @@ typedef struct muster_provider_v2 {
    * collective_solve(ctx, call) runs on this rank, at most once per call,
    * when the runtime learned that a peer died or the group was poisoned:
    * make that collective_solve return soon with `code` and `why` in its
-   * message, e.g. through ncclCommAbort.  `call` is the pointer that
+   * message, e.g. through ncclCommAbort.  Returning `code` is what marks
+   * the call as ended by its cancel: the runtime's error then says why,
+   * and the call's message, which only words the cancel, is not quoted; a
+   * call that returns another code failed on its own, and its message is
+   * quoted after why.  `call` is the pointer that
    * collective_solve received (it tells concurrent calls of one process
    * apart).  A cancel may cross collective_solve's return: it can arrive
    * just after that call returned (the pointer is still valid then), and

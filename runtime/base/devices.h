@@ -39,12 +39,32 @@ MUSTER_HIDDEN const char *muster__cuda_error_name(int st);
  * its own back.  Errors: MUSTER_ECUDA naming the device, the call and the
  * CUDA error (or why libcudart could not be loaded). */
 
+/* What muster__cuda_shareable found for allocations it saw: each entry an
+ * allocation (device, base and size from cuMemGetAddressRange, and its
+ * buffer id, CU_POINTER_ATTRIBUTE_BUFFER_ID: unique in the process, so
+ * memory freed and allocated again at the same range is another entry and
+ * no verdict outlives its allocation) and whether it opens by CUDA IPC.
+ * Why: cudaIpcGetMemHandle is a driver round trip a call; the same few
+ * allocations (a framework's pools) come back every call.  Inline, the
+ * oldest entry replaced when full: nothing to free.  Zeroed: empty. */
+#define MUSTER__SHAREABLE_SEEN 16
+typedef struct muster__shareable_cache {
+  struct muster__shareable_seen {
+    uint64_t base, id; /* id 0: an unused entry */
+    size_t size;
+    int device, shareable;
+  } seen[MUSTER__SHAREABLE_SEEN];
+  int next; /* the entry the next new allocation takes */
+} muster__shareable_cache_t;
+
 /* 1 when another process can open p's allocation by CUDA IPC (its base,
  * from the driver's cuMemGetAddressRange, gives a cudaIpcGetMemHandle:
  * cudaMalloc memory), 0 when not (XLA's allocations, the stream-ordered
  * allocator's pools; the CUDA error this left is cleared), or the error
- * when libcudart cannot be loaded. */
-MUSTER_HIDDEN int muster__cuda_shareable(int device, const void *p);
+ * when libcudart cannot be loaded.  cache (NULL: none): the verdicts of
+ * allocations seen before, used and kept; an allocation whose buffer id
+ * the driver does not give is asked every time. */
+MUSTER_HIDDEN int muster__cuda_shareable(int device, const void *p, muster__shareable_cache_t *cache);
 
 /* cudaMalloc / cudaFree of `bytes` on device (free: NULL is nothing). */
 MUSTER_HIDDEN int muster__cuda_alloc(int device, size_t bytes, void **out);

@@ -15,12 +15,13 @@
 
 #include "base/devices.h"
 
-enum { MEMCPY_DEVICE_TO_DEVICE = 3, ENTRY_CUDA_VERSION = 12000 };
+enum { MEMCPY_DEVICE_TO_DEVICE = 3, ENTRY_CUDA_VERSION = 12000, POINTER_ATTRIBUTE_BUFFER_ID = 7 };
 
 typedef int (*get_device_fn)(int *);
 typedef int (*set_device_fn)(int);
 typedef int (*entry_fn)(const char *, void **, unsigned int, unsigned long long, int *);
 typedef int (*range_fn)(uint64_t *, size_t *, uint64_t); /* cuMemGetAddressRange (CUresult) */
+typedef int (*attr_fn)(void *, int, uint64_t);           /* cuPointerGetAttribute (CUresult) */
 typedef int (*ipc_fn)(void *, void *);                   /* cudaIpcGetMemHandle(64-byte handle, ptr) */
 typedef int (*last_error_fn)(void);
 typedef int (*malloc_fn)(void **, size_t);
@@ -36,8 +37,17 @@ static const char *const fn_names[NFN] = {
 static void *fns[NFN];
 #define FN(type, k) ((type)fns[k])
 static range_fn range; /* the driver's, through the entry point; NULL: unknown */
+static attr_fn attr;   /* the same (NULL: no allocation's verdict is kept)  */
 static pthread_once_t fn_once = PTHREAD_ONCE_INIT;
 static char load_why[160] = "not found";
+
+/* A driver function through libcudart's entry point, or NULL. */
+static void *driver_fn(const char *name) {
+  void *f = NULL;
+  int status = -1;
+  if (fns[ENTRY] && FN(entry_fn, ENTRY)(name, &f, ENTRY_CUDA_VERSION, 0, &status) == 0 && status == 0) return f;
+  return NULL;
+}
 
 static void fn_load(void) {
   const char *why;
@@ -52,11 +62,8 @@ static void fn_load(void) {
       fns[SYNC] = NULL; /* the mark of a complete load (enter) */
       return;
     }
-  void *f = NULL;
-  int status = -1;
-  if (fns[ENTRY] && FN(entry_fn, ENTRY)("cuMemGetAddressRange", &f, ENTRY_CUDA_VERSION, 0, &status) == 0 &&
-      status == 0)
-    range = (range_fn)f;
+  range = (range_fn)driver_fn("cuMemGetAddressRange");
+  attr = (attr_fn)driver_fn("cuPointerGetAttribute");
 }
 
 /* Make device current, the caller's in *was; 0 or the error. */
@@ -78,16 +85,43 @@ static void leave(int device, int was) {
   if (was >= 0 && was != device) FN(set_device_fn, SET_DEVICE)(was);
 }
 
-int muster__cuda_shareable(int device, const void *p) {
+/* The verdict kept for allocation a, or NULL. */
+static const struct muster__shareable_seen *seen_find(const muster__shareable_cache_t *c,
+                                                      const struct muster__shareable_seen *a) {
+  for (int k = 0; k < MUSTER__SHAREABLE_SEEN; k++) {
+    const struct muster__shareable_seen *e = &c->seen[k];
+    if (e->id == a->id && e->base == a->base && e->size == a->size && e->device == a->device) return e;
+  }
+  return NULL;
+}
+
+static void seen_keep(muster__shareable_cache_t *c, const struct muster__shareable_seen *a) {
+  c->seen[c->next] = *a;
+  c->next = (c->next + 1) % MUSTER__SHAREABLE_SEEN;
+}
+
+/* cudaIpcGetMemHandle of the allocation at base: 1 when given, else 0 */
+static int ipc_opens(uint64_t base) {
+  unsigned char handle[64];
+  if (FN(ipc_fn, IPC)(handle, (void *)(uintptr_t)base) == 0) return 1;
+  (void)FN(last_error_fn, LAST_ERROR)(); /* a refused handle must not fail the caller's next CUDA call */
+  return 0;
+}
+
+int muster__cuda_shareable(int device, const void *p, muster__shareable_cache_t *cache) {
   int was, rc = enter(device, &was, "checking memory for CUDA IPC");
   if (rc < 0) return rc;
-  uint64_t base = 0;
-  size_t size = 0;
-  unsigned char handle[64];
   /* the allocation's base, as the providers export it (cudacommon/ipc.c) */
-  int ok = range && range(&base, &size, (uint64_t)(uintptr_t)p) == 0 &&
-           FN(ipc_fn, IPC)(handle, (void *)(uintptr_t)base) == 0;
-  if (!ok) (void)FN(last_error_fn, LAST_ERROR)(); /* a refused handle must not fail the caller's next CUDA call */
+  struct muster__shareable_seen a = {.device = device};
+  int ok = range && range(&a.base, &a.size, (uint64_t)(uintptr_t)p) == 0;
+  if (ok && cache && attr && attr(&a.id, POINTER_ATTRIBUTE_BUFFER_ID, a.base) != 0) a.id = 0;
+  const struct muster__shareable_seen *known = ok && a.id ? seen_find(cache, &a) : NULL;
+  if (known) {
+    ok = known->shareable;
+  } else if (ok) {
+    ok = a.shareable = ipc_opens(a.base);
+    if (a.id) seen_keep(cache, &a);
+  }
   leave(device, was);
   return ok;
 }

@@ -151,15 +151,15 @@ static void watch_stop(watchdog_t *w, pthread_t tid) {
 
 /* ---- the call ------------------------------------------------------------------------ */
 
-/* Does a cancelled provider's message only repeat why it was cancelled:
- * the reason itself, or "...cancelled: " and the reason cut short by the
- * provider's smaller buffer? */
-static int echoes(const char *err, const char *why) {
-  if (strstr(err, why)) return 1;
-  const char *c = strstr(err, "cancelled: ");
-  if (!c) return 0;
-  c += strlen("cancelled: ");
-  return *c && !strncmp(why, c, strlen(c));
+/* Did the call end by its cancel: cancel(code, why) was called on it
+ * before it returned, and it returned that code (provider_v2.h: what a
+ * cancelled call returns).  Its message then only words the cancel, which
+ * the runtime words itself; a call that failed with another code, or
+ * before its cancel, failed on its own, and its message is quoted. */
+static int ended_by_cancel(watchdog_t *w, int rc, double returned_at) {
+  double at;
+  __atomic_load(&w->fired_at, &at, __ATOMIC_ACQUIRE);
+  return at > 0 && at <= returned_at && rc == w->code;
 }
 
 /* engine.h's give_up: the call was cancelled MUSTER__ENGINE_GRACE_S ago */
@@ -171,12 +171,13 @@ static int cancel_ignored(void *arg) {
 }
 
 /* Run the call on its own thread (engine.h) under the watchdog w (started
- * here): 0 when it returned (its rc, seconds, info, tile and err copied
- * out), 1 when it was cancelled and is left running (w and the thread
+ * here): 0 when it returned (its rc, seconds, muster__mono_s() when it
+ * returned, info, tile and err copied out), 1 when it was cancelled and is left running (w and the thread
  * with it), 2 the same but still inside an exchange of its bootstrap, or
  * a code when nothing ran. */
 static int run_threaded(muster__provider_t *p, const muster_collective_call_t *call, watchdog_t *w,
-                        int *rc, double *seconds, int64_t *info, int64_t *tile, char *err, size_t errlen) {
+                        int *rc, double *seconds, double *returned_at, int64_t *info, int64_t *tile, char *err,
+                        size_t errlen) {
   muster__engine_t *e;
   int r = muster__engine_new(p, call, &e);
   if (r < 0) return r;
@@ -199,6 +200,7 @@ static int run_threaded(muster__provider_t *p, const muster_collective_call_t *c
   watch_stop(w, tid);
   *rc = e->rc;
   *seconds = e->seconds;
+  *returned_at = e->returned_at;
   *info = e->info;
   *tile = e->tile;
   snprintf(err, errlen, "%s", e->err);
@@ -229,6 +231,7 @@ int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out, 
   w->in = in;
   w->call = &call;
   pthread_t tid;
+  double returned_at = 0;
   int rc, watching = in->watch != NULL;
   int mpi = !watching && in->boot && in->boot->kind && !strcmp(in->boot->kind, "mpi");
   char was[MUSTER__MPI_PHASE_MAX];
@@ -251,7 +254,7 @@ int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out, 
                       muster_routine_name(in->args->routine), (long long)in->args->n);
   }
   if (in->watch) { /* a group's watch: the engine on its own thread, so that this rank can leave it */
-    int r = run_threaded(p, &call, w, &rc, &out->seconds, &info, &tile, err, sizeof err);
+    int r = run_threaded(p, &call, w, &rc, &out->seconds, &returned_at, &info, &tile, err, sizeof err);
     if (r < 0) {
       free(w);
       return *engine_rc = r;
@@ -272,7 +275,8 @@ int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out, 
     }
     double t0 = muster__mono_s();
     rc = p->v->collective_solve(p->ctx, &call);
-    out->seconds = muster__mono_s() - t0;
+    returned_at = muster__mono_s();
+    out->seconds = returned_at - t0;
     if (watching) watch_stop(w, tid);
   }
   if (mpi) muster__mpi_phase("%s", was);
@@ -280,12 +284,12 @@ int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out, 
   out->tile = tile;
   err[sizeof err - 1] = '\0';
   *engine_rc = rc < 0 ? rc : 0;
-  int fired = w->fired;
+  int fired = w->fired, by_cancel = rc < 0 && ended_by_cancel(w, rc, returned_at);
   char why[sizeof w->why];
   snprintf(why, sizeof why, "%s", w->why);
   free(w);
-  /* the provider's own words, unless they only repeat why it was cancelled */
-  if (rc < 0 && fired && (!err[0] || echoes(err, why)))
+  /* the provider's own words, unless its call ended by the cancel */
+  if (rc < 0 && fired && (by_cancel || !err[0]))
     return muster__err(rc, "rank %d: provider %s was cancelled: %s", in->rank, p->name, why);
   if (rc < 0 && fired)
     return muster__err(rc, "rank %d: provider %s was cancelled: %s (provider: %s)", in->rank, p->name, why, err);

@@ -17,13 +17,14 @@ static size_t extent(int64_t ld, int64_t rows, int64_t cols, size_t esz) {
 /* 1 when the leader can reach p as it is (host: muster_shard_alloc memory,
  * whose ref desc.c found; CUDA: an allocation CUDA IPC opens), 0 when it
  * must be staged, or an error. */
-static int reachable(const muster__desc_t *d, const void *p, const muster__shard_ref_t *ref) {
+static int reachable(muster__stage_t *s, const muster__desc_t *d, const void *p, const muster__shard_ref_t *ref) {
   if (d->mem == MUSTER_MEM_HOST) return ref->fd >= 0;
-  return muster__cuda_shareable(d->device, p);
+  return muster__cuda_shareable(d->device, p, &s->seen);
 }
 
 /* The bytes of a, b and w to stage (0: as they are). */
-static int stage_sizes(const muster__desc_t *d, const muster_shard_t *mine, size_t len[MUSTER__NSTAGE]) {
+static int stage_sizes(muster__stage_t *s, const muster__desc_t *d, const muster_shard_t *mine,
+                       size_t len[MUSTER__NSTAGE]) {
   size_t esz = muster_dtype_size(d->dtype);
   muster_shape_t sh;
   muster_routine_shape(d->routine, d->n, d->nrhs, d->ldb, &sh); /* validated */
@@ -35,17 +36,24 @@ static int stage_sizes(const muster__desc_t *d, const muster_shard_t *mine, size
   for (int k = 0; k < MUSTER__NSTAGE; k++) {
     len[k] = 0;
     if (!p[k] || !need[k]) continue;
-    int rc = reachable(d, p[k], ref[k]);
+    int rc = reachable(s, d, p[k], ref[k]);
     if (rc < 0) return rc;
     len[k] = rc ? 0 : need[k];
   }
   return 0;
 }
 
+static void region_free(muster__stage_t *s) {
+  if (s->region && s->mem == MUSTER_MEM_HOST) muster_shard_free(s->region);
+  else if (s->region) muster__cuda_free(s->device, s->region);
+  s->region = NULL;
+  s->cap = 0;
+}
+
 /* A region of at least total bytes where the pieces' memory is. */
 static int region(muster__stage_t *s, int mem, int device, size_t total) {
   if (s->region && s->cap >= total && s->mem == mem && s->device == device) return 0;
-  muster__stage_free(s);
+  region_free(s);
   int rc = mem == MUSTER_MEM_HOST ? muster_shard_alloc(total, &s->region)
                                   : muster__cuda_alloc(device, total, &s->region);
   if (rc < 0) {
@@ -70,7 +78,7 @@ static int copy(const muster__stage_t *s, void *dst, const void *src, size_t byt
 int muster__stage_in(muster__stage_t *s, const muster__desc_t *d, const muster_shard_t *mine,
                      muster_shard_t *use) {
   *use = *mine;
-  int rc = stage_sizes(d, mine, s->len);
+  int rc = stage_sizes(s, d, mine, s->len);
   if (rc < 0) {
     memset(s->len, 0, sizeof s->len);
     return rc;
@@ -107,8 +115,6 @@ int muster__stage_out(muster__stage_t *s, const muster_shard_t *mine) {
 }
 
 void muster__stage_free(muster__stage_t *s) {
-  if (s->region && s->mem == MUSTER_MEM_HOST) muster_shard_free(s->region);
-  else if (s->region) muster__cuda_free(s->device, s->region);
-  s->region = NULL;
-  s->cap = 0;
+  region_free(s);
+  memset(&s->seen, 0, sizeof s->seen);
 }

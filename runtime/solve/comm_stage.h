@@ -9,11 +9,14 @@
  * into a cudaMalloc'ed region on the piece's device, on the shard's stream
  * (XLA's own allocations refuse CUDA IPC: jax arrays on GPUs take this
  * way).  The region is kept (per comm) and grown, never shrunk, so the
- * leader opens it once.
+ * leader opens it once; so is what CUDA IPC said of each allocation
+ * (devices.h muster__shareable_cache_t), so a call asks the driver for no
+ * IPC handle of an allocation an earlier call of the comm asked about.
  */
 #ifndef MUSTER_COMM_STAGE_H
 #define MUSTER_COMM_STAGE_H
 
+#include "base/devices.h"
 #include "solve/desc.h"
 
 enum { MUSTER__STAGE_A, MUSTER__STAGE_B, MUSTER__STAGE_W, MUSTER__NSTAGE };
@@ -23,6 +26,7 @@ typedef struct muster__stage {
   size_t cap;                             /* its bytes                  */
   int mem, device;                        /* where it is                */
   size_t off[MUSTER__NSTAGE], len[MUSTER__NSTAGE]; /* this call's pieces (len 0: as they are) */
+  muster__shareable_cache_t seen;         /* CUDA IPC's verdicts        */
 } muster__stage_t;
 
 /* *use = *mine, with each piece the leader could not reach replaced by a
@@ -35,7 +39,7 @@ MUSTER_HIDDEN int muster__stage_in(muster__stage_t *s, const muster__desc_t *d, 
  * staged piece: a routine writes what it writes).  0 or the copy's error. */
 MUSTER_HIDDEN int muster__stage_out(muster__stage_t *s, const muster_shard_t *mine);
 
-/* Free the region (the comm closes). */
+/* Free the region and forget the verdicts (the comm closes). */
 MUSTER_HIDDEN void muster__stage_free(muster__stage_t *s);
 
 #endif

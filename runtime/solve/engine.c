@@ -23,10 +23,11 @@ static void *engine_main(void *arg) {
   pthread_mutex_unlock(&e->mu);
   int rc = guarded ? e->p->v->collective_solve(e->p->ctx, &e->call) : MUSTER_EEXITING;
   if (!guarded) snprintf(e->err, sizeof e->err, "%s", muster_last_error());
-  double seconds = muster__mono_s() - t0;
+  double returned_at = muster__mono_s();
   pthread_mutex_lock(&e->mu);
   e->rc = rc;
-  e->seconds = seconds;
+  e->seconds = returned_at - t0;
+  e->returned_at = returned_at;
   e->done = 1;
   pthread_cond_signal(&e->cv);
   pthread_mutex_unlock(&e->mu);

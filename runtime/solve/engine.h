@@ -43,6 +43,7 @@ typedef struct muster__engine {
   int done;                       /* collective_solve returned (under mu) */
   int rc;                         /* what collective_solve returned        */
   double seconds;                 /* how long it ran                        */
+  double returned_at;             /* muster__mono_s() when it returned      */
   muster__provider_t *p;          /* referenced while the call runs         */
   muster_collective_call_t call;  /* a copy: its pointers lead here         */
   muster_shard_t mine;

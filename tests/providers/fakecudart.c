@@ -15,7 +15,16 @@
  *   FAKECUDA_IPC_REFUSE=1     cudaIpcGetMemHandle refuses every pointer (as
  *                             for XLA's allocations); its error stays until
  *                             cudaGetLastError
+ * The driver's cuMemGetAddressRange and cuPointerGetAttribute (buffer id)
+ * come through cudaGetDriverEntryPointByVersion: a cudaMalloc'ed pointer is
+ * in its allocation, with an id no other allocation has; any other pointer
+ * is the base of an allocation of its own, without an id.  cudaFree keeps
+ * the block it frees last and the next cudaMalloc of its size returns it
+ * (as CUDA may: the same address, another allocation).  For tests:
+ * fakecuda_ipc_handles() is how many handles cudaIpcGetMemHandle gave.
  */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,15 +69,71 @@ API int cudaDeviceGetPCIBusId(char *busid, int len, int device) {
   return OK;
 }
 
+/* cudaMalloc's allocations (under mu): those live, and the last freed */
+struct alloc {
+  char *base;
+  size_t size;
+  unsigned long long id;
+  struct alloc *next;
+};
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct alloc *live, *kept;
+static unsigned long long last_id;
+static int ipc_handles;
+
 API int cudaMalloc(void **p, size_t bytes) {
   if (current == env_int("FAKECUDA_FAIL_MALLOC", -1)) return E_ALLOC;
-  *p = malloc(bytes ? bytes : 1);
-  return *p ? OK : E_ALLOC;
+  bytes = bytes ? bytes : 1;
+  pthread_mutex_lock(&mu);
+  struct alloc *a = kept && kept->size == bytes ? kept : calloc(1, sizeof *a);
+  if (a == kept) kept = NULL;
+  if (a && !a->base && !(a->base = malloc(bytes))) {
+    free(a);
+    a = NULL;
+  }
+  if (a) {
+    a->size = bytes;
+    a->id = ++last_id;
+    a->next = live;
+    live = a;
+  }
+  pthread_mutex_unlock(&mu);
+  *p = a ? a->base : NULL;
+  return a ? OK : E_ALLOC;
+}
+
+static void drop(struct alloc *a) {
+  if (a) free(a->base);
+  free(a);
 }
 
 API int cudaFree(void *p) {
-  free(p);
+  pthread_mutex_lock(&mu);
+  struct alloc **at = &live;
+  while (*at && (*at)->base != (char *)p) at = &(*at)->next;
+  struct alloc *a = *at, *old = NULL;
+  if (a) {
+    *at = a->next;
+    old = kept;
+    kept = a;
+  }
+  pthread_mutex_unlock(&mu);
+  drop(old);
+  if (!a) free(p); /* memory the test malloc'ed as "device memory" */
   return OK;
+}
+
+__attribute__((destructor)) static void drop_kept(void) {
+  drop(kept);
+  kept = NULL;
+}
+
+/* The live allocation holding ptr (under mu), or NULL. */
+static struct alloc *holding(unsigned long long ptr) {
+  for (struct alloc *a = live; a; a = a->next)
+    if (ptr >= (unsigned long long)(uintptr_t)a->base && ptr < (unsigned long long)(uintptr_t)a->base + a->size)
+      return a;
+  return NULL;
 }
 
 API int cudaMemcpy(void *dst, const void *src, size_t bytes, int kind) {
@@ -100,22 +165,46 @@ API int cudaIpcGetMemHandle(void *handle, void *p) {
   if (getenv("FAKECUDA_IPC_REFUSE")) return last_error = E_VALUE;
   memset(handle, 0, 64);
   memcpy(handle, &p, sizeof p);
+  pthread_mutex_lock(&mu);
+  ipc_handles++;
+  pthread_mutex_unlock(&mu);
   return OK;
 }
 
-/* cuMemGetAddressRange: every pointer is the base of its own allocation */
+API int fakecuda_ipc_handles(void) {
+  pthread_mutex_lock(&mu);
+  int n = ipc_handles;
+  pthread_mutex_unlock(&mu);
+  return n;
+}
+
+/* cuMemGetAddressRange (CUresult) */
 static int fake_address_range(unsigned long long *base, size_t *size, unsigned long long ptr) {
-  *base = ptr;
-  *size = 1;
+  pthread_mutex_lock(&mu);
+  struct alloc *a = holding(ptr);
+  *base = a ? (unsigned long long)(uintptr_t)a->base : ptr;
+  *size = a ? a->size : 1;
+  pthread_mutex_unlock(&mu);
   return OK;
+}
+
+/* cuPointerGetAttribute (CUresult), CU_POINTER_ATTRIBUTE_BUFFER_ID (7) only */
+static int fake_pointer_attribute(void *data, int attribute, unsigned long long ptr) {
+  pthread_mutex_lock(&mu);
+  struct alloc *a = attribute == 7 ? holding(ptr) : NULL;
+  if (a) *(unsigned long long *)data = a->id;
+  pthread_mutex_unlock(&mu);
+  return a ? OK : E_VALUE; /* CUDA_ERROR_INVALID_VALUE */
 }
 
 API int cudaGetDriverEntryPointByVersion(const char *symbol, void **fn, unsigned int version, unsigned long long flags,
                                          int *status) {
   (void)version;
   (void)flags;
-  int found = !strcmp(symbol, "cuMemGetAddressRange");
-  *fn = found ? (void *)fake_address_range : NULL;
+  *fn = !strcmp(symbol, "cuMemGetAddressRange")    ? (void *)fake_address_range
+        : !strcmp(symbol, "cuPointerGetAttribute") ? (void *)fake_pointer_attribute
+                                                   : NULL;
+  int found = *fn != NULL;
   if (status) *status = found ? 0 : 1; /* cudaDriverEntryPointSymbolNotFound */
   return OK;
 }

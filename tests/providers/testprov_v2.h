@@ -33,6 +33,9 @@
  *                          check), then return cancel's code and reason
  *   TESTPROV_BLOCK_S=S     the same for at most S seconds, then go on (a
  *                          long call that ends by itself)
+ *   TESTPROV_CANCEL_RC=N   a cancelled call returns N instead (a failure of
+ *                          its own, still saying "cancelled: " and why)
+ *   TESTPROV_CANCEL_MSG=S  a cancelled call says S instead of why
  *   TESTPROV_DEAF=1        block for ever, deaf to cancel (an engine stuck
  *                          in a GPU wait after its peer died)
  *   TESTPROV_RELEASE_LOG=PATH  release_comms appends "release KEY"
@@ -298,7 +301,10 @@ static int block_until_cancelled(const muster_collective_call_t *c, double secon
     timed_out = seconds > 0 ? pthread_cond_timedwait(&calls_cv, &calls_mu, &until) == ETIMEDOUT
                             : (pthread_cond_wait(&calls_cv, &calls_mu), 0);
   int code = !r ? MUSTER_EPROVIDER : r->cancelled ? r->code : 0;
-  if (code < 0) snprintf(c->err, c->errlen, "cancelled: %s", r ? r->why : "(no slot)");
+  const char *own_rc = getenv("TESTPROV_CANCEL_RC"), *own_msg = getenv("TESTPROV_CANCEL_MSG");
+  if (code < 0 && r && own_rc) code = atoi(own_rc);
+  if (code < 0) snprintf(c->err, c->errlen, "%s%s", own_msg ? "" : "cancelled: ",
+                         own_msg ? own_msg : r ? r->why : "(no slot)");
   pthread_mutex_unlock(&calls_mu);
   return code;
 }

@@ -10,7 +10,13 @@
  *     opens are left as they are; with every IPC handle refused (as XLA's
  *     allocations are) they are copied into a cudaMalloc'ed region and
  *     back, and the refusal's CUDA error does not linger; a region that
- *     cannot be allocated is MUSTER_ECUDA naming the device.
+ *     cannot be allocated is MUSTER_ECUDA naming the device;
+ *   - CUDA IPC's verdict is kept per allocation (the stand-in's cudaMalloc
+ *     memory, which has buffer ids): a second call asks no new handle,
+ *     also for another piece of the same allocation; memory freed and
+ *     allocated again at the same address is asked again (a stale verdict
+ *     would leave a refused allocation unstaged); the comm's close
+ *     forgets every verdict, and the oldest goes when the cache is full.
  */
 #include <dlfcn.h>
 
@@ -73,32 +79,63 @@ TEST_IMPL(comm_stage_host) {
   return 0;
 }
 
-TEST_IMPL(comm_stage_cuda) {
-  enum { N = 8, NCOLS = 3, DEV = 1 };
+/* The stand-in CUDA runtime, dlopened here first so that the runtime's
+ * own lazy dlopen finds it; its calls a test makes itself. */
+typedef struct fakecuda {
+  int (*cuda_malloc)(void **, size_t);
+  int (*cuda_free)(void *);
+  int (*handles)(void); /* cudaIpcGetMemHandle's handles given so far */
+  int (*last_error)(void);
+} fakecuda_t;
+
+static fakecuda_t fakecuda_open(void) {
   char path[4200];
   snprintf(path, sizeof path, "%s/fakecuda/libcudart.so.13", tp_build_dir());
   void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL); /* before the runtime looks for libcudart.so.13 */
   ASSERT(h);
-  int (*last_error)(void) = (int (*)(void))dlsym(h, "cudaGetLastError");
-  ASSERT(last_error);
+  fakecuda_t f = {(int (*)(void **, size_t))dlsym(h, "cudaMalloc"), (int (*)(void *))dlsym(h, "cudaFree"),
+                  (int (*)(void))dlsym(h, "fakecuda_ipc_handles"), (int (*)(void))dlsym(h, "cudaGetLastError")};
+  ASSERT(f.cuda_malloc && f.cuda_free && f.handles && f.last_error);
   unsetenv("FAKECUDA_IPC_REFUSE");
   unsetenv("FAKECUDA_FAIL_MALLOC");
-  double *a = malloc(N * NCOLS * sizeof *a), *w = malloc(N * sizeof *w); /* the stand-in's device memory */
+  return f;
+}
+
+static double *device_alloc(const fakecuda_t *f, size_t count) {
+  void *p = NULL;
+  ASSERT_EQ(f->cuda_malloc(&p, count * sizeof(double)), 0);
+  return p;
+}
+
+enum { N = 8, NCOLS = 3, DEV = 1 };
+
+/* syevd of N on device DEV: mine's a (N x NCOLS) and w, described */
+static muster__stage_t cuda_piece(double *a, double *w, muster_solve_args_t *args, muster_shard_t *mine,
+                                  muster__desc_t *d) {
+  *args = (muster_solve_args_t){.routine = MUSTER_SYEVD, .dtype = MUSTER_F64, .n = N};
+  *mine = (muster_shard_t){.mem = MUSTER_MEM_CUDA, .device = DEV, .a = a, .lda = N, .col0 = 0, .ncols = NCOLS,
+                           .w = w};
+  return described(args, mine, d);
+}
+
+TEST_IMPL(comm_stage_cuda) {
+  fakecuda_t f = fakecuda_open();
+  /* the stand-in's device memory, not its cudaMalloc's: without a buffer
+   * id, so CUDA IPC is asked every call (the refusal below is seen) */
+  double *a = malloc(N * NCOLS * sizeof *a), *w = malloc(N * sizeof *w);
   ASSERT(a && w);
   fill(a, N * NCOLS, 1);
   fill(w, N, 200);
-  muster_solve_args_t args = {.routine = MUSTER_SYEVD, .dtype = MUSTER_F64, .n = N};
-  muster_shard_t mine = {.mem = MUSTER_MEM_CUDA, .device = DEV, .a = a, .lda = N, .col0 = 0, .ncols = NCOLS,
-                         .w = w};
+  muster_solve_args_t args;
+  muster_shard_t mine, use;
   muster__desc_t d;
-  muster__stage_t st = described(&args, &mine, &d);
-  muster_shard_t use;
+  muster__stage_t st = cuda_piece(a, w, &args, &mine, &d);
   ASSERT_OK(muster__stage_in(&st, &d, &mine, &use)); /* CUDA IPC opens them: nothing to copy */
   ASSERT(use.a == a && use.w == w && st.region == NULL);
   ASSERT_OK(muster__stage_out(&st, &mine));
   setenv("FAKECUDA_IPC_REFUSE", "1", 1);
   ASSERT_OK(muster__stage_in(&st, &d, &mine, &use));
-  ASSERT_EQ(last_error(), 0); /* the refusals' error was cleared */
+  ASSERT_EQ(f.last_error(), 0); /* the refusals' error was cleared */
   ASSERT(use.a != a && use.w != w && st.region && st.device == DEV && st.mem == MUSTER_MEM_CUDA);
   ASSERT(same(use.a, N * NCOLS, 1) && same(use.w, N, 200));
   fill(use.a, N * NCOLS, 7);
@@ -116,5 +153,69 @@ TEST_IMPL(comm_stage_cuda) {
   unsetenv("FAKECUDA_FAIL_MALLOC");
   free(a);
   free(w);
+  return 0;
+}
+
+TEST_IMPL(comm_stage_cuda_seen) {
+  fakecuda_t f = fakecuda_open();
+  double *a = device_alloc(&f, 2 * N * NCOLS), *w = device_alloc(&f, N);
+  fill(a, 2 * N * NCOLS, 1);
+  fill(w, N, 200);
+  muster_solve_args_t args;
+  muster_shard_t mine, use;
+  muster__desc_t d;
+  muster__stage_t st = cuda_piece(a, w, &args, &mine, &d);
+  int asked = f.handles();
+  ASSERT_OK(muster__stage_in(&st, &d, &mine, &use));
+  ASSERT(use.a == a && use.w == w && st.region == NULL);
+  ASSERT_EQ(f.handles(), asked + 2); /* one handle per allocation */
+  ASSERT_OK(muster__stage_in(&st, &d, &mine, &use));
+  mine.a = a + N * NCOLS; /* another piece of a's allocation */
+  ASSERT_OK(muster__stage_in(&st, &d, &mine, &use));
+  ASSERT(use.a == mine.a && use.w == w);
+  ASSERT_EQ(f.handles(), asked + 2); /* none asked again */
+  /* a freed, and allocated again at the same address: asked again */
+  ASSERT_EQ(f.cuda_free(a), 0);
+  ASSERT(device_alloc(&f, 2 * N * NCOLS) == a);
+  mine.a = a;
+  ASSERT_OK(muster__stage_in(&st, &d, &mine, &use));
+  ASSERT_EQ(f.handles(), asked + 3);
+  /* ... and once more, now refused (as XLA's would be): staged, not
+   * taken for the shareable allocation that was there before */
+  ASSERT_EQ(f.cuda_free(a), 0);
+  ASSERT(device_alloc(&f, 2 * N * NCOLS) == a);
+  fill(a, N * NCOLS, 1);
+  setenv("FAKECUDA_IPC_REFUSE", "1", 1);
+  ASSERT_OK(muster__stage_in(&st, &d, &mine, &use));
+  ASSERT(use.a != a && st.region && same(use.a, N * NCOLS, 1));
+  ASSERT(use.w == w); /* w's allocation is the same: its verdict holds */
+  ASSERT_OK(muster__stage_out(&st, &mine));
+  unsetenv("FAKECUDA_IPC_REFUSE");
+  /* the comm closes: region and verdicts gone; a new call asks again */
+  muster__stage_free(&st);
+  ASSERT(st.region == NULL);
+  for (int k = 0; k < MUSTER__SHAREABLE_SEEN; k++) ASSERT(st.seen.seen[k].id == 0);
+  int before = f.handles();
+  ASSERT_OK(muster__stage_in(&st, &d, &mine, &use));
+  ASSERT(use.a == a && use.w == w);
+  ASSERT_EQ(f.handles(), before + 2);
+  muster__stage_free(&st);
+  /* full: the oldest verdict goes, the newest stay */
+  enum { MORE = MUSTER__SHAREABLE_SEEN + 1 };
+  double *many[MORE];
+  muster__shareable_cache_t seen;
+  memset(&seen, 0, sizeof seen);
+  before = f.handles();
+  for (int k = 0; k < MORE; k++) {
+    many[k] = device_alloc(&f, 1 + (size_t)k); /* sizes of their own: none takes a kept block */
+    ASSERT_EQ(muster__cuda_shareable(DEV, many[k], &seen), 1);
+  }
+  ASSERT_EQ(muster__cuda_shareable(DEV, many[MORE - 1], &seen), 1);
+  ASSERT_EQ(f.handles(), before + MORE);
+  ASSERT_EQ(muster__cuda_shareable(DEV, many[0], &seen), 1);
+  ASSERT_EQ(f.handles(), before + MORE + 1);
+  for (int k = 0; k < MORE; k++) ASSERT_EQ(f.cuda_free(many[k]), 0);
+  ASSERT_EQ(f.cuda_free(a), 0);
+  ASSERT_EQ(f.cuda_free(w), 0);
   return 0;
 }
