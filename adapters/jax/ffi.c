@@ -212,6 +212,18 @@ XLA_FFI_Error *mj_handle(XLA_FFI_CallFrame *cf, int cuda, mj_execute_fn run) {
 MJ_EXPORT XLA_FFI_Error *muster_jax_cpu(XLA_FFI_CallFrame *cf) { return mj_handle(cf, 0, execute); }
 MJ_EXPORT XLA_FFI_Error *muster_jax_cuda(XLA_FFI_CallFrame *cf) { return mj_handle(cf, 1, execute); }
 
+/* muster_jax.distributed.clear_failure()'s custom call (target
+ * muster_jax_nothing): no operands, no results, nothing done; its side effect
+ * gives the device a fresh runtime token in JAX, replacing a failed solve's.
+ * jax.debug.callback would do as much but needs a CPU device, which a JAX
+ * limited to GPUs lacks. */
+static XLA_FFI_Error *nothing(mj_call_t *c, XLA_FFI_CallFrame *cf) {
+  (void)c;
+  (void)cf;
+  return NULL;
+}
+MJ_EXPORT XLA_FFI_Error *muster_jax_nothing(XLA_FFI_CallFrame *cf) { return mj_handle(cf, 0, nothing); }
+
 /* The FFI API version the handler reports, for tests. */
 MJ_EXPORT int muster_jax_ffi_api_version(int *major, int *minor) {
   if (major) *major = MJ_FFI_MAJOR;

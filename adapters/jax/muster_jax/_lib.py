@@ -18,6 +18,7 @@ _PKG = pathlib.Path(__file__).resolve().parent
 
 TARGET = "muster_jax"
 STORE_TARGET = "muster_jax_store"  # muster_jax.distributed's solve inside jit (store_ffi.c)
+NOTHING_TARGET = "muster_jax_nothing"  # muster_jax.distributed.clear_failure()'s empty call (ffi.c)
 _lock = threading.Lock()
 _state = {}
 
@@ -58,11 +59,14 @@ def load() -> dict:
         for target, prefix in ((TARGET, "muster_jax"), (STORE_TARGET, "muster_jax_store")):
             jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(handler, prefix + "_cpu")),
                                         platform="cpu")
+        jax.ffi.register_ffi_target(NOTHING_TARGET, jax.ffi.pycapsule(handler.muster_jax_nothing), platform="cpu")
         _declare_sets(handler)
         try:
             for target, prefix in ((TARGET, "muster_jax"), (STORE_TARGET, "muster_jax_store")):
                 jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(handler, prefix + "_cuda")),
                                             platform="CUDA")
+            jax.ffi.register_ffi_target(NOTHING_TARGET, jax.ffi.pycapsule(handler.muster_jax_nothing),
+                                        platform="CUDA")
             _state["cuda"] = True
         except Exception:  # jaxlib without the cuda plugin: cpu only
             _state["cuda"] = False

@@ -92,12 +92,15 @@ def clear_failure() -> None:
     jax.distributed.shutdown() and so JAX's own exit hook (the process then
     ends with a traceback), until another computation with a side effect
     runs on the device.  After catching a jitted solve's JaxRuntimeError,
-    call this (it runs an empty jax.debug.callback on each of this
-    process's devices, from this thread: the tokens are per thread);
-    nothing collective."""
+    call this from the thread that ran it (the tokens are per thread): it
+    runs an empty custom call with a side effect (muster_jax_nothing,
+    adapters/jax/ffi.c) on each of this process's devices; nothing
+    collective."""
+    _lib.runtime()  # registers the target
+    nothing = jax.ffi.ffi_call(_lib.NOTHING_TARGET, (), has_side_effect=True)
     for d in jax.local_devices():
         with jax.default_device(d):
-            jax.jit(lambda: jax.debug.callback(lambda: None))()
+            jax.jit(nothing)()
     jax.effects_barrier()
 
 
