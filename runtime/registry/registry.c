@@ -321,7 +321,13 @@ static int ensure_scanned(int r) {
   return rc;
 }
 
+/* Rescans begun: a comm's kept choice is asked again after one (comm_plan.h). */
+static atomic_uint rescans;
+
+unsigned muster__providers_rescans(void) { return atomic_load(&rescans); }
+
 static int providers_rescan_call(void) {
+  atomic_fetch_add(&rescans, 1);
   int rc = ensure_table();
   if (rc < 0) return rc;
   int ids[NROUTINES], n = 0;

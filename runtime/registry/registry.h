@@ -28,4 +28,8 @@
 MUSTER_HIDDEN int muster__provider_collect(muster_routine_t routine, const char *only, int mem,
                                            muster__provider_t **out, int cap);
 
+/* How many rescans (muster_providers_rescan) this process began: what the
+ * providers of a routine are may have changed since the count was read. */
+MUSTER_HIDDEN unsigned muster__providers_rescans(void);
+
 #endif

@@ -9,11 +9,15 @@
  *      slots are unused): among the collective providers, and over a kind
  *      store comm whose ranks can all meet in a muster group on this node
  *      (comm_local.h) the one-node (leader) providers too, with the name
- *      and job of the comm's group when one of those won;
+ *      and job of the comm's group when one of those won.  Kind store:
+ *      skipped when round 1 showed a call like the last successful one
+ *      (comm_plan.h): every rank reuses the choice it kept;
  *   3. collective: every rank says whether it could load the chosen
  *      provider, so that none enters the engine when one cannot.  One-node:
  *      every rank says whether it took its seat in the group (and staged
- *      the pieces the leader cannot reach, comm_stage.h);
+ *      the pieces the leader cannot reach, comm_stage.h); skipped with a
+ *      kept choice, whose group every rank sits in already (round 1's tags
+ *      say so): a rank that cannot stage poisons the group instead;
  *   4. collective_solve on every rank (under the watchdog for kind group);
  *      one-node: muster_solve over the group, the provider forced to rank
  *      0's choice (its own rounds: the leader runs it, liveness as in any
@@ -36,6 +40,7 @@
 #include "registry/choice.h"
 #include "solve/collective.h"
 #include "solve/comm_local.h"
+#include "solve/comm_plan.h"
 #include "base/exit_guard.h"
 #include "group/group.h"
 #include "solve/mpi.h"
@@ -55,6 +60,7 @@ struct muster_comm {
   char job[MUSTER_MAX_JOB + 1];  /* opts->job: kind group's, kind store's one-node group's */
   double timeout_s;              /* opts->timeout_s (store: the store's when it is muster's) */
   muster__local_t *local;        /* kind store: the one-node group (comm_local.h) */
+  muster__plan_t *plan;          /* kind store: the last call's choice, kept (comm_plan.h) */
   muster__provider_t *used[USED_MAX]; /* providers that ran here (referenced) */
   int nused;
 };
@@ -149,6 +155,7 @@ int muster_comm_close(muster_comm_t *c) {
     muster__provider_release(p);
   }
   muster__local_close(c->local);
+  muster__plan_free(c->plan);
   int rc = c->g ? muster_group_leave(c->g) : 0;
   muster__mpi_close(c->mpi);
   free(c);
@@ -319,9 +326,13 @@ static double local_timeout(const muster_comm_t *c) {
   return c->timeout_s;
 }
 
-/* Rounds 3-5 once rank 0 chose a one-node provider (comm_local.h). */
+/* Rounds 3-5 once rank 0 chose a one-node provider (comm_local.h).  kept:
+ * the kept choice ran (comm_plan.h), whose tags said every rank sits in
+ * its group already: no meeting round; a rank whose staging failed
+ * poisons the group instead, so that the others leave the group's call,
+ * and all hear why in the result round. */
 static int run_local(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
-                     const muster__desc_t *d, int64_t leader_pid, const decision_t *dec, verdict_t *all,
+                     const muster__desc_t *d, int64_t leader_pid, const decision_t *dec, int kept, verdict_t *all,
                      muster__outcome_t *out) {
   verdict_t v;
   memset(&v, 0, sizeof v);
@@ -329,15 +340,18 @@ static int run_local(muster_comm_t *c, const muster_solve_args_t *args, const mu
   v.rc = muster__local_prepare(&c->local, &dec->local, c->rank, c->size, local_timeout(c), mine, d, leader_pid,
                                &use);
   if (v.rc < 0) snprintf(v.msg, sizeof v.msg, "%s", muster_last_error());
-  int rc = agree(c, &v, all, "meeting in the one-node group");
-  if (rc == 0) {
-    muster_store_t *st = store_of(c);
+  if (kept && v.rc < 0) muster__local_abort(c->local, v.rc, v.msg);
+  int rc = kept ? v.rc : agree(c, &v, all, "meeting in the one-node group");
+  if (rc == 0 || kept) {
+    muster_store_t *st = rc == 0 ? store_of(c) : NULL;
     if (st) muster__store_within(st, "inside one-node engine %s (group %s, %s n=%" PRId64 ")", dec->provider,
                                  dec->local.group, muster_routine_name(args->routine), args->n);
-    memset(&v, 0, sizeof v);
-    v.rc = muster__local_solve(c->local, args, dec->provider, mine, &use, out);
-    v.info = out->info;
-    if (v.rc < 0) snprintf(v.msg, sizeof v.msg, "%s", muster_last_error());
+    if (rc == 0) {
+      memset(&v, 0, sizeof v);
+      v.rc = muster__local_solve(c->local, args, dec->provider, mine, &use, out);
+      v.info = out->info;
+      if (v.rc < 0) snprintf(v.msg, sizeof v.msg, "%s", muster_last_error());
+    }
     if (st) {
       muster__store_within(st, NULL);
       muster__store_phase(st, "in muster_solve_comm, after one-node engine %s", dec->provider);
@@ -352,31 +366,56 @@ static int run_local(muster_comm_t *c, const muster_solve_args_t *args, const mu
   return rc;
 }
 
+/* The tag of the choice this rank kept (comm_plan.h), or 0: none, or a
+ * one-node one whose group it no longer sits in. */
+static uint64_t kept_tag(const muster_comm_t *c) {
+  const decision_t *k = muster__plan_decision(c->plan);
+  if (!k || (k->kind == MUSTER_PROVIDER_LEADER && !muster__local_seated(c->local, k->local.group))) return 0;
+  return muster__plan_tag(c->plan);
+}
+
+/* Round 2: rank 0 chooses, every rank hears it (more: R slots). */
+static int hear_choice(muster_comm_t *c, const muster__desc_t *const *ds, char *more, decision_t *dec) {
+  int R = c->size;
+  memset(dec, 0, sizeof *dec);
+  if (c->rank == 0) decide(c, ds, R, dec);
+  int rc = gather(c, dec, more, sizeof *dec, "hearing rank 0's choice");
+  if (rc < 0) return rc;
+  memcpy(dec, more, sizeof *dec); /* rank 0's slot */
+  dec->msg[sizeof dec->msg - 1] = dec->provider[sizeof dec->provider - 1] = dec->reason[sizeof dec->reason - 1] = '\0';
+  dec->local.group[sizeof dec->local.group - 1] = dec->local.job[sizeof dec->local.job - 1] = '\0';
+  return 0;
+}
+
 static int solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
                       const muster_dist_t *dist, muster_solve_result_t *res) {
   int R = c->size, rc = 0;
-  size_t big = sizeof(muster__desc_t) > sizeof(decision_t) ? sizeof(muster__desc_t) : sizeof(decision_t);
-  if (big < sizeof(verdict_t)) big = sizeof(verdict_t);
-  char *all = malloc((size_t)R * big);
+  size_t big = sizeof(decision_t) > sizeof(verdict_t) ? sizeof(decision_t) : sizeof(verdict_t);
+  /* round 1's words stay (the kept choice keeps them); later rounds use `more` */
+  char *all = malloc((size_t)R * (sizeof(muster__plan_word_t) + big));
+  char *more = all + (size_t)R * sizeof(muster__plan_word_t);
   const muster__desc_t *ds[MUSTER_MAX_RANKS];
   muster__outcome_t out;
   memset(&out, 0, sizeof out);
   if (!all) return muster__err(MUSTER_ENOMEM, "muster_solve_comm: out of memory");
-  muster__desc_t d;
-  muster__desc_describe_dist(args, mine, dist, &d);
-  if (c->allgather) d.meet = muster__local_meet(); /* kind store: may meet in a group (comm_local.h) */
-  MUSTER_CHECK(gather(c, &d, all, sizeof d, "exchanging descriptors"));
-  for (int r = 0; r < R; r++) ds[r] = (const muster__desc_t *)(all + (size_t)r * sizeof d);
+  muster__plan_word_t w;
+  memset(&w, 0, sizeof w);
+  muster__desc_describe_dist(args, mine, dist, &w.d);
+  if (c->allgather) { /* kind store: may meet in a group (comm_local.h), may reuse its choice (comm_plan.h) */
+    w.d.meet = muster__local_meet();
+    w.ctx = muster__plan_ctx();
+    w.tag = kept_tag(c);
+  }
+  MUSTER_CHECK(gather(c, &w, all, sizeof w, "exchanging descriptors"));
+  const muster__plan_word_t *words = (const muster__plan_word_t *)all;
+  for (int r = 0; r < R; r++) ds[r] = &words[r].d;
   MUSTER_CHECK(muster__desc_validate(ds, NULL, R));
   if (!c->key) c->key = muster__boot_key(c->name, ds, R); /* the same on every rank */
-  int64_t leader_pid = ds[0]->pid; /* ds are overwritten by the next round */
+  int64_t leader_pid = ds[0]->pid;
+  int kept = muster__plan_hit(c->plan, words, R, w.tag); /* the same verdict on every rank */
   decision_t dec;
-  memset(&dec, 0, sizeof dec);
-  if (c->rank == 0) decide(c, ds, R, &dec);
-  MUSTER_CHECK(gather(c, &dec, all, sizeof dec, "hearing rank 0's choice"));
-  memcpy(&dec, all, sizeof dec); /* rank 0's slot */
-  dec.msg[sizeof dec.msg - 1] = dec.provider[sizeof dec.provider - 1] = dec.reason[sizeof dec.reason - 1] = '\0';
-  dec.local.group[sizeof dec.local.group - 1] = dec.local.job[sizeof dec.local.job - 1] = '\0';
+  if (kept) memcpy(&dec, muster__plan_decision(c->plan), sizeof dec);
+  else MUSTER_CHECK(hear_choice(c, ds, more, &dec));
   snprintf(out.provider, sizeof out.provider, "%s", dec.provider);
   snprintf(out.reason, sizeof out.reason, "%s", dec.reason);
   if (dec.status < 0) {
@@ -384,10 +423,13 @@ static int solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const m
     goto out;
   }
   if (dec.kind == MUSTER_PROVIDER_LEADER)
-    rc = run_local(c, args, mine, &d, leader_pid, &dec, (verdict_t *)all, &out);
+    rc = run_local(c, args, mine, &w.d, leader_pid, &dec, kept, (verdict_t *)more, &out);
   else
-    rc = run_chosen(c, args, mine, dist, &dec, (verdict_t *)all, &out);
+    rc = run_chosen(c, args, mine, dist, &dec, (verdict_t *)more, &out);
+  /* every rank alike: the call's outcome was agreed (or the set failed for good) */
+  if (c->allgather && rc == 0 && !kept) (void)muster__plan_keep(&c->plan, words, R, &dec, sizeof dec);
 out:
+  if (rc < 0) muster__plan_forget(c->plan);
   muster__outcome_result(&out, res);
   free(all);
   return rc;

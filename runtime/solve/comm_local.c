@@ -110,6 +110,14 @@ void muster__local_drop(muster__local_t *l) {
   l->group[0] = '\0';
 }
 
+int muster__local_seated(const muster__local_t *l, const char *group) {
+  return l && l->g && !strcmp(l->group, group);
+}
+
+void muster__local_abort(muster__local_t *l, int code, const char *msg) {
+  if (l && l->g) muster__group_abortf(l->g, code, "%s", msg);
+}
+
 void muster__local_close(muster__local_t *l) {
   if (!l) return;
   muster__local_drop(l);

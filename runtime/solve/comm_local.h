@@ -75,6 +75,15 @@ MUSTER_HIDDEN int muster__local_solve(muster__local_t *l, const muster_solve_arg
                                       const muster_shard_t *mine, const muster_shard_t *use,
                                       muster__outcome_t *out);
 
+/* 1 when this rank sits in group `group` (joined at an earlier call and
+ * kept), else 0. */
+MUSTER_HIDDEN int muster__local_seated(const muster__local_t *l, const char *group);
+
+/* Poison this rank's group with its failure (code, msg): the others, in
+ * or entering the group's call, fail with it instead of waiting for this
+ * rank (a call that skipped the meeting round, comm.c). */
+MUSTER_HIDDEN void muster__local_abort(muster__local_t *l, int code, const char *msg);
+
 /* Leave and forget the group (after a failed call: every rank does). */
 MUSTER_HIDDEN void muster__local_drop(muster__local_t *l);
 
