@@ -23,7 +23,8 @@
  *      0's choice (its own rounds: the leader runs it, liveness as in any
  *      group);
  *   5. every rank's end (code, info, message), so all return the same: a
- *      rank that failed makes the others fail with its message.  Skipped
+ *      rank that failed makes the others fail with its message (one-node:
+ *      an exchange over the group, not the bootstrap).  Skipped
  *      when the engine itself failed: the provider returns the same code on
  *      every rank (ABI v2), and a rank still inside a stuck engine would
  *      never reach the round.  A one-node call that failed (any rank, this
@@ -343,22 +344,24 @@ static int run_local(muster_comm_t *c, const muster_solve_args_t *args, const mu
   if (kept && v.rc < 0) muster__local_abort(c->local, v.rc, v.msg);
   int rc = kept ? v.rc : agree(c, &v, all, "meeting in the one-node group");
   if (rc == 0 || kept) {
+    /* the phase for this rank's next beats, not beaten at once (as
+     * muster__store_within would, two more writes to the store per call):
+     * no store round runs until the call returns, and the group names a
+     * peer that dies meanwhile */
     muster_store_t *st = rc == 0 ? store_of(c) : NULL;
-    if (st) muster__store_within(st, "inside one-node engine %s (group %s, %s n=%" PRId64 ")", dec->provider,
-                                 dec->local.group, muster_routine_name(args->routine), args->n);
+    if (st) muster__store_phase(st, "inside one-node engine %s (group %s, %s n=%" PRId64 ")", dec->provider,
+                                dec->local.group, muster_routine_name(args->routine), args->n);
     if (rc == 0) {
       memset(&v, 0, sizeof v);
       v.rc = muster__local_solve(c->local, args, dec->provider, mine, &use, out);
       v.info = out->info;
       if (v.rc < 0) snprintf(v.msg, sizeof v.msg, "%s", muster_last_error());
     }
-    if (st) {
-      muster__store_within(st, NULL);
-      muster__store_phase(st, "in muster_solve_comm, after one-node engine %s", dec->provider);
-    }
-    rc = gather(c, &v, all, sizeof v, "agreeing on the result");
-    /* a peer that died in the group's call fails this round too: the
-     * call's own error says where */
+    if (st) muster__store_phase(st, "in muster_solve_comm, after one-node engine %s", dec->provider);
+    /* round 5 over the group, where every rank sits: shared memory, not
+     * the store; a peer that died in the group's call fails it too (the
+     * call's own error says where), a poisoned group on every rank */
+    rc = muster__local_agree(c->local, &v, all, sizeof v);
     if (rc < 0 && v.rc < 0) rc = muster__err(v.rc, "%s", v.msg);
     else if (rc == 0) rc = verdict_of(c, all);
   }

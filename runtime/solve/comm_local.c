@@ -118,6 +118,18 @@ void muster__local_abort(muster__local_t *l, int code, const char *msg) {
   if (l && l->g) muster__group_abortf(l->g, code, "%s", msg);
 }
 
+int muster__local_agree(muster__local_t *l, const void *mine, void *all, size_t len) {
+  int rc = muster_group_exchange(l->g, mine, len);
+  for (int r = 0; r < muster_group_size(l->g) && rc == 0; r++) {
+    const void *p;
+    size_t got;
+    if ((rc = muster_group_payload(l->g, r, &p, &got)) == 0 && got != len)
+      rc = muster__err(MUSTER_EMISMATCH, "group %s: rank %d published %zu bytes, not %zu", l->group, r, got, len);
+    if (rc == 0) memcpy((char *)all + (size_t)r * len, p, len);
+  }
+  return rc < 0 ? muster__err_prefix(rc, "muster_solve_comm's one-node group, agreeing on the result") : 0;
+}
+
 void muster__local_close(muster__local_t *l) {
   if (!l) return;
   muster__local_drop(l);

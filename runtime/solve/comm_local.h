@@ -84,6 +84,12 @@ MUSTER_HIDDEN int muster__local_seated(const muster__local_t *l, const char *gro
  * rank (a call that skipped the meeting round, comm.c). */
 MUSTER_HIDDEN void muster__local_abort(muster__local_t *l, int code, const char *msg);
 
+/* Every rank, seated: len bytes of each rank's, in rank order into all,
+ * over the group (an exchange in shared memory, with the group's liveness:
+ * a dead peer fails it at once, and a poisoned group fails it on every
+ * rank).  0 or a code with the message set. */
+MUSTER_HIDDEN int muster__local_agree(muster__local_t *l, const void *mine, void *all, size_t len);
+
 /* Leave and forget the group (after a failed call: every rank does). */
 MUSTER_HIDDEN void muster__local_drop(muster__local_t *l);
 

@@ -3,6 +3,7 @@
  * (comm_local_util.h).
  */
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -46,11 +47,24 @@ void cl_write_tables(const char *dir, int R, int64_t n, int lapack_fast) {
   }
 }
 
+/* The folder store under a counter of the allgathers' writes (one per
+ * allgather and rank: muster/<set>/ag/<k>/<rank>). */
+static muster_kv_t dir_kv;
+static long ag_writes;
+
+static int counted_set(void *ctx, const char *key, const void *val, size_t len, char *err, size_t errlen) {
+  if (strstr(key, "/ag/")) __atomic_add_fetch(&ag_writes, 1, __ATOMIC_RELAXED);
+  return dir_kv.set(ctx, key, val, len, err, errlen);
+}
+
+long cl_store_rounds(void) { return __atomic_load_n(&ag_writes, __ATOMIC_RELAXED); }
+
 static void rank_main(const char *dir, int rank, int R, double timeout_s, cl_rank_fn fn, void *shared,
                       int *cached) {
   char sdir[4200];
   snprintf(sdir, sizeof sdir, "%s/store", dir);
-  muster_kv_t kv = kv_dir(sdir);
+  muster_kv_t kv = dir_kv = kv_dir(sdir);
+  kv.set = counted_set;
   muster_store_opts_t so = {.name = "local", .rank = rank, .size = R, .timeout_s = timeout_s};
   muster_store_t *st;
   ASSERT_OK(muster_store_open(&kv, &so, &st));

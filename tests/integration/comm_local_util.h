@@ -33,6 +33,10 @@ void cl_write_tables(const char *dir, int R, int64_t n, int lapack_fast);
  * cached groups once its comm closed.  pids: R entries. */
 void cl_fork(const char *dir, int R, double timeout_s, cl_rank_fn fn, void *shared, int *cached, pid_t *pids);
 
+/* The store allgathers this process (a rank of cl_fork) began: the store
+ * rounds its calls took. */
+long cl_store_rounds(void);
+
 /* Reap the ranks (skip: a rank killed by the test, reaped anyway); every
  * other one must have exited 0. */
 void cl_wait(int R, const pid_t *pids, int skip);

@@ -16,6 +16,8 @@
  *   - a 2-D piece (muster_solve_comm_dist): lapack is no candidate (the
  *     reason says why) and colllapack runs; lapack forced is refused on
  *     every rank;
+ *   - repeated calls: the kept choice, 1 store round per repeat
+ *     (comm_local_kept_choice);
  *   - two threads of this process as the ranks (a store in memory).
  * The faults (a rank killed inside the one-node call) are in
  * tests/fault/test_comm_local_faults.c.
@@ -202,6 +204,85 @@ TEST_IMPL(comm_local_dist_collective_only) {
     ASSERT_STR_CONTAINS(o->msg, "lapack (");
     ASSERT_STR_CONTAINS(o->msg, "a 2-D piece (muster_solve_comm_dist) goes to collective providers only");
     ASSERT_EQ(sh->out[0][q].cached, 0);
+  }
+  ASSERT_EQ(test_count_job_segments(test_job()), 0);
+  cl_unshare(sh, sizeof *sh);
+  test_remove_tree(dir);
+  return 0;
+}
+
+/* ---- repeated calls: the kept choice (runtime/solve/comm_plan.h) ------------------------- */
+
+enum { NKEPT = 7 };
+
+typedef struct kept_shared {
+  uint64_t seed;
+  long rounds[NKEPT][CL_MAX_RANKS];        /* store allgathers of call k on rank r */
+  case_out_t out[NKEPT][CL_MAX_RANKS];
+  double X[NKEPT][CL_MAX_RANKS][N * NRHS];
+} kept_shared_t;
+
+static int64_t kept_nrhs(int k) { return k == 4 ? 1 : NRHS; }
+
+/* potrs f64 on fresh inputs, the same call every time but call 4 (one
+ * right-hand side) and call 5 (colllapack forced); call 6 is call 0's. */
+static void kept_rank(muster_comm_t *c, int rank, int R, void *arg) {
+  kept_shared_t *sh = arg;
+  for (int k = 0; k < NKEPT; k++) {
+    int64_t nrhs = kept_nrhs(k);
+    void *a, *b;
+    cl_problem(MUSTER_POTRS, MUSTER_F64, N, nrhs, sh->seed + (uint64_t)k, &a, &b);
+    int shm = rank == 1; /* the others' pieces staged at every call */
+    muster_shard_t s = cl_shard(MUSTER_F64, N, nrhs, a, b, R, rank, shm);
+    muster_solve_args_t args = {.routine = MUSTER_POTRS, .dtype = MUSTER_F64, .n = N, .nrhs = nrhs,
+                                .provider = k == 5 ? "colllapack" : NULL};
+    muster_solve_result_t res;
+    long before = cl_store_rounds();
+    record(&sh->out[k][rank], muster_solve_comm(c, &args, &s, &res), &res);
+    sh->rounds[k][rank] = cl_store_rounds() - before;
+    memcpy(sh->X[k][rank], s.b, (size_t)(N * nrhs) * sizeof(double));
+    cl_shard_free(&s, shm);
+    free(a);
+    free(b);
+  }
+}
+
+/* 3 ranks, lapack faster: the first one-node call takes 3 store rounds
+ * (descriptors, rank 0's choice, meeting in the group; the result is
+ * agreed over the group); each repeat 1 (the descriptors: the kept
+ * choice, every rank seated); a changed call (nrhs, a forced provider) or
+ * the first call after it chooses again.  Every call right: residuals,
+ * X the same on every rank. */
+TEST_IMPL(comm_local_kept_choice) {
+  enum { R = 3 };
+  static const long want[NKEPT] = {3, 1, 1, 1, 3, 4, 3};
+  char dir[256];
+  cl_setup(dir, sizeof dir);
+  cl_write_tables(dir, R, N, 1);
+  kept_shared_t *sh = cl_shared(sizeof *sh);
+  sh->seed = test_seed("MUSTER_TEST_SEED");
+  pid_t pids[CL_MAX_RANKS];
+  cl_fork(dir, R, 10, kept_rank, sh, NULL, pids);
+  cl_wait(R, pids, -1);
+  for (int k = 0; k < NKEPT; k++) {
+    int64_t nrhs = kept_nrhs(k);
+    for (int r = 0; r < R; r++) {
+      const case_out_t *o = &sh->out[k][r];
+      fprintf(stderr, "call %d rank %d: %s, %ld store rounds%s%s\n", k, r, o->provider, sh->rounds[k][r],
+              o->rc ? ": " : "", o->msg);
+      ASSERT_EQ(o->rc, 0);
+      ASSERT(!strcmp(o->provider, k == 5 ? "colllapack" : "lapack"));
+      /* call 5's engine gathers over the store too (colllapack's own allgathers) */
+      if (k == 5) ASSERT_GT(sh->rounds[k][r], want[k]);
+      else ASSERT_EQ(sh->rounds[k][r], want[k]);
+      ASSERT(!memcmp(sh->X[k][r], sh->X[k][0], (size_t)(N * nrhs) * sizeof(double)));
+    }
+    void *a, *b;
+    cl_problem(MUSTER_POTRS, MUSTER_F64, N, nrhs, sh->seed + (uint64_t)k, &a, &b);
+    double res = chk_potrs(MUSTER_F64, N, nrhs, a, N, sh->X[k][0], N, b, N);
+    ASSERT_DBL_LT(res, chk_routine_tolerance(MUSTER_POTRS, MUSTER_F64, N));
+    free(a);
+    free(b);
   }
   ASSERT_EQ(test_count_job_segments(test_job()), 0);
   cl_unshare(sh, sizeof *sh);

@@ -187,8 +187,45 @@ def one_node_case(md, me: int, nproc: int, say, put, host, n: int = ONE_NODE_N):
         assert np.abs(w - np.linalg.eigvalsh(spd)).max() < tol * np.abs(w).max(), "eigenvalues"
         r = np.linalg.norm(spd @ v - v * w[c0:c1]) / np.linalg.norm(spd)
         assert r < tol, ("syevd vectors", r, tol)
+        kept_choice_case(md, s, me, nproc, put, host)
         engine_query_case(md, s, me, nproc)
     say("one-node ok")
+
+
+class _CountingKV:
+    """A store set's KeyValue, counting the writes of allgather keys
+    (muster/<set>/ag/<k>/<rank>: one per store round and rank)."""
+
+    def __init__(self, kv):
+        self.kv, self.rounds = kv, 0
+
+    def set(self, key, value):
+        self.rounds += "/ag/" in key
+        self.kv.set(key, value)
+
+    def __getattr__(self, name):
+        return getattr(self.kv, name)
+
+
+def kept_choice_case(md, s, me: int, nproc: int, put, host, n: int = ONE_NODE_N):
+    """potrs three times on fresh inputs after a syevd: the first chooses
+    again (3 store rounds: descriptors, rank 0's choice, meeting in the
+    group), each repeat reuses the kept choice in 1 (runtime/solve/
+    comm_plan.h); residuals as one_node_case's."""
+    import numpy as np
+    real, s._cb.kv = s._cb.kv, _CountingKV(s._cb.kv)
+    try:
+        rounds = []
+        for k in range(3):
+            spd, _, b, c0, c1, tol = _column_problem(20 + k, n, 2, me, nproc)
+            before = s._cb.kv.rounds
+            x = host(md.solve("potrs", put(spd[:, c0:c1]), put(b), n=n, store=s))
+            rounds.append(s._cb.kv.rounds - before)
+            r = np.linalg.norm(spd @ x - b) / (np.linalg.norm(spd) * np.linalg.norm(x))
+            assert r < tol and s.last["provider"] == "lapack", (k, r, tol, s.last)
+        assert rounds == [3, 1, 1], rounds
+    finally:
+        s._cb.kv = real
 
 
 def engine_query_case(md, s, me: int, nproc: int):
