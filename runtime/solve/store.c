@@ -9,8 +9,10 @@
  * awaited rank's liveness, so a wait ends as soon as the set fails, and a
  * running peer, however slow, is waited for.  Having read every rank's
  * value of round k, a rank knows every rank has finished reading round
- * k - 1 (they wrote round k after), so it can delete its own value of
- * round k - 1: a store keeps at most two values per rank.
+ * k - 1 (they wrote round k after), so its own value of round k - 1 can
+ * go: its heartbeat thread deletes it (store_beat.c), so that the round
+ * trip is not on the allgather's path.  A store keeps two values per rank,
+ * and for a moment a few more while that thread catches up.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -203,10 +205,7 @@ static int allgather(muster_store_t *s, const void *mine, void *all, size_t len)
     if (len) memcpy((char *)all + (size_t)r * len, buf + sizeof h, len);
   }
   free(buf);
-  if (rc == 0 && k > 0 && s->kv.del) { /* every rank has read round k - 1 (see above) */
-    muster__store_key(s, key, sizeof key, "ag/%" PRIu64 "/%d", k - 1, s->rank);
-    s->kv.del(s->kv.ctx, key, err, sizeof err);
-  }
+  if (rc == 0 && k > 0 && s->kv.del) muster__store_forget(s, k); /* every rank has read round k - 1 */
   ag_phase(s, 1, k, len);
   return rc;
 }
@@ -293,6 +292,9 @@ int muster_store_open(const muster_kv_t *kv, const muster_store_opts_t *opts, mu
 int muster_store_close(muster_store_t *s) {
   if (!s) return muster__err(MUSTER_EINVAL, "muster_store_close: NULL store");
   muster__store_beat_stop(s);
+  pthread_mutex_lock(&s->mu);
+  muster__store_delete_read(s); /* what the beat thread had not deleted yet */
+  pthread_mutex_unlock(&s->mu);
   char err[300] = "";
   int rc = muster__store_beat_write(s, 1, err, sizeof err);
   if (rc < 0) rc = muster__err(rc, "muster_store_close: store set %s, rank %d: the store failed writing the last "

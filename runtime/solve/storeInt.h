@@ -41,6 +41,8 @@ struct muster_store {
   pthread_t tid;
   int running, stop;
   int poke;             /* a watch began: beat and read the peers now */
+  uint64_t del_from, del_to; /* this rank's values of allgathers [del_from, del_to) are
+                                read by every rank: the beat thread deletes them */
   uint32_t seq;
   uint64_t tick_ns;     /* the beat thread's last tick */
   uint64_t watch_ns;    /* the last liveness check: peers are read while one is recent */
@@ -71,6 +73,14 @@ MUSTER_HIDDEN int muster__store_beat_start(muster_store_t *s);
 MUSTER_HIDDEN void muster__store_beat_stop(muster_store_t *s);
 /* Write this rank's beat now (closed: its last). */
 MUSTER_HIDDEN int muster__store_beat_write(muster_store_t *s, int closed, char *err, size_t errlen);
+
+/* Every rank has read this rank's values of allgathers before `k`: the
+ * beat thread deletes them (off the caller's path: a store round trip
+ * each), and muster_store_close what is left. */
+MUSTER_HIDDEN void muster__store_forget(muster_store_t *s, uint64_t k);
+/* Delete the values muster__store_forget named (s->mu held; released
+ * around each delete). */
+MUSTER_HIDDEN void muster__store_delete_read(muster_store_t *s);
 
 /* The peers' liveness (no store access): 0, or the error of the first peer
  * gone (message set).  awaited: the rank being waited for (its closing

@@ -18,6 +18,7 @@
  * A peer whose beat says it runs on this node (same host name and pid
  * namespace) is also looked up in /proc: dead, it is named at once.
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -90,6 +91,24 @@ static void read_peer(muster_store_t *s, int r, uint64_t now) {
   pthread_mutex_unlock(&s->mu);
 }
 
+void muster__store_forget(muster_store_t *s, uint64_t k) {
+  pthread_mutex_lock(&s->mu);
+  if (k > s->del_to) s->del_to = k;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+}
+
+void muster__store_delete_read(muster_store_t *s) {
+  while (s->del_from < s->del_to) {
+    uint64_t k = s->del_from++;
+    pthread_mutex_unlock(&s->mu);
+    char key[128], err[200];
+    muster__store_key(s, key, sizeof key, "ag/%" PRIu64 "/%d", k, s->rank);
+    s->kv.del(s->kv.ctx, key, err, sizeof err); /* a key left behind is no error */
+    pthread_mutex_lock(&s->mu);
+  }
+}
+
 /* Every peer's silence starts now. */
 static void restart_silences(muster_store_t *s, uint64_t now) {
   for (int r = 0; r < s->size; r++) s->peers[r].heard_ns = now;
@@ -111,7 +130,13 @@ static void *beat_main(void *arg) {
     pthread_mutex_lock(&s->mu);
     struct timespec until;
     muster__mono_deadline(&until, beat_ns(s) * 1e-9);
-    while (!s->stop && !s->poke && pthread_cond_timedwait(&s->cv, &s->mu, &until) == 0) {
+    for (;;) { /* until the next beat is due, deleting what the allgathers name meanwhile */
+      while (!s->stop && !s->poke && s->del_from == s->del_to &&
+             pthread_cond_timedwait(&s->cv, &s->mu, &until) == 0) {
+      }
+      if (s->stop || s->del_from == s->del_to) break;
+      muster__store_delete_read(s);
+      if (s->poke) break;
     }
     s->poke = 0;
   }
