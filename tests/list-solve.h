@@ -144,6 +144,7 @@ TEST_ENTRY(named_solve_keeps_message, 20)
 /* the store bootstrap: threads over a store in memory (test_store.c), forked
  * ranks over a store in a folder, SIGKILL and SIGSTOP (test_store_faults.c) */
 TEST_ENTRY(store_allgather_threads, 20)
+TEST_ENTRY(store_deletes_off_path, 20)
 TEST_ENTRY(store_mismatch_and_abort, 20)
 TEST_ENTRY(store_missing_and_closed_rank, 20)
 TEST_ENTRY(store_open_errors, 10)

@@ -1,7 +1,8 @@
 /*
  * tests/integration/test_store.c - the store bootstrap (muster/store.h) in
  * threads of one process over an in-memory store: allgathers of random
- * lengths round-trip and the store keeps at most two values per rank; a
+ * lengths round-trip and the store keeps at most two values per rank, the
+ * old ones deleted off the allgather's path (by the heartbeat thread); a
  * length mismatch and an abort end every rank with the same code; a rank
  * that never comes is named after the timeout, one that closed its end at
  * once; a name cannot be opened twice; bad options are refused.  Forked
@@ -101,6 +102,56 @@ TEST_IMPL(store_allgather_threads) {
   muster_store_t *s;
   ASSERT_EQ(muster_store_open(&kv, &o, &s), MUSTER_EEXIST);
   ASSERT_STR_CONTAINS(muster_last_error(), "key muster/rounds/beat/0 is already in the store");
+  kv_mem_free(m);
+  return 0;
+}
+
+/* ---- deletes off the allgather's path (store_beat.c) ------------------------------------ */
+
+static muster_kv_t mem_kv;
+static __thread int in_allgather;
+static int dels_in_allgather, dels;
+
+static int counting_del(void *ctx, const char *key, char *err, size_t errlen) {
+  if (in_allgather) __atomic_add_fetch(&dels_in_allgather, 1, __ATOMIC_RELAXED);
+  __atomic_add_fetch(&dels, 1, __ATOMIC_RELAXED);
+  return mem_kv.del(ctx, key, err, errlen);
+}
+
+static void *del_rank(void *p) {
+  rank_arg_t *a = p;
+  muster_store_opts_t o = {.name = a->name, .rank = a->rank, .size = a->size, .timeout_s = a->timeout};
+  muster_store_t *s;
+  ASSERT_OK(muster_store_open(&a->kv, &o, &s));
+  uint64_t mine = (uint64_t)a->rank, all[R_MAX];
+  for (int k = 0; k < ROUNDS; k++) {
+    in_allgather = 1;
+    ASSERT_OK(muster_store_allgather(s, &mine, all, sizeof mine, NULL, 0));
+    in_allgather = 0;
+    for (int r = 0; r < a->size; r++) ASSERT_EQ(all[r], (uint64_t)r);
+  }
+  ASSERT_OK(muster_store_close(s));
+  return NULL;
+}
+
+/* A rank's value of round k - 1 is deleted by its heartbeat thread (or at
+ * close), never inside an allgather: the round trip is off the call's
+ * path; every read round's value goes, the last round's stays. */
+TEST_IMPL(store_deletes_off_path) {
+  kv_mem_t *m = kv_mem_new();
+  mem_kv = kv_mem(m);
+  muster_kv_t kv = mem_kv;
+  kv.del = counting_del;
+  rank_arg_t a[2];
+  pthread_t t[2];
+  for (int r = 0; r < 2; r++) {
+    a[r] = (rank_arg_t){.kv = kv, .name = "dels", .rank = r, .size = 2, .timeout = 10};
+    ASSERT(pthread_create(&t[r], NULL, del_rank, &a[r]) == 0);
+  }
+  for (int r = 0; r < 2; r++) ASSERT(pthread_join(t[r], NULL) == 0);
+  ASSERT_EQ(__atomic_load_n(&dels_in_allgather, __ATOMIC_RELAXED), 0);
+  ASSERT_EQ(__atomic_load_n(&dels, __ATOMIC_RELAXED), 2 * (ROUNDS - 1));
+  ASSERT_EQ(kv_mem_count(m, "muster/dels/ag/"), 2);
   kv_mem_free(m);
   return 0;
 }
