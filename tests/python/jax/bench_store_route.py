@@ -2,7 +2,7 @@
 .solve over a store set on one node, tiny solves on the CPU, so that what
 is timed is the route, not the engine.
 
-usage: bench_store_route.py [--procs 2] [--n 64] [--calls 200] [--warm 20] [--json OUT]
+usage: bench_store_route.py [--procs 2] [--n 64] [--calls 200] [--warm 20] [--json OUT] [--gpu]
 
 Starts PROCS processes of a jax.distributed job on host devices (as
 test_store_distributed.py does), with the collective test provider
@@ -18,6 +18,10 @@ back on a potrs of n x n with 2 right-hand sides:
   eager colllapack  provider="colllapack": the collective route
   jit default       the same call inside jax.jit (store_ffi.c)
   jit lapack
+
+--gpu: one GPU per process (jax with CUDA), GPU arrays, the build's
+providers as they are: "eager default", "eager cusolvermp", "jit default",
+"jit cusolvermp" (the default there is a one-node engine).
 
 Process 0 prints, per mode: the median and mean seconds per call, the
 store's allgathers per call (keys ag/<k>/<rank> written), the key-value
@@ -40,6 +44,7 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 MODES = ("eager default", "eager lapack", "eager colllapack", "jit default", "jit lapack")
+GPU_MODES = ("eager default", "eager cusolvermp", "jit default", "jit cusolvermp")
 
 
 class CountingKV:
@@ -89,11 +94,11 @@ def phases(log, t0, t1):
     return out
 
 
-def worker(proc, nproc, port, n, calls, warm):
+def worker(proc, nproc, port, n, calls, warm, gpu):
     import jax
-    jax.config.update("jax_platforms", "cpu")
+    jax.config.update("jax_platforms", "cuda" if gpu else "cpu")
     jax.config.update("jax_enable_x64", True)
-    jax.distributed.initialize(f"localhost:{port}", nproc, proc)
+    jax.distributed.initialize(f"localhost:{port}", nproc, proc, local_device_ids=[proc] if gpu else None)
     import numpy as np
     import muster_jax.distributed as md
     from muster_jax import _lib, _store
@@ -105,17 +110,29 @@ def worker(proc, nproc, port, n, calls, warm):
     a, b = m @ m.T + n * np.eye(n), rng.standard_normal((n, 2))
     k = -(-n // nproc)
     piece = a[:, k * proc:min(n, k * proc + k)]
+    if gpu:
+        piece, b_in = (jax.device_put(x, jax.local_devices()[0]) for x in (piece, b))
+    else:
+        b_in = b
     jitted = {}
     report = {}
-    for mode in MODES:
+    for mode in GPU_MODES if gpu else MODES:
         form, engine = mode.split()
         provider = None if engine == "default" else engine
         if form == "jit":
             f = jitted.setdefault(provider, jax.jit(lambda p, b, pv=provider: md.solve("potrs", p, b, n=n, store=s,
                                                                                          provider=pv)))
-            call = lambda: jax.block_until_ready(f(piece, b))  # noqa: E731
+            call = lambda: jax.block_until_ready(f(piece, b_in))  # noqa: E731
         else:
-            call = lambda: md.solve("potrs", piece, b, n=n, store=s, provider=provider)  # noqa: E731
+            call = lambda: jax.block_until_ready(md.solve("potrs", piece, b_in, n=n, store=s,  # noqa: E731
+                                                          provider=provider))
+        try:
+            x = np.asarray(call())
+        except Exception as e:  # noqa: BLE001 - an engine that refuses the call: every process alike
+            if form == "jit":
+                md.clear_failure()
+            report[mode] = dict(refused=str(e)[:300])
+            continue
         for _ in range(warm):
             x = np.asarray(call())
         assert np.linalg.norm(a @ x - b) < 1e-8 * np.linalg.norm(a) * np.linalg.norm(x), mode
@@ -162,19 +179,23 @@ def worker(proc, nproc, port, n, calls, warm):
         print("REPORT " + json.dumps(report), flush=True)
 
 
-def show(report, nproc, n):
-    print(f"{nproc} processes, potrs n={n}, nrhs 2, host devices")
+def show(report, nproc, n, gpu):
+    print(f"{nproc} processes, potrs n={n}, nrhs 2, {'one GPU each' if gpu else 'host devices'}")
     print(f"{'mode':18} {'median ms':>9} {'mean ms':>8} {'rounds':>6} {'set':>4} {'get':>4} {'del':>4} "
           f"{'kv ms':>6} {'beat':>5} {'engine ms':>9}  provider")
-    for mode in MODES:
+    modes = GPU_MODES if gpu else MODES
+    for mode in modes:
         r = report[mode]
+        if "refused" in r:
+            print(f"{mode:18} refused: {r['refused']}")
+            continue
         eng = f"{r['engine_s'] * 1e3:9.3f}" if r["engine_s"] is not None else f"{'':9}"
         print(f"{mode:18} {r['median_s'] * 1e3:9.3f} {r['mean_s'] * 1e3:8.3f} {r['allgathers']:6.1f} "
               f"{r['ops']['set']:4.1f} {r['ops']['get']:4.1f} {r['ops']['delete']:4.1f} {r['kv_s'] * 1e3:6.3f} "
               f"{r['beat_ops']:5.2f} {eng}  {r['provider'] or ''}")
     for k in ("bare allgather", "bare set+get"):
         print(f"{k:18} {report[k]['median_s'] * 1e3:9.3f}")
-    for mode in MODES:
+    for mode in (m for m in modes if "phases" in report[m]):
         print(f"  {mode} median call (us): " + ", ".join(f"{w} {us}" for w, us in report[mode]["phases"]))
 
 
@@ -185,6 +206,7 @@ def main():
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--warm", type=int, default=20)
     ap.add_argument("--json", help="write the report here too")
+    ap.add_argument("--gpu", action="store_true", help="one GPU per process, GPU arrays")
     o = ap.parse_args()
     sys.path.insert(0, str(HERE.parent))  # tests/python
     import storecase
@@ -193,28 +215,31 @@ def main():
         tmp = pathlib.Path(tmp)
         costs = tmp / "costs"
         costs.mkdir()
-        storecase.one_node_tables(build, tmp, costs, o.procs, o.n)
-        env = {"XLA_FLAGS": "--xla_force_host_platform_device_count=1", "MUSTER_COST_PATH": str(costs),
-               "MUSTER_PROVIDER_PATH": f"{tmp}:{build / 'lib' / 'muster' / 'providers'}",
-               "MUSTER_LIB_DIR": str(build / "lib"), "OPENBLAS_NUM_THREADS": "1",
+        env = {"MUSTER_LIB_DIR": str(build / "lib"), "OPENBLAS_NUM_THREADS": "1",
                "MUSTER_JOB": os.environ.get("MUSTER_JOB", f"benchroute{os.getpid()}")}
+        if o.gpu:
+            env["XLA_FLAGS"] = ""
+        else:
+            storecase.one_node_tables(build, tmp, costs, o.procs, o.n)
+            env.update({"XLA_FLAGS": "--xla_force_host_platform_device_count=1", "MUSTER_COST_PATH": str(costs),
+                        "MUSTER_PROVIDER_PATH": f"{tmp}:{build / 'lib' / 'muster' / 'providers'}"})
         procs, outs = storecase.run_workers(pathlib.Path(__file__), o.procs,
-                                            f"worker:{o.n}:{o.calls}:{o.warm}", REPO / "adapters" / "jax", env,
-                                            budget=600)
+                                            f"worker:{o.n}:{o.calls}:{o.warm}:{int(o.gpu)}",
+                                            REPO / "adapters" / "jax", env, budget=540)
     line = next((l for l in outs[0].splitlines() if l.startswith("REPORT ")), None)
     if line is None or any(p.returncode for p in procs):
         for i, out in enumerate(outs):
             print(f"--- process {i} (exit {procs[i].returncode}):\n{out[-3000:]}")
         sys.exit(1)
     report = json.loads(line[len("REPORT "):])
-    show(report, o.procs, o.n)
+    show(report, o.procs, o.n, o.gpu)
     if o.json:
-        pathlib.Path(o.json).write_text(json.dumps(dict(procs=o.procs, n=o.n, report=report), indent=1))
+        pathlib.Path(o.json).write_text(json.dumps(dict(procs=o.procs, n=o.n, gpu=o.gpu, report=report), indent=1))
 
 
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[4].startswith("worker:"):
-        _, n_, calls_, warm_ = sys.argv[4].split(":")
-        worker(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(n_), int(calls_), int(warm_))
+        _, n_, calls_, warm_, gpu_ = sys.argv[4].split(":")
+        worker(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(n_), int(calls_), int(warm_), gpu_ == "1")
     else:
         main()
