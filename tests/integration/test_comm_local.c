@@ -213,7 +213,7 @@ TEST_IMPL(comm_local_dist_collective_only) {
 
 /* ---- repeated calls: the kept choice (runtime/solve/comm_plan.h) ------------------------- */
 
-enum { NKEPT = 7 };
+enum { NKEPT = 9, NOT_PD = 7 };
 
 typedef struct kept_shared {
   uint64_t seed;
@@ -225,7 +225,9 @@ typedef struct kept_shared {
 static int64_t kept_nrhs(int k) { return k == 4 ? 1 : NRHS; }
 
 /* potrs f64 on fresh inputs, the same call every time but call 4 (one
- * right-hand side) and call 5 (colllapack forced); call 6 is call 0's. */
+ * right-hand side) and call 5 (colllapack forced); call 6 is call 0's,
+ * call 7 too but on -A (not positive definite: the engine fails), call 8
+ * call 0's again. */
 static void kept_rank(muster_comm_t *c, int rank, int R, void *arg) {
   kept_shared_t *sh = arg;
   for (int k = 0; k < NKEPT; k++) {
@@ -234,6 +236,7 @@ static void kept_rank(muster_comm_t *c, int rank, int R, void *arg) {
     cl_problem(MUSTER_POTRS, MUSTER_F64, N, nrhs, sh->seed + (uint64_t)k, &a, &b);
     int shm = rank == 1; /* the others' pieces staged at every call */
     muster_shard_t s = cl_shard(MUSTER_F64, N, nrhs, a, b, R, rank, shm);
+    for (int64_t i = 0; k == NOT_PD && i < N * s.ncols; i++) ((double *)s.a)[i] *= -1;
     muster_solve_args_t args = {.routine = MUSTER_POTRS, .dtype = MUSTER_F64, .n = N, .nrhs = nrhs,
                                 .provider = k == 5 ? "colllapack" : NULL};
     muster_solve_result_t res;
@@ -252,10 +255,12 @@ static void kept_rank(muster_comm_t *c, int rank, int R, void *arg) {
  * agreed over the group); each repeat 1 (the descriptors: the kept
  * choice, every rank seated); a changed call (nrhs, a forced provider) or
  * the first call after it chooses again.  Every call right: residuals,
- * X the same on every rank. */
+ * X the same on every rank.  A repeat whose engine fails fails on every
+ * rank alike (the leader's words), and the next call chooses and meets
+ * again (a new group). */
 TEST_IMPL(comm_local_kept_choice) {
   enum { R = 3 };
-  static const long want[NKEPT] = {3, 1, 1, 1, 3, 4, 3};
+  static const long want[NKEPT] = {3, 1, 1, 1, 3, 4, 3, 1, 3};
   char dir[256];
   cl_setup(dir, sizeof dir);
   cl_write_tables(dir, R, N, 1);
@@ -270,13 +275,20 @@ TEST_IMPL(comm_local_kept_choice) {
       const case_out_t *o = &sh->out[k][r];
       fprintf(stderr, "call %d rank %d: %s, %ld store rounds%s%s\n", k, r, o->provider, sh->rounds[k][r],
               o->rc ? ": " : "", o->msg);
-      ASSERT_EQ(o->rc, 0);
+      if (k == NOT_PD) {
+        ASSERT_EQ(o->rc, MUSTER_ENOTPD);
+        ASSERT_STR_CONTAINS(o->msg, "provider lapack: potrs: not positive definite"); /* the leader's words */
+        if (r > 0) ASSERT_STR_CONTAINS(o->msg, "rank 0 of comm local: ");
+      } else {
+        ASSERT_EQ(o->rc, 0);
+      }
       ASSERT(!strcmp(o->provider, k == 5 ? "colllapack" : "lapack"));
       /* call 5's engine gathers over the store too (colllapack's own allgathers) */
       if (k == 5) ASSERT_GT(sh->rounds[k][r], want[k]);
       else ASSERT_EQ(sh->rounds[k][r], want[k]);
       ASSERT(!memcmp(sh->X[k][r], sh->X[k][0], (size_t)(N * nrhs) * sizeof(double)));
     }
+    if (k == NOT_PD) continue;
     void *a, *b;
     cl_problem(MUSTER_POTRS, MUSTER_F64, N, nrhs, sh->seed + (uint64_t)k, &a, &b);
     double res = chk_potrs(MUSTER_F64, N, nrhs, a, N, sh->X[k][0], N, b, N);
