@@ -6,6 +6,7 @@
 #   gpu_info, gpu_count          the GPUs (nvidia-smi; 0 without one)
 #   field NAME JSON              a value of `muster solve --json`
 #   mp_libs DIR                  cuSOLVERMp from the wheel in <build>/deps
+#   mp_libs_temp                 the same into a folder removed at exit ($tmp)
 #   job_left JOB                 segments of job JOB left in /dev/shm
 #   parts_from_args ARGS...      --part K/N, --list, --max-gpus R among ARGS
 #   in_part I                    run number I belongs to this part
@@ -30,6 +31,14 @@ field() { # field NAME JSON: the raw value of "NAME": (string quotes dropped)
 # libraries in MUSTER_MP_LIBDIR (its metadata folder, on PYTHONPATH, tells
 # the provider the version before CUDA starts).  NCCL comes from the
 # machine's nvidia-nccl-cu13 wheel, found by the provider.
+# mp_libs_temp: mp_libs into a new temporary folder, $tmp, removed at exit
+# (the caller's EXIT trap).
+mp_libs_temp() {
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  mp_libs "$tmp"
+}
+
 mp_libs() {
   [ -n "${MUSTER_MP_LIBDIR:-}" ] && return 0
   whl=$(ls "$build"/deps/nvidia_cusolvermp_cu13-*.whl 2>/dev/null | head -1)

@@ -25,9 +25,7 @@ gpus=${3:-2}
 PY=${PYTHON:-python3}
 here=$build/tests/gpu  # gpu-env.sh's rule: it sets build from here
 . "$here/gpu-env.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-mp_libs "$tmp"
+mp_libs_temp
 export MUSTER_BUILD="$build" MUSTER_LIB_DIR="$build/lib" MUSTER_JOB=${adapter}store$$
 export PYTHONPATH="$repo/adapters/$adapter${PYTHONPATH:+:$PYTHONPATH}"
 export NCCL_NVLS_ENABLE=0 MUSTER_TIMEOUT=${MUSTER_TIMEOUT:-20} XLA_PYTHON_CLIENT_PREALLOCATE=false

@@ -217,8 +217,8 @@ def main():
         costs.mkdir()
         env = {"MUSTER_LIB_DIR": str(build / "lib"), "OPENBLAS_NUM_THREADS": "1",
                "MUSTER_JOB": os.environ.get("MUSTER_JOB", f"benchroute{os.getpid()}")}
-        if o.gpu:
-            env["XLA_FLAGS"] = ""
+        if o.gpu:  # the build's own providers (gpu-env.sh names one build's)
+            env.update({"XLA_FLAGS": "", "MUSTER_PROVIDER_PATH": str(build / "lib" / "muster" / "providers")})
         else:
             storecase.one_node_tables(build, tmp, costs, o.procs, o.n)
             env.update({"XLA_FLAGS": "--xla_force_host_platform_device_count=1", "MUSTER_COST_PATH": str(costs),

@@ -23,9 +23,7 @@ base=${3:+$repo/$3}
 PY=${PYTHON:-python3}
 here=$build/tests/gpu  # gpu-env.sh's rule: it sets build from here
 . "$here/gpu-env.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-mp_libs "$tmp"
+mp_libs_temp
 export NCCL_NVLS_ENABLE=0 MUSTER_TIMEOUT=${MUSTER_TIMEOUT:-20} XLA_PYTHON_CLIENT_PREALLOCATE=false
 rc=0
 for which in ${base:+"$base"} "$build" ${base:+"$base"} "$build"; do
