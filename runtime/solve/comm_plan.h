@@ -7,6 +7,7 @@
  * the registry's rescans).  A call whose every descriptor, less what
  * changes from call to call without reaching the choice (the pieces'
  * addresses and shard refs), is byte-identical to the last successful
+ * call's, free device memory within 1/256 of the device's of the kept
  * call's, every rank's context unchanged, gets the same choice.  So each
  * rank sends in round 1, beside its descriptor, its context and the tag of
  * what it kept (0: nothing); after round 1 every rank compares the same
