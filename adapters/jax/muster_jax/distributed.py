@@ -27,6 +27,8 @@ the set's processes), as engine() predicts; provider= forces one.  Where
 nothing can run, every process raises the same ValueError saying why
 (`provider cusolvermp is unavailable: probe: ...`).
 """
+import functools
+
 import jax
 import numpy as np
 
@@ -96,12 +98,19 @@ def clear_failure() -> None:
     runs an empty custom call with a side effect (muster_jax_nothing,
     adapters/jax/ffi.c) on each of this process's devices; nothing
     collective."""
-    _lib.runtime()  # registers the target
-    nothing = jax.ffi.ffi_call(_lib.NOTHING_TARGET, (), has_side_effect=True)
     for d in jax.local_devices():
         with jax.default_device(d):
-            jax.jit(nothing)()
+            _nothing()()
     jax.effects_barrier()
+
+
+@functools.cache
+def _nothing():
+    """clear_failure()'s compiled empty call, made once (its target
+    registered first): a new callable each time would be traced and
+    compiled again at every call."""
+    _lib.runtime()
+    return jax.jit(jax.ffi.ffi_call(_lib.NOTHING_TARGET, (), has_side_effect=True))
 
 
 def _piece(x, dtype, rows, cols):
