@@ -17,21 +17,43 @@ def free_port() -> int:
 
 
 def run_workers(worker, nproc: int, case: str, adapter_dir, env_extra=None, budget: float = 120):
-    """Start `worker` PROC NPROC PORT CASE for every process; (procs, outputs)."""
+    """Start `worker` PROC NPROC PORT CASE for every process; (procs, outputs).
+    Each process writes to a file of its own (unbuffered), so that a job
+    still running after `budget` seconds is killed with what it printed
+    kept: its output then ends with a line saying so, and its returncode
+    is the kill's.  MUSTER_TEST_BUDGET (seconds), when set, lowers the
+    budget: a GPU script sets it under its own outer timeout."""
+    import tempfile
+    budget = min(budget, float(os.environ.get("MUSTER_TEST_BUDGET", budget)))
     env = dict(os.environ, **(env_extra or {}))
     env["PYTHONPATH"] = os.pathsep.join([str(adapter_dir), env.get("PYTHONPATH", "")])
+    env["PYTHONUNBUFFERED"] = "1"
     port = free_port()
-    procs = [subprocess.Popen([sys.executable, str(worker), str(i), str(nproc), str(port), case], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for i in range(nproc)]
-    t0, outs = time.monotonic(), []
-    try:
-        for p in procs:
-            outs.append(p.communicate(timeout=max(1, budget - (time.monotonic() - t0)))[0])
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+    with tempfile.TemporaryDirectory(prefix="muster-workers-") as logs:
+        files = [open(os.path.join(logs, f"{i}.log"), "w+") for i in range(nproc)]
+        procs = [subprocess.Popen([sys.executable, str(worker), str(i), str(nproc), str(port), case], env=env,
+                                  stdout=f, stderr=subprocess.STDOUT, text=True) for i, f in enumerate(files)]
+        t0, late = time.monotonic(), False
+        try:
+            for p in procs:
+                try:
+                    p.wait(timeout=max(1, budget - (time.monotonic() - t0)))
+                except subprocess.TimeoutExpired:
+                    late = True
+                    break
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        outs = []
+        for p, f in zip(procs, files):
+            f.seek(0)
+            out = f.read()
+            f.close()
+            if late and p.returncode == -signal.SIGKILL:
+                out += f"\n[run_workers: still running after the {budget:.0f} s budget: killed]\n"
+            outs.append(out)
     return procs, outs
 
 

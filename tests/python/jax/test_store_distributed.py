@@ -55,6 +55,8 @@ def test_store_solves_on_gpus():
     611 x 401 in f64 inside jax.jit (routinecase.gpu_routines)."""
     procs, outs = storecase.run_workers(HERE / "store_worker.py", int(os.environ["MUSTER_TEST_GPUS"]), "gpu",
                                         HERE.parents[2] / "adapters" / "jax", {"XLA_FLAGS": ""}, budget=600)
+    for i, (p, out) in enumerate(zip(procs, outs)):  # every process's end, shown when the test fails
+        print(f"--- process {i} (returncode {p.returncode}):\n{out[-1500:]}")
     for i, (p, out) in enumerate(zip(procs, outs)):
         assert p.returncode == 0, out[-4000:]
         for what in ("default choice)", "cusolvermp)", "default choice, jitted)", "cusolvermp, jitted)"):

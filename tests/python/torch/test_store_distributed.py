@@ -65,6 +65,8 @@ def test_store_solves_on_gpus():
     and of a 1 x GPUs one, f64 and c128 (cusolvermp: gridcase.gpu_grid_case)."""
     procs, outs = storecase.run_workers(HERE / "store_worker.py", int(os.environ["MUSTER_TEST_GPUS"]), "gpu",
                                         HERE.parents[2] / "adapters" / "torch", budget=600)
+    for r, (p, out) in enumerate(zip(procs, outs)):  # every rank's end, shown when the test fails
+        print(f"--- rank {r} (returncode {p.returncode}):\n{out[-1500:]}")
     for r, (p, out) in enumerate(zip(procs, outs)):
         assert p.returncode == 0, out[-4000:]
         for what in ("default choice)", "cusolvermp)"):
