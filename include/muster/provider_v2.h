@@ -125,6 +125,10 @@ typedef struct muster_bootstrap {
                    size_t errlen);
 } muster_bootstrap_t;
 
+/* *info of a collective call refused alike on every rank before any engine
+ * traffic, returned with the refusal's code (collective_solve below). */
+#define MUSTER_PROVIDER_REFUSED_ALIKE (-1)
+
 /* One rank's part of a collective solve. */
 typedef struct muster_collective_call {
   muster_solve_args_t args;   /* routine, dtype, n, nrhs, flags; tile: the
@@ -184,7 +188,13 @@ typedef struct muster_provider_v2 {
   void (*forget_peer)(void *ctx, int64_t peer_pid);
 
   /* Collective kind: every rank calls it, each with its own piece.  It
-   * returns the same code and info on every rank.  NULL for a leader one. */
+   * returns the same code and info on every rank.  NULL for a leader one.
+   * A failure is taken as one that may leave peers inside the engine: the
+   * runtime aborts the group or store set the ranks met over.  A call the
+   * provider refused alike on every rank before any engine traffic (its
+   * own check, agreed over the bootstrap) is the exception: it returns its
+   * code with *info = MUSTER_PROVIDER_REFUSED_ALIKE, the same code and
+   * info on every rank, and the set stays usable for the next call. */
   int (*collective_solve)(void *ctx, const muster_collective_call_t *call);
 
   /* Called from another thread of the runtime (its watchdog) while

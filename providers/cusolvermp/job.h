@@ -55,6 +55,8 @@ typedef struct mp_job {
                           gels: the first |R(k,k)| under the rank rule,
                           with diag_zero 1                                 */
   int diag_zero;
+  int agreed_failure;  /* the last mp_agree failed on a rank's own rc,
+                          known to every rank (not a failed exchange)     */
   double rmax;         /* gels: the largest |R(i,i)| on this rank, then
                           (after an agreement) over every rank            */
   int64_t fr, fc, fld; /* geqrf: B's factor's local piece in MP_BUF_Q

@@ -61,6 +61,7 @@ int mp_agree(mp_job_t *j, int rc, const char *phase, int64_t *info, double *sum)
   params_of(j, mine.params);
   if (rc < 0 && j->E->buf) snprintf(mine.msg, sizeof mine.msg, "%s", j->E->buf);
   char err[400];
+  j->agreed_failure = 0;
   int got = muster__agree_gather(b, &mine, sizeof mine, (void **)&all, phase, err, sizeof err);
   if (got < 0) {
     rc = cuc_fail(j->E, got, "%s", err);
@@ -74,6 +75,7 @@ int mp_agree(mp_job_t *j, int rc, const char *phase, int64_t *info, double *sum)
     if (all[r].rc < 0) {
       all[r].msg[AGREE_MSG - 1] = '\0';
       rc = all[r].rc;
+      j->agreed_failure = 1;
       if (r != b->rank) cuc_fail(j->E, rc, "rank %d failed while %s: %s", r, phase, all[r].msg);
       goto out;
     }
@@ -82,6 +84,7 @@ int mp_agree(mp_job_t *j, int rc, const char *phase, int64_t *info, double *sum)
     if (sum) *sum += all[r].part;
     if (all[r].peak > j->rmax) j->rmax = all[r].peak;
     if (memcmp(all[r].params, all[0].params, sizeof all[0].params) != 0) {
+      j->agreed_failure = 1; /* every rank compares the same gathered params */
       rc = cuc_fail(j->E, MUSTER_EINVAL, "rank %d's call differs from rank 0's (routine, dtype, n, nrhs, flags, "
                     "tile, grid or m; MUSTER_MP_* must be the same on every rank)", r);
       goto out;
@@ -242,7 +245,11 @@ static int solve_locked(mp_ctx_t *c, mp_run_t *run, const muster_collective_call
   int64_t info = 0;
   int rc = check(&j);
   if (rc == 0 && (rc = cudaSetDevice(j.s->device)) != cudaSuccess) rc = cuc_cuda(E, j.s->device, "cudaSetDevice", rc);
-  CUC_CHECK(mp_agree(&j, rc, "checking the call", NULL, NULL));
+  rc = mp_agree(&j, rc, "checking the call", NULL, NULL);
+  if (rc < 0) { /* refused before any NCCL traffic: alike on every rank when they all saw it (provider_v2.h) */
+    if (j.agreed_failure) *call->info = MUSTER_PROVIDER_REFUSED_ALIKE;
+    goto out;
+  }
   rc = setup(&j);
   CUC_CHECK(mp_agree(&j, rc, "making the communicator and the buffers", NULL, NULL));
   if (call->tile_used) *call->tile_used = j.shape.tile;

@@ -293,6 +293,12 @@ int muster__collective_run(const muster__coll_in_t *in, muster__outcome_t *out, 
     return muster__err(rc, "rank %d: provider %s was cancelled: %s", in->rank, p->name, why);
   if (rc < 0 && fired)
     return muster__err(rc, "rank %d: provider %s was cancelled: %s (provider: %s)", in->rank, p->name, why, err);
+  if (rc < 0 && info == MUSTER_PROVIDER_REFUSED_ALIKE) { /* every rank refused before any traffic (provider_v2.h) */
+    *engine_rc = 0;
+    out->info = 0;
+    return muster__err(rc, "rank %d: provider %s (%s) refused %s: %s", in->rank, p->name, p->path,
+                       muster_routine_name(in->args->routine), err[0] ? err : muster_strerror(rc));
+  }
   if (rc < 0 && !muster__info_verdict(in->args->routine, rc, info))
     return muster__err(rc, "rank %d: provider %s (%s) failed in %s: %s", in->rank, p->name, p->path,
                        muster_routine_name(in->args->routine), err[0] ? err : muster_strerror(rc));

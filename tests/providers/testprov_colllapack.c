@@ -215,8 +215,22 @@ static lapack_int solve_full(const muster_collective_call_t *c, void *a, void *i
   }
 }
 
+/* COLLLAPACK_REFUSE=alike: every rank refuses the call before any
+ * exchange, as an agreed check does (provider_v2.h: *info =
+ * MUSTER_PROVIDER_REFUSED_ALIKE); =alone: every rank fails the same way but
+ * says nothing of the others (info 0), as a provider whose check is not
+ * agreed.  For test_comm_refusal.c. */
+static int refused(const muster_collective_call_t *c) {
+  const char *how = getenv("COLLLAPACK_REFUSE");
+  if (!how || !how[0]) return 0;
+  snprintf(c->err, c->errlen, "colllapack: refused by COLLLAPACK_REFUSE=%s", how);
+  *c->info = strcmp(how, "alike") == 0 ? MUSTER_PROVIDER_REFUSED_ALIKE : 0;
+  return MUSTER_EUNSUPPORTED;
+}
+
 static int cl_collective(void *ctx, const muster_collective_call_t *c) {
   (void)ctx;
+  if (refused(c)) return MUSTER_EUNSUPPORTED;
   size_t esz = c->args.dtype == MUSTER_C128 ? 16 : 8;
   int64_t n = c->args.n, m = c->dist.m; /* m: A's rows (n, or ldb for gels and the factorizations) */
   int takes_o = (muster_routine_takes(c->args.routine) & MUSTER_TAKES_O) != 0;
