@@ -49,4 +49,19 @@
 
 #define MUSTER_PROVIDER_ABI_VERSION MUSTER_PROVIDER_V2_ABI
 
+/* Optional, beside the struct of any version: the version of the engine
+ * library the provider runs with, for the rows of its cost table that say
+ * which version they were measured with ("version" lines, docs/choice.md).
+ * A provider whose engine's speed changes between releases it can load
+ * (cusolvermp: cuSOLVERMp 0.8 and 0.9) exports the function
+ *     int muster_provider_engine_version(void *ctx, char *out, size_t cap);
+ * ctx: its init's.  0 with "MAJOR.MINOR[.PATCH...]" in out (cap bytes,
+ * e.g. "0.9.1"), or a negative MUSTER_E* code while it is not known (no
+ * library loaded yet, or of unknown version): the table's rows are then
+ * taken as for a provider without the function.  Called where the choice
+ * is made, before each lookup in its table, from any thread: cheap, never
+ * starting CUDA.  Without it a table's rows of any version count. */
+#define MUSTER_PROVIDER_SYMBOL_ENGINE_VERSION "muster_provider_engine_version"
+typedef int (*muster_provider_engine_version_fn)(void *ctx, char *out, size_t cap);
+
 #endif /* MUSTER_PROVIDER_H */

@@ -231,3 +231,12 @@ int mp_libs_confirm(int code, const mp_release_t **rel, char *why, size_t len) {
   pthread_mutex_unlock(&confirm_mu);
   return rc;
 }
+
+int mp_libs_solver_version(void) {
+  const mp_libs_t *L = mp_libs_get();
+  if (L->rc < 0) return 0;
+  pthread_mutex_lock(&confirm_mu); /* mp_libs_confirm may set it meanwhile */
+  int ver = L->solver_provisional ? 0 : L->ver[MP_LIB_SOLVER];
+  pthread_mutex_unlock(&confirm_mu);
+  return ver;
+}

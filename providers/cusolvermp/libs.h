@@ -50,4 +50,9 @@ MP_HIDDEN const mp_libs_t *mp_libs_get(void);
  * MUSTER_EUNSUPPORTED with the reason in why; also fills the release. */
 MP_HIDDEN int mp_libs_confirm(int code, const mp_release_t **rel, char *why, size_t len);
 
+/* The loaded cuSOLVERMp's version (MP_VER), 0 while not known: no usable
+ * library, or one of unknown version not yet confirmed by a handle.  Loads
+ * the libraries on the first call; any thread. */
+MP_HIDDEN int mp_libs_solver_version(void);
+
 #endif

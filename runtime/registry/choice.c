@@ -83,9 +83,13 @@ static int time_of(const muster__choice_in_t *in, muster__cand_t *c) {
     }
     snprintf(said, sizeof said, "%s", est.note); /* no model, but words for the reason */
   }
+  char engine[32] = ""; /* the engine's version picks the table's rows (cost.h rule 1b) */
+  if (p->cost && p->engine_version && p->engine_version(p->ctx, engine, sizeof engine) < 0) engine[0] = '\0';
+  engine[sizeof engine - 1] = '\0';
   if (p->cost &&
-      muster__cost_lookup_at(p->cost, q->routine, q->dtype, q->ndevices, q->nnodes > 0 ? q->nnodes : 1, q->n,
-                             q->nrhs, &c->seconds, c->note, sizeof c->note) == 0) {
+      muster__cost_lookup_ver(p->cost, engine[0] ? engine : NULL, q->routine, q->dtype, q->ndevices,
+                              q->nnodes > 0 ? q->nnodes : 1, q->n, q->nrhs, &c->seconds, c->note,
+                              sizeof c->note) == 0) {
     c->timed = 1;
     return 0;
   }

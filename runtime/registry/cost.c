@@ -55,7 +55,7 @@ static int parse_row(char *line, muster__cost_row_t *row, char *why, size_t cap)
     snprintf(why, cap, "bad nnodes '%.20s' (>= 1)", f[6]);
     return -1;
   }
-  *row = (muster__cost_row_t){(int)r, (int)t, (int)nd, n, nrhs, s, (int)nn};
+  *row = (muster__cost_row_t){(int)r, (int)t, (int)nd, n, nrhs, s, (int)nn, -1};
   return 1;
 bad_num:
   snprintf(why, cap, "bad number in '%.20s %.20s %.20s %.20s' (ndevices >= 0, n >= 1, nrhs >= 0, "
@@ -72,6 +72,42 @@ static int unmeasured(const char *line, muster__cost_t *t) {
   snprintf(t->unmeasured_why, sizeof t->unmeasured_why, "%s", why);
   char *cr = strchr(t->unmeasured_why, '\r');
   if (cr) *cr = '\0';
+  return 1;
+}
+
+int muster__cost_version(const char *s) {
+  long v[2] = {0, 0};
+  if (!s || !*s) return -1;
+  for (int f = 0; *s; f++) { /* MAJOR.MINOR, then any number of .PATCH fields */
+    if (f > 0 && *s++ != '.') return -1;
+    if (*s < '0' || *s > '9') return -1;
+    long x = 0;
+    while (*s >= '0' && *s <= '9' && x < 1000000) x = x * 10 + (*s++ - '0');
+    if (x >= 1000000) return -1;
+    if (f < 2) v[f] = x;
+    if (f == 0 && *s != '.') return -1; /* a major alone is not a version */
+  }
+  if (v[1] >= 1000) return -1;
+  return MUSTER__COST_VERSION((int)v[0], (int)v[1]);
+}
+
+/* The line "version MAJOR.MINOR[.PATCH...]": the version of the engine the
+ * rows after it were measured with (cost.h).  1 with *ver, 0 not such a
+ * line, -1 bad (why set). */
+static int version_line(char *line, int *ver, char *why, size_t cap) {
+  line += strspn(line, " \t");
+  if (strncmp(line, "version", 7) || (line[7] && !strchr(" \t\r", line[7]))) return 0;
+  char *f[3];
+  int nf = 0;
+  for (char *save = NULL, *tok = strtok_r(line + 7, " \t\r", &save); tok && nf < 3;
+       tok = strtok_r(NULL, " \t\r", &save))
+    f[nf++] = tok;
+  int v = nf == 1 ? muster__cost_version(f[0]) : -1;
+  if (v < 0) {
+    snprintf(why, cap, "bad version line: want 'version MAJOR.MINOR[.PATCH]', got '%.40s'", nf ? f[0] : "");
+    return -1;
+  }
+  *ver = v;
   return 1;
 }
 
@@ -92,14 +128,17 @@ int muster__cost_parse(const char *text, const char *path, muster__cost_t **out,
   t->nrows = 0;
   t->unmeasured = 0;
   t->unmeasured_why[0] = '\0';
-  int lineno = 0, rc = 0;
+  int lineno = 0, rc = 0, ver = -1;
   for (char *line = copy; line && rc == 0; lineno++) {
     char *next = strchr(line, '\n');
     if (next) *next++ = '\0';
     char *hash = strchr(line, '#');
     if (hash) *hash = '\0';
     char msg[200];
-    int got = unmeasured(line, t) ? 0 : parse_row(line, &t->rows[t->nrows], msg, sizeof msg);
+    /* a directive line ("unmeasured", "version": d 1) holds no row */
+    int d = unmeasured(line, t) ? 1 : version_line(line, &ver, msg, sizeof msg);
+    int got = d ? (d < 0 ? -1 : 0) : parse_row(line, &t->rows[t->nrows], msg, sizeof msg);
+    if (got > 0) t->rows[t->nrows].version = ver;
     if (got < 0) {
       snprintf(why, cap, "%s:%d: %s", path, lineno + 1, msg);
       rc = MUSTER_EINVAL;

@@ -1,11 +1,14 @@
 /*
  * runtime/registry/cost_lookup.c - the expected time of a call from a cost table
- * (cost.h has the rules): the series of one (routine, dtype, nnodes, nrhs,
- * ndevices) along n, and the model across device counts.
+ * (cost.h has the rules): the rows of one engine version, the series of one
+ * (routine, dtype, nnodes, nrhs, ndevices) along n, and the model across
+ * device counts.
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "registry/cost.h"
@@ -14,13 +17,13 @@ static int64_t absdiff(int64_t a, int64_t b) { return a > b ? a - b : b - a; }
 
 /* The rows of one series. */
 typedef struct series {
-  int routine, dtype, nnodes, ndevices;
+  int routine, dtype, version, nnodes, ndevices;
   int64_t nrhs;
 } series_t;
 
 static int in_series(const muster__cost_row_t *r, const series_t *k) {
-  return r->routine == k->routine && r->dtype == k->dtype && r->nnodes == k->nnodes && r->nrhs == k->nrhs &&
-         r->ndevices == k->ndevices;
+  return r->routine == k->routine && r->dtype == k->dtype && r->version == k->version && r->nnodes == k->nnodes &&
+         r->nrhs == k->nrhs && r->ndevices == k->ndevices;
 }
 
 /* The value of field `field` among rows where cond holds nearest `want`
@@ -117,8 +120,106 @@ static double across_devices(const muster__cost_t *t, series_t k, int d, int a, 
   return sa * pow((double)d / a, slope);
 }
 
-int muster__cost_lookup_at(const muster__cost_t *t, int routine, int dtype, int ndevices, int nnodes, int64_t n,
-                           int64_t nrhs, double *seconds, char *note, size_t cap) {
+/* The order in which the versions of rows are tried for an engine of
+ * version lv (-1 unknown), rule 1b of cost.h: lv's own, then rows without
+ * a version, then the others, nearest lv first (lv unknown: the newest
+ * first), ties the newer.  Compared as (class, distance, -version). */
+typedef struct vkey {
+  int cls, dist, neg;
+} vkey_t;
+
+static vkey_t vkey(int v, int lv) {
+  if (lv >= 0 && v == lv) return (vkey_t){0, 0, 0};
+  if (v < 0) return (vkey_t){1, 0, 0};
+  return (vkey_t){2, lv >= 0 ? abs(v - lv) : 0, -v};
+}
+
+static int vless(vkey_t a, vkey_t b) {
+  if (a.cls != b.cls) return a.cls < b.cls;
+  if (a.dist != b.dist) return a.dist < b.dist;
+  return a.neg < b.neg;
+}
+
+/* The version after `prev` (NULL: the first) in that order among the rows
+ * of (routine, dtype): 1 with *v, 0 when there is none. */
+static int next_version(const muster__cost_t *t, int routine, int dtype, int lv, const vkey_t *prev, int *v) {
+  int found = 0;
+  vkey_t best = {0, 0, 0};
+  for (int i = 0; i < t->nrows; i++) {
+    const muster__cost_row_t *r = &t->rows[i];
+    if (r->routine != routine || r->dtype != dtype) continue;
+    vkey_t k = vkey(r->version, lv);
+    if ((prev && !vless(*prev, k)) || (found && !vless(k, best))) continue;
+    best = k;
+    *v = r->version;
+    found = 1;
+  }
+  return found;
+}
+
+/* Rule 2 within the rows of version k->version: the nnodes, then the nrhs
+ * nearest the call's. */
+static void nearest_key(const muster__cost_t *t, series_t *k, int nnodes, int64_t nrhs) {
+  int routine = k->routine, dtype = k->dtype, ver = k->version;
+  NEAREST(t, r_->routine == routine && r_->dtype == dtype && r_->version == ver, nnodes, nnodes, k->nnodes);
+  NEAREST(t, r_->routine == routine && r_->dtype == dtype && r_->version == ver && r_->nnodes == k->nnodes, nrhs,
+          nrhs, k->nrhs);
+}
+
+/* Does series k (but ndevices) hold ndevices, measured? */
+static int measured_at(const muster__cost_t *t, series_t k, int ndevices) {
+  k.ndevices = ndevices;
+  for (int i = 0; i < t->nrows; i++)
+    if (in_series(&t->rows[i], &k)) return 1;
+  return 0;
+}
+
+/* Rule 1b: the version whose rows answer the call (key k filled for it),
+ * and whether the engine's own version lv has rows of (routine, dtype). */
+static int pick_version(const muster__cost_t *t, int lv, int ndevices, int nnodes, int64_t nrhs, series_t *k,
+                        int *lv_rows) {
+  vkey_t prev;
+  int v, first = 0, have = 0, a, b;
+  *lv_rows = 0;
+  for (const vkey_t *pp = NULL; next_version(t, k->routine, k->dtype, lv, pp, &v); prev = vkey(v, lv), pp = &prev) {
+    if (lv >= 0 && v == lv) *lv_rows = 1;
+    if (!have) first = v, have = 1;
+    k->version = v;
+    nearest_key(t, k, nnodes, nrhs);
+    if (measured_at(t, *k, ndevices) || counts_around(t, k, ndevices, &a, &b) == 2) return v;
+  }
+  k->version = first;
+  nearest_key(t, k, nnodes, nrhs);
+  return first;
+}
+
+/* Append to the NUL-terminated note out (cap bytes), cut at its end. */
+static void add_note(char *out, size_t cap, const char *fmt, ...) MUSTER_PRINTF(3, 4);
+static void add_note(char *out, size_t cap, const char *fmt, ...) {
+  size_t used = strlen(out);
+  if (used + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(out + used, cap - used, fmt, ap);
+  va_end(ap);
+}
+
+/* What the note says of the rows' version, when they are not the engine's
+ * (cost.h rule 1b). */
+static void version_note(char *out, size_t cap, int used, int lv, int lv_rows, const char *engine,
+                         const series_t *k, int ndevices) {
+  if (used == lv || (used < 0 && !lv_rows)) return;
+  if (used >= 0) add_note(out, cap, "; rows of version %d.%d", used / 1000, used % 1000);
+  else add_note(out, cap, "; rows of no recorded version");
+  if (lv < 0) add_note(out, cap, ": the engine's version is not known");
+  else if (lv_rows) add_note(out, cap, ": the loaded %.24s has none near ndevices=%d", engine, ndevices);
+  else
+    add_note(out, cap, ": the loaded %.24s has no %s %s row", engine, muster_routine_str(k->routine) ?: "?",
+             muster_dtype_str(k->dtype) ?: "?");
+}
+
+int muster__cost_lookup_ver(const muster__cost_t *t, const char *engine, int routine, int dtype, int ndevices,
+                            int nnodes, int64_t n, int64_t nrhs, double *seconds, char *note, size_t cap) {
   int any = 0;
   for (int i = 0; i < t->nrows && !any; i++) any = t->rows[i].routine == routine && t->rows[i].dtype == dtype;
   if (!any) {
@@ -127,35 +228,35 @@ int muster__cost_lookup_at(const muster__cost_t *t, int routine, int dtype, int 
     return MUSTER_ENOENT;
   }
   series_t k = {.routine = routine, .dtype = dtype};
-  NEAREST(t, r_->routine == routine && r_->dtype == dtype, nnodes, nnodes, k.nnodes);
-  NEAREST(t, r_->routine == routine && r_->dtype == dtype && r_->nnodes == k.nnodes, nrhs, nrhs, k.nrhs);
-  int measured = 0;
-  for (int i = 0; i < t->nrows && !measured; i++) {
-    series_t rk = k;
-    rk.ndevices = ndevices;
-    measured = in_series(&t->rows[i], &rk);
-  }
-  char where[400], other[160] = "";
+  int lv = muster__cost_version(engine), lv_rows;
+  int used = pick_version(t, lv, ndevices, nnodes, nrhs, &k, &lv_rows);
+  char where[400], other[320] = "";
   int a, b;
-  if (measured) {
+  version_note(other, sizeof other, used, lv, lv_rows, engine, &k, ndevices);
+  if (measured_at(t, k, ndevices)) {
     k.ndevices = ndevices;
     *seconds = along_n(t, &k, n, where, sizeof where);
   } else if (counts_around(t, &k, ndevices, &a, &b) == 2) {
     *seconds = across_devices(t, k, ndevices, a, b, n, where, sizeof where);
   } else {
-    NEAREST(t, r_->routine == routine && r_->dtype == dtype && r_->nnodes == k.nnodes && r_->nrhs == k.nrhs,
+    NEAREST(t, r_->routine == routine && r_->dtype == dtype && r_->version == used && r_->nnodes == k.nnodes &&
+                   r_->nrhs == k.nrhs,
             ndevices, ndevices, k.ndevices);
     *seconds = along_n(t, &k, n, where, sizeof where);
-    snprintf(other, sizeof other, "; one device count measured: nearest ndevices=%d", k.ndevices);
+    add_note(other, sizeof other, "; one device count measured: nearest ndevices=%d", k.ndevices);
   }
-  int o = (int)strlen(other);
-  if (k.nrhs != nrhs) o += snprintf(other + o, sizeof other - (size_t)o, "; nearest measured nrhs=%" PRId64, k.nrhs);
-  if (k.nnodes != nnodes && (size_t)o < sizeof other)
-    snprintf(other + o, sizeof other - (size_t)o, "; measured on %d node%s, not %d: nodes are not modelled",
-             k.nnodes, k.nnodes == 1 ? "" : "s", nnodes);
+  if (k.nrhs != nrhs) add_note(other, sizeof other, "; nearest measured nrhs=%" PRId64, k.nrhs);
+  if (k.nnodes != nnodes)
+    add_note(other, sizeof other, "; measured on %d node%s, not %d: nodes are not modelled", k.nnodes,
+             k.nnodes == 1 ? "" : "s", nnodes);
   const char *base = strrchr(t->path, '/');
   snprintf(note, cap, "cost table %s: %s%s", base ? base + 1 : t->path, where, other);
   return 0;
+}
+
+int muster__cost_lookup_at(const muster__cost_t *t, int routine, int dtype, int ndevices, int nnodes, int64_t n,
+                           int64_t nrhs, double *seconds, char *note, size_t cap) {
+  return muster__cost_lookup_ver(t, NULL, routine, dtype, ndevices, nnodes, n, nrhs, seconds, note, cap);
 }
 
 int muster__cost_lookup(const muster__cost_t *t, int routine, int dtype, int ndevices, int64_t n, int64_t nrhs,

@@ -214,6 +214,8 @@ muster__prov_t *muster__prov_load(const char *path, const char *backend, const s
   }
   p->handle = h;
   p->pub.v = v;
+  /* the engine's version for its cost table (optional: provider.h) */
+  p->pub.engine_version = (muster_provider_engine_version_fn)dlsym(h, MUSTER_PROVIDER_SYMBOL_ENGINE_VERSION);
   p->pub.available = 1;
   err[0] = '\0';
   if (v->probe && v->probe(err, sizeof err) < 0) {

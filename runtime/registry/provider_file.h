@@ -33,6 +33,9 @@ typedef struct muster__provider {
   int available;                  /* loaded, init and probe succeeded      */
   char why[256];                  /* why not available (load/probe error)  */
   const struct muster__cost *cost;/* its cost table (cost.h), NULL if none */
+  muster_provider_engine_version_fn engine_version; /* its optional
+                                     muster_provider_engine_version (provider.h),
+                                     NULL if it has none                    */
   char cost_why[256];             /* why there is none (no file, or the
                                      parse error), or the file it came from */
 } muster__provider_t;

@@ -29,6 +29,8 @@
  *   TESTPROV_INFO=K      solve returns info K
  *   TESTPROV_UNAVAILABLE=NAME,...  the probe of those names fails (at load)
  *   TESTPROV_NOTE=TEXT             an available probe leaves TEXT as its note
+ *   TESTPROV_ENGINE_VERSION=V      muster_provider_engine_version (every
+ *                        variant exports it) says V; unset: not known
  * It does no linear algebra: it only proves which provider ran, and that
  * the leader reached every shard's memory.
  */
@@ -137,6 +139,15 @@ __attribute__((unused)) static int tp_solve(void *ctx, const muster_provider_cal
   }
   const char *info = getenv("TESTPROV_INFO");
   *c->info = info ? atoll(info) : 0;
+  return 0;
+}
+
+/* The engine's version, for the cost table's "version" rows (provider.h) */
+__attribute__((visibility("default"))) int muster_provider_engine_version(void *ctx, char *out, size_t cap) {
+  (void)ctx;
+  const char *v = getenv("TESTPROV_ENGINE_VERSION");
+  if (!v) return MUSTER_ENOENT;
+  snprintf(out, cap, "%s", v);
   return 0;
 }
 

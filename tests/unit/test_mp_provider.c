@@ -3,7 +3,8 @@
  * cuSOLVERMp it takes or refuses over stand-in libraries
  * (tests/providers/fake_mp.c) laid out as a user has them (MUSTER_MP_LIBDIR,
  * a Python environment's nvidia-* wheels with their metadata folders), with
- * the message probe(), estimate() and collective_solve() give.  The
+ * the message probe(), estimate() and collective_solve() give, and the
+ * release muster_provider_engine_version reports.  The
  * libraries load once per process, so every case runs in a forked child. */
 #include <dlfcn.h>
 #include <limits.h>
@@ -63,8 +64,10 @@ static void isolate(const char *root, const char *nccl) {
   unsetenv("MUSTER_MP_DISABLE");
 }
 
+static void *mp_handle; /* the provider load() opened */
+
 static const muster_provider_v2_t *load(void) {
-  const muster_provider_v2_t *v = tp_provider_v2("cusolvermp", MUSTER_PROVIDER_COLLECTIVE, NULL);
+  const muster_provider_v2_t *v = tp_provider_v2("cusolvermp", MUSTER_PROVIDER_COLLECTIVE, &mp_handle);
   if (!v) _exit(0); /* built without nvcc: nothing to test */
   ASSERT(v->collective_solve && v->cancel && v->release_comms && v->estimate);
   ASSERT(!v->solve && !v->choose_tile);
@@ -92,6 +95,16 @@ static muster_provider_query_t query(int64_t n, int nranks, const uint64_t *free
   return q;
 }
 
+/* What the provider's muster_provider_engine_version (provider.h) says:
+ * its code, the version in out ("" when none). */
+static int engine_version(void *ctx, char *out, size_t cap) {
+  muster_provider_engine_version_fn f =
+      (muster_provider_engine_version_fn)dlsym(mp_handle, MUSTER_PROVIDER_SYMBOL_ENGINE_VERSION);
+  ASSERT(f != NULL);
+  out[0] = '\0';
+  return f(ctx, out, cap);
+}
+
 /* probe, estimate and a 1-rank collective_solve must all refuse with
  * `code` and a message holding `want`. */
 static void expect_refused_as(int code, const char *want) {
@@ -105,6 +118,9 @@ static void expect_refused_as(int code, const char *want) {
   muster_provider_estimate_t est;
   ASSERT_EQ(v->estimate(ctx, &q, &est), code);
   ASSERT_STR_CONTAINS(est.note, want);
+  char ver[32];
+  ASSERT_EQ(engine_version(ctx, ver, sizeof ver), MUSTER_ENOENT); /* no engine: no version */
+  ASSERT(!ver[0]);
   muster_shard_t s = {.mem = MUSTER_MEM_CUDA, .device = 0, .a = (void *)16, .lda = 8, .b = (void *)16, .ldb = 8};
   muster_bootstrap_t b = {.rank = 0, .size = 1, .kind = "group", .key = 42, .allgather = one_rank_allgather};
   int64_t info = 7, tile = -1;
@@ -409,6 +425,10 @@ static void expect_chosen(const char *want) {
   muster_provider_estimate_t est;
   ASSERT_EQ(v->estimate(ctx, &q, &est), 0);
   int new = !strcmp(want, "0.9.1"), lacks = strstr(want, "lacks") != NULL;
+  /* the release loaded is the engine version its cost table's rows are chosen by */
+  char ver[32];
+  ASSERT_OK(engine_version(ctx, ver, sizeof ver));
+  ASSERT(!strcmp(ver, new ? "0.9.1" : "0.8.0"));
   /* a 0.9.1 passed over for its missing symbols was opened to look */
   if (!lacks) ASSERT_EQ(tp_maps_has("/s091/site/nvidia/cu13/lib/libcusolverMp.so.0"), new);
   if (!lacks) ASSERT_EQ(tp_maps_has("/s091/site/nvidia/cublasmp/cu13/lib/libcublasmp.so.0"), new);
