@@ -9,6 +9,9 @@
 #
 #   tests/python/run-store-gpu.sh jax|torch [BUILD_DIR] [GPUS]     (from the repo root)
 #
+# STORE_TESTS: pytest's -k (default gpu: all three; solves_on_gpus: the
+# solves alone).  STORE_TIMEOUT (default 420 s): the whole run's limit;
+# MUSTER_TEST_BUDGET (default 100 s under it): each job's.
 # BUILD_DIR (default build) with lib/ and deps/ (the cuSOLVERMp wheel,
 # unpacked into a temporary folder named by MUSTER_MP_LIBDIR unless that is
 # set: tests/gpu/gpu-env.sh's mp_libs); GPUS default 2.  $PYTHON (default
@@ -34,7 +37,7 @@ export NCCL_NVLS_ENABLE=0 MUSTER_TIMEOUT=${MUSTER_TIMEOUT:-20} XLA_PYTHON_CLIENT
 st=${STORE_TIMEOUT:-420}
 export MUSTER_TEST_BUDGET=${MUSTER_TEST_BUDGET:-$((st - 100))}
 MUSTER_TEST_GPUS=$gpus timeout -k 5 "$st" "$PY" -m pytest -q -rfEP -p no:cacheprovider \
-    "tests/python/$adapter/test_store_distributed.py" -k gpu
+    "tests/python/$adapter/test_store_distributed.py" -k "${STORE_TESTS:-gpu}"
 rc=$?
 left=$(ls /dev/shm | grep -c "$MUSTER_JOB" || true)
 echo "segments left: $left"
