@@ -7,7 +7,8 @@ from its JSON (tests/python/jax/bench_mp_gpu.py; docs/performance/jax-multiproce
 here; its exit statuses hold.)
 
 Several files (one run split into commands) are merged when they come from
-the same device: a row is (routine, N, GPUs), and a later file's column
+the same device: a row is (routine, M, N, GPUs) (M, A's rows, is N where a
+row has none; N shows as MxN when they differ), and a later file's column
 replaces an earlier one unless it did not run and the earlier one did
 (plot_gpu_bench.merge_columns).  Per row: each column's median, the engine
 the one-node path and the default chose, jaxmg's, the best muster engine,
@@ -19,7 +20,7 @@ time; a file that is not this bench's JSON raises BenchError.
 from plot_gpu_bench import BenchError, _need, merge_columns, read_doc
 
 BENCH, SCHEMA = "muster-jax-mp-bench", 1
-ROUTINES = ("potrs", "syevd", "getrs")
+ROUTINES = ("potrs", "syevd", "getrs", "gesvd", "polar")
 # column -> heading, in the table's order; the muster engines before jaxmg
 HEADINGS = {"mp": "store path, column blocks", "mp_grid": "store path, 2-D mesh (grid=)",
             "onenode": "one-node path (chose)", "mg": "one-node, cusolvermg", "dn": "one-node, cusolverdn",
@@ -31,10 +32,12 @@ GOAL_DEFAULT = 1.03
 def _row(row, where):
     for key, kind in (("routine", str), ("n", int), ("gpus", int), ("columns", dict)):
         _need(row, key, kind, where)
-    if row["routine"] not in ROUTINES or row["n"] < 1 or row["gpus"] < 1:
-        raise BenchError("%s: not a row: %s n=%d on %d GPUs" % (where, row["routine"], row["n"], row["gpus"]))
+    row = dict(row, m=row["n"]) if "m" not in row else row
+    _need(row, "m", int, where)
+    if row["routine"] not in ROUTINES or row["n"] < 1 or row["m"] < 1 or row["gpus"] < 1:
+        raise BenchError("%s: not a row: %s n=%s on %d GPUs" % (where, row["routine"], shape(row), row["gpus"]))
     for name, col in row["columns"].items():
-        here = "%s (%s %d, %d GPUs).%s" % (where, row["routine"], row["n"], row["gpus"], name)
+        here = "%s (%s %s, %d GPUs).%s" % (where, row["routine"], shape(row), row["gpus"], name)
         if name not in HEADINGS:
             raise BenchError("%s: unknown column" % here)
         if _need(col, "ran", bool, here):
@@ -42,6 +45,11 @@ def _row(row, where):
                 raise BenchError("%s: seconds %r is not positive" % (here, col["seconds"]))
             _need(col, "resid_ok", bool, here)
     return row
+
+
+def shape(row):
+    """N, or MxN where A is m x n with m != n."""
+    return str(row["n"]) if row.get("m", row["n"]) == row["n"] else "%dx%d" % (row["m"], row["n"])
 
 
 def load(paths):
@@ -59,7 +67,7 @@ def load(paths):
             merged["parts"] += 1
         for i, row in enumerate(_need(doc, "rows", list, path)):
             row = _row(row, "%s: rows[%d]" % (path, i))
-            key = (ROUTINES.index(row["routine"]), row["n"], row["gpus"])
+            key = (ROUTINES.index(row["routine"]), row["n"], row["m"], row["gpus"])
             rows[key] = dict(row, columns=merge_columns(rows[key]["columns"], row["columns"])) if key in rows else row
     if merged is None:
         raise BenchError("no file given")
@@ -128,8 +136,8 @@ def markdown(doc):
            "|" + "---|" * (len(names) + 8)]
     for row in doc["rows"]:
         best = best_muster(row)
-        out.append("| %s | %d | %d | %s | %s | %s | %s |" % (
-            row["routine"], row["n"], row["gpus"], row.get("grid", "-"), " | ".join(cell(row, c) for c in names),
+        out.append("| %s | %s | %d | %s | %s | %s | %s |" % (
+            row["routine"], shape(row), row["gpus"], row.get("grid", "-"), " | ".join(cell(row, c) for c in names),
             best[1] if best else "-", " | ".join(verdict(row))))
     return out
 

@@ -1,27 +1,40 @@
 """muster_jax across processes against jaxmg, one process per GPU (issue 24's
 benchmark; docs/performance/jax-multiprocess.md).
 
-usage: python3 tests/python/jax/bench_mp_gpu.py [--gpus 2,4] [--rows LIST]
-         [--columns LIST] [--reps 3] [--warmup 1] [--budget S] [--json FILE]
-         [--list] [--platform cuda|cpu] [--mp-provider NAME] [--grid PRxPC]
-         [--jaxmg-tile T] [--seed S]
+usage: python3 tests/python/jax/bench_mp_gpu.py [--set issue24|factors]
+         [--gpus 2,4] [--rows LIST] [--columns LIST] [--reps 3] [--warmup 1]
+         [--budget S] [--json FILE] [--list] [--platform cuda|cpu]
+         [--mp-provider NAME] [--grid PRxPC] [--jaxmg-tile T] [--seed S]
 
 For each GPU count P, P processes (bench_mp_worker.py) meet over
 jax.distributed (coordinator on 127.0.0.1, a free port), one GPU each, and
-time every row (routine, n; f64, one right-hand side) in every column:
+time every row (routine, n, or m x n; f64, one right-hand side) in every
+column:
 
   mp        muster_jax.distributed.solve, provider cusolvermp (the store
             path), this process's column block, inside jax.jit
   mp_grid   the same on the blocks of a pr x pc mesh, P("pr", "pc"), grid=
-  onenode   muster_jax.potrs / lu_solve / syevd on a mesh of every process's
-            GPU (the one-node CUDA IPC path), the engine the runtime chooses
-  mg, dn    the same with cusolvermg / cusolverdn forced (not by default)
+  onenode   muster_jax.potrs / lu_solve / syevd / linalg.svd / linalg.polar
+            on a mesh of every process's GPU (the one-node CUDA IPC path),
+            the engine the runtime chooses
+  mg, dn    the same with cusolvermg / cusolverdn forced (on one GPU: dn
+            is cusolverDn itself, the baseline of the factors set)
   default   muster_jax.distributed.solve with no provider: the runtime's
             choice (the JSON names the engine it chose)
-  jaxmg     jaxmg's potrs / lu_solve / syevd on the same pr x pc mesh, in
-            processes of their own (JAXMG_SITE on PYTHONPATH: the
-            launcher run-bench-mp-gpu.sh sets it); "jaxmg: not installed"
-            where it does not import
+  jaxmg     jaxmg's potrs / lu_solve / syevd / gesvd / polar on the same
+            pr x pc mesh, in processes of their own (JAXMG_SITE on
+            PYTHONPATH: the launcher run-bench-mp-gpu.sh sets it); "jaxmg:
+            not installed" where it does not import
+
+--set picks the default rows, columns and GPU counts (--rows, --columns,
+--gpus override each):
+  issue24   potrs 16384 / 32768 / 65536, syevd 8192 / 16384, getrs 16384;
+            mp, mp_grid, onenode, default, jaxmg; 2 and 4 GPUs (default)
+  factors   gesvd 4096, 8192 and 16384x8192 (thin vectors), polar 4096,
+            8192 (issue 29); mp, default, jaxmg, and dn on the 1-GPU
+            launch only; 1, 2 and 4 GPUs
+A column that cannot run a routine (mp_grid: grid= is for potrs, getrs,
+syevd) is recorded as skipped.
 
 The JSON (--json, rewritten after every column, so a run cut short keeps
 what it finished; an existing file of this bench is added to) goes to
@@ -45,26 +58,65 @@ from collections import deque
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[2]
+sys.path.insert(0, str(REPO / "tools"))
+import mp_bench_table  # noqa: E402  (the table; its shape() labels rows here too)
+
 BENCH, SCHEMA = "muster-jax-mp-bench", 1
-ROWS = (("potrs", 16384), ("potrs", 32768), ("potrs", 65536), ("syevd", 8192), ("syevd", 16384),
-        ("getrs", 16384))
+# rows: (routine, m, n), A m x n (square but for gesvd's and polar's m)
+ROWS = (("potrs", 16384, 16384), ("potrs", 32768, 32768), ("potrs", 65536, 65536), ("syevd", 8192, 8192),
+        ("syevd", 16384, 16384), ("getrs", 16384, 16384))
+FACTOR_ROWS = (("gesvd", 4096, 4096), ("gesvd", 8192, 8192), ("gesvd", 16384, 8192), ("polar", 4096, 4096),
+               ("polar", 8192, 8192))
 COLUMNS = ("mp", "mp_grid", "onenode", "mg", "dn", "default", "jaxmg")
 DEFAULT_COLUMNS = ("mp", "mp_grid", "onenode", "default", "jaxmg")
-ROUTINES = ("potrs", "syevd", "getrs")
+ROUTINES = ("potrs", "syevd", "getrs", "gesvd", "polar")  # the order of the seeds: append only
+FACTORS = ("gesvd", "polar")  # m x n, factors returned
+# --set: default rows, columns, GPU counts, and the set's columns run on one GPU only
+SETS = {"issue24": (ROWS, DEFAULT_COLUMNS, "2,4", ()),
+        "factors": (FACTOR_ROWS, ("mp", "default", "dn", "jaxmg"), "1,2,4", ("dn",))}
 
 
-def estimate(routine: str, n: int, gpus: int, column: str, warmup: int, reps: int) -> float:
+def applies(name: str, routine: str) -> str | None:
+    """None when the column runs this routine, else why not (the row's
+    column is then recorded as skipped, untimed)."""
+    if name == "mp_grid" and routine in FACTORS:
+        return f"not for {routine}: grid= is for potrs, getrs, syevd"
+    return None
+
+
+def estimate(routine: str, n: int, gpus: int, column: str, warmup: int, reps: int, m: int | None = None) -> float:
     """Seconds one column of one row should take on H200s: scaled from the
     medians of docs/performance (cusolvermp potrs 32768: 0.24 s on 2 GPUs,
     0.17 s on 4; syevd 8192: 1.5 s; jaxmg's from issue 24), plus the
-    first call's setup and the check.  Rough: for planning and the budget."""
-    if routine == "syevd":
+    first call's setup and the check.  gesvd and polar have no GPU time
+    yet (issue 29): guesses at 8192 square, f64, from their algorithms:
+    cuSOLVERMp's gesvd (QDWH polar, syevd of H, a gemm) 4 s, its polar 2
+    s; cusolverDn's gesvd (QR iteration on the bidiagonal, memory-bound)
+    10 s, muster's cusolverdn polar (that gesvd, two gemm) the same; the
+    default taken as cusolverdn's (its model's lower bound can make the
+    choice take it); n^2.5 (cusolverDn n^2.7), a tall m x n A (m - n)/2n
+    more.  Rough: for planning and the budget."""
+    m = n if m is None else m
+    if routine in FACTORS:
+        slow = column in ("dn", "mg", "onenode", "default")
+        t = (10.0 if slow else 4.0 if routine == "gesvd" else 2.0) * (n / 8192) ** (2.7 if slow else 2.5)
+        t *= (1 + (m - n) / (2 * n)) * (1.3 if column == "jaxmg" else 1.0)
+    elif routine == "syevd":
         t = 1.5 * (n / 8192) ** 1.6
     else:
         t = (0.25 if gpus <= 2 else 0.18) * (n / 32768) ** 3 * (2.5 if routine == "getrs" else 1.0)
-    t *= {"onenode": 1.3, "mg": 1.4, "dn": 1.5 if routine != "syevd" else 0.7, "jaxmg": 1.6}.get(column, 1.0)
+    if routine not in FACTORS:
+        t *= {"onenode": 1.3, "mg": 1.4, "dn": 1.5 if routine != "syevd" else 0.7, "jaxmg": 1.6}.get(column, 1.0)
     calls = warmup + reps + (1 if column == "default" else 0)
-    return calls * (max(t, 0.02) + 0.05) + 3.0 + n * n / gpus / 2e9
+    return calls * (max(t, 0.02) + 0.05) + 3.0 + m * n / gpus / 2e9
+
+
+def row_key(r) -> tuple:
+    """A row's identity in the JSON: (routine, m, n, GPUs); m is n where
+    a row has none (the files before gesvd and polar)."""
+    return r["routine"], r.get("m", r["n"]), r["n"], r["gpus"]
+
+shape = mp_bench_table.shape
 
 
 def grid_of(gpus: int, forced=None):
@@ -90,8 +142,7 @@ def write_json(path, doc):
 
 
 def find_row(doc, r):
-    return next((x for x in doc["rows"] if (x["routine"], x["n"], x["gpus"]) == (r["routine"], r["n"], r["gpus"])),
-                None)
+    return next((x for x in doc["rows"] if row_key(x) == row_key(r)), None)
 
 
 def put_column(path, r, name, res):
@@ -206,23 +257,30 @@ def launch(gpus, rows, cols, args, deadline, env, tmp):
                 killed_at_budget=killed)
 
 
-def parse_rows(text):
+def parse_rows(text, default=ROWS):
+    """[(routine, m, n)] of --rows: ROUTINE (its rows of both sets),
+    ROUTINE:N (square) or, for gesvd and polar, ROUTINE:MxN (polar: m >= n)."""
     if not text:
-        return list(ROWS)
+        return list(default)
     out = []
     for item in text.split(","):
-        routine, _, n = item.partition(":")
-        if routine not in ROUTINES or (n and not n.isdigit()):
-            raise ValueError(f"--rows item {item!r}: ROUTINE or ROUTINE:N, ROUTINE one of {ROUTINES}")
-        out += [(routine, int(n))] if n else [r for r in ROWS if r[0] == routine]
+        routine, _, size = item.partition(":")
+        m, _, n = size.lower().partition("x") if "x" in size.lower() else (size, "", size)
+        if routine not in ROUTINES or (size and not (m.isdigit() and n.isdigit() and int(m) > 0 and int(n) > 0)):
+            raise ValueError(f"--rows item {item!r}: ROUTINE, ROUTINE:N or ROUTINE:MxN, ROUTINE one of {ROUTINES}")
+        if size and int(m) != int(n) and (routine not in FACTORS or (routine == "polar" and int(m) < int(n))):
+            raise ValueError(f"--rows item {item!r}: an m x n A is for gesvd, and polar with m >= n")
+        out += [(routine, int(m), int(n))] if size else [r for r in ROWS + FACTOR_ROWS if r[0] == routine]
     return out
 
 
 def options(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--gpus", default="2,4", help="GPU counts (one process per GPU), e.g. 2,4")
-    ap.add_argument("--rows", default="", help="ROUTINE[:N],...: default all of issue 24's rows")
-    ap.add_argument("--columns", default=",".join(DEFAULT_COLUMNS), help=f"of {','.join(COLUMNS)}")
+    ap.add_argument("--set", default="issue24", choices=tuple(SETS),
+                    help="the default rows, columns and GPU counts: issue 24's (default), or gesvd and polar")
+    ap.add_argument("--gpus", default="", help="GPU counts (one process per GPU), e.g. 2,4 (default: the set's)")
+    ap.add_argument("--rows", default="", help="ROUTINE[:N or :MxN],...: default the set's rows")
+    ap.add_argument("--columns", default="", help=f"of {','.join(COLUMNS)} (default: the set's)")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--budget", type=float, default=480.0, help="seconds for the whole run (default 480)")
@@ -235,10 +293,13 @@ def options(argv):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=120.0, help="the store set's timeout (MUSTER_TIMEOUT)")
     args = ap.parse_args(argv)
+    rows, cols, gpus, args.one_gpu_cols = SETS[args.set]
     try:
-        args.gpu_counts = [int(g) for g in args.gpus.split(",")]
-        args.row_list = parse_rows(args.rows)
-        args.cols = [c for c in args.columns.split(",") if c]
+        args.gpu_counts = [int(g) for g in (args.gpus or gpus).split(",")]
+        args.row_list = parse_rows(args.rows, rows)
+        args.cols = [c for c in args.columns.split(",") if c] if args.columns else list(cols)
+        if args.columns:
+            args.one_gpu_cols = ()  # asked for: on every GPU count
         bad = [c for c in args.cols if c not in COLUMNS]
         if bad or not args.cols:
             raise ValueError(f"--columns {args.columns!r}: of {','.join(COLUMNS)}")
@@ -255,14 +316,15 @@ def options(argv):
 
 def plan(args):
     """[(gpus, rows, columns, env name)]: the launches, muster's then jaxmg's
-    for each GPU count."""
+    for each GPU count (the set's one-GPU columns on one GPU only)."""
     out = []
     for g in args.gpu_counts:
-        shape = grid_of(g, args.grid_shape)
-        rows = [dict(routine=r, n=n, gpus=g, nrhs=1, grid=f"{shape[0]}x{shape[1]}", grid_shape=shape,
-                     reps=args.reps, warmup=args.warmup,
-                     seed=(args.seed * 1000003 + 7 * n + ROUTINES.index(r)) % (1 << 31)) for r, n in args.row_list]
-        muster = [c for c in args.cols if c != "jaxmg"]
+        mesh = grid_of(g, args.grid_shape)
+        rows = [dict(routine=r, m=m, n=n, gpus=g, nrhs=0 if r in FACTORS else 1, grid=f"{mesh[0]}x{mesh[1]}",
+                     grid_shape=mesh, reps=args.reps, warmup=args.warmup,
+                     seed=(args.seed * 1000003 + 7 * n + 13 * (m - n) + ROUTINES.index(r)) % (1 << 31))
+                for r, m, n in args.row_list]
+        muster = [c for c in args.cols if c != "jaxmg" and (g == 1 or c not in args.one_gpu_cols)]
         if muster:
             out.append((g, rows, muster, "muster"))
         if "jaxmg" in args.cols:
@@ -272,14 +334,17 @@ def plan(args):
 
 def print_plan(args, launches):
     """--list: the launches, their rows and estimated seconds."""
+    def est(r, c, g):  # a column that does not apply runs nothing
+        return 0.0 if applies(c, r["routine"]) else estimate(r["routine"], r["n"], g, c, args.warmup, args.reps,
+                                                              r["m"])
     total = 0.0
     for g, rows, cols, _ in launches:
-        est = 20 + sum(estimate(r["routine"], r["n"], g, c, args.warmup, args.reps) for r in rows for c in cols)
-        total += est
-        print(f"{g} GPUs ({rows[0]['grid']} mesh), columns {','.join(cols)}: about {est:.0f} s")
+        t = 20 + sum(est(r, c, g) for r in rows for c in cols)
+        total += t
+        print(f"{g} GPUs ({rows[0]['grid']} mesh), columns {','.join(cols)}: about {t:.0f} s")
         for r in rows:
-            print(f"  {r['routine']} {r['n']}: " + ", ".join(
-                f"{c} {estimate(r['routine'], r['n'], g, c, args.warmup, args.reps):.0f} s" for c in cols))
+            print(f"  {r['routine']} {shape(r)}: " + ", ".join(
+                f"{c} -" if applies(c, r["routine"]) else f"{c} {est(r, c, g):.0f} s" for c in cols))
     print(f"total about {total:.0f} s (budget {args.budget:.0f} s)")
 
 
@@ -316,15 +381,13 @@ def main(argv=None):
     write_json(args.json, doc)
     print(f"# {doc['device']} x {doc['gpus_available']}, {doc['date']}, {json.dumps(doc['versions'])}", flush=True)
     run(args, launches, doc)
-    sys.path.insert(0, str(REPO / "tools"))
-    import mp_bench_table
     doc = mp_bench_table.load([str(args.json)])
     print("\n".join(mp_bench_table.markdown(doc)))
-    mine = {(r["routine"], r["n"], r["gpus"]) for _, rows, _, _ in launches for r in rows}
-    bad = [(r["routine"], r["n"], r["gpus"], c) for r in doc["rows"] for c, v in r["columns"].items()
-           if (r["routine"], r["n"], r["gpus"]) in mine and (v.get("failed") or (v["ran"] and not v["resid_ok"]))]
+    mine = {row_key(r) for _, rows, _, _ in launches for r in rows}
+    bad = [(r["routine"], shape(r), r["gpus"], c) for r in doc["rows"] for c, v in r["columns"].items()
+           if row_key(r) in mine and (v.get("failed") or (v["ran"] and not v["resid_ok"]))]
     for b in bad:
-        print("FAILED or WRONG: %s %d on %d GPUs, column %s" % b)
+        print("FAILED or WRONG: %s %s on %d GPUs, column %s" % b)
     return 1 if bad else 0
 
 

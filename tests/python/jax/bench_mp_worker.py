@@ -108,22 +108,24 @@ def main():
     s = md.store_set(timeout=SPEC["timeout"])
     ctx = columns.Ctx(proc, nproc, s, SPEC["grid"])
     for r in SPEC["rows"]:
-        row = columns.Row(r["routine"], r["n"], r["nrhs"], r["seed"])
+        row = columns.Row(r["routine"], r["n"], r["nrhs"], r["seed"], r.get("m"))
         tile = int(agree(s, str(jaxmg_tile(r) if "jaxmg" in SPEC["columns"] else 0).encode())[0])  # rank 0's
         opts = dict(mp_provider=SPEC["mp_provider"], jaxmg_tile=tile)
         for name in SPEC["columns"]:
-            est = bench.estimate(r["routine"], r["n"], nproc, name, SPEC["warmup"], SPEC["reps"])
+            est = bench.estimate(r["routine"], r["n"], nproc, name, SPEC["warmup"], SPEC["reps"], row.m)
             left = SPEC["deadline"] - time.time()
             go = agree(s, b"1" if proc == 0 and est <= left else b"0")[0] == b"1"  # rank 0 decides for all
             t0 = time.monotonic()
-            if not go:
+            if bench.applies(name, row.routine):  # the same on every process: no round needed
+                res = dict(ran=False, skipped=bench.applies(name, row.routine))
+            elif not go:
                 res = dict(ran=False, skipped=f"budget: about {est:.0f} s needed, {max(0.0, left):.0f} s left")
             else:
                 res = run_column(s, ctx, row, name, opts)
             if proc == 0:
                 bench.put_column(SPEC["json"], r, name, res)
             state = f"{res['seconds']:.4f} s" if res["ran"] else res.get("failed") or res.get("skipped")
-            say(f"{r['routine']} n={r['n']} {name}: {state} ({res.get('provider', '-')}; "
+            say(f"{r['routine']} n={bench.shape(r)} {name}: {state} ({res.get('provider', '-')}; "
                 f"resid ok {res.get('resid_ok')}; {time.monotonic() - t0:.1f} s)")
             if res.get("failed") and "store set" in res["failed"]:
                 s = md.store_set(timeout=SPEC["timeout"])  # a failed set stays failed: a new one

@@ -1,10 +1,12 @@
 #!/bin/sh
 # muster_jax across processes against jaxmg on the GPU machine (issue 24's
-# benchmark; docs/performance/jax-multiprocess.md), from the repo root with
-# a build folder carried there:
+# benchmark, and issue 29's gesvd and polar: --set factors;
+# docs/performance/jax-multiprocess.md), from the repo root with a build
+# folder carried there:
 #
 #   tests/python/jax/run-bench-mp-gpu.sh [BUILD_DIR] [bench_mp_gpu.py options]
 #   e.g.  tests/python/jax/run-bench-mp-gpu.sh build --gpus 4 --rows potrs --budget 420
+#         tests/python/jax/run-bench-mp-gpu.sh build --set factors --gpus 4
 #
 # BUILD_DIR (default build): lib/ (libmuster, libmuster_jax, the providers),
 # bin/ (muster: the versions; shmdump: segments left), tests/gpu/gpu-env.sh,
@@ -17,7 +19,8 @@
 #   deps091/mp091.tar.xz                   cuSOLVERMp 0.9.1, cuBLASMp 0.10 and an
 #                                          NCCL >= 2.29 (tests/gpu/make-mp091-deps.sh):
 #                                          jaxmg 1.4.1 needs them (the machine's
-#                                          NCCL 2.28.9 lacks ncclCommQueryProperties)
+#                                          NCCL 2.28.9 lacks ncclCommQueryProperties),
+#                                          and muster's gesvd and polar (0.8 has none)
 # With deps091, every process runs on it, muster's and jaxmg's alike: its
 # NCCL preloaded (XLA's communicator, which jaxmg borrows, cuSOLVERMp's and
 # cuBLASMp's: one NCCL in each process), muster's provider pointed at it
