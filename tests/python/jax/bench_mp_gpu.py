@@ -290,6 +290,9 @@ def options(argv):
     ap.add_argument("--mp-provider", default="cusolvermp", help="the collective engine of mp and mp_grid")
     ap.add_argument("--grid", default="", help="PRxPC for mp_grid and jaxmg (default: P x 1, 2 x 2 on 4)")
     ap.add_argument("--jaxmg-tile", type=int, default=0, help="jaxmg's T_A (default: cusolvermp's tile, else 256)")
+    ap.add_argument("--together", action="store_true",
+                    help="muster's rows of a GPU count in one launch (default: each row in fresh processes, so "
+                         "that no row meets the engines' caches and XLA's pool left by the rows before it)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=120.0, help="the store set's timeout (MUSTER_TIMEOUT)")
     args = ap.parse_args(argv)
@@ -325,8 +328,8 @@ def plan(args):
                      seed=(args.seed * 1000003 + 7 * n + 13 * (m - n) + ROUTINES.index(r)) % (1 << 31))
                 for r, m, n in args.row_list]
         muster = [c for c in args.cols if c != "jaxmg" and (g == 1 or c not in args.one_gpu_cols)]
-        if muster:
-            out.append((g, rows, muster, "muster"))
+        if muster:  # a row in fresh processes: 2 x H200 ran short of memory after two rows in one (2026-11-27)
+            out += [(g, rows, muster, "muster")] if args.together else [(g, [r], muster, "muster") for r in rows]
         if "jaxmg" in args.cols:
             out.append((g, rows, ["jaxmg"], "jaxmg"))
     return out

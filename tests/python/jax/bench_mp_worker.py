@@ -94,6 +94,29 @@ def run_column(s, ctx, row, name, opts):
                 resid=chk["resid"], resid_ok=chk["ok"], **info)
 
 
+def memory() -> dict:
+    """This process's GPU memory in MiB before a column: the driver's free
+    bytes (cudaMemGetInfo through the libcudart this process loaded, None
+    where there is none) and XLA's pool (in use, its peak), so that a
+    column refused for memory says who held it (2026-11-27, 2 x H200:
+    potrs 65536 found 12 GiB free of 141 after two rows)."""
+    import ctypes
+    out = {}
+    try:
+        st = jax.local_devices()[0].memory_stats() or {}
+        out.update(xla_in_use=st.get("bytes_in_use", 0) >> 20, xla_peak=st.get("peak_bytes_in_use", 0) >> 20)
+    except Exception:  # noqa: BLE001 - the cpu platform has no stats
+        pass
+    try:
+        rt = ctypes.CDLL("libcudart.so.13")
+        free, total = ctypes.c_size_t(), ctypes.c_size_t()
+        if rt.cudaMemGetInfo(ctypes.byref(free), ctypes.byref(total)) == 0:
+            out.update(free=free.value >> 20, total=total.value >> 20)
+    except OSError:
+        pass
+    return out
+
+
 def jaxmg_tile(row):
     """cusolvermp's tile for this row where the muster part recorded it (the
     default column's eager call), else --jaxmg-tile."""
@@ -115,18 +138,20 @@ def main():
             est = bench.estimate(r["routine"], r["n"], nproc, name, SPEC["warmup"], SPEC["reps"], row.m)
             left = SPEC["deadline"] - time.time()
             go = agree(s, b"1" if proc == 0 and est <= left else b"0")[0] == b"1"  # rank 0 decides for all
-            t0 = time.monotonic()
+            t0, mem = time.monotonic(), memory()
             if bench.applies(name, row.routine):  # the same on every process: no round needed
                 res = dict(ran=False, skipped=bench.applies(name, row.routine))
             elif not go:
                 res = dict(ran=False, skipped=f"budget: about {est:.0f} s needed, {max(0.0, left):.0f} s left")
             else:
                 res = run_column(s, ctx, row, name, opts)
+            if res["ran"] or res.get("failed"):  # every process's, beside the column's result
+                res["memory_before"] = [json.loads(v) for v in agree(s, json.dumps(mem).encode())]
             if proc == 0:
                 bench.put_column(SPEC["json"], r, name, res)
             state = f"{res['seconds']:.4f} s" if res["ran"] else res.get("failed") or res.get("skipped")
             say(f"{r['routine']} n={bench.shape(r)} {name}: {state} ({res.get('provider', '-')}; "
-                f"resid ok {res.get('resid_ok')}; {time.monotonic() - t0:.1f} s)")
+                f"resid ok {res.get('resid_ok')}; {time.monotonic() - t0:.1f} s; MiB before: {mem})")
             if res.get("failed") and "store set" in res["failed"]:
                 s = md.store_set(timeout=SPEC["timeout"])  # a failed set stays failed: a new one
                 ctx.store = s

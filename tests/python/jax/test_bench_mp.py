@@ -81,6 +81,8 @@ def test_every_row_timed_and_checked(run):
             ratios = c["resid"] if isinstance(c["resid"], list) else [c["resid"]]
             assert len(ratios) == {"gesvd": 4, "polar": 3, "syevd": 3}.get(routine, 1), (routine, name, ratios)
             assert all(r is not None and 0 <= r < mx.WRONG for r in ratios), (routine, name, c["resid"])
+            mem = c["memory_before"]  # each process's memory before the column (bench_mp_worker.memory)
+            assert len(mem) == 2 and all(isinstance(x, dict) for x in mem), (routine, name, mem)
         # the default weighs the one-node engines too on one node (the one-node
         # route, docs/one-node-route.md): lapack or colllapack, whichever its
         # tables say is faster here
@@ -184,7 +186,7 @@ def test_list_factors_set():
     """--set factors: gesvd and polar on 1, 2 and 4 GPUs, cusolverdn on the
     1-GPU launch only (unless --columns asks for it), each row's estimate
     positive; issue 24's set stays the default."""
-    out = _list("--set", "factors")
+    out = _list("--set", "factors", "--together")
     heads = [x for x in out.splitlines() if "GPUs (" in x]
     assert heads == [f"{g} GPUs ({m} mesh), columns {c}: " + x.split(": ")[1] for (g, m, c), x in zip(
         [(1, "1x1", "mp,default,dn"), (1, "1x1", "jaxmg"), (2, "2x1", "mp,default"), (2, "2x1", "jaxmg"),
@@ -312,3 +314,14 @@ def test_times_counts_each_entry_once(rng):
                 assert np.allclose(g, mat @ z, rtol=1e-13, atol=1e-13), g
             else:
                 assert isinstance(g, str) and want in g, g
+
+
+def test_list_rows_in_fresh_processes():
+    """By default each of muster's rows runs in processes of its own (no row
+    meets the caches the rows before it left); jaxmg's rows share one
+    launch per GPU count; --together puts muster's rows in one too."""
+    heads = [x for x in _list("--gpus", "2").splitlines() if "GPUs (" in x]
+    assert len(heads) == len(bench.SETS["issue24"][0]) + 1, heads
+    assert all("columns mp,mp_grid,onenode,default" in x for x in heads[:-1]) and "columns jaxmg" in heads[-1], heads
+    heads = [x for x in _list("--gpus", "2", "--together").splitlines() if "GPUs (" in x]
+    assert len(heads) == 2, heads
