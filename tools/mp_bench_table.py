@@ -115,7 +115,8 @@ def verdict(row):
     if missed:
         goal = "**missed**: " + "; ".join(missed)
     elif vs_jaxmg is None or vs_best is None:
-        goal = "open: " + ("no jaxmg time" if vs_jaxmg is None else "no default time")
+        goal = "open: " + ("no muster time" if not best else "no jaxmg time" if vs_jaxmg is None
+                           else "no default time")
     else:
         goal = "met"
     fmt = lambda v: "-" if v is None else "%.2f" % v  # noqa: E731

@@ -325,3 +325,19 @@ def test_list_rows_in_fresh_processes():
     assert all("columns mp,mp_grid,onenode,default" in x for x in heads[:-1]) and "columns jaxmg" in heads[-1], heads
     heads = [x for x in _list("--gpus", "2", "--together").splitlines() if "GPUs (" in x]
     assert len(heads) == 2, heads
+
+
+def test_verdict_names_what_is_missing():
+    """The goal column says which time a row lacks: muster's (every muster
+    column failed, as potrs 65536 on 2 x H200 on 2026-11-27), jaxmg's or
+    the default's; a row with all three is met or missed by its ratios."""
+    sys.path.insert(0, str(REPO / "tools"))
+    import mp_bench_table as t
+    ok = lambda s: dict(ran=True, seconds=s, resid_ok=True)  # noqa: E731
+    bad = dict(ran=False, failed="out of memory")
+    row = lambda **c: dict(columns=c)  # noqa: E731
+    assert t.verdict(row(mp=bad, onenode=bad, default=bad, jaxmg=ok(2.0)))[2] == "open: no muster time"
+    assert t.verdict(row(mp=ok(1.0), default=ok(1.0), jaxmg=bad))[2] == "open: no jaxmg time"
+    assert t.verdict(row(mp=ok(1.0), default=bad, jaxmg=ok(2.0)))[2] == "open: no default time"
+    assert t.verdict(row(mp=ok(1.0), default=ok(1.01), jaxmg=ok(2.0))) == ("0.50", "1.01", "met")
+    assert t.verdict(row(mp=ok(1.0), default=ok(1.2), jaxmg=ok(2.0)))[2] == "**missed**: default 20.0% over mp"
