@@ -116,13 +116,14 @@ def _polar(md, s, rng, dt, m, n, host, put, kw, tol):
 
 
 def routines_case(md, s, say, put, host, rng, sizes=((13, 7), (7, 13)), kw_of=lambda dtype: {},
-                  skip=(), dtypes=("f64", "c128"), late=()):
+                  skip=(), dtypes=("f64", "c128"), late=(), trace=False):
     """Every routine above in each of dtypes on every (m, n) of sizes (gels
     on the tall ones), on set s.  kw_of(dtype): solve()'s extra keywords
     (jax: dtype=, provider=).  skip: phrases of engine refusals to print as
     "skipped" (GPU_REFUSALS on GPUs), raised as ValueError or one of late
     (inside jax.jit the engine's refusal is a JaxRuntimeError).  say()s
-    "routines ok (R run, K skipped)"."""
+    "routines ok (R run, K skipped)".  trace: say() each case as it starts
+    (the GPU runs: a process that dies mid-case shows which)."""
     ran, skipped = 0, []
     for dtype in dtypes:
         dt = {"f64": np.float64, "c128": np.complex128}[dtype]
@@ -136,6 +137,8 @@ def routines_case(md, s, say, put, host, rng, sizes=((13, 7), (7, 13)), kw_of=la
                       for how in ("values", "thin", "full")]
             cases.append(("polar", lambda: _polar(md, s, rng, dt, m, n, host, put, kw, tol)))
             for name, run in cases:
+                if trace:
+                    say(f"case {name} {dtype} {m}x{n}")
                 try:
                     run()
                     ran += 1
@@ -203,5 +206,5 @@ def gpu_routines(md, s, say, put, host, kw_of=lambda dtype: {}, sizes=((611, 401
     fewer cases (jax's jitted run: 611 x 401 in f64); late: routines_case's."""
     import numpy as np
     rng = np.random.default_rng(13)  # the same matrices on every process
-    routines_case(md, s, say, put, host, rng, sizes=sizes, dtypes=dtypes, late=late,
+    routines_case(md, s, say, put, host, rng, sizes=sizes, dtypes=dtypes, late=late, trace=True,
                   kw_of=lambda dtype: dict(kw_of(dtype), provider="cusolvermp"), skip=GPU_REFUSALS)
