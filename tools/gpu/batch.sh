@@ -1,0 +1,94 @@
+#!/bin/bash
+# tools/gpu/batch.sh STEP... - several GPU steps in one device command, under
+# one budget (the device tool allows 10 minutes a command and 30 a session:
+# docs/gpu-testing.md "Not yet run" lists what waits).  From the repo root
+# on the GPU machine, with the build folder carried:
+#
+#     BUDGET=560 bash tools/gpu/batch.sh probe jax4-091 bench2-rest
+#
+# Each step's whole output goes to $OUT/STEP.log (step names carry no '@':
+# such a file does not come back from the device), its last $TAIL lines
+# (default 25) to stdout with its exit status and seconds; a step is
+# skipped when less than its need (below) is left of BUDGET seconds
+# (default 560), and cut 5 s before the budget's end.  Steps:
+#   jax4, jax2            muster_jax's store script on 4 / 2 GPUs, cuSOLVERMp
+#                         0.8 (the wheel in build/deps)
+#   jax4-091, jax2-091    the same on 0.9.1 (build/deps091: MUSTER_MP_LIBDIR
+#                         and its NCCL preloaded, as run-bench-mp-gpu.sh)
+#   jax4-091-solves       the solves test alone (STORE_TESTS=solves_on_gpus)
+#   torch4, torch2        muster_torch's store script (0.8)
+#   probe                 run-probe-jit-polar.sh 4 (0.9.1)
+#   mpi                   run-mpi-gpu.sh with the budget left (its last three)
+#   bench2-rest           issue 24's three 2-GPU rows that ran short of memory
+#   bench2, bench4        issue 24's whole table on 2 / 4 GPUs
+#   factors4              the gesvd / polar rows on 4 GPUs (issue 29)
+# The benchmark steps need build/deps with jaxmg's wheel and build/deps091
+# (the 0.8 wheel and deps091 together pass 64 MiB: carry one or the other).
+set -u
+export PYTHON=${PYTHON:-python3} NCCL_NVLS_ENABLE=0
+T0=${T0:-$(date +%s)}
+BUDGET=${BUDGET:-560}
+OUT=${OUT:-/tmp/gpu-batch}
+mkdir -p "$OUT"
+left() { echo $((BUDGET - ($(date +%s) - T0))); }
+
+use091() {
+  local dir=/tmp/mp091
+  [ -d $dir/site ] || { mkdir -p $dir && tar -xJf build/deps091/mp091.tar.xz -C $dir; } || return 1
+  export MUSTER_MP_LIBDIR=$dir/site/nvidia/nccl/lib:$dir/site/nvidia/cu13/lib:$dir/site/nvidia/cublasmp/cu13/lib
+  export LD_PRELOAD=$dir/site/nvidia/nccl/lib/libnccl.so.2
+}
+
+bench() { # GPUS JSON [options]
+  local g=$1 json=$2
+  shift 2
+  sh tests/python/jax/run-bench-mp-gpu.sh build --gpus "$g" --budget $(($(left) - 70)) --json "$OUT/$json" "$@"
+}
+
+step() {
+  case $1 in
+    jax4) sh tests/python/jax/run-store-gpu.sh build 4 ;;
+    jax2) sh tests/python/jax/run-store-gpu.sh build 2 ;;
+    jax4-091) use091 && sh tests/python/jax/run-store-gpu.sh build 4 ;;
+    jax2-091) use091 && sh tests/python/jax/run-store-gpu.sh build 2 ;;
+    jax4-091-solves) use091 && STORE_TESTS=solves_on_gpus sh tests/python/jax/run-store-gpu.sh build 4 ;;
+    torch4) sh tests/python/torch/run-store-gpu.sh build 4 ;;
+    torch2) sh tests/python/torch/run-store-gpu.sh build 2 ;;
+    probe) bash tests/python/jax/run-probe-jit-polar.sh 4 ;;
+    mpi) BUDGET=$(($(left) - 20)) bash build/tests/gpu/run-mpi-gpu.sh ;;
+    bench2-rest) bench 2 bench-mp-2-rest.json --rows potrs:65536,syevd:16384,getrs:16384 ;;
+    bench2) bench 2 bench-mp-2.json ;;
+    bench4) bench 4 bench-mp-4.json ;;
+    factors4) bench 4 bench-mp-factors-4.json --set factors ;;
+    *) echo "batch.sh: unknown step $1" >&2; return 2 ;;
+  esac
+}
+
+need() {
+  case $1 in
+    jax4 | jax4-091) echo 250 ;;
+    jax4-091-solves | mpi) echo 180 ;;
+    bench*) echo 200 ;;
+    factors*) echo 400 ;;
+    *) echo 60 ;;
+  esac
+}
+
+if [ "${1:-}" = --one ]; then
+  step "$2"
+  exit $?
+fi
+nvidia-smi --query-gpu=index,name,memory.used --format=csv,noheader 2>/dev/null
+for s in "$@"; do
+  l=$(left)
+  if [ "$l" -lt "$(need "$s")" ]; then
+    echo "=== $s: skipped ($l s left, needs $(need "$s"))"
+    continue
+  fi
+  echo "=== $s ($l s left)"
+  t=$(date +%s)
+  T0=$T0 BUDGET=$BUDGET OUT=$OUT timeout -k 5 $((l - 5)) bash "$0" --one "$s" > "$OUT/$s.log" 2>&1 < /dev/null
+  rc=$?
+  tail -n "${TAIL:-25}" "$OUT/$s.log" | cut -c1-400
+  echo "=== $s: exit $rc, $(($(date +%s) - t)) s, /dev/shm entries: $(find /dev/shm -mindepth 1 -maxdepth 1 | wc -l)"
+done
