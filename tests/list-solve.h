@@ -10,6 +10,12 @@ TEST_ENTRY(registry_unknown_routine, 10)
 TEST_ENTRY(registry_rescan_swap_under_load, 30)
 TEST_ENTRY(registry_unload_waits_for_running_call, 10)
 TEST_ENTRY(registry_rescan_picks_up_new_and_removed, 10)
+/* muster_providers_release (test_registry_release.c) */
+TEST_ENTRY(registry_release_unloads_and_reloads, 10)
+TEST_ENTRY(registry_release_waits_for_running_call, 10)
+TEST_ENTRY(registry_release_nothing_loaded, 10)
+TEST_ENTRY(registry_release_under_load, 30)
+TEST_ENTRY(registry_release_comm_provider, 10)
 TEST_ENTRY(registry_fork_child_loads_another_routine, 30)
 /* memory kinds read from the files: a host call loads no GPU provider (test_registry_mem.c) */
 TEST_ENTRY(registry_reads_memory_kinds_from_files, 30)

@@ -181,6 +181,7 @@ FUNCS = (
     ("muster_timeout", _i32, [ctypes.c_double, _P(ctypes.c_double)]),
     ("muster_segment_name_match", _i32, [_str, ctypes.c_uint, _str]),
     ("muster_routine_outputs_flat", _i32, [_i32, ctypes.c_uint, _i64, _i64, _P64]),
+    ("muster_providers_release", _i32, []),
 )
 
 
@@ -304,3 +305,13 @@ def block_cols(lib, n: int, nranks: int, rank: int) -> tuple[int, int]:
     check(lib, lib.muster_layout_block_cols(int(n), int(nranks), int(rank), ctypes.byref(c0),
                                             ctypes.byref(k)))
     return c0.value, k.value
+
+
+def release(lib) -> int:
+    """muster_providers_release (include/muster/providers.h): every provider
+    loaded in this process gives back what it keeps between calls (NCCL
+    communicators, solver handles, streams, device buffers): it is unloaded
+    now, or when the call still running it returns; the next solve loads it
+    again.  Returns the C call's code (0, or a negative MUSTER_E*) for the
+    adapter to raise as its errors are raised."""
+    return lib.muster_providers_release()

@@ -1,6 +1,7 @@
 /*
  * muster/providers.h - the providers: those found (muster_providers_list,
- * muster_providers_rescan), the one $MUSTER_PROVIDER forces, the one the
+ * muster_providers_rescan), what they keep given back
+ * (muster_providers_release), the one $MUSTER_PROVIDER forces, the one the
  * runtime would choose for a call (muster_provider_choose), and why the
  * last solve's was chosen (muster_solve_reason).  Included by muster.h,
  * after the solve types it uses; docs/providers.md, docs/choice.md.
@@ -39,6 +40,32 @@ typedef struct muster_provider_info {
 /* Rescan MUSTER_PROVIDER_PATH; new files are indexed, replaced files are
  * reloaded, and a replaced provider is unloaded only once no call uses it. */
 MUSTER_EXTERN int muster_providers_rescan(void);
+
+/* Give back what the loaded providers keep between calls: every provider
+ * loaded in this process is unloaded (release_comms(ctx, 0), then fini:
+ * its cached communicators, handles, streams, device buffers and IPC
+ * mappings freed, its libraries dlclose()d) as soon as no call uses it,
+ * and the open muster_comm_t's stop holding the providers that ran over
+ * them.  A provider no call runs is unloaded before this returns; a call
+ * in flight (another thread, or a collective call still running) keeps its
+ * provider until it returns, and the provider is unloaded then, by that
+ * call.  The next call loads its provider again, lazily, as at first use:
+ * it pays that again (a GPU provider's libraries ~100 ms, its CUDA context,
+ * and what it creates per call: NCCL communicators, solver handles).
+ * A call that starts while a released provider still runs another call
+ * shares that one (one instance of a provider per process) instead of
+ * loading a second; it is unloaded once neither holds it.  Collective
+ * providers: call it on every process of a set (between calls, as a
+ * barrier would): a rank that kept cached communicators while the others
+ * dropped theirs may make the set's next call fail (a provider that
+ * checks, as scalapack, says MUSTER_EMISMATCH; the call after is
+ * consistent again).  No file is read
+ * again: a file replaced since the last scan is picked up by
+ * muster_providers_rescan, not here.  Thread-safe, any thread, any time;
+ * a no-op returning 0 when nothing is loaded.  0, MUSTER_ENOMEM (the
+ * providers released before it stay released), or MUSTER_EEXITING once
+ * exit() has begun. */
+MUSTER_EXTERN int muster_providers_release(void);
 
 /* The backend $MUSTER_PROVIDER forces for `routine` into name (cap bytes;
  * "" when it forces none).  0, or MUSTER_EINVAL for a bad argument. */

@@ -11,7 +11,8 @@
  *
  *   - every public call that reaches the provider registry or a provider
  *     (muster_solve, muster_solve_all, muster_solve_comm, muster_provider_choose,
- *     muster_providers_list, muster_providers_rescan) runs between
+ *     muster_providers_list, muster_providers_rescan, muster_providers_release)
+ *     runs between
  *     muster__exit_guard_enter and muster__exit_guard_leave, which count the
  *     threads inside;
  *   - an exit handler (on_exit: it sees the status) refuses every later

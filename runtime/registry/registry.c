@@ -340,6 +340,63 @@ static int providers_rescan_call(void) {
   return rc;
 }
 
+/* ---- release (muster_providers_release) -------------------------------- */
+
+/* A node for nd's file, not loaded: the same identity as nd (a release is
+ * no rescan: the files are not read again), its stand-in shared. */
+static node_t *unloaded_copy(const node_t *nd) {
+  node_t *n = calloc(1, sizeof *n);
+  char *path = strdup(nd->path);
+  if (!n || !path) {
+    free(n);
+    free(path);
+    return NULL;
+  }
+  memcpy(n->routine, nd->routine, sizeof n->routine);
+  memcpy(n->backend, nd->backend, sizeof n->backend);
+  memcpy(n->id, nd->id, sizeof n->id);
+  n->path = path;
+  n->st = nd->st;
+  n->file_mem = nd->file_mem;
+  n->stub = nd->stub;
+  if (n->stub) muster__provider_ref(&n->stub->pub);
+  cds_lfht_node_init(&n->lfht);
+  return n;
+}
+
+/* Swap every loaded node for an unloaded copy, as a rescan swaps a changed
+ * file's (publish_node: a lookup meanwhile finds one of the two), then
+ * drop the old nodes' references after a grace period: a provider no call
+ * holds is unloaded here, one a call holds when that call drops it. */
+int muster__providers_unload_all(void) {
+  int rc = ensure_table();
+  if (rc < 0) return rc;
+  enum { CAP = MAX_FILES * NROUTINES };
+  node_t **loaded = malloc(2 * CAP * sizeof *loaded), **dead = loaded + CAP; /* not on a foreign stack */
+  if (!loaded) return muster__err(MUSTER_ENOMEM, "muster_providers_release: out of memory");
+  int nloaded = 0, ndead = 0;
+  struct cds_lfht_iter it;
+  node_t *nd;
+  muster__provider_lock();
+  rcu_read_lock(); /* collected first: the table is not walked while it changes */
+  cds_lfht_for_each_entry(table, &it, nd, lfht) if (node_prov(nd) && nloaded < CAP) loaded[nloaded++] = nd;
+  TSAN_RELEASE(&tsan_readers_done);
+  rcu_read_unlock();
+  for (int k = 0; k < nloaded && rc == 0; k++) {
+    node_t *n = unloaded_copy(loaded[k]);
+    if (n) publish_node(n, loaded[k], dead, &ndead, CAP);
+    else rc = muster__err(MUSTER_ENOMEM, "muster_providers_release: out of memory");
+  }
+  if (ndead) {
+    synchronize_rcu();
+    TSAN_ACQUIRE(&tsan_readers_done);
+    for (int k = 0; k < ndead; k++) node_free(dead[k]);
+  }
+  muster__provider_unlock();
+  free(loaded);
+  return rc;
+}
+
 /* ---- reader side ------------------------------------------------------- */
 
 int muster_provider_forced(muster_routine_t routine, char *name, size_t cap) {

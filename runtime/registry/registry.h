@@ -32,4 +32,10 @@ MUSTER_HIDDEN int muster__provider_collect(muster_routine_t routine, const char 
  * providers of a routine are may have changed since the count was read. */
 MUSTER_HIDDEN unsigned muster__providers_rescans(void);
 
+/* muster_providers_release's registry part: every loaded provider out of
+ * the table (the next lookup loads its file again), unloaded at once when
+ * no call or comm holds it, else when the last one drops it.  0, or
+ * MUSTER_ENOMEM (the providers swapped before it stay swapped). */
+MUSTER_HIDDEN int muster__providers_unload_all(void);
+
 #endif

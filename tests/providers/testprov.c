@@ -31,6 +31,8 @@
  *   TESTPROV_NOTE=TEXT             an available probe leaves TEXT as its note
  *   TESTPROV_ENGINE_VERSION=V      muster_provider_engine_version (every
  *                        variant exports it) says V; unset: not known
+ *   TESTPROV_LIFE=PATH   init and fini append "init NAME" / "fini NAME"
+ *                        to PATH (how often it was loaded and unloaded)
  * It does no linear algebra: it only proves which provider ran, and that
  * the leader reached every shard's memory.
  */
@@ -142,6 +144,31 @@ __attribute__((unused)) static int tp_solve(void *ctx, const muster_provider_cal
   return 0;
 }
 
+/* TESTPROV_LIFE=PATH: one line per init and fini, appended (O_APPEND:
+ * whole lines whoever writes) */
+static void tp_life(const char *what) {
+  const char *path = getenv("TESTPROV_LIFE");
+  if (!path) return;
+  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  char line[80];
+  ssize_t w = write(fd, line, (size_t)snprintf(line, sizeof line, "%s %s\n", what, TP_NAME));
+  (void)w;
+  close(fd);
+}
+
+static char tp_ctx; /* what init hands the runtime: fini checks it gets it back */
+
+__attribute__((unused)) static int tp_init(void **ctx, char *err, size_t errlen) {
+  (void)err;
+  (void)errlen;
+  *ctx = &tp_ctx;
+  tp_life("init");
+  return 0;
+}
+
+__attribute__((unused)) static void tp_fini(void *ctx) { tp_life(ctx == &tp_ctx ? "fini" : "fini-bad-ctx"); }
+
 /* The engine's version, for the cost table's "version" rows (provider.h) */
 __attribute__((visibility("default"))) int muster_provider_engine_version(void *ctx, char *out, size_t cap) {
   (void)ctx;
@@ -172,6 +199,8 @@ __attribute__((visibility("default"))) const muster_provider_v1_t muster_provide
     .mem_kinds = 1u << MUSTER_MEM_HOST,
 #endif
     .max_shards = TP_MAX_SHARDS,
+    .init = tp_init,
+    .fini = tp_fini,
     .probe = tp_probe,
     .solve = tp_solve,
 };

@@ -380,6 +380,8 @@ __attribute__((visibility("default"))) const muster_provider_v2_t muster_provide
 #endif
     .spans = TP_SPANS,
     .max_shards = TP_MAX_SHARDS,
+    .init = tp_init,
+    .fini = tp_fini,
     .probe = tp_probe,
     .estimate = tp_estimate,
 #if defined(TP_COLLECTIVE) && !defined(TP_NO_HOOK)

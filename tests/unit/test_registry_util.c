@@ -172,7 +172,7 @@ double tp_marker(const tp_problem_t *p, int s) {
 void tp_env_fresh(char *dir, size_t cap) {
   static const char *knobs[] = {"MUSTER_PROVIDER", "MUSTER_COST_PATH", "TESTPROV_EST", "TESTPROV_UNAVAILABLE",
                                 "TESTPROV_BLOCK", "TESTPROV_FAIL_RANK", "TESTPROV_INFO", "TESTPROV_QLOG",
-                                "TESTPROV_ENTER_LOG", "TESTPROV_RELEASE_LOG", "TESTPROV_NOTE"};
+                                "TESTPROV_ENTER_LOG", "TESTPROV_RELEASE_LOG", "TESTPROV_NOTE", "TESTPROV_LIFE"};
   test_tmp_dir(dir, cap);
   setenv("MUSTER_PROVIDER_PATH", dir, 1);
   for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) unsetenv(knobs[i]);

@@ -20,7 +20,7 @@ call).  linalg: jax.numpy.linalg / jax.scipy.linalg names on the same
 solvers.  jaxmg.v0 / jaxmg.v1: jaxmg 0.0.x's and 1.4.x's call forms.
 """
 from . import _lib
-from ._lib import ffi_api_version, last_solve, lib_dir, strerror
+from ._lib import ffi_api_version, last_solve, lib_dir, release, strerror
 from ._layout import calculate_all_valid_T_A, check_T_A, local_cols
 from ._cyclic import cyclic_1d_layout, cyclic_1d_to_block
 from ._cholesky import (
@@ -45,5 +45,5 @@ __all__ = [
     "potrs_shardmap_ctx", "potri_shardmap_ctx", "syevd_shardmap_ctx",
     "potrs_no_shardmap", "potri_no_shardmap", "syevd_no_shardmap",
     "cyclic_1d_layout", "cyclic_1d_to_block", "calculate_all_valid_T_A", "check_T_A",
-    "local_cols", "strerror", "ffi_api_version", "lib_dir", "last_solve",
+    "local_cols", "strerror", "ffi_api_version", "lib_dir", "last_solve", "release",
 ]

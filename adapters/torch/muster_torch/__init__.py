@@ -37,6 +37,7 @@ from ._lib import (
     MusterTimeoutError,
     MusterValueError,
     lib_dir,
+    release,
     strerror,
 )
 
@@ -50,7 +51,7 @@ _lib.lib_dir()
 
 __all__ = [
     "linalg", "potrs", "potri", "syevd", "getrs", "gels", "lu_solve", "least_squares", "block_columns", "split_columns", "cat_columns", "group_name",
-    "lib_dir", "strerror", "MusterError", "MusterLinAlgError", "MusterValueError",
+    "lib_dir", "strerror", "release", "MusterError", "MusterLinAlgError", "MusterValueError",
     "MusterTimeoutError", "MusterRuntimeError", "MusterMemoryError", "MusterPermissionError",
     "MusterNotFoundError", "MusterNotImplementedError",
 ]

@@ -114,3 +114,25 @@ def error(rc: int, what: str, info: int = 0) -> MusterError:
     kind = _runtime.err_kind(lib, rc)
     cls = KIND_EXCEPTIONS.get(kind, MusterRuntimeError)
     return cls(f"{what}: {_runtime.message(lib, rc)}", code=rc, kind=kind, info=info)
+
+
+def release() -> None:
+    """Give back the GPU memory muster's providers keep between calls.
+
+    Every provider loaded in this process (cuSOLVERMp's NCCL communicators
+    and buffers, cuSolverMg's, cuSOLVERDn's and the tiled provider's
+    handles, streams, device buffers and IPC mappings) is unloaded as soon
+    as no call uses it: at once when none runs, else when the running one
+    returns.  The next solve loads its provider again, as at first use, and
+    pays for that (its libraries, communicators, handles).  Call it on
+    every process of a process group, between solves (a rank that kept
+    its communicators while the others dropped theirs can make the next
+    call fail).  Thread-safe.  docs/torch.md.
+
+    Raises:
+      MusterError (by kind, as every muster_torch error): the runtime
+        refused (out of memory, or the process is exiting).
+    """
+    rc = _runtime.release(runtime())
+    if rc < 0:
+        raise error(rc, "muster_torch.release")

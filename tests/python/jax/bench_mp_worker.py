@@ -9,7 +9,11 @@ warm-up calls, then R timed ones, each on a fresh A (untimed), after a
 barrier, from the call to block_until_ready; a call's time is the slowest
 process's; the column's seconds are the median of those.  The last result
 is checked (bench_mp_matrix) before the time counts.  Process 0 writes the
-column into the JSON as soon as it is done.  Prints "proc I: ..." lines.
+column into the JSON as soon as it is done.  After each column every
+process calls muster_jax.release(): muster's providers give back what they
+cached for it (NCCL communicators, handles, device buffers), so the next
+column starts from what the process holds itself (XLA's pool, the arrays).
+Prints "proc I: ..." lines.
 """
 import json
 import os
@@ -38,6 +42,7 @@ import numpy as np  # noqa: E402
 
 import bench_mp_columns as columns  # noqa: E402
 import bench_mp_gpu as bench  # noqa: E402
+import muster_jax as mj  # noqa: E402
 import muster_jax.distributed as md  # noqa: E402
 
 
@@ -152,6 +157,10 @@ def main():
             state = f"{res['seconds']:.4f} s" if res["ran"] else res.get("failed") or res.get("skipped")
             say(f"{r['routine']} n={bench.shape(r)} {name}: {state} ({res.get('provider', '-')}; "
                 f"resid ok {res.get('resid_ok')}; {time.monotonic() - t0:.1f} s; MiB before: {mem})")
+            try:  # every process, every column (a skipped one too: the same sequence everywhere)
+                mj.release()
+            except ValueError as e:
+                say(f"release after {name}: {e}")
             if res.get("failed") and "store set" in res["failed"]:
                 s = md.store_set(timeout=SPEC["timeout"])  # a failed set stays failed: a new one
                 ctx.store = s
