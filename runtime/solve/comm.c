@@ -46,10 +46,8 @@
 #include "base/exit_guard.h"
 #include "group/group.h"
 #include "solve/mpi.h"
-#include "solve/release.h"
+#include "solve/comm_used.h"
 #include "solve/storeInt.h"
-
-#define USED_MAX 8
 
 struct muster_comm {
   char kind[8];
@@ -64,60 +62,8 @@ struct muster_comm {
   double timeout_s;              /* opts->timeout_s (store: the store's when it is muster's) */
   muster__local_t *local;        /* kind store: the one-node group (comm_local.h) */
   muster__plan_t *plan;          /* kind store: the last call's choice, kept (comm_plan.h) */
-  muster__provider_t *used[USED_MAX]; /* providers that ran here (referenced; used_mu) */
-  int nused;
-  pthread_mutex_t used_mu;       /* used[]: muster__comms_forget may empty it */
-  struct muster_comm *next_open; /* the open comms (open_mu) */
+  muster__used_t used;           /* providers that ran here; on the open list (comm_used.h) */
 };
-
-/* Every open comm, so that muster_providers_release can drop the
- * references its providers hold (release.h). */
-static pthread_mutex_t open_mu = PTHREAD_MUTEX_INITIALIZER;
-static muster_comm_t *open_head;
-
-static void link_open(muster_comm_t *c) {
-  pthread_mutex_lock(&open_mu);
-  c->next_open = open_head;
-  open_head = c;
-  pthread_mutex_unlock(&open_mu);
-}
-
-static void unlink_open(muster_comm_t *c) {
-  pthread_mutex_lock(&open_mu);
-  for (muster_comm_t **pp = &open_head; *pp; pp = &(*pp)->next_open)
-    if (*pp == c) {
-      *pp = c->next_open;
-      break;
-    }
-  pthread_mutex_unlock(&open_mu);
-}
-
-/* Taken under the locks, dropped after: the last reference unloads the
- * provider (fini), which must not run under open_mu. */
-void muster__comms_forget(void) {
-  size_t n = 0, cap = 0;
-  muster__provider_t **drop = NULL;
-  pthread_mutex_lock(&open_mu);
-  for (muster_comm_t *c = open_head; c; c = c->next_open) {
-    pthread_mutex_lock(&c->used_mu);
-    if (n + (size_t)c->nused > cap) {
-      size_t want = 2 * (n + USED_MAX);
-      muster__provider_t **more = realloc(drop, want * sizeof *drop);
-      if (!more) { /* out of memory: this comm keeps them (its close drops them) */
-        pthread_mutex_unlock(&c->used_mu);
-        continue;
-      }
-      drop = more;
-      cap = want;
-    }
-    for (int i = 0; i < c->nused; i++) drop[n++] = c->used[i];
-    c->nused = 0;
-    pthread_mutex_unlock(&c->used_mu);
-  }
-  pthread_mutex_unlock(&open_mu);
-  for (size_t i = 0; i < n; i++) muster__provider_release(drop[i]);
-  free(drop);
-}
 
 /* What rank 0 decided (round 2). */
 typedef struct decision {
@@ -187,7 +133,7 @@ int muster_comm_open(const muster_comm_opts_t *opts, muster_comm_t **out) {
   snprintf(c->name, sizeof c->name, "%s", opts->name ? opts->name : kind);
   snprintf(c->job, sizeof c->job, "%s", opts->job ? opts->job : "");
   c->timeout_s = opts->timeout_s;
-  pthread_mutex_init(&c->used_mu, NULL);
+  muster__used_open(&c->used);
   int rc;
   if (!strcmp(kind, "group")) rc = open_group(opts, c);
   else if (!strcmp(kind, "store")) rc = open_store(opts, c);
@@ -198,24 +144,17 @@ int muster_comm_open(const muster_comm_opts_t *opts, muster_comm_t **out) {
     return rc;
   }
   snprintf(c->kind, sizeof c->kind, "%s", kind);
-  link_open(c);
   *out = c;
   return 0;
 }
 
 int muster_comm_close(muster_comm_t *c) {
   if (!c) return muster__err(MUSTER_EINVAL, "muster_comm_close: NULL comm");
-  unlink_open(c); /* muster__comms_forget cannot reach it any more: used[] is ours */
-  for (int i = 0; i < c->nused; i++) {
-    muster__provider_t *p = c->used[i];
-    if (p->v->release_comms && c->key) p->v->release_comms(p->ctx, c->key);
-    muster__provider_release(p);
-  }
+  muster__used_close(&c->used, c->key);
   muster__local_close(c->local);
   muster__plan_free(c->plan);
   int rc = c->g ? muster_group_leave(c->g) : 0;
   muster__mpi_close(c->mpi);
-  pthread_mutex_destroy(&c->used_mu);
   free(c);
   return rc;
 }
@@ -318,16 +257,7 @@ static muster_store_t *store_of(const muster_comm_t *c) {
   return c->allgather == muster_store_allgather ? c->ctx : NULL;
 }
 
-static void remember(muster_comm_t *c, muster__provider_t *p) {
-  pthread_mutex_lock(&c->used_mu);
-  int have = 0;
-  for (int i = 0; i < c->nused; i++) have |= c->used[i] == p;
-  if (!have && c->nused < USED_MAX) { /* full: its communicators then live until it is unloaded */
-    muster__provider_ref(p);
-    c->used[c->nused++] = p;
-  }
-  pthread_mutex_unlock(&c->used_mu);
-}
+static void remember(muster_comm_t *c, muster__provider_t *p) { muster__used_add(&c->used, p); }
 
 /* Rounds 3-5 once a provider is chosen. */
 static int run_chosen(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,

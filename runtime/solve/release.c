@@ -1,12 +1,12 @@
 /*
  * runtime/solve/release.c - muster_providers_release (muster/providers.h):
  * the registry's unload of every provider, then the open comms' references
- * (release.h).  Here, in the solve layer, because comms live here and the
+ * (comm_used.h).  Here, in the solve layer, because comms live here and the
  * registry is below them.
  */
 #include "base/exit_guard.h"
 #include "registry/registry.h"
-#include "solve/release.h"
+#include "solve/comm_used.h"
 
 /* muster_providers_release with exit() safe meanwhile (exit_guard.h) */
 int muster_providers_release(void) {
