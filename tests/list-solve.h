@@ -157,6 +157,8 @@ TEST_ENTRY(named_solve_potrs_and_gels_learns_n, 30)
 TEST_ENTRY(named_solve_mismatches, 30)
 TEST_ENTRY(named_abort_stops_peers, 20)
 TEST_ENTRY(named_solve_keeps_message, 20)
+/* the named abort across processes, the aborting rank first or last (test_named_abort.c) */
+TEST_ENTRY(named_abort_any_order_processes, 60)
 /* the store bootstrap: threads over a store in memory (test_store.c), forked
  * ranks over a store in a folder, SIGKILL and SIGSTOP (test_store_faults.c) */
 TEST_ENTRY(store_allgather_threads, 20)

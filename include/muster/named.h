@@ -54,10 +54,14 @@ MUSTER_EXTERN int muster_solve_named(muster_named_t *who, const muster_solve_arg
 
 /* Join who->group only to abort it with code (a MUSTER_E* value) and why
  * (copied into every peer's message), then leave: what a rank whose own
- * inputs are wrong calls instead of muster_solve_named, so the peers
- * already waiting fail at once with its reason instead of timing out.
- * who->tag is unused.  0, or MUSTER_EINVAL (NULL who, code not negative) /
- * the join's error (message set). */
+ * inputs are wrong, or whose own step before the call failed, calls
+ * instead of muster_solve_named, so the peers fail with its reason instead
+ * of timing out, whether they wait already or come later.  It waits until
+ * every rank has taken its seat (at most the group's timeout) before it
+ * aborts: a group poisoned before it formed loses its name, and a rank
+ * that came later would meet in a fresh one.  who->tag is unused.  0, or
+ * MUSTER_EINVAL (NULL who, code not negative) / the join's error (message
+ * set). */
 MUSTER_EXTERN int muster_abort_named(const muster_named_t *who, int code, const char *why);
 
 #ifdef __cplusplus

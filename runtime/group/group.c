@@ -311,6 +311,9 @@ static int abort_v(muster_group_t *g, int code, const char *fmt, va_list ap) {
   snprintf(reason, sizeof reason, "rank %d (pid %d, device %d) aborted group %s: %.300s", g->rank,
            (int)muster__proc_self_pid(), g->device, g->name, why);
   muster__barrier_poison(g->h, code, g->rank, muster__proc_self_pid(), reason);
+  /* the aborting rank knows: its next join of this name through the cache
+   * starts afresh rather than reporting its own abort back (group_cache.c) */
+  ST(&g->slot->abort_seen, 1);
   if (!LD(&g->h->formed)) muster__segment_unlink(&g->e->seg);
   return MUSTER_OK;
 }

@@ -49,6 +49,15 @@ MUSTER_HIDDEN int muster__group_barrier_ex(muster_group_t *g, double timeout_s);
  * evicts it. */
 MUSTER_HIDDEN int muster__group_leave_forget(muster_group_t *g);
 
+/* Wait until every rank of g's group has taken its seat at least once
+ * (the group is "formed": a rank of this call that comes later then
+ * learns of a poison at its join or its next round, where before it would
+ * meet in a fresh segment of the same name), the group is poisoned, or
+ * timeout_s has passed (<= 0: no deadline).  1 when formed, else 0.  It
+ * polls (1 to 10 ms): for a rank that fails before a call and aborts it
+ * (muster_abort_named), never on a solve's path. */
+MUSTER_HIDDEN int muster__group_await_formed(const muster_group_t *g, double timeout_s);
+
 /* Poison with a formatted reason (like muster_group_abort, printf style). */
 MUSTER_HIDDEN int muster__group_abortf(muster_group_t *g, int code, const char *fmt, ...)
     MUSTER_PRINTF(3, 4);

@@ -7,11 +7,13 @@
  * occupant alive is barrier.c's (muster__barrier_rank_dead).
  */
 #include <stdio.h>
+#include <time.h>
 
 #include "shm/barrier.h"
 #include "group/groupInt.h"
 #include "base/proc.h"
 #include "shm/segment.h"
+#include "muster/clock.h"
 
 #define SEAT_RETRY 1 /* internal: the segment is closing, go by name again */
 
@@ -127,4 +129,18 @@ int muster__group_seat(muster_group_t *g, struct gentry *e) {
   g->slot = s;
   g->join_gen = LDA(&h->generation);
   return MUSTER_OK;
+}
+
+int muster__group_await_formed(const muster_group_t *g, double timeout_s) {
+  if (!g || !g->h) return 0;
+  const struct muster_seg_header *h = g->h;
+  double deadline = timeout_s > 0 ? muster_clock_s() + timeout_s : 0;
+  long ns = 1000 * 1000;
+  while (!LDA(&h->formed)) {
+    if (LDA(&h->abort_state) != MUSTER_ABORT_NONE || (deadline && muster_clock_s() >= deadline)) return 0;
+    struct timespec ts = {0, ns};
+    nanosleep(&ts, NULL);
+    if (ns < 10 * 1000 * 1000) ns *= 2;
+  }
+  return 1;
 }

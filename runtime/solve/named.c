@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "group/group.h"
 #include "muster/named.h"
 
 #define FACTS_MAGIC 0x6d7573746e616d64ull /* "mustnamd": a payload of this step */
@@ -121,6 +122,12 @@ int muster_abort_named(const muster_named_t *who, int code, const char *why) {
                        "code", who->group, code);
   muster_group_t *g = NULL;
   if ((rc = join(who, &g)) < 0) return rc;
+  /* Poisoned before every rank has sat, the group would lose its name at
+   * once (so that a next call does not meet the poison), and a rank of
+   * this call that comes later would meet in a fresh segment and wait out
+   * its deadline.  So wait (the group's timeout at most) until all have
+   * come: each then hears of the abort at its next round or join. */
+  (void)muster__group_await_formed(g, muster__group_timeout(g));
   rc = muster_group_abort(g, code, why ? why : muster_strerror(code));
   (void)muster_group_leave(g); /* it fails by design: the group is poisoned */
   return rc < 0 ? rc : 0;
