@@ -117,10 +117,15 @@ static int check_w(mj_call_t *c) {
   return 0;
 }
 
-int mj_check_buffers(mj_call_t *c) {
-  const mj_attrs_t *at = &c->at;
+static int check_rank_operand(mj_call_t *c) {
   if (c->rank_in->dtype != XLA_FFI_DataType_S32 || elems(c->rank_in) != 2)
     return mj_set_err(c, MUSTER_EINVAL, "operand 0 must be int32[2] (rank, replica)");
+  return 0;
+}
+
+int mj_check_buffers(mj_call_t *c) {
+  const mj_attrs_t *at = &c->at;
+  if (check_rank_operand(c) < 0) return MUSTER_EINVAL;
   if (c->status_out->dtype != XLA_FFI_DataType_S32 || elems(c->status_out) != 1)
     return mj_set_err(c, MUSTER_EINVAL, "the status result must be one int32");
   if (mj_dtype_of(c->a_in->dtype, &c->dtype) < 0)
@@ -142,13 +147,15 @@ int mj_check_buffers(mj_call_t *c) {
 
 int mj_read_rank(mj_call_t *c) {
   int32_t rr[2] = {-1, -1};
-  int rc = mj_mem_read(c, c->rank_in->data, rr, sizeof rr);
+  int rc = check_rank_operand(c);
+  if (rc == 0) rc = mj_mem_read(c, c->rank_in->data, rr, sizeof rr);
   if (rc < 0) return mj_set_err(c, rc, "muster_jax: reading the rank operand: %s", c->err);
   if (rr[0] < 0 || rr[0] >= c->at.nranks || rr[1] < 0)
     return mj_set_err(c, MUSTER_EINVAL, "muster_jax: rank %d out of 0..%d (replica %d)", (int)rr[0],
                       c->at.nranks - 1, (int)rr[1]);
   c->rank = rr[0];
   c->replica = rr[1];
+  c->rank_known = 1;
   return 0;
 }
 

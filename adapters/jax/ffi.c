@@ -181,16 +181,25 @@ static XLA_FFI_Error *malformed(mj_call_t *c) {
   return mj_xla_error(c->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, msg);
 }
 
+/* A failure before the join ends the peers at once (mj_abort_peers):
+ * they may be waiting in the group already (an MPMD process whose own
+ * shapes are wrong, a copy that failed).  Only without the attributes or
+ * the operands is there no group to tell; those failures are the
+ * program's, alike on every instance. */
 static XLA_FFI_Error *execute(mj_call_t *c, XLA_FFI_CallFrame *cf) {
   muster_solve_result_t res;
   memset(&res, 0, sizeof res);
-  if (mj_decode_attrs(c, &cf->attrs) < 0 || mj_bind_buffers(c, cf) < 0 || mj_check_buffers(c) < 0 ||
-      mj_read_context(c, cf) < 0)
-    return malformed(c);
+  if (mj_decode_attrs(c, &cf->attrs) < 0 || mj_bind_buffers(c, cf) < 0) return malformed(c);
   int rc;
+  if ((rc = mj_read_context(c, cf)) < 0 || (rc = mj_check_buffers(c)) < 0) {
+    mj_abort_peers(c, rc);
+    return malformed(c);
+  }
   if ((rc = mj_read_rank(c)) == 0 && (rc = mj_copy_alias(c, c->a_in, c->a_out)) == 0 &&
       (rc = mj_copy_alias(c, c->b_in, c->b_out)) == 0)
     rc = mj_solve(c, &res);
+  else
+    mj_abort_peers(c, rc);
   return finish(c, rc, &res);
 }
 

@@ -68,6 +68,7 @@ typedef struct mj_call {
   int64_t run_id; /* XLA's per-launch id, 0 when the api lacks RunId_Get       */
   int rank;       /* along the solve's mesh axis, from the rank operand        */
   int replica;    /* which copy of the group, when the mesh has other axes    */
+  int rank_known; /* rank and replica read (mj_read_rank)                     */
   char err[MJ_ERRLEN];
 } mj_call_t;
 
@@ -105,7 +106,8 @@ int mj_bind_buffers(mj_call_t *c, const XLA_FFI_CallFrame *cf);
 int mj_check_buffers(mj_call_t *c);
 /* Bytes of buffer b (one of c's), from its dims and element type. */
 size_t mj_bytes_of(const mj_call_t *c, const XLA_FFI_Buffer *b);
-/* Read the rank operand into c->rank and c->replica, range-checked. */
+/* Read the rank operand (int32[2], checked) into c->rank and c->replica,
+ * range-checked; c->rank_known = 1. */
 int mj_read_rank(mj_call_t *c);
 /* Copy in to out unless XLA aliased them (it should: the Python side
  * declares input_output_aliases).  in may be NULL (nothing to do). */
@@ -137,8 +139,17 @@ int mj_group_name(mj_call_t *c, char *name, size_t cap, int *pooled);
 void mj_group_name_release(int pooled, int failed, int local_ranks);
 
 /* solve.c: this rank's part of the solve, staged in process mode; res
- * says what the provider reported. */
+ * says what the provider reported.  A failure before the join (the
+ * staging) has told the peers (mj_abort_peers). */
 int mj_solve(mj_call_t *c, muster_solve_result_t *res);
+/* This rank failed before it joined its launch's group (code, c->err
+ * says why): abort the group by name (muster_abort_named) so that the
+ * peers, waiting already or coming later, fail at once with this rank's
+ * reason instead of at their deadline.  Nothing is done when the group
+ * cannot be named (the attributes or the rank operand are unreadable: every
+ * instance of the program fails alike there).  Returns once every rank has
+ * joined, the group's timeout at most; c->err is kept. */
+void mj_abort_peers(mj_call_t *c, int code);
 
 /* set_table.c: the comm of set `id` for one solve (held until
  * mj_set_give, so that muster_jax_set_forget waits for it; solves on one

@@ -131,20 +131,43 @@ static int run_solve(mj_call_t *c, const muster_shard_t *mine, muster_solve_resu
   return rc;
 }
 
+void mj_abort_peers(mj_call_t *c, int code) {
+  char why[MJ_ERRLEN], name[MUSTER_MAX_NAME + 1];
+  int pooled;
+  memcpy(why, c->err, sizeof why);
+  /* on cuda the rank operand is read on XLA's stream */
+  if ((!c->rank_known && ((c->cuda && !c->stream) || mj_read_rank(c) < 0)) ||
+      mj_group_name(c, name, sizeof name, &pooled) < 0) {
+    memcpy(c->err, why, sizeof why);
+    return;
+  }
+  muster_named_t who = {.group = name, .rank = c->rank, .nranks = c->at.nranks, .job = NULL,
+                        .timeout_s = 0.0, .device = c->device >= 0 ? c->device : -1};
+  (void)muster_abort_named(&who, code < 0 ? code : MUSTER_EINVAL, why);
+  mj_group_name_release(pooled, 1, c->at.local_ranks);
+  memcpy(c->err, why, sizeof why);
+}
+
 /* The staged solve: XLA's buffers into the stage, the solve, the results
- * back (staging.c says why). */
+ * back (staging.c says why).  A stage that cannot be had or filled fails
+ * this rank before it joins: the peers are told. */
 static int solve_staged(mj_call_t *c, muster_solve_result_t *res) {
   out_sizes_t z = out_sizes(c);
   mj_stage_t *st = NULL;
   int rc = mj_stage_get(c, z.total, &st);
-  if (rc < 0)
-    return mj_set_err(c, rc, "muster_jax: staging buffer of %zu bytes: %s", z.a + z.b + z.w, c->err);
+  if (rc < 0) {
+    mj_set_err(c, rc, "muster_jax: staging buffer of %zu bytes: %s", z.a + z.b + z.w, c->err);
+    mj_abort_peers(c, rc);
+    return rc;
+  }
   muster_shard_t mine;
   fill_shard(c, &mine, mj_stage_ptr(st));
   if ((rc = mj_mem_copy(c, mine.a, c->a_out->data, z.a)) < 0 ||
       (rc = mj_mem_copy(c, mine.b, z.b ? c->b_out->data : NULL, z.b)) < 0) {
     mj_stage_put(st);
-    return mj_set_err(c, rc, "muster_jax: staging the shard: %s", c->err);
+    mj_set_err(c, rc, "muster_jax: staging the shard: %s", c->err);
+    mj_abort_peers(c, rc);
+    return rc;
   }
   rc = run_solve(c, &mine, res);
   if (rc == 0) {

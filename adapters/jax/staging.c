@@ -10,9 +10,12 @@
  * MJ_STAGES at most), grown when a call needs more.
  */
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cudrv.h"
 #include "mjInt.h"
+#include "muster/parse.h"
 
 enum { MJ_STAGES = 16 };
 
@@ -60,12 +63,40 @@ static int stage_grow(mj_call_t *c, mj_stage_t *s, int device, size_t bytes) {
   return 0;
 }
 
+/* Tests only: MUSTER_JAX_TEST_FAIL_STAGE=K (a rank, 0..63) makes the first
+ * staging of rank K in this process fail as an allocation that finds no
+ * memory does, so that tests can check what its peers hear and that the
+ * next call works (docs/jax.md, Environment).  Read once. */
+static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
+static int fault_rank = -1; /* -1: unset, -2: malformed */
+static int fault_fired;
+static void fault_read(void) {
+  const char *v = getenv("MUSTER_JAX_TEST_FAIL_STAGE");
+  int64_t k;
+  if (v) fault_rank = muster_scan_i64(v, strlen(v), 0, MUSTER_MAX_RANKS - 1, &k) == 0 ? (int)k : -2;
+}
+
+static int test_fault(mj_call_t *c) {
+  pthread_once(&fault_once, fault_read);
+  if (fault_rank == -2) {
+    char q[96];
+    const char *v = getenv("MUSTER_JAX_TEST_FAIL_STAGE");
+    return mj_set_err(c, MUSTER_EINVAL, "MUSTER_JAX_TEST_FAIL_STAGE: %s is not a rank in 0..%d",
+                      muster_quote(v ? v : "", v ? strlen(v) : 0, q, sizeof q), MUSTER_MAX_RANKS - 1);
+  }
+  if (fault_rank != c->rank || __atomic_exchange_n(&fault_fired, 1, __ATOMIC_ACQ_REL)) return 0;
+  return mj_set_err(c, MUSTER_ENOMEM, "no memory for the staging region (a test's fault: "
+                    "MUSTER_JAX_TEST_FAIL_STAGE=%d)", fault_rank);
+}
+
 int mj_stage_get(mj_call_t *c, size_t bytes, mj_stage_t **out) {
+  int rc = test_fault(c);
+  if (rc < 0) return rc;
   int device = c->cuda ? c->device : -1;
   mj_stage_t *pick = stage_pick(device, bytes);
   if (!pick) return mj_set_err(c, MUSTER_EBUSY, "more than %d calls at once in this process", MJ_STAGES);
   if (pick->size < bytes) {
-    int rc = stage_grow(c, pick, device, bytes);
+    rc = stage_grow(c, pick, device, bytes);
     if (rc < 0) {
       mj_stage_put(pick);
       return rc;

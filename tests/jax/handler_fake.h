@@ -100,6 +100,8 @@ void frame_buf(frame_t *f, int i, XLA_FFI_DataType t, void *data, int64_t d0, in
 
 /* store_handler_test.c: muster_jax.distributed's handler (store_ffi.c). */
 void test_store_handler(void);
+/* prejoin_test.c: a rank that fails before it joins ends its peers at once. */
+void test_prejoin_failures(void);
 
 /* ---- matrices: this thread's generator, seeded through rng_state ---- */
 extern __thread uint64_t rng_state;

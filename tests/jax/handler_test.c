@@ -7,8 +7,9 @@
  * from R threads (one "device" each), singular and rank-deficient getrs /
  * gels, an older XLA whose api lacks RunId_Get and
  * DeviceOrdinal_Get, return_status with a matrix that is not positive
- * definite, concurrent launches, and a missing peer; and the store
- * handler of muster_jax.distributed (store_handler_test.c).  Built by
+ * definite, concurrent launches, and a missing peer; a rank that fails
+ * before it joins (prejoin_test.c); and the store handler of
+ * muster_jax.distributed (store_handler_test.c).  Built by
  * adapters/jax/SConscript as <build>/tests/jax-handler-test; run by
  * tests/python/jax/test_handler_c.py (also under san=address / thread).
  * Exit 0 when every check holds; prints what failed otherwise.  The fake
@@ -406,6 +407,7 @@ int main(void) {
   for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, concurrent_launch, &c[i]);
   for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
   test_missing_peer();
+  test_prejoin_failures();
   test_cuda_path();
   test_store_handler();
   muster_group_cache_flush();
