@@ -46,6 +46,8 @@
  *   MUSTER_JOB            job key that isolates groups of one job from those
  *                         of another on the same node (default: "default")
  *   MUSTER_LOG            error|warn|info|debug (default: silent)
+ *   MUSTER_COMM_TEST_FAIL_STAGE  tests only: the rank of a kind store comm
+ *                         whose first staging region in the process fails
  */
 #ifndef MUSTER_H
 #define MUSTER_H

@@ -152,6 +152,9 @@ TEST_ENTRY(comm_refusal_alike_keeps_set, 30)
 TEST_ENTRY(comm_refusal_unmarked_aborts_set, 30)
 TEST_ENTRY(comm_local_leader_killed, 30)
 TEST_ENTRY(comm_local_rank_killed, 30)
+/* a rank's staging fails at a first call and at a kept-choice repeat (test_comm_local_stage.c) */
+TEST_ENTRY(comm_local_stage_fails_first_call, 40)
+TEST_ENTRY(comm_local_stage_fails_kept_call, 40)
 /* join, solve, leave in one call; the named abort (test_named.c) */
 TEST_ENTRY(named_solve_potrs_and_gels_learns_n, 30)
 TEST_ENTRY(named_solve_mismatches, 30)

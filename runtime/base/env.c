@@ -159,3 +159,15 @@ static int flag(const char *name, int *on) {
 int muster__env_mpi_lib(const char **value) { return muster__env_get("MUSTER_MPI_LIB", value); }
 int muster__env_mpi_abort(int *on) { return flag("MUSTER_MPI_ABORT", on); }
 int muster__env_mpi_heartbeat(int *on) { return flag("MUSTER_MPI_HEARTBEAT", on); }
+
+int muster__env_comm_test_fail_stage(int *rank) {
+  const char *s;
+  int64_t r;
+  int rc = muster__env_get("MUSTER_COMM_TEST_FAIL_STAGE", &s);
+  *rank = -1;
+  if (rc < 0 || !s) return rc;
+  if ((rc = muster_parse_i64(s, 0, MUSTER_MAX_RANKS - 1, &r)) < 0)
+    return muster__err_prefix(rc, "MUSTER_COMM_TEST_FAIL_STAGE (tests only: a rank)");
+  *rank = (int)r;
+  return MUSTER_OK;
+}

@@ -75,6 +75,13 @@ MUSTER_HIDDEN int muster__env_mpi_lib(const char **value);
  * threads use MPI); those waits then have the MUSTER_TIMEOUT deadline. */
 MUSTER_HIDDEN int muster__env_mpi_heartbeat(int *on);
 
+/* MUSTER_COMM_TEST_FAIL_STAGE: tests only.  A rank in 0..MUSTER_MAX_RANKS-1
+ * of a kind store comm whose first staging region in this process
+ * (runtime/solve/comm_stage.c) fails as an allocation that finds no memory
+ * does, so that tests can check what the other ranks hear.  *rank = that
+ * rank, -1 when unset. */
+MUSTER_HIDDEN int muster__env_comm_test_fail_stage(int *rank);
+
 /* muster_env_check (muster/parse.h) checks every variable above at once. */
 
 

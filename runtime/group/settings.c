@@ -16,7 +16,8 @@ int muster_env_check(void) {
       (rc = muster__env_mpi_heartbeat(&on)) < 0 ||
       (rc = muster__env_check_log()) < 0 ||
       (rc = muster__env_provider_choice(NULL, p, sizeof p)) < 0 ||
-      (rc = muster__env_provider_path(&s)) < 0 || (rc = muster__env_cost_path(&s)) < 0)
+      (rc = muster__env_provider_path(&s)) < 0 || (rc = muster__env_cost_path(&s)) < 0 ||
+      (rc = muster__env_comm_test_fail_stage(&on)) < 0)
     return rc;
   return MUSTER_OK;
 }

@@ -156,6 +156,7 @@ int muster__local_prepare(muster__local_t **l, const muster__local_plan_t *plan,
   if (rc < 0) return rc;
   rc = seat(*l, plan, rank, R, timeout_s, mine->mem == MUSTER_MEM_CUDA ? mine->device : -1);
   /* a rank in the leader's process needs no copy: the leader reads its memory */
+  (*l)->stage.rank = rank;
   if (rc == 0 && d->pid != leader_pid) rc = muster__stage_in(&(*l)->stage, d, mine, use);
   return rc;
 }

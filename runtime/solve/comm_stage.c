@@ -2,12 +2,27 @@
  * runtime/solve/comm_stage.c - staging a rank's pieces for the one-node
  * route's leader (see comm_stage.h).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "solve/comm_stage.h"
 #include "base/devices.h"
+#include "base/env.h"
 #include "muster/layout.h"
+
+/* Tests only: MUSTER_COMM_TEST_FAIL_STAGE (env.h), read once; it fails the
+ * first region of that rank in this process, once. */
+static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
+static int fault_rank = -1, fault_bad, fault_fired;
+static void fault_read(void) { fault_bad = muster__env_comm_test_fail_stage(&fault_rank) < 0; }
+
+static int test_fault(int rank) {
+  pthread_once(&fault_once, fault_read);
+  if (fault_bad) return muster__env_comm_test_fail_stage(&rank); /* its message again */
+  if (rank != fault_rank || __atomic_exchange_n(&fault_fired, 1, __ATOMIC_ACQ_REL)) return 0;
+  return muster__err(MUSTER_ENOMEM, "no memory for it (a test's fault: MUSTER_COMM_TEST_FAIL_STAGE=%d)", rank);
+}
 
 /* Bytes from a piece's pointer on for `cols` columns of `rows` at ld. */
 static size_t extent(int64_t ld, int64_t rows, int64_t cols, size_t esz) {
@@ -54,8 +69,9 @@ static void region_free(muster__stage_t *s) {
 static int region(muster__stage_t *s, int mem, int device, size_t total) {
   if (s->region && s->cap >= total && s->mem == mem && s->device == device) return 0;
   region_free(s);
-  int rc = mem == MUSTER_MEM_HOST ? muster_shard_alloc(total, &s->region)
-                                  : muster__cuda_alloc(device, total, &s->region);
+  int rc = test_fault(s->rank);
+  if (rc == 0)
+    rc = mem == MUSTER_MEM_HOST ? muster_shard_alloc(total, &s->region) : muster__cuda_alloc(device, total, &s->region);
   if (rc < 0) {
     s->region = NULL;
     return muster__err_prefix(rc, "muster_solve_comm: staging %zu bytes of this rank's pieces for the one-node "

@@ -22,6 +22,7 @@
 enum { MUSTER__STAGE_A, MUSTER__STAGE_B, MUSTER__STAGE_W, MUSTER__NSTAGE };
 
 typedef struct muster__stage {
+  int rank;                               /* the comm rank staging (the test fault) */
   void *region;                           /* NULL: none yet             */
   size_t cap;                             /* its bytes                  */
   int mem, device;                        /* where it is                */

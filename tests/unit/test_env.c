@@ -175,6 +175,12 @@ TEST_IMPL(env_variables_refused) {
   muster_solve_result_t res;
   EXPECT_EINVAL(muster_solve_all(&p.args, p.nshards, p.shards, &res), "longer than 31 bytes");
   tp_problem_free(&p);
+  /* the tests' staging fault (comm_stage.c reads it once) is checked too */
+  setenv("MUSTER_COMM_TEST_FAIL_STAGE", "64", 1);
+  EXPECT_EINVAL(muster_env_check(), "MUSTER_COMM_TEST_FAIL_STAGE (tests only: a rank): '64'");
+  setenv("MUSTER_COMM_TEST_FAIL_STAGE", "1", 1);
+  ASSERT_OK(muster_env_check());
+  unsetenv("MUSTER_COMM_TEST_FAIL_STAGE");
   /* and everything valid still works */
   ASSERT_OK(list_rc());
   ASSERT_OK(join_rc());

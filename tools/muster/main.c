@@ -98,6 +98,8 @@ static void usage(FILE *f) {
           "                        (EAGAIN), in processes mode\n"
           "  MUSTER_RENDEZVOUS_TEST_CORRUPT  tests only: RANK,ROUND[,baseline]: that rank of\n"
           "                        muster rendezvous publishes one wrong byte in that round\n"
+          "  MUSTER_COMM_TEST_FAIL_STAGE  tests only: the rank (0..63) of a kind store comm whose\n"
+          "                        first staging region in the process fails (no memory)\n"
           "\nexit status: 0 on success; 1 on a failed check or runtime error, or when a rank's\n"
           "process died (processes mode); 2 on bad usage (an option or variable: one line\n"
           "on stderr).\n"
