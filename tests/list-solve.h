@@ -150,6 +150,7 @@ TEST_ENTRY(comm_local_threads, 30)
 /* a collective call refused alike on every rank keeps the set (test_comm_refusal.c) */
 TEST_ENTRY(comm_refusal_alike_keeps_set, 30)
 TEST_ENTRY(comm_refusal_unmarked_aborts_set, 30)
+TEST_ENTRY(comm_rank_fail_keeps_set, 30)
 TEST_ENTRY(comm_local_leader_killed, 30)
 TEST_ENTRY(comm_local_rank_killed, 30)
 /* a rank's staging fails at a first call and at a kept-choice repeat (test_comm_local_stage.c) */

@@ -70,6 +70,7 @@ _FUNCS = (  # (name, restype, argtypes): the store and comm functions only this 
                                  _c.POINTER(_runtime.SolveResult)]),
     ("muster_solve_comm_dist", _i32, [_vp, _c.POINTER(_runtime.SolveArgs), _c.POINTER(_runtime.Shard),
                                       _c.POINTER(_runtime.Dist), _c.POINTER(_runtime.SolveResult)]),
+    ("muster_solve_comm_fail", _i32, [_vp, _i32, _c.c_char_p]),
 )
 _declared = set()
 _lock = threading.Lock()
@@ -273,6 +274,18 @@ class StoreSet:
         timed out), so they fail at once naming it."""
         self.abort(why, code=_runtime.EINVAL)
         raise ValueError(why)
+
+    def fail_call(self, exc: BaseException):
+        """This rank's own step before a solve failed with exc (its piece's
+        copy, a GPU short of memory): take part in the solve's first round
+        with the failure (muster_solve_comm_fail), so that every other rank's
+        solve fails at once naming this rank, where a live peer would be
+        waited for however long; the set stays usable.  Returns the
+        runtime's code; the caller raises exc."""
+        text = f"{type(exc).__name__}: {exc}"
+        memory = isinstance(exc, MemoryError) or "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower()
+        code = _runtime.ENOMEM if memory else _runtime.EINVAL
+        return self.lib.muster_solve_comm_fail(self.comm(), code, f"rank {self.rank}: {text}".encode(errors="replace"))
 
     def check(self):
         """ValueError when the set failed, a peer is gone or silent."""

@@ -29,7 +29,9 @@
  * as the shard's (the engine waits for it, not for the whole device, which
  * XLA may be using meanwhile); the engine returns once its results are
  * written.  Failure: an XLA error carrying the
- * runtime's message, which is the eager form's ValueError text.
+ * runtime's message, which is the eager form's ValueError text.  A
+ * failure of this process's own before the call (its operands, a copy)
+ * fails the call on every process at once (fail_call).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -173,18 +175,37 @@ static XLA_FFI_Error *failed(mj_call_t *c, int rc) {
   return mj_xla_error(c->api, mj_xla_code_of(rc), msg);
 }
 
+/* This process failed before its call (code, c->err): the others are,
+ * or will be, in the call's first round, where a live peer is waited for
+ * however long.  Take part in it with the failure (muster_solve_comm_fail):
+ * they fail at once naming this rank, and the set stays in step.  Nothing
+ * when the set is gone (closed: the call fails below saying so). */
+static void fail_call(mj_call_t *c, int64_t set, int code) {
+  muster_comm_t *comm;
+  char ignored[256];
+  if (mj_set_take(set, &comm, ignored, sizeof ignored) < 0) return;
+  (void)muster_solve_comm_fail(comm, code, c->err);
+  mj_set_give(set);
+}
+
 static XLA_FFI_Error *execute(mj_call_t *c, XLA_FFI_CallFrame *cf) {
   store_call_t s;
   memset(&s, 0, sizeof s);
-  if (decode(c, &cf->attrs, &s) < 0 || expect(c, &s) < 0 || bind(c, cf, &s) < 0 || mj_read_context(c, cf) < 0) {
+  int rc = decode(c, &cf->attrs, &s);
+  if (rc == 0 && ((rc = expect(c, &s)) < 0 || (rc = bind(c, cf, &s)) < 0 || (rc = mj_read_context(c, cf)) < 0))
+    fail_call(c, s.v[S_SET], rc); /* without the attributes there is no set to tell */
+  if (rc < 0) {
     char msg[MJ_ERRLEN + 32];
     snprintf(msg, sizeof msg, "muster_jax.distributed: %s", c->err);
     return mj_xla_error(c->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, msg);
   }
-  int rc = copy_in(c, c->a_in, c->a_out);
+  rc = copy_in(c, c->a_in, c->a_out);
   if (rc == 0) rc = copy_in(c, s.b_in, s.x_out);
   if (rc == 0 && c->cuda) rc = mj_cuda_sync(c->stream, c->err, sizeof c->err);
-  if (rc < 0) return mj_xla_error(c->api, XLA_FFI_Error_Code_INTERNAL, c->err);
+  if (rc < 0) {
+    fail_call(c, s.v[S_SET], rc);
+    return mj_xla_error(c->api, XLA_FFI_Error_Code_INTERNAL, c->err);
+  }
   muster_comm_t *comm;
   if ((rc = mj_set_take(s.v[S_SET], &comm, c->err, sizeof c->err)) < 0)
     return mj_xla_error(c->api, XLA_FFI_Error_Code_FAILED_PRECONDITION, c->err);

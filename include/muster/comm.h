@@ -97,6 +97,16 @@ MUSTER_EXTERN int muster_solve_comm_dist(muster_comm_t *c, const muster_solve_ar
                                          const muster_shard_t *mine, const struct muster_dist *dist,
                                          muster_solve_result_t *res);
 
+/* What a rank calls instead of muster_solve_comm(_dist) when its own step
+ * before the call failed (a copy of its piece, a buffer it could not
+ * allocate): it takes part in the call's first round with its failure
+ * (code, a negative MUSTER_E*, and why), so that every other rank's call
+ * fails at once with "rank R (pid P, device -1): why" instead of waiting
+ * for it, and c stays in step: nothing ran, the next call goes on as
+ * usual.  Returns code (MUSTER_EINVAL for a code that is not negative),
+ * message set; or the round's own error (a peer gone). */
+MUSTER_EXTERN int muster_solve_comm_fail(muster_comm_t *c, int code, const char *why);
+
 /* Allgather over c: every rank of c calls it with len bytes in mine (the
  * same len on every rank; 1..MUSTER_MAX_PAYLOAD for kind group, any for
  * mpi and store); all gets size * len bytes, rank r's at r * len.  what

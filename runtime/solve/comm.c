@@ -380,8 +380,15 @@ static int hear_choice(muster_comm_t *c, const muster__desc_t *const *ds, char *
   return 0;
 }
 
+/* fail: this rank's own failure before the call (muster_solve_comm_fail),
+ * published in round 1 as its descriptor's problem; NULL for a solve. */
+typedef struct own_fail {
+  int code;
+  const char *why;
+} own_fail_t;
+
 static int solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
-                      const muster_dist_t *dist, muster_solve_result_t *res) {
+                      const muster_dist_t *dist, const own_fail_t *fail, muster_solve_result_t *res) {
   int R = c->size, rc = 0;
   size_t big = sizeof(decision_t) > sizeof(verdict_t) ? sizeof(decision_t) : sizeof(verdict_t);
   /* round 1's words stay (the kept choice keeps them); later rounds use `more` */
@@ -394,6 +401,10 @@ static int solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const m
   muster__plan_word_t w;
   memset(&w, 0, sizeof w);
   muster__desc_describe_dist(args, mine, dist, &w.d);
+  if (fail) { /* instead of "args is NULL": every rank validates round 1 alike and fails with it */
+    w.d.problem = fail->code;
+    snprintf(w.d.msg, sizeof w.d.msg, "%s", fail->why ? fail->why : muster_strerror(fail->code));
+  }
   if (c->allgather) { /* kind store: may meet in a group (comm_local.h), may reuse its choice (comm_plan.h) */
     w.d.meet = muster__local_meet();
     w.ctx = muster__plan_ctx();
@@ -430,7 +441,7 @@ out:
 
 /* muster_solve_comm(_dist) with exit() safe meanwhile (exit_guard.h) */
 static int solve_guarded(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
-                         const muster_dist_t *dist, muster_solve_result_t *res) {
+                         const muster_dist_t *dist, const own_fail_t *fail, muster_solve_result_t *res) {
   if (res) memset(res, 0, sizeof *res);
   if (!c) return muster__err(MUSTER_EINVAL, "muster_solve_comm: comm is NULL");
   int rc = muster__exit_guard_enter("muster_solve_comm");
@@ -440,7 +451,7 @@ static int solve_guarded(muster_comm_t *c, const muster_solve_args_t *args, cons
     muster__mpi_phase_get(was, sizeof was);
     muster__mpi_phase("in muster_solve_comm (comm %s)", c->name);
   }
-  rc = solve_comm(c, args, mine, dist, res);
+  rc = solve_comm(c, args, mine, dist, fail, res);
   if (c->mpi) muster__mpi_phase("%s", was);
   muster__exit_guard_leave();
   return rc;
@@ -448,7 +459,14 @@ static int solve_guarded(muster_comm_t *c, const muster_solve_args_t *args, cons
 
 int muster_solve_comm(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
                       muster_solve_result_t *res) {
-  return solve_guarded(c, args, mine, NULL, res);
+  return solve_guarded(c, args, mine, NULL, NULL, res);
+}
+
+int muster_solve_comm_fail(muster_comm_t *c, int code, const char *why) {
+  if (code >= 0)
+    return muster__err(MUSTER_EINVAL, "muster_solve_comm_fail: code %d must be a negative MUSTER_E* code", code);
+  own_fail_t f = {.code = code, .why = why};
+  return solve_guarded(c, NULL, NULL, NULL, &f, NULL);
 }
 
 int muster_solve_comm_dist(muster_comm_t *c, const muster_solve_args_t *args, const muster_shard_t *mine,
@@ -457,5 +475,5 @@ int muster_solve_comm_dist(muster_comm_t *c, const muster_solve_args_t *args, co
     if (res) memset(res, 0, sizeof *res);
     return muster__err(MUSTER_EINVAL, "muster_solve_comm_dist: dist is NULL");
   }
-  return solve_guarded(c, args, mine, dist, res);
+  return solve_guarded(c, args, mine, dist, NULL, res);
 }

@@ -6,13 +6,19 @@
  * the provider path): potrs and syevd residuals with the results aliased
  * to the operands and not, a not positive definite A, gesvd of a tall A
  * (its three results by the outputs rule), attribute and operand errors,
- * and a forgotten set refused.
+ * and a forgotten set refused; and two ranks (threads, an allgather in
+ * memory that gives up after 10 s) where rank 1's operands are wrong: rank
+ * 0 fails within 3 s naming it (store_ffi.c fail_call), and the next call
+ * of both solves.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "handler_fake.h"
+#include "muster/clock.h"
 #include "muster/comm.h"
 
 int64_t muster_jax_set_register(void *comm);
@@ -176,6 +182,119 @@ static void errors(int64_t set, frame_t *f) {
   expect_error(f, "B must be m=7 rows");
 }
 
+/* ---- two ranks: rank 1 fails before its call -------------------------------- */
+
+enum { AGMAX = 16384 };
+
+/* An allgather of two threads in memory; a rank left waiting 10 s fails. */
+typedef struct ag2 {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int arrived;
+  unsigned gen;
+  size_t len;
+  unsigned char in[2][AGMAX], out[2][AGMAX];
+} ag2_t;
+
+typedef struct ag_rank {
+  ag2_t *s;
+  int rank;
+  int64_t set;
+  double *a, *x;
+  char *err;
+  double took;
+  int bad; /* B one row short */
+} ag_rank_t;
+
+static int ag2_allgather(void *ctx, const void *mine, void *all, size_t len, char *err, size_t errlen) {
+  ag_rank_t *me = ctx;
+  ag2_t *s = me->s;
+  if (len > AGMAX) return snprintf(err, errlen, "%zu bytes", len), MUSTER_EINVAL;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 10;
+  pthread_mutex_lock(&s->mu);
+  unsigned gen = s->gen;
+  memcpy(s->in[me->rank], mine, len);
+  if (++s->arrived == 2) {
+    memcpy(s->out, s->in, sizeof s->out);
+    s->len = len, s->arrived = 0, s->gen++;
+    pthread_cond_broadcast(&s->cv);
+  }
+  int rc = 0;
+  while (s->gen == gen && rc == 0) rc = pthread_cond_timedwait(&s->cv, &s->mu, &until);
+  if (s->gen != gen) {
+    memcpy(all, s->out[0], len);
+    memcpy((char *)all + len, s->out[1], len);
+  }
+  pthread_mutex_unlock(&s->mu);
+  if (s->gen == gen) return snprintf(err, errlen, "the other rank never came (10 s)"), MUSTER_ETIMEDOUT;
+  return 0;
+}
+
+/* Rank r->rank's call: its column block of A (of ceil(N/2) columns), all of B. */
+static void *ag_rank_main(void *arg) {
+  ag_rank_t *r = arg;
+  int64_t w = (N + 1) / 2, col0 = r->rank * w, ncols = r->rank ? N - w : w;
+  double *piece = r->a + col0 * N;
+  sbuf_t in[] = {{piece, N, ncols}, {r->x, N, NRHS}}, out[] = {{piece, N, ncols}, {r->x, N, NRHS}};
+  frame_t *f = malloc(sizeof *f);
+  frame_of(f, r->set, MUSTER_POTRS, N, 0, 2, in, 2, out);
+  attr_drop(f, "n");
+  attr_int(f, "n", N);
+  attr_drop(f, "col0");
+  attr_int(f, "col0", col0);
+  if (r->bad) f->dims[1][0] = N - 1; /* B one row short */
+  double t0 = muster_clock_s();
+  r->err = call(f);
+  r->took = muster_clock_s() - t0;
+  free(f);
+  return NULL;
+}
+
+static void two_ranks(void) {
+  static ag2_t s = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+  ag_rank_t r[2];
+  muster_comm_t *comm[2];
+  double *a = spd(N), b[N * NRHS];
+  for (int i = 0; i < N * NRHS; i++) b[i] = urand();
+  for (int q = 0; q < 2; q++) {
+    r[q] = (ag_rank_t){.s = &s, .rank = q};
+    muster_comm_opts_t o = {.kind = "store", .rank = q, .size = 2, .name = "prejoin", .allgather = ag2_allgather,
+                            .ctx = &r[q]};
+    CHECK(muster_comm_open(&o, &comm[q]) == 0, "comm: %s", muster_last_error());
+    r[q].set = muster_jax_set_register(comm[q]);
+  }
+  for (int call_no = 0; call_no < 2; call_no++) { /* rank 1's B short, then both right */
+    double ac[2][N * N], xc[2][N * NRHS];
+    pthread_t th[2];
+    for (int q = 0; q < 2; q++) {
+      memcpy(ac[q], a, sizeof ac[q]);
+      memcpy(xc[q], b, sizeof xc[q]);
+      r[q].a = ac[q], r[q].x = xc[q], r[q].bad = call_no == 0 && q == 1, r[q].err = NULL;
+      pthread_create(&th[q], NULL, ag_rank_main, &r[q]);
+    }
+    for (int q = 0; q < 2; q++) pthread_join(th[q], NULL);
+    for (int q = 0; q < 2; q++) {
+      const char *m = r[q].err ? r[q].err : "(none)";
+      if (call_no == 0) {
+        CHECK(r[q].err && strstr(m, "B must be m=7 rows"), "rank %d: %s", q, m);
+        CHECK(q == 1 || strstr(m, "rank 1 (pid"), "rank 0 does not name rank 1: %s", m);
+        CHECK(r[q].took < 3.0, "rank %d took %.1f s: %s", q, r[q].took, m);
+      } else {
+        CHECK(!r[q].err, "rank %d after rank 1's failure: %s", q, m);
+        CHECK(!r[q].err && residual(a, xc[q], b) < 1e-13, "rank %d: residual", q);
+      }
+      free(r[q].err);
+    }
+  }
+  for (int q = 0; q < 2; q++) {
+    muster_jax_set_forget(r[q].set);
+    muster_comm_close(comm[q]);
+  }
+  free(a);
+}
+
 void test_store_handler(void) {
   handler = muster_jax_store_cpu;
   muster_comm_opts_t o = {.kind = "store", .rank = 0, .size = 1, .name = "storehandler", .allgather = copy_all};
@@ -198,5 +317,6 @@ void test_store_handler(void) {
   expect_error(f, "is closed");
   free(f);
   muster_comm_close(comm);
+  two_ranks();
   handler = muster_jax_cpu;
 }

@@ -183,8 +183,26 @@ def solve(routine: str, a_piece, b=None, *, n: int, store: _store.StoreSet, prov
         a_back, b_back, w = _dist_jit.solve(_place, call, routine, a_piece, b, n=n, store=store, provider=provider,
                                             dtype=dtype, grid=grid)
         return _returns(routine, call, a_back, b_back, w, n)
-    nptype = _dist_jit.NPTYPES[dtype]
     rows, ncols, col0, dist = _place(n, store, grid, a_piece, call["m"])
+    try:
+        args, shard, kept = _copies(lib, call, routine, a_piece, b, n, dtype, provider, rows, ncols, col0)
+    except Exception as e:  # a copy failed (a GPU short of memory): the others must not wait for this rank
+        with _dist_jit.held(store):
+            store.fail_call(e)
+        raise
+    with _dist_jit.held(store):  # never beside a jitted solve on the same set
+        store.solve(args, shard, dist)
+    a_buf, b_buf, w = kept
+    return _returns(routine, call, _back(a_buf, rows, ncols), None if b_buf is None else _back(b_buf, call["m"],
+                    call["nrhs"]), w, n)
+
+
+def _copies(lib, call: dict, routine: str, a_piece, b, n: int, dtype: str, provider, rows: int, ncols: int,
+            col0: int):
+    """The eager solve's column-major copies of this process's piece of A,
+    of B (or the B the runtime packs factors into) and W, where A is: (args,
+    shard, (A's, B's and W's buffers, kept alive))."""
+    nptype = _dist_jit.NPTYPES[dtype]
     a_buf, a_ptr, mem, dev = _piece(a_piece, nptype, rows, ncols)
     nrhs, mrows = call["nrhs"], call["m"]
     b_buf, b_ptr = None, None
@@ -207,10 +225,7 @@ def solve(routine: str, a_piece, b=None, *, n: int, store: _store.StoreSet, prov
                               provider=provider.encode() if provider else None)
     shard = _runtime.Shard(mem=mem, device=dev, a=a_ptr, lda=max(1, rows), col0=col0, ncols=ncols, b=b_ptr,
                            ldb=mrows, w=w_ptr)
-    with _dist_jit.held(store):  # never beside a jitted solve on the same set
-        store.solve(args, shard, dist)
-    return _returns(routine, call, _back(a_buf, rows, ncols), None if b_buf is None else _back(b_buf, mrows, nrhs), w,
-                    n)
+    return args, shard, (a_buf, b_buf, w)
 
 
 def _returns(routine: str, call: dict, a_back, b_back, w, n: int):

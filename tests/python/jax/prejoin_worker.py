@@ -1,9 +1,12 @@
-"""One process of test_prejoin.py's MPMD run (jax.distributed, one host
-device per process): a potrs whose rank 1 fails before it joins its group
-(MUSTER_JAX_TEST_FAIL_STAGE=1 fails that rank's first staging), then the
-same potrs again, which must solve.
+"""One process of test_prejoin.py's runs (jax.distributed, one host device
+per process): a potrs whose rank 1 fails before it joins the others, then
+the same potrs again, which must solve.  MODE "mesh": muster_jax.potrs on a
+mesh over both processes, rank 1's first staging failing
+(MUSTER_JAX_TEST_FAIL_STAGE=1); "store": muster_jax.distributed.solve
+eagerly over a store set, rank 1's piece failing its copy (an element
+that is no number).
 
-usage: prejoin_worker.py PROC_ID NUM_PROCS PORT SEED LATE_PROC
+usage: prejoin_worker.py PROC_ID NUM_PROCS PORT SEED LATE_PROC MODE
 LATE_PROC sleeps 1 s before its first call (0: the failing rank comes
 first, 1: last).  Prints one line, "result " + JSON: the first call's
 seconds and error, the second call's residual.
@@ -14,6 +17,7 @@ import sys
 import time
 
 proc_id, nproc, port, seed, late = (int(v) for v in sys.argv[1:6])
+mode = sys.argv[6]
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -44,16 +48,29 @@ def potrs():
     return np.asarray(x.addressable_data(0))
 
 
+def store_potrs(spoil=False):
+    cols = slice(proc_id * n // nproc, (proc_id + 1) * n // nproc)
+    piece = a[:, cols].astype(object)
+    if spoil:
+        piece[0, 0] = "no number"  # its copy into the solve's buffer fails
+    return np.asarray(md.solve("potrs", piece, b, n=n, store=store))
+
+
+if mode == "store":
+    import muster_jax.distributed as md
+    store = md.store_set()
 out = {"proc": proc_id}
 if proc_id == late:
     time.sleep(1.0)
 t0 = time.monotonic()
 try:
-    potrs()
+    potrs() if mode == "mesh" else store_potrs(spoil=proc_id == 1)
     out["error"] = None
 except Exception as e:  # noqa: BLE001 - jax's runtime error
     out["error"] = str(e)
 out["took"] = time.monotonic() - t0
-out["residual"] = float(check_potrs(a, b, potrs()))
+out["residual"] = float(check_potrs(a, b, potrs() if mode == "mesh" else store_potrs()))
 print("result " + json.dumps(out), flush=True)
+if mode == "store":
+    store.close()
 jax.distributed.shutdown()
