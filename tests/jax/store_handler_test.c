@@ -223,12 +223,13 @@ static int ag2_allgather(void *ctx, const void *mine, void *all, size_t len, cha
   }
   int rc = 0;
   while (s->gen == gen && rc == 0) rc = pthread_cond_timedwait(&s->cv, &s->mu, &until);
-  if (s->gen != gen) {
+  int done = s->gen != gen;
+  if (done) {
     memcpy(all, s->out[0], len);
     memcpy((char *)all + len, s->out[1], len);
   }
   pthread_mutex_unlock(&s->mu);
-  if (s->gen == gen) return snprintf(err, errlen, "the other rank never came (10 s)"), MUSTER_ETIMEDOUT;
+  if (!done) return snprintf(err, errlen, "the other rank never came (10 s)"), MUSTER_ETIMEDOUT;
   return 0;
 }
 

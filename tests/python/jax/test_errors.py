@@ -177,7 +177,10 @@ def test_raw_call_works(rng):
     (dict(layout=np.int32(1)), "a cyclic input needs its tile"),
     (dict(layout=np.int32(1), tile=np.int64(4)), "A shard has 6 columns; n=6 on 1 ranks (cyclic layout) needs 8"),
 ])
-def test_attribute_errors(over, msg):
+def test_attribute_errors(over, msg, monkeypatch):
+    # a lone instance of a 4-rank group (nranks=4) aborts the group for its
+    # peers and waits for them to come, MUSTER_TIMEOUT at most (ffi.c)
+    monkeypatch.setenv("MUSTER_TIMEOUT", "0.5")
     with pytest.raises(RuntimeErr, match=re.escape(msg)):
         np.asarray(raw_call(jnp.eye(6), **over)[0])
 
