@@ -23,9 +23,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import jax  # noqa: E402
 
-jax.config.update("jax_platforms", "cpu")
+on_gpu = os.environ.get("MUSTER_JAX_PLATFORM") == "cuda"  # one GPU per process (gpu-testing.md)
+jax.config.update("jax_platforms", "cuda" if on_gpu else "cpu")
 jax.config.update("jax_enable_x64", True)
-jax.distributed.initialize(f"localhost:{port}", nproc, proc_id)
+jax.distributed.initialize(f"localhost:{port}", nproc, proc_id, local_device_ids=[proc_id] if on_gpu else None)
 
 import numpy as np  # noqa: E402
 from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
