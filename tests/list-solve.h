@@ -13,6 +13,7 @@ TEST_ENTRY(registry_rescan_picks_up_new_and_removed, 10)
 /* muster_providers_release (test_registry_release.c) */
 TEST_ENTRY(registry_release_unloads_and_reloads, 10)
 TEST_ENTRY(registry_release_waits_for_running_call, 10)
+TEST_ENTRY(registry_release_held_instance_reused, 10)
 TEST_ENTRY(registry_release_nothing_loaded, 10)
 TEST_ENTRY(registry_release_under_load, 30)
 TEST_ENTRY(registry_release_comm_provider, 10)

@@ -35,7 +35,7 @@ failed_stages=()
 total_pass=0
 total_fail=0
 
-stage() { echo; echo "=== $*"; }
+stage() { echo; echo "=== $* (at $((SECONDS / 60)) min $((SECONDS % 60)) s)"; }
 count() {  # add the counts of a log's closing "N passed, N failed" line
   local line p f
   line=$(grep -E '^([a-z]+: )?[0-9]+ passed, [0-9]+ failed' "$1" | tail -1)

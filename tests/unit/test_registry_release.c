@@ -2,7 +2,8 @@
  * tests/unit/test_registry_release.c - muster_providers_release: a provider
  * no call holds is unloaded (fini once) and loaded again by the next call;
  * one a running call holds is unloaded only when that call returns, with
- * its result right; nothing loaded is a no-op; calls from 4 threads while
+ * its result right, and a call meanwhile takes that live instance again;
+ * nothing loaded is a no-op; calls from 4 threads while
  * releases run all succeed, and every load is unloaded in the end; a
  * comm's provider is unloaded too (the comm drops its reference), and the
  * comm's next call loads it again.  The test providers count their init
@@ -84,9 +85,8 @@ TEST_IMPL(registry_release_unloads_and_reloads) {
 static char gate[300], entered[300];
 static double gated_marker;
 
-static void *gated_caller(void *arg) {
-  (void)arg;
-  gated_marker = solve_once();
+static void *gated_caller(void *marker) {
+  *(double *)marker = solve_once();
   return NULL;
 }
 
@@ -98,7 +98,7 @@ TEST_IMPL(registry_release_waits_for_running_call) {
   setenv("TESTPROV_GATE", gate, 1);
   setenv("TESTPROV_ENTERED", entered, 1);
   pthread_t t;
-  ASSERT(pthread_create(&t, NULL, gated_caller, NULL) == 0);
+  ASSERT(pthread_create(&t, NULL, gated_caller, &gated_marker) == 0);
   while (access(entered, F_OK) != 0) usleep(1000); /* inside the provider's solve, at the gate */
   ASSERT_OK(muster_providers_release());
   /* the call holds it: still loaded, no fini */
@@ -115,6 +115,41 @@ TEST_IMPL(registry_release_waits_for_running_call) {
   unsetenv("TESTPROV_ENTERED");
   ASSERT(solve_once() == 1.0);
   ASSERT_EQ(count("init testprov"), 2);
+  teardown();
+  return 0;
+}
+
+/* A release while a call holds the provider, then a second call: its load
+ * takes the live instance again (one instance per file, no second init),
+ * and that instance is unloaded by the next release once both calls are
+ * done.  Why registry_release_under_load may see a single load. */
+TEST_IMPL(registry_release_held_instance_reused) {
+  setup();
+  snprintf(gate, sizeof gate, "%s/gate", dir);
+  snprintf(entered, sizeof entered, "%s/entered", dir);
+  tp_write_file(gate, "");
+  setenv("TESTPROV_GATE", gate, 1);
+  setenv("TESTPROV_ENTERED", entered, 1);
+  pthread_t first, second;
+  double marker[2] = {0, 0};
+  ASSERT(pthread_create(&first, NULL, gated_caller, &marker[0]) == 0);
+  while (access(entered, F_OK) != 0) usleep(1000);
+  ASSERT_OK(muster_providers_release());
+  unlink(entered);
+  ASSERT(pthread_create(&second, NULL, gated_caller, &marker[1]) == 0);
+  while (access(entered, F_OK) != 0) usleep(1000); /* the second call is inside too */
+  ASSERT_EQ(count("init testprov"), 1);
+  unlink(gate);
+  pthread_join(first, NULL);
+  pthread_join(second, NULL);
+  ASSERT(marker[0] == 1.0 && marker[1] == 1.0);
+  ASSERT_EQ(count("fini testprov"), 0); /* the table holds it again */
+  ASSERT_OK(muster_providers_release());
+  ASSERT_EQ(count("init testprov"), 1);
+  ASSERT_EQ(count("fini testprov"), 1);
+  ASSERT(!tp_maps_has("testprov_v1.so"));
+  unsetenv("TESTPROV_GATE");
+  unsetenv("TESTPROV_ENTERED");
   teardown();
   return 0;
 }
@@ -156,11 +191,20 @@ TEST_IMPL(registry_release_under_load) {
   atomic_store(&stop, 1);
   for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
   ASSERT_OK(muster_providers_release());
-  /* every load unloaded once, and at least one reload after a release */
+  /* Every load unloaded once.  How many loads there were depends on the
+   * scheduling: a release while a call holds the provider leaves it live,
+   * and the next call's load takes that live instance again (no init), so
+   * under valgrind, where a caller is nearly always inside a call, the
+   * whole run can be one load.  Nothing holds it now: the next call is a
+   * fresh load. */
   int inits = count("init testprov");
-  ASSERT_GT(inits, 1);
+  ASSERT_GE(inits, 1);
   ASSERT_EQ(count("fini testprov"), inits);
   ASSERT(!tp_maps_has("testprov_v1.so"));
+  ASSERT(solve_once() == 1.0);
+  ASSERT_EQ(count("init testprov"), inits + 1);
+  ASSERT_OK(muster_providers_release());
+  ASSERT_EQ(count("fini testprov"), inits + 1);
   teardown();
   return 0;
 }
