@@ -159,7 +159,7 @@ pyt=()
 [ -d tests/python/tools ] && pyt+=(tests/python/tools)
 if [ ${#pyt[@]} -gt 0 ]; then
   XLA_FLAGS=--xla_force_host_platform_device_count=4 MUSTER_TIMEOUT=${MUSTER_TIMEOUT:-30} \
-    run_stage "pytest" "$LOG/pytest.log" python -m pytest -q -p no:cacheprovider --timeout=600 "${pyt[@]}"
+    run_stage "pytest" "$LOG/pytest.log" python -m pytest -q -p no:cacheprovider --timeout=600 --durations=20 "${pyt[@]}"
   # pytest exits 5 when it collected nothing: that is a failure here.
   count_pytest "$LOG/pytest.log"
 fi
@@ -172,7 +172,7 @@ bg_wait torch "torch install" "$LOG/torch-install.log"
 echo "torch install: $(cut -d' ' -f2 "$LOG/torch-install.log.rc" 2>/dev/null) s"
 if [ -x build/venv-torch/bin/python ]; then
   MUSTER_TIMEOUT=${MUSTER_TIMEOUT:-30} run_stage "pytest torch" "$LOG/pytest-torch.log" \
-    build/venv-torch/bin/python -m pytest -q -p no:cacheprovider --timeout=600 tests/python/torch
+    build/venv-torch/bin/python -m pytest -q -p no:cacheprovider --timeout=600 --durations=10 tests/python/torch
   count_pytest "$LOG/pytest-torch.log"
 fi
 echo "PyTorch stage: $((SECONDS - t0)) s"
