@@ -13,6 +13,7 @@ TEST_ENTRY(runner_child_escapes, 10)
 TEST_ENTRY(runner_reaps_escaped_process, 30)
 TEST_ENTRY(error_strerror_all_codes, 10)
 TEST_ENTRY(error_names_and_kinds, 10)
+TEST_ENTRY(error_append_cuts_at_the_end, 10)
 /* the parser and the MUSTER_* variables (test_env.c) */
 TEST_ENTRY(parse_numbers_edges, 10)
 TEST_ENTRY(env_variables_refused, 30)

@@ -1,11 +1,10 @@
 /* providers/cudacommon/err.c - messages for failed CUDA and cuSOLVER calls
  * (cudacommon.h). */
 #include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "../common/err.h"
 #include "cudacommon.h"
+#include "muster/append.h"
 
 int cuc_fail(cuc_err_t *e, int code, const char *fmt, ...) {
   if (!e) return code;
@@ -17,12 +16,10 @@ int cuc_fail(cuc_err_t *e, int code, const char *fmt, ...) {
 }
 
 void cuc_err_append(cuc_err_t *e, const char *fmt, ...) {
-  if (!e || !e->buf || !e->len) return;
-  size_t used = strnlen(e->buf, e->len);
-  if (used + 1 >= e->len) return;
+  if (!e || !e->buf) return;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(e->buf + used, e->len - used, fmt, ap);
+  muster__vappend(e->buf, e->len, fmt, ap);
   va_end(ap);
 }
 

@@ -2,29 +2,18 @@
  * dlopen, once per process (libs.h). */
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../common/env.h"
 #include "libs.h"
+#include "muster/append.h"
 #include "muster.h"
 
 static mp_libs_t the_libs;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t confirm_mu = PTHREAD_MUTEX_INITIALIZER;
-
-/* Append to s (len bytes) without overflowing. */
-static void add(char *s, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void add(char *s, size_t len, const char *fmt, ...) {
-  size_t have = strlen(s);
-  if (have + 1 >= len) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(s + have, len - have, fmt, ap);
-  va_end(ap);
-}
 
 /* Resolve n symbols of h into consecutive function pointers at dst; the
  * first missing one's name in *missing. */
@@ -74,11 +63,11 @@ static int load_nccl(mp_libs_t *L, char *tried, size_t tlen) {
     void *h = dlopen(c.c[i].path, RTLD_NOW | RTLD_GLOBAL);
     const char *missing = NULL;
     if (!h) {
-      add(tried, tlen, "; %s (%s): %s", c.c[i].path, c.c[i].origin, dlerror());
+      muster__append(tried, tlen, "; %s (%s): %s", c.c[i].path, c.c[i].origin, dlerror());
       continue;
     }
     if (resolve(h, names, MP_N_NCCL_SYMBOLS, &L->api.ncclGetVersion, &missing) < 0) {
-      add(tried, tlen, "; %s (%s): no %s", c.c[i].path, c.c[i].origin, missing);
+      muster__append(tried, tlen, "; %s (%s): no %s", c.c[i].path, c.c[i].origin, missing);
       continue;
     }
     int v = 0;
@@ -87,7 +76,7 @@ static int load_nccl(mp_libs_t *L, char *tried, size_t tlen) {
     snprintf(L->path[MP_LIB_NCCL], PATH_MAX, "%s", c.c[i].path);
     return 0;
   }
-  add(tried, tlen, "; searched %d folders", c.folders);
+  muster__append(tried, tlen, "; searched %d folders", c.folders);
   return -1;
 }
 
@@ -101,7 +90,7 @@ static int load_cublasmp(mp_libs_t *L, char *tried, size_t tlen) {
       snprintf(L->path[MP_LIB_CUBLASMP], PATH_MAX, "%s", c.c[i].path);
       return 0;
     }
-    add(tried, tlen, "; cuBLASMp %s (%s): %s", c.c[i].path, c.c[i].origin, dlerror());
+    muster__append(tried, tlen, "; cuBLASMp %s (%s): %s", c.c[i].path, c.c[i].origin, dlerror());
   }
   return -1;
 }
@@ -131,24 +120,24 @@ static int load_solver(mp_libs_t *L, char *tried, size_t tlen) {
     if (mp_compat(ver, L->ver[MP_LIB_NCCL], 0, &prov, why, sizeof why) < 0 ||
         (r && r->cublasmp_min && !L->path[MP_LIB_CUBLASMP][0] && load_cublasmp(L, tried, tlen) == 0 &&
          mp_compat(ver, L->ver[MP_LIB_NCCL], L->ver[MP_LIB_CUBLASMP], &prov, why, sizeof why) < 0)) {
-      add(tried, tlen, "; %s (%s): refused: %s", c.c[i].path, c.c[i].origin, why);
+      muster__append(tried, tlen, "; %s (%s): refused: %s", c.c[i].path, c.c[i].origin, why);
       if (!L->brief[0]) snprintf(L->brief, sizeof L->brief, "%.100s", why);
       continue;
     }
     if (r && r->cublasmp_min && !L->path[MP_LIB_CUBLASMP][0]) {
-      add(tried, tlen, "; %s (%s, %s): needs cuBLASMp, none loads", c.c[i].path, c.c[i].origin,
-          mp_ver_str(ver, v, sizeof v));
+      muster__append(tried, tlen, "; %s (%s, %s): needs cuBLASMp, none loads", c.c[i].path, c.c[i].origin,
+                     mp_ver_str(ver, v, sizeof v));
       continue;
     }
     void *h = dlopen(c.c[i].path, RTLD_NOW | RTLD_GLOBAL);
     const char *missing = NULL;
     if (!h) {
-      add(tried, tlen, "; %s (%s): %s", c.c[i].path, c.c[i].origin, dlerror());
+      muster__append(tried, tlen, "; %s (%s): %s", c.c[i].path, c.c[i].origin, dlerror());
       continue;
     }
     if (resolve(h, names, MP_N_SOLVER_SYMBOLS, &L->api.Create, &missing) < 0 ||
         resolve_svd(h, r, &L->api, &missing) < 0) {
-      add(tried, tlen, "; %s (%s): no %s", c.c[i].path, c.c[i].origin, missing);
+      muster__append(tried, tlen, "; %s (%s): no %s", c.c[i].path, c.c[i].origin, missing);
       continue;
     }
     L->ver[MP_LIB_SOLVER] = ver;
@@ -157,7 +146,7 @@ static int load_solver(mp_libs_t *L, char *tried, size_t tlen) {
     snprintf(L->path[MP_LIB_SOLVER], PATH_MAX, "%s", c.c[i].path);
     return 0;
   }
-  if (!c.n) add(tried, tlen, "; no %s in %d folders", mp_lib_file(MP_LIB_SOLVER), c.folders);
+  if (!c.n) muster__append(tried, tlen, "; no %s in %d folders", mp_lib_file(MP_LIB_SOLVER), c.folders);
   return -1;
 }
 

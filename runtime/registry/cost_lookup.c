@@ -6,11 +6,11 @@
  */
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "muster/append.h"
 #include "registry/cost.h"
 
 static int64_t absdiff(int64_t a, int64_t b) { return a > b ? a - b : b - a; }
@@ -193,29 +193,18 @@ static int pick_version(const muster__cost_t *t, int lv, int ndevices, int nnode
   return first;
 }
 
-/* Append to the NUL-terminated note out (cap bytes), cut at its end. */
-static void add_note(char *out, size_t cap, const char *fmt, ...) MUSTER_PRINTF(3, 4);
-static void add_note(char *out, size_t cap, const char *fmt, ...) {
-  size_t used = strlen(out);
-  if (used + 1 >= cap) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(out + used, cap - used, fmt, ap);
-  va_end(ap);
-}
-
 /* What the note says of the rows' version, when they are not the engine's
  * (cost.h rule 1b). */
 static void version_note(char *out, size_t cap, int used, int lv, int lv_rows, const char *engine,
                          const series_t *k, int ndevices) {
   if (used == lv || (used < 0 && !lv_rows)) return;
-  if (used >= 0) add_note(out, cap, "; rows of version %d.%d", used / 1000, used % 1000);
-  else add_note(out, cap, "; rows of no recorded version");
-  if (lv < 0) add_note(out, cap, ": the engine's version is not known");
-  else if (lv_rows) add_note(out, cap, ": the loaded %.24s has none near ndevices=%d", engine, ndevices);
+  if (used >= 0) muster__append(out, cap, "; rows of version %d.%d", used / 1000, used % 1000);
+  else muster__append(out, cap, "; rows of no recorded version");
+  if (lv < 0) muster__append(out, cap, ": the engine's version is not known");
+  else if (lv_rows) muster__append(out, cap, ": the loaded %.24s has none near ndevices=%d", engine, ndevices);
   else
-    add_note(out, cap, ": the loaded %.24s has no %s %s row", engine, muster_routine_str(k->routine) ?: "?",
-             muster_dtype_str(k->dtype) ?: "?");
+    muster__append(out, cap, ": the loaded %.24s has no %s %s row", engine, muster_routine_str(k->routine) ?: "?",
+                   muster_dtype_str(k->dtype) ?: "?");
 }
 
 int muster__cost_lookup_ver(const muster__cost_t *t, const char *engine, int routine, int dtype, int ndevices,
@@ -243,12 +232,12 @@ int muster__cost_lookup_ver(const muster__cost_t *t, const char *engine, int rou
                    r_->nrhs == k.nrhs,
             ndevices, ndevices, k.ndevices);
     *seconds = along_n(t, &k, n, where, sizeof where);
-    add_note(other, sizeof other, "; one device count measured: nearest ndevices=%d", k.ndevices);
+    muster__append(other, sizeof other, "; one device count measured: nearest ndevices=%d", k.ndevices);
   }
-  if (k.nrhs != nrhs) add_note(other, sizeof other, "; nearest measured nrhs=%" PRId64, k.nrhs);
+  if (k.nrhs != nrhs) muster__append(other, sizeof other, "; nearest measured nrhs=%" PRId64, k.nrhs);
   if (k.nnodes != nnodes)
-    add_note(other, sizeof other, "; measured on %d node%s, not %d: nodes are not modelled", k.nnodes,
-             k.nnodes == 1 ? "" : "s", nnodes);
+    muster__append(other, sizeof other, "; measured on %d node%s, not %d: nodes are not modelled", k.nnodes,
+                   k.nnodes == 1 ? "" : "s", nnodes);
   const char *base = strrchr(t->path, '/');
   snprintf(note, cap, "cost table %s: %s%s", base ? base + 1 : t->path, where, other);
   return 0;

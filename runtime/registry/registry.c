@@ -23,6 +23,9 @@
  * those nodes), then drops the nodes' references.  Whoever drops the last
  * reference (the rescan, or the last call still running it) runs fini and
  * dlclose()s it.
+ *
+ * The listing (muster_providers_list) is registry_list.c's; the node, the
+ * table and the TSan annotations both files use are in registryInt.h.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -42,46 +45,10 @@
 #include "registry/provider_file.h"
 #include "registry/provider_path.h"
 #include "registry/registry.h"
+#include "registry/registryInt.h"
 
-/* TSan cannot see the ordering urcu provides (uninstrumented library), so
- * tell it: a writer publishes after RELEASE(&publish) and readers ACQUIRE
- * before reading a node; readers RELEASE(&readers_done) when they unlock and
- * the writer ACQUIREs after synchronize_rcu before freeing nodes. */
-#if defined(__SANITIZE_THREAD__)
-void __tsan_acquire(void *addr);
-void __tsan_release(void *addr);
-#define TSAN_ACQUIRE(a) __tsan_acquire(a)
-#define TSAN_RELEASE(a) __tsan_release(a)
-#else
-#define TSAN_ACQUIRE(a) ((void)0)
-#define TSAN_RELEASE(a) ((void)0)
-#endif
-static char tsan_publish __attribute__((unused)), tsan_readers_done __attribute__((unused));
-
-
-/* routine ids are 1..MUSTER_ROUTINE_END-1 (muster/types.h) */
-#define NROUTINES MUSTER_ROUTINE_END
-
-typedef struct node {
-  struct cds_lfht_node lfht;
-  char routine[16];             /* key                                    */
-  char backend[32];             /* <backend>.so in <dir>/<routine>/       */
-  char *path;                   /* that file                              */
-  struct stat st;               /* its identity when listed               */
-  char id[96];                  /* and what it is (provider_elf.h)        */
-  muster__prov_t *prov;         /* NULL until loaded (set once, atomic);
-                                   holds one reference (provider_file.h)  */
-  unsigned file_mem;            /* memory kinds its file declares, 0
-                                   unknown (provider_elf.h)               */
-  muster__prov_t *stub;         /* stands in for it, unloaded, in calls of
-                                   a memory kind it lacks; NULL when it
-                                   lacks none or file_mem is unknown (one
-                                   reference)                             */
-} node_t;
-
-static muster__prov_t *node_prov(const node_t *nd) {
-  return __atomic_load_n(&nd->prov, __ATOMIC_ACQUIRE);
-}
+/* the TSan addresses (registryInt.h) */
+char muster__registry_tsan_publish, muster__registry_tsan_readers_done;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct cds_lfht *table;
@@ -96,7 +63,7 @@ static unsigned long hash_str(const char *s) {
 }
 
 static int match_routine(struct cds_lfht_node *n, const void *key) {
-  TSAN_ACQUIRE(&tsan_publish);
+  TSAN_ACQUIRE(&muster__registry_tsan_publish);
   node_t *nd = caa_container_of(n, node_t, lfht);
   return strcmp(nd->routine, (const char *)key) == 0;
 }
@@ -113,6 +80,12 @@ static int ensure_table(void) {
   return 0;
 }
 
+int muster__registry_table(struct cds_lfht **out) {
+  int rc = ensure_table();
+  *out = table;
+  return rc;
+}
+
 /* ---- writer side (mutex held) ----------------------------------------- */
 
 static node_t *find_node(const char *routine, const char *backend) {
@@ -125,12 +98,10 @@ static node_t *find_node(const char *routine, const char *backend) {
       break;
     }
   }
-  TSAN_RELEASE(&tsan_readers_done);
+  TSAN_RELEASE(&muster__registry_tsan_readers_done);
   rcu_read_unlock();
   return found;
 }
-
-#define MAX_FILES 64
 
 /* Bring the nodes of `routine` in line with the files on the path.  A
  * changed file's new node is added before the old one is deleted, so a
@@ -197,7 +168,7 @@ static node_t *new_node(const char *routine, const muster__provider_found_t *f) 
  * after a grace period). */
 static void publish_node(node_t *n, node_t *old, node_t **dead, int *ndead, int deadcap) {
   int replaced = 0;
-  TSAN_RELEASE(&tsan_publish);
+  TSAN_RELEASE(&muster__registry_tsan_publish);
   rcu_read_lock();
   if (old && *ndead < deadcap) {
     struct cds_lfht_iter it;
@@ -230,13 +201,11 @@ static muster__prov_t *load_once(const node_t *nd) {
   return muster__prov_stub(nd->path, nd->backend, why);
 }
 
-/* Load the not yet loaded providers of `routine` (only backend `only`
- * when given) that take memory kind mem (0: any).  Writer mutex held.
- * Loading is where the cost is (a GPU provider's dlopen pulls in its CUDA
- * libraries: ~100 ms, ~200 MB), so a forced provider is the only one
- * loaded, and one whose file says it takes only device memory is not
- * loaded for a call on host memory. */
-static void load_nodes(const char *routine, const char *only, int mem) {
+/* Load (registryInt.h).  Loading is where the cost is (a GPU provider's
+ * dlopen pulls in its CUDA libraries: ~100 ms, ~200 MB), so a forced
+ * provider is the only one loaded, and one whose file says it takes only
+ * device memory is not loaded for a call on host memory. */
+void muster__registry_load(const char *routine, const char *only, int mem) {
   struct cds_lfht_iter it;
   node_t *nd;
   rcu_read_lock();
@@ -249,7 +218,7 @@ static void load_nodes(const char *routine, const char *only, int mem) {
     p->nodes++;
     __atomic_store_n(&nd->prov, p, __ATOMIC_RELEASE);
   }
-  TSAN_RELEASE(&tsan_readers_done);
+  TSAN_RELEASE(&muster__registry_tsan_readers_done);
   rcu_read_unlock();
 }
 
@@ -286,7 +255,7 @@ static int sync_routine(char dirs[][PATH_MAX], int ndirs, const char *routine,
     for (int i = 0; i < nf; i++) keep |= !strcmp(files[i].backend, nd->backend);
     if (!keep) del_node(nd, dead, ndead, deadcap);
   }
-  TSAN_RELEASE(&tsan_readers_done);
+  TSAN_RELEASE(&muster__registry_tsan_readers_done);
   rcu_read_unlock();
   free(files);
   return 0;
@@ -306,14 +275,14 @@ static int sync_routines(const int *ids, int nids) {
   if (ndead) {
     /* after this no reader can reach the dead nodes any more */
     synchronize_rcu();
-    TSAN_ACQUIRE(&tsan_readers_done);
+    TSAN_ACQUIRE(&muster__registry_tsan_readers_done);
     for (int k = 0; k < ndead; k++) node_free(dead[k]);
   }
   free(dirs);
   return rc;
 }
 
-static int ensure_scanned(int r) {
+int muster__registry_scan(int r) {
   if (atomic_load_explicit(&scanned[r], memory_order_acquire)) return 0;
   muster__provider_lock();
   int rc = atomic_load(&scanned[r]) ? 0 : sync_routines(&r, 1);
@@ -380,7 +349,7 @@ int muster__providers_unload_all(void) {
   muster__provider_lock();
   rcu_read_lock(); /* collected first: the table is not walked while it changes */
   cds_lfht_for_each_entry(table, &it, nd, lfht) if (node_prov(nd) && nloaded < CAP) loaded[nloaded++] = nd;
-  TSAN_RELEASE(&tsan_readers_done);
+  TSAN_RELEASE(&muster__registry_tsan_readers_done);
   rcu_read_unlock();
   for (int k = 0; k < nloaded && rc == 0; k++) {
     node_t *n = unloaded_copy(loaded[k]);
@@ -389,7 +358,7 @@ int muster__providers_unload_all(void) {
   }
   if (ndead) {
     synchronize_rcu();
-    TSAN_ACQUIRE(&tsan_readers_done);
+    TSAN_ACQUIRE(&muster__registry_tsan_readers_done);
     for (int k = 0; k < ndead; k++) node_free(dead[k]);
   }
   muster__provider_unlock();
@@ -433,7 +402,7 @@ static int collect_loaded(const char *rname, const char *only, int mem, muster__
     atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
     out[n++] = &p->pub;
   }
-  TSAN_RELEASE(&tsan_readers_done);
+  TSAN_RELEASE(&muster__registry_tsan_readers_done);
   rcu_read_unlock();
   return n;
 }
@@ -446,7 +415,7 @@ int muster__provider_collect(muster_routine_t routine, const char *only, int mem
   int rc = muster__env_cost_path(&cost_path); /* read when a provider loads: never skipped */
   if (rc < 0) return rc;
   if ((rc = ensure_table()) < 0) return rc;
-  if ((rc = ensure_scanned(routine)) < 0) return rc;
+  if ((rc = muster__registry_scan(routine)) < 0) return rc;
   int unloaded = 0;
   int n = collect_loaded(rname, only, mem, out, cap, &unloaded);
   if (!unloaded) return n;
@@ -456,7 +425,7 @@ int muster__provider_collect(muster_routine_t routine, const char *only, int mem
    * provider" with nothing to say why while another thread swapped files). */
   for (int k = 0; k < n; k++) muster__provider_release(out[k]);
   muster__provider_lock();
-  load_nodes(rname, only, mem);
+  muster__registry_load(rname, only, mem);
   n = collect_loaded(rname, only, mem, out, cap, &unloaded);
   muster__provider_unlock();
   if (unloaded) { /* prov_load could not even record a failure */
@@ -467,81 +436,11 @@ int muster__provider_collect(muster_routine_t routine, const char *only, int mem
   return n;
 }
 
-/* ---- listing ------------------------------------------------------------ */
-
-static int providers_list_call(muster_provider_info_t *out, int cap) {
-  if (cap < 0 || (cap > 0 && !out)) return muster__err(MUSTER_EINVAL, "muster_providers_list: bad buffer");
-  const char *cost_path;
-  int rc = muster__env_check_log();
-  if (rc == 0) rc = muster__env_cost_path(&cost_path);
-  if (rc < 0) return rc;
-  rc = ensure_table();
-  if (rc < 0) return rc;
-  for (int r = 1; r < NROUTINES; r++)
-    if ((rc = ensure_scanned(r)) < 0) return rc;
-  /* one entry per distinct file; listing holds the writer lock so the set
-   * is stable (a listing is rare). */
-  muster__provider_lock();
-  for (int r = 1; r < NROUTINES; r++) load_nodes(routine_str(r), NULL, 0);
-  const muster__prov_t *seen[MAX_FILES * NROUTINES];
-  int n = 0;
-  struct cds_lfht_iter it;
-  node_t *nd;
-  rcu_read_lock();
-  cds_lfht_for_each_entry(table, &it, nd, lfht) {
-    muster__prov_t *p = node_prov(nd);
-    if (!p) continue; /* out of memory while loading */
-    int k;
-    for (k = 0; k < n; k++)
-      if (seen[k] == p) break;
-    if (k == n) {
-      if (n == MAX_FILES * NROUTINES) continue;
-      seen[n++] = p;
-      if (k < cap) {
-        muster_provider_info_t *i = &out[k];
-        memset(i, 0, sizeof *i);
-        snprintf(i->name, sizeof i->name, "%s", p->pub.name);
-        snprintf(i->path, sizeof i->path, "%s", p->pub.path);
-        if (p->pub.v) {
-          i->routines = p->pub.v->routines;
-          i->dtypes = p->pub.v->dtypes;
-          i->mem_kinds = p->pub.v->mem_kinds;
-          i->priority = p->pub.v->priority;
-        }
-        i->available = p->pub.available;
-        snprintf(i->why, sizeof i->why, "%s", p->pub.why);
-        if (p->pub.v) {
-          i->abi = p->pub.abi;
-          i->kind = p->pub.v->kind;
-          i->spans = p->pub.v->spans;
-          snprintf(i->cost, sizeof i->cost, "%s", p->pub.cost_why);
-        }
-      }
-    }
-    /* a refused file: say which routine folders named it */
-    for (int r = 1; r < NROUTINES && k < cap; r++)
-      if (!p->pub.v && !strcmp(nd->routine, routine_str(r))) out[k].routines |= 1u << r;
-  }
-  TSAN_RELEASE(&tsan_readers_done);
-  rcu_read_unlock();
-  muster__provider_unlock();
-  return n;
-}
-
 /* muster_providers_rescan with exit() safe meanwhile (exit_guard.h) */
 int muster_providers_rescan(void) {
   int rc = muster__exit_guard_enter("muster_providers_rescan");
   if (rc < 0) return rc;
   rc = providers_rescan_call();
-  muster__exit_guard_leave();
-  return rc;
-}
-
-/* muster_providers_list with exit() safe meanwhile (exit_guard.h) */
-int muster_providers_list(muster_provider_info_t *out, int cap) {
-  int rc = muster__exit_guard_enter("muster_providers_list");
-  if (rc < 0) return rc;
-  rc = providers_list_call(out, cap);
   muster__exit_guard_leave();
   return rc;
 }

@@ -1,6 +1,8 @@
-/* tests/unit/test_error.c - error codes and thread-local messages. */
+/* tests/unit/test_error.c - error codes, thread-local messages and the
+ * message appender. */
 #include <pthread.h>
 #include "muster.h"
+#include "muster/append.h"
 #include "task.h"
 
 TEST_IMPL(error_strerror_all_codes) {
@@ -52,5 +54,23 @@ TEST_IMPL(error_names_and_kinds) {
   ASSERT(strcmp(muster_err_kind_name(MUSTER_KIND_NUMERICAL), "numerical") == 0);
   ASSERT(strcmp(muster_err_kind_name(MUSTER_KIND_DEADLINE_EXCEEDED), "deadline_exceeded") == 0);
   ASSERT(strcmp(muster_err_kind_name((muster_err_kind_t)77), "internal") == 0);
+  return 0;
+}
+
+/* muster__append (muster/append.h), what the cost notes and the providers'
+ * messages are written with: appends, cuts at the buffer's end, then adds
+ * nothing; reads no byte past cap even when the buffer holds no NUL. */
+TEST_IMPL(error_append_cuts_at_the_end) {
+  char buf[8] = "ab";
+  muster__append(buf, sizeof buf, "cd%d", 5);
+  ASSERT(strcmp(buf, "abcd5") == 0);
+  muster__append(buf, sizeof buf, "%s", "xyzzy");
+  ASSERT(strcmp(buf, "abcd5xy") == 0);
+  muster__append(buf, sizeof buf, "q");
+  ASSERT(strcmp(buf, "abcd5xy") == 0);
+  char none[4] = {'a', 'b', 'c', 'd'};
+  muster__append(none, sizeof none, "x");
+  muster__append(none, 0, "x");
+  ASSERT(memcmp(none, "abcd", 4) == 0);
   return 0;
 }

@@ -1,12 +1,13 @@
 """Rules that have one home stay there: a second definition of the default
 tile, of the gels rank threshold (or getrs's singularity threshold), of a
-provider's dtype mask or of a monotonic clock in seconds in the product's C
-code fails here, naming the file
+provider's dtype mask, of a monotonic clock in seconds or of a message
+appender in the product's C code fails here, naming the file
 and line.  Cheap (reads the sources); the pytest stage of tests/run-all.sh
 runs it.  The homes: muster_layout_default_tile (include/muster/layout.h),
 muster__rank_floor (providers/common/rank.h), muster__lu_floor
 (providers/common/singular.h), MUSTER_ALL_DTYPES (include/muster/types.h),
-muster_clock_s (include/muster/clock.h)."""
+muster_clock_s (include/muster/clock.h), muster__append
+(include/muster/append.h)."""
 import pathlib
 import re
 
@@ -85,6 +86,16 @@ def test_monotonic_seconds_have_one_home():
     bad = offenders((r"clock_gettime\(CLOCK_MONOTONIC", r"1e-9|1\.0e-9|/\s*1e9"), {"include/muster/clock.h"},
                     window=2)
     assert not bad, "a second monotonic clock in seconds:\n" + "\n".join(bad)
+
+
+def test_message_append_has_one_home():
+    """Text added to a message in a bounded buffer (strlen, then
+    vsnprintf after it unless full) is muster__append's
+    (include/muster/append.h): the runtime and the providers call it."""
+    bad = offenders(r"\bif\s*\(\s*\w+\s*\+\s*1\s*>=\s*[\w>.-]+\s*\)\s*return\b", {"include/muster/append.h"})
+    assert not bad, "a second message appender:\n" + "\n".join(bad)
+    for caller in ("runtime/registry/cost_lookup.c", "providers/cusolvermp/libs.c", "providers/cudacommon/err.c"):
+        assert re.search(r"muster__v?append\(", (REPO / caller).read_text()), caller
 
 
 def test_the_scan_sees_code():
