@@ -198,7 +198,10 @@ def solve(routine: str, a_piece: torch.Tensor, b: torch.Tensor | None = None, *,
 
     A piece of the wrong shape, a grid for another n, or a set rank that
     is not the grid's raises ValueError on this rank and fails the set for
-    the others (they raise naming this rank).
+    the others (they raise naming this rank).  A copy of this rank's piece
+    that fails (a GPU short of memory) raises its own error here and
+    fails this call on the others at once, naming this rank
+    (StoreSet.fail_call); the set stays usable.
     """
     lib = _lib.runtime()
     dtype = a_piece.dtype if a_piece.dtype in _DTYPES else torch.float64
@@ -208,6 +211,20 @@ def solve(routine: str, a_piece: torch.Tensor, b: torch.Tensor | None = None, *,
     except ValueError as e:
         store.refuse(f"rank {store.rank}: {e}")
     rows, ncols, col0, dist_fields = _layout(a_piece, b, n, store, grid, call["m"])
+    try:
+        args, shard, (a, bb, w) = _copies(lib, call, routine, a_piece, b, n, dtype, provider, rows, ncols, col0)
+    except Exception as e:  # a copy failed (a GPU short of memory): the others must not wait for this rank
+        store.fail_call(e)
+        raise
+    store.solve(args, shard, None if dist_fields is None else _runtime.Dist(**dist_fields))
+    return _returns(routine, call, a, bb, w, n)
+
+
+def _copies(lib, call: dict, routine: str, a_piece, b, n: int, dtype, provider, rows: int, ncols: int,
+            col0: int):
+    """This rank's column-major copies of its piece of A, of B (or the B
+    the runtime packs factors into) and W, where A is: (args, shard, (A's,
+    B's and W's tensors, kept alive))."""
     a = _piece(a_piece, dtype)
     nrhs, mrows = call["nrhs"], call["m"]
     bb = _piece(b.reshape(mrows, nrhs), dtype) if b is not None else \
@@ -224,7 +241,12 @@ def solve(routine: str, a_piece: torch.Tensor, b: torch.Tensor | None = None, *,
                            ncols=ncols, b=bb.data_ptr() if nrhs else None, ldb=mrows,
                            w=w.data_ptr() if w is not None else None,
                            stream=torch.cuda.current_stream(a.device).cuda_stream if cuda else None)
-    store.solve(args, shard, None if dist_fields is None else _runtime.Dist(**dist_fields))
+    return args, shard, (a, bb, w)
+
+
+def _returns(routine: str, call: dict, a, bb, w, n: int):
+    """solve()'s return from this rank's copies of A (its piece), B (the
+    runtime packed the factors there, column-major) and W."""
     if routine == "syevd":
         return w, a.t()
     if call["outputs"] is not None:
