@@ -53,8 +53,10 @@ MUSTER_EXTERN int muster_providers_rescan(void);
  * it pays that again (a GPU provider's libraries ~100 ms, its CUDA context,
  * and what it creates per call: NCCL communicators, solver handles).
  * A call that starts while a released provider still runs another call
- * shares that one (one instance of a provider per process) instead of
- * loading a second; it is unloaded once neither holds it.  Collective
+ * takes that one back (one instance of a provider per process: no second
+ * load, no second init), and it stays loaded as after any load, until the
+ * next release; under steady calls from several threads a release may so
+ * unload nothing.  Collective
  * providers: call it on every process of a set (between calls, as a
  * barrier would): a rank that kept cached communicators while the others
  * dropped theirs may make the set's next call fail (a provider that
