@@ -34,6 +34,7 @@ from . import _grid, _lib, _runtime, _store
 
 mesh_grid = _grid.mesh_grid
 piece_dist = _grid.piece_dist
+CallError = _runtime.CallError  # what every failed runtime call here is: a ValueError with .code, .name, .kind
 
 
 class TorchKeyValue(_store.KeyValue):
