@@ -232,10 +232,40 @@ def message(lib, code: int) -> str:
     return last_error(lib) or f"{err_name(lib, code)}: {strerror(lib, code)} ({err_kind(lib, code)})"
 
 
+class CallError(ValueError):
+    """A failed runtime call, as the Python adapters raise it (check(), the
+    store route: muster_jax.distributed, muster_torch.distributed).
+
+    Attributes:
+      code: the negative MUSTER_E* code (MUSTER_ENOMEM: -2).
+      name: its name ("MUSTER_ENOMEM"; muster_err_name).
+      kind: its kind ("resource_exhausted"; muster_err_kind_name,
+        docs/errors.md): what a caller branches on.
+      info: a failed solve's muster_solve_result_t.info (potrs: the order
+        of the leading minor that is not positive definite), else 0.
+
+    A ValueError, as every such failure was before the class existed, so
+    `except ValueError` still catches it.  str(): message()."""
+
+    def __init__(self, msg, code: int = 0, name: str = "", kind: str = "", info: int = 0):
+        super().__init__(msg)
+        self.code, self.name, self.kind, self.info = code, name, kind, info
+
+
+def call_error(lib, rc: int, say=None) -> CallError:
+    """The CallError of failed call rc (< 0): message(lib, rc) (or say(that
+    message), for a caller that words it), with rc's code, name and kind.
+    Call it on the thread that made the call, before any other runtime
+    call (message())."""
+    text = message(lib, rc)
+    return CallError(say(text) if say else text, code=int(rc), name=err_name(lib, rc), kind=err_kind(lib, rc))
+
+
 def check(lib, rc: int) -> int:
-    """rc when it is >= 0; ValueError with message(lib, rc) otherwise."""
+    """rc when it is >= 0; call_error(lib, rc) (a CallError, a ValueError)
+    raised otherwise."""
     if rc < 0:
-        raise ValueError(message(lib, rc))
+        raise call_error(lib, rc)
     return rc
 
 
@@ -255,11 +285,10 @@ def timeout_seconds(lib, given: float | None) -> float:
     muster.h): `given` when > 0, else $MUSTER_TIMEOUT, else
     DEFAULT_TIMEOUT_S; 0 means none.  For waits an adapter makes outside
     the runtime (a framework's own collective), so that they end when the
-    runtime's would.  ValueError for a malformed $MUSTER_TIMEOUT (or
-    `given`), with the runtime's message naming it."""
+    runtime's would.  CallError (a ValueError) for a malformed
+    $MUSTER_TIMEOUT (or `given`), with the runtime's message naming it."""
     out = ctypes.c_double()
-    if lib.muster_timeout(float(given or 0.0), ctypes.byref(out)) < 0:
-        raise ValueError(last_error(lib))
+    check(lib, lib.muster_timeout(float(given or 0.0), ctypes.byref(out)))
     return out.value
 
 

@@ -225,12 +225,20 @@ def next_name(prefix: str) -> str:
 
 class StoreSet:
     """This rank's end of a set of `size` ranks meeting over store `kv`
-    (muster_store_open).  Use as a context manager, or call close()."""
+    (muster_store_open).  Use as a context manager, or call close().
+
+    A failed runtime call of the set (its open, allgather, barrier,
+    check, comm, engine, solve, close) raises error(lib, rc): by default
+    _runtime.call_error's CallError (a ValueError carrying the code, its
+    name and kind, the runtime's message as its text); an adapter may
+    pass its own, a CallError too (muster_torch: the class of the code's
+    kind that is also one, _lib.store_error)."""
 
     def __init__(self, lib, kv, name: str, rank: int, size: int, timeout_s: float = 0.0,
-                 beat_s: float = 0.0, local_device=None):
+                 beat_s: float = 0.0, local_device=None, error=None):
         _declare(lib)
         self.lib, self.name, self.rank, self.size = lib, name, rank, size
+        self.error = error or _runtime.call_error
         # () -> the CUDA ordinal this rank's GPU pieces are on (the adapter's
         # current device): engine()'s default, asked only when it needs it
         self.local_device = local_device or (lambda: 0)
@@ -240,7 +248,7 @@ class StoreSet:
         self.last = None  # the engine's report of this rank's last eager solve (solve())
         self.on_close = []  # callables run by close() before the comm closes (an adapter's own hold on it)
         o = _StoreOpts(name.encode(), rank, size, float(timeout_s or 0), float(beat_s or 0))
-        _runtime.check(lib, lib.muster_store_open(_c.byref(self._cb.struct), _c.byref(o), _c.byref(self._ptr)))
+        self._rc(lib.muster_store_open(_c.byref(self._cb.struct), _c.byref(o), _c.byref(self._ptr)))
         _open.add(self)
 
     def __enter__(self):
@@ -250,7 +258,10 @@ class StoreSet:
         self.close()
 
     def _rc(self, rc):
-        return _runtime.check(self.lib, rc)
+        """rc when >= 0, else the set's error raised (class docstring)."""
+        if rc < 0:
+            raise self.error(self.lib, rc)
+        return rc
 
     def allgather(self, mine: bytes) -> list:
         """Every rank's bytes (each rank passes the same length)."""
@@ -288,7 +299,7 @@ class StoreSet:
         return self.lib.muster_solve_comm_fail(self.comm(), code, f"rank {self.rank}: {text}".encode(errors="replace"))
 
     def check(self):
-        """ValueError when the set failed, a peer is gone or silent."""
+        """The set's error (a ValueError) when the set failed, a peer is gone or silent."""
         self._rc(self.lib.muster_store_check(self._ptr))
 
     def comm(self):
@@ -320,9 +331,10 @@ class StoreSet:
         asked: an engine that would refuse the call for want of memory is
         still predicted.  Collective (an allgather of host names and
         devices): on one node the one-node engines are candidates too, as
-        in solve() (runtime/solve/comm_local.c).  ValueError naming every
-        candidate and why it cannot run when none can (on a machine without
-        a GPU: `cusolvermp (...): probe: no usable CUDA driver ...`)."""
+        in solve() (runtime/solve/comm_local.c).  The set's error (a
+        ValueError) naming every candidate and why it cannot run when none
+        can (on a machine without a GPU: `cusolvermp (...): probe: no usable
+        CUDA driver ...`)."""
         cuda = mem == _runtime.MEM_CUDA
         dev = (self.local_device() if device is None else device) if cuda else -1
         mine = socket.gethostname().encode()[:64].ljust(64, b"\0") + int(dev).to_bytes(4, "little", signed=True)
@@ -335,16 +347,15 @@ class StoreSet:
                    ndevices=self.size, nnodes=nnodes, span=SPAN_NODES if nnodes > 1 else SPAN_PROCESSES,
                    devices=_c.cast(devices, _c.c_void_p))
         name, reason = _c.create_string_buffer(32), _c.create_string_buffer(_runtime.MAX_REASON)
-        rc = lib.muster_provider_choose(_c.byref(q), provider.encode() if provider else None, name, 32, reason,
-                                        _runtime.MAX_REASON)
-        if rc < 0:
-            raise ValueError(_runtime.message(lib, rc))
+        self._rc(lib.muster_provider_choose(_c.byref(q), provider.encode() if provider else None, name, 32, reason,
+                                            _runtime.MAX_REASON))
         return name.value.decode(), reason.value.decode(errors="replace")
 
     def solve(self, args, shard, dist=None):
         """muster_solve_comm over comm() (dist, a _runtime.Dist: this rank's
-        piece is 2-D, muster_solve_comm_dist): the result; the runtime's
-        message as ValueError."""
+        piece is 2-D, muster_solve_comm_dist): the result; the set's error
+        (class docstring) when it fails, the same code on every rank, its
+        info the result's (potrs: the leading minor not positive definite)."""
         res = _runtime.new_result()
         if dist is not None:
             rc = self.lib.muster_solve_comm_dist(self.comm(), _c.byref(args), _c.byref(shard), _c.byref(dist),
@@ -352,7 +363,9 @@ class StoreSet:
         else:
             rc = self.lib.muster_solve_comm(self.comm(), _c.byref(args), _c.byref(shard), _c.byref(res))
         if rc < 0:
-            raise ValueError(_runtime.message(self.lib, rc))
+            err = self.error(self.lib, rc)
+            err.info = res.info  # potrs's leading minor, as muster_torch's local ops give it
+            raise err
         # which engine ran and why: the caller of the adapters' solve() gets
         # X alone, and engine() only predicts
         self.last = dict(provider=res.provider.decode(errors="replace"), reason=res.reason.decode(errors="replace"),

@@ -75,13 +75,14 @@ def sum_cases(md, s, grids, me: int, nproc: int, rng, put, host, say, n: int, dt
         say("sums ok", "columns" if g is None else f"{g['nprow']} x {g['npcol']}")
 
 
-def expect_refusal(fn, *wants):
+def expect_refusal(fn, *wants, name=None):
     """The ValueError fn() raises (assert: it raises one containing every
-    `wants`)."""
+    `wants`; with name, a CallError whose code is that: "MUSTER_EINVAL")."""
     try:
         fn()
     except ValueError as e:
         assert all(w in str(e) for w in wants), (str(e), wants)
+        assert name is None or getattr(e, "name", None) == name, (type(e), getattr(e, "name", None), name)
         return str(e)
     raise AssertionError(f"no ValueError (wanted {wants})")
 
@@ -89,7 +90,7 @@ def expect_refusal(fn, *wants):
 def hostile_cases(md, open_set, me: int, nproc: int, put, say, n: int = 11):
     """Each on a fresh set (a refusal fails the set for every rank):
     a piece of the wrong shape on one rank (it names the shape wanted, the
-    others name that rank); a grid made for another n on every rank; the
+    others name that rank, with the code it aborted with: EINVAL); a grid made for another n on every rank; the
     places of the mesh reversed (each rank is another's grid place: the
     rank to take is named, and a set opened with it runs); ranks passing
     grids of different shapes (the runtime's check, the same on every
@@ -100,7 +101,8 @@ def hostile_cases(md, open_set, me: int, nproc: int, put, say, n: int = 11):
     with open_set() as s:
         p = np.zeros((rows["procs"][me]["rows"][1] + (me == bad), n))
         expect_refusal(lambda: md.solve("potrs", put(p), put(zeros), n=n, store=s, provider="colltwo", grid=rows),
-                       *(("piece of A is", "it must be") if me == bad else (f"rank {bad}",)))
+                       *(("piece of A is", "it must be") if me == bad else (f"rank {bad}",)),
+                       name=None if me == bad else "MUSTER_EINVAL")
     with open_set() as s:
         other = md.mesh_grid(("x",), (nproc,), list(range(nproc)), ("x", None), n + 1)
         piece = np.zeros((other["procs"][me]["rows"][1], n + 1))

@@ -59,7 +59,8 @@ def run_workers(worker, nproc: int, case: str, adapter_dir, env_extra=None, budg
 
 def kill_case(s, me: int, nproc: int, say):
     """The last process SIGKILLs itself after a barrier; the others' next
-    barrier must fail naming it (say() prints the outcome).  Process 0 hosts
+    barrier must fail naming it, its code's name first (say() prints the
+    outcome).  Process 0 hosts
     the framework's store: it waits for the others to report, then every
     survivor leaves without closing (the set is failed)."""
     s.barrier()
@@ -69,14 +70,15 @@ def kill_case(s, me: int, nproc: int, say):
     try:
         s.barrier()
         say("barrier passed?")
-    except ValueError as e:
-        say(f"barrier failed after {time.monotonic() - t0:.2f} s: {e}")
+    except ValueError as e:  # the adapter's CallError
+        say(f"barrier failed after {time.monotonic() - t0:.2f} s: {e.name}: {e}")
     time.sleep(3 if me == 0 else 0)
     os._exit(0)
 
 
 def check_killed(procs, outs, who: str):
-    """Every survivor of kill_case named the dead one within 2 s and exited 0."""
+    """Every survivor of kill_case named the dead one within 2 s (an error
+    carrying MUSTER_EPEERDEAD) and exited 0."""
     import re
     last = len(procs) - 1
     assert procs[last].returncode == -9, outs[last][-2000:]
@@ -85,6 +87,7 @@ def check_killed(procs, outs, who: str):
         m = re.search(rf"{who} {i}: barrier failed after ([0-9.]+) s: (.*)", outs[i])
         assert m, outs[i][-3000:]
         assert f"rank {last} (pid" in m.group(2) and "died" in m.group(2), outs[i]
+        assert m.group(2).startswith("MUSTER_EPEERDEAD: "), outs[i]
         assert float(m.group(1)) < 2.0, outs[i]  # same node: /proc tells at once (timeout 2 s)
 
 
@@ -191,8 +194,10 @@ def one_node_case(md, me: int, nproc: int, say, put, host, n: int = ONE_NODE_N):
     one_node_tables make lapack faster than the collective colllapack, so
     lapack runs through the set's one-node group: StoreSet.last names it,
     and engine() (host memory) names the same; residuals as solve_case's.
-    Then colllapack forced runs as the collective engine.  Every process
-    checks its own results; say()s "one-node ok"."""
+    Then colllapack forced runs as the collective engine.  Last a potrs of
+    -I fails on every process with the adapter's CallError carrying the
+    engine's code and info.  Every process checks its own results; say()s
+    "one-node ok"."""
     import numpy as np
     spd, gen, b, c0, c1, tol = _column_problem(13, n, 2, me, nproc)
     with md.store_set(timeout=20) as s:
@@ -211,6 +216,11 @@ def one_node_case(md, me: int, nproc: int, say, put, host, n: int = ONE_NODE_N):
         assert r < tol, ("syevd vectors", r, tol)
         kept_choice_case(md, s, me, nproc, put, host)
         engine_query_case(md, s, me, nproc)
+        try:
+            md.solve("potrs", put(-np.eye(n)[:, c0:c1]), put(b), n=n, store=s)
+            raise AssertionError("potrs of -I solved")
+        except md.CallError as e:  # a ValueError; muster_torch's is a LinAlgError too
+            assert (e.code, e.name, e.kind, e.info) == (-21, "MUSTER_ENOTPD", "numerical", 1), (e.name, e.info, e)
     say("one-node ok")
 
 

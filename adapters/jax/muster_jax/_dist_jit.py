@@ -49,8 +49,10 @@ def set_id(store) -> int:
             h = _lib.handler()
             sid = h.muster_jax_set_register(comm)
             if sid < 0:
-                raise ValueError(f"muster_jax.distributed: cannot name store set {store.name} in a compiled solve: "
-                                 f"{_runtime.message(_lib.runtime(), sid)} (at most 256 sets may be open)")
+                def say(m):
+                    return (f"muster_jax.distributed: cannot name store set {store.name} in a compiled solve: {m} "
+                            "(at most 256 sets may be open)")
+                raise _runtime.call_error(_lib.runtime(), sid, say)
             store._jax_set_id = sid
             store.on_close.append(lambda: h.muster_jax_set_forget(sid))
         return sid

@@ -121,8 +121,9 @@ def check(rc: int) -> int:
       rc, when it is >= 0.
 
     Raises:
-      ValueError: rc < 0; the message is the runtime's, or the code's name
-        and meaning where the runtime left none.
+      _runtime.CallError (a ValueError with the code, its name and kind):
+        rc < 0; the message is the runtime's, or the code's name and
+        meaning where the runtime left none.
     """
     return _runtime.check(runtime(), rc)
 
@@ -197,7 +198,7 @@ def release() -> None:
     with a freshly loaded provider.  Thread-safe.  docs/jax.md.
 
     Raises:
-      ValueError: the runtime refused (out of memory, or the process is
-        exiting); its message.
+      _runtime.CallError (a ValueError with the code): the runtime refused
+        (out of memory, or the process is exiting); its message.
     """
     check(_runtime.release(runtime()))

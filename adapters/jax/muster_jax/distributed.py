@@ -26,6 +26,11 @@ cusolverdn, tiled on GPUs, lapack on host arrays: run through a group of
 the set's processes), as engine() predicts; provider= forces one.  Where
 nothing can run, every process raises the same ValueError saying why
 (`provider cusolvermp is unavailable: probe: ...`).
+
+A failed runtime call here (an eager solve, the set's own calls) raises
+CallError, a ValueError carrying .code (the MUSTER_E* value), .name
+("MUSTER_ENOMEM"), .kind ("resource_exhausted") and .info
+(docs/errors.md); the same code on every process of a failed solve.
 """
 import functools
 
@@ -36,6 +41,7 @@ from . import _dist_jit, _grid, _lib, _runtime, _store
 
 mesh_grid = _grid.mesh_grid
 piece_dist = _grid.piece_dist
+CallError = _runtime.CallError  # what every failed runtime call here is (module docstring)
 
 
 class JaxKeyValue(_store.KeyValue):

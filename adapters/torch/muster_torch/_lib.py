@@ -11,7 +11,9 @@ source tree $MUSTER_BUILD/lib, <repo>/build/lib; none: ImportError at import.
 
 A failure maps by its kind (muster_err_kind, docs/errors.md), never code by
 code, to one of the exception classes below; each is also a MusterError
-carrying the code, its kind and the runtime's message.
+carrying the code, its kind and the runtime's message.  muster_torch.
+distributed (the store route) raises the same classes made CallErrors
+(ValueErrors) too, as that API raised ValueError before (store_error).
 """
 import ctypes
 import pathlib
@@ -114,6 +116,34 @@ def error(rc: int, what: str, info: int = 0) -> MusterError:
     kind = _runtime.err_kind(lib, rc)
     cls = KIND_EXCEPTIONS.get(kind, MusterRuntimeError)
     return cls(f"{what}: {_runtime.message(lib, rc)}", code=rc, kind=kind, info=info)
+
+
+def _store_class(cls: type) -> type:
+    """cls (a class of KIND_EXCEPTIONS) that is a _runtime.CallError too,
+    so a ValueError: MusterStoreTimeoutError for MusterTimeoutError."""
+    def __init__(self, msg, code=0, name="", kind="internal", info=0):
+        cls.__init__(self, msg, code=code, kind=kind, info=info)
+        self.name = name  # CallError's, which cls's bases may not run
+    doc = (f"{cls.__name__} of muster_torch.distributed (the store route): also a "
+           "muster_torch.distributed.CallError, a ValueError, as that API raised before its errors had kinds.")
+    return type("MusterStore" + cls.__name__[len("Muster"):], (cls, _runtime.CallError),
+                {"__init__": __init__, "__doc__": doc, "__module__": __name__})
+
+
+# KIND_EXCEPTIONS' class -> its store route's (docs/errors.md)
+STORE_EXCEPTIONS = {cls: _store_class(cls) for cls in dict.fromkeys(KIND_EXCEPTIONS.values())}
+
+
+def store_error(lib, rc: int) -> MusterError:
+    """muster_torch.distributed's exception for a failed runtime call
+    (StoreSet's error): _runtime.call_error's text, code, name and kind,
+    as the class of its kind (KIND_EXCEPTIONS) that is also a CallError:
+    `except MemoryError` (or MusterError) catches a peer's ENOMEM as it
+    does a local op's, and `except ValueError` everything it caught
+    before.  The thread rule of error() holds."""
+    e = _runtime.call_error(lib, rc)
+    cls = STORE_EXCEPTIONS[KIND_EXCEPTIONS.get(e.kind, MusterRuntimeError)]
+    return cls(str(e), code=e.code, name=e.name, kind=e.kind)
 
 
 def release() -> None:

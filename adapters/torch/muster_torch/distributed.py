@@ -23,7 +23,13 @@ when every rank is on this node (sharing its /dev/shm) among the one-node
 engines too (cusolvermg, cusolverdn, tiled; lapack for CPU tensors: run
 through a group of the set's ranks), as StoreSet.engine() predicts;
 provider= forces one.  Where none can run, every rank raises the same
-ValueError saying why.
+error saying why.
+
+A failed runtime call here (a solve, the set's own calls) raises the
+MusterError of its kind as muster_torch's local ops do (MemoryError for a
+peer's MUSTER_ENOMEM, TimeoutError, torch.linalg.LinAlgError...), each
+also a CallError, a ValueError, as this API raised before: .code, .name
+("MUSTER_ENOMEM"), .kind, .info (_lib.store_error; docs/errors.md).
 """
 import datetime
 
@@ -34,6 +40,7 @@ from . import _grid, _lib, _runtime, _store
 
 mesh_grid = _grid.mesh_grid
 piece_dist = _grid.piece_dist
+CallError = _runtime.CallError  # what every failed runtime call here is (module docstring)
 
 
 class TorchKeyValue(_store.KeyValue):
@@ -92,7 +99,7 @@ def store_set(store=None, rank: int | None = None, size: int | None = None,
         rank = dist.get_rank() if rank is None else rank
         size = dist.get_world_size() if size is None else size
     return _store.StoreSet(_lib.runtime(), TorchKeyValue(store), _store.next_name("torch"), rank, size,
-                           timeout_s=timeout or 0, local_device=_local_device)
+                           timeout_s=timeout or 0, local_device=_local_device, error=_lib.store_error)
 
 
 def _local_device() -> int:

@@ -9,7 +9,8 @@ that is no number).
 usage: prejoin_worker.py PROC_ID NUM_PROCS PORT SEED LATE_PROC MODE
 LATE_PROC sleeps 1 s before its first call (0: the failing rank comes
 first, 1: last).  Prints one line, "result " + JSON: the first call's
-seconds and error, the second call's residual.
+seconds and error (its text, type, and a CallError's code, name and
+kind), the second call's residual.
 """
 import json
 import os
@@ -68,7 +69,8 @@ try:
     potrs() if mode == "mesh" else store_potrs(spoil=proc_id == 1)
     out["error"] = None
 except Exception as e:  # noqa: BLE001 - jax's runtime error
-    out["error"] = str(e)
+    out["error"], out["type"], out["value_error"] = str(e), type(e).__name__, isinstance(e, ValueError)
+    out.update({k: getattr(e, k, None) for k in ("code", "name", "kind")})  # a CallError's (store mode)
 out["took"] = time.monotonic() - t0
 out["residual"] = float(check_potrs(a, b, potrs() if mode == "mesh" else store_potrs()))
 print("result " + json.dumps(out), flush=True)

@@ -129,23 +129,26 @@ def _one(md, s, rng, dtype, name, grid, cut, n):
 
 
 def _error_text(fn):
+    """(type name, text, the exception) of what fn raised; (None, "ran", None)."""
     try:
         jax.block_until_ready(fn())
     except Exception as e:  # noqa: BLE001 - what jit raises is what is checked
-        return type(e).__name__, str(e)
-    return None, "ran"
+        return type(e).__name__, str(e), e
+    return None, "ran", None
 
 
 def failing_case(md, s, n: int, say):
     """A = -I: potrs fails at leading minor 1 (the engine's info), eagerly
-    with a ValueError, inside jit with a JaxRuntimeError carrying its text;
+    with a CallError (a ValueError: code, name, kind, info), inside jit
+    with a JaxRuntimeError carrying its text;
     the set stays usable, also from a solve inside a larger compiled step."""
     k = -(-n // s.size)
     cols = slice(k * s.rank, min(n, k * s.rank + k))
     a, b = -np.eye(n)[:, cols], np.ones((n, 2))
     eager = _error_text(lambda: md.solve("potrs", a, b, n=n, store=s, provider=ENGINE))
     jitted = _error_text(lambda: jax.jit(lambda a, b: md.solve("potrs", a, b, n=n, store=s, provider=ENGINE))(a, b))
-    assert eager[0] == "ValueError" and "not positive definite (leading minor 1)" in eager[1], eager
+    assert eager[0] == "CallError" and "not positive definite (leading minor 1)" in eager[1], eager
+    assert (eager[2].name, eager[2].kind, eager[2].info) == ("MUSTER_ENOTPD", "numerical", 1), eager
     assert jitted[0] == "JaxRuntimeError" and eager[1] in jitted[1], (eager, jitted)
     say("failing solve:", jitted[0], jitted[1].splitlines()[0][:300])
     x = Jitted(md).solve("potrs", -a, b, n=n, store=s, provider=ENGINE)

@@ -10,7 +10,8 @@ import pytest
 from jax.sharding import PartitionSpec as P
 
 import muster_jax as mj
-from muster_jax import _lib
+import muster_jax.distributed as md
+from muster_jax import _lib, _runtime
 from jaxtest_util import hpd, rhs
 
 RuntimeErr = jax.errors.JaxRuntimeError
@@ -87,6 +88,43 @@ def test_valid_tiles_are_the_runtime_rule():
                 with pytest.raises(ValueError, match="nearest valid"):
                     mj.check_T_A(n, t, r)
     assert mj.calculate_all_valid_T_A(100, 4, T_A_max=7) == [t for t in mj.calculate_all_valid_T_A(100, 4) if t <= 7]
+
+
+@pytest.mark.parametrize("code,name,kind", [(-1, "MUSTER_EINVAL", "invalid_argument"),
+                                             (-2, "MUSTER_ENOMEM", "resource_exhausted"),
+                                             (-9, "MUSTER_ETIMEDOUT", "deadline_exceeded"),
+                                             (-10, "MUSTER_EPEERDEAD", "aborted"),
+                                             (-21, "MUSTER_ENOTPD", "numerical")])
+def test_check_raises_call_error_with_the_code(code, name, kind):
+    """A failed runtime call in Python (_runtime.check, the store route's
+    calls) raises CallError: a ValueError, its text the runtime's message
+    as before, carrying the code, its name and kind (docs/errors.md)."""
+    lib = _lib.runtime()
+    assert _runtime.check(lib, 3) == 3
+    with pytest.raises(ValueError) as e:
+        _runtime.check(lib, code)
+    assert type(e.value) is _runtime.CallError and md.CallError is _runtime.CallError
+    assert (e.value.code, e.value.name, e.value.kind, e.value.info) == (code, name, kind, 0)
+    assert str(e.value) == _runtime.message(lib, code)
+
+
+def test_call_error_of_a_real_call():
+    """The runtime's own words and code, from a call it refused; a caller's
+    wording of them (say) keeps the code."""
+    lib = _lib.runtime()
+    with pytest.raises(_runtime.CallError, match=r"^muster_layout_block_cols: rank 5 out of 0\.\.1$") as e:
+        _runtime.block_cols(lib, 8, 2, 5)
+    assert (e.value.code, e.value.name, e.value.kind) == (-1, "MUSTER_EINVAL", "invalid_argument")
+    lib.muster_layout_block_cols(8, 0, 0, None, None)  # a fresh message, as the call it follows would leave
+    e = _runtime.call_error(lib, -1, lambda m: f"who: {m} (why)")
+    assert str(e) == "who: muster_layout_block_cols: ranks=0 out of range (1..64) (why)" and e.name == "MUSTER_EINVAL"
+
+
+def test_timeout_seconds_refusal_is_call_error(monkeypatch):
+    monkeypatch.setenv("MUSTER_TIMEOUT", "soon")
+    with pytest.raises(_runtime.CallError, match="MUSTER_TIMEOUT") as e:
+        _runtime.timeout_seconds(_lib.runtime(), None)
+    assert e.value.kind == "invalid_argument"
 
 
 def test_cyclic_input_needs_its_width(cpu_mesh4):

@@ -10,7 +10,9 @@ nothing is left in /dev/shm (conftest).
     MUSTER_TIMEOUT;
   - muster_jax.distributed.solve, eagerly over a store set: rank 1's copy
     of its piece fails (a live peer is waited for however long there: the
-    other process used to wait for good)."""
+    other process used to wait for good).  The other raises CallError (a
+    ValueError) with the code rank 1 passed: MUSTER_EINVAL, its error
+    being no memory shortage (StoreSet.fail_call)."""
 import json
 import os
 import subprocess
@@ -66,3 +68,5 @@ def test_store_rank_failing_before_call_ends_peer(late):
     assert failing["error"] and "no number" in failing["error"], failing
     assert peer["error"] and "rank 1 (pid" in peer["error"] and "ValueError" in peer["error"], peer
     assert peer["took"] < 3.0, peer
+    assert peer["type"] == "CallError" and peer["value_error"], peer
+    assert (peer["code"], peer["name"], peer["kind"]) == (-1, "MUSTER_EINVAL", "invalid_argument"), peer

@@ -10,9 +10,9 @@ KIND: what rank 1's first copy raises: "oom" (torch.cuda.OutOfMemoryError
 with CUDA's words), "memory" (MemoryError), "other" (RuntimeError).  LATE:
 the rank that sleeps 1 s before its first call (0: the failing rank comes
 first, 1: last).  Prints one line, "result " + JSON: the first call's
-error, its type, seconds, and the runtime's code (the failing rank's
-StoreSet.fail_call return, the peer's failed solve's), then the second
-call's residual and engine.
+error, its type and bases, seconds, and the runtime's code (the failing
+rank's StoreSet.fail_call return; the peer's from its exception: .code,
+.name, .kind), then the second call's residual and engine.
 """
 import datetime
 import json
@@ -35,15 +35,7 @@ FAILURES = {
     "memory": lambda: MemoryError("test: rank 1's first copy found no memory"),
     "other": lambda: RuntimeError("test: rank 1's first copy failed"),
 }
-seen = {"code": None}
-
-
-def spy_message(real):
-    """StoreSet.solve raises ValueError(_runtime.message(lib, rc)): keep rc."""
-    def message(lib, code):
-        seen["code"] = code
-        return real(lib, code)
-    return message
+seen = {"code": None}  # the failing rank's fail_call return
 
 
 def fail_first_copy(real):
@@ -58,7 +50,6 @@ def fail_first_copy(real):
     return piece
 
 
-_runtime.message = spy_message(_runtime.message)
 store = dist.TCPStore("127.0.0.1", port, world, rank == 0, timeout=datetime.timedelta(seconds=60))
 s = md.store_set(store, rank, world)
 if rank == 1:
@@ -88,8 +79,12 @@ t0 = time.monotonic()
 try:
     potrs()
     out["error"] = out["type"] = None
-except Exception as e:  # noqa: BLE001 - the failing rank's own error, the peer's ValueError
+except Exception as e:  # noqa: BLE001 - the failing rank's own error, the peer's MusterError
     out["error"], out["type"] = str(e), type(e).__name__
+    out["bases"] = [c.__name__ for c in type(e).__mro__]
+    if isinstance(e, _runtime.CallError):  # the peer: the code its failed solve carries
+        seen["code"] = e.code
+        out["name"], out["kind"] = e.name, e.kind
 out["took"] = time.monotonic() - t0
 out["code"] = seen["code"]
 out["code_name"] = None if seen["code"] is None else _runtime.err_name(_lib.runtime(), seen["code"])

@@ -81,6 +81,25 @@ def test_error_kinds_cover_every_code():
         assert e.code == code
 
 
+def test_store_route_errors_are_kinds_and_value_errors():
+    """muster_torch.distributed's errors (StoreSet's, _lib.store_error): the
+    class of the code's kind, as the local ops', also a CallError, so the
+    ValueError that API raised before; the runtime's message unchanged,
+    code, name and kind as docs/errors.md says."""
+    import muster_torch.distributed as md
+    from muster_torch import _runtime
+    lib = mt._lib.runtime()
+    for code in range(-1, -23, -1):  # through MUSTER_ESINGULAR
+        e = mt._lib.store_error(lib, code)
+        local = mt._lib.error(code, "test")
+        assert isinstance(e, type(local)) and isinstance(e, md.CallError) and isinstance(e, ValueError), code
+        assert (e.code, e.kind, e.info) == (code, local.kind, 0), code
+        assert e.name == _runtime.err_name(lib, code) and e.name.startswith("MUSTER_E"), code
+        assert str(e) == _runtime.message(lib, code), code
+    e = mt._lib.store_error(lib, -2)
+    assert type(e).__name__ == "MusterStoreMemoryError" and isinstance(e, MemoryError), type(e).__mro__
+
+
 def _testprov_dir(tmp):
     """A provider folder with the test provider (testprov) for potrs, and
     lapack (the workers' warm-up call names it: testprov would wait at the

@@ -18,6 +18,9 @@ sys.path.insert(0, str(HERE.parent))  # tests/python
 import storecase  # noqa: E402
 
 ENOMEM, EINVAL = "MUSTER_ENOMEM", "MUSTER_EINVAL"
+# the peer's exception for each code: the local ops' class of its kind (docs/errors.md), a ValueError too
+PEER = {ENOMEM: ("MusterStoreMemoryError", "MemoryError", "resource_exhausted"),
+        EINVAL: ("MusterStoreValueError", "MusterValueError", "invalid_argument")}
 
 
 def run(kind: str, late: int):
@@ -39,12 +42,15 @@ def run(kind: str, late: int):
 def check(peer: dict, failing: dict, type_name: str, text: str, code: str):
     """rank 1 raised its own error (type_name, text) and passed `code`;
     rank 0 failed within 3 s with the runtime's message naming rank 1 and
-    that error, and the same code."""
+    that error, and an exception carrying the same code (.code, .name,
+    .kind): the MusterError of its kind, a CallError and ValueError too."""
     assert failing["type"] == type_name and text in failing["error"], failing
     assert failing["code_name"] == code, failing
-    assert peer["type"] == "ValueError", peer
+    cls, base, kind = PEER[code]
+    assert peer["type"] == cls, peer
+    assert {base, "MusterError", "CallError", "ValueError"} <= set(peer["bases"]), peer
     assert "rank 1 (pid" in peer["error"] and f"rank 1: {type_name}: {text}" in peer["error"], peer
-    assert peer["code_name"] == code, peer
+    assert peer["code_name"] == code and peer["name"] == code and peer["kind"] == kind, peer
     assert peer["took"] < 3.0, peer
 
 
