@@ -17,6 +17,10 @@
 #                         and its NCCL preloaded, as run-bench-mp-gpu.sh)
 #   jax4-091-solves       the solves test alone (STORE_TESTS=solves_on_gpus)
 #   torch4, torch2        muster_torch's store script (0.8)
+#   torch4-091, torch2-091  the same on 0.9.1 (issue 29: torch's gesvd /
+#                         polar on the release that has them)
+#   prejoin2              test_prejoin.py's mesh cases on 2 GPUs (the
+#                         staging fault before a device joins; ~20 s)
 #   probe                 run-probe-jit-polar.sh 4 (0.9.1)
 #   mpi                   run-mpi-gpu.sh with the budget left (its last three)
 #   bench2-rest           issue 24's three 2-GPU rows that ran short of memory
@@ -54,6 +58,10 @@ step() {
     jax4-091-solves) use091 && STORE_TESTS=solves_on_gpus sh tests/python/jax/run-store-gpu.sh build 4 ;;
     torch4) sh tests/python/torch/run-store-gpu.sh build 4 ;;
     torch2) sh tests/python/torch/run-store-gpu.sh build 2 ;;
+    torch4-091) use091 && sh tests/python/torch/run-store-gpu.sh build 4 ;;
+    torch2-091) use091 && sh tests/python/torch/run-store-gpu.sh build 2 ;;
+    prejoin2) MUSTER_BUILD=build MUSTER_JAX_PLATFORM=cuda CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0,1} \
+      $PYTHON -m pytest -q -p no:cacheprovider tests/python/jax/test_prejoin.py -k "not store" ;;
     probe) bash tests/python/jax/run-probe-jit-polar.sh 4 ;;
     mpi) BUDGET=$(($(left) - 20)) bash build/tests/gpu/run-mpi-gpu.sh ;;
     bench2-rest) bench 2 bench-mp-2-rest.json --rows potrs:65536,syevd:16384,getrs:16384 ;;
@@ -66,7 +74,7 @@ step() {
 
 need() {
   case $1 in
-    jax4 | jax4-091) echo 250 ;;
+    jax4 | jax4-091 | torch4*) echo 250 ;;
     jax4-091-solves | mpi) echo 180 ;;
     bench*) echo 200 ;;
     factors*) echo 400 ;;
