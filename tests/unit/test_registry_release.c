@@ -85,6 +85,16 @@ TEST_IMPL(registry_release_unloads_and_reloads) {
 static char gate[300], entered[300];
 static double gated_marker;
 
+/* Calls from now on stop at the gate (a file) and say they are inside
+ * (TESTPROV_GATE, TESTPROV_ENTERED); unlink(gate) lets them through. */
+static void gate_calls(void) {
+  snprintf(gate, sizeof gate, "%s/gate", dir);
+  snprintf(entered, sizeof entered, "%s/entered", dir);
+  tp_write_file(gate, "");
+  setenv("TESTPROV_GATE", gate, 1);
+  setenv("TESTPROV_ENTERED", entered, 1);
+}
+
 static void *gated_caller(void *marker) {
   *(double *)marker = solve_once();
   return NULL;
@@ -92,11 +102,7 @@ static void *gated_caller(void *marker) {
 
 TEST_IMPL(registry_release_waits_for_running_call) {
   setup();
-  snprintf(gate, sizeof gate, "%s/gate", dir);
-  snprintf(entered, sizeof entered, "%s/entered", dir);
-  tp_write_file(gate, "");
-  setenv("TESTPROV_GATE", gate, 1);
-  setenv("TESTPROV_ENTERED", entered, 1);
+  gate_calls();
   pthread_t t;
   ASSERT(pthread_create(&t, NULL, gated_caller, &gated_marker) == 0);
   while (access(entered, F_OK) != 0) usleep(1000); /* inside the provider's solve, at the gate */
@@ -125,11 +131,7 @@ TEST_IMPL(registry_release_waits_for_running_call) {
  * done.  Why registry_release_under_load may see a single load. */
 TEST_IMPL(registry_release_held_instance_reused) {
   setup();
-  snprintf(gate, sizeof gate, "%s/gate", dir);
-  snprintf(entered, sizeof entered, "%s/entered", dir);
-  tp_write_file(gate, "");
-  setenv("TESTPROV_GATE", gate, 1);
-  setenv("TESTPROV_ENTERED", entered, 1);
+  gate_calls();
   pthread_t first, second;
   double marker[2] = {0, 0};
   ASSERT(pthread_create(&first, NULL, gated_caller, &marker[0]) == 0);
