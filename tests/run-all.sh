@@ -107,7 +107,7 @@ bg_start torch "$LOG/torch-install.log" bash tools/ci/install-torch.sh build/ven
 if [ -z "${QUICK:-}" ]; then  # valgrind memcheck: waited for before the Python stage
   VG_TESTS=$(build/tests/run-tests --list | grep -E "${VALGRIND_TESTS:-^(error|segment|layout|dtype|registry|lapack_provider)}" | tr '\n' ' ')
   if [ -n "$VG_TESTS" ]; then
-    bg_start valgrind "$LOG/valgrind.log" env MUSTER_TEST_SCALE=20 \
+    bg_start valgrind "$LOG/valgrind.log" env MUSTER_TEST_SCALE=20 MUSTER_TEST_NO_TIMING=1 \
       valgrind -q --error-exitcode=9 --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite \
       --suppressions="$ROOT/tests/valgrind.supp" build/tests/run-tests $VG_TESTS
   fi

@@ -33,6 +33,11 @@ double test_now(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+int test_timing_checked(void) {
+  const char *v = getenv("MUSTER_TEST_NO_TIMING");
+  return !(v && v[0] && strcmp(v, "0") != 0);
+}
+
 int test_count_dir(const char *path) {
   DIR *d = opendir(path);
   if (!d) return -1;
