@@ -53,8 +53,8 @@ struct tally {
 
 /* What a SIGKILL inside muster_launch_open left (the group being made,
  * before any thread started): stale, half made by a dead creator (sized,
- * no magic yet), or empty (killed between shm_open and its sizing: a CI
- * run of 2026-11-27 hit that window once in 20 runs), and the next run of
+ * no magic yet), or empty (killed between shm_open and its sizing: a
+ * fresh-clone run of 2026-11-27 hit that window), and the next run of
  * the command in this job removes it (once 2 s old when half made or
  * empty: until then it cannot be told from a creation in progress). */
 static void next_run_reclaims(double t_kill) {
