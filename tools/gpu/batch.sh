@@ -25,6 +25,11 @@
 #   mpi                   run-mpi-gpu.sh with the budget left (its last three)
 #   bench2-rest           issue 24's three 2-GPU rows that ran short of memory
 #   bench2, bench4        issue 24's whole table on 2 / 4 GPUs
+#   bench2-more           what the 2026-11-27 23:05 run of bench2 left: muster's
+#                         rows from potrs 65536 on, jaxmg's every row (into
+#                         $OUT/bench-mp-2.json; a copy of that run's JSON in
+#                         build/deps is added to)
+#   factors2              the gesvd / polar rows on 2 GPUs (issue 29)
 #   factors4              the gesvd / polar rows on 4 GPUs (issue 29)
 # The benchmark steps need build/deps with jaxmg's wheel and build/deps091
 # (the 0.8 wheel and deps091 together pass 64 MiB: carry one or the other).
@@ -67,6 +72,12 @@ step() {
     bench2-rest) bench 2 bench-mp-2-rest.json --rows potrs:65536,syevd:16384,getrs:16384 ;;
     bench2) bench 2 bench-mp-2.json ;;
     bench4) bench 4 bench-mp-4.json ;;
+    bench2-more)
+      [ -f build/deps/bench-mp-2.json ] && cp build/deps/bench-mp-2.json "$OUT/"
+      bench 2 bench-mp-2.json --columns mp,mp_grid,onenode,default --rows potrs:65536,syevd:8192,syevd:16384,getrs:16384
+      rc=$?
+      bench 2 bench-mp-2.json --columns jaxmg && return $rc ;;
+    factors2) bench 2 bench-mp-factors-2.json --set factors ;;
     factors4) bench 4 bench-mp-factors-4.json --set factors ;;
     *) echo "batch.sh: unknown step $1" >&2; return 2 ;;
   esac

@@ -40,14 +40,19 @@ The JSON (--json, rewritten after every column, so a run cut short keeps
 what it finished; an existing file of this bench is added to) goes to
 tools/plot_gpu_bench.py --markdown for the table.  --budget S: rows whose
 estimate no longer fits are skipped ("budget: ..."), and the processes are
-killed S + 20 s after the start.  Exit status: 0; 1 when a column failed or
-answered wrongly; 2 bad options.
+killed S + 20 s after the start.  A launch is also cut at 3 times its
+estimate + 60 s (a hung column costs that, not the whole budget: on
+2026-11-27 potrs 65536's one-node column waited out the budget, 495 s);
+before the kill every process is sent SIGUSR1, on which it prints every
+thread's Python stack (faulthandler), so the log says where it waited.
+Exit status: 0; 1 when a column failed or answered wrongly; 2 bad options.
 """
 import argparse
 import json
 import os
 import pathlib
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -213,6 +218,25 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def launch_cap(gpus, rows, cols, args) -> float:
+    """Seconds a launch may run: 3 times its estimate, + 60 (the start)."""
+    est = sum(0.0 if applies(c, r["routine"]) else
+              estimate(r["routine"], r["n"], gpus, c, args.warmup, args.reps, r["m"]) for r in rows for c in cols)
+    return 3 * est + 60
+
+
+def stacks(procs):
+    """Every live process's Python stacks into its output (SIGUSR1: the
+    worker's faulthandler), then 3 s for them to arrive."""
+    for q in procs:
+        if q.poll() is None:
+            try:
+                q.send_signal(signal.SIGUSR1)
+            except OSError:
+                pass
+    time.sleep(3)
+
+
 def launch(gpus, rows, cols, args, deadline, env, tmp):
     """P processes run rows x cols; their output streams here (process 0's
     whole, the others' last lines on failure).  The launch's record."""
@@ -226,7 +250,7 @@ def launch(gpus, rows, cols, args, deadline, env, tmp):
     procs = [subprocess.Popen([sys.executable, str(HERE / "bench_mp_worker.py"), str(i), str(gpus), str(port),
                                str(path)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for i in range(gpus)]
-    tails = [deque(maxlen=40) for _ in procs]
+    tails = [deque(maxlen=80) for _ in procs]  # room for a stack dump
 
     def pump(i, p):
         for line in p.stdout:
@@ -236,12 +260,14 @@ def launch(gpus, rows, cols, args, deadline, env, tmp):
     pumps = [threading.Thread(target=pump, args=(i, p), daemon=True) for i, p in enumerate(procs)]
     for t in pumps:
         t.start()
-    killed = False
+    cap = time.time() + launch_cap(gpus, rows, cols, args)
+    killed, cut_at = False, min(deadline + 20, cap)
     for p in procs:
         try:
-            p.wait(timeout=max(1.0, deadline + 20 - time.time()))
+            p.wait(timeout=max(1.0, cut_at - time.time()))
         except subprocess.TimeoutExpired:
             killed = True
+            stacks(procs)
             for q in procs:
                 q.kill()
             break
@@ -254,7 +280,7 @@ def launch(gpus, rows, cols, args, deadline, env, tmp):
         for i, tail in enumerate(tails):
             print(f"--- [{gpus} GPUs] process {i} (exit {rcs[i]}), last lines:\n" + "\n".join(tail), flush=True)
     return dict(gpus=gpus, columns=cols, rows=len(rows), seconds=round(time.monotonic() - t0, 1), exits=rcs,
-                killed_at_budget=killed)
+                killed_at_budget=killed and cut_at < cap, killed_at_cap=killed and cut_at == cap)
 
 
 def parse_rows(text, default=ROWS):

@@ -15,13 +15,27 @@ cached for it (NCCL communicators, handles, device buffers), so the next
 column starts from what the process holds itself (XLA's pool, the arrays).
 Prints "proc I: ..." lines.
 """
+import faulthandler
 import json
 import os
+import signal
 import sys
 import time
 import warnings
 
 proc, nproc, port = (int(v) for v in sys.argv[1:4])
+# the launcher's SIGUSR1 before it kills a hung launch: every thread's stack
+faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+
+def hang_for_test():
+    """MUSTER_BENCH_TEST_HANG=1 (test_bench_mp.py): a launch that never ends."""
+    while True:
+        time.sleep(1)
+
+
+if os.environ.get("MUSTER_BENCH_TEST_HANG") == "1":
+    hang_for_test()
 with open(sys.argv[4], encoding="utf-8") as f:
     SPEC = json.load(f)
 # host checks of several processes at once: one BLAS thread pool each

@@ -53,7 +53,13 @@ fi
 mp_libs "$tmp"
 export MUSTER_BUILD="$build" MUSTER_LIB_DIR="$build/lib" MUSTER_JOB=jbench$$
 export PYTHONPATH="$repo/adapters/jax${PYTHONPATH:+:$PYTHONPATH}"
+# XLA's pool (not preallocated) grows by regions that double and are never
+# given back, up to XLA_PYTHON_CLIENT_MEM_FRACTION of the GPU (default
+# 0.75): on 2026-11-27 (2 x H200, potrs 65536, 64 GiB of XLA's peak) it
+# held about 107 GiB and cusolvermp's 18 GiB did not fit in what was left.
+# The engines allocate outside that pool: cap it at half (docs/jax.md).
 export MUSTER_TIMEOUT="${MUSTER_TIMEOUT:-120}" XLA_PYTHON_CLIENT_PREALLOCATE=false
+export XLA_PYTHON_CLIENT_MEM_FRACTION="${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.5}"
 
 whl=$(ls "$build"/deps/jaxmg-*.whl 2>/dev/null | head -1)
 if [ -n "$whl" ]; then

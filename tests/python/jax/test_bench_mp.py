@@ -18,6 +18,7 @@ import pathlib
 import subprocess
 import sys
 import threading
+import time
 
 import jax
 import numpy as np
@@ -341,3 +342,24 @@ def test_verdict_names_what_is_missing():
     assert t.verdict(row(mp=ok(1.0), default=bad, jaxmg=ok(2.0)))[2] == "open: no default time"
     assert t.verdict(row(mp=ok(1.0), default=ok(1.01), jaxmg=ok(2.0))) == ("0.50", "1.01", "met")
     assert t.verdict(row(mp=ok(1.0), default=ok(1.2), jaxmg=ok(2.0)))[2] == "**missed**: default 20.0% over mp"
+
+
+def test_hung_launch_cut_at_its_cap_with_stacks(tmp_path, monkeypatch, capsys):
+    """A launch that outlives its cap (3 x its estimate + 60 s; here 4 s)
+    is killed, each process having first printed its Python stacks on
+    SIGUSR1, and is recorded as cut at its cap, not at the budget's end
+    (2026-11-27, 2 x H200: one hung column took the whole budget)."""
+    monkeypatch.setattr(bench, "launch_cap", lambda *a: 4.0)
+    args = bench.options(["--platform", "cpu", "--gpus", "2", "--rows", "potrs:64", "--json",
+                          str(tmp_path / "b.json")])
+    spec_rows = [dict(routine="potrs", m=64, n=64, nrhs=1, seed=1, grid_shape=(2, 1))]
+    env = dict(os.environ, MUSTER_BENCH_TEST_HANG="1",
+               PYTHONPATH=os.pathsep.join([str(REPO / "adapters" / "jax"), os.environ.get("PYTHONPATH", "")]))
+    t0 = time.monotonic()
+    rec = bench.launch(2, spec_rows, ["mp"], args, time.time() + 600, env, str(tmp_path))
+    took = time.monotonic() - t0
+    out = capsys.readouterr().out
+    assert rec["killed_at_cap"] and not rec["killed_at_budget"], rec
+    assert all(rc == -9 for rc in rec["exits"]), rec
+    assert took < 20, took
+    assert out.count("hang_for_test") >= 2, out[-3000:]  # both processes' stacks name where they waited
