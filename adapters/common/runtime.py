@@ -338,9 +338,15 @@ def block_cols(lib, n: int, nranks: int, rank: int) -> tuple[int, int]:
 
 def release(lib) -> int:
     """muster_providers_release (include/muster/providers.h): every provider
-    loaded in this process gives back what it keeps between calls (NCCL
-    communicators, solver handles, streams, device buffers): it is unloaded
-    now, or when the call still running it returns; the next solve loads it
-    again.  Returns the C call's code (0, or a negative MUSTER_E*) for the
-    adapter to raise as its errors are raised."""
+    loaded in this process gives back what it keeps between calls
+    (cuSOLVERMp's NCCL communicators and buffers, cuSolverMg's, cuSOLVERDn's
+    and the tiled provider's handles, streams, device buffers and IPC
+    mappings): it is unloaded now, or when the call still running it
+    returns (unless a call that starts meanwhile takes it back: it then
+    stays until the next release).  The next solve loads it again, as at
+    first use, and pays for that (its libraries, communicators, handles).
+    On a multi-process set, every process calls it between solves: a rank
+    that kept its communicators while the others dropped theirs can make
+    the next call fail.  Returns the C call's code (0, or a negative
+    MUSTER_E*) for the adapter to raise as its errors are raised."""
     return lib.muster_providers_release()

@@ -149,15 +149,11 @@ def store_error(lib, rc: int) -> MusterError:
 def release() -> None:
     """Give back the GPU memory muster's providers keep between calls.
 
-    Every provider loaded in this process (cuSOLVERMp's NCCL communicators
-    and buffers, cuSolverMg's, cuSOLVERDn's and the tiled provider's
-    handles, streams, device buffers and IPC mappings) is unloaded as soon
-    as no call uses it: at once when none runs, else when the running one
-    returns.  The next solve loads its provider again, as at first use, and
-    pays for that (its libraries, communicators, handles).  Call it on
-    every process of a process group, between solves (a rank that kept
-    its communicators while the others dropped theirs can make the next
-    call fail).  Thread-safe.  docs/torch.md.
+    The runtime's rule (_runtime.release(), from
+    include/muster/providers.h): every provider loaded in this process is
+    unloaded once no call uses it, and the next solve loads it again.  Call
+    it on every process of a process group, between solves.  Thread-safe.
+    docs/torch.md.
 
     Raises:
       MusterError (by kind, as every muster_torch error): the runtime
