@@ -343,6 +343,18 @@ def options(argv):
     return args
 
 
+BIG_PIECE = 8 << 30  # bytes of A a process holds from which each column of a row gets fresh processes
+
+
+def big(r, gpus: int) -> bool:
+    """Whether each column of row r runs in processes of its own: A's piece
+    of a process (f64) at least BIG_PIECE.  XLA's pool keeps its peak for
+    the process's life, so a column after another meets the pool that one
+    grew (2 x H200, 2026-11-27: potrs 65536's one-node column, third in
+    its processes, found 15 GiB free for the tiled engine's 16)."""
+    return r["m"] * r["n"] * 8 // gpus >= BIG_PIECE
+
+
 def plan(args):
     """[(gpus, rows, columns, env name)]: the launches, muster's then jaxmg's
     for each GPU count (the set's one-GPU columns on one GPU only)."""
@@ -354,8 +366,11 @@ def plan(args):
                      seed=(args.seed * 1000003 + 7 * n + 13 * (m - n) + ROUTINES.index(r)) % (1 << 31))
                 for r, m, n in args.row_list]
         muster = [c for c in args.cols if c != "jaxmg" and (g == 1 or c not in args.one_gpu_cols)]
-        if muster:  # a row in fresh processes: 2 x H200 ran short of memory after two rows in one (2026-11-27)
-            out += [(g, rows, muster, "muster")] if args.together else [(g, [r], muster, "muster") for r in rows]
+        if muster and args.together:
+            out.append((g, rows, muster, "muster"))
+        elif muster:  # a row in fresh processes: 2 x H200 ran short of memory after two rows in one (2026-11-27)
+            for r in rows:
+                out += [(g, [r], [c], "muster") for c in muster] if big(r, g) else [(g, [r], muster, "muster")]
         if "jaxmg" in args.cols:
             out.append((g, rows, ["jaxmg"], "jaxmg"))
     return out

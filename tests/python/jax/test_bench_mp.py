@@ -319,11 +319,21 @@ def test_times_counts_each_entry_once(rng):
 
 def test_list_rows_in_fresh_processes():
     """By default each of muster's rows runs in processes of its own (no row
-    meets the caches the rows before it left); jaxmg's rows share one
-    launch per GPU count; --together puts muster's rows in one too."""
-    heads = [x for x in _list("--gpus", "2").splitlines() if "GPUs (" in x]
-    assert len(heads) == len(bench.SETS["issue24"][0]) + 1, heads
-    assert all("columns mp,mp_grid,onenode,default" in x for x in heads[:-1]) and "columns jaxmg" in heads[-1], heads
+    meets the caches the rows before it left), and each column of a row
+    whose piece of A is 8 GiB or more a process (potrs 65536 on 2 and 4
+    GPUs) too; jaxmg's rows share one launch per GPU count; --together
+    puts muster's rows in one too."""
+    for gpus in (2, 4):
+        heads = [x for x in _list("--gpus", str(gpus)).splitlines() if "GPUs (" in x]
+        assert len(heads) == len(bench.SETS["issue24"][0]) + 3 + 1, heads
+        alone = [x for x in heads if "columns mp,mp_grid,onenode,default" not in x]
+        assert [x.split("columns ")[1].split(":")[0] for x in alone] == ["mp", "mp_grid", "onenode", "default",
+                                                                          "jaxmg"], heads
+    lines = _list("--gpus", "2").splitlines()
+    at = [i for i, x in enumerate(lines) if "columns onenode:" in x]
+    assert len(at) == 1 and lines[at[0] + 1].strip().startswith("potrs 65536: onenode"), lines
+    heads = [x for x in _list("--gpus", "8").splitlines() if "GPUs (" in x]
+    assert len(heads) == len(bench.SETS["issue24"][0]) + 1, heads  # 4 GiB a process: no row split
     heads = [x for x in _list("--gpus", "2", "--together").splitlines() if "GPUs (" in x]
     assert len(heads) == 2, heads
 
