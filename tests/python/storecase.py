@@ -57,6 +57,20 @@ def run_workers(worker, nproc: int, case: str, adapter_dir, env_extra=None, budg
     return procs, outs
 
 
+def worker_results(procs, outs) -> list:
+    """Each worker's last "result " + JSON line, parsed, in rank order;
+    every worker must have exited 0 and printed one (else an assertion
+    with the end of its output)."""
+    import json
+    res = []
+    for r, (p, out) in enumerate(zip(procs, outs)):
+        assert p.returncode == 0, f"rank {r} (exit {p.returncode}):\n{out[-3000:]}"
+        lines = [ln for ln in out.splitlines() if ln.startswith("result ")]
+        assert lines, f"rank {r}: no result line:\n{out[-3000:]}"
+        res.append(json.loads(lines[-1][len("result "):]))
+    return res
+
+
 def kill_case(s, me: int, nproc: int, say):
     """The last process SIGKILLs itself after a barrier; the others' next
     barrier must fail naming it, its code's name first (say() prints the

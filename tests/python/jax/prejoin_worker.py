@@ -6,9 +6,9 @@ mesh over both processes, rank 1's first staging failing
 eagerly over a store set, rank 1's piece failing its copy (an element
 that is no number).
 
-usage: prejoin_worker.py PROC_ID NUM_PROCS PORT SEED LATE_PROC MODE
-LATE_PROC sleeps 1 s before its first call (0: the failing rank comes
-first, 1: last).  Prints one line, "result " + JSON: the first call's
+usage: prejoin_worker.py PROC_ID NUM_PROCS PORT MODE-LATE_PROC-SEED
+(storecase.run_workers' form).  LATE_PROC sleeps 1 s before its first
+call (0: the failing rank comes first, 1: last).  Prints one line, "result " + JSON: the first call's
 seconds and error (its text, type, and a CallError's code, name and
 kind), the second call's residual.
 """
@@ -17,8 +17,9 @@ import os
 import sys
 import time
 
-proc_id, nproc, port, seed, late = (int(v) for v in sys.argv[1:6])
-mode = sys.argv[6]
+proc_id, nproc, port = (int(v) for v in sys.argv[1:4])
+mode, late, seed = sys.argv[4].split("-")
+late, seed = int(late), int(seed)
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 

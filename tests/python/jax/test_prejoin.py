@@ -13,43 +13,27 @@ nothing is left in /dev/shm (conftest).
     other process used to wait for good).  The other raises CallError (a
     ValueError) with the code rank 1 passed: MUSTER_EINVAL, its error
     being no memory shortage (StoreSet.fail_call)."""
-import json
 import os
-import subprocess
+import pathlib
 import sys
-import time
 
 import pytest
 
-from test_mpmd import HERE, free_port
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # tests/python
+import storecase  # noqa: E402
 
 
 def run(late, mode):
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=1", MUSTER_TIMEOUT="30",
-               MUSTER_JAX_TEST_FAIL_STAGE="1")
-    env["PYTHONPATH"] = os.pathsep.join([os.path.join(HERE, "..", "..", "..", "adapters", "jax"),
-                                         env.get("PYTHONPATH", "")])
-    port, seed = free_port(), int.from_bytes(os.urandom(3), "little")
-    procs = [subprocess.Popen([sys.executable, os.path.join(HERE, "prejoin_worker.py"), str(i), "2", str(port),
-                               str(seed), str(late), mode], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True) for i in range(2)]
-    t0, outs = time.monotonic(), []
-    try:
-        for p in procs:
-            outs.append(p.communicate(timeout=max(1, 150 - (time.monotonic() - t0)))[0])
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    res = []
-    for i, (p, out) in enumerate(zip(procs, outs)):
-        assert p.returncode == 0, f"process {i} (seed {seed}) failed:\n{out[-3000:]}"
-        lines = [ln for ln in out.splitlines() if ln.startswith("result ")]
-        assert lines, out[-3000:]
-        res.append(json.loads(lines[-1][len("result "):]))
+    """Both processes' result dicts (prejoin_worker.py), each checked to
+    have exited 0 with its second call solved."""
+    seed = int.from_bytes(os.urandom(3), "little")
+    env = {"XLA_FLAGS": "--xla_force_host_platform_device_count=1", "MUSTER_TIMEOUT": "30",
+           "MUSTER_JAX_TEST_FAIL_STAGE": "1"}
+    res = storecase.worker_results(*storecase.run_workers(HERE / "prejoin_worker.py", 2, f"{mode}-{late}-{seed}",
+                                                          HERE.parents[2] / "adapters" / "jax", env, budget=150))
     for r in res:
-        assert r["residual"] < 30, r
+        assert r["residual"] < 30, (seed, r)
     return res
 
 

@@ -7,7 +7,6 @@ muster_solve_comm_fail), whether rank 1 came first or last; the set stays
 usable, the next call solves on both; nothing is left in /dev/shm
 (conftest).  Before fail_call the other rank waited for the live rank 1
 however long.  The JAX adapter's test: tests/python/jax/test_prejoin.py."""
-import json
 import pathlib
 import sys
 
@@ -26,14 +25,9 @@ PEER = {ENOMEM: ("MusterStoreMemoryError", "MemoryError", "resource_exhausted"),
 def run(kind: str, late: int):
     """Both ranks' result dicts (prejoin_worker.py), each checked to have
     exited 0 with its second call solved."""
-    procs, outs = storecase.run_workers(HERE / "prejoin_worker.py", 2, f"{kind}-{late}",
-                                        HERE.parents[2] / "adapters" / "torch", {"MUSTER_TIMEOUT": "30"})
-    res = []
-    for r, (p, out) in enumerate(zip(procs, outs)):
-        assert p.returncode == 0, f"rank {r}:\n{out[-3000:]}"
-        lines = [ln for ln in out.splitlines() if ln.startswith("result ")]
-        assert lines, out[-3000:]
-        res.append(json.loads(lines[-1][len("result "):]))
+    res = storecase.worker_results(*storecase.run_workers(HERE / "prejoin_worker.py", 2, f"{kind}-{late}",
+                                                          HERE.parents[2] / "adapters" / "torch",
+                                                          {"MUSTER_TIMEOUT": "30"}))
     for r in res:
         assert r["residual"] < 1e-12, r
     return res
