@@ -24,7 +24,8 @@
 #      the same variables, the same proof from its NCCL log;
 #   3. (informational, not counted) a real two-host form: two network
 #      namespaces joined by a veth pair (tests/mpi/hosts.sh), 2 ranks each
-#      (hostB on GPUs 2,3), potrs over NCCL sockets on the veth link;
+#      on 4 GPUs or more (hostB on GPUs 2,3), 1 each on 2 or 3 (hostB on
+#      GPU 1), potrs over NCCL sockets on the veth link;
 #   4. nothing of ours left in /dev/shm.
 # Prints "ok - ..." / "not ok - ..." per case, "# info ..." for step 3,
 # "skip - ..." for a case not started (too few GPUs, or the run passed
@@ -185,18 +186,21 @@ echo "# step 1 c64: $(($(date +%s) - T0)) s"
 echo "# 3. (informational) two network namespaces joined by a veth pair, NCCL sockets on it"
 if over_budget "two namespaces"; then
   :
-elif [ "$ngpu" -ge 4 ] && [ -f "$repo/tests/mpi/hosts.sh" ] && command -v ip >/dev/null; then
+elif [ "$ngpu" -ge 2 ] && [ -f "$repo/tests/mpi/hosts.sh" ] && command -v ip >/dev/null; then
   (
     fail() { echo "# info: two-namespace form not possible here: $*"; exit 3; }
-    . "$repo/tests/mpi/hosts.sh" # $WORK, "$WORK/host", $HOSTS_MPIRUN (4 ranks, 2 a host), cleanup at exit
-    # hostB's ranks on GPUs 2 and 3 (its local ranks 0 and 1 would otherwise share hostA's)
-    sed -i "s|exec \"$WORK/host\" hostB|exec env CUDA_VISIBLE_DEVICES=2,3 \"$WORK/host\" hostB|" "$WORK/agent"
+    # 2 ranks a host on 4 GPUs or more, 1 on 2 or 3
+    HOSTS_SLOTS=$((ngpu >= 4 ? 2 : 1))
+    . "$repo/tests/mpi/hosts.sh" # $WORK, "$WORK/host", $HOSTS_MPIRUN, cleanup at exit
+    # hostB's ranks on the GPUs after hostA's (its local ranks would otherwise share hostA's)
+    if [ "$HOSTS_SLOTS" = 2 ]; then visA=0,1 visB=2,3; else visA=0 visB=1; fi
+    sed -i "s|exec \"$WORK/host\" hostB|exec env CUDA_VISIBLE_DEVICES=$visB \"$WORK/host\" hostB|" "$WORK/agent"
     d=$WORK/nccl
     mkdir -p "$d"
     chmod 777 "$d"
     x=""
     for v in MUSTER_PROVIDER_PATH MUSTER_MP_LIBDIR PYTHONPATH LD_LIBRARY_PATH; do x="$x -x $v=${!v}"; done
-    cmd="CUDA_VISIBLE_DEVICES=0,1 $HOSTS_MPIRUN $x -x NCCL_NVLS_ENABLE=0 -x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1 \
+    cmd="CUDA_VISIBLE_DEVICES=$visA $HOSTS_MPIRUN $x -x NCCL_NVLS_ENABLE=0 -x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1 \
       -x NCCL_NET=Socket -x NCCL_SOCKET_IFNAME=mv -x NCCL_DEBUG=INFO -x NCCL_DEBUG_FILE=$d/nccl.%h.%p \
       -x MUSTER_TIMEOUT=30 $muster solve potrs --launcher mpi --provider cusolvermp --n $N --json"
     timeout -k 5 60 "$WORK/host" hostA "$NSA" "$cmd" >"$WORK/job.log" 2>&1
@@ -212,7 +216,7 @@ elif [ "$ngpu" -ge 4 ] && [ -f "$repo/tests/mpi/hosts.sh" ] && command -v ip >/d
       echo "# info: two namespaces: did not pass (not counted)"
   )
 else
-  echo "# info: two-namespace form not tried (needs 4 GPUs, tests/mpi/hosts.sh and ip)"
+  echo "# info: two-namespace form not tried (needs 2 GPUs, tests/mpi/hosts.sh and ip)"
 fi
 echo "# step 3: $(($(date +%s) - T0)) s"
 

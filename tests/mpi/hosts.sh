@@ -14,9 +14,10 @@
 # subnet only), so the only path between the hosts is the veth pair.
 #
 # Gives: $WORK (removed at exit, with both namespaces), "$WORK/host" hostA
-# "$NSA" "COMMAND LINE" (runs it on hostA), $HOSTS_MPIRUN (mpirun -np 4
-# over both hosts, 2 slots each, and its options: append the program), and
-# $WORK/shm.log ("NAME: /dev/shm after the job: [...]" per host and job).
+# "$NSA" "COMMAND LINE" (runs it on hostA), $HOSTS_MPIRUN (mpirun over
+# both hosts, HOSTS_SLOTS ranks each (default 2: -np 4), and its options:
+# append the program), and $WORK/shm.log ("NAME: /dev/shm after the job:
+# [...]" per host and job).
 tag=$(( $$ % 250 + 1 ))
 NSA=muster-hostA-$$ NSB=muster-hostB-$$ VA=mva$$ VB=mvb$$
 NET=10.213.$tag
@@ -63,9 +64,10 @@ case "\$host" in
 esac
 EOF
 chmod +x "$WORK/host" "$WORK/agent"
-printf '%s slots=2\n%s slots=2\n' "$NET.1" "$NET.2" >"$WORK/hosts"
+slots=${HOSTS_SLOTS:-2}
+printf '%s slots=%d\n%s slots=%d\n' "$NET.1" "$slots" "$NET.2" "$slots" >"$WORK/hosts"
 
-HOSTS_MPIRUN="mpirun --allow-run-as-root --oversubscribe -np 4 --hostfile $WORK/hosts \
+HOSTS_MPIRUN="mpirun --allow-run-as-root --oversubscribe -np $((2 * slots)) --hostfile $WORK/hosts \
   --mca plm_rsh_agent $WORK/agent --mca pml ob1 --mca btl tcp,self --mca mpi_yield_when_idle 1 \
   --mca btl_tcp_if_include $NET.0/24 --mca oob_tcp_if_include $NET.0/24 \
   -x OPENBLAS_NUM_THREADS=1 -x PATH"
