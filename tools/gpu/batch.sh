@@ -30,6 +30,9 @@
 #                         $OUT/bench-mp-2.json; a copy of that run's JSON in
 #                         build/deps is added to)
 #   factors2              the gesvd / polar rows on 2 GPUs (issue 29)
+#   bench2-65536          potrs 65536 on 2 GPUs again, each column in fresh
+#                         processes (its one-node column failed for memory,
+#                         third in its processes, on 2026-11-27)
 #   factors4              the gesvd / polar rows on 4 GPUs (issue 29)
 # The benchmark steps need build/deps with jaxmg's wheel and build/deps091
 # (the 0.8 wheel and deps091 together pass 64 MiB: carry one or the other).
@@ -78,6 +81,7 @@ step() {
       rc=$?
       bench 2 bench-mp-2.json --columns jaxmg && return $rc ;;
     factors2) bench 2 bench-mp-factors-2.json --set factors ;;
+    bench2-65536) bench 2 bench-mp-2-65536.json --rows potrs:65536 ;;
     factors4) bench 4 bench-mp-factors-4.json --set factors ;;
     *) echo "batch.sh: unknown step $1" >&2; return 2 ;;
   esac
