@@ -101,7 +101,8 @@ class StoreColumn:
         return (a,) if self.row.routine in ("syevd",) + FACTORS else (a, self.row.b(self.ctx))
 
     def probe(self):
-        """One eager call: which engine the runtime chose (StoreSet.last)."""
+        """One eager call: which engine the runtime chose, and the engine's
+        own seconds (StoreSet.last; jitted calls do not set it)."""
         jax.block_until_ready(self.eager(*self.fresh()))
         self.last = dict(self.ctx.store.last)
 
@@ -164,13 +165,19 @@ class OneNodeColumn:
 
     def chose(self):
         """The engine of the last solve, as the process holding its rank 0
-        measured it (muster_jax.last_solve), told to every process."""
+        measured it (muster_jax.last_solve), told to every process: its
+        name, its own seconds (engine_seconds) and those of the whole
+        muster_solve_named (solve_seconds: join, solve, leave), so that the
+        call's time less these is the adapter's (staging, XLA)."""
         mine = self.mj.last_solve()
         name = (mine["provider"] or "").encode()[:32].ljust(32, b"\0")
-        names = [v.rstrip(b"\0").decode() for v in self.ctx.store.allgather(name)]
-        got = next((v for v in names if v), None)
-        return dict(provider=got or "?", reason="forced (provider=)" if self.provider else "the one-node choice",
-                    tile=mine["tile"] if mine["provider"] else None)
+        secs = np.array([mine["provider_s"], mine["solve_s"]] if mine["provider"] else [0.0, 0.0], np.float64)
+        got = [(v[:32].rstrip(b"\0").decode(), np.frombuffer(v[32:], np.float64))
+               for v in self.ctx.store.allgather(name + secs.tobytes())]
+        lead = next((g for g in got if g[0]), ("?", np.zeros(2)))
+        return dict(provider=lead[0], reason="forced (provider=)" if self.provider else "the one-node choice",
+                    tile=mine["tile"] if mine["provider"] else None, engine_seconds=float(lead[1][0]),
+                    solve_seconds=float(lead[1][1]))
 
 
 class JaxmgColumn:

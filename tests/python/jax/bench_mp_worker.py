@@ -91,12 +91,12 @@ def run_column(s, ctx, row, name, opts):
     err, times, info, chk = None, [], None, None
     try:
         col = columns.make(name, ctx, row, opts)
-        if name == "default":
-            col.probe()
         times, out = timed(s, col, SPEC["warmup"], SPEC["reps"])
         chk = columns.check(col, out)
-        info = col.chose()
         del out
+        if name == "default":  # a warm eager call: the engine the choice took, and its own seconds
+            col.probe()
+        info = col.chose()
     except Exception as e:  # noqa: BLE001 - any engine's failure is this column's result
         err = f"{type(e).__name__}: {e}".replace("\n", " ")
     try:  # every process learns whether any failed (their sets' rounds must stay in step)

@@ -89,6 +89,11 @@ def test_every_row_timed_and_checked(run):
         # tables say is faster here
         assert cols["default"]["provider"] in ("colllapack", "lapack"), cols["default"]
         assert cols["onenode"]["provider"] == "lapack", cols["onenode"]
+        # the engine's own seconds beside the call's: the one-node path's last
+        # timed call (and its muster_solve_named), the default's warm eager call
+        one = cols["onenode"]
+        assert 0 < one["engine_seconds"] <= one["solve_seconds"] < 30, one
+        assert cols["default"]["engine_seconds"] > 0, cols["default"]
         if importlib.util.find_spec("jaxmg") is None:
             assert cols["jaxmg"] == {"ran": False, "skipped": "jaxmg: not installed"}, cols["jaxmg"]
     big = rows[("potrs", 1048576, 1048576, 2)]["columns"]
