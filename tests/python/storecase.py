@@ -2,6 +2,7 @@
 (tests/python/{jax,torch}/test_store_distributed.py and their
 store_worker.py): starting the workers of one job, and the cases each
 worker runs on its StoreSet (muster_jax/muster_torch.distributed)."""
+import json
 import os
 import signal
 import socket
@@ -61,7 +62,6 @@ def worker_results(procs, outs) -> list:
     """Each worker's last "result " + JSON line, parsed, in rank order;
     every worker must have exited 0 and printed one (else an assertion
     with the end of its output)."""
-    import json
     res = []
     for r, (p, out) in enumerate(zip(procs, outs)):
         assert p.returncode == 0, f"rank {r} (exit {p.returncode}):\n{out[-3000:]}"

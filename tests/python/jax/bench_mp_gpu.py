@@ -218,11 +218,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def column_estimate(r, c, gpus, args) -> float:
+    """estimate() of row r's column c; 0 for a column that does not apply
+    (it runs nothing)."""
+    return 0.0 if applies(c, r["routine"]) else estimate(r["routine"], r["n"], gpus, c, args.warmup, args.reps,
+                                                          r["m"])
+
+
 def launch_cap(gpus, rows, cols, args) -> float:
-    """Seconds a launch may run: 3 times its estimate, + 60 (the start)."""
-    est = sum(0.0 if applies(c, r["routine"]) else
-              estimate(r["routine"], r["n"], gpus, c, args.warmup, args.reps, r["m"]) for r in rows for c in cols)
-    return 3 * est + 60
+    """Seconds a launch may run: 3 times its columns' estimates, + 60 (the start)."""
+    return 3 * sum(column_estimate(r, c, gpus, args) for r in rows for c in cols) + 60
 
 
 def stacks(procs):
@@ -261,7 +266,8 @@ def launch(gpus, rows, cols, args, deadline, env, tmp):
     for t in pumps:
         t.start()
     cap = time.time() + launch_cap(gpus, rows, cols, args)
-    killed, cut_at = False, min(deadline + 20, cap)
+    by_cap = cap < deadline + 20  # else the budget's end comes first
+    killed, cut_at = False, cap if by_cap else deadline + 20
     for p in procs:
         try:
             p.wait(timeout=max(1.0, cut_at - time.time()))
@@ -280,7 +286,7 @@ def launch(gpus, rows, cols, args, deadline, env, tmp):
         for i, tail in enumerate(tails):
             print(f"--- [{gpus} GPUs] process {i} (exit {rcs[i]}), last lines:\n" + "\n".join(tail), flush=True)
     return dict(gpus=gpus, columns=cols, rows=len(rows), seconds=round(time.monotonic() - t0, 1), exits=rcs,
-                killed_at_budget=killed and cut_at < cap, killed_at_cap=killed and cut_at == cap)
+                killed_at_budget=killed and not by_cap, killed_at_cap=killed and by_cap)
 
 
 def parse_rows(text, default=ROWS):
@@ -378,17 +384,14 @@ def plan(args):
 
 def print_plan(args, launches):
     """--list: the launches, their rows and estimated seconds."""
-    def est(r, c, g):  # a column that does not apply runs nothing
-        return 0.0 if applies(c, r["routine"]) else estimate(r["routine"], r["n"], g, c, args.warmup, args.reps,
-                                                              r["m"])
     total = 0.0
     for g, rows, cols, _ in launches:
-        t = 20 + sum(est(r, c, g) for r in rows for c in cols)
+        t = 20 + sum(column_estimate(r, c, g, args) for r in rows for c in cols)
         total += t
         print(f"{g} GPUs ({rows[0]['grid']} mesh), columns {','.join(cols)}: about {t:.0f} s")
         for r in rows:
             print(f"  {r['routine']} {shape(r)}: " + ", ".join(
-                f"{c} -" if applies(c, r["routine"]) else f"{c} {est(r, c, g):.0f} s" for c in cols))
+                f"{c} -" if applies(c, r["routine"]) else f"{c} {column_estimate(r, c, g, args):.0f} s" for c in cols))
     print(f"total about {total:.0f} s (budget {args.budget:.0f} s)")
 
 

@@ -55,8 +55,8 @@ export MUSTER_BUILD="$build" MUSTER_LIB_DIR="$build/lib" MUSTER_JOB=jbench$$
 export PYTHONPATH="$repo/adapters/jax${PYTHONPATH:+:$PYTHONPATH}"
 # XLA's pool (not preallocated) grows by regions that double and are never
 # given back, up to XLA_PYTHON_CLIENT_MEM_FRACTION of the GPU (default
-# 0.75): on 2026-11-27 (2 x H200, potrs 65536, 64 GiB of XLA's peak) it
-# held about 107 GiB and cusolvermp's 18 GiB did not fit in what was left.
+# 0.75): on 2026-11-27 (2 x H200, potrs 65536, 64 GiB of XLA's peak in
+# use) 124 GiB of the GPU were in use and cusolvermp's 18 GiB did not fit.
 # The engines allocate outside that pool: cap it at half (docs/jax.md).
 export MUSTER_TIMEOUT="${MUSTER_TIMEOUT:-120}" XLA_PYTHON_CLIENT_PREALLOCATE=false
 export XLA_PYTHON_CLIENT_MEM_FRACTION="${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.5}"
