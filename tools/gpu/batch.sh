@@ -34,6 +34,10 @@
 #                         processes (its one-node column failed for memory,
 #                         third in its processes, on 2026-11-27)
 #   factors4              the gesvd / polar rows on 4 GPUs (issue 29)
+#   tiled-check           run-tiled-sweep.sh check: the tiled engine's
+#                         lookahead and overlap cases (issue 27; < 180 s)
+#   tiled-bench           run-tiled-sweep.sh bench (< 300 s)
+#   smoke                 run-gpu-smoke.sh (every GPU provider once)
 # The benchmark steps need build/deps with jaxmg's wheel and build/deps091
 # (the 0.8 wheel and deps091 together pass 64 MiB: carry one or the other).
 set -u
@@ -83,6 +87,9 @@ step() {
     factors2) bench 2 bench-mp-factors-2.json --set factors ;;
     bench2-65536) bench 2 bench-mp-2-65536.json --rows potrs:65536 ;;
     factors4) bench 4 bench-mp-factors-4.json --set factors ;;
+    tiled-check) sh build/tests/gpu/run-tiled-sweep.sh check ;;
+    tiled-bench) sh build/tests/gpu/run-tiled-sweep.sh bench ;;
+    smoke) sh build/tests/gpu/run-gpu-smoke.sh ;;
     *) echo "batch.sh: unknown step $1" >&2; return 2 ;;
   esac
 }
@@ -90,7 +97,9 @@ step() {
 need() {
   case $1 in
     jax4 | jax4-091 | torch4*) echo 250 ;;
-    jax4-091-solves | mpi) echo 180 ;;
+    jax4-091-solves | mpi | tiled-check) echo 180 ;;
+    tiled-bench) echo 300 ;;
+    smoke) echo 240 ;;
     bench*) echo 200 ;;
     factors*) echo 400 ;;
     *) echo 60 ;;
