@@ -37,16 +37,25 @@
  * Pivoting and Householder panels run below potrf's rate on a GPU, so
  * these are optimistic until tools/gpu/calibrate-dn.sh measures them.
  *
- * geqrf, gesvd and polar are NOT calibrated either (issue 29: no GPU
- * measurement yet): their flop counts (M = max(m, n), K = min(m, n); the
- * estimate takes m = n, the query has no m) at the same rate curve:
- *   geqrf  2 (2 M K^2 - (2/3) K^3): Xgeqrf, and orgqr about as much;
- *   gesvd  4 M K^2 - (4/3) K^3 values only (the bidiagonalization), and
- *          14 M K^2 + 8 K^3 with vectors (Golub and Van Loan's count);
- *   polar  gesvd's with vectors + 2 m n K + 2 n^2 K (the two gemm).
- * cusolverDn's gesvd iterates on the bidiagonal far below potrf's rate, so
- * its time here is a lower bound; it decides nothing between engines yet
- * (no other GPU engine has these routines) beyond the memory check.
+ * geqrf is NOT calibrated either: its flop count (M = max(m, n),
+ * K = min(m, n); the estimate takes m = n, the query has no m),
+ * 2 (2 M K^2 - (2/3) K^3) for Xgeqrf and orgqr, at potrs's rate curve.
+ *
+ * gesvd and polar run at a rate of their own: cusolverDn's Xgesvd
+ * iterates on the bidiagonal, memory bound, far below potrf's rate.
+ * Their flops (Golub and Van Loan's counts) take SVD_K F (N + SVD_H) / N
+ * seconds, N = M:
+ *   gesvd  14 M K^2 + 8 K^3 with vectors (thin or full alike), and
+ *          4 M K^2 - (4/3) K^3 values only (the bidiagonalization: not
+ *          measured, the same rate assumed);
+ *   polar  gesvd's with vectors, plus the two gemm (2 m n K + 2 n^2 K)
+ *          at potrs's rate.
+ * SVD_K and SVD_H are fitted to the provider's f64 gesvd, thin vectors,
+ * on one H200 (issue 29's benchmark, 2026-11-28, 4 x H200 with A gathered
+ * onto one: 1.731 s at 4096 and 9.715 s at 8192; measured-h200.cost);
+ * the same fit gives 12.5 s for 16384 x 8192 (measured 13.09 s) and
+ * polar's 1.74 and 9.77 s (measured 1.725 and 9.786 s).  The dtype
+ * factors are potrs's until a complex gesvd is timed.
  */
 #include "dnInt.h"
 #include "factplan.h"
@@ -57,6 +66,9 @@
 #define LOCAL_BPS 1.0e12    /* bytes/s of a 2-D copy within one GPU (payload;
                                H100: 4.3 GB gathered and scattered in 5 ms) */
 #define HBM_BPS 3.0e12      /* bytes/s read by a memory-bound kernel        */
+#define SVD_K 4.626e-13     /* s per flop at the top of Xgesvd's rate (2.16
+                               TF/s; fit above)                            */
+#define SVD_H 6031          /* its rate's half point in N (fit above)      */
 
 /* k (s per n^2 (n + h)) and h per routine, f64 (fits above). */
 static const struct {
@@ -160,21 +172,25 @@ static int writes_a_back(const dn_shape_t *s) {
   return 1; /* potri: the legacy path scatters, the solve path writes each panel out */
 }
 
-/* geqrf, gesvd, polar: their flops (the header's counts). */
-static double factor_flops(const dn_shape_t *s) {
+/* geqrf, gesvd, polar: seconds of the factor routines (the header's
+ * counts and rates). */
+static double factor_seconds(const dn_shape_t *s) {
   double n = (double)s->n, m = (double)rows_of(s), M = m > n ? m : n, K = m < n ? m : n;
-  if (s->routine == MUSTER_GEQRF) return 2.0 * (2.0 * M * K * K - 2.0 / 3.0 * K * K * K);
-  if (s->routine == MUSTER_GESVD && (s->flags & MUSTER_NO_VECTORS)) return 4.0 * M * K * K - 4.0 / 3.0 * K * K * K;
-  double svd = 14.0 * M * K * K + 8.0 * K * K * K;
-  return s->routine == MUSTER_POLAR ? svd + 2.0 * m * n * K + 2.0 * n * n * K : svd;
+  double f = dtype_factor(MUSTER_POTRS, s->dtype);
+  if (s->routine == MUSTER_GEQRF) return f * flops_seconds(2.0 * (2.0 * M * K * K - 2.0 / 3.0 * K * K * K), M);
+  double svd_flops = (s->routine == MUSTER_GESVD && (s->flags & MUSTER_NO_VECTORS))
+                         ? 4.0 * M * K * K - 4.0 / 3.0 * K * K * K
+                         : 14.0 * M * K * K + 8.0 * K * K * K;
+  double svd = f * SVD_K * svd_flops * (M + SVD_H) / M;
+  if (s->routine != MUSTER_POLAR) return svd;
+  return svd + f * flops_seconds(2.0 * m * n * K + 2.0 * n * n * K, M);
 }
 
 /* Engine seconds of the routine on the target (no moves). */
 static double engine_seconds(const dn_shape_t *s) {
   double n = (double)s->n, m = (double)rows_of(s), nrhs = (double)s->nrhs;
   double e = (double)muster_dtype_bytes(s->dtype);
-  if (muster_routine_takes(s->routine) & MUSTER_TAKES_O)
-    return T_FIX + dtype_factor(MUSTER_POTRS, s->dtype) * flops_seconds(factor_flops(s), n > m ? n : m);
+  if (muster_routine_takes(s->routine) & MUSTER_TAKES_O) return T_FIX + factor_seconds(s);
   if (s->routine == MUSTER_GETRS)
     return T_FIX + dtype_factor(MUSTER_POTRS, s->dtype) * flops_seconds(2.0 / 3.0 * n * n * n, n) +
            2.0 * n * n * nrhs * e / HBM_BPS;

@@ -307,7 +307,7 @@ TEST_IMPL(dn_provider_model_matches_h200) {
   }
   muster__cost_free(t);
   dn_close(v, h, ctx);
-  ASSERT(checked >= 30);
+  ASSERT(checked >= 34); /* potrs, potri, syevd in four dtypes; gesvd, polar f64 */
   ASSERT_EQ(off, 0);
   return 0;
 }
@@ -342,6 +342,42 @@ TEST_IMPL(dn_vs_cmg_table_two_gpus) {
             (long long)want[i].n, dn, mg, note);
     ASSERT_EQ(mg < dn, want[i].mg_wins);
   }
+  muster__cost_free(t);
+  dn_close(v, h, ctx);
+  return 0;
+}
+
+/* gesvd and polar between one GPU and cuSOLVERMp (issue 29's benchmark on
+ * 4 x H200, 2026-11-28): the default took cusolverdn, whose model then
+ * said 0.34 s for gesvd 8192 (it took 9.7 s), over cusolvermp's 2.1 s,
+ * because the model ran gesvd at potrf's rate and cusolvermp had no rows.
+ * With the model fitted and the shipped 0.9.1 rows, cuSOLVERMp must win
+ * from 4096 up on 4 GPUs and on 2 (whose calls take the 4-GPU rows), and
+ * one GPU below 2048, where cuSOLVERMp's smallest measured time stands. */
+TEST_IMPL(dn_vs_mp_table_factors) {
+  void *h, *ctx;
+  const muster_provider_v2_t *v = dn_open(&h, &ctx);
+  if (!v) return 0;
+  char why[256], note[256], table[PATH_MAX];
+  muster__cost_t *t = NULL;
+  test_data_path(table, sizeof table, "providers/cusolvermp/cusolvermp.cost");
+  ASSERT_OK(muster__cost_read(table, &t, why, sizeof why));
+  static const int dev0123[4] = {0, 1, 2, 3};
+  static const struct {
+    muster_routine_t rt;
+    int64_t n;
+    int mp_wins;
+  } want[] = {{MUSTER_GESVD, 1024, 0}, {MUSTER_GESVD, 4096, 1}, {MUSTER_GESVD, 8192, 1}, {MUSTER_GESVD, 16384, 1},
+              {MUSTER_POLAR, 1024, 0}, {MUSTER_POLAR, 4096, 1}, {MUSTER_POLAR, 8192, 1}, {MUSTER_POLAR, 16384, 1}};
+  for (int nd = 2; nd <= 4; nd += 2)
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+      double dn = seconds(v, ctx, want[i].rt, MUSTER_F64, want[i].n, nd, dev0123, 0), mp = 0;
+      ASSERT_OK(muster__cost_lookup_ver(t, "0.9.1", want[i].rt, MUSTER_F64, nd, 1, want[i].n,
+                                        muster_routine_nrhs(want[i].rt, 1), &mp, note, sizeof note));
+      fprintf(stderr, "%s n=%lld on %d GPUs: cusolverdn %.4f s, cusolvermp %.4f s (%s)\n",
+              muster_routine_str(want[i].rt), (long long)want[i].n, nd, dn, mp, note);
+      ASSERT_EQ(mp < dn, want[i].mp_wins);
+    }
   muster__cost_free(t);
   dn_close(v, h, ctx);
   return 0;

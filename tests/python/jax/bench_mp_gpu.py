@@ -93,19 +93,22 @@ def estimate(routine: str, n: int, gpus: int, column: str, warmup: int, reps: in
     """Seconds one column of one row should take on H200s: scaled from the
     medians of docs/performance (cusolvermp potrs 32768: 0.24 s on 2 GPUs,
     0.17 s on 4; syevd 8192: 1.5 s; jaxmg's from issue 24), plus the
-    first call's setup and the check.  gesvd and polar have no GPU time
-    yet (issue 29): guesses at 8192 square, f64, from their algorithms:
-    cuSOLVERMp's gesvd (QDWH polar, syevd of H, a gemm) 4 s, its polar 2
-    s; cusolverDn's gesvd (QR iteration on the bidiagonal, memory-bound)
-    10 s, muster's cusolverdn polar (that gesvd, two gemm) the same; the
-    default taken as cusolverdn's (its model's lower bound can make the
-    choice take it); n^2.5 (cusolverDn n^2.7), a tall m x n A (m - n)/2n
-    more.  Rough: for planning and the budget."""
+    first call's setup and the check.  gesvd and polar: the medians of
+    4 x H200, 2026-11-28 (jax-multiprocess.md, f64, 8192 square):
+    cuSOLVERMp's gesvd 2.14 s (n^1.5, a tall A no longer), its polar 0.87 s
+    (n^1.8), the default since taken as cuSOLVERMp's; cusolverDn's gesvd
+    and muster's polar on it 9.7 s (n^2.5, a tall m x n A (m - n)/2n more);
+    jaxmg's gesvd 4.6 s (n^0.7), its polar 3.5 s (n^0.55); other GPU
+    counts taken as 4's.  Rough: for planning and the budget."""
     m = n if m is None else m
     if routine in FACTORS:
-        slow = column in ("dn", "mg", "onenode", "default")
-        t = (10.0 if slow else 4.0 if routine == "gesvd" else 2.0) * (n / 8192) ** (2.7 if slow else 2.5)
-        t *= (1 + (m - n) / (2 * n)) * (1.3 if column == "jaxmg" else 1.0)
+        x = n / 8192
+        if column in ("dn", "mg", "onenode"):
+            t = 9.7 * x ** 2.5 * (1 + (m - n) / (2 * n))
+        elif column == "jaxmg":
+            t = 4.6 * x ** 0.7 if routine == "gesvd" else 3.5 * x ** 0.55
+        else:
+            t = 2.14 * x ** 1.5 if routine == "gesvd" else 0.87 * x ** 1.8
     elif routine == "syevd":
         t = 1.5 * (n / 8192) ** 1.6
     else:
