@@ -2,8 +2,10 @@
  * The libraries, one GPU per rank, and the memory rule (plan.h: mp_need)
  * against each rank's free bytes (gels, geqrf, gesvd, polar: the query carries no m,
  * their rows, so the rule counts m = n; for a tall A a lower bound).  No
- * time model yet (seconds < 0: the cost table, else the priority, decides:
- * where cusolverdn can run a call its model wins, docs/choice.md). */
+ * time model yet (seconds < 0): the runtime ranks this provider by its cost
+ * table's time (cusolvermp.cost) against the others' estimates and tables,
+ * by its priority where the table has no row of the routine and dtype
+ * (docs/choice.md "Ranking"). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
