@@ -6,13 +6,18 @@ usage: store_worker.py PROC_ID NUM_PROCS PORT cases|gpu|jit|fault_kill|fault_sto
 (the last process SIGKILLs itself).  "jit": store_jit_case.py's (solve inside jax.jit; MUSTER_TEST_SEED).  The cases are tests/python/storecase.py's ("gpu": one GPU per process,
 solves with residuals).  "fault_*", "gpu_*" but "gpu": storefault.py's (the last process SIGKILLed or
 SIGSTOPped inside the engine: the blocking test engine colltwo on the CPU, cusolvermp's syevd on GPUs).
-Prints "proc I: ..." lines.
+Prints "proc I: ... [S s]" lines (S: seconds since the worker started), and every thread's Python stack on
+SIGUSR1 (storecase.worker_say).
 """
 import pathlib
 import sys
 
 proc_id, nproc, port, case = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/python
+
+import storecase  # noqa: E402  (before jax: a hang in jax.distributed's start shows its stack too)
+
+say = storecase.worker_say("proc", proc_id)
 
 import jax  # noqa: E402
 
@@ -25,12 +30,6 @@ jax.distributed.initialize(f"localhost:{port}", nproc, proc_id,
 import numpy as np  # noqa: E402
 
 import muster_jax.distributed as md  # noqa: E402
-import storecase  # noqa: E402
-
-
-def say(*what):
-    print(f"proc {proc_id}:", *what, flush=True)
-
 
 if case == "jit":  # store_jit_case.py: inside jax.jit against the eager form
     import os
