@@ -1,10 +1,12 @@
 """One process of a jax.distributed job meeting over jax's key-value store
 (muster_jax.distributed; test_store_distributed.py starts it).
 
-usage: store_worker.py PROC_ID NUM_PROCS PORT cases|gpu|jit|fault_kill|fault_stop|gpu_kill|gpu_stop
+usage: store_worker.py PROC_ID NUM_PROCS PORT cases|gpu|gpu_bootstrap|jit|fault_kill|fault_stop|gpu_kill|gpu_stop
 "cases": storecase's basic case, its one-node case, its grid case (2-D pieces), then its kill case on a second set
 (the last process SIGKILLs itself).  "jit": store_jit_case.py's (solve inside jax.jit; MUSTER_TEST_SEED).  The cases are tests/python/storecase.py's ("gpu": one GPU per process,
-solves with residuals).  "fault_*", "gpu_*" but "gpu": storefault.py's (the last process SIGKILLed or
+solves with residuals; "gpu_bootstrap": only storecase.solve_case on cusolvermp, eagerly, then close: the store
+bootstrap and NCCL working for a JAX program, run-mpi-gpu.sh's sockets case).  "fault_*", "gpu_*" but "gpu" and
+"gpu_bootstrap": storefault.py's (the last process SIGKILLed or
 SIGSTOPped inside the engine: the blocking test engine colltwo on the CPU, cusolvermp's syevd on GPUs).
 Prints "proc I: ... [S s]" lines (S: seconds since the worker started), and every thread's Python stack on
 SIGUSR1 (storecase.worker_say).
@@ -46,6 +48,12 @@ if case in ("fault_kill", "fault_stop", "gpu_kill", "gpu_stop"):
                                  n=8192 if on_gpu else 40, provider="cusolvermp" if on_gpu else "colltwo",
                                  timeout=5 if on_gpu else 2, warm=on_gpu, delay=0.8 if on_gpu else 0.5)
 s = md.store_set(timeout=20)
+if case == "gpu_bootstrap":  # potrs, getrs, syevd on cusolvermp, residuals checked
+    storecase.solve_case(md, s, proc_id, nproc, say, lambda x: jax.device_put(x, jax.local_devices()[0]),
+                         np.asarray, provider="cusolvermp")
+    s.close()
+    say("bootstrap done")
+    sys.exit(0)
 if case == "gpu":
     import store_jit_case
 
