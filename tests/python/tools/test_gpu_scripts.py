@@ -2,13 +2,21 @@
 one check before its cases that cusolvermp loads (2026-11-28: without
 cuSOLVERMp's libraries all 26 cases failed one by one), MUSTER_MP_LIBDIR
 never passed on empty, the two-namespace step naming what it lacks.
-The -k expressions of the scripts select what they say."""
+tools/gpu/batch.sh, its GPU scripts replaced by stubs that
+print what they were given: the `mpi` step takes cuSOLVERMp 0.9.1 from
+build/deps091 when build/deps holds no cuSOLVERMp wheel (2026-11-28: the
+carry held jaxmg's wheel only, and every case of run-mpi-gpu.sh failed),
+the 0.8 wheel when it does; the store steps' limits fit the budget left
+(the 4-GPU solves test ran past 320 s, its job cut by a budget 100 s
+under a limit the batch did not set)."""
+import io
 import os
 import pathlib
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 
 import pytest
 
@@ -74,6 +82,70 @@ def test_mpi_script_never_passes_an_empty_libdir(tmp_path):
     info = next(ln for ln in p.stdout.splitlines() if "two-namespace form not tried" in ln)
     assert "only 0 GPU(s), needs 2" in info and f"no {tmp_path}/tests/mpi/hosts.sh" in info, info
     assert ("no ip command" in info) == (shutil.which("ip") is None), info
+STUB = "#!/bin/sh\necho \"stub $0: $*\"; env | grep -E '^(MUSTER_MP_LIBDIR|LD_PRELOAD|STORE_[A-Z]*|MUSTER_TEST_BUDGET|BUDGET)=' | sort\n"
+
+
+def tree(tmp, wheel: bool):
+    """A repo root with the stubs, build/deps (the 0.8 wheel or jaxmg's
+    only) and build/deps091/mp091.tar.xz."""
+    for script in ("build/tests/gpu/run-mpi-gpu.sh", "tests/python/jax/run-store-gpu.sh"):
+        (tmp / script).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / script).write_text(STUB)
+    (tmp / "build/deps").mkdir()
+    (tmp / "build/deps/jaxmg-1.4.1-py3-none-any.whl").write_text("")
+    if wheel:
+        (tmp / "build/deps/nvidia_cusolvermp_cu13-0.8.0.3126-py3-none-manylinux_2_27_x86_64.whl").write_text("")
+    (tmp / "build/deps091").mkdir()
+    with tarfile.open(tmp / "build/deps091/mp091.tar.xz", "w:xz") as t:
+        info = tarfile.TarInfo("site/nvidia/nccl/lib/libnccl.so.2")
+        t.addfile(info, io.BytesIO(b""))
+
+
+def batch(tmp, *steps, budget=560):
+    env = {k: v for k, v in os.environ.items() if k not in ("MUSTER_MP_LIBDIR", "LD_PRELOAD", "STORE_TESTS",
+                                                            "STORE_TIMEOUT", "MUSTER_TEST_BUDGET", "T0")}
+    env.update(BUDGET=str(budget), OUT=str(tmp / "out"), MP091_DIR=str(tmp / "mp091"), TAIL="50")
+    p = subprocess.run(["bash", str(BATCH), *steps], cwd=tmp, env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def values(out):
+    return dict(re.findall(r"^([A-Z_0-9]+)=(.*)$", out, re.M))
+
+
+def test_mpi_step_takes_091_without_the_wheel(tmp_path):
+    tree(tmp_path, wheel=False)
+    out = batch(tmp_path, "mpi")
+    assert "stub build/tests/gpu/run-mpi-gpu.sh" in out and "=== mpi: exit 0" in out, out
+    v = values(out)
+    assert v["MUSTER_MP_LIBDIR"].startswith(f"{tmp_path}/mp091/site/nvidia/nccl/lib:"), out
+    assert v["LD_PRELOAD"] == f"{tmp_path}/mp091/site/nvidia/nccl/lib/libnccl.so.2", out
+    assert (tmp_path / "mp091/site/nvidia/nccl/lib/libnccl.so.2").exists()
+
+
+def test_mpi_step_takes_the_wheel_when_there(tmp_path):
+    tree(tmp_path, wheel=True)
+    out = batch(tmp_path, "mpi")
+    assert "=== mpi: exit 0" in out and "MUSTER_MP_LIBDIR" not in out and "LD_PRELOAD" not in out, out
+
+
+def test_store_steps_fit_the_budget(tmp_path):
+    """Each store script's limit is under the step's cut (the budget left
+    less 5 s); the solves step's job budget under that limit with room for
+    pytest's start and the stacks (and near the whole budget); a step
+    whose need exceeds what is left is skipped, said so."""
+    tree(tmp_path, wheel=False)
+    out = batch(tmp_path, "jax4-091-solves")
+    v = values(out)
+    assert v["STORE_TESTS"] == "solves_on_gpus", out
+    limit, job = int(v["STORE_TIMEOUT"]), int(v["MUSTER_TEST_BUDGET"])
+    assert 560 - 20 <= limit < 560 - 5 and limit - 30 <= job <= limit - 15, out
+    out = batch(tmp_path, "jax4-091")
+    v = values(out)
+    assert "MUSTER_TEST_BUDGET" not in v and 560 - 20 <= int(v["STORE_TIMEOUT"]) < 560 - 5, out
+    out = batch(tmp_path, "jax4-091", budget=400)
+    assert re.search(r"=== jax4-091: skipped \([0-9]+ s left, needs [0-9]+\)", out), out
 
 
 def test_store_selections_pick_what_they_say():
