@@ -9,7 +9,13 @@
 #     bash build/tests/gpu/run-mpi-gpu.sh   (or tests/gpu/run-mpi-gpu.sh: build/ then)
 # Environment: MN (matrix order, default 1001), BUDGET (seconds, default
 # 180), MPI_EXTRA (more mpirun options), PYTHON (default python3, with jax
-# and pytest), NGPU (pretend that many GPUs: a dry run where none is).
+# and pytest), NGPU (pretend that many GPUs; without a GPU the check below
+# stops the run, cusolvermp not loading).
+# First one check that cusolvermp loads (`muster providers`): where it does
+# not (no cuSOLVERMp wheel in <build>/deps and no MUSTER_MP_LIBDIR), one
+# line "mpigpu: not run: cusolvermp does not load (REASON); ..." saying how
+# to give it the libraries, and exit 1 (no case run; MUSTER_MP_LIBDIR is
+# passed on only when set).
 # Steps (each under timeout -k 5; the whole about 3 minutes on 4 x H200):
 #   1. CLI under mpirun, cusolvermp in GPU mode: potrs, syevd, getrs, gels
 #      x f64, c64, n = 1001 (divisible by neither 2 nor 4), on 2 and 4
@@ -20,12 +26,15 @@
 #   2. "two hosts": potrs and syevd on 2 and 4 ranks with NCCL on TCP
 #      sockets over lo (P2P and SHM off, NCCL_NET=Socket), NCCL's log in
 #      files: passes only when it says "via NET/Socket" and never via P2P
-#      or SHM; then the JAX store-bootstrap GPU test (2 processes) under
-#      the same variables, the same proof from its NCCL log;
+#      or SHM; then the JAX store-bootstrap GPU test alone
+#      (test_store_distributed.py -k bootstrap_over_nccl: 2 processes,
+#      potrs, getrs, syevd on cusolvermp; 120 s limit) under the same
+#      variables, the same proof from its NCCL log;
 #   3. (informational, not counted) a real two-host form: two network
 #      namespaces joined by a veth pair (tests/mpi/hosts.sh), 2 ranks each
 #      on 4 GPUs or more (hostB on GPUs 2,3), 1 each on 2 or 3 (hostB on
-#      GPU 1), potrs over NCCL sockets on the veth link;
+#      GPU 1), potrs over NCCL sockets on the veth link; not tried, it
+#      says which need is missing (2 GPUs, tests/mpi/hosts.sh, `ip`);
 #   4. nothing of ours left in /dev/shm.
 # Prints "ok - ..." / "not ok - ..." per case, "# info ..." for step 3,
 # "skip - ..." for a case not started (too few GPUs, or the run passed
@@ -41,16 +50,35 @@ N=${MN:-1001}
 tmp=$(mktemp -d /tmp/mpigpu.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 mp_libs "$tmp"
-export PYTHONPATH=${PYTHONPATH:-} LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} MUSTER_MP_LIBDIR=${MUSTER_MP_LIBDIR:-}
+export PYTHONPATH=${PYTHONPATH:-} LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
+# MUSTER_MP_LIBDIR only when it names something: set but empty, the
+# provider refuses to load ("MUSTER_MP_LIBDIR is set but empty")
+mpx=""
+if [ -n "${MUSTER_MP_LIBDIR:-}" ]; then export MUSTER_MP_LIBDIR; mpx="-x MUSTER_MP_LIBDIR"; else unset MUSTER_MP_LIBDIR; fi
 export MUSTER_TIMEOUT=${MUSTER_TIMEOUT:-60}
 unset MUSTER_PROVIDER
 gpu_info
-ngpu=${NGPU:-$(gpu_count)} # NGPU: a dry run of the script where no GPU is
+ngpu=${NGPU:-$(gpu_count)} # NGPU: pretend that many
 echo "# GPUs: $ngpu; n=$N; $(mpirun --version 2>&1 | head -1)"
-"$muster" providers 2>&1 | grep -A1 '^cusolvermp'
+# one check before the cases: cusolvermp loads here (its probe's answer in
+# `muster providers`), else every case would fail alike, one by one
+all=$("$muster" providers 2>&1)
+listing=$(echo "$all" | grep -A1 '^cusolvermp ')
+echo "$listing"
+case $(echo "$listing" | head -1) in
+  *" unavailable: "*) why=$(echo "$listing" | head -1 | sed 's/.* unavailable: //') ;;
+  *" available"*) why="" ;;
+  *) why="\`muster providers\` lists no cusolvermp from $MUSTER_PROVIDER_PATH: $(echo "$all" | tail -1)" ;;
+esac
+if [ -n "$why" ]; then
+  echo "mpigpu: not run: cusolvermp does not load ($why); give it cuSOLVERMp: the 0.8 wheel" \
+    "(nvidia_cusolvermp_cu13-*.whl) in $build/deps, or MUSTER_MP_LIBDIR (and LD_PRELOAD of its NCCL) from" \
+    "build/deps091 as tools/gpu/batch.sh's use091 sets them"
+  exit 1
+fi
 shm0=$(ls -A /dev/shm | sort)
 MPI="mpirun --allow-run-as-root --oversubscribe --bind-to none ${MPI_EXTRA:-} -x MUSTER_PROVIDER_PATH
-  -x MUSTER_MP_LIBDIR -x PYTHONPATH -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x MUSTER_TIMEOUT -x PATH"
+  $mpx -x PYTHONPATH -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x MUSTER_TIMEOUT -x PATH"
 SOCK_VARS="NCCL_P2P_DISABLE NCCL_SHM_DISABLE NCCL_NET NCCL_SOCKET_IFNAME NCCL_DEBUG NCCL_DEBUG_FILE"
 
 ok() { pass=$((pass + 1)); echo "ok - $*"; }
@@ -154,6 +182,7 @@ done
 d=$tmp/nccl-jax
 mkdir -p "$d"
 t=$SECONDS
+JAX_LIMIT=120
 jaxtest=$repo/tests/python/jax/test_store_distributed.py
 if [ ! -f "$jaxtest" ]; then
   skipped=$((skipped + 1))
@@ -164,16 +193,19 @@ fi
   sockets "$d"
   export MUSTER_BUILD=$build MUSTER_LIB_DIR=$build/lib XLA_PYTHON_CLIENT_PREALLOCATE=false
   export PYTHONPATH="$repo/adapters/jax${PYTHONPATH:+:$PYTHONPATH}" MUSTER_TIMEOUT=20
-  MUSTER_TEST_GPUS=2 timeout -k 5 120 "${PYTHON:-python3}" -m pytest -q -rfE -p no:cacheprovider \
-    "$jaxtest" -k gpu >"$tmp/jax.log" 2>&1
+  # the one narrow test (2 processes: potrs, getrs, syevd on cusolvermp, its
+  # workers cut at 90 s with their stacks shown); -k gpu is the whole GPU suite
+  MUSTER_TEST_GPUS=2 timeout -k 5 "$JAX_LIMIT" "${PYTHON:-python3}" -m pytest -q -rfE -p no:cacheprovider \
+    "$jaxtest" -k bootstrap_over_nccl >"$tmp/jax.log" 2>&1
 )
 rc=$?
 if [ ! -e "$tmp/jax.log" ]; then
   :
 elif [ "$rc" = 0 ] && grep -q '1 passed' "$tmp/jax.log"; then
-  ok "sockets jax store bootstrap (2 processes, cusolvermp): $(tail -1 "$tmp/jax.log") ($((SECONDS - t)) s)"
+  ok "sockets jax store bootstrap (2 processes, cusolvermp): $(tail -1 "$tmp/jax.log")" \
+    "($((SECONDS - t)) s of its $JAX_LIMIT s limit)"
 else
-  bad "sockets jax store bootstrap: exit $rc"
+  bad "sockets jax store bootstrap: exit $rc ($((SECONDS - t)) s, limit $JAX_LIMIT s)"
   tail -30 "$tmp/jax.log" | sed 's/^/    /'
 fi
 [ -e "$tmp/jax.log" ] && nccl_net "sockets jax" "$d"
@@ -199,7 +231,9 @@ elif [ "$ngpu" -ge 2 ] && [ -f "$repo/tests/mpi/hosts.sh" ] && command -v ip >/d
     mkdir -p "$d"
     chmod 777 "$d"
     x=""
-    for v in MUSTER_PROVIDER_PATH MUSTER_MP_LIBDIR PYTHONPATH LD_LIBRARY_PATH; do x="$x -x $v=${!v}"; done
+    for v in MUSTER_PROVIDER_PATH MUSTER_MP_LIBDIR PYTHONPATH LD_LIBRARY_PATH; do
+      [ -z "${!v:-}" ] || x="$x -x $v=${!v}"
+    done
     cmd="CUDA_VISIBLE_DEVICES=$visA $HOSTS_MPIRUN $x -x NCCL_NVLS_ENABLE=0 -x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1 \
       -x NCCL_NET=Socket -x NCCL_SOCKET_IFNAME=mv -x NCCL_DEBUG=INFO -x NCCL_DEBUG_FILE=$d/nccl.%h.%p \
       -x MUSTER_TIMEOUT=30 $muster solve potrs --launcher mpi --provider cusolvermp --n $N --json"
@@ -215,8 +249,12 @@ elif [ "$ngpu" -ge 2 ] && [ -f "$repo/tests/mpi/hosts.sh" ] && command -v ip >/d
     [ "$rc" = 0 ] && [ "$(field ok "$js")" = true ] && echo "# info: two namespaces: WORKS" ||
       echo "# info: two namespaces: did not pass (not counted)"
   )
-else
-  echo "# info: two-namespace form not tried (needs 2 GPUs, tests/mpi/hosts.sh and ip)"
+else # which of its needs is missing, so that the next run's log says
+  why=""
+  [ "$ngpu" -ge 2 ] || why="only $ngpu GPU(s), needs 2"
+  [ -f "$repo/tests/mpi/hosts.sh" ] || why="${why:+$why; }no $repo/tests/mpi/hosts.sh (run from the repo root)"
+  command -v ip >/dev/null || why="${why:+$why; }no ip command (iproute2 not installed)"
+  echo "# info: two-namespace form not tried: $why"
 fi
 echo "# step 3: $(($(date +%s) - T0)) s"
 

@@ -33,7 +33,7 @@ export MUSTER_BUILD="$build" MUSTER_LIB_DIR="$build/lib" MUSTER_JOB=${adapter}st
 export PYTHONPATH="$repo/adapters/$adapter${PYTHONPATH:+:$PYTHONPATH}"
 export NCCL_NVLS_ENABLE=0 MUSTER_TIMEOUT=${MUSTER_TIMEOUT:-20} XLA_PYTHON_CLIENT_PREALLOCATE=false
 # each job's budget under the whole run's, so that a job still running is
-# killed with its processes' output shown (storecase.run_workers)
+# killed with its processes' output and Python stacks shown (storecase.run_workers)
 st=${STORE_TIMEOUT:-420}
 export MUSTER_TEST_BUDGET=${MUSTER_TEST_BUDGET:-$((st - 100))}
 MUSTER_TEST_GPUS=$gpus timeout -k 5 "$st" "$PY" -m pytest -q -rfEP -p no:cacheprovider \

@@ -2,6 +2,7 @@
 (tests/python/{jax,torch}/test_store_distributed.py and their
 store_worker.py): starting the workers of one job, and the cases each
 worker runs on its StoreSet (muster_jax/muster_torch.distributed)."""
+import faulthandler
 import json
 import os
 import signal
@@ -17,13 +18,42 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def worker_say(who: str, me: int):
+    """For a worker of run_workers, first thing: every thread's Python
+    stack printed on SIGUSR1 (run_workers' signal before it kills a late
+    job: where each process waited), and its say(): "WHO ME: ..." lines
+    ending with " [S s]", the seconds since this call (slow or hung: the
+    log tells).  Checks match these lines by what they start with."""
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    t0 = time.monotonic()
+
+    def say(*what):
+        print(f"{who} {me}:", *what, f"[{time.monotonic() - t0:.1f} s]", flush=True)
+    return say
+
+
+def stacks(procs, wait: float = 3.0):
+    """Every live process's Python stacks into its output (SIGUSR1: the
+    worker's faulthandler; a worker without one ends by it), then `wait`
+    s for them to arrive."""
+    for q in procs:
+        if q.poll() is None:
+            try:
+                q.send_signal(signal.SIGUSR1)
+            except OSError:
+                pass
+    time.sleep(wait)
+
+
 def run_workers(worker, nproc: int, case: str, adapter_dir, env_extra=None, budget: float = 120):
     """Start `worker` PROC NPROC PORT CASE for every process; (procs, outputs).
     Each process writes to a file of its own (unbuffered), so that a job
     still running after `budget` seconds is killed with what it printed
-    kept: its output then ends with a line saying so, and its returncode
-    is the kill's.  MUSTER_TEST_BUDGET (seconds), when set, lowers the
-    budget: a GPU script sets it under its own outer timeout."""
+    kept: each live process is first sent SIGUSR1 (worker_say's handler
+    prints its Python stacks), 3 s later killed; its output then ends
+    with a line saying so, and its returncode is the kill's (SIGUSR1's
+    for a worker without that handler).  MUSTER_TEST_BUDGET (seconds), when set, lowers the budget: a GPU
+    script sets it under its own outer timeout."""
     import tempfile
     budget = min(budget, float(os.environ.get("MUSTER_TEST_BUDGET", budget)))
     env = dict(os.environ, **(env_extra or {}))
@@ -34,13 +64,14 @@ def run_workers(worker, nproc: int, case: str, adapter_dir, env_extra=None, budg
         files = [open(os.path.join(logs, f"{i}.log"), "w+") for i in range(nproc)]
         procs = [subprocess.Popen([sys.executable, str(worker), str(i), str(nproc), str(port), case], env=env,
                                   stdout=f, stderr=subprocess.STDOUT, text=True) for i, f in enumerate(files)]
-        t0, late = time.monotonic(), False
+        t0, late = time.monotonic(), []
         try:
             for p in procs:
                 try:
                     p.wait(timeout=max(1, budget - (time.monotonic() - t0)))
                 except subprocess.TimeoutExpired:
-                    late = True
+                    late = [q.poll() is None for q in procs]
+                    stacks(procs)
                     break
         finally:
             for p in procs:
@@ -48,12 +79,13 @@ def run_workers(worker, nproc: int, case: str, adapter_dir, env_extra=None, budg
                     p.kill()
                     p.wait()
         outs = []
-        for p, f in zip(procs, files):
+        for i, (p, f) in enumerate(zip(procs, files)):
             f.seek(0)
             out = f.read()
             f.close()
-            if late and p.returncode == -signal.SIGKILL:
-                out += f"\n[run_workers: still running after the {budget:.0f} s budget: killed]\n"
+            if late and late[i]:
+                out += (f"\n[run_workers: still running after the {budget:.0f} s budget: its Python stacks above "
+                        "(SIGUSR1), then killed]\n")
             outs.append(out)
     return procs, outs
 

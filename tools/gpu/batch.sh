@@ -10,19 +10,29 @@
 # such a file does not come back from the device), its last $TAIL lines
 # (default 25) to stdout with its exit status and seconds; a step is
 # skipped when less than its need (below) is left of BUDGET seconds
-# (default 560), and cut 5 s before the budget's end.  Steps:
+# (default 560), and cut 5 s before the budget's end.  The store steps'
+# limit (STORE_TIMEOUT of tests/python/run-store-gpu.sh) is the budget left
+# less 10 s, so that a job still running is cut by its own budget
+# (MUSTER_TEST_BUDGET: 100 s under that limit, else as said), its
+# processes' stacks and output shown.  Steps:
 #   jax4, jax2            muster_jax's store script on 4 / 2 GPUs, cuSOLVERMp
-#                         0.8 (the wheel in build/deps)
+#                         0.8 (the wheel in build/deps); jax4 and jax4-091
+#                         need 480 s (the solves test alone ran past 320 s
+#                         on 4 x H200, 2026-11-28): run them first
 #   jax4-091, jax2-091    the same on 0.9.1 (build/deps091: MUSTER_MP_LIBDIR
 #                         and its NCCL preloaded, as run-bench-mp-gpu.sh)
-#   jax4-091-solves       the solves test alone (STORE_TESTS=solves_on_gpus)
+#   jax4-091-solves       the solves test alone (STORE_TESTS=solves_on_gpus),
+#                         on 0.9.1, with the whole budget left: its workers'
+#                         MUSTER_TEST_BUDGET 30 s under it (needs 420 s)
 #   torch4, torch2        muster_torch's store script (0.8)
 #   torch4-091, torch2-091  the same on 0.9.1 (issue 29: torch's gesvd /
 #                         polar on the release that has them)
 #   prejoin2              test_prejoin.py's mesh cases on 2 GPUs (the
 #                         staging fault before a device joins; ~20 s)
 #   probe                 run-probe-jit-polar.sh 4 (0.9.1)
-#   mpi                   run-mpi-gpu.sh with the budget left (its last three)
+#   mpi                   run-mpi-gpu.sh with the budget left (its last three),
+#                         on 0.9.1 (use091) when build/deps holds no
+#                         cuSOLVERMp wheel and MUSTER_MP_LIBDIR is not set
 #   bench2-rest           issue 24's three 2-GPU rows that ran short of memory
 #   bench2, bench4        issue 24's whole table on 2 / 4 GPUs
 #   bench2-more           what the 2026-11-27 23:05 run of bench2 left: muster's
@@ -48,11 +58,25 @@ OUT=${OUT:-/tmp/gpu-batch}
 mkdir -p "$OUT"
 left() { echo $((BUDGET - ($(date +%s) - T0))); }
 
-use091() {
-  local dir=/tmp/mp091
+use091() { # cuSOLVERMp 0.9.1 from build/deps091's archive (unpacked in MP091_DIR)
+  local dir=${MP091_DIR:-/tmp/mp091}
   [ -d $dir/site ] || { mkdir -p $dir && tar -xJf build/deps091/mp091.tar.xz -C $dir; } || return 1
   export MUSTER_MP_LIBDIR=$dir/site/nvidia/nccl/lib:$dir/site/nvidia/cu13/lib:$dir/site/nvidia/cublasmp/cu13/lib
   export LD_PRELOAD=$dir/site/nvidia/nccl/lib/libnccl.so.2
+}
+
+# cuSOLVERMp for run-mpi-gpu.sh: what is set, else the 0.8 wheel in
+# build/deps (gpu-env.sh's mp_libs unpacks it), else 0.9.1's archive
+mp_any() {
+  [ -n "${MUSTER_MP_LIBDIR:-}" ] && return 0
+  ls build/deps/nvidia_cusolvermp_cu13-*.whl >/dev/null 2>&1 && return 0
+  use091 && return 0
+  echo "batch.sh: no cuSOLVERMp: no build/deps/nvidia_cusolvermp_cu13-*.whl, no build/deps091/mp091.tar.xz" >&2
+  return 1
+}
+
+store() { # ADAPTER GPUS: its store script, cut 10 s before the budget's end
+  STORE_TIMEOUT=$(($(left) - 10)) sh "tests/python/$1/run-store-gpu.sh" build "$2"
 }
 
 bench() { # GPUS JSON [options]
@@ -63,19 +87,19 @@ bench() { # GPUS JSON [options]
 
 step() {
   case $1 in
-    jax4) sh tests/python/jax/run-store-gpu.sh build 4 ;;
-    jax2) sh tests/python/jax/run-store-gpu.sh build 2 ;;
-    jax4-091) use091 && sh tests/python/jax/run-store-gpu.sh build 4 ;;
-    jax2-091) use091 && sh tests/python/jax/run-store-gpu.sh build 2 ;;
-    jax4-091-solves) use091 && STORE_TESTS=solves_on_gpus sh tests/python/jax/run-store-gpu.sh build 4 ;;
-    torch4) sh tests/python/torch/run-store-gpu.sh build 4 ;;
-    torch2) sh tests/python/torch/run-store-gpu.sh build 2 ;;
-    torch4-091) use091 && sh tests/python/torch/run-store-gpu.sh build 4 ;;
-    torch2-091) use091 && sh tests/python/torch/run-store-gpu.sh build 2 ;;
+    jax4) store jax 4 ;;
+    jax2) store jax 2 ;;
+    jax4-091) use091 && store jax 4 ;;
+    jax2-091) use091 && store jax 2 ;;
+    jax4-091-solves) use091 && STORE_TESTS=solves_on_gpus MUSTER_TEST_BUDGET=$(($(left) - 30)) store jax 4 ;;
+    torch4) store torch 4 ;;
+    torch2) store torch 2 ;;
+    torch4-091) use091 && store torch 4 ;;
+    torch2-091) use091 && store torch 2 ;;
     prejoin2) MUSTER_BUILD=build MUSTER_JAX_PLATFORM=cuda CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0,1} \
       $PYTHON -m pytest -q -p no:cacheprovider tests/python/jax/test_prejoin.py -k "not store" ;;
     probe) bash tests/python/jax/run-probe-jit-polar.sh 4 ;;
-    mpi) BUDGET=$(($(left) - 20)) bash build/tests/gpu/run-mpi-gpu.sh ;;
+    mpi) mp_any && BUDGET=$(($(left) - 20)) bash build/tests/gpu/run-mpi-gpu.sh ;;
     bench2-rest) bench 2 bench-mp-2-rest.json --rows potrs:65536,syevd:16384,getrs:16384 ;;
     bench2) bench 2 bench-mp-2.json ;;
     bench4) bench 4 bench-mp-4.json ;;
@@ -96,8 +120,10 @@ step() {
 
 need() {
   case $1 in
-    jax4 | jax4-091 | torch4*) echo 250 ;;
-    jax4-091-solves | mpi | tiled-check) echo 180 ;;
+    jax4 | jax4-091) echo 480 ;;
+    jax4-091-solves) echo 420 ;;
+    torch4*) echo 250 ;;
+    mpi | tiled-check) echo 180 ;;
     tiled-bench) echo 300 ;;
     smoke) echo 240 ;;
     bench*) echo 200 ;;

@@ -1,18 +1,25 @@
 """One process of a jax.distributed job meeting over jax's key-value store
 (muster_jax.distributed; test_store_distributed.py starts it).
 
-usage: store_worker.py PROC_ID NUM_PROCS PORT cases|gpu|jit|fault_kill|fault_stop|gpu_kill|gpu_stop
+usage: store_worker.py PROC_ID NUM_PROCS PORT cases|gpu|gpu_bootstrap|jit|fault_kill|fault_stop|gpu_kill|gpu_stop
 "cases": storecase's basic case, its one-node case, its grid case (2-D pieces), then its kill case on a second set
 (the last process SIGKILLs itself).  "jit": store_jit_case.py's (solve inside jax.jit; MUSTER_TEST_SEED).  The cases are tests/python/storecase.py's ("gpu": one GPU per process,
-solves with residuals).  "fault_*", "gpu_*" but "gpu": storefault.py's (the last process SIGKILLed or
+solves with residuals; "gpu_bootstrap": only storecase.solve_case on cusolvermp, eagerly, then close: the store
+bootstrap and NCCL working for a JAX program, run-mpi-gpu.sh's sockets case).  "fault_*", "gpu_*" but "gpu" and
+"gpu_bootstrap": storefault.py's (the last process SIGKILLed or
 SIGSTOPped inside the engine: the blocking test engine colltwo on the CPU, cusolvermp's syevd on GPUs).
-Prints "proc I: ..." lines.
+Prints "proc I: ... [S s]" lines (S: seconds since the worker started), and every thread's Python stack on
+SIGUSR1 (storecase.worker_say).
 """
 import pathlib
 import sys
 
 proc_id, nproc, port, case = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/python
+
+import storecase  # noqa: E402  (before jax: a hang in jax.distributed's start shows its stack too)
+
+say = storecase.worker_say("proc", proc_id)
 
 import jax  # noqa: E402
 
@@ -25,12 +32,6 @@ jax.distributed.initialize(f"localhost:{port}", nproc, proc_id,
 import numpy as np  # noqa: E402
 
 import muster_jax.distributed as md  # noqa: E402
-import storecase  # noqa: E402
-
-
-def say(*what):
-    print(f"proc {proc_id}:", *what, flush=True)
-
 
 if case == "jit":  # store_jit_case.py: inside jax.jit against the eager form
     import os
@@ -47,6 +48,12 @@ if case in ("fault_kill", "fault_stop", "gpu_kill", "gpu_stop"):
                                  n=8192 if on_gpu else 40, provider="cusolvermp" if on_gpu else "colltwo",
                                  timeout=5 if on_gpu else 2, warm=on_gpu, delay=0.8 if on_gpu else 0.5)
 s = md.store_set(timeout=20)
+if case == "gpu_bootstrap":  # potrs, getrs, syevd on cusolvermp, residuals checked
+    storecase.solve_case(md, s, proc_id, nproc, say, lambda x: jax.device_put(x, jax.local_devices()[0]),
+                         np.asarray, provider="cusolvermp")
+    s.close()
+    say("bootstrap done")
+    sys.exit(0)
 if case == "gpu":
     import store_jit_case
 

@@ -8,7 +8,8 @@ a PrefixStore each), a DeviceMesh's DTensor, the hostile cases; then storecase's
 (the last process SIGKILLs itself).  "gpu": one GPU per rank, nccl, solves with residuals on column
 blocks (storecase.solve_case) and on grids (gridcase.gpu_grid_case).  "fault_*", "gpu_*" but "gpu":
 storefault.py's (the last rank SIGKILLed or SIGSTOPped inside the engine: the blocking test engine colltwo
-on the CPU, cusolvermp's syevd on GPUs).  Prints "rank R: ..." lines.
+on the CPU, cusolvermp's syevd on GPUs).  Prints "rank R: ... [S s]" lines (S: seconds since the rank
+started), and every thread's Python stack on SIGUSR1 (storecase.worker_say).
 """
 import datetime
 import pathlib
@@ -16,6 +17,10 @@ import sys
 
 rank, world, port, case = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/python
+
+import storecase  # noqa: E402  (before torch: a hang in its start shows its stack too)
+
+say = storecase.worker_say("rank", rank)
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
@@ -30,12 +35,6 @@ import numpy as np  # noqa: E402
 
 import gridcase  # noqa: E402
 import muster_torch.distributed as md  # noqa: E402
-import storecase  # noqa: E402
-
-
-def say(*what):
-    print(f"rank {rank}:", *what, flush=True)
-
 
 if case in ("fault_kill", "fault_stop", "gpu_kill", "gpu_stop"):
     import signal
