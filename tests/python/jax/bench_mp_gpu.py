@@ -52,8 +52,6 @@ import json
 import os
 import pathlib
 import re
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -65,6 +63,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 sys.path.insert(0, str(REPO / "tools"))
 import mp_bench_table  # noqa: E402  (the table; its shape() labels rows here too)
+sys.path.insert(0, str(REPO / "tests" / "python"))
+from storecase import free_port, stacks  # noqa: E402  (SIGUSR1 to every live worker, then 3 s)
 
 BENCH, SCHEMA = "muster-jax-mp-bench", 1
 # rows: (routine, m, n), A m x n (square but for gesvd's and polar's m)
@@ -215,12 +215,6 @@ def header(args):
 
 
 # --------------------------------------------------------------- launching
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def column_estimate(r, c, gpus, args) -> float:
     """estimate() of row r's column c; 0 for a column that does not apply
     (it runs nothing)."""
@@ -231,18 +225,6 @@ def column_estimate(r, c, gpus, args) -> float:
 def launch_cap(gpus, rows, cols, args) -> float:
     """Seconds a launch may run: 3 times its columns' estimates, + 60 (the start)."""
     return 3 * sum(column_estimate(r, c, gpus, args) for r in rows for c in cols) + 60
-
-
-def stacks(procs):
-    """Every live process's Python stacks into its output (SIGUSR1: the
-    worker's faulthandler), then 3 s for them to arrive."""
-    for q in procs:
-        if q.poll() is None:
-            try:
-                q.send_signal(signal.SIGUSR1)
-            except OSError:
-                pass
-    time.sleep(3)
 
 
 def launch(gpus, rows, cols, args, deadline, env, tmp):
