@@ -137,6 +137,7 @@ TEST_ENTRY(comm_dist_4x1, 30)
 /* muster_solve_comm's one-node route (test_comm_stage.c, test_comm_local.c;
  * its faults in test_comm_local_faults.c) */
 TEST_ENTRY(comm_stage_host, 10)
+TEST_ENTRY(comm_stage_host_outputs_only, 10)
 TEST_ENTRY(comm_plan_kept_choice, 10)
 TEST_ENTRY(comm_plan_context, 10)
 TEST_ENTRY(comm_stage_cuda, 10)

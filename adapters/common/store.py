@@ -84,7 +84,8 @@ def call_shape(lib, who: str, routine: str, n: int, m, b_shape, full_matrices=Fa
                grid=None) -> dict:
     """What the adapters' distributed solve() passes for `routine`, its
     keywords checked: {"m": A's rows, "nrhs": B's columns (for geqrf,
-    gesvd and polar the columns of the B the factors come back in), "flags",
+    gesvd and polar the columns of the B the factors come back in), "flags"
+    (MUSTER_NO_FACTOR for potrs, getrs and gels: solve() returns X alone),
     "w": reals written into W, "outputs": _runtime.routine_outputs' dict
     (geqrf, gesvd, polar) or None}.  b_shape: B's shape, None without B.
     ValueError (prefixed `who`) for a routine, keyword or B it does not
@@ -107,6 +108,8 @@ def call_shape(lib, who: str, routine: str, n: int, m, b_shape, full_matrices=Fa
     if takes_b:
         _grid.check_shape("B", b_shape, (rows, b_shape[-1]) if len(b_shape) == 2 else (rows,), who, " (all of B)")
     flags = (_runtime.FULL_MATRICES if full_matrices else 0) | (_runtime.NO_VECTORS if no_vectors else 0)
+    if takes_b:  # potrs, getrs, gels return X alone, A's copy dropped: no factor to write back or stage out
+        flags |= _runtime.NO_FACTOR
     out = dict(m=rows, flags=flags, nrhs=(int(b_shape[1]) if len(b_shape) == 2 else 1) if takes_b else 0,
                w=n if routine == "syevd" else 0, outputs=None)
     if routine in FACTORS:

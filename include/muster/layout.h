@@ -377,6 +377,26 @@ static inline int muster_routine_outputs(int routine, unsigned flags, int64_t m,
   return 0;
 }
 
+/* 1 when the caller's A holds an output after the call: potrs's factor
+ * (unless MUSTER_NO_FACTOR), potri's inverse, syevd's eigenvectors (unless
+ * MUSTER_NO_VECTORS), the factor of geqrf, gesvd or polar that
+ * muster_routine_outputs puts there; 0 when the routine leaves A as it was
+ * (getrs, gels; gesvd with MUSTER_NO_VECTORS) or unspecified
+ * (MUSTER_NO_FACTOR, syevd's MUSTER_NO_VECTORS), so nothing needs to
+ * travel back into it (the one-node route's staging, a provider's
+ * scatter).  m: A's rows (the factor routines'), else n. */
+static inline int muster_routine_writes_a(int routine, unsigned flags, int64_t m, int64_t n) {
+  muster_outputs_t o;
+  switch (routine) {
+  case MUSTER_POTRS: return !(flags & MUSTER_NO_FACTOR);
+  case MUSTER_POTRI: return 1;
+  case MUSTER_SYEVD: return !(flags & MUSTER_NO_VECTORS);
+  case MUSTER_GETRS:
+  case MUSTER_GELS: return 0;
+  default: return muster_routine_outputs(routine, flags, m, n, &o) == 0 && o.a_holds != MUSTER_FACTOR_NONE;
+  }
+}
+
 /* muster_routine_outputs for callers that cannot use an inline function
  * (ctypes): out[MUSTER_OUTPUTS_FLAT] gets a_holds, nparts, then part 0's and
  * part 1's what, rows, cols, offset, then b_cols, w_count.  Its return. */

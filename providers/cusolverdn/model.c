@@ -161,15 +161,7 @@ void dn_need(const dn_shape_t *s, dn_need_t *need) {
 
 /* Does the caller get A back (so the scatter is paid)? */
 static int writes_a_back(const dn_shape_t *s) {
-  if (s->in_place) return 0;
-  if (s->routine == MUSTER_POTRS) return !(s->flags & MUSTER_NO_FACTOR);
-  if (s->routine == MUSTER_SYEVD) return !(s->flags & MUSTER_NO_VECTORS);
-  if (s->routine == MUSTER_GETRS || s->routine == MUSTER_GELS) return 0; /* A is left as it was */
-  if (muster_routine_takes(s->routine) & MUSTER_TAKES_O) { /* A's factor, unless the rule leaves A */
-    muster_outputs_t o;
-    return muster_routine_outputs(s->routine, s->flags, rows_of(s), s->n, &o) == 0 && o.a_holds;
-  }
-  return 1; /* potri: the legacy path scatters, the solve path writes each panel out */
+  return !s->in_place && muster_routine_writes_a(s->routine, s->flags, rows_of(s), s->n);
 }
 
 /* geqrf, gesvd, polar: seconds of the factor routines (the header's

@@ -48,6 +48,8 @@ static int stage_sizes(muster__stage_t *s, const muster__desc_t *d, const muster
   size_t need[MUSTER__NSTAGE] = {
       extent(d->lda, sh.a_rows, d->ncols, esz), mine->b ? extent(d->ldb, sh.b_rows, sh.nrhs, esz) : 0,
       mine->w ? (size_t)muster__desc_w_count(d) * muster_dtype_real_size(d->dtype) : 0};
+  /* A goes back only where the caller reads it after the call */
+  s->a_back = muster_routine_writes_a(d->routine, d->flags, sh.a_rows, d->n);
   for (int k = 0; k < MUSTER__NSTAGE; k++) {
     len[k] = 0;
     if (!p[k] || !need[k]) continue;
@@ -124,7 +126,8 @@ int muster__stage_out(muster__stage_t *s, const muster_shard_t *mine) {
   void *to[MUSTER__NSTAGE] = {mine->a, mine->b, mine->w};
   int rc = 0;
   for (int k = 0; k < MUSTER__NSTAGE; k++) {
-    if (s->len[k] && rc == 0) rc = copy(s, to[k], (const char *)s->region + s->off[k], s->len[k], mine->stream);
+    int back = s->len[k] && rc == 0 && (k != MUSTER__STAGE_A || s->a_back);
+    if (back) rc = copy(s, to[k], (const char *)s->region + s->off[k], s->len[k], mine->stream);
     s->len[k] = 0;
   }
   return rc;

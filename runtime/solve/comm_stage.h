@@ -27,6 +27,7 @@ typedef struct muster__stage {
   size_t cap;                             /* its bytes                  */
   int mem, device;                        /* where it is                */
   size_t off[MUSTER__NSTAGE], len[MUSTER__NSTAGE]; /* this call's pieces (len 0: as they are) */
+  int a_back;                             /* this call's A goes back (muster_routine_writes_a) */
   muster__shareable_cache_t seen;         /* CUDA IPC's verdicts        */
 } muster__stage_t;
 
@@ -36,8 +37,11 @@ typedef struct muster__stage {
 MUSTER_HIDDEN int muster__stage_in(muster__stage_t *s, const muster__desc_t *d, const muster_shard_t *mine,
                                    muster_shard_t *use);
 
-/* What the engine wrote into the staged pieces, back into mine's (every
- * staged piece: a routine writes what it writes).  0 or the copy's error. */
+/* What the engine wrote into the staged pieces, back into mine's: B and W
+ * when staged, A only where the caller reads it after the call
+ * (muster_routine_writes_a: not potrs's with MUSTER_NO_FACTOR, getrs's,
+ * gels's; the store route's adapters ask for no factor, so a jax array's
+ * A is copied in only).  0 or the copy's error. */
 MUSTER_HIDDEN int muster__stage_out(muster__stage_t *s, const muster_shard_t *mine);
 
 /* Free the region and forget the verdicts (the comm closes). */

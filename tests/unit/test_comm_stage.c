@@ -3,8 +3,9 @@
  * one-node route (runtime/solve/comm_stage.c), in this process:
  *   - host: a piece in plain memory is copied into muster_shard_alloc
  *     memory (the leader can map that), one already there is left as it
- *     is; what the engine writes into the copy comes back; the region is
- *     reused by the next call;
+ *     is; what the engine writes into the copy comes back (A only where
+ *     the caller reads it after the call); the region is reused by the
+ *     next call;
  *   - CUDA, on the stand-in CUDA runtime (fakecudart, dlopened here first
  *     so that the runtime's own lazy dlopen finds it): pieces CUDA IPC
  *     opens are left as they are; with every IPC handle refused (as XLA's
@@ -76,6 +77,47 @@ TEST_IMPL(comm_stage_host) {
   ASSERT(st.region == NULL);
   free(a);
   muster_shard_free(b);
+  return 0;
+}
+
+/* Only what the caller reads after the call comes back (comm_stage.h):
+ * B and W always, A where muster_routine_writes_a says (potrs's factor,
+ * syevd's vectors), not potrs's with MUSTER_NO_FACTOR, getrs's, or
+ * syevd's with MUSTER_NO_VECTORS: the caller's A is then as it was. */
+TEST_IMPL(comm_stage_host_outputs_only) {
+  enum { N = 7, NCOLS = 3, NRHS = 2 };
+  static const struct {
+    muster_routine_t r;
+    unsigned flags;
+    int a_back;
+  } cases[] = {{MUSTER_POTRS, 0, 1},
+               {MUSTER_POTRS, MUSTER_NO_FACTOR, 0},
+               {MUSTER_GETRS, 0, 0},
+               {MUSTER_SYEVD, 0, 1},
+               {MUSTER_SYEVD, MUSTER_NO_VECTORS, 0}};
+  double a[N * NCOLS], b[N * NRHS], w[N];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int syevd = cases[i].r == MUSTER_SYEVD;
+    fill(a, N * NCOLS, 1);
+    fill(b, N * NRHS, 100);
+    fill(w, N, 200);
+    muster_solve_args_t args = {.routine = cases[i].r, .dtype = MUSTER_F64, .n = N, .nrhs = syevd ? 0 : NRHS,
+                                .flags = cases[i].flags};
+    muster_shard_t mine = {.mem = MUSTER_MEM_HOST, .device = -1, .a = a, .lda = N, .col0 = 0, .ncols = NCOLS,
+                           .b = syevd ? NULL : b, .ldb = N, .w = syevd ? w : NULL};
+    muster__desc_t d;
+    muster__stage_t st = described(&args, &mine, &d);
+    muster_shard_t use;
+    ASSERT_OK(muster__stage_in(&st, &d, &mine, &use));
+    ASSERT(use.a != a && same(use.a, N * NCOLS, 1)); /* plain memory: every piece staged */
+    fill(use.a, N * NCOLS, 50);                       /* what the engine wrote */
+    if (syevd) fill(use.w, N, 70);
+    else fill(use.b, N * NRHS, 60);
+    ASSERT_OK(muster__stage_out(&st, &mine));
+    ASSERT(same(a, N * NCOLS, cases[i].a_back ? 50 : 1));
+    ASSERT(syevd ? same(w, N, 70) : same(b, N * NRHS, 60));
+    muster__stage_free(&st);
+  }
   return 0;
 }
 

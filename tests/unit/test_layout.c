@@ -456,3 +456,34 @@ TEST_IMPL(layout_numroc_and_dists) {
     }
   return 0;
 }
+
+/* muster_routine_writes_a: the caller's A holds an output after the call
+ * exactly where types.h and layout.h say one lands there (the staging of
+ * the one-node route and cusolverdn's scatter skip the others). */
+TEST_IMPL(layout_routine_writes_a) {
+  static const struct {
+    int routine;
+    unsigned flags;
+    int64_t m;
+    int want;
+  } cases[] = {
+      {MUSTER_POTRS, 0, 9, 1},         {MUSTER_POTRS, MUSTER_NO_FACTOR, 9, 0},
+      {MUSTER_POTRS, MUSTER_LOGDET, 9, 1}, {MUSTER_POTRI, 0, 9, 1},
+      {MUSTER_SYEVD, 0, 9, 1},         {MUSTER_SYEVD, MUSTER_NO_VECTORS, 9, 0},
+      {MUSTER_GETRS, 0, 9, 0},         {MUSTER_GETRS, MUSTER_NO_FACTOR, 9, 0},
+      {MUSTER_GELS, 0, 20, 0},         {MUSTER_GEQRF, 0, 20, 1}, /* Q */
+      {MUSTER_GEQRF, MUSTER_FULL_MATRICES, 20, 1},              /* R */
+      {MUSTER_GESVD, 0, 20, 1},        {MUSTER_GESVD, 0, 5, 1},  /* U; V^H of a wide A */
+      {MUSTER_GESVD, MUSTER_FULL_MATRICES, 20, 0},              /* U and V^H both in B */
+      {MUSTER_GESVD, MUSTER_NO_VECTORS, 20, 0}, {MUSTER_POLAR, 0, 20, 1},
+      {MUSTER_POLAR, MUSTER_NO_VECTORS, 20, 0}, /* a flag polar refuses: nothing written */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int got = muster_routine_writes_a(cases[i].routine, cases[i].flags, cases[i].m, 9);
+    if (got != cases[i].want)
+      fprintf(stderr, "%s flags 0x%x m=%lld: %d, want %d\n", muster_routine_str((muster_routine_t)cases[i].routine),
+              cases[i].flags, (long long)cases[i].m, got, cases[i].want);
+    ASSERT_EQ(got, cases[i].want);
+  }
+  return 0;
+}
