@@ -44,8 +44,16 @@
 #                         processes (its one-node column failed for memory,
 #                         third in its processes, on 2026-11-27)
 #   factors4              the gesvd / polar rows on 4 GPUs (issue 29)
+#   factors4-default      the default column alone of the factors on 4 GPUs
+#                         (the choice fixed after 2026-11-28's factors4)
+#   factors1-gesvd, factors1-polar  the factors' 1-GPU rows (cusolverDn's
+#                         baseline, the dn column), one routine a step
+#   gap2, gap4            potrs' one-node and default columns alone on 2 / 4
+#                         GPUs (16384, 32768; 65536 on 4): the default's gap
+#                         after the store route stopped asking for the factor
 #   tiled-check           run-tiled-sweep.sh check: the tiled engine's
-#                         lookahead and overlap cases (issue 27; < 180 s)
+#                         lookahead and overlap cases (issue 27; 189 s on
+#                         4 x H200, 2026-11-28)
 #   tiled-bench           run-tiled-sweep.sh bench (< 300 s)
 #   smoke                 run-gpu-smoke.sh (every GPU provider once)
 # The benchmark steps need build/deps with jaxmg's wheel and build/deps091
@@ -111,6 +119,11 @@ step() {
     factors2) bench 2 bench-mp-factors-2.json --set factors ;;
     bench2-65536) bench 2 bench-mp-2-65536.json --rows potrs:65536 ;;
     factors4) bench 4 bench-mp-factors-4.json --set factors ;;
+    factors4-default) bench 4 bench-mp-factors-4-default.json --set factors --columns default ;;
+    factors1-gesvd) bench 1 bench-mp-factors-1.json --set factors --rows gesvd ;;
+    factors1-polar) bench 1 bench-mp-factors-1.json --set factors --rows polar ;;
+    gap2) bench 2 bench-mp-gap-2.json --rows potrs:16384,potrs:32768 --columns onenode,default ;;
+    gap4) bench 4 bench-mp-gap-4.json --rows potrs:16384,potrs:32768,potrs:65536 --columns onenode,default ;;
     tiled-check) sh build/tests/gpu/run-tiled-sweep.sh check ;;
     tiled-bench) sh build/tests/gpu/run-tiled-sweep.sh bench ;;
     smoke) sh build/tests/gpu/run-gpu-smoke.sh ;;
@@ -123,10 +136,14 @@ need() {
     jax4 | jax4-091) echo 480 ;;
     jax4-091-solves) echo 420 ;;
     torch4*) echo 250 ;;
-    mpi | tiled-check) echo 180 ;;
+    mpi) echo 180 ;;
+    tiled-check) echo 200 ;;
     tiled-bench) echo 300 ;;
     smoke) echo 240 ;;
     bench*) echo 200 ;;
+    gap2) echo 120 ;;
+    gap4 | factors1-polar) echo 250 ;;
+    factors4-default) echo 250 ;;
     factors*) echo 400 ;;
     *) echo 60 ;;
   esac

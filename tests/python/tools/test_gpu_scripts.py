@@ -167,3 +167,35 @@ def test_store_selections_pick_what_they_say():
     assert chosen(store) == ["test_engine_faults_on_gpus[kill]", "test_engine_faults_on_gpus[stop]",
                              "test_store_solves_on_gpus"]
     assert chosen(solves) == ["test_store_solves_on_gpus"]
+
+
+def test_every_listed_step_has_a_case_and_a_need():
+    """Each step batch.sh's header lists is a case of step(): a listed step
+    that is not one fails only on the GPU machine, its device time spent."""
+    text = BATCH.read_text()
+    header = text.split("\nset -u", 1)[0]
+    listed = set()
+    for m in re.finditer(r"^#   ([a-z0-9][a-z0-9, -]*?)(?:  |$)", header, re.M):
+        listed.update(s.strip() for s in m.group(1).split(",") if s.strip())
+    body = text.split("step() {", 1)[1].split("\n}", 1)[0]
+    cases = set()
+    for m in re.finditer(r"^    ([a-z0-9|* -]+)\)", body, re.M):
+        cases.update(s.strip() for s in m.group(1).split("|"))
+    assert listed and listed <= cases, sorted(listed - cases)
+
+
+def test_bench_steps_pass_their_rows(tmp_path):
+    """The benchmark steps added for the next GPU session reach
+    run-bench-mp-gpu.sh with their GPU count, rows and columns."""
+    tree(tmp_path, wheel=False)
+    bench = tmp_path / "tests/python/jax/run-bench-mp-gpu.sh"
+    bench.write_text(STUB)
+    want = {"gap2": ("--gpus 2", "--rows potrs:16384,potrs:32768 --columns onenode,default"),
+            "gap4": ("--gpus 4", "--rows potrs:16384,potrs:32768,potrs:65536 --columns onenode,default"),
+            "factors4-default": ("--gpus 4", "--set factors --columns default"),
+            "factors1-gesvd": ("--gpus 1", "--set factors --rows gesvd"),
+            "factors1-polar": ("--gpus 1", "--set factors --rows polar")}
+    for step, (gpus, rest) in want.items():
+        out = batch(tmp_path, step)
+        line = next(ln for ln in out.splitlines() if ln.startswith("stub "))
+        assert f"build {gpus} " in line and line.endswith(rest) and f"=== {step}: exit 0" in out, out
