@@ -149,6 +149,7 @@ TEST_ENTRY(comm_local_collective_faster_3, 30)
 TEST_ENTRY(comm_local_dist_collective_only, 30)
 TEST_ENTRY(comm_local_kept_choice, 30)
 TEST_ENTRY(comm_local_threads, 30)
+TEST_ENTRY(comm_local_logs_phases, 30)
 /* a collective call refused alike on every rank keeps the set (test_comm_refusal.c) */
 TEST_ENTRY(comm_refusal_alike_keeps_set, 30)
 TEST_ENTRY(comm_refusal_unmarked_aborts_set, 30)

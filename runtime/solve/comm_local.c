@@ -13,6 +13,8 @@
 
 #include "solve/comm_local.h"
 #include "solve/comm_stage.h"
+#include "base/clock.h"
+#include "base/error.h"
 #include "base/proc.h"
 #include "group/group.h"
 #include "shm/segment.h"
@@ -21,6 +23,7 @@ struct muster__local {
   muster_group_t *g;               /* joined, or NULL                       */
   char group[MUSTER_MAX_NAME + 1]; /* g's name                              */
   muster__stage_t stage;           /* this rank's staged pieces             */
+  double in_s;                     /* this call's staging in (seconds)      */
 };
 
 /* Groups named by this process for its comms: a name is never made twice
@@ -157,8 +160,24 @@ int muster__local_prepare(muster__local_t **l, const muster__local_plan_t *plan,
   rc = seat(*l, plan, rank, R, timeout_s, mine->mem == MUSTER_MEM_CUDA ? mine->device : -1);
   /* a rank in the leader's process needs no copy: the leader reads its memory */
   (*l)->stage.rank = rank;
+  double t0 = muster__mono_s();
   if (rc == 0 && d->pid != leader_pid) rc = muster__stage_in(&(*l)->stage, d, mine, use);
+  (*l)->in_s = muster__mono_s() - t0;
   return rc;
+}
+
+/* MUSTER_LOG=debug: where this rank's call went (the route's own costs
+ * against the engine's: the copies are synchronous, so their seconds
+ * include waiting for work queued on the shard's stream before them). */
+static void log_phases(const muster__local_t *l, const char *provider, size_t staged, double solve_s,
+                       double engine_s, double out_s) {
+  char in[96] = "nothing staged";
+  if (staged)
+    snprintf(in, sizeof in, "staged in %.3g GB in %.2f ms (A back: %s)", (double)staged / 1e9, 1e3 * l->in_s,
+             l->stage.a_back ? "yes" : "no");
+  muster__log(MUSTER_LOG_DEBUG, "group %s rank %d: one-node route on %s: %s, muster_solve %.2f ms (engine %.2f ms), "
+              "staged out in %.2f ms", l->group, l->stage.rank, provider, in, 1e3 * solve_s, 1e3 * engine_s,
+              1e3 * out_s);
 }
 
 int muster__local_solve(muster__local_t *l, const muster_solve_args_t *args, const char *provider,
@@ -166,8 +185,13 @@ int muster__local_solve(muster__local_t *l, const muster_solve_args_t *args, con
   muster_solve_args_t a = *args;
   a.provider = provider; /* rank 0's choice: the group's leader does not choose again */
   muster_solve_result_t res;
+  size_t staged = 0; /* before the copy out clears the pieces' sizes */
+  for (int k = 0; k < MUSTER__NSTAGE; k++) staged += l->stage.len[k];
+  double t0 = muster__mono_s();
   int rc = muster_solve(l->g, &a, use, &res);
+  double t1 = muster__mono_s();
   int back = muster__stage_out(&l->stage, mine);
+  log_phases(l, provider, staged, t1 - t0, res.seconds, muster__mono_s() - t1);
   if (rc == 0 && back < 0) rc = back;
   out->info = res.info;
   out->tile = res.tile;

@@ -18,13 +18,17 @@
  *     every rank;
  *   - repeated calls: the kept choice, 1 store round per repeat
  *     (comm_local_kept_choice);
- *   - two threads of this process as the ranks (a store in memory).
+ *   - two threads of this process as the ranks (a store in memory);
+ *   - MUSTER_LOG=debug: each rank's staging and engine times logged.
  * The faults (a rank killed inside the one-node call) are in
  * tests/fault/test_comm_local_faults.c.
  */
 #ifdef __SANITIZE_ADDRESS__
 #include <sanitizer/lsan_interface.h>
 #endif
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "task.h"
 #include "group/group.h"
@@ -156,6 +160,50 @@ TEST_IMPL(comm_local_lapack_faster_2) { return table_run(2, 1); }
 TEST_IMPL(comm_local_lapack_faster_3) { return table_run(3, 1); }
 TEST_IMPL(comm_local_collective_faster_2) { return table_run(2, 0); }
 TEST_IMPL(comm_local_collective_faster_3) { return table_run(3, 0); }
+
+/* MUSTER_LOG=debug: every rank logs where its one-node call went (the
+ * route's staging against the engine: comm_local.c's log_phases), so a
+ * GPU run can split the route's cost from the engine's without a
+ * profiler.  3 ranks, one potrs: rank 0 is the leader's process (nothing
+ * staged), rank 1's pieces muster_shard_alloc memory (nothing staged),
+ * rank 2's plain memory (A and B staged; potrs's factor goes back). */
+TEST_IMPL(comm_local_logs_phases) {
+  static char log[1 << 16];
+  char dir[256], path[300];
+  cl_setup(dir, sizeof dir);
+  cl_write_tables(dir, 3, N, 1);
+  shared_t *sh = cl_shared(sizeof *sh);
+  sh->seed = test_seed("MUSTER_TEST_SEED");
+  sh->ncases = 1;
+  snprintf(path, sizeof path, "%s/stderr.log", dir);
+  int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ASSERT(saved >= 0 && fd >= 0);
+  setenv("MUSTER_LOG", "debug", 1);
+  fflush(stderr);
+  ASSERT(dup2(fd, 2) == 2); /* the forked ranks' stderr */
+  pid_t pids[CL_MAX_RANKS];
+  cl_fork(dir, 3, 10, table_rank, sh, sh->cached_after, pids);
+  cl_wait(3, pids, -1);
+  ASSERT(dup2(saved, 2) == 2);
+  close(saved);
+  close(fd);
+  unsetenv("MUSTER_LOG");
+  check_case(sh, 0, 3, "lapack", "vs colllapack");
+  FILE *f = fopen(path, "r");
+  ASSERT(f);
+  size_t got = fread(log, 1, sizeof log - 1, f);
+  fclose(f);
+  log[got] = '\0';
+  ASSERT_STR_CONTAINS(log, " rank 0: one-node route on lapack: nothing staged, muster_solve ");
+  ASSERT_STR_CONTAINS(log, " rank 1: one-node route on lapack: nothing staged, muster_solve ");
+  const char *two = strstr(log, " rank 2: one-node route on lapack: staged in ");
+  ASSERT(two != NULL);
+  ASSERT(strstr(two, " GB in ") && strstr(two, " ms (A back: yes), muster_solve ") && strstr(two, " ms (engine ") &&
+         strstr(two, " ms), staged out in "));
+  cl_unshare(sh, sizeof *sh);
+  test_remove_tree(dir);
+  return 0;
+}
 
 /* ---- a 2-D piece: collective providers only ------------------------------------------- */
 

@@ -50,7 +50,9 @@
 #                         baseline, the dn column), one routine a step
 #   gap2, gap4            potrs' one-node and default columns alone on 2 / 4
 #                         GPUs (16384, 32768; 65536 on 4): the default's gap
-#                         after the store route stopped asking for the factor
+#                         after the store route stopped asking for the factor;
+#                         MUSTER_LOG=debug: every rank's staging and engine
+#                         milliseconds of each call in the log
 #   tiled-check           run-tiled-sweep.sh check: the tiled engine's
 #                         lookahead and overlap cases (issue 27; 189 s on
 #                         4 x H200, 2026-11-28)
@@ -122,8 +124,8 @@ step() {
     factors4-default) bench 4 bench-mp-factors-4-default.json --set factors --columns default ;;
     factors1-gesvd) bench 1 bench-mp-factors-1.json --set factors --rows gesvd ;;
     factors1-polar) bench 1 bench-mp-factors-1.json --set factors --rows polar ;;
-    gap2) bench 2 bench-mp-gap-2.json --rows potrs:16384,potrs:32768 --columns onenode,default ;;
-    gap4) bench 4 bench-mp-gap-4.json --rows potrs:16384,potrs:32768,potrs:65536 --columns onenode,default ;;
+    gap2) MUSTER_LOG=debug bench 2 bench-mp-gap-2.json --rows potrs:16384,potrs:32768 --columns onenode,default ;;
+    gap4) MUSTER_LOG=debug bench 4 bench-mp-gap-4.json --rows potrs:16384,potrs:32768,potrs:65536 --columns onenode,default ;;
     tiled-check) sh build/tests/gpu/run-tiled-sweep.sh check ;;
     tiled-bench) sh build/tests/gpu/run-tiled-sweep.sh bench ;;
     smoke) sh build/tests/gpu/run-gpu-smoke.sh ;;

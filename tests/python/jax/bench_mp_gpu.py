@@ -227,9 +227,13 @@ def launch_cap(gpus, rows, cols, args) -> float:
     return 3 * sum(column_estimate(r, c, gpus, args) for r in rows for c in cols) + 60
 
 
+ROUTE_PHASES = ": one-node route on "  # runtime/solve/comm_local.c's debug line of each rank's call
+
+
 def launch(gpus, rows, cols, args, deadline, env, tmp):
     """P processes run rows x cols; their output streams here (process 0's
-    whole, the others' last lines on failure).  The launch's record."""
+    whole, the others' last lines on failure, and their one-node route's
+    phase lines under MUSTER_LOG=debug).  The launch's record."""
     spec = dict(rows=rows, columns=cols, reps=args.reps, warmup=args.warmup, platform=args.platform,
                 json=str(args.json), deadline=deadline - 15, timeout=args.timeout, grid=rows[0]["grid_shape"],
                 mp_provider=args.mp_provider, jaxmg_tile=args.jaxmg_tile or 256,
@@ -247,6 +251,8 @@ def launch(gpus, rows, cols, args, deadline, env, tmp):
             tails[i].append(line.rstrip())
             if i == 0 and not line.startswith("WARNING"):
                 print(f"[{gpus} GPUs] {line.rstrip()}", flush=True)
+            elif i and ROUTE_PHASES in line:  # MUSTER_LOG=debug: where the others' one-node calls went
+                print(f"[{gpus} GPUs] process {i}: {line.rstrip()}", flush=True)
     pumps = [threading.Thread(target=pump, args=(i, p), daemon=True) for i, p in enumerate(procs)]
     for t in pumps:
         t.start()

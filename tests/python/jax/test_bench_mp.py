@@ -15,6 +15,7 @@ import importlib.util
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import threading
@@ -378,3 +379,24 @@ def test_hung_launch_cut_at_its_cap_with_stacks(tmp_path, monkeypatch, capsys):
     assert all(rc == -9 for rc in rec["exits"]), rec
     assert took < 20, took
     assert out.count("hang_for_test") >= 2, out[-3000:]  # both processes' stacks name where they waited
+
+
+def test_route_phases_of_every_process_shown(tmp_path):
+    """Under MUSTER_LOG=debug the launcher shows every process's one-node
+    route line (comm_local.c: staging and engine milliseconds of each
+    call), not process 0's alone: process 0 is the leader's process and
+    stages nothing, the others' staging is what a GPU run must see."""
+    build = pathlib.Path(os.environ["MUSTER_BUILD"])
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=1", MUSTER_LOG="debug",
+               MUSTER_PROVIDER_PATH=str(build / "lib" / "muster" / "providers"),
+               PYTHONPATH=os.pathsep.join([str(REPO / "adapters" / "jax"), os.environ.get("PYTHONPATH", "")]))
+    env.pop("JAXMG_SITE", None)
+    p = subprocess.run([sys.executable, str(HERE / "bench_mp_gpu.py"), "--platform", "cpu", "--gpus", "2",
+                        "--rows", "potrs:64", "--columns", "mp", "--mp-provider", "lapack", "--reps", "1",
+                        "--json", str(tmp_path / "b.json"), "--budget", "60"], env=env, capture_output=True,
+                       text=True, timeout=120)
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out[-4000:]
+    assert re.search(r"\[2 GPUs\] .*rank 0: one-node route on lapack: nothing staged, muster_solve ", out), out[-4000:]
+    assert re.search(r"\[2 GPUs\] process 1: .*rank 1: one-node route on lapack: staged in [0-9.e+-]+ GB in "
+                     r"[0-9.]+ ms \(A back: no\)", out), out[-4000:]

@@ -82,7 +82,7 @@ def test_mpi_script_never_passes_an_empty_libdir(tmp_path):
     info = next(ln for ln in p.stdout.splitlines() if "two-namespace form not tried" in ln)
     assert "only 0 GPU(s), needs 2" in info and f"no {tmp_path}/tests/mpi/hosts.sh" in info, info
     assert ("no ip command" in info) == (shutil.which("ip") is None), info
-STUB = "#!/bin/sh\necho \"stub $0: $*\"; env | grep -E '^(MUSTER_MP_LIBDIR|LD_PRELOAD|STORE_[A-Z]*|MUSTER_TEST_BUDGET|BUDGET)=' | sort\n"
+STUB = "#!/bin/sh\necho \"stub $0: $*\"; env | grep -E '^(MUSTER_MP_LIBDIR|LD_PRELOAD|STORE_[A-Z]*|MUSTER_TEST_BUDGET|BUDGET|MUSTER_LOG)=' | sort\n"
 
 
 def tree(tmp, wheel: bool):
@@ -199,3 +199,4 @@ def test_bench_steps_pass_their_rows(tmp_path):
         out = batch(tmp_path, step)
         line = next(ln for ln in out.splitlines() if ln.startswith("stub "))
         assert f"build {gpus} " in line and line.endswith(rest) and f"=== {step}: exit 0" in out, out
+        assert (values(out).get("MUSTER_LOG") == "debug") == step.startswith("gap"), out  # the route's phases
