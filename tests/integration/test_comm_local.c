@@ -168,7 +168,7 @@ TEST_IMPL(comm_local_collective_faster_3) { return table_run(3, 0); }
  * staged), rank 1's pieces muster_shard_alloc memory (nothing staged),
  * rank 2's plain memory (A and B staged; potrs's factor goes back). */
 TEST_IMPL(comm_local_logs_phases) {
-  static char log[1 << 16];
+  static char log[1 << 18];
   char dir[256], path[300];
   cl_setup(dir, sizeof dir);
   cl_write_tables(dir, 3, N, 1);
