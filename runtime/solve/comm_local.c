@@ -171,6 +171,7 @@ int muster__local_prepare(muster__local_t **l, const muster__local_plan_t *plan,
  * include waiting for work queued on the shard's stream before them). */
 static void log_phases(const muster__local_t *l, const char *provider, size_t staged, double solve_s,
                        double engine_s, double out_s) {
+  if (muster__log_level() < MUSTER_LOG_DEBUG) return; /* no formatting on the per-call path otherwise */
   char in[96] = "nothing staged";
   if (staged)
     snprintf(in, sizeof in, "staged in %.3g GB in %.2f ms (A back: %s)", (double)staged / 1e9, 1e3 * l->in_s,

@@ -275,6 +275,15 @@ TEST_IMPL(dn_provider_estimate_model) {
   return 0;
 }
 
+/* A table shipped beside a provider (test data), read. */
+static muster__cost_t *shipped_table(const char *rel) {
+  char why[256], path[PATH_MAX];
+  muster__cost_t *t = NULL;
+  test_data_path(path, sizeof path, rel);
+  ASSERT_OK(muster__cost_read(path, &t, why, sizeof why));
+  return t;
+}
+
 /* The model against the provider's own times on one H200
  * (providers/cusolverdn/measured-h200.cost, made by tools/gpu/calibrate-dn.sh:
  * muster_solve forced to cusolverdn, 1 rank, CUDA memory, so nothing moves
@@ -288,10 +297,7 @@ TEST_IMPL(dn_provider_model_matches_h200) {
   void *h, *ctx;
   const muster_provider_v2_t *v = dn_open(&h, &ctx);
   if (!v) return 0;
-  muster__cost_t *t = NULL;
-  char why[256], table[PATH_MAX];
-  test_data_path(table, sizeof table, "providers/cusolverdn/measured-h200.cost");
-  ASSERT_OK(muster__cost_read(table, &t, why, sizeof why));
+  muster__cost_t *t = shipped_table("providers/cusolverdn/measured-h200.cost");
   int checked = 0, off = 0;
   for (int i = 0; i < t->nrows; i++) {
     const muster__cost_row_t *r = &t->rows[i];
@@ -323,10 +329,8 @@ TEST_IMPL(dn_vs_cmg_table_two_gpus) {
   void *h, *ctx;
   const muster_provider_v2_t *v = dn_open(&h, &ctx);
   if (!v) return 0;
-  char why[256], note[256], table[PATH_MAX];
-  muster__cost_t *t = NULL;
-  test_data_path(table, sizeof table, "providers/cusolvermg/cusolvermg.cost");
-  ASSERT_OK(muster__cost_read(table, &t, why, sizeof why));
+  char note[256];
+  muster__cost_t *t = shipped_table("providers/cusolvermg/cusolvermg.cost");
   static const struct {
     muster_routine_t rt;
     int64_t n;
@@ -358,10 +362,8 @@ TEST_IMPL(dn_vs_mp_table_factors) {
   void *h, *ctx;
   const muster_provider_v2_t *v = dn_open(&h, &ctx);
   if (!v) return 0;
-  char why[256], note[256], table[PATH_MAX];
-  muster__cost_t *t = NULL;
-  test_data_path(table, sizeof table, "providers/cusolvermp/cusolvermp.cost");
-  ASSERT_OK(muster__cost_read(table, &t, why, sizeof why));
+  char note[256];
+  muster__cost_t *t = shipped_table("providers/cusolvermp/cusolvermp.cost");
   static const int dev0123[4] = {0, 1, 2, 3};
   static const struct {
     muster_routine_t rt;
